@@ -1,0 +1,55 @@
+/**
+ * The account model the stages see. It is what an account store produces from its source
+ * (the accounts file, or later a database): immutable snapshots, looked up synchronously.
+ */
+
+export type FeePattern =
+  | { readonly kind: 'transfer' }
+  | {
+      readonly kind: 'call';
+      /** Lower-case 0x address of the approved contract. */
+      readonly to: string;
+      /** Lower-case 0x + 8 hex digits. */
+      readonly selector: string;
+      /** Index of the 32-byte ABI word (after the selector) holding the receiver. */
+      readonly receiverArg: number;
+      /** Index of the 32-byte ABI word holding the amount. */
+      readonly amountArg: number;
+    };
+
+export interface Grant {
+  readonly chainId: number;
+  readonly rateLimit: { readonly perSecond: number; readonly burst: number };
+  /** Accepted envelope types (0 = legacy EIP-155). Blob (3) is never accepted. */
+  readonly txTypes: ReadonlySet<number>;
+  /** Checksummed addresses, as listed to the client. */
+  readonly tipAddresses: readonly string[];
+  /** Lower-case 0x addresses, for matching. */
+  readonly tipAddressSet: ReadonlySet<string>;
+  readonly minTipWei: bigint;
+  readonly feePatterns: readonly FeePattern[];
+}
+
+export interface Account {
+  readonly id: string;
+  readonly submissionEnabled: boolean;
+  readonly allowUntipped: boolean;
+  readonly grants: ReadonlyMap<number, Grant>;
+}
+
+/**
+ * Where accounts come from. The hot path only calls `byKeyHash`, synchronously, against an
+ * in-memory snapshot; a store backed by a database keeps that snapshot fresh in the
+ * background (poll or notify) and the stages never change.
+ */
+export interface AccountStore {
+  /** Lower-case hex SHA-256 of the presented key → the account, or undefined (unknown or revoked). */
+  byKeyHash(keySha256Hex: string): Account | undefined;
+  /** True once a first valid snapshot is loaded. */
+  readonly ready: boolean;
+  /** Accounts in the current snapshot. */
+  readonly size: number;
+  /** Loads the first snapshot (resolves even if invalid: `ready` tells) and starts watching. */
+  start(): Promise<void>;
+  close(): void;
+}

@@ -1,0 +1,90 @@
+#!/usr/bin/env node
+/**
+ * `txgate --config <file>`: validates the configuration once (exit 2 listing every problem),
+ * refuses to run without the native bindings (exit 1), serves until SIGTERM/SIGINT, then
+ * drains gracefully and exits 0.
+ */
+import { parseArgs } from 'node:util';
+import { createApp } from './app.js';
+import { ConfigError, loadConfigFile } from './config.js';
+import { createLogger } from './log.js';
+import { initCrypto, NativeLoadError, uws } from './native.js';
+
+const USAGE = 'usage: txgate --config <file> [--pretty]';
+
+async function main(): Promise<number> {
+  let args;
+  try {
+    args = parseArgs({ options: { config: { type: 'string', short: 'c' }, pretty: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
+  } catch (e) {
+    process.stderr.write(`txgate: ${(e as Error).message}\n${USAGE}\n`);
+    return 2;
+  }
+  if (args.values.help === true) {
+    process.stdout.write(USAGE + '\n');
+    return 0;
+  }
+  if (args.values.config === undefined) {
+    process.stderr.write(`txgate: --config is required\n${USAGE}\n`);
+    return 2;
+  }
+  let config;
+  try {
+    config = loadConfigFile(args.values.config);
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`txgate: ${e.message}\n`);
+      return 2;
+    }
+    throw e;
+  }
+  try {
+    uws();
+    await initCrypto();
+  } catch (e) {
+    if (e instanceof NativeLoadError) {
+      process.stderr.write(`txgate: ${e.message}\n`);
+      return 1;
+    }
+    throw e;
+  }
+
+  const log = createLogger({ level: config.log.level, pretty: args.values.pretty === true });
+  const app = createApp({ config, log });
+  const port = await app.start();
+  log.info({ host: config.listen.host, port, chains: app.chains.map((c) => c.chainId) }, 'txgate listening');
+
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      log.info({ signal, graceMs: config.shutdown.graceMs }, 'draining');
+      app.stop().then(
+        () => {
+          log.info('stopped');
+          log.flush();
+          resolve(0);
+        },
+        (e: unknown) => {
+          log.error({ err: e }, 'stop failed');
+          log.flush();
+          resolve(1);
+        },
+      );
+    };
+    process.on('SIGTERM', () => stop('SIGTERM'));
+    process.on('SIGINT', () => stop('SIGINT'));
+  });
+}
+
+main().then(
+  (code) => {
+    // Let the async log destination flush, then leave.
+    setImmediate(() => process.exit(code));
+  },
+  (e: unknown) => {
+    process.stderr.write(`txgate: fatal: ${(e as Error).stack ?? String(e)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,269 @@
+/**
+ * Configuration (DESIGN §3): loaded and validated once at start-up. Every problem is reported
+ * at once, each naming its field; the result is deep-frozen and each part of the service is
+ * handed only its slice. Every field has a default except `chains`.
+ */
+import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { dirname, resolve } from 'node:path';
+
+export type ForwardStrategy = 'failover' | 'fanout';
+
+export interface ChainConfig {
+  readonly chainId: number;
+  /** Hostnames bound to this chain, lower-cased, without port. */
+  readonly hosts: readonly string[];
+  readonly sequencers: readonly string[];
+  readonly forward: {
+    readonly strategy: ForwardStrategy;
+    readonly timeoutMs: number;
+    /** In-flight forwards for this chain; beyond it, 503 overloaded at once. */
+    readonly maxInFlight: number;
+    /** Keep-alive connections per sequencer. */
+    readonly connections: number;
+  };
+  readonly probe: { readonly intervalMs: number; readonly timeoutMs: number };
+}
+
+export interface Config {
+  readonly listen: { readonly host: string; readonly port: number };
+  readonly internal: { readonly enabled: boolean; readonly host: string; readonly port: number };
+  readonly limits: { readonly maxBodyBytes: number; readonly chainIdMaxBodyBytes: number };
+  readonly allowUntipped: boolean;
+  readonly chains: readonly ChainConfig[];
+  readonly accounts: { readonly file: string };
+  readonly log: { readonly level: LogLevel };
+  readonly shutdown: { readonly graceMs: number };
+  readonly workers: number;
+  readonly metrics: { readonly enabled: boolean };
+  readonly profiling: { readonly serverTiming: boolean };
+  readonly tipAddresses: { readonly maxAgeSeconds: number };
+  readonly dedup: { readonly acceptedTtlMs: number; readonly maxEntries: number };
+}
+
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Collects problems while reading a JSON value; each reader returns a default on a problem. */
+class Reader {
+  readonly problems: string[] = [];
+
+  obj(v: unknown, field: string, known: readonly string[]): Obj {
+    if (v === undefined) return {};
+    if (!isObj(v)) {
+      this.problems.push(`${field}: must be an object`);
+      return {};
+    }
+    for (const k of Object.keys(v)) if (!known.includes(k)) this.problems.push(`${field}.${k}: unknown field`);
+    return v;
+  }
+
+  int(v: unknown, field: string, def: number, min: number, max: number): number {
+    if (v === undefined) return def;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+      this.problems.push(`${field}: must be an integer from ${min} to ${max}`);
+      return def;
+    }
+    return v;
+  }
+
+  bool(v: unknown, field: string, def: boolean): boolean {
+    if (v === undefined) return def;
+    if (typeof v !== 'boolean') {
+      this.problems.push(`${field}: must be true or false`);
+      return def;
+    }
+    return v;
+  }
+
+  str(v: unknown, field: string, def: string): string {
+    if (v === undefined) return def;
+    if (typeof v !== 'string' || v.length === 0) {
+      this.problems.push(`${field}: must be a non-empty string`);
+      return def;
+    }
+    return v;
+  }
+
+  oneOf<T extends string>(v: unknown, field: string, def: T, allowed: readonly T[]): T {
+    if (v === undefined) return def;
+    if (typeof v !== 'string' || !(allowed as readonly string[]).includes(v)) {
+      this.problems.push(`${field}: must be one of ${allowed.join(', ')}`);
+      return def;
+    }
+    return v as T;
+  }
+}
+
+/** A hostname as the Host header carries it: lower case, no port, no scheme, no path. */
+const HOSTNAME = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$|^\[[0-9a-f:.]+\]$/;
+
+/**
+ * Validates a parsed configuration object. `baseDir` resolves relative file paths (the
+ * directory of the config file). Throws ConfigError listing every problem.
+ */
+export function parseConfig(input: unknown, baseDir: string, env: NodeJS.ProcessEnv = process.env): Config {
+  const r = new Reader();
+  const top = r.obj(input, 'config', [
+    'listen', 'internal', 'limits', 'allowUntipped', 'chains', 'accounts', 'log', 'shutdown', 'workers',
+    'metrics', 'profiling', 'tipAddresses', 'dedup',
+  ]);
+  if (!isObj(input)) r.problems.push('config: must be a JSON object');
+
+  const listenIn = r.obj(top.listen, 'listen', ['host', 'port']);
+  const internalIn = r.obj(top.internal, 'internal', ['enabled', 'host', 'port']);
+  const limitsIn = r.obj(top.limits, 'limits', ['maxBodyBytes', 'chainIdMaxBodyBytes']);
+  const accountsIn = r.obj(top.accounts, 'accounts', ['file']);
+  const logIn = r.obj(top.log, 'log', ['level']);
+  const shutdownIn = r.obj(top.shutdown, 'shutdown', ['graceMs']);
+  const metricsIn = r.obj(top.metrics, 'metrics', ['enabled']);
+  const profilingIn = r.obj(top.profiling, 'profiling', ['serverTiming']);
+  const tipIn = r.obj(top.tipAddresses, 'tipAddresses', ['maxAgeSeconds']);
+  const dedupIn = r.obj(top.dedup, 'dedup', ['acceptedTtlMs', 'maxEntries']);
+
+  const maxBodyBytes = r.int(limitsIn.maxBodyBytes, 'limits.maxBodyBytes', 65536, 512, 65536);
+  const chainIdMaxBodyBytes = r.int(limitsIn.chainIdMaxBodyBytes, 'limits.chainIdMaxBodyBytes', 512, 64, 512);
+
+  const envLevel = env.TXGATE_LOG_LEVEL;
+  const level = r.oneOf<LogLevel>(envLevel ?? logIn.level, envLevel === undefined ? 'log.level' : 'TXGATE_LOG_LEVEL', 'info', LOG_LEVELS);
+
+  const chains: ChainConfig[] = [];
+  const hostOwner = new Map<string, number>();
+  const chainIds = new Set<number>();
+  if (top.chains === undefined) r.problems.push('chains: required (at least one chain)');
+  else if (!Array.isArray(top.chains) || top.chains.length === 0) r.problems.push('chains: must be a non-empty array');
+  else {
+    top.chains.forEach((c: unknown, i: number) => {
+      const f = `chains[${i}]`;
+      const cin = r.obj(c, f, ['chainId', 'hosts', 'sequencers', 'forward', 'probe']);
+      if (!isObj(c)) return;
+      const chainId = r.int(cin.chainId, `${f}.chainId`, 0, 1, Number.MAX_SAFE_INTEGER);
+      if (cin.chainId === undefined) r.problems.push(`${f}.chainId: required`);
+      else if (chainIds.has(chainId)) r.problems.push(`${f}.chainId: ${chainId} is configured twice`);
+      chainIds.add(chainId);
+
+      const hosts: string[] = [];
+      if (!Array.isArray(cin.hosts) || cin.hosts.length === 0) r.problems.push(`${f}.hosts: must be a non-empty array of hostnames`);
+      else
+        cin.hosts.forEach((h: unknown, j: number) => {
+          const hf = `${f}.hosts[${j}]`;
+          if (typeof h !== 'string' || !HOSTNAME.test(h.toLowerCase())) {
+            r.problems.push(`${hf}: must be a bare hostname (no scheme, port or path)`);
+            return;
+          }
+          const host = h.toLowerCase();
+          const owner = hostOwner.get(host);
+          if (owner !== undefined) r.problems.push(`${hf}: "${host}" is already bound to chains[${owner}]`);
+          hostOwner.set(host, i);
+          hosts.push(host);
+        });
+
+      const sequencers: string[] = [];
+      if (!Array.isArray(cin.sequencers) || cin.sequencers.length === 0) r.problems.push(`${f}.sequencers: must be a non-empty array of http(s) URLs`);
+      else
+        cin.sequencers.forEach((s: unknown, j: number) => {
+          const sf = `${f}.sequencers[${j}]`;
+          let u: URL | undefined;
+          try {
+            if (typeof s === 'string') u = new URL(s);
+          } catch {
+            /* reported below */
+          }
+          if (u === undefined || (u.protocol !== 'http:' && u.protocol !== 'https:')) r.problems.push(`${sf}: must be an http:// or https:// URL`);
+          else sequencers.push(u.href);
+        });
+
+      const fwd = r.obj(cin.forward, `${f}.forward`, ['strategy', 'timeoutMs', 'maxInFlight', 'connections']);
+      const probe = r.obj(cin.probe, `${f}.probe`, ['intervalMs', 'timeoutMs']);
+      chains.push({
+        chainId,
+        hosts,
+        sequencers,
+        forward: {
+          strategy: r.oneOf<ForwardStrategy>(fwd.strategy, `${f}.forward.strategy`, 'failover', ['failover', 'fanout']),
+          timeoutMs: r.int(fwd.timeoutMs, `${f}.forward.timeoutMs`, 2000, 10, 60000),
+          maxInFlight: r.int(fwd.maxInFlight, `${f}.forward.maxInFlight`, 1024, 1, 1_000_000),
+          connections: r.int(fwd.connections, `${f}.forward.connections`, 16, 1, 1024),
+        },
+        probe: {
+          intervalMs: r.int(probe.intervalMs, `${f}.probe.intervalMs`, 1000, 50, 600_000),
+          timeoutMs: r.int(probe.timeoutMs, `${f}.probe.timeoutMs`, 1000, 10, 60_000),
+        },
+      });
+    });
+  }
+
+  const cfg: Config = {
+    listen: {
+      host: r.str(listenIn.host, 'listen.host', '0.0.0.0'),
+      port: r.int(listenIn.port, 'listen.port', 8080, 0, 65535),
+    },
+    internal: {
+      enabled: r.bool(internalIn.enabled, 'internal.enabled', true),
+      host: r.str(internalIn.host, 'internal.host', '127.0.0.1'),
+      port: r.int(internalIn.port, 'internal.port', 9464, 0, 65535),
+    },
+    limits: { maxBodyBytes, chainIdMaxBodyBytes: Math.min(chainIdMaxBodyBytes, maxBodyBytes) },
+    allowUntipped: r.bool(top.allowUntipped, 'allowUntipped', false),
+    chains,
+    accounts: { file: resolve(baseDir, r.str(accountsIn.file, 'accounts.file', './accounts.json')) },
+    log: { level },
+    shutdown: { graceMs: r.int(shutdownIn.graceMs, 'shutdown.graceMs', 10_000, 0, 600_000) },
+    workers: r.int(top.workers, 'workers', defaultWorkers(), 1, 256),
+    metrics: { enabled: r.bool(metricsIn.enabled, 'metrics.enabled', true) },
+    profiling: { serverTiming: r.bool(profilingIn.serverTiming, 'profiling.serverTiming', false) },
+    tipAddresses: { maxAgeSeconds: r.int(tipIn.maxAgeSeconds, 'tipAddresses.maxAgeSeconds', 60, 0, 86_400) },
+    dedup: {
+      acceptedTtlMs: r.int(dedupIn.acceptedTtlMs, 'dedup.acceptedTtlMs', 5000, 0, 600_000),
+      maxEntries: r.int(dedupIn.maxEntries, 'dedup.maxEntries', 100_000, 1, 10_000_000),
+    },
+  };
+
+  if (r.problems.length > 0) throw new ConfigError(r.problems);
+  return deepFreeze(cfg);
+}
+
+export function defaultWorkers(): number {
+  return Math.max(1, availableParallelism());
+}
+
+/** Reads and validates a config file; JSON errors are reported like field errors. */
+export function loadConfigFile(path: string, env: NodeJS.ProcessEnv = process.env): Config {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new ConfigError([`${path}: cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)})`]);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new ConfigError([`${path}: not valid JSON (${(e as Error).message})`]);
+  }
+  return parseConfig(json, dirname(resolve(path)), env);
+}
+
+export function deepFreeze<T>(o: T): T {
+  if (typeof o === 'object' && o !== null && !Object.isFrozen(o)) {
+    Object.freeze(o);
+    for (const v of Object.values(o)) deepFreeze(v);
+  }
+  return o;
+}
+
+/** A label for a sequencer that is safe to log and show: scheme://host:port, no credentials or path. */
+export function sequencerLabel(url: string): string {
+  const u = new URL(url);
+  return `${u.protocol}//${u.host}`;
+}

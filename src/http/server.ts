@@ -1,0 +1,283 @@
+/**
+ * The public uWebSockets.js front end: POST / through the stage pipeline, GET /tip-addresses,
+ * GET /health, GET /ready. Other paths 404, other verbs 405, always with a JSON body.
+ *
+ * uWS rules (STYLE.md): read what is needed from `req` synchronously; register onAborted before
+ * returning; copy every onData chunk kept; every write goes inside `res.cork()` with the status
+ * first, and one writer (`respond`) guards against a second answer or writing to a gone client.
+ */
+import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
+import { Exit, REJECT, statusLine, type Header } from '../errors.js';
+import type { Logger } from '../log.js';
+import { uws } from '../native.js';
+import { RequestContext, type BaseCtx, type BodyResult, type BodySource, type RequestHead } from '../pipeline/context.js';
+import { STAGE_NAMES, type Pipeline, type PipelineHooks } from '../pipeline/pipeline.js';
+import type { Readiness } from './readiness.js';
+
+/** Answers for GET endpoints outside the pipeline (tip addresses). */
+export interface GetAnswer {
+  readonly status: number;
+  readonly body: string;
+  readonly headers?: readonly Header[];
+}
+
+export interface RequestObserver {
+  /** Once per answered (or abandoned) request, after the response was written. */
+  request(ctx: BaseCtx, exit: Exit, stage: number, micros: number): void;
+  stage?(stage: number, ms: number): void;
+}
+
+export interface ServerDeps {
+  readonly log: Logger;
+  readonly readiness: Readiness;
+  readonly buildPipeline: (hooks: PipelineHooks) => Pipeline;
+  /** GET /tip-addresses: given the raw headers and query; null until accounts exist. */
+  readonly tipAddresses: ((head: RequestHead, query: string, ifNoneMatch: string) => GetAnswer) | null;
+  readonly observer?: RequestObserver;
+  readonly serverTiming?: boolean;
+  /** Prefix of request ids (e.g. worker index), to keep them unique per process. */
+  readonly idPrefix?: string;
+}
+
+/** A context that is also the body source: it owns the uWS response for its request. */
+class HttpContext extends RequestContext implements BodySource {
+  responded = false;
+  /** True once the whole body was read, so the connection can be kept alive after answering. */
+  bodyDone: boolean;
+  timings: Float64Array | null = null;
+  private chunks: Buffer[] | null = null;
+  private received = 0;
+  private settle: ((b: BodyResult) => void) | null = null;
+
+  constructor(
+    reqId: string,
+    t0: number,
+    head: RequestHead,
+    readonly res: HttpResponse,
+    hasBody: boolean,
+  ) {
+    super(reqId, t0, head, undefined as unknown as BodySource);
+    (this as { bodySource: BodySource }).bodySource = this;
+    this.bodyDone = !hasBody;
+  }
+
+  read(cap: number): Promise<BodyResult> {
+    return new Promise<BodyResult>((resolve) => {
+      if (this.aborted) return resolve('aborted');
+      this.settle = resolve;
+      this.res.onData((ab, isLast) => {
+        if (this.settle === null) return; // already settled (cap reached): drop the rest
+        const size = this.received + ab.byteLength;
+        if (size > cap) return this.finish('too_large');
+        this.received = size;
+        if (isLast && this.chunks === null) {
+          // The common case: the whole body in one chunk. One copy, out of uWS's buffer.
+          this.bodyDone = true;
+          return this.finish(Buffer.from(new Uint8Array(ab)));
+        }
+        (this.chunks ??= []).push(Buffer.from(new Uint8Array(ab))); // copy: ab is neutered on return
+        if (isLast) {
+          this.bodyDone = true;
+          this.finish(Buffer.concat(this.chunks, size));
+        }
+      });
+    });
+  }
+
+  private finish(r: BodyResult): void {
+    const s = this.settle;
+    this.settle = null;
+    this.chunks = null;
+    s?.(r);
+  }
+
+  /** Called from onAborted: a pending body read settles as 'aborted' so the request is logged. */
+  abort(): void {
+    this.aborted = true;
+    if (this.settle !== null) this.finish('aborted');
+  }
+}
+
+const JSON_CT = 'application/json';
+const HEALTH_BODY = '{"status":"ok"}';
+
+let processSeq = 0;
+
+export class PublicServer {
+  readonly app: TemplatedApp;
+  private listenSocket: us_listen_socket | null = null;
+  private readonly pipeline: Pipeline;
+  private inFlight = 0;
+  private seq = 0;
+  private readonly idPrefix: string;
+  private drained: (() => void) | null = null;
+  private readonly log: Logger;
+  private readonly debugOn: boolean;
+
+  constructor(private readonly deps: ServerDeps) {
+    this.log = deps.log;
+    this.debugOn = deps.log.isLevelEnabled('debug');
+    this.idPrefix = (deps.idPrefix ?? `${process.pid.toString(36)}${(processSeq++).toString(36)}`) + '-';
+    const hooks: PipelineHooks = { exit: (ctx, exit, stage, err) => this.onExit(ctx as HttpContext, exit, stage, err) };
+    if (deps.observer?.stage !== undefined || deps.serverTiming === true) {
+      const obs = deps.observer;
+      const timing = deps.serverTiming === true;
+      hooks.stage = (ctx, i, ms) => {
+        obs?.stage?.(i, ms);
+        if (timing) ((ctx as HttpContext).timings ??= new Float64Array(STAGE_NAMES.length))[i] = ms;
+      };
+    }
+    this.pipeline = deps.buildPipeline(hooks);
+    this.app = this.routes(uws().App());
+  }
+
+  private routes(app: TemplatedApp): TemplatedApp {
+    const notAllowed = (res: HttpResponse, req: HttpRequest) => this.plain(res, req, REJECT.method_not_allowed);
+    return app
+      .post('/', (res, req) => this.onPost(res, req))
+      .any('/', notAllowed)
+      .get('/health', (res) => this.write(res, 200, HEALTH_BODY, undefined, false))
+      .any('/health', notAllowed)
+      .get('/ready', (res) => {
+        const r = this.deps.readiness.report();
+        this.write(res, r.ready ? 200 : 503, r.body, undefined, false);
+      })
+      .any('/ready', notAllowed)
+      .get('/tip-addresses', (res, req) => this.onTipAddresses(res, req))
+      .any('/tip-addresses', notAllowed)
+      .any('/*', (res, req) => this.plain(res, req, REJECT.not_found));
+  }
+
+  /** Answers a request outside the pipeline; closes the connection if a body is pending. */
+  private plain(res: HttpResponse, req: HttpRequest, exit: Exit): void {
+    const pending = req.getHeader('content-length') !== '' || req.getHeader('transfer-encoding') !== '';
+    this.write(res, exit.status, exit.body('null'), undefined, pending);
+  }
+
+  private onTipAddresses(res: HttpResponse, req: HttpRequest): void {
+    const tip = this.deps.tipAddresses;
+    if (tip === null) return this.write(res, 503, REJECT.not_implemented.body('null'), undefined, false);
+    const head: RequestHead = { host: req.getHeader('host'), contentType: '', contentLength: -1, apiKey: req.getHeader('x-api-key') };
+    const a = tip(head, req.getQuery() ?? '', req.getHeader('if-none-match'));
+    this.write(res, a.status, a.body, a.headers, false);
+  }
+
+  private onPost(res: HttpResponse, req: HttpRequest): void {
+    const cl = req.getHeader('content-length');
+    const contentLength = cl === '' ? -1 : parseContentLength(cl);
+    const head: RequestHead = {
+      host: req.getHeader('host'),
+      contentType: req.getHeader('content-type'),
+      contentLength,
+      apiKey: req.getHeader('x-api-key'),
+    };
+    const hasBody = contentLength !== 0 && (contentLength > 0 || req.getHeader('transfer-encoding') !== '');
+    const ctx = new HttpContext(this.idPrefix + (++this.seq).toString(36), performance.now(), head, res, hasBody);
+    res.onAborted(() => ctx.abort());
+    this.inFlight++;
+    this.pipeline.run(ctx);
+  }
+
+  private onExit(ctx: HttpContext, exit: Exit, stage: number, err: unknown): void {
+    this.respond(ctx, exit);
+    const micros = Math.round((performance.now() - ctx.t0) * 1000);
+    this.logExit(ctx, exit, stage, err, micros);
+    this.deps.observer?.request(ctx, exit, stage, micros);
+    if (--this.inFlight === 0 && this.drained !== null) this.drained();
+  }
+
+  /** The one writer for pipeline answers. */
+  private respond(ctx: HttpContext, exit: Exit): void {
+    if (ctx.responded || ctx.aborted) return;
+    ctx.responded = true;
+    let headers = exit.headers;
+    if (ctx.timings !== null) headers = [...(headers ?? []), ['server-timing', serverTiming(ctx.timings)]];
+    // A body left unread (early exit before or during reading) would be parsed as the next
+    // request: close the connection instead of draining an unbounded body.
+    this.write(ctx.res, exit.status, exit.body(ctx.idJson), headers, !ctx.bodyDone, ctx.reqId);
+  }
+
+  private write(res: HttpResponse, status: number, body: string, headers: readonly Header[] | undefined, close: boolean, reqId?: string): void {
+    res.cork(() => {
+      res.writeStatus(statusLine(status)).writeHeader('content-type', JSON_CT);
+      if (reqId !== undefined) res.writeHeader('x-request-id', reqId);
+      if (headers !== undefined) for (const [k, v] of headers) res.writeHeader(k, v);
+      res.end(body, close);
+    });
+  }
+
+  private logExit(ctx: HttpContext, exit: Exit, stage: number, err: unknown, micros: number): void {
+    const method = ctx.rpc?.method;
+    const ok = exit.reason === 'ok';
+    // eth_chainId is the clients' keep-alive: its successes log at debug, everything else at info.
+    if (ok && method === 'eth_chainId' && !this.debugOn) return;
+    const line: Record<string, unknown> = {
+      reqId: ctx.reqId,
+      method: method ?? 'POST /',
+      status: exit.status,
+      us: micros,
+    };
+    if (!ok) {
+      line.reason = exit.reason;
+      line.stage = STAGE_NAMES[stage] ?? stage;
+      if (exit.detail !== undefined) line.detail = exit.detail;
+    }
+    if (ctx.chain !== undefined) line.chainId = ctx.chain.chainId;
+    if (ctx.account !== undefined) line.account = ctx.account.id;
+    if (ctx.tx !== undefined) line.tx = ctx.tx.hash;
+    if (err !== undefined) {
+      line.err = err;
+      this.log.error(line, 'request failed');
+    } else if (ok && method === 'eth_chainId') this.log.debug(line, 'request');
+    else this.log.info(line, ok ? 'request' : 'rejected');
+  }
+
+  listen(host: string, port: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.app.listen(host, port, (sock) => {
+        if (sock === false) return reject(new Error(`cannot listen on ${host}:${port}`));
+        this.listenSocket = sock;
+        this.deps.readiness.listening = true;
+        resolve(uws().us_socket_local_port(sock as never));
+      });
+    });
+  }
+
+  /**
+   * Graceful stop: /ready turns 503, the listen socket closes (no new connections), requests in
+   * flight finish within `graceMs`, then every connection is closed.
+   */
+  async drain(graceMs: number): Promise<{ unfinished: number }> {
+    this.deps.readiness.draining = true;
+    if (this.listenSocket !== null) {
+      uws().us_listen_socket_close(this.listenSocket);
+      this.listenSocket = null;
+    }
+    if (this.inFlight > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, graceMs);
+        this.drained = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    const unfinished = this.inFlight;
+    (this.app as unknown as { close(): void }).close();
+    return { unfinished };
+  }
+}
+
+function parseContentLength(v: string): number {
+  // RFC 9110: 1*DIGIT. Anything else is treated as "too large" so it is refused unread.
+  return /^\d{1,15}$/.test(v) ? Number(v) : Number.MAX_SAFE_INTEGER;
+}
+
+function serverTiming(t: Float64Array): string {
+  let s = '';
+  for (let i = 0; i < t.length; i++) {
+    const ms = t[i]!;
+    if (ms > 0) s += (s === '' ? '' : ', ') + `${STAGE_NAMES[i]};dur=${ms.toFixed(3)}`;
+  }
+  return s;
+}

@@ -1,0 +1,80 @@
+/**
+ * Native bindings, loaded explicitly so that a missing binary is a start-up failure and never a
+ * silent fall-back to a slow JavaScript implementation:
+ * - uWebSockets.js: the package's entry point falls back to a pure-JS server when its binary
+ *   does not load; we require the binary for this platform/ABI directly instead.
+ * - secp256k1: its index.js falls back to `elliptic` (≈25x slower); we require `bindings` only.
+ * - keccak-256: hash-wasm (WebAssembly, one reused hasher; no JS fall-back exists).
+ */
+import { createRequire } from 'node:module';
+import type * as Uws from 'uWebSockets.js';
+import { createKeccak } from 'hash-wasm';
+
+const require = createRequire(import.meta.url);
+
+export class NativeLoadError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'NativeLoadError';
+  }
+}
+
+export type UwsModule = typeof Uws;
+
+let uwsModule: UwsModule | undefined;
+
+/** The native uWebSockets.js binding for this platform and Node ABI, or a NativeLoadError. */
+export function uws(): UwsModule {
+  if (uwsModule !== undefined) return uwsModule;
+  const file = `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`;
+  try {
+    uwsModule = require(`uWebSockets.js/binaries/${file}`) as UwsModule;
+  } catch (e) {
+    throw new NativeLoadError(
+      `the native uWebSockets.js binding ${file} did not load (${(e as Error).message}); ` +
+        'txgate refuses to run on the slow JavaScript fall-back. Use Node 20 on x64/arm64 Linux (glibc), macOS or Windows and reinstall with npm ci.',
+      { cause: e },
+    );
+  }
+  return uwsModule;
+}
+
+export interface Secp256k1 {
+  ecdsaRecover(sig: Uint8Array, recid: number, msg32: Uint8Array, compressed?: boolean, output?: Uint8Array): Uint8Array;
+  ecdsaSign(msg32: Uint8Array, privateKey: Uint8Array): { signature: Uint8Array; recid: number };
+  publicKeyCreate(privateKey: Uint8Array, compressed?: boolean): Uint8Array;
+}
+
+let secpModule: Secp256k1 | undefined;
+
+/** The libsecp256k1 N-API binding shipped (prebuilt) in the `secp256k1` package. */
+export function secp256k1(): Secp256k1 {
+  if (secpModule !== undefined) return secpModule;
+  try {
+    secpModule = require('secp256k1/bindings') as Secp256k1;
+  } catch (e) {
+    throw new NativeLoadError(
+      `the native secp256k1 binding did not load (${(e as Error).message}); txgate refuses to fall back to the JavaScript implementation`,
+      { cause: e },
+    );
+  }
+  return secpModule;
+}
+
+type Hasher = Awaited<ReturnType<typeof createKeccak>>;
+let hasher: Hasher | undefined;
+
+/** Must be awaited once at start-up (WebAssembly instantiation) before `keccak256` is used. */
+export async function initCrypto(): Promise<void> {
+  hasher ??= await createKeccak(256);
+  secp256k1();
+}
+
+/** keccak-256 with one reused WebAssembly hasher (synchronous once initCrypto has resolved). */
+export function keccak256(data: Uint8Array): Uint8Array {
+  const h = hasher;
+  if (h === undefined) throw new Error('initCrypto() was not awaited before keccak256()');
+  h.init();
+  h.update(data);
+  return h.digest('binary');
+}

@@ -1,0 +1,107 @@
+/**
+ * Stages and the runner. A stage *returns* its verdict: the enriched context (continue) or an
+ * Exit (answer now). No next() onion, so no "next called twice". The runner is a plain loop
+ * that awaits only when a stage really returned a promise and stops when the client has gone.
+ */
+import { Exit, REJECT } from '../errors.js';
+import type { BaseCtx } from './context.js';
+
+export const STAGE_NAMES = [
+  'host', 'size_cap', 'parse', 'route', 'auth', 'grant', 'decode', 'fee', 'rate_limit', 'forward',
+] as const;
+export type StageName = (typeof STAGE_NAMES)[number];
+
+export type StageResult<Out> = Out | Exit | Promise<Out | Exit>;
+
+export interface Stage<In extends BaseCtx, Out extends In> {
+  readonly name: StageName;
+  run(ctx: In): StageResult<Out>;
+}
+
+/** The last stage never passes a context on: it always answers. */
+export type TerminalStage<In extends BaseCtx> = Stage<In, never>;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyStage = Stage<any, any>;
+
+export interface PipelineHooks {
+  /** Called once per request with the answer and the index of the stage that gave it. */
+  exit(ctx: BaseCtx, exit: Exit, stageIndex: number, error: unknown): void;
+  /** Per-stage duration in ms, when timing is on (metrics, Server-Timing). */
+  stage?(ctx: BaseCtx, stageIndex: number, ms: number): void;
+}
+
+export class Pipeline {
+  readonly names: readonly StageName[];
+  private readonly timed: boolean;
+
+  constructor(
+    readonly stages: readonly AnyStage[],
+    private readonly hooks: PipelineHooks,
+  ) {
+    this.names = stages.map((s) => s.name);
+    this.timed = hooks.stage !== undefined;
+  }
+
+  /** Runs the stages from the first; `hooks.exit` is called exactly once. */
+  run(ctx: BaseCtx): void {
+    this.step(ctx, 0);
+  }
+
+  private step(ctx: BaseCtx, from: number): void {
+    const { stages, hooks, timed } = this;
+    for (let i = from; i < stages.length; i++) {
+      const t = timed ? performance.now() : 0;
+      let out: unknown;
+      try {
+        out = (stages[i] as AnyStage).run(ctx);
+      } catch (e) {
+        hooks.exit(ctx, REJECT.internal_error, i, e);
+        return;
+      }
+      if (out instanceof Promise) {
+        out.then(
+          (v: unknown) => {
+            if (timed) hooks.stage!(ctx, i, performance.now() - t);
+            this.resume(ctx, v, i);
+          },
+          (e: unknown) => hooks.exit(ctx, REJECT.internal_error, i, e),
+        );
+        return;
+      }
+      if (timed) hooks.stage!(ctx, i, performance.now() - t);
+      if (out instanceof Exit) {
+        hooks.exit(ctx, out, i, undefined);
+        return;
+      }
+      ctx = out as BaseCtx;
+    }
+    hooks.exit(ctx, REJECT.internal_error, stages.length - 1, new Error('pipeline ended without an answer'));
+  }
+
+  private resume(ctx: BaseCtx, v: unknown, i: number): void {
+    if (v instanceof Exit) this.hooks.exit(ctx, v, i, undefined);
+    else if (ctx.aborted) this.hooks.exit(ctx, REJECT.client_closed, i, undefined);
+    else this.step(v as BaseCtx, i + 1);
+  }
+}
+
+/**
+ * Builds the stage array so that a wrong order is a compile error: each `then` takes a stage
+ * whose input is the previous stage's output.
+ */
+export class PipelineBuilder<Ctx extends BaseCtx> {
+  private constructor(private readonly stages: readonly AnyStage[]) {}
+
+  static start<C extends BaseCtx>(): PipelineBuilder<C> {
+    return new PipelineBuilder<C>([]);
+  }
+
+  then<Out extends Ctx>(stage: Stage<Ctx, Out>): PipelineBuilder<Out> {
+    return new PipelineBuilder<Out>([...this.stages, stage]);
+  }
+
+  end(stage: TerminalStage<Ctx>, hooks: PipelineHooks): Pipeline {
+    return new Pipeline([...this.stages, stage], hooks);
+  }
+}

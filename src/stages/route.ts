@@ -1,0 +1,50 @@
+/**
+ * Stage 3, method routing. eth_chainId is answered here from configuration (never upstream: it
+ * is the clients' keep-alive and must stay cheap when the sequencer is slow); its whole body
+ * must fit in 512 bytes. eth_sendRawTransaction needs exactly one param: a 0x-hex string. Two
+ * other shapes pass on so that decode can name them precisely after auth: a JSON object
+ * (an unsigned eth_sendTransaction-style object) and a base58/base64 string (Solana wire bytes).
+ */
+import { reject, REJECT } from '../errors.js';
+import { enrich, type ParsedCtx, type RoutedCtx } from '../pipeline/context.js';
+import type { Stage } from '../pipeline/pipeline.js';
+
+const HEX = /^0[xX](?:[0-9a-fA-F]{2})*$/;
+const BASE58_OR_64 = /^[A-Za-z0-9+/]+={0,2}$|^[A-Za-z0-9_-]+={0,2}$/;
+
+export type RawTxParam = string | Record<string, unknown>;
+
+/** What decode receives: a validated 0x-hex string, a JSON object, or a base58/base64 string. */
+export function classifyRawTxParam(p: unknown): RawTxParam | undefined {
+  if (typeof p === 'string') {
+    if (p.charCodeAt(0) === 48 && (p.charCodeAt(1) === 120 || p.charCodeAt(1) === 88)) return HEX.test(p) ? p : undefined;
+    return p.length >= 64 && BASE58_OR_64.test(p) ? p : undefined;
+  }
+  if (typeof p === 'object' && p !== null && !Array.isArray(p)) return p as Record<string, unknown>;
+  return undefined;
+}
+
+const BAD_SEND_PARAMS = reject('invalid_params', 'Invalid params: eth_sendRawTransaction takes exactly one 0x-prefixed hex string');
+const BAD_CHAINID_PARAMS = reject('invalid_params', 'Invalid params: eth_chainId takes no params');
+
+export function createRouteStage(limits: { readonly chainIdMaxBodyBytes: number }): Stage<ParsedCtx, RoutedCtx> {
+  const chainIdCap = limits.chainIdMaxBodyBytes;
+  const chainIdTooLarge = reject('payload_too_large', `Request body exceeds the size limit: eth_chainId requests must fit in ${chainIdCap} bytes`);
+  return {
+    name: 'route',
+    run(ctx) {
+      const { method, params } = ctx.rpc;
+      if (method === 'eth_sendRawTransaction') {
+        if (params.length !== 1) return BAD_SEND_PARAMS;
+        const raw = classifyRawTxParam(params[0]);
+        return raw === undefined ? BAD_SEND_PARAMS : enrich(ctx, 'rawTx', raw);
+      }
+      if (method === 'eth_chainId') {
+        if (ctx.body.length > chainIdCap) return chainIdTooLarge;
+        if (params.length !== 0) return BAD_CHAINID_PARAMS;
+        return ctx.chain.chainIdAnswer;
+      }
+      return REJECT.method_not_found;
+    },
+  };
+}

@@ -1,0 +1,16 @@
+/** A decoded, signature-verified transaction as the later stages see it. */
+export interface DecodedTx {
+  /** 0 = legacy, 1 = EIP-2930, 2 = EIP-1559, 4 = EIP-7702. */
+  readonly type: number;
+  /** 0x-prefixed lower-case keccak-256 of the raw bytes: the transaction hash. */
+  readonly hash: string;
+  /** 0x-prefixed lower-case sender address. */
+  readonly from: string;
+  readonly chainId: bigint;
+  readonly nonce: bigint;
+  /** Lower-case 0x address, or null for contract creation. */
+  readonly to: string | null;
+  readonly value: bigint;
+  readonly data: Uint8Array;
+  readonly gasLimit: bigint;
+}
