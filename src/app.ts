@@ -1,18 +1,31 @@
 /**
- * The composition root: builds the per-chain runtime, the stages in their order, the front end
- * and the readiness checks from a validated configuration.
+ * The composition root: builds the per-chain runtime, the stages in their order, the front end,
+ * the account store, the forwarders and the readiness checks from a validated configuration.
  */
+import { FileAccountStore, type ReloadResult } from './accounts/file-store.js';
+import { createTipAddressesHandler } from './accounts/tip-addresses.js';
+import type { AccountStore } from './accounts/types.js';
 import type { Config } from './config.js';
-import { result, REJECT } from './errors.js';
-import { PublicServer, type RequestObserver } from './http/server.js';
+import { result } from './errors.js';
+import { ChainForwarder, type ForwardObserver } from './forward/forwarder.js';
+import { HealthProber, type HealthObserver } from './forward/health.js';
 import { Readiness } from './http/readiness.js';
+import { PublicServer, type RequestObserver } from './http/server.js';
+import { RateLimiter } from './limits/rate-limiter.js';
 import type { Logger } from './log.js';
-import type { BaseCtx, ChainRuntime, RoutedCtx } from './pipeline/context.js';
+import type { BaseCtx, ChainRuntime } from './pipeline/context.js';
 import { PipelineBuilder, type PipelineHooks } from './pipeline/pipeline.js';
+import { createAuthStage } from './stages/auth.js';
+import { createDecodeStage } from './stages/decode.js';
+import { createFeeStage } from './stages/fee.js';
+import { createForwardStage } from './stages/forward.js';
+import { createGrantStage } from './stages/grant.js';
 import { createHostStage, HostTable } from './stages/host.js';
 import { createParseStage } from './stages/parse.js';
+import { createRateLimitStage } from './stages/rate-limit.js';
 import { createRouteStage } from './stages/route.js';
 import { createSizeCapStage } from './stages/size-cap.js';
+import { TxDecoder } from './tx/decoder.js';
 
 export function buildChains(config: Config): ChainRuntime[] {
   return config.chains.map((c) => {
@@ -21,44 +34,73 @@ export function buildChains(config: Config): ChainRuntime[] {
   });
 }
 
+export interface Observers {
+  readonly request?: RequestObserver;
+  readonly forward?: ForwardObserver;
+  readonly health?: HealthObserver;
+  readonly accountsReload?: (result: ReloadResult, accounts: number) => void;
+}
+
 export interface AppOptions {
   readonly config: Config;
   readonly log: Logger;
-  readonly observer?: RequestObserver;
+  readonly observers?: Observers;
   readonly idPrefix?: string;
+  /** An account store other than the accounts file (e.g. database-backed). */
+  readonly store?: AccountStore;
 }
 
 export interface App {
   readonly server: PublicServer;
   readonly readiness: Readiness;
   readonly chains: readonly ChainRuntime[];
-  /** Starts listening; resolves with the bound port. */
+  readonly store: AccountStore;
+  readonly forwarders: ReadonlyMap<number, ChainForwarder>;
+  readonly limiter: RateLimiter;
+  /** Loads accounts, probes sequencers once, starts listening; resolves with the bound port. */
   start(): Promise<number>;
-  /** Graceful stop within the configured grace period. */
+  /** Graceful stop: drain within the grace period, then close upstream pools. */
   stop(): Promise<void>;
 }
 
 export function createApp(opts: AppOptions): App {
   const { config, log } = opts;
+  const obs = opts.observers ?? {};
   const chains = buildChains(config);
   const hosts = new HostTable(chains);
   const readiness = new Readiness();
+  const store =
+    opts.store ??
+    new FileAccountStore({ file: config.accounts.file, log, ...(obs.accountsReload !== undefined ? { onReload: obs.accountsReload } : {}) });
+  const limiter = new RateLimiter();
+  const decoders = new Map(config.chains.map((c) => [c.chainId, new TxDecoder(c.chainId, c.hardfork)]));
+  const forwarders = new Map(config.chains.map((c) => [c.chainId, new ChainForwarder(c, config.dedup, log, obs.forward)]));
+  const prober = new HealthProber([...forwarders.values()], log, obs.health);
 
+  readiness.add(() => (store.ready ? null : 'accounts not loaded'));
+  readiness.add(() => prober.problems());
+
+  const duplicates = { isDuplicate: (chainId: number, hash: string) => forwarders.get(chainId)!.isDuplicate(hash) };
   const buildPipeline = (hooks: PipelineHooks) =>
     PipelineBuilder.start<BaseCtx>()
       .then(createHostStage(hosts))
       .then(createSizeCapStage(config.limits))
       .then(createParseStage())
       .then(createRouteStage(config.limits))
-      .end({ name: 'auth', run: (_ctx: RoutedCtx) => REJECT.not_implemented }, hooks);
+      .then(createAuthStage(store))
+      .then(createGrantStage())
+      .then(createDecodeStage(decoders))
+      .then(createFeeStage(config))
+      .then(createRateLimitStage(limiter, duplicates))
+      .end(createForwardStage(forwarders), hooks);
 
   const server = new PublicServer({
     log,
     readiness,
     buildPipeline,
-    tipAddresses: null,
+    tipAddresses: createTipAddressesHandler({ store, hosts, allowUntipped: config.allowUntipped, maxAgeSeconds: config.tipAddresses.maxAgeSeconds }),
     serverTiming: config.profiling.serverTiming,
-    ...(opts.observer !== undefined ? { observer: opts.observer } : {}),
+    ...(obs.request !== undefined ? { observer: obs.request } : {}),
     ...(opts.idPrefix !== undefined ? { idPrefix: opts.idPrefix } : {}),
   });
 
@@ -66,9 +108,21 @@ export function createApp(opts: AppOptions): App {
     server,
     readiness,
     chains,
-    start: () => server.listen(config.listen.host, config.listen.port),
+    store,
+    forwarders,
+    limiter,
+    async start() {
+      await store.start();
+      await prober.start();
+      limiter.startSweeping();
+      return server.listen(config.listen.host, config.listen.port);
+    },
     async stop() {
       await server.drain(config.shutdown.graceMs);
+      prober.stop();
+      store.close();
+      limiter.close();
+      await Promise.all([...forwarders.values()].map((f) => f.close()));
     },
   };
 }

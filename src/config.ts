@@ -11,6 +11,8 @@ export type ForwardStrategy = 'failover' | 'fanout';
 
 export interface ChainConfig {
   readonly chainId: number;
+  /** The fork whose transaction rules apply (an @ethereumjs/common hardfork name). */
+  readonly hardfork: string;
   /** Hostnames bound to this chain, lower-cased, without port. */
   readonly hosts: readonly string[];
   readonly sequencers: readonly string[];
@@ -40,6 +42,9 @@ export interface Config {
   readonly tipAddresses: { readonly maxAgeSeconds: number };
   readonly dedup: { readonly acceptedTtlMs: number; readonly maxEntries: number };
 }
+
+/** Forks whose transaction rules the decoder knows (@ethereumjs/common names). */
+export const HARDFORKS = ['london', 'paris', 'shanghai', 'cancun', 'prague', 'osaka'] as const;
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -145,7 +150,7 @@ export function parseConfig(input: unknown, baseDir: string, env: NodeJS.Process
   else {
     top.chains.forEach((c: unknown, i: number) => {
       const f = `chains[${i}]`;
-      const cin = r.obj(c, f, ['chainId', 'hosts', 'sequencers', 'forward', 'probe']);
+      const cin = r.obj(c, f, ['chainId', 'hardfork', 'hosts', 'sequencers', 'forward', 'probe']);
       if (!isObj(c)) return;
       const chainId = r.int(cin.chainId, `${f}.chainId`, 0, 1, Number.MAX_SAFE_INTEGER);
       if (cin.chainId === undefined) r.problems.push(`${f}.chainId: required`);
@@ -187,6 +192,7 @@ export function parseConfig(input: unknown, baseDir: string, env: NodeJS.Process
       const probe = r.obj(cin.probe, `${f}.probe`, ['intervalMs', 'timeoutMs']);
       chains.push({
         chainId,
+        hardfork: r.oneOf(cin.hardfork, `${f}.hardfork`, 'prague', HARDFORKS),
         hosts,
         sequencers,
         forward: {

@@ -19,6 +19,8 @@ export type FeePattern =
 
 export interface Grant {
   readonly chainId: number;
+  /** `<account id>/<chain id>`: names this grant's rate-limit bucket, stable across reloads. */
+  readonly bucketKey: string;
   readonly rateLimit: { readonly perSecond: number; readonly burst: number };
   /** Accepted envelope types (0 = legacy EIP-155). Blob (3) is never accepted. */
   readonly txTypes: ReadonlySet<number>;

@@ -1,0 +1,164 @@
+/**
+ * The embedded account store: the accounts file, hot-reloaded. The directory is watched (an
+ * atomic rename replaces the file's inode, so watching the file itself would go deaf), a
+ * 1-second stat poll backs the watcher up, and SIGHUP forces a re-read. A valid new file takes
+ * effect at once by swapping one immutable snapshot (requests in flight keep the account they
+ * already resolved); an invalid one is refused with one log line naming every problem, and the
+ * last good snapshot stays in force.
+ */
+import { createHash } from 'node:crypto';
+import { watch, type FSWatcher } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
+import type { Logger } from '../log.js';
+import { AccountsFileError, parseAccounts, type AccountsSnapshot } from './parse.js';
+import type { Account, AccountStore } from './types.js';
+
+export type ReloadResult = 'loaded' | 'unchanged' | 'invalid';
+
+export interface FileStoreOptions {
+  readonly file: string;
+  readonly log: Logger;
+  /** Stat poll period backing up the file watcher (ms). */
+  readonly pollMs?: number;
+  /** Called after every reload attempt (metrics). */
+  readonly onReload?: (result: ReloadResult, accounts: number) => void;
+}
+
+export class FileAccountStore implements AccountStore {
+  private snapshot: AccountsSnapshot | null = null;
+  private digest = '';
+  private watcher: FSWatcher | null = null;
+  private poll: NodeJS.Timeout | null = null;
+  private debounce: NodeJS.Timeout | null = null;
+  private lastStat = '';
+  private reloading: Promise<ReloadResult> | null = null;
+  private again = false;
+  private readonly onHup = () => void this.reload('SIGHUP');
+
+  constructor(private readonly opts: FileStoreOptions) {}
+
+  byKeyHash(keySha256Hex: string): Account | undefined {
+    return this.snapshot?.byHash.get(keySha256Hex);
+  }
+
+  get ready(): boolean {
+    return this.snapshot !== null;
+  }
+
+  get size(): number {
+    return this.snapshot?.accounts.length ?? 0;
+  }
+
+  get accounts(): readonly Account[] {
+    return this.snapshot?.accounts ?? [];
+  }
+
+  async start(): Promise<void> {
+    await this.reload('start');
+    const dir = dirname(this.opts.file);
+    const name = basename(this.opts.file);
+    try {
+      this.watcher = watch(dir, { persistent: false }, (_event, file) => {
+        if (file === null || file === name) this.schedule();
+      });
+      this.watcher.on('error', (e) => this.opts.log.warn({ err: e }, 'accounts watcher failed; relying on polling'));
+    } catch (e) {
+      this.opts.log.warn({ err: e, dir }, 'cannot watch the accounts directory; relying on polling');
+    }
+    this.poll = setInterval(() => void this.checkStat(), this.opts.pollMs ?? 1000);
+    this.poll.unref();
+    process.on('SIGHUP', this.onHup);
+  }
+
+  close(): void {
+    this.watcher?.close();
+    if (this.poll !== null) clearInterval(this.poll);
+    if (this.debounce !== null) clearTimeout(this.debounce);
+    process.off('SIGHUP', this.onHup);
+  }
+
+  private schedule(): void {
+    // Editors and renames fire several events: coalesce them.
+    if (this.debounce !== null) clearTimeout(this.debounce);
+    this.debounce = setTimeout(() => {
+      this.debounce = null;
+      void this.reload('watch');
+    }, 20);
+    this.debounce.unref();
+  }
+
+  private async checkStat(): Promise<void> {
+    try {
+      const s = await stat(this.opts.file);
+      const sig = `${s.ino}:${s.size}:${s.mtimeMs}`;
+      if (sig !== this.lastStat) {
+        this.lastStat = sig;
+        await this.reload('poll');
+      }
+    } catch {
+      /* a missing file is reported by reload when it is next triggered */
+    }
+  }
+
+  /** Re-reads the file; concurrent triggers coalesce into one more read after the current one. */
+  reload(trigger: string): Promise<ReloadResult> {
+    if (this.reloading !== null) {
+      this.again = true;
+      return this.reloading;
+    }
+    const run = async (): Promise<ReloadResult> => {
+      let r: ReloadResult;
+      do {
+        this.again = false;
+        r = await this.load(trigger);
+      } while (this.again);
+      this.reloading = null;
+      return r;
+    };
+    this.reloading = run();
+    return this.reloading;
+  }
+
+  private async load(trigger: string): Promise<ReloadResult> {
+    const { log, file } = this.opts;
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (e) {
+      return this.refuse(trigger, [`${file}: cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)})`]);
+    }
+    const digest = createHash('sha256').update(text).digest('hex');
+    if (digest === this.digest) {
+      this.opts.onReload?.('unchanged', this.size);
+      return 'unchanged';
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (e) {
+      return this.refuse(trigger, [`not valid JSON (${(e as Error).message})`]);
+    }
+    let snap: AccountsSnapshot;
+    try {
+      snap = parseAccounts(json);
+    } catch (e) {
+      if (e instanceof AccountsFileError) return this.refuse(trigger, e.problems);
+      throw e;
+    }
+    this.snapshot = snap;
+    this.digest = digest;
+    log.info({ trigger, accounts: snap.accounts.length, keys: snap.byHash.size }, 'accounts loaded');
+    this.opts.onReload?.('loaded', snap.accounts.length);
+    return 'loaded';
+  }
+
+  private refuse(trigger: string, problems: readonly string[]): ReloadResult {
+    this.opts.log.error(
+      { trigger, file: this.opts.file, problems, keptPrevious: this.snapshot !== null },
+      `accounts file refused: ${problems.join('; ')}`,
+    );
+    this.opts.onReload?.('invalid', this.size);
+    return 'invalid';
+  }
+}

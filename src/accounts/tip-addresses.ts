@@ -1,0 +1,88 @@
+/**
+ * GET /tip-addresses (X-Api-Key): the fee receivers of the account for the host's chain, or for
+ * another granted chain named by `?chainId=` (decimal or 0x-hex). Authentication and grants
+ * answer exactly as for submission (401/403). The body is built once per grant and cached with
+ * its ETag; If-None-Match gives 304.
+ */
+import { createHash } from 'node:crypto';
+import { toChecksumAddress } from '@ethereumjs/util';
+import { REJECT, reject, type Exit, type Header } from '../errors.js';
+import type { GetAnswer } from '../http/server.js';
+import type { RequestHead } from '../pipeline/context.js';
+import type { HostTable } from '../stages/host.js';
+import { keySha256, MAX_KEY_LENGTH } from '../stages/auth.js';
+import type { Account, AccountStore, Grant } from './types.js';
+
+interface Cached {
+  readonly body: string;
+  readonly etag: string;
+}
+
+export interface TipAddressesOptions {
+  readonly store: AccountStore;
+  readonly hosts: HostTable;
+  /** The deployment's permission for untipped plain transfers. */
+  readonly allowUntipped: boolean;
+  readonly maxAgeSeconds: number;
+}
+
+export function tipAddressesBody(account: Account, grant: Grant, allowUntippedDeployment: boolean): string {
+  return JSON.stringify({
+    chainId: '0x' + grant.chainId.toString(16),
+    tipAddresses: grant.tipAddresses,
+    minTipWei: grant.minTipWei.toString(),
+    feePatterns: grant.feePatterns.map((p) =>
+      p.kind === 'transfer'
+        ? { kind: 'transfer' }
+        : { kind: 'call', to: toChecksumAddress(p.to), selector: p.selector, receiverArg: p.receiverArg, amountArg: p.amountArg },
+    ),
+    txTypes: [...grant.txTypes].sort().map((t) => '0x' + t.toString(16).padStart(2, '0')),
+    untippedAllowed: account.allowUntipped && allowUntippedDeployment,
+  });
+}
+
+function fail(exit: Exit): GetAnswer {
+  return { status: exit.status, body: exit.body('null'), ...(exit.headers !== undefined ? { headers: exit.headers } : {}) };
+}
+
+/** `4663` or `0x1237` → 4663; anything else → NaN. */
+export function parseChainIdParam(v: string): number {
+  if (/^[1-9][0-9]{0,15}$/.test(v)) return Number(v);
+  if (/^0x[0-9a-fA-F]{1,13}$/.test(v)) return parseInt(v.slice(2), 16);
+  return NaN;
+}
+
+export function createTipAddressesHandler(opts: TipAddressesOptions): (head: RequestHead, query: string, ifNoneMatch: string) => GetAnswer {
+  const cache = new WeakMap<Grant, Cached>();
+  const cacheControl = `private, max-age=${opts.maxAgeSeconds}`;
+  return (head, query, ifNoneMatch) => {
+    const chain = opts.hosts.lookup(head.host);
+    if (chain === undefined) return fail(REJECT.misdirected_host);
+    const key = head.apiKey;
+    if (key.length === 0 || key.length > MAX_KEY_LENGTH) return fail(REJECT.unauthorized);
+    if (!opts.store.ready) return fail(REJECT.not_ready);
+    const account = opts.store.byKeyHash(keySha256(key));
+    if (account === undefined) return fail(REJECT.unauthorized);
+    if (!account.submissionEnabled) return fail(REJECT.submission_disabled);
+
+    let chainId = chain.chainId;
+    const q = new URLSearchParams(query);
+    const asked = q.get('chainId');
+    if (asked !== null) {
+      chainId = parseChainIdParam(asked);
+      if (Number.isNaN(chainId)) return fail(reject('invalid_params', 'Invalid params: chainId must be a decimal or 0x-hex chain id'));
+    }
+    const grant = account.grants.get(chainId);
+    if (grant === undefined) return fail(REJECT.chain_not_granted);
+
+    let c = cache.get(grant);
+    if (c === undefined) {
+      const body = tipAddressesBody(account, grant, opts.allowUntipped);
+      c = { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` };
+      cache.set(grant, c);
+    }
+    const headers: Header[] = [['etag', c.etag], ['cache-control', cacheControl], ['vary', 'X-Api-Key']];
+    if (ifNoneMatch !== '' && ifNoneMatch.split(',').some((t) => t.trim() === c.etag || t.trim() === '*')) return { status: 304, body: '', headers };
+    return { status: 200, body: c.body, headers };
+  };
+}

@@ -1,0 +1,86 @@
+/**
+ * A real local chain for development and tests: the anvil binary shipped (prebuilt) in the
+ * @foundry-rs/anvil-<platform> npm package, started on a loopback port.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+
+const require = createRequire(import.meta.url);
+
+/** anvil's well-known development accounts (mnemonic "test test … junk"): never hold value. */
+export const ANVIL_KEYS = [
+  '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80',
+  '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d',
+  '0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a',
+  '0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6',
+  '0x47e179ec197488593b187f80a00eb0da91f1b9d0b13f8733639f19c30a34926a',
+] as const;
+/** The address of anvil's account #9, used as the development tip address. */
+export const ANVIL_TIP_ADDRESS = '0xa0Ee7A142d267C1f36714E4a8F75612F20a79720';
+
+export function anvilBinary(): string {
+  const arch = process.arch === 'x64' ? 'amd64' : process.arch;
+  const pkg = `@foundry-rs/anvil-${process.platform}-${arch}`;
+  try {
+    return join(dirname(require.resolve(`${pkg}/package.json`)), 'bin', process.platform === 'win32' ? 'anvil.exe' : 'anvil');
+  } catch {
+    throw new Error(`anvil is not installed for ${process.platform}/${process.arch} (npm package ${pkg}); run npm ci`);
+  }
+}
+
+export interface Anvil {
+  readonly url: string;
+  readonly port: number;
+  readonly process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+export interface AnvilOptions {
+  readonly port?: number;
+  readonly chainId?: number;
+  /** Seconds between blocks; 0 = mine each transaction at once (automine). */
+  readonly blockTime?: number;
+  readonly extraArgs?: readonly string[];
+}
+
+/** Starts anvil and resolves once it answers eth_chainId. */
+export async function startAnvil(opts: AnvilOptions = {}): Promise<Anvil> {
+  const port = opts.port ?? 8545;
+  const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(opts.chainId ?? 4663), '--silent'];
+  if (opts.blockTime !== undefined && opts.blockTime > 0) args.push('--block-time', String(opts.blockTime));
+  args.push(...(opts.extraArgs ?? []));
+  const child = spawn(anvilBinary(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+  const url = `http://127.0.0.1:${port}`;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`anvil exited (${child.exitCode}): ${stderr}`);
+    try {
+      const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' });
+      if (r.ok) break;
+    } catch {
+      /* not up yet */
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`anvil did not answer on ${url} within 15 s: ${stderr}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    url,
+    port,
+    process: child,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        const t = setTimeout(() => child.kill('SIGKILL'), 3000);
+        await exited;
+        clearTimeout(t);
+      }
+    },
+  };
+}

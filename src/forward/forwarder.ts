@@ -1,0 +1,262 @@
+/**
+ * Forwarding one chain's transactions to its sequencers, with outcomes that are never
+ * ambiguous (DESIGN §4, Forward):
+ * - the sequencer's result must be the locally computed hash (else 502, logged loudly);
+ * - "already known" for the same bytes is success; "nonce too low" is success only if that
+ *   sequencer knows this very hash (eth_getTransactionByHash);
+ * - any other JSON-RPC error passes through with HTTP 200 and is never retried elsewhere;
+ * - a transport error, timeout, 5xx or garbage answer is a fault: failover moves on, and when
+ *   no sequencer gave an answer the client gets 502 (the outcome is uncertain and logged with
+ *   the hash for reconciliation). Never a 200 without a sequencer acceptance.
+ * Identical bytes in flight share one forward; a hash accepted moments ago is answered at once.
+ * In-flight forwards are bounded: beyond the bound, 503 overloaded at once, never a queue.
+ * A client that disconnects does not cancel a forward already sent.
+ */
+import type { ChainConfig } from '../config.js';
+import { reject, REJECT, result, upstreamRejected, type Exit } from '../errors.js';
+import type { Logger } from '../log.js';
+import { Sequencer, type Answer } from './upstream.js';
+
+/** "Already known" wordings: geth/op-geth, erigon ("already known"), reth/anvil ("already imported"), nethermind ("AlreadyKnown"). */
+const ALREADY_KNOWN = /already known|known transaction|already imported|alreadyknown|already in (?:the )?(?:tx ?|mem)?pool|transaction already exists/i;
+const NONCE_TOO_LOW = /nonce too low|noncetoolow|nonce is too low|OldNonce/i;
+
+/** What one sequencer made of one transaction. */
+export type Outcome =
+  | 'accepted'
+  | 'already_known'
+  | 'nonce_known'
+  | 'rejected'
+  | 'hash_mismatch'
+  | 'fault';
+
+export interface ForwardEvent {
+  readonly chainId: number;
+  readonly sequencer: string;
+  readonly outcome: Outcome;
+  readonly ms: number;
+  readonly detail?: string;
+}
+
+export interface ForwardObserver {
+  forward?(e: ForwardEvent): void;
+  inFlight?(chainId: number, n: number): void;
+}
+
+interface Attempt {
+  readonly seq: Sequencer;
+  readonly outcome: Outcome;
+  readonly exit: Exit;
+  readonly ms: number;
+  readonly detail: string | undefined;
+}
+
+export interface ForwardRequest {
+  readonly hash: string;
+  readonly rawHex: string;
+  readonly account: string;
+  readonly reqId: string;
+}
+
+/** Bounded set of recently accepted hashes with expiry (insertion order = expiry order). */
+class RecentlyAccepted {
+  private readonly expiry = new Map<string, number>();
+
+  constructor(
+    private readonly ttlMs: number,
+    private readonly max: number,
+  ) {}
+
+  has(hash: string, now: number): boolean {
+    if (this.ttlMs === 0) return false;
+    const t = this.expiry.get(hash);
+    if (t === undefined) return false;
+    if (t > now) return true;
+    this.expiry.delete(hash);
+    return false;
+  }
+
+  add(hash: string, now: number): void {
+    if (this.ttlMs === 0) return;
+    this.expiry.delete(hash);
+    this.expiry.set(hash, now + this.ttlMs);
+    // Evict expired entries from the front, and the oldest beyond the bound.
+    for (const [h, t] of this.expiry) {
+      if (t > now && this.expiry.size <= this.max) break;
+      this.expiry.delete(h);
+    }
+  }
+
+  get size(): number {
+    return this.expiry.size;
+  }
+}
+
+export class ChainForwarder {
+  readonly sequencers: readonly Sequencer[];
+  private readonly pending = new Map<string, Promise<Exit>>();
+  private readonly recent: RecentlyAccepted;
+  private inFlight = 0;
+
+  constructor(
+    readonly config: ChainConfig,
+    dedup: { readonly acceptedTtlMs: number; readonly maxEntries: number },
+    private readonly log: Logger,
+    private readonly observer: ForwardObserver = {},
+  ) {
+    this.sequencers = config.sequencers.map((u) => new Sequencer(u, config.forward.connections));
+    this.recent = new RecentlyAccepted(dedup.acceptedTtlMs, dedup.maxEntries);
+  }
+
+  get chainId(): number {
+    return this.config.chainId;
+  }
+
+  get inFlightCount(): number {
+    return this.inFlight;
+  }
+
+  /** Being forwarded now, or accepted within the dedup window: a resubmission, not new work. */
+  isDuplicate(hash: string): boolean {
+    return this.pending.has(hash) || this.recent.has(hash, performance.now());
+  }
+
+  /** The answer for a verified transaction; synchronous when no forward is needed. */
+  forward(req: ForwardRequest): Exit | Promise<Exit> {
+    const { hash } = req;
+    if (this.recent.has(hash, performance.now())) return result(hash);
+    const shared = this.pending.get(hash);
+    if (shared !== undefined) return shared;
+    const eligible = this.sequencers.filter((s) => s.eligible);
+    if (eligible.length === 0) return REJECT.upstream_unavailable;
+    if (this.inFlight >= this.config.forward.maxInFlight) return REJECT.overloaded;
+
+    this.inFlight++;
+    this.observer.inFlight?.(this.chainId, this.inFlight);
+    const t0 = performance.now();
+    const params = `["${req.rawHex}"]`;
+    const run = this.config.forward.strategy === 'fanout' ? this.fanout(eligible, params, req) : this.failover(eligible, params, req);
+    const p = run.then(
+      (exit) => this.settle(req, exit, t0),
+      (e: unknown) => {
+        this.log.error({ err: e, tx: hash, account: req.account, reqId: req.reqId }, 'forward failed unexpectedly: outcome uncertain');
+        return this.settle(req, reject('upstream_error', undefined, { txHash: hash }), t0);
+      },
+    );
+    this.pending.set(hash, p);
+    return p;
+  }
+
+  private settle(req: ForwardRequest, exit: Exit, _t0: number): Exit {
+    this.inFlight--;
+    this.observer.inFlight?.(this.chainId, this.inFlight);
+    this.pending.delete(req.hash);
+    if (exit.reason === 'ok') this.recent.add(req.hash, performance.now());
+    return exit;
+  }
+
+  /** Sequencers in order; move on only on a fault, never after a JSON-RPC answer. */
+  private async failover(eligible: readonly Sequencer[], params: string, req: ForwardRequest): Promise<Exit> {
+    const faults: string[] = [];
+    for (const seq of eligible) {
+      const a = await this.attempt(seq, params, req);
+      this.audit(req, a, 'final');
+      if (a.outcome !== 'fault') return a.exit;
+      faults.push(`${seq.label}: ${a.detail ?? 'fault'}`);
+    }
+    return this.uncertain(req, faults);
+  }
+
+  /**
+   * All at once; the first acceptance wins, and an acceptance beats an earlier error. Losers are
+   * not cancelled; their outcomes are logged when they arrive.
+   */
+  private fanout(eligible: readonly Sequencer[], params: string, req: ForwardRequest): Promise<Exit> {
+    return new Promise<Exit>((resolve) => {
+      let left = eligible.length;
+      let decided = false;
+      let firstError: Attempt | null = null;
+      const faults: string[] = [];
+      for (const seq of eligible) {
+        void this.attempt(seq, params, req).then((a) => {
+          left--;
+          const success = a.exit.reason === 'ok';
+          this.audit(req, a, decided ? 'loser' : success ? 'winner' : 'pending');
+          if (decided) return;
+          if (success) {
+            decided = true;
+            return resolve(a.exit);
+          }
+          if (a.outcome === 'fault') faults.push(`${seq.label}: ${a.detail ?? 'fault'}`);
+          else firstError ??= a;
+          if (left === 0) {
+            decided = true;
+            resolve(firstError !== null ? firstError.exit : this.uncertain(req, faults));
+          }
+        });
+      }
+    });
+  }
+
+  private uncertain(req: ForwardRequest, faults: readonly string[]): Exit {
+    this.log.warn({ tx: req.hash, account: req.account, reqId: req.reqId, chainId: this.chainId, faults }, 'no sequencer gave a definite answer: outcome uncertain');
+    return reject('upstream_error', undefined, { txHash: req.hash });
+  }
+
+  /** One sequencer, one transaction: the answer interpreted into an outcome and an Exit. */
+  private async attempt(seq: Sequencer, params: string, req: ForwardRequest): Promise<Attempt> {
+    const t = performance.now();
+    const a = await seq.call('eth_sendRawTransaction', params, this.config.forward.timeoutMs);
+    const done = (outcome: Outcome, exit: Exit, detail?: string): Attempt => ({ seq, outcome, exit, ms: performance.now() - t, detail });
+    if (a.kind === 'fault') {
+      // A refused or reset connection takes the sequencer out until the prober sees it back;
+      // a timeout or a 5xx does not (the prober decides), so one slow answer sheds no traffic.
+      if (a.why.startsWith('transport')) seq.health = 'down';
+      seq.lastProblem = a.why;
+      return done('fault', REJECT.upstream_error, a.why);
+    }
+    if (a.kind === 'result') {
+      if (typeof a.result === 'string' && a.result.toLowerCase() === req.hash) return done('accepted', result(req.hash));
+      this.log.error(
+        { tx: req.hash, account: req.account, reqId: req.reqId, sequencer: seq.label, returned: String(a.result).slice(0, 80) },
+        'SEQUENCER RETURNED A DIFFERENT HASH: not reporting acceptance',
+      );
+      return done('hash_mismatch', reject('upstream_error', 'Sequencer answered with a different transaction hash', { txHash: req.hash }), 'hash mismatch');
+    }
+    if (ALREADY_KNOWN.test(a.message)) return done('already_known', result(req.hash), a.message);
+    if (NONCE_TOO_LOW.test(a.message)) {
+      const known = await seq.call('eth_getTransactionByHash', `["${req.hash}"]`, this.config.forward.timeoutMs);
+      if (known.kind === 'result' && isTxObject(known.result, req.hash)) return done('nonce_known', result(req.hash), a.message);
+    }
+    return done('rejected', upstreamRejected(a.code, a.message, a.data), a.message);
+  }
+
+  private audit(req: ForwardRequest, a: Attempt, role: 'final' | 'winner' | 'loser' | 'pending'): void {
+    const ms = Math.round(a.ms * 1000) / 1000;
+    this.observer.forward?.({ chainId: this.chainId, sequencer: a.seq.label, outcome: a.outcome, ms, ...(a.detail !== undefined ? { detail: a.detail } : {}) });
+    const line = {
+      audit: 'forward',
+      reqId: req.reqId,
+      account: req.account,
+      tx: req.hash,
+      chainId: this.chainId,
+      sequencer: a.seq.label,
+      outcome: a.outcome,
+      role,
+      ms,
+      ...(a.detail !== undefined ? { detail: a.detail.slice(0, 200) } : {}),
+    };
+    if (a.outcome === 'fault' || a.outcome === 'hash_mismatch') this.log.warn(line, 'forward');
+    else this.log.info(line, 'forward');
+  }
+
+  close(): Promise<unknown> {
+    return Promise.all(this.sequencers.map((s) => s.close()));
+  }
+}
+
+function isTxObject(v: unknown, hash: string): boolean {
+  return typeof v === 'object' && v !== null && typeof (v as { hash?: unknown }).hash === 'string' && (v as { hash: string }).hash.toLowerCase() === hash;
+}
+
+export type { Answer };

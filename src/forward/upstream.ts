@@ -1,0 +1,134 @@
+/**
+ * One sequencer: a keep-alive undici Pool and a JSON-RPC call over `Pool.dispatch` (the
+ * cheapest client path measured: no stream or promise machinery per request). Every call ends
+ * in exactly one Answer: a JSON-RPC result, a JSON-RPC error, or a fault (transport error,
+ * timeout, 5xx, non-JSON-RPC body) — the distinction the forwarding rules hinge on.
+ */
+import { Pool, type Dispatcher } from 'undici';
+import { sequencerLabel } from '../config.js';
+
+export type Answer =
+  | { readonly kind: 'result'; readonly result: unknown }
+  | { readonly kind: 'error'; readonly code: number; readonly message: string; readonly data: unknown }
+  | { readonly kind: 'fault'; readonly why: string };
+
+export type SequencerHealth = 'unknown' | 'up' | 'down';
+
+const MAX_ANSWER_BYTES = 1 << 20;
+
+export class Sequencer {
+  readonly label: string;
+  private readonly pool: Pool;
+  private readonly path: string;
+  health: SequencerHealth = 'unknown';
+  /** Why the last probe or call failed (no secrets: the label never has credentials). */
+  lastProblem = '';
+  private seq = 0;
+
+  constructor(
+    readonly url: string,
+    connections: number,
+  ) {
+    const u = new URL(url);
+    this.label = sequencerLabel(url);
+    this.path = u.pathname + u.search;
+    const headers: Record<string, string> = {};
+    if (u.username !== '' || u.password !== '')
+      headers.authorization = 'Basic ' + Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64');
+    this.headers = { 'content-type': 'application/json', ...headers };
+    this.pool = new Pool(u.origin, {
+      connections,
+      pipelining: 1,
+      keepAliveTimeout: 30_000,
+      keepAliveMaxTimeout: 600_000,
+      connect: { timeout: 2_000 },
+    });
+  }
+
+  private readonly headers: Record<string, string>;
+
+  get eligible(): boolean {
+    return this.health !== 'down';
+  }
+
+  /** `{"jsonrpc":"2.0","id":N,"method":…,"params":…}` with params already serialized. */
+  call(method: string, paramsJson: string, timeoutMs: number): Promise<Answer> {
+    const body = `{"jsonrpc":"2.0","id":${++this.seq},"method":"${method}","params":${paramsJson}}`;
+    return new Promise<Answer>((resolve) => {
+      let done = false;
+      let status = 0;
+      let chunks: Buffer[] = [];
+      let size = 0;
+      let controller: Dispatcher.DispatchController | null = null;
+      const finish = (a: Answer) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        resolve(a);
+      };
+      const timer = setTimeout(() => {
+        finish({ kind: 'fault', why: `timeout after ${timeoutMs} ms` });
+        controller?.abort(new Error('timeout'));
+      }, timeoutMs);
+      const handler: Dispatcher.DispatchHandler = {
+        onRequestStart(c) {
+          controller = c;
+          if (done) c.abort(new Error('timeout'));
+        },
+        onResponseStart(_c, statusCode) {
+          status = statusCode;
+        },
+        onResponseData(c, chunk) {
+          size += chunk.length;
+          if (size > MAX_ANSWER_BYTES) {
+            finish({ kind: 'fault', why: 'answer too large' });
+            c.abort(new Error('answer too large'));
+            return;
+          }
+          chunks.push(chunk);
+        },
+        onResponseEnd() {
+          const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+          chunks = [];
+          finish(interpret(status, text));
+        },
+        onResponseError(_c, err) {
+          finish({ kind: 'fault', why: `transport: ${err.message}` });
+        },
+      };
+      try {
+        this.pool.dispatch({ path: this.path, method: 'POST', headers: this.headers, body }, handler);
+      } catch (e) {
+        finish({ kind: 'fault', why: `transport: ${(e as Error).message}` });
+      }
+    });
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+
+  destroy(): Promise<void> {
+    return this.pool.destroy();
+  }
+}
+
+/** Classifies an HTTP answer: 5xx or a body that is not JSON-RPC is a fault. */
+export function interpret(status: number, text: string): Answer {
+  if (status >= 500) return { kind: 'fault', why: `HTTP ${status}` };
+  let msg: unknown;
+  try {
+    msg = JSON.parse(text);
+  } catch {
+    return { kind: 'fault', why: `HTTP ${status} with a non-JSON body` };
+  }
+  if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) return { kind: 'fault', why: `HTTP ${status} with a non-JSON-RPC body` };
+  const m = msg as Record<string, unknown>;
+  if ('error' in m && typeof m.error === 'object' && m.error !== null) {
+    const e = m.error as Record<string, unknown>;
+    if (typeof e.code === 'number' && typeof e.message === 'string') return { kind: 'error', code: e.code, message: e.message, data: e.data };
+    return { kind: 'fault', why: `HTTP ${status} with a malformed JSON-RPC error` };
+  }
+  if ('result' in m && status >= 200 && status < 300) return { kind: 'result', result: m.result };
+  return { kind: 'fault', why: `HTTP ${status} without a JSON-RPC result` };
+}

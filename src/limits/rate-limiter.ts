@@ -1,0 +1,69 @@
+/**
+ * Token buckets per account and chain, kept per process (the spec: never a global quota).
+ *
+ * Implemented as GCRA (the generic cell rate algorithm): a bucket of capacity `burst` refilled
+ * at `perSecond` is exactly one number, its theoretical arrival time (TAT). So each request is
+ * O(1) with no timer per bucket, and a bucket whose TAT has passed is full, i.e. identical to an
+ * absent one: the periodic sweep drops it without changing any outcome, bounding memory.
+ */
+
+/** Monotonic milliseconds. */
+export type Clock = () => number;
+
+export interface TakeResult {
+  readonly ok: boolean;
+  /** Whole tokens left after this request (0 when refused). */
+  readonly remaining: number;
+  /** When refused: ms until one token is available. */
+  readonly waitMs: number;
+}
+
+export class RateLimiter {
+  private readonly tat = new Map<string, number>();
+  private sweeper: NodeJS.Timeout | null = null;
+
+  constructor(private readonly now: Clock = () => performance.now()) {}
+
+  /**
+   * Spends one token of `key`'s bucket. Returns the remaining whole tokens (≥ 0), or, when the
+   * bucket is empty, the negated wait in ms until one token is available (< 0).
+   */
+  take(key: string, perSecond: number, burst: number): number {
+    const now = this.now();
+    const interval = 1000 / perSecond;
+    const window = burst * interval;
+    const prev = this.tat.get(key);
+    const tat = prev === undefined || prev < now ? now : prev;
+    const next = tat + interval;
+    const ahead = next - now;
+    if (ahead > window + 1e-6) return -(ahead - window);
+    this.tat.set(key, next);
+    return Math.floor((window - ahead) / interval + 1e-9);
+  }
+
+  /** Drops full (idle) buckets; returns how many remain. */
+  sweep(): number {
+    const now = this.now();
+    for (const [k, t] of this.tat) if (t <= now) this.tat.delete(k);
+    return this.tat.size;
+  }
+
+  get size(): number {
+    return this.tat.size;
+  }
+
+  startSweeping(everyMs = 10_000): void {
+    this.sweeper ??= setInterval(() => this.sweep(), everyMs);
+    this.sweeper.unref();
+  }
+
+  close(): void {
+    if (this.sweeper !== null) clearInterval(this.sweeper);
+    this.sweeper = null;
+  }
+}
+
+/** Retry-After in whole seconds, at least 1 (RFC 9110 §10.2.3). */
+export function retryAfterSeconds(waitMs: number): number {
+  return Math.max(1, Math.ceil(waitMs / 1000));
+}

@@ -1,0 +1,22 @@
+/**
+ * Stage 9, forward: hands the original signed hex to the chain's forwarder, which answers with
+ * the sequencer's acceptance (the hash) or an unambiguous failure (see forward/forwarder.ts).
+ */
+import type { ChainForwarder } from '../forward/forwarder.js';
+import type { LimitedCtx } from '../pipeline/context.js';
+import type { TerminalStage } from '../pipeline/pipeline.js';
+
+export function createForwardStage(forwarders: ReadonlyMap<number, ChainForwarder>): TerminalStage<LimitedCtx> {
+  return {
+    name: 'forward',
+    run(ctx) {
+      const raw = ctx.rawTx as string; // decode passed: a validated 0x-hex string
+      return forwarders.get(ctx.chain.chainId)!.forward({
+        hash: ctx.tx.hash,
+        rawHex: raw.charCodeAt(1) === 120 ? raw : '0x' + raw.slice(2),
+        account: ctx.account.id,
+        reqId: ctx.reqId,
+      });
+    },
+  };
+}

@@ -1,0 +1,18 @@
+/**
+ * Stage 5, chain grant: the account must have submission enabled (else 403 submission_disabled)
+ * and a grant for the host's chain (else 403 chain_not_granted).
+ */
+import { REJECT } from '../errors.js';
+import { enrich, type AuthedCtx, type GrantedCtx } from '../pipeline/context.js';
+import type { Stage } from '../pipeline/pipeline.js';
+
+export function createGrantStage(): Stage<AuthedCtx, GrantedCtx> {
+  return {
+    name: 'grant',
+    run(ctx) {
+      if (!ctx.account.submissionEnabled) return REJECT.submission_disabled;
+      const grant = ctx.account.grants.get(ctx.chain.chainId);
+      return grant === undefined ? REJECT.chain_not_granted : enrich(ctx, 'grant', grant);
+    },
+  };
+}

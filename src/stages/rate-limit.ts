@@ -1,0 +1,34 @@
+/**
+ * Stage 8, rate limit: one token per submission from the bucket of (account, chain), with the
+ * grant's perSecond and burst. Placed after fee admission (DESIGN §4) so that refused
+ * transactions do not spend the allowance. A resubmission of bytes already in flight or just
+ * accepted is answered by the forwarder without a second forward and spends no token.
+ */
+import { reject } from '../errors.js';
+import { retryAfterSeconds, type RateLimiter } from '../limits/rate-limiter.js';
+import { enrich, type AdmittedCtx, type LimitedCtx, type Quota } from '../pipeline/context.js';
+import type { Stage } from '../pipeline/pipeline.js';
+
+export interface DuplicateCheck {
+  /** True when this tx hash is being forwarded now or was accepted moments ago. */
+  isDuplicate(chainId: number, hash: string): boolean;
+}
+
+export function createRateLimitStage(limiter: RateLimiter, duplicates?: DuplicateCheck): Stage<AdmittedCtx, LimitedCtx> {
+  const free: Quota = Object.freeze({ limit: 0, remaining: 0 });
+  return {
+    name: 'rate_limit',
+    run(ctx) {
+      if (duplicates?.isDuplicate(ctx.chain.chainId, ctx.tx.hash) === true) return enrich(ctx, 'quota', free);
+      const { perSecond, burst } = ctx.grant.rateLimit;
+      const r = limiter.take(ctx.grant.bucketKey, perSecond, burst);
+      if (r >= 0) return enrich(ctx, 'quota', { limit: burst, remaining: r });
+      const waitMs = Math.ceil(-r);
+      return reject('rate_limited', undefined, { retryAfterMs: waitMs, perSecond, burst }, [
+        ['retry-after', String(retryAfterSeconds(waitMs))],
+        ['x-ratelimit-limit', String(burst)],
+        ['x-ratelimit-remaining', '0'],
+      ]);
+    },
+  };
+}

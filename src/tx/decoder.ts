@@ -1,0 +1,364 @@
+/**
+ * Decode and verify a signed transaction, and name precisely why one is refused.
+ *
+ * Two paths that must agree (tests hold them to the 168 Ethereum test vectors, to every test
+ * transaction and to random mutations):
+ * - the reference path: @ethereumjs/tx's own constructors (with the native crypto of
+ *   crypto.ts), used for legacy, 0x01 and 0x04 envelopes;
+ * - the lean path for 0x02 (EIP-1559, the recommended envelope): the same checks over
+ *   @ethereumjs/rlp without building a transaction object, hashing the signing payload straight
+ *   out of the raw bytes (no re-encoding) and recovering with libsecp256k1 directly. It is used
+ *   only when the chain's fork activates no EIP it does not model (else the reference path).
+ *
+ * Policy checks shared by both paths, before either runs: blob (0x03) and unknown type bytes
+ * are refused, an envelope the grant does not list is refused, the chain id must be the
+ * chain's, and a legacy transaction must carry an EIP-155 chain id unless `allowUnprotected`.
+ */
+import { RLP } from '@ethereumjs/rlp';
+import type { Common } from '@ethereumjs/common';
+import {
+  create1559FeeMarketTxFromBytesArray,
+  createAccessList2930TxFromBytesArray,
+  createEOACode7702TxFromBytesArray,
+  createLegacyTxFromBytesArray,
+} from '@ethereumjs/tx';
+import { reject, REJECT, type Exit } from '../errors.js';
+import { keccak256, secp256k1 } from '../native.js';
+import { chainCommon, NATIVE_CRYPTO } from './crypto.js';
+import { isSolanaWireTransaction } from './solana.js';
+import type { DecodedTx } from './types.js';
+
+type Bytes = Uint8Array;
+type Values = (Bytes | Values)[];
+
+const MAX_UINT64 = (1n << 64n) - 1n;
+const MAX_UINT256 = (1n << 256n) - 1n;
+const SECP256K1_N_DIV_2 = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0n;
+
+/** EIPs whose rules the lean path does not model: when active, the reference path is used. */
+const LEAN_UNMODELLED_EIPS = [2780, 7976, 7981, 8037];
+
+/** Field counts (unsigned, signed) per envelope. */
+const FIELDS: Record<number, readonly [number, number]> = { 0: [6, 9], 1: [8, 11], 2: [9, 12], 4: [10, 13] };
+
+export interface DecodePolicy {
+  /** Envelope types accepted (0 = legacy EIP-155). */
+  readonly txTypes: ReadonlySet<number>;
+  /** Accept legacy transactions without EIP-155 (only for decoding test vectors). */
+  readonly allowUnprotected?: boolean;
+}
+
+const hex = (b: Bytes): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
+
+function toBig(b: Bytes): bigint {
+  if (b.length === 0) return 0n;
+  if (b.length <= 6) {
+    let n = 0;
+    for (let i = 0; i < b.length; i++) n = n * 256 + b[i]!;
+    return BigInt(n);
+  }
+  return BigInt('0x' + hex(b));
+}
+
+const invalid = (why: string): Exit => reject('invalid_transaction', `Invalid transaction: ${why}`);
+
+/** Lean-path gas parameters, read once from the chain's Common. */
+interface GasParams {
+  readonly txGas: bigint;
+  readonly zero: bigint;
+  readonly nonZero: bigint;
+  readonly creation: bigint;
+  readonly initCodeWord: bigint;
+  readonly alAddress: bigint;
+  readonly alSlot: bigint;
+  readonly floorPerToken: bigint;
+  readonly floor: boolean;
+  readonly eip3860: boolean;
+  readonly maxInitCodeSize: number;
+  readonly gasCap: bigint;
+}
+
+export class TxDecoder {
+  readonly common: Common;
+  readonly chainId: bigint;
+  /** Whether 0x02 goes through the lean path on this chain's fork. */
+  readonly lean: boolean;
+  private readonly gas: GasParams;
+
+  constructor(chainId: number, hardfork: string, opts: { lean?: boolean } = {}) {
+    this.common = chainCommon(chainId, hardfork, NATIVE_CRYPTO);
+    this.chainId = BigInt(chainId);
+    const c = this.common;
+    this.lean = (opts.lean ?? true) && c.isActivatedEIP(1559) && !LEAN_UNMODELLED_EIPS.some((e) => c.isActivatedEIP(e));
+    const p = (name: string): bigint => {
+      try {
+        return c.param(name) ?? 0n;
+      } catch {
+        return 0n; // not defined before the fork that introduces it
+      }
+    };
+    this.gas = {
+      txGas: p('txGas'),
+      zero: p('txDataZeroGas'),
+      nonZero: p('txDataNonZeroGas'),
+      creation: c.gteHardfork('homestead') ? p('txCreationGas') : 0n,
+      initCodeWord: p('initCodeWordGas'),
+      alAddress: p('accessListAddressGas'),
+      alSlot: p('accessListStorageKeyGas'),
+      floorPerToken: p('totalCostFloorPerToken'),
+      floor: c.isActivatedEIP(7623),
+      eip3860: c.isActivatedEIP(3860),
+      maxInitCodeSize: Number(p('maxInitCodeSize')),
+      gasCap: c.isActivatedEIP(7825) ? p('maxTransactionGasLimit') : 0n,
+    };
+  }
+
+  /** Decodes and verifies; the tx hash (keccak of the raw bytes) is computed once, here. */
+  decode(bytes: Bytes, policy: DecodePolicy): DecodedTx | Exit {
+    if (bytes.length === 0) return invalid('empty');
+    const b0 = bytes[0]!;
+    let type: number;
+    let payload: Bytes;
+    if (b0 >= 0xc0) {
+      type = 0;
+      payload = bytes;
+    } else if (b0 === 1 || b0 === 2 || b0 === 4) {
+      type = b0;
+      payload = bytes.subarray(1);
+    } else {
+      if (isSolanaWireTransaction(bytes)) return REJECT.solana_transaction;
+      if (b0 === 3) return reject('unsupported_tx_type', 'Blob (0x03) transactions are not accepted');
+      if (b0 < 0x80) return reject('unsupported_tx_type', `Unknown transaction type 0x${b0.toString(16).padStart(2, '0')}`);
+      return invalid('not an RLP list or a typed envelope');
+    }
+
+    let values: Values;
+    try {
+      const v = RLP.decode(payload);
+      if (!Array.isArray(v)) return this.notEvm(bytes, 'the payload is not an RLP list');
+      values = v as Values;
+    } catch (e) {
+      return this.notEvm(bytes, `malformed RLP (${(e as Error).message})`);
+    }
+
+    const [unsignedCount, signedCount] = FIELDS[type]!;
+    if (values.length === unsignedCount) return REJECT.unsigned_transaction;
+    if (values.length !== signedCount) return this.notEvm(bytes, `expected ${signedCount} fields for type ${type}, got ${values.length}`);
+
+    // Policy: replay protection, envelope, chain.
+    if (type === 0) {
+      const v = values[6];
+      if (!(v instanceof Uint8Array)) return invalid('v must be a byte string');
+      const r = values[7];
+      const sv = values[8];
+      if (r instanceof Uint8Array && sv instanceof Uint8Array && r.length === 0 && sv.length === 0) return REJECT.unsigned_transaction;
+      const vb = toBig(v);
+      if (vb === 27n || vb === 28n) {
+        if (policy.allowUnprotected !== true) return REJECT.replay_unprotected;
+      } else if (vb < 35n) return reject('invalid_signature', `Invalid signature: legacy v = ${vb} is neither 27/28 nor EIP-155`);
+      else if ((vb - 35n) >> 1n !== this.chainId) return REJECT.chain_mismatch;
+      if (!policy.txTypes.has(0)) return reject('unsupported_tx_type', 'Legacy transactions are not accepted for this account');
+    } else {
+      if (!policy.txTypes.has(type)) return reject('unsupported_tx_type', `Transaction type 0x0${type} is not accepted for this account`);
+      const cid = values[0];
+      if (!(cid instanceof Uint8Array)) return invalid('chainId must be a byte string');
+      if (cid.length > 0 && cid[0] === 0) return invalid('chainId has leading zeros');
+      if (toBig(cid) !== this.chainId) return REJECT.chain_mismatch;
+    }
+
+    if (type === 2 && this.lean) return this.lean1559(bytes, values);
+    return this.reference(bytes, type, values);
+  }
+
+  /** When bytes are not a valid EVM transaction, they may still be a Solana one. */
+  private notEvm(bytes: Bytes, why: string): Exit {
+    return isSolanaWireTransaction(bytes) ? REJECT.solana_transaction : invalid(why);
+  }
+
+  /** The reference path: @ethereumjs/tx constructors and validation. */
+  reference(bytes: Bytes, type: number, values: Values): DecodedTx | Exit {
+    const opts = { common: this.common };
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    let tx: any;
+    try {
+      const vals = values as never;
+      tx =
+        type === 0 ? createLegacyTxFromBytesArray(vals, opts)
+        : type === 1 ? createAccessList2930TxFromBytesArray(vals, opts)
+        : type === 2 ? create1559FeeMarketTxFromBytesArray(vals, opts)
+        : createEOACode7702TxFromBytesArray(vals, opts);
+    } catch (e) {
+      return classify((e as Error).message);
+    }
+    if (!tx.isSigned()) return REJECT.unsigned_transaction;
+    const errors: string[] = tx.getValidationErrors();
+    if (errors.length > 0) return classify(errors.join('; '));
+    let from: string;
+    try {
+      from = tx.getSenderAddress().toString();
+    } catch (e) {
+      return classify((e as Error).message);
+    }
+    return {
+      type,
+      hash: '0x' + hex(keccak256(bytes)),
+      from,
+      chainId: type === 0 ? (tx.common.chainId() as bigint) : (tx.chainId as bigint),
+      nonce: tx.nonce,
+      to: tx.to === undefined ? null : tx.to.toString(),
+      value: tx.value,
+      data: tx.data,
+      gasLimit: tx.gasLimit,
+    };
+  }
+
+  /** The lean 0x02 path: the checks of FeeMarket1559Tx + getValidationErrors, without the object. */
+  private lean1559(bytes: Bytes, values: Values): DecodedTx | Exit {
+    const [, nonceB, prioB, maxFeeB, gasB, toB, valueB, data, accessList, vB, rB, sB] = values as [
+      Bytes, Bytes, Bytes, Bytes, Bytes, Bytes, Bytes, Bytes, Values, Bytes, Bytes, Bytes,
+    ];
+    const scalars = [nonceB, prioB, maxFeeB, gasB, toB, valueB, data, vB, rB, sB];
+    for (let i = 0; i < scalars.length; i++) if (!(scalars[i] instanceof Uint8Array)) return invalid('a scalar field is a list');
+    if (!Array.isArray(accessList)) return invalid('accessList must be a list');
+    // Canonical integers (no leading zero bytes), as validateNoLeadingZeroes.
+    if (leadingZero(nonceB) || leadingZero(prioB) || leadingZero(maxFeeB) || leadingZero(gasB) || leadingZero(valueB) || leadingZero(vB) || leadingZero(rB) || leadingZero(sB))
+      return invalid('integer field with leading zeros');
+    if (toB.length !== 0 && toB.length !== 20) return invalid(`to address must be 20 bytes, got ${toB.length}`);
+    if (valueB.length > 32 || rB.length > 32 || sB.length > 32) return invalid('value, r or s exceeds 2^256-1');
+    const value = toBig(valueB);
+    const gasLimit = toBig(gasB);
+    if (gasLimit > MAX_UINT64) return invalid('gasLimit exceeds 2^64-1');
+    const nonce = toBig(nonceB);
+    if (nonce >= MAX_UINT64) return invalid('nonce must be below 2^64-1 (EIP-2681)');
+    const g = this.gas;
+    if (g.gasCap > 0n && gasLimit > g.gasCap) return invalid(`gasLimit exceeds the EIP-7825 cap ${g.gasCap}`);
+    const isCreate = toB.length === 0;
+    if (isCreate && g.eip3860 && data.length > g.maxInitCodeSize) return invalid(`initcode of ${data.length} bytes exceeds ${g.maxInitCodeSize}`);
+    let slots = 0;
+    for (let i = 0; i < accessList.length; i++) {
+      const item = accessList[i]!;
+      if (!Array.isArray(item) || item.length !== 2) return invalid('access list item must have 2 elements');
+      const [addr, keys] = item as [Bytes | Values, Bytes | Values];
+      if (!(addr instanceof Uint8Array) || addr.length !== 20) return invalid('access list address must be 20 bytes');
+      if (!Array.isArray(keys)) return invalid('access list storage keys must be a list');
+      for (let k = 0; k < keys.length; k++) {
+        const key = keys[k]!;
+        if (!(key instanceof Uint8Array) || key.length !== 32) return invalid('access list storage key must be 32 bytes');
+      }
+      slots += keys.length;
+    }
+    if (maxFeeB.length > 32 || prioB.length > 32) return invalid('maxFeePerGas or maxPriorityFeePerGas exceeds 2^256-1');
+    const maxFee = toBig(maxFeeB);
+    const prio = toBig(prioB);
+    if (gasLimit * maxFee > MAX_UINT256) return invalid('gasLimit * maxFeePerGas exceeds 2^256-1');
+    if (maxFee < prio) return invalid('maxPriorityFeePerGas exceeds maxFeePerGas');
+    const v = toBig(vB);
+    if (v !== 0n && v !== 1n) return reject('invalid_signature', 'Invalid signature: y-parity must be 0 or 1');
+    if (rB.length === 0 || sB.length === 0) return reject('invalid_signature', 'Invalid signature: r and s must be non-zero');
+    if (toBig(sB) > SECP256K1_N_DIV_2) return reject('invalid_signature', 'Invalid signature: high s (EIP-2)');
+
+    // Intrinsic gas and, from Prague, the EIP-7623 calldata floor.
+    let zeros = 0;
+    for (let i = 0; i < data.length; i++) if (data[i] === 0) zeros++;
+    const nonZeros = data.length - zeros;
+    let intrinsic = g.txGas + BigInt(zeros) * g.zero + BigInt(nonZeros) * g.nonZero + BigInt(accessList.length) * g.alAddress + BigInt(slots) * g.alSlot;
+    if (isCreate) {
+      intrinsic += g.creation;
+      if (g.eip3860) intrinsic += g.initCodeWord * BigInt(Math.ceil(data.length / 32));
+    }
+    let minGas = intrinsic;
+    if (g.floor) {
+      const floor = g.txGas + g.floorPerToken * BigInt(zeros + 4 * nonZeros);
+      if (floor > minGas) minGas = floor;
+    }
+    if (gasLimit < minGas) return invalid(`gasLimit ${gasLimit} is below the intrinsic gas ${minGas}`);
+
+    // Signing hash: keccak(0x02 || rlp(first 9 fields)), taken from the raw bytes as they are.
+    const { start, end } = unsignedSpan(bytes, 1, 9);
+    const msgHash = keccak256(concatSigning(bytes, start, end));
+    const sig = new Uint8Array(64);
+    sig.set(rB, 32 - rB.length);
+    sig.set(sB, 64 - sB.length);
+    let pub: Bytes;
+    try {
+      pub = secp256k1().ecdsaRecover(sig, Number(v), msgHash, false);
+    } catch {
+      return REJECT.invalid_signature;
+    }
+    const from = '0x' + hex(keccak256(pub.subarray(1)).subarray(12));
+    return {
+      type: 2,
+      hash: '0x' + hex(keccak256(bytes)),
+      from,
+      chainId: this.chainId,
+      nonce,
+      to: isCreate ? null : '0x' + hex(toB),
+      value,
+      data,
+      gasLimit,
+    };
+  }
+}
+
+const leadingZero = (b: Bytes): boolean => b.length > 0 && b[0] === 0;
+
+/** Length of an RLP item's header and payload at `o` (input already validated by RLP.decode). */
+function itemEnd(b: Bytes, o: number): number {
+  const p = b[o]!;
+  if (p < 0x80) return o + 1;
+  if (p <= 0xb7) return o + 1 + (p - 0x80);
+  if (p <= 0xbf) {
+    const ll = p - 0xb7;
+    return o + 1 + ll + readLen(b, o + 1, ll);
+  }
+  if (p <= 0xf7) return o + 1 + (p - 0xc0);
+  const ll = p - 0xf7;
+  return o + 1 + ll + readLen(b, o + 1, ll);
+}
+
+function readLen(b: Bytes, o: number, n: number): number {
+  let len = 0;
+  for (let i = 0; i < n; i++) len = len * 256 + b[o + i]!;
+  return len;
+}
+
+/** Byte span of the first `count` items of the list at `listAt`. */
+function unsignedSpan(b: Bytes, listAt: number, count: number): { start: number; end: number } {
+  const p = b[listAt]!;
+  const start = p <= 0xf7 ? listAt + 1 : listAt + 1 + (p - 0xf7);
+  let o = start;
+  for (let i = 0; i < count; i++) o = itemEnd(b, o);
+  return { start, end: o };
+}
+
+/** 0x02 || list header || items[start, end): the EIP-1559 signing payload. */
+function concatSigning(b: Bytes, start: number, end: number): Bytes {
+  const len = end - start;
+  const header = len <= 55 ? 1 : 1 + byteLength(len);
+  const out = new Uint8Array(1 + header + len);
+  out[0] = 2;
+  if (len <= 55) out[1] = 0xc0 + len;
+  else {
+    const ll = header - 1;
+    out[1] = 0xf7 + ll;
+    for (let i = 0; i < ll; i++) out[2 + i] = (len >>> (8 * (ll - 1 - i))) & 0xff;
+  }
+  out.set(b.subarray(start, end), 1 + header);
+  return out;
+}
+
+function byteLength(n: number): number {
+  let l = 0;
+  while (n > 0) {
+    l++;
+    n = Math.floor(n / 256);
+  }
+  return l;
+}
+
+/** Maps an @ethereumjs/tx error message to a stable reason. */
+function classify(message: string): Exit {
+  const m = message.replace(/ \(tx type=.*$/s, '');
+  if (/signature|y-parity|v value|s-values|recovery|v: /i.test(m)) return reject('invalid_signature', `Invalid signature: ${m}`);
+  return reject('invalid_transaction', `Invalid transaction: ${m}`);
+}
