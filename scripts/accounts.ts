@@ -1,0 +1,129 @@
+/**
+ * Onboarding from the command line: `npm run accounts -- <command> [options]`.
+ * Edits the accounts file atomically; a running txgate reloads it within a second.
+ * New keys are printed once, here, and never written anywhere.
+ */
+import { parseArgs } from 'node:util';
+import { AccountsFileError } from '../src/accounts/parse.js';
+import { addGrant, AdminError, createAccount, listAccounts, removeGrant, revokeKey, rotateKey, setSubmission, type GrantSpec } from '../src/accounts/admin.js';
+
+const USAGE = `usage: npm run accounts -- <command> [--file accounts.json] [options]
+
+  create  --id ID --chain N --rate R --burst B --tip 0xADDR [--tip …] --min-tip WEI
+          [--tx-types 2,0,1,4] [--call 0xTO:0xSELECTOR:RECEIVER_ARG:AMOUNT_ARG] [--no-transfer]
+          [--allow-untipped]                         prints the new API key once
+  grant-add     --id ID --chain N --rate R --burst B --tip 0xADDR … --min-tip WEI [...]
+  grant-remove  --id ID --chain N
+  rotate-key    --id ID                              adds a new key (printed once); old keys stay valid
+  revoke-key    --id ID --hash SHA256_OR_PREFIX      (or --key-stdin to pass the key on stdin)
+  disable       --id ID                              submission refused with 403
+  enable        --id ID
+  list                                               ids, key-hash prefixes, granted chains
+
+The file defaults to $TXGATE_ACCOUNTS or ./accounts.json.`;
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    file: { type: 'string', default: process.env.TXGATE_ACCOUNTS ?? 'accounts.json' },
+    id: { type: 'string' },
+    chain: { type: 'string' },
+    rate: { type: 'string' },
+    burst: { type: 'string' },
+    tip: { type: 'string', multiple: true },
+    'min-tip': { type: 'string' },
+    'tx-types': { type: 'string' },
+    call: { type: 'string', multiple: true },
+    'no-transfer': { type: 'boolean' },
+    'allow-untipped': { type: 'boolean' },
+    hash: { type: 'string' },
+    'key-stdin': { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+  },
+});
+
+function need(name: keyof typeof values): string {
+  const v = values[name];
+  if (typeof v !== 'string' || v === '') throw new AdminError(`--${name} is required`);
+  return v;
+}
+
+function num(name: keyof typeof values): number {
+  const n = Number(need(name));
+  if (!Number.isFinite(n)) throw new AdminError(`--${name} must be a number`);
+  return n;
+}
+
+function grantFromFlags(): GrantSpec {
+  const feePatterns: NonNullable<GrantSpec['feePatterns']> = values['no-transfer'] === true ? [] : [{ kind: 'transfer' }];
+  for (const c of values.call ?? []) {
+    const [to, selector, r, a] = c.split(':');
+    if (to === undefined || selector === undefined || r === undefined || a === undefined) throw new AdminError(`--call ${c}: expected 0xTO:0xSELECTOR:RECEIVER_ARG:AMOUNT_ARG`);
+    feePatterns.push({ kind: 'call', to, selector, receiverArg: Number(r), amountArg: Number(a) });
+  }
+  return {
+    chainId: num('chain'),
+    rateLimit: { perSecond: num('rate'), burst: num('burst') },
+    txTypes: (values['tx-types'] ?? '2').split(',').map((t) => Number(t.trim())),
+    tipAddresses: values.tip ?? [],
+    minTipWei: need('min-tip'),
+    feePatterns,
+  };
+}
+
+async function readStdin(): Promise<string> {
+  let s = '';
+  for await (const chunk of process.stdin) s += chunk;
+  return s.trim();
+}
+
+async function main(): Promise<void> {
+  const cmd = positionals[0];
+  const file = values.file!;
+  switch (cmd) {
+    case 'create': {
+      const key = createAccount(file, need('id'), [grantFromFlags()], { allowUntipped: values['allow-untipped'] === true });
+      process.stdout.write(`created account "${values.id}" in ${file}\nAPI key (shown once, store it in a secret manager now): ${key}\n`);
+      return;
+    }
+    case 'grant-add':
+      addGrant(file, need('id'), grantFromFlags());
+      process.stdout.write(`granted chain ${values.chain} to "${values.id}"\n`);
+      return;
+    case 'grant-remove':
+      removeGrant(file, need('id'), num('chain'));
+      process.stdout.write(`removed chain ${values.chain} from "${values.id}"\n`);
+      return;
+    case 'rotate-key': {
+      const key = rotateKey(file, need('id'));
+      process.stdout.write(`added a key to "${values.id}"; the old keys stay valid until revoked\nnew API key (shown once): ${key}\n`);
+      return;
+    }
+    case 'revoke-key': {
+      const h = values['key-stdin'] === true ? revokeKey(file, need('id'), { key: await readStdin() }) : revokeKey(file, need('id'), { hash: need('hash') });
+      process.stdout.write(`revoked key ${h.slice(0, 12)}… of "${values.id}"\n`);
+      return;
+    }
+    case 'disable':
+    case 'enable':
+      setSubmission(file, need('id'), cmd === 'enable');
+      process.stdout.write(`submission ${cmd}d for "${values.id}"\n`);
+      return;
+    case 'list':
+      for (const a of listAccounts(file))
+        process.stdout.write(`${a.id}\t${a.submissionEnabled ? 'enabled' : 'DISABLED'}\tkeys ${a.keys.join(',') || '-'}\tchains ${a.chains.join(',') || '-'}\n`);
+      return;
+    default:
+      process.stdout.write(USAGE + '\n');
+      if (values.help !== true) process.exitCode = 2;
+  }
+}
+
+main().catch((e: unknown) => {
+  if (e instanceof AdminError || e instanceof AccountsFileError) {
+    process.stderr.write(`accounts: ${e instanceof AccountsFileError ? 'the change would make the file invalid: ' : ''}${e.message}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  throw e;
+});

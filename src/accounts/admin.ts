@@ -1,0 +1,148 @@
+/**
+ * Onboarding operations on the accounts file. Each one reads the file, changes the document,
+ * validates the result exactly as the service will (parseAccounts), and replaces the file
+ * atomically (temp file in the same directory, fsync, rename), so a running service reloads it
+ * safely and never sees a half-written file. Keys are generated here, returned once to be
+ * printed, and never written: only their SHA-256 is.
+ */
+import { randomBytes } from 'node:crypto';
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { keySha256 } from '../stages/auth.js';
+import { parseAccounts } from './parse.js';
+
+/** The recognisable prefix of every key (secret scanners can match `txg_` + 43 base64url). */
+export const KEY_PREFIX = 'txg_';
+
+/** A new API key: 256 bits from the OS CSPRNG, base64url, with the prefix. */
+export function generateKey(): string {
+  return KEY_PREFIX + randomBytes(32).toString('base64url');
+}
+
+export interface GrantSpec {
+  chainId: number;
+  rateLimit: { perSecond: number; burst: number };
+  txTypes?: number[];
+  tipAddresses: string[];
+  minTipWei: string;
+  feePatterns?: ({ kind: 'transfer' } | { kind: 'call'; to: string; selector: string; receiverArg: number; amountArg: number })[];
+}
+
+interface AccountDoc {
+  id: string;
+  keySha256: string[];
+  submissionEnabled?: boolean;
+  allowUntipped?: boolean;
+  grants: GrantSpec[];
+  [k: string]: unknown;
+}
+
+interface Doc {
+  accounts: AccountDoc[];
+}
+
+export class AdminError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'AdminError';
+  }
+}
+
+function read(file: string, create: boolean): Doc {
+  if (!existsSync(file)) {
+    if (create) return { accounts: [] };
+    throw new AdminError(`${file} does not exist`);
+  }
+  const doc = JSON.parse(readFileSync(file, 'utf8')) as Doc;
+  if (!Array.isArray(doc.accounts)) throw new AdminError(`${file}: no "accounts" array`);
+  return doc;
+}
+
+/** Validates as the service would, then replaces the file atomically. */
+function write(file: string, doc: Doc): void {
+  parseAccounts(doc); // throws AccountsFileError naming every problem: nothing is written
+  const tmp = join(dirname(file), `.${basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const fd = openSync(tmp, 'wx', 0o600);
+  try {
+    writeSync(fd, JSON.stringify(doc, null, 2) + '\n');
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, file);
+}
+
+function find(doc: Doc, id: string): AccountDoc {
+  const a = doc.accounts.find((x) => x.id === id);
+  if (a === undefined) throw new AdminError(`no account "${id}"`);
+  return a;
+}
+
+/** Creates an account with its grants; returns the new key (print it once; it is not stored). */
+export function createAccount(file: string, id: string, grants: GrantSpec[], opts: { allowUntipped?: boolean } = {}): string {
+  const doc = read(file, true);
+  if (doc.accounts.some((a) => a.id === id)) throw new AdminError(`account "${id}" already exists`);
+  const key = generateKey();
+  doc.accounts.push({ id, keySha256: [keySha256(key)], submissionEnabled: true, allowUntipped: opts.allowUntipped ?? false, grants });
+  write(file, doc);
+  return key;
+}
+
+export function addGrant(file: string, id: string, grant: GrantSpec): void {
+  const doc = read(file, false);
+  const a = find(doc, id);
+  if (a.grants.some((g) => g.chainId === grant.chainId)) throw new AdminError(`account "${id}" already has a grant for chain ${grant.chainId}`);
+  a.grants.push(grant);
+  write(file, doc);
+}
+
+export function removeGrant(file: string, id: string, chainId: number): void {
+  const doc = read(file, false);
+  const a = find(doc, id);
+  const before = a.grants.length;
+  a.grants = a.grants.filter((g) => g.chainId !== chainId);
+  if (a.grants.length === before) throw new AdminError(`account "${id}" has no grant for chain ${chainId}`);
+  write(file, doc);
+}
+
+/** Adds a new key; the old ones keep working until revoked. Returns the new key. */
+export function rotateKey(file: string, id: string): string {
+  const doc = read(file, false);
+  const a = find(doc, id);
+  const key = generateKey();
+  a.keySha256.push(keySha256(key));
+  write(file, doc);
+  return key;
+}
+
+/**
+ * Revokes a key, named by its SHA-256 (or a unique prefix of ≥ 8 hex digits, as `list` shows),
+ * or by the key itself. Returns the revoked hash.
+ */
+export function revokeKey(file: string, id: string, which: { hash?: string; key?: string }): string {
+  const doc = read(file, false);
+  const a = find(doc, id);
+  const want = which.key !== undefined ? keySha256(which.key) : (which.hash ?? '').toLowerCase();
+  if (want.length < 8) throw new AdminError('name the key by its SHA-256 (at least 8 hex digits) or pass the key itself');
+  const matches = a.keySha256.filter((h) => h.toLowerCase().startsWith(want));
+  if (matches.length === 0) throw new AdminError(`account "${id}" has no key hash starting with ${want.slice(0, 12)}`);
+  if (matches.length > 1) throw new AdminError(`${want} matches ${matches.length} key hashes of "${id}": give more digits`);
+  a.keySha256 = a.keySha256.filter((h) => h !== matches[0]);
+  write(file, doc);
+  return matches[0]!;
+}
+
+export function setSubmission(file: string, id: string, enabled: boolean): void {
+  const doc = read(file, false);
+  find(doc, id).submissionEnabled = enabled;
+  write(file, doc);
+}
+
+export function listAccounts(file: string): { id: string; submissionEnabled: boolean; keys: string[]; chains: number[] }[] {
+  return read(file, false).accounts.map((a) => ({
+    id: a.id,
+    submissionEnabled: a.submissionEnabled !== false,
+    keys: a.keySha256.map((h) => h.slice(0, 12)),
+    chains: a.grants.map((g) => g.chainId),
+  }));
+}

@@ -1,0 +1,148 @@
+/**
+ * Starts the real txgate (uWS front end, real stages) in this process on an ephemeral port,
+ * with its logs captured so tests can assert on them, and an accounts file in a temp dir.
+ */
+import { mkdtempSync, renameSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { generateKey } from '../../src/accounts/admin.js';
+import { createApp, type App, type Observers } from '../../src/app.js';
+import { parseConfig, type Config } from '../../src/config.js';
+import { createLogger } from '../../src/log.js';
+import { initCrypto } from '../../src/native.js';
+import { keySha256 } from '../../src/stages/auth.js';
+
+/** Every log line of every server started in this test process. */
+export const capturedLogs: string[] = [];
+/** Every API key handed out in this test process (checked against the logs). */
+export const issuedKeys: string[] = [];
+
+export function newKey(): string {
+  const k = generateKey();
+  issuedKeys.push(k);
+  return k;
+}
+
+export const TIP = '0xa0Ee7A142d267C1f36714E4a8F75612F20a79720';
+export const MIN_TIP = 1_000_000_000_000n;
+
+export interface GrantIn {
+  chainId?: number;
+  rateLimit?: { perSecond: number; burst: number };
+  txTypes?: number[];
+  tipAddresses?: string[];
+  minTipWei?: string;
+  feePatterns?: unknown[];
+}
+
+export interface AccountIn {
+  id: string;
+  keys: string[];
+  submissionEnabled?: boolean;
+  allowUntipped?: boolean;
+  grants?: GrantIn[];
+}
+
+export function accountsDoc(accounts: AccountIn[]): unknown {
+  return {
+    accounts: accounts.map((a) => ({
+      id: a.id,
+      keySha256: a.keys.map(keySha256),
+      submissionEnabled: a.submissionEnabled ?? true,
+      allowUntipped: a.allowUntipped ?? false,
+      grants: (a.grants ?? [{}]).map((g) => ({
+        chainId: g.chainId ?? 4663,
+        rateLimit: g.rateLimit ?? { perSecond: 1000, burst: 1000 },
+        txTypes: g.txTypes ?? [2],
+        tipAddresses: g.tipAddresses ?? [TIP],
+        minTipWei: g.minTipWei ?? MIN_TIP.toString(),
+        feePatterns: g.feePatterns ?? [{ kind: 'transfer' }],
+      })),
+    })),
+  };
+}
+
+export interface Gate {
+  readonly app: App;
+  readonly port: number;
+  readonly config: Config;
+  readonly dir: string;
+  readonly accountsFile: string;
+  readonly logs: string[];
+  /** Replaces the accounts file atomically (as the onboarding tools do). */
+  writeAccounts(doc: unknown): void;
+  stop(): Promise<void>;
+}
+
+export interface GateOptions {
+  /** Config fields (merged over a test default: one chain 4663 on localhost, ephemeral port). */
+  config?: Record<string, unknown>;
+  accounts?: AccountIn[] | null;
+  sequencers?: string[];
+  observers?: Observers;
+}
+
+export async function startGate(opts: GateOptions = {}): Promise<Gate> {
+  await initCrypto();
+  const dir = mkdtempSync(join(tmpdir(), 'txgate-test-'));
+  const accountsFile = join(dir, 'accounts.json');
+  const writeAccounts = (doc: unknown) => {
+    const tmp = accountsFile + '.tmp';
+    writeFileSync(tmp, typeof doc === 'string' ? doc : JSON.stringify(doc));
+    renameSync(tmp, accountsFile);
+  };
+  if (opts.accounts !== null) writeAccounts(accountsDoc(opts.accounts ?? []));
+  const raw = {
+    listen: { host: '127.0.0.1', port: 0 },
+    internal: { host: '127.0.0.1', port: 0 },
+    chains: [
+      {
+        chainId: 4663,
+        hosts: ['localhost', 'fast.chain-a.example'],
+        sequencers: opts.sequencers ?? ['http://127.0.0.1:9'],
+        probe: { intervalMs: 100, timeoutMs: 500 },
+        forward: { timeoutMs: 1000 },
+      },
+      { chainId: 10, hosts: ['fast.chain-b.example'], sequencers: (opts.sequencers ?? ['http://127.0.0.1:9']).map((u) => u + '/chain10'), probe: { intervalMs: 100, timeoutMs: 500 } },
+    ],
+    accounts: { file: accountsFile },
+    log: { level: 'debug' },
+    shutdown: { graceMs: 2000 },
+    workers: 1,
+    ...(opts.config ?? {}),
+  };
+  const config = parseConfig(raw, dir, {});
+  const logs: string[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      for (const line of chunk.toString('utf8').split('\n')) {
+        if (line === '') continue;
+        logs.push(line);
+        capturedLogs.push(line);
+      }
+      cb();
+    },
+  });
+  const log = createLogger({ level: config.log.level, destination });
+  const app = createApp({ config, log, ...(opts.observers !== undefined ? { observers: opts.observers } : {}) });
+  const port = await app.start();
+  return { app, port, config, dir, accountsFile, logs, writeAccounts, stop: () => app.stop() };
+}
+
+/** Polls `check` every 20 ms until it is truthy or `ms` passes. */
+export async function eventually<T>(check: () => T | Promise<T>, ms = 3000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await check();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Asserts that no issued key appears anywhere in the captured logs. */
+export function keysInLogs(): string[] {
+  const all = capturedLogs.join('\n');
+  return issuedKeys.filter((k) => all.includes(k));
+}

@@ -1,0 +1,60 @@
+/** A raw HTTP client over node:http: full control of Host, chunking and aborts. */
+import { request, Agent } from 'node:http';
+
+export interface Reply {
+  readonly status: number;
+  readonly headers: Record<string, string | string[] | undefined>;
+  readonly text: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  readonly json: any;
+}
+
+export interface SendOptions {
+  readonly port: number;
+  readonly method?: string;
+  readonly path?: string;
+  readonly host?: string;
+  readonly headers?: Record<string, string>;
+  readonly body?: string | Buffer;
+  /** Send the body with Transfer-Encoding: chunked, in chunks of this size. */
+  readonly chunked?: number;
+  readonly agent?: Agent;
+}
+
+const noKeepAlive = new Agent({ keepAlive: false });
+
+export function send(o: SendOptions): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { host: o.host ?? 'localhost', ...(o.headers ?? {}) };
+    const body = o.body === undefined ? undefined : Buffer.isBuffer(o.body) ? o.body : Buffer.from(o.body);
+    if (body !== undefined && o.chunked === undefined) headers['content-length'] = String(body.length);
+    if (o.chunked !== undefined) headers['transfer-encoding'] = 'chunked';
+    const req = request({ host: '127.0.0.1', port: o.port, method: o.method ?? 'POST', path: o.path ?? '/', headers, agent: o.agent ?? noKeepAlive }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let json: unknown;
+        try {
+          json = text === '' ? undefined : JSON.parse(text);
+        } catch {
+          json = undefined;
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    if (body !== undefined && o.chunked !== undefined) {
+      for (let i = 0; i < body.length; i += o.chunked) req.write(body.subarray(i, i + o.chunked));
+    } else if (body !== undefined) req.write(body);
+    req.end();
+  });
+}
+
+/** POST a JSON-RPC request to / with application/json. */
+export function rpc(port: number, method: string, params: unknown[], opts: { id?: unknown; key?: string; host?: string; headers?: Record<string, string> } = {}): Promise<Reply> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...(opts.headers ?? {}) };
+  if (opts.key !== undefined) headers['x-api-key'] = opts.key;
+  return send({ port, host: opts.host ?? 'localhost', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 'id' in opts ? opts.id : 1, method, params }) });
+}

@@ -1,0 +1,66 @@
+/** Transactions signed by an independent library (viem), for tests. */
+import { privateKeyToAccount } from 'viem/accounts';
+import { encodeFunctionData, parseAbi, type Hex } from 'viem';
+import { ANVIL_KEYS } from '../../src/dev/anvil.js';
+import { MIN_TIP, TIP } from './harness.js';
+
+export const SIGNERS = ANVIL_KEYS.map((k) => privateKeyToAccount(k as Hex));
+
+export interface TxIn {
+  signer?: number;
+  chainId?: number;
+  nonce?: number;
+  to?: Hex | null;
+  value?: bigint;
+  data?: Hex;
+  gas?: bigint;
+  maxFeePerGas?: bigint;
+  maxPriorityFeePerGas?: bigint;
+}
+
+/** A tipped EIP-1559 transfer by default. */
+export function sign1559(t: TxIn = {}): Promise<Hex> {
+  const to = t.to === undefined ? (TIP as Hex) : t.to;
+  return SIGNERS[t.signer ?? 0]!.signTransaction({
+    type: 'eip1559',
+    chainId: t.chainId ?? 4663,
+    nonce: t.nonce ?? 0,
+    ...(to !== null ? { to } : {}),
+    value: t.value ?? MIN_TIP,
+    data: t.data ?? '0x',
+    gas: t.gas ?? 21000n + BigInt(((t.data ?? '0x').length - 2) / 2) * 16n + (to === null ? 100_000n : 0n),
+    maxFeePerGas: t.maxFeePerGas ?? 3_000_000_000n,
+    maxPriorityFeePerGas: t.maxPriorityFeePerGas ?? 1_000_000_000n,
+  });
+}
+
+export function signLegacy(t: TxIn & { protected?: boolean } = {}): Promise<Hex> {
+  return SIGNERS[t.signer ?? 0]!.signTransaction({
+    type: 'legacy',
+    ...(t.protected === false ? {} : { chainId: t.chainId ?? 4663 }),
+    nonce: t.nonce ?? 0,
+    to: (t.to ?? TIP) as Hex,
+    value: t.value ?? MIN_TIP,
+    gas: t.gas ?? 21000n,
+    gasPrice: t.maxFeePerGas ?? 3_000_000_000n,
+  });
+}
+
+export function sign2930(t: TxIn = {}): Promise<Hex> {
+  return SIGNERS[t.signer ?? 0]!.signTransaction({
+    type: 'eip2930',
+    chainId: t.chainId ?? 4663,
+    nonce: t.nonce ?? 0,
+    to: (t.to ?? TIP) as Hex,
+    value: t.value ?? MIN_TIP,
+    gas: t.gas ?? 21000n,
+    gasPrice: t.maxFeePerGas ?? 3_000_000_000n,
+    accessList: [],
+  });
+}
+
+/** Calldata of `tip(address receiver, uint256 amount)`-like calls: selector + ABI words. */
+export const TIP_ABI = parseAbi(['function payTip(address receiver, uint256 amount)', 'function swapAndTip(uint256 minOut, address receiver, uint256 amount)']);
+export function tipCall(receiver: Hex, amount: bigint): Hex {
+  return encodeFunctionData({ abi: TIP_ABI, functionName: 'payTip', args: [receiver, amount] });
+}
