@@ -232,6 +232,11 @@ export class PublicServer {
     else this.log.info(line, ok ? 'request' : 'rejected');
   }
 
+  /** The pipeline's stage names, in order. */
+  get stageNames(): readonly string[] {
+    return this.pipeline.names;
+  }
+
   listen(host: string, port: number): Promise<number> {
     return new Promise((resolve, reject) => {
       this.app.listen(host, port, (sock) => {

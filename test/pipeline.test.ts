@@ -1,0 +1,94 @@
+/** The runner: order, first rejection short-circuits, sync stages are not awaited, client gone stops. */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Exit, REJECT, result } from '../src/errors.js';
+import { RequestContext, type BaseCtx } from '../src/pipeline/context.js';
+import { Pipeline, PipelineBuilder, STAGE_NAMES, type Stage } from '../src/pipeline/pipeline.js';
+import { createApp } from '../src/app.js';
+import { parseConfig } from '../src/config.js';
+import { createLogger } from '../src/log.js';
+import { Writable } from 'node:stream';
+
+const head = { host: 'localhost', contentType: 'application/json', contentLength: 2, apiKey: '' };
+const ctx = () => new RequestContext('t', 0, head, { read: () => Promise.resolve(Buffer.from('{}')) });
+
+function recorder() {
+  const exits: { exit: Exit; stage: number; err: unknown }[] = [];
+  return { exits, hooks: { exit: (_c: BaseCtx, exit: Exit, stage: number, err: unknown) => exits.push({ exit, stage, err }) } };
+}
+
+const pass = (name: string, trace: string[]): Stage<BaseCtx, BaseCtx> => ({ name: name as never, run: (c) => (trace.push(name), c) });
+
+describe('pipeline runner', () => {
+  it('runs stages in array order and ends with the terminal answer', () => {
+    const trace: string[] = [];
+    const { exits, hooks } = recorder();
+    const p = new Pipeline([pass('a', trace), pass('b', trace), { name: 'forward', run: () => (trace.push('end'), result('0x1')) }], hooks);
+    p.run(ctx());
+    assert.deepEqual(trace, ['a', 'b', 'end']);
+    assert.equal(exits.length, 1);
+    assert.equal(exits[0]!.exit.reason, 'ok');
+    assert.equal(exits[0]!.stage, 2);
+  });
+
+  it('a rejection short-circuits: later stages never run, exit called once', () => {
+    const trace: string[] = [];
+    const { exits, hooks } = recorder();
+    const p = new Pipeline([pass('a', trace), { name: 'parse', run: () => REJECT.parse_error }, pass('c', trace)], hooks);
+    p.run(ctx());
+    assert.deepEqual(trace, ['a']);
+    assert.equal(exits.length, 1);
+    assert.equal(exits[0]!.exit, REJECT.parse_error);
+    assert.equal(exits[0]!.stage, 1);
+  });
+
+  it('synchronous stages are not awaited: an all-sync pipeline answers before run() returns', () => {
+    const { exits, hooks } = recorder();
+    new Pipeline([pass('a', []), { name: 'route', run: () => result('0x1237') }], hooks).run(ctx());
+    assert.equal(exits.length, 1);
+  });
+
+  it('awaits a stage that returns a promise, then continues', async () => {
+    const trace: string[] = [];
+    const { exits, hooks } = recorder();
+    const p = new Pipeline([{ name: 'size_cap', run: (c: BaseCtx) => Promise.resolve(c).then((x) => (trace.push('async'), x)) }, pass('b', trace), { name: 'forward', run: () => result('0x2') }], hooks);
+    p.run(ctx());
+    assert.equal(exits.length, 0);
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(trace, ['async', 'b']);
+    assert.equal(exits.length, 1);
+  });
+
+  it('stops when the client has gone during an await', async () => {
+    const trace: string[] = [];
+    const { exits, hooks } = recorder();
+    const c = ctx();
+    const p = new Pipeline([{ name: 'size_cap', run: (x: BaseCtx) => Promise.resolve(x) }, pass('never', trace)], hooks);
+    p.run(c);
+    c.aborted = true;
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(trace, []);
+    assert.equal(exits[0]!.exit, REJECT.client_closed);
+  });
+
+  it('a throwing stage becomes internal_error, with the cause for the log', () => {
+    const { exits, hooks } = recorder();
+    new Pipeline([{ name: 'auth', run: () => { throw new Error('boom'); } }], hooks).run(ctx());
+    assert.equal(exits[0]!.exit, REJECT.internal_error);
+    assert.equal((exits[0]!.err as Error).message, 'boom');
+  });
+
+  it('the builder produces the stages in the order given', () => {
+    const { hooks } = recorder();
+    const p = PipelineBuilder.start<BaseCtx>().then(pass('host', [])).then(pass('size_cap', [])).end({ name: 'forward', run: () => result('0x') }, hooks);
+    assert.deepEqual(p.names, ['host', 'size_cap', 'forward']);
+  });
+
+  it('the service pipeline holds the ten stages in the designed order', () => {
+    const config = parseConfig({ chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }], workers: 1 }, '/tmp', {});
+    const log = createLogger({ level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
+    const app = createApp({ config, log });
+    assert.deepEqual(app.server.stageNames, [...STAGE_NAMES]);
+    assert.deepEqual(STAGE_NAMES, ['host', 'size_cap', 'parse', 'route', 'auth', 'grant', 'decode', 'fee', 'rate_limit', 'forward']);
+  });
+});

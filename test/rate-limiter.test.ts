@@ -1,0 +1,80 @@
+/** The token bucket (GCRA) with an injected clock: refill, burst cap, waits, Retry-After rounding, sweep. */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { RateLimiter, retryAfterSeconds } from '../src/limits/rate-limiter.js';
+
+function clocked() {
+  let now = 1000;
+  const limiter = new RateLimiter(() => now);
+  return { limiter, advance: (ms: number) => (now += ms) };
+}
+
+describe('rate limiter', () => {
+  it('allows exactly burst requests at once, with the remaining count going down', () => {
+    const { limiter } = clocked();
+    const got = Array.from({ length: 5 }, () => limiter.take('a/1', 10, 3));
+    assert.deepEqual(got.slice(0, 3), [2, 1, 0]);
+    assert.ok(got[3]! < 0 && got[4]! < 0);
+  });
+
+  it('refills at perSecond', () => {
+    const { limiter, advance } = clocked();
+    for (let i = 0; i < 3; i++) limiter.take('a/1', 10, 3);
+    assert.ok(limiter.take('a/1', 10, 3) < 0);
+    advance(99);
+    assert.ok(limiter.take('a/1', 10, 3) < 0, 'not yet after 99 ms at 10/s');
+    advance(1);
+    assert.equal(limiter.take('a/1', 10, 3), 0, 'one token after 100 ms');
+  });
+
+  it('never holds more than burst tokens after a long idle', () => {
+    const { limiter, advance } = clocked();
+    limiter.take('a/1', 10, 3);
+    advance(60_000);
+    const got = Array.from({ length: 4 }, () => limiter.take('a/1', 10, 3));
+    assert.deepEqual(got.slice(0, 3), [2, 1, 0]);
+    assert.ok(got[3]! < 0);
+  });
+
+  it('reports the wait until the next token', () => {
+    const { limiter, advance } = clocked();
+    limiter.take('a/1', 2, 1); // 500 ms per token
+    advance(200);
+    const r = limiter.take('a/1', 2, 1);
+    assert.ok(Math.abs(-r - 300) < 1e-6, `wait ${-r}`);
+  });
+
+  it('a refused request spends nothing', () => {
+    const { limiter, advance } = clocked();
+    limiter.take('a/1', 1, 1);
+    for (let i = 0; i < 10; i++) assert.ok(limiter.take('a/1', 1, 1) < 0);
+    advance(1000);
+    assert.equal(limiter.take('a/1', 1, 1), 0);
+  });
+
+  it('keeps buckets apart per key (account and chain)', () => {
+    const { limiter } = clocked();
+    limiter.take('a/1', 1, 1);
+    assert.ok(limiter.take('a/1', 1, 1) < 0);
+    assert.equal(limiter.take('a/2', 1, 1), 0);
+    assert.equal(limiter.take('b/1', 1, 1), 0);
+  });
+
+  it('Retry-After is whole seconds, rounded up, at least 1', () => {
+    assert.equal(retryAfterSeconds(1), 1);
+    assert.equal(retryAfterSeconds(999), 1);
+    assert.equal(retryAfterSeconds(1000), 1);
+    assert.equal(retryAfterSeconds(1001), 2);
+    assert.equal(retryAfterSeconds(0), 1);
+  });
+
+  it('the sweep drops only full (idle) buckets, bounding memory without changing outcomes', () => {
+    const { limiter, advance } = clocked();
+    limiter.take('idle', 10, 1);
+    limiter.take('busy', 1, 5);
+    advance(150);
+    assert.equal(limiter.sweep(), 1);
+    assert.equal(limiter.size, 1);
+    assert.equal(limiter.take('idle', 10, 1), 0);
+  });
+});
