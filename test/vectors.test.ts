@@ -1,0 +1,99 @@
+/**
+ * The decoder on its own against the 168 transactions of the Ethereum test suite, each with its
+ * fork: validity, sender and hash must match every one, on the reference path and on the lean
+ * path. Then the two paths against each other on signed transactions and random mutations.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { before, describe, it } from 'node:test';
+import fc from 'fast-check';
+import type { Hex } from 'viem';
+import { Exit } from '../src/errors.js';
+import { initCrypto } from '../src/native.js';
+import { TxDecoder } from '../src/tx/decoder.js';
+import { sign1559, tipCall } from './support/txs.js';
+
+interface Vector {
+  source: string;
+  txbytes: string;
+  fork: string;
+  valid: boolean;
+  hash: string | null;
+  sender: string | null;
+}
+
+const VECTORS: Vector[] = JSON.parse(readFileSync(join(import.meta.dirname, '../../../shared/vectors/ethereum-tests-transactions.json'), 'utf8'));
+const ALL_TYPES = { txTypes: new Set([0, 1, 2, 4]), allowUnprotected: true };
+
+before(() => initCrypto());
+
+describe('Ethereum test vectors', () => {
+  it('there are 168 of them', () => assert.equal(VECTORS.length, 168));
+
+  for (const lean of [true, false]) {
+    it(`every vector agrees (${lean ? 'lean 0x02 path' : 'reference path only'})`, () => {
+      const decoders = new Map<string, TxDecoder>();
+      const mismatches: string[] = [];
+      for (const v of VECTORS) {
+        const fork = v.fork.toLowerCase();
+        let d = decoders.get(fork);
+        if (d === undefined) decoders.set(fork, (d = new TxDecoder(1, fork, { lean })));
+        const out = d.decode(Buffer.from(v.txbytes.slice(2), 'hex'), ALL_TYPES);
+        const ok = !(out instanceof Exit);
+        if (ok !== v.valid) mismatches.push(`${v.source}: expected ${v.valid ? 'valid' : 'invalid'}, got ${ok ? 'valid' : (out as Exit).reason}`);
+        else if (ok && (out.hash !== v.hash || out.from !== v.sender!.toLowerCase())) mismatches.push(`${v.source}: hash/sender differ`);
+      }
+      assert.deepEqual(mismatches, []);
+      if (lean) assert.ok(decoders.get('cancun')!.lean, 'the lean path was really used for Cancun 0x02');
+    });
+  }
+});
+
+describe('lean 0x02 path agrees with @ethereumjs/tx', () => {
+  const lean = () => new TxDecoder(4663, 'prague');
+  const ref = () => new TxDecoder(4663, 'prague', { lean: false });
+  const policy = { txTypes: new Set([2]) };
+
+  function same(a: ReturnType<TxDecoder['decode']>, b: ReturnType<TxDecoder['decode']>): boolean {
+    if (a instanceof Exit || b instanceof Exit) return a instanceof Exit && b instanceof Exit && a.reason === b.reason;
+    return a.hash === b.hash && a.from === b.from && a.nonce === b.nonce && a.value === b.value && a.to === b.to && a.gasLimit === b.gasLimit && Buffer.from(a.data).equals(Buffer.from(b.data));
+  }
+
+  it('on signed transactions of every shape (transfers, calls, creation, big values, access lists)', async () => {
+    const L = lean();
+    const R = ref();
+    assert.ok(L.lean && !R.lean);
+    const txs: Hex[] = [];
+    for (let i = 0; i < 5; i++) {
+      txs.push(await sign1559({ signer: i, nonce: i * 7 }));
+      txs.push(await sign1559({ signer: i, data: tipCall('0xa0Ee7A142d267C1f36714E4a8F75612F20a79720', 10n ** 18n), gas: 60_000n }));
+      txs.push(await sign1559({ signer: i, to: null, data: ('0x' + '60'.repeat(100 + i)) as Hex, gas: 200_000n }));
+      txs.push(await sign1559({ signer: i, value: 2n ** 255n, maxFeePerGas: 2n ** 64n, maxPriorityFeePerGas: 0n }));
+      txs.push(await sign1559({ signer: i, data: ('0x' + '00'.repeat(64) + 'ff'.repeat(64)) as Hex, gas: 21_000n + 64n * 4n + 64n * 16n }));
+      txs.push(await sign1559({ signer: i, data: ('0x' + '00'.repeat(64) + 'ff'.repeat(64)) as Hex, gas: 21_000n + 64n * 4n + 64n * 16n - 1n }));
+    }
+    for (const t of txs) {
+      const b = Buffer.from(t.slice(2), 'hex');
+      const a = L.decode(b, policy);
+      const r = R.decode(b, policy);
+      assert.ok(same(a, r), `${t}: lean ${a instanceof Exit ? a.reason + a.tail : a.hash} vs ref ${r instanceof Exit ? r.reason + r.tail : r.hash}`);
+    }
+  });
+
+  it('on random single-byte mutations and truncations of signed transactions', async () => {
+    const L = lean();
+    const R = ref();
+    const seeds = await Promise.all([sign1559({}), sign1559({ data: tipCall('0xa0Ee7A142d267C1f36714E4a8F75612F20a79720', 5n), gas: 60_000n })]);
+    fc.assert(
+      fc.property(fc.constantFrom(...seeds), fc.nat(), fc.integer({ min: 0, max: 255 }), fc.boolean(), (seed, pos, byte, truncate) => {
+        const b = Buffer.from(seed.slice(2), 'hex');
+        const i = 1 + (pos % (b.length - 1));
+        const m = truncate ? b.subarray(0, i) : Buffer.from(b);
+        if (!truncate) m[i] = byte;
+        return same(L.decode(m, policy), R.decode(m, policy));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});
