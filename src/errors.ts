@@ -57,7 +57,6 @@ export const REASONS = {
   overloaded: { status: 503, code: -32005, message: 'Too many submissions in flight for this chain; the transaction was not forwarded', action: 'Retry after a short backoff with jitter; the transaction was not forwarded.' },
   // --- service state ---
   not_ready: { status: 503, code: -32002, message: 'Service is not ready', action: 'Retry later; check GET /ready.' },
-  not_implemented: { status: 503, code: -32002, message: 'Not available in this deployment', action: 'Retry later.' },
   client_closed: { status: 499, code: -32603, message: 'Client closed the connection before the answer', action: 'Never sent (the client had gone); logged and counted. For a submission, check the receipt of your hash.' },
   internal_error: { status: 500, code: -32603, message: 'Internal error', action: 'Retry with bounds; check the receipt for submissions; report it if it persists.' },
 } as const satisfies Record<string, ReasonSpec>;

@@ -41,8 +41,8 @@ export function tipAddressesBody(account: Account, grant: Grant, allowUntippedDe
   });
 }
 
-function fail(exit: Exit): GetAnswer {
-  return { status: exit.status, body: exit.body('null'), ...(exit.headers !== undefined ? { headers: exit.headers } : {}) };
+function fail(exit: Exit, account?: string): GetAnswer {
+  return { status: exit.status, body: exit.body('null'), reason: exit.reason, ...(account !== undefined ? { account } : {}), ...(exit.headers !== undefined ? { headers: exit.headers } : {}) };
 }
 
 /** `4663` or `0x1237` → 4663; anything else → NaN. */
@@ -63,17 +63,17 @@ export function createTipAddressesHandler(opts: TipAddressesOptions): (head: Req
     if (!opts.store.ready) return fail(REJECT.not_ready);
     const account = opts.store.byKeyHash(keySha256(key));
     if (account === undefined) return fail(REJECT.unauthorized);
-    if (!account.submissionEnabled) return fail(REJECT.submission_disabled);
+    if (!account.submissionEnabled) return fail(REJECT.submission_disabled, account.id);
 
     let chainId = chain.chainId;
     const q = new URLSearchParams(query);
     const asked = q.get('chainId');
     if (asked !== null) {
       chainId = parseChainIdParam(asked);
-      if (Number.isNaN(chainId)) return fail(reject('invalid_params', 'Invalid params: chainId must be a decimal or 0x-hex chain id'));
+      if (Number.isNaN(chainId)) return fail(reject('invalid_params', 'Invalid params: chainId must be a decimal or 0x-hex chain id'), account.id);
     }
     const grant = account.grants.get(chainId);
-    if (grant === undefined) return fail(REJECT.chain_not_granted);
+    if (grant === undefined) return fail(REJECT.chain_not_granted, account.id);
 
     let c = cache.get(grant);
     if (c === undefined) {
@@ -82,7 +82,7 @@ export function createTipAddressesHandler(opts: TipAddressesOptions): (head: Req
       cache.set(grant, c);
     }
     const headers: Header[] = [['etag', c.etag], ['cache-control', cacheControl], ['vary', 'X-Api-Key']];
-    if (ifNoneMatch !== '' && ifNoneMatch.split(',').some((t) => t.trim() === c.etag || t.trim() === '*')) return { status: 304, body: '', headers };
-    return { status: 200, body: c.body, headers };
+    if (ifNoneMatch !== '' && ifNoneMatch.split(',').some((t) => t.trim() === c.etag || t.trim() === '*')) return { status: 304, body: '', headers, account: account.id };
+    return { status: 200, body: c.body, headers, account: account.id };
   };
 }

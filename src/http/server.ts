@@ -19,6 +19,9 @@ export interface GetAnswer {
   readonly status: number;
   readonly body: string;
   readonly headers?: readonly Header[];
+  /** For the log line: the rejection reason, the account id. */
+  readonly reason?: string;
+  readonly account?: string;
 }
 
 export interface RequestObserver {
@@ -31,8 +34,8 @@ export interface ServerDeps {
   readonly log: Logger;
   readonly readiness: Readiness;
   readonly buildPipeline: (hooks: PipelineHooks) => Pipeline;
-  /** GET /tip-addresses: given the raw headers and query; null until accounts exist. */
-  readonly tipAddresses: ((head: RequestHead, query: string, ifNoneMatch: string) => GetAnswer) | null;
+  /** GET /tip-addresses: given the raw headers, the query string and If-None-Match. */
+  readonly tipAddresses: (head: RequestHead, query: string, ifNoneMatch: string) => GetAnswer;
   readonly observer?: RequestObserver;
   readonly serverTiming?: boolean;
   /** Prefix of request ids (e.g. worker index), to keep them unique per process. */
@@ -132,34 +135,64 @@ export class PublicServer {
   }
 
   private routes(app: TemplatedApp): TemplatedApp {
-    const notAllowed = (res: HttpResponse, req: HttpRequest) => this.plain(res, req, REJECT.method_not_allowed);
+    const notAllowed = this.guard((res, req) => this.plain(res, req, REJECT.method_not_allowed));
     return app
-      .post('/', (res, req) => this.onPost(res, req))
+      .post('/', this.guard((res, req) => this.onPost(res, req)))
       .any('/', notAllowed)
-      .get('/health', (res) => this.write(res, 200, HEALTH_BODY, undefined, false))
+      .get('/health', this.guard((res) => this.write(res, 200, HEALTH_BODY, undefined, false)))
       .any('/health', notAllowed)
-      .get('/ready', (res) => {
-        const r = this.deps.readiness.report();
-        this.write(res, r.ready ? 200 : 503, r.body, undefined, false);
-      })
+      .get(
+        '/ready',
+        this.guard((res) => {
+          const r = this.deps.readiness.report();
+          this.write(res, r.ready ? 200 : 503, r.body, undefined, false);
+        }),
+      )
       .any('/ready', notAllowed)
-      .get('/tip-addresses', (res, req) => this.onTipAddresses(res, req))
+      .get('/tip-addresses', this.guard((res, req) => this.onTipAddresses(res, req)))
       .any('/tip-addresses', notAllowed)
-      .any('/*', (res, req) => this.plain(res, req, REJECT.not_found));
+      .any('/*', this.guard((res, req) => this.plain(res, req, REJECT.not_found)));
+  }
+
+  /**
+   * uWS aborts the whole process if a handler returns without answering or registering
+   * onAborted, which a thrown exception would cause: every handler answers 500 instead.
+   */
+  private guard(h: (res: HttpResponse, req: HttpRequest) => void): (res: HttpResponse, req: HttpRequest) => void {
+    return (res, req) => {
+      try {
+        h(res, req);
+      } catch (e) {
+        this.log.error({ err: e }, 'handler failed');
+        try {
+          this.write(res, 500, REJECT.internal_error.body('null'), undefined, true);
+        } catch {
+          /* already answered: nothing more can be done for this request */
+        }
+      }
+    };
   }
 
   /** Answers a request outside the pipeline; closes the connection if a body is pending. */
   private plain(res: HttpResponse, req: HttpRequest, exit: Exit): void {
     const pending = req.getHeader('content-length') !== '' || req.getHeader('transfer-encoding') !== '';
-    this.write(res, exit.status, exit.body('null'), undefined, pending);
+    const reqId = this.nextId();
+    this.log.info({ reqId, method: req.getMethod().toUpperCase(), path: req.getUrl(), status: exit.status, reason: exit.reason }, 'rejected');
+    this.write(res, exit.status, exit.body('null'), undefined, pending, reqId);
+  }
+
+  private nextId(): string {
+    return this.idPrefix + (++this.seq).toString(36);
   }
 
   private onTipAddresses(res: HttpResponse, req: HttpRequest): void {
     const tip = this.deps.tipAddresses;
-    if (tip === null) return this.write(res, 503, REJECT.not_implemented.body('null'), undefined, false);
     const head: RequestHead = { host: req.getHeader('host'), contentType: '', contentLength: -1, apiKey: req.getHeader('x-api-key') };
+    const t0 = performance.now();
     const a = tip(head, req.getQuery() ?? '', req.getHeader('if-none-match'));
-    this.write(res, a.status, a.body, a.headers, false);
+    const reqId = this.nextId();
+    this.log.info({ reqId, method: 'GET /tip-addresses', status: a.status, ...(a.reason !== undefined ? { reason: a.reason } : {}), ...(a.account !== undefined ? { account: a.account } : {}), us: Math.round((performance.now() - t0) * 1000) }, a.status < 400 ? 'request' : 'rejected');
+    this.write(res, a.status, a.body, a.headers, false, reqId);
   }
 
   private onPost(res: HttpResponse, req: HttpRequest): void {
@@ -172,7 +205,7 @@ export class PublicServer {
       apiKey: req.getHeader('x-api-key'),
     };
     const hasBody = contentLength !== 0 && (contentLength > 0 || req.getHeader('transfer-encoding') !== '');
-    const ctx = new HttpContext(this.idPrefix + (++this.seq).toString(36), performance.now(), head, res, hasBody);
+    const ctx = new HttpContext(this.nextId(), performance.now(), head, res, hasBody);
     res.onAborted(() => ctx.abort());
     this.inFlight++;
     this.pipeline.run(ctx);
@@ -202,7 +235,8 @@ export class PublicServer {
       res.writeStatus(statusLine(status)).writeHeader('content-type', JSON_CT);
       if (reqId !== undefined) res.writeHeader('x-request-id', reqId);
       if (headers !== undefined) for (const [k, v] of headers) res.writeHeader(k, v);
-      res.end(body, close);
+      if (status === 304) res.endWithoutBody(); // (undefined, false) as arguments does not answer in this uWS build
+      else res.end(body, close);
     });
   }
 

@@ -1,7 +1,7 @@
 /**
  * Stage 2, parse: exactly one JSON-RPC 2.0 request object (DESIGN §4, spec §2).
  * Content-Type application/json; a batch is refused; `jsonrpc` "2.0"; `id` a number or a
- * string (null or absent is invalid); `method` a string; `params` an array.
+ * string (null or absent is invalid); `method` a string; `params` an array (absent = []).
  */
 import { reject, REJECT } from '../errors.js';
 import { enrich, type ParsedCtx, type SizedCtx } from '../pipeline/context.js';
@@ -13,6 +13,8 @@ export function isJsonContentType(ct: string): boolean {
   const semi = ct.indexOf(';');
   return (semi < 0 ? ct : ct.slice(0, semi)).trim().toLowerCase() === 'application/json';
 }
+
+const NO_PARAMS: readonly unknown[] = Object.freeze([]);
 
 export function createParseStage(): Stage<SizedCtx, ParsedCtx> {
   return {
@@ -34,7 +36,8 @@ export function createParseStage(): Stage<SizedCtx, ParsedCtx> {
       if (m.jsonrpc !== '2.0') return reject('invalid_request', 'Invalid request: jsonrpc must be "2.0"');
       const method = m.method;
       if (typeof method !== 'string') return reject('invalid_request', 'Invalid request: method must be a string');
-      const params = m.params;
+      // JSON-RPC 2.0 §4 lets a client omit params (viem does for eth_chainId): absent means [].
+      const params = m.params === undefined ? NO_PARAMS : m.params;
       if (!Array.isArray(params)) return reject('invalid_request', 'Invalid request: params must be an array');
       return enrich(ctx, 'rpc', { id, idJson: ctx.idJson, method, params });
     },

@@ -81,6 +81,8 @@ export interface GateOptions {
   accounts?: AccountIn[] | null;
   sequencers?: string[];
   observers?: Observers;
+  /** Add a second chain (10, host fast.chain-b.example) served by the same stub under /chain10. */
+  chainB?: boolean;
 }
 
 export async function startGate(opts: GateOptions = {}): Promise<Gate> {
@@ -99,12 +101,14 @@ export async function startGate(opts: GateOptions = {}): Promise<Gate> {
     chains: [
       {
         chainId: 4663,
-        hosts: ['localhost', 'fast.chain-a.example'],
+        hosts: ['localhost', '127.0.0.1', 'fast.chain-a.example'],
         sequencers: opts.sequencers ?? ['http://127.0.0.1:9'],
         probe: { intervalMs: 100, timeoutMs: 500 },
         forward: { timeoutMs: 1000 },
       },
-      { chainId: 10, hosts: ['fast.chain-b.example'], sequencers: (opts.sequencers ?? ['http://127.0.0.1:9']).map((u) => u + '/chain10'), probe: { intervalMs: 100, timeoutMs: 500 } },
+      ...(opts.chainB === false
+        ? []
+        : [{ chainId: 10, hosts: ['fast.chain-b.example'], sequencers: (opts.sequencers ?? ['http://127.0.0.1:9']).map((u) => u + '/chain10'), probe: { intervalMs: 100, timeoutMs: 500 } }]),
     ],
     accounts: { file: accountsFile },
     log: { level: 'debug' },

@@ -1,0 +1,252 @@
+/**
+ * Forwarding faults against stub sequencers (the only place stubs are used: to inject faults):
+ * timeout, 500, HTML, wrong hash, failover, fanout ordering, already-known and nonce-too-low
+ * handling, duplicate suppression, load shedding, and exactly one answer per request.
+ */
+import assert from 'node:assert/strict';
+import { Agent } from 'node:http';
+import { after, afterEach, describe, it } from 'node:test';
+import { eventually, keysInLogs, newKey, startGate, type Gate } from './support/harness.js';
+import { rpc, send } from './support/http.js';
+import { StubSequencer, txHash } from './support/stub-sequencer.js';
+import { sign1559 } from './support/txs.js';
+
+const key = newKey();
+const accounts = [{ id: 'mm', keys: [key], grants: [{ rateLimit: { perSecond: 1e6, burst: 1e6 } }] }];
+let nonce = 0;
+const next = () => sign1559({ nonce: nonce++ });
+
+const open: { gates: Gate[]; stubs: StubSequencer[] } = { gates: [], stubs: [] };
+async function setup(n: number, forward: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) {
+  const stubs = await Promise.all(Array.from({ length: n }, () => new StubSequencer().start()));
+  const gate = await startGate({
+    accounts,
+    config: {
+      chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: stubs.map((s) => s.url), probe: { intervalMs: 100, timeoutMs: 300 }, forward: { timeoutMs: 300, ...forward } }],
+      ...extra,
+    },
+  });
+  open.gates.push(gate);
+  open.stubs.push(...stubs);
+  return { gate, stubs };
+}
+afterEach(async () => {
+  for (const g of open.gates.splice(0)) await g.stop();
+  for (const s of open.stubs.splice(0)) await s.stop();
+});
+after(() => assert.deepEqual(keysInLogs(), []));
+
+const submit = (gate: Gate, raw: string, id: unknown = 1) => rpc(gate.port, 'eth_sendRawTransaction', [raw], { key, id });
+const audit = (gate: Gate) => gate.logs.map((l) => JSON.parse(l)).filter((l) => l.audit === 'forward');
+
+describe('outcomes with one sequencer', () => {
+  it('success: 200 with the locally computed hash, and one audit line', async () => {
+    const { gate } = await setup(1);
+    const raw = await next();
+    const r = await submit(gate, raw, 'abc');
+    assert.deepEqual(r.json, { jsonrpc: '2.0', id: 'abc', result: txHash(raw) });
+    const lines = audit(gate);
+    assert.equal(lines.length, 1);
+    assert.equal(lines[0].tx, txHash(raw));
+    assert.equal(lines[0].account, 'mm');
+    assert.equal(lines[0].outcome, 'accepted');
+    assert.equal(typeof lines[0].ms, 'number');
+    assert.match(lines[0].sequencer, /^http:\/\/127\.0\.0\.1:\d+$/);
+  });
+  it('timeout → 502 upstream_error carrying the hash; the log line has it for reconciliation', async () => {
+    const { gate, stubs } = await setup(1);
+    stubs[0]!.behaviour = () => ({ kind: 'hang' });
+    const raw = await next();
+    const r = await submit(gate, raw);
+    assert.equal(r.status, 502);
+    assert.equal(r.json.error.data.reason, 'upstream_error');
+    assert.equal(r.json.error.data.txHash, txHash(raw));
+    assert.ok(gate.logs.some((l) => l.includes('outcome uncertain') && l.includes(txHash(raw))));
+  });
+  for (const [what, b] of [
+    ['HTTP 500', { kind: 'http', status: 500, body: '{"jsonrpc":"2.0","id":1,"result":"0x00"}' }],
+    ['an HTML body', { kind: 'http', status: 200, body: '<html>bad gateway</html>', contentType: 'text/html' }],
+    ['a JSON body that is not JSON-RPC', { kind: 'http', status: 200, body: '{"ok":true}' }],
+    ['a dropped connection', { kind: 'destroy' }],
+  ] as const) {
+    it(`${what} → 502 upstream_error, never a 200`, async () => {
+      const { gate, stubs } = await setup(1);
+      stubs[0]!.behaviour = () => b as never;
+      const r = await submit(gate, await next());
+      assert.equal(r.status, 502);
+      assert.equal(r.json.error.data.reason, 'upstream_error');
+    });
+  }
+  it('a different hash → 502, logged loudly', async () => {
+    const { gate, stubs } = await setup(1);
+    stubs[0]!.behaviour = () => ({ kind: 'result', result: '0x' + '11'.repeat(32) });
+    const r = await submit(gate, await next());
+    assert.equal(r.status, 502);
+    assert.equal(r.json.error.data.reason, 'upstream_error');
+    assert.ok(gate.logs.some((l) => l.includes('"level":"error"') && l.includes('DIFFERENT HASH')));
+  });
+  it('"already known" wordings → 200 with the local hash', async () => {
+    const { gate, stubs } = await setup(1);
+    for (const message of ['already known', 'known transaction: 0xabc', 'transaction already imported', 'AlreadyKnown', 'Transaction is already in the pool']) {
+      stubs[0]!.behaviour = () => ({ kind: 'error', code: -32000, message });
+      const raw = await next();
+      const r = await submit(gate, raw);
+      assert.deepEqual(r.json.result, txHash(raw), message);
+    }
+  });
+  it('"nonce too low" → 200 only if the sequencer knows that hash', async () => {
+    const { gate, stubs } = await setup(1);
+    stubs[0]!.behaviour = () => ({ kind: 'error', code: -32000, message: 'nonce too low' });
+    const known = await next();
+    stubs[0]!.knownTx = (h) => (h === txHash(known) ? { hash: h } : null);
+    let r = await submit(gate, known);
+    assert.equal(r.status, 200);
+    assert.equal(r.json.result, txHash(known));
+    r = await submit(gate, await next());
+    assert.equal(r.status, 200);
+    assert.deepEqual(r.json.error, { code: -32000, message: 'nonce too low', data: { reason: 'upstream_rejected' } });
+  });
+  it('any other JSON-RPC error passes through with HTTP 200 and its code and message', async () => {
+    const { gate, stubs } = await setup(1);
+    stubs[0]!.behaviour = () => ({ kind: 'error', code: -32003, message: 'insufficient funds for gas * price + value' });
+    const r = await submit(gate, await next(), 5);
+    assert.equal(r.status, 200);
+    assert.deepEqual(r.json, { jsonrpc: '2.0', id: 5, error: { code: -32003, message: 'insufficient funds for gas * price + value', data: { reason: 'upstream_rejected' } } });
+  });
+});
+
+describe('failover', () => {
+  it('moves to the second sequencer on a fault', async () => {
+    const { gate, stubs } = await setup(2);
+    stubs[0]!.behaviour = () => ({ kind: 'http', status: 503, body: 'busy' });
+    const raw = await next();
+    const r = await submit(gate, raw);
+    assert.equal(r.json.result, txHash(raw));
+    assert.equal(stubs[0]!.sends().length, 1);
+    assert.equal(stubs[1]!.sends().length, 1);
+  });
+  it('never moves on after a JSON-RPC answer (it is deterministic)', async () => {
+    const { gate, stubs } = await setup(2);
+    stubs[0]!.behaviour = () => ({ kind: 'error', code: -32000, message: 'max fee per gas less than block base fee' });
+    const r = await submit(gate, await next());
+    assert.equal(r.json.error.data.reason, 'upstream_rejected');
+    assert.equal(stubs[1]!.sends().length, 0);
+  });
+  it('502 when every sequencer faulted', async () => {
+    const { gate, stubs } = await setup(2);
+    for (const s of stubs) s.behaviour = () => ({ kind: 'http', status: 500, body: '' });
+    const r = await submit(gate, await next());
+    assert.equal(r.status, 502);
+  });
+});
+
+describe('fanout', () => {
+  it('slow then fast: the first success wins; the loser is not cancelled and is logged', async () => {
+    const { gate, stubs } = await setup(2, { strategy: 'fanout', timeoutMs: 2000 });
+    stubs[0]!.delayMs = 400;
+    const raw = await next();
+    const t = Date.now();
+    const r = await submit(gate, raw);
+    assert.equal(r.json.result, txHash(raw));
+    assert.ok(Date.now() - t < 400, 'answered by the fast one');
+    await eventually(() => audit(gate).some((l) => l.role === 'loser'), 2000);
+    assert.equal(stubs[0]!.sends().length, 1);
+  });
+  it('error then success: the success wins', async () => {
+    const { gate, stubs } = await setup(2, { strategy: 'fanout', timeoutMs: 2000 });
+    stubs[0]!.behaviour = () => ({ kind: 'error', code: -32000, message: 'txpool is full' });
+    stubs[1]!.delayMs = 150;
+    const raw = await next();
+    const r = await submit(gate, raw);
+    assert.equal(r.status, 200);
+    assert.equal(r.json.result, txHash(raw));
+  });
+  it('all refuse: the JSON-RPC error passes through', async () => {
+    const { gate, stubs } = await setup(2, { strategy: 'fanout' });
+    for (const s of stubs) s.behaviour = () => ({ kind: 'error', code: -32000, message: 'underpriced' });
+    const r = await submit(gate, await next());
+    assert.equal(r.json.error.data.reason, 'upstream_rejected');
+  });
+});
+
+describe('duplicates, shedding, health', () => {
+  it('identical bytes in flight share one forward; accepted ones are answered without a second forward', async () => {
+    const { gate, stubs } = await setup(1);
+    stubs[0]!.delayMs = 150;
+    const raw = await next();
+    const rs = await Promise.all([submit(gate, raw, 1), submit(gate, raw, 2), submit(gate, raw, 3)]);
+    assert.deepEqual(rs.map((r) => [r.json.id, r.json.result]), [1, 2, 3].map((id) => [id, txHash(raw)]));
+    assert.equal(stubs[0]!.sends().length, 1);
+    const again = await submit(gate, raw, 4);
+    assert.equal(again.json.result, txHash(raw));
+    assert.equal(stubs[0]!.sends().length, 1);
+  });
+  it('dedup window 0 disables the accepted cache', async () => {
+    const { gate, stubs } = await setup(1, {}, { dedup: { acceptedTtlMs: 0 } });
+    const raw = await next();
+    await submit(gate, raw);
+    await submit(gate, raw);
+    assert.equal(stubs[0]!.sends().length, 2);
+  });
+  it('beyond maxInFlight → 503 overloaded at once, never a queue', async () => {
+    const { gate, stubs } = await setup(1, { maxInFlight: 2, timeoutMs: 1000 });
+    stubs[0]!.delayMs = 300;
+    const raws = await Promise.all([0, 1, 2, 3].map(() => next()));
+    const rs = await Promise.all(raws.map((raw) => submit(gate, raw)));
+    const statuses = rs.map((r) => r.status).sort();
+    assert.deepEqual(statuses, [200, 200, 503, 503]);
+    for (const r of rs.filter((x) => x.status === 503)) assert.equal(r.json.error.data.reason, 'overloaded');
+    assert.equal(stubs[0]!.sends().length, 2);
+  });
+  it('a sequencer that is down → 503 upstream_unavailable and /ready 503 naming the chain; back → ready', async () => {
+    const { gate, stubs } = await setup(1);
+    const port = stubs[0]!.port;
+    await stubs[0]!.stop();
+    open.stubs.splice(open.stubs.indexOf(stubs[0]!), 1);
+    await eventually(async () => (await send({ port: gate.port, method: 'GET', path: '/ready' })).status === 503, 2000);
+    const ready = await send({ port: gate.port, method: 'GET', path: '/ready' });
+    assert.equal(ready.json.status, 'not_ready');
+    assert.match(ready.json.notReady.join(' '), /chain 4663: no healthy sequencer/);
+    const r = await submit(gate, await next());
+    assert.equal(r.status, 503);
+    assert.equal(r.json.error.data.reason, 'upstream_unavailable');
+    const back = await new StubSequencer().start(port);
+    open.stubs.push(back);
+    await eventually(async () => (await send({ port: gate.port, method: 'GET', path: '/ready' })).status === 200, 3000);
+    const raw = await next();
+    assert.equal((await submit(gate, raw)).json.result, txHash(raw));
+  });
+  it('a wrong chain id from the sequencer makes it unhealthy', async () => {
+    const { gate, stubs } = await setup(1);
+    stubs[0]!.chainIdHex = '0x1';
+    await eventually(async () => (await send({ port: gate.port, method: 'GET', path: '/ready' })).status === 503, 2000);
+    const ready = await send({ port: gate.port, method: 'GET', path: '/ready' });
+    assert.match(ready.text, /expected 0x1237/);
+  });
+});
+
+describe('exactly one answer per request', () => {
+  it('under concurrency, every request gets one response with its own id', async () => {
+    const { gate, stubs } = await setup(2, { strategy: 'fanout' });
+    stubs[0]!.behaviour = (c) => (String(c.params[0]).endsWith('0') ? { kind: 'hang' } : { kind: 'accept' });
+    stubs[1]!.delayMs = 5;
+    const agent = new Agent({ keepAlive: true, maxSockets: 16 });
+    const raws = await Promise.all(Array.from({ length: 120 }, () => next()));
+    const replies = await Promise.all(
+      raws.map((raw, i) =>
+        send({ port: gate.port, agent, headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify({ jsonrpc: '2.0', id: i, method: i % 3 === 0 ? 'eth_chainId' : 'eth_sendRawTransaction', params: i % 3 === 0 ? [] : [raw] }) }),
+      ),
+    );
+    agent.destroy();
+    assert.equal(replies.length, 120);
+    replies.forEach((r, i) => {
+      assert.equal(r.json.id, i);
+      assert.equal(r.status, 200);
+      assert.equal(r.json.result, i % 3 === 0 ? '0x1237' : txHash(raws[i]!));
+    });
+    const lines = gate.logs.map((l) => JSON.parse(l)).filter((l) => l.reqId !== undefined && l.status !== undefined && l.audit === undefined);
+    const perReq = new Map<string, number>();
+    for (const l of lines) perReq.set(l.reqId, (perReq.get(l.reqId) ?? 0) + 1);
+    assert.ok([...perReq.values()].every((n) => n === 1), 'each request logged (answered) once');
+  });
+});
