@@ -31,5 +31,5 @@ export function createLogger(opts: LogOptions): Logger {
   if (opts.pretty === true) {
     return pino({ ...base, transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid' } } });
   }
-  return pino(base, pino.destination({ dest: 1, sync: false, minLength: 4096 }));
+  return pino(base, pino.destination({ dest: 1, sync: false }));
 }

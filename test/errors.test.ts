@@ -1,0 +1,45 @@
+/** The reason table: consistent, preallocated, and documented row for row in the README. */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { REASON_NAMES, REASONS, REJECT, reject, statusLine } from '../src/errors.js';
+
+const README = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
+
+function readmeRows(): Map<string, { status: number; code: number }> {
+  const block = README.slice(README.indexOf('<!-- reasons:start -->'), README.indexOf('<!-- reasons:end -->'));
+  const rows = new Map<string, { status: number; code: number }>();
+  for (const m of block.matchAll(/^\| `([a-z_]+)` \| (\d+) \| (-?\d+) \|/gm)) rows.set(m[1]!, { status: Number(m[2]), code: Number(m[3]) });
+  return rows;
+}
+
+describe('error table', () => {
+  it('every reason has a README row with its status and code, and every README row is a reason', () => {
+    const rows = readmeRows();
+    assert.ok(rows.size > 0, 'the README reasons table was found');
+    assert.deepEqual([...rows.keys()].sort(), [...REASON_NAMES].sort());
+    for (const r of REASON_NAMES) assert.deepEqual(rows.get(r), { status: REASONS[r].status, code: REASONS[r].code }, r);
+  });
+  it('reasons are snake_case and codes are JSON-RPC 2.0 or EIP-1474', () => {
+    const codes = new Set([-32700, -32600, -32601, -32602, -32603, -32000, -32002, -32003, -32005]);
+    for (const r of REASON_NAMES) {
+      assert.match(r, /^[a-z]+(?:_[a-z]+)*$/);
+      assert.ok(codes.has(REASONS[r].code), r);
+    }
+  });
+  it('preallocated bodies are the DESIGN §5 shape, with the id spliced in', () => {
+    assert.deepEqual(JSON.parse(REJECT.parse_error.body('null')), { jsonrpc: '2.0', id: null, error: { code: -32700, message: REASONS.parse_error.message, data: { reason: 'parse_error' } } });
+    assert.deepEqual(JSON.parse(REJECT.unauthorized.body('"a\\"b"')).id, 'a"b');
+    assert.equal(REJECT.unauthorized, REJECT.unauthorized, 'the same object every time: nothing allocated');
+    const custom = reject('invalid_transaction', 'Invalid transaction: nonce', { x: 1 });
+    assert.deepEqual(JSON.parse(custom.body('7')).error, { code: -32000, message: 'Invalid transaction: nonce', data: { reason: 'invalid_transaction', x: 1 } });
+  });
+  it('no message mentions a key', () => {
+    for (const r of REASON_NAMES) assert.doesNotMatch(REASONS[r].message, /txg_/);
+  });
+  it('status lines', () => {
+    assert.equal(statusLine(421), '421 Misdirected Request');
+    assert.equal(statusLine(413), '413 Payload Too Large');
+  });
+});
