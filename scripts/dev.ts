@@ -5,12 +5,12 @@
  */
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createApp } from '../src/app.js';
 import { loadConfigFile } from '../src/config.js';
 import { ANVIL_KEYS, ANVIL_TIP_ADDRESS, startAnvil } from '../src/dev/anvil.js';
 import { DEV_API_KEY, DEV_MIN_TIP_WEI, writeDevFiles } from '../src/dev/dev-setup.js';
 import { createLogger } from '../src/log.js';
 import { initCrypto, uws } from '../src/native.js';
+import { startService } from '../src/service.js';
 
 const { values } = parseArgs({
   options: {
@@ -27,14 +27,14 @@ const anvil = await startAnvil({ port: Number(values['anvil-port']), chainId: 46
 const files = writeDevFiles(resolve('.dev'), { port: Number(values.port), internalPort: Number(values['internal-port']), sequencer: anvil.url });
 const config = loadConfigFile(files.configFile);
 const log = createLogger({ level: config.log.level, pretty: !values.json });
-const app = createApp({ config, log });
-let port: number;
+let service;
 try {
-  port = await app.start();
+  service = await startService(config, log);
 } catch (e) {
   await anvil.stop();
   throw e;
 }
+const { port } = service;
 
 const base = `http://127.0.0.1:${port}`;
 process.stdout.write(`
@@ -44,6 +44,7 @@ txgate (development) is up
   tip address     ${ANVIL_TIP_ADDRESS}   (min tip ${DEV_MIN_TIP_WEI} wei, pattern: transfer)
   chain RPC       ${anvil.url}           (anvil, chain 4663: nonce, gas, receipts)
   funded test key ${ANVIL_KEYS[0]}
+  metrics         http://127.0.0.1:${service.internalPort}/metrics   (internal listener)
   config          ${files.configFile}
   try             npm run demo        (in another terminal)
 
@@ -53,7 +54,7 @@ let stopping = false;
 const stop = async () => {
   if (stopping) return;
   stopping = true;
-  await app.stop();
+  await service.stop();
   await anvil.stop();
   log.flush();
   setImmediate(() => process.exit(0));

@@ -26,6 +26,8 @@ import { createRateLimitStage } from './stages/rate-limit.js';
 import { createRouteStage } from './stages/route.js';
 import { createSizeCapStage } from './stages/size-cap.js';
 import { TxDecoder } from './tx/decoder.js';
+import { Metrics } from './metrics.js';
+import { BUILD } from './build.js';
 
 export function buildChains(config: Config): ChainRuntime[] {
   return config.chains.map((c) => {
@@ -57,6 +59,8 @@ export interface App {
   readonly store: AccountStore;
   readonly forwarders: ReadonlyMap<number, ChainForwarder>;
   readonly limiter: RateLimiter;
+  /** The metrics sink of this app (null when metrics are disabled). */
+  readonly metrics: Metrics | null;
   /** Loads accounts, probes sequencers once, starts listening; resolves with the bound port. */
   start(): Promise<number>;
   /** Graceful stop: drain within the grace period, then close upstream pools. */
@@ -65,7 +69,8 @@ export interface App {
 
 export function createApp(opts: AppOptions): App {
   const { config, log } = opts;
-  const obs = opts.observers ?? {};
+  const metrics = config.metrics.enabled ? new Metrics(config, BUILD) : null;
+  const obs: Observers = opts.observers ?? (metrics !== null ? { request: metrics.request, forward: metrics.forward, health: metrics.health, accountsReload: metrics.accountsReload } : {});
   const chains = buildChains(config);
   const hosts = new HostTable(chains);
   const readiness = new Readiness();
@@ -111,6 +116,7 @@ export function createApp(opts: AppOptions): App {
     store,
     forwarders,
     limiter,
+    metrics,
     async start() {
       await store.start();
       await prober.start();

@@ -5,10 +5,10 @@
  * drains gracefully and exits 0.
  */
 import { parseArgs } from 'node:util';
-import { createApp } from './app.js';
 import { ConfigError, loadConfigFile } from './config.js';
 import { createLogger } from './log.js';
 import { initCrypto, NativeLoadError, uws } from './native.js';
+import { startService } from './service.js';
 
 const USAGE = 'usage: txgate --config <file> [--pretty]';
 
@@ -50,9 +50,9 @@ async function main(): Promise<number> {
   }
 
   const log = createLogger({ level: config.log.level, pretty: args.values.pretty === true });
-  const app = createApp({ config, log });
-  const port = await app.start();
-  log.info({ host: config.listen.host, port, chains: app.chains.map((c) => c.chainId) }, 'txgate listening');
+  const service = await startService(config, log);
+  const { app, port } = service;
+  log.info({ host: config.listen.host, port, internalPort: service.internalPort, chains: app.chains.map((c) => c.chainId) }, 'txgate listening');
 
   return new Promise<number>((resolve) => {
     let stopping = false;
@@ -60,7 +60,7 @@ async function main(): Promise<number> {
       if (stopping) return;
       stopping = true;
       log.info({ signal, graceMs: config.shutdown.graceMs }, 'draining');
-      app.stop().then(
+      service.stop().then(
         () => {
           log.info('stopped');
           log.flush();

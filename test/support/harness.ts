@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { generateKey } from '../../src/accounts/admin.js';
 import { createApp, type App, type Observers } from '../../src/app.js';
+import { startService } from '../../src/service.js';
 import { parseConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { initCrypto } from '../../src/native.js';
@@ -66,6 +67,8 @@ export function accountsDoc(accounts: AccountIn[]): unknown {
 export interface Gate {
   readonly app: App;
   readonly port: number;
+  /** The internal listener's port (metrics), when started with `internal: true`. */
+  readonly internalPort: number | null;
   readonly config: Config;
   readonly dir: string;
   readonly accountsFile: string;
@@ -81,6 +84,8 @@ export interface GateOptions {
   accounts?: AccountIn[] | null;
   sequencers?: string[];
   observers?: Observers;
+  /** Start the internal listener too (metrics, health and readiness mirrors). */
+  internal?: boolean;
   /** Add a second chain (10, host fast.chain-b.example) served by the same stub under /chain10. */
   chainB?: boolean;
 }
@@ -129,9 +134,13 @@ export async function startGate(opts: GateOptions = {}): Promise<Gate> {
     },
   });
   const log = createLogger({ level: config.log.level, destination });
+  if (opts.internal === true) {
+    const service = await startService(config, log);
+    return { app: service.app, port: service.port, internalPort: service.internalPort, config, dir, accountsFile, logs, writeAccounts, stop: () => service.stop() };
+  }
   const app = createApp({ config, log, ...(opts.observers !== undefined ? { observers: opts.observers } : {}) });
   const port = await app.start();
-  return { app, port, config, dir, accountsFile, logs, writeAccounts, stop: () => app.stop() };
+  return { app, port, internalPort: null, config, dir, accountsFile, logs, writeAccounts, stop: () => app.stop() };
 }
 
 /** Polls `check` every 20 ms until it is truthy or `ms` passes. */

@@ -1,0 +1,221 @@
+/**
+ * Metrics, kept off the hot path: counters and histograms are plain numbers and Float64Arrays
+ * in pre-bound children (no label strings built per request, no prom-client call per request).
+ * A scrape takes a snapshot in prom-client's JSON form, so the internal listener can sum the
+ * snapshots of every worker thread with prom-client's AggregatorRegistry and render the text
+ * format: one scrape shows the whole process.
+ */
+import type { Account } from './accounts/types.js';
+import type { ReloadResult } from './accounts/file-store.js';
+import type { Config } from './config.js';
+import { REASON_NAMES, type Exit } from './errors.js';
+import type { ForwardEvent, ForwardObserver } from './forward/forwarder.js';
+import type { HealthObserver } from './forward/health.js';
+import type { RequestObserver } from './http/server.js';
+import type { BaseCtx, RpcRequest } from './pipeline/context.js';
+import { STAGE_NAMES } from './pipeline/pipeline.js';
+import { REASONS } from './errors.js';
+
+type Labels = Record<string, string | number>;
+
+/** One sample as prom-client's getMetricsAsJSON gives it. */
+export interface MetricValue {
+  value: number;
+  labels: Labels;
+  metricName?: string;
+}
+export interface MetricJSON {
+  name: string;
+  help: string;
+  type: 'counter' | 'gauge' | 'histogram';
+  values: MetricValue[];
+  aggregator: 'sum' | 'max' | 'first' | 'omit';
+}
+
+/** Latency buckets in seconds, from 25 µs: the fast path lives below a millisecond. */
+export const LATENCY_BUCKETS = [0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+export class FastHistogram {
+  readonly counts: Float64Array;
+  sum = 0;
+  count = 0;
+
+  constructor(readonly bounds: readonly number[]) {
+    this.counts = new Float64Array(bounds.length);
+  }
+
+  observe(v: number): void {
+    const b = this.bounds;
+    for (let i = 0; i < b.length; i++) {
+      if (v <= b[i]!) {
+        this.counts[i]!++;
+        break;
+      }
+    }
+    this.sum += v;
+    this.count++;
+  }
+}
+
+class Family<T> {
+  readonly children = new Map<string, { labels: Labels; child: T }>();
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly make: () => T,
+  ) {}
+
+  /** Binds a child once (at start-up or first use); the hot path keeps the returned object. */
+  child(labels: Labels): T {
+    const key = Object.values(labels).join('\u0000');
+    let c = this.children.get(key);
+    if (c === undefined) {
+      c = { labels, child: this.make() };
+      this.children.set(key, c);
+    }
+    return c.child;
+  }
+}
+
+export class Counter {
+  value = 0;
+  inc(n = 1): void {
+    this.value += n;
+  }
+}
+
+function counterJSON(f: Family<Counter>, aggregator: MetricJSON['aggregator'] = 'sum', type: 'counter' | 'gauge' = 'counter'): MetricJSON {
+  return { name: f.name, help: f.help, type, aggregator, values: [...f.children.values()].map(({ labels, child }) => ({ labels, value: child.value })) };
+}
+
+function histogramJSON(f: Family<FastHistogram>): MetricJSON {
+  const values: MetricValue[] = [];
+  for (const { labels, child } of f.children.values()) {
+    let acc = 0;
+    child.bounds.forEach((le, i) => {
+      acc += child.counts[i]!;
+      values.push({ labels: { ...labels, le }, value: acc, metricName: `${f.name}_bucket` });
+    });
+    values.push({ labels: { ...labels, le: '+Inf' }, value: child.count, metricName: `${f.name}_bucket` });
+    values.push({ labels, value: child.sum, metricName: `${f.name}_sum` });
+    values.push({ labels, value: child.count, metricName: `${f.name}_count` });
+  }
+  return { name: f.name, help: f.help, type: 'histogram', aggregator: 'sum', values };
+}
+
+/** Which label a request's method gets: a fixed set, never free text. */
+function methodLabel(rpc: RpcRequest | undefined): 'eth_chainId' | 'eth_sendRawTransaction' | 'other' | 'unparsed' {
+  if (rpc === undefined) return 'unparsed';
+  const m = rpc.method;
+  return m === 'eth_chainId' || m === 'eth_sendRawTransaction' ? m : 'other';
+}
+const METHODS = ['eth_chainId', 'eth_sendRawTransaction', 'other', 'unparsed'] as const;
+const OUTCOMES = ['accepted', 'already_known', 'nonce_known', 'rejected', 'hash_mismatch', 'fault'] as const;
+
+export class Metrics {
+  private readonly requests = new Family('txgate_requests_total', 'Requests answered on POST /, by JSON-RPC method, HTTP status and reason (ok for a result).', () => new Counter());
+  private readonly duration = new Family('txgate_request_duration_seconds', 'Time from request arrival to answer on POST /, by method and outcome (ok, rejected, upstream).', () => new FastHistogram(LATENCY_BUCKETS));
+  private readonly stages = new Family('txgate_stage_duration_seconds', 'Time spent in each pipeline stage (a stage that awaits includes its wait: body upload, forward).', () => new FastHistogram(LATENCY_BUCKETS));
+  private readonly forwards = new Family('txgate_forwards_total', 'Answers from sequencers to forwarded transactions, by chain, sequencer and outcome.', () => new Counter());
+  private readonly upstream = new Family('txgate_upstream_duration_seconds', 'Sequencer answer time for eth_sendRawTransaction, by chain and sequencer.', () => new FastHistogram(LATENCY_BUCKETS));
+  private readonly inFlight = new Family('txgate_forwards_in_flight', 'Forwards in flight, by chain.', () => new Counter());
+  private readonly up = new Family('txgate_sequencer_up', '1 when the sequencer answered its last eth_chainId probe with the chain id, else 0.', () => new Counter());
+  private readonly limited = new Family('txgate_rate_limited_total', 'Submissions refused with 429, by account id.', () => new Counter());
+  private readonly reloads = new Family('txgate_account_reloads_total', 'Accounts file reloads, by result (loaded, unchanged, invalid).', () => new Counter());
+  private readonly loaded = new Family('txgate_accounts_loaded', 'Accounts in the snapshot in force.', () => new Counter());
+  private readonly info = new Family('txgate_build_info', 'Build information (value 1).', () => new Counter());
+
+  /** requestChildren[method][reason] */
+  private readonly requestChildren: Map<string, Counter>[] = [];
+  private readonly durationChildren: Record<string, FastHistogram>[] = [];
+  private readonly stageChildren: FastHistogram[];
+
+  constructor(config: Config, build: { version: string; uws: string }) {
+    METHODS.forEach((method, i) => {
+      const m = new Map<string, Counter>();
+      for (const reason of ['ok', ...REASON_NAMES]) {
+        const status = reason === 'ok' ? 200 : REASONS[reason as keyof typeof REASONS].status;
+        // Only reasons that can occur for the method are bound up front; others bind on first use.
+        if (method === 'eth_chainId' && !['ok', 'invalid_params', 'payload_too_large'].includes(reason)) continue;
+        m.set(reason, this.requests.child({ method, status, reason }));
+      }
+      this.requestChildren[i] = m;
+      this.durationChildren[i] = {
+        ok: this.duration.child({ method, outcome: 'ok' }),
+        rejected: this.duration.child({ method, outcome: 'rejected' }),
+        upstream: this.duration.child({ method, outcome: 'upstream' }),
+      };
+    });
+    this.stageChildren = STAGE_NAMES.map((stage) => this.stages.child({ stage }));
+    for (const c of config.chains) {
+      this.inFlight.child({ chain: c.chainId });
+      for (const s of c.sequencers) {
+        const sequencer = new URL(s).origin;
+        for (const outcome of OUTCOMES) this.forwards.child({ chain: c.chainId, sequencer, outcome });
+        this.upstream.child({ chain: c.chainId, sequencer });
+        this.up.child({ chain: c.chainId, sequencer });
+      }
+    }
+    this.info.child({ version: build.version, node: process.version, uws: build.uws }).value = 1;
+  }
+
+  /** The observer the public server calls once per answered request and per stage. */
+  readonly request: RequestObserver = {
+    request: (ctx: BaseCtx, exit: Exit, _stage: number, micros: number) => {
+      const mi = METHODS.indexOf(methodLabel((ctx as { rpc?: RpcRequest }).rpc));
+      const reason = exit.reason;
+      let c = this.requestChildren[mi]!.get(reason);
+      if (c === undefined) {
+        c = this.requests.child({ method: METHODS[mi]!, status: exit.status, reason });
+        this.requestChildren[mi]!.set(reason, c);
+      }
+      c.value++;
+      const d = this.durationChildren[mi]!;
+      (reason === 'ok' ? d.ok! : reason.startsWith('upstream') ? d.upstream! : d.rejected!).observe(micros / 1e6);
+      if (reason === 'rate_limited') {
+        const account = (ctx as { account?: Account }).account;
+        if (account !== undefined) this.limited.child({ account: account.id }).value++;
+      }
+    },
+    stage: (i: number, ms: number) => this.stageChildren[i]!.observe(ms / 1000),
+  };
+
+  readonly forward: ForwardObserver = {
+    forward: (e: ForwardEvent) => {
+      this.forwards.child({ chain: e.chainId, sequencer: e.sequencer, outcome: e.outcome }).value++;
+      this.upstream.child({ chain: e.chainId, sequencer: e.sequencer }).observe(e.ms / 1000);
+    },
+    inFlight: (chainId: number, n: number) => {
+      this.inFlight.child({ chain: chainId }).value = n;
+    },
+  };
+
+  readonly health: HealthObserver = {
+    sequencerUp: (chainId: number, sequencer: string, isUp: boolean) => {
+      this.up.child({ chain: chainId, sequencer }).value = isUp ? 1 : 0;
+    },
+  };
+
+  readonly accountsReload = (result: ReloadResult, accounts: number): void => {
+    this.reloads.child({ result }).value++;
+    this.loaded.child({}).value = accounts;
+  };
+
+  /** Everything, in prom-client's getMetricsAsJSON form. */
+  snapshot(): MetricJSON[] {
+    return [
+      counterJSON(this.requests),
+      histogramJSON(this.duration),
+      histogramJSON(this.stages),
+      counterJSON(this.forwards),
+      histogramJSON(this.upstream),
+      counterJSON(this.inFlight, 'sum', 'gauge'),
+      counterJSON(this.up, 'max', 'gauge'),
+      counterJSON(this.limited),
+      counterJSON(this.reloads),
+      counterJSON(this.loaded, 'max', 'gauge'),
+      counterJSON(this.info, 'max', 'gauge'),
+    ];
+  }
+}
