@@ -13,7 +13,7 @@ import { Readiness } from './http/readiness.js';
 import { PublicServer, type RequestObserver } from './http/server.js';
 import { RateLimiter } from './limits/rate-limiter.js';
 import type { Logger } from './log.js';
-import type { BaseCtx, ChainRuntime } from './pipeline/context.js';
+import type { BaseCtx, ChainRuntime, LimitedCtx } from './pipeline/context.js';
 import { PipelineBuilder, type PipelineHooks } from './pipeline/pipeline.js';
 import { createAuthStage } from './stages/auth.js';
 import { createDecodeStage } from './stages/decode.js';
@@ -22,7 +22,7 @@ import { createForwardStage } from './stages/forward.js';
 import { createGrantStage } from './stages/grant.js';
 import { createHostStage, HostTable } from './stages/host.js';
 import { createParseStage } from './stages/parse.js';
-import { createRateLimitStage } from './stages/rate-limit.js';
+import { createRateLimitStage, type DuplicateCheck } from './stages/rate-limit.js';
 import { createRouteStage } from './stages/route.js';
 import { createSizeCapStage } from './stages/size-cap.js';
 import { TxDecoder } from './tx/decoder.js';
@@ -67,6 +67,29 @@ export interface App {
   stop(): Promise<void>;
 }
 
+export interface AdmissionParts {
+  readonly config: Config;
+  readonly hosts: HostTable;
+  readonly store: AccountStore;
+  readonly decoders: ReadonlyMap<number, TxDecoder>;
+  readonly limiter: RateLimiter;
+  readonly duplicates?: DuplicateCheck;
+}
+
+/** Stages 0–8 in their order; the forward stage ends the array. */
+export function admissionStages(p: AdmissionParts): PipelineBuilder<LimitedCtx> {
+  return PipelineBuilder.start<BaseCtx>()
+    .then(createHostStage(p.hosts))
+    .then(createSizeCapStage(p.config.limits))
+    .then(createParseStage())
+    .then(createRouteStage(p.config.limits))
+    .then(createAuthStage(p.store))
+    .then(createGrantStage())
+    .then(createDecodeStage(p.decoders))
+    .then(createFeeStage(p.config))
+    .then(createRateLimitStage(p.limiter, p.duplicates));
+}
+
 export function createApp(opts: AppOptions): App {
   const { config, log } = opts;
   const metrics = config.metrics.enabled ? new Metrics(config, BUILD) : null;
@@ -87,17 +110,7 @@ export function createApp(opts: AppOptions): App {
 
   const duplicates = { isDuplicate: (chainId: number, hash: string) => forwarders.get(chainId)!.isDuplicate(hash) };
   const buildPipeline = (hooks: PipelineHooks) =>
-    PipelineBuilder.start<BaseCtx>()
-      .then(createHostStage(hosts))
-      .then(createSizeCapStage(config.limits))
-      .then(createParseStage())
-      .then(createRouteStage(config.limits))
-      .then(createAuthStage(store))
-      .then(createGrantStage())
-      .then(createDecodeStage(decoders))
-      .then(createFeeStage(config))
-      .then(createRateLimitStage(limiter, duplicates))
-      .end(createForwardStage(forwarders), hooks);
+    admissionStages({ config, hosts, store, decoders, limiter, duplicates }).end(createForwardStage(forwarders), hooks);
 
   const server = new PublicServer({
     log,

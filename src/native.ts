@@ -39,6 +39,12 @@ export function uws(): UwsModule {
   return uwsModule;
 }
 
+/** The raw N-API addon inside `secp256k1`: no argument checks, caller-provided output. */
+export interface Secp256k1Addon {
+  /** Returns 0 on success, 1 on a signature parse error, 2 when recovery fails. */
+  ecdsaRecover(output: Uint8Array, sig: Uint8Array, recid: number, msg32: Uint8Array): number;
+}
+
 export interface Secp256k1 {
   ecdsaRecover(sig: Uint8Array, recid: number, msg32: Uint8Array, compressed?: boolean, output?: Uint8Array): Uint8Array;
   ecdsaSign(msg32: Uint8Array, privateKey: Uint8Array): { signature: Uint8Array; recid: number };
@@ -46,6 +52,17 @@ export interface Secp256k1 {
 }
 
 let secpModule: Secp256k1 | undefined;
+let secpAddon: Secp256k1Addon | undefined;
+
+/** The addon itself, for the hot path (the checked wrapper costs an allocation and asserts). */
+export function secp256k1Addon(): Secp256k1Addon {
+  if (secpAddon !== undefined) return secpAddon;
+  secp256k1(); // fail fast with the clear message if the binding is missing
+  const dir = require.resolve('secp256k1/package.json').replace(/package\.json$/, '');
+  const addon = (require('node-gyp-build') as (d: string) => { Secp256k1: new () => Secp256k1Addon })(dir);
+  secpAddon = new addon.Secp256k1();
+  return secpAddon;
+}
 
 /** The libsecp256k1 N-API binding shipped (prebuilt) in the `secp256k1` package. */
 export function secp256k1(): Secp256k1 {
@@ -67,7 +84,18 @@ let hasher: Hasher | undefined;
 /** Must be awaited once at start-up (WebAssembly instantiation) before `keccak256` is used. */
 export async function initCrypto(): Promise<void> {
   hasher ??= await createKeccak(256);
-  secp256k1();
+  secp256k1Addon();
+}
+
+/** keccak-256 of the concatenation of parts, without concatenating them. */
+export function keccak256Parts(a: Uint8Array, b: Uint8Array, c: Uint8Array): Uint8Array {
+  const h = hasher;
+  if (h === undefined) throw new Error('initCrypto() was not awaited before keccak256()');
+  h.init();
+  h.update(a);
+  h.update(b);
+  h.update(c);
+  return h.digest('binary');
 }
 
 /** keccak-256 with one reused WebAssembly hasher (synchronous once initCrypto has resolved). */

@@ -21,10 +21,11 @@ export function nativeEcrecover(msgHash: Uint8Array, v: bigint, r: Uint8Array, s
 export const NATIVE_CRYPTO: CustomCrypto = { ecrecover: nativeEcrecover, keccak256 };
 
 /** One Common per chain, built at start-up, with the native crypto and the tx parameters. */
-export function chainCommon(chainId: number, hardfork: string, customCrypto: CustomCrypto | undefined = NATIVE_CRYPTO): Common {
+/** `customCrypto` null = @ethereumjs's own pure-JS crypto (only for comparison in benches). */
+export function chainCommon(chainId: number, hardfork: string, customCrypto: CustomCrypto | null = NATIVE_CRYPTO): Common {
   const common = createCustomCommon({ chainId, name: `chain-${chainId}` }, Mainnet, {
     hardfork,
-    ...(customCrypto !== undefined ? { customCrypto } : {}),
+    ...(customCrypto !== null ? { customCrypto } : {}),
   });
   common.updateParams(paramsTx);
   return common;

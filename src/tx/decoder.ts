@@ -23,7 +23,7 @@ import {
   createLegacyTxFromBytesArray,
 } from '@ethereumjs/tx';
 import { reject, REJECT, type Exit } from '../errors.js';
-import { keccak256, secp256k1 } from '../native.js';
+import { keccak256, keccak256Parts, secp256k1Addon } from '../native.js';
 import { chainCommon, NATIVE_CRYPTO } from './crypto.js';
 import { isSolanaWireTransaction } from './solana.js';
 import type { DecodedTx } from './types.js';
@@ -76,6 +76,14 @@ interface GasParams {
   readonly eip3860: boolean;
   readonly maxInitCodeSize: number;
   readonly gasCap: bigint;
+  readonly txGasN: number;
+  readonly zeroN: number;
+  readonly nonZeroN: number;
+  readonly creationN: number;
+  readonly initCodeWordN: number;
+  readonly alAddressN: number;
+  readonly alSlotN: number;
+  readonly floorPerTokenN: number;
 }
 
 export class TxDecoder {
@@ -84,6 +92,9 @@ export class TxDecoder {
   /** Whether 0x02 goes through the lean path on this chain's fork. */
   readonly lean: boolean;
   private readonly gas: GasParams;
+  /** Scratch buffers for recovery (decoding is synchronous: one request at a time per thread). */
+  private readonly sig = new Uint8Array(64);
+  private readonly pub = new Uint8Array(65);
 
   constructor(chainId: number, hardfork: string, opts: { lean?: boolean } = {}) {
     this.common = chainCommon(chainId, hardfork, NATIVE_CRYPTO);
@@ -97,7 +108,7 @@ export class TxDecoder {
         return 0n; // not defined before the fork that introduces it
       }
     };
-    this.gas = {
+    const gas = {
       txGas: p('txGas'),
       zero: p('txDataZeroGas'),
       nonZero: p('txDataNonZeroGas'),
@@ -110,6 +121,17 @@ export class TxDecoder {
       eip3860: c.isActivatedEIP(3860),
       maxInitCodeSize: Number(p('maxInitCodeSize')),
       gasCap: c.isActivatedEIP(7825) ? p('maxTransactionGasLimit') : 0n,
+    };
+    this.gas = {
+      ...gas,
+      txGasN: Number(gas.txGas),
+      zeroN: Number(gas.zero),
+      nonZeroN: Number(gas.nonZero),
+      creationN: Number(gas.creation),
+      initCodeWordN: Number(gas.initCodeWord),
+      alAddressN: Number(gas.alAddress),
+      alSlotN: Number(gas.alSlot),
+      floorPerTokenN: Number(gas.floorPerToken),
     };
   }
 
@@ -250,41 +272,40 @@ export class TxDecoder {
     if (maxFeeB.length > 32 || prioB.length > 32) return invalid('maxFeePerGas or maxPriorityFeePerGas exceeds 2^256-1');
     const maxFee = toBig(maxFeeB);
     const prio = toBig(prioB);
-    if (gasLimit * maxFee > MAX_UINT256) return invalid('gasLimit * maxFeePerGas exceeds 2^256-1');
+    // The product can only overflow 256 bits when the operands together exceed 32 bytes.
+    if (gasB.length + maxFeeB.length > 32 && gasLimit * maxFee > MAX_UINT256) return invalid('gasLimit * maxFeePerGas exceeds 2^256-1');
     if (maxFee < prio) return invalid('maxPriorityFeePerGas exceeds maxFeePerGas');
     const v = toBig(vB);
     if (v !== 0n && v !== 1n) return reject('invalid_signature', 'Invalid signature: y-parity must be 0 or 1');
     if (rB.length === 0 || sB.length === 0) return reject('invalid_signature', 'Invalid signature: r and s must be non-zero');
-    if (toBig(sB) > SECP256K1_N_DIV_2) return reject('invalid_signature', 'Invalid signature: high s (EIP-2)');
+    if (sB.length === 32 && compareBytes(sB, N_DIV_2_BYTES) > 0) return reject('invalid_signature', 'Invalid signature: high s (EIP-2)');
 
-    // Intrinsic gas and, from Prague, the EIP-7623 calldata floor.
+    // Intrinsic gas and, from Prague, the EIP-7623 calldata floor. Exact in doubles: the body cap
+    // bounds calldata to 64 KiB, so every term stays far below 2^53.
     let zeros = 0;
     for (let i = 0; i < data.length; i++) if (data[i] === 0) zeros++;
     const nonZeros = data.length - zeros;
-    let intrinsic = g.txGas + BigInt(zeros) * g.zero + BigInt(nonZeros) * g.nonZero + BigInt(accessList.length) * g.alAddress + BigInt(slots) * g.alSlot;
+    let intrinsic = g.txGasN + zeros * g.zeroN + nonZeros * g.nonZeroN + accessList.length * g.alAddressN + slots * g.alSlotN;
     if (isCreate) {
-      intrinsic += g.creation;
-      if (g.eip3860) intrinsic += g.initCodeWord * BigInt(Math.ceil(data.length / 32));
+      intrinsic += g.creationN;
+      if (g.eip3860) intrinsic += g.initCodeWordN * Math.ceil(data.length / 32);
     }
     let minGas = intrinsic;
     if (g.floor) {
-      const floor = g.txGas + g.floorPerToken * BigInt(zeros + 4 * nonZeros);
+      const floor = g.txGasN + g.floorPerTokenN * (zeros + 4 * nonZeros);
       if (floor > minGas) minGas = floor;
     }
-    if (gasLimit < minGas) return invalid(`gasLimit ${gasLimit} is below the intrinsic gas ${minGas}`);
+    if (gasLimit < BigInt(minGas)) return invalid(`gasLimit ${gasLimit} is below the intrinsic gas ${minGas}`);
 
     // Signing hash: keccak(0x02 || rlp(first 9 fields)), taken from the raw bytes as they are.
     const { start, end } = unsignedSpan(bytes, 1, 9);
-    const msgHash = keccak256(concatSigning(bytes, start, end));
-    const sig = new Uint8Array(64);
+    const msgHash = keccak256Parts(TYPE_2, listHeader(end - start), bytes.subarray(start, end));
+    const sig = this.sig;
+    sig.fill(0);
     sig.set(rB, 32 - rB.length);
     sig.set(sB, 64 - sB.length);
-    let pub: Bytes;
-    try {
-      pub = secp256k1().ecdsaRecover(sig, Number(v), msgHash, false);
-    } catch {
-      return REJECT.invalid_signature;
-    }
+    const pub = this.pub;
+    if (secp256k1Addon().ecdsaRecover(pub, sig, Number(v), msgHash) !== 0) return REJECT.invalid_signature;
     const from = '0x' + hex(keccak256(pub.subarray(1)).subarray(12));
     return {
       type: 2,
@@ -331,20 +352,24 @@ function unsignedSpan(b: Bytes, listAt: number, count: number): { start: number;
   return { start, end: o };
 }
 
-/** 0x02 || list header || items[start, end): the EIP-1559 signing payload. */
-function concatSigning(b: Bytes, start: number, end: number): Bytes {
-  const len = end - start;
-  const header = len <= 55 ? 1 : 1 + byteLength(len);
-  const out = new Uint8Array(1 + header + len);
-  out[0] = 2;
-  if (len <= 55) out[1] = 0xc0 + len;
-  else {
-    const ll = header - 1;
-    out[1] = 0xf7 + ll;
-    for (let i = 0; i < ll; i++) out[2 + i] = (len >>> (8 * (ll - 1 - i))) & 0xff;
-  }
-  out.set(b.subarray(start, end), 1 + header);
+const TYPE_2 = Uint8Array.of(2);
+const SHORT_HEADERS = Array.from({ length: 56 }, (_, len) => Uint8Array.of(0xc0 + len));
+
+/** The RLP list header for a payload of `len` bytes. */
+function listHeader(len: number): Uint8Array {
+  if (len <= 55) return SHORT_HEADERS[len]!;
+  const ll = byteLength(len);
+  const out = new Uint8Array(1 + ll);
+  out[0] = 0xf7 + ll;
+  for (let i = 0; i < ll; i++) out[1 + i] = (len >>> (8 * (ll - 1 - i))) & 0xff;
   return out;
+}
+
+const N_DIV_2_BYTES = Buffer.from(SECP256K1_N_DIV_2.toString(16).padStart(64, '0'), 'hex');
+
+function compareBytes(a: Bytes, b: Bytes): number {
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return 0;
 }
 
 function byteLength(n: number): number {

@@ -1,9 +1,8 @@
 /** Transactions signed by an independent library (viem), for tests. */
 import { privateKeyToAccount } from 'viem/accounts';
 import { encodeFunctionData, parseAbi, type Hex } from 'viem';
-import { RLP } from '@ethereumjs/rlp';
 import { ANVIL_KEYS } from '../../src/dev/anvil.js';
-import { keccak256, secp256k1 } from '../../src/native.js';
+import { intBytes, signFields1559 } from '../../src/dev/sign.js';
 import { MIN_TIP, TIP } from './harness.js';
 
 export const SIGNERS = ANVIL_KEYS.map((k) => privateKeyToAccount(k as Hex));
@@ -67,25 +66,9 @@ export function tipCall(receiver: Hex, amount: bigint): Hex {
   return encodeFunctionData({ abi: TIP_ABI, functionName: 'payTip', args: [receiver, amount] });
 }
 
-/**
- * Signs an arbitrary 9-field 0x02 payload with libsecp256k1 directly: for transactions viem
- * refuses to build (e.g. maxPriorityFeePerGas > maxFeePerGas) but a client could still send.
- */
+/** Signs an arbitrary 9-field 0x02 payload with libsecp256k1 (e.g. maxPriorityFeePerGas > maxFeePerGas, which viem refuses to build). */
 export function signRaw1559(fields: Uint8Array[], signer = 0): Hex {
-  const unsigned = Buffer.concat([Buffer.from([2]), Buffer.from(RLP.encode(fields))]);
-  const { signature, recid } = secp256k1().ecdsaSign(keccak256(unsigned), Buffer.from(ANVIL_KEYS[signer]!.slice(2), 'hex'));
-  const strip = (b: Uint8Array) => {
-    let i = 0;
-    while (i < b.length && b[i] === 0) i++;
-    return b.subarray(i);
-  };
-  const signed = [...fields, recid === 0 ? new Uint8Array() : Uint8Array.from([recid]), strip(signature.subarray(0, 32)), strip(signature.subarray(32))];
-  return ('0x02' + Buffer.from(RLP.encode(signed)).toString('hex')) as Hex;
+  return signFields1559(fields, ANVIL_KEYS[signer]!);
 }
 
-/** Minimal big-endian bytes of n (empty for 0), as RLP integers are encoded. */
-export function intBytes(n: bigint): Uint8Array {
-  if (n === 0n) return new Uint8Array();
-  const h = n.toString(16);
-  return Buffer.from(h.length % 2 === 0 ? h : '0' + h, 'hex');
-}
+export { intBytes };

@@ -1,0 +1,338 @@
+/**
+ * `npm run bench:load`: txgate under wrk, against a bare uWS echo measured in the same run.
+ *
+ * Server on core 0 (taskset), wrk and the stub sequencer on core 1. For each scenario
+ * (eth_chainId keep-alive, a 401, a 402, valid submissions from a pre-signed pool of distinct
+ * transactions from several senders) it reports req/s, p50/p99/p99.9 latency and server CPU µs
+ * per request, each as a ratio to the echo. Then the latency txgate adds at ~1,000 req/s
+ * (client→txgate→stub minus client→stub), metrics on vs off, 1 vs 2 worker threads, and a
+ * saturated soak (in-flight bound, 503 overloaded, RSS growth).
+ *
+ * Needs wrk (Debian: apt-get install wrk) and taskset (util-linux). Loopback only.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { randomBytes } from 'node:crypto';
+import { ANVIL_TIP_ADDRESS } from '../src/dev/anvil.js';
+import { sign1559 } from '../src/dev/sign.js';
+import { initCrypto } from '../src/native.js';
+import { keySha256 } from '../src/stages/auth.js';
+import { round, RESULTS_DIR } from './lib.js';
+
+const { values: opt } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '64' },
+    soak: { type: 'string', default: '60' },
+    pool: { type: 'string', default: '20000' },
+    'log-level': { type: 'string', default: 'info' },
+    only: { type: 'string' },
+  },
+});
+const DURATION = Number(opt.duration);
+const CONNS = Number(opt.connections);
+const dist = join(import.meta.dirname, '..');
+const dir = mkdtempSync(join(tmpdir(), 'txgate-load-'));
+const KEY = 'txg_load_' + randomBytes(24).toString('base64url');
+const children: ChildProcess[] = [];
+process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')));
+
+for (const tool of ['wrk', 'taskset']) {
+  if (spawnSync('which', [tool]).status !== 0) {
+    process.stderr.write(`bench:load needs ${tool}: apt-get install -y ${tool === 'wrk' ? 'wrk' : 'util-linux'}\n`);
+    process.exit(1);
+  }
+}
+const cores = Number(spawnSync('nproc').stdout.toString().trim());
+const SERVER_CORES = cores >= 2 ? '0' : '0';
+const LOAD_CORES = cores >= 2 ? String(cores - 1) : '0';
+
+// --- fixtures: accounts, pools of signed transactions, wrk scripts -------------------------
+await initCrypto();
+const senders = Array.from({ length: 16 }, () => '0x' + randomBytes(32).toString('hex'));
+const poolSize = Number(opt.pool);
+const rpcBody = (method: string, params: unknown[], id = 1) => JSON.stringify({ jsonrpc: '2.0', id, method, params });
+const tx = (i: number, value = 1_000_000_000_000n, to: string = ANVIL_TIP_ADDRESS) =>
+  sign1559({ chainId: 4663, nonce: Math.floor(i / senders.length), maxPriorityFeePerGas: 1_000_000_000n, maxFeePerGas: 3_000_000_000n, gas: 21000n, to, value }, senders[i % senders.length]!);
+process.stderr.write(`signing ${poolSize} transactions from ${senders.length} senders…\n`);
+const validBodies = Array.from({ length: poolSize }, (_, i) => rpcBody('eth_sendRawTransaction', [tx(i)], i));
+writeFileSync(join(dir, 'valid.txt'), validBodies.join('\n') + '\n');
+const untipped = rpcBody('eth_sendRawTransaction', [tx(0, 0n, '0x3333333333333333333333333333333333333333')]);
+
+writeFileSync(
+  join(dir, 'accounts.json'),
+  JSON.stringify({
+    accounts: [
+      {
+        id: 'load',
+        keySha256: [keySha256(KEY)],
+        grants: [{ chainId: 4663, rateLimit: { perSecond: 1e6, burst: 1e6 }, tipAddresses: [ANVIL_TIP_ADDRESS], minTipWei: '1000000000000' }],
+      },
+    ],
+  }),
+);
+
+function luaStatic(name: string, body: string, headers: Record<string, string>): string {
+  const h = Object.entries(headers).map(([k, v]) => `wrk.headers["${k}"] = "${v}"`).join('\n');
+  const f = join(dir, `${name}.lua`);
+  writeFileSync(f, `wrk.method = "POST"\nwrk.body = [[${body}]]\n${h}\n${DONE}`);
+  return f;
+}
+function luaPool(name: string, file: string, headers: Record<string, string>): string {
+  const h = Object.entries(headers).map(([k, v]) => `["${k}"] = "${v}"`).join(', ');
+  const f = join(dir, `${name}.lua`);
+  writeFileSync(
+    f,
+    `local bodies = {}\nfor line in io.lines("${file}") do bodies[#bodies + 1] = line end\nlocal i = math.random(#bodies)\nlocal headers = { ${h} }\n` +
+      `request = function()\n  i = i % #bodies + 1\n  return wrk.format("POST", "/", headers, bodies[i])\nend\n${DONE}`,
+  );
+  return f;
+}
+const DONE = `done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('\\nRESULT {"requests":%d,"duration_us":%d,"non2xx":%d,"socket_errors":%d,"p50":%d,"p99":%d,"p999":%d}\\n',
+    summary.requests, summary.duration, e.status, e.connect + e.read + e.write + e.timeout,
+    latency:percentile(50), latency:percentile(99), latency:percentile(99.9)))
+end`;
+
+const JSON_CT = { 'Content-Type': 'application/json' };
+const scenarios = {
+  eth_chainId: luaStatic('chainid', rpcBody('eth_chainId', []), JSON_CT),
+  '401 unauthorized': luaStatic('401', validBodies[0]!, { ...JSON_CT, 'X-Api-Key': 'txg_wrong_key' }),
+  '402 fee_rejected': luaStatic('402', untipped, { ...JSON_CT, 'X-Api-Key': KEY }),
+  'valid submission': luaPool('valid', join(dir, 'valid.txt'), { ...JSON_CT, 'X-Api-Key': KEY }),
+};
+
+// --- processes -------------------------------------------------------------------------------
+function start(cmd: string[], core: string, name: string, readyUrl?: string): Promise<ChildProcess> {
+  const child = spawn('taskset', ['-c', core, ...cmd], { stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  if (readyUrl !== undefined) {
+    child.stdout!.resume(); // logs: consumed and dropped (their serialization cost is still paid)
+    let err = '';
+    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    return (async () => {
+      for (let i = 0; i < 300; i++) {
+        if (child.exitCode !== null) throw new Error(`${name} exited: ${err}`);
+        try {
+          if ((await fetch(readyUrl)).status === 200) return child;
+        } catch {
+          /* starting */
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error(`${name} not ready: ${err}`);
+    })();
+  }
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const t = setTimeout(() => reject(new Error(`${name} did not start: ${out}`)), 15_000);
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('ready') || out.includes('txgate listening')) {
+        clearTimeout(t);
+        child.stdout!.removeListener('data', onData);
+        child.stdout!.resume();
+        resolve(child);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    child.once('exit', (c) => reject(new Error(`${name} exited ${c}: ${out}`)));
+  });
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const done = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await Promise.race([done, new Promise((r) => setTimeout(r, 5000))]);
+  child.kill('SIGKILL');
+}
+
+let portSeq = 18300;
+async function startTxgate(o: { workers?: number; metrics?: boolean; maxInFlight?: number; sequencer: string }): Promise<{ child: ChildProcess; url: string }> {
+  const port = portSeq++;
+  const cfg = join(dir, `txgate-${port}.json`);
+  writeFileSync(
+    cfg,
+    JSON.stringify({
+      listen: { host: '127.0.0.1', port },
+      internal: { host: '127.0.0.1', port: port + 1000 },
+      workers: o.workers ?? 1,
+      metrics: { enabled: o.metrics ?? true },
+      log: { level: opt['log-level'] },
+      dedup: { acceptedTtlMs: 0 },
+      chains: [{ chainId: 4663, hosts: ['127.0.0.1', 'localhost'], sequencers: [o.sequencer], forward: { maxInFlight: o.maxInFlight ?? 4096, connections: 64, timeoutMs: 5000 } }],
+      accounts: { file: join(dir, 'accounts.json') },
+    }),
+  );
+  const cores = o.workers !== undefined && o.workers > 1 ? `0-${o.workers - 1}` : SERVER_CORES;
+  const child = await start(['node', join(dist, 'src/cli.js'), '--config', cfg], cores, 'txgate', `http://127.0.0.1:${port}/ready`);
+  return { child, url: `http://127.0.0.1:${port}/` };
+}
+
+/** utime + stime of a process and its threads, in µs (clock ticks are 10 ms). */
+function cpuMicros(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(f[11]) + Number(f[12])) * 10_000;
+}
+function rssMB(pid: number): number {
+  return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+}
+
+interface WrkResult {
+  requests: number;
+  duration_us: number;
+  non2xx: number;
+  socket_errors: number;
+  p50: number;
+  p99: number;
+  p999: number;
+}
+interface Measured extends WrkResult {
+  rps: number;
+  cpuUsPerReq: number;
+}
+
+function wrk(url: string, script: string, seconds = DURATION, connections = CONNS): Promise<WrkResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('taskset', ['-c', LOAD_CORES, 'wrk', '-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '10s', '-s', script, url], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d));
+    child.stderr.on('data', (d: Buffer) => (out += d));
+    child.on('exit', () => {
+      const m = /RESULT (\{.*\})/.exec(out);
+      if (m === null) return reject(new Error(`wrk failed: ${out}`));
+      resolve(JSON.parse(m[1]!) as WrkResult);
+    });
+  });
+}
+
+async function measure(pid: number, url: string, script: string, seconds = DURATION, connections = CONNS): Promise<Measured> {
+  await wrk(url, script, 1, connections); // warm-up (JIT, pools)
+  const c0 = cpuMicros(pid);
+  const r = await wrk(url, script, seconds, connections);
+  const c1 = cpuMicros(pid);
+  return { ...r, rps: Math.round(r.requests / (r.duration_us / 1e6)), cpuUsPerReq: round((c1 - c0) / r.requests, 1) };
+}
+
+/** Fixed-rate latency probe: one keep-alive connection, one request every 1/rate s. */
+function probe(url: string, bodies: string[], headers: Record<string, string>, rate: number, seconds: number): { p50: number; p99: number; n: number } {
+  const script = join(dist, 'bench/latency-probe.js');
+  const input = join(dir, `probe-${Date.now()}.json`);
+  writeFileSync(input, JSON.stringify({ url, bodies, headers, rate, seconds }));
+  const r = spawnSync('taskset', ['-c', LOAD_CORES, 'node', script, input], { encoding: 'utf8' });
+  const m = /RESULT (\{.*\})/.exec(r.stdout);
+  if (m === null) throw new Error(`probe failed: ${r.stdout}${r.stderr}`);
+  return JSON.parse(m[1]!);
+}
+
+// --- the run ---------------------------------------------------------------------------------
+const report: Record<string, unknown> = { node: process.version, cores, duration: DURATION, connections: CONNS, logLevel: opt['log-level'], date: new Date().toISOString() };
+const lines: string[] = [];
+const say = (s: string) => {
+  lines.push(s);
+  process.stdout.write(s + '\n');
+};
+
+const stub = await start(['node', join(dist, 'bench/stub-sequencer.js'), '18200'], LOAD_CORES, 'stub');
+const echo = await start(['node', join(dist, 'bench/echo-server.js'), '18100'], SERVER_CORES, 'echo');
+const gate = await startTxgate({ sequencer: 'http://127.0.0.1:18200' });
+const want = (name: string) => opt.only === undefined || opt.only.split(',').includes(name);
+
+if (want('throughput')) {
+  say(`\n## Throughput (1 server thread on core ${SERVER_CORES}; wrk -t1 -c${CONNS} on core ${LOAD_CORES}; ${DURATION} s each)\n`);
+  say('| scenario | txgate req/s | echo req/s | ratio | txgate p50 / p99 / p99.9 µs | echo p50 / p99 / p99.9 µs | txgate CPU µs/req | echo CPU µs/req | non-2xx |');
+  say('|---|---|---|---|---|---|---|---|---|');
+  const rows: Record<string, unknown>[] = [];
+  for (const [name, script] of Object.entries(scenarios)) {
+    const e = await measure(echo.pid!, 'http://127.0.0.1:18100/', script);
+    const t = await measure(gate.child.pid!, gate.url, script);
+    const ratio = round(t.rps / e.rps, 3);
+    rows.push({ scenario: name, txgate: t, echo: e, ratio, cpuRatio: round(t.cpuUsPerReq / e.cpuUsPerReq, 2) });
+    say(`| ${name} | ${t.rps} | ${e.rps} | ${ratio}x | ${t.p50} / ${t.p99} / ${t.p999} | ${e.p50} / ${e.p99} / ${e.p999} | ${t.cpuUsPerReq} | ${e.cpuUsPerReq} | ${t.non2xx} |`);
+  }
+  report.throughput = rows;
+}
+
+if (want('latency')) {
+  say('\n## Added latency at ~1,000 req/s (client→txgate→stub minus client→stub)\n');
+  const bodies = validBodies.slice(0, 6000);
+  const direct = probe('http://127.0.0.1:18200/', bodies, JSON_CT, 1000, DURATION);
+  const via = probe(gate.url, bodies.map((b) => b), { ...JSON_CT, 'X-Api-Key': KEY }, 1000, DURATION);
+  const added = { p50: via.p50 - direct.p50, p99: via.p99 - direct.p99 };
+  report.latency = { direct, via, added };
+  say('| path | p50 µs | p99 µs | samples |');
+  say('|---|---|---|---|');
+  say(`| client → stub | ${direct.p50} | ${direct.p99} | ${direct.n} |`);
+  say(`| client → txgate → stub | ${via.p50} | ${via.p99} | ${via.n} |`);
+  say(`| **added by txgate** | **${added.p50}** | **${added.p99}** | |`);
+}
+
+if (want('metrics')) {
+  say('\n## Metrics on vs off\n');
+  const off = await startTxgate({ sequencer: 'http://127.0.0.1:18200', metrics: false });
+  say('| scenario | metrics on req/s | metrics off req/s | on / off |');
+  say('|---|---|---|---|');
+  const rows = [];
+  for (const name of ['eth_chainId', 'valid submission'] as const) {
+    const a = await measure(gate.child.pid!, gate.url, scenarios[name]);
+    const b = await measure(off.child.pid!, off.url, scenarios[name]);
+    rows.push({ scenario: name, on: a.rps, off: b.rps, ratio: round(a.rps / b.rps, 3) });
+    say(`| ${name} | ${a.rps} | ${b.rps} | ${round(a.rps / b.rps, 3)}x |`);
+  }
+  report.metrics = rows;
+  await stop(off.child);
+}
+
+if (want('workers') && cores >= 2) {
+  say('\n## 1 vs 2 worker threads (wrk shares the 2 cores with the server: read with care)\n');
+  const two = await startTxgate({ sequencer: 'http://127.0.0.1:18200', workers: 2 });
+  say('| scenario | 1 thread req/s | 2 threads req/s | 2 / 1 |');
+  say('|---|---|---|---|');
+  const rows = [];
+  for (const name of ['eth_chainId', 'valid submission'] as const) {
+    const a = await measure(gate.child.pid!, gate.url, scenarios[name]);
+    const b = await measure(two.child.pid!, two.url, scenarios[name]);
+    rows.push({ scenario: name, one: a.rps, two: b.rps, ratio: round(b.rps / a.rps, 3) });
+    say(`| ${name} | ${a.rps} | ${b.rps} | ${round(b.rps / a.rps, 3)}x |`);
+  }
+  report.workers = rows;
+  await stop(two.child);
+}
+
+await stop(gate.child);
+
+if (want('soak') && Number(opt.soak) > 0) {
+  const seconds = Number(opt.soak);
+  say(`\n## Saturation (${seconds} s, 512 connections, stub answering after 50 ms, maxInFlight 256)\n`);
+  const slow = await start(['node', join(dist, 'bench/stub-sequencer.js'), '18201', '50'], LOAD_CORES, 'slow stub');
+  const g = await startTxgate({ sequencer: 'http://127.0.0.1:18201', maxInFlight: 256 });
+  const pid = g.child.pid!;
+  const rss: number[] = [];
+  const sampler = setInterval(() => rss.push(rssMB(pid)), 1000);
+  await wrk(g.url, scenarios['valid submission'], 3, 512); // warm-up
+  const rss0 = rssMB(pid);
+  const r = await wrk(g.url, scenarios['valid submission'], seconds, 512);
+  clearInterval(sampler);
+  const rss1 = rssMB(pid);
+  const ok = r.requests - r.non2xx;
+  const soak = { requests: r.requests, accepted: ok, overloaded503: r.non2xx, rps: Math.round(r.requests / (r.duration_us / 1e6)), p50: r.p50, p99: r.p99, rssStartMB: round(rss0, 1), rssEndMB: round(rss1, 1), rssMaxMB: round(Math.max(...rss), 1), growthMB: round(rss1 - rss0, 1) };
+  report.soak = soak;
+  say('| requests | accepted (≤ 256 in flight, 50 ms each) | 503 overloaded | p50 / p99 µs | RSS start → end (max) MB | growth MB |');
+  say('|---|---|---|---|---|---|');
+  say(`| ${soak.requests} | ${soak.accepted} | ${soak.overloaded503} | ${soak.p50} / ${soak.p99} | ${soak.rssStartMB} → ${soak.rssEndMB} (${soak.rssMaxMB}) | ${soak.growthMB} |`);
+  await stop(g.child);
+  await stop(slow);
+}
+
+await stop(echo);
+await stop(stub);
+writeFileSync(join(RESULTS_DIR, 'load.json'), JSON.stringify(report, null, 2) + '\n');
+writeFileSync(join(RESULTS_DIR, 'load.md'), lines.join('\n') + '\n');
+say(`\nwritten to ${join(RESULTS_DIR, 'load.json')} and load.md`);
+process.exit(0);

@@ -1,0 +1,45 @@
+/**
+ * The whole pipeline in-process (no sockets): "all pass" with an instant forward, and a request
+ * rejected at each stage N. The reference is "all pass": each rejection is a fraction of it.
+ */
+import type { Exit } from '../src/errors.js';
+import { STAGE_NAMES } from '../src/pipeline/pipeline.js';
+import { body, context, head, KEY_OFF, KEY_SLOW, pipeline, signedPool, TXS } from './fixtures.js';
+import { runSuite, type Row } from './lib.js';
+import type { RequestHead } from '../src/pipeline/context.js';
+
+export async function run(): Promise<Row[]> {
+  let done: ((e: Exit) => void) | null = null;
+  const p = pipeline({ exit: (_c, e) => done!(e) });
+  const go = (h: RequestHead, b: Buffer) => new Promise<Exit>((resolve) => {
+    done = resolve;
+    p.run(context(h, b));
+  });
+  const untipped = (await signedPool(1, { value: 1n }))[0]!;
+  const malformed = TXS[1]!.slice(0, -4);
+  let i = 0;
+  const send = () => body('eth_sendRawTransaction', [TXS[i++ & 63]]);
+  const cases: Record<string, () => Promise<Exit>> = {
+    'all pass (instant forward)': () => go(head(), send()),
+    'eth_chainId (answered at route)': () => go(head(), body('eth_chainId', [])),
+    'reject at 0 host': () => go(head({ host: 'evil.example' }), send()),
+    'reject at 1 size cap': () => go(head({ contentLength: 70_000 }), send()),
+    'reject at 2 parse': () => go(head(), Buffer.from('{"jsonrpc":')),
+    'reject at 3 route': () => go(head(), body('eth_getBalance', [])),
+    'reject at 4 auth': () => go(head({ apiKey: 'txg_nope' }), send()),
+    'reject at 5 grant': () => go(head({ apiKey: KEY_OFF }), send()),
+    'reject at 6 decode (malformed RLP)': () => go(head(), body('eth_sendRawTransaction', [malformed])),
+    'reject at 7 fee': () => go(head(), body('eth_sendRawTransaction', [untipped])),
+    'reject at 8 rate limit': () => go(head({ apiKey: KEY_SLOW }), send()),
+  };
+  await cases['reject at 8 rate limit']!(); // spend the slow account's only token
+  // Sanity: each case really exits where its name says.
+  for (const [name, f] of Object.entries(cases)) {
+    const e = await f();
+    const m = /at (\d)/.exec(name);
+    if (m !== null && e.reason === 'ok') throw new Error(`${name}: passed`);
+    if (m === null && e.reason !== 'ok') throw new Error(`${name}: ${e.reason}`);
+  }
+  void STAGE_NAMES;
+  return runSuite('pipeline', cases, { reference: 'all pass (instant forward)' });
+}

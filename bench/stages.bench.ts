@@ -1,0 +1,47 @@
+/** Each cheap stage on its own, and auth + grant + rate limit together (the per-account cost). */
+import { createAuthStage } from '../src/stages/auth.js';
+import { createFeeStage } from '../src/stages/fee.js';
+import { createGrantStage } from '../src/stages/grant.js';
+import { createHostStage } from '../src/stages/host.js';
+import { createParseStage } from '../src/stages/parse.js';
+import { createRateLimitStage } from '../src/stages/rate-limit.js';
+import { createRouteStage } from '../src/stages/route.js';
+import { Exit } from '../src/errors.js';
+import { body, config, context, decoders, head, hosts, limiter, store, TXS } from './fixtures.js';
+import { keep, runSuite, type Row } from './lib.js';
+
+export async function run(): Promise<Row[]> {
+  const host = createHostStage(hosts);
+  const parse = createParseStage();
+  const route = createRouteStage(config.limits);
+  const auth = createAuthStage(store);
+  const grant = createGrantStage();
+  const fee = createFeeStage(config);
+  const rate = createRateLimitStage(limiter);
+  const b = body('eth_sendRawTransaction', [TXS[0]]);
+  // One context carried through every stage once, so each stage's input is real.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const c: any = context(head(), b);
+  c.body = b;
+  for (const s of [host, parse, route, auth, grant]) if (s.run(c) instanceof Exit) throw new Error(`fixture rejected at ${s.name}`);
+  c.tx = decoders.get(4663)!.decode(Buffer.from(TXS[0]!.slice(2), 'hex'), c.grant);
+  if (fee.run(c) instanceof Exit || rate.run(c) instanceof Exit) throw new Error('fixture rejected');
+  return runSuite(
+    'stages',
+    {
+      'host': () => keep(host.run(c)),
+      'parse (eth_sendRawTransaction body)': () => keep(parse.run(c)),
+      'route': () => keep(route.run(c)),
+      'auth (SHA-256 + lookup)': () => keep(auth.run(c)),
+      'grant': () => keep(grant.run(c)),
+      'fee admission': () => keep(fee.run(c)),
+      'rate limit': () => keep(rate.run(c)),
+      'auth + grant + rate limit': () => {
+        auth.run(c);
+        grant.run(c);
+        keep(rate.run(c));
+      },
+    },
+    { reference: 'parse (eth_sendRawTransaction body)' },
+  );
+}
