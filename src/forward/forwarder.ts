@@ -15,6 +15,7 @@
 import type { ChainConfig } from '../config.js';
 import { reject, REJECT, result, upstreamRejected, type Exit } from '../errors.js';
 import type { Logger } from '../log.js';
+import { FastLog, quote } from '../access-log.js';
 import { Sequencer, type Answer } from './upstream.js';
 
 /** "Already known" wordings: geth/op-geth, erigon ("already known"), reth/anvil ("already imported"), nethermind ("AlreadyKnown"). */
@@ -97,6 +98,7 @@ export class ChainForwarder {
   private readonly pending = new Map<string, Promise<Exit>>();
   private readonly recent: RecentlyAccepted;
   private inFlight = 0;
+  private readonly fast: FastLog;
 
   constructor(
     readonly config: ChainConfig,
@@ -106,6 +108,7 @@ export class ChainForwarder {
   ) {
     this.sequencers = config.sequencers.map((u) => new Sequencer(u, config.forward.connections));
     this.recent = new RecentlyAccepted(dedup.acceptedTtlMs, dedup.maxEntries);
+    this.fast = new FastLog(log);
   }
 
   get chainId(): number {
@@ -234,20 +237,13 @@ export class ChainForwarder {
   private audit(req: ForwardRequest, a: Attempt, role: 'final' | 'winner' | 'loser' | 'pending'): void {
     const ms = Math.round(a.ms * 1000) / 1000;
     this.observer.forward?.({ chainId: this.chainId, sequencer: a.seq.label, outcome: a.outcome, ms, ...(a.detail !== undefined ? { detail: a.detail } : {}) });
-    const line = {
-      audit: 'forward',
-      reqId: req.reqId,
-      account: req.account,
-      tx: req.hash,
-      chainId: this.chainId,
-      sequencer: a.seq.label,
-      outcome: a.outcome,
-      role,
-      ms,
-      ...(a.detail !== undefined ? { detail: a.detail.slice(0, 200) } : {}),
-    };
-    if (a.outcome === 'fault' || a.outcome === 'hash_mismatch') this.log.warn(line, 'forward');
-    else this.log.info(line, 'forward');
+    const level = a.outcome === 'fault' || a.outcome === 'hash_mismatch' ? 'warn' : 'info';
+    if (!this.fast.enabled(level)) return;
+    let f =
+      '"audit":"forward","reqId":"' + req.reqId + '","account":"' + req.account + '","tx":"' + req.hash + '","chainId":' + this.chainId +
+      ',"sequencer":' + a.seq.labelJson + ',"outcome":"' + a.outcome + '","role":"' + role + '","ms":' + ms;
+    if (a.detail !== undefined) f += ',"detail":' + quote(a.detail);
+    this.fast.write(level, f, 'forward');
   }
 
   close(): Promise<unknown> {

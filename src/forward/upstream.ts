@@ -18,6 +18,8 @@ const MAX_ANSWER_BYTES = 1 << 20;
 
 export class Sequencer {
   readonly label: string;
+  /** The label as a JSON string, for log lines. */
+  readonly labelJson: string;
   private readonly pool: Pool;
   private readonly path: string;
   health: SequencerHealth = 'unknown';
@@ -31,6 +33,7 @@ export class Sequencer {
   ) {
     const u = new URL(url);
     this.label = sequencerLabel(url);
+    this.labelJson = JSON.stringify(this.label);
     this.path = u.pathname + u.search;
     const headers: Record<string, string> = {};
     if (u.username !== '' || u.password !== '')

@@ -69,6 +69,8 @@ export interface BaseCtx {
   aborted: boolean;
   /** The id of the parsed request as JSON ('null' until parsed). */
   idJson: string;
+  /** Time each stage of this request (profiling, or the sampled per-stage metrics). */
+  timed: boolean;
 }
 
 export interface HostCtx extends BaseCtx { readonly chain: ChainRuntime }
@@ -86,6 +88,7 @@ export interface LimitedCtx extends AdmittedCtx { readonly quota: Quota }
 export class RequestContext implements BaseCtx {
   aborted = false;
   idJson = 'null';
+  timed = false;
   chain: ChainRuntime | undefined = undefined;
   body: Buffer | undefined = undefined;
   rpc: RpcRequest | undefined = undefined;

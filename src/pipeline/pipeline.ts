@@ -27,20 +27,18 @@ type AnyStage = Stage<any, any>;
 export interface PipelineHooks {
   /** Called once per request with the answer and the index of the stage that gave it. */
   exit(ctx: BaseCtx, exit: Exit, stageIndex: number, error: unknown): void;
-  /** Per-stage duration in ms, when timing is on (metrics, Server-Timing). */
+  /** Per-stage duration in ms, for requests whose context has `timed` set. */
   stage?(ctx: BaseCtx, stageIndex: number, ms: number): void;
 }
 
 export class Pipeline {
   readonly names: readonly StageName[];
-  private readonly timed: boolean;
 
   constructor(
     readonly stages: readonly AnyStage[],
     private readonly hooks: PipelineHooks,
   ) {
     this.names = stages.map((s) => s.name);
-    this.timed = hooks.stage !== undefined;
   }
 
   /** Runs the stages from the first; `hooks.exit` is called exactly once. */
@@ -49,7 +47,8 @@ export class Pipeline {
   }
 
   private step(ctx: BaseCtx, from: number): void {
-    const { stages, hooks, timed } = this;
+    const { stages, hooks } = this;
+    const timed = ctx.timed && hooks.stage !== undefined;
     for (let i = from; i < stages.length; i++) {
       const t = timed ? performance.now() : 0;
       let out: unknown;
