@@ -11,7 +11,8 @@ import { ChainForwarder, type ForwardObserver } from './forward/forwarder.js';
 import { HealthProber, type HealthObserver } from './forward/health.js';
 import { Readiness } from './http/readiness.js';
 import { PublicServer, type RequestObserver } from './http/server.js';
-import { RateLimiter } from './limits/rate-limiter.js';
+import { RateLimiter, type TokenBuckets } from './limits/rate-limiter.js';
+import { SharedRateTable, SharedTxTable, type SharedTableBuffers } from './limits/shared-tables.js';
 import type { Logger } from './log.js';
 import type { BaseCtx, ChainRuntime, LimitedCtx } from './pipeline/context.js';
 import { PipelineBuilder, type PipelineHooks } from './pipeline/pipeline.js';
@@ -50,6 +51,8 @@ export interface AppOptions {
   readonly idPrefix?: string;
   /** An account store other than the accounts file (e.g. database-backed). */
   readonly store?: AccountStore;
+  /** With several worker threads: the process-wide rate-limit and transaction tables. */
+  readonly shared?: { readonly rate: SharedTableBuffers; readonly tx: SharedTableBuffers };
 }
 
 export interface App {
@@ -58,7 +61,7 @@ export interface App {
   readonly chains: readonly ChainRuntime[];
   readonly store: AccountStore;
   readonly forwarders: ReadonlyMap<number, ChainForwarder>;
-  readonly limiter: RateLimiter;
+  readonly limiter: TokenBuckets;
   /** The metrics sink of this app (null when metrics are disabled). */
   readonly metrics: Metrics | null;
   /** Loads accounts, probes sequencers once, starts listening; resolves with the bound port. */
@@ -72,7 +75,7 @@ export interface AdmissionParts {
   readonly hosts: HostTable;
   readonly store: AccountStore;
   readonly decoders: ReadonlyMap<number, TxDecoder>;
-  readonly limiter: RateLimiter;
+  readonly limiter: TokenBuckets;
   readonly duplicates?: DuplicateCheck;
 }
 
@@ -100,9 +103,11 @@ export function createApp(opts: AppOptions): App {
   const store =
     opts.store ??
     new FileAccountStore({ file: config.accounts.file, log, ...(obs.accountsReload !== undefined ? { onReload: obs.accountsReload } : {}) });
-  const limiter = new RateLimiter();
+  const local = opts.shared === undefined ? new RateLimiter() : null;
+  const limiter: TokenBuckets = local ?? new SharedRateTable(opts.shared!.rate);
+  const txTable = opts.shared === undefined ? null : new SharedTxTable(opts.shared.tx);
   const decoders = new Map(config.chains.map((c) => [c.chainId, new TxDecoder(c.chainId, c.hardfork)]));
-  const forwarders = new Map(config.chains.map((c) => [c.chainId, new ChainForwarder(c, config.dedup, log, obs.forward)]));
+  const forwarders = new Map(config.chains.map((c) => [c.chainId, new ChainForwarder(c, config.dedup, log, obs.forward, txTable)]));
   const prober = new HealthProber([...forwarders.values()], log, obs.health);
 
   readiness.add(() => (store.ready ? null : 'accounts not loaded'));
@@ -133,14 +138,14 @@ export function createApp(opts: AppOptions): App {
     async start() {
       await store.start();
       await prober.start();
-      limiter.startSweeping();
+      local?.startSweeping();
       return server.listen(config.listen.host, config.listen.port);
     },
     async stop() {
       await server.drain(config.shutdown.graceMs);
       prober.stop();
       store.close();
-      limiter.close();
+      local?.close();
       await Promise.all([...forwarders.values()].map((f) => f.close()));
     },
   };

@@ -51,8 +51,10 @@ async function main(): Promise<number> {
 
   const log = createLogger({ level: config.log.level, pretty: args.values.pretty === true });
   const service = await startService(config, log);
-  const { app, port } = service;
-  log.info({ host: config.listen.host, port, internalPort: service.internalPort, chains: app.chains.map((c) => c.chainId) }, 'txgate listening');
+  log.info({ host: config.listen.host, port: service.port, internalPort: service.internalPort, workers: config.workers, chains: service.chains }, 'txgate listening');
+  process.on('SIGHUP', () => {
+    if (config.workers > 1) service.reload(); // the single-thread store listens to SIGHUP itself
+  });
 
   return new Promise<number>((resolve) => {
     let stopping = false;

@@ -111,6 +111,13 @@ function methodLabel(rpc: RpcRequest | undefined): 'eth_chainId' | 'eth_sendRawT
   return m === 'eth_chainId' || m === 'eth_sendRawTransaction' ? m : 'other';
 }
 const METHODS = ['eth_chainId', 'eth_sendRawTransaction', 'other', 'unparsed'] as const;
+const BEFORE_PARSE = ['misdirected_host', 'payload_too_large', 'unsupported_content_type', 'parse_error', 'invalid_request', 'batch_not_supported', 'client_closed', 'internal_error'];
+const POSSIBLE: Record<(typeof METHODS)[number], readonly string[]> = {
+  unparsed: BEFORE_PARSE,
+  eth_chainId: ['ok', 'invalid_params', 'payload_too_large', 'internal_error'],
+  other: ['method_not_found'],
+  eth_sendRawTransaction: ['ok', ...REASON_NAMES.filter((r) => !['not_found', 'method_not_allowed', 'misdirected_host', 'unsupported_content_type', 'parse_error', 'invalid_request', 'batch_not_supported', 'method_not_found'].includes(r))],
+};
 const OUTCOMES = ['accepted', 'already_known', 'nonce_known', 'rejected', 'hash_mismatch', 'fault'] as const;
 
 export class Metrics {
@@ -134,10 +141,10 @@ export class Metrics {
   constructor(config: Config, build: { version: string; uws: string }) {
     METHODS.forEach((method, i) => {
       const m = new Map<string, Counter>();
-      for (const reason of ['ok', ...REASON_NAMES]) {
+      // The outcomes each method can have are bound up front (so alerts see zeros, not gaps);
+      // anything else binds on first use.
+      for (const reason of POSSIBLE[method]) {
         const status = reason === 'ok' ? 200 : REASONS[reason as keyof typeof REASONS].status;
-        // Only reasons that can occur for the method are bound up front; others bind on first use.
-        if (method === 'eth_chainId' && !['ok', 'invalid_params', 'payload_too_large'].includes(reason)) continue;
         m.set(reason, this.requests.child({ method, status, reason }));
       }
       this.requestChildren[i] = m;

@@ -1,38 +1,138 @@
 /**
- * The whole service in one process: the app (public listener, stages, forwarders) and the
- * internal listener (metrics, health and readiness mirrors).
+ * The whole service in one process: the public listener on `workers` threads (one uWS app each,
+ * sharing the port), and the internal listener (metrics aggregated over every thread, health
+ * and readiness mirrors) on the main thread. With one worker, everything runs on the main thread.
  */
+import { createServer } from 'node:net';
+import { Worker } from 'node:worker_threads';
 import { createApp, type App } from './app.js';
 import type { Config } from './config.js';
 import { InternalServer } from './http/internal.js';
+import type { ReadinessReport } from './http/readiness.js';
+import { allocateTable } from './limits/shared-tables.js';
 import type { Logger } from './log.js';
+import type { MetricJSON } from './metrics.js';
+import type { WorkerData } from './worker.js';
 
 export interface Service {
-  readonly app: App;
+  /** The in-thread app (single-threaded mode only). */
+  readonly app: App | null;
   readonly port: number;
   readonly internalPort: number | null;
+  readonly chains: readonly number[];
+  readiness(): Promise<ReadinessReport>;
+  /** Re-read the accounts file in every thread (SIGHUP). */
+  reload(): void;
   stop(): Promise<void>;
 }
 
+/** Rate-limit buckets (account × chain) and transaction hashes the tables can hold. */
+const RATE_SLOTS = 1 << 16;
+const TX_SLOTS = 1 << 18;
+
 export async function startService(config: Config, log: Logger): Promise<Service> {
+  return config.workers > 1 ? startThreads(config, log) : startSingle(config, log);
+}
+
+async function startInternal(config: Config, log: Logger, snapshots: () => Promise<MetricJSON[][]>, readiness: () => Promise<ReadinessReport>) {
+  if (!config.internal.enabled) return { internal: null, internalPort: null };
+  let last: ReadinessReport = { ready: false, body: '{"status":"not_ready","notReady":["starting"]}' };
+  const refresh = () => void readiness().then((r) => (last = r));
+  const timer = setInterval(refresh, 250);
+  timer.unref();
+  refresh();
+  const internal = new InternalServer({ log, readiness: () => last, snapshots });
+  const internalPort = await internal.listen(config.internal.host, config.internal.port);
+  return { internal, internalPort, timer };
+}
+
+async function startSingle(config: Config, log: Logger): Promise<Service> {
   const app = createApp({ config, log });
   const port = await app.start();
-  let internal: InternalServer | null = null;
-  let internalPort: number | null = null;
-  if (config.internal.enabled) {
-    internal = new InternalServer({
-      log,
-      readiness: () => app.readiness.report(),
-      snapshots: async () => (app.metrics !== null ? [app.metrics.snapshot()] : []),
-    });
-    internalPort = await internal.listen(config.internal.host, config.internal.port);
-  }
+  const readiness = async () => app.readiness.report();
+  const { internal, internalPort } = await startInternal(config, log, async () => (app.metrics !== null ? [app.metrics.snapshot()] : []), readiness);
   return {
     app,
     port,
     internalPort,
+    chains: app.chains.map((c) => c.chainId),
+    readiness,
+    reload: () => process.emit('SIGHUP', 'SIGHUP'),
     async stop() {
       await app.stop();
+      internal?.close();
+    },
+  };
+}
+
+async function freePort(host: string): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, host, () => r()));
+  const port = (s.address() as { port: number }).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+async function startThreads(config: Config, log: Logger): Promise<Service> {
+  // Every thread must bind the same port: resolve an ephemeral one first.
+  const listenPort = config.listen.port === 0 ? await freePort(config.listen.host) : config.listen.port;
+  const cfg: Config = { ...config, listen: { ...config.listen, port: listenPort } };
+  const shared = { rate: allocateTable(RATE_SLOTS), tx: allocateTable(TX_SLOTS) };
+  let seq = 0;
+  const waiting = new Map<number, (v: { metrics: MetricJSON[]; readiness: ReadinessReport }) => void>();
+  const workers = await Promise.all(
+    Array.from({ length: config.workers }, (_, index) => {
+      const w = new Worker(new URL('./worker.js', import.meta.url), { workerData: { config: cfg, index, shared } satisfies WorkerData });
+      w.on('message', (m: { type: string; id?: number; metrics?: MetricJSON[]; readiness?: ReadinessReport }) => {
+        if (m.type === 'snapshot') waiting.get(m.id!)?.({ metrics: m.metrics!, readiness: m.readiness! });
+      });
+      w.on('error', (e) => log.fatal({ err: e, worker: index }, 'worker thread failed'));
+      return new Promise<Worker>((resolve, reject) => {
+        w.once('message', (m: { type: string }) => (m.type === 'ready' ? resolve(w) : reject(new Error(`worker ${index}: ${m.type}`))));
+        w.once('error', reject);
+      });
+    }),
+  );
+  const ask = () =>
+    Promise.all(
+      workers.map(
+        (w) =>
+          new Promise<{ metrics: MetricJSON[]; readiness: ReadinessReport }>((resolve) => {
+            const id = ++seq;
+            waiting.set(id, (v) => {
+              waiting.delete(id);
+              resolve(v);
+            });
+            w.postMessage({ type: 'snapshot', id });
+          }),
+      ),
+    );
+  const readiness = async (): Promise<ReadinessReport> => {
+    const all = await ask();
+    const bad = all.filter((a) => !a.readiness.ready);
+    if (bad.length === 0) return { ready: true, body: '{"status":"ready"}' };
+    const notReady = [...new Set(bad.flatMap((b) => (JSON.parse(b.readiness.body) as { notReady: string[] }).notReady))];
+    return { ready: false, body: JSON.stringify({ status: 'not_ready', notReady }) };
+  };
+  const { internal, internalPort, timer } = await startInternal(config, log, async () => (await ask()).map((a) => a.metrics), readiness);
+  return {
+    app: null,
+    port: listenPort,
+    internalPort,
+    chains: config.chains.map((c) => c.chainId),
+    readiness,
+    reload: () => workers.forEach((w) => w.postMessage({ type: 'reload' })),
+    async stop() {
+      await Promise.all(
+        workers.map(
+          (w) =>
+            new Promise<void>((resolve) => {
+              w.once('exit', () => resolve());
+              w.postMessage({ type: 'drain' });
+            }),
+        ),
+      );
+      if (timer !== undefined) clearInterval(timer);
       internal?.close();
     },
   };

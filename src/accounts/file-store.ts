@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { watch, type FSWatcher } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
+import { isMainThread } from 'node:worker_threads';
 import type { Logger } from '../log.js';
 import { AccountsFileError, parseAccounts, type AccountsSnapshot } from './parse.js';
 import type { Account, AccountStore } from './types.js';
@@ -68,7 +69,8 @@ export class FileAccountStore implements AccountStore {
     }
     this.poll = setInterval(() => void this.checkStat(), this.opts.pollMs ?? 1000);
     this.poll.unref();
-    process.on('SIGHUP', this.onHup);
+    // Signals reach the main thread only; worker threads are told to reload by a message.
+    if (isMainThread) process.on('SIGHUP', this.onHup);
   }
 
   close(): void {

@@ -17,6 +17,7 @@ import { reject, REJECT, result, upstreamRejected, type Exit } from '../errors.j
 import type { Logger } from '../log.js';
 import { FastLog, quote } from '../access-log.js';
 import { Sequencer, type Answer } from './upstream.js';
+import type { SharedTxTable } from '../limits/shared-tables.js';
 
 /** "Already known" wordings: geth/op-geth, erigon ("already known"), reth/anvil ("already imported"), nethermind ("AlreadyKnown"). */
 const ALREADY_KNOWN = /already known|known transaction|already imported|alreadyknown|already in (?:the )?(?:tx ?|mem)?pool|transaction already exists/i;
@@ -105,11 +106,16 @@ export class ChainForwarder {
     dedup: { readonly acceptedTtlMs: number; readonly maxEntries: number },
     private readonly log: Logger,
     private readonly observer: ForwardObserver = {},
+    /** With several worker threads: in-flight and accepted hashes shared across them. */
+    private readonly shared: SharedTxTable | null = null,
   ) {
     this.sequencers = config.sequencers.map((u) => new Sequencer(u, config.forward.connections));
     this.recent = new RecentlyAccepted(dedup.acceptedTtlMs, dedup.maxEntries);
+    this.ttlMs = dedup.acceptedTtlMs;
     this.fast = new FastLog(log);
   }
+
+  private readonly ttlMs: number;
 
   get chainId(): number {
     return this.config.chainId;
@@ -121,7 +127,7 @@ export class ChainForwarder {
 
   /** Being forwarded now, or accepted within the dedup window: a resubmission, not new work. */
   isDuplicate(hash: string): boolean {
-    return this.pending.has(hash) || this.recent.has(hash, performance.now());
+    return this.pending.has(hash) || this.recent.has(hash, performance.now()) || (this.shared !== null && this.shared.peek(hash) !== 'none');
   }
 
   /** The answer for a verified transaction; synchronous when no forward is needed. */
@@ -130,9 +136,42 @@ export class ChainForwarder {
     if (this.recent.has(hash, performance.now())) return result(hash);
     const shared = this.pending.get(hash);
     if (shared !== undefined) return shared;
+    if (this.shared !== null) {
+      const c = this.shared.claim(hash);
+      if (c === 'accepted') return result(hash);
+      if (c === 'in_flight') return this.awaitElsewhere(req);
+    }
+    return this.send(req);
+  }
+
+  /** Another thread is forwarding these bytes: wait for its acceptance, or forward if it failed. */
+  private awaitElsewhere(req: ForwardRequest): Promise<Exit> {
+    const deadline = performance.now() + this.config.forward.timeoutMs * (this.sequencers.length + 1);
+    return new Promise<Exit>((resolve) => {
+      const poll = () => {
+        const s = this.shared!.peek(req.hash);
+        if (s === 'accepted') return resolve(result(req.hash));
+        if (s === 'none' || performance.now() > deadline) {
+          const r = this.shared!.claim(req.hash) === 'accepted' ? result(req.hash) : this.send(req);
+          return void Promise.resolve(r).then(resolve);
+        }
+        setTimeout(poll, 1);
+      };
+      setTimeout(poll, 1);
+    });
+  }
+
+  private send(req: ForwardRequest): Exit | Promise<Exit> {
+    const { hash } = req;
     const eligible = this.sequencers.filter((s) => s.eligible);
-    if (eligible.length === 0) return REJECT.upstream_unavailable;
-    if (this.inFlight >= this.config.forward.maxInFlight) return REJECT.overloaded;
+    if (eligible.length === 0) {
+      this.shared?.settle(hash, false, 0);
+      return REJECT.upstream_unavailable;
+    }
+    if (this.inFlight >= this.config.forward.maxInFlight) {
+      this.shared?.settle(hash, false, 0);
+      return REJECT.overloaded;
+    }
 
     this.inFlight++;
     this.observer.inFlight?.(this.chainId, this.inFlight);
@@ -155,6 +194,7 @@ export class ChainForwarder {
     this.observer.inFlight?.(this.chainId, this.inFlight);
     this.pending.delete(req.hash);
     if (exit.reason === 'ok') this.recent.add(req.hash, performance.now());
+    this.shared?.settle(req.hash, exit.reason === 'ok', this.ttlMs);
     return exit;
   }
 

@@ -18,7 +18,13 @@ export interface TakeResult {
   readonly waitMs: number;
 }
 
-export class RateLimiter {
+/** Token buckets: the per-thread RateLimiter, or the process-wide SharedRateTable. */
+export interface TokenBuckets {
+  /** Remaining whole tokens (≥ 0) after spending one, or the negated wait in ms (< 0). */
+  take(key: string, perSecond: number, burst: number): number;
+}
+
+export class RateLimiter implements TokenBuckets {
   private readonly tat = new Map<string, number>();
   private sweeper: NodeJS.Timeout | null = null;
 

@@ -5,7 +5,7 @@
  * accepted is answered by the forwarder without a second forward and spends no token.
  */
 import { reject } from '../errors.js';
-import { retryAfterSeconds, type RateLimiter } from '../limits/rate-limiter.js';
+import { retryAfterSeconds, type TokenBuckets } from '../limits/rate-limiter.js';
 import { enrich, type AdmittedCtx, type LimitedCtx, type Quota } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
 
@@ -14,7 +14,7 @@ export interface DuplicateCheck {
   isDuplicate(chainId: number, hash: string): boolean;
 }
 
-export function createRateLimitStage(limiter: RateLimiter, duplicates?: DuplicateCheck): Stage<AdmittedCtx, LimitedCtx> {
+export function createRateLimitStage(limiter: TokenBuckets, duplicates?: DuplicateCheck): Stage<AdmittedCtx, LimitedCtx> {
   const free: Quota = Object.freeze({ limit: 0, remaining: 0 });
   return {
     name: 'rate_limit',

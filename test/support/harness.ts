@@ -136,7 +136,7 @@ export async function startGate(opts: GateOptions = {}): Promise<Gate> {
   const log = createLogger({ level: config.log.level, destination });
   if (opts.internal === true) {
     const service = await startService(config, log);
-    return { app: service.app, port: service.port, internalPort: service.internalPort, config, dir, accountsFile, logs, writeAccounts, stop: () => service.stop() };
+    return { app: service.app!, port: service.port, internalPort: service.internalPort, config, dir, accountsFile, logs, writeAccounts, stop: () => service.stop() };
   }
   const app = createApp({ config, log, ...(opts.observers !== undefined ? { observers: opts.observers } : {}) });
   const port = await app.start();

@@ -1,0 +1,42 @@
+/**
+ * One worker thread: its own uWS app on the shared port (SO_REUSEPORT spreads connections),
+ * its own stages and upstream pools, and the process-wide rate-limit and transaction tables.
+ * The main thread asks it for metrics snapshots and readiness, tells it to reload accounts
+ * (SIGHUP) and to drain (SIGTERM).
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { FileAccountStore } from './accounts/file-store.js';
+import { createApp } from './app.js';
+import type { Config } from './config.js';
+import type { SharedTableBuffers } from './limits/shared-tables.js';
+import { createLogger } from './log.js';
+import { initCrypto, uws } from './native.js';
+
+export interface WorkerData {
+  readonly config: Config;
+  readonly index: number;
+  readonly shared: { readonly rate: SharedTableBuffers; readonly tx: SharedTableBuffers };
+}
+
+export type ToWorker = { type: 'snapshot'; id: number } | { type: 'reload' } | { type: 'drain' };
+
+const data = workerData as WorkerData;
+const port = parentPort!;
+uws();
+await initCrypto();
+const log = createLogger({ level: data.config.log.level }).child({ worker: data.index });
+const app = createApp({ config: data.config, log, idPrefix: `w${data.index}.${process.pid.toString(36)}`, shared: data.shared });
+const bound = await app.start();
+port.postMessage({ type: 'ready', port: bound });
+
+port.on('message', (m: ToWorker) => {
+  if (m.type === 'snapshot') port.postMessage({ type: 'snapshot', id: m.id, metrics: app.metrics?.snapshot() ?? [], readiness: app.readiness.report() });
+  else if (m.type === 'reload') {
+    if (app.store instanceof FileAccountStore) void app.store.reload('SIGHUP');
+  } else if (m.type === 'drain')
+    void app.stop().then(() => {
+      log.flush();
+      port.postMessage({ type: 'drained' });
+      port.close();
+    });
+});

@@ -1,0 +1,109 @@
+/**
+ * Several worker threads (the real CLI, workers: 2): connections spread over both threads;
+ * rate-limit buckets and duplicate suppression are per process, shared across the threads;
+ * one scrape of /metrics counts every thread's requests; SIGTERM drains and exits 0.
+ */
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { initCrypto } from '../src/native.js';
+import { accountsDoc, capturedLogs, eventually, keysInLogs, newKey } from './support/harness.js';
+import { rpc, send } from './support/http.js';
+import { StubSequencer, txHash } from './support/stub-sequencer.js';
+import { sign1559 } from './support/txs.js';
+
+const key = newKey();
+const limited = newKey();
+let stub: StubSequencer;
+let child: ChildProcess;
+let port = 0;
+let internalPort = 0;
+
+before(async () => {
+  await initCrypto();
+  stub = await new StubSequencer().start();
+  const dir = mkdtempSync(join(tmpdir(), 'txgate-workers-'));
+  writeFileSync(join(dir, 'accounts.json'), JSON.stringify(accountsDoc([{ id: 'mm', keys: [key] }, { id: 'lim', keys: [limited], grants: [{ rateLimit: { perSecond: 0.001, burst: 4 } }] }])));
+  writeFileSync(
+    join(dir, 'txgate.json'),
+    JSON.stringify({
+      listen: { host: '127.0.0.1', port: 0 },
+      internal: { host: '127.0.0.1', port: 0 },
+      workers: 2,
+      chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [stub.url], probe: { intervalMs: 200 } }],
+    }),
+  );
+  child = spawn(process.execPath, [join(import.meta.dirname, '../src/cli.js'), '--config', join(dir, 'txgate.json')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => {
+    out += d.toString();
+    capturedLogs.push(...d.toString().split('\n').filter(Boolean));
+  });
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const line = await eventually(() => out.split('\n').find((l) => l.includes('txgate listening')), 15_000);
+  const info = JSON.parse(line as string) as { port: number; internalPort: number; workers: number };
+  assert.equal(info.workers, 2);
+  port = info.port;
+  internalPort = info.internalPort;
+  await eventually(async () => (await send({ port: internalPort, method: 'GET', path: '/ready' })).status === 200, 5000);
+});
+after(async () => {
+  if (child.exitCode === null) child.kill('SIGKILL');
+  await stub.stop();
+  assert.deepEqual(keysInLogs(), []);
+});
+
+describe('two worker threads', () => {
+  it('connections are served by both threads on the one port', async () => {
+    const seen = new Set<string>();
+    for (let i = 0; i < 40 && seen.size < 2; i++) {
+      const r = await rpc(port, 'eth_chainId', []);
+      assert.equal(r.json.result, '0x1237');
+      seen.add(String(r.headers['x-request-id']).split('.')[0]!);
+    }
+    assert.deepEqual([...seen].sort(), ['w0', 'w1']);
+  });
+
+  it('rate-limit buckets are per process: burst 4 over both threads → exactly 4 accepted', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 10; i++) statuses.push((await rpc(port, 'eth_sendRawTransaction', [await sign1559({ nonce: 300 + i })], { key: limited })).status);
+    assert.equal(statuses.filter((s) => s === 200).length, 4, statuses.join(','));
+    assert.equal(statuses.filter((s) => s === 429).length, 6);
+  });
+
+  it('identical bytes sent to both threads at once share one forward', async () => {
+    stub.delayMs = 300;
+    const raw = await sign1559({ nonce: 400 });
+    const before = stub.sends().length;
+    const rs = await Promise.all(Array.from({ length: 8 }, () => rpc(port, 'eth_sendRawTransaction', [raw], { key })));
+    stub.delayMs = 0;
+    for (const r of rs) assert.equal(r.json.result, txHash(raw));
+    const threads = new Set(rs.map((r) => String(r.headers['x-request-id']).split('.')[0]));
+    assert.equal(threads.size, 2, 'the requests reached both threads');
+    assert.equal(stub.sends().length - before, 1, 'one forward for the process');
+    const again = await rpc(port, 'eth_sendRawTransaction', [raw], { key });
+    assert.equal(again.json.result, txHash(raw));
+    assert.equal(stub.sends().length - before, 1, 'accepted moments ago: answered without a forward');
+  });
+
+  it('one scrape counts the requests of every thread', async () => {
+    const count = async () => {
+      const text = (await send({ port: internalPort, method: 'GET', path: '/metrics' })).text;
+      return Number(/^txgate_requests_total\{method="other",status="400",reason="method_not_found"\} (\d+)/m.exec(text)?.[1] ?? 0);
+    };
+    const before = await count();
+    const threads = new Set<string>();
+    for (let i = 0; i < 20; i++) threads.add(String((await rpc(port, 'eth_foo', [])).headers['x-request-id']).split('.')[0]!);
+    assert.equal(threads.size, 2);
+    assert.equal((await count()) - before, 20);
+  });
+
+  it('SIGTERM drains every thread and exits 0', async () => {
+    child.kill('SIGTERM');
+    const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+    assert.equal(code, 0);
+  });
+});
