@@ -104,12 +104,7 @@ function histogramJSON(f: Family<FastHistogram>): MetricJSON {
   return { name: f.name, help: f.help, type: 'histogram', aggregator: 'sum', values };
 }
 
-/** Which label a request's method gets: a fixed set, never free text. */
-function methodLabel(rpc: RpcRequest | undefined): 'eth_chainId' | 'eth_sendRawTransaction' | 'other' | 'unparsed' {
-  if (rpc === undefined) return 'unparsed';
-  const m = rpc.method;
-  return m === 'eth_chainId' || m === 'eth_sendRawTransaction' ? m : 'other';
-}
+/** The method label: a fixed set, never free text (index order is used on the hot path). */
 const METHODS = ['eth_chainId', 'eth_sendRawTransaction', 'other', 'unparsed'] as const;
 const BEFORE_PARSE = ['misdirected_host', 'payload_too_large', 'unsupported_content_type', 'parse_error', 'invalid_request', 'batch_not_supported', 'client_closed', 'internal_error'];
 const POSSIBLE: Record<(typeof METHODS)[number], readonly string[]> = {
@@ -159,8 +154,7 @@ export class Metrics {
       this.inFlight.child({ chain: c.chainId });
       for (const s of c.sequencers) {
         const sequencer = new URL(s).origin;
-        for (const outcome of OUTCOMES) this.forwards.child({ chain: c.chainId, sequencer, outcome });
-        this.upstream.child({ chain: c.chainId, sequencer });
+        this.sequencerChildren(c.chainId, sequencer);
         this.up.child({ chain: c.chainId, sequencer });
       }
     }
@@ -170,7 +164,8 @@ export class Metrics {
   /** The observer the public server calls once per answered request and per stage. */
   readonly request: RequestObserver = {
     request: (ctx: BaseCtx, exit: Exit, _stage: number, micros: number) => {
-      const mi = METHODS.indexOf(methodLabel((ctx as { rpc?: RpcRequest }).rpc));
+      const rpc = (ctx as { rpc?: RpcRequest }).rpc;
+      const mi = rpc === undefined ? 3 : rpc.method === 'eth_chainId' ? 0 : rpc.method === 'eth_sendRawTransaction' ? 1 : 2;
       const reason = exit.reason;
       let c = this.requestChildren[mi]!.get(reason);
       if (c === undefined) {
@@ -188,10 +183,27 @@ export class Metrics {
     stage: (i: number, ms: number) => this.stageChildren[i]!.observe(ms / 1000),
   };
 
+  /** chain → sequencer → pre-bound children: a forward event builds no label string. */
+  private readonly bySequencer = new Map<number, Map<string, { outcomes: Record<string, Counter>; latency: FastHistogram }>>();
+
+  private sequencerChildren(chain: number, sequencer: string) {
+    let m = this.bySequencer.get(chain);
+    if (m === undefined) this.bySequencer.set(chain, (m = new Map()));
+    let c = m.get(sequencer);
+    if (c === undefined) {
+      const outcomes: Record<string, Counter> = {};
+      for (const outcome of OUTCOMES) outcomes[outcome] = this.forwards.child({ chain, sequencer, outcome });
+      c = { outcomes, latency: this.upstream.child({ chain, sequencer }) };
+      m.set(sequencer, c);
+    }
+    return c;
+  }
+
   readonly forward: ForwardObserver = {
     forward: (e: ForwardEvent) => {
-      this.forwards.child({ chain: e.chainId, sequencer: e.sequencer, outcome: e.outcome }).value++;
-      this.upstream.child({ chain: e.chainId, sequencer: e.sequencer }).observe(e.ms / 1000);
+      const c = this.sequencerChildren(e.chainId, e.sequencer);
+      c.outcomes[e.outcome]!.value++;
+      c.latency.observe(e.ms / 1000);
     },
     inFlight: (chainId: number, n: number) => {
       this.inFlight.child({ chain: chainId }).value = n;
