@@ -11,7 +11,7 @@
  * Needs wrk (Debian: apt-get install wrk) and taskset (util-linux). Loopback only.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -108,10 +108,11 @@ const scenarios = {
 
 // --- processes -------------------------------------------------------------------------------
 function start(cmd: string[], core: string, name: string, readyUrl?: string): Promise<ChildProcess> {
-  const child = spawn('taskset', ['-c', core, ...cmd], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // txgate's logs go to a file (as to a log shipper that keeps up); the others report 'ready'.
+  const logFd = readyUrl !== undefined ? openSync(join(dir, `${name}-${portSeq}.log`), 'w') : 'pipe';
+  const child = spawn('taskset', ['-c', core, ...cmd], { stdio: ['ignore', logFd, 'pipe'] });
   children.push(child);
   if (readyUrl !== undefined) {
-    child.stdout!.resume(); // logs: consumed and dropped (their serialization cost is still paid)
     let err = '';
     child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
     return (async () => {

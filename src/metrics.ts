@@ -15,6 +15,7 @@ import type { RequestObserver } from './http/server.js';
 import type { BaseCtx, RpcRequest } from './pipeline/context.js';
 import { STAGE_NAMES } from './pipeline/pipeline.js';
 import { REASONS } from './errors.js';
+import { droppedLogLines } from './log.js';
 
 type Labels = Record<string, string | number>;
 
@@ -127,6 +128,7 @@ export class Metrics {
   private readonly reloads = new Family('txgate_account_reloads_total', 'Accounts file reloads, by result (loaded, unchanged, invalid).', () => new Counter());
   private readonly loaded = new Family('txgate_accounts_loaded', 'Accounts in the snapshot in force.', () => new Counter());
   private readonly info = new Family('txgate_build_info', 'Build information (value 1).', () => new Counter());
+  private readonly drops = new Family('txgate_log_lines_dropped_total', 'Log lines dropped because stdout could not keep up (buffer bounded at 16 MiB).', () => new Counter());
 
   /** requestChildren[method][reason] */
   private readonly requestChildren: Map<string, Counter>[] = [];
@@ -235,6 +237,7 @@ export class Metrics {
       counterJSON(this.reloads),
       counterJSON(this.loaded, 'max', 'gauge'),
       counterJSON(this.info, 'max', 'gauge'),
+      { ...counterJSON(this.drops), values: [{ labels: {}, value: droppedLogLines }] },
     ];
   }
 }
