@@ -2,7 +2,7 @@
  * Starts the real txgate (uWS front end, real stages) in this process on an ephemeral port,
  * with its logs captured so tests can assert on them, and an accounts file in a temp dir.
  */
-import { mkdtempSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -136,11 +136,11 @@ export async function startGate(opts: GateOptions = {}): Promise<Gate> {
   const log = createLogger({ level: config.log.level, destination });
   if (opts.internal === true) {
     const service = await startService(config, log);
-    return { app: service.app!, port: service.port, internalPort: service.internalPort, config, dir, accountsFile, logs, writeAccounts, stop: () => service.stop() };
+    return { app: service.app!, port: service.port, internalPort: service.internalPort, config, dir, accountsFile, logs, writeAccounts, stop: () => service.stop().finally(() => rmSync(dir, { recursive: true, force: true })) };
   }
   const app = createApp({ config, log, ...(opts.observers !== undefined ? { observers: opts.observers } : {}) });
   const port = await app.start();
-  return { app, port, internalPort: null, config, dir, accountsFile, logs, writeAccounts, stop: () => app.stop() };
+  return { app, port, internalPort: null, config, dir, accountsFile, logs, writeAccounts, stop: () => app.stop().finally(() => rmSync(dir, { recursive: true, force: true })) };
 }
 
 /** Polls `check` every 20 ms until it is truthy or `ms` passes. */
