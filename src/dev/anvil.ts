@@ -1,10 +1,10 @@
 /**
- * A real local chain for development and tests: the anvil binary shipped (prebuilt) in the
- * @foundry-rs/anvil-<platform> npm package, started on a loopback port.
+ * A real local chain for development and tests: anvil, started on a loopback port.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { delimiter, dirname, join } from 'node:path';
 
 const require = createRequire(import.meta.url);
 
@@ -19,13 +19,19 @@ export const ANVIL_KEYS = [
 /** The address of anvil's account #9, used as the development tip address. */
 export const ANVIL_TIP_ADDRESS = '0xa0Ee7A142d267C1f36714E4a8F75612F20a79720';
 
+/**
+ * The prebuilt binary of the npm package for this platform (`@foundry-rs/anvil-linux-amd64` is
+ * an optional dependency), else an `anvil` on the PATH (Foundry), else a clear error.
+ */
 export function anvilBinary(): string {
   const arch = process.arch === 'x64' ? 'amd64' : process.arch;
   const pkg = `@foundry-rs/anvil-${process.platform}-${arch}`;
   try {
     return join(dirname(require.resolve(`${pkg}/package.json`)), 'bin', process.platform === 'win32' ? 'anvil.exe' : 'anvil');
   } catch {
-    throw new Error(`anvil is not installed for ${process.platform}/${process.arch} (npm package ${pkg}); run npm ci`);
+    const onPath = (process.env.PATH ?? '').split(delimiter).map((d) => join(d, 'anvil')).find((f) => existsSync(f));
+    if (onPath !== undefined) return onPath;
+    throw new Error(`anvil is not installed for ${process.platform}/${process.arch}: npm ci installs ${pkg} where the registry has it; else install Foundry's anvil on the PATH`);
   }
 }
 
