@@ -274,6 +274,18 @@ if (want('latency')) {
   say(`| **added by txgate** | **${added.p50}** | **${added.p99}** | |`);
 }
 
+if (want('client')) {
+  say('\n## Upstream client alone (CPU µs per call to the stub, client on core ' + SERVER_CORES + ')\n');
+  const r = spawnSync('taskset', ['-c', SERVER_CORES, 'node', join(dist, 'bench/upstream-client.js'), '18200'], { encoding: 'utf8' });
+  const m = /RESULT (\{.*\})/.exec(r.stdout);
+  if (m === null) throw new Error(`upstream client bench failed: ${r.stdout}${r.stderr}`);
+  const rows = JSON.parse(m[1]!) as Record<string, Record<string, number>>;
+  report.client = rows;
+  say('| client | CPU µs/call, 1 at a time | calls/s | CPU µs/call, 16 at a time | calls/s |');
+  say('|---|---|---|---|---|');
+  for (const [name, v] of Object.entries(rows)) say(`| ${name} | ${v.cpuUs_c1} | ${v.callsPerSec_c1} | ${v.cpuUs_c16} | ${v.callsPerSec_c16} |`);
+}
+
 if (want('metrics')) {
   say('\n## Metrics on vs off\n');
   const off = await startTxgate({ sequencer: 'http://127.0.0.1:18200', metrics: false });

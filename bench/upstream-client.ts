@@ -1,0 +1,58 @@
+/**
+ * Upstream client cost, measured apart from txgate: CPU µs per JSON-RPC call to the stub
+ * sequencer (another process, on the other core) with undici Pool.dispatch (what the forwarder
+ * uses), undici Pool.request, and node:http, at concurrency 1 and 16.
+ * Usage: node upstream-client.js PORT  → prints RESULT {…}
+ */
+import { Agent, request as httpRequest } from 'node:http';
+import { Pool } from 'undici';
+import { Sequencer } from '../src/forward/upstream.js';
+
+const port = Number(process.argv[2] ?? 18200);
+const raw = '0x02f86f82123780843b9aca0084b2d05e0082520894a0ee7a142d267c1f36714e4a8f75612f20a7972085e8d4a5100080c001a0' + 'ab'.repeat(32) + 'a0' + 'cd'.repeat(32);
+const body = `{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["${raw}"]}`;
+const seq = new Sequencer(`http://127.0.0.1:${port}`, 16);
+const pool = new Pool(`http://127.0.0.1:${port}`, { connections: 16 });
+const agent = new Agent({ keepAlive: true, maxSockets: 16 });
+const headers = { 'content-type': 'application/json' };
+
+const clients: Record<string, () => Promise<unknown>> = {
+  'undici Pool.dispatch (txgate forwarder)': () => seq.call('eth_sendRawTransaction', `["${raw}"]`, 5000),
+  'undici Pool.request': async () => (await pool.request({ path: '/', method: 'POST', headers, body })).body.text(),
+  'node:http': () =>
+    new Promise((resolve, reject) => {
+      const req = httpRequest({ host: '127.0.0.1', port, method: 'POST', path: '/', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (res) => {
+        let s = '';
+        res.on('data', (d) => (s += d));
+        res.on('end', () => resolve(s));
+      });
+      req.on('error', reject);
+      req.end(body);
+    }),
+};
+
+const out: Record<string, Record<string, number>> = {};
+for (const [name, call] of Object.entries(clients)) {
+  for (let i = 0; i < 2000; i++) await call(); // warm-up
+  out[name] = {};
+  for (const concurrency of [1, 16]) {
+    const n = 10_000;
+    let started = 0;
+    const c0 = process.cpuUsage();
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (started < n) {
+          started++;
+          await call();
+        }
+      }),
+    );
+    const cpu = process.cpuUsage(c0);
+    out[name][`cpuUs_c${concurrency}`] = Math.round(((cpu.user + cpu.system) / n) * 10) / 10;
+    out[name][`callsPerSec_c${concurrency}`] = Math.round(n / ((performance.now() - t0) / 1000));
+  }
+}
+await Promise.all([seq.close(), pool.close()]);
+agent.destroy();
+process.stdout.write(`RESULT ${JSON.stringify(out)}\n`);
