@@ -11,7 +11,8 @@ import fc from 'fast-check';
 import type { Hex } from 'viem';
 import { Exit } from '../src/errors.js';
 import { initCrypto } from '../src/native.js';
-import { TxDecoder } from '../src/tx/decoder.js';
+import { splitList, TxDecoder } from '../src/tx/decoder.js';
+import { RLP } from '@ethereumjs/rlp';
 import { sign1559, tipCall } from './support/txs.js';
 
 interface Vector {
@@ -94,6 +95,33 @@ describe('lean 0x02 path agrees with @ethereumjs/tx', () => {
         return same(L.decode(m, policy), R.decode(m, policy));
       }),
       { numRuns: 3000 },
+    );
+  });
+});
+
+describe('splitList agrees with RLP.decode', () => {
+  const asJson = (v: unknown): unknown => (v instanceof Uint8Array ? Buffer.from(v).toString('hex') : Array.isArray(v) ? v.map(asJson) : v);
+  const reference = (b: Uint8Array): unknown => {
+    try {
+      const v = RLP.decode(b);
+      return Array.isArray(v) ? asJson(v) : null;
+    } catch {
+      return null;
+    }
+  };
+  it('on random bytes and on mutations of signed 0x02 payloads', async () => {
+    const seeds = (await Promise.all([sign1559({}), sign1559({ data: tipCall('0xa0Ee7A142d267C1f36714E4a8F75612F20a79720', 5n), gas: 60_000n })])).map((t) => Buffer.from(t.slice(4), 'hex'));
+    const mutated = fc.tuple(fc.constantFrom(...seeds), fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 3 }), fc.nat()).map(([seed, flips, cut]) => {
+      const b = Buffer.from(seed);
+      for (const [pos, v] of flips) b[pos % b.length] = v;
+      return cut % 5 === 0 ? b.subarray(0, cut % b.length) : b;
+    });
+    fc.assert(
+      fc.property(fc.oneof(mutated, fc.uint8Array({ maxLength: 80 }).map((u) => Buffer.concat([Buffer.from([0xc0 + (u.length % 56)]), u]))), (b) => {
+        const mine = splitList(b);
+        return JSON.stringify(mine === null ? null : asJson(mine)) === JSON.stringify(reference(b));
+      }),
+      { numRuns: 5000 },
     );
   });
 });

@@ -155,7 +155,11 @@ export class TxDecoder {
     }
 
     let values: Values;
-    try {
+    // The lean path splits the 0x02 list itself (the same strictness as RLP.decode, ~2 µs less);
+    // anything it refuses goes through RLP.decode below for the precise error.
+    const split = type === 2 && this.lean ? splitList(payload) : null;
+    if (split !== null) values = split;
+    else try {
       const v = RLP.decode(payload);
       if (!Array.isArray(v)) return this.notEvm(bytes, 'the payload is not an RLP list');
       values = v as Values;
@@ -295,7 +299,7 @@ export class TxDecoder {
       const floor = g.txGasN + g.floorPerTokenN * (zeros + 4 * nonZeros);
       if (floor > minGas) minGas = floor;
     }
-    if (gasLimit < BigInt(minGas)) return invalid(`gasLimit ${gasLimit} is below the intrinsic gas ${minGas}`);
+    if ((gasB.length <= 6 ? Number(gasLimit) : Infinity) < minGas) return invalid(`gasLimit ${gasLimit} is below the intrinsic gas ${minGas}`);
 
     // Signing hash: keccak(0x02 || rlp(first 9 fields)), taken from the raw bytes as they are.
     const { start, end } = unsignedSpan(bytes, 1, 9);
@@ -322,6 +326,79 @@ export class TxDecoder {
 }
 
 const leadingZero = (b: Bytes): boolean => b.length > 0 && b[0] === 0;
+
+/** Big-endian length of `n` bytes at `o`, or -1 with a leading zero byte (non-canonical). */
+function lengthAt(p: Bytes, o: number, n: number): number {
+  if (p[o] === 0) return -1;
+  let len = 0;
+  for (let i = 0; i < n; i++) len = len * 256 + p[o + i]!;
+  return len;
+}
+
+/**
+ * The items of the RLP list that is exactly `p`, as subarrays (nested lists decoded by
+ * RLP.decode), or null for anything RLP.decode would refuse: non-canonical prefixes and
+ * lengths, lengths past the end, bytes after the list. Same rules as @ethereumjs/rlp.
+ */
+export function splitList(p: Bytes): Values | null {
+  const b = p[0];
+  if (b === undefined || b < 0xc0) return null;
+  let start: number;
+  let end: number;
+  if (b <= 0xf7) {
+    start = 1;
+    end = 1 + (b - 0xc0);
+  } else {
+    const ll = b - 0xf7;
+    if (1 + ll > p.length) return null;
+    const len = lengthAt(p, 1, ll);
+    if (len < 56) return null;
+    start = 1 + ll;
+    end = start + len;
+  }
+  if (end !== p.length) return null;
+  const out: Values = [];
+  let o = start;
+  while (o < end) {
+    const c = p[o]!;
+    if (c < 0x80) {
+      out.push(p.subarray(o, o + 1));
+      o += 1;
+    } else if (c <= 0xb7) {
+      const len = c - 0x80;
+      if (o + 1 + len > end || (len === 1 && p[o + 1]! < 0x80)) return null;
+      out.push(p.subarray(o + 1, o + 1 + len));
+      o += 1 + len;
+    } else if (c <= 0xbf) {
+      const ll = c - 0xb7;
+      if (o + 1 + ll > end) return null;
+      const len = lengthAt(p, o + 1, ll);
+      if (len <= 55 || o + 1 + ll + len > end) return null;
+      out.push(p.subarray(o + 1 + ll, o + 1 + ll + len));
+      o += 1 + ll + len;
+    } else {
+      let hdr = 1;
+      let len = c - 0xc0;
+      if (c > 0xf7) {
+        const ll = c - 0xf7;
+        if (o + 1 + ll > end) return null;
+        len = lengthAt(p, o + 1, ll);
+        if (len < 56) return null;
+        hdr = 1 + ll;
+      }
+      if (o + hdr + len > end) return null;
+      if (len === 0) out.push([]);
+      else
+        try {
+          out.push(RLP.decode(p.subarray(o, o + hdr + len)) as Values);
+        } catch {
+          return null;
+        }
+      o += hdr + len;
+    }
+  }
+  return out;
+}
 
 /** Length of an RLP item's header and payload at `o` (input already validated by RLP.decode). */
 function itemEnd(b: Bytes, o: number): number {
