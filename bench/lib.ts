@@ -21,31 +21,45 @@ export interface Row {
 export interface SuiteOptions {
   /** The task every other one is divided by. */
   readonly reference?: string;
+  /** Total measuring time per task, split over the rounds. */
   readonly time?: number;
   readonly warmupTime?: number;
+  readonly rounds?: number;
 }
 
 export async function runSuite(suite: string, tasks: Record<string, () => unknown>, opts: SuiteOptions = {}): Promise<Row[]> {
-  const bench = new Bench({ time: opts.time ?? Number(process.env.BENCH_TIME_MS ?? 700), warmupTime: opts.warmupTime ?? 200 });
-  for (const [name, fn] of Object.entries(tasks)) bench.add(name, fn);
-  await bench.run();
-  const rows: Row[] = [];
-  const stats = new Map<string, { median: number; p99: number; n: number }>();
-  for (const t of bench.tasks) {
-    const r = t.result as unknown as { latency?: { p50?: number; p99?: number; samples?: number[]; samplesCount?: number }; error?: unknown } | undefined;
-    if (r === undefined || r.latency === undefined) throw new Error(`${suite}/${t.name}: no result (${String((r as { error?: unknown })?.error ?? 'failed')})`);
-    stats.set(t.name, { median: r.latency.p50 ?? NaN, p99: r.latency.p99 ?? NaN, n: r.latency.samplesCount ?? r.latency.samples?.length ?? 0 });
+  // Several short rounds, tasks interleaved round by round, and the median of the rounds'
+  // medians: drift on a shared machine then hits every task alike instead of whichever ran last.
+  const rounds = opts.rounds ?? Number(process.env.BENCH_ROUNDS ?? 5);
+  const time = (opts.time ?? Number(process.env.BENCH_TIME_MS ?? 700)) / rounds;
+  const perTask = new Map<string, { medians: number[]; p99s: number[]; n: number }>();
+  for (let r = 0; r < rounds; r++) {
+    const bench = new Bench({ time, warmupTime: r === 0 ? (opts.warmupTime ?? 200) : 20 });
+    for (const [name, fn] of Object.entries(tasks)) bench.add(name, fn);
+    await bench.run();
+    for (const t of bench.tasks) {
+      const res = t.result as unknown as { latency?: { p50?: number; p99?: number; samplesCount?: number; samples?: number[] }; error?: unknown } | undefined;
+      if (res === undefined || res.latency === undefined) throw new Error(`${suite}/${t.name}: no result (${String(res?.error ?? 'failed')})`);
+      const e = perTask.get(t.name) ?? { medians: [], p99s: [], n: 0 };
+      e.medians.push(res.latency.p50 ?? NaN);
+      e.p99s.push(res.latency.p99 ?? NaN);
+      e.n += res.latency.samplesCount ?? res.latency.samples?.length ?? 0;
+      perTask.set(t.name, e);
+    }
   }
+  const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const stats = new Map([...perTask].map(([k, v]) => [k, { median: med(v.medians), p99: med(v.p99s), n: v.n }]));
+  const rows: Row[] = [];
   const ref = opts.reference !== undefined ? stats.get(opts.reference)?.median : undefined;
-  for (const [task, s] of stats) {
+  for (const [task, st] of stats) {
     rows.push({
       suite,
       task,
-      medianUs: round(s.median * 1000),
-      p99Us: round(s.p99 * 1000),
-      opsPerSec: Math.round(1000 / s.median),
-      ratio: ref !== undefined ? round(s.median / ref, 3) : null,
-      samples: s.n,
+      medianUs: round(st.median * 1000),
+      p99Us: round(st.p99 * 1000),
+      opsPerSec: Math.round(1000 / st.median),
+      ratio: ref !== undefined ? round(st.median / ref, 3) : null,
+      samples: st.n,
     });
   }
   return rows;

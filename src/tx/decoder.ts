@@ -310,18 +310,32 @@ export class TxDecoder {
     sig.set(sB, 64 - sB.length);
     const pub = this.pub;
     if (secp256k1Addon().ecdsaRecover(pub, sig, Number(v), msgHash) !== 0) return REJECT.invalid_signature;
-    const from = '0x' + hex(keccak256(pub.subarray(1)).subarray(12));
-    return {
-      type: 2,
-      hash: '0x' + hex(keccak256(bytes)),
-      from,
-      chainId: this.chainId,
-      nonce,
-      to: isCreate ? null : '0x' + hex(toB),
-      value,
-      data,
-      gasLimit,
-    };
+    return new LeanTx('0x' + hex(keccak256(bytes)), pub.slice(1), this.chainId, nonce, isCreate ? null : '0x' + hex(toB), value, data, gasLimit);
+  }
+}
+
+/**
+ * A transaction from the lean path. The signature is verified (recovery succeeded); the sender
+ * address, which no stage needs on the way to the sequencer, is derived from the recovered key
+ * only when asked for (one keccak-256 less per submission).
+ */
+class LeanTx implements DecodedTx {
+  readonly type = 2;
+  private sender: string | null = null;
+
+  constructor(
+    readonly hash: string,
+    private readonly publicKey: Uint8Array,
+    readonly chainId: bigint,
+    readonly nonce: bigint,
+    readonly to: string | null,
+    readonly value: bigint,
+    readonly data: Uint8Array,
+    readonly gasLimit: bigint,
+  ) {}
+
+  get from(): string {
+    return (this.sender ??= '0x' + hex(keccak256(this.publicKey).subarray(12)));
   }
 }
 
