@@ -3,7 +3,6 @@
  * rejected at each stage N. The reference is "all pass": each rejection is a fraction of it.
  */
 import type { Exit } from '../src/errors.js';
-import { STAGE_NAMES } from '../src/pipeline/pipeline.js';
 import { body, context, head, KEY_OFF, KEY_SLOW, pipeline, signedPool, TXS } from './fixtures.js';
 import { runSuite, type Row } from './lib.js';
 import type { RequestHead } from '../src/pipeline/context.js';
@@ -40,6 +39,5 @@ export async function run(): Promise<Row[]> {
     if (m !== null && e.reason === 'ok') throw new Error(`${name}: passed`);
     if (m === null && e.reason !== 'ok') throw new Error(`${name}: ${e.reason}`);
   }
-  void STAGE_NAMES;
   return runSuite('pipeline', cases, { reference: 'all pass (instant forward)' });
 }

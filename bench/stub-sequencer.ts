@@ -4,6 +4,7 @@
  * chain id. Usage: node stub-sequencer.js PORT [DELAY_MS] [CHAIN_ID]
  */
 import { initCrypto, keccak256, uws } from '../src/native.js';
+import { onBody } from './uws-body.js';
 
 const port = Number(process.argv[2] ?? 18200);
 const delayMs = Number(process.argv[3] ?? 0);
@@ -12,26 +13,21 @@ await initCrypto();
 
 uws()
   .App()
-  .post('/*', (res) => {
-    let aborted = false;
-    res.onAborted(() => (aborted = true));
-    const chunks: Buffer[] = [];
-    res.onData((ab, last) => {
-      chunks.push(Buffer.from(new Uint8Array(ab)));
-      if (!last) return;
-      const msg = JSON.parse(Buffer.concat(chunks).toString()) as { id: number; method: string; params: string[] };
+  .post('/*', (res) =>
+    onBody(res, (body, aborted) => {
+      const msg = JSON.parse(body.toString()) as { id: number; method: string; params: string[] };
       const result = msg.method === 'eth_chainId' ? chainHex : '0x' + Buffer.from(keccak256(Buffer.from(msg.params[0]!.slice(2), 'hex'))).toString('hex');
       const answer = `{"jsonrpc":"2.0","id":${msg.id},"result":"${result}"}`;
       const send = () => {
-        if (!aborted)
+        if (!aborted())
           res.cork(() => {
             res.writeStatus('200 OK').writeHeader('content-type', 'application/json').end(answer);
           });
       };
       if (delayMs > 0 && msg.method !== 'eth_chainId') setTimeout(send, delayMs);
       else send();
-    });
-  })
+    }),
+  )
   .listen('127.0.0.1', port, (s) => {
     if (s === false) process.exit(1);
     process.stdout.write('ready\n');

@@ -137,11 +137,3 @@ export function upstreamRejected(code: number, message: string, upstreamData?: u
   if (upstreamData !== undefined) data.upstream = upstreamData;
   return new Exit(200, 'upstream_rejected', ',"error":' + JSON.stringify({ code, message, data }) + '}', undefined, message);
 }
-
-/** An unexpected failure: the client sees only internal_error, the log sees the cause. */
-export class InternalError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'InternalError';
-  }
-}

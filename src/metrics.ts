@@ -185,6 +185,8 @@ export class Metrics {
     stage: (i: number, ms: number) => this.stageChildren[i]!.observe(ms / 1000),
   };
 
+  private readonly inFlightByChain = new Map<number, Counter>();
+
   /** chain → sequencer → pre-bound children: a forward event builds no label string. */
   private readonly bySequencer = new Map<number, Map<string, { outcomes: Record<string, Counter>; latency: FastHistogram }>>();
 
@@ -208,7 +210,9 @@ export class Metrics {
       c.latency.observe(e.ms / 1000);
     },
     inFlight: (chainId: number, n: number) => {
-      this.inFlight.child({ chain: chainId }).value = n;
+      let g = this.inFlightByChain.get(chainId);
+      if (g === undefined) this.inFlightByChain.set(chainId, (g = this.inFlight.child({ chain: chainId })));
+      g.value = n;
     },
   };
 

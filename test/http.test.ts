@@ -8,7 +8,7 @@ import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { REASONS } from '../src/errors.js';
 import { keysInLogs, newKey, startGate, type Gate } from './support/harness.js';
-import { rpc, send } from './support/http.js';
+import { rawExchange, rpc, send } from './support/http.js';
 import { StubSequencer } from './support/stub-sequencer.js';
 
 let gate: Gate;
@@ -70,36 +70,15 @@ describe('eth_chainId', () => {
 describe('host', () => {
   it('421 for an unassigned host, before the body is read', async () => {
     // Declare a large body and send none of it: the answer must come anyway.
-    const r = await new Promise<string>((resolve, reject) => {
-      const s = connect(gate.port, '127.0.0.1', () => {
-        s.write('POST / HTTP/1.1\r\nHost: evil.example\r\nContent-Type: application/json\r\nContent-Length: 60000\r\n\r\n');
-      });
-      let text = '';
-      s.on('data', (d) => (text += d.toString()));
-      s.on('close', () => resolve(text));
-      s.on('error', reject);
-      setTimeout(() => s.destroy(), 2000);
-    });
+    const r = await rawExchange(gate.port, 'POST / HTTP/1.1\r\nHost: evil.example\r\nContent-Type: application/json\r\nContent-Length: 60000\r\n\r\n');
     assert.match(r, /^HTTP\/1\.1 421 /);
     assert.ok(r.includes(JSON.stringify(errorBody('misdirected_host'))));
   });
   it('a request without Host is never served (the HTTP layer refuses it, or 421)', async () => {
-    const r = await new Promise<string>((resolve, reject) => {
-      const s = connect(gate.port, '127.0.0.1', () => s.write('POST / HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}'));
-      let text = '';
-      s.on('data', (d) => (text += d.toString()));
-      s.on('close', () => resolve(text));
-      s.on('error', reject);
-    });
-    assert.ok(r === '' || /^HTTP\/1\.1 (400|421) /.test(r), r);
-    const r11 = await new Promise<string>((resolve, reject) => {
-      const s = connect(gate.port, '127.0.0.1', () => s.write('POST / HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}'));
-      let text = '';
-      s.on('data', (d) => (text += d.toString()));
-      s.on('close', () => resolve(text));
-      s.on('error', reject);
-    });
-    assert.ok(r11 === '' || /^HTTP\/1\.1 (400|421) /.test(r11), r11);
+    for (const version of ['1.0', '1.1']) {
+      const r = await rawExchange(gate.port, `POST / HTTP/${version}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`);
+      assert.ok(r === '' || /^HTTP\/1\.1 (400|421) /.test(r), r);
+    }
   });
 });
 

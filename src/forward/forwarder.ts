@@ -16,7 +16,7 @@ import type { ChainConfig } from '../config.js';
 import { reject, REJECT, result, upstreamRejected, type Exit } from '../errors.js';
 import type { Logger } from '../log.js';
 import { FastLog, quote } from '../access-log.js';
-import { Sequencer, type Answer } from './upstream.js';
+import { Sequencer } from './upstream.js';
 import type { SharedTxTable } from '../limits/shared-tables.js';
 
 /** "Already known" wordings: geth/op-geth, erigon ("already known"), reth/anvil ("already imported"), nethermind ("AlreadyKnown"). */
@@ -37,7 +37,6 @@ export interface ForwardEvent {
   readonly sequencer: string;
   readonly outcome: Outcome;
   readonly ms: number;
-  readonly detail?: string;
 }
 
 export interface ForwardObserver {
@@ -276,7 +275,7 @@ export class ChainForwarder {
 
   private audit(req: ForwardRequest, a: Attempt, role: 'final' | 'winner' | 'loser' | 'pending'): void {
     const ms = Math.round(a.ms * 1000) / 1000;
-    this.observer.forward?.({ chainId: this.chainId, sequencer: a.seq.label, outcome: a.outcome, ms, ...(a.detail !== undefined ? { detail: a.detail } : {}) });
+    if (this.observer.forward !== undefined) this.observer.forward({ chainId: this.chainId, sequencer: a.seq.label, outcome: a.outcome, ms });
     const level = a.outcome === 'fault' || a.outcome === 'hash_mismatch' ? 'warn' : 'info';
     if (!this.fast.enabled(level)) return;
     let f =
@@ -295,4 +294,3 @@ function isTxObject(v: unknown, hash: string): boolean {
   return typeof v === 'object' && v !== null && typeof (v as { hash?: unknown }).hash === 'string' && (v as { hash: string }).hash.toLowerCase() === hash;
 }
 
-export type { Answer };

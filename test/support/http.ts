@@ -1,5 +1,6 @@
 /** A raw HTTP client over node:http: full control of Host, chunking and aborts. */
 import { request, Agent } from 'node:http';
+import { connect } from 'node:net';
 
 export interface Reply {
   readonly status: number;
@@ -57,4 +58,16 @@ export function rpc(port: number, method: string, params: unknown[], opts: { id?
   const headers: Record<string, string> = { 'content-type': 'application/json', ...(opts.headers ?? {}) };
   if (opts.key !== undefined) headers['x-api-key'] = opts.key;
   return send({ port, host: opts.host ?? 'localhost', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 'id' in opts ? opts.id : 1, method, params }) });
+}
+
+/** Writes raw bytes on a fresh connection and returns everything read until the server closes (or `ms`). */
+export function rawExchange(port: number, text: string, ms = 2000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = connect(port, '127.0.0.1', () => s.write(text));
+    let out = '';
+    s.on('data', (d) => (out += d.toString()));
+    s.on('close', () => resolve(out));
+    s.on('error', reject);
+    setTimeout(() => s.destroy(), ms);
+  });
 }
