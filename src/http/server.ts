@@ -103,6 +103,12 @@ class HttpContext extends RequestContext implements BodySource {
 }
 
 const JSON_CT = 'application/json';
+/**
+ * Per-stage timing for the metrics: 1 request in 64 (seq & 63 === 0). Timing every request, or
+ * even 1 in 8, measurably cost throughput (about 5% of eth_chainId's); at these rates 1 in 64
+ * still fills the histograms quickly.
+ */
+const STAGE_SAMPLE_MASK = 63;
 const HEALTH_BODY = '{"status":"ok"}';
 
 let processSeq = 0;
@@ -117,13 +123,13 @@ export class PublicServer {
   private drained: (() => void) | null = null;
   private readonly log: Logger;
   private readonly fast: FastLog;
-  /** Every request is timed per stage with Server-Timing on; else 1 in 8 feeds the metrics. */
+  /** Every request is timed per stage with Server-Timing on; else 1 in 64 feeds the metrics. */
   private readonly timeMask: number;
 
   constructor(private readonly deps: ServerDeps) {
     this.log = deps.log;
     this.fast = new FastLog(deps.log);
-    this.timeMask = deps.serverTiming === true ? 0 : deps.observer?.stage !== undefined ? 7 : -1;
+    this.timeMask = deps.serverTiming === true ? 0 : deps.observer?.stage !== undefined ? STAGE_SAMPLE_MASK : -1;
     this.idPrefix = (deps.idPrefix ?? `${process.pid.toString(36)}${(processSeq++).toString(36)}`) + '-';
     const hooks: PipelineHooks = { exit: (ctx, exit, stage, err) => this.onExit(ctx as HttpContext, exit, stage, err) };
     if (deps.observer?.stage !== undefined || deps.serverTiming === true) {
