@@ -3,7 +3,8 @@
  * rejected at each stage N. The reference is "all pass": each rejection is a fraction of it.
  */
 import type { Exit } from '../src/errors.js';
-import { body, context, head, KEY_OFF, KEY_SLOW, pipeline, signedPool, TXS } from './fixtures.js';
+import { body, config, context, head, KEY_OFF, KEY_SLOW, pipeline, signedPool, TXS } from './fixtures.js';
+import { Metrics } from '../src/metrics.js';
 import { runSuite, type Row } from './lib.js';
 import type { RequestHead } from '../src/pipeline/context.js';
 
@@ -14,13 +15,32 @@ export async function run(): Promise<Row[]> {
     done = resolve;
     p.run(context(h, b));
   });
+  // The same, with the metrics the server feeds: one request observation per answer, and
+  // per-stage timing on 1 request in 64 (as the server samples it).
+  const metrics = new Metrics(config, { version: 'bench', uws: 'bench' });
+  let seq = 0;
+  const pm = pipeline({
+    exit: (c, e, stage) => {
+      metrics.request.request(c, e, stage, 10);
+      done!(e);
+    },
+    stage: (_c, i, ms) => metrics.request.stage!(i, ms),
+  });
+  const goMetrics = (h: RequestHead, b: Buffer) => new Promise<Exit>((resolve) => {
+    done = resolve;
+    const c = context(h, b);
+    c.timed = (++seq & 63) === 0;
+    pm.run(c);
+  });
   const untipped = (await signedPool(1, { value: 1n }))[0]!;
   const malformed = TXS[1]!.slice(0, -4);
   let i = 0;
   const send = () => body('eth_sendRawTransaction', [TXS[i++ & 63]]);
   const cases: Record<string, () => Promise<Exit>> = {
     'all pass (instant forward)': () => go(head(), send()),
+    'all pass, with metrics': () => goMetrics(head(), send()),
     'eth_chainId (answered at route)': () => go(head(), body('eth_chainId', [])),
+    'eth_chainId, with metrics': () => goMetrics(head(), body('eth_chainId', [])),
     'reject at 0 host': () => go(head({ host: 'evil.example' }), send()),
     'reject at 1 size cap': () => go(head({ contentLength: 70_000 }), send()),
     'reject at 2 parse': () => go(head(), Buffer.from('{"jsonrpc":')),
