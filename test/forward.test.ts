@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { Agent } from 'node:http';
+import { connect } from 'node:net';
 import { after, afterEach, describe, it } from 'node:test';
 import { eventually, keysInLogs, newKey, startGate, type Gate } from './support/harness.js';
 import { rpc, send } from './support/http.js';
@@ -222,6 +223,27 @@ describe('duplicates, shedding, health', () => {
     await eventually(async () => (await send({ port: gate.port, method: 'GET', path: '/ready' })).status === 503, 2000);
     const ready = await send({ port: gate.port, method: 'GET', path: '/ready' });
     assert.match(ready.text, /expected 0x1237/);
+  });
+});
+
+describe('a client that leaves', () => {
+  it('does not cancel a forward already sent; its outcome is still logged', async () => {
+    const { gate, stubs } = await setup(1, { timeoutMs: 2000 });
+    stubs[0]!.delayMs = 300;
+    const raw = await next();
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: [raw] });
+    await new Promise<void>((resolve) => {
+      const s = connect(gate.port, '127.0.0.1', () => {
+        s.write(`POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nX-Api-Key: ${key}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+        setTimeout(() => {
+          s.destroy();
+          resolve();
+        }, 100);
+      });
+    });
+    const line = await eventually(() => audit(gate).find((l) => l.tx === txHash(raw)), 3000);
+    assert.equal(line.outcome, 'accepted', 'the sequencer got it and answered; the outcome is in the audit log');
+    assert.equal(stubs[0]!.sends().length, 1);
   });
 });
 
