@@ -20,7 +20,6 @@ export async function run(): Promise<Row[]> {
   const rate = createRateLimitStage(limiter);
   const b = body('eth_sendRawTransaction', [TXS[0]]);
   // One context carried through every stage once, so each stage's input is real.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const c: any = context(head(), b);
   c.body = b;
   for (const s of [host, parse, route, auth, grant]) if (s.run(c) instanceof Exit) throw new Error(`fixture rejected at ${s.name}`);

@@ -7,7 +7,7 @@
  */
 import type { Account } from './accounts/types.js';
 import type { ReloadResult } from './accounts/file-store.js';
-import type { Config } from './config.js';
+import { sequencerLabel, type Config } from './config.js';
 import { REASON_NAMES, type Exit } from './errors.js';
 import type { ForwardEvent, ForwardObserver } from './forward/forwarder.js';
 import type { HealthObserver } from './forward/health.js';
@@ -128,7 +128,6 @@ export class Metrics {
   private readonly reloads = new Family('txgate_account_reloads_total', 'Accounts file reloads, by result (loaded, unchanged, invalid).', () => new Counter());
   private readonly loaded = new Family('txgate_accounts_loaded', 'Accounts in the snapshot in force.', () => new Counter());
   private readonly info = new Family('txgate_build_info', 'Build information (value 1).', () => new Counter());
-  private readonly drops = new Family('txgate_log_lines_dropped_total', 'Log lines dropped because stdout could not keep up (buffer bounded at 16 MiB).', () => new Counter());
 
   /** requestChildren[method][reason] */
   private readonly requestChildren: Map<string, Counter>[] = [];
@@ -155,7 +154,7 @@ export class Metrics {
     for (const c of config.chains) {
       this.inFlight.child({ chain: c.chainId });
       for (const s of c.sequencers) {
-        const sequencer = new URL(s).origin;
+        const sequencer = sequencerLabel(s);
         this.sequencerChildren(c.chainId, sequencer);
         this.up.child({ chain: c.chainId, sequencer });
       }
@@ -179,13 +178,18 @@ export class Metrics {
       (reason === 'ok' ? d.ok! : reason.startsWith('upstream') ? d.upstream! : d.rejected!).observe(micros / 1e6);
       if (reason === 'rate_limited') {
         const account = (ctx as { account?: Account }).account;
-        if (account !== undefined) this.limited.child({ account: account.id }).value++;
+        if (account !== undefined) {
+          let c = this.limitedByAccount.get(account.id);
+          if (c === undefined) this.limitedByAccount.set(account.id, (c = this.limited.child({ account: account.id })));
+          c.value++;
+        }
       }
     },
     stage: (i: number, ms: number) => this.stageChildren[i]!.observe(ms / 1000),
   };
 
   private readonly inFlightByChain = new Map<number, Counter>();
+  private readonly limitedByAccount = new Map<string, Counter>();
 
   /** chain → sequencer → pre-bound children: a forward event builds no label string. */
   private readonly bySequencer = new Map<number, Map<string, { outcomes: Record<string, Counter>; latency: FastHistogram }>>();
@@ -241,7 +245,13 @@ export class Metrics {
       counterJSON(this.reloads),
       counterJSON(this.loaded, 'max', 'gauge'),
       counterJSON(this.info, 'max', 'gauge'),
-      { ...counterJSON(this.drops), values: [{ labels: {}, value: droppedLogLines }] },
+      {
+        name: 'txgate_log_lines_dropped_total',
+        help: 'Log lines dropped because stdout could not keep up (buffer bounded at 16 MiB).',
+        type: 'counter',
+        aggregator: 'sum',
+        values: [{ labels: {}, value: droppedLogLines }],
+      },
     ];
   }
 }

@@ -5,6 +5,7 @@
  */
 import { createServer } from 'node:net';
 import { Worker } from 'node:worker_threads';
+import { FileAccountStore } from './accounts/file-store.js';
 import { createApp, type App } from './app.js';
 import type { Config } from './config.js';
 import { InternalServer } from './http/internal.js';
@@ -57,7 +58,9 @@ async function startSingle(config: Config, log: Logger): Promise<Service> {
     internalPort,
     chains: app.chains.map((c) => c.chainId),
     readiness,
-    reload: () => process.emit('SIGHUP', 'SIGHUP'),
+    reload: () => {
+      if (app.store instanceof FileAccountStore) void app.store.reload('SIGHUP');
+    },
     async stop() {
       await app.stop();
       internal?.close();

@@ -4,6 +4,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { REASON_NAMES, REASONS, REJECT, reject, statusLine } from '../src/errors.js';
+import { RequestContext } from '../src/pipeline/context.js';
+import { createAuthStage } from '../src/stages/auth.js';
 
 const README = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
 
@@ -31,7 +33,11 @@ describe('error table', () => {
   it('preallocated bodies are the DESIGN §5 shape, with the id spliced in', () => {
     assert.deepEqual(JSON.parse(REJECT.parse_error.body('null')), { jsonrpc: '2.0', id: null, error: { code: -32700, message: REASONS.parse_error.message, data: { reason: 'parse_error' } } });
     assert.deepEqual(JSON.parse(REJECT.unauthorized.body('"a\\"b"')).id, 'a"b');
-    assert.equal(REJECT.unauthorized, REJECT.unauthorized, 'the same object every time: nothing allocated');
+    assert.ok(Object.isFrozen(REJECT));
+    const auth = createAuthStage({ ready: true, size: 0, byKeyHash: () => undefined, start: async () => {}, close: () => {} });
+    const ctx = (apiKey: string) => new RequestContext('t', 0, { host: '', contentType: '', contentLength: -1, apiKey }, { read: () => Promise.resolve('aborted') });
+    assert.equal(auth.run(ctx('one') as never), REJECT.unauthorized, 'the preallocated rejection itself: nothing allocated');
+    assert.equal(auth.run(ctx('two') as never), REJECT.unauthorized);
     const custom = reject('invalid_transaction', 'Invalid transaction: nonce', { x: 1 });
     assert.deepEqual(JSON.parse(custom.body('7')).error, { code: -32000, message: 'Invalid transaction: nonce', data: { reason: 'invalid_transaction', x: 1 } });
   });

@@ -22,7 +22,6 @@ const config = parseConfig({ chains: [{ chainId: 4663, hosts: ['fast.chain-a.exa
 const chains = buildChains(config);
 const hosts = new HostTable(chains);
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 function ctx(o: { host?: string; ct?: string; cl?: number; key?: string; body?: string; read?: BodyResult; set?: Record<string, unknown> } = {}): any {
   const bodyResult: BodyResult = o.read ?? Buffer.from(o.body ?? '');
   const c = new RequestContext('t', 0, { host: o.host ?? 'localhost', contentType: o.ct ?? 'application/json', contentLength: o.cl ?? -1, apiKey: o.key ?? '' }, { read: () => Promise.resolve(bodyResult) });
@@ -32,7 +31,6 @@ function ctx(o: { host?: string; ct?: string; cl?: number; key?: string; body?: 
 }
 const reason = (v: unknown) => (v instanceof Exit ? v.reason : 'pass');
 /** The context a stage passed on (fails the test on an Exit). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 const ok = (v: unknown): any => {
   assert.ok(!(v instanceof Exit), `expected to pass, got ${(v as Exit).reason}`);
   return v;

@@ -6,11 +6,11 @@
  */
 import { createHash } from 'node:crypto';
 import { toChecksumAddress } from '@ethereumjs/util';
-import { REJECT, reject, type Exit, type Header } from '../errors.js';
+import { Exit, REJECT, reject, type Header } from '../errors.js';
 import type { GetAnswer } from '../http/server.js';
 import type { RequestHead } from '../pipeline/context.js';
 import type { HostTable } from '../stages/host.js';
-import { keySha256, MAX_KEY_LENGTH } from '../stages/auth.js';
+import { authenticate } from '../stages/auth.js';
 import type { Account, AccountStore, Grant } from './types.js';
 
 interface Cached {
@@ -58,11 +58,8 @@ export function createTipAddressesHandler(opts: TipAddressesOptions): (head: Req
   return (head, query, ifNoneMatch) => {
     const chain = opts.hosts.lookup(head.host);
     if (chain === undefined) return fail(REJECT.misdirected_host);
-    const key = head.apiKey;
-    if (key.length === 0 || key.length > MAX_KEY_LENGTH) return fail(REJECT.unauthorized);
-    if (!opts.store.ready) return fail(REJECT.not_ready);
-    const account = opts.store.byKeyHash(keySha256(key));
-    if (account === undefined) return fail(REJECT.unauthorized);
+    const account = authenticate(opts.store, head.apiKey);
+    if (account instanceof Exit) return fail(account);
     if (!account.submissionEnabled) return fail(REJECT.submission_disabled, account.id);
 
     let chainId = chain.chainId;

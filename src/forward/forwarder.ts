@@ -87,10 +87,6 @@ class RecentlyAccepted {
       this.expiry.delete(h);
     }
   }
-
-  get size(): number {
-    return this.expiry.size;
-  }
 }
 
 export class ChainForwarder {
@@ -99,6 +95,7 @@ export class ChainForwarder {
   private readonly recent: RecentlyAccepted;
   private inFlight = 0;
   private readonly fast: FastLog;
+  private readonly ttlMs: number;
 
   constructor(
     readonly config: ChainConfig,
@@ -114,14 +111,8 @@ export class ChainForwarder {
     this.fast = new FastLog(log);
   }
 
-  private readonly ttlMs: number;
-
   get chainId(): number {
     return this.config.chainId;
-  }
-
-  get inFlightCount(): number {
-    return this.inFlight;
   }
 
   /** Being forwarded now, or accepted within the dedup window: a resubmission, not new work. */
@@ -162,8 +153,7 @@ export class ChainForwarder {
 
   private send(req: ForwardRequest): Exit | Promise<Exit> {
     const { hash } = req;
-    const eligible = this.sequencers.filter((s) => s.eligible);
-    if (eligible.length === 0) {
+    if (!this.sequencers.some((s) => s.eligible)) {
       this.shared?.settle(hash, false, 0);
       return REJECT.upstream_unavailable;
     }
@@ -174,21 +164,20 @@ export class ChainForwarder {
 
     this.inFlight++;
     this.observer.inFlight?.(this.chainId, this.inFlight);
-    const t0 = performance.now();
     const params = `["${req.rawHex}"]`;
-    const run = this.config.forward.strategy === 'fanout' ? this.fanout(eligible, params, req) : this.failover(eligible, params, req);
+    const run = this.config.forward.strategy === 'fanout' ? this.fanout(this.sequencers.filter((s) => s.eligible), params, req) : this.failover(params, req);
     const p = run.then(
-      (exit) => this.settle(req, exit, t0),
+      (exit) => this.settle(req, exit),
       (e: unknown) => {
         this.log.error({ err: e, tx: hash, account: req.account, reqId: req.reqId }, 'forward failed unexpectedly: outcome uncertain');
-        return this.settle(req, reject('upstream_error', undefined, { txHash: hash }), t0);
+        return this.settle(req, reject('upstream_error', undefined, { txHash: hash }));
       },
     );
     this.pending.set(hash, p);
     return p;
   }
 
-  private settle(req: ForwardRequest, exit: Exit, _t0: number): Exit {
+  private settle(req: ForwardRequest, exit: Exit): Exit {
     this.inFlight--;
     this.observer.inFlight?.(this.chainId, this.inFlight);
     this.pending.delete(req.hash);
@@ -197,10 +186,14 @@ export class ChainForwarder {
     return exit;
   }
 
-  /** Sequencers in order; move on only on a fault, never after a JSON-RPC answer. */
-  private async failover(eligible: readonly Sequencer[], params: string, req: ForwardRequest): Promise<Exit> {
+  /**
+   * Sequencers in order, skipping those taken out (down); move on only on a fault, never after
+   * a JSON-RPC answer.
+   */
+  private async failover(params: string, req: ForwardRequest): Promise<Exit> {
     const faults: string[] = [];
-    for (const seq of eligible) {
+    for (const seq of this.sequencers) {
+      if (!seq.eligible) continue;
       const a = await this.attempt(seq, params, req);
       this.audit(req, a, 'final');
       if (a.outcome !== 'fault') return a.exit;

@@ -7,7 +7,6 @@ import client from 'prom-client';
 import type { Logger } from '../log.js';
 import type { MetricJSON } from '../metrics.js';
 import { uws } from '../native.js';
-import type { Readiness } from './readiness.js';
 
 export interface InternalDeps {
   readonly log: Logger;
@@ -82,4 +81,3 @@ export class InternalServer {
   }
 }
 
-export type { Readiness };

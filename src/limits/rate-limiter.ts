@@ -10,14 +10,6 @@
 /** Monotonic milliseconds. */
 export type Clock = () => number;
 
-export interface TakeResult {
-  readonly ok: boolean;
-  /** Whole tokens left after this request (0 when refused). */
-  readonly remaining: number;
-  /** When refused: ms until one token is available. */
-  readonly waitMs: number;
-}
-
 /** Token buckets: the per-thread RateLimiter, or the process-wide SharedRateTable. */
 export interface TokenBuckets {
   /** Remaining whole tokens (≥ 0) after spending one, or the negated wait in ms (< 0). */

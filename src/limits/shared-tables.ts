@@ -26,7 +26,7 @@ export function fingerprint(s: string): [number, number] {
 
 export interface SharedTableBuffers {
   readonly keys: SharedArrayBuffer; // Int32 × 2 per slot
-  readonly locks: SharedArrayBuffer; // Int32 per slot
+  readonly lock: SharedArrayBuffer; // one Int32: the table's lock
   readonly values: SharedArrayBuffer; // Float64 per slot
   readonly states: SharedArrayBuffer; // Int32 per slot (table-specific)
   readonly size: number;
@@ -35,7 +35,7 @@ export interface SharedTableBuffers {
 export function allocateTable(size: number): SharedTableBuffers {
   return {
     keys: new SharedArrayBuffer(size * 8),
-    locks: new SharedArrayBuffer(size * 4),
+    lock: new SharedArrayBuffer(4),
     values: new SharedArrayBuffer(size * 8),
     states: new SharedArrayBuffer(size * 4),
     size,
@@ -51,7 +51,7 @@ class Table {
 
   constructor(b: SharedTableBuffers) {
     this.keys = new Int32Array(b.keys);
-    this.lockWord = new Int32Array(b.locks, 0, 1);
+    this.lockWord = new Int32Array(b.lock);
     this.values = new Float64Array(b.values);
     this.states = new Int32Array(b.states);
     this.size = b.size;

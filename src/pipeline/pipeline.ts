@@ -21,7 +21,6 @@ export interface Stage<In extends BaseCtx, Out extends In> {
 /** The last stage never passes a context on: it always answers. */
 export type TerminalStage<In extends BaseCtx> = Stage<In, never>;
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyStage = Stage<any, any>;
 
 export interface PipelineHooks {

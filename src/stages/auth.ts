@@ -5,8 +5,8 @@
  * credential cache is a service-side problem, spec §5), never a 401 the client would act on.
  */
 import { hash } from 'node:crypto';
-import { REJECT } from '../errors.js';
-import type { AccountStore } from '../accounts/types.js';
+import { Exit, REJECT } from '../errors.js';
+import type { Account, AccountStore } from '../accounts/types.js';
 import { enrich, type AuthedCtx, type RoutedCtx } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
 
@@ -17,15 +17,19 @@ export function keySha256(key: string): string {
   return hash('sha256', key, 'hex');
 }
 
+/** The account of a presented key, or why not (401, or 503 before the store first loaded). */
+export function authenticate(store: AccountStore, key: string): Account | Exit {
+  if (key.length === 0 || key.length > MAX_KEY_LENGTH) return REJECT.unauthorized;
+  if (!store.ready) return REJECT.not_ready;
+  return store.byKeyHash(keySha256(key)) ?? REJECT.unauthorized;
+}
+
 export function createAuthStage(store: AccountStore): Stage<RoutedCtx, AuthedCtx> {
   return {
     name: 'auth',
     run(ctx) {
-      const key = ctx.head.apiKey;
-      if (key.length === 0 || key.length > MAX_KEY_LENGTH) return REJECT.unauthorized;
-      if (!store.ready) return REJECT.not_ready;
-      const account = store.byKeyHash(keySha256(key));
-      return account === undefined ? REJECT.unauthorized : enrich(ctx, 'account', account);
+      const account = authenticate(store, ctx.head.apiKey);
+      return account instanceof Exit ? account : enrich(ctx, 'account', account);
     },
   };
 }

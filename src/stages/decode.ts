@@ -4,13 +4,12 @@
  * replay_unprotected, unsupported_tx_type, chain_mismatch, invalid_signature,
  * invalid_transaction (DESIGN §4). One decoder (one Common) per chain, built at start-up.
  */
-import { Exit, reject, REJECT } from '../errors.js';
+import { Exit, REJECT } from '../errors.js';
+import { BAD_SEND_PARAMS } from './route.js';
 import { enrich, type DecodedCtx, type GrantedCtx } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
 import type { TxDecoder } from '../tx/decoder.js';
 import { isSolanaText } from '../tx/solana.js';
-
-const NOT_HEX = reject('invalid_params', 'Invalid params: eth_sendRawTransaction takes exactly one 0x-prefixed hex string');
 
 export function createDecodeStage(decoders: ReadonlyMap<number, TxDecoder>): Stage<GrantedCtx, DecodedCtx> {
   return {
@@ -19,7 +18,7 @@ export function createDecodeStage(decoders: ReadonlyMap<number, TxDecoder>): Sta
       const raw = ctx.rawTx;
       // An eth_sendTransaction-style object: the client expected us to sign it.
       if (typeof raw !== 'string') return REJECT.unsigned_transaction;
-      if (raw.charCodeAt(0) !== 48 /* 0 */) return isSolanaText(raw) ? REJECT.solana_transaction : NOT_HEX;
+      if (raw.charCodeAt(0) !== 48 /* 0 */) return isSolanaText(raw) ? REJECT.solana_transaction : BAD_SEND_PARAMS;
       const decoder = decoders.get(ctx.chain.chainId)!;
       const out = decoder.decode(Buffer.from(raw.substring(2), 'hex'), ctx.grant);
       return out instanceof Exit ? out : enrich(ctx, 'tx', out);

@@ -24,7 +24,8 @@ export function classifyRawTxParam(p: unknown): RawTxParam | undefined {
   return undefined;
 }
 
-const BAD_SEND_PARAMS = reject('invalid_params', 'Invalid params: eth_sendRawTransaction takes exactly one 0x-prefixed hex string');
+/** Also what decode answers for a string that is neither hex nor a Solana transaction. */
+export const BAD_SEND_PARAMS = reject('invalid_params', 'Invalid params: eth_sendRawTransaction takes exactly one 0x-prefixed hex string');
 const BAD_CHAINID_PARAMS = reject('invalid_params', 'Invalid params: eth_chainId takes no params');
 
 export function createRouteStage(limits: { readonly chainIdMaxBodyBytes: number }): Stage<ParsedCtx, RoutedCtx> {

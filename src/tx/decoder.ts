@@ -204,7 +204,6 @@ export class TxDecoder {
   /** The reference path: @ethereumjs/tx constructors and validation. */
   reference(bytes: Bytes, type: number, values: Values): DecodedTx | Exit {
     const opts = { common: this.common };
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any
     let tx: any;
     try {
       const vals = values as never;

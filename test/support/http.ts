@@ -6,7 +6,6 @@ export interface Reply {
   readonly status: number;
   readonly headers: Record<string, string | string[] | undefined>;
   readonly text: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   readonly json: any;
 }
 
