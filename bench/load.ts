@@ -30,6 +30,8 @@ const { values: opt } = parseArgs({
     pool: { type: 'string', default: '20000' },
     'log-level': { type: 'string', default: 'info' },
     only: { type: 'string' },
+    scenarios: { type: 'string' },
+    'node-args': { type: 'string', default: '' },
   },
 });
 const DURATION = Number(opt.duration);
@@ -172,7 +174,8 @@ async function startTxgate(o: { workers?: number; metrics?: boolean; maxInFlight
     }),
   );
   const cores = o.workers !== undefined && o.workers > 1 ? `0-${o.workers - 1}` : SERVER_CORES;
-  const child = await start(['node', join(dist, 'src/cli.js'), '--config', cfg], cores, 'txgate', `http://127.0.0.1:${port}/ready`);
+  const nodeArgs = opt['node-args'].split(' ').filter((a) => a !== '');
+  const child = await start(['node', ...nodeArgs, join(dist, 'src/cli.js'), '--config', cfg], cores, 'txgate', `http://127.0.0.1:${port}/ready`);
   return { child, url: `http://127.0.0.1:${port}/` };
 }
 
@@ -251,6 +254,7 @@ if (want('throughput')) {
   say('|---|---|---|---|---|---|---|---|---|');
   const rows: Record<string, unknown>[] = [];
   for (const [name, script] of Object.entries(scenarios)) {
+    if (opt.scenarios !== undefined && !opt.scenarios.split(',').includes(name)) continue;
     const e = await measure(echo.pid!, 'http://127.0.0.1:18100/', script);
     const t = await measure(gate.child.pid!, gate.url, script);
     const ratio = round(t.rps / e.rps, 3);

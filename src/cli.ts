@@ -6,7 +6,7 @@
  */
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfigFile } from './config.js';
-import { createLogger } from './log.js';
+import { createLogger, type Logger } from './log.js';
 import { initCrypto, NativeLoadError, uws } from './native.js';
 import { startService } from './service.js';
 
@@ -65,13 +65,11 @@ async function main(): Promise<number> {
       service.stop().then(
         () => {
           log.info('stopped');
-          log.flush();
-          resolve(0);
+          flushThen(log, () => resolve(0));
         },
         (e: unknown) => {
           log.error({ err: e }, 'stop failed');
-          log.flush();
-          resolve(1);
+          flushThen(log, () => resolve(1));
         },
       );
     };
@@ -80,10 +78,18 @@ async function main(): Promise<number> {
   });
 }
 
+/** Lets the batched log lines reach stdout (at most 1 s if it is stalled), then calls `done`. */
+function flushThen(log: Logger, done: () => void): void {
+  const t = setTimeout(done, 1000);
+  log.flush(() => {
+    clearTimeout(t);
+    done();
+  });
+}
+
 main().then(
   (code) => {
-    // Let the async log destination flush, then leave.
-    setImmediate(() => process.exit(code));
+    process.exit(code);
   },
   (e: unknown) => {
     process.stderr.write(`txgate: fatal: ${(e as Error).stack ?? String(e)}\n`);

@@ -4,6 +4,7 @@
  */
 import { pino, type Logger, type DestinationStream } from 'pino';
 import type { LogLevel } from './config.js';
+import { LogSink } from './log-sink.js';
 
 export type { Logger };
 
@@ -29,24 +30,28 @@ export function createLogger(opts: LogOptions): Logger {
   if (opts.pretty === true) {
     return pino({ ...base, transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid' } } });
   }
-  // Asynchronous, and bounded: if stdout cannot keep up (a stalled log shipper), lines beyond
-  // the buffer are dropped and counted rather than growing memory without limit or blocking
-  // the event loop.
-  const dest = pino.destination({ dest: 1, sync: false, maxLength: LOG_BUFFER_BYTES });
-  dest.on('drop', (data: string) => {
-    droppedLogLines += countLines(data);
-  });
-  return pino(base, dest);
+  // Batched, asynchronous and bounded (see LogSink): if stdout cannot keep up (a stalled log
+  // shipper), lines beyond the buffer are dropped and counted rather than growing memory
+  // without limit or blocking the event loop.
+  return pino(base, stdoutSink());
+}
+
+let sink: LogSink | null = null;
+
+/** The one stdout sink of the process (worker threads share the fd, each with its own sink). */
+function stdoutSink(): LogSink {
+  if (sink === null) {
+    const s = (sink = new LogSink({ fd: 1, maxBytes: LOG_BUFFER_BYTES }));
+    process.once('exit', () => s.flushSync());
+  }
+  return sink;
 }
 
 /** The most log bytes buffered for stdout before lines are dropped. */
 export const LOG_BUFFER_BYTES = 16 * 1024 * 1024;
 
 /** Lines dropped because stdout could not keep up (exported as a metric). */
-export let droppedLogLines = 0;
-
-function countLines(s: string): number {
-  let n = 0;
-  for (let i = s.indexOf('\n'); i >= 0; i = s.indexOf('\n', i + 1)) n++;
-  return n || 1;
+export function droppedLogLines(): number {
+  return sink?.dropped ?? 0;
 }
+

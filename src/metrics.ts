@@ -250,7 +250,7 @@ export class Metrics {
         help: 'Log lines dropped because stdout could not keep up (buffer bounded at 16 MiB).',
         type: 'counter',
         aggregator: 'sum',
-        values: [{ labels: {}, value: droppedLogLines }],
+        values: [{ labels: {}, value: droppedLogLines() }],
       },
     ];
   }

@@ -35,8 +35,10 @@ port.on('message', (m: ToWorker) => {
     if (app.store instanceof FileAccountStore) void app.store.reload('SIGHUP');
   } else if (m.type === 'drain')
     void app.stop().then(() => {
-      log.flush();
-      port.postMessage({ type: 'drained' });
-      port.close();
+      // The worker's batched log lines reach stdout before the thread is let go.
+      log.flush(() => {
+        port.postMessage({ type: 'drained' });
+        port.close();
+      });
     });
 });

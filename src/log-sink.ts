@@ -1,0 +1,154 @@
+/**
+ * The stdout destination for log lines: batched, asynchronous, bounded.
+ *
+ * One `write(2)` per line is what made logging the largest cost after signature recovery (on a
+ * loaded server each async write is a thread-pool hand-off, a system call and a completion
+ * wake-up; two lines per submission cost ~30 µs of CPU here, measured with the load bench).
+ * Lines are appended to an in-memory batch instead, and the batch goes out in one write when it
+ * reaches `batchBytes` or `flushMs` after its first line, whichever comes first. At most one
+ * write is in flight (lines stay in order); what arrives meanwhile joins the next batch.
+ *
+ * Bounded: if stdout cannot keep up (a stalled log shipper), lines beyond `maxBytes` buffered
+ * are dropped and counted (`dropped`) rather than growing memory or blocking the event loop.
+ * `flushSync()` writes what is pending synchronously, for exit paths.
+ */
+import { write, writeSync } from 'node:fs';
+
+export interface LogSinkOptions {
+  /** File descriptor to write to (1 = stdout). */
+  readonly fd: number;
+  /** A batch goes out when it holds this many bytes (default 64 KiB). */
+  readonly batchBytes?: number;
+  /** ... or this long after its first line (default 20 ms). */
+  readonly flushMs?: number;
+  /** Most bytes held (pending + in flight) before new lines are dropped (default 16 MiB). */
+  readonly maxBytes?: number;
+}
+
+export class LogSink {
+  private readonly fd: number;
+  private readonly batchBytes: number;
+  private readonly flushMs: number;
+  private readonly maxBytes: number;
+  /** Lines not yet handed to write(2). Counted in string length (lines are JSON, mostly ASCII). */
+  private pending: string[] = [];
+  private pendingLen = 0;
+  private inFlightLen = 0;
+  private writing = false;
+  private timer: NodeJS.Timeout | null = null;
+  private closed = false;
+  /** Lines dropped because the buffer was full or stdout failed. */
+  dropped = 0;
+
+  constructor(o: LogSinkOptions) {
+    this.fd = o.fd;
+    this.batchBytes = o.batchBytes ?? 64 * 1024;
+    this.flushMs = o.flushMs ?? 20;
+    this.maxBytes = o.maxBytes ?? 16 * 1024 * 1024;
+  }
+
+  /** One or more whole lines, each ending in '\n' (pino's contract for a destination). */
+  write(s: string): boolean {
+    if (this.closed || this.pendingLen + this.inFlightLen + s.length > this.maxBytes) {
+      this.dropped += countLines(s);
+      return false;
+    }
+    this.pending.push(s);
+    this.pendingLen += s.length;
+    if (this.writing) return true; // the completion of the write in flight sends the rest
+    if (this.pendingLen >= this.batchBytes) this.send();
+    else if (this.timer === null) {
+      this.timer = setTimeout(this.onTimer, this.flushMs);
+      this.timer.unref();
+    }
+    return true;
+  }
+
+  /** Sends what is pending now (asynchronously); `cb` runs once it is written. */
+  flush(cb?: (err?: Error) => void): void {
+    if (!this.writing && this.pendingLen > 0) this.send();
+    if (cb !== undefined) {
+      const wait = () => (this.writing || this.pendingLen > 0 ? setTimeout(wait, 1) : cb());
+      wait();
+    }
+  }
+
+  /** Writes what is pending synchronously (exit paths; a write still in flight completes on its own). */
+  flushSync(): void {
+    this.clearTimer();
+    if (this.pendingLen === 0) return;
+    const buf = Buffer.from(this.take());
+    try {
+      for (let off = 0; off < buf.length; ) off += writeSync(this.fd, buf, off);
+    } catch {
+      /* stdout is gone: nothing can be done for these lines */
+    }
+  }
+
+  /** No more lines are accepted; pending ones are written synchronously. */
+  end(): void {
+    this.flushSync();
+    this.closed = true;
+  }
+
+  private readonly onTimer = (): void => {
+    this.timer = null;
+    if (!this.writing && this.pendingLen > 0) this.send();
+  };
+
+  private clearTimer(): void {
+    if (this.timer !== null) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+  }
+
+  private take(): string {
+    const s = this.pending.length === 1 ? this.pending[0]! : this.pending.join('');
+    this.pending = [];
+    this.pendingLen = 0;
+    return s;
+  }
+
+  private send(): void {
+    this.clearTimer();
+    const len = this.pendingLen;
+    const buf = Buffer.from(this.take());
+    this.writing = true;
+    this.inFlightLen = len;
+    this.writeAt(buf, 0);
+  }
+
+  private writeAt(buf: Buffer, off: number): void {
+    write(this.fd, buf, off, buf.length - off, null, (err, n) => {
+      if (err !== null) {
+        if ((err as NodeJS.ErrnoException).code === 'EAGAIN') {
+          // A non-blocking pipe that is full: try again shortly.
+          setTimeout(() => this.writeAt(buf, off), 5).unref();
+          return;
+        }
+        // EPIPE and the like: stdout is gone. Count what is lost and keep serving.
+        this.dropped += countLines(buf.toString('latin1', off));
+        return this.done();
+      }
+      if (off + n < buf.length) return this.writeAt(buf, off + n);
+      this.done();
+    });
+  }
+
+  private done(): void {
+    this.writing = false;
+    this.inFlightLen = 0;
+    if (this.pendingLen >= this.batchBytes) this.send();
+    else if (this.pendingLen > 0 && this.timer === null) {
+      this.timer = setTimeout(this.onTimer, this.flushMs);
+      this.timer.unref();
+    }
+  }
+}
+
+function countLines(s: string): number {
+  let n = 0;
+  for (let i = s.indexOf('\n'); i >= 0; i = s.indexOf('\n', i + 1)) n++;
+  return n || 1;
+}

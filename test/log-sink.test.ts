@@ -1,0 +1,65 @@
+/**
+ * The batched stdout sink: every line arrives, whole and in order; batches are written when full
+ * or after the flush delay; beyond the bound lines are dropped and counted; a closed descriptor
+ * loses lines (counted) without throwing. (The CLI test checks its last lines reach a pipe.)
+ */
+import assert from 'node:assert/strict';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { LogSink } from '../src/log-sink.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'txgate-sink-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+const file = () => join(dir, `out-${n++}.log`);
+const flushed = (s: LogSink) => new Promise<void>((resolve) => s.flush(() => resolve()));
+
+describe('LogSink', () => {
+  it('writes every line, in order, once flushed', async () => {
+    const path = file();
+    const fd = openSync(path, 'w');
+    const sink = new LogSink({ fd, batchBytes: 1000, flushMs: 1000 });
+    const lines = Array.from({ length: 5000 }, (_, i) => `{"i":${i},"pad":"${'x'.repeat(i % 50)}"}\n`);
+    for (const l of lines) sink.write(l);
+    await flushed(sink);
+    closeSync(fd);
+    assert.equal(readFileSync(path, 'utf8'), lines.join(''));
+    assert.equal(sink.dropped, 0);
+  });
+
+  it('holds a short batch until the flush delay, then writes it', async () => {
+    const path = file();
+    const fd = openSync(path, 'w');
+    const sink = new LogSink({ fd, batchBytes: 1 << 20, flushMs: 30 });
+    sink.write('{"a":1}\n');
+    assert.equal(readFileSync(path, 'utf8'), '', 'not written at once');
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(readFileSync(path, 'utf8'), '{"a":1}\n');
+    closeSync(fd);
+  });
+
+  it('drops and counts lines beyond the bound', async () => {
+    const path = file();
+    const fd = openSync(path, 'w');
+    const sink = new LogSink({ fd, batchBytes: 1 << 20, flushMs: 1000, maxBytes: 100 });
+    const line = `{"x":"${'y'.repeat(20)}"}\n`; // 29 characters: three fit in 100
+    for (let i = 0; i < 10; i++) sink.write(line);
+    assert.equal(sink.dropped, 7);
+    sink.flushSync();
+    closeSync(fd);
+    assert.equal(readFileSync(path, 'utf8'), line.repeat(3));
+  });
+
+  it('counts lines lost to a closed descriptor and keeps accepting', async () => {
+    const fd = openSync(file(), 'w');
+    closeSync(fd);
+    const sink = new LogSink({ fd, batchBytes: 10, flushMs: 1000 });
+    sink.write('{"a":1}\n{"a":2}\n');
+    await flushed(sink);
+    assert.equal(sink.dropped, 2);
+    assert.equal(sink.write('{"a":3}\n'), true);
+  });
+
+});
