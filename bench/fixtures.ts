@@ -7,7 +7,8 @@ import { ANVIL_KEYS, ANVIL_TIP_ADDRESS } from '../src/dev/anvil.js';
 import { result } from '../src/errors.js';
 import { RateLimiter } from '../src/limits/rate-limiter.js';
 import { initCrypto, keccak256 } from '../src/native.js';
-import { RequestContext, type LimitedCtx, type RequestHead } from '../src/pipeline/context.js';
+import { RequestContext, type Body, type BodyResult, type LimitedCtx, type RequestHead } from '../src/pipeline/context.js';
+import { Later } from '../src/pipeline/later.js';
 import type { PipelineHooks, TerminalStage } from '../src/pipeline/pipeline.js';
 import { HostTable } from '../src/stages/host.js';
 import { keySha256 } from '../src/stages/auth.js';
@@ -59,18 +60,24 @@ export async function signedPool(n: number, opts: { value?: bigint; to?: Hex } =
 export const TXS = await signedPool(64);
 export const BYTES = TXS.map((t) => Buffer.from(t.slice(2), 'hex'));
 
-export function body(method: string, params: unknown[]): Buffer {
-  return Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }));
+export function body(method: string, params: unknown[]): Body {
+  const text = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
+  return { text, bytes: Buffer.byteLength(text) };
 }
 
 export function head(o: Partial<RequestHead> = {}): RequestHead {
   return { host: 'localhost:8080', contentType: 'application/json', contentLength: 300, apiKey: KEY, ...o };
 }
 
-/** A fresh context whose body is already there (the body read resolves at once). */
-export function context(h: RequestHead, b: Buffer): RequestContext {
-  const ready = Promise.resolve(b);
-  return new RequestContext('b', 0, h, { read: () => ready });
+/** A fresh context whose body is already there (the read is settled: the pipeline runs through at once, as in the server). */
+export function context(h: RequestHead, b: Body): RequestContext {
+  return new RequestContext('b', 0, h, {
+    read: () => {
+      const l = new Later<BodyResult>();
+      l.settle(b);
+      return l;
+    },
+  });
 }
 
 /** The service's stages with a forward that answers at once (the sequencer is out of the picture). */

@@ -6,12 +6,12 @@ import type { Exit } from '../src/errors.js';
 import { body, config, context, head, KEY_OFF, KEY_SLOW, pipeline, signedPool, TXS } from './fixtures.js';
 import { Metrics } from '../src/metrics.js';
 import { runSuite, type Row } from './lib.js';
-import type { RequestHead } from '../src/pipeline/context.js';
+import type { Body, RequestHead } from '../src/pipeline/context.js';
 
 export async function run(): Promise<Row[]> {
   let done: ((e: Exit) => void) | null = null;
   const p = pipeline({ exit: (_c, e) => done!(e) });
-  const go = (h: RequestHead, b: Buffer) => new Promise<Exit>((resolve) => {
+  const go = (h: RequestHead, b: Body) => new Promise<Exit>((resolve) => {
     done = resolve;
     p.run(context(h, b));
   });
@@ -26,7 +26,7 @@ export async function run(): Promise<Row[]> {
     },
     stage: (_c, i, ms) => metrics.request.stage!(i, ms),
   });
-  const goMetrics = (h: RequestHead, b: Buffer) => new Promise<Exit>((resolve) => {
+  const goMetrics = (h: RequestHead, b: Body) => new Promise<Exit>((resolve) => {
     done = resolve;
     const c = context(h, b);
     c.timed = (++seq & 63) === 0;
@@ -43,7 +43,7 @@ export async function run(): Promise<Row[]> {
     'eth_chainId, with metrics': () => goMetrics(head(), body('eth_chainId', [])),
     'reject at 0 host': () => go(head({ host: 'evil.example' }), send()),
     'reject at 1 size cap': () => go(head({ contentLength: 70_000 }), send()),
-    'reject at 2 parse': () => go(head(), Buffer.from('{"jsonrpc":')),
+    'reject at 2 parse': () => go(head(), { text: '{"jsonrpc":', bytes: 11 }),
     'reject at 3 route': () => go(head(), body('eth_getBalance', [])),
     'reject at 4 auth': () => go(head({ apiKey: 'txg_nope' }), send()),
     'reject at 5 grant': () => go(head({ apiKey: KEY_OFF }), send()),

@@ -1,10 +1,12 @@
 /**
  * Upstream client cost, measured apart from txgate: CPU µs per JSON-RPC call to the stub
  * sequencer (another process, on the other core) with undici Pool.dispatch (what the forwarder
- * uses), undici Pool.request, and node:http, at concurrency 1 and 16.
+ * uses), undici Pool.request, node:http, and a minimal net.Socket client (the floor), at
+ * concurrency 1 and 16.
  * Usage: node upstream-client.js PORT  → prints RESULT {…}
  */
 import { Agent, request as httpRequest } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { Pool } from 'undici';
 import { Sequencer } from '../src/forward/upstream.js';
 
@@ -16,9 +18,53 @@ const pool = new Pool(`http://127.0.0.1:${port}`, { connections: 16 });
 const agent = new Agent({ keepAlive: true, maxSockets: 16 });
 const headers = { 'content-type': 'application/json' };
 
+/**
+ * The floor: a minimal keep-alive HTTP/1.1 client on net.Socket (one request in flight per
+ * socket, Content-Length responses only). Not a product client: it shows what undici's
+ * generality costs per call on this machine.
+ */
+class RawConn {
+  private buf: Buffer | null = null;
+  private waiting: ((s: string) => void) | null = null;
+  readonly sock: Socket;
+  constructor() {
+    this.sock = connect(port, '127.0.0.1');
+    this.sock.setNoDelay(true);
+    this.sock.on('data', (d: Buffer) => {
+      const b = this.buf === null ? d : Buffer.concat([this.buf, d]);
+      const end = b.indexOf('\r\n\r\n');
+      if (end < 0) return void (this.buf = b);
+      const cl = b.indexOf('ontent-length: ', 0, 'latin1');
+      const len = cl < 0 || cl > end ? 0 : parseInt(b.toString('latin1', cl + 15, b.indexOf('\r', cl)), 10);
+      if (b.length < end + 4 + len) return void (this.buf = b);
+      this.buf = null;
+      const w = this.waiting!;
+      this.waiting = null;
+      w(b.toString('utf8', end + 4, end + 4 + len));
+    });
+  }
+  call(req: string): Promise<string> {
+    return new Promise((resolve) => {
+      this.waiting = resolve;
+      this.sock.write(req);
+    });
+  }
+}
+const rawIdle: RawConn[] = Array.from({ length: 16 }, () => new RawConn());
+const rawReq = `POST / HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+async function rawCall(): Promise<string> {
+  const c = rawIdle.pop()!;
+  try {
+    return await c.call(rawReq);
+  } finally {
+    rawIdle.push(c);
+  }
+}
+
 const clients: Record<string, () => Promise<unknown>> = {
   'undici Pool.dispatch (txgate forwarder)': () => seq.call('eth_sendRawTransaction', `["${raw}"]`, 5000),
   'undici Pool.request': async () => (await pool.request({ path: '/', method: 'POST', headers, body })).body.text(),
+  'net.Socket, minimal HTTP/1.1 (floor, not a product client)': rawCall,
   'node:http': () =>
     new Promise((resolve, reject) => {
       const req = httpRequest({ host: '127.0.0.1', port, method: 'POST', path: '/', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (res) => {
@@ -55,4 +101,5 @@ for (const [name, call] of Object.entries(clients)) {
 }
 await Promise.all([seq.close(), pool.close()]);
 agent.destroy();
+for (const c of rawIdle) c.sock.destroy();
 process.stdout.write(`RESULT ${JSON.stringify(out)}\n`);

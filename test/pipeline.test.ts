@@ -10,7 +10,7 @@ import { createLogger } from '../src/log.js';
 import { Writable } from 'node:stream';
 
 const head = { host: 'localhost', contentType: 'application/json', contentLength: 2, apiKey: '' };
-const ctx = () => new RequestContext('t', 0, head, { read: () => Promise.resolve(Buffer.from('{}')) });
+const ctx = () => new RequestContext('t', 0, head, { read: () => Promise.resolve({ text: '{}', bytes: 2 }) });
 
 function recorder() {
   const exits: { exit: Exit; stage: number; err: unknown }[] = [];

@@ -12,6 +12,7 @@ import type { Logger } from '../log.js';
 import { FastLog, quote } from '../access-log.js';
 import { uws } from '../native.js';
 import { RequestContext, type BaseCtx, type BodyResult, type BodySource, type RequestHead } from '../pipeline/context.js';
+import { Later } from '../pipeline/later.js';
 import { STAGE_NAMES, type Pipeline, type PipelineHooks } from '../pipeline/pipeline.js';
 import type { Readiness } from './readiness.js';
 
@@ -51,7 +52,7 @@ class HttpContext extends RequestContext implements BodySource {
   timings: Float64Array | null = null;
   private chunks: Buffer[] | null = null;
   private received = 0;
-  private settle: ((b: BodyResult) => void) | null = null;
+  private settle: Later<BodyResult> | null = null;
 
   constructor(
     reqId: string,
@@ -59,40 +60,52 @@ class HttpContext extends RequestContext implements BodySource {
     head: RequestHead,
     readonly res: HttpResponse,
     hasBody: boolean,
+    /** Answers 500 and logs when the pipeline throws outside a stage (the server's one handler). */
+    private readonly onFailure: (ctx: HttpContext, e: unknown) => void,
   ) {
     super(reqId, t0, head, undefined as unknown as BodySource);
     (this as { bodySource: BodySource }).bodySource = this;
     this.bodyDone = !hasBody;
   }
 
-  read(cap: number): Promise<BodyResult> {
-    return new Promise<BodyResult>((resolve) => {
-      if (this.aborted) return resolve('aborted');
-      this.settle = resolve;
-      this.res.onData((ab, isLast) => {
-        if (this.settle === null) return; // already settled (cap reached): drop the rest
-        const size = this.received + ab.byteLength;
-        if (size > cap) return this.finish('too_large');
-        this.received = size;
-        if (isLast && this.chunks === null) {
-          // The common case: the whole body in one chunk. One copy, out of uWS's buffer.
-          this.bodyDone = true;
-          return this.finish(Buffer.from(new Uint8Array(ab)));
-        }
-        (this.chunks ??= []).push(Buffer.from(new Uint8Array(ab))); // copy: ab is neutered on return
-        if (isLast) {
-          this.bodyDone = true;
-          this.finish(Buffer.concat(this.chunks, size));
-        }
-      });
+  read(cap: number): Later<BodyResult> {
+    const later = new Later<BodyResult>();
+    if (this.aborted) {
+      later.settle('aborted');
+      return later;
+    }
+    this.settle = later;
+    this.res.onData((ab, isLast) => {
+      if (this.settle === null) return; // already settled (cap reached): drop the rest
+      const size = this.received + ab.byteLength;
+      if (size > cap) return this.finish('too_large');
+      this.received = size;
+      if (isLast && this.chunks === null) {
+        // The common case: the whole body in one chunk, decoded straight out of uWS's buffer
+        // (valid only during this call, which is why the pipeline continues synchronously).
+        this.bodyDone = true;
+        return this.finish({ text: Buffer.from(ab).toString('utf8'), bytes: size });
+      }
+      (this.chunks ??= []).push(Buffer.from(new Uint8Array(ab))); // copy: ab is neutered on return
+      if (isLast) {
+        this.bodyDone = true;
+        this.finish({ text: Buffer.concat(this.chunks, size).toString('utf8'), bytes: size });
+      }
     });
+    return later;
   }
 
+  /** Settles the read; the pipeline continues from here, synchronously. */
   private finish(r: BodyResult): void {
     const s = this.settle;
     this.settle = null;
     this.chunks = null;
-    s?.(r);
+    if (s === null) return;
+    try {
+      s.settle(r);
+    } catch (e) {
+      this.onFailure(this, e);
+    }
   }
 
   /** Called from onAborted: a pending body read settles as 'aborted' so the request is logged. */
@@ -191,6 +204,18 @@ export class PublicServer {
     this.write(res, exit.status, exit.body('null'), undefined, pending, reqId);
   }
 
+  /** The pipeline threw outside a stage (in an exit hook): log it, and answer if nothing was. */
+  private readonly failed = (ctx: HttpContext, e: unknown): void => {
+    this.log.error({ err: e, reqId: ctx.reqId }, 'request failed outside a stage');
+    if (ctx.responded || ctx.aborted) return;
+    ctx.responded = true;
+    try {
+      this.write(ctx.res, 500, REJECT.internal_error.body(ctx.idJson), undefined, true, ctx.reqId);
+    } catch {
+      /* the connection is gone */
+    }
+  };
+
   private nextId(): string {
     return this.idPrefix + (++this.seq).toString(36);
   }
@@ -215,7 +240,7 @@ export class PublicServer {
       apiKey: req.getHeader('x-api-key'),
     };
     const hasBody = contentLength > 0 || (contentLength < 0 && req.getHeader('transfer-encoding') !== '');
-    const ctx = new HttpContext(this.nextId(), performance.now(), head, res, hasBody);
+    const ctx = new HttpContext(this.nextId(), performance.now(), head, res, hasBody, this.failed);
     if (this.timeMask >= 0 && (this.seq & this.timeMask) === 0) ctx.timed = true;
     res.onAborted(() => ctx.abort());
     this.inFlight++;

@@ -19,13 +19,20 @@ export interface RequestHead {
   readonly apiKey: string;
 }
 
-/** The body, or why there is none: over the cap, or the client went away mid-body. */
-export type BodyResult = Buffer | 'too_large' | 'aborted';
+/** The body read, or why there is none: over the cap, or the client went away mid-body. */
+export type BodyResult = Body | 'too_large' | 'aborted';
+
+/** A whole request body, decoded as UTF-8 (invalid sequences become U+FFFD, as JSON.parse of a Buffer would see them). */
+export interface Body {
+  readonly text: string;
+  /** Its size on the wire, in bytes. */
+  readonly bytes: number;
+}
 
 /** The request body as a stream of chunks, with the cap enforced as it arrives. */
 export interface BodySource {
-  /** Reads the whole body; resolves 'too_large' as soon as more than `cap` bytes arrived. */
-  read(cap: number): Promise<BodyResult>;
+  /** Reads the whole body; gives 'too_large' as soon as more than `cap` bytes arrived. */
+  read(cap: number): PromiseLike<BodyResult>;
 }
 
 /** Per-chain state built at start-up. */
@@ -74,7 +81,7 @@ export interface BaseCtx {
 }
 
 export interface HostCtx extends BaseCtx { readonly chain: ChainRuntime }
-export interface SizedCtx extends HostCtx { readonly body: Buffer }
+export interface SizedCtx extends HostCtx { readonly body: Body }
 export interface ParsedCtx extends SizedCtx { readonly rpc: RpcRequest }
 /** rawTx: a validated 0x-hex string, or (for decode to name precisely) an object or a base58/64 string. */
 export interface RoutedCtx extends ParsedCtx { readonly rawTx: string | Readonly<Record<string, unknown>> }
@@ -90,7 +97,7 @@ export class RequestContext implements BaseCtx {
   idJson = 'null';
   timed = false;
   chain: ChainRuntime | undefined = undefined;
-  body: Buffer | undefined = undefined;
+  body: Body | undefined = undefined;
   rpc: RpcRequest | undefined = undefined;
   rawTx: string | Readonly<Record<string, unknown>> | undefined = undefined;
   account: Account | undefined = undefined;

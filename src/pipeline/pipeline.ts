@@ -1,17 +1,20 @@
 /**
  * Stages and the runner. A stage *returns* its verdict: the enriched context (continue) or an
  * Exit (answer now). No next() onion, so no "next called twice". The runner is a plain loop
- * that awaits only when a stage really returned a promise and stops when the client has gone.
+ * that waits only when a stage really returned a Later or a Promise, and stops when the client
+ * has gone.
  */
 import { Exit, REJECT } from '../errors.js';
 import type { BaseCtx } from './context.js';
+import { Later } from './later.js';
 
 export const STAGE_NAMES = [
   'host', 'size_cap', 'parse', 'route', 'auth', 'grant', 'decode', 'fee', 'rate_limit', 'forward',
 ] as const;
 export type StageName = (typeof STAGE_NAMES)[number];
 
-export type StageResult<Out> = Out | Exit | Promise<Out | Exit>;
+/** A stage's verdict: now, or later (a Later on the hot path, or any Promise). */
+export type StageResult<Out> = Out | Exit | PromiseLike<Out | Exit>;
 
 export interface Stage<In extends BaseCtx, Out extends In> {
   readonly name: StageName;
@@ -55,6 +58,14 @@ export class Pipeline {
         out = (stages[i] as AnyStage).run(ctx);
       } catch (e) {
         hooks.exit(ctx, REJECT.internal_error, i, e);
+        return;
+      }
+      if (out instanceof Later) {
+        // Continues synchronously when it settles (inside the uWS data callback for the body).
+        (out as Later<unknown>).on((v) => {
+          if (timed) hooks.stage!(ctx, i, performance.now() - t);
+          this.resume(ctx, v, i);
+        });
         return;
       }
       if (out instanceof Promise) {

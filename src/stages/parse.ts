@@ -23,7 +23,7 @@ export function createParseStage(): Stage<SizedCtx, ParsedCtx> {
       if (!isJsonContentType(ctx.head.contentType)) return REJECT.unsupported_content_type;
       let msg: unknown;
       try {
-        msg = JSON.parse(ctx.body.toString('utf8'));
+        msg = JSON.parse(ctx.body.text);
       } catch {
         return REJECT.parse_error;
       }

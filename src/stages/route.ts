@@ -41,7 +41,7 @@ export function createRouteStage(limits: { readonly chainIdMaxBodyBytes: number 
         return raw === undefined ? BAD_SEND_PARAMS : enrich(ctx, 'rawTx', raw);
       }
       if (method === 'eth_chainId') {
-        if (ctx.body.length > chainIdCap) return chainIdTooLarge;
+        if (ctx.body.bytes > chainIdCap) return chainIdTooLarge;
         if (params.length !== 0) return BAD_CHAINID_PARAMS;
         return ctx.chain.chainIdAnswer;
       }
