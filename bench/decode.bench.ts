@@ -4,10 +4,13 @@
  * - @ethereumjs/tx with the native crypto wired through customCrypto.ecrecover
  * - the reference path (TxDecoder without the lean path)
  * - the lean 0x02 path, and lean decode + fee admission (what the pipeline runs)
+ * - when built (npm run build:secp256k1): recovery and the lean path on the system's
+ *   libsecp256k1 (crypto.secp256k1 = "system")
  */
 import { createTxFromRLP } from '@ethereumjs/tx';
 import { chainCommon } from '../src/tx/crypto.js';
-import { secp256k1Addon } from '../src/native.js';
+import { existsSync } from 'node:fs';
+import { secp256k1Addon, useSecp256k1, SYSTEM_SECP256K1_PATH, systemSecp256k1Addon } from '../src/native.js';
 import { tipVia } from '../src/stages/fee.js';
 import { parseAccounts } from '../src/accounts/parse.js';
 import { ANVIL_TIP_ADDRESS } from '../src/dev/anvil.js';
@@ -36,6 +39,26 @@ export async function run(): Promise<Row[]> {
   let i = 0;
   const next = () => BYTES[i++ & 63]!;
   const policy = { txTypes: new Set([2]) };
+  // The optional system binding, side by side with the npm one in the same run.
+  const system = existsSync(SYSTEM_SECP256K1_PATH) ? systemSecp256k1Addon() : null;
+  const onSystem = <T>(f: () => T): T => {
+    useSecp256k1('system');
+    try {
+      return f();
+    } finally {
+      useSecp256k1('npm');
+    }
+  };
+  const systemRows: Record<string, () => void> =
+    system === null
+      ? {}
+      : {
+          'raw ecdsaRecover, system libsecp256k1': () => {
+            const p = prepared[j++ & 63]!;
+            keep(system.ecdsaRecover(out, p.sig, p.recid, p.msg));
+          },
+          'lean 0x02 path, system libsecp256k1': () => keep(onSystem(() => lean.decode(next(), policy))),
+        };
   return runSuite(
     'decode',
     {
@@ -57,6 +80,7 @@ export async function run(): Promise<Row[]> {
         const tx = lean.decode(next(), policy);
         keep(tx instanceof Exit ? tx : tipVia(tx, grant));
       },
+      ...systemRows,
     },
     { reference: 'raw ecdsaRecover (floor)' },
   );

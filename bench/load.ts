@@ -11,14 +11,14 @@
  * Needs wrk (Debian: apt-get install wrk) and taskset (util-linux). Loopback only.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { ANVIL_TIP_ADDRESS } from '../src/dev/anvil.js';
 import { sign1559 } from '../src/dev/sign.js';
-import { initCrypto } from '../src/native.js';
+import { initCrypto, SYSTEM_SECP256K1_PATH } from '../src/native.js';
 import { keySha256 } from '../src/stages/auth.js';
 import { round, RESULTS_DIR } from './lib.js';
 
@@ -157,7 +157,7 @@ async function stop(child: ChildProcess): Promise<void> {
 }
 
 let portSeq = 18300;
-async function startTxgate(o: { workers?: number; metrics?: boolean; maxInFlight?: number; sequencer: string }): Promise<{ child: ChildProcess; url: string }> {
+async function startTxgate(o: { workers?: number; metrics?: boolean; maxInFlight?: number; sequencer: string; secp256k1?: 'npm' | 'system' }): Promise<{ child: ChildProcess; url: string }> {
   const port = portSeq++;
   const cfg = join(dir, `txgate-${port}.json`);
   writeFileSync(
@@ -167,6 +167,7 @@ async function startTxgate(o: { workers?: number; metrics?: boolean; maxInFlight
       internal: { host: '127.0.0.1', port: port + 1000 },
       workers: o.workers ?? 1,
       metrics: { enabled: o.metrics ?? true },
+      crypto: { secp256k1: o.secp256k1 ?? 'npm' },
       log: { level: opt['log-level'] },
       dedup: { acceptedTtlMs: 0 },
       chains: [{ chainId: 4663, hosts: ['127.0.0.1', 'localhost'], sequencers: [o.sequencer], forward: { maxInFlight: o.maxInFlight ?? 4096, connections: 64, timeoutMs: 5000 } }],
@@ -260,6 +261,17 @@ if (want('throughput')) {
     const ratio = round(t.rps / e.rps, 3);
     rows.push({ scenario: name, txgate: t, echo: e, ratio, cpuRatio: round(t.cpuUsPerReq / e.cpuUsPerReq, 2) });
     say(`| ${name} | ${t.rps} | ${e.rps} | ${ratio}x | ${t.p50} / ${t.p99} / ${t.p999} | ${e.p50} / ${e.p99} / ${e.p999} | ${t.cpuUsPerReq} | ${e.cpuUsPerReq} | ${t.non2xx} |`);
+  }
+  // The optional system libsecp256k1 binding (npm run build:secp256k1), when built.
+  if (existsSync(SYSTEM_SECP256K1_PATH) && (opt.scenarios === undefined || opt.scenarios.split(',').includes('valid submission'))) {
+    const sys = await startTxgate({ sequencer: 'http://127.0.0.1:18200', secp256k1: 'system' });
+    const name = 'valid submission, system libsecp256k1';
+    const e = await measure(echo.pid!, 'http://127.0.0.1:18100/', scenarios['valid submission']);
+    const t = await measure(sys.child.pid!, sys.url, scenarios['valid submission']);
+    const ratio = round(t.rps / e.rps, 3);
+    rows.push({ scenario: name, txgate: t, echo: e, ratio, cpuRatio: round(t.cpuUsPerReq / e.cpuUsPerReq, 2) });
+    say(`| ${name} | ${t.rps} | ${e.rps} | ${ratio}x | ${t.p50} / ${t.p99} / ${t.p999} | ${e.p50} / ${e.p99} / ${e.p999} | ${t.cpuUsPerReq} | ${e.cpuUsPerReq} | ${t.non2xx} |`);
+    await stop(sys.child);
   }
   report.throughput = rows;
 }

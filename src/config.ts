@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
+import { SECP256K1_BINDINGS, type Secp256k1Binding } from './native.js';
 
 export type ForwardStrategy = 'failover' | 'fanout';
 
@@ -38,6 +39,8 @@ export interface Config {
   readonly shutdown: { readonly graceMs: number };
   readonly workers: number;
   readonly metrics: { readonly enabled: boolean };
+  /** Which libsecp256k1 recovers signatures: the npm package's (default) or the system's. */
+  readonly crypto: { readonly secp256k1: Secp256k1Binding };
   readonly profiling: { readonly serverTiming: boolean };
   readonly tipAddresses: { readonly maxAgeSeconds: number };
   readonly dedup: { readonly acceptedTtlMs: number; readonly maxEntries: number };
@@ -121,7 +124,7 @@ export function parseConfig(input: unknown, baseDir: string, env: NodeJS.Process
   const r = new Reader();
   const top = r.obj(input, 'config', [
     'listen', 'internal', 'limits', 'allowUntipped', 'chains', 'accounts', 'log', 'shutdown', 'workers',
-    'metrics', 'profiling', 'tipAddresses', 'dedup',
+    'metrics', 'profiling', 'tipAddresses', 'dedup', 'crypto',
   ]);
   if (!isObj(input)) r.problems.push('config: must be a JSON object');
 
@@ -133,6 +136,7 @@ export function parseConfig(input: unknown, baseDir: string, env: NodeJS.Process
   const shutdownIn = r.obj(top.shutdown, 'shutdown', ['graceMs']);
   const metricsIn = r.obj(top.metrics, 'metrics', ['enabled']);
   const profilingIn = r.obj(top.profiling, 'profiling', ['serverTiming']);
+  const cryptoIn = r.obj(top.crypto, 'crypto', ['secp256k1']);
   const tipIn = r.obj(top.tipAddresses, 'tipAddresses', ['maxAgeSeconds']);
   const dedupIn = r.obj(top.dedup, 'dedup', ['acceptedTtlMs', 'maxEntries']);
 
@@ -228,6 +232,7 @@ export function parseConfig(input: unknown, baseDir: string, env: NodeJS.Process
     workers: r.int(top.workers, 'workers', defaultWorkers(), 1, 256),
     metrics: { enabled: r.bool(metricsIn.enabled, 'metrics.enabled', true) },
     profiling: { serverTiming: r.bool(profilingIn.serverTiming, 'profiling.serverTiming', false) },
+    crypto: { secp256k1: r.oneOf<Secp256k1Binding>(cryptoIn.secp256k1, 'crypto.secp256k1', 'npm', SECP256K1_BINDINGS) },
     tipAddresses: { maxAgeSeconds: r.int(tipIn.maxAgeSeconds, 'tipAddresses.maxAgeSeconds', 60, 0, 86_400) },
     dedup: {
       acceptedTtlMs: r.int(dedupIn.acceptedTtlMs, 'dedup.acceptedTtlMs', 5000, 0, 600_000),

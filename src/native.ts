@@ -4,9 +4,12 @@
  * - uWebSockets.js: the package's entry point falls back to a pure-JS server when its binary
  *   does not load; we require the binary for this platform/ABI directly instead.
  * - secp256k1: its index.js falls back to `elliptic` (≈25x slower); we require `bindings` only.
+ *   Optionally (crypto.secp256k1 = "system") recovery goes through the system's libsecp256k1
+ *   instead, via native/secp256k1-system.c; if that binding is missing, start-up fails.
  * - keccak-256: hash-wasm (WebAssembly, one reused hasher; no JS fall-back exists).
  */
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import type * as Uws from 'uWebSockets.js';
 import { createKeccak } from 'hash-wasm';
 
@@ -54,14 +57,52 @@ export interface Secp256k1 {
 let secpModule: Secp256k1 | undefined;
 let secpAddon: Secp256k1Addon | undefined;
 
-/** The addon itself, for the hot path (the checked wrapper costs an allocation and asserts). */
-export function secp256k1Addon(): Secp256k1Addon {
-  if (secpAddon !== undefined) return secpAddon;
+/**
+ * Which library recovers signatures on the hot path: `npm` (the prebuilt binding inside the
+ * `secp256k1` package, the default: `npm ci` installs it) or `system` (the system's
+ * libsecp256k1 0.2+, ~25% faster recovery, built by `npm run build:secp256k1`).
+ */
+export type Secp256k1Binding = 'npm' | 'system';
+export const SECP256K1_BINDINGS: readonly Secp256k1Binding[] = ['npm', 'system'];
+let secpBinding: Secp256k1Binding = 'npm';
+
+/** Where `npm run build:secp256k1` puts the system binding. */
+export const SYSTEM_SECP256K1_PATH = fileURLToPath(new URL('../../build/secp256k1-system.node', import.meta.url));
+
+/** The binding in use (for logs, build info and the bench). */
+export function secp256k1Binding(): Secp256k1Binding {
+  return secpBinding;
+}
+
+let npmAddon: Secp256k1Addon | undefined;
+let systemAddon: Secp256k1Addon | undefined;
+
+/** The npm package's raw addon: no argument checks, caller-provided output. */
+export function npmSecp256k1Addon(): Secp256k1Addon {
+  if (npmAddon !== undefined) return npmAddon;
   secp256k1(); // fail fast with the clear message if the binding is missing
   const dir = require.resolve('secp256k1/package.json').replace(/package\.json$/, '');
   const addon = (require('node-gyp-build') as (d: string) => { Secp256k1: new () => Secp256k1Addon })(dir);
-  secpAddon = new addon.Secp256k1();
-  return secpAddon;
+  return (npmAddon = new addon.Secp256k1());
+}
+
+/** The system libsecp256k1 binding, or a NativeLoadError saying how to build it. */
+export function systemSecp256k1Addon(): Secp256k1Addon {
+  if (systemAddon !== undefined) return systemAddon;
+  try {
+    return (systemAddon = require(SYSTEM_SECP256K1_PATH) as Secp256k1Addon);
+  } catch (e) {
+    throw new NativeLoadError(
+      `crypto.secp256k1 is "system" but ${SYSTEM_SECP256K1_PATH} did not load (${(e as Error).message.split('\n')[0]}); ` +
+        'build it with `npm run build:secp256k1` (Debian: apt-get install -y libsecp256k1-dev first)',
+      { cause: e },
+    );
+  }
+}
+
+/** The addon the hot path calls (the checked wrapper costs an allocation and asserts). */
+export function secp256k1Addon(): Secp256k1Addon {
+  return (secpAddon ??= npmSecp256k1Addon());
 }
 
 /** The libsecp256k1 N-API binding shipped (prebuilt) in the `secp256k1` package. */
@@ -82,9 +123,15 @@ type Hasher = Awaited<ReturnType<typeof createKeccak>>;
 let hasher: Hasher | undefined;
 
 /** Must be awaited once at start-up (WebAssembly instantiation) before `keccak256` is used. */
-export async function initCrypto(): Promise<void> {
+export async function initCrypto(binding: Secp256k1Binding = 'npm'): Promise<void> {
   hasher ??= await createKeccak(256);
-  secp256k1Addon();
+  useSecp256k1(binding);
+}
+
+/** Switches the hot path's recovery binding (start-up; tests and the bench compare both). */
+export function useSecp256k1(binding: Secp256k1Binding): void {
+  secpAddon = binding === 'system' ? systemSecp256k1Addon() : npmSecp256k1Addon();
+  secpBinding = binding;
 }
 
 /** keccak-256 of the concatenation of parts, without concatenating them. */

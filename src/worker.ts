@@ -23,7 +23,7 @@ export type ToWorker = { type: 'snapshot'; id: number } | { type: 'reload' } | {
 const data = workerData as WorkerData;
 const port = parentPort!;
 uws();
-await initCrypto();
+await initCrypto(data.config.crypto.secp256k1);
 const log = createLogger({ level: data.config.log.level }).child({ worker: data.index });
 const app = createApp({ config: data.config, log, idPrefix: `w${data.index}.${process.pid.toString(36)}`, shared: data.shared });
 const bound = await app.start();
