@@ -54,6 +54,23 @@ describe('outcomes with one sequencer', () => {
     assert.equal(typeof lines[0].ms, 'number');
     assert.match(lines[0].sequencer, /^http:\/\/127\.0\.0\.1:\d+$/);
   });
+  it('credentials in a sequencer URL go as Basic auth, and never into logs', async () => {
+    const stub = await new StubSequencer().start();
+    open.stubs.push(stub);
+    const url = `http://us%40er:p%3Ass@127.0.0.1:${stub.port}`;
+    const gate = await startGate({ accounts, config: { chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [url], forward: { timeoutMs: 300 } }] } });
+    open.gates.push(gate);
+    const raw = await next();
+    const r = await submit(gate, raw);
+    assert.equal(r.json.result, txHash(raw));
+    const send = stub.sends()[0]!;
+    assert.equal(send.authorization, 'Basic ' + Buffer.from('us@er:p:ss').toString('base64'));
+    assert.equal(send.contentType, 'application/json');
+    const probes = stub.calls.filter((c) => c.method === 'eth_chainId');
+    assert.ok(probes.length > 0 && probes.every((c) => c.authorization === send.authorization), 'probes too');
+    assert.ok(!gate.logs.some((l) => l.includes('p%3Ass') || l.includes('p:ss')), 'the password is not logged');
+  });
+
   it('timeout → 502 upstream_error carrying the hash; the log line has it for reconciliation', async () => {
     const { gate, stubs } = await setup(1);
     stubs[0]!.behaviour = () => ({ kind: 'hang' });

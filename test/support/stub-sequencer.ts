@@ -9,6 +9,9 @@ import { keccak256 } from '../../src/native.js';
 export interface Call {
   readonly method: string;
   readonly params: unknown[];
+  /** The request's Authorization and Content-Type headers ('' when absent). */
+  readonly authorization: string;
+  readonly contentType: string;
 }
 
 export type Behaviour =
@@ -66,7 +69,7 @@ export class StubSequencer {
     let text = '';
     for await (const c of req) text += c;
     const msg = JSON.parse(text) as { id: unknown; method: string; params: unknown[] };
-    const call = { method: msg.method, params: msg.params };
+    const call = { method: msg.method, params: msg.params, authorization: req.headers.authorization ?? '', contentType: req.headers['content-type'] ?? '' };
     this.calls.push(call);
     const reply = (status: number, body: string, ct = 'application/json') => {
       res.writeHead(status, { 'content-type': ct });
