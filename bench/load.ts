@@ -40,7 +40,9 @@ const dist = join(import.meta.dirname, '..');
 const dir = mkdtempSync(join(tmpdir(), 'txgate-load-'));
 const KEY = 'txg_load_' + randomBytes(24).toString('base64url');
 const children: ChildProcess[] = [];
-process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')));
+process.on('exit', () => {
+  for (const c of children) c.kill('SIGKILL');
+});
 
 for (const tool of ['wrk', 'taskset']) {
   if (spawnSync('which', [tool]).status !== 0) {

@@ -19,7 +19,11 @@ const { values } = parseArgs({
 const apiKey = process.env.TXGATE_API_KEY ?? DEV_API_KEY;
 const expectedChainId = Number(values['chain-id']);
 
-async function rpc(url: string, method: string, params: unknown[], headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+/** A JSON-RPC answer as the demo reads it (or the text of a non-JSON answer). */
+// biome-ignore lint/suspicious/noExplicitAny: the demo prints whatever came back
+type RpcBody = any;
+
+async function rpc(url: string, method: string, params: unknown[], headers: Record<string, string> = {}): Promise<{ status: number; body: RpcBody }> {
   const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
   const ct = r.headers.get('content-type') ?? '';
   return { status: r.status, body: ct.includes('application/json') ? await r.json() : await r.text() };

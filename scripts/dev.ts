@@ -27,7 +27,7 @@ const anvil = await startAnvil({ port: Number(values['anvil-port']), chainId: 46
 const files = writeDevFiles(resolve('.dev'), { port: Number(values.port), internalPort: Number(values['internal-port']), sequencer: anvil.url });
 const config = loadConfigFile(files.configFile);
 const log = createLogger({ level: config.log.level, pretty: !values.json });
-let service;
+let service: Awaited<ReturnType<typeof startService>>;
 try {
   service = await startService(config, log);
 } catch (e) {

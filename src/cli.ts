@@ -5,17 +5,21 @@
  * drains gracefully and exits 0.
  */
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfigFile } from './config.js';
+import { ConfigError, loadConfigFile, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
 import { initCrypto, NativeLoadError, uws } from './native.js';
 import { startService } from './service.js';
 
 const USAGE = 'usage: txgate --config <file> [--pretty]';
 
+function parseCliArgs() {
+  return parseArgs({ options: { config: { type: 'string', short: 'c' }, pretty: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
+}
+
 async function main(): Promise<number> {
-  let args;
+  let args: ReturnType<typeof parseCliArgs>;
   try {
-    args = parseArgs({ options: { config: { type: 'string', short: 'c' }, pretty: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
+    args = parseCliArgs();
   } catch (e) {
     process.stderr.write(`txgate: ${(e as Error).message}\n${USAGE}\n`);
     return 2;
@@ -28,7 +32,7 @@ async function main(): Promise<number> {
     process.stderr.write(`txgate: --config is required\n${USAGE}\n`);
     return 2;
   }
-  let config;
+  let config: Config;
   try {
     config = loadConfigFile(args.values.config);
   } catch (e) {

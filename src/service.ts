@@ -124,7 +124,9 @@ async function startThreads(config: Config, log: Logger): Promise<Service> {
     internalPort,
     chains: config.chains.map((c) => c.chainId),
     readiness,
-    reload: () => workers.forEach((w) => w.postMessage({ type: 'reload' })),
+    reload: () => {
+      for (const w of workers) w.postMessage({ type: 'reload' });
+    },
     async stop() {
       await Promise.all(
         workers.map(

@@ -1,7 +1,7 @@
 /** The runner: order, first rejection short-circuits, sync stages are not awaited, client gone stops. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Exit, REJECT, result } from '../src/errors.js';
+import { type Exit, REJECT, result } from '../src/errors.js';
 import { RequestContext, type BaseCtx } from '../src/pipeline/context.js';
 import { Pipeline, PipelineBuilder, STAGE_NAMES, type Stage } from '../src/pipeline/pipeline.js';
 import { createApp } from '../src/app.js';

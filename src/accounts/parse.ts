@@ -170,9 +170,12 @@ function parseGrant(g: unknown, f: string, accountId: string, problems: string[]
   if (g.feePatterns === undefined) feePatterns.push({ kind: 'transfer' });
   else if (!Array.isArray(g.feePatterns)) problems.push(`${f}.feePatterns: must be an array`);
   else
-    g.feePatterns.forEach((p: unknown, k: number) => {
+    (g.feePatterns as unknown[]).forEach((p: unknown, k: number) => {
       const pf = `${f}.feePatterns[${k}]`;
-      if (!isObj(p)) return problems.push(`${pf}: must be an object`);
+      if (!isObj(p)) {
+        problems.push(`${pf}: must be an object`);
+        return;
+      }
       if (p.kind === 'transfer') {
         unknownFields(p, pf, ['kind'], problems);
         feePatterns.push({ kind: 'transfer' });
@@ -187,7 +190,6 @@ function parseGrant(g: unknown, f: string, accountId: string, problems: string[]
         if (to !== undefined && selector !== undefined && argOk(p.receiverArg) && argOk(p.amountArg))
           feePatterns.push({ kind: 'call', to, selector, receiverArg: p.receiverArg as number, amountArg: p.amountArg as number });
       } else problems.push(`${pf}.kind: must be "transfer" or "call"`);
-      return undefined;
     });
 
   if (problems.length > before) return undefined;

@@ -7,7 +7,7 @@
  * first, and one writer (`respond`) guards against a second answer or writing to a gone client.
  */
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
-import { Exit, REJECT, statusLine, type Header } from '../errors.js';
+import { type Exit, REJECT, statusLine, type Header } from '../errors.js';
 import type { Logger } from '../log.js';
 import { FastLog, quote } from '../access-log.js';
 import { uws } from '../native.js';

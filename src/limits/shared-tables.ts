@@ -114,7 +114,7 @@ export class SharedRateTable extends Table {
       return 0; // no free slot in the probe window: fail open for this request
     }
     const prev = this.values[i]!;
-    const tat = prev < t ? t : prev;
+    const tat = Math.max(prev, t);
     const next = tat + interval;
     const ahead = next - t;
     if (ahead > window + 1e-6) {
@@ -162,7 +162,10 @@ export class SharedTxTable extends Table {
   settle(hash: string, accepted: boolean, ttlMs: number): void {
     this.lock();
     const i = this.slot(hash, () => false, false);
-    if (i < 0) return this.unlock();
+    if (i < 0) {
+      this.unlock();
+      return;
+    }
     if (accepted && ttlMs > 0) {
       this.states[i] = ACCEPTED;
       this.values[i] = now() + ttlMs;

@@ -24,6 +24,7 @@ export interface Stage<In extends BaseCtx, Out extends In> {
 /** The last stage never passes a context on: it always answers. */
 export type TerminalStage<In extends BaseCtx> = Stage<In, never>;
 
+// biome-ignore lint/suspicious/noExplicitAny: the array holds stages of every context type; the builder checks their order
 type AnyStage = Stage<any, any>;
 
 export interface PipelineHooks {

@@ -204,6 +204,7 @@ export class TxDecoder {
   /** The reference path: @ethereumjs/tx constructors and validation. */
   reference(bytes: Bytes, type: number, values: Values): DecodedTx | Exit {
     const opts = { common: this.common };
+    // biome-ignore lint/suspicious/noExplicitAny: four @ethereumjs/tx classes, used through their common methods
     let tx: any;
     try {
       const vals = values as never;
