@@ -1,7 +1,12 @@
-/** The token bucket (GCRA) with an injected clock: refill, burst cap, waits, Retry-After rounding, sweep. */
+/**
+ * The token bucket (GCRA) with an injected clock: refill, burst cap, waits, Retry-After rounding,
+ * sweep. The shared tx table: claims, and a waiting thread woken by another thread's settle.
+ */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { Worker } from 'node:worker_threads';
 import { RateLimiter, retryAfterSeconds } from '../src/limits/rate-limiter.js';
+import { allocateTable, SharedTxTable } from '../src/limits/shared-tables.js';
 
 function clocked() {
   let now = 1000;
@@ -76,5 +81,41 @@ describe('rate limiter', () => {
     assert.equal(limiter.sweep(), 1);
     assert.equal(limiter.size, 1);
     assert.equal(limiter.take('idle', 10, 1), 0);
+  });
+});
+
+describe('shared tx table (across threads)', () => {
+  it('claim / peek / settle: one claimant; accepted until the TTL; released otherwise', () => {
+    const t = new SharedTxTable(allocateTable(1024));
+    assert.equal(t.claim('0xaa'), 'claimed');
+    assert.equal(t.claim('0xaa'), 'in_flight');
+    assert.equal(t.peek('0xaa'), 'in_flight');
+    t.settle('0xaa', true, 60_000);
+    assert.equal(t.peek('0xaa'), 'accepted');
+    assert.equal(t.claim('0xaa'), 'accepted');
+    assert.equal(t.claim('0xbb'), 'claimed');
+    t.settle('0xbb', false, 60_000);
+    assert.equal(t.peek('0xbb'), 'none');
+  });
+
+  it('a thread waiting on a hash in flight is woken by the settle in another thread, not by its timeout', async () => {
+    const buffers = allocateTable(1024);
+    const t = new SharedTxTable(buffers);
+    assert.equal(t.claim('0xcc'), 'claimed');
+    const mark = t.mark();
+    const waiting = t.settled(mark, 30_000);
+    // Another thread settles the hash after a moment.
+    const code = `
+      const { workerData } = require('node:worker_threads');
+      setTimeout(async () => {
+        const { SharedTxTable } = await import(workerData.module);
+        new SharedTxTable(workerData.buffers).settle('0xcc', true, 60_000);
+      }, 50);`;
+    const w = new Worker(code, { eval: true, workerData: { buffers, module: new URL('../src/limits/shared-tables.js', import.meta.url).href } });
+    assert.equal(await waiting, 'ok', 'woken by Atomics.notify (a timeout would say "timed-out")');
+    assert.equal(t.peek('0xcc'), 'accepted');
+    await w.terminate();
+    // A mark taken before a settle that already happened resolves at once.
+    assert.equal(await t.settled(mark, 30_000), 'not-equal');
   });
 });

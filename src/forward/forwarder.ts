@@ -135,20 +135,17 @@ export class ChainForwarder {
   }
 
   /** Another thread is forwarding these bytes: wait for its acceptance, or forward if it failed. */
-  private awaitElsewhere(req: ForwardRequest): Promise<Exit> {
+  private async awaitElsewhere(req: ForwardRequest): Promise<Exit> {
+    const shared = this.shared!;
     const deadline = performance.now() + this.config.forward.timeoutMs * (this.sequencers.length + 1);
-    return new Promise<Exit>((resolve) => {
-      const poll = () => {
-        const s = this.shared!.peek(req.hash);
-        if (s === 'accepted') return resolve(result(req.hash));
-        if (s === 'none' || performance.now() > deadline) {
-          const r = this.shared!.claim(req.hash) === 'accepted' ? result(req.hash) : this.send(req);
-          return void Promise.resolve(r).then(resolve);
-        }
-        setTimeout(poll, 1);
-      };
-      setTimeout(poll, 1);
-    });
+    for (;;) {
+      const mark = shared.mark();
+      const s = shared.peek(req.hash);
+      if (s === 'accepted') return result(req.hash);
+      const left = deadline - performance.now();
+      if (s === 'none' || left <= 0) return shared.claim(req.hash) === 'accepted' ? result(req.hash) : this.send(req);
+      await shared.settled(mark, left);
+    }
   }
 
   private send(req: ForwardRequest): Exit | Promise<Exit> {

@@ -26,7 +26,7 @@ export function fingerprint(s: string): [number, number] {
 
 export interface SharedTableBuffers {
   readonly keys: SharedArrayBuffer; // Int32 × 2 per slot
-  readonly lock: SharedArrayBuffer; // one Int32: the table's lock
+  readonly lock: SharedArrayBuffer; // two Int32: the table's lock, and a count of settles (waiters wait on it)
   readonly values: SharedArrayBuffer; // Float64 per slot
   readonly states: SharedArrayBuffer; // Int32 per slot (table-specific)
   readonly size: number;
@@ -35,7 +35,7 @@ export interface SharedTableBuffers {
 export function allocateTable(size: number): SharedTableBuffers {
   return {
     keys: new SharedArrayBuffer(size * 8),
-    lock: new SharedArrayBuffer(4),
+    lock: new SharedArrayBuffer(8),
     values: new SharedArrayBuffer(size * 8),
     states: new SharedArrayBuffer(size * 4),
     size,
@@ -44,7 +44,8 @@ export function allocateTable(size: number): SharedTableBuffers {
 
 class Table {
   protected readonly keys: Int32Array;
-  private readonly lockWord: Int32Array;
+  /** [0]: the lock; [1]: bumped and notified on every settle (SharedTxTable). */
+  protected readonly lockWord: Int32Array;
   protected readonly values: Float64Array;
   protected readonly states: Int32Array;
   protected readonly size: number;
@@ -133,7 +134,8 @@ const ACCEPTED = 2;
 
 /**
  * Transaction hashes across threads: being forwarded now (by some thread), or accepted until
- * an expiry time. A thread that sees a hash in flight elsewhere waits for that outcome.
+ * an expiry time. A thread that sees a hash in flight elsewhere waits for that outcome
+ * (Atomics.waitAsync on the settle count: woken by the settling thread, no polling).
  */
 export class SharedTxTable extends Table {
   /** 'accepted' (answer at once), 'in_flight' (another forward is running), or 'claimed' (you forward). */
@@ -158,22 +160,38 @@ export class SharedTxTable extends Table {
     return r;
   }
 
-  /** Ends a claim: accepted until `ttlMs` from now, or released. */
+  /** Ends a claim: accepted until `ttlMs` from now, or released; wakes the threads waiting. */
   settle(hash: string, accepted: boolean, ttlMs: number): void {
     this.lock();
     const i = this.slot(hash, () => false, false);
-    if (i < 0) {
-      this.unlock();
-      return;
-    }
-    if (accepted && ttlMs > 0) {
-      this.states[i] = ACCEPTED;
-      this.values[i] = now() + ttlMs;
-    } else {
-      this.states[i] = EMPTY;
-      this.values[i] = 0;
+    if (i >= 0) {
+      if (accepted && ttlMs > 0) {
+        this.states[i] = ACCEPTED;
+        this.values[i] = now() + ttlMs;
+      } else {
+        this.states[i] = EMPTY;
+        this.values[i] = 0;
+      }
     }
     this.unlock();
+    if (i >= 0) {
+      Atomics.add(this.lockWord, 1, 1);
+      Atomics.notify(this.lockWord, 1);
+    }
+  }
+
+  /** The settle count now: read it before `peek`, then `settled(mark, …)` cannot miss a settle. */
+  mark(): number {
+    return Atomics.load(this.lockWord, 1);
+  }
+
+  /**
+   * Resolves when some hash was settled since `mark` (by any thread), or after `timeoutMs`:
+   * a notification, not polling. The caller peeks again to see whether it was its hash.
+   */
+  settled(mark: number, timeoutMs: number): Promise<unknown> {
+    const w = (Atomics as unknown as { waitAsync(a: Int32Array, i: number, v: number, t: number): { async: boolean; value: Promise<unknown> | string } }).waitAsync(this.lockWord, 1, mark, timeoutMs);
+    return w.async ? (w.value as Promise<unknown>) : Promise.resolve(w.value);
   }
 
   /** The state of a hash now, without claiming it. */
