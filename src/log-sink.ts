@@ -73,10 +73,18 @@ export class LogSink {
     }
   }
 
-  /** Writes what is pending synchronously (exit paths; a write still in flight completes on its own). */
+  /**
+   * Writes what is pending synchronously (exit paths). Not while a write is still in flight:
+   * stdout is then slow or stalled, and a blocking write could hang the exit; those lines are
+   * counted as dropped instead.
+   */
   flushSync(): void {
     this.clearTimer();
     if (this.pendingLen === 0) return;
+    if (this.writing) {
+      this.dropped += countLines(this.take());
+      return;
+    }
     const buf = Buffer.from(this.take());
     try {
       for (let off = 0; off < buf.length; ) off += writeSync(this.fd, buf, off);

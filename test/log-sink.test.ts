@@ -52,6 +52,19 @@ describe('LogSink', () => {
     assert.equal(readFileSync(path, 'utf8'), line.repeat(3));
   });
 
+  it('at exit, does not block behind a write still in flight: those lines are counted as dropped', async () => {
+    const path = file();
+    const fd = openSync(path, 'w');
+    const sink = new LogSink({ fd, batchBytes: 8, flushMs: 1000 });
+    sink.write('{"a":1}\n{"a":2}\n'); // over the batch size: an async write is now in flight
+    sink.write('{"a":3}\n');
+    sink.flushSync(); // must not write behind it (or block): the pending line is counted
+    assert.equal(sink.dropped, 1);
+    await flushed(sink);
+    closeSync(fd);
+    assert.equal(readFileSync(path, 'utf8'), '{"a":1}\n{"a":2}\n');
+  });
+
   it('counts lines lost to a closed descriptor and keeps accepting', async () => {
     const fd = openSync(file(), 'w');
     closeSync(fd);
