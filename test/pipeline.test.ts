@@ -1,8 +1,12 @@
-/** The runner: order, first rejection short-circuits, sync stages are not awaited, client gone stops. */
+/**
+ * The runner: order, first rejection short-circuits, sync stages are not awaited, a Later resumes
+ * synchronously, client gone stops.
+ */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type Exit, REJECT, result } from '../src/errors.js';
 import { RequestContext, type BaseCtx } from '../src/pipeline/context.js';
+import { Later } from '../src/pipeline/later.js';
 import { Pipeline, PipelineBuilder, STAGE_NAMES, type Stage } from '../src/pipeline/pipeline.js';
 import { createApp } from '../src/app.js';
 import { parseConfig } from '../src/config.js';
@@ -57,6 +61,37 @@ describe('pipeline runner', () => {
     await new Promise((r) => setImmediate(r));
     assert.deepEqual(trace, ['async', 'b']);
     assert.equal(exits.length, 1);
+  });
+
+  it('waits on a Later and continues synchronously, in the call that settles it', () => {
+    const trace: string[] = [];
+    const { exits, hooks } = recorder();
+    const later = new Later<BaseCtx>();
+    const p = new Pipeline([{ name: 'size_cap', run: () => later }, pass('b', trace), { name: 'forward', run: () => result('0x3') }], hooks);
+    const c = ctx();
+    p.run(c);
+    assert.equal(exits.length, 0, 'waiting');
+    later.settle(c);
+    assert.deepEqual(trace, ['b'], 'no microtask hop: the next stages ran inside settle()');
+    assert.equal(exits.length, 1);
+    assert.equal(exits[0]!.exit.reason, 'ok');
+    later.settle(c);
+    assert.equal(exits.length, 1, 'a second settle is ignored');
+  });
+
+  it('a Later stops when the client has gone, and maps like a promise', async () => {
+    const { exits, hooks } = recorder();
+    const later = new Later<number>();
+    const c = ctx();
+    const p = new Pipeline([{ name: 'size_cap', run: () => later.then(() => c) }, { name: 'forward', run: () => result('0x4') }], hooks);
+    p.run(c);
+    c.aborted = true;
+    later.settle(1);
+    assert.equal(exits[0]!.exit, REJECT.client_closed);
+    const settled = new Later<string>();
+    settled.settle('x');
+    assert.equal(await settled.then((v) => v + 'y'), 'xy', 'await works on a Later');
+    assert.throws(() => settled.then(() => Promise.resolve(1)), /returned a promise/);
   });
 
   it('stops when the client has gone during an await', async () => {

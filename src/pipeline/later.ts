@@ -31,13 +31,17 @@ export class Later<T> implements PromiseLike<T> {
     else this.cb = f;
   }
 
-  /** A Later of `f`'s result (flattening a returned PromiseLike). */
+  /**
+   * A Later of `f`'s result. `f` must return a value, not a promise (a Later never rejects, so
+   * it cannot carry one): a thenable result throws, which the caller of `settle` answers as an
+   * internal error. `await later` works (await's callbacks return nothing).
+   */
   then<R1 = T, R2 = never>(f?: ((v: T) => R1 | PromiseLike<R1>) | null, _onRejected?: ((e: unknown) => R2 | PromiseLike<R2>) | null): Later<R1 | R2> {
     const next = new Later<R1 | R2>();
     this.on((v) => {
       const r = f == null ? (v as unknown as R1) : f(v);
-      if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<R1>).then === 'function') (r as PromiseLike<R1>).then((x) => next.settle(x));
-      else next.settle(r as R1);
+      if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<R1>).then === 'function') throw new TypeError('Later.then: the callback returned a promise');
+      next.settle(r as R1);
     });
     return next;
   }
