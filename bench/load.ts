@@ -159,7 +159,7 @@ async function stop(child: ChildProcess): Promise<void> {
 }
 
 let portSeq = 18300;
-async function startTxgate(o: { workers?: number; metrics?: boolean; maxInFlight?: number; sequencer: string; secp256k1?: 'npm' | 'system' }): Promise<{ child: ChildProcess; url: string }> {
+async function startTxgate(o: { workers?: number; metrics?: boolean; maxInFlight?: number; sequencer: string; secp256k1?: 'npm' | 'system'; busyPoll?: boolean }): Promise<{ child: ChildProcess; url: string }> {
   const port = portSeq++;
   const cfg = join(dir, `txgate-${port}.json`);
   writeFileSync(
@@ -170,6 +170,7 @@ async function startTxgate(o: { workers?: number; metrics?: boolean; maxInFlight
       workers: o.workers ?? 1,
       metrics: { enabled: o.metrics ?? true },
       crypto: { secp256k1: o.secp256k1 ?? 'npm' },
+      busyPoll: o.busyPoll ?? false,
       log: { level: opt['log-level'] },
       dedup: { acceptedTtlMs: 0 },
       chains: [{ chainId: 4663, hosts: ['127.0.0.1', 'localhost'], sequencers: [o.sequencer], forward: { maxInFlight: o.maxInFlight ?? 4096, connections: 64, timeoutMs: 5000 } }],
@@ -264,16 +265,20 @@ if (want('throughput')) {
     rows.push({ scenario: name, txgate: t, echo: e, ratio, cpuRatio: round(t.cpuUsPerReq / e.cpuUsPerReq, 2) });
     say(`| ${name} | ${t.rps} | ${e.rps} | ${ratio}x | ${t.p50} / ${t.p99} / ${t.p999} | ${e.p50} / ${e.p99} / ${e.p999} | ${t.cpuUsPerReq} | ${e.cpuUsPerReq} | ${t.non2xx} |`);
   }
-  // The optional system libsecp256k1 binding (npm run build:secp256k1), when built.
-  if (existsSync(SYSTEM_SECP256K1_PATH) && (opt.scenarios === undefined || opt.scenarios.split(',').includes('valid submission'))) {
-    const sys = await startTxgate({ sequencer: 'http://127.0.0.1:18200', secp256k1: 'system' });
-    const name = 'valid submission, system libsecp256k1';
-    const e = await measure(echo.pid!, 'http://127.0.0.1:18100/', scenarios['valid submission']);
-    const t = await measure(sys.child.pid!, sys.url, scenarios['valid submission']);
-    const ratio = round(t.rps / e.rps, 3);
-    rows.push({ scenario: name, txgate: t, echo: e, ratio, cpuRatio: round(t.cpuUsPerReq / e.cpuUsPerReq, 2) });
-    say(`| ${name} | ${t.rps} | ${e.rps} | ${ratio}x | ${t.p50} / ${t.p99} / ${t.p999} | ${e.p50} / ${e.p99} / ${e.p999} | ${t.cpuUsPerReq} | ${e.cpuUsPerReq} | ${t.non2xx} |`);
-    await stop(sys.child);
+  // Valid submissions with the options that trade something for speed: the system
+  // libsecp256k1 (when built: npm run build:secp256k1), and busy polling (CPU while idle).
+  if (opt.scenarios === undefined || opt.scenarios.split(',').includes('valid submission')) {
+    const variants: [string, Parameters<typeof startTxgate>[0]][] = [['valid submission, busyPoll on', { sequencer: 'http://127.0.0.1:18200', busyPoll: true }]];
+    if (existsSync(SYSTEM_SECP256K1_PATH)) variants.push(['valid submission, system libsecp256k1', { sequencer: 'http://127.0.0.1:18200', secp256k1: 'system' }]);
+    for (const [name, o] of variants) {
+      const g = await startTxgate(o);
+      const e = await measure(echo.pid!, 'http://127.0.0.1:18100/', scenarios['valid submission']);
+      const t = await measure(g.child.pid!, g.url, scenarios['valid submission']);
+      const ratio = round(t.rps / e.rps, 3);
+      rows.push({ scenario: name, txgate: t, echo: e, ratio, cpuRatio: round(t.cpuUsPerReq / e.cpuUsPerReq, 2) });
+      say(`| ${name} | ${t.rps} | ${e.rps} | ${ratio}x | ${t.p50} / ${t.p99} / ${t.p999} | ${e.p50} / ${e.p99} / ${e.p999} | ${t.cpuUsPerReq} | ${e.cpuUsPerReq} | ${t.non2xx} |`);
+      await stop(g.child);
+    }
   }
   report.throughput = rows;
 }
@@ -287,12 +292,14 @@ if (want('latency')) {
   const bodies = validBodies.slice(0, 6000);
   const near = await start(['node', join(dist, 'bench/stub-sequencer.js'), '18202'], SERVER_CORES, 'stub on the server core');
   const g2 = await startTxgate({ sequencer: 'http://127.0.0.1:18202' });
+  const g3 = await startTxgate({ sequencer: 'http://127.0.0.1:18202', busyPoll: true });
   const headers = { ...JSON_CT, 'X-Api-Key': KEY };
   const rows: Record<string, unknown>[] = [];
   say('| placement (client on core ' + LOAD_CORES + ', txgate on core ' + SERVER_CORES + ') | client → stub p50 / p99 µs | client → txgate → stub p50 / p99 µs | **added by txgate p50 / p99 µs** | samples |');
   say('|---|---|---|---|---|');
   for (const [name, stubUrl, gateUrl] of [
     [`stub on the server's core ${SERVER_CORES}`, 'http://127.0.0.1:18202/', g2.url],
+    [`stub on the server's core ${SERVER_CORES}, busyPoll on`, 'http://127.0.0.1:18202/', g3.url],
     [`stub on the client's core ${LOAD_CORES}`, 'http://127.0.0.1:18200/', gate.url],
   ] as const) {
     const direct = probe(stubUrl, bodies, JSON_CT, 1000, DURATION);
@@ -303,6 +310,7 @@ if (want('latency')) {
   }
   report.latency = rows;
   await stop(g2.child);
+  await stop(g3.child);
   await stop(near);
 }
 

@@ -2,6 +2,7 @@
  * The composition root: builds the per-chain runtime, the stages in their order, the front end,
  * the account store, the forwarders and the readiness checks from a validated configuration.
  */
+import { BusyPoll } from './busy-poll.js';
 import { FileAccountStore, type ReloadResult } from './accounts/file-store.js';
 import { createTipAddressesHandler } from './accounts/tip-addresses.js';
 import type { AccountStore } from './accounts/types.js';
@@ -117,8 +118,10 @@ export function createApp(opts: AppOptions): App {
   const buildPipeline = (hooks: PipelineHooks) =>
     admissionStages({ config, hosts, store, decoders, limiter, duplicates }).end(createForwardStage(forwarders), hooks);
 
+  const busyPoll = config.busyPoll ? new BusyPoll({ onRefused: (why) => log.warn({ why }, 'busy polling refused: the spinner could not lower its priority') }) : null;
   const server = new PublicServer({
     log,
+    ...(busyPoll !== null ? { busyPoll } : {}),
     readiness,
     buildPipeline,
     tipAddresses: createTipAddressesHandler({ store, hosts, allowUntipped: config.allowUntipped, maxAgeSeconds: config.tipAddresses.maxAgeSeconds }),
@@ -139,10 +142,12 @@ export function createApp(opts: AppOptions): App {
       await store.start();
       await prober.start();
       local?.startSweeping();
+      if (busyPoll !== null) await busyPoll.started;
       return server.listen(config.listen.host, config.listen.port);
     },
     async stop() {
       await server.drain(config.shutdown.graceMs);
+      await busyPoll?.stop();
       prober.stop();
       store.close();
       local?.close();

@@ -39,6 +39,8 @@ export interface Config {
   readonly shutdown: { readonly graceMs: number };
   readonly workers: number;
   readonly metrics: { readonly enabled: boolean };
+  /** A spinning thread at nice 19 beside each server thread while traffic flows (see busy-poll.ts). */
+  readonly busyPoll: boolean;
   /** Which libsecp256k1 recovers signatures: the npm package's (default) or the system's. */
   readonly crypto: { readonly secp256k1: Secp256k1Binding };
   readonly profiling: { readonly serverTiming: boolean };
@@ -124,7 +126,7 @@ export function parseConfig(input: unknown, baseDir: string, env: NodeJS.Process
   const r = new Reader();
   const top = r.obj(input, 'config', [
     'listen', 'internal', 'limits', 'allowUntipped', 'chains', 'accounts', 'log', 'shutdown', 'workers',
-    'metrics', 'profiling', 'tipAddresses', 'dedup', 'crypto',
+    'metrics', 'profiling', 'tipAddresses', 'dedup', 'crypto', 'busyPoll',
   ]);
   if (!isObj(input)) r.problems.push('config: must be a JSON object');
 
@@ -232,6 +234,7 @@ export function parseConfig(input: unknown, baseDir: string, env: NodeJS.Process
     workers: r.int(top.workers, 'workers', defaultWorkers(), 1, 256),
     metrics: { enabled: r.bool(metricsIn.enabled, 'metrics.enabled', true) },
     profiling: { serverTiming: r.bool(profilingIn.serverTiming, 'profiling.serverTiming', false) },
+    busyPoll: r.bool(top.busyPoll, 'busyPoll', false),
     crypto: { secp256k1: r.oneOf<Secp256k1Binding>(cryptoIn.secp256k1, 'crypto.secp256k1', 'npm', SECP256K1_BINDINGS) },
     tipAddresses: { maxAgeSeconds: r.int(tipIn.maxAgeSeconds, 'tipAddresses.maxAgeSeconds', 60, 0, 86_400) },
     dedup: {

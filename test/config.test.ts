@@ -25,6 +25,7 @@ describe('configuration', () => {
     assert.equal(c.chains[0]!.hardfork, 'prague');
     assert.ok(c.workers >= 1);
     assert.deepEqual(c.crypto, { secp256k1: 'npm' });
+    assert.equal(c.busyPoll, false);
     assert.ok(Object.isFrozen(c) && Object.isFrozen(c.chains[0]!.forward), 'deep-frozen');
   });
   it('chains are required', () => {

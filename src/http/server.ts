@@ -42,6 +42,8 @@ export interface ServerDeps {
   readonly serverTiming?: boolean;
   /** Prefix of request ids (e.g. worker index), to keep them unique per process. */
   readonly idPrefix?: string;
+  /** Busy polling beside this server thread (config `busyPoll`): told of every request. */
+  readonly busyPoll?: { touch(): void };
 }
 
 /** A context that is also the body source: it owns the uWS response for its request. */
@@ -138,10 +140,12 @@ export class PublicServer {
   private readonly fast: FastLog;
   /** Every request is timed per stage with Server-Timing on; else 1 in 64 feeds the metrics. */
   private readonly timeMask: number;
+  private readonly busy: { touch(): void } | undefined;
 
   constructor(private readonly deps: ServerDeps) {
     this.log = deps.log;
     this.fast = new FastLog(deps.log);
+    this.busy = deps.busyPoll;
     this.timeMask = deps.serverTiming === true ? 0 : deps.observer?.stage !== undefined ? STAGE_SAMPLE_MASK : -1;
     this.idPrefix = (deps.idPrefix ?? `${process.pid.toString(36)}${(processSeq++).toString(36)}`) + '-';
     const hooks: PipelineHooks = { exit: (ctx, exit, stage, err) => this.onExit(ctx as HttpContext, exit, stage, err) };
@@ -231,6 +235,7 @@ export class PublicServer {
   }
 
   private onPost(res: HttpResponse, req: HttpRequest): void {
+    this.busy?.touch();
     const cl = req.getHeader('content-length');
     const contentLength = cl === '' ? -1 : parseContentLength(cl);
     const head: RequestHead = {
