@@ -316,9 +316,14 @@ if (want('latency')) {
 
 if (want('client')) {
   say('\n## Upstream client alone (CPU µs per call to the stub, client on core ' + SERVER_CORES + ')\n');
-  const r = spawnSync('taskset', ['-c', SERVER_CORES, 'node', join(dist, 'bench/upstream-client.js'), '18200'], { encoding: 'utf8' });
-  const m = /RESULT (\{.*\})/.exec(r.stdout);
-  if (m === null) throw new Error(`upstream client bench failed: ${r.stdout}${r.stderr}`);
+  let r = spawnSync('taskset', ['-c', SERVER_CORES, 'node', join(dist, 'bench/upstream-client.js'), '18200'], { encoding: 'utf8' });
+  let m = /RESULT (\{.*\})/.exec(r.stdout ?? '');
+  if (m === null) {
+    process.stderr.write(`upstream client bench: no result (status ${r.status}, signal ${r.signal}, ${r.error?.message ?? 'no spawn error'}); once more\n`);
+    r = spawnSync('taskset', ['-c', SERVER_CORES, 'node', join(dist, 'bench/upstream-client.js'), '18200'], { encoding: 'utf8' });
+    m = /RESULT (\{.*\})/.exec(r.stdout ?? '');
+  }
+  if (m === null) throw new Error(`upstream client bench failed (status ${r.status}, signal ${r.signal}): ${r.stdout}${r.stderr}`);
   const rows = JSON.parse(m[1]!) as Record<string, Record<string, number>>;
   report.client = rows;
   say('| client | CPU µs/call, 1 at a time | calls/s | CPU µs/call, 16 at a time | calls/s |');
