@@ -75,18 +75,24 @@ describe('two worker threads', () => {
   });
 
   it('identical bytes sent to both threads at once share one forward', async () => {
-    stub.delayMs = 300;
-    const raw = await sign1559({ nonce: 400 });
-    const before = stub.sends().length;
-    const rs = await Promise.all(Array.from({ length: 8 }, () => rpc(port, 'eth_sendRawTransaction', [raw], { key })));
-    stub.delayMs = 0;
-    for (const r of rs) assert.equal(r.json.result, txHash(raw));
-    const threads = new Set(rs.map((r) => String(r.headers['x-request-id']).split('.')[0]));
-    assert.equal(threads.size, 2, 'the requests reached both threads');
-    assert.equal(stub.sends().length - before, 1, 'one forward for the process');
-    const again = await rpc(port, 'eth_sendRawTransaction', [raw], { key });
-    assert.equal(again.json.result, txHash(raw));
-    assert.equal(stub.sends().length - before, 1, 'accepted moments ago: answered without a forward');
+    // The kernel spreads connections over the threads by hash: a burst of 8 lands on one thread
+    // about once in 128. Try fresh bursts until one reaches both threads (the property tested).
+    for (let attempt = 0; ; attempt++) {
+      assert.ok(attempt < 10, 'no burst of 8 connections reached both threads');
+      stub.delayMs = 300;
+      const raw = await sign1559({ nonce: 400 + attempt });
+      const before = stub.sends().length;
+      const rs = await Promise.all(Array.from({ length: 8 }, () => rpc(port, 'eth_sendRawTransaction', [raw], { key })));
+      stub.delayMs = 0;
+      for (const r of rs) assert.equal(r.json.result, txHash(raw));
+      assert.equal(stub.sends().length - before, 1, 'one forward for the process');
+      const threads = new Set(rs.map((r) => String(r.headers['x-request-id']).split('.')[0]));
+      if (threads.size < 2) continue;
+      const again = await rpc(port, 'eth_sendRawTransaction', [raw], { key });
+      assert.equal(again.json.result, txHash(raw));
+      assert.equal(stub.sends().length - before, 1, 'accepted moments ago: answered without a forward');
+      return;
+    }
   });
 
   it('one scrape counts the requests of every thread', async () => {
