@@ -2,7 +2,7 @@
  * The composition root: builds the per-chain runtime, the stages in their order, the front end,
  * the account store, the forwarders and the readiness checks from a validated configuration.
  */
-import { BusyPoll } from './busy-poll.js';
+import { BusyPoll, cpuQuota } from './busy-poll.js';
 import { FileAccountStore, type ReloadResult } from './accounts/file-store.js';
 import { createTipAddressesHandler } from './accounts/tip-addresses.js';
 import type { AccountStore } from './accounts/types.js';
@@ -118,7 +118,10 @@ export function createApp(opts: AppOptions): App {
   const buildPipeline = (hooks: PipelineHooks) =>
     admissionStages({ config, hosts, store, decoders, limiter, duplicates }).end(createForwardStage(forwarders), hooks);
 
-  const busyPoll = config.busyPoll ? new BusyPoll({ onRefused: (why) => log.warn({ why }, 'busy polling refused: the spinner could not lower its priority') }) : null;
+  const quota = config.busyPoll ? cpuQuota() : null;
+  if (quota !== null) log.warn({ quota }, 'busy polling refused: this process runs under a CPU quota, which a spinner would spend');
+  const busyPoll =
+    config.busyPoll && quota === null ? new BusyPoll({ onRefused: (why) => log.warn({ why }, 'busy polling refused: the spinner could not lower its priority') }) : null;
   const server = new PublicServer({
     log,
     ...(busyPoll !== null ? { busyPoll } : {}),

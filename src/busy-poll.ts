@@ -13,7 +13,28 @@
  * The spinner refuses to spin if it cannot lower its own priority (it would compete with the
  * server for the core): it then reports the problem and exits.
  */
+import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
+
+/**
+ * The CPU quota of this process's cgroup (v2 `cpu.max`, v1 `cpu.cfs_quota_us`), or null when
+ * unlimited or unknown. Under a quota a spinner spends the quota itself, whatever its priority,
+ * and the kernel then throttles the server threads too: busy polling is refused there.
+ */
+export function cpuQuota(root = '/sys/fs/cgroup'): string | null {
+  try {
+    const v2 = readFileSync(`${root}/cpu.max`, 'utf8').trim();
+    return v2.startsWith('max') ? null : v2;
+  } catch {
+    /* not cgroup v2 at this root */
+  }
+  try {
+    const v1 = readFileSync(`${root}/cpu/cpu.cfs_quota_us`, 'utf8').trim();
+    return v1 === '-1' ? null : `cfs_quota_us ${v1}`;
+  } catch {
+    return null;
+  }
+}
 
 const SPINNER = `
 const { parentPort, workerData } = require('node:worker_threads');

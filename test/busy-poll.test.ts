@@ -1,12 +1,14 @@
 /**
  * Busy polling (config `busyPoll`): the spinner runs at nice 19 (never competing with the server
  * thread), parks when no request came for its idle time, is woken by the next request, and
- * stops with the service. A service with it on answers as usual.
+ * stops with the service; it is refused under a CPU quota. A service with it on answers as usual.
  */
 import assert from 'node:assert/strict';
-import { getPriority } from 'node:os';
 import { after, describe, it } from 'node:test';
-import { BusyPoll } from '../src/busy-poll.js';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { getPriority, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BusyPoll, cpuQuota } from '../src/busy-poll.js';
 import { eventually, keysInLogs, newKey, startGate } from './support/harness.js';
 import { rpc } from './support/http.js';
 import { StubSequencer } from './support/stub-sequencer.js';
@@ -26,6 +28,25 @@ describe('busy polling', () => {
     b.touch();
     await eventually(() => !b.status().parked, 5000);
     await b.stop();
+  });
+
+  it('is refused under a CPU quota (cgroup v2 cpu.max or v1 cfs_quota_us), allowed without', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'txgate-cg-'));
+    try {
+      writeFileSync(join(dir, 'cpu.max'), '200000 100000\n');
+      assert.equal(cpuQuota(dir), '200000 100000');
+      writeFileSync(join(dir, 'cpu.max'), 'max 100000\n');
+      assert.equal(cpuQuota(dir), null);
+      rmSync(join(dir, 'cpu.max'));
+      mkdirSync(join(dir, 'cpu'));
+      writeFileSync(join(dir, 'cpu', 'cpu.cfs_quota_us'), '50000\n');
+      assert.equal(cpuQuota(dir), 'cfs_quota_us 50000');
+      writeFileSync(join(dir, 'cpu', 'cpu.cfs_quota_us'), '-1\n');
+      assert.equal(cpuQuota(dir), null);
+      assert.equal(cpuQuota(join(dir, 'missing')), null);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a service with busyPoll on answers as usual', async () => {
