@@ -40,6 +40,8 @@ const LEAN_UNMODELLED_EIPS = [2780, 7976, 7981, 8037];
 
 /** Field counts (unsigned, signed) per envelope. */
 const FIELDS: Record<number, readonly [number, number]> = { 0: [6, 9], 1: [8, 11], 2: [9, 12], 4: [10, 13] };
+/** Fields that must be RLP lists, by type: the access list (then the authorization list). */
+const LIST_FIELDS: Record<number, readonly number[]> = { 1: [7], 2: [8], 4: [8, 9] };
 
 export interface DecodePolicy {
   /** Envelope types accepted (0 = legacy EIP-155). */
@@ -192,6 +194,11 @@ export class TxDecoder {
       if (toBig(cid) !== this.chainId) return REJECT.chain_mismatch;
     }
 
+    // Both paths: @ethereumjs/tx would take an empty byte string (0x80) where the access list
+    // or the authorization list must be an RLP list; the spec does not.
+    const lists = LIST_FIELDS[type];
+    if (lists !== undefined) for (const i of lists) if (!Array.isArray(values[i])) return invalid(i === lists[0] ? 'accessList must be a list' : 'authorizationList must be a list');
+
     if (type === 2 && this.lean) return this.lean1559(bytes, values);
     return this.reference(bytes, type, values);
   }
@@ -245,7 +252,6 @@ export class TxDecoder {
     ];
     const scalars = [nonceB, prioB, maxFeeB, gasB, toB, valueB, data, vB, rB, sB];
     for (let i = 0; i < scalars.length; i++) if (!(scalars[i] instanceof Uint8Array)) return invalid('a scalar field is a list');
-    if (!Array.isArray(accessList)) return invalid('accessList must be a list');
     // Canonical integers (no leading zero bytes), as validateNoLeadingZeroes.
     if (leadingZero(nonceB) || leadingZero(prioB) || leadingZero(maxFeeB) || leadingZero(gasB) || leadingZero(valueB) || leadingZero(vB) || leadingZero(rB) || leadingZero(sB))
       return invalid('integer field with leading zeros');
