@@ -6,9 +6,16 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
-import { SECP256K1_BINDINGS, type Secp256k1Binding } from './native.js';
 
 export type ForwardStrategy = 'failover' | 'fanout';
+
+/**
+ * Which library recovers signatures on the hot path: `npm` (the prebuilt binding inside the
+ * `secp256k1` package, the default: `npm ci` installs it) or `system` (the system's
+ * libsecp256k1 0.2+, built by `npm run build:secp256k1`; see native.ts).
+ */
+export type Secp256k1Binding = 'npm' | 'system';
+export const SECP256K1_BINDINGS: readonly Secp256k1Binding[] = ['npm', 'system'];
 
 export interface ChainConfig {
   readonly chainId: number;

@@ -33,10 +33,11 @@ export class LogSink {
   /** Lines not yet handed to write(2). Counted in string length (lines are JSON, mostly ASCII). */
   private pending: string[] = [];
   private pendingLen = 0;
+  /** Length of the batch being written (0: none in flight; a batch is never empty). */
   private inFlightLen = 0;
-  private writing = false;
   private timer: NodeJS.Timeout | null = null;
-  private closed = false;
+  /** `flush` callbacks, run once everything written so far has reached the descriptor. */
+  private waiters: (() => void)[] = [];
   /** Lines dropped because the buffer was full or stdout failed. */
   dropped = 0;
 
@@ -49,27 +50,22 @@ export class LogSink {
 
   /** One or more whole lines, each ending in '\n' (pino's contract for a destination). */
   write(s: string): boolean {
-    if (this.closed || this.pendingLen + this.inFlightLen + s.length > this.maxBytes) {
+    if (this.pendingLen + this.inFlightLen + s.length > this.maxBytes) {
       this.dropped += countLines(s);
       return false;
     }
     this.pending.push(s);
     this.pendingLen += s.length;
-    if (this.writing) return true; // the completion of the write in flight sends the rest
-    if (this.pendingLen >= this.batchBytes) this.send();
-    else if (this.timer === null) {
-      this.timer = setTimeout(this.onTimer, this.flushMs);
-      this.timer.unref();
-    }
+    if (this.inFlightLen === 0) this.next(); // else the completion of the write in flight sends the rest
     return true;
   }
 
   /** Sends what is pending now (asynchronously); `cb` runs once it is written. */
   flush(cb?: (err?: Error) => void): void {
-    if (!this.writing && this.pendingLen > 0) this.send();
-    if (cb !== undefined) {
-      const wait = () => (this.writing || this.pendingLen > 0 ? setTimeout(wait, 1) : cb());
-      wait();
+    if (cb !== undefined) this.waiters.push(cb);
+    if (this.inFlightLen === 0) {
+      if (this.pendingLen > 0) this.send();
+      else this.release();
     }
   }
 
@@ -81,7 +77,7 @@ export class LogSink {
   flushSync(): void {
     this.clearTimer();
     if (this.pendingLen === 0) return;
-    if (this.writing) {
+    if (this.inFlightLen > 0) {
       this.dropped += countLines(this.take());
       return;
     }
@@ -93,15 +89,19 @@ export class LogSink {
     }
   }
 
-  /** No more lines are accepted; pending ones are written synchronously. */
-  end(): void {
-    this.flushSync();
-    this.closed = true;
+  /** With nothing in flight: send a full batch (or one a flush waits for), else arm the timer. */
+  private next(): void {
+    if (this.pendingLen === 0) this.release();
+    else if (this.pendingLen >= this.batchBytes || this.waiters.length > 0) this.send();
+    else if (this.timer === null) {
+      this.timer = setTimeout(this.onTimer, this.flushMs);
+      this.timer.unref();
+    }
   }
 
   private readonly onTimer = (): void => {
     this.timer = null;
-    if (!this.writing && this.pendingLen > 0) this.send();
+    if (this.inFlightLen === 0 && this.pendingLen > 0) this.send();
   };
 
   private clearTimer(): void {
@@ -109,6 +109,14 @@ export class LogSink {
       clearTimeout(this.timer);
       this.timer = null;
     }
+  }
+
+  /** Everything is written: run the flush callbacks. */
+  private release(): void {
+    const w = this.waiters;
+    if (w.length === 0) return;
+    this.waiters = [];
+    for (const cb of w) cb();
   }
 
   private take(): string {
@@ -120,11 +128,8 @@ export class LogSink {
 
   private send(): void {
     this.clearTimer();
-    const len = this.pendingLen;
-    const buf = Buffer.from(this.take());
-    this.writing = true;
-    this.inFlightLen = len;
-    this.writeAt(buf, 0);
+    this.inFlightLen = this.pendingLen;
+    this.writeAt(Buffer.from(this.take()), 0);
   }
 
   private writeAt(buf: Buffer, off: number): void {
@@ -137,21 +142,10 @@ export class LogSink {
         }
         // EPIPE and the like: stdout is gone. Count what is lost and keep serving.
         this.dropped += countLines(buf.toString('latin1', off));
-        return this.done();
-      }
-      if (off + n < buf.length) return this.writeAt(buf, off + n);
-      this.done();
+      } else if (off + n < buf.length) return this.writeAt(buf, off + n);
+      this.inFlightLen = 0;
+      this.next();
     });
-  }
-
-  private done(): void {
-    this.writing = false;
-    this.inFlightLen = 0;
-    if (this.pendingLen >= this.batchBytes) this.send();
-    else if (this.pendingLen > 0 && this.timer === null) {
-      this.timer = setTimeout(this.onTimer, this.flushMs);
-      this.timer.unref();
-    }
   }
 }
 

@@ -10,6 +10,7 @@
  */
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import type { Secp256k1Binding } from './config.js';
 import type * as Uws from 'uWebSockets.js';
 import { createKeccak } from 'hash-wasm';
 
@@ -57,13 +58,6 @@ export interface Secp256k1 {
 let secpModule: Secp256k1 | undefined;
 let secpAddon: Secp256k1Addon | undefined;
 
-/**
- * Which library recovers signatures on the hot path: `npm` (the prebuilt binding inside the
- * `secp256k1` package, the default: `npm ci` installs it) or `system` (the system's
- * libsecp256k1 0.2+, ~25% faster recovery, built by `npm run build:secp256k1`).
- */
-export type Secp256k1Binding = 'npm' | 'system';
-export const SECP256K1_BINDINGS: readonly Secp256k1Binding[] = ['npm', 'system'];
 let secpBinding: Secp256k1Binding = 'npm';
 
 /** Where `npm run build:secp256k1` puts the system binding. */

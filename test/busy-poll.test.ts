@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BusyPoll, cpuQuota } from '../src/busy-poll.js';
@@ -15,6 +15,11 @@ import { StubSequencer } from './support/stub-sequencer.js';
 import { sign1559 } from './support/txs.js';
 
 after(() => assert.deepEqual(keysInLogs(), []));
+
+/** Threads of this process running at nice 19 (field 19 of /proc/self/task/TID/stat). */
+function niceThreads(): string[] {
+  return readdirSync('/proc/self/task').filter((tid) => readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16] === '19');
+}
 
 describe('busy polling', () => {
   it('spins at the lowest priority, parks when idle, wakes on a request, stops', async () => {
@@ -55,6 +60,7 @@ describe('busy polling', () => {
     const gate = await startGate({ accounts: [{ id: 'bp', keys: [key] }], config: { busyPoll: true, chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [stub.url] }] } });
     try {
       assert.equal((await rpc(gate.port, 'eth_chainId', [])).json.result, '0x1237');
+      assert.ok(niceThreads().length > 0, 'the service started a spinner thread at nice 19');
       const raw = await sign1559({ nonce: 0 });
       const r = await rpc(gate.port, 'eth_sendRawTransaction', [raw], { key });
       assert.equal(r.status, 200);

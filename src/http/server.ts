@@ -211,10 +211,8 @@ export class PublicServer {
   /** The pipeline threw outside a stage (in an exit hook): log it, and answer if nothing was. */
   private readonly failed = (ctx: HttpContext, e: unknown): void => {
     this.log.error({ err: e, reqId: ctx.reqId }, 'request failed outside a stage');
-    if (ctx.responded || ctx.aborted) return;
-    ctx.responded = true;
     try {
-      this.write(ctx.res, 500, REJECT.internal_error.body(ctx.idJson), undefined, true, ctx.reqId);
+      this.respond(ctx, REJECT.internal_error); // no-op if already answered or gone
     } catch {
       /* the connection is gone */
     }
