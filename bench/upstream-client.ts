@@ -3,12 +3,14 @@
  * sequencer (another process, on the other core) with undici Pool.dispatch (what the forwarder
  * uses), undici Pool.request, node:http, and a minimal net.Socket client (the floor), at
  * concurrency 1 and 16.
- * Usage: node upstream-client.js PORT  → prints RESULT {…}
+ * Usage: node upstream-client.js PORT [INDEX]  → prints RESULT {…}; with INDEX, only that client
+ * (RESULT {} past the last): the load bench runs each in a fresh process, since clients measured
+ * one after another in one process disturb each other's figures (heap, JIT state, timers).
  */
 import { Agent, request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { Pool } from 'undici';
-import { Sequencer } from '../src/forward/upstream.js';
+import { interpret, Sequencer } from '../src/forward/upstream.js';
 
 const port = Number(process.argv[2] ?? 18200);
 const raw = '0x02f86f82123780843b9aca0084b2d05e0082520894a0ee7a142d267c1f36714e4a8f75612f20a7972085e8d4a5100080c001a0' + 'ab'.repeat(32) + 'a0' + 'cd'.repeat(32);
@@ -26,16 +28,19 @@ const headers = { 'content-type': 'application/json' };
 class RawConn {
   private buf: Buffer | null = null;
   private waiting: ((s: string) => void) | null = null;
+  private failed: ((e: Error) => void) | null = null;
   readonly sock: Socket;
   constructor() {
     this.sock = connect(port, '127.0.0.1');
     this.sock.setNoDelay(true);
+    this.sock.on('close', () => this.failed?.(new Error('minimal client: connection closed')));
     this.sock.on('data', (d: Buffer) => {
       const b = this.buf === null ? d : Buffer.concat([this.buf, d]);
       const end = b.indexOf('\r\n\r\n');
       if (end < 0) return void (this.buf = b);
-      const cl = b.indexOf('ontent-length: ', 0, 'latin1');
-      const len = cl < 0 || cl > end ? 0 : parseInt(b.toString('latin1', cl + 15, b.indexOf('\r', cl)), 10);
+      // Header names are case-insensitive (uWS sends `Content-Length`).
+      const m = /\r\ncontent-length: *(\d+)/i.exec(b.toString('latin1', 0, end));
+      const len = m === null ? 0 : Number(m[1]);
       if (b.length < end + 4 + len) return void (this.buf = b);
       this.buf = null;
       const w = this.waiting!;
@@ -44,20 +49,26 @@ class RawConn {
     });
   }
   call(req: string): Promise<string> {
-    return new Promise((resolve) => {
+    return new Promise((resolve, reject) => {
       this.waiting = resolve;
+      this.failed = reject;
       this.sock.write(req);
     });
   }
 }
-const rawIdle: RawConn[] = Array.from({ length: 16 }, () => new RawConn());
+// Connected when its turn comes: the stub (uWS) closes connections idle for 10 s.
+let rawIdle: RawConn[] | null = null;
 const rawReq = `POST / HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
-async function rawCall(): Promise<string> {
+/** Classified like the forwarder's answers (JSON parsed); a non-result would void the figure. */
+async function rawCall(): Promise<unknown> {
+  rawIdle ??= Array.from({ length: 16 }, () => new RawConn());
   const c = rawIdle.pop()!;
   try {
-    return await c.call(rawReq);
+    const a = interpret(200, await c.call(rawReq));
+    if (a.kind !== 'result') throw new Error(`minimal client: unexpected answer ${JSON.stringify(a)}`);
+    return a;
   } finally {
-    rawIdle.push(c);
+    rawIdle!.push(c);
   }
 }
 
@@ -78,11 +89,12 @@ const clients: Record<string, () => Promise<unknown>> = {
 };
 
 const out: Record<string, Record<string, number>> = {};
-for (const [name, call] of Object.entries(clients)) {
+const only = process.argv[3] === undefined ? null : Number(process.argv[3]);
+for (const [name, call] of Object.entries(clients).filter((_, i) => only === null || i === only)) {
   for (let i = 0; i < 2000; i++) await call(); // warm-up
   out[name] = {};
   for (const concurrency of [1, 16]) {
-    const n = 10_000;
+    const n = concurrency === 1 ? 10_000 : 30_000;
     let started = 0;
     const c0 = process.cpuUsage();
     const t0 = performance.now();
@@ -101,5 +113,5 @@ for (const [name, call] of Object.entries(clients)) {
 }
 await Promise.all([seq.close(), pool.close()]);
 agent.destroy();
-for (const c of rawIdle) c.sock.destroy();
+for (const c of (rawIdle as RawConn[] | null) ?? []) c.sock.destroy();
 process.stdout.write(`RESULT ${JSON.stringify(out)}\n`);
