@@ -47,8 +47,7 @@ export async function runSuite(suite: string, tasks: Record<string, () => unknow
       perTask.set(t.name, e);
     }
   }
-  const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  const stats = new Map([...perTask].map(([k, v]) => [k, { median: med(v.medians), p99: med(v.p99s), n: v.n }]));
+  const stats = new Map([...perTask].map(([k, v]) => [k, { median: median(v.medians), p99: median(v.p99s), n: v.n }]));
   const rows: Row[] = [];
   const ref = opts.reference !== undefined ? stats.get(opts.reference)?.median : undefined;
   for (const [task, st] of stats) {
@@ -103,4 +102,13 @@ export function cpuModel(): string {
 export let sink: unknown;
 export function keep(v: unknown): void {
   sink = v;
+}
+
+/** The item with the median key (the upper one of an even count). */
+export function medianBy<T>(xs: readonly T[], key: (x: T) => number): T {
+  return [...xs].sort((a, b) => key(a) - key(b))[Math.floor(xs.length / 2)]!;
+}
+
+export function median(xs: readonly number[]): number {
+  return medianBy(xs, (x) => x);
 }

@@ -20,7 +20,7 @@ import { ANVIL_TIP_ADDRESS } from '../src/dev/anvil.js';
 import { sign1559 } from '../src/dev/sign.js';
 import { initCrypto, SYSTEM_SECP256K1_PATH } from '../src/native.js';
 import { keySha256 } from '../src/stages/auth.js';
-import { round, RESULTS_DIR } from './lib.js';
+import { median, medianBy, round, RESULTS_DIR } from './lib.js';
 
 const { values: opt } = parseArgs({
   options: {
@@ -261,8 +261,7 @@ async function compare(gatePid: number, gateUrl: string, script: string): Promis
     const t = await measure(gatePid, gateUrl, script, DURATION, CONNS, i === 0);
     runs.push({ e, t, ratio: round(t.rps / e.rps, 3) });
   }
-  const sorted = [...runs].sort((a, b) => a.ratio - b.ratio);
-  const mid = sorted[Math.floor((sorted.length - 1) / 2)]!;
+  const mid = medianBy(runs, (r) => r.ratio);
   return { txgate: mid.t, echo: mid.e, ratio: mid.ratio, ratios: runs.map((r) => r.ratio) };
 }
 
@@ -285,6 +284,7 @@ const stub = await start(['node', join(dist, 'bench/stub-sequencer.js'), '18200'
 const echo = await start(['node', join(dist, 'bench/echo-server.js'), '18100'], SERVER_CORES, 'echo');
 const gate = await startTxgate({ sequencer: 'http://127.0.0.1:18200' });
 const want = (name: string) => opt.only === undefined || opt.only.split(',').includes(name);
+const wantScenario = (name: string) => opt.scenarios === undefined || opt.scenarios.split(',').includes(name);
 
 if (want('throughput')) {
   say(`\n## Throughput (1 server thread on core ${SERVER_CORES}; wrk -t1 -c${CONNS} on core ${LOAD_CORES}; ${DURATION} s each, echo and txgate alternating ${ROUNDS} times: the median round)\n`);
@@ -292,12 +292,12 @@ if (want('throughput')) {
   say('|---|---|---|---|---|---|---|---|---|---|');
   const rows: Record<string, unknown>[] = [];
   for (const [name, script] of Object.entries(scenarios)) {
-    if (opt.scenarios !== undefined && !opt.scenarios.split(',').includes(name)) continue;
+    if (!wantScenario(name)) continue;
     rows.push(throughputRow(name, await compare(gate.child.pid!, gate.url, script)));
   }
   // Valid submissions with the options that trade something for speed: the system
   // libsecp256k1 (when built: npm run build:secp256k1), and busy polling (CPU while idle).
-  if (opt.scenarios === undefined || opt.scenarios.split(',').includes('valid submission')) {
+  if (wantScenario('valid submission')) {
     const variants: [string, Parameters<typeof startTxgate>[0]][] = [['valid submission, busyPoll on', { sequencer: 'http://127.0.0.1:18200', busyPoll: true }]];
     if (existsSync(SYSTEM_SECP256K1_PATH)) variants.push(['valid submission, system libsecp256k1', { sequencer: 'http://127.0.0.1:18200', secp256k1: 'system' }]);
     for (const [name, o] of variants) {
@@ -374,7 +374,6 @@ if (want('metrics')) {
   say('|---|---|---|---|---|');
   const rows = [];
   // Alternate five rounds and take the medians: the difference sought is smaller than the noise of one run.
-  const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
   for (const name of ['eth_chainId', 'valid submission'] as const) {
     const on: number[] = [];
     const offs: number[] = [];

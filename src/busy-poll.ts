@@ -5,10 +5,10 @@
  * Why: on a virtual machine an idle vCPU halts, and waking it (a request arriving, a sequencer
  * answering) costs tens to hundreds of microseconds, paid on every request that finds the
  * core idle. Measured on the bench machine: the latency txgate adds at ~1,000 req/s fell from
- * 393 to 218 µs p50; saturated throughput does not change (README "Performance"). The price is
- * CPU: while traffic flows, the idle share of the core is burnt instead of saved. At nice 19 the spinner yields to the server
- * thread (CFS weight 15 against 1024), and it parks after `idleMs` without a request, so an idle
- * service burns nothing.
+ * 393 to 218 µs p50 in one run, 395 to 159 in another; saturated throughput does not change
+ * (README "Performance"). The price is CPU: while traffic flows, the idle share of the core is
+ * burnt instead of saved. At nice 19 the spinner yields to the server thread (CFS weight 15
+ * against 1024), and it parks after `idleMs` without a request, so an idle service burns nothing.
  *
  * The spinner refuses to spin if it cannot lower its own priority (it would compete with the
  * server for the core): it then reports the problem and exits.

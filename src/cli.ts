@@ -6,7 +6,7 @@
  */
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfigFile, type Config } from './config.js';
-import { createLogger, type Logger } from './log.js';
+import { createLogger, flushLogs } from './log.js';
 import { initCrypto, NativeLoadError, uws } from './native.js';
 import { startService } from './service.js';
 
@@ -69,25 +69,16 @@ async function main(): Promise<number> {
       service.stop().then(
         () => {
           log.info('stopped');
-          flushThen(log, () => resolve(0));
+          flushLogs(log, () => resolve(0));
         },
         (e: unknown) => {
           log.error({ err: e }, 'stop failed');
-          flushThen(log, () => resolve(1));
+          flushLogs(log, () => resolve(1));
         },
       );
     };
     process.on('SIGTERM', () => stop('SIGTERM'));
     process.on('SIGINT', () => stop('SIGINT'));
-  });
-}
-
-/** Lets the batched log lines reach stdout (at most 1 s if it is stalled), then calls `done`. */
-function flushThen(log: Logger, done: () => void): void {
-  const t = setTimeout(done, 1000);
-  log.flush(() => {
-    clearTimeout(t);
-    done();
   });
 }
 

@@ -50,8 +50,23 @@ function stdoutSink(): LogSink {
 /** The most log bytes buffered for stdout before lines are dropped. */
 export const LOG_BUFFER_BYTES = 16 * 1024 * 1024;
 
+/**
+ * Lets the batched log lines reach stdout, then calls `done`; after `maxMs` at most, so a
+ * stalled stdout cannot hold up an exit or a worker's drain.
+ */
+export function flushLogs(log: Logger, done: () => void, maxMs = 1000): void {
+  let called = false;
+  const once = () => {
+    if (called) return;
+    called = true;
+    clearTimeout(t);
+    done();
+  };
+  const t = setTimeout(once, maxMs);
+  log.flush(() => once());
+}
+
 /** Lines dropped because stdout could not keep up (exported as a metric). */
 export function droppedLogLines(): number {
   return sink?.dropped ?? 0;
 }
-

@@ -15,7 +15,7 @@ import type { RequestObserver } from './http/server.js';
 import type { BaseCtx, RpcRequest } from './pipeline/context.js';
 import { STAGE_NAMES } from './pipeline/pipeline.js';
 import { REASONS } from './errors.js';
-import { droppedLogLines } from './log.js';
+import { droppedLogLines, LOG_BUFFER_BYTES } from './log.js';
 
 type Labels = Record<string, string | number>;
 
@@ -247,7 +247,7 @@ export class Metrics {
       counterJSON(this.info, 'max', 'gauge'),
       {
         name: 'txgate_log_lines_dropped_total',
-        help: 'Log lines dropped because stdout could not keep up (buffer bounded at 16 MiB).',
+        help: `Log lines dropped because stdout could not keep up (buffer bounded at ${LOG_BUFFER_BYTES / (1 << 20)} MiB).`,
         type: 'counter',
         aggregator: 'sum',
         values: [{ labels: {}, value: droppedLogLines() }],

@@ -58,14 +58,12 @@ export interface Secp256k1 {
 let secpModule: Secp256k1 | undefined;
 let secpAddon: Secp256k1Addon | undefined;
 
-let secpBinding: Secp256k1Binding = 'npm';
-
 /** Where `npm run build:secp256k1` puts the system binding. */
 export const SYSTEM_SECP256K1_PATH = fileURLToPath(new URL('../../build/secp256k1-system.node', import.meta.url));
 
-/** The binding in use (for logs, build info and the bench). */
+/** The binding the hot path calls now (logs and build info take it from the configuration). */
 export function secp256k1Binding(): Secp256k1Binding {
-  return secpBinding;
+  return secpAddon !== undefined && secpAddon === systemAddon ? 'system' : 'npm';
 }
 
 let npmAddon: Secp256k1Addon | undefined;
@@ -125,7 +123,6 @@ export async function initCrypto(binding: Secp256k1Binding = 'npm'): Promise<voi
 /** Switches the hot path's recovery binding (start-up; tests and the bench compare both). */
 export function useSecp256k1(binding: Secp256k1Binding): void {
   secpAddon = binding === 'system' ? systemSecp256k1Addon() : npmSecp256k1Addon();
-  secpBinding = binding;
 }
 
 /** keccak-256 of the concatenation of parts, without concatenating them. */

@@ -9,7 +9,7 @@ import { FileAccountStore } from './accounts/file-store.js';
 import { createApp } from './app.js';
 import type { Config } from './config.js';
 import type { SharedTableBuffers } from './limits/shared-tables.js';
-import { createLogger } from './log.js';
+import { createLogger, flushLogs } from './log.js';
 import { initCrypto, uws } from './native.js';
 
 export interface WorkerData {
@@ -35,8 +35,9 @@ port.on('message', (m: ToWorker) => {
     if (app.store instanceof FileAccountStore) void app.store.reload('SIGHUP');
   } else if (m.type === 'drain')
     void app.stop().then(() => {
-      // The worker's batched log lines reach stdout before the thread is let go.
-      log.flush(() => {
+      // The worker's batched log lines reach stdout before the thread is let go (bounded: a
+      // stalled stdout must not keep the process from exiting).
+      flushLogs(log, () => {
         port.postMessage({ type: 'drained' });
         port.close();
       });

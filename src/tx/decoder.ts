@@ -349,10 +349,7 @@ const leadingZero = (b: Bytes): boolean => b.length > 0 && b[0] === 0;
 
 /** Big-endian length of `n` bytes at `o`, or -1 with a leading zero byte (non-canonical). */
 function lengthAt(p: Bytes, o: number, n: number): number {
-  if (p[o] === 0) return -1;
-  let len = 0;
-  for (let i = 0; i < n; i++) len = len * 256 + p[o + i]!;
-  return len;
+  return p[o] === 0 ? -1 : readLen(p, o, n);
 }
 
 /**
