@@ -187,6 +187,29 @@ describe('other paths and verbs', () => {
   });
 });
 
+describe('HEAD', () => {
+  it('answers like GET without a body, so the next answer on the connection is read intact', async () => {
+    const h = (path: string, extra = '') => `HEAD ${path} HTTP/1.1\r\nHost: localhost\r\n${extra}\r\n`;
+    const raw = await rawExchange(
+      gate.port,
+      h('/health') + h('/ready') + h('/tip-addresses', `X-Api-Key: ${key}\r\n`) + h('/tip-addresses') + h('/') + h('/nope') + 'GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n',
+    );
+    // Every answer is a status line and headers; only the last (GET) has a body after them.
+    const answers = raw.split(/(?=HTTP\/1\.1 \d{3} )/);
+    assert.deepEqual(
+      answers.map((a) => a.slice(9, 12)),
+      ['200', '200', '200', '401', '405', '404', '200'],
+    );
+    for (const a of answers.slice(0, -1)) {
+      assert.match(a, /\r\ncontent-type: application\/json\r\n/i);
+      assert.ok(a.endsWith('\r\n\r\n'), `a HEAD answer carried a body: ${JSON.stringify(a)}`);
+    }
+    assert.match(answers[2]!, /\r\netag: "/i);
+    const last = answers.at(-1)!;
+    assert.equal(last.slice(last.indexOf('\r\n\r\n') + 4), '{"status":"ok"}');
+  });
+});
+
 describe('health and readiness', () => {
   it('/health is 200 {"status":"ok"}', async () => {
     const r = await send({ port: gate.port, method: 'GET', path: '/health' });

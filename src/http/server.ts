@@ -164,20 +164,26 @@ export class PublicServer {
 
   private routes(app: TemplatedApp): TemplatedApp {
     const notAllowed = this.guard((res, req) => this.plain(res, req, REJECT.method_not_allowed));
+    // HEAD on a GET resource: the GET answer's status and headers, never a body (RFC 9110
+    // §9.3.2). uWS routes HEAD to none of the GET handlers and would send a body a keep-alive
+    // client reads as the start of the next response.
+    const health = (isHead: boolean) => this.guard((res) => this.write(res, 200, HEALTH_BODY, undefined, false, undefined, isHead));
+    const ready = (isHead: boolean) =>
+      this.guard((res) => {
+        const r = this.deps.readiness.report();
+        this.write(res, r.ready ? 200 : 503, r.body, undefined, false, undefined, isHead);
+      });
     return app
       .post('/', this.guard((res, req) => this.onPost(res, req)))
       .any('/', notAllowed)
-      .get('/health', this.guard((res) => this.write(res, 200, HEALTH_BODY, undefined, false)))
+      .get('/health', health(false))
+      .head('/health', health(true))
       .any('/health', notAllowed)
-      .get(
-        '/ready',
-        this.guard((res) => {
-          const r = this.deps.readiness.report();
-          this.write(res, r.ready ? 200 : 503, r.body, undefined, false);
-        }),
-      )
+      .get('/ready', ready(false))
+      .head('/ready', ready(true))
       .any('/ready', notAllowed)
-      .get('/tip-addresses', this.guard((res, req) => this.onTipAddresses(res, req)))
+      .get('/tip-addresses', this.guard((res, req) => this.onTipAddresses(res, req, false)))
+      .head('/tip-addresses', this.guard((res, req) => this.onTipAddresses(res, req, true)))
       .any('/tip-addresses', notAllowed)
       .any('/*', this.guard((res, req) => this.plain(res, req, REJECT.not_found)));
   }
@@ -205,8 +211,9 @@ export class PublicServer {
   private plain(res: HttpResponse, req: HttpRequest, exit: Exit): void {
     const pending = req.getHeader('content-length') !== '' || req.getHeader('transfer-encoding') !== '';
     const reqId = this.nextId();
-    this.log.info({ reqId, method: req.getMethod().toUpperCase(), path: req.getUrl(), status: exit.status, reason: exit.reason }, 'rejected');
-    this.write(res, exit.status, exit.body('null'), undefined, pending, reqId);
+    const method = req.getMethod();
+    this.log.info({ reqId, method: method.toUpperCase(), path: req.getUrl(), status: exit.status, reason: exit.reason }, 'rejected');
+    this.write(res, exit.status, exit.body('null'), undefined, pending, reqId, method === 'head');
   }
 
   /** The pipeline threw outside a stage (in an exit hook): log it, and answer if nothing was. */
@@ -223,14 +230,14 @@ export class PublicServer {
     return this.idPrefix + (++this.seq).toString(36);
   }
 
-  private onTipAddresses(res: HttpResponse, req: HttpRequest): void {
+  private onTipAddresses(res: HttpResponse, req: HttpRequest, isHead: boolean): void {
     const tip = this.deps.tipAddresses;
     const head: RequestHead = { host: req.getHeader('host'), contentType: '', contentLength: -1, apiKey: req.getHeader('x-api-key') };
     const t0 = performance.now();
     const a = tip(head, req.getQuery() ?? '', req.getHeader('if-none-match'));
     const reqId = this.nextId();
-    this.log.info({ reqId, method: 'GET /tip-addresses', status: a.status, ...(a.reason !== undefined ? { reason: a.reason } : {}), ...(a.account !== undefined ? { account: a.account } : {}), us: Math.round((performance.now() - t0) * 1000) }, a.status < 400 ? 'request' : 'rejected');
-    this.write(res, a.status, a.body, a.headers, false, reqId);
+    this.log.info({ reqId, method: isHead ? 'HEAD /tip-addresses' : 'GET /tip-addresses', status: a.status, ...(a.reason !== undefined ? { reason: a.reason } : {}), ...(a.account !== undefined ? { account: a.account } : {}), us: Math.round((performance.now() - t0) * 1000) }, a.status < 400 ? 'request' : 'rejected');
+    this.write(res, a.status, a.body, a.headers, false, reqId, isHead);
   }
 
   private onPost(res: HttpResponse, req: HttpRequest): void {
@@ -270,12 +277,17 @@ export class PublicServer {
     this.write(ctx.res, exit.status, exit.body(ctx.idJson), headers, !ctx.bodyDone, ctx.reqId);
   }
 
-  private write(res: HttpResponse, status: number, body: string, headers: readonly Header[] | undefined, close: boolean, reqId?: string): void {
+  /**
+   * Every answer goes out here. `isHead`: a HEAD request, answered without a body; when the
+   * connection closes anyway (`close`) the body may go too, no client can misread it then.
+   */
+  private write(res: HttpResponse, status: number, body: string, headers: readonly Header[] | undefined, close: boolean, reqId?: string, isHead = false): void {
     res.cork(() => {
       res.writeStatus(statusLine(status)).writeHeader('content-type', JSON_CT);
       if (reqId !== undefined) res.writeHeader('x-request-id', reqId);
       if (headers !== undefined) for (const [k, v] of headers) res.writeHeader(k, v);
-      if (status === 304) res.endWithoutBody(); // (undefined, false) as arguments does not answer in this uWS build
+      // endWithoutBody only answers without arguments in this uWS build (no Content-Length then).
+      if (status === 304 || (isHead && !close)) res.endWithoutBody();
       else res.end(body, close);
     });
   }
