@@ -127,6 +127,13 @@ describe('parse', () => {
       assert.deepEqual(r.json, errorBody('invalid_request', null, 'Invalid request: id is required and must be a number or a string'));
     }
   });
+  it('echoes an integer id beyond 2^53 exactly as sent (a u64 or nanosecond-timestamp id)', async () => {
+    for (const id of ['1763772000123456789', '18446744073709551615']) {
+      const r = await post(`{"jsonrpc":"2.0","id":${id},"method":"eth_chainId","params":[]}`);
+      assert.equal(r.status, 200);
+      assert.equal(r.text, `{"jsonrpc":"2.0","id":${id},"result":"0x1237"}`);
+    }
+  });
   it('400 for an object id', async () => {
     const r = await post('{"jsonrpc":"2.0","id":{},"method":"eth_chainId","params":[]}');
     assert.deepEqual(r.json, errorBody('invalid_request'));
