@@ -6,7 +6,11 @@
 import assert from 'node:assert/strict';
 import { Agent } from 'node:http';
 import { connect } from 'node:net';
-import { after, afterEach, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
+import { pino } from 'pino';
+import { parseConfig } from '../src/config.js';
+import { ChainForwarder } from '../src/forward/forwarder.js';
+import { initCrypto } from '../src/native.js';
 import { eventually, keysInLogs, newKey, startGate, type Gate } from './support/harness.js';
 import { rpc, send } from './support/http.js';
 import { StubSequencer, txHash } from './support/stub-sequencer.js';
@@ -184,6 +188,52 @@ describe('fanout', () => {
     for (const s of stubs) s.behaviour = () => ({ kind: 'error', code: -32000, message: 'underpriced' });
     const r = await submit(gate, await next());
     assert.equal(r.json.error.data.reason, 'upstream_rejected');
+  });
+});
+
+describe('fanout with a failing observer (direct)', () => {
+  // A throwing metrics observer must neither leave a request unanswered nor end the process
+  // with an unhandled rejection (fanout's attempts run detached from the request's promise).
+  const forwarderOver = (stubs: StubSequencer[]) => {
+    const cfg = parseConfig({ chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: stubs.map((s) => s.url), forward: { strategy: 'fanout', timeoutMs: 1000 } }] }, '/', {});
+    const observer = {
+      forward() {
+        throw new Error('observer failed');
+      },
+    };
+    return new ChainForwarder(cfg.chains[0]!, { acceptedTtlMs: 0, maxEntries: 10 }, pino({ level: 'silent' }), observer);
+  };
+  const request = (raw: string) => ({ hash: txHash(raw), rawHex: raw, account: 'mm', reqId: 't-1' });
+  let rejections = 0;
+  const count = () => rejections++;
+  before(async () => {
+    await initCrypto();
+    process.on('unhandledRejection', count);
+  });
+  after(() => process.off('unhandledRejection', count));
+
+  it('an acceptance still answers 200, and every attempt is settled', async () => {
+    const stubs = await Promise.all([new StubSequencer().start(), new StubSequencer().start()]);
+    open.stubs.push(...stubs);
+    const f = forwarderOver(stubs);
+    const raw = await next();
+    const exit = await f.forward(request(raw));
+    assert.equal(exit.reason, 'ok');
+    await eventually(() => stubs.every((s) => s.sends().length === 1));
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(rejections, 0);
+    await f.close();
+  });
+  it('all failing still answers (502 uncertain)', async () => {
+    const stubs = await Promise.all([new StubSequencer().start(), new StubSequencer().start()]);
+    open.stubs.push(...stubs);
+    for (const s of stubs) s.behaviour = () => ({ kind: 'http', status: 500, body: '' });
+    const f = forwarderOver(stubs);
+    const exit = await f.forward(request(await next()));
+    assert.equal(exit.reason, 'upstream_error');
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(rejections, 0);
+    await f.close();
   });
 });
 

@@ -209,23 +209,38 @@ export class ChainForwarder {
       let decided = false;
       let firstError: Attempt | null = null;
       const faults: string[] = [];
-      for (const seq of eligible) {
-        void this.attempt(seq, params, req).then((a) => {
-          left--;
-          const success = a.exit.reason === 'ok';
-          this.audit(req, a, decided ? 'loser' : success ? 'winner' : 'pending');
-          if (decided) return;
+      const answered = (seq: Sequencer, a: Attempt) => {
+        left--;
+        const success = a.exit.reason === 'ok';
+        const role = decided ? 'loser' : success ? 'winner' : 'pending';
+        if (!decided) {
           if (success) {
             decided = true;
-            return resolve(a.exit);
+            resolve(a.exit);
+          } else {
+            if (a.outcome === 'fault') faults.push(`${seq.label}: ${a.detail ?? 'fault'}`);
+            else firstError ??= a;
+            if (left === 0) {
+              const exit = firstError !== null ? firstError.exit : this.uncertain(req, faults);
+              decided = true;
+              resolve(exit);
+            }
           }
-          if (a.outcome === 'fault') faults.push(`${seq.label}: ${a.detail ?? 'fault'}`);
-          else firstError ??= a;
-          if (left === 0) {
-            decided = true;
-            resolve(firstError !== null ? firstError.exit : this.uncertain(req, faults));
-          }
-        });
+        }
+        this.audit(req, a, role); // after the decision: a throwing audit cannot leave it unmade
+      };
+      for (const seq of eligible) {
+        this.attempt(seq, params, req)
+          .then((a) => answered(seq, a))
+          .catch((e: unknown) => {
+            // Unexpected (a throwing logger or observer). If nothing was decided, the outcome is
+            // uncertain: 502 now, never an unanswered request nor an unhandled rejection.
+            if (!decided) {
+              decided = true;
+              resolve(reject('upstream_error', undefined, { txHash: req.hash }));
+            }
+            this.log.error({ err: e, tx: req.hash, account: req.account, reqId: req.reqId, sequencer: seq.label }, 'fanout attempt failed unexpectedly: outcome uncertain');
+          });
       }
     });
   }
