@@ -62,14 +62,20 @@ async function main(): Promise<number> {
 
   return new Promise<number>((resolve) => {
     let stopping = false;
-    const stop = (signal: string) => {
+    /** Graceful stop: requests in flight are answered (within shutdown.graceMs), then exit `code`. */
+    const stop = (why: string, code: number) => {
       if (stopping) return;
       stopping = true;
-      log.info({ signal, graceMs: config.shutdown.graceMs }, 'draining');
+      log.info({ why, graceMs: config.shutdown.graceMs }, 'draining');
+      if (code !== 0) {
+        // After an uncaught error the process may be in no state to finish a drain: bounded.
+        process.exitCode = code;
+        setTimeout(() => flushLogs(log, () => resolve(code)), config.shutdown.graceMs + 2_000);
+      }
       service.stop().then(
         () => {
           log.info('stopped');
-          flushLogs(log, () => resolve(0));
+          flushLogs(log, () => resolve(code));
         },
         (e: unknown) => {
           log.error({ err: e }, 'stop failed');
@@ -77,8 +83,18 @@ async function main(): Promise<number> {
         },
       );
     };
-    process.on('SIGTERM', () => stop('SIGTERM'));
-    process.on('SIGINT', () => stop('SIGINT'));
+    process.on('SIGTERM', () => stop('SIGTERM', 0));
+    process.on('SIGINT', () => stop('SIGINT', 0));
+    // An uncaught error (a bug) ends the process with status 1 as Node's default would, but
+    // logged as JSON and after the requests in flight got their answers; the supervisor
+    // restarts it.
+    const fatal = (e: unknown) => {
+      log.fatal({ err: e }, 'uncaught error: draining, then exiting 1');
+      stop('uncaught error', 1);
+    };
+    process.on('uncaughtException', fatal);
+    process.on('unhandledRejection', fatal);
+    service.onFailure((why) => stop(why, 1));
   });
 }
 

@@ -25,6 +25,11 @@ export interface Service {
   /** Re-read the accounts file in every thread (SIGHUP). */
   reload(): void;
   stop(): Promise<void>;
+  /**
+   * Called once if a worker thread fails (an uncaught error): the process should then stop
+   * gracefully and exit non-zero, for its supervisor to start a fresh one.
+   */
+  onFailure(cb: (why: string) => void): void;
 }
 
 /** Rate-limit buckets (account × chain) and transaction hashes the tables can hold. */
@@ -65,6 +70,9 @@ async function startSingle(config: Config, log: Logger): Promise<Service> {
       await app.stop();
       internal?.close();
     },
+    onFailure() {
+      /* one thread: an uncaught error reaches the CLI's own handler */
+    },
   };
 }
 
@@ -82,14 +90,35 @@ async function startThreads(config: Config, log: Logger): Promise<Service> {
   const cfg: Config = { ...config, listen: { ...config.listen, port: listenPort } };
   const shared = { rate: allocateTable(RATE_SLOTS), tx: allocateTable(TX_SLOTS) };
   let seq = 0;
-  const waiting = new Map<number, (v: { metrics: MetricJSON[]; readiness: ReadinessReport }) => void>();
+  type Snapshot = { metrics: MetricJSON[]; readiness: ReadinessReport };
+  /** Snapshot requests not answered yet, by id, with the worker asked. */
+  const waiting = new Map<number, { readonly w: Worker; readonly answer: (v: Snapshot) => void }>();
+  const exited = new Set<Worker>();
+  let failed: string | null = null;
+  let onFailure: ((why: string) => void) | null = null;
+  const fail = (why: string) => {
+    if (failed !== null) return;
+    failed = why;
+    onFailure?.(why);
+  };
   const workers = await Promise.all(
     Array.from({ length: config.workers }, (_, index) => {
       const w = new Worker(new URL('./worker.js', import.meta.url), { workerData: { config: cfg, index, shared } satisfies WorkerData });
       w.on('message', (m: { type: string; id?: number; metrics?: MetricJSON[]; readiness?: ReadinessReport }) => {
-        if (m.type === 'snapshot') waiting.get(m.id!)?.({ metrics: m.metrics!, readiness: m.readiness! });
+        if (m.type === 'snapshot') waiting.get(m.id!)?.answer({ metrics: m.metrics!, readiness: m.readiness! });
+        else if (m.type === 'fatal') fail(`worker ${index} failed`);
       });
-      w.on('error', (e) => log.fatal({ err: e, worker: index }, 'worker thread failed'));
+      // A worker reports its own uncaught errors ('fatal') and keeps its sockets until drained;
+      // this is the rest (one that failed while starting, or died regardless).
+      w.on('error', (e) => {
+        log.fatal({ err: e, worker: index }, 'worker thread failed');
+        fail(`worker ${index} failed`);
+      });
+      w.once('exit', () => {
+        exited.add(w);
+        // What it was asked will not be answered now.
+        for (const e of [...waiting.values()]) if (e.w === w) e.answer({ metrics: [], readiness: GONE });
+      });
       return new Promise<Worker>((resolve, reject) => {
         w.once('message', (m: { type: string }) => (m.type === 'ready' ? resolve(w) : reject(new Error(`worker ${index}: ${m.type}`))));
         w.once('error', reject);
@@ -100,11 +129,15 @@ async function startThreads(config: Config, log: Logger): Promise<Service> {
     Promise.all(
       workers.map(
         (w) =>
-          new Promise<{ metrics: MetricJSON[]; readiness: ReadinessReport }>((resolve) => {
+          new Promise<Snapshot>((resolve) => {
+            if (exited.has(w)) return resolve({ metrics: [], readiness: GONE });
             const id = ++seq;
-            waiting.set(id, (v) => {
-              waiting.delete(id);
-              resolve(v);
+            waiting.set(id, {
+              w,
+              answer: (v) => {
+                waiting.delete(id);
+                resolve(v);
+              },
             });
             w.postMessage({ type: 'snapshot', id });
           }),
@@ -132,6 +165,7 @@ async function startThreads(config: Config, log: Logger): Promise<Service> {
         workers.map(
           (w) =>
             new Promise<void>((resolve) => {
+              if (exited.has(w)) return resolve();
               w.once('exit', () => resolve());
               w.postMessage({ type: 'drain' });
             }),
@@ -140,5 +174,12 @@ async function startThreads(config: Config, log: Logger): Promise<Service> {
       if (timer !== undefined) clearInterval(timer);
       internal?.close();
     },
+    onFailure(cb) {
+      onFailure = cb;
+      if (failed !== null) cb(failed);
+    },
   };
 }
+
+/** What a worker that has exited answers for readiness. */
+const GONE: ReadinessReport = { ready: false, body: '{"status":"not_ready","notReady":["worker_failed"]}' };

@@ -29,6 +29,19 @@ const app = createApp({ config: data.config, log, idPrefix: `w${data.index}.${pr
 const bound = await app.start();
 port.postMessage({ type: 'ready', port: bound });
 
+// An uncaught error here must not end the thread with its uWS sockets open (Node then aborts
+// the whole process on the open handles, with every thread's requests in flight): tell the
+// main thread, which drains every thread, this one included, and exits non-zero.
+let failed = false;
+const fatal = (e: unknown) => {
+  log.fatal({ err: e }, 'uncaught error in a worker thread: draining every thread, then exiting 1');
+  if (failed) return;
+  failed = true;
+  port.postMessage({ type: 'fatal' });
+};
+process.on('uncaughtException', fatal);
+process.on('unhandledRejection', fatal);
+
 port.on('message', (m: ToWorker) => {
   if (m.type === 'snapshot') port.postMessage({ type: 'snapshot', id: m.id, metrics: app.metrics?.snapshot() ?? [], readiness: app.readiness.report() });
   else if (m.type === 'reload') {

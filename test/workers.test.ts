@@ -1,7 +1,8 @@
 /**
  * Several worker threads (the real CLI, workers: 2): connections spread over both threads;
  * rate-limit buckets and duplicate suppression are per process, shared across the threads;
- * one scrape of /metrics counts every thread's requests; SIGTERM drains and exits 0.
+ * one scrape of /metrics counts every thread's requests; SIGTERM drains and exits 0; an uncaught
+ * error (in a worker thread, or with one thread) drains, answering what is in flight, and exits 1.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -112,4 +113,64 @@ describe('two worker threads', () => {
     const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
     assert.equal(code, 0);
   });
+});
+
+describe('an uncaught error (a bug)', () => {
+  for (const workers of [2, 1]) {
+    it(`${workers === 2 ? 'in one of two worker threads' : 'with one thread'}: requests in flight are answered, then the process exits 1`, async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'txgate-fail-'));
+      const flag = join(dir, 'fail-now');
+      // Fault injection from outside the product: a preload (inherited by the worker threads)
+      // that throws an uncaught error in thread 1 (or the main thread) once the flag file exists.
+      const preload = join(dir, 'fail.mjs');
+      writeFileSync(
+        preload,
+        `import { isMainThread, workerData } from 'node:worker_threads';
+  import { existsSync } from 'node:fs';
+  if (${workers === 2 ? '!isMainThread && workerData?.index === 1' : 'isMainThread'}) {
+    const t = setInterval(() => { if (existsSync(${JSON.stringify(flag)})) { clearInterval(t); throw new Error('injected failure'); } }, 10);
+    t.unref();
+  }
+  `,
+      );
+      const slow = await new StubSequencer().start();
+      slow.delayMs = 600;
+      writeFileSync(join(dir, 'accounts.json'), JSON.stringify(accountsDoc([{ id: 'mm', keys: [key] }])));
+      writeFileSync(
+        join(dir, 'txgate.json'),
+        JSON.stringify({ listen: { host: '127.0.0.1', port: 0 }, internal: { enabled: false }, workers, chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [slow.url] }] }),
+      );
+      const proc = spawn(process.execPath, ['--import', preload, join(import.meta.dirname, '../src/cli.js'), '--config', join(dir, 'txgate.json')], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      proc.stdout!.on('data', (d: Buffer) => {
+        out += d.toString();
+        capturedLogs.push(...d.toString().split('\n').filter(Boolean));
+      });
+      proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+      const exited = new Promise<number | null>((r) => proc.once('exit', (c) => r(c)));
+      try {
+        const line = await eventually(() => out.split('\n').find((l) => l.includes('txgate listening')), 15_000);
+        const p = (JSON.parse(line as string) as { port: number }).port;
+        await eventually(async () => (await rpc(p, 'eth_chainId', [])).status === 200);
+        // Fresh connections, so both threads get some (the kernel spreads them by hash).
+        const raws = await Promise.all(Array.from({ length: 8 }, (_, i) => sign1559({ nonce: 500 + 10 * workers + i })));
+        const inFlight = raws.map((raw) => rpc(p, 'eth_sendRawTransaction', [raw], { key }));
+        await eventually(() => slow.sends().length === raws.length);
+        writeFileSync(flag, '');
+        const rs = await Promise.all(inFlight);
+        assert.deepEqual(
+          rs.map((r) => r.json.result),
+          raws.map((raw) => txHash(raw)),
+        );
+        assert.equal(await exited, 1);
+        const msgs = out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string; level: string });
+        assert.ok(msgs.some((m) => m.level === 'fatal' && m.msg.startsWith(workers === 2 ? 'uncaught error in a worker thread' : 'uncaught error: draining')), out);
+        assert.equal(msgs.at(-1)?.msg, 'stopped');
+        assert.doesNotMatch(out, /Assertion failed|open handles/);
+      } finally {
+        if (proc.exitCode === null) proc.kill('SIGKILL');
+        await slow.stop();
+      }
+    });
+  }
 });
