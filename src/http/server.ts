@@ -313,6 +313,9 @@ export class PublicServer {
     if (ctx.chain !== undefined) f += ',"chainId":' + ctx.chain.chainId;
     if (ctx.account !== undefined) f += ',"account":"' + ctx.account.id + '"';
     if (ctx.tx !== undefined) f += ',"tx":"' + ctx.tx.hash + '"';
+    // The client left before its answer (after the forward was sent): the outcome above is
+    // real, but nobody received it; support needs to tell the two apart.
+    if (ctx.aborted && exit.reason !== 'client_closed') f += ',"clientGone":true';
     log.write(level, f, ok ? 'request' : 'rejected');
   }
 
