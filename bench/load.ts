@@ -346,13 +346,8 @@ if (want('client')) {
   const rows: Record<string, Record<string, number>> = {};
   // One fresh process per client (see upstream-client.ts), until one past the last answers {}.
   for (let i = 0; ; i++) {
-    let r = runClient(i);
-    let m = /RESULT (\{.*\})/.exec(r.stdout ?? '');
-    if (m === null) {
-      process.stderr.write(`upstream client bench #${i}: no result (status ${r.status}, signal ${r.signal}, ${r.error?.message ?? 'no spawn error'}); once more\n`);
-      r = runClient(i);
-      m = /RESULT (\{.*\})/.exec(r.stdout ?? '');
-    }
+    const r = runClient(i);
+    const m = /RESULT (\{.*\})/.exec(r.stdout ?? '');
     if (m === null) throw new Error(`upstream client bench #${i} failed (status ${r.status}, signal ${r.signal}): ${r.stdout}${r.stderr}`);
     const one = JSON.parse(m[1]!) as Record<string, Record<string, number>>;
     if (Object.keys(one).length === 0) break;

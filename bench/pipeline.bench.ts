@@ -5,6 +5,7 @@
 import type { Exit } from '../src/errors.js';
 import { body, config, context, head, KEY_OFF, KEY_SLOW, pipeline, signedPool, TXS } from './fixtures.js';
 import { Metrics } from '../src/metrics.js';
+import { STAGE_SAMPLE_MASK } from '../src/pipeline/pipeline.js';
 import { runSuite, type Row } from './lib.js';
 import type { Body, RequestHead } from '../src/pipeline/context.js';
 
@@ -16,7 +17,7 @@ export async function run(): Promise<Row[]> {
     p.run(context(h, b));
   });
   // The same, with the metrics the server feeds: one request observation per answer, and
-  // per-stage timing on 1 request in 64 (as the server samples it).
+  // per-stage timing on the requests the server samples (STAGE_SAMPLE_MASK).
   const metrics = new Metrics(config, { version: 'bench', uws: 'bench' });
   let seq = 0;
   const pm = pipeline({
@@ -29,7 +30,7 @@ export async function run(): Promise<Row[]> {
   const goMetrics = (h: RequestHead, b: Body) => new Promise<Exit>((resolve) => {
     done = resolve;
     const c = context(h, b);
-    c.timed = (++seq & 63) === 0;
+    c.timed = (++seq & STAGE_SAMPLE_MASK) === 0;
     pm.run(c);
   });
   const untipped = (await signedPool(1, { value: 1n }))[0]!;

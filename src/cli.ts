@@ -2,7 +2,8 @@
 /**
  * `txgate --config <file>`: validates the configuration once (exit 2 listing every problem),
  * refuses to run without the native bindings (exit 1), serves until SIGTERM/SIGINT, then
- * drains gracefully and exits 0.
+ * drains gracefully and exits 0; after an uncaught error (in any thread) it drains the same
+ * way and exits 1.
  */
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfigFile, type Config } from './config.js';

@@ -13,7 +13,7 @@ import type { ForwardEvent, ForwardObserver } from './forward/forwarder.js';
 import type { HealthObserver } from './forward/health.js';
 import type { RequestObserver } from './http/server.js';
 import type { BaseCtx, RpcRequest } from './pipeline/context.js';
-import { STAGE_NAMES } from './pipeline/pipeline.js';
+import { STAGE_NAMES, STAGE_SAMPLE_MASK } from './pipeline/pipeline.js';
 import { REASONS } from './errors.js';
 import { droppedLogLines, LOG_BUFFER_BYTES } from './log.js';
 
@@ -119,7 +119,7 @@ const OUTCOMES = ['accepted', 'already_known', 'nonce_known', 'rejected', 'hash_
 export class Metrics {
   private readonly requests = new Family('txgate_requests_total', 'Requests answered on POST /, by JSON-RPC method, HTTP status and reason (ok for a result).', () => new Counter());
   private readonly duration = new Family('txgate_request_duration_seconds', 'Time from request arrival to answer on POST /, by method and outcome (ok, rejected, upstream).', () => new FastHistogram(LATENCY_BUCKETS));
-  private readonly stages = new Family('txgate_stage_duration_seconds', 'Time spent in each pipeline stage, sampled on 1 request in 64 (a stage that awaits includes its wait: body upload, forward).', () => new FastHistogram(LATENCY_BUCKETS));
+  private readonly stages = new Family('txgate_stage_duration_seconds', `Time spent in each pipeline stage, sampled on 1 request in ${STAGE_SAMPLE_MASK + 1}, every request with profiling.serverTiming on (a stage that awaits includes its wait: body upload, forward).`, () => new FastHistogram(LATENCY_BUCKETS));
   private readonly forwards = new Family('txgate_forwards_total', 'Answers from sequencers to forwarded transactions, by chain, sequencer and outcome.', () => new Counter());
   private readonly upstream = new Family('txgate_upstream_duration_seconds', 'Sequencer answer time for eth_sendRawTransaction, by chain and sequencer.', () => new FastHistogram(LATENCY_BUCKETS));
   private readonly inFlight = new Family('txgate_forwards_in_flight', 'Forwards in flight, by chain.', () => new Counter());

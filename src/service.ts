@@ -90,10 +90,7 @@ async function startThreads(config: Config, log: Logger): Promise<Service> {
   const cfg: Config = { ...config, listen: { ...config.listen, port: listenPort } };
   const shared = { rate: allocateTable(RATE_SLOTS), tx: allocateTable(TX_SLOTS) };
   let seq = 0;
-  type Snapshot = { metrics: MetricJSON[]; readiness: ReadinessReport };
-  /** Snapshot requests not answered yet, by id, with the worker asked. */
-  const waiting = new Map<number, { readonly w: Worker; readonly answer: (v: Snapshot) => void }>();
-  const exited = new Set<Worker>();
+  const waiting = new Map<number, (v: { metrics: MetricJSON[]; readiness: ReadinessReport }) => void>();
   let failed: string | null = null;
   let onFailure: ((why: string) => void) | null = null;
   const fail = (why: string) => {
@@ -105,19 +102,15 @@ async function startThreads(config: Config, log: Logger): Promise<Service> {
     Array.from({ length: config.workers }, (_, index) => {
       const w = new Worker(new URL('./worker.js', import.meta.url), { workerData: { config: cfg, index, shared } satisfies WorkerData });
       w.on('message', (m: { type: string; id?: number; metrics?: MetricJSON[]; readiness?: ReadinessReport }) => {
-        if (m.type === 'snapshot') waiting.get(m.id!)?.answer({ metrics: m.metrics!, readiness: m.readiness! });
+        if (m.type === 'snapshot') waiting.get(m.id!)?.({ metrics: m.metrics!, readiness: m.readiness! });
         else if (m.type === 'fatal') fail(`worker ${index} failed`);
       });
-      // A worker reports its own uncaught errors ('fatal') and keeps its sockets until drained;
-      // this is the rest (one that failed while starting, or died regardless).
+      // A worker reports its own uncaught errors ('fatal') and keeps its sockets until drained.
+      // One that ends with its uWS sockets open takes the process down with it (Node aborts on
+      // the open handles), so there is no "worker gone, process serving" state to handle here.
       w.on('error', (e) => {
         log.fatal({ err: e, worker: index }, 'worker thread failed');
         fail(`worker ${index} failed`);
-      });
-      w.once('exit', () => {
-        exited.add(w);
-        // What it was asked will not be answered now.
-        for (const e of [...waiting.values()]) if (e.w === w) e.answer({ metrics: [], readiness: GONE });
       });
       return new Promise<Worker>((resolve, reject) => {
         w.once('message', (m: { type: string }) => (m.type === 'ready' ? resolve(w) : reject(new Error(`worker ${index}: ${m.type}`))));
@@ -129,15 +122,11 @@ async function startThreads(config: Config, log: Logger): Promise<Service> {
     Promise.all(
       workers.map(
         (w) =>
-          new Promise<Snapshot>((resolve) => {
-            if (exited.has(w)) return resolve({ metrics: [], readiness: GONE });
+          new Promise<{ metrics: MetricJSON[]; readiness: ReadinessReport }>((resolve) => {
             const id = ++seq;
-            waiting.set(id, {
-              w,
-              answer: (v) => {
-                waiting.delete(id);
-                resolve(v);
-              },
+            waiting.set(id, (v) => {
+              waiting.delete(id);
+              resolve(v);
             });
             w.postMessage({ type: 'snapshot', id });
           }),
@@ -165,7 +154,6 @@ async function startThreads(config: Config, log: Logger): Promise<Service> {
         workers.map(
           (w) =>
             new Promise<void>((resolve) => {
-              if (exited.has(w)) return resolve();
               w.once('exit', () => resolve());
               w.postMessage({ type: 'drain' });
             }),
@@ -180,6 +168,3 @@ async function startThreads(config: Config, log: Logger): Promise<Service> {
     },
   };
 }
-
-/** What a worker that has exited answers for readiness. */
-const GONE: ReadinessReport = { ready: false, body: '{"status":"not_ready","notReady":["worker_failed"]}' };

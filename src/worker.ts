@@ -50,9 +50,6 @@ port.on('message', (m: ToWorker) => {
     void app.stop().then(() => {
       // The worker's batched log lines reach stdout before the thread is let go (bounded: a
       // stalled stdout must not keep the process from exiting).
-      flushLogs(log, () => {
-        port.postMessage({ type: 'drained' });
-        port.close();
-      });
+      flushLogs(log, () => port.close());
     });
 });

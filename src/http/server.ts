@@ -13,7 +13,7 @@ import { FastLog, quote } from '../access-log.js';
 import { uws } from '../native.js';
 import { RequestContext, type BaseCtx, type BodyResult, type BodySource, type RequestHead } from '../pipeline/context.js';
 import { Later } from '../pipeline/later.js';
-import { STAGE_NAMES, type Pipeline, type PipelineHooks } from '../pipeline/pipeline.js';
+import { STAGE_NAMES, STAGE_SAMPLE_MASK, type Pipeline, type PipelineHooks } from '../pipeline/pipeline.js';
 import type { Readiness } from './readiness.js';
 
 /** Answers for GET endpoints outside the pipeline (tip addresses). */
@@ -118,13 +118,6 @@ class HttpContext extends RequestContext implements BodySource {
 }
 
 const JSON_CT = 'application/json';
-/**
- * Per-stage timing for the metrics: 1 request in 64 (seq & 63 === 0), which at these rates still
- * fills the histograms quickly. It was 1 in 8 until a load-bench on/off comparison (0.937x vs
- * 0.972x) that was later found biased (the long-serving server always measured first); with
- * both servers fresh, metrics with this sampling measure 0.99x. 1 in 8 was not re-measured.
- */
-const STAGE_SAMPLE_MASK = 63;
 const HEALTH_BODY = '{"status":"ok"}';
 
 let processSeq = 0;
