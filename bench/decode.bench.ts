@@ -4,6 +4,7 @@
  * - @ethereumjs/tx with the native crypto wired through customCrypto.ecrecover
  * - the reference path (TxDecoder without the lean path)
  * - the lean 0x02 path, and lean decode + fee admission (what the pipeline runs)
+ * - the lean 0x02 path with the curve signature check (crypto.signature = "curve")
  * - when built (npm run build:secp256k1): recovery and the lean path on the system's
  *   libsecp256k1 (crypto.secp256k1 = "system")
  */
@@ -15,6 +16,7 @@ import { tipVia } from '../src/stages/fee.js';
 import { parseAccounts } from '../src/accounts/parse.js';
 import { ANVIL_TIP_ADDRESS } from '../src/dev/anvil.js';
 import { Exit } from '../src/errors.js';
+import { TxDecoder } from '../src/tx/decoder.js';
 import { BYTES, decoders, hashOf, referenceDecoders } from './fixtures.js';
 import { keep, runSuite, type Row } from './lib.js';
 
@@ -23,6 +25,7 @@ export async function run(): Promise<Row[]> {
   const nativeCommon = chainCommon(4663, 'prague');
   const lean = decoders.get(4663)!;
   const reference = referenceDecoders.get(4663)!;
+  const curve = new TxDecoder(4663, 'prague', { signature: 'curve' });
   const grant = parseAccounts({ accounts: [{ id: 'a', keySha256: [], grants: [{ chainId: 4663, rateLimit: { perSecond: 1, burst: 1 }, tipAddresses: [ANVIL_TIP_ADDRESS], minTipWei: '1' }] }] }).accounts[0]!.grants.get(4663)!;
   // The floor: libsecp256k1 recovery alone (the addon, no argument checks), on the same
   // transactions, with their signing hashes and signatures prepared beforehand.
@@ -80,6 +83,7 @@ export async function run(): Promise<Row[]> {
         const tx = lean.decode(next(), policy);
         keep(tx instanceof Exit ? tx : tipVia(tx, grant));
       },
+      'lean 0x02 path, signature check curve': () => keep(curve.decode(next(), policy)),
       ...systemRows,
     },
     { reference: 'raw ecdsaRecover (floor)' },

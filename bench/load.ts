@@ -161,7 +161,7 @@ async function stop(child: ChildProcess): Promise<void> {
 }
 
 let portSeq = 18300;
-async function startTxgate(o: { workers?: number; metrics?: boolean; maxInFlight?: number; sequencer: string; secp256k1?: 'npm' | 'system'; busyPoll?: boolean }): Promise<{ child: ChildProcess; url: string }> {
+async function startTxgate(o: { workers?: number; metrics?: boolean; maxInFlight?: number; sequencer: string; secp256k1?: 'npm' | 'system'; signature?: 'recover' | 'curve'; busyPoll?: boolean }): Promise<{ child: ChildProcess; url: string }> {
   const port = portSeq++;
   const cfg = join(dir, `txgate-${port}.json`);
   writeFileSync(
@@ -171,7 +171,7 @@ async function startTxgate(o: { workers?: number; metrics?: boolean; maxInFlight
       internal: { host: '127.0.0.1', port: port + 1000 },
       workers: o.workers ?? 1,
       metrics: { enabled: o.metrics ?? true },
-      crypto: { secp256k1: o.secp256k1 ?? 'npm' },
+      crypto: { secp256k1: o.secp256k1 ?? 'npm', signature: o.signature ?? 'recover' },
       busyPoll: o.busyPoll ?? false,
       log: { level: opt['log-level'] },
       dedup: { acceptedTtlMs: 0 },
@@ -295,10 +295,14 @@ if (want('throughput')) {
     if (!wantScenario(name)) continue;
     rows.push(throughputRow(name, await compare(gate.child.pid!, gate.url, script)));
   }
-  // Valid submissions with the options that trade something for speed: the system
-  // libsecp256k1 (when built: npm run build:secp256k1), and busy polling (CPU while idle).
+  // Valid submissions with the options that trade something for speed: busy polling (CPU while
+  // idle), the curve signature check (no sender recovered), and the system libsecp256k1 (when
+  // built: npm run build:secp256k1).
   if (wantScenario('valid submission')) {
-    const variants: [string, Parameters<typeof startTxgate>[0]][] = [['valid submission, busyPoll on', { sequencer: 'http://127.0.0.1:18200', busyPoll: true }]];
+    const variants: [string, Parameters<typeof startTxgate>[0]][] = [
+      ['valid submission, busyPoll on', { sequencer: 'http://127.0.0.1:18200', busyPoll: true }],
+      ['valid submission, signature check curve', { sequencer: 'http://127.0.0.1:18200', signature: 'curve' }],
+    ];
     if (existsSync(SYSTEM_SECP256K1_PATH)) variants.push(['valid submission, system libsecp256k1', { sequencer: 'http://127.0.0.1:18200', secp256k1: 'system' }]);
     for (const [name, o] of variants) {
       const g = await startTxgate(o);
@@ -319,6 +323,7 @@ if (want('latency')) {
   const near = await start(['node', join(dist, 'bench/stub-sequencer.js'), '18202'], SERVER_CORES, 'stub on the server core');
   const g2 = await startTxgate({ sequencer: 'http://127.0.0.1:18202' });
   const g3 = await startTxgate({ sequencer: 'http://127.0.0.1:18202', busyPoll: true });
+  const g4 = await startTxgate({ sequencer: 'http://127.0.0.1:18202', busyPoll: true, signature: 'curve' });
   const headers = { ...JSON_CT, 'X-Api-Key': KEY };
   const rows: Record<string, unknown>[] = [];
   say('| placement (client on core ' + LOAD_CORES + ', txgate on core ' + SERVER_CORES + ') | client → stub p50 / p99 µs | client → txgate → stub p50 / p99 µs | **added by txgate p50 / p99 µs** | samples |');
@@ -326,6 +331,7 @@ if (want('latency')) {
   for (const [name, stubUrl, gateUrl] of [
     [`stub on the server's core ${SERVER_CORES}`, 'http://127.0.0.1:18202/', g2.url],
     [`stub on the server's core ${SERVER_CORES}, busyPoll on`, 'http://127.0.0.1:18202/', g3.url],
+    [`stub on the server's core ${SERVER_CORES}, busyPoll on, signature check curve`, 'http://127.0.0.1:18202/', g4.url],
     [`stub on the client's core ${LOAD_CORES}`, 'http://127.0.0.1:18200/', gate.url],
   ] as const) {
     const direct = probe(stubUrl, bodies, JSON_CT, 1000, DURATION);
@@ -337,6 +343,7 @@ if (want('latency')) {
   report.latency = rows;
   await stop(g2.child);
   await stop(g3.child);
+  await stop(g4.child);
   await stop(near);
 }
 

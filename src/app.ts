@@ -107,7 +107,7 @@ export function createApp(opts: AppOptions): App {
   const local = opts.shared === undefined ? new RateLimiter() : null;
   const limiter: TokenBuckets = local ?? new SharedRateTable(opts.shared!.rate);
   const txTable = opts.shared === undefined ? null : new SharedTxTable(opts.shared.tx);
-  const decoders = new Map(config.chains.map((c) => [c.chainId, new TxDecoder(c.chainId, c.hardfork)]));
+  const decoders = new Map(config.chains.map((c) => [c.chainId, new TxDecoder(c.chainId, c.hardfork, { signature: config.crypto.signature })]));
   const forwarders = new Map(config.chains.map((c) => [c.chainId, new ChainForwarder(c, config.dedup, log, obs.forward, txTable)]));
   const prober = new HealthProber([...forwarders.values()], log, obs.health);
 

@@ -56,7 +56,7 @@ async function main(): Promise<number> {
 
   const log = createLogger({ level: config.log.level, pretty: args.values.pretty === true });
   const service = await startService(config, log);
-  log.info({ host: config.listen.host, port: service.port, internalPort: service.internalPort, workers: config.workers, secp256k1: config.crypto.secp256k1, busyPoll: config.busyPoll, chains: service.chains }, 'txgate listening');
+  log.info({ host: config.listen.host, port: service.port, internalPort: service.internalPort, workers: config.workers, secp256k1: config.crypto.secp256k1, signature: config.crypto.signature, busyPoll: config.busyPoll, chains: service.chains }, 'txgate listening');
   process.on('SIGHUP', () => {
     if (config.workers > 1) service.reload(); // the single-thread store listens to SIGHUP itself
   });

@@ -17,6 +17,17 @@ export type ForwardStrategy = 'failover' | 'fanout';
 export type Secp256k1Binding = 'npm' | 'system';
 export const SECP256K1_BINDINGS: readonly Secp256k1Binding[] = ['npm', 'system'];
 
+/**
+ * How the signature of an EIP-1559 (0x02) transaction is checked (tx/decoder.ts): `recover`
+ * (the default) recovers the sender's public key; `curve` makes every check recovery makes but
+ * the last (r and s in range, low s, y-parity 0 or 1, r the x-coordinate of a curve point) and
+ * recovers the sender only when something asks for it. They differ only on a signature built on
+ * purpose so that the recovered point is at infinity, which no signer produces and the
+ * sequencer refuses.
+ */
+export type SignatureCheck = 'recover' | 'curve';
+export const SIGNATURE_CHECKS: readonly SignatureCheck[] = ['recover', 'curve'];
+
 export interface ChainConfig {
   readonly chainId: number;
   /** The fork whose transaction rules apply (an @ethereumjs/common hardfork name). */
@@ -48,8 +59,8 @@ export interface Config {
   readonly metrics: { readonly enabled: boolean };
   /** A spinning thread at nice 19 beside each server thread while traffic flows (see busy-poll.ts). */
   readonly busyPoll: boolean;
-  /** Which libsecp256k1 recovers signatures: the npm package's (default) or the system's. */
-  readonly crypto: { readonly secp256k1: Secp256k1Binding };
+  /** Which libsecp256k1 recovers signatures (the npm package's by default), and how 0x02 signatures are checked. */
+  readonly crypto: { readonly secp256k1: Secp256k1Binding; readonly signature: SignatureCheck };
   readonly profiling: { readonly serverTiming: boolean };
   readonly tipAddresses: { readonly maxAgeSeconds: number };
   readonly dedup: { readonly acceptedTtlMs: number; readonly maxEntries: number };
@@ -145,7 +156,7 @@ export function parseConfig(input: unknown, baseDir: string, env: NodeJS.Process
   const shutdownIn = r.obj(top.shutdown, 'shutdown', ['graceMs']);
   const metricsIn = r.obj(top.metrics, 'metrics', ['enabled']);
   const profilingIn = r.obj(top.profiling, 'profiling', ['serverTiming']);
-  const cryptoIn = r.obj(top.crypto, 'crypto', ['secp256k1']);
+  const cryptoIn = r.obj(top.crypto, 'crypto', ['secp256k1', 'signature']);
   const tipIn = r.obj(top.tipAddresses, 'tipAddresses', ['maxAgeSeconds']);
   const dedupIn = r.obj(top.dedup, 'dedup', ['acceptedTtlMs', 'maxEntries']);
 
@@ -242,7 +253,10 @@ export function parseConfig(input: unknown, baseDir: string, env: NodeJS.Process
     metrics: { enabled: r.bool(metricsIn.enabled, 'metrics.enabled', true) },
     profiling: { serverTiming: r.bool(profilingIn.serverTiming, 'profiling.serverTiming', false) },
     busyPoll: r.bool(top.busyPoll, 'busyPoll', false),
-    crypto: { secp256k1: r.oneOf<Secp256k1Binding>(cryptoIn.secp256k1, 'crypto.secp256k1', 'npm', SECP256K1_BINDINGS) },
+    crypto: {
+      secp256k1: r.oneOf<Secp256k1Binding>(cryptoIn.secp256k1, 'crypto.secp256k1', 'npm', SECP256K1_BINDINGS),
+      signature: r.oneOf<SignatureCheck>(cryptoIn.signature, 'crypto.signature', 'recover', SIGNATURE_CHECKS),
+    },
     tipAddresses: { maxAgeSeconds: r.int(tipIn.maxAgeSeconds, 'tipAddresses.maxAgeSeconds', 60, 0, 86_400) },
     dedup: {
       acceptedTtlMs: r.int(dedupIn.acceptedTtlMs, 'dedup.acceptedTtlMs', 5000, 0, 600_000),

@@ -159,7 +159,7 @@ export class Metrics {
         this.up.child({ chain: c.chainId, sequencer });
       }
     }
-    this.info.child({ version: build.version, node: process.version, uws: build.uws, secp256k1: config.crypto.secp256k1 }).value = 1;
+    this.info.child({ version: build.version, node: process.version, uws: build.uws, secp256k1: config.crypto.secp256k1, signature: config.crypto.signature }).value = 1;
   }
 
   /** The observer the public server calls once per answered request and per stage. */

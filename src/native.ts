@@ -49,6 +49,12 @@ export interface Secp256k1Addon {
   ecdsaRecover(output: Uint8Array, sig: Uint8Array, recid: number, msg32: Uint8Array): number;
 }
 
+/** The npm package's addon also parses public keys. */
+interface NpmSecp256k1Addon extends Secp256k1Addon {
+  /** 0 when the serialized key (33 or 65 bytes) is a point on the curve, else non-zero. */
+  publicKeyVerify(key: Uint8Array): number;
+}
+
 export interface Secp256k1 {
   ecdsaRecover(sig: Uint8Array, recid: number, msg32: Uint8Array, compressed?: boolean, output?: Uint8Array): Uint8Array;
   ecdsaSign(msg32: Uint8Array, privateKey: Uint8Array): { signature: Uint8Array; recid: number };
@@ -66,15 +72,15 @@ export function secp256k1Binding(): Secp256k1Binding {
   return secpAddon !== undefined && secpAddon === systemAddon ? 'system' : 'npm';
 }
 
-let npmAddon: Secp256k1Addon | undefined;
+let npmAddon: NpmSecp256k1Addon | undefined;
 let systemAddon: Secp256k1Addon | undefined;
 
 /** The npm package's raw addon: no argument checks, caller-provided output. */
-export function npmSecp256k1Addon(): Secp256k1Addon {
+export function npmSecp256k1Addon(): NpmSecp256k1Addon {
   if (npmAddon !== undefined) return npmAddon;
   secp256k1(); // fail fast with the clear message if the binding is missing
   const dir = require.resolve('secp256k1/package.json').replace(/package\.json$/, '');
-  const addon = (require('node-gyp-build') as (d: string) => { Secp256k1: new () => Secp256k1Addon })(dir);
+  const addon = (require('node-gyp-build') as (d: string) => { Secp256k1: new () => NpmSecp256k1Addon })(dir);
   return (npmAddon = new addon.Secp256k1());
 }
 
@@ -95,6 +101,14 @@ export function systemSecp256k1Addon(): Secp256k1Addon {
 /** The addon the hot path calls (the checked wrapper costs an allocation and asserts). */
 export function secp256k1Addon(): Secp256k1Addon {
   return (secpAddon ??= npmSecp256k1Addon());
+}
+
+/**
+ * Whether `compressed` (0x02 or 0x03, then a 32-byte x) is a point on secp256k1: a square root
+ * modulo p, ~5 µs, where a recovery is ~50. The `curve` signature check (tx/decoder.ts).
+ */
+export function isCurvePoint(compressed: Uint8Array): boolean {
+  return npmSecp256k1Addon().publicKeyVerify(compressed) === 0;
 }
 
 /** The libsecp256k1 N-API binding shipped (prebuilt) in the `secp256k1` package. */

@@ -159,6 +159,7 @@ describe('GET /tip-addresses', () => {
     const r = await get(acme, { query: '?chainId=10' });
     assert.equal(r.status, 403);
     assert.equal(r.json.error.data.reason, 'chain_not_granted');
+    assert.equal(r.json.error.message, 'This account is not granted chain 0xa'); // the chain asked for, not the host's
     assert.equal((await get(acme, { host: 'unknown.example' })).status, 421);
     assert.equal((await get(acme, { query: '?chainId=abc' })).status, 400);
   });

@@ -24,7 +24,7 @@ describe('configuration', () => {
     assert.deepEqual(c.chains[0]!.hosts, ['fast.chain-a.example']);
     assert.equal(c.chains[0]!.hardfork, 'prague');
     assert.ok(c.workers >= 1);
-    assert.deepEqual(c.crypto, { secp256k1: 'npm' });
+    assert.deepEqual(c.crypto, { secp256k1: 'npm', signature: 'recover' });
     assert.equal(c.busyPoll, false);
     assert.ok(Object.isFrozen(c) && Object.isFrozen(c.chains[0]!.forward), 'deep-frozen');
   });
@@ -37,7 +37,7 @@ describe('configuration', () => {
       limits: { maxBodyBytes: 100000 },
       workers: 0,
       color: 'blue',
-      crypto: { secp256k1: 'openssl' },
+      crypto: { secp256k1: 'openssl', signature: 'none' },
       chains: [
         { chainId: -1, hosts: ['a.example:80'], sequencers: ['ftp://x'], forward: { strategy: 'random' } },
         { chainId: 10, hosts: ['b.example', 'B.example'], sequencers: [] },
@@ -51,7 +51,7 @@ describe('configuration', () => {
       const want = [
         'listen.port', 'limits.maxBodyBytes', 'workers', 'config.color: unknown field', 'chains[0].chainId', 'chains[0].hosts[0]',
         'chains[0].sequencers[0]', 'chains[0].forward.strategy', 'chains[1].hosts[1]: "b.example" is already bound', 'chains[1].sequencers',
-        'crypto.secp256k1: must be one of npm, system',
+        'crypto.secp256k1: must be one of npm, system', 'crypto.signature: must be one of recover, curve',
       ];
       for (const w of want) assert.ok(e.problems.some((p) => p.startsWith(w) || p.includes(w)), `missing: ${w}\n${e.problems.join('\n')}`);
     }

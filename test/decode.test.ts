@@ -19,6 +19,7 @@ const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 
 let gate: Gate;
 let strict: Gate;
+let curve: Gate; // crypto.signature = "curve"
 let stub: StubSequencer;
 const k = newKey(); // default grant: 0x02 only, transfer pattern
 const kAll = newKey(); // legacy + 0x01 + 0x02
@@ -35,10 +36,12 @@ before(async () => {
   ];
   gate = await startGate({ sequencers: [stub.url], accounts, config: { allowUntipped: true } });
   strict = await startGate({ sequencers: [stub.url], accounts, config: { allowUntipped: false } });
+  curve = await startGate({ sequencers: [stub.url], accounts, config: { crypto: { signature: 'curve' } } });
 });
 after(async () => {
   await gate.stop();
   await strict.stop();
+  await curve.stop();
   await stub.stop();
   assert.deepEqual(keysInLogs(), [], 'an API key appeared in the logs');
 });
@@ -86,13 +89,18 @@ describe('refusals, one per reason', () => {
     await expectReason(await sign1559({ chainId: 1 }), 'chain_mismatch');
     await expectReason(await signLegacy({ chainId: 1 }), 'chain_mismatch', 400, kAll);
   });
-  it('invalid_signature: high s, bad y-parity, r = 0', async () => {
-    const raw = await sign1559({});
-    await expectReason(tamper1559(raw, (f) => { const s = BigInt('0x' + Buffer.from(f[11]!).toString('hex')); f[11] = big(N - s); f[9] = f[9]!.length === 0 ? big(1n) : big(0n); }), 'invalid_signature');
-    await expectReason(tamper1559(raw, (f) => { f[9] = big(2n); }), 'invalid_signature');
-    await expectReason(tamper1559(raw, (f) => { f[10] = big(0n); }), 'invalid_signature');
-    await expectReason(tamper1559(raw, (f) => { f[10] = big(N + 1n); }), 'invalid_signature'); // r ≥ n does not recover
-  });
+  for (const mode of ['recover', 'curve'] as const)
+    it(`invalid_signature: high s, bad y-parity, r = 0, r ≥ n, r off the curve (crypto.signature ${mode})`, async () => {
+      const g = mode === 'curve' ? curve : gate;
+      const raw = await sign1559({});
+      await expectReason(tamper1559(raw, (f) => { const s = BigInt('0x' + Buffer.from(f[11]!).toString('hex')); f[11] = big(N - s); f[9] = f[9]!.length === 0 ? big(1n) : big(0n); }), 'invalid_signature', 400, k, g);
+      await expectReason(tamper1559(raw, (f) => { f[9] = big(2n); }), 'invalid_signature', 400, k, g);
+      await expectReason(tamper1559(raw, (f) => { f[10] = big(0n); }), 'invalid_signature', 400, k, g);
+      await expectReason(tamper1559(raw, (f) => { f[10] = big(N + 1n); }), 'invalid_signature', 400, k, g); // r ≥ n does not recover
+      await expectReason(tamper1559(raw, (f) => { f[10] = big(5n); }), 'invalid_signature', 400, k, g); // 5³ + 7 is not a square mod p
+      const ok = await send(await sign1559({ nonce: 90 + (mode === 'curve' ? 1 : 0) }), k, g);
+      assert.equal(ok.status, 200, ok.text);
+    });
   it('invalid_transaction: malformed RLP, trailing bytes, leading zeros, intrinsic gas, fee order, address length', async () => {
     const raw = await sign1559({});
     const cases: [string, Hex][] = [

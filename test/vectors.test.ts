@@ -10,10 +10,11 @@ import { before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { Hex } from 'viem';
 import { Exit } from '../src/errors.js';
-import { initCrypto } from '../src/native.js';
+import { initCrypto, isCurvePoint, keccak256, secp256k1 } from '../src/native.js';
 import { splitList, TxDecoder } from '../src/tx/decoder.js';
 import { RLP } from '@ethereumjs/rlp';
-import { sign1559, tipCall } from './support/txs.js';
+import { MIN_TIP, TIP } from './support/harness.js';
+import { intBytes, SIGNERS, sign1559, tipCall } from './support/txs.js';
 
 interface Vector {
   source: string;
@@ -32,14 +33,14 @@ before(() => initCrypto());
 describe('Ethereum test vectors', () => {
   it('there are 168 of them', () => assert.equal(VECTORS.length, 168));
 
-  for (const lean of [true, false]) {
-    it(`every vector agrees (${lean ? 'lean 0x02 path' : 'reference path only'})`, () => {
+  for (const [lean, signature] of [[true, 'recover'], [true, 'curve'], [false, 'recover']] as const) {
+    it(`every vector agrees (${lean ? `lean 0x02 path, signature check ${signature}` : 'reference path only'})`, () => {
       const decoders = new Map<string, TxDecoder>();
       const mismatches: string[] = [];
       for (const v of VECTORS) {
         const fork = v.fork.toLowerCase();
         let d = decoders.get(fork);
-        if (d === undefined) decoders.set(fork, (d = new TxDecoder(1, fork, { lean })));
+        if (d === undefined) decoders.set(fork, (d = new TxDecoder(1, fork, { lean, signature })));
         const out = d.decode(Buffer.from(v.txbytes.slice(2), 'hex'), ALL_TYPES);
         const ok = !(out instanceof Exit);
         if (ok !== v.valid) mismatches.push(`${v.source}: expected ${v.valid ? 'valid' : 'invalid'}, got ${ok ? 'valid' : (out as Exit).reason}`);
@@ -51,8 +52,9 @@ describe('Ethereum test vectors', () => {
   }
 });
 
-describe('lean 0x02 path agrees with @ethereumjs/tx', () => {
-  const lean = () => new TxDecoder(4663, 'prague');
+for (const signature of ['recover', 'curve'] as const)
+describe(`lean 0x02 path (signature check ${signature}) agrees with @ethereumjs/tx`, () => {
+  const lean = () => new TxDecoder(4663, 'prague', { signature });
   const ref = () => new TxDecoder(4663, 'prague', { lean: false });
   const policy = { txTypes: new Set([2]) };
 
@@ -64,7 +66,7 @@ describe('lean 0x02 path agrees with @ethereumjs/tx', () => {
   it('on signed transactions of every shape (transfers, calls, creation, big values, access lists)', async () => {
     const L = lean();
     const R = ref();
-    assert.ok(L.lean && !R.lean);
+    assert.ok(L.lean && !R.lean && L.signature === signature);
     const txs: Hex[] = [];
     for (let i = 0; i < 5; i++) {
       txs.push(await sign1559({ signer: i, nonce: i * 7 }));
@@ -110,6 +112,66 @@ describe('lean 0x02 path agrees with @ethereumjs/tx', () => {
       }),
       { numRuns: 3000 },
     );
+  });
+});
+
+describe('the curve signature check', () => {
+  const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+  const big = (n: bigint): Uint8Array => intBytes(n);
+  const toHex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
+  const policy = { txTypes: new Set([2]) };
+  const decoders = { recover: new TxDecoder(4663, 'prague'), curve: new TxDecoder(4663, 'prague', { signature: 'curve' }), reference: new TxDecoder(4663, 'prague', { lean: false }) };
+  const unsigned = (): Uint8Array[] => [big(4663n), big(0n), big(10n ** 9n), big(3n * 10n ** 9n), big(21_000n), Buffer.from(TIP.slice(2), 'hex'), big(MIN_TIP), new Uint8Array(), [] as unknown as Uint8Array];
+  const signed = (v: bigint, r: bigint, s: bigint): Buffer => Buffer.concat([Buffer.from([2]), RLP.encode([...unsigned(), big(v), big(r), big(s)])]);
+  const reasons = (b: Uint8Array) => Object.fromEntries(Object.entries(decoders).map(([k, d]) => [k, ((o) => (o instanceof Exit ? o.reason : 'ok'))(d.decode(b, policy))]));
+
+  it('refuses what recovery refuses: r = 0, r ≥ n, r not the x-coordinate of a curve point', async () => {
+    const base = Buffer.from((await sign1559({})).slice(2), 'hex');
+    const f = RLP.decode(base.subarray(1)) as Uint8Array[];
+    const s = BigInt('0x' + toHex(f[11]!));
+    let offCurve = 5n; // the first x ≥ 5 with no point: x³ + 7 is not a square mod p
+    while (isCurvePoint(Buffer.concat([Buffer.from([2]), Buffer.from(offCurve.toString(16).padStart(64, '0'), 'hex')]))) offCurve++;
+    const all = { recover: 'invalid_signature', curve: 'invalid_signature', reference: 'invalid_signature' };
+    for (const r of [N, N + 1n, 2n ** 256n - 1n, offCurve]) assert.deepEqual(reasons(signed(1n, r, s)), all, `r = ${r}`);
+    // r = 0 (an empty field): @ethereumjs/tx calls that unsigned; both lean checks, an invalid signature.
+    assert.deepEqual(reasons(signed(1n, 0n, s)), { ...all, reference: 'unsigned_transaction' });
+    assert.deepEqual(reasons(base), { recover: 'ok', curve: 'ok', reference: 'ok' });
+  });
+
+  it('the one difference: a signature built so that the recovered point is at infinity', () => {
+    // R = k·G and s = e/k: then sR − eG is the point at infinity, and recovery fails. No signer
+    // produces this (it needs no private key at all); with `curve` the decode passes it and the
+    // sequencer refuses it, and the sender cannot be recovered.
+    const e = BigInt('0x' + toHex(keccak256(Buffer.concat([Buffer.from([2]), RLP.encode(unsigned())]))));
+    const k = 0x1234567890abcdefn;
+    const R = secp256k1().publicKeyCreate(Buffer.from(k.toString(16).padStart(64, '0'), 'hex'), true);
+    const r = BigInt('0x' + toHex(R.subarray(1)));
+    assert.ok(r < N);
+    const pow = (b: bigint, x: bigint): bigint => {
+      let out = 1n;
+      for (b %= N; x > 0n; x >>= 1n, b = (b * b) % N) if (x & 1n) out = (out * b) % N;
+      return out;
+    };
+    let s = (e * pow(k, N - 2n)) % N;
+    let v = R[0] === 3 ? 1n : 0n;
+    if (s > N / 2n) [s, v] = [N - s, 1n - v]; // low s: −s with −R
+    const b = signed(v, r, s);
+    assert.deepEqual(reasons(b), { recover: 'invalid_signature', curve: 'ok', reference: 'invalid_signature' });
+    const tx = decoders.curve.decode(b, policy);
+    assert.ok(!(tx instanceof Exit));
+    assert.throws(() => tx.from, /does not recover/);
+  });
+
+  it('recovers the sender when asked, as the recover check does', async () => {
+    for (let i = 0; i < 3; i++) {
+      const b = Buffer.from((await sign1559({ signer: i, nonce: i })).slice(2), 'hex');
+      const c = decoders.curve.decode(b, policy);
+      const r = decoders.recover.decode(b, policy);
+      assert.ok(!(c instanceof Exit) && !(r instanceof Exit));
+      assert.equal(c.from, SIGNERS[i]!.address.toLowerCase());
+      assert.equal(c.from, r.from);
+      assert.equal(c.hash, r.hash);
+    }
   });
 });
 

@@ -70,7 +70,8 @@ export function createTipAddressesHandler(opts: TipAddressesOptions): (head: Req
       if (Number.isNaN(chainId)) return fail(reject('invalid_params', 'Invalid params: chainId must be a decimal or 0x-hex chain id'), account.id);
     }
     const grant = account.grants.get(chainId);
-    if (grant === undefined) return fail(REJECT.chain_not_granted, account.id);
+    if (grant === undefined)
+      return fail(asked === null ? REJECT.chain_not_granted : reject('chain_not_granted', `This account is not granted chain 0x${chainId.toString(16)}`), account.id);
 
     let c = cache.get(grant);
     if (c === undefined) {

@@ -22,8 +22,9 @@ import {
   createEOACode7702TxFromBytesArray,
   createLegacyTxFromBytesArray,
 } from '@ethereumjs/tx';
+import type { SignatureCheck } from '../config.js';
 import { reject, REJECT, type Exit } from '../errors.js';
-import { keccak256, keccak256Parts, secp256k1Addon } from '../native.js';
+import { isCurvePoint, keccak256, keccak256Parts, secp256k1Addon } from '../native.js';
 import { chainCommon, NATIVE_CRYPTO } from './crypto.js';
 import { isSolanaWireTransaction } from './solana.js';
 import type { DecodedTx } from './types.js';
@@ -93,14 +94,17 @@ export class TxDecoder {
   readonly chainId: bigint;
   /** Whether 0x02 goes through the lean path on this chain's fork. */
   readonly lean: boolean;
+  /** How the lean path checks signatures (config `crypto.signature`); the reference path always recovers. */
+  readonly signature: SignatureCheck;
   private readonly gas: GasParams;
   /** Scratch buffers for recovery (decoding is synchronous: one request at a time per thread). */
   private readonly sig = new Uint8Array(64);
   private readonly pub = new Uint8Array(65);
 
-  constructor(chainId: number, hardfork: string, opts: { lean?: boolean } = {}) {
+  constructor(chainId: number, hardfork: string, opts: { lean?: boolean; signature?: SignatureCheck } = {}) {
     this.common = chainCommon(chainId, hardfork, NATIVE_CRYPTO);
     this.chainId = BigInt(chainId);
+    this.signature = opts.signature ?? 'recover';
     const c = this.common;
     this.lean = (opts.lean ?? true) && c.isActivatedEIP(1559) && !LEAN_UNMODELLED_EIPS.some((e) => c.isActivatedEIP(e));
     const p = (name: string): bigint => {
@@ -310,20 +314,38 @@ export class TxDecoder {
     // Signing hash: keccak(0x02 || rlp(first 9 fields)), taken from the raw bytes as they are.
     const { start, end } = unsignedSpan(bytes, 1, 9);
     const msgHash = keccak256Parts(TYPE_2, listHeader(end - start), bytes.subarray(start, end));
+    const recid = Number(v);
+    if (this.signature === 'curve') {
+      // Every check recovery makes but the last: r and s in range (s low, above), and r the
+      // x-coordinate of a curve point (the point R = (r, y of parity v) recovery starts from).
+      // Only the final point Q = r⁻¹(sR − eG) is not computed: it is at infinity only for a
+      // signature built on purpose (R = (e/s)·G), which no signer produces and the sequencer
+      // refuses like any signature that does not recover.
+      if (rB.length === 32 && compareBytes(rB, N_BYTES) >= 0) return REJECT.invalid_signature;
+      const x = this.pub.subarray(0, 33);
+      x.fill(0);
+      x[0] = 2;
+      x.set(rB, 33 - rB.length);
+      if (!isCurvePoint(x)) return REJECT.invalid_signature;
+      const sig = new Uint8Array(64);
+      sig.set(rB, 32 - rB.length);
+      sig.set(sB, 64 - sB.length);
+      return new LeanTx('0x' + hex(keccak256(bytes)), null, sig, recid, msgHash, this.chainId, nonce, isCreate ? null : '0x' + hex(toB), value, data, gasLimit);
+    }
     const sig = this.sig;
     sig.fill(0);
     sig.set(rB, 32 - rB.length);
     sig.set(sB, 64 - sB.length);
     const pub = this.pub;
-    if (secp256k1Addon().ecdsaRecover(pub, sig, Number(v), msgHash) !== 0) return REJECT.invalid_signature;
-    return new LeanTx('0x' + hex(keccak256(bytes)), pub.slice(1), this.chainId, nonce, isCreate ? null : '0x' + hex(toB), value, data, gasLimit);
+    if (secp256k1Addon().ecdsaRecover(pub, sig, recid, msgHash) !== 0) return REJECT.invalid_signature;
+    return new LeanTx('0x' + hex(keccak256(bytes)), pub.slice(1), null, 0, null, this.chainId, nonce, isCreate ? null : '0x' + hex(toB), value, data, gasLimit);
   }
 }
 
 /**
- * A transaction from the lean path. The signature is verified (recovery succeeded); the sender
- * address, which no stage needs on the way to the sequencer, is derived from the recovered key
- * only when asked for (one keccak-256 less per submission).
+ * A transaction from the lean path, its signature checked. The sender address, which no stage
+ * needs on the way to the sequencer, is derived only when asked for: from the recovered key
+ * (one keccak-256 less per submission), or with the `curve` check by recovering it then.
  */
 class LeanTx implements DecodedTx {
   readonly type = 2;
@@ -331,7 +353,12 @@ class LeanTx implements DecodedTx {
 
   constructor(
     readonly hash: string,
-    private readonly publicKey: Uint8Array,
+    /** The recovered public key (64 bytes, no prefix), or null when not recovered yet. */
+    private publicKey: Uint8Array | null,
+    /** For a later recovery: r ‖ s, the y-parity and the signing hash. */
+    private readonly sig: Uint8Array | null,
+    private readonly recid: number,
+    private readonly msgHash: Uint8Array | null,
     readonly chainId: bigint,
     readonly nonce: bigint,
     readonly to: string | null,
@@ -340,8 +367,15 @@ class LeanTx implements DecodedTx {
     readonly gasLimit: bigint,
   ) {}
 
+  /** Throws if the signature does not recover (only a signature built to fail the `curve` check's one omission). */
   get from(): string {
-    return (this.sender ??= '0x' + hex(keccak256(this.publicKey).subarray(12)));
+    if (this.sender !== null) return this.sender;
+    if (this.publicKey === null) {
+      const pub = new Uint8Array(65);
+      if (secp256k1Addon().ecdsaRecover(pub, this.sig!, this.recid, this.msgHash!) !== 0) throw new Error('the signature does not recover a sender');
+      this.publicKey = pub.subarray(1);
+    }
+    return (this.sender = '0x' + hex(keccak256(this.publicKey).subarray(12)));
   }
 }
 
@@ -460,6 +494,7 @@ function listHeader(len: number): Uint8Array {
 }
 
 const N_DIV_2_BYTES = Buffer.from(SECP256K1_N_DIV_2.toString(16).padStart(64, '0'), 'hex');
+const N_BYTES = Buffer.from((SECP256K1_N_DIV_2 * 2n + 1n).toString(16).padStart(64, '0'), 'hex');
 
 function compareBytes(a: Bytes, b: Bytes): number {
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
