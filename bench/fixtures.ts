@@ -40,6 +40,8 @@ const snapshot = parseAccounts({
 export const store: AccountStore = { ready: true, size: 3, byKeyHash: (h) => snapshot.byHash.get(h), start: async () => {}, close: () => {} };
 export const decoders = new Map([[4663, new TxDecoder(4663, 'prague')]]);
 export const referenceDecoders = new Map([[4663, new TxDecoder(4663, 'prague', { lean: false })]]);
+/** crypto.signature = "curve". */
+export const curveDecoders = new Map([[4663, new TxDecoder(4663, 'prague', { signature: 'curve' })]]);
 export const limiter = new RateLimiter();
 
 /** A pool of distinct signed transactions (tipped EIP-1559 transfers) from several signers. */
@@ -81,9 +83,9 @@ export function context(h: RequestHead, b: Body): RequestContext {
 }
 
 /** The service's stages with a forward that answers at once (the sequencer is out of the picture). */
-export function pipeline(hooks: PipelineHooks) {
+export function pipeline(hooks: PipelineHooks, decs: ReadonlyMap<number, TxDecoder> = decoders) {
   const instantForward: TerminalStage<LimitedCtx> = { name: 'forward', run: (ctx) => result(ctx.tx.hash) };
-  return admissionStages({ config, hosts, store, decoders, limiter }).end(instantForward, hooks);
+  return admissionStages({ config, hosts, store, decoders: decs, limiter }).end(instantForward, hooks);
 }
 
 export function hashOf(b: Uint8Array): Uint8Array {

@@ -1,9 +1,9 @@
 /**
  * The whole pipeline in-process (no sockets): "all pass" with an instant forward, and a request
- * rejected at each stage N. The reference is "all pass": each rejection is a fraction of it.
+ * rejected at each stage N (and "all pass" with crypto.signature = "curve"). The reference is "all pass": each rejection is a fraction of it.
  */
 import type { Exit } from '../src/errors.js';
-import { body, config, context, head, KEY_OFF, KEY_SLOW, pipeline, signedPool, TXS } from './fixtures.js';
+import { body, config, context, curveDecoders, head, KEY_OFF, KEY_SLOW, pipeline, signedPool, TXS } from './fixtures.js';
 import { Metrics } from '../src/metrics.js';
 import { STAGE_SAMPLE_MASK } from '../src/pipeline/pipeline.js';
 import { runSuite, type Row } from './lib.js';
@@ -15,6 +15,11 @@ export async function run(): Promise<Row[]> {
   const go = (h: RequestHead, b: Body) => new Promise<Exit>((resolve) => {
     done = resolve;
     p.run(context(h, b));
+  });
+  const pc = pipeline({ exit: (_c, e) => done!(e) }, curveDecoders);
+  const goCurve = (h: RequestHead, b: Body) => new Promise<Exit>((resolve) => {
+    done = resolve;
+    pc.run(context(h, b));
   });
   // The same, with the metrics the server feeds: one request observation per answer, and
   // per-stage timing on the requests the server samples (STAGE_SAMPLE_MASK).
@@ -40,6 +45,7 @@ export async function run(): Promise<Row[]> {
   const cases: Record<string, () => Promise<Exit>> = {
     'all pass (instant forward)': () => go(head(), send()),
     'all pass, with metrics': () => goMetrics(head(), send()),
+    'all pass, signature check curve': () => goCurve(head(), send()),
     'eth_chainId (answered at route)': () => go(head(), body('eth_chainId', [])),
     'eth_chainId, with metrics': () => goMetrics(head(), body('eth_chainId', [])),
     'reject at 0 host': () => go(head({ host: 'evil.example' }), send()),

@@ -100,6 +100,8 @@ export class TxDecoder {
   /** Scratch buffers for recovery (decoding is synchronous: one request at a time per thread). */
   private readonly sig = new Uint8Array(64);
   private readonly pub = new Uint8Array(65);
+  /** 0x02 ‖ r: the compressed point the curve check parses. */
+  private readonly point = new Uint8Array(33);
 
   constructor(chainId: number, hardfork: string, opts: { lean?: boolean; signature?: SignatureCheck } = {}) {
     this.common = chainCommon(chainId, hardfork, NATIVE_CRYPTO);
@@ -322,7 +324,7 @@ export class TxDecoder {
       // signature built on purpose (R = (e/s)·G), which no signer produces and the sequencer
       // refuses like any signature that does not recover.
       if (rB.length === 32 && compareBytes(rB, N_BYTES) >= 0) return REJECT.invalid_signature;
-      const x = this.pub.subarray(0, 33);
+      const x = this.point;
       x.fill(0);
       x[0] = 2;
       x.set(rB, 33 - rB.length);
