@@ -1,15 +1,16 @@
 /**
  * The public contract over real HTTP on the real uWS server: exact status and body for every
  * front-end and parse/route reason, size caps (Content-Length and chunked), 421 before the body
- * is read, clients that leave mid-body, /health and /ready, 404/405.
+ * is read, clients that leave mid-body, pipelining, /health and /ready, 404/405.
  */
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { REASONS } from '../src/errors.js';
-import { keysInLogs, newKey, startGate, type Gate } from './support/harness.js';
+import { eventually, keysInLogs, newKey, startGate, type Gate } from './support/harness.js';
 import { rawExchange, rpc, send } from './support/http.js';
-import { StubSequencer } from './support/stub-sequencer.js';
+import { StubSequencer, txHash } from './support/stub-sequencer.js';
+import { sign1559 } from './support/txs.js';
 
 let gate: Gate;
 let stub: StubSequencer;
@@ -214,6 +215,36 @@ describe('HEAD', () => {
     assert.match(answers[2]!, /\r\netag: "/i);
     const last = answers.at(-1)!;
     assert.equal(last.slice(last.indexOf('\r\n\r\n') + 4), '{"status":"ok"}');
+  });
+});
+
+describe('HTTP/1.1 pipelining', () => {
+  const post = (body: string, extra = '') =>
+    `POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nX-Api-Key: ${key}\r\n${extra}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  const chainId = (id: string) => JSON.stringify({ jsonrpc: '2.0', id, method: 'eth_chainId', params: [] });
+
+  it('requests answered at once (eth_chainId, rejections before the forward) are answered in order', async () => {
+    const raw = await rawExchange(gate.port, post(chainId('a')) + post('{"jsonrpc":') + post(chainId('b'), 'Connection: close\r\n'));
+    const bodies = raw.split(/(?=HTTP\/1\.1 \d{3} )/).map((a) => JSON.parse(a.slice(a.indexOf('\r\n\r\n') + 4)));
+    assert.deepEqual(bodies.map((b) => b.id), ['a', null, 'b']);
+    assert.equal(bodies[1].error.data.reason, 'parse_error');
+  });
+
+  it('a request pipelined behind a submission not yet answered closes the connection (README: the outcome is then uncertain)', async () => {
+    // uWebSockets answers in order and refuses asynchronous pipelining: it closes the
+    // connection. The submission was forwarded all the same; its log line says the client had gone.
+    const tx = await sign1559({ nonce: 4242 });
+    stub.delayMs = 100;
+    try {
+      const raw = await rawExchange(gate.port, post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: [tx] })) + post(chainId('c')));
+      assert.equal(raw, '', 'no answer on a connection the server closed');
+    } finally {
+      stub.delayMs = 0;
+    }
+    await eventually(() => stub.sends().some((c) => c.params[0] === tx)); // the submission reached the sequencer
+    const line = (await eventually(() => gate.logs.find((l) => l.includes(txHash(tx)) && l.includes('"status":200'))))!;
+    assert.match(line, /"clientGone":true/);
+    assert.equal((await rpc(gate.port, 'eth_chainId', [])).status, 200);
   });
 });
 
