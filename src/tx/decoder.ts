@@ -7,8 +7,10 @@
  *   crypto.ts), used for legacy, 0x01 and 0x04 envelopes;
  * - the lean path for 0x02 (EIP-1559, the recommended envelope): the same checks over
  *   @ethereumjs/rlp without building a transaction object, hashing the signing payload straight
- *   out of the raw bytes (no re-encoding) and recovering with libsecp256k1 directly. It is used
- *   only when the chain's fork activates no EIP it does not model (else the reference path).
+ *   out of the raw bytes (no re-encoding) and recovering with libsecp256k1 directly (or, with
+ *   `crypto.signature: "curve"`, checking that r is a curve point's x-coordinate and recovering
+ *   only when the sender is asked for). It is used only when the chain's fork activates no EIP it
+ *   does not model (else the reference path).
  *
  * Policy checks shared by both paths, before either runs: blob (0x03) and unknown type bytes
  * are refused, an envelope the grant does not list is refused, the chain id must be the

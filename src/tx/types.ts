@@ -1,10 +1,14 @@
-/** A decoded, signature-verified transaction as the later stages see it. */
+/** A decoded transaction, its signature checked (config `crypto.signature`), as the later stages see it. */
 export interface DecodedTx {
   /** 0 = legacy, 1 = EIP-2930, 2 = EIP-1559, 4 = EIP-7702. */
   readonly type: number;
   /** 0x-prefixed lower-case keccak-256 of the raw bytes: the transaction hash. */
   readonly hash: string;
-  /** 0x-prefixed lower-case sender address. */
+  /**
+   * 0x-prefixed lower-case sender address, recovered when first read on the lean path (no stage
+   * reads it). With the `curve` check it throws for the one signature that check lets through
+   * and recovery refuses (one built so the recovered point is at infinity).
+   */
   readonly from: string;
   readonly chainId: bigint;
   readonly nonce: bigint;
