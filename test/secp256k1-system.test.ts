@@ -7,14 +7,14 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { Exit } from '../src/errors.js';
 import { initCrypto, npmSecp256k1Addon, secp256k1, secp256k1Binding, SYSTEM_SECP256K1_PATH, systemSecp256k1Addon } from '../src/native.js';
 import { TxDecoder } from '../src/tx/decoder.js';
+import { VECTORS, vectorMismatches } from './support/vectors.js';
 
 const built = existsSync(SYSTEM_SECP256K1_PATH);
 const skip = built ? false : `not built: ${SYSTEM_SECP256K1_PATH} (npm run build:secp256k1)`;
@@ -73,25 +73,11 @@ describe('system libsecp256k1 binding', { skip }, () => {
   });
 
   it('the decoder on it agrees with every one of the 168 Ethereum test vectors', async () => {
-    const vectors = JSON.parse(readFileSync(join(import.meta.dirname, '../../../shared/vectors/ethereum-tests-transactions.json'), 'utf8')) as {
-      source: string; txbytes: string; fork: string; valid: boolean; hash: string | null; sender: string | null;
-    }[];
     await initCrypto('system');
     try {
       assert.equal(secp256k1Binding(), 'system');
-      const decoders = new Map<string, TxDecoder>();
-      const mismatches: string[] = [];
-      const policy = { txTypes: new Set([0, 1, 2, 4]), allowUnprotected: true };
-      for (const v of vectors) {
-        const fork = v.fork.toLowerCase();
-        let d = decoders.get(fork);
-        if (d === undefined) decoders.set(fork, (d = new TxDecoder(1, fork)));
-        const out = d.decode(Buffer.from(v.txbytes.slice(2), 'hex'), policy);
-        const ok = !(out instanceof Exit);
-        if (ok !== v.valid) mismatches.push(`${v.source}: expected ${v.valid ? 'valid' : 'invalid'}`);
-        else if (ok && (out.hash !== v.hash || out.from !== v.sender!.toLowerCase())) mismatches.push(`${v.source}: hash/sender differ`);
-      }
-      assert.equal(vectors.length, 168);
+      const { mismatches, decoders } = vectorMismatches((fork) => new TxDecoder(1, fork));
+      assert.equal(VECTORS.length, 168);
       assert.deepEqual(mismatches, []);
       assert.ok(decoders.get('cancun')!.lean, 'the lean path (the one calling the binding) was used');
     } finally {

@@ -4,8 +4,6 @@
  * path. Then the two paths against each other on signed transactions and random mutations.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { Hex } from 'viem';
@@ -15,18 +13,7 @@ import { splitList, TxDecoder } from '../src/tx/decoder.js';
 import { RLP } from '@ethereumjs/rlp';
 import { MIN_TIP, TIP } from './support/harness.js';
 import { intBytes, SIGNERS, sign1559, tipCall } from './support/txs.js';
-
-interface Vector {
-  source: string;
-  txbytes: string;
-  fork: string;
-  valid: boolean;
-  hash: string | null;
-  sender: string | null;
-}
-
-const VECTORS: Vector[] = JSON.parse(readFileSync(join(import.meta.dirname, '../../../shared/vectors/ethereum-tests-transactions.json'), 'utf8'));
-const ALL_TYPES = { txTypes: new Set([0, 1, 2, 4]), allowUnprotected: true };
+import { VECTORS, vectorMismatches } from './support/vectors.js';
 
 before(() => initCrypto());
 
@@ -35,17 +22,7 @@ describe('Ethereum test vectors', () => {
 
   for (const [lean, signature] of [[true, 'recover'], [true, 'curve'], [false, 'recover']] as const) {
     it(`every vector agrees (${lean ? `lean 0x02 path, signature check ${signature}` : 'reference path only'})`, () => {
-      const decoders = new Map<string, TxDecoder>();
-      const mismatches: string[] = [];
-      for (const v of VECTORS) {
-        const fork = v.fork.toLowerCase();
-        let d = decoders.get(fork);
-        if (d === undefined) decoders.set(fork, (d = new TxDecoder(1, fork, { lean, signature })));
-        const out = d.decode(Buffer.from(v.txbytes.slice(2), 'hex'), ALL_TYPES);
-        const ok = !(out instanceof Exit);
-        if (ok !== v.valid) mismatches.push(`${v.source}: expected ${v.valid ? 'valid' : 'invalid'}, got ${ok ? 'valid' : (out as Exit).reason}`);
-        else if (ok && (out.hash !== v.hash || out.from !== v.sender!.toLowerCase())) mismatches.push(`${v.source}: hash/sender differ`);
-      }
+      const { mismatches, decoders } = vectorMismatches((fork) => new TxDecoder(1, fork, { lean, signature }));
       assert.deepEqual(mismatches, []);
       if (lean) assert.ok(decoders.get('cancun')!.lean, 'the lean path was really used for Cancun 0x02');
     });

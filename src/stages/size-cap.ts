@@ -13,7 +13,7 @@ export function createSizeCapStage(limits: { readonly maxBodyBytes: number }): S
     run(ctx) {
       if (ctx.head.contentLength > cap) return REJECT.payload_too_large;
       return ctx.bodySource.read(cap).then((body) =>
-        body === 'too_large' ? REJECT.payload_too_large : body === 'aborted' ? REJECT.client_closed : enrich(ctx, 'body', body),);
+        body === 'too_large' ? REJECT.payload_too_large : body === 'aborted' ? REJECT.client_closed : enrich(ctx, 'body', body));
     },
   };
 }

@@ -36,7 +36,8 @@ type Values = (Bytes | Values)[];
 
 const MAX_UINT64 = (1n << 64n) - 1n;
 const MAX_UINT256 = (1n << 256n) - 1n;
-const SECP256K1_N_DIV_2 = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0n;
+/** The order of the secp256k1 group. */
+const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 
 /** EIPs whose rules the lean path does not model: when active, the reference path is used. */
 const LEAN_UNMODELLED_EIPS = [2780, 7976, 7981, 8037];
@@ -331,10 +332,7 @@ export class TxDecoder {
       x[0] = 2;
       x.set(rB, 33 - rB.length);
       if (!isCurvePoint(x)) return REJECT.invalid_signature;
-      const sig = new Uint8Array(64);
-      sig.set(rB, 32 - rB.length);
-      sig.set(sB, 64 - sB.length);
-      return new LeanTx('0x' + hex(keccak256(bytes)), null, sig, recid, msgHash, this.chainId, nonce, isCreate ? null : '0x' + hex(toB), value, data, gasLimit);
+      return new LeanTx('0x' + hex(keccak256(bytes)), null, { r: rB, s: sB, recid, msgHash }, this.chainId, nonce, isCreate ? null : '0x' + hex(toB), value, data, gasLimit);
     }
     const sig = this.sig;
     sig.fill(0);
@@ -342,7 +340,7 @@ export class TxDecoder {
     sig.set(sB, 64 - sB.length);
     const pub = this.pub;
     if (secp256k1Addon().ecdsaRecover(pub, sig, recid, msgHash) !== 0) return REJECT.invalid_signature;
-    return new LeanTx('0x' + hex(keccak256(bytes)), pub.slice(1), null, 0, null, this.chainId, nonce, isCreate ? null : '0x' + hex(toB), value, data, gasLimit);
+    return new LeanTx('0x' + hex(keccak256(bytes)), pub.slice(1), null, this.chainId, nonce, isCreate ? null : '0x' + hex(toB), value, data, gasLimit);
   }
 }
 
@@ -351,6 +349,13 @@ export class TxDecoder {
  * needs on the way to the sequencer, is derived only when asked for: from the recovered key
  * (one keccak-256 less per submission), or with the `curve` check by recovering it then.
  */
+interface Signed {
+  readonly r: Bytes;
+  readonly s: Bytes;
+  readonly recid: number;
+  readonly msgHash: Uint8Array;
+}
+
 class LeanTx implements DecodedTx {
   readonly type = 2;
   private sender: string | null = null;
@@ -359,10 +364,8 @@ class LeanTx implements DecodedTx {
     readonly hash: string,
     /** The recovered public key (64 bytes, no prefix), or null when not recovered yet. */
     private publicKey: Uint8Array | null,
-    /** For a later recovery: r ‖ s, the y-parity and the signing hash. */
-    private readonly sig: Uint8Array | null,
-    private readonly recid: number,
-    private readonly msgHash: Uint8Array | null,
+    /** For a later recovery (the curve check): r and s (views of the raw bytes), y-parity, signing hash. */
+    private readonly signed: Signed | null,
     readonly chainId: bigint,
     readonly nonce: bigint,
     readonly to: string | null,
@@ -375,8 +378,12 @@ class LeanTx implements DecodedTx {
   get from(): string {
     if (this.sender !== null) return this.sender;
     if (this.publicKey === null) {
+      const { r, s, recid, msgHash } = this.signed!;
+      const sig = new Uint8Array(64);
+      sig.set(r, 32 - r.length);
+      sig.set(s, 64 - s.length);
       const pub = new Uint8Array(65);
-      if (secp256k1Addon().ecdsaRecover(pub, this.sig!, this.recid, this.msgHash!) !== 0) throw new Error('the signature does not recover a sender');
+      if (secp256k1Addon().ecdsaRecover(pub, sig, recid, msgHash) !== 0) throw new Error('the signature does not recover a sender');
       this.publicKey = pub.subarray(1);
     }
     return (this.sender = '0x' + hex(keccak256(this.publicKey).subarray(12)));
@@ -497,8 +504,8 @@ function listHeader(len: number): Uint8Array {
   return out;
 }
 
-const N_DIV_2_BYTES = Buffer.from(SECP256K1_N_DIV_2.toString(16).padStart(64, '0'), 'hex');
-const N_BYTES = Buffer.from((SECP256K1_N_DIV_2 * 2n + 1n).toString(16).padStart(64, '0'), 'hex');
+const N_BYTES = Buffer.from(SECP256K1_N.toString(16).padStart(64, '0'), 'hex');
+const N_DIV_2_BYTES = Buffer.from((SECP256K1_N >> 1n).toString(16).padStart(64, '0'), 'hex');
 
 function compareBytes(a: Bytes, b: Bytes): number {
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
