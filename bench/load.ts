@@ -4,9 +4,10 @@
  * Server on core 0 (taskset), wrk and the stub sequencer on core 1. For each scenario
  * (eth_chainId keep-alive, a 401, a 402, valid submissions from a pre-signed pool of distinct
  * transactions from several senders) it reports req/s, p50/p99/p99.9 latency and server CPU µs
- * per request, each as a ratio to the echo. Then the latency txgate adds at ~1,000 req/s
- * (client→txgate→stub minus client→stub), metrics on vs off, 1 vs 2 worker threads, and a
- * saturated soak (in-flight bound, 503 overloaded, RSS growth).
+ * per request, each as a ratio to the echo; for eth_chainId and the 401 also against the
+ * conforming floor (floor-server.ts: the contract's own work in one flat handler). Then the
+ * latency txgate adds at ~1,000 req/s (client→txgate→stub minus client→stub), metrics on vs
+ * off, 1 vs 2 worker threads, and a saturated soak (in-flight bound, 503 overloaded, RSS growth).
  *
  * Needs wrk (Debian: apt-get install wrk) and taskset (util-linux). Loopback only.
  */
@@ -244,6 +245,9 @@ function probe(url: string, bodies: string[], headers: Record<string, string>, r
 interface Compared {
   txgate: Measured;
   echo: Measured;
+  /** The conforming floor (floor-server.ts) in the same round, for the scenarios it answers. */
+  floor?: Measured;
+  floorRatios?: number[];
   /** The median round's ratio; that round's figures are the ones shown. */
   ratio: number;
   ratios: number[];
@@ -254,22 +258,41 @@ interface Compared {
  * machine's speed drifts within seconds, and one pair of runs can miss by ±10%. The round with
  * the median ratio is reported, with the range of all rounds beside it.
  */
-async function compare(gatePid: number, gateUrl: string, script: string): Promise<Compared> {
-  const runs: { e: Measured; t: Measured; ratio: number }[] = [];
+async function compare(gatePid: number, gateUrl: string, script: string, withFloor = false): Promise<Compared> {
+  const runs: { e: Measured; f?: Measured; t: Measured; ratio: number }[] = [];
   for (let i = 0; i < ROUNDS; i++) {
     const e = await measure(echo.pid!, 'http://127.0.0.1:18100/', script, DURATION, CONNS, i === 0);
+    const f = withFloor ? await measure(floor.pid!, 'http://127.0.0.1:18101/', script, DURATION, CONNS, i === 0) : undefined;
     const t = await measure(gatePid, gateUrl, script, DURATION, CONNS, i === 0);
-    runs.push({ e, t, ratio: round(t.rps / e.rps, 3) });
+    runs.push({ e, ...(f !== undefined ? { f } : {}), t, ratio: round(t.rps / e.rps, 3) });
   }
   const mid = medianBy(runs, (r) => r.ratio);
-  return { txgate: mid.t, echo: mid.e, ratio: mid.ratio, ratios: runs.map((r) => r.ratio) };
+  const floorPart = mid.f !== undefined ? { floor: mid.f, floorRatios: runs.map((r) => round(r.f!.rps / r.e.rps, 3)) } : {};
+  return { txgate: mid.t, echo: mid.e, ratio: mid.ratio, ratios: runs.map((r) => r.ratio), ...floorPart };
 }
 
 function throughputRow(name: string, c: Compared): Record<string, unknown> {
   const { txgate: t, echo: e, ratio, ratios } = c;
   const range = ratios.length > 1 ? `${Math.min(...ratios)}–${Math.max(...ratios)}` : '—';
   say(`| ${name} | ${t.rps} | ${e.rps} | ${ratio}x | ${range} | ${t.p50} / ${t.p99} / ${t.p999} | ${e.p50} / ${e.p99} / ${e.p999} | ${t.cpuUsPerReq} | ${e.cpuUsPerReq} | ${t.non2xx} |`);
-  return { scenario: name, txgate: t, echo: e, ratio, ratios, cpuRatio: round(t.cpuUsPerReq / e.cpuUsPerReq, 2) };
+  return { scenario: name, txgate: t, echo: e, ratio, ratios, cpuRatio: round(t.cpuUsPerReq / e.cpuUsPerReq, 2), ...(c.floor !== undefined ? { floor: c.floor, floorRatios: c.floorRatios } : {}) };
+}
+
+/** The scenarios the conforming floor answers as txgate does (it knows no account). */
+const FLOOR_SCENARIOS = new Set(['eth_chainId', '401 unauthorized']);
+
+function floorTable(rows: Record<string, unknown>[]): void {
+  const withFloor = rows.filter((r) => r.floor !== undefined) as unknown as { scenario: string; txgate: Measured; echo: Measured; floor: Measured; ratio: number; floorRatios: number[] }[];
+  if (withFloor.length === 0) return;
+  say('\n## Against the conforming floor (the same rounds: echo, floor, txgate)\n');
+  say('The floor (`bench/floor-server.ts`) is one flat uWS handler doing only what the contract makes any implementation do for these requests: read the headers, decode and JSON.parse the body, check the envelope, echo the id, send Content-Type and X-Request-Id; for the 401, hash the key, look it up, answer the error body and log one line.\n');
+  say('| scenario | echo req/s | floor req/s | txgate req/s | floor / echo | floor / echo, all rounds | txgate / echo | **txgate / floor** | CPU µs/req echo / floor / txgate |');
+  say('|---|---|---|---|---|---|---|---|---|');
+  for (const r of withFloor) {
+    const fr = round(r.floor.rps / r.echo.rps, 3);
+    const range = r.floorRatios.length > 1 ? `${Math.min(...r.floorRatios)}–${Math.max(...r.floorRatios)}` : '—';
+    say(`| ${r.scenario} | ${r.echo.rps} | ${r.floor.rps} | ${r.txgate.rps} | ${fr}x | ${range} | ${r.ratio}x | **${round(r.txgate.rps / r.floor.rps, 3)}x** | ${r.echo.cpuUsPerReq} / ${r.floor.cpuUsPerReq} / ${r.txgate.cpuUsPerReq} |`);
+  }
 }
 
 // --- the run ---------------------------------------------------------------------------------
@@ -282,6 +305,7 @@ const say = (s: string) => {
 
 const stub = await start(['node', join(dist, 'bench/stub-sequencer.js'), '18200'], LOAD_CORES, 'stub');
 const echo = await start(['node', join(dist, 'bench/echo-server.js'), '18100'], SERVER_CORES, 'echo');
+const floor = await start(['node', join(dist, 'bench/floor-server.js'), '18101', join(dir, 'floor.log')], SERVER_CORES, 'floor');
 const gate = await startTxgate({ sequencer: 'http://127.0.0.1:18200' });
 const want = (name: string) => opt.only === undefined || opt.only.split(',').includes(name);
 const wantScenario = (name: string) => opt.scenarios === undefined || opt.scenarios.split(',').includes(name);
@@ -293,7 +317,7 @@ if (want('throughput')) {
   const rows: Record<string, unknown>[] = [];
   for (const [name, script] of Object.entries(scenarios)) {
     if (!wantScenario(name)) continue;
-    rows.push(throughputRow(name, await compare(gate.child.pid!, gate.url, script)));
+    rows.push(throughputRow(name, await compare(gate.child.pid!, gate.url, script, FLOOR_SCENARIOS.has(name))));
   }
   // Valid submissions with the options that trade something for speed: busy polling (CPU while
   // idle), the curve signature check (no sender recovered), and the system libsecp256k1 (when
@@ -311,6 +335,7 @@ if (want('throughput')) {
     }
   }
   report.throughput = rows;
+  floorTable(rows);
 }
 
 if (want('latency')) {
@@ -448,6 +473,7 @@ if (want('soak') && Number(opt.soak) > 0) {
 }
 
 await stop(echo);
+await stop(floor);
 await stop(stub);
 writeFileSync(join(RESULTS_DIR, 'load.json'), JSON.stringify(report, null, 2) + '\n');
 writeFileSync(join(RESULTS_DIR, 'load.md'), lines.join('\n') + '\n');
