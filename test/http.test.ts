@@ -279,6 +279,47 @@ describe('clients that leave', () => {
     // The abandoned request was logged once, as client_closed.
     assert.ok(gate.logs.some((l) => l.includes('"reason":"client_closed"')));
   });
+  it('a body trickling in slower than the idle timeout is dropped, unanswered, never forwarded', async () => {
+    // One byte every 2 s: each byte arrives well within the ~10 s timer, the whole body never
+    // does. uWS does not restart its timer for body data, so the connection is closed.
+    const tx = await sign1559({ nonce: 77_001 });
+    const logged = gate.logs.length;
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 'trickle', method: 'eth_sendRawTransaction', params: [tx] });
+    const { answer, sent, heldOpen } = await new Promise<{ answer: string; sent: number; heldOpen: boolean }>((resolve) => {
+      let answer = '';
+      let sent = 0;
+      let heldOpen = false;
+      const s = connect(gate.port, '127.0.0.1', () => {
+        s.write(`POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nX-Api-Key: ${key}\r\nContent-Length: ${body.length}\r\n\r\n`);
+        const drip = setInterval(() => {
+          if (sent < body.length - 1) s.write(body[sent++]!); // the last byte is never sent
+        }, 2000);
+        // A guard, not a measurement: a connection still open after a minute was held open.
+        const guard = setTimeout(() => {
+          heldOpen = true;
+          s.destroy();
+        }, 60_000);
+        s.on('data', (d) => (answer += d.toString()));
+        s.on('close', () => {
+          clearInterval(drip);
+          clearTimeout(guard);
+          resolve({ answer, sent, heldOpen });
+        });
+      });
+    });
+    assert.equal(heldOpen, false, 'the trickle held the connection open');
+    assert.equal(answer, '', 'no answer is written');
+    assert.ok(sent >= 3 && sent < body.length - 1, `bytes kept arriving until the close (${sent})`);
+    const line = (await eventually(() => gate.logs.slice(logged).find((l) => l.includes('"status":499') && l.includes('"stage":"size_cap"'))))!;
+    assert.match(line, /"reason":"client_closed"/);
+    // How far the body got, against the declared length (a byte written as the server closed
+    // may not have arrived).
+    const m = /"detail":"connection closed with (\d+) of (\d+) body bytes received"/.exec(line);
+    assert.ok(m !== null, line);
+    assert.equal(Number(m[2]), body.length);
+    assert.ok(Number(m[1]) <= sent && Number(m[1]) >= sent - 1, `${m[1]} received of ${sent} sent`);
+    assert.equal(stub.sends().filter((c) => JSON.stringify(c.params).includes(tx)).length, 0);
+  });
 });
 
 describe('logging', () => {

@@ -53,7 +53,7 @@ class HttpContext extends RequestContext implements BodySource {
   bodyDone: boolean;
   timings: Float64Array | null = null;
   private chunks: Buffer[] | null = null;
-  private received = 0;
+  received = 0;
   private settle: Later<BodyResult> | null = null;
 
   constructor(

@@ -33,6 +33,8 @@ export interface Body {
 export interface BodySource {
   /** Reads the whole body; gives 'too_large' as soon as more than `cap` bytes arrived. */
   read(cap: number): PromiseLike<BodyResult>;
+  /** Body bytes received so far (for the log line of a body cut off). */
+  readonly received?: number;
 }
 
 /** Per-chain state built at start-up. */

@@ -2,7 +2,7 @@
  * Stage 1, size cap: a declared Content-Length over the cap is refused before anything is read;
  * otherwise the body is read as it arrives and reading stops at the cap (chunked bodies too).
  */
-import { REJECT } from '../errors.js';
+import { Exit, REJECT } from '../errors.js';
 import { enrich, type HostCtx, type SizedCtx } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
 
@@ -13,7 +13,19 @@ export function createSizeCapStage(limits: { readonly maxBodyBytes: number }): S
     run(ctx) {
       if (ctx.head.contentLength > cap) return REJECT.payload_too_large;
       return ctx.bodySource.read(cap).then((body) =>
-        body === 'too_large' ? REJECT.payload_too_large : body === 'aborted' ? REJECT.client_closed : enrich(ctx, 'body', body));
+        body === 'too_large' ? REJECT.payload_too_large : body === 'aborted' ? cutOff(ctx) : enrich(ctx, 'body', body));
     },
   };
+}
+
+/**
+ * The connection closed before the whole body arrived: the client left, or the body trickled
+ * in past uWS's ~10-s timer. Nobody reads the answer; the log line says how far the body got.
+ */
+function cutOff(ctx: HostCtx): Exit {
+  const got = ctx.bodySource.received;
+  if (got === undefined) return REJECT.client_closed;
+  const declared = ctx.head.contentLength;
+  const of = declared >= 0 ? `${got} of ${declared}` : `${got} (chunked)`;
+  return new Exit(REJECT.client_closed.status, 'client_closed', REJECT.client_closed.tail, undefined, `connection closed with ${of} body bytes received`);
 }
