@@ -1,35 +1,56 @@
 /**
  * The second reference of the load bench: the least a conforming answer costs in this stack,
- * written as one flat uWebSockets.js handler with no stages, contexts or metrics. It does what
- * the contract makes any implementation do for the two cheapest scenarios, and nothing more:
- * read the headers it needs (Host, Content-Length, Content-Type, X-Api-Key) while the request
- * is alive, copy and UTF-8-decode the body, JSON.parse it and check the envelope, echo the id,
- * send Content-Type and X-Request-Id; for a submission, hash the key (SHA-256), look it up and
- * answer 401 with the contract's error body and one log line (batched, one write per 20 ms,
- * to the file given). eth_chainId keep-alives are not logged (txgate logs them at debug).
+ * written as one flat uWebSockets.js handler with no stages, contexts, metrics or options. It
+ * does what the contract makes any implementation do, and nothing more:
+ * - every request: read the headers needed (Host, Content-Length, Content-Type, X-Api-Key)
+ *   while the request is alive, copy and UTF-8-decode the body, JSON.parse it and check the
+ *   envelope, echo the id, send Content-Type and X-Request-Id;
+ * - eth_chainId: the configured answer (not logged: txgate logs keep-alives at debug);
+ * - a submission: the key's SHA-256 looked up (unknown: 401, the contract's error body and one
+ *   log line); then the transaction decoded and verified (txgate's decoder, whose lean path is
+ *   within ~10% of one raw libsecp256k1 recovery: the cheapest conforming decode there is here,
+ *   sender recovered), the tip checked (a transfer to the tip address), forwarded with undici's
+ *   Pool.dispatch (txgate's Sequencer: the chosen client at its cheapest), the sequencer's hash
+ *   checked, answered, and two log lines (request and audit).
+ * Log lines are batched, one write per 20 ms, to the file given.
  *
  * What txgate costs over this floor is its structure (typed stages, the context, the body read
- * as a Later, metrics, the full envelope checks); what this floor costs over the bare echo is
- * the contract itself. Usage: node floor-server.js PORT LOGFILE
+ * as a Later, metrics, the full envelope, grant, fee and rate-limit rules, forwarding rules);
+ * what this floor costs over the bare echo is the contract itself.
+ * Usage: node floor-server.js PORT LOGFILE [KEY_SHA256 SEQUENCER_URL TIP_ADDRESS MIN_TIP_WEI]
  */
 import { hash } from 'node:crypto';
 import { openSync, writeSync } from 'node:fs';
-import { REJECT } from '../src/errors.js';
-import { uws } from '../src/native.js';
+import type { HttpResponse } from 'uWebSockets.js';
+import { Exit, REJECT } from '../src/errors.js';
+import { Sequencer } from '../src/forward/upstream.js';
+import { initCrypto, uws } from '../src/native.js';
+import { TxDecoder } from '../src/tx/decoder.js';
 
-const port = Number(process.argv[2] ?? 18101);
-const logFd = openSync(process.argv[3] ?? '/dev/null', 'a');
-const keys = new Map<string, string>(); // key SHA-256 → account id: none known, every key is refused
+const [portArg, logFile, keyHash, sequencerUrl, tipArg, minTipArg] = process.argv.slice(2);
+const port = Number(portArg ?? 18101);
+const logFd = openSync(logFile ?? '/dev/null', 'a');
+const keys = new Map<string, string>(keyHash !== undefined ? [[keyHash, 'load']] : []); // key SHA-256 → account id
+const sequencer = sequencerUrl !== undefined ? new Sequencer(sequencerUrl, 64) : null;
+const tip = (tipArg ?? '').toLowerCase();
+const minTip = BigInt(minTipArg ?? '0');
+await initCrypto();
+const decoder = new TxDecoder(4663, 'prague');
+const policy = { txTypes: new Set([2]) };
+
 let pending = '';
 setInterval(() => {
   if (pending === '') return;
   writeSync(logFd, pending);
   pending = '';
 }, 20);
+const pid = String(process.pid);
+const log = (fields: string, msg: string) => {
+  pending += '{"level":"info","time":' + Date.now() + ',"pid":' + pid + ',' + fields + ',"msg":"' + msg + '"}\n';
+};
 
 let seq = 0;
-const pid = String(process.pid);
-const answer = (res: import('uWebSockets.js').HttpResponse, status: string, reqId: string, body: string) =>
+const answer = (res: HttpResponse, status: string, reqId: string, body: string) =>
   res.cork(() => {
     res.writeStatus(status).writeHeader('content-type', 'application/json').writeHeader('x-request-id', reqId).end(body);
   });
@@ -54,19 +75,30 @@ uws()
         return answer(res, '400 Bad Request', reqId, REJECT.parse_error.body('null'));
       }
       const id = m.id;
-      if (host === '' || length === '' || type !== 'application/json' || m.jsonrpc !== '2.0' || (typeof id !== 'number' && typeof id !== 'string') || !Array.isArray(m.params ?? []))
+      const params = m.params ?? [];
+      if (host === '' || length === '' || type !== 'application/json' || m.jsonrpc !== '2.0' || (typeof id !== 'number' && typeof id !== 'string') || !Array.isArray(params))
         return answer(res, '400 Bad Request', reqId, REJECT.invalid_request.body('null'));
       const idJson = JSON.stringify(id);
       if (m.method === 'eth_chainId') return answer(res, '200 OK', reqId, '{"jsonrpc":"2.0","id":' + idJson + ',"result":"0x1237"}');
+      const done = (status: string, body: string, fields: string) => {
+        if (!aborted) answer(res, status, reqId, body);
+        log('"reqId":"' + reqId + '","method":"eth_sendRawTransaction","status":' + status.slice(0, 3) + ',"us":' + Math.round((performance.now() - t0) * 1000) + fields, 'request');
+      };
       const account = key === '' ? undefined : keys.get(hash('sha256', key, 'hex'));
-      if (account === undefined) {
-        answer(res, '401 Unauthorized', reqId, REJECT.unauthorized.body(idJson));
-        pending +=
-          '{"level":"info","time":' + Date.now() + ',"pid":' + pid + ',"reqId":"' + reqId + '","method":"eth_sendRawTransaction","status":401,"us":' +
-          Math.round((performance.now() - t0) * 1000) + ',"reason":"unauthorized","stage":"auth","chainId":4663,"msg":"rejected"}\n';
-        return;
-      }
-      answer(res, '500 Internal Server Error', reqId, REJECT.internal_error.body(idJson)); // no account exists here
+      if (account === undefined) return done('401 Unauthorized', REJECT.unauthorized.body(idJson), ',"reason":"unauthorized","stage":"auth","chainId":4663');
+      const raw = params[0];
+      if (typeof raw !== 'string' || !/^0x(?:[0-9a-fA-F]{2})*$/.test(raw)) return done('400 Bad Request', REJECT.invalid_params.body(idJson), ',"reason":"invalid_params"');
+      const tx = decoder.decode(Buffer.from(raw.substring(2), 'hex'), policy);
+      if (tx instanceof Exit) return done('400 Bad Request', tx.body(idJson), ',"reason":"' + tx.reason + '"');
+      if (tx.to !== tip || tx.value < minTip) return done('402 Payment Required', REJECT.fee_rejected.body(idJson), ',"reason":"fee_rejected"');
+      if (sequencer === null) return done('503 Service Unavailable', REJECT.upstream_unavailable.body(idJson), ',"reason":"upstream_unavailable"');
+      const t1 = performance.now();
+      void sequencer.call('eth_sendRawTransaction', '["' + raw + '"]', 5000).then((a) => {
+        const accepted = a.kind === 'result' && a.result === tx.hash;
+        log('"audit":"forward","reqId":"' + reqId + '","account":"' + account + '","tx":"' + tx.hash + '","chainId":4663,"sequencer":' + sequencer.labelJson + ',"outcome":"' + (accepted ? 'accepted' : 'fault') + '","ms":' + (performance.now() - t1).toFixed(3), 'forward');
+        if (accepted) done('200 OK', '{"jsonrpc":"2.0","id":' + idJson + ',"result":"' + tx.hash + '"}', ',"account":"' + account + '","tx":"' + tx.hash + '"');
+        else done('502 Bad Gateway', REJECT.upstream_error.body(idJson), ',"reason":"upstream_error"');
+      });
     });
   })
   .listen('127.0.0.1', port, (s) => {
