@@ -263,6 +263,7 @@ describe('health and readiness', () => {
 
 describe('clients that leave', () => {
   it('a client that disconnects mid-body leaves the server healthy', async () => {
+    const logged = gate.logs.length;
     await new Promise<void>((resolve) => {
       const s = connect(gate.port, '127.0.0.1', () => {
         s.write('POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"jsonrpc":"2.0",');
@@ -276,8 +277,24 @@ describe('clients that leave', () => {
     assert.equal(r.status, 200);
     const h = await send({ port: gate.port, method: 'GET', path: '/health' });
     assert.equal(h.status, 200);
-    // The abandoned request was logged once, as client_closed.
-    assert.ok(gate.logs.some((l) => l.includes('"reason":"client_closed"')));
+    // The abandoned request was logged once, as client_closed, with how far its body got.
+    const line = gate.logs.slice(logged).find((l) => l.includes('"reason":"client_closed"'));
+    assert.ok(line);
+    assert.match(line, /"detail":"connection closed after 17 of 1000 body bytes"/);
+  });
+  it('a chunked body cut off is logged with the bytes received', async () => {
+    const logged = gate.logs.length;
+    await new Promise<void>((resolve) => {
+      const s = connect(gate.port, '127.0.0.1', () => {
+        s.write('POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"jso\r\n');
+        setTimeout(() => {
+          s.destroy();
+          resolve();
+        }, 50);
+      });
+    });
+    const line = (await eventually(() => gate.logs.slice(logged).find((l) => l.includes('"reason":"client_closed"'))))!;
+    assert.match(line, /"detail":"connection closed after 5 bytes of a chunked body"/);
   });
   it('a body trickling in slower than the idle timeout is dropped, unanswered, never forwarded', async () => {
     // One byte every 2 s: each byte arrives well within the ~10 s timer, the whole body never
@@ -314,7 +331,7 @@ describe('clients that leave', () => {
     assert.match(line, /"reason":"client_closed"/);
     // How far the body got, against the declared length (a byte written as the server closed
     // may not have arrived).
-    const m = /"detail":"connection closed with (\d+) of (\d+) body bytes received"/.exec(line);
+    const m = /"detail":"connection closed after (\d+) of (\d+) body bytes"/.exec(line);
     assert.ok(m !== null, line);
     assert.equal(Number(m[2]), body.length);
     assert.ok(Number(m[1]) <= sent && Number(m[1]) >= sent - 1, `${m[1]} received of ${sent} sent`);

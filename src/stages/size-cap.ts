@@ -26,6 +26,6 @@ function cutOff(ctx: HostCtx): Exit {
   const got = ctx.bodySource.received;
   if (got === undefined) return REJECT.client_closed;
   const declared = ctx.head.contentLength;
-  const of = declared >= 0 ? `${got} of ${declared}` : `${got} (chunked)`;
-  return new Exit(REJECT.client_closed.status, 'client_closed', REJECT.client_closed.tail, undefined, `connection closed with ${of} body bytes received`);
+  const detail = declared >= 0 ? `connection closed after ${got} of ${declared} body bytes` : `connection closed after ${got} bytes of a chunked body`;
+  return new Exit(REJECT.client_closed.status, 'client_closed', REJECT.client_closed.tail, undefined, detail);
 }
