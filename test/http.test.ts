@@ -262,17 +262,20 @@ describe('health and readiness', () => {
 });
 
 describe('clients that leave', () => {
-  it('a client that disconnects mid-body leaves the server healthy', async () => {
-    const logged = gate.logs.length;
-    await new Promise<void>((resolve) => {
+  /** Writes the start of a request, then disconnects 50 ms later. */
+  const writeAndLeave = (start: string) =>
+    new Promise<void>((resolve) => {
       const s = connect(gate.port, '127.0.0.1', () => {
-        s.write('POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"jsonrpc":"2.0",');
+        s.write(start);
         setTimeout(() => {
           s.destroy();
           resolve();
         }, 50);
       });
     });
+  it('a client that disconnects mid-body leaves the server healthy', async () => {
+    const logged = gate.logs.length;
+    await writeAndLeave('POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"jsonrpc":"2.0",');
     const r = await rpc(gate.port, 'eth_chainId', []);
     assert.equal(r.status, 200);
     const h = await send({ port: gate.port, method: 'GET', path: '/health' });
@@ -284,15 +287,7 @@ describe('clients that leave', () => {
   });
   it('a chunked body cut off is logged with the bytes received', async () => {
     const logged = gate.logs.length;
-    await new Promise<void>((resolve) => {
-      const s = connect(gate.port, '127.0.0.1', () => {
-        s.write('POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"jso\r\n');
-        setTimeout(() => {
-          s.destroy();
-          resolve();
-        }, 50);
-      });
-    });
+    await writeAndLeave('POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"jso\r\n');
     const line = (await eventually(() => gate.logs.slice(logged).find((l) => l.includes('"reason":"client_closed"'))))!;
     assert.match(line, /"detail":"connection closed after 5 bytes of a chunked body"/);
   });
