@@ -25,6 +25,7 @@ import type { HttpResponse } from 'uWebSockets.js';
 import { Exit, REJECT } from '../src/errors.js';
 import { Sequencer } from '../src/forward/upstream.js';
 import { initCrypto, uws } from '../src/native.js';
+import { classifyRawTxParam } from '../src/stages/route.js';
 import { TxDecoder } from '../src/tx/decoder.js';
 
 const [portArg, logFile, keyHash, sequencerUrl, tipArg, minTipArg] = process.argv.slice(2);
@@ -86,8 +87,8 @@ uws()
       };
       const account = key === '' ? undefined : keys.get(hash('sha256', key, 'hex'));
       if (account === undefined) return done('401 Unauthorized', REJECT.unauthorized.body(idJson), ',"reason":"unauthorized","stage":"auth","chainId":4663');
-      const raw = params[0];
-      if (typeof raw !== 'string' || !/^0x(?:[0-9a-fA-F]{2})*$/.test(raw)) return done('400 Bad Request', REJECT.invalid_params.body(idJson), ',"reason":"invalid_params"');
+      const raw = classifyRawTxParam(params[0]); // what the route stage accepts: 0x-hex (or shapes decode names)
+      if (typeof raw !== 'string' || raw.charCodeAt(0) !== 48) return done('400 Bad Request', REJECT.invalid_params.body(idJson), ',"reason":"invalid_params"');
       const tx = decoder.decode(Buffer.from(raw.substring(2), 'hex'), policy);
       if (tx instanceof Exit) return done('400 Bad Request', tx.body(idJson), ',"reason":"' + tx.reason + '"');
       if (tx.to !== tip || tx.value < minTip) return done('402 Payment Required', REJECT.fee_rejected.body(idJson), ',"reason":"fee_rejected"');

@@ -254,9 +254,9 @@ interface Compared {
 }
 
 /**
- * txgate against the echo, alternating ROUNDS times (echo, txgate, echo, txgate, …): the
- * machine's speed drifts within seconds, and one pair of runs can miss by ±10%. The round with
- * the median ratio is reported, with the range of all rounds beside it.
+ * txgate against the echo (and the floor, `withFloor`), alternating ROUNDS times (echo, floor,
+ * txgate, echo, …): the machine's speed drifts within seconds, and one pair of runs can miss by
+ * ±10%. The round with the median txgate/echo ratio is reported, with the range of all rounds.
  */
 async function compare(gatePid: number, gateUrl: string, script: string, withFloor = false): Promise<Compared> {
   const runs: { e: Measured; f?: Measured; t: Measured; ratio: number }[] = [];
@@ -271,10 +271,12 @@ async function compare(gatePid: number, gateUrl: string, script: string, withFlo
   return { txgate: mid.t, echo: mid.e, ratio: mid.ratio, ratios: runs.map((r) => r.ratio), ...floorPart };
 }
 
+/** The range of the rounds' ratios, for a table cell. */
+const spread = (ratios: number[]) => (ratios.length > 1 ? `${Math.min(...ratios)}–${Math.max(...ratios)}` : '—');
+
 function throughputRow(name: string, c: Compared): Record<string, unknown> {
   const { txgate: t, echo: e, ratio, ratios } = c;
-  const range = ratios.length > 1 ? `${Math.min(...ratios)}–${Math.max(...ratios)}` : '—';
-  say(`| ${name} | ${t.rps} | ${e.rps} | ${ratio}x | ${range} | ${t.p50} / ${t.p99} / ${t.p999} | ${e.p50} / ${e.p99} / ${e.p999} | ${t.cpuUsPerReq} | ${e.cpuUsPerReq} | ${t.non2xx} |`);
+  say(`| ${name} | ${t.rps} | ${e.rps} | ${ratio}x | ${spread(ratios)} | ${t.p50} / ${t.p99} / ${t.p999} | ${e.p50} / ${e.p99} / ${e.p999} | ${t.cpuUsPerReq} | ${e.cpuUsPerReq} | ${t.non2xx} |`);
   return { scenario: name, txgate: t, echo: e, ratio, ratios, cpuRatio: round(t.cpuUsPerReq / e.cpuUsPerReq, 2), ...(c.floor !== undefined ? { floor: c.floor, floorRatios: c.floorRatios } : {}) };
 }
 
@@ -290,8 +292,7 @@ function floorTable(rows: Record<string, unknown>[]): void {
   say('|---|---|---|---|---|---|---|---|---|');
   for (const r of withFloor) {
     const fr = round(r.floor.rps / r.echo.rps, 3);
-    const range = r.floorRatios.length > 1 ? `${Math.min(...r.floorRatios)}–${Math.max(...r.floorRatios)}` : '—';
-    say(`| ${r.scenario} | ${r.echo.rps} | ${r.floor.rps} | ${r.txgate.rps} | ${fr}x | ${range} | ${r.ratio}x | **${round(r.txgate.rps / r.floor.rps, 3)}x** | ${r.echo.cpuUsPerReq} / ${r.floor.cpuUsPerReq} / ${r.txgate.cpuUsPerReq} |`);
+    say(`| ${r.scenario} | ${r.echo.rps} | ${r.floor.rps} | ${r.txgate.rps} | ${fr}x | ${spread(r.floorRatios)} | ${r.ratio}x | **${round(r.txgate.rps / r.floor.rps, 3)}x** | ${r.echo.cpuUsPerReq} / ${r.floor.cpuUsPerReq} / ${r.txgate.cpuUsPerReq} |`);
   }
 }
 
@@ -315,7 +316,7 @@ const want = (name: string) => opt.only === undefined || opt.only.split(',').inc
 const wantScenario = (name: string) => opt.scenarios === undefined || opt.scenarios.split(',').includes(name);
 
 if (want('throughput')) {
-  say(`\n## Throughput (1 server thread on core ${SERVER_CORES}; wrk -t1 -c${CONNS} on core ${LOAD_CORES}; ${DURATION} s each, echo and txgate alternating ${ROUNDS} times: the median round)\n`);
+  say(`\n## Throughput (1 server thread on core ${SERVER_CORES}; wrk -t1 -c${CONNS} on core ${LOAD_CORES}; ${DURATION} s each, echo (floor) and txgate alternating ${ROUNDS} times: the median round)\n`);
   say('| scenario | txgate req/s | echo req/s | ratio | ratio, all rounds | txgate p50 / p99 / p99.9 µs | echo p50 / p99 / p99.9 µs | txgate CPU µs/req | echo CPU µs/req | non-2xx |');
   say('|---|---|---|---|---|---|---|---|---|---|');
   const rows: Record<string, unknown>[] = [];

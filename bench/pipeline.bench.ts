@@ -1,6 +1,7 @@
 /**
- * The whole pipeline in-process (no sockets): "all pass" with an instant forward, and a request
- * rejected at each stage N (and "all pass" with crypto.signature = "curve"). The reference is "all pass": each rejection is a fraction of it.
+ * The whole pipeline in-process (no sockets): "all pass" with an instant forward (also with
+ * crypto.signature = "curve"), and a request rejected at each stage N. The reference is "all
+ * pass": each rejection is a fraction of it.
  */
 import type { Exit } from '../src/errors.js';
 import { body, config, context, curveDecoders, head, KEY_OFF, KEY_SLOW, pipeline, signedPool, TXS } from './fixtures.js';
@@ -11,16 +12,16 @@ import type { Body, RequestHead } from '../src/pipeline/context.js';
 
 export async function run(): Promise<Row[]> {
   let done: ((e: Exit) => void) | null = null;
-  const p = pipeline({ exit: (_c, e) => done!(e) });
-  const go = (h: RequestHead, b: Body) => new Promise<Exit>((resolve) => {
-    done = resolve;
-    p.run(context(h, b));
-  });
-  const pc = pipeline({ exit: (_c, e) => done!(e) }, curveDecoders);
-  const goCurve = (h: RequestHead, b: Body) => new Promise<Exit>((resolve) => {
-    done = resolve;
-    pc.run(context(h, b));
-  });
+  /** Runs one request through a pipeline built over `decs`, settling with its answer. */
+  const runner = (decs?: Parameters<typeof pipeline>[1]) => {
+    const p = pipeline({ exit: (_c, e) => done!(e) }, decs);
+    return (h: RequestHead, b: Body) => new Promise<Exit>((resolve) => {
+      done = resolve;
+      p.run(context(h, b));
+    });
+  };
+  const go = runner();
+  const goCurve = runner(curveDecoders);
   // The same, with the metrics the server feeds: one request observation per answer, and
   // per-stage timing on the requests the server samples (STAGE_SAMPLE_MASK).
   const metrics = new Metrics(config, { version: 'bench', uws: 'bench' });

@@ -4,9 +4,9 @@
  *
  * Why: on a virtual machine an idle vCPU halts, and waking it (a request arriving, a sequencer
  * answering) costs tens to hundreds of microseconds, paid on every request that finds the
- * core idle. On the bench machine it lowered the latency txgate adds at ~1,000 req/s by 35 to
- * 236 µs p50 over four runs, and saturated throughput does not change (README "Performance"
- * has the figures). The price is CPU: while traffic flows, the idle share of the core is
+ * core idle. On the bench machine it lowered the p50 latency txgate adds at ~1,000 req/s in
+ * every run, by amounts that vary widely from run to run, and saturated throughput does not
+ * change (README "Performance" has each run's figures). The price is CPU: while traffic flows, the idle share of the core is
  * burnt instead of saved. At nice 19 the spinner yields to the server thread (CFS weight 15
  * against 1024), and it parks after `idleMs` without a request, so an idle service burns nothing.
  *

@@ -334,21 +334,13 @@ export class TxDecoder {
       if (!isCurvePoint(x)) return REJECT.invalid_signature;
       return new LeanTx('0x' + hex(keccak256(bytes)), null, { r: rB, s: sB, recid, msgHash }, this.chainId, nonce, isCreate ? null : '0x' + hex(toB), value, data, gasLimit);
     }
-    const sig = this.sig;
-    sig.fill(0);
-    sig.set(rB, 32 - rB.length);
-    sig.set(sB, 64 - sB.length);
     const pub = this.pub;
-    if (secp256k1Addon().ecdsaRecover(pub, sig, recid, msgHash) !== 0) return REJECT.invalid_signature;
+    if (!recover(pub, this.sig, rB, sB, recid, msgHash)) return REJECT.invalid_signature;
     return new LeanTx('0x' + hex(keccak256(bytes)), pub.slice(1), null, this.chainId, nonce, isCreate ? null : '0x' + hex(toB), value, data, gasLimit);
   }
 }
 
-/**
- * A transaction from the lean path, its signature checked. The sender address, which no stage
- * needs on the way to the sequencer, is derived only when asked for: from the recovered key
- * (one keccak-256 less per submission), or with the `curve` check by recovering it then.
- */
+/** A signature as recovery takes it: r and s (big-endian, up to 32 bytes each), y-parity, signing hash. */
 interface Signed {
   readonly r: Bytes;
   readonly s: Bytes;
@@ -356,6 +348,19 @@ interface Signed {
   readonly msgHash: Uint8Array;
 }
 
+/** Recovers the public key into `pub` (65 bytes), with `sig` (64 bytes) as scratch; false if it does not recover. */
+function recover(pub: Uint8Array, sig: Uint8Array, r: Bytes, s: Bytes, recid: number, msgHash: Uint8Array): boolean {
+  sig.fill(0);
+  sig.set(r, 32 - r.length);
+  sig.set(s, 64 - s.length);
+  return secp256k1Addon().ecdsaRecover(pub, sig, recid, msgHash) === 0;
+}
+
+/**
+ * A transaction from the lean path, its signature checked. The sender address, which no stage
+ * needs on the way to the sequencer, is derived only when asked for: from the recovered key
+ * (one keccak-256 less per submission), or with the `curve` check by recovering it then.
+ */
 class LeanTx implements DecodedTx {
   readonly type = 2;
   private sender: string | null = null;
@@ -379,11 +384,8 @@ class LeanTx implements DecodedTx {
     if (this.sender !== null) return this.sender;
     if (this.publicKey === null) {
       const { r, s, recid, msgHash } = this.signed!;
-      const sig = new Uint8Array(64);
-      sig.set(r, 32 - r.length);
-      sig.set(s, 64 - s.length);
       const pub = new Uint8Array(65);
-      if (secp256k1Addon().ecdsaRecover(pub, sig, recid, msgHash) !== 0) throw new Error('the signature does not recover a sender');
+      if (!recover(pub, new Uint8Array(64), r, s, recid, msgHash)) throw new Error('the signature does not recover a sender');
       this.publicKey = pub.subarray(1);
     }
     return (this.sender = '0x' + hex(keccak256(this.publicKey).subarray(12)));
