@@ -1,4 +1,4 @@
-/** The 168 transactions of the Ethereum test suite (../shared/vectors), and the check every decoder must pass on them. */
+/** The 168 transactions of the Ethereum test suite (test/fixtures), and the check every decoder must pass on them. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Exit } from '../../src/errors.js';
@@ -13,7 +13,7 @@ export interface Vector {
   sender: string | null;
 }
 
-export const VECTORS: Vector[] = JSON.parse(readFileSync(join(import.meta.dirname, '../../../../shared/vectors/ethereum-tests-transactions.json'), 'utf8'));
+export const VECTORS: Vector[] = JSON.parse(readFileSync(join(import.meta.dirname, '../../../test/fixtures/ethereum-tests-transactions.json'), 'utf8'));
 
 const ALL_TYPES = { txTypes: new Set([0, 1, 2, 4]), allowUnprotected: true };
 
