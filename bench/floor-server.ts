@@ -19,6 +19,7 @@
  * what this floor costs over the bare echo is the contract itself.
  * Usage: node floor-server.js PORT LOGFILE [KEY_SHA256 SEQUENCER_URL TIP_ADDRESS MIN_TIP_WEI]
  */
+import { HealthBoard } from '../src/forward/health-board.js';
 import { hash } from 'node:crypto';
 import { openSync, writeSync } from 'node:fs';
 import type { HttpResponse } from 'uWebSockets.js';
@@ -32,7 +33,7 @@ const [portArg, logFile, keyHash, sequencerUrl, tipArg, minTipArg] = process.arg
 const port = Number(portArg ?? 18101);
 const logFd = openSync(logFile ?? '/dev/null', 'a');
 const keys = new Map<string, string>(keyHash !== undefined ? [[keyHash, 'load']] : []); // key SHA-256 → account id
-const sequencer = sequencerUrl !== undefined ? new Sequencer(sequencerUrl, 64) : null;
+const sequencer = sequencerUrl !== undefined ? new Sequencer(sequencerUrl, 64, HealthBoard.allocate(1), 0) : null;
 const tip = (tipArg ?? '').toLowerCase();
 const minTip = BigInt(minTipArg ?? '0');
 await initCrypto();
@@ -94,7 +95,7 @@ uws()
       if (tx.to !== tip || tx.value < minTip) return done('402 Payment Required', REJECT.fee_rejected.body(idJson), ',"reason":"fee_rejected"');
       if (sequencer === null) return done('503 Service Unavailable', REJECT.upstream_unavailable.body(idJson), ',"reason":"upstream_unavailable"');
       const t1 = performance.now();
-      void sequencer.call('eth_sendRawTransaction', '["' + raw + '"]', 5000).then((a) => {
+      void sequencer.call('eth_sendRawTransaction', '["' + raw + '"]', { timeoutMs: 5000, queueMs: 5000 }).then((a) => {
         const accepted = a.kind === 'result' && a.result === tx.hash;
         log('"audit":"forward","reqId":"' + reqId + '","account":"' + account + '","tx":"' + tx.hash + '","chainId":4663,"sequencer":' + sequencer.labelJson + ',"outcome":"' + (accepted ? 'accepted' : 'fault') + '","ms":' + (performance.now() - t1).toFixed(3), 'forward');
         if (accepted) done('200 OK', '{"jsonrpc":"2.0","id":' + idJson + ',"result":"' + tx.hash + '"}', ',"account":"' + account + '","tx":"' + tx.hash + '"');

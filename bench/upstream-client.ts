@@ -7,6 +7,7 @@
  * (RESULT {} past the last): the load bench runs each in a fresh process, since clients measured
  * one after another in one process disturb each other's figures (heap, JIT state, timers).
  */
+import { HealthBoard } from '../src/forward/health-board.js';
 import { Agent, request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { Pool } from 'undici';
@@ -15,7 +16,7 @@ import { interpret, Sequencer } from '../src/forward/upstream.js';
 const port = Number(process.argv[2] ?? 18200);
 const raw = '0x02f86f82123780843b9aca0084b2d05e0082520894a0ee7a142d267c1f36714e4a8f75612f20a7972085e8d4a5100080c001a0' + 'ab'.repeat(32) + 'a0' + 'cd'.repeat(32);
 const body = `{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["${raw}"]}`;
-const seq = new Sequencer(`http://127.0.0.1:${port}`, 16);
+const seq = new Sequencer(`http://127.0.0.1:${port}`, 16, HealthBoard.allocate(1), 0);
 const pool = new Pool(`http://127.0.0.1:${port}`, { connections: 16 });
 const agent = new Agent({ keepAlive: true, maxSockets: 16 });
 const headers = { 'content-type': 'application/json' };
@@ -73,7 +74,7 @@ async function rawCall(): Promise<unknown> {
 }
 
 const clients: Record<string, () => Promise<unknown>> = {
-  'undici Pool.dispatch (txgate forwarder)': () => seq.call('eth_sendRawTransaction', `["${raw}"]`, 5000),
+  'undici Pool.dispatch (txgate forwarder)': () => seq.call('eth_sendRawTransaction', `["${raw}"]`, { timeoutMs: 5000, queueMs: 5000 }),
   'undici Pool.request': async () => (await pool.request({ path: '/', method: 'POST', headers, body })).body.text(),
   'net.Socket, minimal HTTP/1.1 (floor, not a product client)': rawCall,
   'node:http': () =>

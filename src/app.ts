@@ -9,7 +9,8 @@ import type { AccountStore } from './accounts/types.js';
 import type { Config } from './config.js';
 import { result } from './errors.js';
 import { ChainForwarder, type ForwardObserver } from './forward/forwarder.js';
-import { HealthProber, type HealthObserver } from './forward/health.js';
+import { HealthBoard, type HealthBoardBuffers, slotIndex } from './forward/health-board.js';
+import { HealthProber, healthProblems } from './forward/health.js';
 import { Readiness } from './http/readiness.js';
 import { PublicServer, type RequestObserver } from './http/server.js';
 import { RateLimiter, type TokenBuckets } from './limits/rate-limiter.js';
@@ -41,7 +42,6 @@ export function buildChains(config: Config): ChainRuntime[] {
 export interface Observers {
   readonly request?: RequestObserver;
   readonly forward?: ForwardObserver;
-  readonly health?: HealthObserver;
   readonly accountsReload?: (result: ReloadResult, accounts: number) => void;
 }
 
@@ -52,8 +52,11 @@ export interface AppOptions {
   readonly idPrefix?: string;
   /** An account store other than the accounts file (e.g. database-backed). */
   readonly store?: AccountStore;
-  /** With several worker threads: the process-wide rate-limit and transaction tables. */
-  readonly shared?: { readonly rate: SharedTableBuffers; readonly tx: SharedTableBuffers };
+  /**
+   * With several worker threads: the process-wide rate-limit and transaction tables, and the
+   * sequencer health board the main thread's prober writes (this app then runs no prober).
+   */
+  readonly shared?: { readonly rate: SharedTableBuffers; readonly tx: SharedTableBuffers; readonly health: HealthBoardBuffers };
 }
 
 export interface App {
@@ -65,7 +68,11 @@ export interface App {
   readonly limiter: TokenBuckets;
   /** The metrics sink of this app (null when metrics are disabled). */
   readonly metrics: Metrics | null;
-  /** Loads accounts, probes sequencers once, starts listening; resolves with the bound port. */
+  /** Loads accounts and probes sequencers once (this app's prober, if it runs one). */
+  prepare(): Promise<void>;
+  /** Opens the public port (after prepare); resolves with the bound port. */
+  listen(): Promise<number>;
+  /** prepare, then listen. */
   start(): Promise<number>;
   /** Graceful stop: drain within the grace period, then close upstream pools. */
   stop(): Promise<void>;
@@ -97,7 +104,7 @@ export function admissionStages(p: AdmissionParts): PipelineBuilder<LimitedCtx> 
 export function createApp(opts: AppOptions): App {
   const { config, log } = opts;
   const metrics = config.metrics.enabled ? new Metrics(config, BUILD) : null;
-  const obs: Observers = opts.observers ?? (metrics !== null ? { request: metrics.request, forward: metrics.forward, health: metrics.health, accountsReload: metrics.accountsReload } : {});
+  const obs: Observers = opts.observers ?? (metrics !== null ? { request: metrics.request, forward: metrics.forward, accountsReload: metrics.accountsReload } : {});
   const chains = buildChains(config);
   const hosts = new HostTable(chains);
   const readiness = new Readiness();
@@ -108,11 +115,14 @@ export function createApp(opts: AppOptions): App {
   const limiter: TokenBuckets = local ?? new SharedRateTable(opts.shared!.rate);
   const txTable = opts.shared === undefined ? null : new SharedTxTable(opts.shared.tx);
   const decoders = new Map(config.chains.map((c) => [c.chainId, new TxDecoder(c.chainId, c.hardfork, { signature: config.crypto.signature })]));
-  const forwarders = new Map(config.chains.map((c) => [c.chainId, new ChainForwarder(c, config.dedup, log, obs.forward, txTable)]));
-  const prober = new HealthProber([...forwarders.values()], log, obs.health);
+  const board = opts.shared === undefined ? HealthBoard.allocate(slotCount(config)) : new HealthBoard(opts.shared.health);
+  metrics?.watchHealth(board);
+  const slots = slotIndex(config.chains);
+  const forwarders = new Map(config.chains.map((c, i) => [c.chainId, new ChainForwarder(c, config.dedup, log, { board, slots: slots[i]! }, obs.forward, txTable)]));
+  const prober = opts.shared === undefined ? new HealthProber(config.chains, board, log) : null;
 
   readiness.add(() => (store.ready ? null : 'accounts not loaded'));
-  readiness.add(() => prober.problems());
+  readiness.add(() => healthProblems(config.chains, board));
 
   const duplicates = { isDuplicate: (chainId: number, hash: string) => forwarders.get(chainId)!.isDuplicate(hash) };
   const buildPipeline = (hooks: PipelineHooks) =>
@@ -141,20 +151,31 @@ export function createApp(opts: AppOptions): App {
     forwarders,
     limiter,
     metrics,
-    async start() {
+    async prepare() {
       await store.start();
-      await prober.start();
+      await prober?.start();
       local?.startSweeping();
       if (busyPoll !== null) await busyPoll.started;
+    },
+    listen() {
       return server.listen(config.listen.host, config.listen.port);
+    },
+    async start() {
+      await this.prepare();
+      return this.listen();
     },
     async stop() {
       await server.drain(config.shutdown.graceMs);
       await busyPoll?.stop();
-      prober.stop();
+      await prober?.stop();
       store.close();
       local?.close();
       await Promise.all([...forwarders.values()].map((f) => f.close()));
     },
   };
+}
+
+/** Sequencer slots on the health board: one per configured sequencer. */
+export function slotCount(config: Config): number {
+  return config.chains.reduce((n, c) => n + c.sequencers.length, 0);
 }

@@ -38,10 +38,12 @@ export interface ChainConfig {
   readonly forward: {
     readonly strategy: ForwardStrategy;
     readonly timeoutMs: number;
-    /** In-flight forwards for this chain; beyond it, 503 overloaded at once. */
+    /** In-flight forwards for this chain (per thread); beyond it, 503 overloaded at once. */
     readonly maxInFlight: number;
-    /** Keep-alive connections per sequencer. */
+    /** Keep-alive connections per sequencer (per thread): requests written at once. */
     readonly connections: number;
+    /** How long a forward may wait for a free connection before it is refused unsent (503 overloaded). */
+    readonly queueMs: number;
   };
   readonly probe: { readonly intervalMs: number; readonly timeoutMs: number };
 }
@@ -212,7 +214,7 @@ export function parseConfig(input: unknown, baseDir: string, env: NodeJS.Process
           else sequencers.push(u.href);
         });
 
-      const fwd = r.obj(cin.forward, `${f}.forward`, ['strategy', 'timeoutMs', 'maxInFlight', 'connections']);
+      const fwd = r.obj(cin.forward, `${f}.forward`, ['strategy', 'timeoutMs', 'maxInFlight', 'connections', 'queueMs']);
       const probe = r.obj(cin.probe, `${f}.probe`, ['intervalMs', 'timeoutMs']);
       chains.push({
         chainId,
@@ -223,7 +225,8 @@ export function parseConfig(input: unknown, baseDir: string, env: NodeJS.Process
           strategy: r.oneOf<ForwardStrategy>(fwd.strategy, `${f}.forward.strategy`, 'failover', ['failover', 'fanout']),
           timeoutMs: r.int(fwd.timeoutMs, `${f}.forward.timeoutMs`, 2000, 10, 60000),
           maxInFlight: r.int(fwd.maxInFlight, `${f}.forward.maxInFlight`, 1024, 1, 1_000_000),
-          connections: r.int(fwd.connections, `${f}.forward.connections`, 16, 1, 1024),
+          connections: r.int(fwd.connections, `${f}.forward.connections`, 128, 1, 1024),
+          queueMs: r.int(fwd.queueMs, `${f}.forward.queueMs`, 1000, 1, 60_000),
         },
         probe: {
           intervalMs: r.int(probe.intervalMs, `${f}.probe.intervalMs`, 1000, 50, 600_000),

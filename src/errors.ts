@@ -21,6 +21,7 @@ export const REASONS = {
   // --- front end (no JSON-RPC request involved) ---
   not_found: { status: 404, code: -32601, message: 'Not found: only POST /, GET /tip-addresses, GET /health and GET /ready exist', action: 'Use one of the documented paths.' },
   method_not_allowed: { status: 405, code: -32600, message: 'HTTP method not allowed on this path', action: 'Use POST for / and GET for the other paths.' },
+  bad_framing: { status: 400, code: -32600, message: 'Ambiguous or unsupported message framing: send one Content-Length, or Transfer-Encoding: chunked alone', action: 'Send one Content-Length of digits (or Transfer-Encoding: chunked alone); the connection is closed. A proxy in front must normalise framing.' },
   // --- 0 host ---
   misdirected_host: { status: 421, code: -32600, message: 'Host is not assigned to this service', action: 'Use the exact hostname assigned at onboarding.' },
   // --- 1 size cap ---

@@ -10,7 +10,7 @@ import type { ReloadResult } from './accounts/file-store.js';
 import { sequencerLabel, type Config } from './config.js';
 import { REASON_NAMES, type Exit } from './errors.js';
 import type { ForwardEvent, ForwardObserver } from './forward/forwarder.js';
-import type { HealthObserver } from './forward/health.js';
+import { type HealthBoard, slotIndex } from './forward/health-board.js';
 import type { RequestObserver } from './http/server.js';
 import type { BaseCtx, RpcRequest } from './pipeline/context.js';
 import { STAGE_NAMES, STAGE_SAMPLE_MASK } from './pipeline/pipeline.js';
@@ -134,7 +134,10 @@ export class Metrics {
   private readonly durationChildren: Record<string, FastHistogram>[] = [];
   private readonly stageChildren: FastHistogram[];
 
-  constructor(config: Config, build: { version: string; uws: string }) {
+  constructor(
+    private readonly config: Config,
+    build: { version: string; uws: string },
+  ) {
     METHODS.forEach((method, i) => {
       const m = new Map<string, Counter>();
       // The outcomes each method can have are bound up front (so alerts see zeros, not gaps);
@@ -220,11 +223,23 @@ export class Metrics {
     },
   };
 
-  readonly health: HealthObserver = {
-    sequencerUp: (chainId: number, sequencer: string, isUp: boolean) => {
-      this.up.child({ chain: chainId, sequencer }).value = isUp ? 1 : 0;
-    },
-  };
+  private board: HealthBoard | null = null;
+
+  /** The process-wide sequencer health the `txgate_sequencer_up` gauge reads at each snapshot. */
+  watchHealth(board: HealthBoard): void {
+    this.board = board;
+  }
+
+  private readHealth(): void {
+    const board = this.board;
+    if (board === null) return;
+    const slots = slotIndex(this.config.chains);
+    this.config.chains.forEach((c, ci) => {
+      c.sequencers.forEach((u, i) => {
+        this.up.child({ chain: c.chainId, sequencer: sequencerLabel(u) }).value = board.state(slots[ci]![i]!) === 'up' ? 1 : 0;
+      });
+    });
+  }
 
   readonly accountsReload = (result: ReloadResult, accounts: number): void => {
     this.reloads.child({ result }).value++;
@@ -233,6 +248,7 @@ export class Metrics {
 
   /** Everything, in prom-client's getMetricsAsJSON form. */
   snapshot(): MetricJSON[] {
+    this.readHealth();
     return [
       counterJSON(this.requests),
       histogramJSON(this.duration),

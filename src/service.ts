@@ -6,10 +6,12 @@
 import { createServer } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import { FileAccountStore } from './accounts/file-store.js';
-import { createApp, type App } from './app.js';
+import { createApp, slotCount, type App } from './app.js';
 import type { Config } from './config.js';
 import { InternalServer } from './http/internal.js';
 import type { ReadinessReport } from './http/readiness.js';
+import { HealthBoard } from './forward/health-board.js';
+import { HealthProber } from './forward/health.js';
 import { allocateTable } from './limits/shared-tables.js';
 import type { Logger } from './log.js';
 import type { MetricJSON } from './metrics.js';
@@ -41,22 +43,27 @@ export async function startService(config: Config, log: Logger): Promise<Service
 }
 
 async function startInternal(config: Config, log: Logger, snapshots: () => Promise<MetricJSON[][]>, readiness: () => Promise<ReadinessReport>) {
-  if (!config.internal.enabled) return { internal: null, internalPort: null };
+  if (!config.internal.enabled) return { internal: null, internalPort: null, refresh: async () => {} };
   let last: ReadinessReport = { ready: false, body: '{"status":"not_ready","notReady":["starting"]}' };
-  const refresh = () => void readiness().then((r) => (last = r));
-  const timer = setInterval(refresh, 250);
+  const refresh = async () => {
+    last = await readiness();
+  };
+  const timer = setInterval(() => void refresh(), 250);
   timer.unref();
-  refresh();
+  void refresh();
   const internal = new InternalServer({ log, readiness: () => last, snapshots });
   const internalPort = await internal.listen(config.internal.host, config.internal.port);
-  return { internal, internalPort, timer };
+  return { internal, internalPort, timer, refresh };
 }
 
 async function startSingle(config: Config, log: Logger): Promise<Service> {
   const app = createApp({ config, log });
-  const port = await app.start();
+  await app.prepare();
   const readiness = async () => app.readiness.report();
-  const { internal, internalPort } = await startInternal(config, log, async () => (app.metrics !== null ? [app.metrics.snapshot()] : []), readiness);
+  // The public port opens last: a supervisor that waits for /health finds everything up.
+  const { internal, internalPort, refresh } = await startInternal(config, log, async () => (app.metrics !== null ? [app.metrics.snapshot()] : []), readiness);
+  const port = await app.listen();
+  await refresh();
   return {
     app,
     port,
@@ -88,7 +95,12 @@ async function startThreads(config: Config, log: Logger): Promise<Service> {
   // Every thread must bind the same port: resolve an ephemeral one first.
   const listenPort = config.listen.port === 0 ? await freePort(config.listen.host) : config.listen.port;
   const cfg: Config = { ...config, listen: { ...config.listen, port: listenPort } };
-  const shared = { rate: allocateTable(RATE_SLOTS), tx: allocateTable(TX_SLOTS) };
+  // One prober for the process, on this thread: every worker reads its verdicts (and writes a
+  // transport error it meets) on the shared board, so readiness and forwarding agree.
+  const board = HealthBoard.allocate(slotCount(config));
+  const prober = new HealthProber(config.chains, board, log);
+  await prober.start();
+  const shared = { rate: allocateTable(RATE_SLOTS), tx: allocateTable(TX_SLOTS), health: board.buffers };
   let seq = 0;
   const waiting = new Map<number, (v: { metrics: MetricJSON[]; readiness: ReadinessReport }) => void>();
   let failed: string | null = null;
@@ -113,7 +125,7 @@ async function startThreads(config: Config, log: Logger): Promise<Service> {
         fail(`worker ${index} failed`);
       });
       return new Promise<Worker>((resolve, reject) => {
-        w.once('message', (m: { type: string }) => (m.type === 'ready' ? resolve(w) : reject(new Error(`worker ${index}: ${m.type}`))));
+        w.once('message', (m: { type: string }) => (m.type === 'prepared' ? resolve(w) : reject(new Error(`worker ${index}: ${m.type}`))));
         w.once('error', reject);
       });
     }),
@@ -139,7 +151,25 @@ async function startThreads(config: Config, log: Logger): Promise<Service> {
     const notReady = [...new Set(bad.flatMap((b) => (JSON.parse(b.readiness.body) as { notReady: string[] }).notReady))];
     return { ready: false, body: JSON.stringify({ status: 'not_ready', notReady }) };
   };
-  const { internal, internalPort, timer } = await startInternal(config, log, async () => (await ask()).map((a) => a.metrics), readiness);
+  const { internal, internalPort, timer, refresh } = await startInternal(config, log, async () => (await ask()).map((a) => a.metrics), readiness);
+  // The public port opens last, on every thread: a supervisor that waits for /health finds
+  // the internal listener and every thread up.
+  await Promise.all(
+    workers.map(
+      (w) =>
+        new Promise<void>((resolve, reject) => {
+          const on = (m: { type: string; why?: string }) => {
+            if (m.type !== 'listening' && m.type !== 'listenFailed') return;
+            w.off('message', on);
+            if (m.type === 'listening') resolve();
+            else reject(new Error(m.why));
+          };
+          w.on('message', on);
+          w.postMessage({ type: 'listen' });
+        }),
+    ),
+  );
+  await refresh();
   return {
     app: null,
     port: listenPort,
@@ -161,6 +191,7 @@ async function startThreads(config: Config, log: Logger): Promise<Service> {
       );
       if (timer !== undefined) clearInterval(timer);
       internal?.close();
+      await prober.stop();
     },
     onFailure(cb) {
       onFailure = cb;

@@ -8,6 +8,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { FileAccountStore } from './accounts/file-store.js';
 import { createApp } from './app.js';
 import type { Config } from './config.js';
+import type { HealthBoardBuffers } from './forward/health-board.js';
 import type { SharedTableBuffers } from './limits/shared-tables.js';
 import { createLogger, flushLogs } from './log.js';
 import { initCrypto, uws } from './native.js';
@@ -15,10 +16,10 @@ import { initCrypto, uws } from './native.js';
 export interface WorkerData {
   readonly config: Config;
   readonly index: number;
-  readonly shared: { readonly rate: SharedTableBuffers; readonly tx: SharedTableBuffers };
+  readonly shared: { readonly rate: SharedTableBuffers; readonly tx: SharedTableBuffers; readonly health: HealthBoardBuffers };
 }
 
-export type ToWorker = { type: 'snapshot'; id: number } | { type: 'reload' } | { type: 'drain' };
+export type ToWorker = { type: 'snapshot'; id: number } | { type: 'listen' } | { type: 'reload' } | { type: 'drain' };
 
 const data = workerData as WorkerData;
 const port = parentPort!;
@@ -26,8 +27,8 @@ uws();
 await initCrypto(data.config.crypto.secp256k1);
 const log = createLogger({ level: data.config.log.level }).child({ worker: data.index });
 const app = createApp({ config: data.config, log, idPrefix: `w${data.index}.${process.pid.toString(36)}`, shared: data.shared });
-const bound = await app.start();
-port.postMessage({ type: 'ready', port: bound });
+await app.prepare();
+port.postMessage({ type: 'prepared' });
 
 // An uncaught error here must not end the thread with its uWS sockets open (Node then aborts
 // the whole process on the open handles, with every thread's requests in flight): tell the
@@ -43,7 +44,12 @@ process.on('uncaughtException', fatal);
 process.on('unhandledRejection', fatal);
 
 port.on('message', (m: ToWorker) => {
-  if (m.type === 'snapshot') port.postMessage({ type: 'snapshot', id: m.id, metrics: app.metrics?.snapshot() ?? [], readiness: app.readiness.report() });
+  if (m.type === 'listen')
+    app.listen().then(
+      (bound) => port.postMessage({ type: 'listening', port: bound }),
+      (e: unknown) => port.postMessage({ type: 'listenFailed', why: String(e) }),
+    );
+  else if (m.type === 'snapshot') port.postMessage({ type: 'snapshot', id: m.id, metrics: app.metrics?.snapshot() ?? [], readiness: app.readiness.report() });
   else if (m.type === 'reload') {
     if (app.store instanceof FileAccountStore) void app.store.reload('SIGHUP');
   } else if (m.type === 'drain')

@@ -10,6 +10,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { parseConfig } from '../src/config.js';
 import { ChainForwarder } from '../src/forward/forwarder.js';
+import { HealthBoard } from '../src/forward/health-board.js';
 import { initCrypto } from '../src/native.js';
 import { eventually, keysInLogs, newKey, startGate, type Gate } from './support/harness.js';
 import { rpc, send } from './support/http.js';
@@ -201,7 +202,8 @@ describe('fanout with a failing observer (direct)', () => {
         throw new Error('observer failed');
       },
     };
-    return new ChainForwarder(cfg.chains[0]!, { acceptedTtlMs: 0, maxEntries: 10 }, pino({ level: 'silent' }), observer);
+    const health = { board: HealthBoard.allocate(stubs.length), slots: stubs.map((_, i) => i) };
+    return new ChainForwarder(cfg.chains[0]!, { acceptedTtlMs: 0, maxEntries: 10 }, pino({ level: 'silent' }), health, observer);
   };
   const request = (raw: string) => ({ hash: txHash(raw), rawHex: raw, account: 'mm', reqId: 't-1' });
   let rejections = 0;
@@ -283,6 +285,48 @@ describe('duplicates, shedding, health', () => {
     await eventually(async () => (await send({ port: gate.port, method: 'GET', path: '/ready' })).status === 200, 3000);
     const raw = await next();
     assert.equal((await submit(gate, raw)).json.result, txHash(raw));
+  });
+  it('a burst larger than the pool: every answer definite (200 seen by the sequencer, or 503 never sent), zero 502', async () => {
+    // 4 connections, a 500-ms sequencer, at most 700 ms to get a connection: two rounds of 4 are
+    // written, the rest cannot be and are refused unsent. The answer timeout (2 s) measures the
+    // sequencer only, so time queued for a connection never turns into "uncertain".
+    const { gate, stubs } = await setup(1, { connections: 4, queueMs: 700, timeoutMs: 2000 });
+    stubs[0]!.delayMs = 500;
+    const raws = await Promise.all(Array.from({ length: 24 }, () => next()));
+    const rs = await Promise.all(raws.map((raw) => submit(gate, raw)));
+    await new Promise((r) => setTimeout(r, 700)); // a late write would show up in the stub
+    const sent = new Set(stubs[0]!.sends().map((c) => txHash(String(c.params[0]))));
+    const by = (status: number) => rs.map((r, i) => ({ r, hash: txHash(raws[i]!) })).filter((x) => x.r.status === status);
+    assert.deepEqual(
+      rs.filter((r) => r.status !== 200 && r.status !== 503).map((r) => r.status),
+      [],
+      'no 502: nothing was left uncertain',
+    );
+    for (const { r, hash } of by(200)) {
+      assert.equal(r.json.result, hash);
+      assert.ok(sent.has(hash), 'every 200 matches a forward the sequencer saw');
+    }
+    for (const { r, hash } of by(503)) {
+      assert.equal(r.json.error.data.reason, 'overloaded');
+      assert.ok(!sent.has(hash), 'a 503 was never written to the sequencer');
+    }
+    assert.equal(by(200).length, sent.size, 'everything the sequencer saw was answered 200');
+    assert.ok(by(200).length >= 4 && by(503).length >= 4, `both outcomes occur (${by(200).length} × 200, ${by(503).length} × 503)`);
+    const unsent = audit(gate).filter((l) => l.outcome === 'fault');
+    assert.ok(unsent.length > 0 && unsent.every((l) => l.sent === false), 'the audit lines say the shed ones were not sent');
+  });
+  it('a sequencer that refuses the connection between probes → 503 upstream_unavailable (never sent), not 502', async () => {
+    const stub = await new StubSequencer().start();
+    const gate = await startGate({ accounts, config: { chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [stub.url], probe: { intervalMs: 60_000 } }] } });
+    open.gates.push(gate);
+    await submit(gate, await next()); // a pooled connection exists
+    await stub.stop();
+    await new Promise((r) => setTimeout(r, 50)); // the pool sees its connection closed
+    const r = await submit(gate, await next());
+    assert.equal(r.status, 503);
+    assert.equal(r.json.error.data.reason, 'upstream_unavailable');
+    const ready = await send({ port: gate.port, method: 'GET', path: '/ready' });
+    assert.equal(ready.status, 503, 'the refused connection took the sequencer out until a probe sees it back');
   });
   it('a wrong chain id from the sequencer makes it unhealthy', async () => {
     const { gate, stubs } = await setup(1);

@@ -8,7 +8,7 @@ import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { REASONS } from '../src/errors.js';
 import { eventually, keysInLogs, newKey, startGate, type Gate } from './support/harness.js';
-import { rawExchange, rpc, send } from './support/http.js';
+import { rawExchange, rawSession, rpc, send } from './support/http.js';
 import { StubSequencer, txHash } from './support/stub-sequencer.js';
 import { sign1559 } from './support/txs.js';
 
@@ -258,6 +258,62 @@ describe('health and readiness', () => {
     const r = await send({ port: gate.port, method: 'GET', path: '/ready' });
     assert.equal(r.status, 200);
     assert.deepEqual(r.json, { status: 'ready' });
+  });
+  it('every answer carries X-Request-Id: GET and HEAD /health, /ready, 404, 405', async () => {
+    const answers = await Promise.all([
+      send({ port: gate.port, method: 'GET', path: '/health' }),
+      send({ port: gate.port, method: 'HEAD', path: '/health' }),
+      send({ port: gate.port, method: 'GET', path: '/ready' }),
+      send({ port: gate.port, method: 'HEAD', path: '/ready' }),
+      send({ port: gate.port, method: 'GET', path: '/nope' }),
+      send({ port: gate.port, method: 'DELETE', path: '/health' }),
+    ]);
+    const ids = answers.map((r) => r.headers['x-request-id']);
+    for (const id of ids) assert.match(String(id), /^[0-9a-z]+-[0-9a-z]+$/);
+    assert.equal(new Set(ids).size, ids.length, 'each its own');
+  });
+});
+
+describe('ambiguous framing (RFC 9112 §6.3)', () => {
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] });
+  const head = 'POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n';
+  const refused = async (headers: string, rest: string, detail: RegExp) => {
+    const r = await rawSession(gate.port, head + headers + '\r\n' + rest);
+    assert.match(r.text, /^HTTP\/1\.1 400 Bad Request\r\n/);
+    assert.match(r.text, /\r\nConnection: close\r\n/i);
+    assert.equal(JSON.parse(r.text.slice(r.text.indexOf('\r\n\r\n') + 4)).error.data.reason, 'bad_framing');
+    assert.equal((r.text.match(/HTTP\/1\.1 /g) ?? []).length, 1, 'one answer, nothing read as a second request');
+    assert.ok(r.serverClosed, 'the connection is closed');
+    const line = gate.logs.map((l) => JSON.parse(l)).findLast((l) => l.reason === 'bad_framing');
+    assert.match(line.detail, detail);
+  };
+  it('two Content-Length headers, equal or not: 400 bad_framing, closed', async () => {
+    await refused(`Content-Length: ${body.length}\r\nContent-Length: ${body.length}\r\n`, body, /2 Content-Length headers/);
+    await refused(`Content-Length: ${body.length}\r\nContent-Length: 5\r\n`, body, /2 Content-Length headers/);
+  });
+  it('Transfer-Encoding other than exactly chunked: 400 bad_framing, closed', async () => {
+    const chunked = `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`;
+    await refused('Transfer-Encoding: chunked, gzip\r\n', chunked, /Transfer-Encoding "chunked, gzip"/);
+    await refused('Transfer-Encoding: gzip\r\n', chunked, /Transfer-Encoding "gzip"/);
+  });
+  it('an invalid Content-Length: closed without an answer, and logged as exactly that (no 413 nobody got)', async () => {
+    for (const cl of ['abc', '-1', '59.0', '+59', '00000000000000000059']) {
+      const before = gate.logs.length;
+      const r = await rawSession(gate.port, head + `Content-Length: ${cl}\r\n\r\n` + body);
+      assert.equal(r.text, '', cl);
+      assert.ok(r.serverClosed, cl);
+      const lines = gate.logs.slice(before).map((l) => JSON.parse(l));
+      assert.equal(lines.filter((l) => l.status !== undefined).length, 0, `no line claims an answer for ${cl}`);
+      const line = lines.find((l) => l.msg === 'closed unanswered');
+      assert.equal(line?.reason, 'bad_framing', cl);
+      assert.match(line.detail, /invalid Content-Length .*closed without an answer/);
+    }
+  });
+  it('a GET with a body is answered, then closed (the body is never taken for a request)', async () => {
+    const r = await rawSession(gate.port, 'GET /health HTTP/1.1\r\nHost: localhost\r\nContent-Length: 40\r\n\r\nGET /nope HTTP/1.1\r\nHost: localhost\r\n\r\n');
+    assert.equal((r.text.match(/HTTP\/1\.1 /g) ?? []).length, 1);
+    assert.match(r.text, /^HTTP\/1\.1 200 OK/);
+    assert.ok(r.serverClosed);
   });
 });
 

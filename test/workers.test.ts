@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { initCrypto } from '../src/native.js';
@@ -114,6 +115,102 @@ describe('two worker threads', () => {
     assert.equal(code, 0);
   });
 });
+
+/** The CLI in a child process with `config` (accounts: key 'mm'); resolves once it logged its start-up line. */
+async function spawnGate(config: Record<string, unknown>): Promise<{ proc: ChildProcess; port: number; internalPort: number; out: () => string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'txgate-cli-'));
+  writeFileSync(join(dir, 'accounts.json'), JSON.stringify(accountsDoc([{ id: 'mm', keys: [key] }])));
+  writeFileSync(join(dir, 'txgate.json'), JSON.stringify({ listen: { host: '127.0.0.1', port: 0 }, internal: { host: '127.0.0.1', port: 0 }, workers: 2, ...config }));
+  const proc = spawn(process.execPath, [join(import.meta.dirname, '../src/cli.js'), '--config', join(dir, 'txgate.json')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout!.on('data', (d: Buffer) => {
+    out += d.toString();
+    capturedLogs.push(...d.toString().split('\n').filter(Boolean));
+  });
+  proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const line = await eventually(() => out.split('\n').find((l) => l.includes('txgate listening')), 15_000);
+  const info = JSON.parse(line as string) as { port: number; internalPort: number };
+  return { proc, port: info.port, internalPort: info.internalPort, out: () => out };
+}
+
+/** GET `path` on fresh connections until both threads answered; their answers by thread. */
+async function fromBothThreads(port: number, path: string): Promise<Map<string, number>> {
+  const by = new Map<string, number>();
+  for (let i = 0; i < 60 && by.size < 2; i++) {
+    const r = await send({ port, method: 'GET', path });
+    by.set(String(r.headers['x-request-id']).split('.')[0]!, r.status);
+  }
+  return by;
+}
+
+describe('one view of sequencer health per process', () => {
+  it('one prober for the process, not one per thread', async () => {
+    const seq = await new StubSequencer().start();
+    const g = await spawnGate({ chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [seq.url], probe: { intervalMs: 200 } }] });
+    try {
+      const probes = () => seq.calls.filter((c) => c.method === 'eth_chainId').length;
+      const before = probes();
+      await new Promise((r) => setTimeout(r, 2000));
+      // One prober: ~10 probes in 2 s at 200 ms; one per thread would be ~20.
+      const n = probes() - before;
+      assert.ok(n >= 5 && n <= 13, `${n} probes in 2 s`);
+    } finally {
+      g.proc.kill('SIGKILL');
+      await seq.stop();
+    }
+  });
+  it("a transport error met by one thread takes the sequencer out on every thread: /ready and forwarding agree", async () => {
+    const seq = await new StubSequencer().start();
+    // Probes far apart: only the forward's own transport error can take the sequencer out.
+    const g = await spawnGate({ chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [seq.url], probe: { intervalMs: 600_000 } }] });
+    try {
+      const up = await fromBothThreads(g.port, '/ready');
+      assert.deepEqual([...up.keys()].sort(), ['w0', 'w1']);
+      assert.deepEqual([...up.values()], [200, 200]);
+      await seq.stop();
+      const r = await rpc(g.port, 'eth_sendRawTransaction', [await sign1559({ nonce: 700 })], { key });
+      assert.equal(r.status, 503, r.text);
+      assert.equal(r.json.error.data.reason, 'upstream_unavailable', 'refused before anything was written: definite');
+      const down = await fromBothThreads(g.port, '/ready');
+      assert.deepEqual([...down.keys()].sort(), ['w0', 'w1']);
+      assert.deepEqual([...down.values()], [503, 503], 'both threads see it down');
+      for (let i = 0; i < 6; i++) {
+        const again = await rpc(g.port, 'eth_sendRawTransaction', [await sign1559({ nonce: 701 + i })], { key });
+        assert.equal(again.json.error.data.reason, 'upstream_unavailable');
+      }
+    } finally {
+      g.proc.kill('SIGKILL');
+    }
+  });
+  it('the public port opens last: when /health first answers, the internal listener is up', async () => {
+    const seq = await new StubSequencer().start();
+    const internal = await freePort();
+    const dir = mkdtempSync(join(tmpdir(), 'txgate-order-'));
+    const pub = await freePort();
+    writeFileSync(join(dir, 'accounts.json'), JSON.stringify(accountsDoc([{ id: 'mm', keys: [key] }])));
+    writeFileSync(
+      join(dir, 'txgate.json'),
+      JSON.stringify({ listen: { host: '127.0.0.1', port: pub }, internal: { host: '127.0.0.1', port: internal }, workers: 2, chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [seq.url] }] }),
+    );
+    const proc = spawn(process.execPath, [join(import.meta.dirname, '../src/cli.js'), '--config', join(dir, 'txgate.json')], { stdio: 'ignore' });
+    try {
+      await eventually(async () => (await send({ port: pub, method: 'GET', path: '/health' }).catch(() => null))?.status === 200, 15_000);
+      const metrics = await send({ port: internal, method: 'GET', path: '/metrics' });
+      assert.equal(metrics.status, 200);
+    } finally {
+      proc.kill('SIGKILL');
+      await seq.stop();
+    }
+  });
+});
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  const p = (s.address() as { port: number }).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return p;
+}
 
 describe('an uncaught error (a bug)', () => {
   for (const workers of [2, 1]) {

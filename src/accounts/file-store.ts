@@ -29,6 +29,8 @@ export interface FileStoreOptions {
 export class FileAccountStore implements AccountStore {
   private snapshot: AccountsSnapshot | null = null;
   private digest = '';
+  /** The content last refused: the same bytes seen again (watch, then poll) are not refused twice. */
+  private refusedDigest = '';
   private watcher: FSWatcher | null = null;
   private poll: NodeJS.Timeout | null = null;
   private debounce: NodeJS.Timeout | null = null;
@@ -131,31 +133,40 @@ export class FileAccountStore implements AccountStore {
       return this.refuse(trigger, [`${file}: cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)})`]);
     }
     const digest = createHash('sha256').update(text).digest('hex');
+    // The watcher and the poll both see one change: the content decides, so each change is
+    // loaded (or refused) and logged once. SIGHUP always says what it found.
+    const forced = trigger === 'SIGHUP';
     if (digest === this.digest) {
-      this.opts.onReload?.('unchanged', this.size);
+      if (forced) {
+        log.info({ trigger, accounts: this.size }, 'accounts reloaded: unchanged');
+        this.opts.onReload?.('unchanged', this.size);
+      }
       return 'unchanged';
     }
+    if (digest === this.refusedDigest && !forced) return 'invalid';
     let json: unknown;
     try {
       json = JSON.parse(text);
     } catch (e) {
-      return this.refuse(trigger, [`not valid JSON (${(e as Error).message})`]);
+      return this.refuse(trigger, [`not valid JSON (${(e as Error).message})`], digest);
     }
     let snap: AccountsSnapshot;
     try {
       snap = parseAccounts(json);
     } catch (e) {
-      if (e instanceof AccountsFileError) return this.refuse(trigger, e.problems);
+      if (e instanceof AccountsFileError) return this.refuse(trigger, e.problems, digest);
       throw e;
     }
     this.snapshot = snap;
     this.digest = digest;
+    this.refusedDigest = '';
     log.info({ trigger, accounts: snap.accounts.length, keys: snap.byHash.size }, 'accounts loaded');
     this.opts.onReload?.('loaded', snap.accounts.length);
     return 'loaded';
   }
 
-  private refuse(trigger: string, problems: readonly string[]): ReloadResult {
+  private refuse(trigger: string, problems: readonly string[], digest = ''): ReloadResult {
+    this.refusedDigest = digest;
     this.opts.log.error(
       { trigger, file: this.opts.file, problems, keptPrevious: this.snapshot !== null },
       `accounts file refused: ${problems.join('; ')}`,

@@ -7,16 +7,19 @@
  * - any other JSON-RPC error passes through with HTTP 200 and is never retried elsewhere;
  * - a transport error, timeout, 5xx or garbage answer is a fault: failover moves on, and when
  *   no sequencer gave an answer the client gets 502 (the outcome is uncertain and logged with
- *   the hash for reconciliation). Never a 200 without a sequencer acceptance.
+ *   the hash for reconciliation) if the bytes were written to any of them, else 503 (not
+ *   forwarded: safe to resend at once). Never a 200 without a sequencer acceptance.
  * Identical bytes in flight share one forward; a hash accepted moments ago is answered at once.
- * In-flight forwards are bounded: beyond the bound, 503 overloaded at once, never a queue.
+ * In-flight forwards are bounded: beyond `maxInFlight`, 503 overloaded at once; within it, a
+ * forward waits at most `queueMs` for a connection to a sequencer (upstream.ts).
  * A client that disconnects does not cancel a forward already sent.
  */
 import type { ChainConfig } from '../config.js';
 import { reject, REJECT, result, upstreamRejected, type Exit } from '../errors.js';
 import type { Logger } from '../log.js';
 import { FastLog, quote } from '../access-log.js';
-import { Sequencer } from './upstream.js';
+import type { HealthBoard } from './health-board.js';
+import { Sequencer, type CallTimes } from './upstream.js';
 import type { SharedTxTable } from '../limits/shared-tables.js';
 
 /** "Already known" wordings: geth/op-geth, erigon ("already known"), reth/anvil ("already imported"), nethermind ("AlreadyKnown"). */
@@ -50,6 +53,22 @@ interface Attempt {
   readonly exit: Exit;
   readonly ms: number;
   readonly detail: string | undefined;
+  /** For a fault: whether the request was written to the sequencer (else it never saw it). */
+  readonly sent: boolean;
+}
+
+/** The faults of a forward that got no definite answer, and whether any had been written. */
+class Faults {
+  readonly list: string[] = [];
+  sent = false;
+  /** Some sequencer had no connection free in time (load), rather than being unreachable. */
+  busy = false;
+
+  add(a: Attempt): void {
+    this.list.push(`${a.seq.label}: ${a.detail ?? 'fault'}${a.sent ? '' : ' (not sent)'}`);
+    if (a.sent) this.sent = true;
+    else if (a.detail?.startsWith('no connection') === true) this.busy = true;
+  }
 }
 
 export interface ForwardRequest {
@@ -96,16 +115,20 @@ export class ChainForwarder {
   private inFlight = 0;
   private readonly fast: FastLog;
   private readonly ttlMs: number;
+  private readonly times: CallTimes;
 
   constructor(
     readonly config: ChainConfig,
     dedup: { readonly acceptedTtlMs: number; readonly maxEntries: number },
     private readonly log: Logger,
+    /** The process-wide sequencer health, and this chain's slots in it. */
+    health: { readonly board: HealthBoard; readonly slots: readonly number[] },
     private readonly observer: ForwardObserver = {},
     /** With several worker threads: in-flight and accepted hashes shared across them. */
     private readonly shared: SharedTxTable | null = null,
   ) {
-    this.sequencers = config.sequencers.map((u) => new Sequencer(u, config.forward.connections));
+    this.sequencers = config.sequencers.map((u, i) => new Sequencer(u, config.forward.connections, health.board, health.slots[i]!));
+    this.times = { timeoutMs: config.forward.timeoutMs, queueMs: config.forward.queueMs };
     this.recent = new RecentlyAccepted(dedup.acceptedTtlMs, dedup.maxEntries);
     this.ttlMs = dedup.acceptedTtlMs;
     this.fast = new FastLog(log);
@@ -188,15 +211,15 @@ export class ChainForwarder {
    * a JSON-RPC answer.
    */
   private async failover(params: string, req: ForwardRequest): Promise<Exit> {
-    const faults: string[] = [];
+    const faults = new Faults();
     for (const seq of this.sequencers) {
       if (!seq.eligible) continue;
       const a = await this.attempt(seq, params, req);
       this.audit(req, a, 'final');
       if (a.outcome !== 'fault') return a.exit;
-      faults.push(`${seq.label}: ${a.detail ?? 'fault'}`);
+      faults.add(a);
     }
-    return this.uncertain(req, faults);
+    return this.noAnswer(req, faults);
   }
 
   /**
@@ -208,8 +231,8 @@ export class ChainForwarder {
       let left = eligible.length;
       let decided = false;
       let firstError: Attempt | null = null;
-      const faults: string[] = [];
-      const answered = (seq: Sequencer, a: Attempt) => {
+      const faults = new Faults();
+      const answered = (a: Attempt) => {
         left--;
         const success = a.exit.reason === 'ok';
         const role = decided ? 'loser' : success ? 'winner' : 'pending';
@@ -218,10 +241,10 @@ export class ChainForwarder {
             decided = true;
             resolve(a.exit);
           } else {
-            if (a.outcome === 'fault') faults.push(`${seq.label}: ${a.detail ?? 'fault'}`);
+            if (a.outcome === 'fault') faults.add(a);
             else firstError ??= a;
             if (left === 0) {
-              const exit = firstError !== null ? firstError.exit : this.uncertain(req, faults);
+              const exit = firstError !== null ? firstError.exit : this.noAnswer(req, faults);
               decided = true;
               resolve(exit);
             }
@@ -231,7 +254,7 @@ export class ChainForwarder {
       };
       for (const seq of eligible) {
         this.attempt(seq, params, req)
-          .then((a) => answered(seq, a))
+          .then((a) => answered(a))
           .catch((e: unknown) => {
             // Unexpected (a throwing logger or observer). If nothing was decided, the outcome is
             // uncertain: 502 now, never an unanswered request nor an unhandled rejection.
@@ -245,22 +268,31 @@ export class ChainForwarder {
     });
   }
 
-  private uncertain(req: ForwardRequest, faults: readonly string[]): Exit {
-    this.log.warn({ tx: req.hash, account: req.account, reqId: req.reqId, chainId: this.chainId, faults }, 'no sequencer gave a definite answer: outcome uncertain');
+  /**
+   * No sequencer gave a definite answer: uncertain (502) if the bytes reached any of them, else
+   * definitely not forwarded (503: overloaded when a sequencer had no connection free in time,
+   * unavailable when none could be reached).
+   */
+  private noAnswer(req: ForwardRequest, faults: Faults): Exit {
+    if (!faults.sent) {
+      this.log.warn({ tx: req.hash, account: req.account, reqId: req.reqId, chainId: this.chainId, faults: faults.list }, 'no sequencer took the transaction: not forwarded');
+      return faults.busy ? REJECT.overloaded : REJECT.upstream_unavailable;
+    }
+    this.log.warn({ tx: req.hash, account: req.account, reqId: req.reqId, chainId: this.chainId, faults: faults.list }, 'no sequencer gave a definite answer: outcome uncertain');
     return reject('upstream_error', undefined, { txHash: req.hash });
   }
 
   /** One sequencer, one transaction: the answer interpreted into an outcome and an Exit. */
   private async attempt(seq: Sequencer, params: string, req: ForwardRequest): Promise<Attempt> {
     const t = performance.now();
-    const a = await seq.call('eth_sendRawTransaction', params, this.config.forward.timeoutMs);
-    const done = (outcome: Outcome, exit: Exit, detail?: string): Attempt => ({ seq, outcome, exit, ms: performance.now() - t, detail });
+    const a = await seq.call('eth_sendRawTransaction', params, this.times);
+    const done = (outcome: Outcome, exit: Exit, detail?: string, sent = true): Attempt => ({ seq, outcome, exit, ms: performance.now() - t, detail, sent });
     if (a.kind === 'fault') {
-      // A refused or reset connection takes the sequencer out until the prober sees it back;
-      // a timeout or a 5xx does not (the prober decides), so one slow answer sheds no traffic.
-      if (a.why.startsWith('transport')) seq.health = 'down';
-      seq.lastProblem = a.why;
-      return done('fault', REJECT.upstream_error, a.why);
+      // A refused or reset connection takes the sequencer out, on every thread, until the
+      // prober sees it back; a timeout or a 5xx does not (the prober decides), so one slow
+      // answer sheds no traffic.
+      if (a.why.startsWith('transport')) seq.markDown(a.why);
+      return done('fault', a.sent ? REJECT.upstream_error : REJECT.upstream_unavailable, a.why, a.sent);
     }
     if (a.kind === 'result') {
       if (typeof a.result === 'string' && a.result.toLowerCase() === req.hash) return done('accepted', result(req.hash));
@@ -272,7 +304,7 @@ export class ChainForwarder {
     }
     if (ALREADY_KNOWN.test(a.message)) return done('already_known', result(req.hash), a.message);
     if (NONCE_TOO_LOW.test(a.message)) {
-      const known = await seq.call('eth_getTransactionByHash', `["${req.hash}"]`, this.config.forward.timeoutMs);
+      const known = await seq.call('eth_getTransactionByHash', `["${req.hash}"]`, this.times);
       if (known.kind === 'result' && isTxObject(known.result, req.hash)) return done('nonce_known', result(req.hash), a.message);
     }
     return done('rejected', upstreamRejected(a.code, a.message, a.data), a.message);
@@ -287,6 +319,7 @@ export class ChainForwarder {
       '"audit":"forward","reqId":"' + req.reqId + '","account":"' + req.account + '","tx":"' + req.hash + '","chainId":' + this.chainId +
       ',"sequencer":' + a.seq.labelJson + ',"outcome":"' + a.outcome + '","role":"' + role + '","ms":' + ms;
     if (a.detail !== undefined) f += ',"detail":' + quote(a.detail);
+    if (!a.sent) f += ',"sent":false';
     this.fast.write(level, f, 'forward');
   }
 

@@ -1,69 +1,88 @@
 /**
- * Sequencer health: each sequencer is asked eth_chainId on an interval; the answer must be the
- * chain's id. Transitions are logged; readiness fails while a chain has no sequencer up.
+ * Sequencer health: one prober per process asks each sequencer eth_chainId on an interval (on
+ * a connection of its own, so a busy pool never delays a probe); the answer must be the
+ * chain's id. Verdicts go to the process-wide HealthBoard, which every thread's forwarder and
+ * readiness read. Transitions are logged; readiness fails while a chain has no sequencer up.
  */
+import { type ChainConfig, sequencerLabel } from '../config.js';
 import type { Logger } from '../log.js';
-import type { ChainForwarder } from './forwarder.js';
-import type { Sequencer } from './upstream.js';
+import { type HealthBoard, slotIndex } from './health-board.js';
+import { Sequencer } from './upstream.js';
 
 export interface HealthObserver {
   sequencerUp?(chainId: number, sequencer: string, up: boolean): void;
 }
 
+interface Probed {
+  readonly chain: ChainConfig;
+  readonly seqs: readonly Sequencer[];
+}
+
 export class HealthProber {
   private timers: NodeJS.Timeout[] = [];
+  private readonly chains: readonly Probed[];
 
   constructor(
-    private readonly forwarders: readonly ChainForwarder[],
+    chains: readonly ChainConfig[],
+    private readonly board: HealthBoard,
     private readonly log: Logger,
     private readonly observer: HealthObserver = {},
-  ) {}
+  ) {
+    const slots = slotIndex(chains);
+    this.chains = chains.map((chain, c) => ({ chain, seqs: chain.sequencers.map((u, i) => new Sequencer(u, 1, board, slots[c]![i]!)) }));
+  }
 
   /** Probes every sequencer once now (resolves when all answered), then on each chain's interval. */
   async start(): Promise<void> {
     await this.probeAll();
-    for (const f of this.forwarders) {
-      const t = setInterval(() => void Promise.all(f.sequencers.map((s) => this.probe(f, s))), f.config.probe.intervalMs);
+    for (const p of this.chains) {
+      const t = setInterval(() => void Promise.all(p.seqs.map((s) => this.probe(p.chain, s))), p.chain.probe.intervalMs);
       t.unref();
       this.timers.push(t);
     }
   }
 
   probeAll(): Promise<unknown> {
-    return Promise.all(this.forwarders.flatMap((f) => f.sequencers.map((s) => this.probe(f, s))));
+    return Promise.all(this.chains.flatMap((p) => p.seqs.map((s) => this.probe(p.chain, s))));
   }
 
-  private async probe(f: ChainForwarder, s: Sequencer): Promise<void> {
-    const a = await s.call('eth_chainId', '[]', f.config.probe.timeoutMs);
+  private async probe(chain: ChainConfig, s: Sequencer): Promise<void> {
+    const a = await s.call('eth_chainId', '[]', { timeoutMs: chain.probe.timeoutMs, queueMs: chain.probe.timeoutMs });
     let problem = '';
     if (a.kind === 'fault') problem = a.why;
     else if (a.kind === 'error') problem = `eth_chainId error ${a.code}: ${a.message.slice(0, 120)}`;
-    else if (typeof a.result !== 'string' || !/^0x[0-9a-fA-F]+$/.test(a.result) || parseInt(a.result, 16) !== f.chainId)
-      problem = `eth_chainId answered ${JSON.stringify(a.result).slice(0, 40)}, expected 0x${f.chainId.toString(16)}`;
-    const before = s.health;
-    s.health = problem === '' ? 'up' : 'down';
-    s.lastProblem = problem;
-    if (before !== s.health) {
-      this.observer.sequencerUp?.(f.chainId, s.label, s.health === 'up');
-      if (s.health === 'up') this.log.info({ chainId: f.chainId, sequencer: s.label }, 'sequencer up');
-      else this.log.warn({ chainId: f.chainId, sequencer: s.label, problem }, 'sequencer down');
+    else if (typeof a.result !== 'string' || !/^0x[0-9a-fA-F]+$/.test(a.result) || parseInt(a.result, 16) !== chain.chainId)
+      problem = `eth_chainId answered ${JSON.stringify(a.result).slice(0, 40)}, expected 0x${chain.chainId.toString(16)}`;
+    const now = problem === '' ? 'up' : 'down';
+    const before = this.board.set(s.slot, now, problem);
+    if (before !== now) {
+      this.observer.sequencerUp?.(chain.chainId, s.label, now === 'up');
+      if (now === 'up') this.log.info({ chainId: chain.chainId, sequencer: s.label }, 'sequencer up');
+      else this.log.warn({ chainId: chain.chainId, sequencer: s.label, problem }, 'sequencer down');
     }
   }
 
-  /** Readiness problems: chains without a sequencer that answered its last probe correctly. */
-  problems(): string | null {
-    const bad: string[] = [];
-    for (const f of this.forwarders) {
-      if (!f.sequencers.some((s) => s.health === 'up')) {
-        const why = f.sequencers.map((s) => `${s.label} ${s.health === 'unknown' ? 'not probed yet' : s.lastProblem}`).join('; ');
-        bad.push(`chain ${f.chainId}: no healthy sequencer (${why})`);
-      }
-    }
-    return bad.length === 0 ? null : bad.join(' | ');
-  }
-
-  stop(): void {
+  stop(): Promise<unknown> {
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
+    return Promise.all(this.chains.flatMap((p) => p.seqs.map((s) => s.close())));
   }
+}
+
+/** Readiness problems: chains without a sequencer that answered its last probe correctly. */
+export function healthProblems(chains: readonly ChainConfig[], board: HealthBoard): string | null {
+  const slots = slotIndex(chains);
+  const bad: string[] = [];
+  chains.forEach((chain, c) => {
+    const mine = slots[c]!;
+    if (mine.some((slot) => board.state(slot) === 'up')) return;
+    const why = chain.sequencers
+      .map((u, i) => {
+        const slot = mine[i]!;
+        return `${sequencerLabel(u)} ${board.state(slot) === 'unknown' ? 'not probed yet' : board.problem(slot)}`;
+      })
+      .join('; ');
+    bad.push(`chain ${chain.chainId}: no healthy sequencer (${why})`);
+  });
+  return bad.length === 0 ? null : bad.join(' | ');
 }

@@ -3,18 +3,36 @@
  * cheapest client path measured: no stream or promise machinery per request). Every call ends
  * in exactly one Answer: a JSON-RPC result, a JSON-RPC error, or a fault (transport error,
  * timeout, 5xx, non-JSON-RPC body) — the distinction the forwarding rules hinge on.
+ *
+ * A fault says whether the request was written (`sent`): only then can the outcome be
+ * uncertain. Calls beyond the pool's connections wait in a queue of ours, bounded in time
+ * (`queueMs`): one that gets no connection in time ends unsent, and undici never sees it. The
+ * answer timeout starts when undici writes the request (its `onConnect`), so it measures the
+ * sequencer, never time spent waiting for a connection.
  */
 import { Pool, type Dispatcher } from 'undici';
 import { sequencerLabel } from '../config.js';
+import type { HealthBoard, SequencerHealth } from './health-board.js';
 
 export type Answer =
   | { readonly kind: 'result'; readonly result: unknown }
   | { readonly kind: 'error'; readonly code: number; readonly message: string; readonly data: unknown }
-  | { readonly kind: 'fault'; readonly why: string };
-
-export type SequencerHealth = 'unknown' | 'up' | 'down';
+  | { readonly kind: 'fault'; readonly why: string; readonly sent: boolean };
 
 const MAX_ANSWER_BYTES = 1 << 20;
+
+interface Waiting {
+  readonly run: () => void;
+  readonly expire: NodeJS.Timeout;
+  cancelled: boolean;
+}
+
+export interface CallTimes {
+  /** The answer's bound, from the moment the request is written. */
+  readonly timeoutMs: number;
+  /** How long the call may wait for a connection (ours, then undici's connect) before it is written. */
+  readonly queueMs: number;
+}
 
 export class Sequencer {
   readonly label: string;
@@ -22,14 +40,19 @@ export class Sequencer {
   readonly labelJson: string;
   private readonly pool: Pool;
   private readonly path: string;
-  health: SequencerHealth = 'unknown';
-  /** Why the last probe or call failed (no secrets: the label never has credentials). */
-  lastProblem = '';
+  private readonly headers: string[];
   private seq = 0;
+  /** Calls handed to undici and not yet ended there; never more than `connections`. */
+  private active = 0;
+  private waiting: Waiting[] = [];
+  private head = 0;
 
   constructor(
     readonly url: string,
-    connections: number,
+    private readonly connections: number,
+    /** The process-wide health view and this sequencer's slot in it. */
+    private readonly board: HealthBoard,
+    readonly slot: number,
   ) {
     const u = new URL(url);
     this.label = sequencerLabel(url);
@@ -49,95 +72,161 @@ export class Sequencer {
     });
   }
 
-  private readonly headers: string[];
+  get health(): SequencerHealth {
+    return this.board.state(this.slot);
+  }
 
   get eligible(): boolean {
-    return this.health !== 'down';
+    return this.board.eligible(this.slot);
+  }
+
+  get lastProblem(): string {
+    return this.board.problem(this.slot);
+  }
+
+  /** Takes the sequencer out on every thread until a probe sees it back. */
+  markDown(why: string): void {
+    this.board.set(this.slot, 'down', why);
   }
 
   /** `{"jsonrpc":"2.0","id":N,"method":…,"params":…}` with params already serialized. */
-  call(method: string, paramsJson: string, timeoutMs: number): Promise<Answer> {
+  call(method: string, paramsJson: string, times: CallTimes): Promise<Answer> {
     const body = `{"jsonrpc":"2.0","id":${++this.seq},"method":"${method}","params":${paramsJson}}`;
+    const deadline = performance.now() + times.queueMs;
     return new Promise<Answer>((resolve) => {
-      let done = false;
-      let status = 0;
-      let chunks: Buffer[] = [];
-      let size = 0;
-      const finish = (a: Answer) => {
-        if (done) return;
-        done = true;
-        clearTimeout(timer);
-        resolve(a);
+      if (this.active < this.connections) return this.dispatch(body, times, deadline, resolve);
+      const w: Waiting = {
+        cancelled: false,
+        run: () => this.dispatch(body, times, deadline, resolve),
+        expire: setTimeout(() => {
+          w.cancelled = true;
+          resolve({ kind: 'fault', why: `no connection to the sequencer within ${times.queueMs} ms`, sent: false });
+        }, times.queueMs),
       };
-      let abort: ((err?: Error) => void) | null = null;
-      const timer = setTimeout(() => {
-        finish({ kind: 'fault', why: `timeout after ${timeoutMs} ms` });
-        abort?.(new Error('timeout'));
-      }, timeoutMs);
-      // undici's core speaks this handler interface natively (the newer onRequestStart/
-      // onResponse* one is wrapped per request, parsing every header into an object): measured
-      // cheaper per call, and the raw headers are never needed here.
-      const handler = {
-        onConnect(a: (err?: Error) => void) {
-          abort = a;
-          if (done) a(new Error('timeout'));
-        },
-        onHeaders(statusCode: number) {
-          status = statusCode;
-          return true;
-        },
-        onData(chunk: Buffer) {
-          size += chunk.length;
-          if (size > MAX_ANSWER_BYTES) {
-            finish({ kind: 'fault', why: 'answer too large' });
-            abort?.(new Error('answer too large'));
-            return false;
-          }
-          chunks.push(chunk);
-          return true;
-        },
-        onComplete() {
-          const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
-          chunks = [];
-          finish(interpret(status, text));
-        },
-        onError(err: Error) {
-          finish({ kind: 'fault', why: `transport: ${err.message}` });
-        },
-      } as unknown as Dispatcher.DispatchHandler;
-      try {
-        this.pool.dispatch({ path: this.path, method: 'POST', headers: this.headers, body }, handler);
-      } catch (e) {
-        finish({ kind: 'fault', why: `transport: ${(e as Error).message}` });
-      }
+      this.waiting.push(w);
     });
   }
 
-  close(): Promise<void> {
-    return this.pool.close();
+  /** A call ended in undici: the next waiting one (not expired) takes its connection. */
+  private release(): void {
+    this.active--;
+    while (this.head < this.waiting.length) {
+      const w = this.waiting[this.head++]!;
+      if (w.cancelled) continue;
+      clearTimeout(w.expire);
+      w.run();
+      break;
+    }
+    if (this.head === this.waiting.length) {
+      this.waiting = [];
+      this.head = 0;
+    } else if (this.head > 1024 && this.head * 2 > this.waiting.length) {
+      this.waiting = this.waiting.slice(this.head);
+      this.head = 0;
+    }
   }
 
-  destroy(): Promise<void> {
-    return this.pool.destroy();
+  private dispatch(body: string, times: CallTimes, deadline: number, resolve: (a: Answer) => void): void {
+    this.active++;
+    let done = false;
+    let sent = false;
+    let ended = false;
+    let status = 0;
+    let chunks: Buffer[] = [];
+    let size = 0;
+    let abort: ((err?: Error) => void) | null = null;
+    const finish = (a: Answer) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      resolve(a);
+    };
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      this.release();
+    };
+    // Until undici writes the request, the bound is the time left to get a connection; from
+    // then on, the answer's timeout.
+    let timer = setTimeout(
+      () => finish({ kind: 'fault', why: `no connection to the sequencer within ${times.queueMs} ms`, sent: false }),
+      Math.max(0, deadline - performance.now()),
+    );
+    // undici's core speaks this handler interface natively (the newer onRequestStart/
+    // onResponse* one is wrapped per request, parsing every header into an object): measured
+    // cheaper per call, and the raw headers are never needed here.
+    const handler = {
+      onConnect(a: (err?: Error) => void) {
+        abort = a;
+        // Too late: the caller was told "not sent", so it must stay true.
+        if (done) return a(new Error('no connection in time'));
+        sent = true;
+        clearTimeout(timer);
+        timer = setTimeout(() => {
+          finish({ kind: 'fault', why: `timeout after ${times.timeoutMs} ms`, sent: true });
+          abort?.(new Error('timeout'));
+        }, times.timeoutMs);
+      },
+      onHeaders(statusCode: number) {
+        status = statusCode;
+        return true;
+      },
+      onData(chunk: Buffer) {
+        size += chunk.length;
+        if (size > MAX_ANSWER_BYTES) {
+          finish({ kind: 'fault', why: 'answer too large', sent: true });
+          abort?.(new Error('answer too large'));
+          return false;
+        }
+        chunks.push(chunk);
+        return true;
+      },
+      onComplete() {
+        const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+        chunks = [];
+        finish(interpret(status, text));
+        end();
+      },
+      onError(err: Error) {
+        finish({ kind: 'fault', why: `transport: ${err.message}`, sent });
+        end();
+      },
+    } as unknown as Dispatcher.DispatchHandler;
+    try {
+      this.pool.dispatch({ path: this.path, method: 'POST', headers: this.headers, body }, handler);
+    } catch (e) {
+      finish({ kind: 'fault', why: `transport: ${(e as Error).message}`, sent: false });
+      end();
+    }
+  }
+
+  close(): Promise<void> {
+    for (let i = this.head; i < this.waiting.length; i++) {
+      const w = this.waiting[i]!;
+      if (w.cancelled) continue;
+      clearTimeout(w.expire);
+      w.cancelled = true;
+    }
+    return this.pool.close();
   }
 }
 
 /** Classifies an HTTP answer: 5xx or a body that is not JSON-RPC is a fault. */
 export function interpret(status: number, text: string): Answer {
-  if (status >= 500) return { kind: 'fault', why: `HTTP ${status}` };
+  if (status >= 500) return { kind: 'fault', why: `HTTP ${status}`, sent: true };
   let msg: unknown;
   try {
     msg = JSON.parse(text);
   } catch {
-    return { kind: 'fault', why: `HTTP ${status} with a non-JSON body` };
+    return { kind: 'fault', why: `HTTP ${status} with a non-JSON body`, sent: true };
   }
-  if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) return { kind: 'fault', why: `HTTP ${status} with a non-JSON-RPC body` };
+  if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) return { kind: 'fault', why: `HTTP ${status} with a non-JSON-RPC body`, sent: true };
   const m = msg as Record<string, unknown>;
   if ('error' in m && typeof m.error === 'object' && m.error !== null) {
     const e = m.error as Record<string, unknown>;
     if (typeof e.code === 'number' && typeof e.message === 'string') return { kind: 'error', code: e.code, message: e.message, data: e.data };
-    return { kind: 'fault', why: `HTTP ${status} with a malformed JSON-RPC error` };
+    return { kind: 'fault', why: `HTTP ${status} with a malformed JSON-RPC error`, sent: true };
   }
   if ('result' in m && status >= 200 && status < 300) return { kind: 'result', result: m.result };
-  return { kind: 'fault', why: `HTTP ${status} without a JSON-RPC result` };
+  return { kind: 'fault', why: `HTTP ${status} without a JSON-RPC result`, sent: true };
 }

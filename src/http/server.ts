@@ -117,6 +117,15 @@ class HttpContext extends RequestContext implements BodySource {
   }
 }
 
+interface WriteOptions {
+  readonly reqId: string;
+  readonly headers?: readonly Header[];
+  /** Close the connection after the answer (a body left unread, ambiguous framing). */
+  readonly close?: boolean;
+  /** A HEAD request: no body unless the connection closes anyway. */
+  readonly isHead?: boolean;
+}
+
 const JSON_CT = 'application/json';
 const HEALTH_BODY = '{"status":"ok"}';
 
@@ -160,11 +169,13 @@ export class PublicServer {
     // HEAD on a GET resource: the GET answer's status and headers, never a body (RFC 9110
     // §9.3.2). uWS routes HEAD to none of the GET handlers and would send a body a keep-alive
     // client reads as the start of the next response.
-    const health = (isHead: boolean) => this.guard((res) => this.write(res, 200, HEALTH_BODY, undefined, false, undefined, isHead));
+    // A GET that carries a body is answered, then closed: its body is never read, so nothing
+    // of it can be taken for the next request.
+    const health = (isHead: boolean) => this.guard((res, req) => this.write(res, 200, HEALTH_BODY, { reqId: this.nextId(), isHead, close: hasBody(req) }));
     const ready = (isHead: boolean) =>
-      this.guard((res) => {
+      this.guard((res, req) => {
         const r = this.deps.readiness.report();
-        this.write(res, r.ready ? 200 : 503, r.body, undefined, false, undefined, isHead);
+        this.write(res, r.ready ? 200 : 503, r.body, { reqId: this.nextId(), isHead, close: hasBody(req) });
       });
     return app
       .post('/', this.guard((res, req) => this.onPost(res, req)))
@@ -192,7 +203,7 @@ export class PublicServer {
       } catch (e) {
         this.log.error({ err: e }, 'handler failed');
         try {
-          this.write(res, 500, REJECT.internal_error.body('null'), undefined, true);
+          this.write(res, 500, REJECT.internal_error.body('null'), { close: true, reqId: this.nextId() });
         } catch {
           /* already answered: nothing more can be done for this request */
         }
@@ -201,12 +212,12 @@ export class PublicServer {
   }
 
   /** Answers a request outside the pipeline; closes the connection if a body is pending. */
-  private plain(res: HttpResponse, req: HttpRequest, exit: Exit): void {
-    const pending = req.getHeader('content-length') !== '' || req.getHeader('transfer-encoding') !== '';
+  private plain(res: HttpResponse, req: HttpRequest, exit: Exit, detail?: string, close = false): void {
+    const pending = close || hasBody(req);
     const reqId = this.nextId();
     const method = req.getMethod();
-    this.log.info({ reqId, method: method.toUpperCase(), path: req.getUrl(), status: exit.status, reason: exit.reason }, 'rejected');
-    this.write(res, exit.status, exit.body('null'), undefined, pending, reqId, method === 'head');
+    this.log.info({ reqId, method: method.toUpperCase(), path: req.getUrl(), status: exit.status, reason: exit.reason, ...(detail !== undefined ? { detail } : {}) }, 'rejected');
+    this.write(res, exit.status, exit.body('null'), { close: pending, reqId, isHead: method === 'head' });
   }
 
   /** The pipeline threw outside a stage (in an exit hook): log it, and answer if nothing was. */
@@ -230,13 +241,33 @@ export class PublicServer {
     const a = tip(head, req.getQuery() ?? '', req.getHeader('if-none-match'));
     const reqId = this.nextId();
     this.log.info({ reqId, method: isHead ? 'HEAD /tip-addresses' : 'GET /tip-addresses', status: a.status, ...(a.reason !== undefined ? { reason: a.reason } : {}), ...(a.account !== undefined ? { account: a.account } : {}), us: Math.round((performance.now() - t0) * 1000) }, a.status < 400 ? 'request' : 'rejected');
-    this.write(res, a.status, a.body, a.headers, false, reqId, isHead);
+    this.write(res, a.status, a.body, { ...(a.headers !== undefined ? { headers: a.headers } : {}), reqId, isHead, close: hasBody(req) });
   }
 
   private onPost(res: HttpResponse, req: HttpRequest): void {
     this.busy?.touch();
     const cl = req.getHeader('content-length');
-    const contentLength = cl === '' ? -1 : parseContentLength(cl);
+    const te = req.getHeader('transfer-encoding');
+    // Framing a proxy in front could read differently (RFC 9112 §6.3): refused and closed,
+    // before anything is read. uWS itself reads the first Content-Length and ignores codings.
+    let cls = 0;
+    let tes = 0;
+    req.forEach((k) => {
+      if (k === 'content-length') cls++;
+      else if (k === 'transfer-encoding') tes++;
+    });
+    if (cls > 1 || tes > 1 || (tes === 1 && (cls === 1 || te.toLowerCase() !== 'chunked'))) {
+      const detail = cls > 1 ? `${cls} Content-Length headers` : tes > 1 ? `${tes} Transfer-Encoding headers` : cls === 1 ? 'both Content-Length and Transfer-Encoding' : `Transfer-Encoding ${quote(te, 40)}`;
+      this.plain(res, req, REJECT.bad_framing, detail, true);
+      return;
+    }
+    if (cl !== '' && !CONTENT_LENGTH.test(cl)) {
+      // uWS closes such a connection itself, dropping any answer: say exactly that, and close.
+      this.log.info({ reqId: this.nextId(), method: 'POST', path: req.getUrl(), reason: 'bad_framing', detail: `invalid Content-Length ${quote(cl, 40)}: closed without an answer` }, 'closed unanswered');
+      res.close();
+      return;
+    }
+    const contentLength = cl === '' ? -1 : Number(cl);
     const head: RequestHead = {
       host: req.getHeader('host'),
       contentType: req.getHeader('content-type'),
@@ -267,20 +298,20 @@ export class PublicServer {
     if (ctx.timings !== null) headers = [...(headers ?? []), ['server-timing', serverTiming(ctx.timings)]];
     // A body left unread (early exit before or during reading) would be parsed as the next
     // request: close the connection instead of draining an unbounded body.
-    this.write(ctx.res, exit.status, exit.body(ctx.idJson), headers, !ctx.bodyDone, ctx.reqId);
+    this.write(ctx.res, exit.status, exit.body(ctx.idJson), { ...(headers !== undefined ? { headers } : {}), close: !ctx.bodyDone, reqId: ctx.reqId });
   }
 
   /**
    * Every answer goes out here. `isHead`: a HEAD request, answered without a body; when the
    * connection closes anyway (`close`) the body may go too, no client can misread it then.
    */
-  private write(res: HttpResponse, status: number, body: string, headers: readonly Header[] | undefined, close: boolean, reqId?: string, isHead = false): void {
+  private write(res: HttpResponse, status: number, body: string, o: WriteOptions): void {
+    const close = o.close === true;
     res.cork(() => {
-      res.writeStatus(statusLine(status)).writeHeader('content-type', JSON_CT);
-      if (reqId !== undefined) res.writeHeader('x-request-id', reqId);
-      if (headers !== undefined) for (const [k, v] of headers) res.writeHeader(k, v);
+      res.writeStatus(statusLine(status)).writeHeader('content-type', JSON_CT).writeHeader('x-request-id', o.reqId);
+      if (o.headers !== undefined) for (const [k, v] of o.headers) res.writeHeader(k, v);
       // endWithoutBody only answers without arguments in this uWS build (no Content-Length then).
-      if (status === 304 || (isHead && !close)) res.endWithoutBody();
+      if (status === 304 || (o.isHead === true && !close)) res.endWithoutBody();
       else res.end(body, close);
     });
   }
@@ -353,10 +384,12 @@ export class PublicServer {
   }
 }
 
-function parseContentLength(v: string): number {
-  // RFC 9110: 1*DIGIT. Anything else is treated as "too large" so it is refused unread.
-  return /^\d{1,15}$/.test(v) ? Number(v) : Number.MAX_SAFE_INTEGER;
+function hasBody(req: HttpRequest): boolean {
+  return req.getHeader('content-length') !== '' || req.getHeader('transfer-encoding') !== '';
 }
+
+/** RFC 9110: 1*DIGIT (at most 15 here: beyond any body cap, and exact as a double). */
+const CONTENT_LENGTH = /^\d{1,15}$/;
 
 function serverTiming(t: Float64Array): string {
   let s = '';

@@ -70,3 +70,19 @@ export function rawExchange(port: number, text: string, ms = 2000): Promise<stri
     setTimeout(() => s.destroy(), ms);
   });
 }
+
+/** Like rawExchange, and says whether the server closed the connection (rather than `ms` passing). */
+export function rawSession(port: number, text: string, ms = 5000): Promise<{ text: string; serverClosed: boolean }> {
+  return new Promise((resolve, reject) => {
+    const s = connect(port, '127.0.0.1', () => s.write(text));
+    let out = '';
+    let timedOut = false;
+    s.on('data', (d) => (out += d.toString()));
+    s.on('close', () => resolve({ text: out, serverClosed: !timedOut }));
+    s.on('error', reject);
+    setTimeout(() => {
+      timedOut = true;
+      s.destroy();
+    }, ms);
+  });
+}

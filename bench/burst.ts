@@ -1,0 +1,138 @@
+/**
+ * Burst outcomes: N distinct valid submissions at once against a slow sequencer, with txgate
+ * running as the CLI runs it (its own process, default forward settings unless given). Every
+ * answer is classified against what the sequencer actually received:
+ * - 200 with the hash (and the sequencer saw it),
+ * - 503 (not forwarded: the sequencer must not have seen it),
+ * - 502 (uncertain), split into bytes the sequencer saw and bytes it never saw,
+ * - anything else.
+ * A definite edge has zero 502 for bytes never sent, and zero 200 the sequencer did not see.
+ *
+ * Usage: npm run bench:burst -- [--n 300] [--delay 500] [--workers 1] [--connections N] [--queue-ms N]
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, request, Agent } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { keySha256 } from '../src/stages/auth.js';
+import { ANVIL_TIP_ADDRESS } from '../src/dev/anvil.js';
+import { keccak256 } from '../src/native.js';
+import { signedPool } from './fixtures.js';
+
+const args = new Map<string, string>();
+for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ''), process.argv[i + 1] ?? '');
+const N = Number(args.get('n') ?? 300);
+const DELAY = Number(args.get('delay') ?? 500);
+const WORKERS = Number(args.get('workers') ?? 1);
+const KEY = 'txg_burst_key_0000000000000000000000000000000000';
+
+const hashOf = (raw: string) => '0x' + Buffer.from(keccak256(Buffer.from(raw.slice(2), 'hex'))).toString('hex');
+
+// The sequencer: answers every submission with its hash after DELAY ms, and records what it saw.
+const seen = new Set<string>();
+const stub = createServer((req, res) => {
+  let text = '';
+  req.on('data', (c) => (text += c));
+  req.on('end', () => {
+    const m = JSON.parse(text) as { id: unknown; method: string; params: string[] };
+    const answer = (result: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: m.id, result }));
+    if (m.method === 'eth_chainId') return answer('0x1237');
+    const hash = hashOf(m.params[0]!);
+    seen.add(hash);
+    setTimeout(() => answer(hash), DELAY);
+  });
+});
+stub.keepAliveTimeout = 60_000;
+await new Promise<void>((r) => stub.listen(0, '127.0.0.1', () => r()));
+const stubPort = (stub.address() as AddressInfo).port;
+
+const dir = mkdtempSync(join(tmpdir(), 'txgate-burst-'));
+const forward: Record<string, number> = {};
+if (args.has('connections')) forward.connections = Number(args.get('connections'));
+if (args.has('queue-ms')) forward.queueMs = Number(args.get('queue-ms'));
+writeFileSync(
+  join(dir, 'accounts.json'),
+  JSON.stringify({
+    accounts: [{ id: 'burst', keySha256: [keySha256(KEY)], grants: [{ chainId: 4663, rateLimit: { perSecond: 1e6, burst: 1e6 }, txTypes: [2], tipAddresses: [ANVIL_TIP_ADDRESS], minTipWei: '1000000000000' }] }],
+  }),
+);
+writeFileSync(
+  join(dir, 'txgate.json'),
+  JSON.stringify({
+    listen: { host: '127.0.0.1', port: 0 },
+    internal: { enabled: false },
+    workers: WORKERS,
+    log: { level: 'info' },
+    chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [`http://127.0.0.1:${stubPort}`], forward }],
+    accounts: { file: join(dir, 'accounts.json') },
+  }),
+);
+
+const child = spawn(process.execPath, [join(import.meta.dirname, '../src/cli.js'), '--config', join(dir, 'txgate.json')], { stdio: ['ignore', 'pipe', 'inherit'] });
+const port = await new Promise<number>((resolve, reject) => {
+  let out = '';
+  child.stdout.on('data', (c: Buffer) => {
+    out += c.toString();
+    const m = /"port":(\d+)/.exec(out);
+    if (m !== null) resolve(Number(m[1]));
+  });
+  child.once('exit', (code) => reject(new Error(`txgate exited ${code}: ${out}`)));
+});
+child.stdout.resume();
+
+const txs = await signedPool(N);
+const agent = new Agent({ keepAlive: true, maxSockets: N });
+const post = (raw: string) =>
+  new Promise<{ status: number; body: string }>((resolve) => {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: [raw] });
+    const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/', agent, headers: { host: 'localhost', 'content-type': 'application/json', 'x-api-key': KEY, 'content-length': Buffer.byteLength(body) } }, (res) => {
+      let text = '';
+      res.on('data', (c) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+    });
+    req.on('error', (e) => resolve({ status: 0, body: String(e) }));
+    req.end(body);
+  });
+
+// Warm the connections first (a burst of submissions, not of TCP handshakes).
+await Promise.all(Array.from({ length: Math.min(N, 512) }, () => post('0x00')));
+seen.clear();
+const t0 = performance.now();
+const answers = await Promise.all(txs.map(post));
+const ms = performance.now() - t0;
+await new Promise((r) => setTimeout(r, DELAY + 200)); // late writes would show up here
+
+const count = { ok: 0, okUnseen: 0, s503: 0, s503Seen: 0, s502Seen: 0, s502Unseen: 0, other: 0 };
+const reasons = new Map<string, number>();
+answers.forEach((a, i) => {
+  const hash = hashOf(txs[i]!);
+  const was = seen.has(hash);
+  let reason = String(a.status);
+  try {
+    reason += ' ' + ((JSON.parse(a.body) as { error?: { data?: { reason?: string } } }).error?.data?.reason ?? 'ok');
+  } catch {
+    /* not JSON */
+  }
+  reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
+  if (a.status === 200 && a.body.includes(hash)) was ? count.ok++ : count.okUnseen++;
+  else if (a.status === 503) was ? count.s503Seen++ : count.s503++;
+  else if (a.status === 502) was ? count.s502Seen++ : count.s502Unseen++;
+  else count.other++;
+});
+console.log(`burst of ${N} submissions, sequencer ${DELAY} ms, workers ${WORKERS}, forward ${JSON.stringify(forward)}: all answered in ${ms.toFixed(0)} ms`);
+console.log(`  by status and reason: ${[...reasons].map(([r, n]) => `${n} × ${r}`).join(', ')}`);
+console.log(`  200 with the hash, sequencer saw it:  ${count.ok}`);
+console.log(`  200 the sequencer never saw:          ${count.okUnseen}`);
+console.log(`  503 not forwarded (sequencer unseen): ${count.s503}`);
+console.log(`  503 although the sequencer saw it:    ${count.s503Seen}`);
+console.log(`  502 uncertain, bytes were sent:       ${count.s502Seen}`);
+console.log(`  502 uncertain, bytes never sent:      ${count.s502Unseen}`);
+console.log(`  other:                                ${count.other}`);
+child.kill('SIGTERM');
+await new Promise((r) => child.once('exit', r));
+agent.destroy();
+stub.close();
+stub.closeAllConnections();
+rmSync(dir, { recursive: true, force: true });
