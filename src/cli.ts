@@ -9,12 +9,30 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfigFile, type Config } from './config.js';
 import { createLogger, flushLogs } from './log.js';
 import { initCrypto, NativeLoadError, uws } from './native.js';
+import { BUILD } from './build.js';
 import { startService } from './service.js';
 
-const USAGE = 'usage: txgate --config <file> [--pretty]';
+const USAGE = 'usage: txgate --config <file> [--pretty]   (txgate --help for more)';
+
+const HELP = `txgate ${BUILD.version}: fast-path edge for signed EVM transactions (JSON-RPC 2.0)
+
+usage: txgate --config <file> [--pretty]
+
+  -c, --config FILE   the configuration (JSON; every field but "chains" has a default)
+      --pretty        human-readable logs instead of JSON lines
+  -v, --version       print the version and exit
+  -h, --help          print this help and exit
+
+Serves POST / (eth_chainId, eth_sendRawTransaction), GET /tip-addresses, GET /health and
+GET /ready on listen.host:listen.port, and /metrics on the internal listener.
+Signals: SIGTERM or SIGINT drain (requests in flight are answered) and exit 0; SIGHUP re-reads
+the accounts file. Exit status: 0 after a drain, 1 after an uncaught error or without the native
+bindings, 2 for bad arguments or an invalid configuration (every problem listed).`;
 
 function parseCliArgs() {
-  return parseArgs({ options: { config: { type: 'string', short: 'c' }, pretty: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
+  return parseArgs({
+    options: { config: { type: 'string', short: 'c' }, pretty: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'v' } },
+  });
 }
 
 async function main(): Promise<number> {
@@ -26,7 +44,11 @@ async function main(): Promise<number> {
     return 2;
   }
   if (args.values.help === true) {
-    process.stdout.write(USAGE + '\n');
+    process.stdout.write(HELP + '\n');
+    return 0;
+  }
+  if (args.values.version === true) {
+    process.stdout.write(`txgate ${BUILD.version}\n`);
     return 0;
   }
   if (args.values.config === undefined) {

@@ -203,6 +203,22 @@ describe('hot reload', () => {
     await eventually(() => gate.logs.slice(before).some((l) => l.includes('accounts loaded')), 2000);
     gate.writeAccounts(accountsDoc(accounts));
   });
+  it('SIGHUP says what it found even when nothing changed', async () => {
+    await new Promise((r) => setTimeout(r, 1200)); // the last write was loaded
+    const before = gate.logs.length;
+    process.kill(process.pid, 'SIGHUP');
+    const line = await eventually(() => gate.logs.slice(before).find((l) => l.includes('accounts reloaded: unchanged')), 2000);
+    assert.equal(JSON.parse(line as string).trigger, 'SIGHUP');
+  });
+  it('one change, one log line: a broken file seen by the watcher and the poll is refused once', async () => {
+    await new Promise((r) => setTimeout(r, 1200));
+    const before = gate.logs.length;
+    gate.writeAccounts('{ "accounts": 1 }');
+    await eventually(() => gate.logs.slice(before).some((l) => l.includes('accounts file refused')), 2000);
+    await new Promise((r) => setTimeout(r, 2200)); // two more poll periods
+    assert.equal(gate.logs.slice(before).filter((l) => l.includes('accounts file refused')).length, 1);
+    gate.writeAccounts(accountsDoc(accounts)); // the last good content again: unchanged, silently
+  });
 });
 
 describe('onboarding commands', () => {

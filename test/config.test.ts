@@ -1,7 +1,7 @@
 /** Configuration: defaults, validation reporting every problem with its field, CLI exit codes. */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -78,6 +78,19 @@ describe('the txgate command', () => {
     writeFileSync(f, '{');
     assert.equal(spawnSync(process.execPath, [CLI, '--config', f]).status, 2);
     assert.equal(spawnSync(process.execPath, [CLI]).status, 2);
+  });
+  it('--version prints the package version; --help describes the options, signals and exit codes', () => {
+    const version = spawnSync(process.execPath, [CLI, '--version'], { encoding: 'utf8' });
+    assert.equal(version.status, 0);
+    assert.equal(version.stdout.trim(), `txgate ${JSON.parse(readFileSync(join(import.meta.dirname, '../../package.json'), 'utf8')).version}`);
+    const help = spawnSync(process.execPath, [CLI, '--help'], { encoding: 'utf8' });
+    assert.equal(help.status, 0);
+    for (const word of ['--config', '--pretty', '--version', 'SIGTERM', 'SIGHUP', 'Exit status']) assert.ok(help.stdout.includes(word), word);
+  });
+  it('the package declares the txgate command (npx txgate, or on the PATH after npm link / a global install)', () => {
+    const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '../../package.json'), 'utf8'));
+    assert.equal(pkg.bin.txgate, 'dist/src/cli.js');
+    assert.match(readFileSync(CLI, 'utf8'), /^#!\/usr\/bin\/env node\n/);
   });
   it('serves, then drains on SIGTERM and exits 0', async () => {
     const f = join(dir, 'ok.json');

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Runs a built entry point (dist/<path>.js), compiling first only when a TypeScript source is
+# newer than the last build: a built checkout starts at once.
+# Usage: bash scripts/built.sh scripts/accounts [args…]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+entry="$1"
+shift
+if [ ! -f dist/.tsbuildinfo ] || [ ! -f "dist/$entry.js" ] || [ -n "$(find src scripts bench test tsconfig.json -newer dist/.tsbuildinfo \( -name '*.ts' -o -name '*.json' \) -print -quit)" ]; then
+  node node_modules/typescript/bin/tsc -p tsconfig.json
+fi
+exec node "dist/$entry.js" "$@"
