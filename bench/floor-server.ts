@@ -3,13 +3,13 @@
  * written as one flat uWebSockets.js handler with no stages, contexts, metrics or options. It
  * does what the contract makes any implementation do, and nothing more:
  * - every request: read the headers needed (Host, Content-Length, Content-Type, X-Api-Key)
- *   while the request is alive, copy and UTF-8-decode the body, JSON.parse it and check the
+ *   while the request is alive, check the framing is unambiguous (one Content-Length), copy and UTF-8-decode the body, JSON.parse it and check the
  *   envelope, echo the id, send Content-Type and X-Request-Id;
  * - eth_chainId: the configured answer (not logged: txgate logs keep-alives at debug);
  * - a submission: the key's SHA-256 looked up (unknown: 401, the contract's error body and one
- *   log line); then the transaction decoded and verified (txgate's decoder, whose lean path is
- *   within ~10% of one raw libsecp256k1 recovery: the cheapest conforming decode there is here,
- *   sender recovered), the tip checked (a transfer to the tip address), forwarded with undici's
+ *   log line); then the transaction decoded and verified (txgate's decoder in the signature mode
+ *   txgate runs, `curve` by default: the cheapest conforming decode there is here), the tip
+ *   checked (a transfer to the tip address), forwarded with undici's
  *   Pool.dispatch (txgate's Sequencer: the chosen client at its cheapest), the sequencer's hash
  *   checked, answered, and two log lines (request and audit).
  * Log lines are batched, one write per 20 ms, to the file given.
@@ -17,7 +17,7 @@
  * What txgate costs over this floor is its structure (typed stages, the context, the body read
  * as a Later, metrics, the full envelope, grant, fee and rate-limit rules, forwarding rules);
  * what this floor costs over the bare echo is the contract itself.
- * Usage: node floor-server.js PORT LOGFILE [KEY_SHA256 SEQUENCER_URL TIP_ADDRESS MIN_TIP_WEI]
+ * Usage: node floor-server.js PORT LOGFILE [KEY_SHA256 SEQUENCER_URL TIP_ADDRESS MIN_TIP_WEI [curve|recover]]
  */
 import { HealthBoard } from '../src/forward/health-board.js';
 import { hash } from 'node:crypto';
@@ -29,7 +29,7 @@ import { initCrypto, uws } from '../src/native.js';
 import { classifyRawTxParam } from '../src/stages/route.js';
 import { TxDecoder } from '../src/tx/decoder.js';
 
-const [portArg, logFile, keyHash, sequencerUrl, tipArg, minTipArg] = process.argv.slice(2);
+const [portArg, logFile, keyHash, sequencerUrl, tipArg, minTipArg, signatureArg] = process.argv.slice(2);
 const port = Number(portArg ?? 18101);
 const logFd = openSync(logFile ?? '/dev/null', 'a');
 const keys = new Map<string, string>(keyHash !== undefined ? [[keyHash, 'load']] : []); // key SHA-256 → account id
@@ -37,7 +37,7 @@ const sequencer = sequencerUrl !== undefined ? new Sequencer(sequencerUrl, 64, H
 const tip = (tipArg ?? '').toLowerCase();
 const minTip = BigInt(minTipArg ?? '0');
 await initCrypto();
-const decoder = new TxDecoder(4663, 'prague');
+const decoder = new TxDecoder(4663, 'prague', { signature: signatureArg === 'recover' ? 'recover' : 'curve' });
 const policy = { txTypes: new Set([2]) };
 
 let pending = '';
@@ -64,7 +64,16 @@ uws()
     const length = req.getHeader('content-length');
     const type = req.getHeader('content-type');
     const key = req.getHeader('x-api-key');
+    // Unambiguous framing (RFC 9112 §6.3): one Content-Length, no Transfer-Encoding beside it.
+    let framing = 0;
+    req.forEach((k) => {
+      if (k === 'content-length' || k === 'transfer-encoding') framing++;
+    });
     const reqId = 'f-' + (++seq).toString(36);
+    if (framing > 1) {
+      res.cork(() => res.writeStatus('400 Bad Request').writeHeader('content-type', 'application/json').writeHeader('x-request-id', reqId).end(REJECT.bad_framing.body('null'), true));
+      return;
+    }
     const t0 = performance.now();
     let aborted = false;
     res.onAborted(() => (aborted = true));

@@ -19,6 +19,7 @@ import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { ANVIL_TIP_ADDRESS } from '../src/dev/anvil.js';
 import { sign1559 } from '../src/dev/sign.js';
+import { privateKeyToAddress } from 'viem/accounts';
 import { initCrypto, SYSTEM_SECP256K1_PATH } from '../src/native.js';
 import { keySha256 } from '../src/stages/auth.js';
 import { median, medianBy, round, RESULTS_DIR } from './lib.js';
@@ -42,6 +43,7 @@ const ROUNDS = Math.max(1, Number(opt.rounds));
 const dist = join(import.meta.dirname, '..');
 const dir = mkdtempSync(join(tmpdir(), 'txgate-load-'));
 const KEY = 'txg_load_' + randomBytes(24).toString('base64url');
+const KEY_LISTED = 'txg_load_listed_' + randomBytes(24).toString('base64url');
 const children: ChildProcess[] = [];
 process.on('exit', () => {
   for (const c of children) c.kill('SIGKILL');
@@ -60,6 +62,7 @@ const LOAD_CORES = cores >= 2 ? String(cores - 1) : '0'; // on one core everythi
 // --- fixtures: accounts, pools of signed transactions, wrk scripts -------------------------
 await initCrypto();
 const senders = Array.from({ length: 16 }, () => '0x' + randomBytes(32).toString('hex'));
+const addressOf = (privateKey: string) => privateKeyToAddress(privateKey as `0x${string}`);
 const poolSize = Number(opt.pool);
 const rpcBody = (method: string, params: unknown[], id = 1) => JSON.stringify({ jsonrpc: '2.0', id, method, params });
 const tx = (i: number, value = 1_000_000_000_000n, to: string = ANVIL_TIP_ADDRESS) =>
@@ -77,6 +80,13 @@ writeFileSync(
         id: 'load',
         keySha256: [keySha256(KEY)],
         grants: [{ chainId: 4663, rateLimit: { perSecond: 1e6, burst: 1e6 }, tipAddresses: [ANVIL_TIP_ADDRESS], minTipWei: '1000000000000' }],
+      },
+      {
+        // The same grant with a sender allow-list naming every signer of the pool: each
+        // submission's sender is recovered and looked up.
+        id: 'listed',
+        keySha256: [keySha256(KEY_LISTED)],
+        grants: [{ chainId: 4663, rateLimit: { perSecond: 1e6, burst: 1e6 }, tipAddresses: [ANVIL_TIP_ADDRESS], minTipWei: '1000000000000', senders: senders.map(addressOf) }],
       },
     ],
   }),
@@ -111,6 +121,7 @@ const scenarios = {
   '401 unauthorized': luaStatic('401', validBodies[0]!, { ...JSON_CT, 'X-Api-Key': 'txg_wrong_key' }),
   '402 fee_rejected': luaStatic('402', untipped, { ...JSON_CT, 'X-Api-Key': KEY }),
   'valid submission': luaPool('valid', join(dir, 'valid.txt'), { ...JSON_CT, 'X-Api-Key': KEY }),
+  'valid submission, sender-listed grant': luaPool('listed', join(dir, 'valid.txt'), { ...JSON_CT, 'X-Api-Key': KEY_LISTED }),
 };
 
 // --- processes -------------------------------------------------------------------------------
@@ -172,7 +183,7 @@ async function startTxgate(o: { workers?: number; metrics?: boolean; maxInFlight
       internal: { host: '127.0.0.1', port: port + 1000 },
       workers: o.workers ?? 1,
       metrics: { enabled: o.metrics ?? true },
-      crypto: { secp256k1: o.secp256k1 ?? 'npm', signature: o.signature ?? 'recover' },
+      crypto: { secp256k1: o.secp256k1 ?? 'npm', ...(o.signature !== undefined ? { signature: o.signature } : {}) },
       busyPoll: o.busyPoll ?? false,
       log: { level: opt['log-level'] },
       dedup: { acceptedTtlMs: 0 },
@@ -287,7 +298,7 @@ function floorTable(rows: Record<string, unknown>[]): void {
   const withFloor = rows.filter((r) => r.floor !== undefined) as unknown as { scenario: string; txgate: Measured; echo: Measured; floor: Measured; ratio: number; floorRatios: number[] }[];
   if (withFloor.length === 0) return;
   say('\n## Against the conforming floor (the same rounds: echo, floor, txgate)\n');
-  say('The floor (`bench/floor-server.ts`) is one flat uWS handler doing only what the contract makes any implementation do for these requests: read the headers, decode and JSON.parse the body, check the envelope, echo the id, send Content-Type and X-Request-Id; for a submission, hash the key and look it up (401: the error body and a log line), decode and verify the transaction (txgate\'s decoder, sender recovered), check the tip (402), forward it with undici (txgate\'s Sequencer), check the hash, answer, and log a request and an audit line.\n');
+  say('The floor (`bench/floor-server.ts`) is one flat uWS handler doing only what the contract makes any implementation do for these requests: read the headers, decode and JSON.parse the body, check the envelope, echo the id, send Content-Type and X-Request-Id; for a submission, hash the key and look it up (401: the error body and a log line), decode and verify the transaction (txgate\'s decoder, curve check as txgate\'s default), check the tip (402), forward it with undici (txgate\'s Sequencer), check the hash, answer, and log a request and an audit line.\n');
   say('| scenario | echo req/s | floor req/s | txgate req/s | floor / echo | floor / echo, all rounds | txgate / echo | **txgate / floor** | CPU µs/req echo / floor / txgate |');
   say('|---|---|---|---|---|---|---|---|---|');
   for (const r of withFloor) {
@@ -324,13 +335,13 @@ if (want('throughput')) {
     if (!wantScenario(name)) continue;
     rows.push(throughputRow(name, await compare(gate.child.pid!, gate.url, script, FLOOR_SCENARIOS.has(name))));
   }
-  // Valid submissions with the options that trade something for speed: busy polling (CPU while
-  // idle), the curve signature check (no sender recovered), and the system libsecp256k1 (when
-  // built: npm run build:secp256k1).
+  // Valid submissions with other options: busy polling (CPU while idle), the recover signature
+  // check (every sender recovered), and the system libsecp256k1 (when built: npm run
+  // build:secp256k1).
   if (wantScenario('valid submission')) {
     const variants: [string, Parameters<typeof startTxgate>[0]][] = [
       ['valid submission, busyPoll on', { sequencer: 'http://127.0.0.1:18200', busyPoll: true }],
-      ['valid submission, signature check curve', { sequencer: 'http://127.0.0.1:18200', signature: 'curve' }],
+      ['valid submission, signature check recover', { sequencer: 'http://127.0.0.1:18200', signature: 'recover' }],
     ];
     if (existsSync(SYSTEM_SECP256K1_PATH)) variants.push(['valid submission, system libsecp256k1', { sequencer: 'http://127.0.0.1:18200', secp256k1: 'system' }]);
     for (const [name, o] of variants) {
@@ -353,7 +364,7 @@ if (want('latency')) {
   const near = await start(['node', join(dist, 'bench/stub-sequencer.js'), '18202'], SERVER_CORES, 'stub on the server core');
   const g2 = await startTxgate({ sequencer: 'http://127.0.0.1:18202' });
   const g3 = await startTxgate({ sequencer: 'http://127.0.0.1:18202', busyPoll: true });
-  const g4 = await startTxgate({ sequencer: 'http://127.0.0.1:18202', busyPoll: true, signature: 'curve' });
+  const g4 = await startTxgate({ sequencer: 'http://127.0.0.1:18202', signature: 'recover' });
   const headers = { ...JSON_CT, 'X-Api-Key': KEY };
   const rows: Record<string, unknown>[] = [];
   say('| placement (client on core ' + LOAD_CORES + ', txgate on core ' + SERVER_CORES + ') | client → stub p50 / p99 µs | client → txgate → stub p50 / p99 µs | **added by txgate p50 / p99 µs** | samples |');
@@ -361,7 +372,7 @@ if (want('latency')) {
   for (const [name, stubUrl, gateUrl] of [
     [`stub on the server's core ${SERVER_CORES}`, 'http://127.0.0.1:18202/', g2.url],
     [`stub on the server's core ${SERVER_CORES}, busyPoll on`, 'http://127.0.0.1:18202/', g3.url],
-    [`stub on the server's core ${SERVER_CORES}, busyPoll on, signature check curve`, 'http://127.0.0.1:18202/', g4.url],
+    [`stub on the server's core ${SERVER_CORES}, signature check recover`, 'http://127.0.0.1:18202/', g4.url],
     [`stub on the client's core ${LOAD_CORES}`, 'http://127.0.0.1:18200/', gate.url],
   ] as const) {
     const direct = probe(stubUrl, bodies, JSON_CT, 1000, DURATION);

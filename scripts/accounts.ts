@@ -11,7 +11,8 @@ const USAGE = `usage: npm run accounts -- <command> [--file accounts.json] [opti
 
   create  --id ID --chain N --rate R --burst B --tip 0xADDR [--tip …] --min-tip WEI
           [--tx-types 2,0,1,4] [--call 0xTO:0xSELECTOR:RECEIVER_ARG:AMOUNT_ARG] [--no-transfer]
-          [--allow-untipped]                         prints the new API key once
+          [--allow-untipped] [--senders 0xA,0xB]     prints the new API key once
+                                                     --senders: only these addresses may sign (403 sender_not_allowed)
   grant-add     --id ID --chain N --rate R --burst B --tip 0xADDR … --min-tip WEI [...]
   grant-remove  --id ID --chain N
   rotate-key    --id ID                              adds a new key (printed once); old keys stay valid
@@ -36,6 +37,7 @@ const { values, positionals } = parseArgs({
     call: { type: 'string', multiple: true },
     'no-transfer': { type: 'boolean' },
     'allow-untipped': { type: 'boolean' },
+    senders: { type: 'string' },
     hash: { type: 'string' },
     'key-stdin': { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
@@ -68,6 +70,7 @@ function grantFromFlags(): GrantSpec {
     tipAddresses: values.tip ?? [],
     minTipWei: need('min-tip'),
     feePatterns,
+    ...(values.senders !== undefined ? { senders: values.senders.split(',').map((a) => a.trim()) } : {}),
   };
 }
 

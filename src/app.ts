@@ -26,6 +26,7 @@ import { createGrantStage } from './stages/grant.js';
 import { createHostStage, HostTable } from './stages/host.js';
 import { createParseStage } from './stages/parse.js';
 import { createRateLimitStage, type DuplicateCheck } from './stages/rate-limit.js';
+import { createSenderStage } from './stages/sender.js';
 import { createRouteStage } from './stages/route.js';
 import { createSizeCapStage } from './stages/size-cap.js';
 import { TxDecoder } from './tx/decoder.js';
@@ -87,7 +88,7 @@ export interface AdmissionParts {
   readonly duplicates?: DuplicateCheck;
 }
 
-/** Stages 0–8 in their order; the forward stage ends the array. */
+/** The admission stages in their order (STAGE_NAMES); the forward stage ends the array. */
 export function admissionStages(p: AdmissionParts): PipelineBuilder<LimitedCtx> {
   return PipelineBuilder.start<BaseCtx>()
     .then(createHostStage(p.hosts))
@@ -98,6 +99,7 @@ export function admissionStages(p: AdmissionParts): PipelineBuilder<LimitedCtx> 
     .then(createGrantStage())
     .then(createDecodeStage(p.decoders))
     .then(createFeeStage(p.config))
+    .then(createSenderStage())
     .then(createRateLimitStage(p.limiter, p.duplicates));
 }
 

@@ -258,7 +258,7 @@ export function parseConfig(input: unknown, baseDir: string, env: NodeJS.Process
     busyPoll: r.bool(top.busyPoll, 'busyPoll', false),
     crypto: {
       secp256k1: r.oneOf<Secp256k1Binding>(cryptoIn.secp256k1, 'crypto.secp256k1', 'npm', SECP256K1_BINDINGS),
-      signature: r.oneOf<SignatureCheck>(cryptoIn.signature, 'crypto.signature', 'recover', SIGNATURE_CHECKS),
+      signature: r.oneOf<SignatureCheck>(cryptoIn.signature, 'crypto.signature', 'curve', SIGNATURE_CHECKS),
     },
     tipAddresses: { maxAgeSeconds: r.int(tipIn.maxAgeSeconds, 'tipAddresses.maxAgeSeconds', 60, 0, 86_400) },
     dedup: {

@@ -49,9 +49,11 @@ export const REASONS = {
   invalid_transaction: { status: 400, code: -32000, message: 'Invalid transaction', action: 'Fix the transaction as the message says; do not retry the same bytes.' },
   // --- 7 fee admission ---
   fee_rejected: { status: 402, code: -32003, message: 'Fee admission rejected: the transaction does not pay an approved tip (see GET /tip-addresses)', action: 'Read GET /tip-addresses and pay at least minTipWei to a listed address through an approved pattern.' },
-  // --- 8 rate limit ---
+  // --- 8 sender allow-list ---
+  sender_not_allowed: { status: 403, code: -32003, message: "The transaction's sender is not on this grant's sender allow-list", action: 'Sign with an address the grant lists (GET /tip-addresses says whether a list applies); do not retry these bytes.' },
+  // --- 9 rate limit ---
   rate_limited: { status: 429, code: -32005, message: 'Rate limit reached for this account and chain', action: 'Back off with jitter for at least Retry-After seconds (error.data.retryAfterMs), within the assigned allowance.' },
-  // --- 9 forward ---
+  // --- 10 forward ---
   upstream_rejected: { status: 200, code: -32003, message: 'Sequencer rejected the transaction', action: 'The sequencer refused it (its code and message are passed through): fix the transaction (nonce, fees, balance) before resubmitting.' },
   upstream_error: { status: 502, code: -32603, message: 'Sequencer failed to give a definite answer: the outcome is uncertain', action: 'Check the receipt for your locally computed hash; if none, resubmit the exact same signed bytes, with bounded retries.' },
   upstream_unavailable: { status: 503, code: -32002, message: 'No healthy sequencer for this chain', action: 'Retry later with bounded backoff; the transaction was not forwarded.' },

@@ -112,7 +112,7 @@ const POSSIBLE: Record<(typeof METHODS)[number], readonly string[]> = {
   unparsed: BEFORE_PARSE,
   eth_chainId: ['ok', 'invalid_params', 'payload_too_large', 'internal_error'],
   other: ['method_not_found'],
-  eth_sendRawTransaction: ['ok', ...REASON_NAMES.filter((r) => !['not_found', 'method_not_allowed', 'misdirected_host', 'unsupported_content_type', 'parse_error', 'invalid_request', 'batch_not_supported', 'method_not_found'].includes(r))],
+  eth_sendRawTransaction: ['ok', ...REASON_NAMES.filter((r) => !['not_found', 'method_not_allowed', 'bad_framing', 'misdirected_host', 'unsupported_content_type', 'parse_error', 'invalid_request', 'batch_not_supported', 'method_not_found'].includes(r))],
 };
 const OUTCOMES = ['accepted', 'already_known', 'nonce_known', 'rejected', 'hash_mismatch', 'fault'] as const;
 

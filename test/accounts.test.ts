@@ -128,6 +128,7 @@ describe('GET /tip-addresses', () => {
       feePatterns: [{ kind: 'transfer' }],
       txTypes: ['0x02'],
       untippedAllowed: false,
+      senderAllowList: false,
     });
     assert.match(String(r.headers.etag), /^"[A-Za-z0-9_-]{22}"$/);
     assert.match(String(r.headers['cache-control']), /^private, max-age=\d+$/);
@@ -255,5 +256,11 @@ describe('onboarding commands', () => {
     cli(['grant-remove', '--id', 'newco', '--chain', '4663']);
     await eventually(async () => (await submit(key2, { nonce: 47 })).status === 403, 2000);
     assert.match(cli(['list']), /newco\tenabled\tkeys [0-9a-f]{12}\tchains 10/);
+  });
+  it("create --senders writes the grant's sender allow-list (validated as the service does)", () => {
+    keyFrom(cli(['create', '--id', 'signers', '--chain', '4663', '--rate', '5', '--burst', '5', '--tip', TIP, '--min-tip', '1', '--senders', '0x70997970C51812dc3A010C7d01b50e0d17dc79C8, 0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC']));
+    const doc = JSON.parse(readFileSync(gate.accountsFile, 'utf8'));
+    assert.deepEqual(doc.accounts.find((a: { id: string }) => a.id === 'signers').grants[0].senders, ['0x70997970C51812dc3A010C7d01b50e0d17dc79C8', '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC']);
+    assert.throws(() => cli(['grant-add', '--id', 'signers', '--chain', '10', '--rate', '5', '--burst', '5', '--tip', TIP, '--min-tip', '1', '--senders', '0x1234']), /senders\[0\]/);
   });
 });

@@ -24,7 +24,7 @@ describe('configuration', () => {
     assert.deepEqual(c.chains[0]!.hosts, ['fast.chain-a.example']);
     assert.equal(c.chains[0]!.hardfork, 'prague');
     assert.ok(c.workers >= 1);
-    assert.deepEqual(c.crypto, { secp256k1: 'npm', signature: 'recover' });
+    assert.deepEqual(c.crypto, { secp256k1: 'npm', signature: 'curve' });
     assert.equal(c.busyPoll, false);
     assert.ok(Object.isFrozen(c) && Object.isFrozen(c.chains[0]!.forward), 'deep-frozen');
   });

@@ -19,7 +19,7 @@ const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 
 let gate: Gate;
 let strict: Gate;
-let curve: Gate; // crypto.signature = "curve"
+let recover: Gate; // crypto.signature = "recover" (the default is "curve")
 let stub: StubSequencer;
 const k = newKey(); // default grant: 0x02 only, transfer pattern
 const kAll = newKey(); // legacy + 0x01 + 0x02
@@ -36,12 +36,12 @@ before(async () => {
   ];
   gate = await startGate({ sequencers: [stub.url], accounts, config: { allowUntipped: true } });
   strict = await startGate({ sequencers: [stub.url], accounts, config: { allowUntipped: false } });
-  curve = await startGate({ sequencers: [stub.url], accounts, config: { crypto: { signature: 'curve' } } });
+  recover = await startGate({ sequencers: [stub.url], accounts, config: { crypto: { signature: 'recover' } } });
 });
 after(async () => {
   await gate.stop();
   await strict.stop();
-  await curve.stop();
+  await recover.stop();
   await stub.stop();
   assert.deepEqual(keysInLogs(), [], 'an API key appeared in the logs');
 });
@@ -91,7 +91,7 @@ describe('refusals, one per reason', () => {
   });
   for (const mode of ['recover', 'curve'] as const)
     it(`invalid_signature: high s, bad y-parity, r = 0, r ≥ n, r off the curve (crypto.signature ${mode})`, async () => {
-      const g = mode === 'curve' ? curve : gate;
+      const g = mode === 'recover' ? recover : gate;
       const raw = await sign1559({});
       await expectReason(tamper1559(raw, (f) => { const s = BigInt('0x' + Buffer.from(f[11]!).toString('hex')); f[11] = big(N - s); f[9] = f[9]!.length === 0 ? big(1n) : big(0n); }), 'invalid_signature', 400, k, g);
       await expectReason(tamper1559(raw, (f) => { f[9] = big(2n); }), 'invalid_signature', 400, k, g);

@@ -12,6 +12,7 @@ import { rpc, send } from './support/http.js';
 import { SIGNERS } from './support/txs.js';
 
 const key = newKey();
+const listed = newKey(); // a grant that only SIGNERS[5] may sign for, with a burst of 1
 let anvil: Anvil;
 let gate: Gate;
 
@@ -31,7 +32,10 @@ let anvilPort: number;
 before(async () => {
   anvilPort = await freePort();
   anvil = await startAnvil({ port: anvilPort, chainId: 4663 });
-  gate = await startGate({ chainB: false, sequencers: [anvil.url], accounts: [{ id: 'e2e', keys: [key], allowUntipped: true }], config: { allowUntipped: true } });
+  gate = await startGate({ chainB: false, sequencers: [anvil.url], accounts: [
+      { id: 'e2e', keys: [key], allowUntipped: true },
+      { id: 'listed', keys: [listed], grants: [{ rateLimit: { perSecond: 0.001, burst: 1 }, senders: [SIGNERS[5]!.address] }] },
+    ], config: { allowUntipped: true } });
   chainRpc = createPublicClient({ chain: chain(anvil.url), transport: http(anvil.url) });
   const base = `http://127.0.0.1:${gate.port}`;
   viaGate = createWalletClient({ chain: chain(base), transport: http(base, { fetchOptions: { headers: { 'x-api-key': key } } }) });
@@ -118,6 +122,30 @@ describe('against a real anvil', () => {
     assert.equal(r.status, 200);
     assert.equal(r.json.error.data.reason, 'upstream_rejected');
     assert.match(r.json.error.message, /nonce/i);
+  });
+
+  it("a grant's sender allow-list: another sender gets 403 and spends no token; the listed sender is accepted and mined", async () => {
+    const other = await signed(6, {});
+    const refused = await rpc(gate.port, 'eth_sendRawTransaction', [other], { key: listed });
+    assert.equal(refused.status, 403, refused.text);
+    assert.equal(refused.json.error.data.reason, 'sender_not_allowed');
+    // The grant's burst is 1: had the refusal spent the token, this would be 429.
+    const raw = await signed(5, {});
+    const ok = await rpc(gate.port, 'eth_sendRawTransaction', [raw], { key: listed });
+    assert.equal(ok.status, 200, ok.text);
+    const receipt = await chainRpc.waitForTransactionReceipt({ hash: ok.json.result, pollingInterval: 50, timeout: 10_000 });
+    assert.equal(receipt.status, 'success');
+    assert.equal(receipt.from.toLowerCase(), SIGNERS[5]!.address.toLowerCase());
+    const line = gate.logs.map((l) => JSON.parse(l)).find((l) => l.audit === 'forward' && l.tx === ok.json.result);
+    assert.equal(line.sender, SIGNERS[5]!.address.toLowerCase(), 'the audit line carries the recovered sender');
+    const unlisted = gate.logs.map((l) => JSON.parse(l)).filter((l) => l.audit === 'forward' && l.account === 'e2e');
+    assert.ok(unlisted.length > 0 && unlisted.every((l) => l.sender === undefined), 'nothing recovered without a list');
+    const spent = await rpc(gate.port, 'eth_sendRawTransaction', [await signed(5, {})], { key: listed });
+    assert.equal(spent.status, 429, 'the one token went to the accepted submission');
+    const tips = async (k: string) => (await send({ port: gate.port, method: 'GET', path: '/tip-addresses', headers: { 'x-api-key': k } })).json;
+    assert.equal((await tips(listed)).senderAllowList, true);
+    assert.equal((await tips(key)).senderAllowList, false);
+    assert.ok(!JSON.stringify(await tips(listed)).toLowerCase().includes(SIGNERS[5]!.address.slice(2).toLowerCase()), 'the list itself is not shown');
   });
 
   it('anvil stopped → 502/503 and /ready 503; anvil back → ready and accepting again', async () => {

@@ -205,7 +205,7 @@ describe('fanout with a failing observer (direct)', () => {
     const health = { board: HealthBoard.allocate(stubs.length), slots: stubs.map((_, i) => i) };
     return new ChainForwarder(cfg.chains[0]!, { acceptedTtlMs: 0, maxEntries: 10 }, pino({ level: 'silent' }), health, observer);
   };
-  const request = (raw: string) => ({ hash: txHash(raw), rawHex: raw, account: 'mm', reqId: 't-1' });
+  const request = (raw: string) => ({ hash: txHash(raw), rawHex: raw, account: 'mm', reqId: 't-1', sender: null });
   let rejections = 0;
   const count = () => rejections++;
   before(async () => {

@@ -137,7 +137,7 @@ describe('metrics', () => {
     assert.equal(info.labels.node, process.version);
     assert.match(info.labels.uws!, /^uws_.*\.node$/);
     assert.equal(info.labels.secp256k1, 'npm');
-    assert.equal(info.labels.signature, 'recover');
+    assert.equal(info.labels.signature, 'curve');
     assert.ok(s.some((x) => x.name === 'txgate_process_resident_memory_bytes'));
   });
   it('labels are bounded: no hash, key or free text', async () => {

@@ -124,6 +124,6 @@ describe('pipeline runner', () => {
     const log = createLogger({ level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
     const app = createApp({ config, log });
     assert.deepEqual(app.server.stageNames, [...STAGE_NAMES]);
-    assert.deepEqual(STAGE_NAMES, ['host', 'size_cap', 'parse', 'route', 'auth', 'grant', 'decode', 'fee', 'rate_limit', 'forward']);
+    assert.deepEqual(STAGE_NAMES, ['host', 'size_cap', 'parse', 'route', 'auth', 'grant', 'decode', 'fee', 'sender', 'rate_limit', 'forward']);
   });
 });

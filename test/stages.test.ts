@@ -16,6 +16,7 @@ import { createHostStage, hostName, HostTable } from '../src/stages/host.js';
 import { createParseStage, idLiteral } from '../src/stages/parse.js';
 import { createRateLimitStage } from '../src/stages/rate-limit.js';
 import { createRouteStage } from '../src/stages/route.js';
+import { createSenderStage } from '../src/stages/sender.js';
 import { createSizeCapStage } from '../src/stages/size-cap.js';
 import type { DecodedTx } from '../src/tx/types.js';
 
@@ -167,7 +168,7 @@ describe('auth and grant', () => {
 describe('fee admission', () => {
   before(() => initCrypto());
   const g = acct('a').grants.get(4663)!;
-  const tx = (t: Partial<DecodedTx>): DecodedTx => ({ type: 2, hash: '0x', from: '0x', chainId: 4663n, nonce: 0n, to: null, value: 0n, data: new Uint8Array(), gasLimit: 21000n, ...t });
+  const tx = (t: Partial<DecodedTx>): DecodedTx => ({ type: 2, hash: '0x', sender: () => '0x', chainId: 4663n, nonce: 0n, to: null, value: 0n, data: new Uint8Array(), gasLimit: 21000n, ...t });
   const word = (hex: string) => hex.replace(/^0x/, '').padStart(64, '0');
   const call = (receiver: string, amount: bigint, extra = '') => Buffer.from('aabbccdd' + word(amount.toString(16)) + word(receiver) + extra, 'hex');
   it('transfer: a tip address and value ≥ min', () => {
@@ -190,6 +191,33 @@ describe('fee admission', () => {
     assert.equal(reason(run(false, plain)), 'fee_rejected');
     assert.equal(reason(run(true, tx({ to: plain.to, data: Uint8Array.from([1]) }))), 'fee_rejected');
     assert.equal(reason(run(true, tx({ to: null }))), 'fee_rejected');
+  });
+});
+
+describe('sender allow-list stage', () => {
+  const listed = parseAccounts({
+    accounts: [{ id: 's', keySha256: [keySha256('k9')], grants: [{ chainId: 4663, rateLimit: { perSecond: 1, burst: 1 }, tipAddresses: [], minTipWei: '0', senders: ['0x70997970C51812dc3A010C7d01b50e0d17dc79C8'] }] }],
+  }).accounts[0]!;
+  const stage = createSenderStage();
+  const withSender = (sender: () => string | Exit) => ({ hash: '0x', sender });
+  it('a grant without a list: nothing recovered (sender() is never called), sender null', () => {
+    const a = acct('a');
+    const passed = ok(stage.run(ctx({ set: { account: a, grant: a.grants.get(4663), tx: withSender(() => assert.fail('recovered without a list')) } })));
+    assert.equal(passed.sender, null);
+  });
+  it('a listed grant: the listed sender passes (and is kept for the audit line); any other is 403 sender_not_allowed', () => {
+    const grant = listed.grants.get(4663)!;
+    const run = (sender: string | Exit) => stage.run(ctx({ set: { account: listed, grant, tx: withSender(() => sender) } }));
+    assert.equal(ok(run('0x70997970c51812dc3a010c7d01b50e0d17dc79c8')).sender, '0x70997970c51812dc3a010c7d01b50e0d17dc79c8');
+    assert.equal(run('0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc'), REJECT.sender_not_allowed);
+    assert.equal(run(REJECT.invalid_signature), REJECT.invalid_signature, 'a signature that does not recover is refused as such');
+  });
+  it('the accounts file: senders must be a non-empty list of addresses', () => {
+    const grant = (senders: unknown) => ({ accounts: [{ id: 'x', keySha256: [keySha256('kx')], grants: [{ chainId: 1, rateLimit: { perSecond: 1, burst: 1 }, tipAddresses: [], minTipWei: '0', senders }] }] });
+    assert.throws(() => parseAccounts(grant([])), /grants\[0\]\.senders: must be a non-empty array/);
+    assert.throws(() => parseAccounts(grant(['0x12'])), /grants\[0\]\.senders\[0\]/);
+    assert.equal(parseAccounts(grant(['0x70997970C51812dc3A010C7d01b50e0d17dc79C8'])).accounts[0]!.grants.get(1)!.senders!.has('0x70997970c51812dc3a010c7d01b50e0d17dc79c8'), true);
+    assert.equal(acct('a').grants.get(4663)!.senders, null);
   });
 });
 

@@ -26,6 +26,8 @@ export interface GrantSpec {
   tipAddresses: string[];
   minTipWei: string;
   feePatterns?: ({ kind: 'transfer' } | { kind: 'call'; to: string; selector: string; receiverArg: number; amountArg: number })[];
+  /** The sender allow-list (absent: any sender). */
+  senders?: string[];
 }
 
 interface AccountDoc {

@@ -123,7 +123,7 @@ function parseGrant(g: unknown, f: string, accountId: string, problems: string[]
     return undefined;
   }
   const before = problems.length;
-  unknownFields(g, f, ['chainId', 'rateLimit', 'txTypes', 'tipAddresses', 'minTipWei', 'feePatterns'], problems);
+  unknownFields(g, f, ['chainId', 'rateLimit', 'txTypes', 'tipAddresses', 'minTipWei', 'feePatterns', 'senders'], problems);
   const chainId = g.chainId;
   if (typeof chainId !== 'number' || !Number.isSafeInteger(chainId) || chainId < 1) problems.push(`${f}.chainId: must be a positive integer`);
 
@@ -192,6 +192,19 @@ function parseGrant(g: unknown, f: string, accountId: string, problems: string[]
       } else problems.push(`${pf}.kind: must be "transfer" or "call"`);
     });
 
+  // Optional: when present, a non-empty list of the addresses allowed to sign for this grant.
+  let senders: Set<string> | null = null;
+  if (g.senders !== undefined) {
+    if (!Array.isArray(g.senders) || g.senders.length === 0) problems.push(`${f}.senders: must be a non-empty array of addresses (or absent)`);
+    else {
+      senders = new Set<string>();
+      for (const [k, v] of (g.senders as unknown[]).entries()) {
+        const a = address(v, `${f}.senders[${k}]`, problems);
+        if (a !== undefined) senders.add(a);
+      }
+    }
+  }
+
   if (problems.length > before) return undefined;
   return Object.freeze({
     chainId: chainId as number,
@@ -202,5 +215,6 @@ function parseGrant(g: unknown, f: string, accountId: string, problems: string[]
     tipAddressSet,
     minTipWei,
     feePatterns: Object.freeze(feePatterns),
+    senders,
   });
 }

@@ -38,6 +38,8 @@ export function tipAddressesBody(account: Account, grant: Grant, allowUntippedDe
     ),
     txTypes: [...grant.txTypes].sort().map((t) => '0x' + t.toString(16).padStart(2, '0')),
     untippedAllowed: account.allowUntipped && allowUntippedDeployment,
+    // Whether only listed senders may submit on this grant (the list itself is not shown).
+    senderAllowList: grant.senders !== null,
   });
 }
 

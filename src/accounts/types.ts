@@ -30,6 +30,11 @@ export interface Grant {
   readonly tipAddressSet: ReadonlySet<string>;
   readonly minTipWei: bigint;
   readonly feePatterns: readonly FeePattern[];
+  /**
+   * The sender allow-list: lower-case 0x addresses a transaction must be signed by (the sender is
+   * then recovered), or null when the grant has none (nothing recovered, nothing paid).
+   */
+  readonly senders: ReadonlySet<string> | null;
 }
 
 export interface Account {

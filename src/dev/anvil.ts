@@ -15,6 +15,8 @@ export const ANVIL_KEYS = [
   '0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a',
   '0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6',
   '0x47e179ec197488593b187f80a00eb0da91f1b9d0b13f8733639f19c30a34926a',
+  '0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba',
+  '0x92db14e403b83dfe3df233f83dfa3a0d7096f21ca9b0d6d6b8d88b2b4ec1564e',
 ] as const;
 /** The address of anvil's account #9, used as the development tip address. */
 export const ANVIL_TIP_ADDRESS = '0xa0Ee7A142d267C1f36714E4a8F75612F20a79720';

@@ -76,6 +76,8 @@ export interface ForwardRequest {
   readonly rawHex: string;
   readonly account: string;
   readonly reqId: string;
+  /** The recovered sender, when a policy recovered it (for the audit line); else null. */
+  readonly sender: string | null;
 }
 
 /** Bounded set of recently accepted hashes with expiry (insertion order = expiry order). */
@@ -320,6 +322,7 @@ export class ChainForwarder {
       ',"sequencer":' + a.seq.labelJson + ',"outcome":"' + a.outcome + '","role":"' + role + '","ms":' + ms;
     if (a.detail !== undefined) f += ',"detail":' + quote(a.detail);
     if (!a.sent) f += ',"sent":false';
+    if (req.sender !== null) f += ',"sender":"' + req.sender + '"';
     this.fast.write(level, f, 'forward');
   }
 

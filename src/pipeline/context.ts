@@ -91,7 +91,9 @@ export interface AuthedCtx extends RoutedCtx { readonly account: Account }
 export interface GrantedCtx extends AuthedCtx { readonly grant: Grant }
 export interface DecodedCtx extends GrantedCtx { readonly tx: DecodedTx }
 export interface AdmittedCtx extends DecodedCtx { readonly fee: FeeVerdict }
-export interface LimitedCtx extends AdmittedCtx { readonly quota: Quota }
+/** sender: the recovered sender where the grant's allow-list asked for it, else null (not recovered). */
+export interface SenderCheckedCtx extends AdmittedCtx { readonly sender: string | null }
+export interface LimitedCtx extends SenderCheckedCtx { readonly quota: Quota }
 
 /** The one concrete context object; stages fill its fields in order. */
 export class RequestContext implements BaseCtx {
@@ -106,6 +108,7 @@ export class RequestContext implements BaseCtx {
   grant: Grant | undefined = undefined;
   tx: DecodedTx | undefined = undefined;
   fee: FeeVerdict | undefined = undefined;
+  sender: string | null | undefined = undefined;
   quota: Quota | undefined = undefined;
 
   constructor(

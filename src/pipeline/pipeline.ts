@@ -9,7 +9,7 @@ import type { BaseCtx } from './context.js';
 import { Later } from './later.js';
 
 export const STAGE_NAMES = [
-  'host', 'size_cap', 'parse', 'route', 'auth', 'grant', 'decode', 'fee', 'rate_limit', 'forward',
+  'host', 'size_cap', 'parse', 'route', 'auth', 'grant', 'decode', 'fee', 'sender', 'rate_limit', 'forward',
 ] as const;
 export type StageName = (typeof STAGE_NAMES)[number];
 

@@ -1,5 +1,5 @@
 /**
- * Stage 9, forward: hands the original signed hex to the chain's forwarder, which answers with
+ * Stage 10, forward: hands the original signed hex to the chain's forwarder, which answers with
  * the sequencer's acceptance (the hash) or an unambiguous failure (see forward/forwarder.ts).
  */
 import type { ChainForwarder } from '../forward/forwarder.js';
@@ -16,6 +16,7 @@ export function createForwardStage(forwarders: ReadonlyMap<number, ChainForwarde
         rawHex: raw.charCodeAt(1) === 120 ? raw : '0x' + raw.slice(2),
         account: ctx.account.id,
         reqId: ctx.reqId,
+        sender: ctx.sender,
       });
     },
   };

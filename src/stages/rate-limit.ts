@@ -1,12 +1,12 @@
 /**
- * Stage 8, rate limit: one token per submission from the bucket of (account, chain), with the
+ * Stage 9, rate limit: one token per submission from the bucket of (account, chain), with the
  * grant's perSecond and burst. Placed after fee admission (DESIGN §4) so that refused
  * transactions do not spend the allowance. A resubmission of bytes already in flight or just
  * accepted is answered by the forwarder without a second forward and spends no token.
  */
 import { reject } from '../errors.js';
 import { retryAfterSeconds, type TokenBuckets } from '../limits/rate-limiter.js';
-import { enrich, type AdmittedCtx, type LimitedCtx, type Quota } from '../pipeline/context.js';
+import { enrich, type LimitedCtx, type Quota, type SenderCheckedCtx } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
 
 export interface DuplicateCheck {
@@ -14,7 +14,7 @@ export interface DuplicateCheck {
   isDuplicate(chainId: number, hash: string): boolean;
 }
 
-export function createRateLimitStage(limiter: TokenBuckets, duplicates?: DuplicateCheck): Stage<AdmittedCtx, LimitedCtx> {
+export function createRateLimitStage(limiter: TokenBuckets, duplicates?: DuplicateCheck): Stage<SenderCheckedCtx, LimitedCtx> {
   const free: Quota = Object.freeze({ limit: 0, remaining: 0 });
   return {
     name: 'rate_limit',

@@ -244,7 +244,7 @@ export class TxDecoder {
     return {
       type,
       hash: '0x' + hex(keccak256(bytes)),
-      from,
+      sender: () => from,
       chainId: type === 0 ? (tx.common.chainId() as bigint) : (tx.chainId as bigint),
       nonce: tx.nonce,
       to: tx.to === undefined ? null : tx.to.toString(),
@@ -363,7 +363,7 @@ function recover(pub: Uint8Array, sig: Uint8Array, r: Bytes, s: Bytes, recid: nu
  */
 class LeanTx implements DecodedTx {
   readonly type = 2;
-  private sender: string | null = null;
+  private from: string | null = null;
 
   constructor(
     readonly hash: string,
@@ -379,16 +379,16 @@ class LeanTx implements DecodedTx {
     readonly gasLimit: bigint,
   ) {}
 
-  /** Throws if the signature does not recover (only a signature built to fail the `curve` check's one omission). */
-  get from(): string {
-    if (this.sender !== null) return this.sender;
+  /** The sender, recovered once; the refusal for a signature that does not recover (see DecodedTx). */
+  sender(): string | Exit {
+    if (this.from !== null) return this.from;
     if (this.publicKey === null) {
       const { r, s, recid, msgHash } = this.signed!;
       const pub = new Uint8Array(65);
-      if (!recover(pub, new Uint8Array(64), r, s, recid, msgHash)) throw new Error('the signature does not recover a sender');
+      if (!recover(pub, new Uint8Array(64), r, s, recid, msgHash)) return REJECT.invalid_signature;
       this.publicKey = pub.subarray(1);
     }
-    return (this.sender = '0x' + hex(keccak256(this.publicKey).subarray(12)));
+    return (this.from = '0x' + hex(keccak256(this.publicKey).subarray(12)));
   }
 }
 

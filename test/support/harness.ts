@@ -35,6 +35,7 @@ export interface GrantIn {
   tipAddresses?: string[];
   minTipWei?: string;
   feePatterns?: unknown[];
+  senders?: string[];
 }
 
 export interface AccountIn {
@@ -59,6 +60,7 @@ export function accountsDoc(accounts: AccountIn[]): unknown {
         tipAddresses: g.tipAddresses ?? [TIP],
         minTipWei: g.minTipWei ?? MIN_TIP.toString(),
         feePatterns: g.feePatterns ?? [{ kind: 'transfer' }],
+        ...(g.senders !== undefined ? { senders: g.senders } : {}),
       })),
     })),
   };

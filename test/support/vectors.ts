@@ -31,7 +31,7 @@ export function vectorMismatches(make: (fork: string) => TxDecoder): { mismatche
     const out = d.decode(Buffer.from(v.txbytes.slice(2), 'hex'), ALL_TYPES);
     const ok = !(out instanceof Exit);
     if (ok !== v.valid) mismatches.push(`${v.source}: expected ${v.valid ? 'valid' : 'invalid'}, got ${ok ? 'valid' : (out as Exit).reason}`);
-    else if (ok && (out.hash !== v.hash || out.from !== v.sender!.toLowerCase())) mismatches.push(`${v.source}: hash/sender differ`);
+    else if (ok && (out.hash !== v.hash || out.sender() !== v.sender!.toLowerCase())) mismatches.push(`${v.source}: hash/sender differ`);
   }
   return { mismatches, decoders };
 }

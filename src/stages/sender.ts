@@ -1,0 +1,23 @@
+/**
+ * The sender allow-list (a grant's `senders`): where the grant lists senders, the transaction's
+ * sender is recovered (the one place recovery earns its cost: it is compared with something)
+ * and must be listed, else 403 sender_not_allowed. Placed before the rate limit, so bytes signed
+ * by anyone else, even with a leaked API key, never spend the account's allowance. A grant
+ * without a list pays one property read.
+ */
+import { Exit, REJECT } from '../errors.js';
+import { enrich, type AdmittedCtx, type SenderCheckedCtx } from '../pipeline/context.js';
+import type { Stage } from '../pipeline/pipeline.js';
+
+export function createSenderStage(): Stage<AdmittedCtx, SenderCheckedCtx> {
+  return {
+    name: 'sender',
+    run(ctx) {
+      const allowed = ctx.grant.senders;
+      if (allowed === null) return enrich(ctx, 'sender', null);
+      const sender = ctx.tx.sender();
+      if (sender instanceof Exit) return sender;
+      return allowed.has(sender) ? enrich(ctx, 'sender', sender) : REJECT.sender_not_allowed;
+    },
+  };
+}
