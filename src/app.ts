@@ -13,6 +13,7 @@ import { HealthBoard, type HealthBoardBuffers, slotIndex } from './forward/healt
 import { HealthProber, healthProblems } from './forward/health.js';
 import { Readiness } from './http/readiness.js';
 import { PublicServer, type RequestObserver } from './http/server.js';
+import { quotaHeaders } from './limits/quota-headers.js';
 import { RateLimiter, type TokenBuckets } from './limits/rate-limiter.js';
 import { SharedRateTable, SharedTxTable, type SharedTableBuffers } from './limits/shared-tables.js';
 import type { Logger } from './log.js';
@@ -141,6 +142,7 @@ export function createApp(opts: AppOptions): App {
     buildPipeline,
     tipAddresses: createTipAddressesHandler({ store, hosts, allowUntipped: config.allowUntipped, maxAgeSeconds: config.tipAddresses.maxAgeSeconds }),
     serverTiming: config.profiling.serverTiming,
+    answerHeaders: quotaHeaders(limiter),
     ...(obs.request !== undefined ? { observer: obs.request } : {}),
     ...(opts.idPrefix !== undefined ? { idPrefix: opts.idPrefix } : {}),
   });

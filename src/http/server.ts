@@ -44,6 +44,8 @@ export interface ServerDeps {
   readonly idPrefix?: string;
   /** Busy polling beside this server thread (config `busyPoll`): told of every request. */
   readonly busyPoll?: { touch(): void };
+  /** Headers every pipeline answer of this request carries beside its own (the rate-limit headers). */
+  readonly answerHeaders?: (ctx: BaseCtx) => readonly Header[] | undefined;
 }
 
 /** A context that is also the body source: it owns the uWS response for its request. */
@@ -295,6 +297,10 @@ export class PublicServer {
     if (ctx.responded || ctx.aborted) return;
     ctx.responded = true;
     let headers = exit.headers;
+    if (exit.reason !== 'rate_limited') {
+      const extra = this.deps.answerHeaders?.(ctx);
+      if (extra !== undefined) headers = headers === undefined ? extra : [...headers, ...extra];
+    }
     if (ctx.timings !== null) headers = [...(headers ?? []), ['server-timing', serverTiming(ctx.timings)]];
     // A body left unread (early exit before or during reading) would be parsed as the next
     // request: close the connection instead of draining an unbounded body.

@@ -14,6 +14,15 @@ export type Clock = () => number;
 export interface TokenBuckets {
   /** Remaining whole tokens (≥ 0) after spending one, or the negated wait in ms (< 0). */
   take(key: string, perSecond: number, burst: number): number;
+  /** Whole tokens available now, spending none. */
+  peek(key: string, perSecond: number, burst: number): number;
+}
+
+/** Whole tokens left in a GCRA bucket whose theoretical arrival time is `tat` (undefined: full). */
+export function tokensLeft(tat: number | undefined, now: number, perSecond: number, burst: number): number {
+  const interval = 1000 / perSecond;
+  const ahead = tat === undefined || tat < now ? 0 : tat - now;
+  return Math.max(0, Math.floor((burst * interval - ahead) / interval + 1e-9));
 }
 
 export class RateLimiter implements TokenBuckets {
@@ -37,6 +46,10 @@ export class RateLimiter implements TokenBuckets {
     if (ahead > window + 1e-6) return -(ahead - window);
     this.tat.set(key, next);
     return Math.floor((window - ahead) / interval + 1e-9);
+  }
+
+  peek(key: string, perSecond: number, burst: number): number {
+    return tokensLeft(this.tat.get(key), this.now(), perSecond, burst);
   }
 
   /** Drops full (idle) buckets; returns how many remain. */

@@ -9,6 +9,8 @@
  * Time is absolute (performance.timeOrigin + performance.now()), comparable across threads.
  */
 
+import { tokensLeft } from './rate-limiter.js';
+
 export const now = (): number => performance.timeOrigin + performance.now();
 
 /** FNV-1a, 64 bits as two 32-bit halves (never 0,0: 0 marks an empty slot). */
@@ -104,6 +106,15 @@ class Table {
  * be taken over by another key.
  */
 export class SharedRateTable extends Table {
+  peek(key: string, perSecond: number, burst: number): number {
+    const t = now();
+    this.lock();
+    const i = this.slot(key, () => false, false);
+    const tat = i < 0 ? undefined : this.values[i]!;
+    this.unlock();
+    return tokensLeft(tat, t, perSecond, burst);
+  }
+
   take(key: string, perSecond: number, burst: number): number {
     const t = now();
     const interval = 1000 / perSecond;

@@ -6,7 +6,7 @@
  */
 import { reject } from '../errors.js';
 import { retryAfterSeconds, type TokenBuckets } from '../limits/rate-limiter.js';
-import { enrich, type LimitedCtx, type Quota, type SenderCheckedCtx } from '../pipeline/context.js';
+import { enrich, type LimitedCtx, type SenderCheckedCtx } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
 
 export interface DuplicateCheck {
@@ -15,12 +15,12 @@ export interface DuplicateCheck {
 }
 
 export function createRateLimitStage(limiter: TokenBuckets, duplicates?: DuplicateCheck): Stage<SenderCheckedCtx, LimitedCtx> {
-  const free: Quota = Object.freeze({ limit: 0, remaining: 0 });
   return {
     name: 'rate_limit',
     run(ctx) {
-      if (duplicates?.isDuplicate(ctx.chain.chainId, ctx.tx.hash) === true) return enrich(ctx, 'quota', free);
       const { perSecond, burst } = ctx.grant.rateLimit;
+      if (duplicates?.isDuplicate(ctx.chain.chainId, ctx.tx.hash) === true)
+        return enrich(ctx, 'quota', { limit: burst, remaining: limiter.peek(ctx.grant.bucketKey, perSecond, burst) });
       const r = limiter.take(ctx.grant.bucketKey, perSecond, burst);
       if (r >= 0) return enrich(ctx, 'quota', { limit: burst, remaining: r });
       const waitMs = Math.ceil(-r);

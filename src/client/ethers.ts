@@ -1,0 +1,118 @@
+/**
+ * `txgate/ethers`: an ethers v6 provider that sends `eth_chainId` and `eth_sendRawTransaction` to
+ * txgate (with the API key, one request per POST) and every other method to the chain's RPC, so
+ * `wallet.sendTransaction`, `provider.broadcastTransaction` (which asks for the block number
+ * beside the submission) and `tx.wait()` work unmodified.
+ *
+ * A submission's outcome is settled before ethers sees it: an uncertain answer is looked up on
+ * the chain RPC by the locally computed hash, and only the exact same bytes are resent, so
+ * ethers is never told "failed" for a transaction that went through. A refusal reaches ethers as
+ * txgate's JSON-RPC error object; `txgateReason(error)` reads its `data.reason`.
+ */
+import { JsonRpcProvider, Network, type JsonRpcError, type JsonRpcPayload, type JsonRpcResult } from 'ethers';
+import { Submitter, type SubmitOutcome } from './gate.js';
+import { HttpClient, rpcCall } from './http.js';
+
+/** Anything that answers JSON-RPC reads (an ethers JsonRpcProvider, BrowserProvider, …). */
+export interface ChainRpc {
+  send(method: string, params: unknown[] | Record<string, unknown>): Promise<unknown>;
+}
+
+export interface TxgateProviderOptions {
+  /** txgate's base URL. */
+  readonly url: string;
+  readonly apiKey: string;
+  /** The chain RPC: its URL, or an ethers provider. */
+  readonly rpc: string | ChainRpc;
+  /** The chain id, when known: no network detection round trip. */
+  readonly chainId?: number;
+  /** Connection and whole-call bounds, default 3,000 and 10,000 ms (the spec's starting values). */
+  readonly connectTimeoutMs?: number;
+  readonly timeoutMs?: number;
+  /** Resends of the same bytes while the outcome is uncertain or not forwarded, default 3. */
+  readonly maxResends?: number;
+  /** How often ethers polls the chain RPC for new blocks (tx.wait()), default 1,000 ms. */
+  readonly pollingInterval?: number;
+}
+
+export class TxgateProvider extends JsonRpcProvider {
+  private readonly gate: HttpClient;
+  private readonly chain: ChainRpc;
+  private readonly submitter: Submitter;
+  private readonly opts: TxgateProviderOptions;
+
+  constructor(o: TxgateProviderOptions) {
+    const network = o.chainId !== undefined ? Network.from(o.chainId) : undefined;
+    // One request per POST (txgate refuses batches); a known chain id is not asked for again.
+    super(o.url, network, { batchMaxCount: 1, ...(network !== undefined ? { staticNetwork: network } : {}), pollingInterval: o.pollingInterval ?? 1_000 });
+    this.opts = o;
+    this.gate = new HttpClient(o.url, { connectTimeoutMs: o.connectTimeoutMs ?? 3_000, timeoutMs: o.timeoutMs ?? 10_000 });
+    this.chain = typeof o.rpc === 'string' ? new JsonRpcProvider(o.rpc, network, { batchMaxCount: 1, ...(network !== undefined ? { staticNetwork: network } : {}) }) : o.rpc;
+    this.submitter = new Submitter(this.gate, o.apiKey, async (method, params) => {
+      try {
+        return await this.chain.send(method, [...params]);
+      } catch {
+        return null;
+      }
+    });
+  }
+
+  // ethers reads a JSON-RPC error object from this list too (its declared type says results only).
+  override async _send(payload: JsonRpcPayload | JsonRpcPayload[]): Promise<JsonRpcResult[]> {
+    const list = Array.isArray(payload) ? payload : [payload];
+    return (await Promise.all(list.map((p) => this.one(p)))) as JsonRpcResult[];
+  }
+
+  private async one(p: JsonRpcPayload): Promise<JsonRpcResult | JsonRpcError> {
+    const params = (Array.isArray(p.params) ? p.params : []) as unknown[];
+    if (p.method === 'eth_chainId') {
+      const a = await rpcCall(this.gate, 'eth_chainId', []);
+      if (a.kind === 'result') return { id: p.id, result: a.result };
+      return { id: p.id, error: a.kind === 'error' ? { code: a.code, message: a.message, data: a.data } : { code: -32603, message: a.why } };
+    }
+    if (p.method === 'eth_sendRawTransaction') {
+      const deadline = performance.now() + (this.opts.timeoutMs ?? 10_000) * 3;
+      return answer(p.id, await this.submitter.settle(String(params[0]), { maxResends: this.opts.maxResends ?? 3, deadline }));
+    }
+    try {
+      return { id: p.id, result: await this.chain.send(p.method, params) };
+    } catch (e) {
+      const inner = (e as { error?: { code?: unknown; message?: unknown; data?: unknown } }).error;
+      if (inner !== undefined && typeof inner.code === 'number') return { id: p.id, error: { code: inner.code, message: String(inner.message ?? ''), data: inner.data } };
+      return { id: p.id, error: { code: -32603, message: (e as Error).message } };
+    }
+  }
+
+  override destroy(): void {
+    super.destroy();
+    void this.gate.close();
+    if (typeof this.opts.rpc === 'string') (this.chain as JsonRpcProvider).destroy();
+  }
+}
+
+function answer(id: number, out: SubmitOutcome): JsonRpcResult | JsonRpcError {
+  switch (out.kind) {
+    case 'accepted':
+      return { id, result: out.hash };
+    case 'rejected':
+      return { id, error: { code: out.code, message: out.message, data: { reason: out.reason } } };
+    case 'rate_limited':
+      return { id, error: { code: -32005, message: `rate limited: retry after ${out.retryAfterMs} ms`, data: { reason: 'rate_limited', retryAfterMs: out.retryAfterMs } } };
+    case 'not_forwarded':
+      return { id, error: { code: -32002, message: 'not forwarded: safe to resend', data: { reason: out.reason } } };
+    case 'uncertain':
+      return { id, error: { code: -32603, message: `outcome uncertain (${out.why}): check the receipt of ${out.hash}`, data: { reason: 'uncertain', txHash: out.hash } } };
+  }
+}
+
+/** txgate's `data.reason` from an error ethers threw, or undefined. */
+export function txgateReason(error: unknown): string | undefined {
+  let e: unknown = error;
+  for (let depth = 0; depth < 6 && typeof e === 'object' && e !== null; depth++) {
+    const data = (e as { data?: { reason?: unknown } }).data;
+    if (typeof data?.reason === 'string') return data.reason;
+    const o = e as { error?: unknown; info?: { error?: unknown }; cause?: unknown };
+    e = o.error ?? o.info?.error ?? o.cause;
+  }
+  return undefined;
+}

@@ -1,0 +1,98 @@
+/**
+ * The client kit's HTTP: one keep-alive undici Pool per origin, JSON bodies, a total timeout per
+ * call, and an answer that says whether the request could have reached the server (a failure to
+ * connect never did; anything after that may have).
+ */
+import { Pool, errors } from 'undici';
+
+export interface HttpOptions {
+  /** Connection establishment bound (the spec's starting value: 3 s). */
+  readonly connectTimeoutMs: number;
+  /** Whole-call bound (the spec's starting value: 10 s). */
+  readonly timeoutMs: number;
+  /** Keep-alive connections kept per origin. */
+  readonly connections?: number;
+}
+
+export type HttpAnswer =
+  | { readonly kind: 'response'; readonly status: number; readonly headers: Record<string, string | string[] | undefined>; readonly text: string }
+  /** `sent: false`: the request never left (no connection); `true`: it may have reached the server. */
+  | { readonly kind: 'failed'; readonly why: string; readonly sent: boolean };
+
+/** Errors raised before a request is written: the server never saw it. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+
+export class HttpClient {
+  private readonly pool: Pool;
+  private readonly path: string;
+
+  constructor(
+    readonly url: string,
+    private readonly opts: HttpOptions,
+  ) {
+    const u = new URL(url);
+    this.path = u.pathname + u.search;
+    this.pool = new Pool(u.origin, {
+      connections: opts.connections ?? 8,
+      pipelining: 1,
+      connect: { timeout: opts.connectTimeoutMs },
+      // txgate closes idle connections after ~10 s: let go of them first, so a request is never
+      // written to a connection the server is closing (which would leave a submission uncertain).
+      keepAliveTimeout: 8_000,
+      keepAliveMaxTimeout: 8_000,
+      headersTimeout: opts.timeoutMs,
+      bodyTimeout: opts.timeoutMs,
+    });
+  }
+
+  async request(method: 'GET' | 'POST', path: string | null, headers: Record<string, string>, body?: string): Promise<HttpAnswer> {
+    try {
+      const r = await this.pool.request({
+        method,
+        path: path ?? this.path,
+        headers,
+        ...(body !== undefined ? { body } : {}),
+        signal: AbortSignal.timeout(this.opts.timeoutMs),
+      });
+      const text = await r.body.text();
+      return { kind: 'response', status: r.statusCode, headers: r.headers, text };
+    } catch (e) {
+      const err = e as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
+      const code = err.code ?? err.cause?.code ?? '';
+      const sent = !(NOT_SENT.has(code) || e instanceof errors.ConnectTimeoutError);
+      const why = err.name === 'TimeoutError' || err.name === 'AbortError' ? `no answer within ${this.opts.timeoutMs} ms` : `${code !== '' ? code + ': ' : ''}${err.message}`;
+      return { kind: 'failed', why, sent };
+    }
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+}
+
+/** A JSON-RPC 2.0 call's answer: the result, the error object, or why there is neither. */
+export type RpcAnswer =
+  | { readonly kind: 'result'; readonly result: unknown; readonly status: number; readonly headers: Record<string, string | string[] | undefined> }
+  | { readonly kind: 'error'; readonly code: number; readonly message: string; readonly data: unknown; readonly status: number; readonly headers: Record<string, string | string[] | undefined> }
+  | { readonly kind: 'failed'; readonly why: string; readonly sent: boolean; readonly status?: number };
+
+let ids = 0;
+
+/** POSTs one JSON-RPC request and reads the answer whatever the HTTP status (txgate's refusals carry a JSON-RPC error). */
+export async function rpcCall(http: HttpClient, method: string, params: readonly unknown[], headers: Record<string, string> = {}): Promise<RpcAnswer> {
+  const a = await http.request('POST', null, { 'content-type': 'application/json', ...headers }, JSON.stringify({ jsonrpc: '2.0', id: ++ids, method, params }));
+  if (a.kind === 'failed') return a;
+  let msg: unknown;
+  try {
+    msg = JSON.parse(a.text);
+  } catch {
+    return { kind: 'failed', why: `HTTP ${a.status} with a body that is not JSON`, sent: true, status: a.status };
+  }
+  if (typeof msg === 'object' && msg !== null && !Array.isArray(msg)) {
+    const m = msg as { result?: unknown; error?: { code?: unknown; message?: unknown; data?: unknown } };
+    if (typeof m.error === 'object' && m.error !== null && typeof m.error.code === 'number')
+      return { kind: 'error', code: m.error.code, message: String(m.error.message ?? ''), data: m.error.data, status: a.status, headers: a.headers };
+    if ('result' in m && a.status >= 200 && a.status < 300) return { kind: 'result', result: m.result, status: a.status, headers: a.headers };
+  }
+  return { kind: 'failed', why: `HTTP ${a.status} without a JSON-RPC result or error`, sent: true, status: a.status };
+}

@@ -1,0 +1,6 @@
+/**
+ * `txgate/client`: the spec's client flow as a library. See gate.ts for the flow and README
+ * "Clients" for how to use it.
+ */
+export { classify, connectTxgate, Txgate, TxgateError } from './gate.js';
+export type { Receipt, SubmitOutcome, TipAddresses, TxgateOptions, WaitOptions, WaitOutcome } from './gate.js';

@@ -1,0 +1,73 @@
+/**
+ * `txgate/viem`: a viem transport that sends `eth_chainId` and `eth_sendRawTransaction` to txgate
+ * (with the API key, one request per POST, no blind retries) and every other method to the
+ * chain's RPC, so `walletClient.sendTransaction`, `sendRawTransaction` and
+ * `waitForTransactionReceipt` work unmodified.
+ *
+ * A submission's outcome is settled before viem sees it: an uncertain answer (timeout, 502, a
+ * lost connection) is looked up on the chain RPC by the locally computed hash, and only the
+ * exact same bytes are resent, so viem is never told "failed" for a transaction that went
+ * through. A refusal surfaces as a viem error whose cause chain holds txgate's JSON-RPC error
+ * (`data.reason`); `txgateReason(error)` reads it.
+ */
+import { BaseError, createTransport, http, RpcRequestError, type EIP1193RequestFn, type Transport } from 'viem';
+import { Submitter } from './gate.js';
+import { HttpClient, rpcCall } from './http.js';
+
+export interface TxgateTransportOptions {
+  /** txgate's base URL. */
+  readonly url: string;
+  readonly apiKey: string;
+  /** The chain RPC: its URL, or a viem transport. */
+  readonly rpc: string | Transport;
+  /** Connection and whole-call bounds, default 3,000 and 10,000 ms (the spec's starting values). */
+  readonly connectTimeoutMs?: number;
+  readonly timeoutMs?: number;
+  /** Resends of the same bytes while the outcome is uncertain or not forwarded, default 3. */
+  readonly maxResends?: number;
+}
+
+export function txgate(o: TxgateTransportOptions): Transport<'txgate'> {
+  const gate = new HttpClient(o.url, { connectTimeoutMs: o.connectTimeoutMs ?? 3_000, timeoutMs: o.timeoutMs ?? 10_000 });
+  return (params) => {
+    const chain = (typeof o.rpc === 'string' ? http(o.rpc) : o.rpc)(params);
+    const chainResult = async (method: string, p: readonly unknown[]) => {
+      try {
+        return await chain.request({ method, params: p } as never);
+      } catch {
+        return null;
+      }
+    };
+    const submitter = new Submitter(gate, o.apiKey, chainResult);
+    const request = (async (args: { method: string; params?: unknown }) => {
+      const { method } = args;
+      const p = (args.params ?? []) as unknown[];
+      if (method === 'eth_chainId') {
+        const a = await rpcCall(gate, 'eth_chainId', []);
+        if (a.kind === 'result') return a.result;
+        throw refusal(o.url, method, p, a.kind === 'error' ? a : { code: -32603, message: a.why, data: undefined, status: a.status });
+      }
+      if (method !== 'eth_sendRawTransaction') return chain.request(args as never);
+      const out = await submitter.settle(String(p[0]), { maxResends: o.maxResends ?? 3, deadline: performance.now() + (o.timeoutMs ?? 10_000) * 3 });
+      if (out.kind === 'accepted') return out.hash;
+      if (out.kind === 'rejected') throw refusal(o.url, method, p, { code: out.code, message: out.message, data: { reason: out.reason }, status: out.status });
+      if (out.kind === 'rate_limited')
+        throw refusal(o.url, method, p, { code: -32005, message: `rate limited: retry after ${out.retryAfterMs} ms`, data: { reason: 'rate_limited', retryAfterMs: out.retryAfterMs }, status: 429 });
+      if (out.kind === 'not_forwarded') throw refusal(o.url, method, p, { code: -32002, message: 'not forwarded: safe to resend', data: { reason: out.reason }, status: 503 });
+      throw refusal(o.url, method, p, { code: -32603, message: `outcome uncertain (${out.why}): check the receipt of ${out.hash}`, data: { reason: 'uncertain', txHash: out.hash }, status: 502 });
+    }) as EIP1193RequestFn;
+    // retryCount 0: a refusal is never retried blindly (outcomes are settled above).
+    return createTransport({ key: 'txgate', name: 'txgate', type: 'txgate', request, retryCount: 0 });
+  };
+}
+
+function refusal(url: string, method: string, params: unknown[], e: { code: number; message: string; data: unknown; status?: number | undefined }): RpcRequestError {
+  return new RpcRequestError({ body: { method, params }, error: { code: e.code, message: e.message, data: e.data }, url, ...(e.status !== undefined ? { status: e.status } : {}) });
+}
+
+/** txgate's `data.reason` from an error viem threw (anywhere in its cause chain), or undefined. */
+export function txgateReason(error: unknown): string | undefined {
+  const inner = error instanceof BaseError ? error.walk((e) => e instanceof RpcRequestError) : error;
+  const data = (inner as { data?: { reason?: unknown } } | undefined)?.data;
+  return typeof data?.reason === 'string' ? data.reason : undefined;
+}

@@ -1,0 +1,279 @@
+/**
+ * The client side of the contract, against a real anvil and a real txgate: the kit
+ * (txgate/client), the viem transport (txgate/viem) and the ethers provider (txgate/ethers),
+ * unmodified wallet code through each, refusals as definite outcomes with their reason, and
+ * faults injected by a proxy between txgate and anvil (an answer lost after anvil took the
+ * transaction; a submission dropped before anvil saw it): never a second transaction, never
+ * "failed" for one that landed.
+ */
+import assert from 'node:assert/strict';
+import { createServer as createHttpServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { Wallet } from 'ethers';
+import { createPublicClient, createWalletClient, http, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { connectTxgate, TxgateError, type Txgate } from '../src/client/index.js';
+import { TxgateProvider, txgateReason as ethersReason } from '../src/client/ethers.js';
+import { txgate, txgateReason as viemReason } from '../src/client/viem.js';
+import { ANVIL_KEYS } from '../src/dev/anvil.js';
+import { startAnvil, type Anvil } from '../src/dev/anvil.js';
+import { keysInLogs, MIN_TIP, newKey, startGate, TIP, type Gate } from './support/harness.js';
+import { rpc } from './support/http.js';
+import { SIGNERS } from './support/txs.js';
+
+const key = newKey(); // untipped allowed, generous rate
+const strictKey = newKey(); // tips required
+const slowKey = newKey(); // burst 1
+let anvil: Anvil;
+let proxy: FaultProxy;
+let gate: Gate;
+let base: string;
+let kit: Txgate;
+
+const chainDef = (url: string) => ({ id: 4663, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [url] } } }) as const;
+
+/** Between txgate and anvil: forwards everything, and can break the next submission one of two ways. */
+class FaultProxy {
+  /** What anvil received: the raw transactions, in order. */
+  readonly forwarded: string[] = [];
+  /** The next eth_sendRawTransaction: 'lose-answer' (anvil gets it, txgate never hears back), 'drop' (anvil never sees it). */
+  next: 'lose-answer' | 'drop' | null = null;
+  private readonly held: ServerResponse[] = [];
+  private readonly server: Server;
+  port = 0;
+
+  constructor(private readonly upstream: string) {
+    this.server = createHttpServer((req, res) => void this.handle(req, res));
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<this> {
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', () => r()));
+    this.port = (this.server.address() as AddressInfo).port;
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    for (const r of this.held) r.destroy();
+    this.server.closeAllConnections();
+    await new Promise<void>((r) => this.server.close(() => r()));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let body = '';
+    for await (const c of req) body += c;
+    const msg = JSON.parse(body) as { method: string; params: string[] };
+    const fault = msg.method === 'eth_sendRawTransaction' ? this.next : null;
+    if (fault !== null) this.next = null;
+    if (fault === 'drop') {
+      req.socket.destroy();
+      return;
+    }
+    if (msg.method === 'eth_sendRawTransaction') this.forwarded.push(msg.params[0]!);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const up = request(this.upstream, { method: 'POST', headers: { 'content-type': 'application/json' } }, (r) => {
+        let text = '';
+        r.on('data', (c) => (text += c));
+        r.on('end', () => resolve(text));
+      });
+      up.on('error', reject);
+      up.end(body);
+    });
+    if (fault === 'lose-answer') {
+      this.held.push(res); // anvil took it; the answer never comes back
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
+  }
+}
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+const chainRpc = () => createPublicClient({ chain: chainDef(anvil.url), transport: http(anvil.url) });
+
+async function signed(signer: number, t: { to?: Hex; value?: bigint; gas?: bigint; chainId?: number } = {}): Promise<Hex> {
+  const account = SIGNERS[signer]!;
+  const c = chainRpc();
+  const nonce = await c.getTransactionCount({ address: account.address, blockTag: 'pending' });
+  const fees = await c.estimateFeesPerGas();
+  return account.signTransaction({
+    type: 'eip1559', chainId: t.chainId ?? 4663, nonce, to: t.to ?? (TIP as Hex), value: t.value ?? MIN_TIP, gas: t.gas ?? 21000n,
+    maxFeePerGas: fees.maxFeePerGas!, maxPriorityFeePerGas: fees.maxPriorityFeePerGas!,
+  });
+}
+
+before(async () => {
+  anvil = await startAnvil({ port: await freePort(), chainId: 4663 });
+  proxy = await new FaultProxy(anvil.url).start();
+  gate = await startGate({
+    chainB: false,
+    sequencers: [proxy.url],
+    accounts: [
+      { id: 'kit', keys: [key], allowUntipped: true, grants: [{ rateLimit: { perSecond: 1000, burst: 1000 } }] },
+      { id: 'strict', keys: [strictKey] },
+      { id: 'slow', keys: [slowKey], grants: [{ rateLimit: { perSecond: 0.001, burst: 1 } }] },
+    ],
+    config: { allowUntipped: true },
+  });
+  base = `http://127.0.0.1:${gate.port}`;
+  kit = await connectTxgate({ url: base, apiKey: key, chainId: 4663, chainRpcUrl: anvil.url });
+});
+after(async () => {
+  await kit.close();
+  await gate.stop();
+  await proxy.stop();
+  await anvil.stop();
+  assert.deepEqual(keysInLogs(), []);
+});
+
+describe('txgate/viem', () => {
+  it('walletClient.sendTransaction and waitForTransactionReceipt, unmodified: receipt 0x1', async () => {
+    const transport = txgate({ url: base, apiKey: key, rpc: anvil.url });
+    const wallet = createWalletClient({ account: privateKeyToAccount(ANVIL_KEYS[0] as Hex), chain: chainDef(base), transport });
+    const client = createPublicClient({ chain: chainDef(base), transport });
+    const hash = await wallet.sendTransaction({ to: TIP as Hex, value: MIN_TIP });
+    const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: 50, timeout: 10_000 });
+    assert.equal(receipt.status, 'success');
+    assert.ok(proxy.forwarded.length > 0, 'the submission went through txgate');
+  });
+  it('a refusal is a viem error carrying data.reason, sent once (no retries)', async () => {
+    const transport = txgate({ url: base, apiKey: strictKey, rpc: anvil.url });
+    const wallet = createWalletClient({ account: privateKeyToAccount(ANVIL_KEYS[1] as Hex), chain: chainDef(base), transport });
+    const before = gate.logs.length;
+    const e = await wallet.sendTransaction({ to: '0x3333333333333333333333333333333333333333', value: 1n }).catch((x: unknown) => x);
+    assert.equal(viemReason(e), 'fee_rejected');
+    const lines = gate.logs.slice(before).map((l) => JSON.parse(l)).filter((l) => l.method === 'eth_sendRawTransaction');
+    assert.equal(lines.length, 1, 'one attempt: a 402 is not retried');
+  });
+});
+
+describe('txgate/ethers', () => {
+  it('wallet.sendTransaction and tx.wait(), unmodified: status 1', async () => {
+    const provider = new TxgateProvider({ url: base, apiKey: key, rpc: anvil.url, chainId: 4663, pollingInterval: 50 });
+    try {
+      const wallet = new Wallet(ANVIL_KEYS[2]!, provider);
+      const tx = await wallet.sendTransaction({ to: TIP, value: MIN_TIP });
+      const receipt = await tx.wait(1, 10_000);
+      assert.equal(receipt?.status, 1);
+    } finally {
+      provider.destroy();
+    }
+  });
+  it('provider.broadcastTransaction (which asks for the block number beside it): status 1', async () => {
+    const provider = new TxgateProvider({ url: base, apiKey: key, rpc: anvil.url, pollingInterval: 50 });
+    try {
+      const raw = await signed(3);
+      const tx = await provider.broadcastTransaction(raw);
+      const receipt = await tx.wait(1, 10_000);
+      assert.equal(receipt?.status, 1);
+    } finally {
+      provider.destroy();
+    }
+  });
+  it('a refusal carries data.reason', async () => {
+    const provider = new TxgateProvider({ url: base, apiKey: strictKey, rpc: anvil.url, chainId: 4663 });
+    try {
+      const e = await provider.broadcastTransaction(await signed(4, { to: '0x3333333333333333333333333333333333333333', value: 1n })).catch((x: unknown) => x);
+      assert.equal(ethersReason(e), 'fee_rejected');
+    } finally {
+      provider.destroy();
+    }
+  });
+});
+
+describe('txgate/client', () => {
+  it('connectTxgate stops on a chain id mismatch', async () => {
+    await assert.rejects(connectTxgate({ url: base, apiKey: key, chainId: 1, chainRpcUrl: anvil.url }), (e: unknown) => e instanceof TxgateError && e.reason === 'chain_mismatch');
+  });
+  it('submitAndWait: a reverting call is accepted, and its receipt is 0x0', async () => {
+    const deployer = SIGNERS[1]!;
+    const c = chainRpc();
+    const deployTx = await deployer.signTransaction({
+      type: 'eip1559', chainId: 4663, nonce: await c.getTransactionCount({ address: deployer.address, blockTag: 'pending' }),
+      data: '0x6460006000fd6000526005601bf3', gas: 100_000n, maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n,
+    });
+    const contract = (await c.waitForTransactionReceipt({ hash: await c.sendRawTransaction({ serializedTransaction: deployTx }), pollingInterval: 50 })).contractAddress!;
+    const out = await kit.submitAndWait(await signed(2, { to: contract, value: 0n, gas: 60_000n }), { timeoutMs: 10_000 });
+    assert.equal(out.kind, 'mined');
+    assert.ok(out.kind === 'mined' && out.status === 'reverted' && out.receipt.status === '0x0');
+  });
+  it('refusals are definite outcomes with their reason: 401, 402, 400 rejected; 429 rate_limited', async () => {
+    const wrong = await connectTxgate({ url: base, apiKey: 'txg_not_a_key', chainId: 4663, chainRpcUrl: anvil.url });
+    const strict = await connectTxgate({ url: base, apiKey: strictKey, chainId: 4663, chainRpcUrl: anvil.url });
+    const slow = await connectTxgate({ url: base, apiKey: slowKey, chainId: 4663, chainRpcUrl: anvil.url });
+    try {
+      const r401 = await wrong.submit(await signed(0));
+      assert.deepEqual([r401.kind, r401.kind === 'rejected' && r401.reason, r401.kind === 'rejected' && r401.status], ['rejected', 'unauthorized', 401]);
+      const r402 = await strict.submit(await signed(0, { to: '0x3333333333333333333333333333333333333333', value: 1n }));
+      assert.deepEqual([r402.kind, r402.kind === 'rejected' && r402.reason, r402.kind === 'rejected' && r402.status], ['rejected', 'fee_rejected', 402]);
+      const r400 = await kit.submit(await signed(0, { chainId: 1 }));
+      assert.deepEqual([r400.kind, r400.kind === 'rejected' && r400.reason, r400.kind === 'rejected' && r400.status], ['rejected', 'chain_mismatch', 400]);
+      const first = await slow.submit(await signed(3));
+      assert.equal(first.kind, 'accepted');
+      const r429 = await slow.submit(await signed(4));
+      assert.equal(r429.kind, 'rate_limited');
+      assert.ok(r429.kind === 'rate_limited' && r429.retryAfterMs > 0);
+    } finally {
+      await Promise.all([wrong.close(), strict.close(), slow.close()]);
+    }
+  });
+  it('X-RateLimit-Limit and -Remaining on every authenticated submission answer, not only 429', async () => {
+    const ok = await rpc(gate.port, 'eth_sendRawTransaction', [await signed(0)], { key });
+    assert.equal(ok.status, 200);
+    assert.equal(ok.headers['x-ratelimit-limit'], '1000');
+    assert.match(String(ok.headers['x-ratelimit-remaining']), /^\d+$/);
+    const refused = await rpc(gate.port, 'eth_sendRawTransaction', [await signed(0, { to: '0x3333333333333333333333333333333333333333', value: 1n })], { key: strictKey });
+    assert.equal(refused.status, 402);
+    assert.equal(refused.headers['x-ratelimit-limit'], '1000');
+    const unauthenticated = await rpc(gate.port, 'eth_sendRawTransaction', [await signed(0)], { key: 'txg_nope' });
+    assert.equal(unauthenticated.headers['x-ratelimit-limit'], undefined, 'no grant, no allowance to show');
+  });
+  it('tipAddresses reads GET /tip-addresses and revalidates it with its ETag (304)', async () => {
+    const a = await kit.tipAddresses();
+    assert.deepEqual(a.tipAddresses, [TIP]);
+    const before = gate.logs.length;
+    const b = await kit.tipAddresses();
+    assert.deepEqual(b, a);
+    assert.ok(gate.logs.slice(before).some((l) => JSON.parse(l).status === 304));
+  });
+  it('the answer is lost after anvil took the transaction: uncertain, then found by its receipt; nothing resent', async () => {
+    const raw = await signed(4);
+    proxy.next = 'lose-answer';
+    const before = proxy.forwarded.length;
+    const out = await kit.submitAndWait(raw, { timeoutMs: 20_000 });
+    assert.equal(out.kind, 'mined', JSON.stringify(out));
+    assert.equal(out.kind === 'mined' && out.status, 'success');
+    assert.equal(proxy.forwarded.length - before, 1, 'anvil saw the bytes once: nothing more was sent');
+    const audit = gate.logs.map((l) => JSON.parse(l)).filter((l) => l.audit === 'forward' && l.tx === out.hash);
+    assert.ok(audit.some((l) => l.outcome === 'fault'), 'txgate reported it uncertain');
+  });
+  it('a submission dropped before anvil saw it: resent once with the same bytes; exactly one transaction on chain', async () => {
+    const signer = SIGNERS[5]!;
+    const nonceBefore = await chainRpc().getTransactionCount({ address: signer.address });
+    const raw = await signed(5);
+    proxy.next = 'drop';
+    const before = proxy.forwarded.length;
+    const out = await kit.submitAndWait(raw, { timeoutMs: 20_000 });
+    assert.equal(out.kind, 'mined', JSON.stringify(out));
+    assert.deepEqual(proxy.forwarded.slice(before), [raw], 'anvil saw exactly these bytes, once');
+    assert.equal(await chainRpc().getTransactionCount({ address: signer.address }), nonceBefore + 1, 'one transaction, not two');
+  });
+  it('is a package export: txgate/client, txgate/viem, txgate/ethers resolve to the build', async () => {
+    const client = await import('txgate/client');
+    const viem = await import('txgate/viem');
+    const ethers = await import('txgate/ethers');
+    assert.equal(typeof client.connectTxgate, 'function');
+    assert.equal(typeof viem.txgate, 'function');
+    assert.equal(typeof ethers.TxgateProvider, 'function');
+  });
+});
