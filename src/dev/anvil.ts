@@ -22,20 +22,24 @@ export const ANVIL_KEYS = [
 export const ANVIL_TIP_ADDRESS = '0xa0Ee7A142d267C1f36714E4a8F75612F20a79720';
 
 /**
- * The prebuilt binary of the npm package for this platform (`@foundry-rs/anvil-linux-amd64` is
- * an optional dependency), else an `anvil` on the PATH (Foundry), else a clear error.
+ * The prebuilt binary of a Foundry tool from its npm package for this platform
+ * (`@foundry-rs/anvil-linux-amd64`, `@foundry-rs/cast-linux-amd64` are optional dependencies),
+ * else one on the PATH, else a clear error.
  */
-export function anvilBinary(): string {
+export function foundryBinary(tool: 'anvil' | 'cast'): string {
   const arch = process.arch === 'x64' ? 'amd64' : process.arch;
-  const pkg = `@foundry-rs/anvil-${process.platform}-${arch}`;
+  const pkg = `@foundry-rs/${tool}-${process.platform}-${arch}`;
+  const exe = process.platform === 'win32' ? `${tool}.exe` : tool;
   try {
-    return join(dirname(require.resolve(`${pkg}/package.json`)), 'bin', process.platform === 'win32' ? 'anvil.exe' : 'anvil');
+    return join(dirname(require.resolve(`${pkg}/package.json`)), 'bin', exe);
   } catch {
-    const onPath = (process.env.PATH ?? '').split(delimiter).map((d) => join(d, 'anvil')).find((f) => existsSync(f));
+    const onPath = (process.env.PATH ?? '').split(delimiter).map((d) => join(d, exe)).find((f) => existsSync(f));
     if (onPath !== undefined) return onPath;
-    throw new Error(`anvil is not installed for ${process.platform}/${process.arch}: npm ci installs ${pkg} where the registry has it; else install Foundry's anvil on the PATH`);
+    throw new Error(`${tool} is not installed for ${process.platform}/${process.arch}: npm ci installs ${pkg} where the registry has it; else install Foundry's ${tool} on the PATH`);
   }
 }
+
+export const anvilBinary = (): string => foundryBinary('anvil');
 
 export interface Anvil {
   readonly url: string;
