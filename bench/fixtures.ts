@@ -30,14 +30,15 @@ export const config = parseConfig(
 export const chains = buildChains(config);
 export const hosts = new HostTable(chains);
 const grant = (rate: { perSecond: number; burst: number }) => ({ chainId: 4663, rateLimit: rate, txTypes: [2], tipAddresses: [ANVIL_TIP_ADDRESS], minTipWei: '1000000000000' });
-const snapshot = parseAccounts({
-  accounts: [
+/** The bench's accounts, as the file (or a database row each) holds them. */
+export const ACCOUNT_DOCS = [
+
     { id: 'mm', keySha256: [keySha256(KEY)], grants: [grant({ perSecond: 1e6, burst: 1e6 })] },
     { id: 'off', keySha256: [keySha256(KEY_OFF)], submissionEnabled: false, grants: [] },
     { id: 'slow', keySha256: [keySha256(KEY_SLOW)], grants: [grant({ perSecond: 1e-6, burst: 1 })] },
-  ],
-});
-export const store: AccountStore = { ready: true, size: 3, byKeyHash: (h) => snapshot.byHash.get(h), start: async () => {}, close: () => {} };
+];
+const snapshot = parseAccounts({ accounts: ACCOUNT_DOCS });
+export const store: AccountStore = { ready: true, stale: false, size: 3, byKeyHash: (h) => snapshot.byHash.get(h), start: async () => {}, close: () => {} };
 export const decoders = new Map([[4663, new TxDecoder(4663, 'prague')]]);
 export const referenceDecoders = new Map([[4663, new TxDecoder(4663, 'prague', { lean: false })]]);
 /** crypto.signature = "curve". */

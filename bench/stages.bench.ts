@@ -7,7 +7,9 @@ import { createParseStage } from '../src/stages/parse.js';
 import { createRateLimitStage } from '../src/stages/rate-limit.js';
 import { createRouteStage } from '../src/stages/route.js';
 import { Exit } from '../src/errors.js';
-import { body, config, context, decoders, head, hosts, limiter, store, TXS } from './fixtures.js';
+import { MirrorAccountStore } from '../src/accounts/postgres/mirror.js';
+import { StoreState } from '../src/accounts/postgres/state.js';
+import { ACCOUNT_DOCS, body, config, context, decoders, head, hosts, limiter, store, TXS } from './fixtures.js';
 import { keep, runSuite, type Row } from './lib.js';
 
 export async function run(): Promise<Row[]> {
@@ -15,6 +17,11 @@ export async function run(): Promise<Row[]> {
   const parse = createParseStage();
   const route = createRouteStage(config.limits);
   const auth = createAuthStage(store);
+  // The database store's snapshot as every thread holds it (the listener's own store has the
+  // same lookup and staleness check): the same accounts, synced just now.
+  const state = StoreState.allocate();
+  state.synced(false);
+  const authDb = createAuthStage(new MirrorAccountStore(state.buffer, 120_000, ACCOUNT_DOCS));
   const grant = createGrantStage();
   const fee = createFeeStage(config);
   const rate = createRateLimitStage(limiter);
@@ -32,6 +39,7 @@ export async function run(): Promise<Row[]> {
       'parse (eth_sendRawTransaction body)': () => keep(parse.run(c)),
       'route': () => keep(route.run(c)),
       'auth (SHA-256 + lookup)': () => keep(auth.run(c)),
+      'auth, database account store (SHA-256 + lookup + staleness)': () => keep(authDb.run(c)),
       'grant': () => keep(grant.run(c)),
       'fee admission': () => keep(fee.run(c)),
       'rate limit': () => keep(rate.run(c)),

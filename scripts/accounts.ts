@@ -5,9 +5,13 @@
  */
 import { parseArgs } from 'node:util';
 import { AccountsFileError } from '../src/accounts/parse.js';
-import { addGrant, AdminError, createAccount, listAccounts, removeGrant, revokeKey, rotateKey, setSubmission, type GrantSpec } from '../src/accounts/admin.js';
+import { addGrant, AdminError, createAccount, fileTarget, listAccounts, removeGrant, revokeKey, rotateKey, setSubmission, type AccountsTarget, type GrantSpec } from '../src/accounts/admin.js';
+import { dbTarget } from '../src/accounts/postgres/admin.js';
+import { dbLabel } from '../src/accounts/postgres/migrate.js';
 
-const USAGE = `usage: npm run accounts -- <command> [--file accounts.json] [options]
+const USAGE = `usage: npm run accounts -- <command> [--file accounts.json | --db postgres://…] [options]
+
+  migrate --db URL                                   creates or updates the database schema (idempotent)
 
   create  --id ID --chain N --rate R --burst B --tip 0xADDR [--tip …] --min-tip WEI
           [--tx-types 2,0,1,4] [--call 0xTO:0xSELECTOR:RECEIVER_ARG:AMOUNT_ARG] [--no-transfer]
@@ -21,12 +25,14 @@ const USAGE = `usage: npm run accounts -- <command> [--file accounts.json] [opti
   enable        --id ID
   list                                               ids, key-hash prefixes, granted chains
 
-The file defaults to $TXGATE_ACCOUNTS or ./accounts.json.`;
+With --db (or $TXGATE_ACCOUNTS_DB) every command works on the PostgreSQL account store, in one
+transaction; otherwise on the file, by default $TXGATE_ACCOUNTS or ./accounts.json.`;
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
     file: { type: 'string', default: process.env.TXGATE_ACCOUNTS ?? 'accounts.json' },
+    db: { type: 'string', ...(process.env.TXGATE_ACCOUNTS_DB !== undefined ? { default: process.env.TXGATE_ACCOUNTS_DB } : {}) },
     id: { type: 'string' },
     chain: { type: 'string' },
     rate: { type: 'string' },
@@ -82,38 +88,59 @@ async function readStdin(): Promise<string> {
 
 async function main(): Promise<void> {
   const cmd = positionals[0];
-  const file = values.file!;
+  const db = values.db;
+  if (cmd === 'migrate') {
+    if (db === undefined) throw new AdminError('migrate needs --db postgres://… (or TXGATE_ACCOUNTS_DB)');
+    const t = dbTarget(db);
+    try {
+      const applied = await t.migrate();
+      process.stdout.write(applied.length === 0 ? `${dbLabel(db)}: up to date\n` : `${dbLabel(db)}: applied ${applied.join(', ')}\n`);
+    } finally {
+      await t.close();
+    }
+    return;
+  }
+  const target: AccountsTarget = db !== undefined ? dbTarget(db) : fileTarget(values.file!);
+  const where = db !== undefined ? dbLabel(db) : values.file!;
+  try {
+    await run(cmd, target, where);
+  } finally {
+    await target.close();
+  }
+}
+
+async function run(cmd: string | undefined, t: AccountsTarget, where: string): Promise<void> {
   switch (cmd) {
     case 'create': {
-      const key = createAccount(file, need('id'), [grantFromFlags()], { allowUntipped: values['allow-untipped'] === true });
-      process.stdout.write(`created account "${values.id}" in ${file}\nAPI key (shown once, store it in a secret manager now): ${key}\n`);
+      const key = await createAccount(t, need('id'), [grantFromFlags()], { allowUntipped: values['allow-untipped'] === true });
+      process.stdout.write(`created account "${values.id}" in ${where}\nAPI key (shown once, store it in a secret manager now): ${key}\n`);
       return;
     }
     case 'grant-add':
-      addGrant(file, need('id'), grantFromFlags());
+      await addGrant(t, need('id'), grantFromFlags());
       process.stdout.write(`granted chain ${values.chain} to "${values.id}"\n`);
       return;
     case 'grant-remove':
-      removeGrant(file, need('id'), num('chain'));
+      await removeGrant(t, need('id'), num('chain'));
       process.stdout.write(`removed chain ${values.chain} from "${values.id}"\n`);
       return;
     case 'rotate-key': {
-      const key = rotateKey(file, need('id'));
+      const key = await rotateKey(t, need('id'));
       process.stdout.write(`added a key to "${values.id}"; the old keys stay valid until revoked\nnew API key (shown once): ${key}\n`);
       return;
     }
     case 'revoke-key': {
-      const h = values['key-stdin'] === true ? revokeKey(file, need('id'), { key: await readStdin() }) : revokeKey(file, need('id'), { hash: need('hash') });
+      const h = values['key-stdin'] === true ? await revokeKey(t, need('id'), { key: await readStdin() }) : await revokeKey(t, need('id'), { hash: need('hash') });
       process.stdout.write(`revoked key ${h.slice(0, 12)}… of "${values.id}"\n`);
       return;
     }
     case 'disable':
     case 'enable':
-      setSubmission(file, need('id'), cmd === 'enable');
+      await setSubmission(t, need('id'), cmd === 'enable');
       process.stdout.write(`submission ${cmd}d for "${values.id}"\n`);
       return;
     case 'list':
-      for (const a of listAccounts(file))
+      for (const a of await listAccounts(t))
         process.stdout.write(`${a.id}\t${a.submissionEnabled ? 'enabled' : 'DISABLED'}\tkeys ${a.keys.join(',') || '-'}\tchains ${a.chains.join(',') || '-'}\n`);
       return;
     default:
@@ -124,8 +151,15 @@ async function main(): Promise<void> {
 
 main().catch((e: unknown) => {
   if (e instanceof AdminError || e instanceof AccountsFileError) {
-    process.stderr.write(`accounts: ${e instanceof AccountsFileError ? 'the change would make the file invalid: ' : ''}${e.message}\n`);
+    process.stderr.write(`accounts: ${e instanceof AccountsFileError ? 'the change would make the accounts invalid: ' : ''}${e.message}\n`);
     process.exitCode = 2;
+    return;
+  }
+  const code = (e as { code?: unknown }).code;
+  if (typeof code === 'string' && (/^E[A-Z]+$/.test(code) || /^[0-9A-Z]{5}$/.test(code) || code === 'CONNECT_TIMEOUT')) {
+    // A database that cannot be reached or refused the statement: its message, never the URL's password.
+    process.stderr.write(`accounts: the database refused or could not be reached (${code}): ${(e as Error).message}\n`);
+    process.exitCode = 1;
     return;
   }
   throw e;

@@ -4,6 +4,8 @@
  */
 import { BusyPoll, cpuQuota } from './busy-poll.js';
 import { FileAccountStore, type ReloadResult } from './accounts/file-store.js';
+import { MirrorAccountStore } from './accounts/postgres/mirror.js';
+import { PostgresAccountStore } from './accounts/postgres/store.js';
 import { createTipAddressesHandler } from './accounts/tip-addresses.js';
 import type { AccountStore } from './accounts/types.js';
 import type { Config } from './config.js';
@@ -113,7 +115,10 @@ export function createApp(opts: AppOptions): App {
   const readiness = new Readiness();
   const store =
     opts.store ??
-    new FileAccountStore({ file: config.accounts.file, log, ...(obs.accountsReload !== undefined ? { onReload: obs.accountsReload } : {}) });
+    (config.accounts.store === 'postgres'
+      ? new PostgresAccountStore({ url: config.accounts.url, maxStaleMs: config.accounts.maxStaleMs, resyncMs: config.accounts.resyncMs, log })
+      : new FileAccountStore({ file: config.accounts.file, log, ...(obs.accountsReload !== undefined ? { onReload: obs.accountsReload } : {}) }));
+  if (store instanceof PostgresAccountStore || store instanceof MirrorAccountStore) metrics?.watchAccounts(store.state);
   const local = opts.shared === undefined ? new RateLimiter() : null;
   const limiter: TokenBuckets = local ?? new SharedRateTable(opts.shared!.rate);
   const txTable = opts.shared === undefined ? null : new SharedTxTable(opts.shared.tx);
@@ -124,7 +129,7 @@ export function createApp(opts: AppOptions): App {
   const forwarders = new Map(config.chains.map((c, i) => [c.chainId, new ChainForwarder(c, config.dedup, log, { board, slots: slots[i]! }, obs.forward, txTable)]));
   const prober = opts.shared === undefined ? new HealthProber(config.chains, board, log) : null;
 
-  readiness.add(() => (store.ready ? null : 'accounts not loaded'));
+  readiness.add(() => accountsProblem(store, config.accounts.maxStaleMs));
   readiness.add(() => healthProblems(config.chains, board));
 
   const duplicates = { isDuplicate: (chainId: number, hash: string) => forwarders.get(chainId)!.isDuplicate(hash) };
@@ -182,4 +187,10 @@ export function createApp(opts: AppOptions): App {
 /** Sequencer slots on the health board: one per configured sequencer. */
 export function slotCount(config: Config): number {
   return config.chains.reduce((n, c) => n + c.sequencers.length, 0);
+}
+
+/** The readiness problem of the account store, if any: never loaded, or stale. */
+export function accountsProblem(store: AccountStore, maxStaleMs: number): string | null {
+  if (!store.ready) return 'accounts not loaded';
+  return store.stale ? `accounts stale: the account store has not been reached for over ${maxStaleMs} ms (credentials_stale)` : null;
 }

@@ -80,7 +80,7 @@ async function main(): Promise<number> {
   const service = await startService(config, log);
   log.info({ host: config.listen.host, port: service.port, internalPort: service.internalPort, workers: config.workers, secp256k1: config.crypto.secp256k1, signature: config.crypto.signature, busyPoll: config.busyPoll, chains: service.chains }, 'txgate listening');
   process.on('SIGHUP', () => {
-    if (config.workers > 1) service.reload(); // the single-thread store listens to SIGHUP itself
+    if (config.workers > 1 || config.accounts.store === 'postgres') service.reload(); // the single-thread file store listens to SIGHUP itself
   });
 
   return new Promise<number>((resolve) => {

@@ -48,13 +48,28 @@ export interface ChainConfig {
   readonly probe: { readonly intervalMs: number; readonly timeoutMs: number };
 }
 
+/**
+ * Where accounts come from: the accounts file (`file`, the embedded default), or PostgreSQL
+ * (`postgres`: the fleet store, each edge holding a full snapshot kept fresh by LISTEN/NOTIFY,
+ * answering 503 credentials_stale once its last sync is older than `maxStaleMs`).
+ */
+export interface AccountsConfig {
+  readonly store: 'file' | 'postgres';
+  readonly file: string;
+  /** postgres://… (only with store "postgres"; its password never reaches a log). */
+  readonly url: string;
+  readonly maxStaleMs: number;
+  /** Full resync period, the backstop to notifications (and the heartbeat of the store's state). */
+  readonly resyncMs: number;
+}
+
 export interface Config {
   readonly listen: { readonly host: string; readonly port: number };
   readonly internal: { readonly enabled: boolean; readonly host: string; readonly port: number };
   readonly limits: { readonly maxBodyBytes: number; readonly chainIdMaxBodyBytes: number };
   readonly allowUntipped: boolean;
   readonly chains: readonly ChainConfig[];
-  readonly accounts: { readonly file: string };
+  readonly accounts: AccountsConfig;
   readonly log: { readonly level: LogLevel };
   readonly shutdown: { readonly graceMs: number };
   readonly workers: number;
@@ -153,7 +168,11 @@ export function parseConfig(input: unknown, baseDir: string, env: NodeJS.Process
   const listenIn = r.obj(top.listen, 'listen', ['host', 'port']);
   const internalIn = r.obj(top.internal, 'internal', ['enabled', 'host', 'port']);
   const limitsIn = r.obj(top.limits, 'limits', ['maxBodyBytes', 'chainIdMaxBodyBytes']);
-  const accountsIn = r.obj(top.accounts, 'accounts', ['file']);
+  const accountsIn = r.obj(top.accounts, 'accounts', ['store', 'file', 'url', 'maxStaleMs', 'resyncMs']);
+  const accountsStore = r.oneOf<'file' | 'postgres'>(accountsIn.store, 'accounts.store', 'file', ['file', 'postgres']);
+  const accountsUrl = typeof accountsIn.url === 'string' ? accountsIn.url : '';
+  if (accountsStore === 'postgres' && !/^postgres(?:ql)?:\/\/./.test(accountsUrl)) r.problems.push('accounts.url: required with store "postgres" (postgres://user:password@host:port/db)');
+  if (accountsIn.url !== undefined && typeof accountsIn.url !== 'string') r.problems.push('accounts.url: must be a string');
   const logIn = r.obj(top.log, 'log', ['level']);
   const shutdownIn = r.obj(top.shutdown, 'shutdown', ['graceMs']);
   const metricsIn = r.obj(top.metrics, 'metrics', ['enabled']);
@@ -249,7 +268,13 @@ export function parseConfig(input: unknown, baseDir: string, env: NodeJS.Process
     limits: { maxBodyBytes, chainIdMaxBodyBytes: Math.min(chainIdMaxBodyBytes, maxBodyBytes) },
     allowUntipped: r.bool(top.allowUntipped, 'allowUntipped', false),
     chains,
-    accounts: { file: resolve(baseDir, r.str(accountsIn.file, 'accounts.file', './accounts.json')) },
+    accounts: {
+      store: accountsStore,
+      file: resolve(baseDir, r.str(accountsIn.file, 'accounts.file', './accounts.json')),
+      url: accountsUrl,
+      maxStaleMs: r.int(accountsIn.maxStaleMs, 'accounts.maxStaleMs', 120_000, 1_000, 86_400_000),
+      resyncMs: r.int(accountsIn.resyncMs, 'accounts.resyncMs', 30_000, 200, 3_600_000),
+    },
     log: { level },
     shutdown: { graceMs: r.int(shutdownIn.graceMs, 'shutdown.graceMs', 10_000, 0, 600_000) },
     workers: r.int(top.workers, 'workers', defaultWorkers(), 1, 256),

@@ -35,6 +35,7 @@ export const REASONS = {
   method_not_found: { status: 400, code: -32601, message: 'Method not supported: only eth_chainId and eth_sendRawTransaction are served here', action: 'Send chain-state queries (nonce, gas, receipts) to the chain RPC, not here.' },
   invalid_params: { status: 400, code: -32602, message: 'Invalid params', action: 'eth_chainId takes []; eth_sendRawTransaction takes exactly one 0x-prefixed hex string.' },
   // --- 4 auth ---
+  credentials_stale: { status: 503, code: -32002, message: "This edge's account data is stale (its account store has been unreachable too long); the transaction was not forwarded", action: 'Retry with bounded backoff (another edge may answer); the transaction was not forwarded.' },
   unauthorized: { status: 401, code: -32000, message: 'Missing, invalid or revoked API key (X-Api-Key)', action: 'Check the X-Api-Key header and the assigned hostname; do not retry with the same key; contact support if it persists.' },
   // --- 5 chain grant ---
   submission_disabled: { status: 403, code: -32003, message: 'Submission is disabled for this account', action: 'Contact support to confirm the entitlement; do not retry.' },

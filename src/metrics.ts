@@ -10,6 +10,7 @@ import type { ReloadResult } from './accounts/file-store.js';
 import { sequencerLabel, type Config } from './config.js';
 import { REASON_NAMES, type Exit } from './errors.js';
 import type { ForwardEvent, ForwardObserver } from './forward/forwarder.js';
+import { StoreState } from './accounts/postgres/state.js';
 import { type HealthBoard, slotIndex } from './forward/health-board.js';
 import type { RequestObserver } from './http/server.js';
 import type { BaseCtx, RpcRequest } from './pipeline/context.js';
@@ -224,6 +225,17 @@ export class Metrics {
   };
 
   private board: HealthBoard | null = null;
+  private accountsState: StoreState | null = null;
+  private readonly storeAge = new Family('txgate_accounts_snapshot_age_seconds', 'Seconds since the account snapshot was last synced with the database store (absent with the file store).', () => new Counter());
+  private readonly storeUp = new Family('txgate_accounts_store_up', '1 when the database account store answered its last call, else 0.', () => new Counter());
+  private readonly storeNotifications = new Family('txgate_accounts_notifications_total', 'Change notifications received from the database account store.', () => new Counter());
+  private readonly storeResyncs = new Family('txgate_accounts_resyncs_total', 'Periodic full resyncs of the account snapshot that succeeded.', () => new Counter());
+  private readonly storeFailures = new Family('txgate_accounts_store_failures_total', 'Calls to the database account store that failed.', () => new Counter());
+
+  /** The database account store's shared state, read at each snapshot. */
+  watchAccounts(state: StoreState): void {
+    this.accountsState = state;
+  }
 
   /** The process-wide sequencer health the `txgate_sequencer_up` gauge reads at each snapshot. */
   watchHealth(board: HealthBoard): void {
@@ -249,7 +261,25 @@ export class Metrics {
   /** Everything, in prom-client's getMetricsAsJSON form. */
   snapshot(): MetricJSON[] {
     this.readHealth();
+    const s = this.accountsState;
+    const store: MetricJSON[] = [];
+    if (s !== null) {
+      this.storeAge.child({}).value = Math.round(Math.min(s.ageMs(), 1e12)) / 1000;
+      this.storeUp.child({}).value = s.get(StoreState.UP);
+      this.storeNotifications.child({}).value = s.get(StoreState.NOTIFICATIONS);
+      this.storeResyncs.child({}).value = s.get(StoreState.RESYNCS);
+      this.storeFailures.child({}).value = s.get(StoreState.FAILURES);
+      // One store per process: every thread reports the same values, so 'max' aggregates them.
+      store.push(
+        counterJSON(this.storeAge, 'max', 'gauge'),
+        counterJSON(this.storeUp, 'max', 'gauge'),
+        counterJSON(this.storeNotifications, 'max'),
+        counterJSON(this.storeResyncs, 'max'),
+        counterJSON(this.storeFailures, 'max'),
+      );
+    }
     return [
+      ...store,
       counterJSON(this.requests),
       histogramJSON(this.duration),
       histogramJSON(this.stages),

@@ -6,6 +6,7 @@
 import { createServer } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import { FileAccountStore } from './accounts/file-store.js';
+import { PostgresAccountStore } from './accounts/postgres/store.js';
 import { createApp, slotCount, type App } from './app.js';
 import type { Config } from './config.js';
 import { InternalServer } from './http/internal.js';
@@ -71,7 +72,7 @@ async function startSingle(config: Config, log: Logger): Promise<Service> {
     chains: app.chains.map((c) => c.chainId),
     readiness,
     reload: () => {
-      if (app.store instanceof FileAccountStore) void app.store.reload('SIGHUP');
+      if (app.store instanceof FileAccountStore || app.store instanceof PostgresAccountStore) void app.store.reload('SIGHUP');
     },
     async stop() {
       await app.stop();
@@ -101,6 +102,10 @@ async function startThreads(config: Config, log: Logger): Promise<Service> {
   const prober = new HealthProber(config.chains, board, log);
   await prober.start();
   const shared = { rate: allocateTable(RATE_SLOTS), tx: allocateTable(TX_SLOTS), health: board.buffers };
+  // The database account store: one listener for the process, here; every thread mirrors it.
+  const pg = config.accounts.store === 'postgres' ? new PostgresAccountStore({ url: config.accounts.url, maxStaleMs: config.accounts.maxStaleMs, resyncMs: config.accounts.resyncMs, log }) : null;
+  await pg?.start();
+  const accounts = pg === null ? null : { state: pg.state.buffer, docs: pg.ready ? pg.current() : null };
   let seq = 0;
   const waiting = new Map<number, (v: { metrics: MetricJSON[]; readiness: ReadinessReport }) => void>();
   let failed: string | null = null;
@@ -112,7 +117,7 @@ async function startThreads(config: Config, log: Logger): Promise<Service> {
   };
   const workers = await Promise.all(
     Array.from({ length: config.workers }, (_, index) => {
-      const w = new Worker(new URL('./worker.js', import.meta.url), { workerData: { config: cfg, index, shared } satisfies WorkerData });
+      const w = new Worker(new URL('./worker.js', import.meta.url), { workerData: { config: cfg, index, shared, accounts } satisfies WorkerData });
       w.on('message', (m: { type: string; id?: number; metrics?: MetricJSON[]; readiness?: ReadinessReport }) => {
         if (m.type === 'snapshot') waiting.get(m.id!)?.({ metrics: m.metrics!, readiness: m.readiness! });
         else if (m.type === 'fatal') fail(`worker ${index} failed`);
@@ -130,6 +135,13 @@ async function startThreads(config: Config, log: Logger): Promise<Service> {
       });
     }),
   );
+  if (pg !== null) {
+    const push = (docs: readonly unknown[]) => {
+      for (const w of workers) w.postMessage({ type: 'accounts', docs });
+    };
+    pg.onChange(push);
+    if (pg.ready) push(pg.current()); // a change while the workers started
+  }
   const ask = () =>
     Promise.all(
       workers.map(
@@ -177,7 +189,8 @@ async function startThreads(config: Config, log: Logger): Promise<Service> {
     chains: config.chains.map((c) => c.chainId),
     readiness,
     reload: () => {
-      for (const w of workers) w.postMessage({ type: 'reload' });
+      if (pg !== null) void pg.reload('SIGHUP');
+      else for (const w of workers) w.postMessage({ type: 'reload' });
     },
     async stop() {
       await Promise.all(
@@ -192,6 +205,7 @@ async function startThreads(config: Config, log: Logger): Promise<Service> {
       if (timer !== undefined) clearInterval(timer);
       internal?.close();
       await prober.stop();
+      pg?.close();
     },
     onFailure(cb) {
       onFailure = cb;

@@ -6,6 +6,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { FileAccountStore } from './accounts/file-store.js';
+import { MirrorAccountStore } from './accounts/postgres/mirror.js';
 import { createApp } from './app.js';
 import type { Config } from './config.js';
 import type { HealthBoardBuffers } from './forward/health-board.js';
@@ -17,16 +18,24 @@ export interface WorkerData {
   readonly config: Config;
   readonly index: number;
   readonly shared: { readonly rate: SharedTableBuffers; readonly tx: SharedTableBuffers; readonly health: HealthBoardBuffers };
+  /** With the database account store: its shared state and the documents loaded so far (the main thread listens). */
+  readonly accounts: { readonly state: SharedArrayBuffer; readonly docs: readonly unknown[] | null } | null;
 }
 
-export type ToWorker = { type: 'snapshot'; id: number } | { type: 'listen' } | { type: 'reload' } | { type: 'drain' };
+export type ToWorker =
+  | { type: 'snapshot'; id: number }
+  | { type: 'listen' }
+  | { type: 'reload' }
+  | { type: 'accounts'; docs: readonly unknown[] }
+  | { type: 'drain' };
 
 const data = workerData as WorkerData;
 const port = parentPort!;
 uws();
 await initCrypto(data.config.crypto.secp256k1);
 const log = createLogger({ level: data.config.log.level }).child({ worker: data.index });
-const app = createApp({ config: data.config, log, idPrefix: `w${data.index}.${process.pid.toString(36)}`, shared: data.shared });
+const mirror = data.accounts === null ? null : new MirrorAccountStore(data.accounts.state, data.config.accounts.maxStaleMs, data.accounts.docs);
+const app = createApp({ config: data.config, log, idPrefix: `w${data.index}.${process.pid.toString(36)}`, shared: data.shared, ...(mirror !== null ? { store: mirror } : {}) });
 await app.prepare();
 port.postMessage({ type: 'prepared' });
 
@@ -50,6 +59,7 @@ port.on('message', (m: ToWorker) => {
       (e: unknown) => port.postMessage({ type: 'listenFailed', why: String(e) }),
     );
   else if (m.type === 'snapshot') port.postMessage({ type: 'snapshot', id: m.id, metrics: app.metrics?.snapshot() ?? [], readiness: app.readiness.report() });
+  else if (m.type === 'accounts') mirror?.update(m.docs);
   else if (m.type === 'reload') {
     if (app.store instanceof FileAccountStore) void app.store.reload('SIGHUP');
   } else if (m.type === 'drain')

@@ -34,7 +34,7 @@ describe('error table', () => {
     assert.deepEqual(JSON.parse(REJECT.parse_error.body('null')), { jsonrpc: '2.0', id: null, error: { code: -32700, message: REASONS.parse_error.message, data: { reason: 'parse_error' } } });
     assert.deepEqual(JSON.parse(REJECT.unauthorized.body('"a\\"b"')).id, 'a"b');
     assert.ok(Object.isFrozen(REJECT));
-    const auth = createAuthStage({ ready: true, size: 0, byKeyHash: () => undefined, start: async () => {}, close: () => {} });
+    const auth = createAuthStage({ ready: true, stale: false, size: 0, byKeyHash: () => undefined, start: async () => {}, close: () => {} });
     const ctx = (apiKey: string) => new RequestContext('t', 0, { host: '', contentType: '', contentLength: -1, apiKey }, { read: () => Promise.resolve('aborted') });
     assert.equal(auth.run(ctx('one') as never), REJECT.unauthorized, 'the preallocated rejection itself: nothing allocated');
     assert.equal(auth.run(ctx('two') as never), REJECT.unauthorized);

@@ -145,7 +145,7 @@ const doc = parseAccounts({
     { id: 'free', keySha256: [keySha256('k3')], allowUntipped: true, grants: [{ chainId: 4663, rateLimit: { perSecond: 1, burst: 1 }, tipAddresses: [], minTipWei: '0' }] },
   ],
 });
-const store = { ready: true, size: 3, byKeyHash: (h: string) => doc.byHash.get(h), start: async () => {}, close: () => {} };
+const store = { ready: true, stale: false, size: 3, byKeyHash: (h: string) => doc.byHash.get(h), start: async () => {}, close: () => {} };
 const acct = (id: string) => doc.accounts.find((a) => a.id === id)!;
 
 describe('auth and grant', () => {

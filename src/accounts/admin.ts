@@ -1,8 +1,9 @@
 /**
- * Onboarding operations on the accounts file. Each one reads the file, changes the document,
- * validates the result exactly as the service will (parseAccounts), and replaces the file
- * atomically (temp file in the same directory, fsync, rename), so a running service reloads it
- * safely and never sees a half-written file. Keys are generated here, returned once to be
+ * Onboarding operations on the accounts, in the file or the database store (AccountsTarget).
+ * Each one reads the document, changes it, validates the result exactly as the service will
+ * (parseAccounts), and writes it in one step: the file replaced atomically (temp file in the
+ * same directory, fsync, rename), the database in one transaction (postgres/admin.ts), so a
+ * running service never sees a half-written change. Keys are generated here, returned once to be
  * printed, and never written: only their SHA-256 is.
  */
 import { randomBytes } from 'node:crypto';
@@ -30,7 +31,7 @@ export interface GrantSpec {
   senders?: string[];
 }
 
-interface AccountDoc {
+export interface AccountDoc {
   id: string;
   keySha256: string[];
   submissionEnabled?: boolean;
@@ -39,7 +40,7 @@ interface AccountDoc {
   [k: string]: unknown;
 }
 
-interface Doc {
+export interface Doc {
   accounts: AccountDoc[];
 }
 
@@ -50,28 +51,51 @@ export class AdminError extends Error {
   }
 }
 
-function read(file: string, create: boolean): Doc {
-  if (!existsSync(file)) {
-    if (create) return { accounts: [] };
-    throw new AdminError(`${file} does not exist`);
-  }
-  const doc = JSON.parse(readFileSync(file, 'utf8')) as Doc;
-  if (!Array.isArray(doc.accounts)) throw new AdminError(`${file}: no "accounts" array`);
-  return doc;
+/** Where the accounts live: the accounts file, or the database store. */
+export interface AccountsTarget {
+  /** Reads the document, applies `op`, validates the result as the service will, and writes it in one step. */
+  edit<T>(op: (doc: Doc) => T, opts?: { create?: boolean }): Promise<T>;
+  read(): Promise<Doc>;
+  close(): Promise<void>;
 }
 
-/** Validates as the service would, then replaces the file atomically. */
-function write(file: string, doc: Doc): void {
-  parseAccounts(doc); // throws AccountsFileError naming every problem: nothing is written
-  const tmp = join(dirname(file), `.${basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-  const fd = openSync(tmp, 'wx', 0o600);
-  try {
-    writeSync(fd, JSON.stringify(doc, null, 2) + '\n');
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, file);
+/** The accounts file, replaced atomically (temp file, fsync, rename). */
+export function fileTarget(file: string): AccountsTarget {
+  const read = (create: boolean): Doc => {
+    if (!existsSync(file)) {
+      if (create) return { accounts: [] };
+      throw new AdminError(`${file} does not exist`);
+    }
+    let doc: Doc;
+    try {
+      doc = JSON.parse(readFileSync(file, 'utf8')) as Doc;
+    } catch (e) {
+      throw new AdminError(`${file}: not valid JSON (${(e as Error).message})`);
+    }
+    if (!Array.isArray(doc?.accounts)) throw new AdminError(`${file}: no "accounts" array`);
+    return doc;
+  };
+  return {
+    async edit(op, opts = {}) {
+      const doc = read(opts.create === true);
+      const out = op(doc);
+      parseAccounts(doc); // throws AccountsFileError naming every problem: nothing is written
+      const tmp = join(dirname(file), `.${basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+      const fd = openSync(tmp, 'wx', 0o600);
+      try {
+        writeSync(fd, JSON.stringify(doc, null, 2) + '\n');
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+      renameSync(tmp, file);
+      return out;
+    },
+    async read() {
+      return read(false);
+    },
+    async close() {},
+  };
 }
 
 function find(doc: Doc, id: string): AccountDoc {
@@ -81,67 +105,69 @@ function find(doc: Doc, id: string): AccountDoc {
 }
 
 /** Creates an account with its grants; returns the new key (print it once; it is not stored). */
-export function createAccount(file: string, id: string, grants: GrantSpec[], opts: { allowUntipped?: boolean } = {}): string {
-  const doc = read(file, true);
-  if (doc.accounts.some((a) => a.id === id)) throw new AdminError(`account "${id}" already exists`);
-  const key = generateKey();
-  doc.accounts.push({ id, keySha256: [keySha256(key)], submissionEnabled: true, allowUntipped: opts.allowUntipped ?? false, grants });
-  write(file, doc);
-  return key;
+export function createAccount(t: AccountsTarget, id: string, grants: GrantSpec[], opts: { allowUntipped?: boolean } = {}): Promise<string> {
+  return t.edit(
+    (doc) => {
+      if (doc.accounts.some((a) => a.id === id)) throw new AdminError(`account "${id}" already exists`);
+      const key = generateKey();
+      doc.accounts.push({ id, keySha256: [keySha256(key)], submissionEnabled: true, allowUntipped: opts.allowUntipped ?? false, grants });
+      return key;
+    },
+    { create: true },
+  );
 }
 
-export function addGrant(file: string, id: string, grant: GrantSpec): void {
-  const doc = read(file, false);
-  const a = find(doc, id);
-  if (a.grants.some((g) => g.chainId === grant.chainId)) throw new AdminError(`account "${id}" already has a grant for chain ${grant.chainId}`);
-  a.grants.push(grant);
-  write(file, doc);
+export function addGrant(t: AccountsTarget, id: string, grant: GrantSpec): Promise<void> {
+  return t.edit((doc) => {
+    const a = find(doc, id);
+    if (a.grants.some((g) => g.chainId === grant.chainId)) throw new AdminError(`account "${id}" already has a grant for chain ${grant.chainId}`);
+    a.grants.push(grant);
+  });
 }
 
-export function removeGrant(file: string, id: string, chainId: number): void {
-  const doc = read(file, false);
-  const a = find(doc, id);
-  const before = a.grants.length;
-  a.grants = a.grants.filter((g) => g.chainId !== chainId);
-  if (a.grants.length === before) throw new AdminError(`account "${id}" has no grant for chain ${chainId}`);
-  write(file, doc);
+export function removeGrant(t: AccountsTarget, id: string, chainId: number): Promise<void> {
+  return t.edit((doc) => {
+    const a = find(doc, id);
+    const before = a.grants.length;
+    a.grants = a.grants.filter((g) => g.chainId !== chainId);
+    if (a.grants.length === before) throw new AdminError(`account "${id}" has no grant for chain ${chainId}`);
+  });
 }
 
 /** Adds a new key; the old ones keep working until revoked. Returns the new key. */
-export function rotateKey(file: string, id: string): string {
-  const doc = read(file, false);
-  const a = find(doc, id);
-  const key = generateKey();
-  a.keySha256.push(keySha256(key));
-  write(file, doc);
-  return key;
+export function rotateKey(t: AccountsTarget, id: string): Promise<string> {
+  return t.edit((doc) => {
+    const key = generateKey();
+    find(doc, id).keySha256.push(keySha256(key));
+    return key;
+  });
 }
 
 /**
  * Revokes a key, named by its SHA-256 (or a unique prefix of ≥ 8 hex digits, as `list` shows),
  * or by the key itself. Returns the revoked hash.
  */
-export function revokeKey(file: string, id: string, which: { hash?: string; key?: string }): string {
-  const doc = read(file, false);
-  const a = find(doc, id);
-  const want = which.key !== undefined ? keySha256(which.key) : (which.hash ?? '').toLowerCase();
-  if (want.length < 8) throw new AdminError('name the key by its SHA-256 (at least 8 hex digits) or pass the key itself');
-  const matches = a.keySha256.filter((h) => h.toLowerCase().startsWith(want));
-  if (matches.length === 0) throw new AdminError(`account "${id}" has no key hash starting with ${want.slice(0, 12)}`);
-  if (matches.length > 1) throw new AdminError(`${want} matches ${matches.length} key hashes of "${id}": give more digits`);
-  a.keySha256 = a.keySha256.filter((h) => h !== matches[0]);
-  write(file, doc);
-  return matches[0]!;
+export function revokeKey(t: AccountsTarget, id: string, which: { hash?: string; key?: string }): Promise<string> {
+  return t.edit((doc) => {
+    const a = find(doc, id);
+    const want = which.key !== undefined ? keySha256(which.key) : (which.hash ?? '').toLowerCase();
+    if (want.length < 8) throw new AdminError('name the key by its SHA-256 (at least 8 hex digits) or pass the key itself');
+    const matches = a.keySha256.filter((h) => h.toLowerCase().startsWith(want));
+    if (matches.length === 0) throw new AdminError(`account "${id}" has no key hash starting with ${want.slice(0, 12)}`);
+    if (matches.length > 1) throw new AdminError(`${want} matches ${matches.length} key hashes of "${id}": give more digits`);
+    a.keySha256 = a.keySha256.filter((h) => h !== matches[0]);
+    return matches[0]!;
+  });
 }
 
-export function setSubmission(file: string, id: string, enabled: boolean): void {
-  const doc = read(file, false);
-  find(doc, id).submissionEnabled = enabled;
-  write(file, doc);
+export function setSubmission(t: AccountsTarget, id: string, enabled: boolean): Promise<void> {
+  return t.edit((doc) => {
+    find(doc, id).submissionEnabled = enabled;
+  });
 }
 
-export function listAccounts(file: string): { id: string; submissionEnabled: boolean; keys: string[]; chains: number[] }[] {
-  return read(file, false).accounts.map((a) => ({
+export async function listAccounts(t: AccountsTarget): Promise<{ id: string; submissionEnabled: boolean; keys: string[]; chains: number[] }[]> {
+  return (await t.read()).accounts.map((a) => ({
     id: a.id,
     submissionEnabled: a.submissionEnabled !== false,
     keys: a.keySha256.map((h) => h.slice(0, 12)),

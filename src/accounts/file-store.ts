@@ -27,6 +27,8 @@ export interface FileStoreOptions {
 }
 
 export class FileAccountStore implements AccountStore {
+  /** A file is never stale: it is the source itself. */
+  readonly stale = false;
   private snapshot: AccountsSnapshot | null = null;
   private digest = '';
   /** The content last refused: the same bytes seen again (watch, then poll) are not refused twice. */

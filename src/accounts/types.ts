@@ -54,6 +54,8 @@ export interface AccountStore {
   byKeyHash(keySha256Hex: string): Account | undefined;
   /** True once a first valid snapshot is loaded. */
   readonly ready: boolean;
+  /** True while the snapshot is older than the store's bound (a database store cut off): 503 credentials_stale. */
+  readonly stale: boolean;
   /** Accounts in the current snapshot. */
   readonly size: number;
   /** Loads the first snapshot (resolves even if invalid: `ready` tells) and starts watching. */

@@ -1,8 +1,10 @@
 /**
  * Stage 4, auth: X-Api-Key → account. The presented key is hashed once (SHA-256) and looked up;
  * only hashes are stored. A missing, unknown or revoked key is 401, and the message never
- * echoes the key. Before the account store has loaded once, the answer is 503 (a stale
- * credential cache is a service-side problem, spec §5), never a 401 the client would act on.
+ * echoes the key. Before the account store has loaded once, the answer is 503 not_ready, and
+ * while its snapshot is older than its bound (a database store cut off), 503 credentials_stale
+ * (a stale credential cache is a service-side problem, spec §5): never a 401 the client would
+ * act on.
  */
 import { hash } from 'node:crypto';
 import { Exit, REJECT } from '../errors.js';
@@ -21,6 +23,7 @@ export function keySha256(key: string): string {
 export function authenticate(store: AccountStore, key: string): Account | Exit {
   if (key.length === 0 || key.length > MAX_KEY_LENGTH) return REJECT.unauthorized;
   if (!store.ready) return REJECT.not_ready;
+  if (store.stale) return REJECT.credentials_stale;
   return store.byKeyHash(keySha256(key)) ?? REJECT.unauthorized;
 }
 

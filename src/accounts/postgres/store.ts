@@ -1,0 +1,254 @@
+/**
+ * The fleet account store: PostgreSQL is the source of truth, and each edge process holds a full
+ * in-memory snapshot, so authentication never touches the network (the lookup is the file
+ * store's: one Map.get).
+ *
+ * Freshness, in layers:
+ * - push: LISTEN txgate_accounts on a dedicated connection; the migration's triggers NOTIFY the
+ *   account id and version on every change, and a notification for a version not yet held
+ *   triggers a reload;
+ * - on every connect and reconnect of the listener (notifications sent meanwhile are lost): a
+ *   full reload, after LISTEN is in place, so nothing falls between the two;
+ * - a full resync every `resyncMs` through the pool, the backstop if the listener died quietly,
+ *   which also proves the store is reachable; with it a heartbeat on the listening connection:
+ *   a NOTIFY of our own that must come back before the next resync, else the listener is
+ *   subscribed anew (the client library gives up re-subscribing if the server is still down
+ *   when the connection drops).
+ * The last successful sync is shared with every thread (worker threads mirror this snapshot,
+ * see mirror.ts): once it is older than `maxStaleMs`, submissions and GET /tip-addresses get
+ * 503 credentials_stale and /ready says why; the store recovers by itself when reachable again.
+ * Rows are validated one by one exactly as the accounts file is: an invalid row (written by
+ * hand) is refused and logged once, and the others stay in force.
+ */
+import postgres, { type Sql } from 'postgres';
+import type { Logger } from '../../log.js';
+import { AccountsFileError, parseAccounts, type AccountsSnapshot } from '../parse.js';
+import type { Account, AccountStore } from '../types.js';
+import { dbLabel } from './migrate.js';
+import { StoreState } from './state.js';
+
+export const CHANNEL = 'txgate_accounts';
+
+export interface PostgresStoreOptions {
+  readonly url: string;
+  readonly maxStaleMs: number;
+  readonly resyncMs: number;
+  readonly log: Logger;
+  /** The state shared with worker threads (one is made when absent). */
+  readonly state?: StoreState;
+}
+
+interface Row {
+  readonly id: string;
+  readonly doc: unknown;
+  readonly version: string | number;
+}
+
+export class PostgresAccountStore implements AccountStore {
+  readonly state: StoreState;
+  private snapshot: AccountsSnapshot | null = null;
+  private docs: readonly unknown[] = [];
+  private readonly versions = new Map<string, number>();
+  /** Invalid rows already logged (id → version), so a resync does not log them again. */
+  private readonly refused = new Map<string, number>();
+  private readonly changeListeners: ((docs: readonly unknown[]) => void)[] = [];
+  private sql: Sql | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private retry: NodeJS.Timeout | null = null;
+  private loading: Promise<void> | null = null;
+  private again = false;
+  private closed = false;
+  private readonly label: string;
+  private listening: { unlisten(): Promise<void> } | null = null;
+  /** Heartbeats sent and seen back on the listener (this instance's only). */
+  private pingSent = 0;
+  private pingSeen = 0;
+  private readonly instance = Math.random().toString(36).slice(2);
+
+  constructor(private readonly opts: PostgresStoreOptions) {
+    this.state = opts.state ?? StoreState.allocate();
+    this.label = dbLabel(opts.url);
+  }
+
+  get ready(): boolean {
+    return this.snapshot !== null;
+  }
+
+  get stale(): boolean {
+    return this.snapshot !== null && this.state.ageMs() > this.opts.maxStaleMs;
+  }
+
+  get size(): number {
+    return this.snapshot?.accounts.length ?? 0;
+  }
+
+  byKeyHash(keySha256Hex: string): Account | undefined {
+    return this.snapshot?.byHash.get(keySha256Hex);
+  }
+
+  /** Called with the valid documents after every change (the worker threads' mirrors). */
+  onChange(cb: (docs: readonly unknown[]) => void): void {
+    this.changeListeners.push(cb);
+  }
+
+  /** The valid documents of the snapshot in force. */
+  current(): readonly unknown[] {
+    return this.docs;
+  }
+
+  /** Connects, listens and loads; resolves after the first attempt (`ready` tells whether it loaded), retrying in the background. */
+  async start(): Promise<void> {
+    this.sql = postgres(this.opts.url, {
+      max: 2,
+      connect_timeout: 3,
+      onnotice: () => {},
+      connection: { application_name: 'txgate' },
+    });
+    this.timer = setInterval(() => void this.tick(), this.opts.resyncMs);
+    this.timer.unref();
+    await this.subscribe();
+  }
+
+  /** The resync, and the listener's heartbeat: the last one must have come back, else subscribe anew. */
+  private async tick(): Promise<void> {
+    if (this.closed || this.sql === null) return;
+    if (this.pingSent > this.pingSeen && this.listening !== null) {
+      this.opts.log.warn({ db: this.label }, 'account change notifications stopped arriving: subscribing again');
+      const old = this.listening;
+      this.listening = null;
+      await old.unlisten().catch(() => {});
+      void this.subscribe();
+    }
+    if (this.listening !== null) {
+      this.pingSent++;
+      this.sql.notify(CHANNEL, JSON.stringify({ ping: this.pingSent, from: this.instance })).catch(() => {});
+    }
+    await this.reload('resync');
+  }
+
+  private async subscribe(): Promise<void> {
+    if (this.closed || this.sql === null) return;
+    try {
+      // onlisten runs on every (re)subscription: the full reload goes there (LISTEN first).
+      this.listening = await this.sql.listen(CHANNEL, (payload) => this.notified(payload), () => void this.reload('listen'));
+      this.pingSeen = this.pingSent;
+    } catch (e) {
+      this.failed('listen', e);
+      this.retry = setTimeout(() => void this.subscribe(), 1_000);
+      this.retry.unref();
+    }
+  }
+
+  private notified(payload: string): void {
+    let id = '';
+    let version = -1;
+    try {
+      const m = JSON.parse(payload) as { id?: unknown; version?: unknown; ping?: unknown; from?: unknown };
+      if (m.ping !== undefined) {
+        // A heartbeat: ours proves the listener alive; another edge's means nothing here.
+        if (m.from === this.instance && typeof m.ping === 'number') this.pingSeen = Math.max(this.pingSeen, m.ping);
+        return;
+      }
+      id = String(m.id);
+      version = Number(m.version);
+    } catch {
+      /* a malformed payload still means "something changed" */
+    }
+    this.state.add(StoreState.NOTIFICATIONS, 1);
+    if (id !== '' && version > 0 && this.versions.get(id) === version) return; // held already
+    void this.reload('notify');
+  }
+
+  /** A full reload; concurrent triggers coalesce into one more after the one running. */
+  reload(trigger: string): Promise<void> {
+    if (this.loading !== null) {
+      this.again = true;
+      return this.loading;
+    }
+    const run = async () => {
+      do {
+        this.again = false;
+        await this.load(trigger);
+      } while (this.again && !this.closed);
+      this.loading = null;
+    };
+    this.loading = run();
+    return this.loading;
+  }
+
+  private async load(trigger: string): Promise<void> {
+    if (this.sql === null || this.closed) return;
+    let rows: readonly Row[];
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      // Bounded: a query stuck on a connection that went away must not hold every later reload.
+      const bound = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('no answer within 5 s')), 5_000);
+      });
+      rows = await Promise.race([this.sql<Row[]>`SELECT id, doc, version FROM txgate_accounts ORDER BY id`, bound]);
+    } catch (e) {
+      this.failed(trigger, e);
+      return;
+    } finally {
+      clearTimeout(timer);
+    }
+    const good: unknown[] = [];
+    const owner = new Map<string, string>(); // key hash → account id, across rows
+    this.versions.clear();
+    for (const row of rows) {
+      const version = Number(row.version);
+      const problems = rowProblems(row, owner);
+      if (problems.length > 0) {
+        if (this.refused.get(row.id) !== version) {
+          this.refused.set(row.id, version);
+          this.opts.log.error({ account: row.id, version, problems }, `account row refused: ${problems.join('; ')} (the other accounts stay in force)`);
+        }
+        continue;
+      }
+      this.refused.delete(row.id);
+      for (const h of (row.doc as { keySha256: string[] }).keySha256) owner.set(h.toLowerCase(), row.id);
+      this.versions.set(row.id, version);
+      good.push(row.doc);
+    }
+    const snap = parseAccounts({ accounts: good });
+    const first = this.snapshot === null;
+    const wasDown = this.state.get(StoreState.UP) === 0 && !first;
+    this.snapshot = snap;
+    this.docs = good;
+    this.state.synced(trigger === 'resync');
+    if (first || wasDown) this.opts.log.info({ db: this.label, trigger, accounts: good.length }, 'accounts loaded from the database');
+    else this.opts.log.debug({ trigger, accounts: good.length }, 'accounts reloaded');
+    for (const cb of this.changeListeners) cb(good);
+  }
+
+  private failed(trigger: string, e: unknown): void {
+    this.state.add(StoreState.FAILURES, 1);
+    if (this.state.get(StoreState.UP) !== 0 || this.state.get(StoreState.FAILURES) === 1) {
+      this.opts.log.warn(
+        { db: this.label, trigger, err: (e as Error).message, ageMs: Math.round(this.state.ageMs()) },
+        'account store unreachable: serving the last snapshot until it is older than maxStaleMs',
+      );
+    }
+    this.state.set(StoreState.UP, 0);
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.timer !== null) clearInterval(this.timer);
+    if (this.retry !== null) clearTimeout(this.retry);
+    void this.sql?.end({ timeout: 1 });
+  }
+}
+
+/** Why a row cannot be served: the file's validation, and key hashes another row already holds. */
+function rowProblems(row: Row, owner: ReadonlyMap<string, string>): string[] {
+  try {
+    parseAccounts({ accounts: [row.doc] });
+  } catch (e) {
+    if (e instanceof AccountsFileError) return [...e.problems];
+    throw e;
+  }
+  const doc = row.doc as { id: unknown; keySha256: string[] };
+  if (doc.id !== row.id) return [`doc.id ${JSON.stringify(doc.id)} is not the row id`];
+  return doc.keySha256.filter((h) => owner.has(h.toLowerCase())).map((h) => `key hash ${h.slice(0, 12)}… already belongs to account "${owner.get(h.toLowerCase())}"`);
+}

@@ -1,0 +1,80 @@
+/**
+ * A throwaway PostgreSQL server for the fleet tests: Debian's `postgresql` package, initdb and
+ * pg_ctl in a temporary directory on a free port, as the `postgres` user (via runuser: initdb
+ * refuses root) when the tests run as root. A missing PostgreSQL fails the tests that need it
+ * (CI installs it); it is never a silent skip.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+function binDir(): string {
+  const root = '/usr/lib/postgresql';
+  const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb'))) : [];
+  if (versions.length === 0) throw new Error('PostgreSQL is not installed (Debian: apt-get install -y postgresql): the fleet tests need a real server');
+  return join(root, versions.sort((a, b) => Number(b) - Number(a))[0]!, 'bin');
+}
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+export class TestPostgres {
+  private constructor(
+    readonly dir: string,
+    readonly port: number,
+    private readonly bin: string,
+  ) {}
+
+  /** postgres://postgres@127.0.0.1:PORT/DB (trust authentication on loopback, for the tests only). */
+  url(db = 'txgate'): string {
+    return `postgres://postgres@127.0.0.1:${this.port}/${db}`;
+  }
+
+  static async start(): Promise<TestPostgres> {
+    const bin = binDir();
+    const dir = mkdtempSync(join(tmpdir(), 'txgate-pg-'));
+    chmodSync(dir, 0o777);
+    const data = join(dir, 'data');
+    const pg = new TestPostgres(dir, await freePort(), bin);
+    pg.run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
+    pg.startServer();
+    pg.run('createdb', ['-h', '127.0.0.1', '-p', String(pg.port), '-U', 'postgres', 'txgate']);
+    return pg;
+  }
+
+  /** (Re)starts the server on the same port and data. */
+  startServer(): void {
+    this.run('pg_ctl', ['-D', join(this.dir, 'data'), '-l', join(this.dir, 'log'), '-w', '-t', '30', '-o', `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off`, 'start']);
+  }
+
+  /** Stops the server at once (connections are cut, as in a crash or a failover). */
+  stopServer(): void {
+    this.run('pg_ctl', ['-D', join(this.dir, 'data'), '-m', 'immediate', '-w', 'stop']);
+  }
+
+  /** Runs SQL with psql (as a person editing by hand would). */
+  psql(sql: string): string {
+    return this.run('psql', ['-h', '127.0.0.1', '-p', String(this.port), '-U', 'postgres', '-d', 'txgate', '-v', 'ON_ERROR_STOP=1', '-qtAc', sql]);
+  }
+
+  async destroy(): Promise<void> {
+    spawnSync(this.asUser(join(this.bin, 'pg_ctl'))[0]!, [...this.asUser(join(this.bin, 'pg_ctl')).slice(1), '-D', join(this.dir, 'data'), '-m', 'immediate', 'stop'], { stdio: 'ignore' });
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private asUser(cmd: string): string[] {
+    return process.getuid?.() === 0 ? ['runuser', '-u', 'postgres', '--', cmd] : [cmd];
+  }
+
+  private run(tool: string, args: string[]): string {
+    const [file, ...pre] = this.asUser(join(this.bin, tool));
+    return execFileSync(file!, [...pre, ...args], { encoding: 'utf8', cwd: this.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  }
+}
