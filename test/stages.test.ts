@@ -157,6 +157,7 @@ describe('auth and grant', () => {
     assert.equal(auth.run(ctx({ key: 'nope' })), REJECT.unauthorized);
     assert.equal(auth.run(ctx({ key: 'k'.repeat(300) })), REJECT.unauthorized);
     assert.equal(createAuthStage({ ...store, ready: false }).run(ctx({ key: 'k1' })), REJECT.not_ready);
+    assert.equal(createAuthStage({ ...store, stale: true }).run(ctx({ key: 'k1' })), REJECT.credentials_stale, 'a stale snapshot: 503, never a 401 or a pass');
   });
   it('grant: 403 disabled, 403 not granted, else the grant of the host chain', () => {
     assert.equal(ok(grant.run(ctx({ set: { account: acct('a') } }))).grant.chainId, 4663);
