@@ -55,7 +55,13 @@ if (args.has('queue-ms')) forward.queueMs = Number(args.get('queue-ms'));
 writeFileSync(
   join(dir, 'accounts.json'),
   JSON.stringify({
-    accounts: [{ id: 'burst', keySha256: [keySha256(KEY)], grants: [{ chainId: 4663, rateLimit: { perSecond: 1e6, burst: 1e6 }, txTypes: [2], tipAddresses: [ANVIL_TIP_ADDRESS], minTipWei: '1000000000000' }] }],
+    accounts: [
+      {
+        id: 'burst',
+        keySha256: [keySha256(KEY)],
+        grants: [{ chainId: 4663, rateLimit: { perSecond: 1e6, burst: 1e6 }, txTypes: [2], tipAddresses: [ANVIL_TIP_ADDRESS], minTipWei: '1000000000000' }],
+      },
+    ],
   }),
 );
 writeFileSync(
@@ -70,7 +76,9 @@ writeFileSync(
   }),
 );
 
-const child = spawn(process.execPath, [join(import.meta.dirname, '../src/cli.js'), '--config', join(dir, 'txgate.json')], { stdio: ['ignore', 'pipe', 'inherit'] });
+const child = spawn(process.execPath, [join(import.meta.dirname, '../src/cli.js'), '--config', join(dir, 'txgate.json')], {
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
 const port = await new Promise<number>((resolve, reject) => {
   let out = '';
   child.stdout.on('data', (c: Buffer) => {
@@ -87,11 +95,21 @@ const agent = new Agent({ keepAlive: true, maxSockets: N });
 const post = (raw: string) =>
   new Promise<{ status: number; body: string }>((resolve) => {
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: [raw] });
-    const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/', agent, headers: { host: 'localhost', 'content-type': 'application/json', 'x-api-key': KEY, 'content-length': Buffer.byteLength(body) } }, (res) => {
-      let text = '';
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/',
+        agent,
+        headers: { host: 'localhost', 'content-type': 'application/json', 'x-api-key': KEY, 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
     req.on('error', (e) => resolve({ status: 0, body: String(e) }));
     req.end(body);
   });

@@ -17,16 +17,20 @@ import { parseAccounts } from '../src/accounts/parse.js';
 import { ANVIL_TIP_ADDRESS } from '../src/dev/anvil.js';
 import { Exit } from '../src/errors.js';
 import { TxDecoder } from '../src/tx/decoder.js';
-import { BYTES, decoders, hashOf, referenceDecoders } from './fixtures.js';
+import { BYTES, hashOf, referenceDecoders } from './fixtures.js';
 import { keep, runSuite, type Row } from './lib.js';
 
 export async function run(): Promise<Row[]> {
   const jsCommon = chainCommon(4663, 'prague', null);
   const nativeCommon = chainCommon(4663, 'prague');
-  const lean = decoders.get(4663)!;
+  const lean = new TxDecoder(4663, 'prague', { signature: 'recover' });
   const reference = referenceDecoders.get(4663)!;
   const curve = new TxDecoder(4663, 'prague', { signature: 'curve' });
-  const grant = parseAccounts({ accounts: [{ id: 'a', keySha256: [], grants: [{ chainId: 4663, rateLimit: { perSecond: 1, burst: 1 }, tipAddresses: [ANVIL_TIP_ADDRESS], minTipWei: '1' }] }] }).accounts[0]!.grants.get(4663)!;
+  const grant = parseAccounts({
+    accounts: [
+      { id: 'a', keySha256: [], grants: [{ chainId: 4663, rateLimit: { perSecond: 1, burst: 1 }, tipAddresses: [ANVIL_TIP_ADDRESS], minTipWei: '1' }] },
+    ],
+  }).accounts[0]!.grants.get(4663)!;
   // The floor: libsecp256k1 recovery alone (the addon, no argument checks), on the same
   // transactions, with their signing hashes and signatures prepared beforehand.
   const prepared = BYTES.map((b) => {
@@ -78,7 +82,7 @@ export async function run(): Promise<Row[]> {
         keep(t.getValidationErrors().length === 0 && t.getSenderAddress() && hashOf(t.serialize()));
       },
       'reference path (TxDecoder, lean off)': () => keep(reference.decode(next(), policy)),
-      'lean 0x02 path': () => keep(lean.decode(next(), policy)),
+      'lean 0x02 path, signature check recover': () => keep(lean.decode(next(), policy)),
       'lean decode + fee admission': () => {
         const tx = lean.decode(next(), policy);
         keep(tx instanceof Exit ? tx : tipVia(tx, grant));

@@ -29,20 +29,26 @@ export const config = parseConfig(
 );
 export const chains = buildChains(config);
 export const hosts = new HostTable(chains);
-const grant = (rate: { perSecond: number; burst: number }) => ({ chainId: 4663, rateLimit: rate, txTypes: [2], tipAddresses: [ANVIL_TIP_ADDRESS], minTipWei: '1000000000000' });
+const grant = (rate: { perSecond: number; burst: number }) => ({
+  chainId: 4663,
+  rateLimit: rate,
+  txTypes: [2],
+  tipAddresses: [ANVIL_TIP_ADDRESS],
+  minTipWei: '1000000000000',
+});
 /** The bench's accounts, as the file (or a database row each) holds them. */
 export const ACCOUNT_DOCS = [
-
-    { id: 'mm', keySha256: [keySha256(KEY)], grants: [grant({ perSecond: 1e6, burst: 1e6 })] },
-    { id: 'off', keySha256: [keySha256(KEY_OFF)], submissionEnabled: false, grants: [] },
-    { id: 'slow', keySha256: [keySha256(KEY_SLOW)], grants: [grant({ perSecond: 1e-6, burst: 1 })] },
+  { id: 'mm', keySha256: [keySha256(KEY)], grants: [grant({ perSecond: 1e6, burst: 1e6 })] },
+  { id: 'off', keySha256: [keySha256(KEY_OFF)], submissionEnabled: false, grants: [] },
+  { id: 'slow', keySha256: [keySha256(KEY_SLOW)], grants: [grant({ perSecond: 1e-6, burst: 1 })] },
 ];
 const snapshot = parseAccounts({ accounts: ACCOUNT_DOCS });
 export const store: AccountStore = { ready: true, stale: false, size: 3, byKeyHash: (h) => snapshot.byHash.get(h), start: async () => {}, close: () => {} };
-export const decoders = new Map([[4663, new TxDecoder(4663, 'prague')]]);
+/** The default configuration's decoder (crypto.signature = "curve"). */
+export const decoders = new Map([[4663, new TxDecoder(4663, 'prague', { signature: config.crypto.signature })]]);
 export const referenceDecoders = new Map([[4663, new TxDecoder(4663, 'prague', { lean: false })]]);
-/** crypto.signature = "curve". */
-export const curveDecoders = new Map([[4663, new TxDecoder(4663, 'prague', { signature: 'curve' })]]);
+/** crypto.signature = "recover": every sender recovered. */
+export const recoverDecoders = new Map([[4663, new TxDecoder(4663, 'prague', { signature: 'recover' })]]);
 export const limiter = new RateLimiter();
 
 /** A pool of distinct signed transactions (tipped EIP-1559 transfers) from several signers. */
@@ -52,8 +58,14 @@ export async function signedPool(n: number, opts: { value?: bigint; to?: Hex } =
   for (let i = 0; i < n; i++) {
     out.push(
       await signers[i % signers.length]!.signTransaction({
-        type: 'eip1559', chainId: 4663, nonce: Math.floor(i / signers.length), to: opts.to ?? (ANVIL_TIP_ADDRESS as Hex), value: opts.value ?? 1_000_000_000_000n,
-        gas: 21000n, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n,
+        type: 'eip1559',
+        chainId: 4663,
+        nonce: Math.floor(i / signers.length),
+        to: opts.to ?? (ANVIL_TIP_ADDRESS as Hex),
+        value: opts.value ?? 1_000_000_000_000n,
+        gas: 21000n,
+        maxFeePerGas: 3_000_000_000n,
+        maxPriorityFeePerGas: 1_000_000_000n,
       }),
     );
   }

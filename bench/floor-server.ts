@@ -71,7 +71,13 @@ uws()
     });
     const reqId = 'f-' + (++seq).toString(36);
     if (framing > 1) {
-      res.cork(() => res.writeStatus('400 Bad Request').writeHeader('content-type', 'application/json').writeHeader('x-request-id', reqId).end(REJECT.bad_framing.body('null'), true));
+      res.cork(() =>
+        res
+          .writeStatus('400 Bad Request')
+          .writeHeader('content-type', 'application/json')
+          .writeHeader('x-request-id', reqId)
+          .end(REJECT.bad_framing.body('null'), true),
+      );
       return;
     }
     const t0 = performance.now();
@@ -87,13 +93,29 @@ uws()
       }
       const id = m.id;
       const params = m.params ?? [];
-      if (host === '' || length === '' || type !== 'application/json' || m.jsonrpc !== '2.0' || (typeof id !== 'number' && typeof id !== 'string') || !Array.isArray(params))
+      if (
+        host === '' ||
+        length === '' ||
+        type !== 'application/json' ||
+        m.jsonrpc !== '2.0' ||
+        (typeof id !== 'number' && typeof id !== 'string') ||
+        !Array.isArray(params)
+      )
         return answer(res, '400 Bad Request', reqId, REJECT.invalid_request.body('null'));
       const idJson = JSON.stringify(id);
       if (m.method === 'eth_chainId') return answer(res, '200 OK', reqId, '{"jsonrpc":"2.0","id":' + idJson + ',"result":"0x1237"}');
       const done = (status: string, body: string, fields: string) => {
         if (!aborted) answer(res, status, reqId, body);
-        log('"reqId":"' + reqId + '","method":"eth_sendRawTransaction","status":' + status.slice(0, 3) + ',"us":' + Math.round((performance.now() - t0) * 1000) + fields, 'request');
+        log(
+          '"reqId":"' +
+            reqId +
+            '","method":"eth_sendRawTransaction","status":' +
+            status.slice(0, 3) +
+            ',"us":' +
+            Math.round((performance.now() - t0) * 1000) +
+            fields,
+          'request',
+        );
       };
       const account = key === '' ? undefined : keys.get(hash('sha256', key, 'hex'));
       if (account === undefined) return done('401 Unauthorized', REJECT.unauthorized.body(idJson), ',"reason":"unauthorized","stage":"auth","chainId":4663');
@@ -106,7 +128,21 @@ uws()
       const t1 = performance.now();
       void sequencer.call('eth_sendRawTransaction', '["' + raw + '"]', { timeoutMs: 5000, queueMs: 5000 }).then((a) => {
         const accepted = a.kind === 'result' && a.result === tx.hash;
-        log('"audit":"forward","reqId":"' + reqId + '","account":"' + account + '","tx":"' + tx.hash + '","chainId":4663,"sequencer":' + sequencer.labelJson + ',"outcome":"' + (accepted ? 'accepted' : 'fault') + '","ms":' + (performance.now() - t1).toFixed(3), 'forward');
+        log(
+          '"audit":"forward","reqId":"' +
+            reqId +
+            '","account":"' +
+            account +
+            '","tx":"' +
+            tx.hash +
+            '","chainId":4663,"sequencer":' +
+            sequencer.labelJson +
+            ',"outcome":"' +
+            (accepted ? 'accepted' : 'fault') +
+            '","ms":' +
+            (performance.now() - t1).toFixed(3),
+          'forward',
+        );
         if (accepted) done('200 OK', '{"jsonrpc":"2.0","id":' + idJson + ',"result":"' + tx.hash + '"}', ',"account":"' + account + '","tx":"' + tx.hash + '"');
         else done('502 Bad Gateway', REJECT.upstream_error.body(idJson), ',"reason":"upstream_error"');
       });

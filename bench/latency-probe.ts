@@ -14,7 +14,9 @@ const { url, bodies, headers, rate, seconds } = JSON.parse(readFileSync(process.
   seconds: number;
 };
 const u = new URL(url);
-const head = Object.entries({ Host: u.host, ...headers }).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+const head = Object.entries({ Host: u.host, ...headers })
+  .map(([k, v]) => `${k}: ${v}\r\n`)
+  .join('');
 const requests = bodies.map((b) => Buffer.from(`POST ${u.pathname} HTTP/1.1\r\n${head}Content-Length: ${Buffer.byteLength(b)}\r\n\r\n${b}`));
 
 const sock = connect(Number(u.port), u.hostname);

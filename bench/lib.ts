@@ -71,7 +71,14 @@ export function round(n: number, digits = 2): number {
 
 export function table(rows: readonly Row[]): string {
   const head = ['suite', 'task', 'median µs', 'p99 µs', 'ops/s', 'ratio'];
-  const body = rows.map((r) => [r.suite, r.task, r.medianUs.toFixed(2), r.p99Us.toFixed(2), String(r.opsPerSec), r.ratio === null ? '' : r.ratio.toFixed(3) + 'x']);
+  const body = rows.map((r) => [
+    r.suite,
+    r.task,
+    r.medianUs.toFixed(2),
+    r.p99Us.toFixed(2),
+    String(r.opsPerSec),
+    r.ratio === null ? '' : r.ratio.toFixed(3) + 'x',
+  ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
   const line = (cells: string[]) => '| ' + cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ') + ' |';
   return [line(head), '|' + widths.map((w) => '-'.repeat(w + 2)).join('|') + '|', ...body.map(line)].join('\n');

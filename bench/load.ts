@@ -66,7 +66,10 @@ const addressOf = (privateKey: string) => privateKeyToAddress(privateKey as `0x$
 const poolSize = Number(opt.pool);
 const rpcBody = (method: string, params: unknown[], id = 1) => JSON.stringify({ jsonrpc: '2.0', id, method, params });
 const tx = (i: number, value = 1_000_000_000_000n, to: string = ANVIL_TIP_ADDRESS) =>
-  sign1559({ chainId: 4663, nonce: Math.floor(i / senders.length), maxPriorityFeePerGas: 1_000_000_000n, maxFeePerGas: 3_000_000_000n, gas: 21000n, to, value }, senders[i % senders.length]!);
+  sign1559(
+    { chainId: 4663, nonce: Math.floor(i / senders.length), maxPriorityFeePerGas: 1_000_000_000n, maxFeePerGas: 3_000_000_000n, gas: 21000n, to, value },
+    senders[i % senders.length]!,
+  );
 process.stderr.write(`signing ${poolSize} transactions from ${senders.length} senders…\n`);
 const validBodies = Array.from({ length: poolSize }, (_, i) => rpcBody('eth_sendRawTransaction', [tx(i)], i));
 writeFileSync(join(dir, 'valid.txt'), validBodies.join('\n') + '\n');
@@ -86,20 +89,32 @@ writeFileSync(
         // submission's sender is recovered and looked up.
         id: 'listed',
         keySha256: [keySha256(KEY_LISTED)],
-        grants: [{ chainId: 4663, rateLimit: { perSecond: 1e6, burst: 1e6 }, tipAddresses: [ANVIL_TIP_ADDRESS], minTipWei: '1000000000000', senders: senders.map(addressOf) }],
+        grants: [
+          {
+            chainId: 4663,
+            rateLimit: { perSecond: 1e6, burst: 1e6 },
+            tipAddresses: [ANVIL_TIP_ADDRESS],
+            minTipWei: '1000000000000',
+            senders: senders.map(addressOf),
+          },
+        ],
       },
     ],
   }),
 );
 
 function luaStatic(name: string, body: string, headers: Record<string, string>): string {
-  const h = Object.entries(headers).map(([k, v]) => `wrk.headers["${k}"] = "${v}"`).join('\n');
+  const h = Object.entries(headers)
+    .map(([k, v]) => `wrk.headers["${k}"] = "${v}"`)
+    .join('\n');
   const f = join(dir, `${name}.lua`);
   writeFileSync(f, `wrk.method = "POST"\nwrk.body = [[${body}]]\n${h}\n${DONE}`);
   return f;
 }
 function luaPool(name: string, file: string, headers: Record<string, string>): string {
-  const h = Object.entries(headers).map(([k, v]) => `["${k}"] = "${v}"`).join(', ');
+  const h = Object.entries(headers)
+    .map(([k, v]) => `["${k}"] = "${v}"`)
+    .join(', ');
   const f = join(dir, `${name}.lua`);
   writeFileSync(
     f,
@@ -173,7 +188,15 @@ async function stop(child: ChildProcess): Promise<void> {
 }
 
 let portSeq = 18300;
-async function startTxgate(o: { workers?: number; metrics?: boolean; maxInFlight?: number; sequencer: string; secp256k1?: 'npm' | 'system'; signature?: 'recover' | 'curve'; busyPoll?: boolean }): Promise<{ child: ChildProcess; url: string }> {
+async function startTxgate(o: {
+  workers?: number;
+  metrics?: boolean;
+  maxInFlight?: number;
+  sequencer: string;
+  secp256k1?: 'npm' | 'system';
+  signature?: 'recover' | 'curve';
+  busyPoll?: boolean;
+}): Promise<{ child: ChildProcess; url: string }> {
   const port = portSeq++;
   const cfg = join(dir, `txgate-${port}.json`);
   writeFileSync(
@@ -187,7 +210,14 @@ async function startTxgate(o: { workers?: number; metrics?: boolean; maxInFlight
       busyPoll: o.busyPoll ?? false,
       log: { level: opt['log-level'] },
       dedup: { acceptedTtlMs: 0 },
-      chains: [{ chainId: 4663, hosts: ['127.0.0.1', 'localhost'], sequencers: [o.sequencer], forward: { maxInFlight: o.maxInFlight ?? 4096, connections: 64, timeoutMs: 5000 } }],
+      chains: [
+        {
+          chainId: 4663,
+          hosts: ['127.0.0.1', 'localhost'],
+          sequencers: [o.sequencer],
+          forward: { maxInFlight: o.maxInFlight ?? 4096, connections: 64, timeoutMs: 5000 },
+        },
+      ],
       accounts: { file: join(dir, 'accounts.json') },
     }),
   );
@@ -222,7 +252,9 @@ interface Measured extends WrkResult {
 
 function wrk(url: string, script: string, seconds = DURATION, connections = CONNS): Promise<WrkResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn('taskset', ['-c', LOAD_CORES, 'wrk', '-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '10s', '-s', script, url], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('taskset', ['-c', LOAD_CORES, 'wrk', '-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '10s', '-s', script, url], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d));
     child.stderr.on('data', (d: Buffer) => (out += d));
@@ -287,28 +319,58 @@ const spread = (ratios: number[]) => (ratios.length > 1 ? `${Math.min(...ratios)
 
 function throughputRow(name: string, c: Compared): Record<string, unknown> {
   const { txgate: t, echo: e, ratio, ratios } = c;
-  say(`| ${name} | ${t.rps} | ${e.rps} | ${ratio}x | ${spread(ratios)} | ${t.p50} / ${t.p99} / ${t.p999} | ${e.p50} / ${e.p99} / ${e.p999} | ${t.cpuUsPerReq} | ${e.cpuUsPerReq} | ${t.non2xx} |`);
-  return { scenario: name, txgate: t, echo: e, ratio, ratios, cpuRatio: round(t.cpuUsPerReq / e.cpuUsPerReq, 2), ...(c.floor !== undefined ? { floor: c.floor, floorRatios: c.floorRatios } : {}) };
+  say(
+    `| ${name} | ${t.rps} | ${e.rps} | ${ratio}x | ${spread(ratios)} | ${t.p50} / ${t.p99} / ${t.p999} | ${e.p50} / ${e.p99} / ${e.p999} | ${t.cpuUsPerReq} | ${e.cpuUsPerReq} | ${t.non2xx} |`,
+  );
+  return {
+    scenario: name,
+    txgate: t,
+    echo: e,
+    ratio,
+    ratios,
+    cpuRatio: round(t.cpuUsPerReq / e.cpuUsPerReq, 2),
+    ...(c.floor !== undefined ? { floor: c.floor, floorRatios: c.floorRatios } : {}),
+  };
 }
 
 /** The scenarios the conforming floor answers as txgate does. */
 const FLOOR_SCENARIOS = new Set(['eth_chainId', '401 unauthorized', '402 fee_rejected', 'valid submission']);
 
 function floorTable(rows: Record<string, unknown>[]): void {
-  const withFloor = rows.filter((r) => r.floor !== undefined) as unknown as { scenario: string; txgate: Measured; echo: Measured; floor: Measured; ratio: number; floorRatios: number[] }[];
+  const withFloor = rows.filter((r) => r.floor !== undefined) as unknown as {
+    scenario: string;
+    txgate: Measured;
+    echo: Measured;
+    floor: Measured;
+    ratio: number;
+    floorRatios: number[];
+  }[];
   if (withFloor.length === 0) return;
   say('\n## Against the conforming floor (the same rounds: echo, floor, txgate)\n');
-  say('The floor (`bench/floor-server.ts`) is one flat uWS handler doing only what the contract makes any implementation do for these requests: read the headers, decode and JSON.parse the body, check the envelope, echo the id, send Content-Type and X-Request-Id; for a submission, hash the key and look it up (401: the error body and a log line), decode and verify the transaction (txgate\'s decoder, curve check as txgate\'s default), check the tip (402), forward it with undici (txgate\'s Sequencer), check the hash, answer, and log a request and an audit line.\n');
-  say('| scenario | echo req/s | floor req/s | txgate req/s | floor / echo | floor / echo, all rounds | txgate / echo | **txgate / floor** | CPU µs/req echo / floor / txgate |');
+  say(
+    "The floor (`bench/floor-server.ts`) is one flat uWS handler doing only what the contract makes any implementation do for these requests: read the headers, decode and JSON.parse the body, check the envelope, echo the id, send Content-Type and X-Request-Id; for a submission, hash the key and look it up (401: the error body and a log line), decode and verify the transaction (txgate's decoder, curve check as txgate's default), check the tip (402), forward it with undici (txgate's Sequencer), check the hash, answer, and log a request and an audit line.\n",
+  );
+  say(
+    '| scenario | echo req/s | floor req/s | txgate req/s | floor / echo | floor / echo, all rounds | txgate / echo | **txgate / floor** | CPU µs/req echo / floor / txgate |',
+  );
   say('|---|---|---|---|---|---|---|---|---|');
   for (const r of withFloor) {
     const fr = round(r.floor.rps / r.echo.rps, 3);
-    say(`| ${r.scenario} | ${r.echo.rps} | ${r.floor.rps} | ${r.txgate.rps} | ${fr}x | ${spread(r.floorRatios)} | ${r.ratio}x | **${round(r.txgate.rps / r.floor.rps, 3)}x** | ${r.echo.cpuUsPerReq} / ${r.floor.cpuUsPerReq} / ${r.txgate.cpuUsPerReq} |`);
+    say(
+      `| ${r.scenario} | ${r.echo.rps} | ${r.floor.rps} | ${r.txgate.rps} | ${fr}x | ${spread(r.floorRatios)} | ${r.ratio}x | **${round(r.txgate.rps / r.floor.rps, 3)}x** | ${r.echo.cpuUsPerReq} / ${r.floor.cpuUsPerReq} / ${r.txgate.cpuUsPerReq} |`,
+    );
   }
 }
 
 // --- the run ---------------------------------------------------------------------------------
-const report: Record<string, unknown> = { node: process.version, cores, duration: DURATION, connections: CONNS, logLevel: opt['log-level'], date: new Date().toISOString() };
+const report: Record<string, unknown> = {
+  node: process.version,
+  cores,
+  duration: DURATION,
+  connections: CONNS,
+  logLevel: opt['log-level'],
+  date: new Date().toISOString(),
+};
 const lines: string[] = [];
 const say = (s: string) => {
   lines.push(s);
@@ -327,8 +389,12 @@ const want = (name: string) => opt.only === undefined || opt.only.split(',').inc
 const wantScenario = (name: string) => opt.scenarios === undefined || opt.scenarios.split(',').includes(name);
 
 if (want('throughput')) {
-  say(`\n## Throughput (1 server thread on core ${SERVER_CORES}; wrk -t1 -c${CONNS} on core ${LOAD_CORES}; ${DURATION} s each, echo (floor) and txgate alternating ${ROUNDS} times: the median round)\n`);
-  say('| scenario | txgate req/s | echo req/s | ratio | ratio, all rounds | txgate p50 / p99 / p99.9 µs | echo p50 / p99 / p99.9 µs | txgate CPU µs/req | echo CPU µs/req | non-2xx |');
+  say(
+    `\n## Throughput (1 server thread on core ${SERVER_CORES}; wrk -t1 -c${CONNS} on core ${LOAD_CORES}; ${DURATION} s each, echo (floor) and txgate alternating ${ROUNDS} times: the median round)\n`,
+  );
+  say(
+    '| scenario | txgate req/s | echo req/s | ratio | ratio, all rounds | txgate p50 / p99 / p99.9 µs | echo p50 / p99 / p99.9 µs | txgate CPU µs/req | echo CPU µs/req | non-2xx |',
+  );
   say('|---|---|---|---|---|---|---|---|---|---|');
   const rows: Record<string, unknown>[] = [];
   for (const [name, script] of Object.entries(scenarios)) {
@@ -343,7 +409,8 @@ if (want('throughput')) {
       ['valid submission, busyPoll on', { sequencer: 'http://127.0.0.1:18200', busyPoll: true }],
       ['valid submission, signature check recover', { sequencer: 'http://127.0.0.1:18200', signature: 'recover' }],
     ];
-    if (existsSync(SYSTEM_SECP256K1_PATH)) variants.push(['valid submission, system libsecp256k1', { sequencer: 'http://127.0.0.1:18200', secp256k1: 'system' }]);
+    if (existsSync(SYSTEM_SECP256K1_PATH))
+      variants.push(['valid submission, system libsecp256k1', { sequencer: 'http://127.0.0.1:18200', secp256k1: 'system' }]);
     for (const [name, o] of variants) {
       const g = await startTxgate(o);
       rows.push(throughputRow(name, await compare(g.child.pid!, g.url, scenarios['valid submission'])));
@@ -367,7 +434,13 @@ if (want('latency')) {
   const g4 = await startTxgate({ sequencer: 'http://127.0.0.1:18202', signature: 'recover' });
   const headers = { ...JSON_CT, 'X-Api-Key': KEY };
   const rows: Record<string, unknown>[] = [];
-  say('| placement (client on core ' + LOAD_CORES + ', txgate on core ' + SERVER_CORES + ') | client → stub p50 / p99 µs | client → txgate → stub p50 / p99 µs | **added by txgate p50 / p99 µs** | samples |');
+  say(
+    '| placement (client on core ' +
+      LOAD_CORES +
+      ', txgate on core ' +
+      SERVER_CORES +
+      ') | client → stub p50 / p99 µs | client → txgate → stub p50 / p99 µs | **added by txgate p50 / p99 µs** | samples |',
+  );
   say('|---|---|---|---|---|');
   for (const [name, stubUrl, gateUrl] of [
     [`stub on the server's core ${SERVER_CORES}`, 'http://127.0.0.1:18202/', g2.url],
@@ -390,7 +463,8 @@ if (want('latency')) {
 
 if (want('client')) {
   say('\n## Upstream client alone (CPU µs per call to the stub, client on core ' + SERVER_CORES + ')\n');
-  const runClient = (i: number) => spawnSync('taskset', ['-c', SERVER_CORES, 'node', join(dist, 'bench/upstream-client.js'), '18200', String(i)], { encoding: 'utf8' });
+  const runClient = (i: number) =>
+    spawnSync('taskset', ['-c', SERVER_CORES, 'node', join(dist, 'bench/upstream-client.js'), '18200', String(i)], { encoding: 'utf8' });
   const rows: Record<string, Record<string, number>> = {};
   // One fresh process per client (see upstream-client.ts), until one past the last answers {}.
   for (let i = 0; ; i++) {
@@ -479,11 +553,24 @@ if (want('soak') && Number(opt.soak) > 0) {
   clearInterval(sampler);
   const rss1 = rssMB(pid);
   const ok = r.requests - r.non2xx;
-  const soak = { requests: r.requests, accepted: ok, overloaded503: r.non2xx, rps: Math.round(r.requests / (r.duration_us / 1e6)), p50: r.p50, p99: r.p99, rssStartMB: round(rss0, 1), rssEndMB: round(rss1, 1), rssMaxMB: round(Math.max(...rss), 1), growthMB: round(rss1 - rss0, 1) };
+  const soak = {
+    requests: r.requests,
+    accepted: ok,
+    overloaded503: r.non2xx,
+    rps: Math.round(r.requests / (r.duration_us / 1e6)),
+    p50: r.p50,
+    p99: r.p99,
+    rssStartMB: round(rss0, 1),
+    rssEndMB: round(rss1, 1),
+    rssMaxMB: round(Math.max(...rss), 1),
+    growthMB: round(rss1 - rss0, 1),
+  };
   report.soak = soak;
   say('| requests | accepted (≤ 256 in flight, 50 ms each) | 503 overloaded | p50 / p99 µs | RSS start → end (max) MB | growth MB |');
   say('|---|---|---|---|---|---|');
-  say(`| ${soak.requests} | ${soak.accepted} | ${soak.overloaded503} | ${soak.p50} / ${soak.p99} | ${soak.rssStartMB} → ${soak.rssEndMB} (${soak.rssMaxMB}) | ${soak.growthMB} |`);
+  say(
+    `| ${soak.requests} | ${soak.accepted} | ${soak.overloaded503} | ${soak.p50} / ${soak.p99} | ${soak.rssStartMB} → ${soak.rssEndMB} (${soak.rssMaxMB}) | ${soak.growthMB} |`,
+  );
   await stop(g.child);
   await stop(slow);
 }

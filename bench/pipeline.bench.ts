@@ -1,10 +1,11 @@
 /**
- * The whole pipeline in-process (no sockets): "all pass" with an instant forward (also with
- * crypto.signature = "curve"), and a request rejected at each stage N. The reference is "all
+ * The whole pipeline in-process (no sockets): "all pass" with an instant forward (the default
+ * configuration, crypto.signature = "curve"; also with "recover"), and a request rejected at
+ * each stage N. The reference is "all
  * pass": each rejection is a fraction of it.
  */
 import type { Exit } from '../src/errors.js';
-import { body, config, context, curveDecoders, head, KEY_OFF, KEY_SLOW, pipeline, signedPool, TXS } from './fixtures.js';
+import { body, config, context, recoverDecoders, head, KEY_OFF, KEY_SLOW, pipeline, signedPool, TXS } from './fixtures.js';
 import { Metrics } from '../src/metrics.js';
 import { STAGE_SAMPLE_MASK } from '../src/pipeline/pipeline.js';
 import { runSuite, type Row } from './lib.js';
@@ -15,13 +16,14 @@ export async function run(): Promise<Row[]> {
   /** Runs one request through a pipeline built over `decs`, settling with its answer. */
   const runner = (decs?: Parameters<typeof pipeline>[1]) => {
     const p = pipeline({ exit: (_c, e) => done!(e) }, decs);
-    return (h: RequestHead, b: Body) => new Promise<Exit>((resolve) => {
-      done = resolve;
-      p.run(context(h, b));
-    });
+    return (h: RequestHead, b: Body) =>
+      new Promise<Exit>((resolve) => {
+        done = resolve;
+        p.run(context(h, b));
+      });
   };
   const go = runner();
-  const goCurve = runner(curveDecoders);
+  const goRecover = runner(recoverDecoders);
   // The same, with the metrics the server feeds: one request observation per answer, and
   // per-stage timing on the requests the server samples (STAGE_SAMPLE_MASK).
   const metrics = new Metrics(config, { version: 'bench', uws: 'bench' });
@@ -33,12 +35,13 @@ export async function run(): Promise<Row[]> {
     },
     stage: (_c, i, ms) => metrics.request.stage!(i, ms),
   });
-  const goMetrics = (h: RequestHead, b: Body) => new Promise<Exit>((resolve) => {
-    done = resolve;
-    const c = context(h, b);
-    c.timed = (++seq & STAGE_SAMPLE_MASK) === 0;
-    pm.run(c);
-  });
+  const goMetrics = (h: RequestHead, b: Body) =>
+    new Promise<Exit>((resolve) => {
+      done = resolve;
+      const c = context(h, b);
+      c.timed = (++seq & STAGE_SAMPLE_MASK) === 0;
+      pm.run(c);
+    });
   const untipped = (await signedPool(1, { value: 1n }))[0]!;
   const malformed = TXS[1]!.slice(0, -4);
   let i = 0;
@@ -46,7 +49,7 @@ export async function run(): Promise<Row[]> {
   const cases: Record<string, () => Promise<Exit>> = {
     'all pass (instant forward)': () => go(head(), send()),
     'all pass, with metrics': () => goMetrics(head(), send()),
-    'all pass, signature check curve': () => goCurve(head(), send()),
+    'all pass, signature check recover': () => goRecover(head(), send()),
     'eth_chainId (answered at route)': () => go(head(), body('eth_chainId', [])),
     'eth_chainId, with metrics': () => goMetrics(head(), body('eth_chainId', [])),
     'reject at 0 host': () => go(head({ host: 'evil.example' }), send()),
@@ -57,9 +60,9 @@ export async function run(): Promise<Row[]> {
     'reject at 5 grant': () => go(head({ apiKey: KEY_OFF }), send()),
     'reject at 6 decode (malformed RLP)': () => go(head(), body('eth_sendRawTransaction', [malformed])),
     'reject at 7 fee': () => go(head(), body('eth_sendRawTransaction', [untipped])),
-    'reject at 8 rate limit': () => go(head({ apiKey: KEY_SLOW }), send()),
+    'reject at 9 rate limit': () => go(head({ apiKey: KEY_SLOW }), send()),
   };
-  await cases['reject at 8 rate limit']!(); // spend the slow account's only token
+  await cases['reject at 9 rate limit']!(); // spend the slow account's only token
   // Sanity: each case really exits where its name says.
   for (const [name, f] of Object.entries(cases)) {
     const e = await f();

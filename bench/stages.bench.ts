@@ -35,12 +35,12 @@ export async function run(): Promise<Row[]> {
   return runSuite(
     'stages',
     {
-      'host': () => keep(host.run(c)),
+      host: () => keep(host.run(c)),
       'parse (eth_sendRawTransaction body)': () => keep(parse.run(c)),
-      'route': () => keep(route.run(c)),
+      route: () => keep(route.run(c)),
       'auth (SHA-256 + lookup)': () => keep(auth.run(c)),
       'auth, database account store (SHA-256 + lookup + staleness)': () => keep(authDb.run(c)),
-      'grant': () => keep(grant.run(c)),
+      grant: () => keep(grant.run(c)),
       'fee admission': () => keep(fee.run(c)),
       'rate limit': () => keep(rate.run(c)),
       'auth + grant + rate limit': () => {

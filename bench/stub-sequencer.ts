@@ -23,10 +23,15 @@ uws()
         msg = JSON.parse(body.toString()) as Rpc | null;
         const p = msg?.params;
         const result =
-          msg?.method === 'eth_chainId' ? chainHex
-          : msg?.method === 'eth_sendRawTransaction' && Array.isArray(p) && typeof p[0] === 'string' ? '0x' + Buffer.from(keccak256(Buffer.from(p[0].slice(2), 'hex'))).toString('hex')
-          : null;
-        answer = result === null ? `{"jsonrpc":"2.0","id":${JSON.stringify(msg?.id ?? null)},"error":{"code":-32601,"message":"not served by the stub"}}` : `{"jsonrpc":"2.0","id":${JSON.stringify(msg!.id)},"result":"${result}"}`;
+          msg?.method === 'eth_chainId'
+            ? chainHex
+            : msg?.method === 'eth_sendRawTransaction' && Array.isArray(p) && typeof p[0] === 'string'
+              ? '0x' + Buffer.from(keccak256(Buffer.from(p[0].slice(2), 'hex'))).toString('hex')
+              : null;
+        answer =
+          result === null
+            ? `{"jsonrpc":"2.0","id":${JSON.stringify(msg?.id ?? null)},"error":{"code":-32601,"message":"not served by the stub"}}`
+            : `{"jsonrpc":"2.0","id":${JSON.stringify(msg!.id)},"result":"${result}"}`;
       } catch {
         // A bench tool still answers what it does not understand, instead of dying mid-run.
         answer = '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}';

@@ -14,7 +14,8 @@ import { Pool } from 'undici';
 import { interpret, Sequencer } from '../src/forward/upstream.js';
 
 const port = Number(process.argv[2] ?? 18200);
-const raw = '0x02f86f82123780843b9aca0084b2d05e0082520894a0ee7a142d267c1f36714e4a8f75612f20a7972085e8d4a5100080c001a0' + 'ab'.repeat(32) + 'a0' + 'cd'.repeat(32);
+const raw =
+  '0x02f86f82123780843b9aca0084b2d05e0082520894a0ee7a142d267c1f36714e4a8f75612f20a7972085e8d4a5100080c001a0' + 'ab'.repeat(32) + 'a0' + 'cd'.repeat(32);
 const body = `{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["${raw}"]}`;
 const seq = new Sequencer(`http://127.0.0.1:${port}`, 16, HealthBoard.allocate(1), 0);
 const pool = new Pool(`http://127.0.0.1:${port}`, { connections: 16 });
@@ -79,11 +80,14 @@ const clients: Record<string, () => Promise<unknown>> = {
   'net.Socket, minimal HTTP/1.1 (floor, not a product client)': rawCall,
   'node:http': () =>
     new Promise((resolve, reject) => {
-      const req = httpRequest({ host: '127.0.0.1', port, method: 'POST', path: '/', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (res) => {
-        let s = '';
-        res.on('data', (d) => (s += d));
-        res.on('end', () => resolve(s));
-      });
+      const req = httpRequest(
+        { host: '127.0.0.1', port, method: 'POST', path: '/', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } },
+        (res) => {
+          let s = '';
+          res.on('data', (d) => (s += d));
+          res.on('end', () => resolve(s));
+        },
+      );
       req.on('error', reject);
       req.end(body);
     }),

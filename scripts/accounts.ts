@@ -5,7 +5,19 @@
  */
 import { parseArgs } from 'node:util';
 import { AccountsFileError } from '../src/accounts/parse.js';
-import { addGrant, AdminError, createAccount, fileTarget, listAccounts, removeGrant, revokeKey, rotateKey, setSubmission, type AccountsTarget, type GrantSpec } from '../src/accounts/admin.js';
+import {
+  addGrant,
+  AdminError,
+  createAccount,
+  fileTarget,
+  listAccounts,
+  removeGrant,
+  revokeKey,
+  rotateKey,
+  setSubmission,
+  type AccountsTarget,
+  type GrantSpec,
+} from '../src/accounts/admin.js';
 import { dbTarget } from '../src/accounts/postgres/admin.js';
 import { dbLabel } from '../src/accounts/postgres/migrate.js';
 
@@ -66,7 +78,8 @@ function grantFromFlags(): GrantSpec {
   const feePatterns: NonNullable<GrantSpec['feePatterns']> = values['no-transfer'] === true ? [] : [{ kind: 'transfer' }];
   for (const c of values.call ?? []) {
     const [to, selector, r, a] = c.split(':');
-    if (to === undefined || selector === undefined || r === undefined || a === undefined) throw new AdminError(`--call ${c}: expected 0xTO:0xSELECTOR:RECEIVER_ARG:AMOUNT_ARG`);
+    if (to === undefined || selector === undefined || r === undefined || a === undefined)
+      throw new AdminError(`--call ${c}: expected 0xTO:0xSELECTOR:RECEIVER_ARG:AMOUNT_ARG`);
     feePatterns.push({ kind: 'call', to, selector, receiverArg: Number(r), amountArg: Number(a) });
   }
   return {
@@ -130,7 +143,8 @@ async function run(cmd: string | undefined, t: AccountsTarget, where: string): P
       return;
     }
     case 'revoke-key': {
-      const h = values['key-stdin'] === true ? await revokeKey(t, need('id'), { key: await readStdin() }) : await revokeKey(t, need('id'), { hash: need('hash') });
+      const h =
+        values['key-stdin'] === true ? await revokeKey(t, need('id'), { key: await readStdin() }) : await revokeKey(t, need('id'), { hash: need('hash') });
       process.stdout.write(`revoked key ${h.slice(0, 12)}… of "${values.id}"\n`);
       return;
     }
@@ -141,7 +155,9 @@ async function run(cmd: string | undefined, t: AccountsTarget, where: string): P
       return;
     case 'list':
       for (const a of await listAccounts(t))
-        process.stdout.write(`${a.id}\t${a.submissionEnabled ? 'enabled' : 'DISABLED'}\tkeys ${a.keys.join(',') || '-'}\tchains ${a.chains.join(',') || '-'}\n`);
+        process.stdout.write(
+          `${a.id}\t${a.submissionEnabled ? 'enabled' : 'DISABLED'}\tkeys ${a.keys.join(',') || '-'}\tchains ${a.chains.join(',') || '-'}\n`,
+        );
       return;
     default:
       process.stdout.write(USAGE + '\n');

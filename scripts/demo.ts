@@ -33,7 +33,12 @@ console.log(`1. eth_chainId = 0x${chainId.toString(16)} (as expected)`);
 // 2. The tip from GET /tip-addresses; nonce, gas and fees from the chain RPC; signed locally.
 const tips = await gate.tipAddresses();
 const account = privateKeyToAccount(ANVIL_KEYS[0] as Hex);
-const chain = { id: chainId, name: 'local', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [values.rpc] } } } as const;
+const chain = {
+  id: chainId,
+  name: 'local',
+  nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+  rpcUrls: { default: { http: [values.rpc] } },
+} as const;
 const client = createPublicClient({ chain, transport: http(values.rpc) });
 const nonce = await client.getTransactionCount({ address: account.address, blockTag: 'pending' });
 const fees = await client.estimateFeesPerGas();

@@ -6,10 +6,10 @@ import { BusyPoll, cpuQuota } from './busy-poll.js';
 import { FileAccountStore, type ReloadResult } from './accounts/file-store.js';
 import { MirrorAccountStore } from './accounts/postgres/mirror.js';
 import { PostgresAccountStore } from './accounts/postgres/store.js';
-import { createTipAddressesHandler } from './accounts/tip-addresses.js';
+import { createTipAddressesHandler } from './http/tip-addresses.js';
 import type { AccountStore } from './accounts/types.js';
 import type { Config } from './config.js';
-import { result } from './errors.js';
+import { ChainDuplicates, Duplicates } from './forward/dedup.js';
 import { ChainForwarder, type ForwardObserver } from './forward/forwarder.js';
 import { HealthBoard, type HealthBoardBuffers, slotIndex } from './forward/health-board.js';
 import { HealthProber, healthProblems } from './forward/health.js';
@@ -19,14 +19,15 @@ import { quotaHeaders } from './limits/quota-headers.js';
 import { RateLimiter, type TokenBuckets } from './limits/rate-limiter.js';
 import { SharedRateTable, SharedTxTable, type SharedTableBuffers } from './limits/shared-tables.js';
 import type { Logger } from './log.js';
-import type { BaseCtx, ChainRuntime, LimitedCtx } from './pipeline/context.js';
+import type { BaseCtx, LimitedCtx } from './pipeline/context.js';
 import { PipelineBuilder, type PipelineHooks } from './pipeline/pipeline.js';
 import { createAuthStage } from './stages/auth.js';
 import { createDecodeStage } from './stages/decode.js';
 import { createFeeStage } from './stages/fee.js';
 import { createForwardStage } from './stages/forward.js';
 import { createGrantStage } from './stages/grant.js';
-import { createHostStage, HostTable } from './stages/host.js';
+import { buildChains, HostTable, type ChainRuntime } from './chains.js';
+import { createHostStage } from './stages/host.js';
 import { createParseStage } from './stages/parse.js';
 import { createRateLimitStage, type DuplicateCheck } from './stages/rate-limit.js';
 import { createSenderStage } from './stages/sender.js';
@@ -36,12 +37,7 @@ import { TxDecoder } from './tx/decoder.js';
 import { Metrics } from './metrics.js';
 import { BUILD } from './build.js';
 
-export function buildChains(config: Config): ChainRuntime[] {
-  return config.chains.map((c) => {
-    const chainIdHex = '0x' + c.chainId.toString(16);
-    return { chainId: c.chainId, chainIdHex, chainIdBig: BigInt(c.chainId), chainIdAnswer: result(chainIdHex), config: c };
-  });
-}
+export { buildChains } from './chains.js';
 
 export interface Observers {
   readonly request?: RequestObserver;
@@ -109,7 +105,8 @@ export function admissionStages(p: AdmissionParts): PipelineBuilder<LimitedCtx> 
 export function createApp(opts: AppOptions): App {
   const { config, log } = opts;
   const metrics = config.metrics.enabled ? new Metrics(config, BUILD) : null;
-  const obs: Observers = opts.observers ?? (metrics !== null ? { request: metrics.request, forward: metrics.forward, accountsReload: metrics.accountsReload } : {});
+  const obs: Observers =
+    opts.observers ?? (metrics !== null ? { request: metrics.request, forward: metrics.forward, accountsReload: metrics.accountsReload } : {});
   const chains = buildChains(config);
   const hosts = new HostTable(chains);
   const readiness = new Readiness();
@@ -122,24 +119,28 @@ export function createApp(opts: AppOptions): App {
   const local = opts.shared === undefined ? new RateLimiter() : null;
   const limiter: TokenBuckets = local ?? new SharedRateTable(opts.shared!.rate);
   const txTable = opts.shared === undefined ? null : new SharedTxTable(opts.shared.tx);
+  const duplicates = new Duplicates(new Map(config.chains.map((c) => [c.chainId, new ChainDuplicates(config.dedup, txTable)])));
   const decoders = new Map(config.chains.map((c) => [c.chainId, new TxDecoder(c.chainId, c.hardfork, { signature: config.crypto.signature })]));
   const board = opts.shared === undefined ? HealthBoard.allocate(slotCount(config)) : new HealthBoard(opts.shared.health);
   metrics?.watchHealth(board);
   const slots = slotIndex(config.chains);
-  const forwarders = new Map(config.chains.map((c, i) => [c.chainId, new ChainForwarder(c, config.dedup, log, { board, slots: slots[i]! }, obs.forward, txTable)]));
+  const forwarders = new Map(
+    config.chains.map((c, i) => [c.chainId, new ChainForwarder(c, duplicates.forChain(c.chainId), log, { board, slots: slots[i]! }, obs.forward)]),
+  );
   const prober = opts.shared === undefined ? new HealthProber(config.chains, board, log) : null;
 
   readiness.add(() => accountsProblem(store, config.accounts.maxStaleMs));
   readiness.add(() => healthProblems(config.chains, board));
 
-  const duplicates = { isDuplicate: (chainId: number, hash: string) => forwarders.get(chainId)!.isDuplicate(hash) };
   const buildPipeline = (hooks: PipelineHooks) =>
     admissionStages({ config, hosts, store, decoders, limiter, duplicates }).end(createForwardStage(forwarders), hooks);
 
   const quota = config.busyPoll ? cpuQuota() : null;
   if (quota !== null) log.warn({ quota }, 'busy polling refused: this process runs under a CPU quota, which a spinner would spend');
   const busyPoll =
-    config.busyPoll && quota === null ? new BusyPoll({ onRefused: (why) => log.warn({ why }, 'busy polling refused: the spinner could not lower its priority') }) : null;
+    config.busyPoll && quota === null
+      ? new BusyPoll({ onRefused: (why) => log.warn({ why }, 'busy polling refused: the spinner could not lower its priority') })
+      : null;
   const server = new PublicServer({
     log,
     ...(busyPoll !== null ? { busyPoll } : {}),

@@ -105,7 +105,11 @@ export class BusyPoll {
   }
 
   status(): BusyPollStatus {
-    return { spinning: this.spinningTid !== 0 && this.refused === undefined, parked: Atomics.load(this.state, 2) === 1, ...(this.refused !== undefined ? { refused: this.refused } : {}) };
+    return {
+      spinning: this.spinningTid !== 0 && this.refused === undefined,
+      parked: Atomics.load(this.state, 2) === 1,
+      ...(this.refused !== undefined ? { refused: this.refused } : {}),
+    };
   }
 
   /** The spinner's thread id (0 until it spins): its priority can be checked with os.getPriority. */

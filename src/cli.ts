@@ -31,7 +31,12 @@ bindings, 2 for bad arguments or an invalid configuration (every problem listed)
 
 function parseCliArgs() {
   return parseArgs({
-    options: { config: { type: 'string', short: 'c' }, pretty: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'v' } },
+    options: {
+      config: { type: 'string', short: 'c' },
+      pretty: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean', short: 'v' },
+    },
   });
 }
 
@@ -78,7 +83,19 @@ async function main(): Promise<number> {
 
   const log = createLogger({ level: config.log.level, pretty: args.values.pretty === true });
   const service = await startService(config, log);
-  log.info({ host: config.listen.host, port: service.port, internalPort: service.internalPort, workers: config.workers, secp256k1: config.crypto.secp256k1, signature: config.crypto.signature, busyPoll: config.busyPoll, chains: service.chains }, 'txgate listening');
+  log.info(
+    {
+      host: config.listen.host,
+      port: service.port,
+      internalPort: service.internalPort,
+      workers: config.workers,
+      secp256k1: config.crypto.secp256k1,
+      signature: config.crypto.signature,
+      busyPoll: config.busyPoll,
+      chains: service.chains,
+    },
+    'txgate listening',
+  );
   process.on('SIGHUP', () => {
     if (config.workers > 1 || config.accounts.store === 'postgres') service.reload(); // the single-thread file store listens to SIGHUP itself
   });

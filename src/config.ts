@@ -160,8 +160,21 @@ const HOSTNAME = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(?:\.[a-z0-9](?:[a-z0
 export function parseConfig(input: unknown, baseDir: string, env: NodeJS.ProcessEnv = process.env): Config {
   const r = new Reader();
   const top = r.obj(input, 'config', [
-    'listen', 'internal', 'limits', 'allowUntipped', 'chains', 'accounts', 'log', 'shutdown', 'workers',
-    'metrics', 'profiling', 'tipAddresses', 'dedup', 'crypto', 'busyPoll',
+    'listen',
+    'internal',
+    'limits',
+    'allowUntipped',
+    'chains',
+    'accounts',
+    'log',
+    'shutdown',
+    'workers',
+    'metrics',
+    'profiling',
+    'tipAddresses',
+    'dedup',
+    'crypto',
+    'busyPoll',
   ]);
   if (!isObj(input)) r.problems.push('config: must be a JSON object');
 
@@ -171,7 +184,8 @@ export function parseConfig(input: unknown, baseDir: string, env: NodeJS.Process
   const accountsIn = r.obj(top.accounts, 'accounts', ['store', 'file', 'url', 'maxStaleMs', 'resyncMs']);
   const accountsStore = r.oneOf<'file' | 'postgres'>(accountsIn.store, 'accounts.store', 'file', ['file', 'postgres']);
   const accountsUrl = typeof accountsIn.url === 'string' ? accountsIn.url : '';
-  if (accountsStore === 'postgres' && !/^postgres(?:ql)?:\/\/./.test(accountsUrl)) r.problems.push('accounts.url: required with store "postgres" (postgres://user:password@host:port/db)');
+  if (accountsStore === 'postgres' && !/^postgres(?:ql)?:\/\/./.test(accountsUrl))
+    r.problems.push('accounts.url: required with store "postgres" (postgres://user:password@host:port/db)');
   if (accountsIn.url !== undefined && typeof accountsIn.url !== 'string') r.problems.push('accounts.url: must be a string');
   const logIn = r.obj(top.log, 'log', ['level']);
   const shutdownIn = r.obj(top.shutdown, 'shutdown', ['graceMs']);

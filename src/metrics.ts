@@ -5,34 +5,22 @@
  * snapshots of every worker thread with prom-client's AggregatorRegistry and render the text
  * format: one scrape shows the whole process.
  */
+import type { MetricJSON, MetricValue } from './metric-json.js';
 import type { Account } from './accounts/types.js';
 import type { ReloadResult } from './accounts/file-store.js';
 import { sequencerLabel, type Config } from './config.js';
-import { REASON_NAMES, type Exit } from './errors.js';
+import { REASON_NAMES, REASONS, type Exit, type Where } from './errors.js';
 import type { ForwardEvent, ForwardObserver } from './forward/forwarder.js';
 import { StoreState } from './accounts/postgres/state.js';
 import { type HealthBoard, slotIndex } from './forward/health-board.js';
 import type { RequestObserver } from './http/server.js';
 import type { BaseCtx, RpcRequest } from './pipeline/context.js';
-import { STAGE_NAMES, STAGE_SAMPLE_MASK } from './pipeline/pipeline.js';
-import { REASONS } from './errors.js';
+import { STAGE_NAMES, STAGE_SAMPLE_MASK, type StageName } from './pipeline/pipeline.js';
 import { droppedLogLines, LOG_BUFFER_BYTES } from './log.js';
 
 type Labels = Record<string, string | number>;
 
-/** One sample as prom-client's getMetricsAsJSON gives it. */
-export interface MetricValue {
-  value: number;
-  labels: Labels;
-  metricName?: string;
-}
-export interface MetricJSON {
-  name: string;
-  help: string;
-  type: 'counter' | 'gauge' | 'histogram';
-  values: MetricValue[];
-  aggregator: 'sum' | 'max' | 'first' | 'omit';
-}
+export type { MetricJSON, MetricValue };
 
 /** Latency buckets in seconds, from 25 µs: the fast path lives below a millisecond. */
 export const LATENCY_BUCKETS = [0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -108,23 +96,55 @@ function histogramJSON(f: Family<FastHistogram>): MetricJSON {
 
 /** The method label: a fixed set, never free text (index order is used on the hot path). */
 const METHODS = ['eth_chainId', 'eth_sendRawTransaction', 'other', 'unparsed'] as const;
-const BEFORE_PARSE = ['misdirected_host', 'payload_too_large', 'unsupported_content_type', 'parse_error', 'invalid_request', 'batch_not_supported', 'client_closed', 'internal_error'];
+/** The reasons given at these stages, from the one reasons table. */
+const at = (...where: Where[]) => REASON_NAMES.filter((r) => REASONS[r].stages.some((w) => where.includes(w)));
+/** A method's outcomes are bound up front, derived from where each reason is given. */
 const POSSIBLE: Record<(typeof METHODS)[number], readonly string[]> = {
-  unparsed: BEFORE_PARSE,
-  eth_chainId: ['ok', 'invalid_params', 'payload_too_large', 'internal_error'],
+  // Refused before the method is known.
+  unparsed: at('host', 'size_cap', 'parse', 'any'),
+  // Answered at the route stage: its refusals, or a failure.
+  eth_chainId: ['ok', ...at('route').filter((r) => r !== 'method_not_found'), 'internal_error'],
   other: ['method_not_found'],
-  eth_sendRawTransaction: ['ok', ...REASON_NAMES.filter((r) => !['not_found', 'method_not_allowed', 'bad_framing', 'misdirected_host', 'unsupported_content_type', 'parse_error', 'invalid_request', 'batch_not_supported', 'method_not_found'].includes(r))],
+  // Every stage from the size cap on, but the parse and the unknown-method refusals.
+  eth_sendRawTransaction: [
+    'ok',
+    ...at(...STAGE_NAMES.slice(STAGE_NAMES.indexOf('size_cap')), 'any').filter((r) => !at('parse').includes(r) && r !== 'method_not_found'),
+  ],
 };
 const OUTCOMES = ['accepted', 'already_known', 'nonce_known', 'rejected', 'hash_mismatch', 'fault'] as const;
 
 export class Metrics {
-  private readonly requests = new Family('txgate_requests_total', 'Requests answered on POST /, by JSON-RPC method, HTTP status and reason (ok for a result).', () => new Counter());
-  private readonly duration = new Family('txgate_request_duration_seconds', 'Time from request arrival to answer on POST /, by method and outcome (ok, rejected, upstream).', () => new FastHistogram(LATENCY_BUCKETS));
-  private readonly stages = new Family('txgate_stage_duration_seconds', `Time spent in each pipeline stage, sampled on 1 request in ${STAGE_SAMPLE_MASK + 1}, every request with profiling.serverTiming on (a stage that awaits includes its wait: body upload, forward).`, () => new FastHistogram(LATENCY_BUCKETS));
-  private readonly forwards = new Family('txgate_forwards_total', 'Answers from sequencers to forwarded transactions, by chain, sequencer and outcome.', () => new Counter());
-  private readonly upstream = new Family('txgate_upstream_duration_seconds', 'Sequencer answer time for eth_sendRawTransaction, by chain and sequencer.', () => new FastHistogram(LATENCY_BUCKETS));
+  private readonly requests = new Family(
+    'txgate_requests_total',
+    'Requests answered on POST /, by JSON-RPC method, HTTP status and reason (ok for a result).',
+    () => new Counter(),
+  );
+  private readonly duration = new Family(
+    'txgate_request_duration_seconds',
+    'Time from request arrival to answer on POST /, by method and outcome (ok, rejected, upstream).',
+    () => new FastHistogram(LATENCY_BUCKETS),
+  );
+  private readonly stages = new Family(
+    'txgate_stage_duration_seconds',
+    `Time spent in each pipeline stage, sampled on 1 request in ${STAGE_SAMPLE_MASK + 1}, every request with profiling.serverTiming on (a stage that awaits includes its wait: body upload, forward).`,
+    () => new FastHistogram(LATENCY_BUCKETS),
+  );
+  private readonly forwards = new Family(
+    'txgate_forwards_total',
+    'Answers from sequencers to forwarded transactions, by chain, sequencer and outcome.',
+    () => new Counter(),
+  );
+  private readonly upstream = new Family(
+    'txgate_upstream_duration_seconds',
+    'Sequencer answer time for eth_sendRawTransaction, by chain and sequencer.',
+    () => new FastHistogram(LATENCY_BUCKETS),
+  );
   private readonly inFlight = new Family('txgate_forwards_in_flight', 'Forwards in flight, by chain.', () => new Counter());
-  private readonly up = new Family('txgate_sequencer_up', '1 when the sequencer answered its last eth_chainId probe with the chain id, else 0.', () => new Counter());
+  private readonly up = new Family(
+    'txgate_sequencer_up',
+    '1 when the sequencer answered its last eth_chainId probe with the chain id, else 0.',
+    () => new Counter(),
+  );
   private readonly limited = new Family('txgate_rate_limited_total', 'Submissions refused with 429, by account id.', () => new Counter());
   private readonly reloads = new Family('txgate_account_reloads_total', 'Accounts file reloads, by result (loaded, unchanged, invalid).', () => new Counter());
   private readonly loaded = new Family('txgate_accounts_loaded', 'Accounts in the snapshot in force.', () => new Counter());
@@ -163,12 +183,18 @@ export class Metrics {
         this.up.child({ chain: c.chainId, sequencer });
       }
     }
-    this.info.child({ version: build.version, node: process.version, uws: build.uws, secp256k1: config.crypto.secp256k1, signature: config.crypto.signature }).value = 1;
+    this.info.child({
+      version: build.version,
+      node: process.version,
+      uws: build.uws,
+      secp256k1: config.crypto.secp256k1,
+      signature: config.crypto.signature,
+    }).value = 1;
   }
 
   /** The observer the public server calls once per answered request and per stage. */
   readonly request: RequestObserver = {
-    request: (ctx: BaseCtx, exit: Exit, _stage: number, micros: number) => {
+    request: (ctx: BaseCtx, exit: Exit, _stage: StageName, micros: number) => {
       const rpc = (ctx as { rpc?: RpcRequest }).rpc;
       const mi = rpc === undefined ? 3 : rpc.method === 'eth_chainId' ? 0 : rpc.method === 'eth_sendRawTransaction' ? 1 : 2;
       const reason = exit.reason;
@@ -226,10 +252,22 @@ export class Metrics {
 
   private board: HealthBoard | null = null;
   private accountsState: StoreState | null = null;
-  private readonly storeAge = new Family('txgate_accounts_snapshot_age_seconds', 'Seconds since the account snapshot was last synced with the database store (absent with the file store).', () => new Counter());
+  private readonly storeAge = new Family(
+    'txgate_accounts_snapshot_age_seconds',
+    'Seconds since the account snapshot was last synced with the database store (absent with the file store).',
+    () => new Counter(),
+  );
   private readonly storeUp = new Family('txgate_accounts_store_up', '1 when the database account store answered its last call, else 0.', () => new Counter());
-  private readonly storeNotifications = new Family('txgate_accounts_notifications_total', 'Change notifications received from the database account store.', () => new Counter());
-  private readonly storeResyncs = new Family('txgate_accounts_resyncs_total', 'Periodic full resyncs of the account snapshot that succeeded.', () => new Counter());
+  private readonly storeNotifications = new Family(
+    'txgate_accounts_notifications_total',
+    'Change notifications received from the database account store.',
+    () => new Counter(),
+  );
+  private readonly storeResyncs = new Family(
+    'txgate_accounts_resyncs_total',
+    'Periodic full resyncs of the account snapshot that succeeded.',
+    () => new Counter(),
+  );
   private readonly storeFailures = new Family('txgate_accounts_store_failures_total', 'Calls to the database account store that failed.', () => new Counter());
 
   /** The database account store's shared state, read at each snapshot. */

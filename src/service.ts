@@ -15,7 +15,7 @@ import { HealthBoard } from './forward/health-board.js';
 import { HealthProber } from './forward/health.js';
 import { allocateTable } from './limits/shared-tables.js';
 import type { Logger } from './log.js';
-import type { MetricJSON } from './metrics.js';
+import type { MetricJSON } from './metric-json.js';
 import type { WorkerData } from './worker.js';
 
 export interface Service {
@@ -103,7 +103,10 @@ async function startThreads(config: Config, log: Logger): Promise<Service> {
   await prober.start();
   const shared = { rate: allocateTable(RATE_SLOTS), tx: allocateTable(TX_SLOTS), health: board.buffers };
   // The database account store: one listener for the process, here; every thread mirrors it.
-  const pg = config.accounts.store === 'postgres' ? new PostgresAccountStore({ url: config.accounts.url, maxStaleMs: config.accounts.maxStaleMs, resyncMs: config.accounts.resyncMs, log }) : null;
+  const pg =
+    config.accounts.store === 'postgres'
+      ? new PostgresAccountStore({ url: config.accounts.url, maxStaleMs: config.accounts.maxStaleMs, resyncMs: config.accounts.resyncMs, log })
+      : null;
   await pg?.start();
   const accounts = pg === null ? null : { state: pg.state.buffer, docs: pg.ready ? pg.current() : null };
   let seq = 0;

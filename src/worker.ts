@@ -35,7 +35,13 @@ uws();
 await initCrypto(data.config.crypto.secp256k1);
 const log = createLogger({ level: data.config.log.level }).child({ worker: data.index });
 const mirror = data.accounts === null ? null : new MirrorAccountStore(data.accounts.state, data.config.accounts.maxStaleMs, data.accounts.docs);
-const app = createApp({ config: data.config, log, idPrefix: `w${data.index}.${process.pid.toString(36)}`, shared: data.shared, ...(mirror !== null ? { store: mirror } : {}) });
+const app = createApp({
+  config: data.config,
+  log,
+  idPrefix: `w${data.index}.${process.pid.toString(36)}`,
+  shared: data.shared,
+  ...(mirror !== null ? { store: mirror } : {}),
+});
 await app.prepare();
 port.postMessage({ type: 'prepared' });
 

@@ -49,7 +49,10 @@ after(async () => {
 });
 
 const submit = async (key: string | undefined, opts: { host?: string; nonce?: number } = {}) =>
-  rpc(gate.port, 'eth_sendRawTransaction', [await sign1559({ nonce: opts.nonce ?? 0 })], { ...(key !== undefined ? { key } : {}), ...(opts.host !== undefined ? { host: opts.host } : {}) });
+  rpc(gate.port, 'eth_sendRawTransaction', [await sign1559({ nonce: opts.nonce ?? 0 })], {
+    ...(key !== undefined ? { key } : {}),
+    ...(opts.host !== undefined ? { host: opts.host } : {}),
+  });
 
 describe('auth', () => {
   it('401 without a key, with a wrong key; the message never echoes the key', async () => {
@@ -143,7 +146,9 @@ describe('GET /tip-addresses', () => {
   it('untippedAllowed is the account and the deployment together; call patterns are listed', async () => {
     const r = await get(callKey);
     assert.equal(r.json.untippedAllowed, true);
-    assert.deepEqual(r.json.feePatterns, [{ kind: 'call', to: '0x1111111111111111111111111111111111111111', selector: '0x12345678', receiverArg: 0, amountArg: 1 }]);
+    assert.deepEqual(r.json.feePatterns, [
+      { kind: 'call', to: '0x1111111111111111111111111111111111111111', selector: '0x12345678', receiverArg: 0, amountArg: 1 },
+    ]);
   });
   it('?chainId= names another granted chain, decimal or hex', async () => {
     for (const q of ['?chainId=10', '?chainId=0xa']) {
@@ -224,7 +229,10 @@ describe('hot reload', () => {
 
 describe('onboarding commands', () => {
   const cli = (args: string[], input?: string) =>
-    execFileSync(process.execPath, [join(import.meta.dirname, '../scripts/accounts.js'), ...args, '--file', gate.accountsFile], { encoding: 'utf8', ...(input !== undefined ? { input } : {}) });
+    execFileSync(process.execPath, [join(import.meta.dirname, '../scripts/accounts.js'), ...args, '--file', gate.accountsFile], {
+      encoding: 'utf8',
+      ...(input !== undefined ? { input } : {}),
+    });
   const keyFrom = (out: string) => {
     const m = /(txg_[A-Za-z0-9_-]{43})/.exec(out);
     assert.ok(m, out);
@@ -258,9 +266,33 @@ describe('onboarding commands', () => {
     assert.match(cli(['list']), /newco\tenabled\tkeys [0-9a-f]{12}\tchains 10/);
   });
   it("create --senders writes the grant's sender allow-list (validated as the service does)", () => {
-    keyFrom(cli(['create', '--id', 'signers', '--chain', '4663', '--rate', '5', '--burst', '5', '--tip', TIP, '--min-tip', '1', '--senders', '0x70997970C51812dc3A010C7d01b50e0d17dc79C8, 0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC']));
+    keyFrom(
+      cli([
+        'create',
+        '--id',
+        'signers',
+        '--chain',
+        '4663',
+        '--rate',
+        '5',
+        '--burst',
+        '5',
+        '--tip',
+        TIP,
+        '--min-tip',
+        '1',
+        '--senders',
+        '0x70997970C51812dc3A010C7d01b50e0d17dc79C8, 0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC',
+      ]),
+    );
     const doc = JSON.parse(readFileSync(gate.accountsFile, 'utf8'));
-    assert.deepEqual(doc.accounts.find((a: { id: string }) => a.id === 'signers').grants[0].senders, ['0x70997970C51812dc3A010C7d01b50e0d17dc79C8', '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC']);
-    assert.throws(() => cli(['grant-add', '--id', 'signers', '--chain', '10', '--rate', '5', '--burst', '5', '--tip', TIP, '--min-tip', '1', '--senders', '0x1234']), /senders\[0\]/);
+    assert.deepEqual(doc.accounts.find((a: { id: string }) => a.id === 'signers').grants[0].senders, [
+      '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+      '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC',
+    ]);
+    assert.throws(
+      () => cli(['grant-add', '--id', 'signers', '--chain', '10', '--rate', '5', '--burst', '5', '--tip', TIP, '--min-tip', '1', '--senders', '0x1234']),
+      /senders\[0\]/,
+    );
   });
 });

@@ -57,7 +57,10 @@ describe('busy polling', () => {
   it('a service with busyPoll on answers as usual', async () => {
     const stub = await new StubSequencer().start();
     const key = newKey();
-    const gate = await startGate({ accounts: [{ id: 'bp', keys: [key] }], config: { busyPoll: true, chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [stub.url] }] } });
+    const gate = await startGate({
+      accounts: [{ id: 'bp', keys: [key] }],
+      config: { busyPoll: true, chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [stub.url] }] },
+    });
     try {
       assert.equal((await rpc(gate.port, 'eth_chainId', [])).json.result, '0x1237');
       assert.ok(niceThreads().length > 0, 'the service started a spinner thread at nice 19');

@@ -31,7 +31,8 @@ let gate: Gate;
 let base: string;
 let kit: Txgate;
 
-const chainDef = (url: string) => ({ id: 4663, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [url] } } }) as const;
+const chainDef = (url: string) =>
+  ({ id: 4663, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [url] } } }) as const;
 
 /** Between txgate and anvil: forwards everything, and can break the next submission one of two ways. */
 class FaultProxy {
@@ -107,8 +108,14 @@ async function signed(signer: number, t: { to?: Hex; value?: bigint; gas?: bigin
   const nonce = await c.getTransactionCount({ address: account.address, blockTag: 'pending' });
   const fees = await c.estimateFeesPerGas();
   return account.signTransaction({
-    type: 'eip1559', chainId: t.chainId ?? 4663, nonce, to: t.to ?? (TIP as Hex), value: t.value ?? MIN_TIP, gas: t.gas ?? 21000n,
-    maxFeePerGas: fees.maxFeePerGas!, maxPriorityFeePerGas: fees.maxPriorityFeePerGas!,
+    type: 'eip1559',
+    chainId: t.chainId ?? 4663,
+    nonce,
+    to: t.to ?? (TIP as Hex),
+    value: t.value ?? MIN_TIP,
+    gas: t.gas ?? 21000n,
+    maxFeePerGas: fees.maxFeePerGas!,
+    maxPriorityFeePerGas: fees.maxPriorityFeePerGas!,
   });
 }
 
@@ -152,7 +159,10 @@ describe('txgate/viem', () => {
     const before = gate.logs.length;
     const e = await wallet.sendTransaction({ to: '0x3333333333333333333333333333333333333333', value: 1n }).catch((x: unknown) => x);
     assert.equal(viemReason(e), 'fee_rejected');
-    const lines = gate.logs.slice(before).map((l) => JSON.parse(l)).filter((l) => l.method === 'eth_sendRawTransaction');
+    const lines = gate.logs
+      .slice(before)
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.method === 'eth_sendRawTransaction');
     assert.equal(lines.length, 1, 'one attempt: a 402 is not retried');
   });
 });
@@ -193,16 +203,25 @@ describe('txgate/ethers', () => {
 
 describe('txgate/client', () => {
   it('connectTxgate stops on a chain id mismatch', async () => {
-    await assert.rejects(connectTxgate({ url: base, apiKey: key, chainId: 1, chainRpcUrl: anvil.url }), (e: unknown) => e instanceof TxgateError && e.reason === 'chain_mismatch');
+    await assert.rejects(
+      connectTxgate({ url: base, apiKey: key, chainId: 1, chainRpcUrl: anvil.url }),
+      (e: unknown) => e instanceof TxgateError && e.reason === 'chain_mismatch',
+    );
   });
   it('submitAndWait: a reverting call is accepted, and its receipt is 0x0', async () => {
     const deployer = SIGNERS[1]!;
     const c = chainRpc();
     const deployTx = await deployer.signTransaction({
-      type: 'eip1559', chainId: 4663, nonce: await c.getTransactionCount({ address: deployer.address, blockTag: 'pending' }),
-      data: '0x6460006000fd6000526005601bf3', gas: 100_000n, maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n,
+      type: 'eip1559',
+      chainId: 4663,
+      nonce: await c.getTransactionCount({ address: deployer.address, blockTag: 'pending' }),
+      data: '0x6460006000fd6000526005601bf3',
+      gas: 100_000n,
+      maxFeePerGas: 10_000_000_000n,
+      maxPriorityFeePerGas: 1_000_000_000n,
     });
-    const contract = (await c.waitForTransactionReceipt({ hash: await c.sendRawTransaction({ serializedTransaction: deployTx }), pollingInterval: 50 })).contractAddress!;
+    const contract = (await c.waitForTransactionReceipt({ hash: await c.sendRawTransaction({ serializedTransaction: deployTx }), pollingInterval: 50 }))
+      .contractAddress!;
     const out = await kit.submitAndWait(await signed(2, { to: contract, value: 0n, gas: 60_000n }), { timeoutMs: 10_000 });
     assert.equal(out.kind, 'mined');
     assert.ok(out.kind === 'mined' && out.status === 'reverted' && out.receipt.status === '0x0');
@@ -232,7 +251,9 @@ describe('txgate/client', () => {
     assert.equal(ok.status, 200);
     assert.equal(ok.headers['x-ratelimit-limit'], '1000');
     assert.match(String(ok.headers['x-ratelimit-remaining']), /^\d+$/);
-    const refused = await rpc(gate.port, 'eth_sendRawTransaction', [await signed(0, { to: '0x3333333333333333333333333333333333333333', value: 1n })], { key: strictKey });
+    const refused = await rpc(gate.port, 'eth_sendRawTransaction', [await signed(0, { to: '0x3333333333333333333333333333333333333333', value: 1n })], {
+      key: strictKey,
+    });
     assert.equal(refused.status, 402);
     assert.equal(refused.headers['x-ratelimit-limit'], '1000');
     const unauthenticated = await rpc(gate.port, 'eth_sendRawTransaction', [await signed(0)], { key: 'txg_nope' });
@@ -255,7 +276,10 @@ describe('txgate/client', () => {
     assert.equal(out.kind === 'mined' && out.status, 'success');
     assert.equal(proxy.forwarded.length - before, 1, 'anvil saw the bytes once: nothing more was sent');
     const audit = gate.logs.map((l) => JSON.parse(l)).filter((l) => l.audit === 'forward' && l.tx === out.hash);
-    assert.ok(audit.some((l) => l.outcome === 'fault'), 'txgate reported it uncertain');
+    assert.ok(
+      audit.some((l) => l.outcome === 'fault'),
+      'txgate reported it uncertain',
+    );
   });
   it('a submission dropped before anvil saw it: resent once with the same bytes; exactly one transaction on chain', async () => {
     const signer = SIGNERS[5]!;

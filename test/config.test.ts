@@ -29,7 +29,10 @@ describe('configuration', () => {
     assert.ok(Object.isFrozen(c) && Object.isFrozen(c.chains[0]!.forward), 'deep-frozen');
   });
   it('chains are required', () => {
-    assert.throws(() => parseConfig({}, '/', {}), (e: ConfigError) => e.problems.includes('chains: required (at least one chain)'));
+    assert.throws(
+      () => parseConfig({}, '/', {}),
+      (e: ConfigError) => e.problems.includes('chains: required (at least one chain)'),
+    );
   });
   it('reports every problem at once, naming the field', () => {
     const bad = {
@@ -49,11 +52,24 @@ describe('configuration', () => {
     } catch (e) {
       assert.ok(e instanceof ConfigError);
       const want = [
-        'listen.port', 'limits.maxBodyBytes', 'workers', 'config.color: unknown field', 'chains[0].chainId', 'chains[0].hosts[0]',
-        'chains[0].sequencers[0]', 'chains[0].forward.strategy', 'chains[1].hosts[1]: "b.example" is already bound', 'chains[1].sequencers',
-        'crypto.secp256k1: must be one of npm, system', 'crypto.signature: must be one of recover, curve',
+        'listen.port',
+        'limits.maxBodyBytes',
+        'workers',
+        'config.color: unknown field',
+        'chains[0].chainId',
+        'chains[0].hosts[0]',
+        'chains[0].sequencers[0]',
+        'chains[0].forward.strategy',
+        'chains[1].hosts[1]: "b.example" is already bound',
+        'chains[1].sequencers',
+        'crypto.secp256k1: must be one of npm, system',
+        'crypto.signature: must be one of recover, curve',
       ];
-      for (const w of want) assert.ok(e.problems.some((p) => p.startsWith(w) || p.includes(w)), `missing: ${w}\n${e.problems.join('\n')}`);
+      for (const w of want)
+        assert.ok(
+          e.problems.some((p) => p.startsWith(w) || p.includes(w)),
+          `missing: ${w}\n${e.problems.join('\n')}`,
+        );
     }
   });
   it('TXGATE_LOG_LEVEL overrides log.level', () => {
@@ -107,14 +123,20 @@ describe('the txgate command', () => {
     const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
     assert.equal(code, 0);
     // The batched log lines reach the pipe before the process leaves, the last one included.
-    const msgs = out.trim().split('\n').map((l) => (JSON.parse(l) as { msg: string }).msg);
+    const msgs = out
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { msg: string }).msg);
     assert.deepEqual(msgs.slice(-2), ['draining', 'stopped']);
   });
   it('the native uWebSockets.js binding is the one loaded (never the JS fall-back)', () => {
     const u = uws();
     assert.equal(typeof u.App, 'function');
     const loaded = Object.keys(createRequire(import.meta.url).cache);
-    assert.ok(loaded.some((k) => /uWebSockets\.js\/binaries\/uws_[a-z0-9_]+\.node$/.test(k)), 'the .node binary is loaded');
+    assert.ok(
+      loaded.some((k) => /uWebSockets\.js\/binaries\/uws_[a-z0-9_]+\.node$/.test(k)),
+      'the .node binary is loaded',
+    );
     assert.ok(!loaded.some((k) => /uWebSockets\.js\/(dist|src)\//.test(k)), 'the package entry point (with its JS fall-back) is not');
   });
 });

@@ -73,7 +73,16 @@ describe('refusals, one per reason', () => {
   });
   it('unsigned_transaction: an eth_sendTransaction object, and unsigned RLP', async () => {
     await expectReason({ from: TIP, to: TIP, value: '0x1' }, 'unsigned_transaction');
-    const unsigned = serializeTransaction({ type: 'eip1559', chainId: 4663, nonce: 0, to: TIP as Hex, value: 1n, gas: 21000n, maxFeePerGas: 2n, maxPriorityFeePerGas: 1n });
+    const unsigned = serializeTransaction({
+      type: 'eip1559',
+      chainId: 4663,
+      nonce: 0,
+      to: TIP as Hex,
+      value: 1n,
+      gas: 21000n,
+      maxFeePerGas: 2n,
+      maxPriorityFeePerGas: 1n,
+    });
     await expectReason(unsigned, 'unsigned_transaction');
   });
   it('replay_unprotected: legacy without EIP-155', async () => {
@@ -85,7 +94,7 @@ describe('refusals, one per reason', () => {
     await expectReason('0x03' + 'c0', 'unsupported_tx_type', 400, kAll);
     await expectReason('0x05f86c0180', 'unsupported_tx_type', 400, kAll);
   });
-  it("chain_mismatch: signed for another chain", async () => {
+  it('chain_mismatch: signed for another chain', async () => {
     await expectReason(await sign1559({ chainId: 1 }), 'chain_mismatch');
     await expectReason(await signLegacy({ chainId: 1 }), 'chain_mismatch', 400, kAll);
   });
@@ -93,11 +102,53 @@ describe('refusals, one per reason', () => {
     it(`invalid_signature: high s, bad y-parity, r = 0, r ≥ n, r off the curve (crypto.signature ${mode})`, async () => {
       const g = mode === 'recover' ? recover : gate;
       const raw = await sign1559({});
-      await expectReason(tamper1559(raw, (f) => { const s = BigInt('0x' + Buffer.from(f[11]!).toString('hex')); f[11] = big(N - s); f[9] = f[9]!.length === 0 ? big(1n) : big(0n); }), 'invalid_signature', 400, k, g);
-      await expectReason(tamper1559(raw, (f) => { f[9] = big(2n); }), 'invalid_signature', 400, k, g);
-      await expectReason(tamper1559(raw, (f) => { f[10] = big(0n); }), 'invalid_signature', 400, k, g);
-      await expectReason(tamper1559(raw, (f) => { f[10] = big(N + 1n); }), 'invalid_signature', 400, k, g); // r ≥ n does not recover
-      await expectReason(tamper1559(raw, (f) => { f[10] = big(5n); }), 'invalid_signature', 400, k, g); // 5³ + 7 is not a square mod p
+      await expectReason(
+        tamper1559(raw, (f) => {
+          const s = BigInt('0x' + Buffer.from(f[11]!).toString('hex'));
+          f[11] = big(N - s);
+          f[9] = f[9]!.length === 0 ? big(1n) : big(0n);
+        }),
+        'invalid_signature',
+        400,
+        k,
+        g,
+      );
+      await expectReason(
+        tamper1559(raw, (f) => {
+          f[9] = big(2n);
+        }),
+        'invalid_signature',
+        400,
+        k,
+        g,
+      );
+      await expectReason(
+        tamper1559(raw, (f) => {
+          f[10] = big(0n);
+        }),
+        'invalid_signature',
+        400,
+        k,
+        g,
+      );
+      await expectReason(
+        tamper1559(raw, (f) => {
+          f[10] = big(N + 1n);
+        }),
+        'invalid_signature',
+        400,
+        k,
+        g,
+      ); // r ≥ n does not recover
+      await expectReason(
+        tamper1559(raw, (f) => {
+          f[10] = big(5n);
+        }),
+        'invalid_signature',
+        400,
+        k,
+        g,
+      ); // 5³ + 7 is not a square mod p
       const ok = await send(await sign1559({ nonce: 90 + (mode === 'curve' ? 1 : 0) }), k, g);
       assert.equal(ok.status, 200, ok.text);
     });
@@ -106,10 +157,33 @@ describe('refusals, one per reason', () => {
     const cases: [string, Hex][] = [
       ['truncated', raw.slice(0, -10) as Hex],
       ['trailing bytes', (raw + '00') as Hex],
-      ['leading zero nonce', tamper1559(raw, (f) => { f[1] = Buffer.from([0, 1]); })],
+      [
+        'leading zero nonce',
+        tamper1559(raw, (f) => {
+          f[1] = Buffer.from([0, 1]);
+        }),
+      ],
       ['gas under intrinsic', await sign1559({ gas: 20_999n })],
-      ['maxPriorityFeePerGas > maxFeePerGas', signRaw1559([intBytes(4663n), intBytes(0n), intBytes(2n), intBytes(1n), intBytes(21000n), Buffer.from(TIP.slice(2), 'hex'), intBytes(MIN_TIP), new Uint8Array(), []] as never)],
-      ['19-byte to', tamper1559(raw, (f) => { f[5] = f[5]!.subarray(1); })],
+      [
+        'maxPriorityFeePerGas > maxFeePerGas',
+        signRaw1559([
+          intBytes(4663n),
+          intBytes(0n),
+          intBytes(2n),
+          intBytes(1n),
+          intBytes(21000n),
+          Buffer.from(TIP.slice(2), 'hex'),
+          intBytes(MIN_TIP),
+          new Uint8Array(),
+          [],
+        ] as never),
+      ],
+      [
+        '19-byte to',
+        tamper1559(raw, (f) => {
+          f[5] = f[5]!.subarray(1);
+        }),
+      ],
       ['empty', '0x'],
     ];
     for (const [what, param] of cases) {

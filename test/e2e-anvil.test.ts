@@ -24,7 +24,8 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-const chain = (rpcUrl: string) => ({ id: 4663, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } }) as const;
+const chain = (rpcUrl: string) =>
+  ({ id: 4663, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } }) as const;
 let chainRpc: ReturnType<typeof createPublicClient>;
 let viaGate: ReturnType<typeof createWalletClient>;
 let anvilPort: number;
@@ -32,10 +33,15 @@ let anvilPort: number;
 before(async () => {
   anvilPort = await freePort();
   anvil = await startAnvil({ port: anvilPort, chainId: 4663 });
-  gate = await startGate({ chainB: false, sequencers: [anvil.url], accounts: [
+  gate = await startGate({
+    chainB: false,
+    sequencers: [anvil.url],
+    accounts: [
       { id: 'e2e', keys: [key], allowUntipped: true },
       { id: 'listed', keys: [listed], grants: [{ rateLimit: { perSecond: 0.001, burst: 1 }, senders: [SIGNERS[5]!.address] }] },
-    ], config: { allowUntipped: true } });
+    ],
+    config: { allowUntipped: true },
+  });
   chainRpc = createPublicClient({ chain: chain(anvil.url), transport: http(anvil.url) });
   const base = `http://127.0.0.1:${gate.port}`;
   viaGate = createWalletClient({ chain: chain(base), transport: http(base, { fetchOptions: { headers: { 'x-api-key': key } } }) });
@@ -81,8 +87,13 @@ describe('against a real anvil', () => {
     // Deploy (directly on the chain) a contract whose code is PUSH1 0 PUSH1 0 REVERT.
     const deployer = SIGNERS[1]!;
     const deployTx = await deployer.signTransaction({
-      type: 'eip1559', chainId: 4663, nonce: await chainRpc.getTransactionCount({ address: deployer.address }),
-      data: '0x6460006000fd6000526005601bf3', gas: 100_000n, maxFeePerGas: 10_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n,
+      type: 'eip1559',
+      chainId: 4663,
+      nonce: await chainRpc.getTransactionCount({ address: deployer.address }),
+      data: '0x6460006000fd6000526005601bf3',
+      gas: 100_000n,
+      maxFeePerGas: 10_000_000_000n,
+      maxPriorityFeePerGas: 1_000_000_000n,
     });
     const deployHash = await chainRpc.sendRawTransaction({ serializedTransaction: deployTx });
     const contract = (await chainRpc.waitForTransactionReceipt({ hash: deployHash, pollingInterval: 50 })).contractAddress!;
@@ -145,7 +156,12 @@ describe('against a real anvil', () => {
     const tips = async (k: string) => (await send({ port: gate.port, method: 'GET', path: '/tip-addresses', headers: { 'x-api-key': k } })).json;
     assert.equal((await tips(listed)).senderAllowList, true);
     assert.equal((await tips(key)).senderAllowList, false);
-    assert.ok(!JSON.stringify(await tips(listed)).toLowerCase().includes(SIGNERS[5]!.address.slice(2).toLowerCase()), 'the list itself is not shown');
+    assert.ok(
+      !JSON.stringify(await tips(listed))
+        .toLowerCase()
+        .includes(SIGNERS[5]!.address.slice(2).toLowerCase()),
+      'the list itself is not shown',
+    );
   });
 
   it('anvil stopped → 502/503 and /ready 503; anvil back → ready and accepting again', async () => {

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { REASON_NAMES, REASONS, REJECT, reject, statusLine } from '../src/errors.js';
 import { RequestContext } from '../src/pipeline/context.js';
+import { STAGE_NAMES } from '../src/pipeline/pipeline.js';
 import { createAuthStage } from '../src/stages/auth.js';
 
 const README = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
@@ -16,12 +17,26 @@ function readmeRows(): Map<string, { status: number; code: number }> {
   return rows;
 }
 
+/** The README's "where" cell of each reason. */
+function readmeWhere(): Map<string, string> {
+  const block = README.slice(README.indexOf('<!-- reasons:start -->'), README.indexOf('<!-- reasons:end -->'));
+  return new Map([...block.matchAll(/^\| `([a-z_]+)` \| \d+ \| -?\d+ \| ([^|]+) \|/gm)].map((m) => [m[1]!, m[2]!.trim()]));
+}
+
 describe('error table', () => {
   it('every reason has a README row with its status and code, and every README row is a reason', () => {
     const rows = readmeRows();
     assert.ok(rows.size > 0, 'the README reasons table was found');
     assert.deepEqual([...rows.keys()].sort(), [...REASON_NAMES].sort());
     for (const r of REASON_NAMES) assert.deepEqual(rows.get(r), { status: REASONS[r].status, code: REASONS[r].code }, r);
+  });
+  it('every README row\'s "where" names the stages the reasons table gives it, numbered as the pipeline runs them', () => {
+    const where = readmeWhere();
+    const label = (w: string) => (w === 'front_end' ? 'front end' : w === 'any' ? 'any' : `${STAGE_NAMES.indexOf(w as never)} ${w.replace('_', ' ')}`);
+    for (const r of REASON_NAMES) {
+      const expected = REASONS[r].stages.map(label).join(' / ');
+      assert.ok(where.get(r)?.startsWith(expected), `${r}: README says "${where.get(r)}", the table says "${expected}"`);
+    }
   });
   it('reasons are snake_case and codes are JSON-RPC 2.0 or EIP-1474', () => {
     const codes = new Set([-32700, -32600, -32601, -32602, -32603, -32000, -32002, -32003, -32005]);
@@ -31,15 +46,24 @@ describe('error table', () => {
     }
   });
   it('preallocated bodies are the DESIGN §5 shape, with the id spliced in', () => {
-    assert.deepEqual(JSON.parse(REJECT.parse_error.body('null')), { jsonrpc: '2.0', id: null, error: { code: -32700, message: REASONS.parse_error.message, data: { reason: 'parse_error' } } });
+    assert.deepEqual(JSON.parse(REJECT.parse_error.body('null')), {
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32700, message: REASONS.parse_error.message, data: { reason: 'parse_error' } },
+    });
     assert.deepEqual(JSON.parse(REJECT.unauthorized.body('"a\\"b"')).id, 'a"b');
     assert.ok(Object.isFrozen(REJECT));
     const auth = createAuthStage({ ready: true, stale: false, size: 0, byKeyHash: () => undefined, start: async () => {}, close: () => {} });
-    const ctx = (apiKey: string) => new RequestContext('t', 0, { host: '', contentType: '', contentLength: -1, apiKey }, { read: () => Promise.resolve('aborted') });
+    const ctx = (apiKey: string) =>
+      new RequestContext('t', 0, { host: '', contentType: '', contentLength: -1, apiKey }, { read: () => Promise.resolve('aborted') });
     assert.equal(auth.run(ctx('one') as never), REJECT.unauthorized, 'the preallocated rejection itself: nothing allocated');
     assert.equal(auth.run(ctx('two') as never), REJECT.unauthorized);
     const custom = reject('invalid_transaction', 'Invalid transaction: nonce', { x: 1 });
-    assert.deepEqual(JSON.parse(custom.body('7')).error, { code: -32000, message: 'Invalid transaction: nonce', data: { reason: 'invalid_transaction', x: 1 } });
+    assert.deepEqual(JSON.parse(custom.body('7')).error, {
+      code: -32000,
+      message: 'Invalid transaction: nonce',
+      data: { reason: 'invalid_transaction', x: 1 },
+    });
   });
   it('no message mentions a key', () => {
     for (const r of REASON_NAMES) assert.doesNotMatch(REASONS[r].message, /txg_/);

@@ -112,7 +112,9 @@ async function startEdge(workers: number): Promise<Edge> {
       accounts: { store: 'postgres', url: `postgres://postgres@127.0.0.1:${link.port}/txgate`, maxStaleMs: MAX_STALE_MS, resyncMs: 500 },
     }),
   );
-  const proc = spawn(process.execPath, [join(import.meta.dirname, '../src/cli.js'), '--config', join(dir, 'txgate.json')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [join(import.meta.dirname, '../src/cli.js'), '--config', join(dir, 'txgate.json')], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   proc.stdout!.on('data', (d: Buffer) => {
     out += d.toString();
@@ -166,7 +168,21 @@ describe('the database account store', () => {
   });
 
   it('the onboarding CLI works on the database as on the file: validated, one transaction, keys stored only as SHA-256', async () => {
-    const created = await accounts(['create', '--id', 'acme', '--chain', '4663', '--rate', '1000', '--burst', '1000', '--tip', TIP, '--min-tip', '1000000000000']);
+    const created = await accounts([
+      'create',
+      '--id',
+      'acme',
+      '--chain',
+      '4663',
+      '--rate',
+      '1000',
+      '--burst',
+      '1000',
+      '--tip',
+      TIP,
+      '--min-tip',
+      '1000000000000',
+    ]);
     assert.equal(created.code, 0, created.stderr);
     const key = keyOf(created.stdout);
     assert.ok(!pg.psql('SELECT doc::text FROM txgate_accounts').includes(key), 'the key itself is never stored');
@@ -186,7 +202,9 @@ describe('the database account store', () => {
     await startEdge(1);
     await startEdge(2);
     for (const e of edges) await eventually(async () => (await send({ port: e.port, method: 'GET', path: '/ready' })).status === 200, 10_000);
-    const key = keyOf((await accounts(['create', '--id', 'mm', '--chain', '4663', '--rate', '1000', '--burst', '1000', '--tip', TIP, '--min-tip', '1000000000000'])).stdout);
+    const key = keyOf(
+      (await accounts(['create', '--id', 'mm', '--chain', '4663', '--rate', '1000', '--burst', '1000', '--tip', TIP, '--min-tip', '1000000000000'])).stdout,
+    );
     await eventually(async () => (await statuses(key)).every((s) => s === 200), 2_000);
     const t0 = performance.now();
     const revoked = await accounts(['revoke-key', '--id', 'mm', '--key-stdin'], key);
@@ -197,12 +215,18 @@ describe('the database account store', () => {
   });
 
   it('an invalid row written by hand is refused and logged; the other accounts stay in force', async () => {
-    const key = keyOf((await accounts(['create', '--id', 'handmade', '--chain', '4663', '--rate', '1000', '--burst', '1000', '--tip', TIP, '--min-tip', '1000000000000'])).stdout);
+    const key = keyOf(
+      (await accounts(['create', '--id', 'handmade', '--chain', '4663', '--rate', '1000', '--burst', '1000', '--tip', TIP, '--min-tip', '1000000000000']))
+        .stdout,
+    );
     const acme = keyOf((await accounts(['rotate-key', '--id', 'acme'])).stdout);
     await eventually(async () => (await statuses(key)).every((s) => s === 200), 2_000);
     pg.psql(`UPDATE txgate_accounts SET doc = jsonb_set(doc, '{grants,0,tipAddresses}', '["0xnot-an-address"]') WHERE id = 'handmade'`);
     await eventually(() => edges.every((e) => e.out().includes('account row refused')), 2_000);
-    const line = edges[0]!.out().split('\n').find((l) => l.includes('account row refused'))!;
+    const line = edges[0]!
+      .out()
+      .split('\n')
+      .find((l) => l.includes('account row refused'))!;
     assert.equal(JSON.parse(line).account, 'handmade');
     assert.deepEqual(await statuses(acme), [200, 200], 'the other accounts are still served');
     assert.deepEqual(await statuses(key), [401, 401], 'the refused row is not served');

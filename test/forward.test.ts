@@ -9,6 +9,7 @@ import { connect } from 'node:net';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { parseConfig } from '../src/config.js';
+import { ChainDuplicates } from '../src/forward/dedup.js';
 import { ChainForwarder } from '../src/forward/forwarder.js';
 import { HealthBoard } from '../src/forward/health-board.js';
 import { initCrypto } from '../src/native.js';
@@ -28,7 +29,15 @@ async function setup(n: number, forward: Record<string, unknown> = {}, extra: Re
   const gate = await startGate({
     accounts,
     config: {
-      chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: stubs.map((s) => s.url), probe: { intervalMs: 100, timeoutMs: 300 }, forward: { timeoutMs: 300, ...forward } }],
+      chains: [
+        {
+          chainId: 4663,
+          hosts: ['localhost'],
+          sequencers: stubs.map((s) => s.url),
+          probe: { intervalMs: 100, timeoutMs: 300 },
+          forward: { timeoutMs: 300, ...forward },
+        },
+      ],
       ...extra,
     },
   });
@@ -134,7 +143,11 @@ describe('outcomes with one sequencer', () => {
     stubs[0]!.behaviour = () => ({ kind: 'error', code: -32003, message: 'insufficient funds for gas * price + value' });
     const r = await submit(gate, await next(), 5);
     assert.equal(r.status, 200);
-    assert.deepEqual(r.json, { jsonrpc: '2.0', id: 5, error: { code: -32003, message: 'insufficient funds for gas * price + value', data: { reason: 'upstream_rejected' } } });
+    assert.deepEqual(r.json, {
+      jsonrpc: '2.0',
+      id: 5,
+      error: { code: -32003, message: 'insufficient funds for gas * price + value', data: { reason: 'upstream_rejected' } },
+    });
   });
 });
 
@@ -196,14 +209,18 @@ describe('fanout with a failing observer (direct)', () => {
   // A throwing metrics observer must neither leave a request unanswered nor end the process
   // with an unhandled rejection (fanout's attempts run detached from the request's promise).
   const forwarderOver = (stubs: StubSequencer[]) => {
-    const cfg = parseConfig({ chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: stubs.map((s) => s.url), forward: { strategy: 'fanout', timeoutMs: 1000 } }] }, '/', {});
+    const cfg = parseConfig(
+      { chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: stubs.map((s) => s.url), forward: { strategy: 'fanout', timeoutMs: 1000 } }] },
+      '/',
+      {},
+    );
     const observer = {
       forward() {
         throw new Error('observer failed');
       },
     };
     const health = { board: HealthBoard.allocate(stubs.length), slots: stubs.map((_, i) => i) };
-    return new ChainForwarder(cfg.chains[0]!, { acceptedTtlMs: 0, maxEntries: 10 }, pino({ level: 'silent' }), health, observer);
+    return new ChainForwarder(cfg.chains[0]!, new ChainDuplicates({ acceptedTtlMs: 0, maxEntries: 10 }), pino({ level: 'silent' }), health, observer);
   };
   const request = (raw: string) => ({ hash: txHash(raw), rawHex: raw, account: 'mm', reqId: 't-1', sender: null });
   let rejections = 0;
@@ -245,7 +262,10 @@ describe('duplicates, shedding, health', () => {
     stubs[0]!.delayMs = 150;
     const raw = await next();
     const rs = await Promise.all([submit(gate, raw, 1), submit(gate, raw, 2), submit(gate, raw, 3)]);
-    assert.deepEqual(rs.map((r) => [r.json.id, r.json.result]), [1, 2, 3].map((id) => [id, txHash(raw)]));
+    assert.deepEqual(
+      rs.map((r) => [r.json.id, r.json.result]),
+      [1, 2, 3].map((id) => [id, txHash(raw)]),
+    );
     assert.equal(stubs[0]!.sends().length, 1);
     const again = await submit(gate, raw, 4);
     assert.equal(again.json.result, txHash(raw));
@@ -317,7 +337,10 @@ describe('duplicates, shedding, health', () => {
   });
   it('a sequencer that refuses the connection between probes → 503 upstream_unavailable (never sent), not 502', async () => {
     const stub = await new StubSequencer().start();
-    const gate = await startGate({ accounts, config: { chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [stub.url], probe: { intervalMs: 60_000 } }] } });
+    const gate = await startGate({
+      accounts,
+      config: { chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [stub.url], probe: { intervalMs: 60_000 } }] },
+    });
     open.gates.push(gate);
     await submit(gate, await next()); // a pooled connection exists
     await stub.stop();
@@ -345,7 +368,9 @@ describe('a client that leaves', () => {
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: [raw] });
     await new Promise<void>((resolve) => {
       const s = connect(gate.port, '127.0.0.1', () => {
-        s.write(`POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nX-Api-Key: ${key}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+        s.write(
+          `POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nX-Api-Key: ${key}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+        );
         setTimeout(() => {
           s.destroy();
           resolve();
@@ -375,7 +400,12 @@ describe('exactly one answer per request', () => {
     const raws = await Promise.all(Array.from({ length: 120 }, () => next()));
     const replies = await Promise.all(
       raws.map((raw, i) =>
-        send({ port: gate.port, agent, headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify({ jsonrpc: '2.0', id: i, method: i % 3 === 0 ? 'eth_chainId' : 'eth_sendRawTransaction', params: i % 3 === 0 ? [] : [raw] }) }),
+        send({
+          port: gate.port,
+          agent,
+          headers: { 'content-type': 'application/json', 'x-api-key': key },
+          body: JSON.stringify({ jsonrpc: '2.0', id: i, method: i % 3 === 0 ? 'eth_chainId' : 'eth_sendRawTransaction', params: i % 3 === 0 ? [] : [raw] }),
+        }),
       ),
     );
     agent.destroy();
@@ -388,6 +418,9 @@ describe('exactly one answer per request', () => {
     const lines = gate.logs.map((l) => JSON.parse(l)).filter((l) => l.reqId !== undefined && l.status !== undefined && l.audit === undefined);
     const perReq = new Map<string, number>();
     for (const l of lines) perReq.set(l.reqId, (perReq.get(l.reqId) ?? 0) + 1);
-    assert.ok([...perReq.values()].every((n) => n === 1), 'each request logged (answered) once');
+    assert.ok(
+      [...perReq.values()].every((n) => n === 1),
+      'each request logged (answered) once',
+    );
   });
 });

@@ -98,7 +98,12 @@ describe('size cap', () => {
     assert.deepEqual(r.json, errorBody('payload_too_large'));
   });
   it('accepts a chunked body under the cap', async () => {
-    const r = await send({ port: gate.port, headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}', chunked: 7 });
+    const r = await send({
+      port: gate.port,
+      headers: { 'content-type': 'application/json' },
+      body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
+      chunked: 7,
+    });
     assert.equal(r.status, 200);
     assert.equal(r.json.result, '0x1237');
   });
@@ -187,7 +192,13 @@ describe('other paths and verbs', () => {
     assert.deepEqual(r.json, errorBody('not_found'));
   });
   it('405 with a JSON body', async () => {
-    for (const [method, path] of [['GET', '/'], ['PUT', '/'], ['POST', '/health'], ['DELETE', '/ready'], ['POST', '/tip-addresses']] as const) {
+    for (const [method, path] of [
+      ['GET', '/'],
+      ['PUT', '/'],
+      ['POST', '/health'],
+      ['DELETE', '/ready'],
+      ['POST', '/tip-addresses'],
+    ] as const) {
       const r = await send({ port: gate.port, method, path });
       assert.equal(r.status, 405, `${method} ${path}`);
       assert.deepEqual(r.json, errorBody('method_not_allowed'));
@@ -200,7 +211,13 @@ describe('HEAD', () => {
     const h = (path: string, extra = '') => `HEAD ${path} HTTP/1.1\r\nHost: localhost\r\n${extra}\r\n`;
     const raw = await rawExchange(
       gate.port,
-      h('/health') + h('/ready') + h('/tip-addresses', `X-Api-Key: ${key}\r\n`) + h('/tip-addresses') + h('/') + h('/nope') + 'GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n',
+      h('/health') +
+        h('/ready') +
+        h('/tip-addresses', `X-Api-Key: ${key}\r\n`) +
+        h('/tip-addresses') +
+        h('/') +
+        h('/nope') +
+        'GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n',
     );
     // Every answer is a status line and headers; only the last (GET) has a body after them.
     const answers = raw.split(/(?=HTTP\/1\.1 \d{3} )/);
@@ -226,7 +243,10 @@ describe('HTTP/1.1 pipelining', () => {
   it('requests answered at once (eth_chainId, rejections before the forward) are answered in order', async () => {
     const raw = await rawExchange(gate.port, post(chainId('a')) + post('{"jsonrpc":') + post(chainId('b'), 'Connection: close\r\n'));
     const bodies = raw.split(/(?=HTTP\/1\.1 \d{3} )/).map((a) => JSON.parse(a.slice(a.indexOf('\r\n\r\n') + 4)));
-    assert.deepEqual(bodies.map((b) => b.id), ['a', null, 'b']);
+    assert.deepEqual(
+      bodies.map((b) => b.id),
+      ['a', null, 'b'],
+    );
     assert.equal(bodies[1].error.data.reason, 'parse_error');
   });
 
@@ -236,7 +256,10 @@ describe('HTTP/1.1 pipelining', () => {
     const tx = await sign1559({ nonce: 4242 });
     stub.delayMs = 100;
     try {
-      const raw = await rawExchange(gate.port, post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: [tx] })) + post(chainId('c')));
+      const raw = await rawExchange(
+        gate.port,
+        post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: [tx] })) + post(chainId('c')),
+      );
       assert.equal(raw, '', 'no answer on a connection the server closed');
     } finally {
       stub.delayMs = 0;

@@ -74,5 +74,4 @@ describe('LogSink', () => {
     assert.equal(sink.dropped, 2);
     assert.equal(sink.write('{"a":3}\n'), true);
   });
-
 });

@@ -19,7 +19,10 @@ before(async () => {
   gate = await startGate({
     internal: true,
     sequencers: [stub.url],
-    accounts: [{ id: 'acme', keys: [key] }, { id: 'slowpoke', keys: [slow], grants: [{ rateLimit: { perSecond: 0.01, burst: 1 } }] }],
+    accounts: [
+      { id: 'acme', keys: [key] },
+      { id: 'slowpoke', keys: [slow], grants: [{ rateLimit: { perSecond: 0.01, burst: 1 } }] },
+    ],
   });
 });
 after(async () => {
@@ -70,7 +73,8 @@ describe('Server-Timing (opt-in)', () => {
       const r = await rpc(g.port, 'eth_sendRawTransaction', [await sign1559({ nonce: 50 })], { key });
       assert.equal(r.status, 200);
       const st = String(r.headers['server-timing']);
-      for (const stage of ['host', 'size_cap', 'parse', 'route', 'auth', 'grant', 'decode', 'fee', 'rate_limit', 'forward']) assert.match(st, new RegExp(`${stage};dur=\\d+\\.\\d{3}`), st);
+      for (const stage of ['host', 'size_cap', 'parse', 'route', 'auth', 'grant', 'decode', 'fee', 'rate_limit', 'forward'])
+        assert.match(st, new RegExp(`${stage};dur=\\d+\\.\\d{3}`), st);
     } finally {
       await g.stop();
     }
@@ -111,16 +115,21 @@ describe('metrics', () => {
     assert.equal(delta({}), 11, 'and nothing else moved');
     const limited = value(after, 'txgate_rate_limited_total', { account: 'slowpoke' }) - value(before, 'txgate_rate_limited_total', { account: 'slowpoke' });
     assert.equal(limited, 1);
-    const fwd = value(after, 'txgate_forwards_total', { chain: '4663', outcome: 'accepted' }) - value(before, 'txgate_forwards_total', { chain: '4663', outcome: 'accepted' });
+    const fwd =
+      value(after, 'txgate_forwards_total', { chain: '4663', outcome: 'accepted' }) -
+      value(before, 'txgate_forwards_total', { chain: '4663', outcome: 'accepted' });
     assert.equal(fwd, 2);
-    const hist = value(after, 'txgate_request_duration_seconds_count', { method: 'eth_chainId', outcome: 'ok' }) - value(before, 'txgate_request_duration_seconds_count', { method: 'eth_chainId', outcome: 'ok' });
+    const hist =
+      value(after, 'txgate_request_duration_seconds_count', { method: 'eth_chainId', outcome: 'ok' }) -
+      value(before, 'txgate_request_duration_seconds_count', { method: 'eth_chainId', outcome: 'ok' });
     assert.equal(hist, 3);
   });
   it('per-stage histograms are fed by one request in 64 (sampled, to stay off the hot path)', async () => {
     const before = await scrape();
     for (let i = 0; i < 128; i++) await rpc(gate.port, 'eth_chainId', []);
     const after = await scrape();
-    const d = (stage: string) => value(after, 'txgate_stage_duration_seconds_count', { stage }) - value(before, 'txgate_stage_duration_seconds_count', { stage });
+    const d = (stage: string) =>
+      value(after, 'txgate_stage_duration_seconds_count', { stage }) - value(before, 'txgate_stage_duration_seconds_count', { stage });
     assert.equal(d('host'), 2);
     assert.equal(d('route'), 2);
     assert.equal(d('auth'), 0, 'eth_chainId never reaches auth');

@@ -17,8 +17,8 @@ const head = { host: 'localhost', contentType: 'application/json', contentLength
 const ctx = () => new RequestContext('t', 0, head, { read: () => Promise.resolve({ text: '{}', bytes: 2 }) });
 
 function recorder() {
-  const exits: { exit: Exit; stage: number; err: unknown }[] = [];
-  return { exits, hooks: { exit: (_c: BaseCtx, exit: Exit, stage: number, err: unknown) => exits.push({ exit, stage, err }) } };
+  const exits: { exit: Exit; stage: string; err: unknown }[] = [];
+  return { exits, hooks: { exit: (_c: BaseCtx, exit: Exit, stage: string, err: unknown) => exits.push({ exit, stage, err }) } };
 }
 
 const pass = (name: string, trace: string[]): Stage<BaseCtx, BaseCtx> => ({ name: name as never, run: (c) => (trace.push(name), c) });
@@ -32,7 +32,7 @@ describe('pipeline runner', () => {
     assert.deepEqual(trace, ['a', 'b', 'end']);
     assert.equal(exits.length, 1);
     assert.equal(exits[0]!.exit.reason, 'ok');
-    assert.equal(exits[0]!.stage, 2);
+    assert.equal(exits[0]!.stage, 'forward'); // the third stage, by name
   });
 
   it('a rejection short-circuits: later stages never run, exit called once', () => {
@@ -43,7 +43,7 @@ describe('pipeline runner', () => {
     assert.deepEqual(trace, ['a']);
     assert.equal(exits.length, 1);
     assert.equal(exits[0]!.exit, REJECT.parse_error);
-    assert.equal(exits[0]!.stage, 1);
+    assert.equal(exits[0]!.stage, 'parse'); // the second stage, by name
   });
 
   it('synchronous stages are not awaited: an all-sync pipeline answers before run() returns', () => {
@@ -55,7 +55,14 @@ describe('pipeline runner', () => {
   it('awaits a stage that returns a promise, then continues', async () => {
     const trace: string[] = [];
     const { exits, hooks } = recorder();
-    const p = new Pipeline([{ name: 'size_cap', run: (c: BaseCtx) => Promise.resolve(c).then((x) => (trace.push('async'), x)) }, pass('b', trace), { name: 'forward', run: () => result('0x2') }], hooks);
+    const p = new Pipeline(
+      [
+        { name: 'size_cap', run: (c: BaseCtx) => Promise.resolve(c).then((x) => (trace.push('async'), x)) },
+        pass('b', trace),
+        { name: 'forward', run: () => result('0x2') },
+      ],
+      hooks,
+    );
     p.run(ctx());
     assert.equal(exits.length, 0);
     await new Promise((r) => setImmediate(r));
@@ -83,7 +90,13 @@ describe('pipeline runner', () => {
     const { exits, hooks } = recorder();
     const later = new Later<number>();
     const c = ctx();
-    const p = new Pipeline([{ name: 'size_cap', run: () => later.then(() => c) }, { name: 'forward', run: () => result('0x4') }], hooks);
+    const p = new Pipeline(
+      [
+        { name: 'size_cap', run: () => later.then(() => c) },
+        { name: 'forward', run: () => result('0x4') },
+      ],
+      hooks,
+    );
     p.run(c);
     c.aborted = true;
     later.settle(1);
@@ -108,14 +121,27 @@ describe('pipeline runner', () => {
 
   it('a throwing stage becomes internal_error, with the cause for the log', () => {
     const { exits, hooks } = recorder();
-    new Pipeline([{ name: 'auth', run: () => { throw new Error('boom'); } }], hooks).run(ctx());
+    new Pipeline(
+      [
+        {
+          name: 'auth',
+          run: () => {
+            throw new Error('boom');
+          },
+        },
+      ],
+      hooks,
+    ).run(ctx());
     assert.equal(exits[0]!.exit, REJECT.internal_error);
     assert.equal((exits[0]!.err as Error).message, 'boom');
   });
 
   it('the builder produces the stages in the order given', () => {
     const { hooks } = recorder();
-    const p = PipelineBuilder.start<BaseCtx>().then(pass('host', [])).then(pass('size_cap', [])).end({ name: 'forward', run: () => result('0x') }, hooks);
+    const p = PipelineBuilder.start<BaseCtx>()
+      .then(pass('host', []))
+      .then(pass('size_cap', []))
+      .end({ name: 'forward', run: () => result('0x') }, hooks);
     assert.deepEqual(p.names, ['host', 'size_cap', 'forward']);
   });
 

@@ -21,7 +21,10 @@ const agent = new Agent({ keepAlive: true, maxSockets: 1 });
 
 before(async () => {
   stub = await new StubSequencer().start();
-  gate = await startGate({ sequencers: [stub.url], accounts: [{ id: 'fuzz', keys: [key], grants: [{ txTypes: [0, 1, 2, 4], rateLimit: { perSecond: 1e6, burst: 1e6 } }] }] });
+  gate = await startGate({
+    sequencers: [stub.url],
+    accounts: [{ id: 'fuzz', keys: [key], grants: [{ txTypes: [0, 1, 2, 4], rateLimit: { perSecond: 1e6, burst: 1e6 } }] }],
+  });
 });
 after(async () => {
   agent.destroy();
@@ -59,12 +62,16 @@ describe('fuzzing parse and decode', () => {
   it('mutated signed transactions → a reason, or an acceptance of what is still a valid transaction', async () => {
     const seeds = [await sign1559({}), await signLegacy({})];
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...seeds), fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 4 }), async (seed, flips) => {
-        const b = Buffer.from(seed.slice(2), 'hex');
-        for (const [pos, v] of flips) b[pos % b.length] = v;
-        const r = await rpc(gate.port, 'eth_sendRawTransaction', ['0x' + b.toString('hex')], { key });
-        wellFormed(r, [200, 400, 402]);
-      }),
+      fc.asyncProperty(
+        fc.constantFrom(...seeds),
+        fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 4 }),
+        async (seed, flips) => {
+          const b = Buffer.from(seed.slice(2), 'hex');
+          for (const [pos, v] of flips) b[pos % b.length] = v;
+          const r = await rpc(gate.port, 'eth_sendRawTransaction', ['0x' + b.toString('hex')], { key });
+          wellFormed(r, [200, 400, 402]);
+        },
+      ),
       { numRuns: 400 },
     );
   });
@@ -79,10 +86,17 @@ describe('fuzzing parse and decode', () => {
   });
   it('random bodies → a JSON-RPC answer, never a 5xx', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.oneof(fc.string({ maxLength: 300 }), fc.json({ maxDepth: 4 }), fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b).toString('latin1'))), async (body) => {
-        const r = await send({ port: gate.port, headers: { 'content-type': 'application/json', 'x-api-key': key }, body, agent });
-        wellFormed(r, [200, 400, 413]);
-      }),
+      fc.asyncProperty(
+        fc.oneof(
+          fc.string({ maxLength: 300 }),
+          fc.json({ maxDepth: 4 }),
+          fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b).toString('latin1')),
+        ),
+        async (body) => {
+          const r = await send({ port: gate.port, headers: { 'content-type': 'application/json', 'x-api-key': key }, body, agent });
+          wellFormed(r, [200, 400, 413]);
+        },
+      ),
       { numRuns: 400 },
     );
   });

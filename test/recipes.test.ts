@@ -46,13 +46,29 @@ const chain = () => createPublicClient({ transport: http(anvil.url) });
 async function signed(signer: number, to: Hex = TIP as Hex, value = MIN_TIP): Promise<Hex> {
   const account = SIGNERS[signer]!;
   const nonce = await chain().getTransactionCount({ address: account.address, blockTag: 'pending' });
-  return account.signTransaction({ type: 'eip1559', chainId: 4663, nonce, to, value, gas: 21000n, maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n });
+  return account.signTransaction({
+    type: 'eip1559',
+    chainId: 4663,
+    nonce,
+    to,
+    value,
+    gas: 21000n,
+    maxFeePerGas: 3_000_000_000n,
+    maxPriorityFeePerGas: 1_000_000_000n,
+  });
 }
 const receiptStatus = async (hash: Hex) => (await chain().waitForTransactionReceipt({ hash, pollingInterval: 50, timeout: 10_000 })).status;
 
 before(async () => {
   anvil = await startAnvil({ port: await freePort(), chainId: 4663 });
-  gate = await startGate({ chainB: false, sequencers: [anvil.url], accounts: [{ id: 'r', keys: [key] }, { id: 's', keys: [strictKey] }] });
+  gate = await startGate({
+    chainB: false,
+    sequencers: [anvil.url],
+    accounts: [
+      { id: 'r', keys: [key] },
+      { id: 's', keys: [strictKey] },
+    ],
+  });
   base = `http://127.0.0.1:${gate.port}`;
 });
 after(async () => {
@@ -82,7 +98,10 @@ describe('recipes (README "Clients")', () => {
     try {
       const hash = (await provider.send('eth_sendRawTransaction', [await signed(1)])) as Hex;
       assert.equal(await receiptStatus(hash), 'success');
-      const e = (await strict.send('eth_sendRawTransaction', [await signed(1, OTHER, 1n)]).catch((x: unknown) => x)) as { code: string; info: { responseBody: string } };
+      const e = (await strict.send('eth_sendRawTransaction', [await signed(1, OTHER, 1n)]).catch((x: unknown) => x)) as {
+        code: string;
+        info: { responseBody: string };
+      };
       assert.equal(e.code, 'SERVER_ERROR');
       assert.equal(JSON.parse(e.info.responseBody).error.data.reason, 'fee_rejected');
     } finally {
@@ -114,7 +133,18 @@ describe('recipes (README "Clients")', () => {
     const ok = await run('curl', ['-s', '-H', 'content-type: application/json', '-H', `x-api-key: ${key}`, '-d', body(await signed(3)), base]);
     const hash = JSON.parse(ok.stdout).result as Hex;
     assert.equal(await receiptStatus(hash), 'success');
-    const refused = await run('curl', ['-s', '-w', '\\n%{http_code}', '-H', 'content-type: application/json', '-H', `x-api-key: ${strictKey}`, '-d', body(await signed(3, OTHER, 1n)), base]);
+    const refused = await run('curl', [
+      '-s',
+      '-w',
+      '\\n%{http_code}',
+      '-H',
+      'content-type: application/json',
+      '-H',
+      `x-api-key: ${strictKey}`,
+      '-d',
+      body(await signed(3, OTHER, 1n)),
+      base,
+    ]);
     const [json, status] = refused.stdout.split('\n');
     assert.equal(status, '402');
     assert.equal(JSON.parse(json!).error.data.reason, 'fee_rejected');

@@ -20,13 +20,27 @@ import { createSenderStage } from '../src/stages/sender.js';
 import { createSizeCapStage } from '../src/stages/size-cap.js';
 import type { DecodedTx } from '../src/tx/types.js';
 
-const config = parseConfig({ chains: [{ chainId: 4663, hosts: ['fast.chain-a.example', 'localhost'], sequencers: ['http://127.0.0.1:9'] }, { chainId: 10, hosts: ['b.example'], sequencers: ['http://127.0.0.1:9'] }] }, '/', {});
+const config = parseConfig(
+  {
+    chains: [
+      { chainId: 4663, hosts: ['fast.chain-a.example', 'localhost'], sequencers: ['http://127.0.0.1:9'] },
+      { chainId: 10, hosts: ['b.example'], sequencers: ['http://127.0.0.1:9'] },
+    ],
+  },
+  '/',
+  {},
+);
 const chains = buildChains(config);
 const hosts = new HostTable(chains);
 
 function ctx(o: { host?: string; ct?: string; cl?: number; key?: string; body?: string; read?: BodyResult; set?: Record<string, unknown> } = {}): any {
   const bodyResult: BodyResult = o.read ?? { text: o.body ?? '', bytes: Buffer.byteLength(o.body ?? '') };
-  const c = new RequestContext('t', 0, { host: o.host ?? 'localhost', contentType: o.ct ?? 'application/json', contentLength: o.cl ?? -1, apiKey: o.key ?? '' }, { read: () => Promise.resolve(bodyResult) });
+  const c = new RequestContext(
+    't',
+    0,
+    { host: o.host ?? 'localhost', contentType: o.ct ?? 'application/json', contentLength: o.cl ?? -1, apiKey: o.key ?? '' },
+    { read: () => Promise.resolve(bodyResult) },
+  );
   Object.assign(c, { chain: chains[0], ...(o.set ?? {}) });
   if (typeof o.body === 'string') c.body = { text: o.body, bytes: Buffer.byteLength(o.body) };
   return c;
@@ -105,13 +119,18 @@ describe('idLiteral (the source text of the top-level id)', () => {
   it('agrees with JSON.parse on random objects (property)', () => {
     const key = fc.oneof(fc.constantFrom('jsonrpc', 'method', 'params', 'idx', 'Id', 'i\\d'), fc.string({ maxLength: 6 }));
     fc.assert(
-      fc.property(fc.array(fc.tuple(key, fc.jsonValue({ maxDepth: 3 })), { maxLength: 6 }), fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }), fc.nat(), (members, id, at) => {
-        const parts = members.filter(([k]) => k !== 'id').map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`);
-        parts.splice(at % (parts.length + 1), 0, `"id":${id}`);
-        const text = `{${parts.join(',')}}`;
-        assert.equal(typeof (JSON.parse(text) as { id: unknown }).id, 'number');
-        assert.equal(idLiteral(text), String(id));
-      }),
+      fc.property(
+        fc.array(fc.tuple(key, fc.jsonValue({ maxDepth: 3 })), { maxLength: 6 }),
+        fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }),
+        fc.nat(),
+        (members, id, at) => {
+          const parts = members.filter(([k]) => k !== 'id').map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`);
+          parts.splice(at % (parts.length + 1), 0, `"id":${id}`);
+          const text = `{${parts.join(',')}}`;
+          assert.equal(typeof (JSON.parse(text) as { id: unknown }).id, 'number');
+          assert.equal(idLiteral(text), String(id));
+        },
+      ),
       { numRuns: 500 },
     );
   });
@@ -119,7 +138,8 @@ describe('idLiteral (the source text of the top-level id)', () => {
 
 describe('method routing', () => {
   const stage = createRouteStage({ chainIdMaxBodyBytes: 512 });
-  const r = (method: string, params: unknown[], bodyLen = 60) => stage.run(ctx({ set: { rpc: { id: 1, idJson: '1', method, params }, body: { text: '', bytes: bodyLen } } }));
+  const r = (method: string, params: unknown[], bodyLen = 60) =>
+    stage.run(ctx({ set: { rpc: { id: 1, idJson: '1', method, params }, body: { text: '', bytes: bodyLen } } }));
   it('answers eth_chainId from configuration', () => {
     const out = r('eth_chainId', []);
     assert.ok(out instanceof Exit);
@@ -140,9 +160,29 @@ describe('method routing', () => {
 
 const doc = parseAccounts({
   accounts: [
-    { id: 'a', keySha256: [keySha256('k1')], grants: [{ chainId: 4663, rateLimit: { perSecond: 1, burst: 2 }, tipAddresses: ['0xa0ee7a142d267c1f36714e4a8f75612f20a79720'], minTipWei: '100', feePatterns: [{ kind: 'transfer' }, { kind: 'call', to: '0x1111111111111111111111111111111111111111', selector: '0xaabbccdd', receiverArg: 1, amountArg: 0 }] }] },
+    {
+      id: 'a',
+      keySha256: [keySha256('k1')],
+      grants: [
+        {
+          chainId: 4663,
+          rateLimit: { perSecond: 1, burst: 2 },
+          tipAddresses: ['0xa0ee7a142d267c1f36714e4a8f75612f20a79720'],
+          minTipWei: '100',
+          feePatterns: [
+            { kind: 'transfer' },
+            { kind: 'call', to: '0x1111111111111111111111111111111111111111', selector: '0xaabbccdd', receiverArg: 1, amountArg: 0 },
+          ],
+        },
+      ],
+    },
     { id: 'off', keySha256: [keySha256('k2')], submissionEnabled: false, grants: [] },
-    { id: 'free', keySha256: [keySha256('k3')], allowUntipped: true, grants: [{ chainId: 4663, rateLimit: { perSecond: 1, burst: 1 }, tipAddresses: [], minTipWei: '0' }] },
+    {
+      id: 'free',
+      keySha256: [keySha256('k3')],
+      allowUntipped: true,
+      grants: [{ chainId: 4663, rateLimit: { perSecond: 1, burst: 1 }, tipAddresses: [], minTipWei: '0' }],
+    },
   ],
 });
 const store = { ready: true, stale: false, size: 3, byKeyHash: (h: string) => doc.byHash.get(h), start: async () => {}, close: () => {} };
@@ -169,7 +209,18 @@ describe('auth and grant', () => {
 describe('fee admission', () => {
   before(() => initCrypto());
   const g = acct('a').grants.get(4663)!;
-  const tx = (t: Partial<DecodedTx>): DecodedTx => ({ type: 2, hash: '0x', sender: () => '0x', chainId: 4663n, nonce: 0n, to: null, value: 0n, data: new Uint8Array(), gasLimit: 21000n, ...t });
+  const tx = (t: Partial<DecodedTx>): DecodedTx => ({
+    type: 2,
+    hash: '0x',
+    sender: () => '0x',
+    chainId: 4663n,
+    nonce: 0n,
+    to: null,
+    value: 0n,
+    data: new Uint8Array(),
+    gasLimit: 21000n,
+    ...t,
+  });
   const word = (hex: string) => hex.replace(/^0x/, '').padStart(64, '0');
   const call = (receiver: string, amount: bigint, extra = '') => Buffer.from('aabbccdd' + word(amount.toString(16)) + word(receiver) + extra, 'hex');
   it('transfer: a tip address and value ≥ min', () => {
@@ -187,7 +238,8 @@ describe('fee admission', () => {
   it('untipped plain transfers only with both permissions', () => {
     const free = acct('free');
     const plain = tx({ to: '0x3333333333333333333333333333333333333333' });
-    const run = (deployment: boolean, t: DecodedTx) => createFeeStage({ allowUntipped: deployment }).run(ctx({ set: { account: free, grant: free.grants.get(4663), tx: t } }));
+    const run = (deployment: boolean, t: DecodedTx) =>
+      createFeeStage({ allowUntipped: deployment }).run(ctx({ set: { account: free, grant: free.grants.get(4663), tx: t } }));
     assert.equal(ok(run(true, plain)).fee.via, 'untipped');
     assert.equal(reason(run(false, plain)), 'fee_rejected');
     assert.equal(reason(run(true, tx({ to: plain.to, data: Uint8Array.from([1]) }))), 'fee_rejected');
@@ -197,7 +249,15 @@ describe('fee admission', () => {
 
 describe('sender allow-list stage', () => {
   const listed = parseAccounts({
-    accounts: [{ id: 's', keySha256: [keySha256('k9')], grants: [{ chainId: 4663, rateLimit: { perSecond: 1, burst: 1 }, tipAddresses: [], minTipWei: '0', senders: ['0x70997970C51812dc3A010C7d01b50e0d17dc79C8'] }] }],
+    accounts: [
+      {
+        id: 's',
+        keySha256: [keySha256('k9')],
+        grants: [
+          { chainId: 4663, rateLimit: { perSecond: 1, burst: 1 }, tipAddresses: [], minTipWei: '0', senders: ['0x70997970C51812dc3A010C7d01b50e0d17dc79C8'] },
+        ],
+      },
+    ],
   }).accounts[0]!;
   const stage = createSenderStage();
   const withSender = (sender: () => string | Exit) => ({ hash: '0x', sender });
@@ -214,10 +274,19 @@ describe('sender allow-list stage', () => {
     assert.equal(run(REJECT.invalid_signature), REJECT.invalid_signature, 'a signature that does not recover is refused as such');
   });
   it('the accounts file: senders must be a non-empty list of addresses', () => {
-    const grant = (senders: unknown) => ({ accounts: [{ id: 'x', keySha256: [keySha256('kx')], grants: [{ chainId: 1, rateLimit: { perSecond: 1, burst: 1 }, tipAddresses: [], minTipWei: '0', senders }] }] });
+    const grant = (senders: unknown) => ({
+      accounts: [
+        { id: 'x', keySha256: [keySha256('kx')], grants: [{ chainId: 1, rateLimit: { perSecond: 1, burst: 1 }, tipAddresses: [], minTipWei: '0', senders }] },
+      ],
+    });
     assert.throws(() => parseAccounts(grant([])), /grants\[0\]\.senders: must be a non-empty array/);
     assert.throws(() => parseAccounts(grant(['0x12'])), /grants\[0\]\.senders\[0\]/);
-    assert.equal(parseAccounts(grant(['0x70997970C51812dc3A010C7d01b50e0d17dc79C8'])).accounts[0]!.grants.get(1)!.senders!.has('0x70997970c51812dc3a010c7d01b50e0d17dc79c8'), true);
+    assert.equal(
+      parseAccounts(grant(['0x70997970C51812dc3A010C7d01b50e0d17dc79C8']))
+        .accounts[0]!.grants.get(1)!
+        .senders!.has('0x70997970c51812dc3a010c7d01b50e0d17dc79c8'),
+      true,
+    );
     assert.equal(acct('a').grants.get(4663)!.senders, null);
   });
 });
@@ -236,7 +305,11 @@ describe('rate limit stage', () => {
     const r = stage.run(c('0x3'));
     assert.ok(r instanceof Exit);
     assert.equal(r.status, 429);
-    assert.deepEqual(r.headers, [['retry-after', '1'], ['x-ratelimit-limit', '2'], ['x-ratelimit-remaining', '0']]);
+    assert.deepEqual(r.headers, [
+      ['retry-after', '1'],
+      ['x-ratelimit-limit', '2'],
+      ['x-ratelimit-remaining', '0'],
+    ]);
     assert.equal(JSON.parse(r.body('1')).error.data.retryAfterMs, 1000);
     now += 1000;
     assert.equal(reason(stage.run(c('0x4'))), 'pass');

@@ -20,7 +20,11 @@ before(() => initCrypto());
 describe('Ethereum test vectors', () => {
   it('there are 168 of them', () => assert.equal(VECTORS.length, 168));
 
-  for (const [lean, signature] of [[true, 'recover'], [true, 'curve'], [false, 'recover']] as const) {
+  for (const [lean, signature] of [
+    [true, 'recover'],
+    [true, 'curve'],
+    [false, 'recover'],
+  ] as const) {
     it(`every vector agrees (${lean ? `lean 0x02 path, signature check ${signature}` : 'reference path only'})`, () => {
       const { mismatches, decoders } = vectorMismatches((fork) => new TxDecoder(1, fork, { lean, signature }));
       assert.deepEqual(mismatches, []);
@@ -30,77 +34,104 @@ describe('Ethereum test vectors', () => {
 });
 
 for (const signature of ['recover', 'curve'] as const)
-describe(`lean 0x02 path (signature check ${signature}) agrees with @ethereumjs/tx`, () => {
-  const lean = () => new TxDecoder(4663, 'prague', { signature });
-  const ref = () => new TxDecoder(4663, 'prague', { lean: false });
-  const policy = { txTypes: new Set([2]) };
+  describe(`lean 0x02 path (signature check ${signature}) agrees with @ethereumjs/tx`, () => {
+    const lean = () => new TxDecoder(4663, 'prague', { signature });
+    const ref = () => new TxDecoder(4663, 'prague', { lean: false });
+    const policy = { txTypes: new Set([2]) };
 
-  function same(a: ReturnType<TxDecoder['decode']>, b: ReturnType<TxDecoder['decode']>): boolean {
-    if (a instanceof Exit || b instanceof Exit) return a instanceof Exit && b instanceof Exit && a.reason === b.reason;
-    return a.hash === b.hash && a.sender() === b.sender() && a.nonce === b.nonce && a.value === b.value && a.to === b.to && a.gasLimit === b.gasLimit && Buffer.from(a.data).equals(Buffer.from(b.data));
-  }
-
-  it('on signed transactions of every shape (transfers, calls, creation, big values, access lists)', async () => {
-    const L = lean();
-    const R = ref();
-    assert.ok(L.lean && !R.lean && L.signature === signature);
-    const txs: Hex[] = [];
-    for (let i = 0; i < 5; i++) {
-      txs.push(await sign1559({ signer: i, nonce: i * 7 }));
-      txs.push(await sign1559({ signer: i, data: tipCall('0xa0Ee7A142d267C1f36714E4a8F75612F20a79720', 10n ** 18n), gas: 60_000n }));
-      txs.push(await sign1559({ signer: i, to: null, data: ('0x' + '60'.repeat(100 + i)) as Hex, gas: 200_000n }));
-      txs.push(await sign1559({ signer: i, value: 2n ** 255n, maxFeePerGas: 2n ** 64n, maxPriorityFeePerGas: 0n }));
-      txs.push(await sign1559({ signer: i, data: ('0x' + '00'.repeat(64) + 'ff'.repeat(64)) as Hex, gas: 21_000n + 64n * 4n + 64n * 16n }));
-      txs.push(await sign1559({ signer: i, data: ('0x' + '00'.repeat(64) + 'ff'.repeat(64)) as Hex, gas: 21_000n + 64n * 4n + 64n * 16n - 1n }));
+    function same(a: ReturnType<TxDecoder['decode']>, b: ReturnType<TxDecoder['decode']>): boolean {
+      if (a instanceof Exit || b instanceof Exit) return a instanceof Exit && b instanceof Exit && a.reason === b.reason;
+      return (
+        a.hash === b.hash &&
+        a.sender() === b.sender() &&
+        a.nonce === b.nonce &&
+        a.value === b.value &&
+        a.to === b.to &&
+        a.gasLimit === b.gasLimit &&
+        Buffer.from(a.data).equals(Buffer.from(b.data))
+      );
     }
-    for (const t of txs) {
-      const b = Buffer.from(t.slice(2), 'hex');
-      const a = L.decode(b, policy);
-      const r = R.decode(b, policy);
-      assert.ok(same(a, r), `${t}: lean ${a instanceof Exit ? a.reason + a.tail : a.hash} vs ref ${r instanceof Exit ? r.reason + r.tail : r.hash}`);
-    }
-  });
 
-  it('an access list encoded as a byte string (0x80 for 0xc0) is invalid on both paths', () => {
-    // Found by the mutation property below: @ethereumjs/tx alone would take it (and recover some sender).
-    const signed = '02f87182123780843b9aca0084b2d05e0082520894a0ee7a142d267c1f36714e4a8f75612f20a7972085e8d4a5100080c001a0e64dda9e95b006bb4202041239c5ab642851aba9b333714c1bcbbfeb3006f8b6a04ff0381a1c1c5bcfcd8f848534c385ad9ae8738e2f913adc80cf120f9bb537b4';
-    const b = Buffer.from(signed, 'hex');
-    const [L, R] = [lean(), ref()];
-    assert.ok(!(L.decode(b, policy) instanceof Exit), 'the original is valid');
-    assert.equal(b[48], 0xc0);
-    b[48] = 0x80;
-    for (const d of [L, R]) {
-      const out = d.decode(b, policy);
-      assert.ok(out instanceof Exit && out.reason === 'invalid_transaction', `${d.lean ? 'lean' : 'reference'}: ${out instanceof Exit ? out.reason : 'accepted'}`);
-    }
-  });
+    it('on signed transactions of every shape (transfers, calls, creation, big values, access lists)', async () => {
+      const L = lean();
+      const R = ref();
+      assert.ok(L.lean && !R.lean && L.signature === signature);
+      const txs: Hex[] = [];
+      for (let i = 0; i < 5; i++) {
+        txs.push(await sign1559({ signer: i, nonce: i * 7 }));
+        txs.push(await sign1559({ signer: i, data: tipCall('0xa0Ee7A142d267C1f36714E4a8F75612F20a79720', 10n ** 18n), gas: 60_000n }));
+        txs.push(await sign1559({ signer: i, to: null, data: ('0x' + '60'.repeat(100 + i)) as Hex, gas: 200_000n }));
+        txs.push(await sign1559({ signer: i, value: 2n ** 255n, maxFeePerGas: 2n ** 64n, maxPriorityFeePerGas: 0n }));
+        txs.push(await sign1559({ signer: i, data: ('0x' + '00'.repeat(64) + 'ff'.repeat(64)) as Hex, gas: 21_000n + 64n * 4n + 64n * 16n }));
+        txs.push(await sign1559({ signer: i, data: ('0x' + '00'.repeat(64) + 'ff'.repeat(64)) as Hex, gas: 21_000n + 64n * 4n + 64n * 16n - 1n }));
+      }
+      for (const t of txs) {
+        const b = Buffer.from(t.slice(2), 'hex');
+        const a = L.decode(b, policy);
+        const r = R.decode(b, policy);
+        assert.ok(same(a, r), `${t}: lean ${a instanceof Exit ? a.reason + a.tail : a.hash} vs ref ${r instanceof Exit ? r.reason + r.tail : r.hash}`);
+      }
+    });
 
-  it('on random single-byte mutations and truncations of signed transactions', async () => {
-    const L = lean();
-    const R = ref();
-    const seeds = await Promise.all([sign1559({}), sign1559({ data: tipCall('0xa0Ee7A142d267C1f36714E4a8F75612F20a79720', 5n), gas: 60_000n })]);
-    fc.assert(
-      fc.property(fc.constantFrom(...seeds), fc.nat(), fc.integer({ min: 0, max: 255 }), fc.boolean(), (seed, pos, byte, truncate) => {
-        const b = Buffer.from(seed.slice(2), 'hex');
-        const i = 1 + (pos % (b.length - 1));
-        const m = truncate ? b.subarray(0, i) : Buffer.from(b);
-        if (!truncate) m[i] = byte;
-        return same(L.decode(m, policy), R.decode(m, policy));
-      }),
-      { numRuns: 3000 },
-    );
+    it('an access list encoded as a byte string (0x80 for 0xc0) is invalid on both paths', () => {
+      // Found by the mutation property below: @ethereumjs/tx alone would take it (and recover some sender).
+      const signed =
+        '02f87182123780843b9aca0084b2d05e0082520894a0ee7a142d267c1f36714e4a8f75612f20a7972085e8d4a5100080c001a0e64dda9e95b006bb4202041239c5ab642851aba9b333714c1bcbbfeb3006f8b6a04ff0381a1c1c5bcfcd8f848534c385ad9ae8738e2f913adc80cf120f9bb537b4';
+      const b = Buffer.from(signed, 'hex');
+      const [L, R] = [lean(), ref()];
+      assert.ok(!(L.decode(b, policy) instanceof Exit), 'the original is valid');
+      assert.equal(b[48], 0xc0);
+      b[48] = 0x80;
+      for (const d of [L, R]) {
+        const out = d.decode(b, policy);
+        assert.ok(
+          out instanceof Exit && out.reason === 'invalid_transaction',
+          `${d.lean ? 'lean' : 'reference'}: ${out instanceof Exit ? out.reason : 'accepted'}`,
+        );
+      }
+    });
+
+    it('on random single-byte mutations and truncations of signed transactions', async () => {
+      const L = lean();
+      const R = ref();
+      const seeds = await Promise.all([sign1559({}), sign1559({ data: tipCall('0xa0Ee7A142d267C1f36714E4a8F75612F20a79720', 5n), gas: 60_000n })]);
+      fc.assert(
+        fc.property(fc.constantFrom(...seeds), fc.nat(), fc.integer({ min: 0, max: 255 }), fc.boolean(), (seed, pos, byte, truncate) => {
+          const b = Buffer.from(seed.slice(2), 'hex');
+          const i = 1 + (pos % (b.length - 1));
+          const m = truncate ? b.subarray(0, i) : Buffer.from(b);
+          if (!truncate) m[i] = byte;
+          return same(L.decode(m, policy), R.decode(m, policy));
+        }),
+        { numRuns: 3000 },
+      );
+    });
   });
-});
 
 describe('the curve signature check', () => {
   const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
   const big = (n: bigint): Uint8Array => intBytes(n);
   const toHex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
   const policy = { txTypes: new Set([2]) };
-  const decoders = { recover: new TxDecoder(4663, 'prague'), curve: new TxDecoder(4663, 'prague', { signature: 'curve' }), reference: new TxDecoder(4663, 'prague', { lean: false }) };
-  const unsigned = (): Uint8Array[] => [big(4663n), big(0n), big(10n ** 9n), big(3n * 10n ** 9n), big(21_000n), Buffer.from(TIP.slice(2), 'hex'), big(MIN_TIP), new Uint8Array(), [] as unknown as Uint8Array];
+  const decoders = {
+    recover: new TxDecoder(4663, 'prague', { signature: 'recover' }),
+    curve: new TxDecoder(4663, 'prague', { signature: 'curve' }),
+    reference: new TxDecoder(4663, 'prague', { lean: false }),
+  };
+  const unsigned = (): Uint8Array[] => [
+    big(4663n),
+    big(0n),
+    big(10n ** 9n),
+    big(3n * 10n ** 9n),
+    big(21_000n),
+    Buffer.from(TIP.slice(2), 'hex'),
+    big(MIN_TIP),
+    new Uint8Array(),
+    [] as unknown as Uint8Array,
+  ];
   const signed = (v: bigint, r: bigint, s: bigint): Buffer => Buffer.concat([Buffer.from([2]), RLP.encode([...unsigned(), big(v), big(r), big(s)])]);
-  const reasons = (b: Uint8Array) => Object.fromEntries(Object.entries(decoders).map(([k, d]) => [k, ((o) => (o instanceof Exit ? o.reason : 'ok'))(d.decode(b, policy))]));
+  const reasons = (b: Uint8Array) =>
+    Object.fromEntries(Object.entries(decoders).map(([k, d]) => [k, ((o) => (o instanceof Exit ? o.reason : 'ok'))(d.decode(b, policy))]));
 
   it('refuses what recovery refuses: r = 0, r ≥ n, r not the x-coordinate of a curve point', async () => {
     const base = Buffer.from((await sign1559({})).slice(2), 'hex');
@@ -163,17 +194,27 @@ describe('splitList agrees with RLP.decode', () => {
     }
   };
   it('on random bytes and on mutations of signed 0x02 payloads', async () => {
-    const seeds = (await Promise.all([sign1559({}), sign1559({ data: tipCall('0xa0Ee7A142d267C1f36714E4a8F75612F20a79720', 5n), gas: 60_000n })])).map((t) => Buffer.from(t.slice(4), 'hex'));
-    const mutated = fc.tuple(fc.constantFrom(...seeds), fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 3 }), fc.nat()).map(([seed, flips, cut]) => {
-      const b = Buffer.from(seed);
-      for (const [pos, v] of flips) b[pos % b.length] = v;
-      return cut % 5 === 0 ? b.subarray(0, cut % b.length) : b;
-    });
+    const seeds = (await Promise.all([sign1559({}), sign1559({ data: tipCall('0xa0Ee7A142d267C1f36714E4a8F75612F20a79720', 5n), gas: 60_000n })])).map((t) =>
+      Buffer.from(t.slice(4), 'hex'),
+    );
+    const mutated = fc
+      .tuple(fc.constantFrom(...seeds), fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 3 }), fc.nat())
+      .map(([seed, flips, cut]) => {
+        const b = Buffer.from(seed);
+        for (const [pos, v] of flips) b[pos % b.length] = v;
+        return cut % 5 === 0 ? b.subarray(0, cut % b.length) : b;
+      });
     fc.assert(
-      fc.property(fc.oneof(mutated, fc.uint8Array({ maxLength: 80 }).map((u) => Buffer.concat([Buffer.from([0xc0 + (u.length % 56)]), u]))), (b) => {
-        const mine = splitList(b);
-        return JSON.stringify(mine === null ? null : asJson(mine)) === JSON.stringify(reference(b));
-      }),
+      fc.property(
+        fc.oneof(
+          mutated,
+          fc.uint8Array({ maxLength: 80 }).map((u) => Buffer.concat([Buffer.from([0xc0 + (u.length % 56)]), u])),
+        ),
+        (b) => {
+          const mine = splitList(b);
+          return JSON.stringify(mine === null ? null : asJson(mine)) === JSON.stringify(reference(b));
+        },
+      ),
       { numRuns: 5000 },
     );
   });

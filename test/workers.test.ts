@@ -28,7 +28,15 @@ before(async () => {
   await initCrypto();
   stub = await new StubSequencer().start();
   const dir = mkdtempSync(join(tmpdir(), 'txgate-workers-'));
-  writeFileSync(join(dir, 'accounts.json'), JSON.stringify(accountsDoc([{ id: 'mm', keys: [key] }, { id: 'lim', keys: [limited], grants: [{ rateLimit: { perSecond: 0.001, burst: 4 } }] }])));
+  writeFileSync(
+    join(dir, 'accounts.json'),
+    JSON.stringify(
+      accountsDoc([
+        { id: 'mm', keys: [key] },
+        { id: 'lim', keys: [limited], grants: [{ rateLimit: { perSecond: 0.001, burst: 4 } }] },
+      ]),
+    ),
+  );
   writeFileSync(
     join(dir, 'txgate.json'),
     JSON.stringify({
@@ -120,8 +128,13 @@ describe('two worker threads', () => {
 async function spawnGate(config: Record<string, unknown>): Promise<{ proc: ChildProcess; port: number; internalPort: number; out: () => string }> {
   const dir = mkdtempSync(join(tmpdir(), 'txgate-cli-'));
   writeFileSync(join(dir, 'accounts.json'), JSON.stringify(accountsDoc([{ id: 'mm', keys: [key] }])));
-  writeFileSync(join(dir, 'txgate.json'), JSON.stringify({ listen: { host: '127.0.0.1', port: 0 }, internal: { host: '127.0.0.1', port: 0 }, workers: 2, ...config }));
-  const proc = spawn(process.execPath, [join(import.meta.dirname, '../src/cli.js'), '--config', join(dir, 'txgate.json')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  writeFileSync(
+    join(dir, 'txgate.json'),
+    JSON.stringify({ listen: { host: '127.0.0.1', port: 0 }, internal: { host: '127.0.0.1', port: 0 }, workers: 2, ...config }),
+  );
+  const proc = spawn(process.execPath, [join(import.meta.dirname, '../src/cli.js'), '--config', join(dir, 'txgate.json')], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   proc.stdout!.on('data', (d: Buffer) => {
     out += d.toString();
@@ -159,7 +172,7 @@ describe('one view of sequencer health per process', () => {
       await seq.stop();
     }
   });
-  it("a transport error met by one thread takes the sequencer out on every thread: /ready and forwarding agree", async () => {
+  it('a transport error met by one thread takes the sequencer out on every thread: /ready and forwarding agree', async () => {
     const seq = await new StubSequencer().start();
     // Probes far apart: only the forward's own transport error can take the sequencer out.
     const g = await spawnGate({ chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [seq.url], probe: { intervalMs: 600_000 } }] });
@@ -190,7 +203,12 @@ describe('one view of sequencer health per process', () => {
     writeFileSync(join(dir, 'accounts.json'), JSON.stringify(accountsDoc([{ id: 'mm', keys: [key] }])));
     writeFileSync(
       join(dir, 'txgate.json'),
-      JSON.stringify({ listen: { host: '127.0.0.1', port: pub }, internal: { host: '127.0.0.1', port: internal }, workers: 2, chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [seq.url] }] }),
+      JSON.stringify({
+        listen: { host: '127.0.0.1', port: pub },
+        internal: { host: '127.0.0.1', port: internal },
+        workers: 2,
+        chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [seq.url] }],
+      }),
     );
     const proc = spawn(process.execPath, [join(import.meta.dirname, '../src/cli.js'), '--config', join(dir, 'txgate.json')], { stdio: 'ignore' });
     try {
@@ -235,9 +253,16 @@ describe('an uncaught error (a bug)', () => {
       writeFileSync(join(dir, 'accounts.json'), JSON.stringify(accountsDoc([{ id: 'mm', keys: [key] }])));
       writeFileSync(
         join(dir, 'txgate.json'),
-        JSON.stringify({ listen: { host: '127.0.0.1', port: 0 }, internal: { enabled: false }, workers, chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [slow.url] }] }),
+        JSON.stringify({
+          listen: { host: '127.0.0.1', port: 0 },
+          internal: { enabled: false },
+          workers,
+          chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [slow.url] }],
+        }),
       );
-      const proc = spawn(process.execPath, ['--import', preload, join(import.meta.dirname, '../src/cli.js'), '--config', join(dir, 'txgate.json')], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const proc = spawn(process.execPath, ['--import', preload, join(import.meta.dirname, '../src/cli.js'), '--config', join(dir, 'txgate.json')], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let out = '';
       proc.stdout!.on('data', (d: Buffer) => {
         out += d.toString();
@@ -260,8 +285,14 @@ describe('an uncaught error (a bug)', () => {
           raws.map((raw) => txHash(raw)),
         );
         assert.equal(await exited, 1);
-        const msgs = out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string; level: string });
-        assert.ok(msgs.some((m) => m.level === 'fatal' && m.msg.startsWith(workers === 2 ? 'uncaught error in a worker thread' : 'uncaught error: draining')), out);
+        const msgs = out
+          .split('\n')
+          .filter((l) => l.startsWith('{'))
+          .map((l) => JSON.parse(l) as { msg: string; level: string });
+        assert.ok(
+          msgs.some((m) => m.level === 'fatal' && m.msg.startsWith(workers === 2 ? 'uncaught error in a worker thread' : 'uncaught error: draining')),
+          out,
+        );
         assert.equal(msgs.at(-1)?.msg, 'stopped');
         assert.doesNotMatch(out, /Assertion failed|open handles/);
       } finally {

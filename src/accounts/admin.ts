@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { keySha256 } from '../stages/auth.js';
+import { keySha256 } from './keys.js';
 import { parseAccounts } from './parse.js';
 
 /** The recognisable prefix of every key (secret scanners can match `txg_` + 43 base64url). */

@@ -169,10 +169,7 @@ export class FileAccountStore implements AccountStore {
 
   private refuse(trigger: string, problems: readonly string[], digest = ''): ReloadResult {
     this.refusedDigest = digest;
-    this.opts.log.error(
-      { trigger, file: this.opts.file, problems, keptPrevious: this.snapshot !== null },
-      `accounts file refused: ${problems.join('; ')}`,
-    );
+    this.opts.log.error({ trigger, file: this.opts.file, problems, keptPrevious: this.snapshot !== null }, `accounts file refused: ${problems.join('; ')}`);
     this.opts.onReload?.('invalid', this.size);
     return 'invalid';
   }

@@ -134,9 +134,11 @@ function parseGrant(g: unknown, f: string, accountId: string, problems: string[]
   if (!isObj(rl)) problems.push(`${f}.rateLimit: required ({"perSecond": >0, "burst": ≥1})`);
   else {
     unknownFields(rl, `${f}.rateLimit`, ['perSecond', 'burst'], problems);
-    if (typeof rl.perSecond !== 'number' || !(rl.perSecond > 0) || rl.perSecond > 1e6) problems.push(`${f}.rateLimit.perSecond: must be a number > 0 and ≤ 1000000`);
+    if (typeof rl.perSecond !== 'number' || !(rl.perSecond > 0) || rl.perSecond > 1e6)
+      problems.push(`${f}.rateLimit.perSecond: must be a number > 0 and ≤ 1000000`);
     else perSecond = rl.perSecond;
-    if (typeof rl.burst !== 'number' || !Number.isInteger(rl.burst) || rl.burst < 1 || rl.burst > 1e6) problems.push(`${f}.rateLimit.burst: must be an integer from 1 to 1000000`);
+    if (typeof rl.burst !== 'number' || !Number.isInteger(rl.burst) || rl.burst < 1 || rl.burst > 1e6)
+      problems.push(`${f}.rateLimit.burst: must be an integer from 1 to 1000000`);
     else burst = rl.burst;
   }
 

@@ -47,7 +47,10 @@ export class TxgateProvider extends JsonRpcProvider {
     super(o.url, network, { batchMaxCount: 1, ...(network !== undefined ? { staticNetwork: network } : {}), pollingInterval: o.pollingInterval ?? 1_000 });
     this.opts = o;
     this.gate = new HttpClient(o.url, { connectTimeoutMs: o.connectTimeoutMs ?? 3_000, timeoutMs: o.timeoutMs ?? 10_000 });
-    this.chain = typeof o.rpc === 'string' ? new JsonRpcProvider(o.rpc, network, { batchMaxCount: 1, ...(network !== undefined ? { staticNetwork: network } : {}) }) : o.rpc;
+    this.chain =
+      typeof o.rpc === 'string'
+        ? new JsonRpcProvider(o.rpc, network, { batchMaxCount: 1, ...(network !== undefined ? { staticNetwork: network } : {}) })
+        : o.rpc;
     this.submitter = new Submitter(this.gate, o.apiKey, async (method, params) => {
       try {
         return await this.chain.send(method, [...params]);
@@ -78,7 +81,8 @@ export class TxgateProvider extends JsonRpcProvider {
       return { id: p.id, result: await this.chain.send(p.method, params) };
     } catch (e) {
       const inner = (e as { error?: { code?: unknown; message?: unknown; data?: unknown } }).error;
-      if (inner !== undefined && typeof inner.code === 'number') return { id: p.id, error: { code: inner.code, message: String(inner.message ?? ''), data: inner.data } };
+      if (inner !== undefined && typeof inner.code === 'number')
+        return { id: p.id, error: { code: inner.code, message: String(inner.message ?? ''), data: inner.data } };
       return { id: p.id, error: { code: -32603, message: (e as Error).message } };
     }
   }
@@ -97,11 +101,17 @@ function answer(id: number, out: SubmitOutcome): JsonRpcResult | JsonRpcError {
     case 'rejected':
       return { id, error: { code: out.code, message: out.message, data: { reason: out.reason } } };
     case 'rate_limited':
-      return { id, error: { code: -32005, message: `rate limited: retry after ${out.retryAfterMs} ms`, data: { reason: 'rate_limited', retryAfterMs: out.retryAfterMs } } };
+      return {
+        id,
+        error: { code: -32005, message: `rate limited: retry after ${out.retryAfterMs} ms`, data: { reason: 'rate_limited', retryAfterMs: out.retryAfterMs } },
+      };
     case 'not_forwarded':
       return { id, error: { code: -32002, message: 'not forwarded: safe to resend', data: { reason: out.reason } } };
     case 'uncertain':
-      return { id, error: { code: -32603, message: `outcome uncertain (${out.why}): check the receipt of ${out.hash}`, data: { reason: 'uncertain', txHash: out.hash } } };
+      return {
+        id,
+        error: { code: -32603, message: `outcome uncertain (${out.why}): check the receipt of ${out.hash}`, data: { reason: 'uncertain', txHash: out.hash } },
+      };
   }
 }
 

@@ -139,7 +139,8 @@ export class Submitter {
       if (out.kind === 'rejected') return out;
       const left = o.deadline - performance.now();
       // Out of resends or time: after an uncertain attempt, it stays uncertain (it may have landed).
-      if (resends >= o.maxResends || left <= 0) return doubt && out.kind !== 'uncertain' ? { kind: 'uncertain', hash: out.hash, why: `an earlier attempt was uncertain; last: ${out.kind}` } : out;
+      if (resends >= o.maxResends || left <= 0)
+        return doubt && out.kind !== 'uncertain' ? { kind: 'uncertain', hash: out.hash, why: `an earlier attempt was uncertain; last: ${out.kind}` } : out;
       const wait = out.kind === 'rate_limited' ? out.retryAfterMs : Math.min(2_000, 100 * 2 ** resends);
       await sleep(Math.min(jitter(wait), left));
     }
@@ -220,7 +221,8 @@ export class Txgate {
       if (r.kind === 'result' && isReceipt(r.result)) {
         if (confirmations <= 1) return r.result;
         const head = await this.chainCall('eth_blockNumber', []);
-        if (head.kind === 'result' && typeof head.result === 'string' && BigInt(head.result) - BigInt(r.result.blockNumber) + 1n >= BigInt(confirmations)) return r.result;
+        if (head.kind === 'result' && typeof head.result === 'string' && BigInt(head.result) - BigInt(r.result.blockNumber) + 1n >= BigInt(confirmations))
+          return r.result;
       }
       const left = deadline - performance.now();
       if (left <= 0) return null;

@@ -60,7 +60,10 @@ export class HttpClient {
       const err = e as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
       const code = err.code ?? err.cause?.code ?? '';
       const sent = !(NOT_SENT.has(code) || e instanceof errors.ConnectTimeoutError);
-      const why = err.name === 'TimeoutError' || err.name === 'AbortError' ? `no answer within ${this.opts.timeoutMs} ms` : `${code !== '' ? code + ': ' : ''}${err.message}`;
+      const why =
+        err.name === 'TimeoutError' || err.name === 'AbortError'
+          ? `no answer within ${this.opts.timeoutMs} ms`
+          : `${code !== '' ? code + ': ' : ''}${err.message}`;
       return { kind: 'failed', why, sent };
     }
   }
@@ -73,7 +76,14 @@ export class HttpClient {
 /** A JSON-RPC 2.0 call's answer: the result, the error object, or why there is neither. */
 export type RpcAnswer =
   | { readonly kind: 'result'; readonly result: unknown; readonly status: number; readonly headers: Record<string, string | string[] | undefined> }
-  | { readonly kind: 'error'; readonly code: number; readonly message: string; readonly data: unknown; readonly status: number; readonly headers: Record<string, string | string[] | undefined> }
+  | {
+      readonly kind: 'error';
+      readonly code: number;
+      readonly message: string;
+      readonly data: unknown;
+      readonly status: number;
+      readonly headers: Record<string, string | string[] | undefined>;
+    }
   | { readonly kind: 'failed'; readonly why: string; readonly sent: boolean; readonly status?: number };
 
 let ids = 0;

@@ -52,17 +52,38 @@ export function txgate(o: TxgateTransportOptions): Transport<'txgate'> {
       if (out.kind === 'accepted') return out.hash;
       if (out.kind === 'rejected') throw refusal(o.url, method, p, { code: out.code, message: out.message, data: { reason: out.reason }, status: out.status });
       if (out.kind === 'rate_limited')
-        throw refusal(o.url, method, p, { code: -32005, message: `rate limited: retry after ${out.retryAfterMs} ms`, data: { reason: 'rate_limited', retryAfterMs: out.retryAfterMs }, status: 429 });
-      if (out.kind === 'not_forwarded') throw refusal(o.url, method, p, { code: -32002, message: 'not forwarded: safe to resend', data: { reason: out.reason }, status: 503 });
-      throw refusal(o.url, method, p, { code: -32603, message: `outcome uncertain (${out.why}): check the receipt of ${out.hash}`, data: { reason: 'uncertain', txHash: out.hash }, status: 502 });
+        throw refusal(o.url, method, p, {
+          code: -32005,
+          message: `rate limited: retry after ${out.retryAfterMs} ms`,
+          data: { reason: 'rate_limited', retryAfterMs: out.retryAfterMs },
+          status: 429,
+        });
+      if (out.kind === 'not_forwarded')
+        throw refusal(o.url, method, p, { code: -32002, message: 'not forwarded: safe to resend', data: { reason: out.reason }, status: 503 });
+      throw refusal(o.url, method, p, {
+        code: -32603,
+        message: `outcome uncertain (${out.why}): check the receipt of ${out.hash}`,
+        data: { reason: 'uncertain', txHash: out.hash },
+        status: 502,
+      });
     }) as EIP1193RequestFn;
     // retryCount 0: a refusal is never retried blindly (outcomes are settled above).
     return createTransport({ key: 'txgate', name: 'txgate', type: 'txgate', request, retryCount: 0 });
   };
 }
 
-function refusal(url: string, method: string, params: unknown[], e: { code: number; message: string; data: unknown; status?: number | undefined }): RpcRequestError {
-  return new RpcRequestError({ body: { method, params }, error: { code: e.code, message: e.message, data: e.data }, url, ...(e.status !== undefined ? { status: e.status } : {}) });
+function refusal(
+  url: string,
+  method: string,
+  params: unknown[],
+  e: { code: number; message: string; data: unknown; status?: number | undefined },
+): RpcRequestError {
+  return new RpcRequestError({
+    body: { method, params },
+    error: { code: e.code, message: e.message, data: e.data },
+    url,
+    ...(e.status !== undefined ? { status: e.status } : {}),
+  });
 }
 
 /** txgate's `data.reason` from an error viem threw (anywhere in its cause chain), or undefined. */

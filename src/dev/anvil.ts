@@ -33,9 +33,14 @@ export function foundryBinary(tool: 'anvil' | 'cast'): string {
   try {
     return join(dirname(require.resolve(`${pkg}/package.json`)), 'bin', exe);
   } catch {
-    const onPath = (process.env.PATH ?? '').split(delimiter).map((d) => join(d, exe)).find((f) => existsSync(f));
+    const onPath = (process.env.PATH ?? '')
+      .split(delimiter)
+      .map((d) => join(d, exe))
+      .find((f) => existsSync(f));
     if (onPath !== undefined) return onPath;
-    throw new Error(`${tool} is not installed for ${process.platform}/${process.arch}: npm ci installs ${pkg} where the registry has it; else install Foundry's ${tool} on the PATH`);
+    throw new Error(
+      `${tool} is not installed for ${process.platform}/${process.arch}: npm ci installs ${pkg} where the registry has it; else install Foundry's ${tool} on the PATH`,
+    );
   }
 }
 
@@ -71,7 +76,11 @@ export async function startAnvil(opts: AnvilOptions = {}): Promise<Anvil> {
   for (;;) {
     if (child.exitCode !== null) throw new Error(`anvil exited (${child.exitCode}): ${stderr}`);
     try {
-      const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' });
+      const r = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
+      });
       if (r.ok) break;
     } catch {
       /* not up yet */

@@ -4,7 +4,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { keySha256 } from '../stages/auth.js';
+import { keySha256 } from '../accounts/keys.js';
 import { ANVIL_TIP_ADDRESS } from './anvil.js';
 
 /** A public, development-only API key (like anvil's well-known keys): never use it elsewhere. */
@@ -35,7 +35,9 @@ export function lockDevDir(dir: string): () => void {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
       const pid = Number(readFileSync(lock, 'utf8').trim());
       if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid))
-        throw new Error(`${dir} is in use by another development txgate (pid ${pid}): stop it first, or give this one its own directory and ports (npm start -- --dir .dev2 --port 8081 --anvil-port 8546 --internal-port 9465)`);
+        throw new Error(
+          `${dir} is in use by another development txgate (pid ${pid}): stop it first, or give this one its own directory and ports (npm start -- --dir .dev2 --port 8081 --anvil-port 8546 --internal-port 9465)`,
+        );
       rmSync(lock, { force: true });
     }
   }

@@ -5,7 +5,7 @@
 import type { HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import client from 'prom-client';
 import type { Logger } from '../log.js';
-import type { MetricJSON } from '../metrics.js';
+import type { MetricJSON } from '../metric-json.js';
 import { uws } from '../native.js';
 
 export interface InternalDeps {
@@ -80,4 +80,3 @@ export class InternalServer {
     (this.app as unknown as { close(): void }).close();
   }
 }
-

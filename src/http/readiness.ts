@@ -33,8 +33,6 @@ export class Readiness {
 
   report(): ReadinessReport {
     const notReady = this.problems();
-    return notReady.length === 0
-      ? { ready: true, body: '{"status":"ready"}' }
-      : { ready: false, body: JSON.stringify({ status: 'not_ready', notReady }) };
+    return notReady.length === 0 ? { ready: true, body: '{"status":"ready"}' } : { ready: false, body: JSON.stringify({ status: 'not_ready', notReady }) };
   }
 }

@@ -9,11 +9,12 @@
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import { type Exit, REJECT, statusLine, type Header } from '../errors.js';
 import type { Logger } from '../log.js';
-import { FastLog, quote } from '../access-log.js';
+import { RequestLog, serverTiming } from './request-log.js';
 import { uws } from '../native.js';
-import { RequestContext, type BaseCtx, type BodyResult, type BodySource, type RequestHead } from '../pipeline/context.js';
-import { Later } from '../pipeline/later.js';
-import { STAGE_NAMES, STAGE_SAMPLE_MASK, type Pipeline, type PipelineHooks } from '../pipeline/pipeline.js';
+import { RequestContext, type BaseCtx, type RequestHead } from '../pipeline/context.js';
+import { BodyReader } from './body-reader.js';
+import { framingProblem } from './framing.js';
+import { STAGE_NAMES, STAGE_SAMPLE_MASK, type Pipeline, type PipelineHooks, type StageName } from '../pipeline/pipeline.js';
 import type { Readiness } from './readiness.js';
 
 /** Answers for GET endpoints outside the pipeline (tip addresses). */
@@ -28,7 +29,7 @@ export interface GetAnswer {
 
 export interface RequestObserver {
   /** Once per answered (or abandoned) request, after the response was written. */
-  request(ctx: BaseCtx, exit: Exit, stage: number, micros: number): void;
+  request(ctx: BaseCtx, exit: Exit, stage: StageName, micros: number): void;
   stage?(stage: number, ms: number): void;
 }
 
@@ -48,74 +49,25 @@ export interface ServerDeps {
   readonly answerHeaders?: (ctx: BaseCtx) => readonly Header[] | undefined;
 }
 
-/** A context that is also the body source: it owns the uWS response for its request. */
-class HttpContext extends RequestContext implements BodySource {
+/** A request's context, with what the server keeps beside it: its uWS response and body reader. */
+class HttpContext extends RequestContext {
   responded = false;
-  /** True once the whole body was read, so the connection can be kept alive after answering. */
-  bodyDone: boolean;
   timings: Float64Array | null = null;
-  private chunks: Buffer[] | null = null;
-  received = 0;
-  private settle: Later<BodyResult> | null = null;
 
   constructor(
     reqId: string,
     t0: number,
     head: RequestHead,
     readonly res: HttpResponse,
-    hasBody: boolean,
-    /** Answers 500 and logs when the pipeline throws outside a stage (the server's one handler). */
-    private readonly onFailure: (ctx: HttpContext, e: unknown) => void,
+    readonly reader: BodyReader,
   ) {
-    super(reqId, t0, head, undefined as unknown as BodySource);
-    (this as { bodySource: BodySource }).bodySource = this;
-    this.bodyDone = !hasBody;
+    super(reqId, t0, head, reader);
   }
 
-  read(cap: number): Later<BodyResult> {
-    const later = new Later<BodyResult>();
-    if (this.aborted) {
-      later.settle('aborted');
-      return later;
-    }
-    this.settle = later;
-    this.res.onData((ab, isLast) => {
-      if (this.settle === null) return; // already settled (cap reached): drop the rest
-      const size = this.received + ab.byteLength;
-      if (size > cap) return this.finish('too_large');
-      this.received = size;
-      if (isLast && this.chunks === null) {
-        // The common case: the whole body in one chunk, decoded straight out of uWS's buffer
-        // (valid only during this call, which is why the pipeline continues synchronously).
-        this.bodyDone = true;
-        return this.finish({ text: Buffer.from(ab).toString('utf8'), bytes: size });
-      }
-      (this.chunks ??= []).push(Buffer.from(new Uint8Array(ab))); // copy: ab is neutered on return
-      if (isLast) {
-        this.bodyDone = true;
-        this.finish({ text: Buffer.concat(this.chunks, size).toString('utf8'), bytes: size });
-      }
-    });
-    return later;
-  }
-
-  /** Settles the read; the pipeline continues from here, synchronously. */
-  private finish(r: BodyResult): void {
-    const s = this.settle;
-    this.settle = null;
-    this.chunks = null;
-    if (s === null) return;
-    try {
-      s.settle(r);
-    } catch (e) {
-      this.onFailure(this, e);
-    }
-  }
-
-  /** Called from onAborted: a pending body read settles as 'aborted' so the request is logged. */
+  /** Called from onAborted. */
   abort(): void {
     this.aborted = true;
-    if (this.settle !== null) this.finish('aborted');
+    this.reader.abort();
   }
 }
 
@@ -142,14 +94,14 @@ export class PublicServer {
   private readonly idPrefix: string;
   private drained: (() => void) | null = null;
   private readonly log: Logger;
-  private readonly fast: FastLog;
+  private readonly requestLog: RequestLog;
   /** Every request is timed per stage with Server-Timing on; else 1 in 64 feeds the metrics. */
   private readonly timeMask: number;
   private readonly busy: { touch(): void } | undefined;
 
   constructor(private readonly deps: ServerDeps) {
     this.log = deps.log;
-    this.fast = new FastLog(deps.log);
+    this.requestLog = new RequestLog(deps.log);
     this.busy = deps.busyPoll;
     this.timeMask = deps.serverTiming === true ? 0 : deps.observer?.stage !== undefined ? STAGE_SAMPLE_MASK : -1;
     this.idPrefix = (deps.idPrefix ?? `${process.pid.toString(36)}${(processSeq++).toString(36)}`) + '-';
@@ -180,7 +132,10 @@ export class PublicServer {
         this.write(res, r.ready ? 200 : 503, r.body, { reqId: this.nextId(), isHead, close: hasBody(req) });
       });
     return app
-      .post('/', this.guard((res, req) => this.onPost(res, req)))
+      .post(
+        '/',
+        this.guard((res, req) => this.onPost(res, req)),
+      )
       .any('/', notAllowed)
       .get('/health', health(false))
       .head('/health', health(true))
@@ -188,10 +143,19 @@ export class PublicServer {
       .get('/ready', ready(false))
       .head('/ready', ready(true))
       .any('/ready', notAllowed)
-      .get('/tip-addresses', this.guard((res, req) => this.onTipAddresses(res, req, false)))
-      .head('/tip-addresses', this.guard((res, req) => this.onTipAddresses(res, req, true)))
+      .get(
+        '/tip-addresses',
+        this.guard((res, req) => this.onTipAddresses(res, req, false)),
+      )
+      .head(
+        '/tip-addresses',
+        this.guard((res, req) => this.onTipAddresses(res, req, true)),
+      )
       .any('/tip-addresses', notAllowed)
-      .any('/*', this.guard((res, req) => this.plain(res, req, REJECT.not_found)));
+      .any(
+        '/*',
+        this.guard((res, req) => this.plain(res, req, REJECT.not_found)),
+      );
   }
 
   /**
@@ -218,7 +182,10 @@ export class PublicServer {
     const pending = close || hasBody(req);
     const reqId = this.nextId();
     const method = req.getMethod();
-    this.log.info({ reqId, method: method.toUpperCase(), path: req.getUrl(), status: exit.status, reason: exit.reason, ...(detail !== undefined ? { detail } : {}) }, 'rejected');
+    this.log.info(
+      { reqId, method: method.toUpperCase(), path: req.getUrl(), status: exit.status, reason: exit.reason, ...(detail !== undefined ? { detail } : {}) },
+      'rejected',
+    );
     this.write(res, exit.status, exit.body('null'), { close: pending, reqId, isHead: method === 'head' });
   }
 
@@ -242,31 +209,31 @@ export class PublicServer {
     const t0 = performance.now();
     const a = tip(head, req.getQuery() ?? '', req.getHeader('if-none-match'));
     const reqId = this.nextId();
-    this.log.info({ reqId, method: isHead ? 'HEAD /tip-addresses' : 'GET /tip-addresses', status: a.status, ...(a.reason !== undefined ? { reason: a.reason } : {}), ...(a.account !== undefined ? { account: a.account } : {}), us: Math.round((performance.now() - t0) * 1000) }, a.status < 400 ? 'request' : 'rejected');
+    this.log.info(
+      {
+        reqId,
+        method: isHead ? 'HEAD /tip-addresses' : 'GET /tip-addresses',
+        status: a.status,
+        ...(a.reason !== undefined ? { reason: a.reason } : {}),
+        ...(a.account !== undefined ? { account: a.account } : {}),
+        us: Math.round((performance.now() - t0) * 1000),
+      },
+      a.status < 400 ? 'request' : 'rejected',
+    );
     this.write(res, a.status, a.body, { ...(a.headers !== undefined ? { headers: a.headers } : {}), reqId, isHead, close: hasBody(req) });
   }
 
   private onPost(res: HttpResponse, req: HttpRequest): void {
     this.busy?.touch();
     const cl = req.getHeader('content-length');
-    const te = req.getHeader('transfer-encoding');
-    // Framing a proxy in front could read differently (RFC 9112 §6.3): refused and closed,
-    // before anything is read. uWS itself reads the first Content-Length and ignores codings.
-    let cls = 0;
-    let tes = 0;
-    req.forEach((k) => {
-      if (k === 'content-length') cls++;
-      else if (k === 'transfer-encoding') tes++;
-    });
-    if (cls > 1 || tes > 1 || (tes === 1 && (cls === 1 || te.toLowerCase() !== 'chunked'))) {
-      const detail = cls > 1 ? `${cls} Content-Length headers` : tes > 1 ? `${tes} Transfer-Encoding headers` : cls === 1 ? 'both Content-Length and Transfer-Encoding' : `Transfer-Encoding ${quote(te, 40)}`;
-      this.plain(res, req, REJECT.bad_framing, detail, true);
-      return;
-    }
-    if (cl !== '' && !CONTENT_LENGTH.test(cl)) {
-      // uWS closes such a connection itself, dropping any answer: say exactly that, and close.
-      this.log.info({ reqId: this.nextId(), method: 'POST', path: req.getUrl(), reason: 'bad_framing', detail: `invalid Content-Length ${quote(cl, 40)}: closed without an answer` }, 'closed unanswered');
-      res.close();
+    const framing = framingProblem(req, cl);
+    if (framing !== null) {
+      if (framing.answerable) this.plain(res, req, REJECT.bad_framing, framing.detail, true);
+      else {
+        // uWS closes such a connection itself, dropping any answer: say exactly that, and close.
+        this.log.info({ reqId: this.nextId(), method: 'POST', path: req.getUrl(), reason: 'bad_framing', detail: framing.detail }, 'closed unanswered');
+        res.close();
+      }
       return;
     }
     const contentLength = cl === '' ? -1 : Number(cl);
@@ -277,17 +244,18 @@ export class PublicServer {
       apiKey: req.getHeader('x-api-key'),
     };
     const hasBody = contentLength > 0 || (contentLength < 0 && req.getHeader('transfer-encoding') !== '');
-    const ctx = new HttpContext(this.nextId(), performance.now(), head, res, hasBody, this.failed);
+    const reqId = this.nextId();
+    const ctx: HttpContext = new HttpContext(reqId, performance.now(), head, res, new BodyReader(res, hasBody, (e) => this.failed(ctx, e)));
     if (this.timeMask >= 0 && (this.seq & this.timeMask) === 0) ctx.timed = true;
     res.onAborted(() => ctx.abort());
     this.inFlight++;
     this.pipeline.run(ctx);
   }
 
-  private onExit(ctx: HttpContext, exit: Exit, stage: number, err: unknown): void {
+  private onExit(ctx: HttpContext, exit: Exit, stage: StageName, err: unknown): void {
     this.respond(ctx, exit);
     const micros = Math.round((performance.now() - ctx.t0) * 1000);
-    this.logExit(ctx, exit, stage, err, micros);
+    this.requestLog.exit(ctx, exit, stage, err, micros);
     this.deps.observer?.request(ctx, exit, stage, micros);
     if (--this.inFlight === 0 && this.drained !== null) this.drained();
   }
@@ -304,7 +272,7 @@ export class PublicServer {
     if (ctx.timings !== null) headers = [...(headers ?? []), ['server-timing', serverTiming(ctx.timings)]];
     // A body left unread (early exit before or during reading) would be parsed as the next
     // request: close the connection instead of draining an unbounded body.
-    this.write(ctx.res, exit.status, exit.body(ctx.idJson), { ...(headers !== undefined ? { headers } : {}), close: !ctx.bodyDone, reqId: ctx.reqId });
+    this.write(ctx.res, exit.status, exit.body(ctx.idJson), { ...(headers !== undefined ? { headers } : {}), close: !ctx.reader.done, reqId: ctx.reqId });
   }
 
   /**
@@ -320,33 +288,6 @@ export class PublicServer {
       if (status === 304 || (o.isHead === true && !close)) res.endWithoutBody();
       else res.end(body, close);
     });
-  }
-
-  private logExit(ctx: HttpContext, exit: Exit, stage: number, err: unknown, micros: number): void {
-    const rpc = ctx.rpc;
-    const ok = exit.reason === 'ok';
-    // eth_chainId is the clients' keep-alive: its successes log at debug, everything else at info.
-    const level = ok && rpc?.method === 'eth_chainId' ? 'debug' : 'info';
-    if (err !== undefined) {
-      // Rare: let pino serialize the error (stack, cause).
-      this.log.error({ reqId: ctx.reqId, status: exit.status, stage: STAGE_NAMES[stage], err }, 'request failed');
-      return;
-    }
-    const log = this.fast;
-    if (!log.enabled(level)) return;
-    const method = rpc === undefined ? '"POST /"' : rpc.method === 'eth_sendRawTransaction' || rpc.method === 'eth_chainId' ? '"' + rpc.method + '"' : quote(rpc.method, 64);
-    let f = '"reqId":"' + ctx.reqId + '","method":' + method + ',"status":' + exit.status + ',"us":' + micros;
-    if (!ok) {
-      f += ',"reason":"' + exit.reason + '","stage":"' + (STAGE_NAMES[stage] ?? stage) + '"';
-      if (exit.detail !== undefined) f += ',"detail":' + quote(exit.detail);
-    }
-    if (ctx.chain !== undefined) f += ',"chainId":' + ctx.chain.chainId;
-    if (ctx.account !== undefined) f += ',"account":"' + ctx.account.id + '"';
-    if (ctx.tx !== undefined) f += ',"tx":"' + ctx.tx.hash + '"';
-    // The client left before its answer (after the forward was sent): the outcome above is
-    // real, but nobody received it; support needs to tell the two apart.
-    if (ctx.aborted && exit.reason !== 'client_closed') f += ',"clientGone":true';
-    log.write(level, f, ok ? 'request' : 'rejected');
   }
 
   /** The pipeline's stage names, in order. */
@@ -392,16 +333,4 @@ export class PublicServer {
 
 function hasBody(req: HttpRequest): boolean {
   return req.getHeader('content-length') !== '' || req.getHeader('transfer-encoding') !== '';
-}
-
-/** RFC 9110: 1*DIGIT (at most 15 here: beyond any body cap, and exact as a double). */
-const CONTENT_LENGTH = /^\d{1,15}$/;
-
-function serverTiming(t: Float64Array): string {
-  let s = '';
-  for (let i = 0; i < t.length; i++) {
-    const ms = t[i]!;
-    if (ms > 0) s += (s === '' ? '' : ', ') + `${STAGE_NAMES[i]};dur=${ms.toFixed(3)}`;
-  }
-  return s;
 }

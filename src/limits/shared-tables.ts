@@ -201,7 +201,9 @@ export class SharedTxTable extends Table {
    * a notification, not polling. The caller peeks again to see whether it was its hash.
    */
   settled(mark: number, timeoutMs: number): Promise<unknown> {
-    const w = (Atomics as unknown as { waitAsync(a: Int32Array, i: number, v: number, t: number): { async: boolean; value: Promise<unknown> | string } }).waitAsync(this.lockWord, 1, mark, timeoutMs);
+    const w = (
+      Atomics as unknown as { waitAsync(a: Int32Array, i: number, v: number, t: number): { async: boolean; value: Promise<unknown> | string } }
+    ).waitAsync(this.lockWord, 1, mark, timeoutMs);
     return w.async ? (w.value as Promise<unknown>) : Promise.resolve(w.value);
   }
 

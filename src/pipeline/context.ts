@@ -4,8 +4,7 @@
  * quota). At run time it is one object with every field declared up front (one hidden class).
  */
 import type { Account, Grant } from '../accounts/types.js';
-import type { ChainConfig } from '../config.js';
-import type { Exit } from '../errors.js';
+import type { ChainRuntime } from '../chains.js';
 import type { DecodedTx } from '../tx/types.js';
 
 /** What the front end copies out of the uWS request synchronously (the request is gone after). */
@@ -37,16 +36,7 @@ export interface BodySource {
   readonly received?: number;
 }
 
-/** Per-chain state built at start-up. */
-export interface ChainRuntime {
-  readonly chainId: number;
-  /** `0x1237` for 4663: the eth_chainId answer. */
-  readonly chainIdHex: string;
-  readonly chainIdBig: bigint;
-  /** The prebuilt eth_chainId answer. */
-  readonly chainIdAnswer: Exit;
-  readonly config: ChainConfig;
-}
+export type { ChainRuntime };
 
 export type RpcId = number | string;
 
@@ -82,18 +72,38 @@ export interface BaseCtx {
   timed: boolean;
 }
 
-export interface HostCtx extends BaseCtx { readonly chain: ChainRuntime }
-export interface SizedCtx extends HostCtx { readonly body: Body }
-export interface ParsedCtx extends SizedCtx { readonly rpc: RpcRequest }
+export interface HostCtx extends BaseCtx {
+  readonly chain: ChainRuntime;
+}
+export interface SizedCtx extends HostCtx {
+  readonly body: Body;
+}
+export interface ParsedCtx extends SizedCtx {
+  readonly rpc: RpcRequest;
+}
 /** rawTx: a validated 0x-hex string, or (for decode to name precisely) an object or a base58/64 string. */
-export interface RoutedCtx extends ParsedCtx { readonly rawTx: string | Readonly<Record<string, unknown>> }
-export interface AuthedCtx extends RoutedCtx { readonly account: Account }
-export interface GrantedCtx extends AuthedCtx { readonly grant: Grant }
-export interface DecodedCtx extends GrantedCtx { readonly tx: DecodedTx }
-export interface AdmittedCtx extends DecodedCtx { readonly fee: FeeVerdict }
+export interface RoutedCtx extends ParsedCtx {
+  readonly rawTx: string | Readonly<Record<string, unknown>>;
+}
+export interface AuthedCtx extends RoutedCtx {
+  readonly account: Account;
+}
+export interface GrantedCtx extends AuthedCtx {
+  readonly grant: Grant;
+}
+export interface DecodedCtx extends GrantedCtx {
+  readonly tx: DecodedTx;
+}
+export interface AdmittedCtx extends DecodedCtx {
+  readonly fee: FeeVerdict;
+}
 /** sender: the recovered sender where the grant's allow-list asked for it, else null (not recovered). */
-export interface SenderCheckedCtx extends AdmittedCtx { readonly sender: string | null }
-export interface LimitedCtx extends SenderCheckedCtx { readonly quota: Quota }
+export interface SenderCheckedCtx extends AdmittedCtx {
+  readonly sender: string | null;
+}
+export interface LimitedCtx extends SenderCheckedCtx {
+  readonly quota: Quota;
+}
 
 /** The one concrete context object; stages fill its fields in order. */
 export class RequestContext implements BaseCtx {

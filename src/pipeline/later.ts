@@ -40,7 +40,8 @@ export class Later<T> implements PromiseLike<T> {
     const next = new Later<R1 | R2>();
     this.on((v) => {
       const r = f == null ? (v as unknown as R1) : f(v);
-      if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<R1>).then === 'function') throw new TypeError('Later.then: the callback returned a promise');
+      if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<R1>).then === 'function')
+        throw new TypeError('Later.then: the callback returned a promise');
       next.settle(r as R1);
     });
     return next;

@@ -8,17 +8,14 @@ import { Exit, REJECT } from '../errors.js';
 import type { BaseCtx } from './context.js';
 import { Later } from './later.js';
 
-export const STAGE_NAMES = [
-  'host', 'size_cap', 'parse', 'route', 'auth', 'grant', 'decode', 'fee', 'sender', 'rate_limit', 'forward',
-] as const;
-export type StageName = (typeof STAGE_NAMES)[number];
+import { STAGE_NAMES, type StageName } from '../stage-names.js';
+
+export { STAGE_NAMES, type StageName };
 
 /**
  * Per-stage timing for the metrics: the requests whose sequence number has these bits clear
- * (1 in 64), which at these rates still fills the histograms quickly; every request when
- * Server-Timing is on. It was 1 in 8 until a load-bench on/off comparison later found biased
- * (the long-serving server always measured first); with both servers fresh, metrics with 1 in
- * 64 measure 0.96-0.99x. 1 in 8 was not re-measured.
+ * (1 in 64), enough to fill the histograms quickly at these rates without timing every
+ * request; every request when Server-Timing is on.
  */
 export const STAGE_SAMPLE_MASK = 63;
 
@@ -37,8 +34,8 @@ export type TerminalStage<In extends BaseCtx> = Stage<In, never>;
 type AnyStage = Stage<any, any>;
 
 export interface PipelineHooks {
-  /** Called once per request with the answer and the index of the stage that gave it. */
-  exit(ctx: BaseCtx, exit: Exit, stageIndex: number, error: unknown): void;
+  /** Called once per request with the answer and the name of the stage that gave it. */
+  exit(ctx: BaseCtx, exit: Exit, stage: StageName, error: unknown): void;
   /** Per-stage duration in ms, for requests whose context has `timed` set. */
   stage?(ctx: BaseCtx, stageIndex: number, ms: number): void;
 }
@@ -67,7 +64,7 @@ export class Pipeline {
       try {
         out = (stages[i] as AnyStage).run(ctx);
       } catch (e) {
-        hooks.exit(ctx, REJECT.internal_error, i, e);
+        hooks.exit(ctx, REJECT.internal_error, this.names[i]!, e);
         return;
       }
       if (out instanceof Later) {
@@ -84,23 +81,23 @@ export class Pipeline {
             if (timed) hooks.stage!(ctx, i, performance.now() - t);
             this.resume(ctx, v, i);
           },
-          (e: unknown) => hooks.exit(ctx, REJECT.internal_error, i, e),
+          (e: unknown) => hooks.exit(ctx, REJECT.internal_error, this.names[i]!, e),
         );
         return;
       }
       if (timed) hooks.stage!(ctx, i, performance.now() - t);
       if (out instanceof Exit) {
-        hooks.exit(ctx, out, i, undefined);
+        hooks.exit(ctx, out, this.names[i]!, undefined);
         return;
       }
       ctx = out as BaseCtx;
     }
-    hooks.exit(ctx, REJECT.internal_error, stages.length - 1, new Error('pipeline ended without an answer'));
+    hooks.exit(ctx, REJECT.internal_error, this.names[stages.length - 1]!, new Error('pipeline ended without an answer'));
   }
 
   private resume(ctx: BaseCtx, v: unknown, i: number): void {
-    if (v instanceof Exit) this.hooks.exit(ctx, v, i, undefined);
-    else if (ctx.aborted) this.hooks.exit(ctx, REJECT.client_closed, i, undefined);
+    if (v instanceof Exit) this.hooks.exit(ctx, v, this.names[i]!, undefined);
+    else if (ctx.aborted) this.hooks.exit(ctx, REJECT.client_closed, this.names[i]!, undefined);
     else this.step(v as BaseCtx, i + 1);
   }
 }

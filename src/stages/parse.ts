@@ -36,7 +36,10 @@ export function createParseStage(): Stage<SizedCtx, ParsedCtx> {
         // exactly (an integer beyond 2^53, such as a nanosecond timestamp or a random u64) is
         // echoed as the client wrote it, not as the double it became.
         ctx.idJson = typeof id === 'number' && !Number.isSafeInteger(id) ? (idLiteral(ctx.body.text) ?? JSON.stringify(id)) : JSON.stringify(id);
-      } else return id === undefined || id === null ? reject('invalid_request', 'Invalid request: id is required and must be a number or a string') : REJECT.invalid_request;
+      } else
+        return id === undefined || id === null
+          ? reject('invalid_request', 'Invalid request: id is required and must be a number or a string')
+          : REJECT.invalid_request;
       if (m.jsonrpc !== '2.0') return reject('invalid_request', 'Invalid request: jsonrpc must be "2.0"');
       const method = m.method;
       if (typeof method !== 'string') return reject('invalid_request', 'Invalid request: method must be a string');
@@ -64,7 +67,8 @@ export function idLiteral(text: string): string | undefined {
     let j = from + 1; // after the opening quote
     while (j < n) {
       const c = text.charCodeAt(j);
-      if (c === 92) j += 2; // backslash: skip the escaped character
+      if (c === 92)
+        j += 2; // backslash: skip the escaped character
       else if (c === 34) return j + 1;
       else j++;
     }

@@ -12,8 +12,9 @@ export function createSizeCapStage(limits: { readonly maxBodyBytes: number }): S
     name: 'size_cap',
     run(ctx) {
       if (ctx.head.contentLength > cap) return REJECT.payload_too_large;
-      return ctx.bodySource.read(cap).then((body) =>
-        body === 'too_large' ? REJECT.payload_too_large : body === 'aborted' ? cutOff(ctx) : enrich(ctx, 'body', body));
+      return ctx.bodySource
+        .read(cap)
+        .then((body) => (body === 'too_large' ? REJECT.payload_too_large : body === 'aborted' ? cutOff(ctx) : enrich(ctx, 'body', body)));
     },
   };
 }

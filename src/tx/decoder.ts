@@ -97,7 +97,7 @@ export class TxDecoder {
   readonly chainId: bigint;
   /** Whether 0x02 goes through the lean path on this chain's fork. */
   readonly lean: boolean;
-  /** How the lean path checks signatures (config `crypto.signature`); the reference path always recovers. */
+  /** How the lean path checks signatures (config `crypto.signature`, `curve` by default); the reference path always recovers. */
   readonly signature: SignatureCheck;
   private readonly gas: GasParams;
   /** Scratch buffers for recovery (decoding is synchronous: one request at a time per thread). */
@@ -109,7 +109,7 @@ export class TxDecoder {
   constructor(chainId: number, hardfork: string, opts: { lean?: boolean; signature?: SignatureCheck } = {}) {
     this.common = chainCommon(chainId, hardfork, NATIVE_CRYPTO);
     this.chainId = BigInt(chainId);
-    this.signature = opts.signature ?? 'recover';
+    this.signature = opts.signature ?? 'curve';
     const c = this.common;
     this.lean = (opts.lean ?? true) && c.isActivatedEIP(1559) && !LEAN_UNMODELLED_EIPS.some((e) => c.isActivatedEIP(e));
     const p = (name: string): bigint => {
@@ -170,13 +170,14 @@ export class TxDecoder {
     // anything it refuses goes through RLP.decode below for the precise error.
     const split = type === 2 && this.lean ? splitList(payload) : null;
     if (split !== null) values = split;
-    else try {
-      const v = RLP.decode(payload);
-      if (!Array.isArray(v)) return this.notEvm(bytes, 'the payload is not an RLP list');
-      values = v as Values;
-    } catch (e) {
-      return this.notEvm(bytes, `malformed RLP (${(e as Error).message})`);
-    }
+    else
+      try {
+        const v = RLP.decode(payload);
+        if (!Array.isArray(v)) return this.notEvm(bytes, 'the payload is not an RLP list');
+        values = v as Values;
+      } catch (e) {
+        return this.notEvm(bytes, `malformed RLP (${(e as Error).message})`);
+      }
 
     const [unsignedCount, signedCount] = FIELDS[type]!;
     if (values.length === unsignedCount) return REJECT.unsigned_transaction;
@@ -206,7 +207,8 @@ export class TxDecoder {
     // Both paths: @ethereumjs/tx would take an empty byte string (0x80) where the access list
     // or the authorization list must be an RLP list; the spec does not.
     const lists = LIST_FIELDS[type];
-    if (lists !== undefined) for (const i of lists) if (!Array.isArray(values[i])) return invalid(i === lists[0] ? 'accessList must be a list' : 'authorizationList must be a list');
+    if (lists !== undefined)
+      for (const i of lists) if (!Array.isArray(values[i])) return invalid(i === lists[0] ? 'accessList must be a list' : 'authorizationList must be a list');
 
     if (type === 2 && this.lean) return this.lean1559(bytes, values);
     return this.reference(bytes, type, values);
@@ -225,10 +227,13 @@ export class TxDecoder {
     try {
       const vals = values as never;
       tx =
-        type === 0 ? createLegacyTxFromBytesArray(vals, opts)
-        : type === 1 ? createAccessList2930TxFromBytesArray(vals, opts)
-        : type === 2 ? create1559FeeMarketTxFromBytesArray(vals, opts)
-        : createEOACode7702TxFromBytesArray(vals, opts);
+        type === 0
+          ? createLegacyTxFromBytesArray(vals, opts)
+          : type === 1
+            ? createAccessList2930TxFromBytesArray(vals, opts)
+            : type === 2
+              ? create1559FeeMarketTxFromBytesArray(vals, opts)
+              : createEOACode7702TxFromBytesArray(vals, opts);
     } catch (e) {
       return classify((e as Error).message);
     }
@@ -257,12 +262,32 @@ export class TxDecoder {
   /** The lean 0x02 path: the checks of FeeMarket1559Tx + getValidationErrors, without the object. */
   private lean1559(bytes: Bytes, values: Values): DecodedTx | Exit {
     const [, nonceB, prioB, maxFeeB, gasB, toB, valueB, data, accessList, vB, rB, sB] = values as [
-      Bytes, Bytes, Bytes, Bytes, Bytes, Bytes, Bytes, Bytes, Values, Bytes, Bytes, Bytes,
+      Bytes,
+      Bytes,
+      Bytes,
+      Bytes,
+      Bytes,
+      Bytes,
+      Bytes,
+      Bytes,
+      Values,
+      Bytes,
+      Bytes,
+      Bytes,
     ];
     const scalars = [nonceB, prioB, maxFeeB, gasB, toB, valueB, data, vB, rB, sB];
     for (let i = 0; i < scalars.length; i++) if (!(scalars[i] instanceof Uint8Array)) return invalid('a scalar field is a list');
     // Canonical integers (no leading zero bytes), as validateNoLeadingZeroes.
-    if (leadingZero(nonceB) || leadingZero(prioB) || leadingZero(maxFeeB) || leadingZero(gasB) || leadingZero(valueB) || leadingZero(vB) || leadingZero(rB) || leadingZero(sB))
+    if (
+      leadingZero(nonceB) ||
+      leadingZero(prioB) ||
+      leadingZero(maxFeeB) ||
+      leadingZero(gasB) ||
+      leadingZero(valueB) ||
+      leadingZero(vB) ||
+      leadingZero(rB) ||
+      leadingZero(sB)
+    )
       return invalid('integer field with leading zeros');
     if (toB.length !== 0 && toB.length !== 20) return invalid(`to address must be 20 bytes, got ${toB.length}`);
     if (valueB.length > 32 || rB.length > 32 || sB.length > 32) return invalid('value, r or s exceeds 2^256-1');
@@ -332,7 +357,17 @@ export class TxDecoder {
       x[0] = 2;
       x.set(rB, 33 - rB.length);
       if (!isCurvePoint(x)) return REJECT.invalid_signature;
-      return new LeanTx('0x' + hex(keccak256(bytes)), null, { r: rB, s: sB, recid, msgHash }, this.chainId, nonce, isCreate ? null : '0x' + hex(toB), value, data, gasLimit);
+      return new LeanTx(
+        '0x' + hex(keccak256(bytes)),
+        null,
+        { r: rB, s: sB, recid, msgHash },
+        this.chainId,
+        nonce,
+        isCreate ? null : '0x' + hex(toB),
+        value,
+        data,
+        gasLimit,
+      );
     }
     const pub = this.pub;
     if (!recover(pub, this.sig, rB, sB, recid, msgHash)) return REJECT.invalid_signature;

@@ -115,7 +115,14 @@ export async function startGate(opts: GateOptions = {}): Promise<Gate> {
       },
       ...(opts.chainB === false
         ? []
-        : [{ chainId: 10, hosts: ['fast.chain-b.example'], sequencers: (opts.sequencers ?? ['http://127.0.0.1:9']).map((u) => u + '/chain10'), probe: { intervalMs: 100, timeoutMs: 500 } }]),
+        : [
+            {
+              chainId: 10,
+              hosts: ['fast.chain-b.example'],
+              sequencers: (opts.sequencers ?? ['http://127.0.0.1:9']).map((u) => u + '/chain10'),
+              probe: { intervalMs: 100, timeoutMs: 500 },
+            },
+          ]),
     ],
     accounts: { file: accountsFile },
     log: { level: 'debug' },
@@ -138,11 +145,31 @@ export async function startGate(opts: GateOptions = {}): Promise<Gate> {
   const log = createLogger({ level: config.log.level, destination });
   if (opts.internal === true) {
     const service = await startService(config, log);
-    return { app: service.app!, port: service.port, internalPort: service.internalPort, config, dir, accountsFile, logs, writeAccounts, stop: () => service.stop().finally(() => rmSync(dir, { recursive: true, force: true })) };
+    return {
+      app: service.app!,
+      port: service.port,
+      internalPort: service.internalPort,
+      config,
+      dir,
+      accountsFile,
+      logs,
+      writeAccounts,
+      stop: () => service.stop().finally(() => rmSync(dir, { recursive: true, force: true })),
+    };
   }
   const app = createApp({ config, log, ...(opts.observers !== undefined ? { observers: opts.observers } : {}) });
   const port = await app.start();
-  return { app, port, internalPort: null, config, dir, accountsFile, logs, writeAccounts, stop: () => app.stop().finally(() => rmSync(dir, { recursive: true, force: true })) };
+  return {
+    app,
+    port,
+    internalPort: null,
+    config,
+    dir,
+    accountsFile,
+    logs,
+    writeAccounts,
+    stop: () => app.stop().finally(() => rmSync(dir, { recursive: true, force: true })),
+  };
 }
 
 /** Polls `check` every 20 ms until it is truthy or `ms` passes. */

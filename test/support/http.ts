@@ -53,7 +53,12 @@ export function send(o: SendOptions): Promise<Reply> {
 }
 
 /** POST a JSON-RPC request to / with application/json. */
-export function rpc(port: number, method: string, params: unknown[], opts: { id?: unknown; key?: string; host?: string; headers?: Record<string, string> } = {}): Promise<Reply> {
+export function rpc(
+  port: number,
+  method: string,
+  params: unknown[],
+  opts: { id?: unknown; key?: string; host?: string; headers?: Record<string, string> } = {},
+): Promise<Reply> {
   const headers: Record<string, string> = { 'content-type': 'application/json', ...(opts.headers ?? {}) };
   if (opts.key !== undefined) headers['x-api-key'] = opts.key;
   return send({ port, host: opts.host ?? 'localhost', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 'id' in opts ? opts.id : 1, method, params }) });

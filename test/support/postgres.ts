@@ -51,7 +51,18 @@ export class TestPostgres {
 
   /** (Re)starts the server on the same port and data. */
   startServer(): void {
-    this.run('pg_ctl', ['-D', join(this.dir, 'data'), '-l', join(this.dir, 'log'), '-w', '-t', '30', '-o', `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off`, 'start']);
+    this.run('pg_ctl', [
+      '-D',
+      join(this.dir, 'data'),
+      '-l',
+      join(this.dir, 'log'),
+      '-w',
+      '-t',
+      '30',
+      '-o',
+      `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
+      'start',
+    ]);
   }
 
   /** Stops the server at once (connections are cut, as in a crash or a failover). */
@@ -65,7 +76,11 @@ export class TestPostgres {
   }
 
   async destroy(): Promise<void> {
-    spawnSync(this.asUser(join(this.bin, 'pg_ctl'))[0]!, [...this.asUser(join(this.bin, 'pg_ctl')).slice(1), '-D', join(this.dir, 'data'), '-m', 'immediate', 'stop'], { stdio: 'ignore' });
+    spawnSync(
+      this.asUser(join(this.bin, 'pg_ctl'))[0]!,
+      [...this.asUser(join(this.bin, 'pg_ctl')).slice(1), '-D', join(this.dir, 'data'), '-m', 'immediate', 'stop'],
+      { stdio: 'ignore' },
+    );
     rmSync(this.dir, { recursive: true, force: true });
   }
 

@@ -16,7 +16,8 @@ export function dbTarget(url: string): AccountsTarget & { readonly sql: Sql; mig
     try {
       rows = await tx<{ id: string; doc: AccountDoc }[]>`SELECT id, doc FROM txgate_accounts ORDER BY id`;
     } catch (e) {
-      if ((e as { code?: string }).code === '42P01') throw new AdminError('the database has no txgate_accounts table: run `npm run accounts -- migrate --db …` first');
+      if ((e as { code?: string }).code === '42P01')
+        throw new AdminError('the database has no txgate_accounts table: run `npm run accounts -- migrate --db …` first');
       throw e;
     }
     const invalid = new Set<string>();

@@ -130,7 +130,11 @@ export class PostgresAccountStore implements AccountStore {
     if (this.closed || this.sql === null) return;
     try {
       // onlisten runs on every (re)subscription: the full reload goes there (LISTEN first).
-      this.listening = await this.sql.listen(CHANNEL, (payload) => this.notified(payload), () => void this.reload('listen'));
+      this.listening = await this.sql.listen(
+        CHANNEL,
+        (payload) => this.notified(payload),
+        () => void this.reload('listen'),
+      );
       this.pingSeen = this.pingSent;
     } catch (e) {
       this.failed('listen', e);
@@ -250,5 +254,7 @@ function rowProblems(row: Row, owner: ReadonlyMap<string, string>): string[] {
   }
   const doc = row.doc as { id: unknown; keySha256: string[] };
   if (doc.id !== row.id) return [`doc.id ${JSON.stringify(doc.id)} is not the row id`];
-  return doc.keySha256.filter((h) => owner.has(h.toLowerCase())).map((h) => `key hash ${h.slice(0, 12)}… already belongs to account "${owner.get(h.toLowerCase())}"`);
+  return doc.keySha256
+    .filter((h) => owner.has(h.toLowerCase()))
+    .map((h) => `key hash ${h.slice(0, 12)}… already belongs to account "${owner.get(h.toLowerCase())}"`);
 }

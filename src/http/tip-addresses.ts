@@ -7,11 +7,11 @@
 import { createHash } from 'node:crypto';
 import { toChecksumAddress } from '@ethereumjs/util';
 import { Exit, REJECT, reject, type Header } from '../errors.js';
-import type { GetAnswer } from '../http/server.js';
+import { authenticate } from '../accounts/keys.js';
+import type { Account, AccountStore, Grant } from '../accounts/types.js';
+import type { HostTable } from '../chains.js';
 import type { RequestHead } from '../pipeline/context.js';
-import type { HostTable } from '../stages/host.js';
-import { authenticate } from '../stages/auth.js';
-import type { Account, AccountStore, Grant } from './types.js';
+import type { GetAnswer } from './server.js';
 
 interface Cached {
   readonly body: string;
@@ -44,7 +44,13 @@ export function tipAddressesBody(account: Account, grant: Grant, allowUntippedDe
 }
 
 function fail(exit: Exit, account?: string): GetAnswer {
-  return { status: exit.status, body: exit.body('null'), reason: exit.reason, ...(account !== undefined ? { account } : {}), ...(exit.headers !== undefined ? { headers: exit.headers } : {}) };
+  return {
+    status: exit.status,
+    body: exit.body('null'),
+    reason: exit.reason,
+    ...(account !== undefined ? { account } : {}),
+    ...(exit.headers !== undefined ? { headers: exit.headers } : {}),
+  };
 }
 
 /** `4663` or `0x1237` → 4663; anything else → NaN. */
@@ -73,7 +79,10 @@ export function createTipAddressesHandler(opts: TipAddressesOptions): (head: Req
     }
     const grant = account.grants.get(chainId);
     if (grant === undefined)
-      return fail(asked === null ? REJECT.chain_not_granted : reject('chain_not_granted', `This account is not granted chain 0x${chainId.toString(16)}`), account.id);
+      return fail(
+        asked === null ? REJECT.chain_not_granted : reject('chain_not_granted', `This account is not granted chain 0x${chainId.toString(16)}`),
+        account.id,
+      );
 
     let c = cache.get(grant);
     if (c === undefined) {
@@ -81,8 +90,13 @@ export function createTipAddressesHandler(opts: TipAddressesOptions): (head: Req
       c = { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` };
       cache.set(grant, c);
     }
-    const headers: Header[] = [['etag', c.etag], ['cache-control', cacheControl], ['vary', 'X-Api-Key']];
-    if (ifNoneMatch !== '' && ifNoneMatch.split(',').some((t) => t.trim() === c.etag || t.trim() === '*')) return { status: 304, body: '', headers, account: account.id };
+    const headers: Header[] = [
+      ['etag', c.etag],
+      ['cache-control', cacheControl],
+      ['vary', 'X-Api-Key'],
+    ];
+    if (ifNoneMatch !== '' && ifNoneMatch.split(',').some((t) => t.trim() === c.etag || t.trim() === '*'))
+      return { status: 304, body: '', headers, account: account.id };
     return { status: 200, body: c.body, headers, account: account.id };
   };
 }

@@ -1,0 +1,121 @@
+/**
+ * Duplicate suppression for one chain: identical bytes in flight share one forward, and a hash
+ * accepted moments ago (`dedup.acceptedTtlMs`) is answered at once; neither spends a rate-limit
+ * token. Owned by the composition root and handed to the rate-limit stage (is this a
+ * resubmission?) and the chain's forwarder (claim, track, settle). With several worker threads
+ * the in-flight and accepted hashes are shared through a SharedTxTable, so it holds per
+ * process, as the spec wants.
+ */
+import type { Exit } from '../errors.js';
+import type { SharedTxTable } from '../limits/shared-tables.js';
+
+/** Bounded set of recently accepted hashes with expiry (insertion order = expiry order). */
+export class RecentlyAccepted {
+  private readonly expiry = new Map<string, number>();
+
+  constructor(
+    private readonly ttlMs: number,
+    private readonly max: number,
+  ) {}
+
+  has(hash: string, now: number): boolean {
+    if (this.ttlMs === 0) return false;
+    const t = this.expiry.get(hash);
+    if (t === undefined) return false;
+    if (t > now) return true;
+    this.expiry.delete(hash);
+    return false;
+  }
+
+  add(hash: string, now: number): void {
+    if (this.ttlMs === 0) return;
+    this.expiry.delete(hash);
+    this.expiry.set(hash, now + this.ttlMs);
+    // Evict expired entries from the front, and the oldest beyond the bound.
+    for (const [h, t] of this.expiry) {
+      if (t > now && this.expiry.size <= this.max) break;
+      this.expiry.delete(h);
+    }
+  }
+}
+
+/** What a forward of these bytes should do. */
+export type Claim = 'accepted' | 'claimed' | 'elsewhere' | Promise<Exit>;
+
+export class ChainDuplicates {
+  private readonly pending = new Map<string, Promise<Exit>>();
+  private readonly recent: RecentlyAccepted;
+
+  constructor(
+    private readonly dedup: { readonly acceptedTtlMs: number; readonly maxEntries: number },
+    /** With several worker threads: in-flight and accepted hashes shared across them. */
+    private readonly shared: SharedTxTable | null = null,
+  ) {
+    this.recent = new RecentlyAccepted(dedup.acceptedTtlMs, dedup.maxEntries);
+  }
+
+  /** Being forwarded now, or accepted within the window: a resubmission, not new work. */
+  isDuplicate(hash: string): boolean {
+    return this.pending.has(hash) || this.recent.has(hash, performance.now()) || (this.shared !== null && this.shared.peek(hash) !== 'none');
+  }
+
+  /**
+   * Before a forward: 'accepted' (answer at once), the forward already in flight on this thread
+   * (share its outcome), 'elsewhere' (another thread forwards it: awaitElsewhere), or 'claimed'
+   * (forward it, then settle or release).
+   */
+  claim(hash: string): Claim {
+    if (this.recent.has(hash, performance.now())) return 'accepted';
+    const here = this.pending.get(hash);
+    if (here !== undefined) return here;
+    if (this.shared !== null) {
+      const c = this.shared.claim(hash);
+      if (c === 'accepted') return 'accepted';
+      if (c === 'in_flight') return 'elsewhere';
+    }
+    return 'claimed';
+  }
+
+  /** Waits for another thread's forward of these bytes: true if it was accepted; false if this thread should forward (claimed). */
+  async awaitElsewhere(hash: string, deadline: number): Promise<boolean> {
+    const shared = this.shared!;
+    for (;;) {
+      const mark = shared.mark();
+      const s = shared.peek(hash);
+      if (s === 'accepted') return true;
+      const left = deadline - performance.now();
+      if (s === 'none' || left <= 0) return shared.claim(hash) === 'accepted';
+      await shared.settled(mark, left);
+    }
+  }
+
+  /** The forward of a claimed hash, shared with identical bytes arriving meanwhile. */
+  track(hash: string, outcome: Promise<Exit>): void {
+    this.pending.set(hash, outcome);
+  }
+
+  /** The claimed hash's forward ended: accepted (remembered for the window) or not. */
+  settle(hash: string, accepted: boolean): void {
+    this.pending.delete(hash);
+    if (accepted) this.recent.add(hash, performance.now());
+    this.shared?.settle(hash, accepted, this.dedup.acceptedTtlMs);
+  }
+
+  /** A claimed hash that was never forwarded (refused before): let the next one try. */
+  release(hash: string): void {
+    this.shared?.settle(hash, false, 0);
+  }
+}
+
+/** Every chain's duplicate suppression, by chain id (the rate-limit stage's view). */
+export class Duplicates {
+  constructor(private readonly byChain: ReadonlyMap<number, ChainDuplicates>) {}
+
+  forChain(chainId: number): ChainDuplicates {
+    return this.byChain.get(chainId)!;
+  }
+
+  isDuplicate(chainId: number, hash: string): boolean {
+    return this.byChain.get(chainId)?.isDuplicate(hash) === true;
+  }
+}
