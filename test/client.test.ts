@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { createServer as createHttpServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Wallet } from 'ethers';
 import { createPublicClient, createWalletClient, http, type Hex } from 'viem';
@@ -21,6 +21,7 @@ import { startAnvil, type Anvil } from '../src/dev/anvil.js';
 import { keysInLogs, MIN_TIP, newKey, startGate, TIP, type Gate } from './support/harness.js';
 import { rpc } from './support/http.js';
 import { SIGNERS } from './support/txs.js';
+import { freePort } from './support/processes.js';
 
 const key = newKey(); // untipped allowed, generous rate
 const strictKey = newKey(); // tips required
@@ -90,14 +91,6 @@ class FaultProxy {
     }
     res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
   }
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
 }
 
 const chainRpc = () => createPublicClient({ chain: chainDef(anvil.url), transport: http(anvil.url) });

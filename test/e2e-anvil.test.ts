@@ -3,26 +3,18 @@
  * client (viem) that talks to txgate with X-Api-Key and to anvil as the chain RPC.
  */
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createPublicClient, createWalletClient, http, type Hex } from 'viem';
 import { startAnvil, type Anvil } from '../src/dev/anvil.js';
 import { eventually, keysInLogs, MIN_TIP, newKey, startGate, TIP, type Gate } from './support/harness.js';
 import { rpc, send } from './support/http.js';
 import { SIGNERS } from './support/txs.js';
+import { freePort } from './support/processes.js';
 
 const key = newKey();
 const listed = newKey(); // a grant that only SIGNERS[5] may sign for, with a burst of 1
 let anvil: Anvil;
 let gate: Gate;
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 const chain = (rpcUrl: string) =>
   ({ id: 4663, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } }) as const;

@@ -8,7 +8,7 @@
  * stay in force.
  */
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -16,11 +16,12 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { initCrypto } from '../src/native.js';
-import { capturedLogs, eventually, issuedKeys, keysInLogs, TIP } from './support/harness.js';
+import { eventually, issuedKeys, keysInLogs, TIP } from './support/harness.js';
 import { rpc, send } from './support/http.js';
 import { TestPostgres } from './support/postgres.js';
 import { StubSequencer } from './support/stub-sequencer.js';
 import { sign1559 } from './support/txs.js';
+import { startCli } from './support/processes.js';
 
 const CLI = join(import.meta.dirname, '../scripts/accounts.js');
 const MAX_STALE_MS = 2_000;
@@ -112,17 +113,8 @@ async function startEdge(workers: number): Promise<Edge> {
       accounts: { store: 'postgres', url: `postgres://postgres@127.0.0.1:${link.port}/txgate`, maxStaleMs: MAX_STALE_MS, resyncMs: 500 },
     }),
   );
-  const proc = spawn(process.execPath, [join(import.meta.dirname, '../src/cli.js'), '--config', join(dir, 'txgate.json')], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  proc.stdout!.on('data', (d: Buffer) => {
-    out += d.toString();
-    capturedLogs.push(...d.toString().split('\n').filter(Boolean));
-  });
-  proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const line = await eventually(() => out.split('\n').find((l) => l.includes('txgate listening')), 20_000);
-  const e: Edge = { proc, port: (JSON.parse(line as string) as { port: number }).port, out: () => out };
+  const g = await startCli(join(dir, 'txgate.json'));
+  const e: Edge = { proc: g.proc, port: g.port, out: g.out };
   edges.push(e);
   return e;
 }

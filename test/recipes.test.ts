@@ -7,7 +7,6 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { createServer, type AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { FetchRequest, JsonRpcProvider } from 'ethers';
@@ -15,6 +14,7 @@ import { createPublicClient, createWalletClient, http, RpcRequestError, type Bas
 import { foundryBinary, startAnvil, type Anvil } from '../src/dev/anvil.js';
 import { keysInLogs, MIN_TIP, newKey, startGate, TIP, type Gate } from './support/harness.js';
 import { SIGNERS } from './support/txs.js';
+import { freePort } from './support/processes.js';
 
 const key = newKey();
 const strictKey = newKey(); // no untipped submissions: a 1-wei transfer elsewhere is 402
@@ -32,14 +32,6 @@ async function run(file: string, args: string[]): Promise<{ code: number; stdout
     const x = e as { code?: number; stdout?: string; stderr?: string };
     return { code: typeof x.code === 'number' ? x.code : 1, stdout: x.stdout ?? '', stderr: x.stderr ?? '' };
   }
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
 }
 
 const chain = () => createPublicClient({ transport: http(anvil.url) });

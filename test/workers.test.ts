@@ -8,14 +8,14 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { initCrypto } from '../src/native.js';
-import { accountsDoc, capturedLogs, eventually, keysInLogs, newKey } from './support/harness.js';
+import { accountsDoc, eventually, keysInLogs, newKey } from './support/harness.js';
 import { rpc, send } from './support/http.js';
 import { StubSequencer, txHash } from './support/stub-sequencer.js';
 import { sign1559 } from './support/txs.js';
+import { freePort, startCli } from './support/processes.js';
 
 const key = newKey();
 const limited = newKey();
@@ -46,18 +46,17 @@ before(async () => {
       chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [stub.url], probe: { intervalMs: 200 } }],
     }),
   );
-  child = spawn(process.execPath, [join(import.meta.dirname, '../src/cli.js'), '--config', join(dir, 'txgate.json')], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => {
-    out += d.toString();
-    capturedLogs.push(...d.toString().split('\n').filter(Boolean));
-  });
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const line = await eventually(() => out.split('\n').find((l) => l.includes('txgate listening')), 15_000);
-  const info = JSON.parse(line as string) as { port: number; internalPort: number; workers: number };
+  const g = await startCli(join(dir, 'txgate.json'));
+  child = g.proc;
+  const info = JSON.parse(
+    g
+      .out()
+      .split('\n')
+      .find((l) => l.includes('txgate listening'))!,
+  ) as { workers: number };
   assert.equal(info.workers, 2);
-  port = info.port;
-  internalPort = info.internalPort;
+  port = g.port;
+  internalPort = g.internalPort!;
   await eventually(async () => (await send({ port: internalPort, method: 'GET', path: '/ready' })).status === 200, 5000);
 });
 after(async () => {
@@ -132,18 +131,8 @@ async function spawnGate(config: Record<string, unknown>): Promise<{ proc: Child
     join(dir, 'txgate.json'),
     JSON.stringify({ listen: { host: '127.0.0.1', port: 0 }, internal: { host: '127.0.0.1', port: 0 }, workers: 2, ...config }),
   );
-  const proc = spawn(process.execPath, [join(import.meta.dirname, '../src/cli.js'), '--config', join(dir, 'txgate.json')], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  proc.stdout!.on('data', (d: Buffer) => {
-    out += d.toString();
-    capturedLogs.push(...d.toString().split('\n').filter(Boolean));
-  });
-  proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const line = await eventually(() => out.split('\n').find((l) => l.includes('txgate listening')), 15_000);
-  const info = JSON.parse(line as string) as { port: number; internalPort: number };
-  return { proc, port: info.port, internalPort: info.internalPort, out: () => out };
+  const g = await startCli(join(dir, 'txgate.json'));
+  return { proc: g.proc, port: g.port, internalPort: g.internalPort ?? 0, out: g.out };
 }
 
 /** GET `path` on fresh connections until both threads answered; their answers by thread. */
@@ -222,14 +211,6 @@ describe('one view of sequencer health per process', () => {
   });
 });
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const p = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return p;
-}
-
 describe('an uncaught error (a bug)', () => {
   for (const workers of [2, 1]) {
     it(`${workers === 2 ? 'in one of two worker threads' : 'with one thread'}: requests in flight are answered, then the process exits 1`, async () => {
@@ -260,19 +241,11 @@ describe('an uncaught error (a bug)', () => {
           chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [slow.url] }],
         }),
       );
-      const proc = spawn(process.execPath, ['--import', preload, join(import.meta.dirname, '../src/cli.js'), '--config', join(dir, 'txgate.json')], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let out = '';
-      proc.stdout!.on('data', (d: Buffer) => {
-        out += d.toString();
-        capturedLogs.push(...d.toString().split('\n').filter(Boolean));
-      });
-      proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+      const g = await startCli(join(dir, 'txgate.json'), ['--import', preload]);
+      const proc = g.proc;
       const exited = new Promise<number | null>((r) => proc.once('exit', (c) => r(c)));
       try {
-        const line = await eventually(() => out.split('\n').find((l) => l.includes('txgate listening')), 15_000);
-        const p = (JSON.parse(line as string) as { port: number }).port;
+        const p = g.port;
         await eventually(async () => (await rpc(p, 'eth_chainId', [])).status === 200);
         // Fresh connections, so both threads get some (the kernel spreads them by hash).
         const raws = await Promise.all(Array.from({ length: 8 }, (_, i) => sign1559({ nonce: 500 + 10 * workers + i })));
@@ -285,16 +258,17 @@ describe('an uncaught error (a bug)', () => {
           raws.map((raw) => txHash(raw)),
         );
         assert.equal(await exited, 1);
-        const msgs = out
+        const msgs = g
+          .out()
           .split('\n')
           .filter((l) => l.startsWith('{'))
           .map((l) => JSON.parse(l) as { msg: string; level: string });
         assert.ok(
           msgs.some((m) => m.level === 'fatal' && m.msg.startsWith(workers === 2 ? 'uncaught error in a worker thread' : 'uncaught error: draining')),
-          out,
+          g.out(),
         );
         assert.equal(msgs.at(-1)?.msg, 'stopped');
-        assert.doesNotMatch(out, /Assertion failed|open handles/);
+        assert.doesNotMatch(g.out(), /Assertion failed|open handles/);
       } finally {
         if (proc.exitCode === null) proc.kill('SIGKILL');
         await slow.stop();

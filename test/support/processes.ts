@@ -1,0 +1,38 @@
+/** Helpers for tests that run txgate as its own process (the real CLI) and need free ports. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { capturedLogs, eventually } from './harness.js';
+
+/** A TCP port free on 127.0.0.1 right now. */
+export async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+export interface CliProcess {
+  readonly proc: ChildProcess;
+  readonly port: number;
+  readonly internalPort: number | null;
+  /** Everything it wrote (stdout and stderr) so far. */
+  out(): string;
+}
+
+/** Starts `txgate --config FILE` (node args before the script, e.g. a preload); resolves once it logged its start-up line. */
+export async function startCli(configFile: string, nodeArgs: string[] = []): Promise<CliProcess> {
+  const proc = spawn(process.execPath, [...nodeArgs, join(import.meta.dirname, '../../src/cli.js'), '--config', configFile], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  proc.stdout!.on('data', (d: Buffer) => {
+    out += d.toString();
+    capturedLogs.push(...d.toString().split('\n').filter(Boolean));
+  });
+  proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const line = await eventually(() => out.split('\n').find((l) => l.includes('txgate listening')), 20_000);
+  const info = JSON.parse(line as string) as { port: number; internalPort: number | null };
+  return { proc, port: info.port, internalPort: info.internalPort, out: () => out };
+}
