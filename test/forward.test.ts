@@ -12,6 +12,7 @@ import { parseConfig } from '../src/config.js';
 import { ChainDuplicates } from '../src/forward/dedup.js';
 import { ChainForwarder } from '../src/forward/forwarder.js';
 import { HealthBoard } from '../src/forward/health-board.js';
+import { Sequencer } from '../src/forward/upstream.js';
 import { initCrypto } from '../src/native.js';
 import { eventually, keysInLogs, newKey, startGate, type Gate } from './support/harness.js';
 import { rpc, send } from './support/http.js';
@@ -334,6 +335,20 @@ describe('duplicates, shedding, health', () => {
     assert.ok(by(200).length >= 4 && by(503).length >= 4, `both outcomes occur (${by(200).length} × 200, ${by(503).length} × 503)`);
     const unsent = audit(gate).filter((l) => l.outcome === 'fault');
     assert.ok(unsent.length > 0 && unsent.every((l) => l.sent === false), 'the audit lines say the shed ones were not sent');
+  });
+  it('closing the client ends a call still waiting for a connection as never sent (no forward left hanging)', async () => {
+    const stub = await new StubSequencer().start();
+    open.stubs.push(stub);
+    stub.behaviour = () => ({ kind: 'hang' });
+    const seq = new Sequencer(stub.url, 1, HealthBoard.allocate(1), 0);
+    const times = { timeoutMs: 5_000, queueMs: 5_000 };
+    const first = seq.call('eth_sendRawTransaction', '["0x01"]', times);
+    const second = seq.call('eth_sendRawTransaction', '["0x02"]', times); // waits: one connection
+    await eventually(() => stub.sends().length === 1);
+    void seq.close();
+    assert.deepEqual(await second, { kind: 'fault', why: 'the sequencer client is closing', sent: false });
+    await stub.stop(); // ends the hanging first call
+    assert.equal((await first).kind, 'fault');
   });
   it('a sequencer that refuses the connection between probes → 503 upstream_unavailable (never sent), not 502', async () => {
     const stub = await new StubSequencer().start();

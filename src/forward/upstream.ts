@@ -23,6 +23,8 @@ const MAX_ANSWER_BYTES = 1 << 20;
 
 interface Waiting {
   readonly run: () => void;
+  /** Ends the wait unsent (the pool is closing). */
+  readonly drop: (why: string) => void;
   readonly expire: NodeJS.Timeout;
   cancelled: boolean;
 }
@@ -98,6 +100,7 @@ export class Sequencer {
       const w: Waiting = {
         cancelled: false,
         run: () => this.dispatch(body, times, deadline, resolve),
+        drop: (why) => resolve({ kind: 'fault', why, sent: false }),
         expire: setTimeout(() => {
           w.cancelled = true;
           resolve({ kind: 'fault', why: `no connection to the sequencer within ${times.queueMs} ms`, sent: false });
@@ -206,6 +209,7 @@ export class Sequencer {
       if (w.cancelled) continue;
       clearTimeout(w.expire);
       w.cancelled = true;
+      w.drop('the sequencer client is closing'); // never written: definitely not forwarded
     }
     return this.pool.close();
   }
