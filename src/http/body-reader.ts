@@ -8,7 +8,7 @@ import type { HttpResponse } from 'uWebSockets.js';
 import type { BodyResult, BodySource } from '../pipeline/context.js';
 import { Later } from '../pipeline/later.js';
 
-export class BodyReader implements BodySource {
+export class BodyReader<Owner = unknown> implements BodySource {
   /** True once the whole body was read, so the connection can be kept alive after answering. */
   done: boolean;
   received = 0;
@@ -16,11 +16,14 @@ export class BodyReader implements BodySource {
   private settle: Later<BodyResult> | null = null;
   private gone = false;
 
+  /** The request this body belongs to, handed to `onFailure` (set by its owner). */
+  owner: Owner | null = null;
+
   constructor(
     private readonly res: HttpResponse,
     hasBody: boolean,
-    /** A pipeline that throws while continuing from the read (answered 500 by the server). */
-    private readonly onFailure: (e: unknown) => void,
+    /** A pipeline that throws while continuing from the read (answered 500 by the server); one function for every request. */
+    private readonly onFailure: (owner: Owner, e: unknown) => void,
   ) {
     this.done = !hasBody;
   }
@@ -67,7 +70,7 @@ export class BodyReader implements BodySource {
     try {
       s.settle(r);
     } catch (e) {
-      this.onFailure(e);
+      this.onFailure(this.owner!, e);
     }
   }
 }

@@ -59,9 +59,10 @@ class HttpContext extends RequestContext {
     t0: number,
     head: RequestHead,
     readonly res: HttpResponse,
-    readonly reader: BodyReader,
+    readonly reader: BodyReader<HttpContext>,
   ) {
     super(reqId, t0, head, reader);
+    reader.owner = this;
   }
 
   /** Called from onAborted. */
@@ -245,7 +246,7 @@ export class PublicServer {
     };
     const hasBody = contentLength > 0 || (contentLength < 0 && req.getHeader('transfer-encoding') !== '');
     const reqId = this.nextId();
-    const ctx: HttpContext = new HttpContext(reqId, performance.now(), head, res, new BodyReader(res, hasBody, (e) => this.failed(ctx, e)));
+    const ctx = new HttpContext(reqId, performance.now(), head, res, new BodyReader<HttpContext>(res, hasBody, this.failed));
     if (this.timeMask >= 0 && (this.seq & this.timeMask) === 0) ctx.timed = true;
     res.onAborted(() => ctx.abort());
     this.inFlight++;
