@@ -44,6 +44,8 @@ interface Attempt {
   readonly detail: string | undefined;
   /** For a fault: whether the request was written to the sequencer (else it never saw it). */
   readonly sent: boolean;
+  /** For a fault: no connection was free in time (load). */
+  readonly busy: boolean;
 }
 
 /** The faults of a forward that got no definite answer, and whether any had been written. */
@@ -56,7 +58,7 @@ class Faults {
   add(a: Attempt): void {
     this.list.push(`${a.seq.label}: ${a.detail ?? 'fault'}${a.sent ? '' : ' (not sent)'}`);
     if (a.sent) this.sent = true;
-    else if (a.detail?.startsWith('no connection') === true) this.busy = true;
+    else if (a.busy) this.busy = true;
   }
 }
 
@@ -241,6 +243,7 @@ export class ChainForwarder {
       ms: performance.now() - t,
       detail: v.detail,
       sent: v.sent ?? true,
+      busy: a.kind === 'fault' && a.busy === true,
     });
     let v = judge(a, req.hash);
     if (v.outcome === 'fault' && a.kind === 'fault' && a.why.startsWith('transport')) {

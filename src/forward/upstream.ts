@@ -12,12 +12,21 @@
  */
 import { Pool, type Dispatcher } from 'undici';
 import { sequencerLabel } from '../config.js';
-import type { HealthBoard, SequencerHealth } from './health-board.js';
+import type { HealthBoard } from './health-board.js';
 
 export type Answer =
   | { readonly kind: 'result'; readonly result: unknown }
   | { readonly kind: 'error'; readonly code: number; readonly message: string; readonly data: unknown }
-  | { readonly kind: 'fault'; readonly why: string; readonly sent: boolean };
+  /** `busy`: no connection to the sequencer was free in time (load, not an unreachable sequencer). */
+  | { readonly kind: 'fault'; readonly why: string; readonly sent: boolean; readonly busy?: true };
+
+/** The answer of a call that got no connection in time: never written. */
+const noConnection = (times: CallTimes): Answer => ({
+  kind: 'fault',
+  why: `no connection to the sequencer within ${times.queueMs} ms`,
+  sent: false,
+  busy: true,
+});
 
 const MAX_ANSWER_BYTES = 1 << 20;
 
@@ -74,16 +83,8 @@ export class Sequencer {
     });
   }
 
-  get health(): SequencerHealth {
-    return this.board.state(this.slot);
-  }
-
   get eligible(): boolean {
     return this.board.eligible(this.slot);
-  }
-
-  get lastProblem(): string {
-    return this.board.problem(this.slot);
   }
 
   /** Takes the sequencer out on every thread until a probe sees it back. */
@@ -103,7 +104,7 @@ export class Sequencer {
         drop: (why) => resolve({ kind: 'fault', why, sent: false }),
         expire: setTimeout(() => {
           w.cancelled = true;
-          resolve({ kind: 'fault', why: `no connection to the sequencer within ${times.queueMs} ms`, sent: false });
+          resolve(noConnection(times));
         }, times.queueMs),
       };
       this.waiting.push(w);
@@ -138,6 +139,7 @@ export class Sequencer {
     let chunks: Buffer[] = [];
     let size = 0;
     let abort: ((err?: Error) => void) | null = null;
+    let timer: NodeJS.Timeout | undefined;
     const finish = (a: Answer) => {
       if (done) return;
       done = true;
@@ -149,12 +151,6 @@ export class Sequencer {
       ended = true;
       this.release();
     };
-    // Until undici writes the request, the bound is the time left to get a connection; from
-    // then on, the answer's timeout.
-    let timer = setTimeout(
-      () => finish({ kind: 'fault', why: `no connection to the sequencer within ${times.queueMs} ms`, sent: false }),
-      Math.max(0, deadline - performance.now()),
-    );
     // undici's core speaks this handler interface natively (the newer onRequestStart/
     // onResponse* one is wrapped per request, parsing every header into an object): measured
     // cheaper per call, and the raw headers are never needed here.
@@ -200,7 +196,12 @@ export class Sequencer {
     } catch (e) {
       finish({ kind: 'fault', why: `transport: ${(e as Error).message}`, sent: false });
       end();
+      return;
     }
+    // A kept-alive connection takes the request at once (onConnect ran inside dispatch, and the
+    // answer's timeout is armed). Otherwise undici opens one: bounded by the time left to get a
+    // connection, after which the call ends unsent.
+    if (!sent && !done) timer = setTimeout(() => finish(noConnection(times)), Math.max(0, deadline - performance.now()));
   }
 
   close(): Promise<void> {

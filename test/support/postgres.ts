@@ -68,20 +68,19 @@ export class TestPostgres {
   }
 
   async destroy(): Promise<void> {
-    spawnSync(
-      this.asUser(join(this.bin, 'pg_ctl'))[0]!,
-      [...this.asUser(join(this.bin, 'pg_ctl')).slice(1), '-D', join(this.dir, 'data'), '-m', 'immediate', 'stop'],
-      { stdio: 'ignore' },
-    );
+    const [file, ...args] = this.command('pg_ctl', ['-D', join(this.dir, 'data'), '-m', 'immediate', 'stop']);
+    spawnSync(file!, args, { stdio: 'ignore' }); // already stopped is fine
     rmSync(this.dir, { recursive: true, force: true });
   }
 
-  private asUser(cmd: string): string[] {
-    return process.getuid?.() === 0 ? ['runuser', '-u', 'postgres', '--', cmd] : [cmd];
+  /** A PostgreSQL tool's command line, as the `postgres` user when the tests run as root. */
+  private command(tool: string, args: string[]): string[] {
+    const cmd = join(this.bin, tool);
+    return [...(process.getuid?.() === 0 ? ['runuser', '-u', 'postgres', '--', cmd] : [cmd]), ...args];
   }
 
   private run(tool: string, args: string[]): string {
-    const [file, ...pre] = this.asUser(join(this.bin, tool));
-    return execFileSync(file!, [...pre, ...args], { encoding: 'utf8', cwd: this.dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    const [file, ...rest] = this.command(tool, args);
+    return execFileSync(file!, rest, { encoding: 'utf8', cwd: this.dir, stdio: ['ignore', 'pipe', 'pipe'] });
   }
 }
