@@ -1,13 +1,13 @@
 /** Bench fixtures: a configuration, accounts, signed transactions and contexts, built once. */
 import { parseAccounts } from '../src/accounts/parse.js';
 import type { AccountStore } from '../src/accounts/types.js';
-import { admissionStages, buildChains } from '../src/app.js';
+import { admissionStages, buildChains, type Admitted } from '../src/app.js';
 import { parseConfig } from '../src/config.js';
 import { ANVIL_KEYS, ANVIL_TIP_ADDRESS } from '../src/dev/anvil.js';
 import { result } from '../src/errors.js';
 import { RateLimiter } from '../src/limits/rate-limiter.js';
 import { initCrypto, keccak256 } from '../src/native.js';
-import { RequestContext, type Body, type BodyResult, type LimitedCtx, type RequestHead } from '../src/pipeline/context.js';
+import { RequestContext, type Body, type BodyResult, type FieldInitializer, type RequestHead } from '../src/pipeline/context.js';
 import { Later } from '../src/pipeline/later.js';
 import type { PipelineHooks, TerminalStage } from '../src/pipeline/pipeline.js';
 import { HostTable } from '../src/stages/host.js';
@@ -85,19 +85,20 @@ export function head(o: Partial<RequestHead> = {}): RequestHead {
 }
 
 /** A fresh context whose body is already there (the read is settled: the pipeline runs through at once, as in the server). */
-export function context(h: RequestHead, b: Body): RequestContext {
-  return new RequestContext('b', 0, h, {
+export function context(h: RequestHead, b: Body, init?: FieldInitializer): RequestContext {
+  const source = {
     read: () => {
       const l = new Later<BodyResult>();
       l.settle(b);
       return l;
     },
-  });
+  };
+  return new RequestContext('b', 0, h, source, init);
 }
 
 /** The service's stages with a forward that answers at once (the sequencer is out of the picture). */
 export function pipeline(hooks: PipelineHooks, decs: ReadonlyMap<number, TxDecoder> = decoders) {
-  const instantForward: TerminalStage<LimitedCtx> = { name: 'forward', run: (ctx) => result(ctx.tx.hash) };
+  const instantForward: TerminalStage<Admitted> = { name: 'forward', run: (ctx) => result(ctx.tx.hash) };
   return admissionStages({ config, hosts, store, decoders: decs, limiter }).end(instantForward, hooks);
 }
 

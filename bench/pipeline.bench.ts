@@ -19,7 +19,7 @@ export async function run(): Promise<Row[]> {
     return (h: RequestHead, b: Body) =>
       new Promise<Exit>((resolve) => {
         done = resolve;
-        p.run(context(h, b));
+        p.run(context(h, b, p.initFields));
       });
   };
   const go = runner();
@@ -38,7 +38,7 @@ export async function run(): Promise<Row[]> {
   const goMetrics = (h: RequestHead, b: Body) =>
     new Promise<Exit>((resolve) => {
       done = resolve;
-      const c = context(h, b);
+      const c = context(h, b, pm.initFields);
       c.timed = (++seq & STAGE_SAMPLE_MASK) === 0;
       pm.run(c);
     });

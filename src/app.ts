@@ -19,8 +19,8 @@ import { quotaHeaders } from './limits/quota-headers.js';
 import { RateLimiter, type TokenBuckets } from './limits/rate-limiter.js';
 import { SharedRateTable, SharedTxTable, type SharedTableBuffers } from './limits/shared-tables.js';
 import type { Logger } from './log.js';
-import type { BaseCtx, LimitedCtx } from './pipeline/context.js';
-import { PipelineBuilder, type PipelineHooks } from './pipeline/pipeline.js';
+import type { BaseCtx } from './pipeline/context.js';
+import { PipelineBuilder, type BuiltContext, type PipelineHooks } from './pipeline/pipeline.js';
 import { createAuthStage } from './stages/auth.js';
 import { createDecodeStage } from './stages/decode.js';
 import { createFeeStage } from './stages/fee.js';
@@ -88,7 +88,7 @@ export interface AdmissionParts {
 }
 
 /** The admission stages in their order (STAGE_NAMES); the forward stage ends the array. */
-export function admissionStages(p: AdmissionParts): PipelineBuilder<LimitedCtx> {
+export function admissionStages(p: AdmissionParts) {
   return PipelineBuilder.start<BaseCtx>()
     .then(createHostStage(p.hosts))
     .then(createSizeCapStage(p.config.limits))
@@ -101,6 +101,9 @@ export function admissionStages(p: AdmissionParts): PipelineBuilder<LimitedCtx> 
     .then(createSenderStage())
     .then(createRateLimitStage(p.limiter, p.duplicates));
 }
+
+/** The context of a submission that passed every admission stage: what the forward stage may read. */
+export type Admitted = BuiltContext<ReturnType<typeof admissionStages>>;
 
 export function createApp(opts: AppOptions): App {
   const { config, log } = opts;

@@ -8,11 +8,18 @@ import { type Exit, REJECT, result } from '../src/errors.js';
 import { RequestContext, type BaseCtx } from '../src/pipeline/context.js';
 import { Later } from '../src/pipeline/later.js';
 import { Pipeline, PipelineBuilder, STAGE_NAMES, type Stage } from '../src/pipeline/pipeline.js';
-import { createApp } from '../src/app.js';
+import { admissionStages, createApp } from '../src/app.js';
+import { FileAccountStore } from '../src/accounts/file-store.js';
+import { HostTable } from '../src/chains.js';
+import { RateLimiter } from '../src/limits/rate-limiter.js';
+import { createAuthStage } from '../src/stages/auth.js';
+import { createGrantStage } from '../src/stages/grant.js';
+import { createHostStage } from '../src/stages/host.js';
 import { parseConfig } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { Writable } from 'node:stream';
 
+const silent = createLogger({ level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
 const head = { host: 'localhost', contentType: 'application/json', contentLength: 2, apiKey: '' };
 const ctx = () => new RequestContext('t', 0, head, { read: () => Promise.resolve({ text: '{}', bytes: 2 }) });
 
@@ -21,7 +28,7 @@ function recorder() {
   return { exits, hooks: { exit: (_c: BaseCtx, exit: Exit, stage: string, err: unknown) => exits.push({ exit, stage, err }) } };
 }
 
-const pass = (name: string, trace: string[]): Stage<BaseCtx, BaseCtx> => ({ name: name as never, run: (c) => (trace.push(name), c) });
+const pass = (name: string, trace: string[]): Stage<BaseCtx, object> => ({ name: name as never, adds: null, run: (c) => (trace.push(name), c) });
 
 describe('pipeline runner', () => {
   it('runs stages in array order and ends with the terminal answer', () => {
@@ -143,6 +150,36 @@ describe('pipeline runner', () => {
       .then(pass('size_cap', []))
       .end({ name: 'forward', run: () => result('0x') }, hooks);
     assert.deepEqual(p.names, ['host', 'size_cap', 'forward']);
+  });
+
+  it('a stage that reads a field no stage before it added does not compile', () => {
+    const host = createHostStage(new HostTable([]));
+    const grant = createGrantStage();
+    // The grant stage reads `account`, which only the auth stage adds.
+    // @ts-expect-error: a compile error is the assertion (tsc fails on an unused directive)
+    const wrong = PipelineBuilder.start<BaseCtx>().then(host).then(grant);
+    const right = PipelineBuilder.start<BaseCtx>()
+      .then(host)
+      .then(createAuthStage(new FileAccountStore({ file: '/nonexistent', log: silent })))
+      .then(grant);
+    const { hooks } = recorder();
+    assert.deepEqual(right.end({ name: 'forward', run: () => result('0x') }, hooks).fields, ['chain', 'account', 'grant']);
+    assert.ok(wrong instanceof PipelineBuilder);
+  });
+
+  it('every context is created with the fields of every stage, in order, before any stage runs', () => {
+    const config = parseConfig({ chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }], workers: 1 }, '/tmp', {});
+    const { hooks } = recorder();
+    const p = admissionStages({
+      config,
+      hosts: new HostTable([]),
+      store: new FileAccountStore({ file: '/nonexistent', log: silent }),
+      decoders: new Map(),
+      limiter: new RateLimiter(),
+    }).end({ name: 'forward', run: () => result('0x') }, hooks);
+    assert.deepEqual(p.fields, ['chain', 'body', 'rpc', 'rawTx', 'account', 'grant', 'tx', 'fee', 'sender', 'quota']);
+    const c = new RequestContext('t', 0, head, { read: () => Promise.resolve('aborted') }, p.initFields);
+    assert.deepEqual(Object.keys(c), ['reqId', 't0', 'head', 'bodySource', 'aborted', 'idJson', 'timed', ...p.fields]);
   });
 
   it('the service pipeline holds the ten stages in the designed order', () => {

@@ -42,7 +42,7 @@ function ctx(o: { host?: string; ct?: string; cl?: number; key?: string; body?: 
     { read: () => Promise.resolve(bodyResult) },
   );
   Object.assign(c, { chain: chains[0], ...(o.set ?? {}) });
-  if (typeof o.body === 'string') c.body = { text: o.body, bytes: Buffer.byteLength(o.body) };
+  if (typeof o.body === 'string') Object.assign(c, { body: { text: o.body, bytes: Buffer.byteLength(o.body) } });
   return c;
 }
 const reason = (v: unknown) => (v instanceof Exit ? v.reason : 'pass');

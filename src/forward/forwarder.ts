@@ -19,7 +19,7 @@ import type { ChainConfig } from '../config.js';
 import { reject, REJECT, result, type Exit } from '../errors.js';
 import { judge, knownAfterNonceTooLow, type Outcome, type Verdict } from './answer.js';
 import type { Logger } from '../log.js';
-import { FastLog, quote } from '../access-log.js';
+import { FastLog } from '../log-line.js';
 import type { HealthBoard } from './health-board.js';
 import { Sequencer, type CallTimes } from './upstream.js';
 import type { ChainDuplicates } from './dedup.js';
@@ -267,29 +267,14 @@ export class ChainForwarder {
   private audit(req: ForwardRequest, a: Attempt, role: 'final' | 'winner' | 'loser' | 'pending'): void {
     const ms = Math.round(a.ms * 1000) / 1000;
     if (this.observer.forward !== undefined) this.observer.forward({ chainId: this.chainId, sequencer: a.seq.label, outcome: a.outcome, ms });
-    const level = a.outcome === 'fault' || a.outcome === 'hash_mismatch' ? 'warn' : 'info';
-    if (!this.fast.enabled(level)) return;
-    let f =
-      '"audit":"forward","reqId":"' +
-      req.reqId +
-      '","account":"' +
-      req.account +
-      '","tx":"' +
-      req.hash +
-      '","chainId":' +
-      this.chainId +
-      ',"sequencer":' +
-      a.seq.labelJson +
-      ',"outcome":"' +
-      a.outcome +
-      '","role":"' +
-      role +
-      '","ms":' +
-      ms;
-    if (a.detail !== undefined) f += ',"detail":' + quote(a.detail);
-    if (!a.sent) f += ',"sent":false';
-    if (req.sender !== null) f += ',"sender":"' + req.sender + '"';
-    this.fast.write(level, f, 'forward');
+    const line = this.fast.line(a.outcome === 'fault' || a.outcome === 'hash_mismatch' ? 'warn' : 'info');
+    if (line === null) return;
+    line.str('audit', 'forward').str('reqId', req.reqId).str('account', req.account).str('tx', req.hash).num('chainId', this.chainId);
+    line.json('sequencer', a.seq.labelJson).str('outcome', a.outcome).str('role', role).num('ms', ms);
+    if (a.detail !== undefined) line.text('detail', a.detail);
+    if (!a.sent) line.flag('sent', false);
+    if (req.sender !== null) line.str('sender', req.sender);
+    line.end('forward');
   }
 
   close(): Promise<unknown> {

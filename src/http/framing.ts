@@ -6,7 +6,7 @@
  * Content-Length that is not digits is one uWS closes the connection over itself, unanswered.
  */
 import type { HttpRequest } from 'uWebSockets.js';
-import { quote } from '../access-log.js';
+import { quote } from '../log-line.js';
 
 /** RFC 9110: 1*DIGIT (at most 15 here: beyond any body cap, and exact as a double). */
 const CONTENT_LENGTH = /^\d{1,15}$/;
@@ -17,8 +17,11 @@ export interface FramingProblem {
   readonly detail: string;
 }
 
-/** The framing problem of a request (read while the request is alive), or null. */
-export function framingProblem(req: HttpRequest, cl: string): FramingProblem | null {
+/**
+ * How a request's body is framed (read while the request is alive): `length` (a Content-Length,
+ * or none: no body), `chunked`, or the problem that makes it ambiguous.
+ */
+export function readFraming(req: HttpRequest, cl: string): 'length' | 'chunked' | FramingProblem {
   let cls = 0;
   let tes = 0;
   req.forEach((k) => {
@@ -30,8 +33,8 @@ export function framingProblem(req: HttpRequest, cl: string): FramingProblem | n
   if (tes === 1) {
     if (cls === 1) return { answerable: true, detail: 'both Content-Length and Transfer-Encoding' };
     const te = req.getHeader('transfer-encoding');
-    if (te.toLowerCase() !== 'chunked') return { answerable: true, detail: `Transfer-Encoding ${quote(te, 40)}` };
+    return te.toLowerCase() === 'chunked' ? 'chunked' : { answerable: true, detail: `Transfer-Encoding ${quote(te, 40)}` };
   }
   if (cl !== '' && !CONTENT_LENGTH.test(cl)) return { answerable: false, detail: `invalid Content-Length ${quote(cl, 40)}: closed without an answer` };
-  return null;
+  return 'length';
 }

@@ -1,14 +1,20 @@
 /**
- * The one log line of each answered request on POST /: built by hand as a JSON fragment (no
- * object, no serializer on the hot path), batched by the log sink; eth_chainId successes (the
- * clients' keep-alive) at debug, everything else at info. And the Server-Timing header of a
- * profiled request.
+ * The one log line of each request, built field by field (log-line.ts) and batched by the log
+ * sink: a pipeline answer on POST / (eth_chainId successes, the clients' keep-alive, at debug;
+ * everything else at info), a refusal by the front end before the pipeline (404, 405, framing),
+ * and a GET answer. And the Server-Timing header of a profiled request.
  */
-import { FastLog, quote } from '../access-log.js';
+import type { Account } from '../accounts/types.js';
+import type { ChainRuntime } from '../chains.js';
 import type { Exit } from '../errors.js';
+import { FastLog } from '../log-line.js';
 import type { Logger } from '../log.js';
-import type { RequestContext } from '../pipeline/context.js';
+import type { BaseCtx, RpcRequest } from '../pipeline/context.js';
 import { STAGE_NAMES, type StageName } from '../pipeline/pipeline.js';
+import type { DecodedTx } from '../tx/types.js';
+
+/** What the line reads of an answered request: the fields set by the stages that ran. */
+type Answered = BaseCtx & { readonly rpc?: RpcRequest; readonly chain?: ChainRuntime; readonly account?: Account; readonly tx?: DecodedTx };
 
 export class RequestLog {
   private readonly fast: FastLog;
@@ -17,32 +23,58 @@ export class RequestLog {
     this.fast = new FastLog(log);
   }
 
-  exit(ctx: RequestContext, exit: Exit, stage: StageName, err: unknown, micros: number): void {
+  /** A pipeline answer on POST /. */
+  exit(base: BaseCtx, exit: Exit, stage: StageName, err: unknown, micros: number): void {
+    const ctx = base as Answered;
     const rpc = ctx.rpc;
     const ok = exit.reason === 'ok';
-    // eth_chainId is the clients' keep-alive: its successes log at debug, everything else at info.
-    const level = ok && rpc?.method === 'eth_chainId' ? 'debug' : 'info';
     if (err !== undefined) {
       // Rare: let pino serialize the error (stack, cause).
       this.log.error({ reqId: ctx.reqId, status: exit.status, stage, err }, 'request failed');
       return;
     }
-    const log = this.fast;
-    if (!log.enabled(level)) return;
-    const method =
-      rpc === undefined ? '"POST /"' : rpc.method === 'eth_sendRawTransaction' || rpc.method === 'eth_chainId' ? '"' + rpc.method + '"' : quote(rpc.method, 64);
-    let f = '"reqId":"' + ctx.reqId + '","method":' + method + ',"status":' + exit.status + ',"us":' + micros;
+    const line = this.fast.line(ok && rpc?.method === 'eth_chainId' ? 'debug' : 'info');
+    if (line === null) return;
+    line.str('reqId', ctx.reqId);
+    if (rpc === undefined) line.str('method', 'POST /');
+    else if (rpc.method === 'eth_sendRawTransaction' || rpc.method === 'eth_chainId') line.str('method', rpc.method);
+    else line.text('method', rpc.method, 64);
+    line.num('status', exit.status).num('us', micros);
     if (!ok) {
-      f += ',"reason":"' + exit.reason + '","stage":"' + stage + '"';
-      if (exit.detail !== undefined) f += ',"detail":' + quote(exit.detail);
+      line.str('reason', exit.reason).str('stage', stage);
+      if (exit.detail !== undefined) line.text('detail', exit.detail);
     }
-    if (ctx.chain !== undefined) f += ',"chainId":' + ctx.chain.chainId;
-    if (ctx.account !== undefined) f += ',"account":"' + ctx.account.id + '"';
-    if (ctx.tx !== undefined) f += ',"tx":"' + ctx.tx.hash + '"';
+    if (ctx.chain !== undefined) line.num('chainId', ctx.chain.chainId);
+    if (ctx.account !== undefined) line.str('account', ctx.account.id);
+    if (ctx.tx !== undefined) line.str('tx', ctx.tx.hash);
     // The client left before its answer (after the forward was sent): the outcome above is
     // real, but nobody received it; support needs to tell the two apart.
-    if (ctx.aborted && exit.reason !== 'client_closed') f += ',"clientGone":true';
-    log.write(level, f, ok ? 'request' : 'rejected');
+    if (ctx.aborted && exit.reason !== 'client_closed') line.flag('clientGone', true);
+    line.end(ok ? 'request' : 'rejected');
+  }
+
+  /**
+   * A request the front end refused before the pipeline (`status` 0: closed without an answer,
+   * which uWS does itself for an invalid Content-Length).
+   */
+  refused(reqId: string, method: string, path: string, status: number, reason: string, detail: string | undefined): void {
+    const line = this.fast.line('info');
+    if (line === null) return;
+    line.str('reqId', reqId).text('method', method, 16).text('path', path);
+    if (status !== 0) line.num('status', status);
+    line.str('reason', reason);
+    if (detail !== undefined) line.text('detail', detail);
+    line.end(status === 0 ? 'closed unanswered' : 'rejected');
+  }
+
+  /** A GET (or HEAD) answer outside the pipeline: GET /tip-addresses. */
+  get(reqId: string, method: string, status: number, reason: string | undefined, account: string | undefined, micros: number): void {
+    const line = this.fast.line('info');
+    if (line === null) return;
+    line.str('reqId', reqId).str('method', method).num('status', status);
+    if (reason !== undefined) line.str('reason', reason);
+    if (account !== undefined) line.str('account', account);
+    line.num('us', micros).end(status < 400 ? 'request' : 'rejected');
   }
 }
 

@@ -1,31 +1,25 @@
 /**
- * The public uWebSockets.js front end: POST / through the stage pipeline, GET /tip-addresses,
- * GET /health, GET /ready. Other paths 404, other verbs 405, always with a JSON body.
+ * The public uWebSockets.js front end: the route table, and POST / through the stage pipeline
+ * (GET /tip-addresses, /health and /ready are in get-routes.ts). Other paths 404, other verbs
+ * 405, always with a JSON body.
  *
  * uWS rules (STYLE.md): read what is needed from `req` synchronously; register onAborted before
  * returning; copy every onData chunk kept; every write goes inside `res.cork()` with the status
- * first, and one writer (`respond`) guards against a second answer or writing to a gone client.
+ * first (write.ts), and one writer (`respond`) guards against a second answer or writing to a
+ * gone client.
  */
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
-import { type Exit, REJECT, statusLine, type Header } from '../errors.js';
+import { type Exit, REJECT, type Header } from '../errors.js';
 import type { Logger } from '../log.js';
 import { RequestLog, serverTiming } from './request-log.js';
 import { uws } from '../native.js';
-import { RequestContext, type BaseCtx, type RequestHead } from '../pipeline/context.js';
+import { RequestContext, type BaseCtx, type FieldInitializer, type RequestHead } from '../pipeline/context.js';
 import { BodyReader } from './body-reader.js';
-import { framingProblem } from './framing.js';
+import { readFraming } from './framing.js';
+import { getRoutes, type TipAddressesHandler } from './get-routes.js';
 import { STAGE_NAMES, STAGE_SAMPLE_MASK, type Pipeline, type PipelineHooks, type StageName } from '../pipeline/pipeline.js';
 import type { Readiness } from './readiness.js';
-
-/** Answers for GET endpoints outside the pipeline (tip addresses). */
-export interface GetAnswer {
-  readonly status: number;
-  readonly body: string;
-  readonly headers?: readonly Header[];
-  /** For the log line: the rejection reason, the account id. */
-  readonly reason?: string;
-  readonly account?: string;
-}
+import { announcesBody, writeAnswer } from './write.js';
 
 export interface RequestObserver {
   /** Once per answered (or abandoned) request, after the response was written. */
@@ -37,8 +31,7 @@ export interface ServerDeps {
   readonly log: Logger;
   readonly readiness: Readiness;
   readonly buildPipeline: (hooks: PipelineHooks) => Pipeline;
-  /** GET /tip-addresses: given the raw headers, the query string and If-None-Match. */
-  readonly tipAddresses: (head: RequestHead, query: string, ifNoneMatch: string) => GetAnswer;
+  readonly tipAddresses: TipAddressesHandler;
   readonly observer?: RequestObserver;
   readonly serverTiming?: boolean;
   /** Prefix of request ids (e.g. worker index), to keep them unique per process. */
@@ -60,8 +53,9 @@ class HttpContext extends RequestContext {
     head: RequestHead,
     readonly res: HttpResponse,
     readonly reader: BodyReader<HttpContext>,
+    init: FieldInitializer,
   ) {
-    super(reqId, t0, head, reader);
+    super(reqId, t0, head, reader, init);
     reader.owner = this;
   }
 
@@ -71,18 +65,6 @@ class HttpContext extends RequestContext {
     this.reader.abort();
   }
 }
-
-interface WriteOptions {
-  readonly reqId: string;
-  readonly headers?: readonly Header[];
-  /** Close the connection after the answer (a body left unread, ambiguous framing). */
-  readonly close?: boolean;
-  /** A HEAD request: no body unless the connection closes anyway. */
-  readonly isHead?: boolean;
-}
-
-const JSON_CT = 'application/json';
-const HEALTH_BODY = '{"status":"ok"}';
 
 let processSeq = 0;
 
@@ -121,37 +103,21 @@ export class PublicServer {
 
   private routes(app: TemplatedApp): TemplatedApp {
     const notAllowed = this.guard((res, req) => this.plain(res, req, REJECT.method_not_allowed));
-    // HEAD on a GET resource: the GET answer's status and headers, never a body (RFC 9110
-    // §9.3.2). uWS routes HEAD to none of the GET handlers and would send a body a keep-alive
-    // client reads as the start of the next response.
-    // A GET that carries a body is answered, then closed: its body is never read, so nothing
-    // of it can be taken for the next request.
-    const health = (isHead: boolean) => this.guard((res, req) => this.write(res, 200, HEALTH_BODY, { reqId: this.nextId(), isHead, close: hasBody(req) }));
-    const ready = (isHead: boolean) =>
-      this.guard((res, req) => {
-        const r = this.deps.readiness.report();
-        this.write(res, r.ready ? 200 : 503, r.body, { reqId: this.nextId(), isHead, close: hasBody(req) });
-      });
+    const get = getRoutes({ readiness: this.deps.readiness, tipAddresses: this.deps.tipAddresses, requestLog: this.requestLog, nextId: () => this.nextId() });
     return app
       .post(
         '/',
         this.guard((res, req) => this.onPost(res, req)),
       )
       .any('/', notAllowed)
-      .get('/health', health(false))
-      .head('/health', health(true))
+      .get('/health', this.guard(get.health(false)))
+      .head('/health', this.guard(get.health(true)))
       .any('/health', notAllowed)
-      .get('/ready', ready(false))
-      .head('/ready', ready(true))
+      .get('/ready', this.guard(get.ready(false)))
+      .head('/ready', this.guard(get.ready(true)))
       .any('/ready', notAllowed)
-      .get(
-        '/tip-addresses',
-        this.guard((res, req) => this.onTipAddresses(res, req, false)),
-      )
-      .head(
-        '/tip-addresses',
-        this.guard((res, req) => this.onTipAddresses(res, req, true)),
-      )
+      .get('/tip-addresses', this.guard(get.tipAddresses(false)))
+      .head('/tip-addresses', this.guard(get.tipAddresses(true)))
       .any('/tip-addresses', notAllowed)
       .any(
         '/*',
@@ -170,7 +136,7 @@ export class PublicServer {
       } catch (e) {
         this.log.error({ err: e }, 'handler failed');
         try {
-          this.write(res, 500, REJECT.internal_error.body('null'), { close: true, reqId: this.nextId() });
+          writeAnswer(res, 500, REJECT.internal_error.body('null'), { close: true, reqId: this.nextId() });
         } catch {
           /* already answered: nothing more can be done for this request */
         }
@@ -180,14 +146,10 @@ export class PublicServer {
 
   /** Answers a request outside the pipeline; closes the connection if a body is pending. */
   private plain(res: HttpResponse, req: HttpRequest, exit: Exit, detail?: string, close = false): void {
-    const pending = close || hasBody(req);
     const reqId = this.nextId();
     const method = req.getMethod();
-    this.log.info(
-      { reqId, method: method.toUpperCase(), path: req.getUrl(), status: exit.status, reason: exit.reason, ...(detail !== undefined ? { detail } : {}) },
-      'rejected',
-    );
-    this.write(res, exit.status, exit.body('null'), { close: pending, reqId, isHead: method === 'head' });
+    this.requestLog.refused(reqId, method.toUpperCase(), req.getUrl(), exit.status, exit.reason, detail);
+    writeAnswer(res, exit.status, exit.body('null'), { close: close || announcesBody(req), reqId, isHead: method === 'head' });
   }
 
   /** The pipeline threw outside a stage (in an exit hook): log it, and answer if nothing was. */
@@ -204,35 +166,15 @@ export class PublicServer {
     return this.idPrefix + (++this.seq).toString(36);
   }
 
-  private onTipAddresses(res: HttpResponse, req: HttpRequest, isHead: boolean): void {
-    const tip = this.deps.tipAddresses;
-    const head: RequestHead = { host: req.getHeader('host'), contentType: '', contentLength: -1, apiKey: req.getHeader('x-api-key') };
-    const t0 = performance.now();
-    const a = tip(head, req.getQuery() ?? '', req.getHeader('if-none-match'));
-    const reqId = this.nextId();
-    this.log.info(
-      {
-        reqId,
-        method: isHead ? 'HEAD /tip-addresses' : 'GET /tip-addresses',
-        status: a.status,
-        ...(a.reason !== undefined ? { reason: a.reason } : {}),
-        ...(a.account !== undefined ? { account: a.account } : {}),
-        us: Math.round((performance.now() - t0) * 1000),
-      },
-      a.status < 400 ? 'request' : 'rejected',
-    );
-    this.write(res, a.status, a.body, { ...(a.headers !== undefined ? { headers: a.headers } : {}), reqId, isHead, close: hasBody(req) });
-  }
-
   private onPost(res: HttpResponse, req: HttpRequest): void {
     this.busy?.touch();
     const cl = req.getHeader('content-length');
-    const framing = framingProblem(req, cl);
-    if (framing !== null) {
+    const framing = readFraming(req, cl);
+    if (typeof framing === 'object') {
       if (framing.answerable) this.plain(res, req, REJECT.bad_framing, framing.detail, true);
       else {
         // uWS closes such a connection itself, dropping any answer: say exactly that, and close.
-        this.log.info({ reqId: this.nextId(), method: 'POST', path: req.getUrl(), reason: 'bad_framing', detail: framing.detail }, 'closed unanswered');
+        this.requestLog.refused(this.nextId(), 'POST', req.getUrl(), 0, 'bad_framing', framing.detail);
         res.close();
       }
       return;
@@ -244,9 +186,9 @@ export class PublicServer {
       contentLength,
       apiKey: req.getHeader('x-api-key'),
     };
-    const hasBody = contentLength > 0 || (contentLength < 0 && req.getHeader('transfer-encoding') !== '');
+    const hasBody = contentLength > 0 || framing === 'chunked';
     const reqId = this.nextId();
-    const ctx = new HttpContext(reqId, performance.now(), head, res, new BodyReader<HttpContext>(res, hasBody, this.failed));
+    const ctx = new HttpContext(reqId, performance.now(), head, res, new BodyReader<HttpContext>(res, hasBody, this.failed), this.pipeline.initFields);
     if (this.timeMask >= 0 && (this.seq & this.timeMask) === 0) ctx.timed = true;
     res.onAborted(() => ctx.abort());
     this.inFlight++;
@@ -273,22 +215,7 @@ export class PublicServer {
     if (ctx.timings !== null) headers = [...(headers ?? []), ['server-timing', serverTiming(ctx.timings)]];
     // A body left unread (early exit before or during reading) would be parsed as the next
     // request: close the connection instead of draining an unbounded body.
-    this.write(ctx.res, exit.status, exit.body(ctx.idJson), { ...(headers !== undefined ? { headers } : {}), close: !ctx.reader.done, reqId: ctx.reqId });
-  }
-
-  /**
-   * Every answer goes out here. `isHead`: a HEAD request, answered without a body; when the
-   * connection closes anyway (`close`) the body may go too, no client can misread it then.
-   */
-  private write(res: HttpResponse, status: number, body: string, o: WriteOptions): void {
-    const close = o.close === true;
-    res.cork(() => {
-      res.writeStatus(statusLine(status)).writeHeader('content-type', JSON_CT).writeHeader('x-request-id', o.reqId);
-      if (o.headers !== undefined) for (const [k, v] of o.headers) res.writeHeader(k, v);
-      // endWithoutBody only answers without arguments in this uWS build (no Content-Length then).
-      if (status === 304 || (o.isHead === true && !close)) res.endWithoutBody();
-      else res.end(body, close);
-    });
+    writeAnswer(ctx.res, exit.status, exit.body(ctx.idJson), { headers, close: !ctx.reader.done, reqId: ctx.reqId });
   }
 
   /** The pipeline's stage names, in order. */
@@ -330,8 +257,4 @@ export class PublicServer {
     (this.app as unknown as { close(): void }).close();
     return { unfinished };
   }
-}
-
-function hasBody(req: HttpRequest): boolean {
-  return req.getHeader('content-length') !== '' || req.getHeader('transfer-encoding') !== '';
 }

@@ -10,8 +10,7 @@ import { Exit, REJECT, reject, type Header } from '../errors.js';
 import { authenticate } from '../accounts/keys.js';
 import type { Account, AccountStore, Grant } from '../accounts/types.js';
 import type { HostTable } from '../chains.js';
-import type { RequestHead } from '../pipeline/context.js';
-import type { GetAnswer } from './server.js';
+import type { GetAnswer, TipAddressesHandler } from './get-routes.js';
 
 interface Cached {
   readonly body: string;
@@ -60,7 +59,7 @@ export function parseChainIdParam(v: string): number {
   return NaN;
 }
 
-export function createTipAddressesHandler(opts: TipAddressesOptions): (head: RequestHead, query: string, ifNoneMatch: string) => GetAnswer {
+export function createTipAddressesHandler(opts: TipAddressesOptions): TipAddressesHandler {
   const cache = new WeakMap<Grant, Cached>();
   const cacheControl = `private, max-age=${opts.maxAgeSeconds}`;
   return (head, query, ifNoneMatch) => {

@@ -7,15 +7,18 @@
  */
 import type { Grant } from '../accounts/types.js';
 import type { Header } from '../errors.js';
-import type { BaseCtx, RequestContext } from '../pipeline/context.js';
-import type { TokenBuckets } from './rate-limiter.js';
+import type { BaseCtx } from '../pipeline/context.js';
+import type { Quota, TokenBuckets } from './rate-limiter.js';
+
+/** What these headers read of an answered request: the fields set by the stages that ran. */
+type Answered = BaseCtx & { readonly grant?: Grant; readonly rawTx?: unknown; readonly quota?: Quota };
 
 const COUNTS = Array.from({ length: 1024 }, (_, i) => String(i));
 
 export function quotaHeaders(limiter: TokenBuckets): (ctx: BaseCtx) => readonly Header[] | undefined {
   const limits = new WeakMap<Grant, Header>();
   return (base) => {
-    const ctx = base as RequestContext;
+    const ctx = base as Answered;
     const grant = ctx.grant;
     if (grant === undefined || ctx.rawTx === undefined) return undefined;
     const { perSecond, burst } = grant.rateLimit;

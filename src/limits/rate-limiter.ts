@@ -10,6 +10,12 @@
 /** Monotonic milliseconds. */
 export type Clock = () => number;
 
+/** A bucket after a submission's token was taken (the rate-limit stage's field, sent as X-RateLimit-*). */
+export interface Quota {
+  readonly limit: number;
+  readonly remaining: number;
+}
+
 /** Token buckets: the per-thread RateLimiter, or the process-wide SharedRateTable. */
 export interface TokenBuckets {
   /** Remaining whole tokens (≥ 0) after spending one, or the negated wait in ms (< 0). */

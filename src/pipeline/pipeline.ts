@@ -5,7 +5,7 @@
  * has gone.
  */
 import { Exit, REJECT } from '../errors.js';
-import type { BaseCtx } from './context.js';
+import { fieldInitializer, type BaseCtx, type FieldInitializer } from './context.js';
 import { Later } from './later.js';
 
 import { STAGE_NAMES, type StageName } from '../stage-names.js';
@@ -22,16 +22,34 @@ export const STAGE_SAMPLE_MASK = 63;
 /** A stage's verdict: now, or later (a Later on the hot path, or any Promise). */
 export type StageResult<Out> = Out | Exit | PromiseLike<Out | Exit>;
 
-export interface Stage<In extends BaseCtx, Out extends In> {
+/**
+ * A stage reads the context fields of `In` and either answers (an Exit) or passes the context
+ * on with the fields of `Add` set: one field, named by `adds` (null for a stage that only
+ * checks). Its types live in its own file; the builder checks the order.
+ */
+export interface Stage<In extends BaseCtx, Add extends object> {
   readonly name: StageName;
-  run(ctx: In): StageResult<Out>;
+  readonly adds: (keyof Add & string) | null;
+  readonly run: <C extends In>(ctx: C) => StageResult<C & Add>;
+  /**
+   * Never set: it makes `In` contravariant, so that the builder refuses a stage placed where a
+   * field it reads has not been added yet (generic `run` alone would not be checked for it).
+   */
+  readonly reads?: (ctx: In) => void;
 }
 
 /** The last stage never passes a context on: it always answers. */
-export type TerminalStage<In extends BaseCtx> = Stage<In, never>;
+export interface TerminalStage<In extends BaseCtx> {
+  readonly name: StageName;
+  readonly run: (ctx: In) => Exit | PromiseLike<Exit>;
+}
 
-// biome-ignore lint/suspicious/noExplicitAny: the array holds stages of every context type; the builder checks their order
-type AnyStage = Stage<any, any>;
+/** What the runner holds: a stage of any context type (the builder checked their order). */
+export interface RunnerStage {
+  readonly name: StageName;
+  readonly adds?: string | null;
+  run(ctx: BaseCtx): unknown;
+}
 
 export interface PipelineHooks {
   /** Called once per request with the answer and the name of the stage that gave it. */
@@ -42,12 +60,18 @@ export interface PipelineHooks {
 
 export class Pipeline {
   readonly names: readonly StageName[];
+  /** The context fields the stages add, in order: every context is created with them set. */
+  readonly fields: readonly string[];
+  /** Sets those fields on a new context (RequestContext's `init`). */
+  readonly initFields: FieldInitializer;
 
   constructor(
-    readonly stages: readonly AnyStage[],
+    private readonly stages: readonly RunnerStage[],
     private readonly hooks: PipelineHooks,
   ) {
     this.names = stages.map((s) => s.name);
+    this.fields = stages.flatMap((s) => (typeof s.adds === 'string' ? [s.adds] : []));
+    this.initFields = fieldInitializer(this.fields);
   }
 
   /** Runs the stages from the first; `hooks.exit` is called exactly once. */
@@ -62,7 +86,7 @@ export class Pipeline {
       const t = timed ? performance.now() : 0;
       let out: unknown;
       try {
-        out = (stages[i] as AnyStage).run(ctx);
+        out = stages[i]!.run(ctx);
       } catch (e) {
         hooks.exit(ctx, REJECT.internal_error, this.names[i]!, e);
         return;
@@ -104,20 +128,23 @@ export class Pipeline {
 
 /**
  * Builds the stage array so that a wrong order is a compile error: each `then` takes a stage
- * whose input is the previous stage's output.
+ * whose fields read were all added by the stages before it.
  */
 export class PipelineBuilder<Ctx extends BaseCtx> {
-  private constructor(private readonly stages: readonly AnyStage[]) {}
+  private constructor(private readonly stages: readonly RunnerStage[]) {}
 
   static start<C extends BaseCtx>(): PipelineBuilder<C> {
     return new PipelineBuilder<C>([]);
   }
 
-  then<Out extends Ctx>(stage: Stage<Ctx, Out>): PipelineBuilder<Out> {
-    return new PipelineBuilder<Out>([...this.stages, stage]);
+  then<Add extends object>(stage: Stage<Ctx, Add>): PipelineBuilder<Ctx & Add> {
+    return new PipelineBuilder<Ctx & Add>([...this.stages, stage]);
   }
 
   end(stage: TerminalStage<Ctx>, hooks: PipelineHooks): Pipeline {
     return new Pipeline([...this.stages, stage], hooks);
   }
 }
+
+/** The context a builder's stages produce (what a terminal stage after them may read). */
+export type BuiltContext<B> = B extends PipelineBuilder<infer C> ? C : never;

@@ -8,16 +8,17 @@
  */
 import { Exit } from '../errors.js';
 import { authenticate } from '../accounts/keys.js';
-import type { AccountStore } from '../accounts/types.js';
-import { enrich, type AuthedCtx, type RoutedCtx } from '../pipeline/context.js';
+import type { Account, AccountStore } from '../accounts/types.js';
+import { enrich, type BaseCtx } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
 
 /** The key helpers live with the accounts; re-exported for the stage's users. */
 export { keySha256, MAX_KEY_LENGTH } from '../accounts/keys.js';
 
-export function createAuthStage(store: AccountStore): Stage<RoutedCtx, AuthedCtx> {
+export function createAuthStage(store: AccountStore): Stage<BaseCtx, { readonly account: Account }> {
   return {
     name: 'auth',
+    adds: 'account',
     run(ctx) {
       const account = authenticate(store, ctx.head.apiKey);
       return account instanceof Exit ? account : enrich(ctx, 'account', account);

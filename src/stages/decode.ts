@@ -5,15 +5,21 @@
  * invalid_transaction (DESIGN §4). One decoder (one Common) per chain, built at start-up.
  */
 import { Exit, REJECT } from '../errors.js';
-import { BAD_SEND_PARAMS } from './route.js';
-import { enrich, type DecodedCtx, type GrantedCtx } from '../pipeline/context.js';
+import { BAD_SEND_PARAMS, type RawTxParam } from './route.js';
+import type { Grant } from '../accounts/types.js';
+import type { ChainRuntime } from '../chains.js';
+import { enrich, type BaseCtx } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
 import type { TxDecoder } from '../tx/decoder.js';
 import { isSolanaText } from '../tx/solana.js';
+import type { DecodedTx } from '../tx/types.js';
 
-export function createDecodeStage(decoders: ReadonlyMap<number, TxDecoder>): Stage<GrantedCtx, DecodedCtx> {
+export function createDecodeStage(
+  decoders: ReadonlyMap<number, TxDecoder>,
+): Stage<BaseCtx & { readonly rawTx: RawTxParam; readonly chain: ChainRuntime; readonly grant: Grant }, { readonly tx: DecodedTx }> {
   return {
     name: 'decode',
+    adds: 'tx',
     run(ctx) {
       const raw = ctx.rawTx;
       // An eth_sendTransaction-style object: the client expected us to sign it.

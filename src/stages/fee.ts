@@ -9,10 +9,16 @@
  * account and the deployment allow untipped submissions.
  */
 import { reject, type Exit } from '../errors.js';
-import type { FeePattern, Grant } from '../accounts/types.js';
-import { enrich, type AdmittedCtx, type DecodedCtx, type FeeVerdict } from '../pipeline/context.js';
+import type { Account, FeePattern, Grant } from '../accounts/types.js';
+import type { ChainRuntime } from '../chains.js';
+import { enrich, type BaseCtx } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
 import type { DecodedTx } from '../tx/types.js';
+
+export interface FeeVerdict {
+  /** The pattern that paid the tip, or 'untipped' for an allowed untipped plain transfer. */
+  readonly via: 'transfer' | 'call' | 'untipped';
+}
 
 const VIA_TRANSFER: FeeVerdict = Object.freeze({ via: 'transfer' });
 const VIA_CALL: FeeVerdict = Object.freeze({ via: 'call' });
@@ -45,7 +51,9 @@ function callPays(data: Uint8Array, p: Extract<FeePattern, { kind: 'call' }>, gr
   return wordIsTipAddress(data, 4 + 32 * p.receiverArg, grant.tipAddressSet) && wordValue(data, 4 + 32 * p.amountArg) >= grant.minTipWei;
 }
 
-export function createFeeStage(deployment: { readonly allowUntipped: boolean }): Stage<DecodedCtx, AdmittedCtx> {
+export function createFeeStage(deployment: {
+  readonly allowUntipped: boolean;
+}): Stage<BaseCtx & { readonly tx: DecodedTx; readonly grant: Grant; readonly account: Account; readonly chain: ChainRuntime }, { readonly fee: FeeVerdict }> {
   const messages = new WeakMap<Grant, Exit>();
   const rejection = (grant: Grant, chainHex: string): Exit => {
     let r = messages.get(grant);
@@ -62,6 +70,7 @@ export function createFeeStage(deployment: { readonly allowUntipped: boolean }):
   };
   return {
     name: 'fee',
+    adds: 'fee',
     run(ctx) {
       const via = tipVia(ctx.tx, ctx.grant);
       if (via !== null) return enrich(ctx, 'fee', via);

@@ -3,10 +3,18 @@
  * the sequencer's acceptance (the hash) or an unambiguous failure (see forward/forwarder.ts).
  */
 import type { ChainForwarder } from '../forward/forwarder.js';
-import type { LimitedCtx } from '../pipeline/context.js';
+import type { Account } from '../accounts/types.js';
+import type { ChainRuntime } from '../chains.js';
+import type { BaseCtx } from '../pipeline/context.js';
+import type { DecodedTx } from '../tx/types.js';
+import type { RawTxParam } from './route.js';
 import type { TerminalStage } from '../pipeline/pipeline.js';
 
-export function createForwardStage(forwarders: ReadonlyMap<number, ChainForwarder>): TerminalStage<LimitedCtx> {
+export function createForwardStage(
+  forwarders: ReadonlyMap<number, ChainForwarder>,
+): TerminalStage<
+  BaseCtx & { readonly rawTx: RawTxParam; readonly chain: ChainRuntime; readonly tx: DecodedTx; readonly account: Account; readonly sender: string | null }
+> {
   return {
     name: 'forward',
     run(ctx) {

@@ -3,12 +3,15 @@
  * and a grant for the host's chain (else 403 chain_not_granted).
  */
 import { REJECT } from '../errors.js';
-import { enrich, type AuthedCtx, type GrantedCtx } from '../pipeline/context.js';
+import type { Account, Grant } from '../accounts/types.js';
+import type { ChainRuntime } from '../chains.js';
+import { enrich, type BaseCtx } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
 
-export function createGrantStage(): Stage<AuthedCtx, GrantedCtx> {
+export function createGrantStage(): Stage<BaseCtx & { readonly account: Account; readonly chain: ChainRuntime }, { readonly grant: Grant }> {
   return {
     name: 'grant',
+    adds: 'grant',
     run(ctx) {
       if (!ctx.account.submissionEnabled) return REJECT.submission_disabled;
       const grant = ctx.account.grants.get(ctx.chain.chainId);

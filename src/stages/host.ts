@@ -4,14 +4,16 @@
  */
 import { REJECT } from '../errors.js';
 import type { HostTable } from '../chains.js';
-import { enrich, type BaseCtx, type HostCtx } from '../pipeline/context.js';
+import type { ChainRuntime } from '../chains.js';
+import { enrich, type BaseCtx } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
 
 export { HostTable, hostName } from '../chains.js';
 
-export function createHostStage(hosts: HostTable): Stage<BaseCtx, HostCtx> {
+export function createHostStage(hosts: HostTable): Stage<BaseCtx, { readonly chain: ChainRuntime }> {
   return {
     name: 'host',
+    adds: 'chain',
     run(ctx) {
       const chain = hosts.lookup(ctx.head.host);
       return chain === undefined ? REJECT.misdirected_host : enrich(ctx, 'chain', chain);

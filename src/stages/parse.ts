@@ -4,7 +4,7 @@
  * string (null or absent is invalid); `method` a string; `params` an array (absent = []).
  */
 import { reject, REJECT } from '../errors.js';
-import { enrich, type ParsedCtx, type SizedCtx } from '../pipeline/context.js';
+import { enrich, type BaseCtx, type Body, type RpcRequest } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
 
 /** application/json, optionally with parameters (`; charset=utf-8`), case-insensitive. */
@@ -16,9 +16,10 @@ export function isJsonContentType(ct: string): boolean {
 
 const NO_PARAMS: readonly unknown[] = Object.freeze([]);
 
-export function createParseStage(): Stage<SizedCtx, ParsedCtx> {
+export function createParseStage(): Stage<BaseCtx & { readonly body: Body }, { readonly rpc: RpcRequest }> {
   return {
     name: 'parse',
+    adds: 'rpc',
     run(ctx) {
       if (!isJsonContentType(ctx.head.contentType)) return REJECT.unsupported_content_type;
       let msg: unknown;

@@ -5,18 +5,25 @@
  * accepted is answered by the forwarder without a second forward and spends no token.
  */
 import { reject } from '../errors.js';
-import { retryAfterSeconds, type TokenBuckets } from '../limits/rate-limiter.js';
-import { enrich, type LimitedCtx, type SenderCheckedCtx } from '../pipeline/context.js';
+import type { Grant } from '../accounts/types.js';
+import type { ChainRuntime } from '../chains.js';
+import { retryAfterSeconds, type Quota, type TokenBuckets } from '../limits/rate-limiter.js';
+import { enrich, type BaseCtx } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
+import type { DecodedTx } from '../tx/types.js';
 
 export interface DuplicateCheck {
   /** True when this tx hash is being forwarded now or was accepted moments ago. */
   isDuplicate(chainId: number, hash: string): boolean;
 }
 
-export function createRateLimitStage(limiter: TokenBuckets, duplicates?: DuplicateCheck): Stage<SenderCheckedCtx, LimitedCtx> {
+export function createRateLimitStage(
+  limiter: TokenBuckets,
+  duplicates?: DuplicateCheck,
+): Stage<BaseCtx & { readonly grant: Grant; readonly chain: ChainRuntime; readonly tx: DecodedTx }, { readonly quota: Quota }> {
   return {
     name: 'rate_limit',
+    adds: 'quota',
     run(ctx) {
       const { perSecond, burst } = ctx.grant.rateLimit;
       if (duplicates?.isDuplicate(ctx.chain.chainId, ctx.tx.hash) === true)

@@ -6,13 +6,15 @@
  * (an unsigned eth_sendTransaction-style object) and a base58/base64 string (Solana wire bytes).
  */
 import { reject, REJECT } from '../errors.js';
-import { enrich, type ParsedCtx, type RoutedCtx } from '../pipeline/context.js';
+import type { ChainRuntime } from '../chains.js';
+import { enrich, type BaseCtx, type Body, type RpcRequest } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
 
 const HEX = /^0[xX](?:[0-9a-fA-F]{2})*$/;
 const BASE58_OR_64 = /^[A-Za-z0-9+/]+={0,2}$|^[A-Za-z0-9_-]+={0,2}$/;
 
-export type RawTxParam = string | Record<string, unknown>;
+/** rawTx: a validated 0x-hex string, or (for decode to name precisely) an object or a base58/64 string. */
+export type RawTxParam = string | Readonly<Record<string, unknown>>;
 
 /** What decode receives: a validated 0x-hex string, a JSON object, or a base58/base64 string. */
 export function classifyRawTxParam(p: unknown): RawTxParam | undefined {
@@ -28,11 +30,14 @@ export function classifyRawTxParam(p: unknown): RawTxParam | undefined {
 export const BAD_SEND_PARAMS = reject('invalid_params', 'Invalid params: eth_sendRawTransaction takes exactly one 0x-prefixed hex string');
 const BAD_CHAINID_PARAMS = reject('invalid_params', 'Invalid params: eth_chainId takes no params');
 
-export function createRouteStage(limits: { readonly chainIdMaxBodyBytes: number }): Stage<ParsedCtx, RoutedCtx> {
+export function createRouteStage(limits: {
+  readonly chainIdMaxBodyBytes: number;
+}): Stage<BaseCtx & { readonly chain: ChainRuntime; readonly body: Body; readonly rpc: RpcRequest }, { readonly rawTx: RawTxParam }> {
   const chainIdCap = limits.chainIdMaxBodyBytes;
   const chainIdTooLarge = reject('payload_too_large', `Request body exceeds the size limit: eth_chainId requests must fit in ${chainIdCap} bytes`);
   return {
     name: 'route',
+    adds: 'rawTx',
     run(ctx) {
       const { method, params } = ctx.rpc;
       if (method === 'eth_sendRawTransaction') {

@@ -6,12 +6,16 @@
  * without a list pays one property read.
  */
 import { Exit, REJECT } from '../errors.js';
-import { enrich, type AdmittedCtx, type SenderCheckedCtx } from '../pipeline/context.js';
+import type { Grant } from '../accounts/types.js';
+import { enrich, type BaseCtx } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
+import type { DecodedTx } from '../tx/types.js';
 
-export function createSenderStage(): Stage<AdmittedCtx, SenderCheckedCtx> {
+/** sender: the recovered sender where the grant's allow-list asked for it, else null (not recovered). */
+export function createSenderStage(): Stage<BaseCtx & { readonly grant: Grant; readonly tx: DecodedTx }, { readonly sender: string | null }> {
   return {
     name: 'sender',
+    adds: 'sender',
     run(ctx) {
       const allowed = ctx.grant.senders;
       if (allowed === null) return enrich(ctx, 'sender', null);

@@ -3,13 +3,14 @@
  * otherwise the body is read as it arrives and reading stops at the cap (chunked bodies too).
  */
 import { Exit, REJECT } from '../errors.js';
-import { enrich, type HostCtx, type SizedCtx } from '../pipeline/context.js';
+import { enrich, type BaseCtx, type Body } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
 
-export function createSizeCapStage(limits: { readonly maxBodyBytes: number }): Stage<HostCtx, SizedCtx> {
+export function createSizeCapStage(limits: { readonly maxBodyBytes: number }): Stage<BaseCtx, { readonly body: Body }> {
   const cap = limits.maxBodyBytes;
   return {
     name: 'size_cap',
+    adds: 'body',
     run(ctx) {
       if (ctx.head.contentLength > cap) return REJECT.payload_too_large;
       return ctx.bodySource
@@ -23,7 +24,7 @@ export function createSizeCapStage(limits: { readonly maxBodyBytes: number }): S
  * The connection closed before the whole body arrived: the client left, or the body trickled
  * in past uWS's ~10-s timer. Nobody reads the answer; the log line says how far the body got.
  */
-function cutOff(ctx: HostCtx): Exit {
+function cutOff(ctx: BaseCtx): Exit {
   const got = ctx.bodySource.received;
   if (got === undefined) return REJECT.client_closed;
   const declared = ctx.head.contentLength;
