@@ -6,7 +6,7 @@
  */
 import type { Exit } from '../src/errors.js';
 import { body, config, context, recoverDecoders, head, KEY_OFF, KEY_SLOW, pipeline, signedPool, TXS } from './fixtures.js';
-import { Metrics } from '../src/metrics.js';
+import { Metrics } from '../src/metrics/metrics.js';
 import { STAGE_SAMPLE_MASK } from '../src/pipeline/pipeline.js';
 import { runSuite, type Row } from './lib.js';
 import type { Body, RequestHead } from '../src/pipeline/context.js';

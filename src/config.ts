@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
+import { isObj, Reader } from './config-reader.js';
 
 export type ForwardStrategy = 'failover' | 'fanout';
 
@@ -96,60 +97,6 @@ export class ConfigError extends Error {
   }
 }
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** Collects problems while reading a JSON value; each reader returns a default on a problem. */
-class Reader {
-  readonly problems: string[] = [];
-
-  obj(v: unknown, field: string, known: readonly string[]): Obj {
-    if (v === undefined) return {};
-    if (!isObj(v)) {
-      this.problems.push(`${field}: must be an object`);
-      return {};
-    }
-    for (const k of Object.keys(v)) if (!known.includes(k)) this.problems.push(`${field}.${k}: unknown field`);
-    return v;
-  }
-
-  int(v: unknown, field: string, def: number, min: number, max: number): number {
-    if (v === undefined) return def;
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
-      this.problems.push(`${field}: must be an integer from ${min} to ${max}`);
-      return def;
-    }
-    return v;
-  }
-
-  bool(v: unknown, field: string, def: boolean): boolean {
-    if (v === undefined) return def;
-    if (typeof v !== 'boolean') {
-      this.problems.push(`${field}: must be true or false`);
-      return def;
-    }
-    return v;
-  }
-
-  str(v: unknown, field: string, def: string): string {
-    if (v === undefined) return def;
-    if (typeof v !== 'string' || v.length === 0) {
-      this.problems.push(`${field}: must be a non-empty string`);
-      return def;
-    }
-    return v;
-  }
-
-  oneOf<T extends string>(v: unknown, field: string, def: T, allowed: readonly T[]): T {
-    if (v === undefined) return def;
-    if (typeof v !== 'string' || !(allowed as readonly string[]).includes(v)) {
-      this.problems.push(`${field}: must be one of ${allowed.join(', ')}`);
-      return def;
-    }
-    return v as T;
-  }
-}
-
 /** A hostname as the Host header carries it: lower case, no port, no scheme, no path. */
 const HOSTNAME = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$|^\[[0-9a-f:.]+\]$/;
 
@@ -201,13 +148,58 @@ export function parseConfig(input: unknown, baseDir: string, env: NodeJS.Process
   const envLevel = env.TXGATE_LOG_LEVEL;
   const level = r.oneOf<LogLevel>(envLevel ?? logIn.level, envLevel === undefined ? 'log.level' : 'TXGATE_LOG_LEVEL', 'info', LOG_LEVELS);
 
+  const chains = readChains(r, top.chains);
+
+  const cfg: Config = {
+    listen: {
+      host: r.str(listenIn.host, 'listen.host', '0.0.0.0'),
+      port: r.int(listenIn.port, 'listen.port', 8080, 0, 65535),
+    },
+    internal: {
+      enabled: r.bool(internalIn.enabled, 'internal.enabled', true),
+      host: r.str(internalIn.host, 'internal.host', '127.0.0.1'),
+      port: r.int(internalIn.port, 'internal.port', 9464, 0, 65535),
+    },
+    limits: { maxBodyBytes, chainIdMaxBodyBytes: Math.min(chainIdMaxBodyBytes, maxBodyBytes) },
+    allowUntipped: r.bool(top.allowUntipped, 'allowUntipped', false),
+    chains,
+    accounts: {
+      store: accountsStore,
+      file: resolve(baseDir, r.str(accountsIn.file, 'accounts.file', './accounts.json')),
+      url: accountsUrl,
+      maxStaleMs: r.int(accountsIn.maxStaleMs, 'accounts.maxStaleMs', 120_000, 1_000, 86_400_000),
+      resyncMs: r.int(accountsIn.resyncMs, 'accounts.resyncMs', 30_000, 200, 3_600_000),
+    },
+    log: { level },
+    shutdown: { graceMs: r.int(shutdownIn.graceMs, 'shutdown.graceMs', 10_000, 0, 600_000) },
+    workers: r.int(top.workers, 'workers', defaultWorkers(), 1, 256),
+    metrics: { enabled: r.bool(metricsIn.enabled, 'metrics.enabled', true) },
+    profiling: { serverTiming: r.bool(profilingIn.serverTiming, 'profiling.serverTiming', false) },
+    busyPoll: r.bool(top.busyPoll, 'busyPoll', false),
+    crypto: {
+      secp256k1: r.oneOf<Secp256k1Binding>(cryptoIn.secp256k1, 'crypto.secp256k1', 'npm', SECP256K1_BINDINGS),
+      signature: r.oneOf<SignatureCheck>(cryptoIn.signature, 'crypto.signature', 'curve', SIGNATURE_CHECKS),
+    },
+    tipAddresses: { maxAgeSeconds: r.int(tipIn.maxAgeSeconds, 'tipAddresses.maxAgeSeconds', 60, 0, 86_400) },
+    dedup: {
+      acceptedTtlMs: r.int(dedupIn.acceptedTtlMs, 'dedup.acceptedTtlMs', 5000, 0, 600_000),
+      maxEntries: r.int(dedupIn.maxEntries, 'dedup.maxEntries', 100_000, 1, 10_000_000),
+    },
+  };
+
+  if (r.problems.length > 0) throw new ConfigError(r.problems);
+  return deepFreeze(cfg);
+}
+
+/** The `chains` array: each chain's fields, and hostnames bound to one chain only. */
+function readChains(r: Reader, value: unknown): ChainConfig[] {
   const chains: ChainConfig[] = [];
   const hostOwner = new Map<string, number>();
   const chainIds = new Set<number>();
-  if (top.chains === undefined) r.problems.push('chains: required (at least one chain)');
-  else if (!Array.isArray(top.chains) || top.chains.length === 0) r.problems.push('chains: must be a non-empty array');
+  if (value === undefined) r.problems.push('chains: required (at least one chain)');
+  else if (!Array.isArray(value) || value.length === 0) r.problems.push('chains: must be a non-empty array');
   else {
-    top.chains.forEach((c: unknown, i: number) => {
+    value.forEach((c: unknown, i: number) => {
       const f = `chains[${i}]`;
       const cin = r.obj(c, f, ['chainId', 'hardfork', 'hosts', 'sequencers', 'forward', 'probe']);
       if (!isObj(c)) return;
@@ -268,46 +260,7 @@ export function parseConfig(input: unknown, baseDir: string, env: NodeJS.Process
       });
     });
   }
-
-  const cfg: Config = {
-    listen: {
-      host: r.str(listenIn.host, 'listen.host', '0.0.0.0'),
-      port: r.int(listenIn.port, 'listen.port', 8080, 0, 65535),
-    },
-    internal: {
-      enabled: r.bool(internalIn.enabled, 'internal.enabled', true),
-      host: r.str(internalIn.host, 'internal.host', '127.0.0.1'),
-      port: r.int(internalIn.port, 'internal.port', 9464, 0, 65535),
-    },
-    limits: { maxBodyBytes, chainIdMaxBodyBytes: Math.min(chainIdMaxBodyBytes, maxBodyBytes) },
-    allowUntipped: r.bool(top.allowUntipped, 'allowUntipped', false),
-    chains,
-    accounts: {
-      store: accountsStore,
-      file: resolve(baseDir, r.str(accountsIn.file, 'accounts.file', './accounts.json')),
-      url: accountsUrl,
-      maxStaleMs: r.int(accountsIn.maxStaleMs, 'accounts.maxStaleMs', 120_000, 1_000, 86_400_000),
-      resyncMs: r.int(accountsIn.resyncMs, 'accounts.resyncMs', 30_000, 200, 3_600_000),
-    },
-    log: { level },
-    shutdown: { graceMs: r.int(shutdownIn.graceMs, 'shutdown.graceMs', 10_000, 0, 600_000) },
-    workers: r.int(top.workers, 'workers', defaultWorkers(), 1, 256),
-    metrics: { enabled: r.bool(metricsIn.enabled, 'metrics.enabled', true) },
-    profiling: { serverTiming: r.bool(profilingIn.serverTiming, 'profiling.serverTiming', false) },
-    busyPoll: r.bool(top.busyPoll, 'busyPoll', false),
-    crypto: {
-      secp256k1: r.oneOf<Secp256k1Binding>(cryptoIn.secp256k1, 'crypto.secp256k1', 'npm', SECP256K1_BINDINGS),
-      signature: r.oneOf<SignatureCheck>(cryptoIn.signature, 'crypto.signature', 'curve', SIGNATURE_CHECKS),
-    },
-    tipAddresses: { maxAgeSeconds: r.int(tipIn.maxAgeSeconds, 'tipAddresses.maxAgeSeconds', 60, 0, 86_400) },
-    dedup: {
-      acceptedTtlMs: r.int(dedupIn.acceptedTtlMs, 'dedup.acceptedTtlMs', 5000, 0, 600_000),
-      maxEntries: r.int(dedupIn.maxEntries, 'dedup.maxEntries', 100_000, 1, 10_000_000),
-    },
-  };
-
-  if (r.problems.length > 0) throw new ConfigError(r.problems);
-  return deepFreeze(cfg);
+  return chains;
 }
 
 export function defaultWorkers(): number {

@@ -15,7 +15,7 @@ import { HealthBoard } from './forward/health-board.js';
 import { HealthProber } from './forward/health.js';
 import { allocateTable } from './limits/shared-tables.js';
 import type { Logger } from './log.js';
-import type { MetricJSON } from './metric-json.js';
+import type { MetricJSON } from './metrics/json.js';
 import type { WorkerData } from './worker.js';
 
 export interface Service {

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { REASONS } from '../src/errors.js';
+import { REASONS } from '../src/reasons.js';
 import { eventually, keysInLogs, newKey, startGate, type Gate } from './support/harness.js';
 import { rawExchange, rawSession, rpc, send } from './support/http.js';
 import { StubSequencer, txHash } from './support/stub-sequencer.js';

@@ -5,7 +5,7 @@
 import type { HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import client from 'prom-client';
 import type { Logger } from '../log.js';
-import type { MetricJSON } from '../metric-json.js';
+import type { MetricJSON } from '../metrics/json.js';
 import { uws } from '../native.js';
 
 export interface InternalDeps {

@@ -17,15 +17,9 @@ import { RequestContext, type BaseCtx, type FieldInitializer, type RequestHead }
 import { BodyReader } from './body-reader.js';
 import { readFraming } from './framing.js';
 import { getRoutes, type TipAddressesHandler } from './get-routes.js';
-import { STAGE_NAMES, STAGE_SAMPLE_MASK, type Pipeline, type PipelineHooks, type StageName } from '../pipeline/pipeline.js';
+import { STAGE_NAMES, STAGE_SAMPLE_MASK, type Pipeline, type PipelineHooks, type RequestObserver, type StageName } from '../pipeline/pipeline.js';
 import type { Readiness } from './readiness.js';
 import { announcesBody, writeAnswer } from './write.js';
-
-export interface RequestObserver {
-  /** Once per answered (or abandoned) request, after the response was written. */
-  request(ctx: BaseCtx, exit: Exit, stage: StageName, micros: number): void;
-  stage?(stage: number, ms: number): void;
-}
 
 export interface ServerDeps {
   readonly log: Logger;

@@ -58,6 +58,13 @@ export interface PipelineHooks {
   stage?(ctx: BaseCtx, stageIndex: number, ms: number): void;
 }
 
+/** What watches every answer (the metrics): told by the front end once the answer is written. */
+export interface RequestObserver {
+  /** Once per answered (or abandoned) request, after the response was written. */
+  request(ctx: BaseCtx, exit: Exit, stage: StageName, micros: number): void;
+  stage?(stage: number, ms: number): void;
+}
+
 export class Pipeline {
   readonly names: readonly StageName[];
   /** The context fields the stages add, in order: every context is created with them set. */

@@ -1,98 +1,22 @@
 /**
- * Metrics, kept off the hot path: counters and histograms are plain numbers and Float64Arrays
- * in pre-bound children (no label strings built per request, no prom-client call per request).
- * A scrape takes a snapshot in prom-client's JSON form, so the internal listener can sum the
- * snapshots of every worker thread with prom-client's AggregatorRegistry and render the text
- * format: one scrape shows the whole process.
+ * The service's metrics, kept off the hot path (families.ts). A scrape takes a snapshot in
+ * prom-client's JSON form, so the internal listener can sum the snapshots of every worker thread
+ * with prom-client's AggregatorRegistry and render the text format: one scrape shows the whole
+ * process.
  */
-import type { MetricJSON, MetricValue } from './metric-json.js';
-import type { Account } from './accounts/types.js';
-import type { ReloadResult } from './accounts/file-store.js';
-import { sequencerLabel, type Config } from './config.js';
-import { REASON_NAMES, REASONS, type Exit, type Where } from './errors.js';
-import type { ForwardEvent, ForwardObserver } from './forward/forwarder.js';
-import { StoreState } from './accounts/postgres/state.js';
-import { type HealthBoard, slotIndex } from './forward/health-board.js';
-import type { RequestObserver } from './http/server.js';
-import type { BaseCtx, RpcRequest } from './pipeline/context.js';
-import { STAGE_NAMES, STAGE_SAMPLE_MASK, type StageName } from './pipeline/pipeline.js';
-import { droppedLogLines, LOG_BUFFER_BYTES } from './log.js';
-
-type Labels = Record<string, string | number>;
-
-export type { MetricJSON, MetricValue };
-
-/** Latency buckets in seconds, from 25 µs: the fast path lives below a millisecond. */
-export const LATENCY_BUCKETS = [0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
-
-export class FastHistogram {
-  readonly counts: Float64Array;
-  sum = 0;
-  count = 0;
-
-  constructor(readonly bounds: readonly number[]) {
-    this.counts = new Float64Array(bounds.length);
-  }
-
-  observe(v: number): void {
-    const b = this.bounds;
-    for (let i = 0; i < b.length; i++) {
-      if (v <= b[i]!) {
-        this.counts[i]!++;
-        break;
-      }
-    }
-    this.sum += v;
-    this.count++;
-  }
-}
-
-class Family<T> {
-  readonly children = new Map<string, { labels: Labels; child: T }>();
-
-  constructor(
-    readonly name: string,
-    readonly help: string,
-    private readonly make: () => T,
-  ) {}
-
-  /** Binds a child once (at start-up or first use); the hot path keeps the returned object. */
-  child(labels: Labels): T {
-    const key = Object.values(labels).join('\u0000');
-    let c = this.children.get(key);
-    if (c === undefined) {
-      c = { labels, child: this.make() };
-      this.children.set(key, c);
-    }
-    return c.child;
-  }
-}
-
-export class Counter {
-  value = 0;
-  inc(n = 1): void {
-    this.value += n;
-  }
-}
-
-function counterJSON(f: Family<Counter>, aggregator: MetricJSON['aggregator'] = 'sum', type: 'counter' | 'gauge' = 'counter'): MetricJSON {
-  return { name: f.name, help: f.help, type, aggregator, values: [...f.children.values()].map(({ labels, child }) => ({ labels, value: child.value })) };
-}
-
-function histogramJSON(f: Family<FastHistogram>): MetricJSON {
-  const values: MetricValue[] = [];
-  for (const { labels, child } of f.children.values()) {
-    let acc = 0;
-    child.bounds.forEach((le, i) => {
-      acc += child.counts[i]!;
-      values.push({ labels: { ...labels, le }, value: acc, metricName: `${f.name}_bucket` });
-    });
-    values.push({ labels: { ...labels, le: '+Inf' }, value: child.count, metricName: `${f.name}_bucket` });
-    values.push({ labels, value: child.sum, metricName: `${f.name}_sum` });
-    values.push({ labels, value: child.count, metricName: `${f.name}_count` });
-  }
-  return { name: f.name, help: f.help, type: 'histogram', aggregator: 'sum', values };
-}
+import { Counter, counterJSON, Family, FastHistogram, histogramJSON, LATENCY_BUCKETS } from './families.js';
+import type { MetricJSON } from './json.js';
+import type { Account } from '../accounts/types.js';
+import type { ReloadResult } from '../accounts/file-store.js';
+import { sequencerLabel, type Config } from '../config.js';
+import type { Exit } from '../errors.js';
+import { REASON_NAMES, REASONS, type Where } from '../reasons.js';
+import type { ForwardEvent, ForwardObserver } from '../forward/forwarder.js';
+import { StoreState } from '../accounts/postgres/state.js';
+import { type HealthBoard, slotIndex } from '../forward/health-board.js';
+import type { BaseCtx, RpcRequest } from '../pipeline/context.js';
+import { STAGE_NAMES, STAGE_SAMPLE_MASK, type RequestObserver, type StageName } from '../pipeline/pipeline.js';
+import { droppedLogLines, LOG_BUFFER_BYTES } from '../log.js';
 
 /** The method label: a fixed set, never free text (index order is used on the hot path). */
 const METHODS = ['eth_chainId', 'eth_sendRawTransaction', 'other', 'unparsed'] as const;

@@ -1,0 +1,241 @@
+/**
+ * The one table of expected outcomes: reason → JSON-RPC code → HTTP status → message, with the
+ * stage that gives each reason and what a client should do about it (the README's table is
+ * rendered from it and a test keeps the two in step). A new reason is one row here.
+ *
+ * `data.reason` is the stable machine contract (DESIGN §5); `message` is for people. Codes:
+ * JSON-RPC 2.0 (-32700 … -32603) and EIP-1474 (-32000 invalid input, -32002 resource
+ * unavailable, -32003 transaction rejected, -32005 limit exceeded).
+ */
+import type { StageName } from './stage-names.js';
+
+/** Where a reason is given: the stage (by name), the front end before any stage, or any point. */
+export type Where = StageName | 'front_end' | 'any';
+
+export interface ReasonSpec {
+  /** The stages that give it (the README's "where" column is checked against this). */
+  readonly stages: readonly Where[];
+  readonly status: number;
+  readonly code: number;
+  readonly message: string;
+  /** What a client should do about it (rendered into the README table; a test keeps them in sync). */
+  readonly action: string;
+}
+
+export const REASONS = {
+  not_found: {
+    stages: ['front_end'],
+    status: 404,
+    code: -32601,
+    message: 'Not found: only POST /, GET /tip-addresses, GET /health and GET /ready exist',
+    action: 'Use one of the documented paths.',
+  },
+  method_not_allowed: {
+    stages: ['front_end'],
+    status: 405,
+    code: -32600,
+    message: 'HTTP method not allowed on this path',
+    action: 'Use POST for / and GET for the other paths.',
+  },
+  bad_framing: {
+    stages: ['front_end'],
+    status: 400,
+    code: -32600,
+    message: 'Ambiguous or unsupported message framing: send one Content-Length, or Transfer-Encoding: chunked alone',
+    action: 'Send one Content-Length of digits (or Transfer-Encoding: chunked alone); the connection is closed. A proxy in front must normalise framing.',
+  },
+  misdirected_host: {
+    stages: ['host'],
+    status: 421,
+    code: -32600,
+    message: 'Host is not assigned to this service',
+    action: 'Use the exact hostname assigned at onboarding.',
+  },
+  payload_too_large: {
+    stages: ['size_cap', 'route'],
+    status: 413,
+    code: -32600,
+    message: 'Request body exceeds the size limit',
+    action: 'Send one transaction per request; eth_chainId bodies must fit in 512 bytes. Do not batch.',
+  },
+  unsupported_content_type: {
+    stages: ['parse'],
+    status: 400,
+    code: -32600,
+    message: 'Content-Type must be application/json',
+    action: 'Send the header Content-Type: application/json.',
+  },
+  parse_error: { stages: ['parse'], status: 400, code: -32700, message: 'Parse error: body is not valid JSON', action: 'Send one valid UTF-8 JSON object.' },
+  invalid_request: {
+    stages: ['parse'],
+    status: 400,
+    code: -32600,
+    message: 'Invalid request: expected {"jsonrpc":"2.0","id":<number|string>,"method":<string>,"params":[...]}',
+    action: 'Fix the envelope: jsonrpc "2.0", a non-null id, a string method, an array params.',
+  },
+  batch_not_supported: {
+    stages: ['parse'],
+    status: 400,
+    code: -32600,
+    message: 'Batch requests are not supported: send one JSON-RPC object per POST',
+    action: 'Send each request in its own POST (keep the connection alive).',
+  },
+  method_not_found: {
+    stages: ['route'],
+    status: 400,
+    code: -32601,
+    message: 'Method not supported: only eth_chainId and eth_sendRawTransaction are served here',
+    action: 'Send chain-state queries (nonce, gas, receipts) to the chain RPC, not here.',
+  },
+  invalid_params: {
+    stages: ['route'],
+    status: 400,
+    code: -32602,
+    message: 'Invalid params',
+    action: 'eth_chainId takes []; eth_sendRawTransaction takes exactly one 0x-prefixed hex string.',
+  },
+  credentials_stale: {
+    stages: ['auth'],
+    status: 503,
+    code: -32002,
+    message: "This edge's account data is stale (its account store has been unreachable too long); the transaction was not forwarded",
+    action: 'Retry with bounded backoff (another edge may answer); the transaction was not forwarded.',
+  },
+  unauthorized: {
+    stages: ['auth'],
+    status: 401,
+    code: -32000,
+    message: 'Missing, invalid or revoked API key (X-Api-Key)',
+    action: 'Check the X-Api-Key header and the assigned hostname; do not retry with the same key; contact support if it persists.',
+  },
+  submission_disabled: {
+    stages: ['grant'],
+    status: 403,
+    code: -32003,
+    message: 'Submission is disabled for this account',
+    action: 'Contact support to confirm the entitlement; do not retry.',
+  },
+  chain_not_granted: {
+    stages: ['grant'],
+    status: 403,
+    code: -32003,
+    message: "This account is not granted the host's chain",
+    action: 'Use the endpoint of a chain the account is granted, or ask for the grant.',
+  },
+  solana_transaction: {
+    stages: ['decode'],
+    status: 400,
+    code: -32000,
+    message: 'Solana wire transactions are not accepted: send a signed EVM transaction',
+    action: 'Send a signed EIP-1559 EVM transaction as 0x-hex.',
+  },
+  unsigned_transaction: {
+    stages: ['decode'],
+    status: 400,
+    code: -32000,
+    message: 'Unsigned transaction: sign it locally and send the raw signed bytes',
+    action: 'Sign locally and send the signed RLP as 0x-hex (eth_sendTransaction objects are not accepted).',
+  },
+  replay_unprotected: {
+    stages: ['decode'],
+    status: 400,
+    code: -32000,
+    message: 'Legacy transaction without EIP-155 replay protection',
+    action: 'Sign with the chain id (EIP-155), or better, as an EIP-1559 (0x02) transaction.',
+  },
+  unsupported_tx_type: {
+    stages: ['decode'],
+    status: 400,
+    code: -32000,
+    message: 'Transaction type not accepted for this account',
+    action: 'Send an EIP-1559 (0x02) transaction, or ask for the envelope to be validated for the account.',
+  },
+  chain_mismatch: {
+    stages: ['decode'],
+    status: 400,
+    code: -32000,
+    message: "Transaction chain id does not match the host's chain",
+    action: 'Sign for the chain that eth_chainId on this host returns.',
+  },
+  invalid_signature: {
+    stages: ['decode'],
+    status: 400,
+    code: -32000,
+    message: 'Invalid signature',
+    action: 'Re-sign the transaction (low-s, valid recovery id).',
+  },
+  invalid_transaction: {
+    stages: ['decode'],
+    status: 400,
+    code: -32000,
+    message: 'Invalid transaction',
+    action: 'Fix the transaction as the message says; do not retry the same bytes.',
+  },
+  fee_rejected: {
+    stages: ['fee'],
+    status: 402,
+    code: -32003,
+    message: 'Fee admission rejected: the transaction does not pay an approved tip (see GET /tip-addresses)',
+    action: 'Read GET /tip-addresses and pay at least minTipWei to a listed address through an approved pattern.',
+  },
+  sender_not_allowed: {
+    stages: ['sender'],
+    status: 403,
+    code: -32003,
+    message: "The transaction's sender is not on this grant's sender allow-list",
+    action: 'Sign with an address the grant lists (GET /tip-addresses says whether a list applies); do not retry these bytes.',
+  },
+  rate_limited: {
+    stages: ['rate_limit'],
+    status: 429,
+    code: -32005,
+    message: 'Rate limit reached for this account and chain',
+    action: 'Back off with jitter for at least Retry-After seconds (error.data.retryAfterMs), within the assigned allowance.',
+  },
+  upstream_rejected: {
+    stages: ['forward'],
+    status: 200,
+    code: -32003,
+    message: 'Sequencer rejected the transaction',
+    action: 'The sequencer refused it (its code and message are passed through): fix the transaction (nonce, fees, balance) before resubmitting.',
+  },
+  upstream_error: {
+    stages: ['forward'],
+    status: 502,
+    code: -32603,
+    message: 'Sequencer failed to give a definite answer: the outcome is uncertain',
+    action: 'Check the receipt for your locally computed hash; if none, resubmit the exact same signed bytes, with bounded retries.',
+  },
+  upstream_unavailable: {
+    stages: ['forward'],
+    status: 503,
+    code: -32002,
+    message: 'No healthy sequencer for this chain',
+    action: 'Retry later with bounded backoff; the transaction was not forwarded.',
+  },
+  overloaded: {
+    stages: ['forward'],
+    status: 503,
+    code: -32005,
+    message: 'Too many submissions in flight for this chain; the transaction was not forwarded',
+    action: 'Retry after a short backoff with jitter; the transaction was not forwarded.',
+  },
+  not_ready: { stages: ['auth'], status: 503, code: -32002, message: 'Service is not ready', action: 'Retry later; check GET /ready.' },
+  client_closed: {
+    stages: ['any'],
+    status: 499,
+    code: -32603,
+    message: 'Client closed the connection before the answer',
+    action: 'Never sent (the client had gone); logged and counted. For a submission, check the receipt of your hash.',
+  },
+  internal_error: {
+    stages: ['any'],
+    status: 500,
+    code: -32603,
+    message: 'Internal error',
+    action: 'Retry with bounds; check the receipt for submissions; report it if it persists.',
+  },
+} as const satisfies Record<string, ReasonSpec>;
+
+export type Reason = keyof typeof REASONS;
+export const REASON_NAMES = Object.freeze(Object.keys(REASONS) as Reason[]);
