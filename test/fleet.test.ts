@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,7 +21,7 @@ import { rpc, send } from './support/http.js';
 import { TestPostgres } from './support/postgres.js';
 import { StubSequencer } from './support/stub-sequencer.js';
 import { sign1559 } from './support/txs.js';
-import { startCli } from './support/processes.js';
+import { startCli, writeCliConfig } from './support/processes.js';
 
 const CLI = join(import.meta.dirname, '../scripts/accounts.js');
 const MAX_STALE_MS = 2_000;
@@ -103,17 +103,13 @@ const keyOf = (out: string): string => {
 
 async function startEdge(workers: number): Promise<Edge> {
   const dir = mkdtempSync(join(tmpdir(), 'txgate-edge-'));
-  writeFileSync(
-    join(dir, 'txgate.json'),
-    JSON.stringify({
-      listen: { host: '127.0.0.1', port: 0 },
-      internal: { enabled: false },
+  const g = await startCli(
+    writeCliConfig(dir, {
       workers,
       chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [stub.url] }],
       accounts: { store: 'postgres', url: `postgres://postgres@127.0.0.1:${link.port}/txgate`, maxStaleMs: MAX_STALE_MS, resyncMs: 500 },
     }),
   );
-  const g = await startCli(join(dir, 'txgate.json'));
   const e: Edge = { proc: g.proc, port: g.port, out: g.out };
   edges.push(e);
   return e;

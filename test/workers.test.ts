@@ -15,7 +15,7 @@ import { accountsDoc, eventually, keysInLogs, newKey } from './support/harness.j
 import { rpc, send } from './support/http.js';
 import { StubSequencer, txHash } from './support/stub-sequencer.js';
 import { sign1559 } from './support/txs.js';
-import { freePort, startCli } from './support/processes.js';
+import { freePort, startCli, writeCliConfig } from './support/processes.js';
 
 const key = newKey();
 const limited = newKey();
@@ -37,16 +37,13 @@ before(async () => {
       ]),
     ),
   );
-  writeFileSync(
-    join(dir, 'txgate.json'),
-    JSON.stringify({
-      listen: { host: '127.0.0.1', port: 0 },
+  const g = await startCli(
+    writeCliConfig(dir, {
       internal: { host: '127.0.0.1', port: 0 },
       workers: 2,
       chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [stub.url], probe: { intervalMs: 200 } }],
     }),
   );
-  const g = await startCli(join(dir, 'txgate.json'));
   child = g.proc;
   const info = JSON.parse(
     g
@@ -127,11 +124,7 @@ describe('two worker threads', () => {
 async function spawnGate(config: Record<string, unknown>): Promise<{ proc: ChildProcess; port: number; internalPort: number; out: () => string }> {
   const dir = mkdtempSync(join(tmpdir(), 'txgate-cli-'));
   writeFileSync(join(dir, 'accounts.json'), JSON.stringify(accountsDoc([{ id: 'mm', keys: [key] }])));
-  writeFileSync(
-    join(dir, 'txgate.json'),
-    JSON.stringify({ listen: { host: '127.0.0.1', port: 0 }, internal: { host: '127.0.0.1', port: 0 }, workers: 2, ...config }),
-  );
-  const g = await startCli(join(dir, 'txgate.json'));
+  const g = await startCli(writeCliConfig(dir, { internal: { host: '127.0.0.1', port: 0 }, workers: 2, ...config }));
   return { proc: g.proc, port: g.port, internalPort: g.internalPort ?? 0, out: g.out };
 }
 
@@ -232,16 +225,10 @@ describe('an uncaught error (a bug)', () => {
       const slow = await new StubSequencer().start();
       slow.delayMs = 600;
       writeFileSync(join(dir, 'accounts.json'), JSON.stringify(accountsDoc([{ id: 'mm', keys: [key] }])));
-      writeFileSync(
-        join(dir, 'txgate.json'),
-        JSON.stringify({
-          listen: { host: '127.0.0.1', port: 0 },
-          internal: { enabled: false },
-          workers,
-          chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [slow.url] }],
-        }),
-      );
-      const g = await startCli(join(dir, 'txgate.json'), ['--import', preload]);
+      const g = await startCli(writeCliConfig(dir, { workers, chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [slow.url] }] }), [
+        '--import',
+        preload,
+      ]);
       const proc = g.proc;
       const exited = new Promise<number | null>((r) => proc.once('exit', (c) => r(c)));
       try {

@@ -1,6 +1,7 @@
 /** Helpers for tests that run txgate as its own process (the real CLI) and need free ports. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { capturedLogs, eventually } from './harness.js';
 
@@ -11,6 +12,16 @@ export async function freePort(): Promise<number> {
   const port = (s.address() as AddressInfo).port;
   await new Promise<void>((r) => s.close(() => r()));
   return port;
+}
+
+/**
+ * Writes `dir/txgate.json` for the CLI: the public port ephemeral on 127.0.0.1, the internal
+ * listener off, and `config` over those. Returns its path.
+ */
+export function writeCliConfig(dir: string, config: Record<string, unknown>): string {
+  const file = join(dir, 'txgate.json');
+  writeFileSync(file, JSON.stringify({ listen: { host: '127.0.0.1', port: 0 }, internal: { enabled: false }, ...config }));
+  return file;
 }
 
 export interface CliProcess {
