@@ -15,6 +15,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
+import { Writable } from 'node:stream';
+import { PostgresAccountStore } from '../src/accounts/postgres/store.js';
+import { StoreState } from '../src/accounts/postgres/state.js';
+import { createLogger } from '../src/log.js';
 import { initCrypto } from '../src/native.js';
 import { eventually, issuedKeys, keysInLogs, TIP } from './support/harness.js';
 import { rpc, send } from './support/http.js';
@@ -241,9 +245,40 @@ describe('the database account store', () => {
       const tips = await send({ port: e.port, method: 'GET', path: '/tip-addresses', headers: { 'x-api-key': acme } });
       assert.equal(tips.status, 503);
     }
+    const marks = edges.map((e) => e.out().length);
     pg.startServer();
-    await eventually(async () => (await statuses(acme)).every((s) => s === 200), 10_000);
+    await eventually(async () => (await statuses(acme)).every((s) => s === 200), 10_000).catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}; edge logs since the restart:\n${edges.map((e, i) => e.out().slice(marks[i])).join('\n---\n')}`);
+    });
     for (const e of edges) assert.equal((await send({ port: e.port, method: 'GET', path: '/ready' })).status, 200);
+  });
+
+  it('after PostgreSQL restarts, a store is fresh again within seconds (reconnects are at most ~1 s apart) and listens again (a change arrives as a notification)', async () => {
+    const lines: string[] = [];
+    const log = createLogger({ level: 'debug', destination: new Writable({ write: (c: Buffer, _e, cb) => (lines.push(c.toString()), cb()) }) });
+    const store = new PostgresAccountStore({ url: pg.url(), maxStaleMs: 1_000, resyncMs: 300, log });
+    try {
+      await store.start();
+      await eventually(() => store.ready && !store.stale, 5_000);
+      pg.stopServer();
+      // Down long enough for many failed reconnects (the client library's own backoff would
+      // have grown to several seconds by now).
+      await eventually(() => store.stale, 5_000);
+      await new Promise((r) => setTimeout(r, 2_000));
+      pg.startServer();
+      const t0 = performance.now();
+      await eventually(() => !store.stale, 5_000);
+      process.stdout.write(`# fresh again ${(performance.now() - t0).toFixed(0)} ms after PostgreSQL was back (resync every 300 ms)\n`);
+      const notified = store.state.get(StoreState.NOTIFICATIONS);
+      await eventually(() => {
+        pg.psql("UPDATE txgate_accounts SET doc = doc WHERE id = 'acme'");
+        return store.state.get(StoreState.NOTIFICATIONS) > notified;
+      }, 5_000).catch((err: unknown) => {
+        throw new Error(`${(err as Error).message}: no notification since the restart; store log:\n${lines.join('')}`);
+      });
+    } finally {
+      store.close();
+    }
   });
 
   it('a change made while the edges were cut off reaches them when they reconnect (LISTEN, then a full reload)', async () => {

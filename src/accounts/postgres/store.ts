@@ -11,9 +11,12 @@
  *   full reload, after LISTEN is in place, so nothing falls between the two;
  * - a full resync every `resyncMs` through the pool, the backstop if the listener died quietly,
  *   which also proves the store is reachable; with it a heartbeat on the listening connection:
- *   a NOTIFY of our own that must come back before the next resync, else the listener is
- *   subscribed anew (the client library gives up re-subscribing if the server is still down
- *   when the connection drops).
+ *   a NOTIFY of our own, once the database took it, must come back before the next resync, else
+ *   the listener is subscribed anew (the client library gives up re-subscribing if the server
+ *   is still down when the connection drops).
+ * Reconnecting is bounded: at most ~1 s between attempts (the client library's default backoff
+ * grows to 20 s over an outage's failed attempts, so an edge could stay stale that long after
+ * the database was back).
  * The last successful sync is shared with every thread (worker threads mirror this snapshot,
  * see mirror.ts): once it is older than `maxStaleMs`, submissions and GET /tip-addresses get
  * 503 credentials_stale and /ready says why; the store recovers by itself when reachable again.
@@ -60,7 +63,8 @@ export class PostgresAccountStore implements AccountStore {
   private closed = false;
   private readonly label: string;
   private listening: { unlisten(): Promise<void> } | null = null;
-  /** Heartbeats sent and seen back on the listener (this instance's only). */
+  /** Heartbeats: the last one sent, the last the database took, the last seen back on the listener. */
+  private pingSeq = 0;
   private pingSent = 0;
   private pingSeen = 0;
   private readonly instance = Math.random().toString(36).slice(2);
@@ -101,6 +105,7 @@ export class PostgresAccountStore implements AccountStore {
     this.sql = postgres(this.opts.url, {
       max: 2,
       connect_timeout: 3,
+      backoff: reconnectDelay,
       onnotice: () => {},
       connection: { application_name: 'txgate' },
     });
@@ -116,12 +121,19 @@ export class PostgresAccountStore implements AccountStore {
       this.opts.log.warn({ db: this.label }, 'account change notifications stopped arriving: subscribing again');
       const old = this.listening;
       this.listening = null;
-      await old.unlisten().catch(() => {});
+      // Not awaited: the channel is dropped at once, so the LISTEN that follows is sent anew on
+      // the listening connection (after the UNLISTEN), even while that connection reconnects.
+      old.unlisten().catch(() => {});
       void this.subscribe();
     }
     if (this.listening !== null) {
-      this.pingSent++;
-      this.sql.notify(CHANNEL, JSON.stringify({ ping: this.pingSent, from: this.instance })).catch(() => {});
+      // Counted as sent once the database took it: a heartbeat the pool could not deliver says
+      // nothing of the listener.
+      const n = ++this.pingSeq;
+      this.sql.notify(CHANNEL, JSON.stringify({ ping: n, from: this.instance })).then(
+        () => (this.pingSent = Math.max(this.pingSent, n)),
+        () => {},
+      );
     }
     await this.reload('resync');
   }
@@ -135,7 +147,7 @@ export class PostgresAccountStore implements AccountStore {
         (payload) => this.notified(payload),
         () => void this.reload('listen'),
       );
-      this.pingSeen = this.pingSent;
+      this.pingSeen = this.pingSeq; // every heartbeat sent before this subscription is settled
     } catch (e) {
       this.failed('listen', e);
       this.retry = setTimeout(() => void this.subscribe(), 1_000);
@@ -242,6 +254,11 @@ export class PostgresAccountStore implements AccountStore {
     if (this.retry !== null) clearTimeout(this.retry);
     void this.sql?.end({ timeout: 1 });
   }
+}
+
+/** Seconds before a reconnect attempt after `retries` failed ones: 0.1 s doubling to 1 s, jittered. */
+export function reconnectDelay(retries: number): number {
+  return Math.min(0.1 * 2 ** retries, 1) * (0.5 + Math.random() / 2);
 }
 
 /** Why a row cannot be served: the file's validation, and key hashes another row already holds. */
