@@ -177,8 +177,10 @@ describe('one view of sequencer health per process', () => {
       g.proc.kill('SIGKILL');
     }
   });
-  it('the public port opens last: when /health first answers, the internal listener is up', async () => {
+  it('the public port opens last: when /health first answers, the first probe is done, the accounts loaded and the internal listener up', async () => {
     const seq = await new StubSequencer().start();
+    // A slow first probe: a public port opened before it ended would answer /ready 503 meanwhile.
+    seq.chainIdDelayMs = 400;
     const internal = await freePort();
     const dir = mkdtempSync(join(tmpdir(), 'txgate-order-'));
     const pub = await freePort();
@@ -195,6 +197,8 @@ describe('one view of sequencer health per process', () => {
     const proc = spawn(process.execPath, [join(import.meta.dirname, '../src/cli.js'), '--config', join(dir, 'txgate.json')], { stdio: 'ignore' });
     try {
       await eventually(async () => (await send({ port: pub, method: 'GET', path: '/health' }).catch(() => null))?.status === 200, 15_000);
+      const ready = await send({ port: pub, method: 'GET', path: '/ready' });
+      assert.equal(ready.status, 200, ready.text);
       const metrics = await send({ port: internal, method: 'GET', path: '/metrics' });
       assert.equal(metrics.status, 200);
     } finally {

@@ -31,6 +31,8 @@ export class StubSequencer {
   readonly calls: Call[] = [];
   behaviour: (call: Call) => Behaviour = () => ({ kind: 'accept' });
   delayMs = 0;
+  /** Delay of the eth_chainId answer (the health probe's). */
+  chainIdDelayMs = 0;
   chainIdHex: string;
   /** Answer to eth_getTransactionByHash (null = unknown). */
   knownTx: (hash: string) => unknown = () => null;
@@ -78,7 +80,10 @@ export class StubSequencer {
     const ok = (result: unknown) => reply(200, JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }));
     // A path /chain<N> makes this stub a sequencer of chain N (one stub serves several chains).
     const chainPath = /^\/chain(\d+)/.exec(req.url ?? '');
-    if (msg.method === 'eth_chainId') return ok(chainPath !== null ? '0x' + Number(chainPath[1]).toString(16) : this.chainIdHex);
+    if (msg.method === 'eth_chainId') {
+      if (this.chainIdDelayMs > 0) await new Promise((r) => setTimeout(r, this.chainIdDelayMs));
+      return ok(chainPath !== null ? '0x' + Number(chainPath[1]).toString(16) : this.chainIdHex);
+    }
     if (msg.method === 'eth_getTransactionByHash') {
       const t = this.knownTx(String(msg.params[0]));
       return ok(t);
