@@ -3,6 +3,7 @@
  * Every rejection of the reasons table (reasons.ts) is serialized at start-up, so the reject
  * path allocates only the final string concatenation with the request id and captures no stack.
  */
+import { quote } from './log-line.js';
 import { REASON_NAMES, REASONS, type Reason } from './reasons.js';
 
 const STATUS_TEXT: Record<number, string> = {
@@ -42,6 +43,8 @@ export type Header = readonly [name: string, value: string];
  * is `{"jsonrpc":"2.0","id":` + id + tail — one concatenation per response.
  */
 export class Exit {
+  private detailQuoted: string | null = null;
+
   constructor(
     readonly status: number,
     /** `ok` for a result, else the rejection reason (or an upstream pass-through). */
@@ -54,6 +57,12 @@ export class Exit {
 
   body(idJson: string): string {
     return '{"jsonrpc":"2.0","id":' + idJson + this.tail;
+  }
+
+  /** `detail` as a JSON string literal for a log line (bounded), quoted once per Exit: many are reused. */
+  detailJson(): string | null {
+    if (this.detail === undefined) return null;
+    return (this.detailQuoted ??= quote(this.detail));
   }
 }
 

@@ -42,7 +42,8 @@ export class RequestLog {
     line.num('status', exit.status).num('us', micros);
     if (!ok) {
       line.str('reason', exit.reason).str('stage', stage);
-      if (exit.detail !== undefined) line.text('detail', exit.detail);
+      const detail = exit.detailJson();
+      if (detail !== null) line.json('detail', detail);
     }
     if (ctx.chain !== undefined) line.num('chainId', ctx.chain.chainId);
     if (ctx.account !== undefined) line.str('account', ctx.account.id);

@@ -25,7 +25,12 @@ export function writeAnswer(res: HttpResponse, status: number, body: string, o: 
   const close = o.close === true;
   res.cork(() => {
     res.writeStatus(statusLine(status)).writeHeader('content-type', JSON_CT).writeHeader('x-request-id', o.reqId);
-    if (o.headers !== undefined) for (const [k, v] of o.headers) res.writeHeader(k, v);
+    const h = o.headers;
+    if (h !== undefined)
+      for (let i = 0; i < h.length; i++) {
+        const header = h[i]!;
+        res.writeHeader(header[0], header[1]);
+      }
     // endWithoutBody only answers without arguments in this uWS build (no Content-Length then).
     if (status === 304 || (o.isHead === true && !close)) res.endWithoutBody();
     else res.end(body, close);
