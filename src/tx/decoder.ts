@@ -17,6 +17,7 @@
  * chain's, and a legacy transaction must carry an EIP-155 chain id unless `allowUnprotected`.
  */
 import { RLP } from '@ethereumjs/rlp';
+import { attempt } from '../attempt.js';
 import type { Common } from '@ethereumjs/common';
 import type { SignatureCheck } from '../config.js';
 import { reject, REJECT, type Exit } from '../errors.js';
@@ -87,14 +88,12 @@ export class TxDecoder {
     // anything it refuses goes through RLP.decode below for the precise error.
     const split = type === 2 && this.lean ? splitList(payload) : null;
     if (split !== null) values = split;
-    else
-      try {
-        const v = RLP.decode(payload);
-        if (!Array.isArray(v)) return this.notEvm(bytes, 'the payload is not an RLP list');
-        values = v as Values;
-      } catch (e) {
-        return this.notEvm(bytes, `malformed RLP (${(e as Error).message})`);
-      }
+    else {
+      const v = attempt(RLP.decode, payload);
+      if (v instanceof Error) return this.notEvm(bytes, `malformed RLP (${v.message})`);
+      if (!Array.isArray(v)) return this.notEvm(bytes, 'the payload is not an RLP list');
+      values = v as Values;
+    }
 
     const [unsignedCount, signedCount] = FIELDS[type]!;
     if (values.length === unsignedCount) return REJECT.unsigned_transaction;
