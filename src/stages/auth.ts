@@ -1,5 +1,5 @@
 /**
- * Stage 4, auth: X-Api-Key → account. The presented key is hashed once (SHA-256) and looked up;
+ * The auth stage: X-Api-Key → account. The presented key is hashed once (SHA-256) and looked up;
  * only hashes are stored. A missing, unknown or revoked key is 401, and the message never
  * echoes the key. Before the account store has loaded once, the answer is 503 not_ready, and
  * while its snapshot is older than its bound (a database store cut off), 503 credentials_stale

@@ -1,5 +1,5 @@
 /**
- * Stage 6, tx decode/verify: turns the param into a verified transaction (hash computed once,
+ * The decode/verify stage: turns the param into a verified transaction (hash computed once,
  * here) or names precisely why not: solana_transaction, unsigned_transaction,
  * replay_unprotected, unsupported_tx_type, chain_mismatch, invalid_signature,
  * invalid_transaction (DESIGN §4). One decoder (one Common) per chain, built at start-up.

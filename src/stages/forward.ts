@@ -1,5 +1,5 @@
 /**
- * Stage 10, forward: hands the original signed hex to the chain's forwarder, which answers with
+ * The forward stage: hands the original signed hex to the chain's forwarder, which answers with
  * the sequencer's acceptance (the hash) or an unambiguous failure (see forward/forwarder.ts).
  */
 import type { ChainForwarder } from '../forward/forwarder.js';

@@ -1,5 +1,5 @@
 /**
- * Stage 5, chain grant: the account must have submission enabled (else 403 submission_disabled)
+ * The chain grant stage: the account must have submission enabled (else 403 submission_disabled)
  * and a grant for the host's chain (else 403 chain_not_granted).
  */
 import { REJECT } from '../errors.js';

@@ -1,5 +1,5 @@
 /**
- * Stage 0, host: the Host header (port stripped, case-insensitive, one trailing dot ignored)
+ * The host stage: the Host header (port stripped, case-insensitive, one trailing dot ignored)
  * must be one of a chain's hostnames (DESIGN §2), else 421 before the body is read.
  */
 import { REJECT } from '../errors.js';

@@ -1,5 +1,5 @@
 /**
- * Stage 3, method routing. eth_chainId is answered here from configuration (never upstream: it
+ * The method routing stage. eth_chainId is answered here from configuration (never upstream: it
  * is the clients' keep-alive and must stay cheap when the sequencer is slow); its whole body
  * must fit in 512 bytes. eth_sendRawTransaction needs exactly one param: a 0x-hex string. Two
  * other shapes pass on so that decode can name them precisely after auth: a JSON object

@@ -1,5 +1,5 @@
 /**
- * Stage 1, size cap: a declared Content-Length over the cap is refused before anything is read;
+ * The size cap stage: a declared Content-Length over the cap is refused before anything is read;
  * otherwise the body is read as it arrives and reading stops at the cap (chunked bodies too).
  */
 import { Exit, REJECT } from '../errors.js';
