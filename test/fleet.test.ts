@@ -13,7 +13,7 @@ import { mkdtempSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { Writable } from 'node:stream';
 import { PostgresAccountStore } from '../src/accounts/postgres/store.js';
@@ -35,10 +35,11 @@ let stub: StubSequencer;
 const edges: Edge[] = [];
 let nonce = 1000;
 
-/** A TCP link from the edges to PostgreSQL that the test can cut and restore. */
+/** A TCP link from the edges to PostgreSQL that the test can cut, freeze and restore. */
 class CuttableLink {
   private server: Server;
   private readonly sockets = new Set<Socket>();
+  private readonly pairs = new Set<readonly [Socket, Socket]>();
   private cut = false;
   port = 0;
 
@@ -46,15 +47,34 @@ class CuttableLink {
     this.server = createServer((c) => {
       if (this.cut) return void c.destroy();
       const up = connect(this.target, '127.0.0.1');
-      for (const s of [c, up]) {
+      const pair = [c, up] as const;
+      this.pairs.add(pair);
+      for (const s of pair) {
         this.sockets.add(s);
-        s.on('close', () => this.sockets.delete(s));
+        s.on('close', () => {
+          this.sockets.delete(s);
+          this.pairs.delete(pair);
+        });
         s.on('error', () => {});
       }
       c.pipe(up).pipe(c);
       up.on('close', () => c.destroy());
       c.on('close', () => up.destroy());
     });
+  }
+
+  /**
+   * The connections open now stop carrying anything, in either direction, but stay open (a hung
+   * server, or a host that died silently behind an address a failover moved); new ones work.
+   */
+  freeze(): void {
+    for (const [c, up] of this.pairs) {
+      c.unpipe(up);
+      up.unpipe(c);
+      c.pause();
+      up.pause();
+    }
+    this.pairs.clear();
   }
 
   async start(): Promise<this> {
@@ -115,9 +135,16 @@ async function startEdge(workers: number): Promise<Edge> {
     }),
   );
   const e: Edge = { proc: g.proc, port: g.port, out: g.out };
+  g.proc.once('exit', (code, signal) => {
+    if (!stopping) exited.push(`the edge on port ${g.port} exited (${code ?? signal}); its last output:\n${g.out().slice(-6000)}`);
+  });
   edges.push(e);
   return e;
 }
+
+/** Edges that ended before the suite did (each test checks there are none). */
+const exited: string[] = [];
+let stopping = false;
 
 const submit = (e: Edge, key: string) => rpc(e.port, 'eth_sendRawTransaction', [sign1559Sync()], { key });
 let pending: string[] = [];
@@ -141,6 +168,7 @@ before(async () => {
   await prepare(64);
 });
 after(async () => {
+  stopping = true;
   for (const e of edges) if (e.proc.exitCode === null) e.proc.kill('SIGKILL');
   link?.close();
   await stub?.stop();
@@ -149,6 +177,8 @@ after(async () => {
 });
 
 describe('the database account store', () => {
+  afterEach(() => assert.deepEqual(exited, [], exited.join('\n')));
+
   it('migrate applies the schema once; running it again changes nothing', async () => {
     const first = await accounts(['migrate']);
     assert.equal(first.code, 0, first.stderr);
@@ -295,5 +325,19 @@ describe('the database account store', () => {
     await eventually(async () => (await statuses(acme)).every((s) => s === 401), 10_000).catch((err: unknown) => {
       throw new Error(`${(err as Error).message}; edge logs since the cut:\n${edges.map((e, i) => e.out().slice(marks[i])).join('\n---\n')}`);
     });
+  });
+
+  it('connections that neither answer nor fail (a hung server, a moved address): the edges drop them, reconnect, and a change made meanwhile reaches them', async () => {
+    const acme = keyOf((await accounts(['rotate-key', '--id', 'acme'])).stdout);
+    await eventually(async () => (await statuses(acme)).every((s) => s === 200), 2_000);
+    const marks = edges.map((e) => e.out().length);
+    link.freeze(); // every connection the edges hold now carries nothing; new ones get through
+    const revoked = await accounts(['revoke-key', '--id', 'acme', '--key-stdin'], acme);
+    assert.equal(revoked.code, 0, revoked.stderr);
+    // A load without an answer for 5 s drops the connections; the next resync or LISTEN reloads.
+    await eventually(async () => (await statuses(acme)).every((s) => s === 401), 15_000).catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}; edge logs since the freeze:\n${edges.map((e, i) => e.out().slice(marks[i])).join('\n---\n')}`);
+    });
+    for (const e of edges) await eventually(async () => (await send({ port: e.port, method: 'GET', path: '/ready' })).status === 200, 5_000);
   });
 });

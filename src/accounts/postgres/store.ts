@@ -16,7 +16,10 @@
  *   is still down when the connection drops).
  * Reconnecting is bounded: at most ~1 s between attempts (the client library's default backoff
  * grows to 20 s over an outage's failed attempts, so an edge could stay stale that long after
- * the database was back).
+ * the database was back). A connection that neither answers nor fails (a hung server, an
+ * address a failover moved while the old host died silently) would hold every later query and
+ * the LISTEN: when a load or a LISTEN gets no answer within STUCK_MS, every connection is
+ * dropped and made anew.
  * The last successful sync is shared with every thread (worker threads mirror this snapshot,
  * see mirror.ts): once it is older than `maxStaleMs`, submissions and GET /tip-addresses get
  * 503 credentials_stale and /ready says why; the store recovers by itself when reachable again.
@@ -31,6 +34,9 @@ import { dbLabel } from './migrate.js';
 import { StoreState } from './state.js';
 
 export const CHANNEL = 'txgate_accounts';
+
+/** A load or a LISTEN without an answer for this long means its connection is stuck. */
+const STUCK_MS = 5_000;
 
 export interface PostgresStoreOptions {
   readonly url: string;
@@ -63,6 +69,8 @@ export class PostgresAccountStore implements AccountStore {
   private closed = false;
   private readonly label: string;
   private listening: { unlisten(): Promise<void> } | null = null;
+  /** When the LISTEN under way was sent (null: none under way). */
+  private subscribingSince: number | null = null;
   /** Heartbeats: the last one sent, the last the database took, the last seen back on the listener. */
   private pingSeq = 0;
   private pingSent = 0;
@@ -102,21 +110,38 @@ export class PostgresAccountStore implements AccountStore {
 
   /** Connects, listens and loads; resolves after the first attempt (`ready` tells whether it loaded), retrying in the background. */
   async start(): Promise<void> {
-    this.sql = postgres(this.opts.url, {
+    this.sql = this.connect();
+    this.timer = setInterval(() => void this.tick(), this.opts.resyncMs);
+    this.timer.unref();
+    await this.subscribe();
+  }
+
+  private connect(): Sql {
+    return postgres(this.opts.url, {
       max: 2,
       connect_timeout: 3,
       backoff: reconnectDelay,
       onnotice: () => {},
       connection: { application_name: 'txgate' },
     });
-    this.timer = setInterval(() => void this.tick(), this.opts.resyncMs);
-    this.timer.unref();
-    await this.subscribe();
+  }
+
+  /** Drops every connection (the pool's and the listener's) and starts anew, listening first. */
+  private recycle(why: string): void {
+    const old = this.sql;
+    if (old === null || this.closed) return;
+    this.opts.log.warn({ db: this.label, why }, 'account store connections stuck: dropping them and reconnecting');
+    this.sql = this.connect();
+    this.listening = null;
+    this.subscribingSince = null;
+    old.end({ timeout: 0 }).catch(() => {});
+    void this.subscribe();
   }
 
   /** The resync, and the listener's heartbeat: the last one must have come back, else subscribe anew. */
   private async tick(): Promise<void> {
     if (this.closed || this.sql === null) return;
+    if (this.subscribingSince !== null && performance.now() - this.subscribingSince > STUCK_MS) this.recycle('LISTEN got no answer');
     if (this.pingSent > this.pingSeen && this.listening !== null) {
       this.opts.log.warn({ db: this.label }, 'account change notifications stopped arriving: subscribing again');
       const old = this.listening;
@@ -139,16 +164,23 @@ export class PostgresAccountStore implements AccountStore {
   }
 
   private async subscribe(): Promise<void> {
-    if (this.closed || this.sql === null) return;
+    const sql = this.sql;
+    if (this.closed || sql === null) return;
+    this.subscribingSince = performance.now();
     try {
       // onlisten runs on every (re)subscription: the full reload goes there (LISTEN first).
-      this.listening = await this.sql.listen(
+      const listening = await sql.listen(
         CHANNEL,
         (payload) => this.notified(payload),
         () => void this.reload('listen'),
       );
+      if (sql !== this.sql) return; // dropped meanwhile (recycle): its successor subscribes
+      this.listening = listening;
+      this.subscribingSince = null;
       this.pingSeen = this.pingSeq; // every heartbeat sent before this subscription is settled
     } catch (e) {
+      if (sql !== this.sql) return;
+      this.subscribingSince = null;
       this.failed('listen', e);
       this.retry = setTimeout(() => void this.subscribe(), 1_000);
       this.retry.unref();
@@ -193,17 +225,23 @@ export class PostgresAccountStore implements AccountStore {
   }
 
   private async load(trigger: string): Promise<void> {
-    if (this.sql === null || this.closed) return;
+    const sql = this.sql;
+    if (sql === null || this.closed) return;
     let rows: readonly Row[];
     let timer: NodeJS.Timeout | undefined;
+    let stuck = false;
     try {
       // Bounded: a query stuck on a connection that went away must not hold every later reload.
       const bound = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error('no answer within 5 s')), 5_000);
+        timer = setTimeout(() => {
+          stuck = true;
+          reject(new Error(`no answer within ${STUCK_MS} ms`));
+        }, STUCK_MS);
       });
-      rows = await Promise.race([this.sql<Row[]>`SELECT id, doc, version FROM txgate_accounts ORDER BY id`, bound]);
+      rows = await Promise.race([sql<Row[]>`SELECT id, doc, version FROM txgate_accounts ORDER BY id`, bound]);
     } catch (e) {
       this.failed(trigger, e);
+      if (stuck && sql === this.sql) this.recycle('a load got no answer');
       return;
     } finally {
       clearTimeout(timer);
