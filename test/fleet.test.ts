@@ -283,6 +283,64 @@ describe('the database account store', () => {
     for (const e of edges) assert.equal((await send({ port: e.port, method: 'GET', path: '/ready' })).status, 200);
   });
 
+  it('a connection terminated at its first query (as in a restart) is retried, and nothing escapes as an unhandled rejection', async () => {
+    // Each of the first connections through this proxy gets, for the first query it sends after
+    // the start-up exchange, the error a server shutting down sends (57P01), and is closed. The
+    // postgres client's own catalog query, when it ran one there, rejected with nobody to catch
+    // it, and that ended the process.
+    const field = (t: string, v: string) => Buffer.concat([Buffer.from(t), Buffer.from(v), Buffer.from([0])]);
+    const fields = Buffer.concat([
+      field('S', 'FATAL'),
+      field('V', 'FATAL'),
+      field('C', '57P01'),
+      field('M', 'terminating connection due to administrator command'),
+      Buffer.from([0]),
+    ]);
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(fields.length + 4);
+    const terminating = Buffer.concat([Buffer.from('E'), len, fields]);
+    let cuts = 0;
+    const proxy = createServer((c) => {
+      const up = connect(pg.port, '127.0.0.1');
+      let chunks = 0;
+      c.on('data', (d: Buffer) => {
+        if (++chunks === 2 && cuts < 4) {
+          cuts++;
+          up.destroy();
+          c.end(terminating);
+          return;
+        }
+        up.write(d);
+      });
+      up.pipe(c);
+      for (const s of [c, up]) s.on('error', () => {});
+      up.on('close', () => c.destroy());
+      c.on('close', () => up.destroy());
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown) => unhandled.push(e);
+    process.on('unhandledRejection', onUnhandled);
+    const log = createLogger({ level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
+    const store = new PostgresAccountStore({
+      url: `postgres://postgres@127.0.0.1:${(proxy.address() as AddressInfo).port}/txgate`,
+      maxStaleMs: 5_000,
+      resyncMs: 200,
+      log,
+    });
+    try {
+      await store.start();
+      await eventually(() => store.ready, 10_000);
+      await new Promise((r) => setTimeout(r, 300)); // a rejection surfaces a tick later
+      assert.equal(cuts, 4, 'the proxy cut connections');
+      assert.deepEqual(unhandled, []);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+      store.close();
+      proxy.close();
+    }
+  });
+
   it('after PostgreSQL restarts, a store is fresh again within seconds (reconnects are at most ~1 s apart) and listens again (a change arrives as a notification)', async () => {
     const lines: string[] = [];
     const log = createLogger({ level: 'debug', destination: new Writable({ write: (c: Buffer, _e, cb) => (lines.push(c.toString()), cb()) }) });

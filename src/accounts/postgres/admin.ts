@@ -8,9 +8,10 @@ import postgres, { type Sql, type TransactionSql } from 'postgres';
 import { AdminError, type AccountDoc, type AccountsTarget, type Doc } from '../admin.js';
 import { AccountsFileError, parseAccounts } from '../parse.js';
 import { migrate } from './migrate.js';
+import { CLIENT_OPTIONS } from './store.js';
 
 export function dbTarget(url: string): AccountsTarget & { readonly sql: Sql; migrate(): Promise<string[]> } {
-  const sql = postgres(url, { max: 1, connect_timeout: 5, onnotice: () => {} });
+  const sql = postgres(url, { ...CLIENT_OPTIONS, max: 1, connect_timeout: 5 });
   const load = async (tx: Sql | TransactionSql): Promise<{ doc: Doc; before: Map<string, string>; invalid: Set<string> }> => {
     let rows: { id: string; doc: AccountDoc }[];
     try {

@@ -35,6 +35,14 @@ import { StoreState } from './state.js';
 
 export const CHANNEL = 'txgate_accounts';
 
+/**
+ * Options every connection to the store takes. `fetch_types: false`: the client otherwise runs a
+ * catalog query on each new connection whose failure (a connection closed or dropped while it
+ * runs, as in a restart) is an unhandled rejection no caller can catch, which ends the process
+ * (porsager/postgres#1192); nothing here sends arrays, which is all those types are for.
+ */
+export const CLIENT_OPTIONS = { fetch_types: false, onnotice: () => {} } as const;
+
 /** A load or a LISTEN without an answer for this long means its connection is stuck. */
 const STUCK_MS = 5_000;
 
@@ -117,13 +125,7 @@ export class PostgresAccountStore implements AccountStore {
   }
 
   private connect(): Sql {
-    return postgres(this.opts.url, {
-      max: 2,
-      connect_timeout: 3,
-      backoff: reconnectDelay,
-      onnotice: () => {},
-      connection: { application_name: 'txgate' },
-    });
+    return postgres(this.opts.url, { ...CLIENT_OPTIONS, max: 2, connect_timeout: 3, backoff: reconnectDelay, connection: { application_name: 'txgate' } });
   }
 
   /** Drops every connection (the pool's and the listener's) and starts anew, listening first. */
