@@ -14,6 +14,8 @@ import { Wallet } from 'ethers';
 import { createPublicClient, createWalletClient, http, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { connectTxgate, TxgateError, type Txgate } from '../src/client/index.js';
+import { NO_ANSWER, Submitter, type ChainResult } from '../src/client/gate.js';
+import { HttpClient } from '../src/client/http.js';
 import { TxgateProvider, txgateReason as ethersReason } from '../src/client/ethers.js';
 import { txgate, txgateReason as viemReason } from '../src/client/viem.js';
 import { ANVIL_KEYS } from '../src/dev/anvil.js';
@@ -284,6 +286,34 @@ describe('txgate/client', () => {
     assert.equal(out.kind, 'mined', JSON.stringify(out));
     assert.deepEqual(proxy.forwarded.slice(before), [raw], 'anvil saw exactly these bytes, once');
     assert.equal(await chainRpc().getTransactionCount({ address: signer.address }), nonceBefore + 1, 'one transaction, not two');
+  });
+  it('refused on a resend after an uncertain attempt, with the chain RPC unreachable: uncertain, never rejected (the first attempt may have landed)', async () => {
+    // A stand-in for txgate: the first submission's connection is cut after the request was
+    // read (uncertain), the resend is refused by the sequencer (HTTP 200 with its error).
+    let calls = 0;
+    const stand = createHttpServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        if (++calls % 2 === 1) return void res.socket?.destroy();
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: 1, error: { code: -32003, message: 'nonce too low', data: { reason: 'upstream_rejected' } } }));
+      });
+    });
+    await new Promise<void>((r) => stand.listen(0, '127.0.0.1', () => r()));
+    const http = new HttpClient(`http://127.0.0.1:${(stand.address() as AddressInfo).port}`, { connectTimeoutMs: 1_000, timeoutMs: 2_000 });
+    try {
+      const raw = await signed(6);
+      const settle = (chainResult: ChainResult) => new Submitter(http, 'k', chainResult).settle(raw, { maxResends: 3, deadline: performance.now() + 10_000 });
+      const unreachable = await settle(async () => NO_ANSWER);
+      assert.equal(unreachable.kind, 'uncertain', JSON.stringify(unreachable));
+      // The same sequence with a chain RPC that answers it has no such transaction: rejected.
+      const absent = await settle(async () => null);
+      assert.equal(absent.kind, 'rejected', JSON.stringify(absent));
+      assert.equal(calls, 4);
+    } finally {
+      await http.close();
+      stand.close();
+    }
   });
   it('is a package export: txgate/client, txgate/viem, txgate/ethers resolve to the build', async () => {
     const client = await import('txgate/client');

@@ -10,7 +10,7 @@
  * txgate's JSON-RPC error object; `txgateReason(error)` reads its `data.reason`.
  */
 import { JsonRpcProvider, Network, type JsonRpcError, type JsonRpcPayload, type JsonRpcResult } from 'ethers';
-import { Submitter, type SubmitOutcome } from './gate.js';
+import { NO_ANSWER, Submitter, type SubmitOutcome } from './gate.js';
 import { HttpClient, rpcCall } from './http.js';
 
 /** Anything that answers JSON-RPC reads (an ethers JsonRpcProvider, BrowserProvider, …). */
@@ -55,7 +55,7 @@ export class TxgateProvider extends JsonRpcProvider {
       try {
         return await this.chain.send(method, [...params]);
       } catch {
-        return null;
+        return NO_ANSWER;
       }
     });
   }

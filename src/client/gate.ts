@@ -81,6 +81,12 @@ export class TxgateError extends Error {
   }
 }
 
+/** What a chain RPC call gives when it could not be made (no connection, an error, a timeout). */
+export const NO_ANSWER: unique symbol = Symbol('no answer from the chain RPC');
+
+/** A chain RPC call: the result (null: none, e.g. no receipt yet), or NO_ANSWER. */
+export type ChainResult = (method: string, params: readonly unknown[]) => Promise<unknown>;
+
 /** Statuses whose answer was decided before or without the sequencer: resending the same bytes changes nothing. */
 const DETERMINISTIC = new Set([400, 401, 402, 403, 404, 405, 413, 421]);
 
@@ -98,8 +104,7 @@ export class Submitter {
   constructor(
     private readonly gate: HttpClient,
     private readonly apiKey: string,
-    /** A chain RPC call: the result, or null without one. */
-    private readonly chainResult: (method: string, params: readonly unknown[]) => Promise<unknown>,
+    private readonly chainResult: ChainResult,
   ) {}
 
   /** The transaction hash of signed bytes: keccak-256 of the raw transaction. */
@@ -117,17 +122,21 @@ export class Submitter {
     return classify(a, hash);
   }
 
-  /** Whether the chain RPC knows this hash (mined, or pending in its pool). */
-  async known(hash: string): Promise<boolean> {
-    if ((await this.chainResult('eth_getTransactionReceipt', [hash])) != null) return true;
-    return (await this.chainResult('eth_getTransactionByHash', [hash])) != null;
+  /** Whether the chain RPC knows this hash (mined, or pending in its pool); null when it could not be asked. */
+  async known(hash: string): Promise<boolean | null> {
+    const receipt = await this.chainResult('eth_getTransactionReceipt', [hash]);
+    if (receipt !== NO_ANSWER && receipt != null) return true;
+    const tx = await this.chainResult('eth_getTransactionByHash', [hash]);
+    if (tx !== NO_ANSWER && tx != null) return true;
+    return receipt === NO_ANSWER || tx === NO_ANSWER ? null : false;
   }
 
   /**
    * Submits until the outcome is definite: accepted (or found on the chain after an uncertain
    * attempt), rejected, or, when the resends or the time run out, the last outcome. Only the
    * same bytes are ever resent; a refusal after an uncertain attempt is checked against the
-   * chain (the first attempt may have landed).
+   * chain (the first attempt may have landed), and is final only if the chain RPC answers that
+   * it does not have the transaction: when it cannot be asked, the outcome stays uncertain.
    */
   async settle(rawTx: string, o: { readonly maxResends: number; readonly deadline: number }): Promise<SubmitOutcome> {
     let doubt = false;
@@ -135,7 +144,16 @@ export class Submitter {
       const out = await this.submit(rawTx);
       if (out.kind === 'accepted') return out;
       if (out.kind === 'uncertain') doubt = true;
-      if ((out.kind === 'rejected' || out.kind === 'uncertain') && doubt && (await this.known(out.hash))) return { kind: 'accepted', hash: out.hash };
+      if ((out.kind === 'rejected' || out.kind === 'uncertain') && doubt) {
+        const landed = await this.known(out.hash);
+        if (landed === true) return { kind: 'accepted', hash: out.hash };
+        if (landed === null && out.kind === 'rejected')
+          return {
+            kind: 'uncertain',
+            hash: out.hash,
+            why: `refused (${out.reason}) after an uncertain attempt, and the chain RPC could not tell whether that one landed`,
+          };
+      }
       if (out.kind === 'rejected') return out;
       const left = o.deadline - performance.now();
       // Out of resends or time: after an uncertain attempt, it stays uncertain (it may have landed).
@@ -160,7 +178,7 @@ export class Txgate {
   ) {
     this.submitter = new Submitter(gate, opts.apiKey, async (m, p) => {
       const r = await rpcCall(chain, m, p);
-      return r.kind === 'result' ? r.result : null;
+      return r.kind === 'result' ? r.result : NO_ANSWER;
     });
     const every = opts.keepAliveMs ?? 5_000;
     this.ping =

@@ -11,7 +11,7 @@
  * (`data.reason`); `txgateReason(error)` reads it.
  */
 import { BaseError, createTransport, http, RpcRequestError, type EIP1193RequestFn, type Transport } from 'viem';
-import { Submitter } from './gate.js';
+import { NO_ANSWER, Submitter, type ChainResult } from './gate.js';
 import { HttpClient, rpcCall } from './http.js';
 
 export interface TxgateTransportOptions {
@@ -31,11 +31,11 @@ export function txgate(o: TxgateTransportOptions): Transport<'txgate'> {
   const gate = new HttpClient(o.url, { connectTimeoutMs: o.connectTimeoutMs ?? 3_000, timeoutMs: o.timeoutMs ?? 10_000 });
   return (params) => {
     const chain = (typeof o.rpc === 'string' ? http(o.rpc) : o.rpc)(params);
-    const chainResult = async (method: string, p: readonly unknown[]) => {
+    const chainResult: ChainResult = async (method, p) => {
       try {
         return await chain.request({ method, params: p } as never);
       } catch {
-        return null;
+        return NO_ANSWER;
       }
     };
     const submitter = new Submitter(gate, o.apiKey, chainResult);
