@@ -239,7 +239,7 @@ export class Txgate {
       if (r.kind === 'result' && isReceipt(r.result)) {
         if (confirmations <= 1) return r.result;
         const head = await this.chainCall('eth_blockNumber', []);
-        if (head.kind === 'result' && typeof head.result === 'string' && BigInt(head.result) - BigInt(r.result.blockNumber) + 1n >= BigInt(confirmations))
+        if (head.kind === 'result' && isQuantity(head.result) && BigInt(head.result) - BigInt(r.result.blockNumber) + 1n >= BigInt(confirmations))
           return r.result;
       }
       const left = deadline - performance.now();
@@ -315,8 +315,13 @@ export function classify(a: RpcAnswer, hash: string): SubmitOutcome {
   return { kind: 'uncertain', hash, why: `HTTP ${a.status} ${reason}: ${a.message}` };
 }
 
+/** A JSON-RPC quantity: 0x-hex (what BigInt() takes without throwing). */
+function isQuantity(v: unknown): v is string {
+  return typeof v === 'string' && /^0x[0-9a-fA-F]+$/.test(v);
+}
+
 function isReceipt(v: unknown): v is Receipt {
-  return typeof v === 'object' && v !== null && typeof (v as Receipt).status === 'string' && typeof (v as Receipt).blockNumber === 'string';
+  return typeof v === 'object' && v !== null && isQuantity((v as Receipt).status) && isQuantity((v as Receipt).blockNumber);
 }
 
 function hexBytes(rawTx: string): Uint8Array {
