@@ -139,6 +139,19 @@ describe('outcomes with one sequencer', () => {
     assert.equal(r.status, 200);
     assert.deepEqual(r.json.error, { code: -32000, message: 'nonce too low', data: { reason: 'upstream_rejected' } });
   });
+  it('"nonce too low", and looking the hash up fails: 502 upstream_error with the hash (uncertain), never a refusal', async () => {
+    const { gate, stubs } = await setup(1);
+    stubs[0]!.behaviour = () => ({ kind: 'error', code: -32000, message: 'nonce too low' });
+    stubs[0]!.lookupFails = true;
+    const raw = await next();
+    const r = await submit(gate, raw);
+    assert.equal(r.status, 502);
+    assert.equal(r.json.error.data.reason, 'upstream_error');
+    assert.equal(r.json.error.data.txHash, txHash(raw));
+    const audit = gate.logs.map((l) => JSON.parse(l)).find((l) => l.audit === 'forward' && l.tx === txHash(raw));
+    assert.equal(audit?.outcome, 'fault');
+    assert.match(audit?.detail, /nonce too low; looking the hash up failed/);
+  });
   it('any other JSON-RPC error passes through with HTTP 200 and its code and message', async () => {
     const { gate, stubs } = await setup(1);
     stubs[0]!.behaviour = () => ({ kind: 'error', code: -32003, message: 'insufficient funds for gas * price + value' });

@@ -4,7 +4,9 @@
  *   (502, never reported as acceptance);
  * - "already known" for the same bytes: accepted (resubmitting the exact bytes is how clients
  *   resolve an uncertain outcome);
- * - "nonce too low": accepted only if that sequencer knows this very hash (a second call);
+ * - "nonce too low": accepted only if that sequencer knows this very hash (a second call), a
+ *   refusal if it answers that it does not, and uncertain if that call fails: the nonce may
+ *   have been taken by these very bytes;
  * - any other JSON-RPC error: the sequencer's refusal, passed through with HTTP 200;
  * - a fault (transport, timeout, 5xx, garbage): uncertain if the bytes were written, else not
  *   forwarded.
@@ -44,9 +46,20 @@ export function judge(a: Answer, hash: string): Verdict {
   return { outcome: 'rejected', exit: refused, detail: a.message };
 }
 
-/** After "nonce too low": accepted if the sequencer's eth_getTransactionByHash knows the hash, else its refusal stands. */
+/**
+ * After "nonce too low": accepted if the sequencer's eth_getTransactionByHash knows the hash; a
+ * fault of that lookup leaves it uncertain (the bytes were written, and may be what took the
+ * nonce); any other answer (null, an error) lets the refusal stand.
+ */
 export function knownAfterNonceTooLow(v: Verdict, known: Answer, hash: string): Verdict & { outcome: Outcome } {
   if (known.kind === 'result' && isTxObject(known.result, hash)) return { outcome: 'nonce_known', exit: result(hash), detail: v.detail };
+  if (known.kind === 'fault')
+    return {
+      outcome: 'fault',
+      exit: reject('upstream_error', undefined, { txHash: hash }),
+      detail: `${v.detail ?? 'nonce too low'}; looking the hash up failed: ${known.why}`,
+      sent: true,
+    };
   return { outcome: 'rejected', exit: v.exit, detail: v.detail };
 }
 

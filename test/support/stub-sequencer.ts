@@ -36,6 +36,8 @@ export class StubSequencer {
   chainIdHex: string;
   /** Answer to eth_getTransactionByHash (null = unknown). */
   knownTx: (hash: string) => unknown = () => null;
+  /** eth_getTransactionByHash answers HTTP 500 instead. */
+  lookupFails = false;
   private server: Server;
   private hanging: ServerResponse[] = [];
   port = 0;
@@ -85,6 +87,7 @@ export class StubSequencer {
       return ok(chainPath !== null ? '0x' + Number(chainPath[1]).toString(16) : this.chainIdHex);
     }
     if (msg.method === 'eth_getTransactionByHash') {
+      if (this.lookupFails) return reply(500, 'lookup failed', 'text/plain');
       const t = this.knownTx(String(msg.params[0]));
       return ok(t);
     }
