@@ -78,3 +78,13 @@ export function histogramJSON(f: Family<FastHistogram>): MetricJSON {
   }
   return { name: f.name, help: f.help, type: 'histogram', aggregator: 'sum', values };
 }
+
+/** A family of counters (or gauges: a Counter's value is set as well as incremented). */
+export function counters(name: string, help: string): Family<Counter> {
+  return new Family(name, help, () => new Counter());
+}
+
+/** A family of latency histograms (LATENCY_BUCKETS). */
+export function histograms(name: string, help: string): Family<FastHistogram> {
+  return new Family(name, help, () => new FastHistogram(LATENCY_BUCKETS));
+}

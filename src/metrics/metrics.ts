@@ -4,7 +4,7 @@
  * with prom-client's AggregatorRegistry and render the text format: one scrape shows the whole
  * process.
  */
-import { Counter, counterJSON, Family, FastHistogram, histogramJSON, LATENCY_BUCKETS } from './families.js';
+import { type Counter, counterJSON, counters, type FastHistogram, histogramJSON, histograms } from './families.js';
 import type { MetricJSON } from './json.js';
 import type { Account } from '../accounts/types.js';
 import type { ReloadResult } from '../accounts/file-store.js';
@@ -38,41 +38,23 @@ const POSSIBLE: Record<(typeof METHODS)[number], readonly string[]> = {
 const OUTCOMES = ['accepted', 'already_known', 'nonce_known', 'rejected', 'hash_mismatch', 'fault'] as const;
 
 export class Metrics {
-  private readonly requests = new Family(
-    'txgate_requests_total',
-    'Requests answered on POST /, by JSON-RPC method, HTTP status and reason (ok for a result).',
-    () => new Counter(),
-  );
-  private readonly duration = new Family(
+  private readonly requests = counters('txgate_requests_total', 'Requests answered on POST /, by JSON-RPC method, HTTP status and reason (ok for a result).');
+  private readonly duration = histograms(
     'txgate_request_duration_seconds',
     'Time from request arrival to answer on POST /, by method and outcome (ok, rejected, upstream).',
-    () => new FastHistogram(LATENCY_BUCKETS),
   );
-  private readonly stages = new Family(
+  private readonly stages = histograms(
     'txgate_stage_duration_seconds',
     `Time spent in each pipeline stage, sampled on 1 request in ${STAGE_SAMPLE_MASK + 1}, every request with profiling.serverTiming on (a stage that awaits includes its wait: body upload, forward).`,
-    () => new FastHistogram(LATENCY_BUCKETS),
   );
-  private readonly forwards = new Family(
-    'txgate_forwards_total',
-    'Answers from sequencers to forwarded transactions, by chain, sequencer and outcome.',
-    () => new Counter(),
-  );
-  private readonly upstream = new Family(
-    'txgate_upstream_duration_seconds',
-    'Sequencer answer time for eth_sendRawTransaction, by chain and sequencer.',
-    () => new FastHistogram(LATENCY_BUCKETS),
-  );
-  private readonly inFlight = new Family('txgate_forwards_in_flight', 'Forwards in flight, by chain.', () => new Counter());
-  private readonly up = new Family(
-    'txgate_sequencer_up',
-    '1 when the sequencer answered its last eth_chainId probe with the chain id, else 0.',
-    () => new Counter(),
-  );
-  private readonly limited = new Family('txgate_rate_limited_total', 'Submissions refused with 429, by account id.', () => new Counter());
-  private readonly reloads = new Family('txgate_account_reloads_total', 'Accounts file reloads, by result (loaded, unchanged, invalid).', () => new Counter());
-  private readonly loaded = new Family('txgate_accounts_loaded', 'Accounts in the snapshot in force.', () => new Counter());
-  private readonly info = new Family('txgate_build_info', 'Build information (value 1).', () => new Counter());
+  private readonly forwards = counters('txgate_forwards_total', 'Answers from sequencers to forwarded transactions, by chain, sequencer and outcome.');
+  private readonly upstream = histograms('txgate_upstream_duration_seconds', 'Sequencer answer time for eth_sendRawTransaction, by chain and sequencer.');
+  private readonly inFlight = counters('txgate_forwards_in_flight', 'Forwards in flight, by chain.');
+  private readonly up = counters('txgate_sequencer_up', '1 when the sequencer answered its last eth_chainId probe with the chain id, else 0.');
+  private readonly limited = counters('txgate_rate_limited_total', 'Submissions refused with 429, by account id.');
+  private readonly reloads = counters('txgate_account_reloads_total', 'Accounts file reloads, by result (loaded, unchanged, invalid).');
+  private readonly loaded = counters('txgate_accounts_loaded', 'Accounts in the snapshot in force.');
+  private readonly info = counters('txgate_build_info', 'Build information (value 1).');
 
   /** requestChildren[method][reason] */
   private readonly requestChildren: Map<string, Counter>[] = [];
@@ -176,23 +158,14 @@ export class Metrics {
 
   private board: HealthBoard | null = null;
   private accountsState: StoreState | null = null;
-  private readonly storeAge = new Family(
+  private readonly storeAge = counters(
     'txgate_accounts_snapshot_age_seconds',
     'Seconds since the account snapshot was last synced with the database store (absent with the file store).',
-    () => new Counter(),
   );
-  private readonly storeUp = new Family('txgate_accounts_store_up', '1 when the database account store answered its last call, else 0.', () => new Counter());
-  private readonly storeNotifications = new Family(
-    'txgate_accounts_notifications_total',
-    'Change notifications received from the database account store.',
-    () => new Counter(),
-  );
-  private readonly storeResyncs = new Family(
-    'txgate_accounts_resyncs_total',
-    'Periodic full resyncs of the account snapshot that succeeded.',
-    () => new Counter(),
-  );
-  private readonly storeFailures = new Family('txgate_accounts_store_failures_total', 'Calls to the database account store that failed.', () => new Counter());
+  private readonly storeUp = counters('txgate_accounts_store_up', '1 when the database account store answered its last call, else 0.');
+  private readonly storeNotifications = counters('txgate_accounts_notifications_total', 'Change notifications received from the database account store.');
+  private readonly storeResyncs = counters('txgate_accounts_resyncs_total', 'Periodic full resyncs of the account snapshot that succeeded.');
+  private readonly storeFailures = counters('txgate_accounts_store_failures_total', 'Calls to the database account store that failed.');
 
   /** The database account store's shared state, read at each snapshot. */
   watchAccounts(state: StoreState): void {
