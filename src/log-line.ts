@@ -11,7 +11,7 @@ import { pino, type Logger } from 'pino';
 export type Level = 'debug' | 'info' | 'warn' | 'error';
 const LEVEL_VALUE: Record<Level, number> = { debug: 20, info: 30, warn: 40, error: 50 };
 
-/** One line being built: `fast.line('info')?.str('reqId', id).num('status', 200).end('request')`. */
+/** One line being built: `fast.line('info')?.str('reqId', id).json('status', 200).end('request')`. */
 export class LogLine {
   /** `{"level":…,"time":…,"pid":…` then `,"key":value` per field. */
   s = '';
@@ -30,18 +30,8 @@ export class LogLine {
     return this;
   }
 
-  num(key: string, v: number): this {
-    this.s += ',"' + key + '":' + v;
-    return this;
-  }
-
-  /** A value already serialized as JSON. */
-  json(key: string, v: string): this {
-    this.s += ',"' + key + '":' + v;
-    return this;
-  }
-
-  flag(key: string, v: boolean): this {
+  /** A number, a boolean, or a value already serialized as JSON. */
+  json(key: string, v: string | number | boolean): this {
     this.s += ',"' + key + '":' + v;
     return this;
   }
@@ -58,7 +48,7 @@ export class FastLog {
   /** One line at a time: a line is built and written synchronously. */
   private readonly current: LogLine;
 
-  constructor(readonly logger: Logger) {
+  constructor(logger: Logger) {
     this.current = new LogLine((logger as unknown as Record<symbol, { write(s: string): unknown }>)[pino.symbols.streamSym]!);
     this.min = logger.levelVal;
     this.pid = ',"pid":' + process.pid;

@@ -4,6 +4,7 @@
  * is refused: a key must identify exactly one account.
  */
 import { toChecksumAddress } from '@ethereumjs/util';
+import { isObj, type Obj } from '../config-reader.js';
 import type { Account, FeePattern, Grant } from './types.js';
 
 export interface AccountsSnapshot {
@@ -26,9 +27,6 @@ const SHA256_HEX = /^[0-9a-fA-F]{64}$/;
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const SELECTOR = /^0x[0-9a-fA-F]{8}$/;
 const UINT = /^(?:0|[1-9][0-9]{0,77})$/;
-
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function unknownFields(o: Obj, field: string, known: readonly string[], problems: string[]): void {
   for (const k of Object.keys(o)) if (!known.includes(k)) problems.push(`${field}.${k}: unknown field`);

@@ -269,10 +269,10 @@ export class ChainForwarder {
     if (this.observer.forward !== undefined) this.observer.forward({ chainId: this.chainId, sequencer: a.seq.label, outcome: a.outcome, ms });
     const line = this.fast.line(a.outcome === 'fault' || a.outcome === 'hash_mismatch' ? 'warn' : 'info');
     if (line === null) return;
-    line.str('audit', 'forward').str('reqId', req.reqId).str('account', req.account).str('tx', req.hash).num('chainId', this.chainId);
-    line.json('sequencer', a.seq.labelJson).str('outcome', a.outcome).str('role', role).num('ms', ms);
+    line.str('audit', 'forward').str('reqId', req.reqId).str('account', req.account).str('tx', req.hash).json('chainId', this.chainId);
+    line.json('sequencer', a.seq.labelJson).str('outcome', a.outcome).str('role', role).json('ms', ms);
     if (a.detail !== undefined) line.text('detail', a.detail);
-    if (!a.sent) line.flag('sent', false);
+    if (!a.sent) line.json('sent', false);
     if (req.sender !== null) line.str('sender', req.sender);
     line.end('forward');
   }

@@ -39,18 +39,18 @@ export class RequestLog {
     if (rpc === undefined) line.str('method', 'POST /');
     else if (rpc.method === 'eth_sendRawTransaction' || rpc.method === 'eth_chainId') line.str('method', rpc.method);
     else line.text('method', rpc.method, 64);
-    line.num('status', exit.status).num('us', micros);
+    line.json('status', exit.status).json('us', micros);
     if (!ok) {
       line.str('reason', exit.reason).str('stage', stage);
       const detail = exit.detailJson();
       if (detail !== null) line.json('detail', detail);
     }
-    if (ctx.chain !== undefined) line.num('chainId', ctx.chain.chainId);
+    if (ctx.chain !== undefined) line.json('chainId', ctx.chain.chainId);
     if (ctx.account !== undefined) line.str('account', ctx.account.id);
     if (ctx.tx !== undefined) line.str('tx', ctx.tx.hash);
     // The client left before its answer (after the forward was sent): the outcome above is
     // real, but nobody received it; support needs to tell the two apart.
-    if (ctx.aborted && exit.reason !== 'client_closed') line.flag('clientGone', true);
+    if (ctx.aborted && exit.reason !== 'client_closed') line.json('clientGone', true);
     line.end(ok ? 'request' : 'rejected');
   }
 
@@ -62,7 +62,7 @@ export class RequestLog {
     const line = this.fast.line('info');
     if (line === null) return;
     line.str('reqId', reqId).text('method', method, 16).text('path', path);
-    if (status !== 0) line.num('status', status);
+    if (status !== 0) line.json('status', status);
     line.str('reason', reason);
     if (detail !== undefined) line.text('detail', detail);
     line.end(status === 0 ? 'closed unanswered' : 'rejected');
@@ -72,10 +72,10 @@ export class RequestLog {
   get(reqId: string, method: string, status: number, reason: string | undefined, account: string | undefined, micros: number): void {
     const line = this.fast.line('info');
     if (line === null) return;
-    line.str('reqId', reqId).str('method', method).num('status', status);
+    line.str('reqId', reqId).str('method', method).json('status', status);
     if (reason !== undefined) line.str('reason', reason);
     if (account !== undefined) line.str('account', account);
-    line.num('us', micros).end(status < 400 ? 'request' : 'rejected');
+    line.json('us', micros).end(status < 400 ? 'request' : 'rejected');
   }
 }
 
