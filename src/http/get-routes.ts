@@ -2,8 +2,8 @@
  * The GET resources outside the pipeline: /health, /ready and /tip-addresses, each with its
  * HEAD twin (the GET answer's status and headers, never a body: RFC 9110 §9.3.2; uWS routes HEAD
  * to none of the GET handlers and would send a body a keep-alive client reads as the start of
- * the next response). A GET that carries a body is answered, then closed: its body is never
- * read, so nothing of it can be taken for the next request.
+ * the next response). A GET that carries a body is answered, then closed (write.ts): its body is
+ * never read, and nothing after it is taken for a request. While draining, every answer closes.
  */
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import type { Header } from '../errors.js';
@@ -39,10 +39,10 @@ const HEALTH_BODY = '{"status":"ok"}';
 /** The handlers, by resource and by HEAD (true) or GET (false). */
 export function getRoutes(d: GetRouteDeps): { health(isHead: boolean): Handler; ready(isHead: boolean): Handler; tipAddresses(isHead: boolean): Handler } {
   return {
-    health: (isHead) => (res, req) => writeAnswer(res, 200, HEALTH_BODY, { reqId: d.nextId(), isHead, close: announcesBody(req) }),
+    health: (isHead) => (res, req) => writeAnswer(res, 200, HEALTH_BODY, { reqId: d.nextId(), isHead, close: closes(req) }),
     ready: (isHead) => (res, req) => {
       const r = d.readiness.report();
-      writeAnswer(res, r.ready ? 200 : 503, r.body, { reqId: d.nextId(), isHead, close: announcesBody(req) });
+      writeAnswer(res, r.ready ? 200 : 503, r.body, { reqId: d.nextId(), isHead, close: closes(req) });
     },
     tipAddresses: (isHead) => (res, req) => {
       const t0 = performance.now();
@@ -50,8 +50,14 @@ export function getRoutes(d: GetRouteDeps): { health(isHead: boolean): Handler; 
       const a = d.tipAddresses(head, req.getQuery() ?? '', req.getHeader('if-none-match'));
       const reqId = d.nextId();
       const micros = Math.round((performance.now() - t0) * 1000);
-      d.requestLog.get(reqId, isHead ? 'HEAD /tip-addresses' : 'GET /tip-addresses', a.status, a.reason, a.account, micros);
-      writeAnswer(res, a.status, a.body, { headers: a.headers, reqId, isHead, close: announcesBody(req) });
+      const method = isHead ? 'HEAD /tip-addresses' : 'GET /tip-addresses';
+      writeAnswer(res, a.status, a.body, { headers: a.headers, reqId, isHead, close: closes(req) }, (written) =>
+        d.requestLog.get(reqId, method, written ? a.status : 0, a.reason, a.account, micros),
+      );
     },
   };
+  /** A body left unread, or a draining server: the answer closes its connection. */
+  function closes(req: HttpRequest): boolean {
+    return d.readiness.draining || announcesBody(req);
+  }
 }

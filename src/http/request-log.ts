@@ -23,8 +23,11 @@ export class RequestLog {
     this.fast = new FastLog(log);
   }
 
-  /** A pipeline answer on POST /. */
-  exit(base: BaseCtx, exit: Exit, stage: StageName, err: unknown, micros: number): void {
+  /**
+   * A pipeline answer on POST /. `unanswered`: the answer was to close its connection, and the
+   * connection closed before it could be written (write.ts).
+   */
+  exit(base: BaseCtx, exit: Exit, stage: StageName, err: unknown, micros: number, unanswered = false): void {
     const ctx = base as Answered;
     const rpc = ctx.rpc;
     const ok = exit.reason === 'ok';
@@ -39,7 +42,8 @@ export class RequestLog {
     if (rpc === undefined) line.str('method', 'POST /');
     else if (rpc.method === 'eth_sendRawTransaction' || rpc.method === 'eth_chainId') line.str('method', rpc.method);
     else line.text('method', rpc.method, 64);
-    line.json('status', exit.status).json('us', micros);
+    if (!unanswered) line.json('status', exit.status);
+    line.json('us', micros);
     if (!ok) {
       line.str('reason', exit.reason).str('stage', stage);
       const detail = exit.detailJson();
@@ -50,8 +54,11 @@ export class RequestLog {
     if (ctx.tx !== undefined) line.str('tx', ctx.tx.hash);
     // The client left before its answer (after the forward was sent): the outcome above is
     // real, but nobody received it; support needs to tell the two apart.
-    if (ctx.aborted && exit.reason !== 'client_closed') line.json('clientGone', true);
-    line.end(ok ? 'request' : 'rejected');
+    if (unanswered) line.end('closed unanswered');
+    else {
+      if (ctx.aborted && exit.reason !== 'client_closed') line.json('clientGone', true);
+      line.end(ok ? 'request' : 'rejected');
+    }
   }
 
   /**
@@ -68,14 +75,15 @@ export class RequestLog {
     line.end(status === 0 ? 'closed unanswered' : 'rejected');
   }
 
-  /** A GET (or HEAD) answer outside the pipeline: GET /tip-addresses. */
+  /** A GET (or HEAD) answer outside the pipeline: GET /tip-addresses (`status` 0: closed unanswered). */
   get(reqId: string, method: string, status: number, reason: string | undefined, account: string | undefined, micros: number): void {
     const line = this.fast.line('info');
     if (line === null) return;
-    line.str('reqId', reqId).str('method', method).json('status', status);
+    line.str('reqId', reqId).str('method', method);
+    if (status !== 0) line.json('status', status);
     if (reason !== undefined) line.str('reason', reason);
     if (account !== undefined) line.str('account', account);
-    line.json('us', micros).end(status < 400 ? 'request' : 'rejected');
+    line.json('us', micros).end(status === 0 ? 'closed unanswered' : status < 400 ? 'request' : 'rejected');
   }
 }
 

@@ -19,7 +19,7 @@ import { readFraming } from './framing.js';
 import { getRoutes, type TipAddressesHandler } from './get-routes.js';
 import { STAGE_NAMES, STAGE_SAMPLE_MASK, type Pipeline, type PipelineHooks, type RequestObserver, type StageName } from '../pipeline/pipeline.js';
 import type { Readiness } from './readiness.js';
-import { announcesBody, writeAnswer } from './write.js';
+import { announcesBody, writeAnswer, type Written } from './write.js';
 
 export interface ServerDeps {
   readonly log: Logger;
@@ -61,6 +61,11 @@ class HttpContext extends RequestContext {
 }
 
 let processSeq = 0;
+
+/** The log detail of a refusal whose connection closed before its answer could be written. */
+function unansweredDetail(detail: string | undefined): string {
+  return `${detail === undefined ? '' : `${detail}: `}closed before the answer (a request followed it on the connection, or the client left)`;
+}
 
 export class PublicServer {
   readonly app: TemplatedApp;
@@ -138,12 +143,22 @@ export class PublicServer {
     };
   }
 
-  /** Answers a request outside the pipeline; closes the connection if a body is pending. */
+  /**
+   * Answers a request outside the pipeline; closes the connection if a body is pending (or when
+   * draining), logged once it is known whether the answer was written.
+   */
   private plain(res: HttpResponse, req: HttpRequest, exit: Exit, detail?: string, close = false): void {
     const reqId = this.nextId();
     const method = req.getMethod();
-    this.requestLog.refused(reqId, method.toUpperCase(), req.getUrl(), exit.status, exit.reason, detail);
-    writeAnswer(res, exit.status, exit.body('null'), { close: close || announcesBody(req), reqId, isHead: method === 'head' });
+    const path = req.getUrl();
+    writeAnswer(
+      res,
+      exit.status,
+      exit.body('null'),
+      { close: close || this.deps.readiness.draining || announcesBody(req), reqId, isHead: method === 'head' },
+      (written) =>
+        this.requestLog.refused(reqId, method.toUpperCase(), path, written ? exit.status : 0, exit.reason, written ? detail : unansweredDetail(detail)),
+    );
   }
 
   /** The pipeline threw outside a stage (in an exit hook): log it, and answer if nothing was. */
@@ -190,16 +205,23 @@ export class PublicServer {
   }
 
   private onExit(ctx: HttpContext, exit: Exit, stage: StageName, err: unknown): void {
-    this.respond(ctx, exit);
     const micros = Math.round((performance.now() - ctx.t0) * 1000);
-    this.requestLog.exit(ctx, exit, stage, err, micros);
-    this.deps.observer?.request(ctx, exit, stage, micros);
-    if (--this.inFlight === 0 && this.drained !== null) this.drained();
+    this.respond(ctx, exit, (written) => {
+      this.requestLog.exit(ctx, exit, stage, err, micros, !written);
+      this.deps.observer?.request(ctx, exit, stage, micros);
+      if (--this.inFlight === 0 && this.drained !== null) this.drained();
+    });
   }
 
-  /** The one writer for pipeline answers. */
-  private respond(ctx: HttpContext, exit: Exit): void {
-    if (ctx.responded || ctx.aborted) return;
+  /**
+   * The one writer for pipeline answers; `done` once the answer is written or known never to be
+   * (at once, unless the answer closes its connection: write.ts).
+   */
+  private respond(ctx: HttpContext, exit: Exit, done?: Written): void {
+    if (ctx.responded || ctx.aborted) {
+      done?.(true);
+      return;
+    }
     ctx.responded = true;
     let headers = exit.headers;
     if (exit.reason !== 'rate_limited') {
@@ -208,8 +230,10 @@ export class PublicServer {
     }
     if (ctx.timings !== null) headers = [...(headers ?? []), ['server-timing', serverTiming(ctx.timings)]];
     // A body left unread (early exit before or during reading) would be parsed as the next
-    // request: close the connection instead of draining an unbounded body.
-    writeAnswer(ctx.res, exit.status, exit.body(ctx.idJson), { headers, close: !ctx.reader.done, reqId: ctx.reqId });
+    // request: close the connection instead of draining an unbounded body. Draining, every
+    // answer closes, so a keep-alive client moves to another edge.
+    const close = !ctx.reader.done || this.deps.readiness.draining;
+    writeAnswer(ctx.res, exit.status, exit.body(ctx.idJson), { headers, close, reqId: ctx.reqId }, done, () => ctx.aborted);
   }
 
   /** The pipeline's stage names, in order. */

@@ -1,7 +1,8 @@
 /**
  * The one way an answer is written to uWebSockets.js: corked, the status first, then
  * Content-Type, X-Request-Id and the answer's own headers (STYLE.md). A HEAD request gets the
- * headers without a body; an answer that closes the connection says so to uWS.
+ * headers without a body. An answer that closes its connection is written so that nothing
+ * after its request is ever read as a request (see `writeAnswer`).
  */
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import { statusLine, type Header } from '../errors.js';
@@ -9,20 +10,57 @@ import { statusLine, type Header } from '../errors.js';
 export interface WriteOptions {
   readonly reqId: string;
   readonly headers?: readonly Header[] | undefined;
-  /** Close the connection after the answer (a body left unread, ambiguous framing). */
+  /** Close the connection with the answer (a body left unread, ambiguous framing, draining). */
   readonly close?: boolean;
   /** A HEAD request: no body unless the connection closes anyway. */
   readonly isHead?: boolean;
 }
 
+/** Told whether a closing answer was written (true) or the connection was gone first (false). */
+export type Written = (written: boolean) => void;
+
 const JSON_CT = 'application/json';
 
 /**
- * Writes a whole answer. With `isHead`, no body: when the connection closes anyway (`close`)
- * the body may go too, since no client can misread it then.
+ * Writes a whole answer. Without `close`, at once (and `done(true)`).
+ *
+ * With `close`, on the next turn of the event loop: asked to close from inside its parser (a
+ * request handler, a body chunk), uWS writes the answer with `Connection: close` and still
+ * dispatches every request already buffered behind it on that connection, which a proxy that
+ * framed the bytes differently would take for one request: two answers to one request, the
+ * request-smuggling shape (RFC 9112 §6.3, §9.6). Left pending instead, the response holds the
+ * connection: a request parsed behind it makes uWS close the connection at once, unanswered
+ * (it denies asynchronous pipelining), and `done(false)` says so. Otherwise reading is paused,
+ * the answer written, and uWS shuts the connection down and closes it right after the write.
+ *
+ * `gone` says whether the client left (for a request that registered onAborted itself);
+ * without it, onAborted is registered here.
  */
-export function writeAnswer(res: HttpResponse, status: number, body: string, o: WriteOptions): void {
-  const close = o.close === true;
+export function writeAnswer(res: HttpResponse, status: number, body: string, o: WriteOptions, done?: Written, gone?: () => boolean): void {
+  if (o.close !== true) {
+    writeNow(res, status, body, o, false);
+    done?.(true);
+    return;
+  }
+  let aborted = false;
+  const isGone =
+    gone ??
+    (res.onAborted(() => {
+      aborted = true;
+    }),
+    () => aborted);
+  setImmediate(() => {
+    if (isGone()) {
+      done?.(false);
+      return;
+    }
+    res.pause(); // nothing more is read from this connection
+    writeNow(res, status, body, o, true);
+    done?.(true);
+  });
+}
+
+function writeNow(res: HttpResponse, status: number, body: string, o: WriteOptions, close: boolean): void {
   res.cork(() => {
     res.writeStatus(statusLine(status)).writeHeader('content-type', JSON_CT).writeHeader('x-request-id', o.reqId);
     const h = o.headers;

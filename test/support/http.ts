@@ -91,3 +91,42 @@ export function rawSession(port: number, text: string, ms = 5000): Promise<{ tex
     }, ms);
   });
 }
+
+/**
+ * Writes `parts` on one fresh connection, `gapMs` apart (separate TCP segments), and returns
+ * everything read until the server closes (or `ms`). A write after the server closed is not an
+ * error here: the server may close before the last part.
+ */
+export function rawSegments(port: number, parts: readonly string[], gapMs: number, ms = 5000): Promise<{ text: string; serverClosed: boolean }> {
+  return new Promise((resolve) => {
+    const s = connect(port, '127.0.0.1');
+    s.setNoDelay(true);
+    let out = '';
+    let timedOut = false;
+    let closed = false;
+    s.on('data', (d) => (out += d.toString()));
+    s.on('close', () => {
+      closed = true;
+      clearTimeout(timer);
+      resolve({ text: out, serverClosed: !timedOut });
+    });
+    s.on('error', () => {
+      /* ECONNRESET/EPIPE: a part written after the server closed */
+    });
+    s.on('connect', async () => {
+      for (let i = 0; i < parts.length && !closed; i++) {
+        if (i > 0) await new Promise((r) => setTimeout(r, gapMs));
+        if (!closed) s.write(parts[i]!);
+      }
+    });
+    const timer = setTimeout(() => {
+      timedOut = true;
+      s.destroy();
+    }, ms);
+  });
+}
+
+/** The HTTP/1.1 status lines in a raw exchange: one per answer. */
+export function statusLines(raw: string): string[] {
+  return raw.match(/HTTP\/1\.1 \d{3}[^\r]*/g) ?? [];
+}
