@@ -7,7 +7,7 @@
 import { parseArgs } from 'node:util';
 import { createPublicClient, http, parseGwei, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { connectTxgate, TxgateError } from '../src/client/index.js';
+import { connectTxgate, TxgateError } from '../packages/client/src/index.js';
 import { ANVIL_KEYS } from '../src/dev/anvil.js';
 import { DEV_API_KEY } from '../src/dev/dev-setup.js';
 

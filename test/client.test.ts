@@ -1,6 +1,6 @@
 /**
  * The client side of the contract, against a real anvil and a real txgate: the kit
- * (txgate/client), the viem transport (txgate/viem) and the ethers provider (txgate/ethers),
+ * (txgate-client), the viem transport (txgate-client/viem) and the ethers provider (txgate-client/ethers),
  * unmodified wallet code through each, refusals as definite outcomes with their reason, and
  * faults injected by a proxy between txgate and anvil (an answer lost after anvil took the
  * transaction; a submission dropped before anvil saw it): never a second transaction, never
@@ -11,13 +11,16 @@ import { createServer as createHttpServer, request, type IncomingMessage, type S
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Wallet } from 'ethers';
-import { createPublicClient, createWalletClient, http, type Hex } from 'viem';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { BaseError, createPublicClient, createWalletClient, http, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { connectTxgate, TxgateError, type Txgate } from '../src/client/index.js';
-import { NO_ANSWER, Submitter, type ChainResult } from '../src/client/gate.js';
-import { HttpClient } from '../src/client/http.js';
-import { TxgateProvider, txgateReason as ethersReason } from '../src/client/ethers.js';
-import { txgate, txgateReason as viemReason } from '../src/client/viem.js';
+import { connectTxgate, TxgateError, type Txgate } from '../packages/client/src/index.js';
+import { NO_ANSWER, Submitter, type ChainResult } from '../packages/client/src/gate.js';
+import { HttpClient } from '../packages/client/src/http.js';
+import { TxgateProvider, txgateReason as ethersReason } from '../packages/client/src/ethers.js';
+import { txgate, txgateReason as viemReason } from '../packages/client/src/viem.js';
 import { ANVIL_KEYS } from '../src/dev/anvil.js';
 import { startAnvil, type Anvil } from '../src/dev/anvil.js';
 import { keysInLogs, MIN_TIP, newKey, startGate, TIP, type Gate } from './support/harness.js';
@@ -138,7 +141,7 @@ after(async () => {
   assert.deepEqual(keysInLogs(), []);
 });
 
-describe('txgate/viem', () => {
+describe('txgate-client/viem', () => {
   it('walletClient.sendTransaction and waitForTransactionReceipt, unmodified: receipt 0x1', async () => {
     const transport = txgate({ url: base, apiKey: key, rpc: anvil.url });
     const wallet = createWalletClient({ account: privateKeyToAccount(ANVIL_KEYS[0] as Hex), chain: chainDef(base), transport });
@@ -160,9 +163,38 @@ describe('txgate/viem', () => {
       .filter((l) => l.method === 'eth_sendRawTransaction');
     assert.equal(lines.length, 1, 'one attempt: a 402 is not retried');
   });
+  it("errors made by a second copy of viem (a client project's own) still give txgateReason, by shape: 402 and 401", async () => {
+    // The client project's viem is not the one this package resolves: a real copy of viem's ESM
+    // build under another path, so its classes (BaseError, RpcRequestError…) are other classes.
+    const copy = mkdtempSync(join(process.cwd(), 'node_modules', '.viem-copy-'));
+    try {
+      const src = join(process.cwd(), 'node_modules', 'viem');
+      cpSync(join(src, 'package.json'), join(copy, 'viem', 'package.json'));
+      cpSync(join(src, '_esm'), join(copy, 'viem', '_esm'), { recursive: true });
+      cpSync(join(src, 'node_modules'), join(copy, 'viem', 'node_modules'), { recursive: true });
+      const theirs = (await import(pathToFileURL(join(copy, 'viem', '_esm', 'index.js')).href)) as typeof import('viem');
+      const theirAccounts = (await import(pathToFileURL(join(copy, 'viem', '_esm', 'accounts', 'index.js')).href)) as typeof import('viem/accounts');
+      assert.notEqual(theirs.BaseError, BaseError, 'two copies of viem');
+      for (const [apiKey, reason] of [
+        [strictKey, 'fee_rejected'],
+        [newKey(), 'unauthorized'],
+      ] as const) {
+        const wallet = theirs.createWalletClient({
+          account: theirAccounts.privateKeyToAccount(ANVIL_KEYS[1] as Hex),
+          chain: chainDef(base),
+          transport: txgate({ url: base, apiKey, rpc: anvil.url }),
+        });
+        const e = await wallet.sendTransaction({ to: '0x3333333333333333333333333333333333333333', value: 1n }).catch((x: unknown) => x);
+        assert.ok(e instanceof theirs.BaseError && !(e instanceof BaseError), 'the error is of the other copy');
+        assert.equal(viemReason(e), reason);
+      }
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
+  });
 });
 
-describe('txgate/ethers', () => {
+describe('txgate-client/ethers', () => {
   it('wallet.sendTransaction and tx.wait(), unmodified: status 1', async () => {
     const provider = new TxgateProvider({ url: base, apiKey: key, rpc: anvil.url, chainId: 4663, pollingInterval: 50 });
     try {
@@ -196,7 +228,7 @@ describe('txgate/ethers', () => {
   });
 });
 
-describe('txgate/client', () => {
+describe('txgate-client', () => {
   it('connectTxgate stops on a chain id mismatch', async () => {
     await assert.rejects(
       connectTxgate({ url: base, apiKey: key, chainId: 1, chainRpcUrl: anvil.url }),
@@ -315,10 +347,10 @@ describe('txgate/client', () => {
       stand.close();
     }
   });
-  it('is a package export: txgate/client, txgate/viem, txgate/ethers resolve to the build', async () => {
-    const client = await import('txgate/client');
-    const viem = await import('txgate/viem');
-    const ethers = await import('txgate/ethers');
+  it('is a package of its own: txgate-client, txgate-client/viem, txgate-client/ethers resolve to its build', async () => {
+    const client = await import('txgate-client');
+    const viem = await import('txgate-client/viem');
+    const ethers = await import('txgate-client/ethers');
     assert.equal(typeof client.connectTxgate, 'function');
     assert.equal(typeof viem.txgate, 'function');
     assert.equal(typeof ethers.TxgateProvider, 'function');

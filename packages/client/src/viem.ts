@@ -1,5 +1,5 @@
 /**
- * `txgate/viem`: a viem transport that sends `eth_chainId` and `eth_sendRawTransaction` to txgate
+ * `txgate-client/viem`: a viem transport that sends `eth_chainId` and `eth_sendRawTransaction` to txgate
  * (with the API key, one request per POST, no blind retries) and every other method to the
  * chain's RPC, so `walletClient.sendTransaction`, `sendRawTransaction` and
  * `waitForTransactionReceipt` work unmodified.
@@ -10,7 +10,7 @@
  * through. A refusal surfaces as a viem error whose cause chain holds txgate's JSON-RPC error
  * (`data.reason`); `txgateReason(error)` reads it.
  */
-import { BaseError, createTransport, http, RpcRequestError, type EIP1193RequestFn, type Transport } from 'viem';
+import { createTransport, http, RpcRequestError, type EIP1193RequestFn, type Transport } from 'viem';
 import { NO_ANSWER, Submitter, type ChainResult } from './gate.js';
 import { HttpClient, rpcCall } from './http.js';
 
@@ -86,9 +86,5 @@ function refusal(
   });
 }
 
-/** txgate's `data.reason` from an error viem threw (anywhere in its cause chain), or undefined. */
-export function txgateReason(error: unknown): string | undefined {
-  const inner = error instanceof BaseError ? error.walk((e) => e instanceof RpcRequestError) : error;
-  const data = (inner as { data?: { reason?: unknown } } | undefined)?.data;
-  return typeof data?.reason === 'string' ? data.reason : undefined;
-}
+/** txgate's `data.reason` from an error viem threw (anywhere in its cause chain, whatever copy of viem made it), or undefined. */
+export { txgateReason } from './reason.js';

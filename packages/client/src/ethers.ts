@@ -1,5 +1,5 @@
 /**
- * `txgate/ethers`: an ethers v6 provider that sends `eth_chainId` and `eth_sendRawTransaction` to
+ * `txgate-client/ethers`: an ethers v6 provider that sends `eth_chainId` and `eth_sendRawTransaction` to
  * txgate (with the API key, one request per POST) and every other method to the chain's RPC, so
  * `wallet.sendTransaction`, `provider.broadcastTransaction` (which asks for the block number
  * beside the submission) and `tx.wait()` work unmodified.
@@ -115,14 +115,5 @@ function answer(id: number, out: SubmitOutcome): JsonRpcResult | JsonRpcError {
   }
 }
 
-/** txgate's `data.reason` from an error ethers threw, or undefined. */
-export function txgateReason(error: unknown): string | undefined {
-  let e: unknown = error;
-  for (let depth = 0; depth < 6 && typeof e === 'object' && e !== null; depth++) {
-    const data = (e as { data?: { reason?: unknown } }).data;
-    if (typeof data?.reason === 'string') return data.reason;
-    const o = e as { error?: unknown; info?: { error?: unknown }; cause?: unknown };
-    e = o.error ?? o.info?.error ?? o.cause;
-  }
-  return undefined;
-}
+/** txgate's `data.reason` from an error ethers threw (anywhere in its cause chain), or undefined. */
+export { txgateReason } from './reason.js';

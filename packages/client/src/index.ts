@@ -1,5 +1,5 @@
 /**
- * `txgate/client`: the spec's client flow as a library. See gate.ts for the flow and README
+ * `txgate-client`: the spec's client flow as a library. See gate.ts for the flow and README
  * "Clients" for how to use it.
  */
 export { classify, connectTxgate, Txgate, TxgateError } from './gate.js';
