@@ -31,6 +31,7 @@ import { freePort } from './support/processes.js';
 const key = newKey(); // untipped allowed, generous rate
 const strictKey = newKey(); // tips required
 const slowKey = newKey(); // burst 1
+const crowdKey = newKey(); // burst 1, 2 per second
 let anvil: Anvil;
 let proxy: FaultProxy;
 let gate: Gate;
@@ -127,6 +128,7 @@ before(async () => {
       { id: 'kit', keys: [key], allowUntipped: true, grants: [{ rateLimit: { perSecond: 1000, burst: 1000 } }] },
       { id: 'strict', keys: [strictKey] },
       { id: 'slow', keys: [slowKey], grants: [{ rateLimit: { perSecond: 0.001, burst: 1 } }] },
+      { id: 'crowd', keys: [crowdKey], allowUntipped: true, grants: [{ rateLimit: { perSecond: 2, burst: 1 } }] },
     ],
     config: { allowUntipped: true },
   });
@@ -293,6 +295,93 @@ describe('txgate-client', () => {
     const b = await kit.tipAddresses();
     assert.deepEqual(b, a);
     assert.ok(gate.logs.slice(before).some((l) => JSON.parse(l).status === 304));
+  });
+  it('submitAndWait waits out rate limiting until timeoutMs: six at once against a bucket of 1 at 2/s, all mined', async () => {
+    const crowd = await connectTxgate({ url: base, apiKey: crowdKey, chainId: 4663, chainRpcUrl: anvil.url });
+    try {
+      const signer = SIGNERS[6]!;
+      const c = chainRpc();
+      const nonce = await c.getTransactionCount({ address: signer.address, blockTag: 'pending' });
+      const fees = await c.estimateFeesPerGas();
+      const raws = await Promise.all(
+        [0, 1, 2, 3, 4, 5].map((i) =>
+          signer.signTransaction({
+            type: 'eip1559',
+            chainId: 4663,
+            nonce: nonce + i,
+            to: TIP as Hex,
+            value: MIN_TIP,
+            gas: 21000n,
+            maxFeePerGas: fees.maxFeePerGas!,
+            maxPriorityFeePerGas: fees.maxPriorityFeePerGas!,
+          }),
+        ),
+      );
+      const before = gate.logs.length;
+      const outs = await Promise.all(raws.map((r) => crowd.submitAndWait(r, { timeoutMs: 20_000 })));
+      assert.deepEqual(
+        outs.map((o) => o.kind),
+        ['mined', 'mined', 'mined', 'mined', 'mined', 'mined'],
+        JSON.stringify(outs.filter((o) => o.kind !== 'mined')),
+      );
+      const refused = gate.logs.slice(before).filter((l) => JSON.parse(l).reason === 'rate_limited').length;
+      assert.ok(refused >= 5, `the bucket did refuse (${refused} times); the kit waited and resent`);
+      assert.equal(await c.getTransactionCount({ address: signer.address }), nonce + 6, 'no nonce gap: every one executed');
+    } finally {
+      await crowd.close();
+    }
+  });
+  it('submitAndWait resends through not_forwarded until the sequencer is back, and says gave_up only when timeoutMs is spent', async () => {
+    // A stand-in for txgate that answers 503 not_forwarded while `down`, and otherwise passes
+    // the request to the real txgate.
+    let down = true;
+    let refusedWhileDown = 0;
+    const stand = createHttpServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks);
+        if (down && JSON.parse(body.toString()).method === 'eth_sendRawTransaction') {
+          refusedWhileDown++;
+          res.writeHead(503, { 'content-type': 'application/json' });
+          res.end(
+            JSON.stringify({ jsonrpc: '2.0', id: 1, error: { code: -32002, message: 'no healthy sequencer', data: { reason: 'upstream_unavailable' } } }),
+          );
+          return;
+        }
+        const up = request(
+          base,
+          { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': String(req.headers['x-api-key'] ?? '') } },
+          (r) => {
+            res.writeHead(r.statusCode ?? 502, { 'content-type': 'application/json' });
+            r.pipe(res);
+          },
+        );
+        up.end(body);
+      });
+    });
+    await new Promise<void>((r) => stand.listen(0, '127.0.0.1', () => r()));
+    const standUrl = `http://127.0.0.1:${(stand.address() as AddressInfo).port}`;
+    const k = await connectTxgate({ url: standUrl, apiKey: key, chainId: 4663, chainRpcUrl: anvil.url });
+    try {
+      // Down for the whole wait: gave_up (nothing was sent, nothing can land), not before timeoutMs.
+      const raw = await signed(2);
+      const t0 = performance.now();
+      const gaveUp = await k.submitAndWait(raw, { timeoutMs: 2_500 });
+      assert.equal(gaveUp.kind, 'gave_up', JSON.stringify(gaveUp));
+      assert.equal(gaveUp.kind === 'gave_up' && gaveUp.last.kind, 'not_forwarded');
+      assert.ok(performance.now() - t0 >= 2_450, 'it resent until the time given was spent');
+      assert.ok(refusedWhileDown > 5, `more than the old 5 resends (${refusedWhileDown} attempts)`);
+      // Back after ~1.5 s of a 20-s wait: the same bytes go through and are mined.
+      setTimeout(() => {
+        down = false;
+      }, 1_500).unref();
+      const out = await k.submitAndWait(raw, { timeoutMs: 20_000 });
+      assert.equal(out.kind, 'mined', JSON.stringify(out));
+    } finally {
+      await k.close();
+      stand.close();
+    }
   });
   it('the answer is lost after anvil took the transaction: uncertain, then found by its receipt; nothing resent', async () => {
     const raw = await signed(4);

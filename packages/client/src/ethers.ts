@@ -75,7 +75,10 @@ export class TxgateProvider extends JsonRpcProvider {
     }
     if (p.method === 'eth_sendRawTransaction') {
       const deadline = performance.now() + (this.opts.timeoutMs ?? 10_000) * 3;
-      return answer(p.id, await this.submitter.settle(String(params[0]), { maxResends: this.opts.maxResends ?? 3, deadline }));
+      return answer(
+        p.id,
+        await this.submitter.settle(String(params[0]), { maxResends: this.opts.maxResends ?? 3, maxUnsentResends: this.opts.maxResends ?? 3, deadline }),
+      );
     }
     try {
       return { id: p.id, result: await this.chain.send(p.method, params) };

@@ -50,14 +50,22 @@ export type WaitOutcome =
   | { readonly kind: 'mined'; readonly hash: string; readonly receipt: Receipt; readonly status: 'success' | 'reverted' }
   | Extract<SubmitOutcome, { kind: 'rejected' }>
   /** No receipt (with the confirmations asked) within the time given: the transaction may still land. */
-  | { readonly kind: 'timeout'; readonly hash: string; readonly last: SubmitOutcome | null };
+  | { readonly kind: 'timeout'; readonly hash: string; readonly last: SubmitOutcome | null }
+  /**
+   * Every attempt until `timeoutMs` was answered "not sent" (rate_limited, not_forwarded):
+   * nothing reached a sequencer, so nothing can land. `last` is the last answer.
+   */
+  | { readonly kind: 'gave_up'; readonly hash: string; readonly last: Extract<SubmitOutcome, { kind: 'rate_limited' | 'not_forwarded' }> };
 
 export interface WaitOptions {
   /** Blocks including the receipt's own, default 1. */
   readonly confirmations?: number;
   /** Overall bound, default 60,000 ms. */
   readonly timeoutMs?: number;
-  /** Resends of the same bytes after an uncertain or not-forwarded answer, default 5. */
+  /**
+   * Resends of the same bytes after an uncertain answer, default 5 (then the receipt decides).
+   * After rate_limited (waits retryAfterMs) or not_forwarded (backs off) it resends until timeoutMs.
+   */
   readonly maxResends?: number;
 }
 
@@ -138,9 +146,11 @@ export class Submitter {
    * chain (the first attempt may have landed), and is final only if the chain RPC answers that
    * it does not have the transaction: when it cannot be asked, the outcome stays uncertain.
    */
-  async settle(rawTx: string, o: { readonly maxResends: number; readonly deadline: number }): Promise<SubmitOutcome> {
+  async settle(rawTx: string, o: SettleOptions): Promise<SubmitOutcome> {
     let doubt = false;
-    for (let resends = 0; ; resends++) {
+    let uncertainResends = 0;
+    let unsentResends = 0;
+    for (let attempt = 0; ; attempt++) {
       const out = await this.submit(rawTx);
       if (out.kind === 'accepted') return out;
       if (out.kind === 'uncertain') doubt = true;
@@ -155,14 +165,29 @@ export class Submitter {
           };
       }
       if (out.kind === 'rejected') return out;
+      // rate_limited: wait what txgate said (plus up to 20%, so a crowd does not come back at
+      // once); not_forwarded and uncertain: back off, 100 ms doubling to 2 s, with jitter.
+      const wait = out.kind === 'rate_limited' ? out.retryAfterMs * (1 + Math.random() * 0.2) : jitter(Math.min(2_000, 100 * 2 ** Math.min(attempt, 5)));
+      const exhausted = out.kind === 'uncertain' ? uncertainResends >= o.maxResends : unsentResends >= (o.maxUnsentResends ?? Number.POSITIVE_INFINITY);
       const left = o.deadline - performance.now();
-      // Out of resends or time: after an uncertain attempt, it stays uncertain (it may have landed).
-      if (resends >= o.maxResends || left <= 0)
+      // Out of resends or time: after an uncertain attempt, it stays uncertain (it may have
+      // landed). A wait that would pass the deadline ends at it, for one last attempt.
+      if (exhausted || left <= 0)
         return doubt && out.kind !== 'uncertain' ? { kind: 'uncertain', hash: out.hash, why: `an earlier attempt was uncertain; last: ${out.kind}` } : out;
-      const wait = out.kind === 'rate_limited' ? out.retryAfterMs : Math.min(2_000, 100 * 2 ** resends);
-      await sleep(Math.min(jitter(wait), left));
+      if (out.kind === 'uncertain') uncertainResends++;
+      else unsentResends++;
+      await sleep(Math.min(wait, left));
     }
   }
+}
+
+export interface SettleOptions {
+  /** Resends after an uncertain answer. */
+  readonly maxResends: number;
+  /** Resends after an answer that says nothing was sent (rate_limited, not_forwarded); default: until the deadline. */
+  readonly maxUnsentResends?: number;
+  /** performance.now() after which nothing more is sent. */
+  readonly deadline: number;
 }
 
 export class Txgate {
@@ -225,8 +250,8 @@ export class Txgate {
     const out = await this.submitter.settle(rawTx, { maxResends: o.maxResends ?? 5, deadline });
     if (out.kind === 'rejected') return out;
     // Accepted, or still uncertain after every resend: the receipt decides. Not forwarded or
-    // rate-limited to the end: nothing can land, so no receipt will come.
-    if (out.kind === 'not_forwarded' || out.kind === 'rate_limited') return { kind: 'timeout', hash: out.hash, last: out };
+    // rate-limited until the time ran out: nothing can land, so no receipt will come.
+    if (out.kind === 'not_forwarded' || out.kind === 'rate_limited') return { kind: 'gave_up', hash: out.hash, last: out };
     const receipt = await this.waitForReceipt(out.hash, o.confirmations ?? 1, deadline);
     if (receipt === null) return { kind: 'timeout', hash: out.hash, last: out };
     return { kind: 'mined', hash: out.hash, receipt, status: receipt.status === '0x1' ? 'success' : 'reverted' };

@@ -48,7 +48,11 @@ export function txgate(o: TxgateTransportOptions): Transport<'txgate'> {
         throw refusal(o.url, method, p, a.kind === 'error' ? a : { code: -32603, message: a.why, data: undefined, status: a.status });
       }
       if (method !== 'eth_sendRawTransaction') return chain.request(args as never);
-      const out = await submitter.settle(String(p[0]), { maxResends: o.maxResends ?? 3, deadline: performance.now() + (o.timeoutMs ?? 10_000) * 3 });
+      const out = await submitter.settle(String(p[0]), {
+        maxResends: o.maxResends ?? 3,
+        maxUnsentResends: o.maxResends ?? 3,
+        deadline: performance.now() + (o.timeoutMs ?? 10_000) * 3,
+      });
       if (out.kind === 'accepted') return out.hash;
       if (out.kind === 'rejected') throw refusal(o.url, method, p, { code: out.code, message: out.message, data: { reason: out.reason }, status: out.status });
       if (out.kind === 'rate_limited')
