@@ -2,64 +2,119 @@
  * `npm start`: the embedded default. Starts a local anvil (chain 4663) as the sequencer and
  * chain RPC, writes a development config under .dev/ (and an account, unless an accounts file
  * is already there: accounts added with the CLI survive a restart), and runs txgate on
- * 127.0.0.1:8080 with readable logs. Ctrl-C stops both. A second `npm start` on the same
- * directory is refused while the first runs (--dir gives it its own).
+ * 127.0.0.1:8080 with readable logs. Ctrl-C, SIGTERM (to it or to the npm process that runs it)
+ * stop both. A second `npm start` on the same directory is refused while the first runs (--dir
+ * gives it its own). Any start-up failure is one line naming the problem and the option to
+ * change, and exit 1, with nothing left running.
  */
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfigFile } from '../src/config.js';
-import { ANVIL_KEYS, ANVIL_TIP_ADDRESS, startAnvil } from '../src/dev/anvil.js';
+import { ANVIL_KEYS, ANVIL_TIP_ADDRESS, startAnvil, type Anvil } from '../src/dev/anvil.js';
 import { DEV_API_KEY, DEV_MIN_TIP_WEI, lockDevDir, writeDevFiles } from '../src/dev/dev-setup.js';
+import { portFree } from '../src/dev/preflight.js';
+import { listenFailure } from '../src/http/listen-failure.js';
 import { createLogger } from '../src/log.js';
 import { initCrypto, uws } from '../src/native.js';
 import { startService } from '../src/service.js';
 
-const { values } = parseArgs({
-  options: {
-    port: { type: 'string', default: '8080' },
-    'anvil-port': { type: 'string', default: '8545' },
-    'internal-port': { type: 'string', default: '9464' },
-    json: { type: 'boolean', default: false },
-    dir: { type: 'string', default: '.dev' },
-  },
-});
+const HELP = `npm start [-- options]: txgate on a local anvil (chain 4663), for development
 
-uws();
-await initCrypto();
+  --port N           txgate's public port (default 8080)
+  --anvil-port N     the local anvil's port (default 8545)
+  --internal-port N  the internal listener's port, /metrics (default 9464)
+  --dir DIR          the development directory: config, accounts, lock (default .dev)
+  --json             JSON log lines instead of readable ones (readable only on a terminal)
+  -h, --help         this help`;
+
+function fail(message: string): never {
+  process.stderr.write(`npm start: ${message}\n`);
+  process.exit(1);
+}
+
+let values: { port: string; 'anvil-port': string; 'internal-port': string; json: boolean; dir: string; help: boolean };
+try {
+  ({ values } = parseArgs({
+    options: {
+      port: { type: 'string', default: '8080' },
+      'anvil-port': { type: 'string', default: '8545' },
+      'internal-port': { type: 'string', default: '9464' },
+      json: { type: 'boolean', default: false },
+      dir: { type: 'string', default: '.dev' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  }) as { values: typeof values });
+} catch (e) {
+  fail(`${(e as Error).message} (npm start -- --help lists the options)`);
+}
+if (values.help) {
+  process.stdout.write(HELP + '\n');
+  process.exit(0);
+}
+const ports = { port: values.port, 'anvil-port': values['anvil-port'], 'internal-port': values['internal-port'] };
+for (const [name, v] of Object.entries(ports))
+  if (!/^\d{1,5}$/.test(v) || Number(v) < 1 || Number(v) > 65535) fail(`--${name} ${JSON.stringify(v)} is not a port (1-65535)`);
+const port = Number(values.port);
+const anvilPort = Number(values['anvil-port']);
+const internalPort = Number(values['internal-port']);
+if (new Set([port, anvilPort, internalPort]).size !== 3) fail('--port, --anvil-port and --internal-port must differ');
+
+try {
+  uws();
+  await initCrypto();
+} catch (e) {
+  fail((e as Error).message);
+}
 const dir = resolve(values.dir);
 let unlock: () => void;
 try {
   unlock = lockDevDir(dir);
 } catch (e) {
-  process.stderr.write(`npm start: ${(e as Error).message}\n`);
-  process.exit(1);
+  fail((e as Error).message);
 }
 process.on('exit', () => unlock());
-const anvil = await startAnvil({ port: Number(values['anvil-port']), chainId: 4663 });
-const files = writeDevFiles(dir, { port: Number(values.port), internalPort: Number(values['internal-port']), sequencer: anvil.url });
+
+// Every port is checked before anything starts: a port held by anything (another anvil on
+// another chain, a process that accepts and never answers) is named with the option to change.
+for (const [name, p, what] of [
+  ['anvil-port', anvilPort, 'the local anvil'],
+  ['port', port, "txgate's public port"],
+  ['internal-port', internalPort, "txgate's internal listener"],
+] as const)
+  if (!(await portFree('127.0.0.1', p))) fail(`127.0.0.1:${p} (${what}) is already in use: stop what holds it, or choose another with --${name}`);
+
+let anvil: Anvil;
+try {
+  anvil = await startAnvil({ port: anvilPort, chainId: 4663, readyWithinMs: 10_000 });
+} catch (e) {
+  fail(`${(e as Error).message} (choose another port with --anvil-port)`);
+}
+const files = writeDevFiles(dir, { port, internalPort, sequencer: anvil.url });
 const config = loadConfigFile(files.configFile);
 const log = createLogger({ level: config.log.level, pretty: !values.json });
 let service: Awaited<ReturnType<typeof startService>>;
 try {
-  service = await startService(config, log);
+  service = await startService(config, log, { pretty: !values.json });
 } catch (e) {
   await anvil.stop();
-  throw e;
+  const l = listenFailure(e);
+  if (l !== null) fail(`cannot listen on ${l.host}:${l.port}: the port is in use; choose another with --${l.internal ? 'internal-port' : 'port'}`);
+  fail(`txgate did not start: ${(e as Error).message}`);
 }
-const { port } = service;
 
-const base = `http://127.0.0.1:${port}`;
+const base = `http://127.0.0.1:${service.port}`;
+const defaults = service.port === 8080 && anvilPort === 8545;
 process.stdout.write(`
 txgate (development) is up
   base URL        ${base}            (eth_chainId → 0x1237)
   API key         ${DEV_API_KEY}   (X-Api-Key; development only)
   tip address     ${ANVIL_TIP_ADDRESS}   (min tip ${DEV_MIN_TIP_WEI} wei, pattern: transfer)
-  chain RPC       ${anvil.url}           (anvil, chain 4663: nonce, gas, receipts)
+  chain RPC       ${anvil.url}           (anvil, chain 4663, started by this process: nonce, gas, receipts)
   funded test key ${ANVIL_KEYS[0]}
   metrics         http://127.0.0.1:${service.internalPort}/metrics   (internal listener)
   config          ${files.configFile}
   accounts        ${files.accountsFile}${files.accountsCreated ? '' : '   (kept from an earlier run)'}
-  try             npm run demo        (in another terminal)
+  try             npm run demo${defaults ? '' : ` -- --url ${base} --rpc ${anvil.url}`}        (in another terminal)
 
 `);
 
@@ -74,3 +129,10 @@ const stop = async () => {
 };
 process.on('SIGINT', () => void stop());
 process.on('SIGTERM', () => void stop());
+process.on('SIGHUP', () => void stop());
+// `npm start` runs this under a shell that does not pass SIGTERM on: when the process that
+// started this one is gone (this one re-parented), stop too, anvil included.
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) void stop();
+}, 250).unref();

@@ -11,6 +11,7 @@ import { createLogger, flushLogs } from './log.js';
 import { initCrypto, NativeLoadError, uws } from './native.js';
 import { BUILD } from './build.js';
 import { startService } from './service.js';
+import { listenFailure } from './http/listen-failure.js';
 
 const USAGE = 'usage: txgate --config <file> [--pretty]   (txgate --help for more)';
 
@@ -81,8 +82,22 @@ async function main(): Promise<number> {
     throw e;
   }
 
-  const log = createLogger({ level: config.log.level, pretty: args.values.pretty === true });
-  const service = await startService(config, log);
+  const pretty = args.values.pretty === true;
+  const log = createLogger({ level: config.log.level, pretty });
+  let service: Awaited<ReturnType<typeof startService>>;
+  try {
+    service = await startService(config, log, { pretty });
+  } catch (e) {
+    const l = listenFailure(e);
+    if (l === null) throw e;
+    const field = l.internal ? 'internal.port' : 'listen.port';
+    log.fatal({ host: l.host, port: l.port }, 'cannot listen');
+    await new Promise<void>((r) => flushLogs(log, r));
+    process.stderr.write(
+      `txgate: cannot listen on ${l.host}:${l.port}: the port is in use (or the address is not this host's); change ${field} in ${args.values.config}\n`,
+    );
+    return 1;
+  }
   log.info(
     {
       host: config.listen.host,

@@ -15,6 +15,8 @@ export interface LogOptions {
   readonly level: LogLevel;
   /** Human-readable lines (pino-pretty), for development. */
   readonly pretty?: boolean;
+  /** Colours in pretty lines; default: whether stdout is a terminal (a worker thread is told by the main thread). */
+  readonly colorize?: boolean;
   /** Where to write (tests capture lines here); default stdout, asynchronously. */
   readonly destination?: DestinationStream;
 }
@@ -28,7 +30,9 @@ export function createLogger(opts: LogOptions): Logger {
   };
   if (opts.destination !== undefined) return pino(base, opts.destination);
   if (opts.pretty === true) {
-    return pino({ ...base, transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid' } } });
+    // Colours only on a terminal: a redirected output gets plain text, no ANSI codes.
+    const colorize = opts.colorize ?? process.stdout.isTTY === true;
+    return pino({ ...base, transport: { target: 'pino-pretty', options: { colorize, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid' } } });
   }
   // Batched, asynchronous and bounded (see LogSink): if stdout cannot keep up (a stalled log
   // shipper), lines beyond the buffer are dropped and counted rather than growing memory

@@ -39,8 +39,13 @@ export interface Service {
 const RATE_SLOTS = 1 << 16;
 const TX_SLOTS = 1 << 18;
 
-export async function startService(config: Config, log: Logger): Promise<Service> {
-  return config.workers > 1 ? startThreads(config, log) : startSingle(config, log);
+export interface ServiceOptions {
+  /** Human-readable log lines in every thread (the main thread's logger is made by the caller). */
+  readonly pretty?: boolean;
+}
+
+export async function startService(config: Config, log: Logger, opts: ServiceOptions = {}): Promise<Service> {
+  return config.workers > 1 ? startThreads(config, log, opts.pretty === true) : startSingle(config, log);
 }
 
 async function startInternal(config: Config, log: Logger, snapshots: () => Promise<MetricJSON[][]>, readiness: () => Promise<ReadinessReport>) {
@@ -92,7 +97,7 @@ async function freePort(host: string): Promise<number> {
   return port;
 }
 
-async function startThreads(config: Config, log: Logger): Promise<Service> {
+async function startThreads(config: Config, log: Logger, pretty: boolean): Promise<Service> {
   // Every thread must bind the same port: resolve an ephemeral one first.
   const listenPort = config.listen.port === 0 ? await freePort(config.listen.host) : config.listen.port;
   const cfg: Config = { ...config, listen: { ...config.listen, port: listenPort } };
@@ -120,7 +125,9 @@ async function startThreads(config: Config, log: Logger): Promise<Service> {
   };
   const workers = await Promise.all(
     Array.from({ length: config.workers }, (_, index) => {
-      const w = new Worker(new URL('./worker.js', import.meta.url), { workerData: { config: cfg, index, shared, accounts } satisfies WorkerData });
+      const w = new Worker(new URL('./worker.js', import.meta.url), {
+        workerData: { config: cfg, index, shared, accounts, pretty, colorize: process.stdout.isTTY === true } satisfies WorkerData,
+      });
       w.on('message', (m: { type: string; id?: number; metrics?: MetricJSON[]; readiness?: ReadinessReport }) => {
         if (m.type === 'snapshot') waiting.get(m.id!)?.({ metrics: m.metrics!, readiness: m.readiness! });
         else if (m.type === 'fatal') fail(`worker ${index} failed`);

@@ -20,6 +20,9 @@ export interface WorkerData {
   readonly shared: { readonly rate: SharedTableBuffers; readonly tx: SharedTableBuffers; readonly health: HealthBoardBuffers };
   /** With the database account store: its shared state and the documents loaded so far (the main thread listens). */
   readonly accounts: { readonly state: SharedArrayBuffer; readonly docs: readonly unknown[] | null } | null;
+  /** Human-readable log lines (`txgate --pretty`) as the main thread's, coloured when its stdout is a terminal. */
+  readonly pretty: boolean;
+  readonly colorize: boolean;
 }
 
 export type ToWorker =
@@ -33,7 +36,7 @@ const data = workerData as WorkerData;
 const port = parentPort!;
 uws();
 await initCrypto(data.config.crypto.secp256k1);
-const log = createLogger({ level: data.config.log.level }).child({ worker: data.index });
+const log = createLogger({ level: data.config.log.level, pretty: data.pretty, colorize: data.colorize }).child({ worker: data.index });
 const mirror = data.accounts === null ? null : new MirrorAccountStore(data.accounts.state, data.config.accounts.maxStaleMs, data.accounts.docs);
 const app = createApp({
   config: data.config,

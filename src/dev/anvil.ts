@@ -59,12 +59,20 @@ export interface AnvilOptions {
   /** Seconds between blocks; 0 = mine each transaction at once (automine). */
   readonly blockTime?: number;
   readonly extraArgs?: readonly string[];
+  /** How long anvil may take to answer eth_chainId, default 15,000 ms. */
+  readonly readyWithinMs?: number;
 }
 
-/** Starts anvil and resolves once it answers eth_chainId. */
+/**
+ * Starts anvil and resolves once it answers eth_chainId with its own chain id. Fails, with anvil
+ * stopped, when anvil exits (its port taken), when whatever answers on the port serves another
+ * chain, or when nothing answers in time (each probe is bounded: a holder that accepts and never
+ * answers cannot hang it).
+ */
 export async function startAnvil(opts: AnvilOptions = {}): Promise<Anvil> {
   const port = opts.port ?? 8545;
-  const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(opts.chainId ?? 4663), '--silent'];
+  const chainId = opts.chainId ?? 4663;
+  const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(chainId), '--silent'];
   if (opts.blockTime !== undefined && opts.blockTime > 0) args.push('--block-time', String(opts.blockTime));
   args.push(...(opts.extraArgs ?? []));
   const child = spawn(anvilBinary(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -72,24 +80,34 @@ export async function startAnvil(opts: AnvilOptions = {}): Promise<Anvil> {
   child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
   const url = `http://127.0.0.1:${port}`;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const deadline = Date.now() + 15_000;
+  const within = opts.readyWithinMs ?? 15_000;
+  const deadline = Date.now() + within;
+  const kill = async (why: string): Promise<never> => {
+    child.kill('SIGKILL');
+    await exited;
+    throw new Error(why);
+  };
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`anvil exited (${child.exitCode}): ${stderr}`);
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 50))]);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`anvil exited (${child.exitCode ?? child.signalCode}) before answering on ${url}: ${stderr.trim().split('\n').pop() ?? ''}`);
+    let answer: unknown = null;
     try {
       const r = await fetch(url, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
+        signal: AbortSignal.timeout(1_000),
       });
-      if (r.ok) break;
+      if (r.ok) answer = ((await r.json()) as { result?: unknown }).result;
     } catch {
-      /* not up yet */
+      /* not up yet, or no answer within the probe's bound */
     }
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`anvil did not answer on ${url} within 15 s: ${stderr}`);
+    if (answer !== null) {
+      if (answer === `0x${chainId.toString(16)}`) break;
+      await kill(`${url} answers chain ${String(answer)}, not ${chainId}: another chain holds the port`);
     }
-    await new Promise((r) => setTimeout(r, 50));
+    if (Date.now() > deadline) await kill(`anvil did not answer on ${url} within ${within / 1000} s${stderr === '' ? '' : `: ${stderr.trim()}`}`);
   }
   return {
     url,
