@@ -40,27 +40,52 @@ const USAGE = `usage: npm run accounts -- <command> [--file accounts.json | --db
 With --db (or $TXGATE_ACCOUNTS_DB) every command works on the PostgreSQL account store, in one
 transaction; otherwise on the file, by default $TXGATE_ACCOUNTS or ./accounts.json.`;
 
-const { values, positionals } = parseArgs({
-  allowPositionals: true,
-  options: {
-    file: { type: 'string', default: process.env.TXGATE_ACCOUNTS ?? 'accounts.json' },
-    db: { type: 'string', ...(process.env.TXGATE_ACCOUNTS_DB !== undefined ? { default: process.env.TXGATE_ACCOUNTS_DB } : {}) },
-    id: { type: 'string' },
-    chain: { type: 'string' },
-    rate: { type: 'string' },
-    burst: { type: 'string' },
-    tip: { type: 'string', multiple: true },
-    'min-tip': { type: 'string' },
-    'tx-types': { type: 'string' },
-    call: { type: 'string', multiple: true },
-    'no-transfer': { type: 'boolean' },
-    'allow-untipped': { type: 'boolean' },
-    senders: { type: 'string' },
-    hash: { type: 'string' },
-    'key-stdin': { type: 'boolean' },
-    help: { type: 'boolean', short: 'h' },
-  },
-});
+const OPTIONS = {
+  file: { type: 'string', default: process.env.TXGATE_ACCOUNTS ?? 'accounts.json' },
+  db: { type: 'string', ...(process.env.TXGATE_ACCOUNTS_DB ? { default: process.env.TXGATE_ACCOUNTS_DB } : {}) },
+  id: { type: 'string' },
+  chain: { type: 'string' },
+  rate: { type: 'string' },
+  burst: { type: 'string' },
+  tip: { type: 'string', multiple: true },
+  'min-tip': { type: 'string' },
+  'tx-types': { type: 'string' },
+  call: { type: 'string', multiple: true },
+  'no-transfer': { type: 'boolean' },
+  'allow-untipped': { type: 'boolean' },
+  senders: { type: 'string' },
+  hash: { type: 'string' },
+  'key-stdin': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+const COMMANDS = new Set(['migrate', 'create', 'grant-add', 'grant-remove', 'rotate-key', 'revoke-key', 'disable', 'enable', 'list']);
+
+/** A usage problem: one line on stderr, exit 2, never a stack trace. */
+function usageError(message: string): never {
+  process.stderr.write(`accounts: ${message.replace(/\s*\n\s*/g, ' ')} (npm run accounts -- --help lists the commands and options)\n`);
+  process.exit(2);
+}
+
+let parsed: ReturnType<typeof parseArgs<{ allowPositionals: true; options: typeof OPTIONS }>>;
+try {
+  parsed = parseArgs({ allowPositionals: true, options: OPTIONS });
+} catch (e) {
+  usageError((e as Error).message);
+}
+const { values, positionals } = parsed;
+if (values.help === true) {
+  process.stdout.write(USAGE + '\n');
+  process.exit(0);
+}
+if (positionals[0] === undefined) {
+  process.stderr.write(USAGE + '\n');
+  process.exit(2);
+}
+if (!COMMANDS.has(positionals[0])) usageError(`unknown command ${JSON.stringify(positionals[0])}`);
+if (positionals.length > 1) usageError(`unexpected argument ${JSON.stringify(positionals[1])}`);
+if (values.db !== undefined && !/^postgres(ql)?:$/.test(URL.canParse(values.db) ? new URL(values.db).protocol : ''))
+  usageError('--db must be a postgres://user:password@host:port/database URL');
 
 function need(name: keyof typeof values): string {
   const v = values[name];
@@ -68,9 +93,12 @@ function need(name: keyof typeof values): string {
   return v;
 }
 
-function num(name: keyof typeof values): number {
-  const n = Number(need(name));
-  if (!Number.isFinite(n)) throw new AdminError(`--${name} must be a number`);
+/** A number flag: finite, and at least `min` (integers only when `integer`). */
+function num(name: keyof typeof values, min: number, integer = false): number {
+  const v = need(name);
+  const n = Number(v);
+  if (!Number.isFinite(n) || v.trim() === '' || n < min || (integer && !Number.isSafeInteger(n)))
+    throw new AdminError(`--${name} ${JSON.stringify(v)}: expected ${integer ? 'an integer' : 'a number'} ${min === Number.MIN_VALUE ? '> 0' : `≥ ${min}`}`);
   return n;
 }
 
@@ -83,8 +111,8 @@ function grantFromFlags(): GrantSpec {
     feePatterns.push({ kind: 'call', to, selector, receiverArg: Number(r), amountArg: Number(a) });
   }
   return {
-    chainId: num('chain'),
-    rateLimit: { perSecond: num('rate'), burst: num('burst') },
+    chainId: num('chain', 1, true),
+    rateLimit: { perSecond: num('rate', Number.MIN_VALUE), burst: num('burst', 1, true) },
     txTypes: (values['tx-types'] ?? '2').split(',').map((t) => Number(t.trim())),
     tipAddresses: values.tip ?? [],
     minTipWei: need('min-tip'),
@@ -134,7 +162,7 @@ async function run(cmd: string | undefined, t: AccountsTarget, where: string): P
       process.stdout.write(`granted chain ${values.chain} to "${values.id}"\n`);
       return;
     case 'grant-remove':
-      await removeGrant(t, need('id'), num('chain'));
+      await removeGrant(t, need('id'), num('chain', 1, true));
       process.stdout.write(`removed chain ${values.chain} from "${values.id}"\n`);
       return;
     case 'rotate-key': {
@@ -160,8 +188,7 @@ async function run(cmd: string | undefined, t: AccountsTarget, where: string): P
         );
       return;
     default:
-      process.stdout.write(USAGE + '\n');
-      if (values.help !== true) process.exitCode = 2;
+      usageError(`unknown command ${JSON.stringify(cmd)}`);
   }
 }
 

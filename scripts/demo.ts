@@ -1,6 +1,6 @@
 /**
  * `npm run demo`: the client flow of the interface (§1 steps 1–5) against `npm start`, with the
- * client kit (txgate/client): eth_chainId checked on connect; nonce, gas and fees from the chain
+ * client kit (txgate-client): eth_chainId checked on connect; nonce, gas and fees from the chain
  * RPC; an EIP-1559 transaction paying the tip, signed locally; submitted with X-Api-Key and
  * settled to a definite outcome; the receipt polled on the chain RPC with bounded backoff.
  */
@@ -11,14 +11,43 @@ import { connectTxgate, TxgateError } from '../packages/client/src/index.js';
 import { ANVIL_KEYS } from '../src/dev/anvil.js';
 import { DEV_API_KEY } from '../src/dev/dev-setup.js';
 
-const { values } = parseArgs({
-  options: {
-    url: { type: 'string', default: process.env.TXGATE_URL ?? 'http://127.0.0.1:8080' },
-    rpc: { type: 'string', default: process.env.CHAIN_RPC_URL ?? 'http://127.0.0.1:8545' },
-    'chain-id': { type: 'string', default: '4663' },
-  },
-});
+const HELP = `npm run demo [-- options]: the client flow against a running txgate (npm start)
+
+  --url URL        txgate's base URL (default $TXGATE_URL or http://127.0.0.1:8080)
+  --rpc URL        the chain's own RPC: nonce, gas, fees, receipts (default $CHAIN_RPC_URL or http://127.0.0.1:8545)
+  --chain-id N     the chain id txgate must answer (default 4663)
+  -h, --help       this help
+
+The API key is $TXGATE_API_KEY, or npm start's development key. It signs with anvil's funded
+test key #0, pays the tip from GET /tip-addresses, submits, and prints the hash and the
+receipt status. Exit 0 executed, 1 refused or not reachable, 2 reverted, 3 no receipt in time.`;
+
+function fail(message: string): never {
+  process.stderr.write(`demo: ${message.replace(/\s*\n\s*/g, ' ')}\n`);
+  process.exit(1);
+}
+
+let values: { url: string; rpc: string; 'chain-id': string; help: boolean };
+try {
+  ({ values } = parseArgs({
+    options: {
+      url: { type: 'string', default: process.env.TXGATE_URL ?? 'http://127.0.0.1:8080' },
+      rpc: { type: 'string', default: process.env.CHAIN_RPC_URL ?? 'http://127.0.0.1:8545' },
+      'chain-id': { type: 'string', default: '4663' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  }) as { values: typeof values });
+} catch (e) {
+  fail(`${(e as Error).message} (npm run demo -- --help lists the options)`);
+}
+if (values.help) {
+  process.stdout.write(HELP + '\n');
+  process.exit(0);
+}
 const chainId = Number(values['chain-id']);
+if (!Number.isSafeInteger(chainId) || chainId <= 0) fail(`--chain-id ${JSON.stringify(values['chain-id'])} is not a chain id`);
+for (const name of ['url', 'rpc'] as const)
+  if (!URL.canParse(values[name]) || !/^https?:$/.test(new URL(values[name]).protocol)) fail(`--${name} ${JSON.stringify(values[name])} is not an http(s) URL`);
 
 // 1. Connect: eth_chainId must be the expected chain, else stop.
 let gate: Awaited<ReturnType<typeof connectTxgate>>;
@@ -31,7 +60,7 @@ try {
 console.log(`1. eth_chainId = 0x${chainId.toString(16)} (as expected)`);
 
 // 2. The tip from GET /tip-addresses; nonce, gas and fees from the chain RPC; signed locally.
-const tips = await gate.tipAddresses();
+const tips = await gate.tipAddresses().catch((e: unknown) => fail(`GET /tip-addresses: ${(e as Error).message}`));
 const account = privateKeyToAccount(ANVIL_KEYS[0] as Hex);
 const chain = {
   id: chainId,
@@ -66,5 +95,6 @@ if (out.kind === 'mined') {
   process.exit(out.status === 'success' ? 0 : 2);
 }
 if (out.kind === 'rejected') console.error(`3. refused: HTTP ${out.status} ${out.reason}: ${out.message}`);
+else if (out.kind === 'gave_up') console.error(`3. not sent: every attempt was refused before the sequencer (last: ${JSON.stringify(out.last)})`);
 else console.error(`3. no receipt for ${out.hash} in time (last answer: ${JSON.stringify(out.last)})`);
 process.exit(out.kind === 'rejected' ? 1 : 3);
