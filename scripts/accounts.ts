@@ -23,7 +23,8 @@ import { dbLabel } from '../src/accounts/postgres/migrate.js';
 
 const USAGE = `usage: npm run accounts -- <command> [--file accounts.json | --db postgres://…] [options]
 
-  migrate --db URL                                   creates or updates the database schema (idempotent)
+  migrate --db URL [--edge-role ROLE]                creates or updates the database schema (idempotent);
+                                                     --edge-role: grants that (existing) role the read access edges need
 
   create  --id ID --chain N --rate R --burst B --tip 0xADDR [--tip …] --min-tip WEI
           [--tx-types 2,0,1,4] [--call 0xTO:0xSELECTOR:RECEIVER_ARG:AMOUNT_ARG] [--no-transfer]
@@ -56,6 +57,7 @@ const OPTIONS = {
   senders: { type: 'string' },
   hash: { type: 'string' },
   'key-stdin': { type: 'boolean' },
+  'edge-role': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -132,10 +134,14 @@ async function main(): Promise<void> {
   const db = values.db;
   if (cmd === 'migrate') {
     if (db === undefined) throw new AdminError('migrate needs --db postgres://… (or TXGATE_ACCOUNTS_DB)');
+    const role = values['edge-role'];
+    if (role !== undefined && !/^[a-z_][a-z0-9_$]{0,62}$/.test(role))
+      throw new AdminError(`--edge-role ${JSON.stringify(role)}: expected a role name (lower case letters, digits, _)`);
     const t = dbTarget(db);
     try {
-      const applied = await t.migrate();
+      const applied = await t.migrate(role);
       process.stdout.write(applied.length === 0 ? `${dbLabel(db)}: up to date\n` : `${dbLabel(db)}: applied ${applied.join(', ')}\n`);
+      if (role !== undefined) process.stdout.write(`granted ${role} read access to txgate_accounts (what an edge needs)\n`);
     } finally {
       await t.close();
     }

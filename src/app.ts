@@ -195,6 +195,6 @@ export function slotCount(config: Config): number {
 
 /** The readiness problem of the account store, if any: never loaded, or stale. */
 export function accountsProblem(store: AccountStore, maxStaleMs: number): string | null {
-  if (!store.ready) return 'accounts not loaded';
+  if (!store.ready) return store.problem ? `accounts not loaded: ${store.problem}` : 'accounts not loaded';
   return store.stale ? `accounts stale: the account store has not been reached for over ${maxStaleMs} ms (credentials_stale)` : null;
 }

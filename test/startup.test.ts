@@ -154,3 +154,46 @@ describe('txgate --config fails loudly', () => {
     }
   });
 });
+
+describe('txgate --pretty', () => {
+  it('with two worker threads, every thread writes readable lines (no JSON), without ANSI codes when not a terminal', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'txgate-pretty-'));
+    writeFileSync(join(dir, 'accounts.json'), JSON.stringify({ accounts: [] }));
+    const port = await freePort();
+    const file = join(dir, 'txgate.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        listen: { host: '127.0.0.1', port },
+        internal: { enabled: false },
+        chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }],
+        accounts: { file: join(dir, 'accounts.json') },
+        workers: 2,
+        log: { level: 'debug' },
+      }),
+    );
+    const p = spawn(process.execPath, ['dist/src/cli.js', '--config', file, '--pretty'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    p.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    try {
+      await eventually(() => out.includes('txgate listening'), 20_000);
+      // Requests answered by the worker threads: their request lines must be pretty too.
+      for (let i = 0; i < 4; i++) {
+        const r = await fetch(`http://127.0.0.1:${port}/`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-api-key': 'txg_nope' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: i, method: 'eth_sendRawTransaction', params: ['0x02'] }),
+        });
+        await r.text();
+      }
+      await eventually(() => (out.match(/rejected/g) ?? []).length >= 4, 5_000);
+      assert.match(out, /worker: [12]/, 'lines from the worker threads');
+      for (const line of out.split('\n')) assert.ok(!line.trimStart().startsWith('{"level"'), `a JSON line: ${line}`);
+      assert.ok(!out.includes('\u001b['), 'no ANSI escape codes');
+    } finally {
+      p.kill('SIGTERM');
+      await new Promise((r) => p.once('exit', r));
+    }
+  });
+});

@@ -58,6 +58,8 @@ export interface AccountStore {
   readonly stale: boolean;
   /** Accounts in the current snapshot. */
   readonly size: number;
+  /** Why the store could not be read last time (a database store: unreachable, permission denied…), null once it could. */
+  readonly problem?: string | null;
   /** Loads the first snapshot (resolves even if invalid: `ready` tells) and starts watching. */
   start(): Promise<void>;
   close(): void;

@@ -62,9 +62,15 @@ export class TestPostgres {
     this.run('pg_ctl', ['-D', join(this.dir, 'data'), '-m', 'immediate', '-w', 'stop']);
   }
 
-  /** Runs SQL with psql (as a person editing by hand would). */
-  psql(sql: string): string {
-    return this.run('psql', ['-h', '127.0.0.1', '-p', String(this.port), '-U', 'postgres', '-d', 'txgate', '-v', 'ON_ERROR_STOP=1', '-qtAc', sql]);
+  /** Runs SQL with psql (as a person editing by hand would), on database `db`. */
+  psql(sql: string, db = 'txgate'): string {
+    return this.run('psql', ['-h', '127.0.0.1', '-p', String(this.port), '-U', 'postgres', '-d', db, '-v', 'ON_ERROR_STOP=1', '-qtAc', sql]);
+  }
+
+  /** Runs a script on psql's standard input, statement by statement, as `psql <<'SQL'` does. */
+  psqlScript(script: string, db = 'txgate'): string {
+    const [file, ...rest] = this.command('psql', ['-h', '127.0.0.1', '-p', String(this.port), '-U', 'postgres', '-d', db, '-v', 'ON_ERROR_STOP=1', '-qtA']);
+    return execFileSync(file!, rest, { encoding: 'utf8', cwd: this.dir, input: script, stdio: ['pipe', 'pipe', 'pipe'] });
   }
 
   async destroy(): Promise<void> {

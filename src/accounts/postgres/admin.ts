@@ -10,7 +10,7 @@ import { AccountsFileError, parseAccounts } from '../parse.js';
 import { migrate } from './migrate.js';
 import { CLIENT_OPTIONS } from './store.js';
 
-export function dbTarget(url: string): AccountsTarget & { readonly sql: Sql; migrate(): Promise<string[]> } {
+export function dbTarget(url: string): AccountsTarget & { readonly sql: Sql; migrate(edgeRole?: string): Promise<string[]> } {
   const sql = postgres(url, { ...CLIENT_OPTIONS, max: 1, connect_timeout: 5 });
   const load = async (tx: Sql | TransactionSql): Promise<{ doc: Doc; before: Map<string, string>; invalid: Set<string> }> => {
     let rows: { id: string; doc: AccountDoc }[];
@@ -34,7 +34,7 @@ export function dbTarget(url: string): AccountsTarget & { readonly sql: Sql; mig
   };
   return {
     sql,
-    migrate: () => migrate(sql),
+    migrate: (edgeRole?: string) => migrate(sql, edgeRole),
     async edit(op) {
       return (await sql.begin(async (tx) => {
         await tx`LOCK TABLE txgate_accounts IN SHARE ROW EXCLUSIVE MODE`;

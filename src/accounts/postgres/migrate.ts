@@ -23,8 +23,12 @@ export function migrations(dir = DIR): Migration[] {
     .map((f) => ({ version: Number(f.slice(0, 3)), name: f.slice(4, -4), sql: readFileSync(dir + f, 'utf8') }));
 }
 
-/** Applies what is missing; returns the names of the migrations applied now. */
-export async function migrate(sql: Sql): Promise<string[]> {
+/**
+ * Applies what is missing; returns the names of the migrations applied now. With `edgeRole`, that
+ * role (the edges' read-only login) is granted SELECT on the accounts table, all an edge needs
+ * (LISTEN and NOTIFY need no grant).
+ */
+export async function migrate(sql: Sql, edgeRole?: string): Promise<string[]> {
   return sql.begin(async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(${LOCK})`;
     await tx`CREATE TABLE IF NOT EXISTS txgate_migrations (version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`;
@@ -36,6 +40,7 @@ export async function migrate(sql: Sql): Promise<string[]> {
       await tx`INSERT INTO txgate_migrations (version, name) VALUES (${m.version}, ${m.name})`;
       applied.push(`${String(m.version).padStart(3, '0')}_${m.name}`);
     }
+    if (edgeRole !== undefined) await tx`GRANT SELECT ON txgate_accounts TO ${tx(edgeRole)}`;
     return applied;
   });
 }

@@ -6,7 +6,7 @@
  */
 import { parseAccounts, type AccountsSnapshot } from '../parse.js';
 import type { Account, AccountStore } from '../types.js';
-import { StoreState } from './state.js';
+import { STORE_PROBLEMS, StoreState } from './state.js';
 
 export class MirrorAccountStore implements AccountStore {
   private snapshot: AccountsSnapshot | null = null;
@@ -36,6 +36,11 @@ export class MirrorAccountStore implements AccountStore {
 
   get size(): number {
     return this.snapshot?.accounts.length ?? 0;
+  }
+
+  /** Why the main thread's store could not read the database last time (null once it could). */
+  get problem(): string | null {
+    return STORE_PROBLEMS[this.state.get(StoreState.PROBLEM)] ?? null;
   }
 
   byKeyHash(keySha256Hex: string): Account | undefined {

@@ -9,6 +9,8 @@ export class StoreState {
   static readonly NOTIFICATIONS = 2;
   static readonly RESYNCS = 3;
   static readonly FAILURES = 4;
+  /** Why the last call failed (a `StoreProblem` index; 0 once a call succeeds). */
+  static readonly PROBLEM = 5;
   private readonly v: Float64Array;
 
   constructor(readonly buffer: SharedArrayBuffer) {
@@ -16,7 +18,7 @@ export class StoreState {
   }
 
   static allocate(): StoreState {
-    return new StoreState(new SharedArrayBuffer(5 * 8));
+    return new StoreState(new SharedArrayBuffer(6 * 8));
   }
 
   get(i: number): number {
@@ -35,6 +37,7 @@ export class StoreState {
   synced(resync: boolean): void {
     this.v[StoreState.LAST_SYNC] = Date.now();
     this.v[StoreState.UP] = 1;
+    this.v[StoreState.PROBLEM] = 0;
     if (resync) this.v[StoreState.RESYNCS] = this.v[StoreState.RESYNCS]! + 1;
   }
 
@@ -42,5 +45,35 @@ export class StoreState {
   ageMs(): number {
     const t = this.v[StoreState.LAST_SYNC]!;
     return t === 0 ? Number.POSITIVE_INFINITY : Date.now() - t;
+  }
+}
+
+/**
+ * Why the store could not be read, told apart because each has its own remedy: a database that
+ * cannot be reached, and one that answers but refuses this edge (by PostgreSQL's SQLSTATE).
+ */
+export const STORE_PROBLEMS = [
+  null,
+  'the account store is unreachable',
+  "permission denied: grant the edge's role SELECT on txgate_accounts (npm run accounts -- migrate --edge-role ROLE)",
+  'no txgate_accounts table: run npm run accounts -- migrate',
+  'authentication failed: check the user and password in accounts.url',
+  'no such database: check the database name in accounts.url',
+] as const;
+
+/** The STORE_PROBLEMS index of an error from the database client. */
+export function problemOf(e: unknown): number {
+  switch ((e as { code?: unknown }).code) {
+    case '42501': // insufficient_privilege
+      return 2;
+    case '42P01': // undefined_table
+      return 3;
+    case '28P01': // invalid_password
+    case '28000': // invalid_authorization_specification
+      return 4;
+    case '3D000': // invalid_catalog_name
+      return 5;
+    default:
+      return 1;
   }
 }

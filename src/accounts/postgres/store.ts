@@ -31,7 +31,7 @@ import type { Logger } from '../../log.js';
 import { AccountsFileError, parseAccounts, type AccountsSnapshot } from '../parse.js';
 import type { Account, AccountStore } from '../types.js';
 import { dbLabel } from './migrate.js';
-import { StoreState } from './state.js';
+import { problemOf, STORE_PROBLEMS, StoreState } from './state.js';
 
 export const CHANNEL = 'txgate_accounts';
 
@@ -72,6 +72,10 @@ export class PostgresAccountStore implements AccountStore {
   private sql: Sql | null = null;
   private timer: NodeJS.Timeout | null = null;
   private retry: NodeJS.Timeout | null = null;
+  /** A reload after a failed one, ~1 s later (not the next resync). */
+  private retryLoad: NodeJS.Timeout | null = null;
+  /** The problem last logged, so a retry every second logs a change only. */
+  private logged = 0;
   private loading: Promise<void> | null = null;
   private again = false;
   private closed = false;
@@ -102,6 +106,11 @@ export class PostgresAccountStore implements AccountStore {
     return this.snapshot?.accounts.length ?? 0;
   }
 
+  /** Why the store could not be read last time (null once it was). */
+  get problem(): string | null {
+    return STORE_PROBLEMS[this.state.get(StoreState.PROBLEM)] ?? null;
+  }
+
   byKeyHash(keySha256Hex: string): Account | undefined {
     return this.snapshot?.byHash.get(keySha256Hex);
   }
@@ -125,7 +134,18 @@ export class PostgresAccountStore implements AccountStore {
   }
 
   private connect(): Sql {
-    return postgres(this.opts.url, { ...CLIENT_OPTIONS, max: 2, connect_timeout: 3, backoff: reconnectDelay, connection: { application_name: 'txgate' } });
+    // onclose: a connection that closed (a database stopping, a network cut) is checked at once
+    // by a reload, so a lost database shows within a second, not at the next resync.
+    return postgres(this.opts.url, {
+      ...CLIENT_OPTIONS,
+      max: 2,
+      connect_timeout: 3,
+      backoff: reconnectDelay,
+      connection: { application_name: 'txgate' },
+      onclose: () => {
+        if (!this.closed) void this.reload('connection closed');
+      },
+    });
   }
 
   /** Drops every connection (the pool's and the listener's) and starts anew, listening first. */
@@ -272,6 +292,7 @@ export class PostgresAccountStore implements AccountStore {
     this.snapshot = snap;
     this.docs = good;
     this.state.synced(trigger === 'resync');
+    this.logged = 0;
     if (first || wasDown) this.opts.log.info({ db: this.label, trigger, accounts: good.length }, 'accounts loaded from the database');
     else this.opts.log.debug({ trigger, accounts: good.length }, 'accounts reloaded');
     for (const cb of this.changeListeners) cb(good);
@@ -279,19 +300,31 @@ export class PostgresAccountStore implements AccountStore {
 
   private failed(trigger: string, e: unknown): void {
     this.state.add(StoreState.FAILURES, 1);
-    if (this.state.get(StoreState.UP) !== 0 || this.state.get(StoreState.FAILURES) === 1) {
-      this.opts.log.warn(
-        { db: this.label, trigger, err: (e as Error).message, ageMs: Math.round(this.state.ageMs()) },
-        'account store unreachable: serving the last snapshot until it is older than maxStaleMs',
-      );
+    const problem = problemOf(e);
+    if (problem !== this.logged || this.state.get(StoreState.UP) !== 0 || this.state.get(StoreState.FAILURES) === 1) {
+      this.logged = problem;
+      const fields = { db: this.label, trigger, err: (e as Error).message, ageMs: Math.round(this.state.ageMs()) };
+      const serving = this.snapshot === null ? 'no accounts loaded yet: not ready' : 'serving the last snapshot until it is older than maxStaleMs';
+      if (problem === 1) this.opts.log.warn(fields, `account store unreachable: ${serving}`);
+      else this.opts.log.error(fields, `account store refused this edge (${STORE_PROBLEMS[problem]}): ${serving}`);
     }
     this.state.set(StoreState.UP, 0);
+    this.state.set(StoreState.PROBLEM, problem);
+    // Try again within ~1 s, whatever failed: a grant given, a database back, are seen at once.
+    if (this.retryLoad === null && !this.closed) {
+      this.retryLoad = setTimeout(() => {
+        this.retryLoad = null;
+        void this.reload('retry');
+      }, 1_000);
+      this.retryLoad.unref();
+    }
   }
 
   close(): void {
     this.closed = true;
     if (this.timer !== null) clearInterval(this.timer);
     if (this.retry !== null) clearTimeout(this.retry);
+    if (this.retryLoad !== null) clearTimeout(this.retryLoad);
     void this.sql?.end({ timeout: 1 });
   }
 }
