@@ -126,25 +126,26 @@ describe('npm start fails loudly', () => {
   });
 });
 
+/** A CLI config (no accounts, a sequencer nobody answers on) in a directory of its own. */
+function configFile(host: string, port: number, extra: Record<string, unknown>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'txgate-cli-'));
+  writeFileSync(join(dir, 'accounts.json'), JSON.stringify({ accounts: [] }));
+  const file = join(dir, 'txgate.json');
+  const chains = [{ chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }];
+  writeFileSync(
+    file,
+    JSON.stringify({ listen: { host, port }, internal: { enabled: false }, chains, accounts: { file: join(dir, 'accounts.json') }, ...extra }),
+  );
+  return file;
+}
+
 describe('txgate --config fails loudly', () => {
   it('a port in use: one line naming listen.port on stderr, exit 1 (one thread and two)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'txgate-cli-'));
-    writeFileSync(join(dir, 'accounts.json'), JSON.stringify({ accounts: [] }));
     const port = await freePort();
     const holder = await silentHolder(port, '0.0.0.0');
     try {
       for (const workers of [1, 2]) {
-        const file = join(dir, `txgate-${workers}.json`);
-        writeFileSync(
-          file,
-          JSON.stringify({
-            listen: { host: '0.0.0.0', port },
-            internal: { enabled: false },
-            chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }],
-            accounts: { file: join(dir, 'accounts.json') },
-            workers,
-          }),
-        );
+        const file = configFile('0.0.0.0', port, { workers });
         const r = await run(['dist/src/cli.js', '--config', file]);
         assert.equal(r.code, 1, `workers ${workers}`);
         assert.match(oneLine(r.stderr), new RegExp(`cannot listen on 0\\.0\\.0\\.0:${port}: the port is in use.*change listen\\.port in `));
@@ -157,21 +158,8 @@ describe('txgate --config fails loudly', () => {
 
 describe('txgate --pretty', () => {
   it('with two worker threads, every thread writes readable lines (no JSON), without ANSI codes when not a terminal', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'txgate-pretty-'));
-    writeFileSync(join(dir, 'accounts.json'), JSON.stringify({ accounts: [] }));
     const port = await freePort();
-    const file = join(dir, 'txgate.json');
-    writeFileSync(
-      file,
-      JSON.stringify({
-        listen: { host: '127.0.0.1', port },
-        internal: { enabled: false },
-        chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }],
-        accounts: { file: join(dir, 'accounts.json') },
-        workers: 2,
-        log: { level: 'debug' },
-      }),
-    );
+    const file = configFile('127.0.0.1', port, { workers: 2, log: { level: 'debug' } });
     const p = spawn(process.execPath, ['dist/src/cli.js', '--config', file, '--pretty'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     p.stdout.on('data', (d: Buffer) => (out += d.toString()));
