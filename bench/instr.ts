@@ -1,0 +1,526 @@
+/**
+ * `npm run bench:instr`: instructions per request, counted by valgrind's callgrind, the primary
+ * performance figure of this project. Instruction counts repeat within 1–2% whatever else the
+ * host does, where req/s on a shared machine swings ±30%.
+ *
+ * Each server runs under callgrind in its own process (node --single-threaded, so compiler and
+ * GC threads do not make tier-up depend on time): the bare uWS echo, the conforming floor
+ * (floor-server.ts) and txgate from its CLI with a config (one thread, dedup off, metrics on,
+ * logs at info to a pipe this bench drains). The stub sequencer runs outside, uninstrumented.
+ * For every scenario: `--warmup` rounds of `--requests` requests (8 connections, one request in
+ * flight on each), then `--rounds` measured ones, each between `callgrind_control -z` and `-d`.
+ * Printed per scenario: the median instructions per request and the spread of the rounds, GC
+ * instructions per request (v8::internal::Heap::CollectGarbage, inclusive), bytes allocated per
+ * request and collections per 10,000 requests (--trace-gc-nvp), each as a ratio to the echo and
+ * txgate beside the floor. Then txgate per stage: requests that exit at consecutive stages,
+ * each stage's cost the difference to the exit before it.
+ *
+ * Needs valgrind (Debian: apt-get install -y valgrind); installs nothing. Loopback only.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { privateKeyToAddress } from 'viem/accounts';
+import { ANVIL_TIP_ADDRESS } from '../src/dev/anvil.js';
+import { sign1559 } from '../src/dev/sign.js';
+import { initCrypto } from '../src/native.js';
+import { keySha256 } from '../src/stages/auth.js';
+import { median, RESULTS_DIR, round } from './lib.js';
+
+const { values: opt } = parseArgs({
+  options: {
+    requests: { type: 'string', default: '2000' },
+    warmup: { type: 'string', default: '3' },
+    rounds: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '8' },
+    scenarios: { type: 'string' },
+    'no-stages': { type: 'boolean', default: false },
+    keep: { type: 'string' },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+});
+if (opt.help) {
+  process.stdout.write(`npm run bench:instr [-- options]
+  --requests N     requests per round (default 2000)
+  --warmup N       unmeasured rounds per scenario (default 3)
+  --rounds N       measured rounds per scenario (default 5)
+  --connections N  connections, one request in flight on each (default 8)
+  --scenarios A,B  only these scenarios (names as printed)
+  --no-stages      skip txgate's per-stage table
+  --keep DIR       keep every callgrind dump in DIR (for callgrind_annotate)
+`);
+  process.exit(0);
+}
+for (const tool of ['valgrind', 'callgrind_control', 'callgrind_annotate'])
+  if (spawnSync('which', [tool]).status !== 0) {
+    process.stderr.write(`bench:instr: ${tool} is not installed: it needs valgrind's callgrind (Debian: apt-get install -y valgrind)\n`);
+    process.exit(1);
+  }
+
+if (opt.keep !== undefined) mkdirSync(opt.keep, { recursive: true });
+const N = Number(opt.requests);
+const WARMUP = Number(opt.warmup);
+const ROUNDS = Number(opt.rounds);
+const CONNS = Number(opt.connections);
+const dist = join(import.meta.dirname, '..');
+const dir = mkdtempSync(join(tmpdir(), 'txgate-instr-'));
+const children: ChildProcess[] = [];
+const cleanup = () => {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+};
+process.on('exit', cleanup);
+process.on('SIGINT', () => process.exit(130));
+
+// --- fixtures -------------------------------------------------------------------------------
+await initCrypto();
+const keys = {
+  load: 'txg_instr_' + randomBytes(24).toString('base64url'),
+  listed: 'txg_instr_listed_' + randomBytes(24).toString('base64url'),
+  otherChain: 'txg_instr_other_' + randomBytes(24).toString('base64url'),
+  limited: 'txg_instr_limited_' + randomBytes(24).toString('base64url'),
+};
+const senders = Array.from({ length: 16 }, () => '0x' + randomBytes(32).toString('hex'));
+const outsider = '0x' + randomBytes(32).toString('hex');
+const MIN_TIP = 1_000_000_000_000n;
+const tx = (i: number, o: { value?: bigint; to?: string; key?: string } = {}) =>
+  sign1559(
+    {
+      chainId: 4663,
+      nonce: Math.floor(i / senders.length),
+      maxPriorityFeePerGas: 1_000_000_000n,
+      maxFeePerGas: 3_000_000_000n,
+      gas: 21000n,
+      to: o.to ?? ANVIL_TIP_ADDRESS,
+      value: o.value ?? MIN_TIP,
+    },
+    o.key ?? senders[i % senders.length]!,
+  );
+const rpc = (method: string, params: unknown[], id: number | string = 1) => JSON.stringify({ jsonrpc: '2.0', id, method, params });
+const grant = { chainId: 4663, rateLimit: { perSecond: 1e6, burst: 1e6 }, tipAddresses: [ANVIL_TIP_ADDRESS], minTipWei: MIN_TIP.toString() };
+writeFileSync(
+  join(dir, 'accounts.json'),
+  JSON.stringify({
+    accounts: [
+      { id: 'load', keySha256: [keySha256(keys.load)], grants: [grant] },
+      { id: 'listed', keySha256: [keySha256(keys.listed)], grants: [{ ...grant, senders: senders.map((k) => privateKeyToAddress(k as `0x${string}`)) }] },
+      { id: 'other-chain', keySha256: [keySha256(keys.otherChain)], grants: [{ ...grant, chainId: 10 }] },
+      { id: 'limited', keySha256: [keySha256(keys.limited)], grants: [{ ...grant, rateLimit: { perSecond: 1e-9, burst: 1 } }] },
+    ],
+  }),
+);
+const POOL = 512;
+const valid = Array.from({ length: POOL }, (_, i) => rpc('eth_sendRawTransaction', [tx(i)], i));
+
+interface Scenario {
+  readonly name: string;
+  /** The status every measured answer must have (a scenario that measures something else is an error). */
+  readonly status: number;
+  readonly bodies: readonly string[];
+  readonly headers: Record<string, string>;
+  readonly host?: string;
+}
+const JSON_CT = { 'content-type': 'application/json' };
+const sub = (key: string, bodies: readonly string[]): Pick<Scenario, 'bodies' | 'headers'> => ({ bodies, headers: { ...JSON_CT, 'x-api-key': key } });
+const untipped = [rpc('eth_sendRawTransaction', [tx(0, { value: 0n, to: '0x3333333333333333333333333333333333333333' })])];
+
+/** The main scenarios (echo: its one answer; floor: the contract's; txgate: all). */
+const MAIN: Scenario[] = [
+  { name: 'eth_chainId', status: 200, bodies: [rpc('eth_chainId', [])], headers: JSON_CT },
+  { name: '401 unauthorized', status: 401, ...sub('txg_wrong_key_0000000000000000000000000000000', [valid[0]!]) },
+  { name: '402 fee_rejected', status: 402, ...sub(keys.load, untipped) },
+  { name: 'valid submission', status: 200, ...sub(keys.load, valid) },
+  { name: 'valid submission, sender-listed grant', status: 200, ...sub(keys.listed, valid) },
+];
+const FLOOR = new Set(['eth_chainId', '401 unauthorized', '402 fee_rejected', 'valid submission']);
+
+/** txgate's requests that exit at each stage, in the pipeline's order (the last one forwards). */
+const STAGES: (Scenario & { stage: string; same?: string })[] = [
+  // No body: a refusal before the body is read closes its connection, which would be measured too.
+  { stage: 'host', name: 'exit at host (421, no body)', status: 421, host: 'unknown.example', bodies: [''], headers: JSON_CT },
+  // Valid JSON refused by the envelope check: the parse stage's whole work (a body that is not
+  // JSON costs its SyntaxError on top, a cost no passing request pays).
+  {
+    stage: 'size_cap + parse',
+    name: 'exit at parse (400 invalid_request)',
+    status: 400,
+    bodies: ['{"jsonrpc":"1.0","id":1,"method":"eth_chainId"}'],
+    headers: JSON_CT,
+  },
+  { stage: 'route', name: 'exit at route (400 method_not_found)', status: 400, bodies: [rpc('eth_getBalance', [])], headers: JSON_CT },
+  { stage: 'auth', name: 'exit at auth (401)', same: '401 unauthorized', status: 401, ...sub('txg_wrong_key_0000000000000000000000000000000', [valid[0]!]) },
+  { stage: 'grant', name: 'exit at grant (403 chain_not_granted)', status: 403, ...sub(keys.otherChain, [valid[0]!]) },
+  { stage: 'decode', name: 'exit at decode (400 invalid_transaction)', status: 400, ...sub(keys.load, [rpc('eth_sendRawTransaction', ['0x02c3010203'])]) },
+  { stage: 'fee', name: 'exit at fee (402)', same: '402 fee_rejected', status: 402, ...sub(keys.load, untipped) },
+  { stage: 'rate_limit', name: 'exit at rate_limit (429)', status: 429, ...sub(keys.limited, valid) },
+  { stage: 'forward', name: 'forwarded (200)', same: 'valid submission', status: 200, ...sub(keys.load, valid) },
+];
+/** The sender stage recovers the sender only for a grant with an allow-list: measured apart, over the fee exit. */
+const SENDER: Scenario = {
+  name: 'exit at sender, listed grant (403 sender_not_allowed)',
+  status: 403,
+  ...sub(keys.listed, [rpc('eth_sendRawTransaction', [tx(0, { key: outsider })])]),
+};
+
+function requestText(s: Scenario, i: number): string {
+  const body = s.bodies[i % s.bodies.length]!;
+  let h = `POST / HTTP/1.1\r\nHost: ${s.host ?? 'localhost'}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n`;
+  for (const [k, v] of Object.entries(s.headers)) h += `${k}: ${v}\r\n`;
+  return h + '\r\n' + body;
+}
+
+// --- the load: CONNS keep-alive connections, one request in flight on each ------------------
+/**
+ * Sends `n` requests of `s`; resolves with the count of answers by status. A connection the
+ * server closes is replaced (a request in flight on it is not counted: only answers are).
+ */
+function load(port: number, s: Scenario, n: number): Promise<Map<number, number>> {
+  const statuses = new Map<number, number>();
+  let next = 0;
+  const connection = () =>
+    new Promise<void>((resolve, reject) => {
+      const sock = connect(port, '127.0.0.1');
+      sock.setNoDelay(true);
+      let buf: Buffer = Buffer.alloc(0);
+      const send = () => {
+        if (next >= n) return void sock.end();
+        sock.write(requestText(s, next++));
+      };
+      sock.on('connect', send);
+      sock.on('data', (d: Buffer) => {
+        buf = buf.length === 0 ? d : Buffer.concat([buf, d]);
+        for (;;) {
+          const end = buf.indexOf('\r\n\r\n');
+          if (end < 0) return;
+          const head = buf.subarray(0, end).toString('latin1');
+          const len = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+          if (buf.length < end + 4 + len) return;
+          const status = Number(head.slice(9, 12));
+          statuses.set(status, (statuses.get(status) ?? 0) + 1);
+          buf = buf.subarray(end + 4 + len);
+          send();
+        }
+      });
+      sock.on('close', () => resolve());
+      sock.on('error', reject);
+    });
+  const one = async () => {
+    while (next < n) await connection();
+  };
+  return Promise.all(Array.from({ length: CONNS }, one)).then(() => statuses);
+}
+
+/** Answers counted in a round. */
+const answered = (statuses: Map<number, number>) => [...statuses.values()].reduce((a, b) => a + b, 0);
+
+// --- servers under callgrind ----------------------------------------------------------------
+interface Server {
+  readonly name: string;
+  readonly child: ChildProcess;
+  readonly port: number;
+  /** --trace-gc-nvp lines seen so far. */
+  readonly gc: string[];
+}
+
+const VALGRIND = ['--tool=callgrind', '--smc-check=all-non-file', '--dump-instr=no', '--collect-jumps=no'];
+const NODE = ['--single-threaded', '--trace-gc-nvp'];
+
+/**
+ * Starts a server: under callgrind, or (`plain`) as node alone with a 1-MB young generation, so
+ * that scavenges come often enough to count the bytes allocated per request precisely.
+ */
+async function startServer(name: string, port: number, args: string[], readyPath?: string, plain = false): Promise<Server> {
+  const cmd = plain
+    ? ['node', '--single-threaded', '--max-semi-space-size=1', '--trace-gc-nvp', ...args]
+    : ['valgrind', ...VALGRIND, `--callgrind-out-file=${join(dir, `cg.${name}.%p`)}`, 'node', ...NODE, ...args];
+  const child = spawn(cmd[0]!, cmd.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  const gc: string[] = [];
+  let out = '';
+  let err = '';
+  let rest = '';
+  child.stdout!.on('data', (d: Buffer) => {
+    const text = rest + d.toString();
+    const lines = text.split('\n');
+    rest = lines.pop()!;
+    for (const l of lines) {
+      if (l.includes(' gc=')) gc.push(l);
+      else if (out.length < 20_000) out += l + '\n';
+    }
+  });
+  child.stderr!.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-4000)));
+  const deadline = Date.now() + 300_000; // node under callgrind starts in tens of seconds
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${name} exited under valgrind: ${err}`);
+    if (readyPath === undefined ? out.includes('ready') : await httpOk(port, readyPath)) break;
+    if (Date.now() > deadline) throw new Error(`${name} did not start under valgrind: ${err}`);
+    await sleep(500);
+  }
+  return { name, child, port, gc };
+}
+
+async function httpOk(port: number, path: string): Promise<boolean> {
+  try {
+    return (await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(5_000) })).status === 200;
+  } catch {
+    return false;
+  }
+}
+
+let kept = 0;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function control(flag: '-z' | '-d', pid: number): void {
+  const r = spawnSync('callgrind_control', [flag, String(pid)], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`callgrind_control ${flag} ${pid}: ${r.stderr}`);
+}
+
+/** The newest dump of `pid`: total instructions, and GC's share (inclusive). */
+function readDump(server: Server): { ir: number; gcIr: number } {
+  const pid = server.child.pid!;
+  const prefix = `cg.${server.name}.${pid}.`;
+  const files = readdirSync(dir)
+    .filter((f) => f.startsWith(prefix))
+    .sort((a, b) => Number(a.slice(prefix.length)) - Number(b.slice(prefix.length)));
+  const file = join(dir, files.at(-1)!);
+  const text = readFileSync(file, 'utf8');
+  const ir = Number(/^totals: (\d+)/m.exec(text)?.[1] ?? /^summary: (\d+)/m.exec(text)?.[1]);
+  const annotated = spawnSync('callgrind_annotate', ['--inclusive=yes', '--threshold=100', file], { encoding: 'utf8', maxBuffer: 64 << 20 }).stdout;
+  const gcLine = annotated.split('\n').find((l) => l.includes('v8::internal::Heap::CollectGarbage(v8::internal::AllocationSpace'));
+  const gcIr = gcLine === undefined ? 0 : Number(gcLine.trim().split(' ')[0]!.replace(/,/g, ''));
+  for (const f of files) {
+    if (opt.keep !== undefined) copyFileSync(join(dir, f), join(opt.keep, `${f}.${++kept}`));
+    rmSync(join(dir, f));
+  }
+  return { ir, gcIr };
+}
+
+interface Round {
+  /** Answers counted, instructions, of which in the garbage collector. */
+  readonly n: number;
+  readonly perReq: number;
+  readonly gcIr: number;
+  readonly scavenges: number;
+  readonly majors: number;
+}
+
+/** The GC lines of a round: bytes allocated, scavenges and full collections. */
+function gcOf(lines: readonly string[]): { allocated: number; scavenges: number; majors: number } {
+  let allocated = 0;
+  let scavenges = 0;
+  let majors = 0;
+  for (const l of lines) {
+    allocated += Number(/ allocated=(\d+)/.exec(l)?.[1] ?? 0);
+    const kind = / gc=(\w+)/.exec(l)?.[1];
+    if (kind === 's') scavenges++;
+    else if (kind !== undefined) majors++;
+  }
+  return { allocated, scavenges, majors };
+}
+
+interface Measured {
+  readonly server: string;
+  readonly scenario: string;
+  /** Median instructions per request of the measured rounds, and their spread. */
+  readonly median: number;
+  readonly min: number;
+  readonly max: number;
+  /** GC instructions per request over every measured round (a mean: collections come in spikes). */
+  readonly gcPerReq: number;
+  readonly scavengesPer10k: number;
+  readonly majorsPer10k: number;
+  readonly rounds: readonly Round[];
+}
+
+async function measure(server: Server, s: Scenario): Promise<Measured> {
+  const check = (statuses: Map<number, number>, what: string) => {
+    const other = [...statuses].filter(([k]) => k !== s.status);
+    if (other.length > 0 && what !== 'warm-up')
+      throw new Error(`${server.name} / ${s.name}: expected every answer ${s.status}, got ${JSON.stringify(Object.fromEntries(statuses))}`);
+  };
+  for (let i = 0; i < WARMUP; i++) check(await load(server.port, s, N), 'warm-up');
+  const rounds: Round[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    control('-z', server.child.pid!);
+    const gcFrom = server.gc.length;
+    const statuses = await load(server.port, s, N);
+    control('-d', server.child.pid!);
+    await sleep(50); // the round's last GC line
+    check(statuses, 'measured');
+    const { ir, gcIr } = readDump(server);
+    const g = gcOf(server.gc.slice(gcFrom));
+    const n = answered(statuses);
+    rounds.push({ n, perReq: ir / n, gcIr, scavenges: g.scavenges, majors: g.majors });
+  }
+  const per = rounds.map((r) => r.perReq);
+  const all = rounds.reduce((a, r) => a + r.n, 0);
+  const total = (k: 'scavenges' | 'majors' | 'gcIr') => rounds.reduce((a, r) => a + r[k], 0) / all;
+  const m: Measured = {
+    server: server.name,
+    scenario: s.name,
+    median: median(per),
+    min: Math.min(...per),
+    max: Math.max(...per),
+    gcPerReq: total('gcIr'),
+    scavengesPer10k: total('scavenges') * 10_000,
+    majorsPer10k: total('majors') * 10_000,
+    rounds,
+  };
+  process.stderr.write(
+    `${server.name.padEnd(6)} ${s.name.padEnd(42)} ${k(m.median)} instr/req (rounds ${per.map((p) => k(p)).join(' ')}), GC ${k(m.gcPerReq)}/req\n`,
+  );
+  return m;
+}
+
+/** Bytes allocated per request: 10,000 requests after 2,000 to warm up, on a server started plain. */
+async function allocation(server: Server, s: Scenario): Promise<number> {
+  await load(server.port, s, 2_000);
+  const from = server.gc.length;
+  const statuses = await load(server.port, s, 10_000);
+  await sleep(50);
+  return gcOf(server.gc.slice(from)).allocated / answered(statuses);
+}
+
+const k = (n: number) => `${round(n / 1000, 1)}k`;
+const spreadPct = (m: Measured) => `${round(((m.max - m.min) / m.median) * 100, 1)}%`;
+
+async function stopServer(s: Server): Promise<void> {
+  const done = new Promise((r) => s.child.once('exit', r));
+  s.child.kill('SIGTERM');
+  await Promise.race([done, sleep(20_000)]);
+  s.child.kill('SIGKILL');
+}
+
+// --- run ---------------------------------------------------------------------------------------
+const want = (name: string) => opt.scenarios === undefined || opt.scenarios.split(',').includes(name);
+const STUB = 18250;
+const stub = spawn('node', [join(dist, 'bench/stub-sequencer.js'), String(STUB)], { stdio: ['ignore', 'pipe', 'inherit'] });
+children.push(stub);
+await new Promise<void>((resolve) => stub.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve()));
+
+const results: Measured[] = [];
+const started = Date.now();
+
+process.stderr.write(
+  `valgrind ${spawnSync('valgrind', ['--version'], { encoding: 'utf8' }).stdout.trim()}, node ${process.version}; ${N} requests a round, ${WARMUP} warm-up + ${ROUNDS} measured rounds, ${CONNS} connections\n`,
+);
+
+const SERVERS = {
+  echo: { port: 18150, args: [join(dist, 'bench/echo-server.js'), '18150'], scenarios: [MAIN[0]!] },
+  floor: {
+    port: 18151,
+    args: [
+      join(dist, 'bench/floor-server.js'),
+      '18151',
+      join(dir, 'floor.log'),
+      keySha256(keys.load),
+      `http://127.0.0.1:${STUB}`,
+      ANVIL_TIP_ADDRESS,
+      MIN_TIP.toString(),
+    ],
+    scenarios: MAIN.filter((s) => FLOOR.has(s.name) && want(s.name)),
+  },
+  txgate: { port: 18152, args: [join(dist, 'src/cli.js'), '--config', join(dir, 'txgate.json')], ready: '/ready', scenarios: MAIN.filter((s) => want(s.name)) },
+} as const;
+writeFileSync(
+  SERVERS.txgate.args[2]!,
+  JSON.stringify({
+    listen: { host: '127.0.0.1', port: SERVERS.txgate.port },
+    internal: { host: '127.0.0.1', port: SERVERS.txgate.port + 1 },
+    workers: 1,
+    crypto: { signature: 'curve' },
+    log: { level: 'info' },
+    dedup: { acceptedTtlMs: 0 },
+    chains: [
+      {
+        chainId: 4663,
+        hosts: ['127.0.0.1', 'localhost'],
+        sequencers: [`http://127.0.0.1:${STUB}`],
+        forward: { connections: 64, timeoutMs: 30_000, queueMs: 30_000 },
+      },
+    ],
+    accounts: { file: join(dir, 'accounts.json') },
+  }),
+);
+
+const stages: (Measured & { stage: string })[] = [];
+for (const [name, def] of Object.entries(SERVERS)) {
+  const server = await startServer(name, def.port, [...def.args], 'ready' in def ? def.ready : undefined);
+  for (const s of def.scenarios) results.push(await measure(server, s));
+  if (name === 'txgate' && !opt['no-stages'])
+    for (const s of STAGES) {
+      // A stage exit that is a main scenario is not measured twice.
+      const done = s.same === undefined ? undefined : results.find((r) => r.server === 'txgate' && r.scenario === s.same);
+      stages.push({ ...(done ?? (await measure(server, s))), stage: s.stage });
+    }
+  if (name === 'txgate' && !opt['no-stages']) stages.push({ ...(await measure(server, SENDER)), stage: 'sender (allow-list)' });
+  await stopServer(server);
+}
+
+// Bytes allocated per request: each server again, plain (no valgrind), a 1-MB young generation.
+const allocated = new Map<string, number>();
+for (const [name, def] of Object.entries(SERVERS)) {
+  const server = await startServer(name, def.port, [...def.args], 'ready' in def ? def.ready : undefined, true);
+  for (const s of def.scenarios) allocated.set(`${name}/${s.name}`, await allocation(server, s));
+  await stopServer(server);
+}
+
+// --- report ------------------------------------------------------------------------------------
+const lines: string[] = [];
+const say = (s: string) => {
+  lines.push(s);
+  process.stdout.write(s + '\n');
+};
+const echoM = results.find((r) => r.server === 'echo')!;
+const of = (server: string, scenario: string) => results.find((r) => r.server === server && r.scenario === scenario);
+say(`\n## Instructions per request (callgrind; median of ${ROUNDS} rounds of ${N} after ${WARMUP} warm-up rounds; ${CONNS} connections)\n`);
+say(`Bare uWS echo: ${k(echoM.median)} instructions per request (rounds spread ${spreadPct(echoM)}).\n`);
+say('| scenario | floor | txgate | txgate / echo | floor / echo | **floor / txgate** | spread of rounds floor / txgate |');
+say('|---|---|---|---|---|---|---|');
+for (const s of MAIN) {
+  const g = of('txgate', s.name);
+  if (g === undefined) continue;
+  const f = of('floor', s.name);
+  say(
+    `| ${s.name} | ${f ? k(f.median) : '—'} | ${k(g.median)} | ${round(g.median / echoM.median, 2)}x | ${f ? `${round(f.median / echoM.median, 2)}x` : '—'} | **${f ? `${round(f.median / g.median, 3)}` : '—'}** | ${f ? spreadPct(f) : '—'} / ${spreadPct(g)} |`,
+  );
+}
+say('\n## Garbage collection per request (the same rounds)\n');
+say(
+  '| server | scenario | KiB allocated / req | GC instructions / req (mean) | GC instructions / 10k req | scavenges / 10k req | full GCs / 10k req | worst round / median |',
+);
+say('|---|---|---|---|---|---|---|---|');
+for (const r of results)
+  say(
+    `| ${r.server} | ${r.scenario} | ${round((allocated.get(`${r.server}/${r.scenario}`) ?? 0) / 1024, 2)} | ${k(r.gcPerReq)} | ${round((r.gcPerReq * 10_000) / 1e6, 1)}M | ${round(r.scavengesPer10k, 1)} | ${round(r.majorsPer10k, 2)} | ${round(r.max / r.median, 3)} |`,
+  );
+if (stages.length > 0) {
+  say('\n## txgate per stage (instructions per request; each stage: the exit at it minus the exit before it)\n');
+  say('| stage | request exiting there | instr / req | the stage and its answer, over the exit before |');
+  say('|---|---|---|---|');
+  say(`| front end (bare uWS read and write) | echo | ${k(echoM.median)} | |`);
+  let prev: number | null = null;
+  for (const s of stages) {
+    if (s.stage === 'sender (allow-list)') continue;
+    say(
+      `| ${s.stage} | ${STAGES.find((x) => x.stage === s.stage)!.name} | ${k(s.median)} | ${prev === null ? `${k(s.median - echoM.median)} over the echo` : k(s.median - prev)} |`,
+    );
+    prev = s.median;
+  }
+  const sender = stages.find((s) => s.stage === 'sender (allow-list)');
+  const fee = stages.find((s) => s.stage === 'fee');
+  if (sender !== undefined && fee !== undefined)
+    say(`| sender, with an allow-list (recovers the sender) | ${SENDER.name} | ${k(sender.median)} | ${k(sender.median - fee.median)} over the fee exit |`);
+}
+say(`\n(${round((Date.now() - started) / 60_000, 1)} min)`);
+writeFileSync(join(RESULTS_DIR, 'instr.md'), lines.join('\n') + '\n');
+writeFileSync(
+  join(RESULTS_DIR, 'instr.json'),
+  JSON.stringify({ node: process.version, requests: N, warmup: WARMUP, rounds: ROUNDS, results, stages, allocated: Object.fromEntries(allocated) }, null, 2) +
+    '\n',
+);
+process.exit(0);
