@@ -28,6 +28,7 @@ import { Sequencer } from '../src/forward/upstream.js';
 import { initCrypto, uws } from '../src/native.js';
 import { classifyRawTxParam } from '../src/stages/route.js';
 import { TxDecoder } from '../src/tx/decoder.js';
+import { ascii, H } from '../src/http/write.js';
 
 const [portArg, logFile, keyHash, sequencerUrl, tipArg, minTipArg, signatureArg] = process.argv.slice(2);
 const port = Number(portArg ?? 18101);
@@ -52,18 +53,25 @@ const log = (fields: string, msg: string) => {
 };
 
 let seq = 0;
+// Header names and values handed to uWS as bytes encoded once, as txgate does (a JS string is
+// UTF-8-encoded by uWS.js on every call).
+const CT = ascii('content-type');
+const JSON_CT = ascii('application/json');
+const REQ_ID = ascii('x-request-id');
+const STATUS = new Map<string, Uint8Array>();
+const statusBytes = (s: string) => STATUS.get(s) ?? STATUS.set(s, ascii(s)).get(s)!;
 const answer = (res: HttpResponse, status: string, reqId: string, body: string) =>
   res.cork(() => {
-    res.writeStatus(status).writeHeader('content-type', 'application/json').writeHeader('x-request-id', reqId).end(body);
+    res.writeStatus(statusBytes(status)).writeHeader(CT, JSON_CT).writeHeader(REQ_ID, reqId).end(body);
   });
 
 uws()
   .App()
   .post('/*', (res, req) => {
-    const host = req.getHeader('host');
-    const length = req.getHeader('content-length');
-    const type = req.getHeader('content-type');
-    const key = req.getHeader('x-api-key');
+    const host = req.getHeader(H.host);
+    const length = req.getHeader(H.contentLength);
+    const type = req.getHeader(H.contentType);
+    const key = req.getHeader(H.apiKey);
     // Unambiguous framing (RFC 9112 §6.3): one Content-Length, no Transfer-Encoding beside it.
     let framing = 0;
     req.forEach((k) => {
@@ -72,11 +80,7 @@ uws()
     const reqId = 'f-' + (++seq).toString(36);
     if (framing > 1) {
       res.cork(() =>
-        res
-          .writeStatus('400 Bad Request')
-          .writeHeader('content-type', 'application/json')
-          .writeHeader('x-request-id', reqId)
-          .end(REJECT.bad_framing.body('null'), true),
+        res.writeStatus(statusBytes('400 Bad Request')).writeHeader(CT, JSON_CT).writeHeader(REQ_ID, reqId).end(REJECT.bad_framing.body('null'), true),
       );
       return;
     }

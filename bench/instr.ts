@@ -308,13 +308,21 @@ interface Round {
   readonly majors: number;
 }
 
-/** The GC lines of a round: bytes allocated, scavenges and full collections. */
-function gcOf(lines: readonly string[]): { allocated: number; scavenges: number; majors: number } {
+/**
+ * The GC lines of a round: bytes allocated, scavenges and full collections. The bytes are the
+ * heap's growth between collections (this line's total_size_before less the previous line's
+ * total_size_after); the lines' own `allocated=` counts from the last full collection.
+ */
+function gcOf(lines: readonly string[], before?: string): { allocated: number; scavenges: number; majors: number } {
   let allocated = 0;
   let scavenges = 0;
   let majors = 0;
+  const size = (l: string | undefined, field: string) => (l === undefined ? undefined : Number(new RegExp(` ${field}=(\\d+)`).exec(l)?.[1]));
+  let after = size(before, 'total_size_after');
   for (const l of lines) {
-    allocated += Number(/ allocated=(\d+)/.exec(l)?.[1] ?? 0);
+    const b = size(l, 'total_size_before');
+    if (after !== undefined && b !== undefined) allocated += b - after;
+    after = size(l, 'total_size_after');
     const kind = / gc=(\w+)/.exec(l)?.[1];
     if (kind === 's') scavenges++;
     else if (kind !== undefined) majors++;
@@ -376,13 +384,25 @@ async function measure(server: Server, s: Scenario): Promise<Measured> {
   return m;
 }
 
-/** Bytes allocated per request: 10,000 requests after 2,000 to warm up, on a server started plain. */
+/**
+ * Bytes allocated per request: 20,000 requests after 2,000 to warm up, on a server started
+ * plain; counted from the first collection in the round to the last (whole young generations).
+ */
 async function allocation(server: Server, s: Scenario): Promise<number> {
   await load(server.port, s, 2_000);
   const from = server.gc.length;
-  const statuses = await load(server.port, s, 10_000);
-  await sleep(50);
-  return gcOf(server.gc.slice(from)).allocated / answered(statuses);
+  let answers = 0;
+  let at = -1;
+  // Requests between the first and the last collection of the round: load in slices of 500.
+  for (let i = 0; i < 40; i++) {
+    const statuses = await load(server.port, s, 500);
+    await sleep(5);
+    if (at < 0 && server.gc.length > from) at = server.gc.length;
+    else if (at >= 0) answers += answered(statuses);
+  }
+  const lines = server.gc.slice(at);
+  if (at < 0 || lines.length === 0) return Number.NaN;
+  return gcOf(lines, server.gc[at - 1]).allocated / answers;
 }
 
 const k = (n: number) => `${round(n / 1000, 1)}k`;
