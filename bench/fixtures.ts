@@ -81,7 +81,7 @@ export function body(method: string, params: unknown[]): Body {
 }
 
 export function head(o: Partial<RequestHead> = {}): RequestHead {
-  return { host: 'localhost:8080', contentType: 'application/json', contentLength: 300, apiKey: KEY, ...o };
+  return { host: 'localhost:8080', json: true, declaredBytes: 300, apiKey: KEY, ...o };
 }
 
 /** A fresh context whose body is already there (the read is settled: the pipeline runs through at once, as in the server). */
@@ -98,7 +98,7 @@ export function context(h: RequestHead, b: Body, init?: FieldInitializer): Reque
 
 /** The service's stages with a forward that answers at once (the sequencer is out of the picture). */
 export function pipeline(hooks: PipelineHooks, decs: ReadonlyMap<number, TxDecoder> = decoders) {
-  const instantForward: TerminalStage<Admitted> = { name: 'forward', run: (ctx) => result(ctx.tx.hash) };
+  const instantForward: TerminalStage<Admitted> = { name: 'forward', reasons: ['ok'], run: (ctx) => result(ctx.tx.hash) };
   return admissionStages({ config, hosts, store, decoders: decs, limiter }).end(instantForward, hooks);
 }
 

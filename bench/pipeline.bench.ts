@@ -33,7 +33,7 @@ export async function run(): Promise<Row[]> {
       metrics.request.request(c, e, stage, 10);
       done!(e);
     },
-    stage: (_c, i, ms) => metrics.request.stage!(i, ms),
+    stage: (_c, i, ms) => metrics.request.stage!(pm.names[i]!, ms),
   });
   const goMetrics = (h: RequestHead, b: Body) =>
     new Promise<Exit>((resolve) => {
@@ -53,7 +53,7 @@ export async function run(): Promise<Row[]> {
     'eth_chainId (answered at route)': () => go(head(), body('eth_chainId', [])),
     'eth_chainId, with metrics': () => goMetrics(head(), body('eth_chainId', [])),
     'reject at 0 host': () => go(head({ host: 'evil.example' }), send()),
-    'reject at 1 size cap': () => go(head({ contentLength: 70_000 }), send()),
+    'reject at 1 size cap': () => go(head({ declaredBytes: 70_000 }), send()),
     'reject at 2 parse': () => go(head(), { text: '{"jsonrpc":', bytes: 11 }),
     'reject at 3 route': () => go(head(), body('eth_getBalance', [])),
     'reject at 4 auth': () => go(head({ apiKey: 'txg_nope' }), send()),

@@ -3,9 +3,8 @@
  * the account store, the forwarders and the readiness checks from a validated configuration.
  */
 import { BusyPoll, cpuQuota } from './busy-poll.js';
-import { FileAccountStore, type ReloadResult } from './accounts/file-store.js';
-import { MirrorAccountStore } from './accounts/postgres/mirror.js';
-import { PostgresAccountStore } from './accounts/postgres/store.js';
+import type { ReloadResult } from './accounts/file-store.js';
+import { openStore } from './accounts/open-store.js';
 import { createTipAddressesHandler } from './http/tip-addresses.js';
 import type { AccountStore } from './accounts/types.js';
 import type { Config } from './config.js';
@@ -19,25 +18,16 @@ import { quotaHeaders } from './limits/quota-headers.js';
 import { RateLimiter, type TokenBuckets } from './limits/rate-limiter.js';
 import { SharedRateTable, SharedTxTable, type SharedTableBuffers } from './limits/shared-tables.js';
 import type { Logger } from './log.js';
-import type { BaseCtx } from './pipeline/context.js';
-import { PipelineBuilder, type BuiltContext, type PipelineHooks, type RequestObserver } from './pipeline/pipeline.js';
-import { createAuthStage } from './stages/auth.js';
-import { createDecodeStage } from './stages/decode.js';
-import { createFeeStage } from './stages/fee.js';
+import type { PipelineHooks, RequestObserver } from './pipeline/pipeline.js';
 import { createForwardStage } from './stages/forward.js';
-import { createGrantStage } from './stages/grant.js';
 import { buildChains, HostTable, type ChainRuntime } from './chains.js';
-import { createHostStage } from './stages/host.js';
-import { createParseStage } from './stages/parse.js';
-import { createRateLimitStage, type DuplicateCheck } from './stages/rate-limit.js';
-import { createSenderStage } from './stages/sender.js';
-import { createRouteStage } from './stages/route.js';
-import { createSizeCapStage } from './stages/size-cap.js';
+import { admissionStages } from './stages/list.js';
 import { TxDecoder } from './tx/decoder.js';
 import { Metrics } from './metrics/metrics.js';
 import { BUILD } from './build.js';
 
 export { buildChains } from './chains.js';
+export { admissionStages, type Admitted } from './stages/list.js';
 
 export interface Observers {
   readonly request?: RequestObserver;
@@ -78,33 +68,6 @@ export interface App {
   stop(): Promise<void>;
 }
 
-export interface AdmissionParts {
-  readonly config: Config;
-  readonly hosts: HostTable;
-  readonly store: AccountStore;
-  readonly decoders: ReadonlyMap<number, TxDecoder>;
-  readonly limiter: TokenBuckets;
-  readonly duplicates?: DuplicateCheck;
-}
-
-/** The admission stages in their order (STAGE_NAMES); the forward stage ends the array. */
-export function admissionStages(p: AdmissionParts) {
-  return PipelineBuilder.start<BaseCtx>()
-    .then(createHostStage(p.hosts))
-    .then(createSizeCapStage(p.config.limits))
-    .then(createParseStage())
-    .then(createRouteStage(p.config.limits))
-    .then(createAuthStage(p.store))
-    .then(createGrantStage())
-    .then(createDecodeStage(p.decoders))
-    .then(createFeeStage(p.config))
-    .then(createSenderStage())
-    .then(createRateLimitStage(p.limiter, p.duplicates));
-}
-
-/** The context of a submission that passed every admission stage: what the forward stage may read. */
-export type Admitted = BuiltContext<ReturnType<typeof admissionStages>>;
-
 export function createApp(opts: AppOptions): App {
   const { config, log } = opts;
   const metrics = config.metrics.enabled ? new Metrics(config, BUILD) : null;
@@ -113,12 +76,8 @@ export function createApp(opts: AppOptions): App {
   const chains = buildChains(config);
   const hosts = new HostTable(chains);
   const readiness = new Readiness();
-  const store =
-    opts.store ??
-    (config.accounts.store === 'postgres'
-      ? new PostgresAccountStore({ url: config.accounts.url, maxStaleMs: config.accounts.maxStaleMs, resyncMs: config.accounts.resyncMs, log })
-      : new FileAccountStore({ file: config.accounts.file, log, ...(obs.accountsReload !== undefined ? { onReload: obs.accountsReload } : {}) }));
-  if (store instanceof PostgresAccountStore || store instanceof MirrorAccountStore) metrics?.watchAccounts(store.state);
+  const store = opts.store ?? openStore(config, log, obs.accountsReload);
+  if (store.state !== undefined) metrics?.watchAccounts(store.state);
   const local = opts.shared === undefined ? new RateLimiter() : null;
   const limiter: TokenBuckets = local ?? new SharedRateTable(opts.shared!.rate);
   const txTable = opts.shared === undefined ? null : new SharedTxTable(opts.shared.tx);

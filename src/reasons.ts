@@ -7,10 +7,11 @@
  * JSON-RPC 2.0 (-32700 … -32603) and EIP-1474 (-32000 invalid input, -32002 resource
  * unavailable, -32003 transaction rejected, -32005 limit exceeded).
  */
-import type { StageName } from './stage-names.js';
-
-/** Where a reason is given: the stage (by name), the front end before any stage, or any point. */
-export type Where = StageName | 'front_end' | 'any';
+/**
+ * Where a reason is given: a stage (by name: stages/list.ts checks at compile time that every
+ * name here is one of its stages), 'front_end' before any stage, or 'any' point.
+ */
+export type Where = string;
 
 export interface ReasonSpec {
   /** The stages that give it (the README's "where" column is checked against this). */
@@ -88,7 +89,7 @@ export const REASONS = {
     action: 'Send chain-state queries (nonce, gas, receipts) to the chain RPC, not here.',
   },
   invalid_params: {
-    stages: ['route'],
+    stages: ['route', 'decode'],
     status: 400,
     code: -32602,
     message: 'Invalid params',
@@ -158,7 +159,7 @@ export const REASONS = {
     action: 'Sign for the chain that eth_chainId on this host returns.',
   },
   invalid_signature: {
-    stages: ['decode'],
+    stages: ['decode', 'sender'],
     status: 400,
     code: -32000,
     message: 'Invalid signature',
@@ -238,4 +239,6 @@ export const REASONS = {
 } as const satisfies Record<string, ReasonSpec>;
 
 export type Reason = keyof typeof REASONS;
+/** What an answer's `reason` is: a rejection of the table, or `ok` for a result. */
+export type Outcome = Reason | 'ok';
 export const REASON_NAMES = Object.freeze(Object.keys(REASONS) as Reason[]);

@@ -4,9 +4,8 @@
  * and readiness mirrors) on the main thread. With one worker, everything runs on the main thread.
  */
 import { createServer } from 'node:net';
-import { Worker } from 'node:worker_threads';
-import { FileAccountStore } from './accounts/file-store.js';
-import { PostgresAccountStore } from './accounts/postgres/store.js';
+import { openStore } from './accounts/open-store.js';
+import type { PostgresAccountStore } from './accounts/postgres/store.js';
 import { createApp, slotCount, type App } from './app.js';
 import type { Config } from './config.js';
 import { InternalServer } from './http/internal.js';
@@ -16,7 +15,8 @@ import { HealthProber } from './forward/health.js';
 import { allocateTable } from './limits/shared-tables.js';
 import type { Logger } from './log.js';
 import type { MetricJSON } from './metrics/json.js';
-import type { WorkerData } from './worker.js';
+import { WorkerPool } from './threads/pool.js';
+import type { WorkerSnapshot } from './threads/protocol.js';
 
 export interface Service {
   /** The in-thread app (single-threaded mode only). */
@@ -77,7 +77,7 @@ async function startSingle(config: Config, log: Logger): Promise<Service> {
     chains: app.chains.map((c) => c.chainId),
     readiness,
     reload: () => {
-      if (app.store instanceof FileAccountStore || app.store instanceof PostgresAccountStore) void app.store.reload('SIGHUP');
+      void app.store.reload?.('SIGHUP');
     },
     async stop() {
       await app.stop();
@@ -97,6 +97,25 @@ async function freePort(host: string): Promise<number> {
   return port;
 }
 
+/** Readiness over every thread: ready when each is, else the union of their problems. */
+function mergeReadiness(all: readonly WorkerSnapshot[]): ReadinessReport {
+  const bad = all.filter((a) => !a.readiness.ready);
+  if (bad.length === 0) return { ready: true, body: '{"status":"ready"}' };
+  const notReady = [...new Set(bad.flatMap((b) => b.readiness.notReady ?? []))];
+  return { ready: false, body: JSON.stringify({ status: 'not_ready', notReady }) };
+}
+
+/**
+ * The database account store of a threaded process: one listener, on the main thread, pushing
+ * every change to the workers' mirrors. Null with the accounts file (each worker reads it).
+ */
+async function sharedStore(config: Config, log: Logger): Promise<PostgresAccountStore | null> {
+  if (config.accounts.store !== 'postgres') return null;
+  const pg = openStore(config, log) as PostgresAccountStore;
+  await pg.start();
+  return pg;
+}
+
 async function startThreads(config: Config, log: Logger, pretty: boolean): Promise<Service> {
   // Every thread must bind the same port: resolve an ephemeral one first.
   const listenPort = config.listen.port === 0 ? await freePort(config.listen.host) : config.listen.port;
@@ -107,90 +126,20 @@ async function startThreads(config: Config, log: Logger, pretty: boolean): Promi
   const prober = new HealthProber(config.chains, board, log);
   await prober.start();
   const shared = { rate: allocateTable(RATE_SLOTS), tx: allocateTable(TX_SLOTS), health: board.buffers };
-  // The database account store: one listener for the process, here; every thread mirrors it.
-  const pg =
-    config.accounts.store === 'postgres'
-      ? new PostgresAccountStore({ url: config.accounts.url, maxStaleMs: config.accounts.maxStaleMs, resyncMs: config.accounts.resyncMs, log })
-      : null;
-  await pg?.start();
+  const pg = await sharedStore(config, log);
   const accounts = pg === null ? null : { state: pg.state.buffer, docs: pg.ready ? pg.current() : null };
-  let seq = 0;
-  const waiting = new Map<number, (v: { metrics: MetricJSON[]; readiness: ReadinessReport }) => void>();
-  let failed: string | null = null;
-  let onFailure: ((why: string) => void) | null = null;
-  const fail = (why: string) => {
-    if (failed !== null) return;
-    failed = why;
-    onFailure?.(why);
-  };
-  const workers = await Promise.all(
-    Array.from({ length: config.workers }, (_, index) => {
-      const w = new Worker(new URL('./worker.js', import.meta.url), {
-        workerData: { config: cfg, index, shared, accounts, pretty, colorize: process.stdout.isTTY === true } satisfies WorkerData,
-      });
-      w.on('message', (m: { type: string; id?: number; metrics?: MetricJSON[]; readiness?: ReadinessReport }) => {
-        if (m.type === 'snapshot') waiting.get(m.id!)?.({ metrics: m.metrics!, readiness: m.readiness! });
-        else if (m.type === 'fatal') fail(`worker ${index} failed`);
-      });
-      // A worker reports its own uncaught errors ('fatal') and keeps its sockets until drained.
-      // One that ends with its uWS sockets open takes the process down with it (Node aborts on
-      // the open handles), so there is no "worker gone, process serving" state to handle here.
-      w.on('error', (e) => {
-        log.fatal({ err: e, worker: index }, 'worker thread failed');
-        fail(`worker ${index} failed`);
-      });
-      return new Promise<Worker>((resolve, reject) => {
-        w.once('message', (m: { type: string }) => (m.type === 'prepared' ? resolve(w) : reject(new Error(`worker ${index}: ${m.type}`))));
-        w.once('error', reject);
-      });
-    }),
-  );
+  const colorize = process.stdout.isTTY === true;
+  const pool = await WorkerPool.start(config.workers, (index) => ({ config: cfg, index, shared, accounts, pretty, colorize }), log);
   if (pg !== null) {
-    const push = (docs: readonly unknown[]) => {
-      for (const w of workers) w.postMessage({ type: 'accounts', docs });
-    };
+    const push = (docs: readonly unknown[]) => pool.send({ type: 'accounts', docs });
     pg.onChange(push);
     if (pg.ready) push(pg.current()); // a change while the workers started
   }
-  const ask = () =>
-    Promise.all(
-      workers.map(
-        (w) =>
-          new Promise<{ metrics: MetricJSON[]; readiness: ReadinessReport }>((resolve) => {
-            const id = ++seq;
-            waiting.set(id, (v) => {
-              waiting.delete(id);
-              resolve(v);
-            });
-            w.postMessage({ type: 'snapshot', id });
-          }),
-      ),
-    );
-  const readiness = async (): Promise<ReadinessReport> => {
-    const all = await ask();
-    const bad = all.filter((a) => !a.readiness.ready);
-    if (bad.length === 0) return { ready: true, body: '{"status":"ready"}' };
-    const notReady = [...new Set(bad.flatMap((b) => (JSON.parse(b.readiness.body) as { notReady: string[] }).notReady))];
-    return { ready: false, body: JSON.stringify({ status: 'not_ready', notReady }) };
-  };
-  const { internal, internalPort, timer, refresh } = await startInternal(config, log, async () => (await ask()).map((a) => a.metrics), readiness);
+  const readiness = async () => mergeReadiness(await pool.snapshots());
+  const { internal, internalPort, timer, refresh } = await startInternal(config, log, async () => (await pool.snapshots()).map((a) => a.metrics), readiness);
   // The public port opens last, on every thread: a supervisor that waits for /health finds
   // the internal listener and every thread up.
-  await Promise.all(
-    workers.map(
-      (w) =>
-        new Promise<void>((resolve, reject) => {
-          const on = (m: { type: string; why?: string }) => {
-            if (m.type !== 'listening' && m.type !== 'listenFailed') return;
-            w.off('message', on);
-            if (m.type === 'listening') resolve();
-            else reject(new Error(m.why));
-          };
-          w.on('message', on);
-          w.postMessage({ type: 'listen' });
-        }),
-    ),
-  );
+  await pool.listen();
   await refresh();
   return {
     app: null,
@@ -200,26 +149,17 @@ async function startThreads(config: Config, log: Logger, pretty: boolean): Promi
     readiness,
     reload: () => {
       if (pg !== null) void pg.reload('SIGHUP');
-      else for (const w of workers) w.postMessage({ type: 'reload' });
+      else pool.send({ type: 'reload' });
     },
     async stop() {
-      await Promise.all(
-        workers.map(
-          (w) =>
-            new Promise<void>((resolve) => {
-              w.once('exit', () => resolve());
-              w.postMessage({ type: 'drain' });
-            }),
-        ),
-      );
+      await pool.drain();
       if (timer !== undefined) clearInterval(timer);
       internal?.close();
       await prober.stop();
       pg?.close();
     },
     onFailure(cb) {
-      onFailure = cb;
-      if (failed !== null) cb(failed);
+      pool.whenFailed(cb);
     },
   };
 }

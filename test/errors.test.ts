@@ -6,7 +6,11 @@ import { describe, it } from 'node:test';
 import { REJECT, reject, statusLine } from '../src/errors.js';
 import { REASON_NAMES, REASONS } from '../src/reasons.js';
 import { RequestContext } from '../src/pipeline/context.js';
-import { STAGE_NAMES } from '../src/pipeline/pipeline.js';
+import { admissionStages } from '../src/stages/list.js';
+import { createForwardStage } from '../src/stages/forward.js';
+import { parseConfig } from '../src/config.js';
+import { HostTable } from '../src/chains.js';
+import { RateLimiter } from '../src/limits/rate-limiter.js';
 import { createAuthStage } from '../src/stages/auth.js';
 
 const README = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
@@ -31,9 +35,23 @@ describe('error table', () => {
     assert.deepEqual([...rows.keys()].sort(), [...REASON_NAMES].sort());
     for (const r of REASON_NAMES) assert.deepEqual(rows.get(r), { status: REASONS[r].status, code: REASONS[r].code }, r);
   });
-  it('every README row\'s "where" names the stages the reasons table gives it, numbered as the pipeline runs them', () => {
+  it('every stage of the pipeline is listed in the reasons table for exactly the reasons it declares', () => {
+    const config = parseConfig({ chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }], workers: 1 }, '/tmp', {});
+    const store = { ready: true, stale: false, size: 0, byKeyHash: () => undefined, start: async () => {}, close: () => {} };
+    const p = admissionStages({ config, hosts: new HostTable([]), store, decoders: new Map(), limiter: new RateLimiter() });
+    const stages = [...p.stages, createForwardStage(new Map())];
+    assert.equal(stages.length, 11);
+    for (const s of stages) {
+      const declared = s.reasons.filter((r) => r !== 'ok').sort();
+      const listed = REASON_NAMES.filter((r) => (REASONS[r].stages as readonly string[]).includes(s.name)).sort();
+      assert.deepEqual(declared, listed, `stage ${s.name}: declares ${declared.join(', ')}; the reasons table lists ${listed.join(', ')}`);
+    }
+    const names = new Set(stages.map((s) => s.name));
+    for (const r of REASON_NAMES) for (const w of REASONS[r].stages) assert.ok(names.has(w) || w === 'front_end' || w === 'any', `${r}: ${w} is no stage`);
+  });
+  it('every README row\'s "where" names the stages the reasons table gives it', () => {
     const where = readmeWhere();
-    const label = (w: string) => (w === 'front_end' ? 'front end' : w === 'any' ? 'any' : `${STAGE_NAMES.indexOf(w as never)} ${w.replace('_', ' ')}`);
+    const label = (w: string) => (w === 'front_end' ? 'front end' : w.replace('_', ' '));
     for (const r of REASON_NAMES) {
       const expected = REASONS[r].stages.map(label).join(' / ');
       assert.ok(where.get(r)?.startsWith(expected), `${r}: README says "${where.get(r)}", the table says "${expected}"`);
@@ -56,7 +74,7 @@ describe('error table', () => {
     assert.ok(Object.isFrozen(REJECT));
     const auth = createAuthStage({ ready: true, stale: false, size: 0, byKeyHash: () => undefined, start: async () => {}, close: () => {} });
     const ctx = (apiKey: string) =>
-      new RequestContext('t', 0, { host: '', contentType: '', contentLength: -1, apiKey }, { read: () => Promise.resolve('aborted') });
+      new RequestContext('t', 0, { host: '', json: false, declaredBytes: -1, apiKey }, { read: () => Promise.resolve('aborted') });
     assert.equal(auth.run(ctx('one') as never), REJECT.unauthorized, 'the preallocated rejection itself: nothing allocated');
     assert.equal(auth.run(ctx('two') as never), REJECT.unauthorized);
     const custom = reject('invalid_transaction', 'Invalid transaction: nonce', { x: 1 });

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import { type Exit, REJECT, result } from '../src/errors.js';
 import { RequestContext, type BaseCtx } from '../src/pipeline/context.js';
 import { Later } from '../src/pipeline/later.js';
-import { Pipeline, PipelineBuilder, STAGE_NAMES, type Stage } from '../src/pipeline/pipeline.js';
+import { Pipeline, PipelineBuilder, type Stage } from '../src/pipeline/pipeline.js';
 import { admissionStages, createApp } from '../src/app.js';
 import { FileAccountStore } from '../src/accounts/file-store.js';
 import { HostTable } from '../src/chains.js';
@@ -20,7 +20,7 @@ import { createLogger } from '../src/log.js';
 import { Writable } from 'node:stream';
 
 const silent = createLogger({ level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
-const head = { host: 'localhost', contentType: 'application/json', contentLength: 2, apiKey: '' };
+const head = { host: 'localhost', json: true, declaredBytes: 2, apiKey: '' };
 const ctx = () => new RequestContext('t', 0, head, { read: () => Promise.resolve({ text: '{}', bytes: 2 }) });
 
 function recorder() {
@@ -28,13 +28,13 @@ function recorder() {
   return { exits, hooks: { exit: (_c: BaseCtx, exit: Exit, stage: string, err: unknown) => exits.push({ exit, stage, err }) } };
 }
 
-const pass = (name: string, trace: string[]): Stage<BaseCtx, object> => ({ name: name as never, adds: null, run: (c) => (trace.push(name), c) });
+const pass = (name: string, trace: string[]): Stage<BaseCtx, object> => ({ name, adds: null, reasons: [], run: (c) => (trace.push(name), c) });
 
 describe('pipeline runner', () => {
   it('runs stages in array order and ends with the terminal answer', () => {
     const trace: string[] = [];
     const { exits, hooks } = recorder();
-    const p = new Pipeline([pass('a', trace), pass('b', trace), { name: 'forward', run: () => (trace.push('end'), result('0x1')) }], hooks);
+    const p = new Pipeline([pass('a', trace), pass('b', trace), { name: 'forward', reasons: ['ok'], run: () => (trace.push('end'), result('0x1')) }], hooks);
     p.run(ctx());
     assert.deepEqual(trace, ['a', 'b', 'end']);
     assert.equal(exits.length, 1);
@@ -45,7 +45,7 @@ describe('pipeline runner', () => {
   it('a rejection short-circuits: later stages never run, exit called once', () => {
     const trace: string[] = [];
     const { exits, hooks } = recorder();
-    const p = new Pipeline([pass('a', trace), { name: 'parse', run: () => REJECT.parse_error }, pass('c', trace)], hooks);
+    const p = new Pipeline([pass('a', trace), { name: 'parse', reasons: ['parse_error'], run: () => REJECT.parse_error }, pass('c', trace)], hooks);
     p.run(ctx());
     assert.deepEqual(trace, ['a']);
     assert.equal(exits.length, 1);
@@ -55,7 +55,7 @@ describe('pipeline runner', () => {
 
   it('synchronous stages are not awaited: an all-sync pipeline answers before run() returns', () => {
     const { exits, hooks } = recorder();
-    new Pipeline([pass('a', []), { name: 'route', run: () => result('0x1237') }], hooks).run(ctx());
+    new Pipeline([pass('a', []), { name: 'route', reasons: ['ok'], run: () => result('0x1237') }], hooks).run(ctx());
     assert.equal(exits.length, 1);
   });
 
@@ -64,9 +64,9 @@ describe('pipeline runner', () => {
     const { exits, hooks } = recorder();
     const p = new Pipeline(
       [
-        { name: 'size_cap', run: (c: BaseCtx) => Promise.resolve(c).then((x) => (trace.push('async'), x)) },
+        { name: 'size_cap', reasons: [], run: (c: BaseCtx) => Promise.resolve(c).then((x) => (trace.push('async'), x)) },
         pass('b', trace),
-        { name: 'forward', run: () => result('0x2') },
+        { name: 'forward', reasons: ['ok'], run: () => result('0x2') },
       ],
       hooks,
     );
@@ -81,7 +81,10 @@ describe('pipeline runner', () => {
     const trace: string[] = [];
     const { exits, hooks } = recorder();
     const later = new Later<BaseCtx>();
-    const p = new Pipeline([{ name: 'size_cap', run: () => later }, pass('b', trace), { name: 'forward', run: () => result('0x3') }], hooks);
+    const p = new Pipeline(
+      [{ name: 'size_cap', reasons: [], run: () => later }, pass('b', trace), { name: 'forward', reasons: ['ok'], run: () => result('0x3') }],
+      hooks,
+    );
     const c = ctx();
     p.run(c);
     assert.equal(exits.length, 0, 'waiting');
@@ -99,8 +102,8 @@ describe('pipeline runner', () => {
     const c = ctx();
     const p = new Pipeline(
       [
-        { name: 'size_cap', run: () => later.then(() => c) },
-        { name: 'forward', run: () => result('0x4') },
+        { name: 'size_cap', reasons: [], run: () => later.then(() => c) },
+        { name: 'forward', reasons: ['ok'], run: () => result('0x4') },
       ],
       hooks,
     );
@@ -118,7 +121,7 @@ describe('pipeline runner', () => {
     const trace: string[] = [];
     const { exits, hooks } = recorder();
     const c = ctx();
-    const p = new Pipeline([{ name: 'size_cap', run: (x: BaseCtx) => Promise.resolve(x) }, pass('never', trace)], hooks);
+    const p = new Pipeline([{ name: 'size_cap', reasons: [], run: (x: BaseCtx) => Promise.resolve(x) }, pass('never', trace)], hooks);
     p.run(c);
     c.aborted = true;
     await new Promise((r) => setImmediate(r));
@@ -132,6 +135,7 @@ describe('pipeline runner', () => {
       [
         {
           name: 'auth',
+          reasons: [],
           run: () => {
             throw new Error('boom');
           },
@@ -146,9 +150,9 @@ describe('pipeline runner', () => {
   it('the builder produces the stages in the order given', () => {
     const { hooks } = recorder();
     const p = PipelineBuilder.start<BaseCtx>()
-      .then(pass('host', []))
-      .then(pass('size_cap', []))
-      .end({ name: 'forward', run: () => result('0x') }, hooks);
+      .add(pass('host', []))
+      .add(pass('size_cap', []))
+      .end({ name: 'forward', reasons: ['ok'], run: () => result('0x') }, hooks);
     assert.deepEqual(p.names, ['host', 'size_cap', 'forward']);
   });
 
@@ -157,13 +161,13 @@ describe('pipeline runner', () => {
     const grant = createGrantStage();
     // The grant stage reads `account`, which only the auth stage adds.
     // @ts-expect-error: a compile error is the assertion (tsc fails on an unused directive)
-    PipelineBuilder.start<BaseCtx>().then(host).then(grant);
+    PipelineBuilder.start<BaseCtx>().add(host).add(grant);
     const right = PipelineBuilder.start<BaseCtx>()
-      .then(host)
-      .then(createAuthStage(new FileAccountStore({ file: '/nonexistent', log: silent })))
-      .then(grant);
+      .add(host)
+      .add(createAuthStage(new FileAccountStore({ file: '/nonexistent', log: silent })))
+      .add(grant);
     const { hooks } = recorder();
-    assert.deepEqual(right.end({ name: 'forward', run: () => result('0x') }, hooks).fields, ['chain', 'account', 'grant']);
+    assert.deepEqual(right.end({ name: 'forward', reasons: ['ok'], run: () => result('0x') }, hooks).fields, ['chain', 'account', 'grant']);
   });
 
   it('every context is created with the fields of every stage, in order, before any stage runs', () => {
@@ -175,17 +179,26 @@ describe('pipeline runner', () => {
       store: new FileAccountStore({ file: '/nonexistent', log: silent }),
       decoders: new Map(),
       limiter: new RateLimiter(),
-    }).end({ name: 'forward', run: () => result('0x') }, hooks);
+    }).end({ name: 'forward', reasons: ['ok'], run: () => result('0x') }, hooks);
     assert.deepEqual(p.fields, ['chain', 'body', 'rpc', 'rawTx', 'account', 'grant', 'tx', 'fee', 'sender', 'quota']);
     const c = new RequestContext('t', 0, head, { read: () => Promise.resolve('aborted') }, p.initFields);
     assert.deepEqual(Object.keys(c), ['reqId', 't0', 'head', 'bodySource', 'aborted', 'idJson', 'timed', ...p.fields]);
   });
 
-  it('the service pipeline holds the ten stages in the designed order', () => {
+  it('the service pipeline holds the eleven stages of the stage list, in the designed order', () => {
     const config = parseConfig({ chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }], workers: 1 }, '/tmp', {});
     const log = createLogger({ level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
     const app = createApp({ config, log });
-    assert.deepEqual(app.server.stageNames, [...STAGE_NAMES]);
-    assert.deepEqual(STAGE_NAMES, ['host', 'size_cap', 'parse', 'route', 'auth', 'grant', 'decode', 'fee', 'sender', 'rate_limit', 'forward']);
+    assert.deepEqual(app.server.stageNames, ['host', 'size_cap', 'parse', 'route', 'auth', 'grant', 'decode', 'fee', 'sender', 'rate_limit', 'forward']);
+  });
+
+  it('with TXGATE_CHECK_REASONS (as the tests run), an Exit its stage does not declare fails loudly', () => {
+    assert.ok(process.env.TXGATE_CHECK_REASONS, 'the test suite runs with the check on');
+    const { exits, hooks } = recorder();
+    const p = new Pipeline([{ name: 'host', reasons: ['misdirected_host'], run: () => REJECT.parse_error }], hooks);
+    assert.throws(() => p.run(ctx()), /stage host gave parse_error, which it does not declare/);
+    assert.equal(exits.length, 0);
+    const q = new Pipeline([{ name: 'host', reasons: ['misdirected_host'], run: (c: BaseCtx) => ((c.idJson = '1'), REJECT.misdirected_host) }], hooks);
+    assert.throws(() => q.run(ctx()), /the id was set before its stage/);
   });
 });

@@ -9,6 +9,7 @@ import { Exit, REJECT } from '../src/errors.js';
 import { RateLimiter } from '../src/limits/rate-limiter.js';
 import { initCrypto } from '../src/native.js';
 import { RequestContext, type BodyResult } from '../src/pipeline/context.js';
+import { isJsonContentType } from '../src/http/framing.js';
 import { createAuthStage, keySha256 } from '../src/stages/auth.js';
 import { createFeeStage, tipVia } from '../src/stages/fee.js';
 import { createGrantStage } from '../src/stages/grant.js';
@@ -38,7 +39,7 @@ function ctx(o: { host?: string; ct?: string; cl?: number; key?: string; body?: 
   const c = new RequestContext(
     't',
     0,
-    { host: o.host ?? 'localhost', contentType: o.ct ?? 'application/json', contentLength: o.cl ?? -1, apiKey: o.key ?? '' },
+    { host: o.host ?? 'localhost', json: isJsonContentType(o.ct ?? 'application/json'), declaredBytes: o.cl ?? -1, apiKey: o.key ?? '' },
     { read: () => Promise.resolve(bodyResult) },
   );
   Object.assign(c, { chain: chains[0], ...(o.set ?? {}) });

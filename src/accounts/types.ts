@@ -2,6 +2,7 @@
  * The account model the stages see. It is what an account store produces from its source
  * (the accounts file, or later a database): immutable snapshots, looked up synchronously.
  */
+import type { StoreState } from './postgres/state.js';
 
 export type FeePattern =
   | { readonly kind: 'transfer' }
@@ -60,6 +61,10 @@ export interface AccountStore {
   readonly size: number;
   /** Why the store could not be read last time (a database store: unreachable, permission denied…), null once it could. */
   readonly problem?: string | null;
+  /** A database store's state shared across threads (what the metrics read), where there is one. */
+  readonly state?: StoreState;
+  /** Reads the accounts again now (SIGHUP), where the store reads them itself (not a mirror). */
+  reload?(trigger: string): Promise<unknown>;
   /** Loads the first snapshot (resolves even if invalid: `ready` tells) and starts watching. */
   start(): Promise<void>;
   close(): void;

@@ -7,6 +7,7 @@
  */
 import type { HttpRequest } from 'uWebSockets.js';
 import { quote } from '../log-line.js';
+import { H } from './write.js';
 
 /** RFC 9110: 1*DIGIT (at most 15 here: beyond any body cap, and exact as a double). */
 const CONTENT_LENGTH = /^\d{1,15}$/;
@@ -32,9 +33,16 @@ export function readFraming(req: HttpRequest, cl: string): 'length' | 'chunked' 
   if (tes > 1) return { answerable: true, detail: `${tes} Transfer-Encoding headers` };
   if (tes === 1) {
     if (cls === 1) return { answerable: true, detail: 'both Content-Length and Transfer-Encoding' };
-    const te = req.getHeader('transfer-encoding');
+    const te = req.getHeader(H.transferEncoding);
     return te.toLowerCase() === 'chunked' ? 'chunked' : { answerable: true, detail: `Transfer-Encoding ${quote(te, 40)}` };
   }
   if (cl !== '' && !CONTENT_LENGTH.test(cl)) return { answerable: false, detail: `invalid Content-Length ${quote(cl, 40)}: closed without an answer` };
   return 'length';
+}
+
+/** application/json, optionally with parameters (`; charset=utf-8`), case-insensitive. */
+export function isJsonContentType(ct: string): boolean {
+  if (ct === 'application/json') return true;
+  const semi = ct.indexOf(';');
+  return (semi < 0 ? ct : ct.slice(0, semi)).trim().toLowerCase() === 'application/json';
 }

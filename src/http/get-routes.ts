@@ -10,7 +10,7 @@ import type { Header } from '../errors.js';
 import type { RequestHead } from '../pipeline/context.js';
 import type { Readiness } from './readiness.js';
 import type { RequestLog } from './request-log.js';
-import { announcesBody, writeAnswer } from './write.js';
+import { announcesBody, H, writeAnswer } from './write.js';
 
 /** An answer to a GET outside the pipeline (tip addresses). */
 export interface GetAnswer {
@@ -46,8 +46,8 @@ export function getRoutes(d: GetRouteDeps): { health(isHead: boolean): Handler; 
     },
     tipAddresses: (isHead) => (res, req) => {
       const t0 = performance.now();
-      const head: RequestHead = { host: req.getHeader('host'), contentType: '', contentLength: -1, apiKey: req.getHeader('x-api-key') };
-      const a = d.tipAddresses(head, req.getQuery() ?? '', req.getHeader('if-none-match'));
+      const head: RequestHead = { host: req.getHeader(H.host), json: false, declaredBytes: -1, apiKey: req.getHeader(H.apiKey) };
+      const a = d.tipAddresses(head, req.getQuery() ?? '', req.getHeader(H.ifNoneMatch));
       const reqId = d.nextId();
       const micros = Math.round((performance.now() - t0) * 1000);
       const method = isHead ? 'HEAD /tip-addresses' : 'GET /tip-addresses';

@@ -8,6 +8,8 @@ export type ReadinessCheck = () => string | null;
 export interface ReadinessReport {
   readonly ready: boolean;
   readonly body: string;
+  /** What is not ready (the body's `notReady`), when not ready. */
+  readonly notReady?: readonly string[];
 }
 
 export class Readiness {
@@ -33,6 +35,8 @@ export class Readiness {
 
   report(): ReadinessReport {
     const notReady = this.problems();
-    return notReady.length === 0 ? { ready: true, body: '{"status":"ready"}' } : { ready: false, body: JSON.stringify({ status: 'not_ready', notReady }) };
+    return notReady.length === 0
+      ? { ready: true, body: '{"status":"ready"}' }
+      : { ready: false, body: JSON.stringify({ status: 'not_ready', notReady }), notReady };
   }
 }

@@ -4,19 +4,14 @@
  * everything else at info), a refusal by the front end before the pipeline (404, 405, framing),
  * and a GET answer. And the Server-Timing header of a profiled request.
  */
-import type { Account } from '../accounts/types.js';
-import type { ChainRuntime } from '../chains.js';
 import type { Exit } from '../errors.js';
 import { FastLog } from '../log-line.js';
 import type { Logger } from '../log.js';
-import type { BaseCtx, RpcRequest } from '../pipeline/context.js';
-import { STAGE_NAMES, type StageName } from '../pipeline/pipeline.js';
-import type { DecodedTx } from '../tx/types.js';
+import type { ExitLog } from '../pipeline/answer-path.js';
+import type { BaseCtx } from '../pipeline/context.js';
+import { finished } from '../stages/list.js';
 
-/** What the line reads of an answered request: the fields set by the stages that ran. */
-type Answered = BaseCtx & { readonly rpc?: RpcRequest; readonly chain?: ChainRuntime; readonly account?: Account; readonly tx?: DecodedTx };
-
-export class RequestLog {
+export class RequestLog implements ExitLog {
   private readonly fast: FastLog;
 
   constructor(private readonly log: Logger) {
@@ -24,11 +19,12 @@ export class RequestLog {
   }
 
   /**
-   * A pipeline answer on POST /. `unanswered`: the answer was to close its connection, and the
-   * connection closed before it could be written (write.ts).
+   * A pipeline answer. `unanswered`: the answer was to close its connection, and the connection
+   * closed before it could be written (write.ts). `via` names the request while its method is
+   * unknown (`POST /`).
    */
-  exit(base: BaseCtx, exit: Exit, stage: StageName, err: unknown, micros: number, unanswered = false): void {
-    const ctx = base as Answered;
+  exit(base: BaseCtx, exit: Exit, stage: string, err: unknown, micros: number, unanswered: boolean, via: string): void {
+    const ctx = finished(base);
     const rpc = ctx.rpc;
     const ok = exit.reason === 'ok';
     if (err !== undefined) {
@@ -39,7 +35,7 @@ export class RequestLog {
     const line = this.fast.line(ok && rpc?.method === 'eth_chainId' ? 'debug' : 'info');
     if (line === null) return;
     line.str('reqId', ctx.reqId);
-    if (rpc === undefined) line.str('method', 'POST /');
+    if (rpc === undefined) line.str('method', via);
     else if (rpc.method === 'eth_sendRawTransaction' || rpc.method === 'eth_chainId') line.str('method', rpc.method);
     else line.text('method', rpc.method, 64);
     if (!unanswered) line.json('status', exit.status);
@@ -87,12 +83,12 @@ export class RequestLog {
   }
 }
 
-/** `host;dur=0.003, size_cap;dur=0.010, …` for the stages that ran. */
-export function serverTiming(t: Float64Array): string {
+/** `host;dur=0.003, size_cap;dur=0.010, …` for the stages that ran (`names`: the pipeline's). */
+export function serverTiming(t: Float64Array, names: readonly string[]): string {
   let s = '';
   for (let i = 0; i < t.length; i++) {
     const ms = t[i]!;
-    if (ms > 0) s += (s === '' ? '' : ', ') + `${STAGE_NAMES[i]};dur=${ms.toFixed(3)}`;
+    if (ms > 0) s += (s === '' ? '' : ', ') + `${names[i]};dur=${ms.toFixed(3)}`;
   }
   return s;
 }

@@ -15,11 +15,12 @@ import { RequestLog, serverTiming } from './request-log.js';
 import { uws } from '../native.js';
 import { RequestContext, type BaseCtx, type FieldInitializer, type RequestHead } from '../pipeline/context.js';
 import { BodyReader } from './body-reader.js';
-import { readFraming } from './framing.js';
+import { isJsonContentType, readFraming } from './framing.js';
 import { getRoutes, type TipAddressesHandler } from './get-routes.js';
-import { STAGE_NAMES, STAGE_SAMPLE_MASK, type Pipeline, type PipelineHooks, type RequestObserver, type StageName } from '../pipeline/pipeline.js';
+import { STAGE_SAMPLE_MASK, type Pipeline, type PipelineHooks, type RequestObserver } from '../pipeline/pipeline.js';
+import { AnswerPath, type AnswerWriter } from '../pipeline/answer-path.js';
 import type { Readiness } from './readiness.js';
-import { announcesBody, writeAnswer, type Written } from './write.js';
+import { announcesBody, H, writeAnswer, type Written } from './write.js';
 
 export interface ServerDeps {
   readonly log: Logger;
@@ -32,8 +33,8 @@ export interface ServerDeps {
   readonly idPrefix?: string;
   /** Busy polling beside this server thread (config `busyPoll`): told of every request. */
   readonly busyPoll?: { touch(): void };
-  /** Headers every pipeline answer of this request carries beside its own (the rate-limit headers). */
-  readonly answerHeaders?: (ctx: BaseCtx) => readonly Header[] | undefined;
+  /** Headers a pipeline answer carries beside its own (the rate-limit headers). */
+  readonly answerHeaders?: (ctx: BaseCtx, exit: Exit) => readonly Header[] | undefined;
 }
 
 /** A request's context, with what the server keeps beside it: its uWS response and body reader. */
@@ -67,14 +68,13 @@ function unansweredDetail(detail: string | undefined): string {
   return `${detail === undefined ? '' : `${detail}: `}closed before the answer (a request followed it on the connection, or the client left)`;
 }
 
-export class PublicServer {
+export class PublicServer implements AnswerWriter<HttpContext> {
   readonly app: TemplatedApp;
   private listenSocket: us_listen_socket | null = null;
   private readonly pipeline: Pipeline;
-  private inFlight = 0;
+  private readonly answers: AnswerPath<HttpContext>;
   private seq = 0;
   private readonly idPrefix: string;
-  private drained: (() => void) | null = null;
   private readonly log: Logger;
   private readonly requestLog: RequestLog;
   /** Every request is timed per stage with Server-Timing on; else 1 in 64 feeds the metrics. */
@@ -87,13 +87,18 @@ export class PublicServer {
     this.busy = deps.busyPoll;
     this.timeMask = deps.serverTiming === true ? 0 : deps.observer?.stage !== undefined ? STAGE_SAMPLE_MASK : -1;
     this.idPrefix = (deps.idPrefix ?? `${process.pid.toString(36)}${(processSeq++).toString(36)}`) + '-';
-    const hooks: PipelineHooks = { exit: (ctx, exit, stage, err) => this.onExit(ctx as HttpContext, exit, stage, err) };
+    this.answers = new AnswerPath<HttpContext>(this, {
+      log: this.requestLog,
+      via: 'POST /',
+      ...(deps.observer !== undefined ? { observer: deps.observer } : {}),
+    });
+    const hooks: PipelineHooks = { exit: this.answers.exit };
     if (deps.observer?.stage !== undefined || deps.serverTiming === true) {
       const obs = deps.observer;
       const timing = deps.serverTiming === true;
       hooks.stage = (ctx, i, ms) => {
-        obs?.stage?.(i, ms);
-        if (timing) ((ctx as HttpContext).timings ??= new Float64Array(STAGE_NAMES.length))[i] = ms;
+        obs?.stage?.(this.pipeline.names[i]!, ms);
+        if (timing) ((ctx as HttpContext).timings ??= new Float64Array(this.pipeline.names.length))[i] = ms;
       };
     }
     this.pipeline = deps.buildPipeline(hooks);
@@ -165,7 +170,7 @@ export class PublicServer {
   private readonly failed = (ctx: HttpContext, e: unknown): void => {
     this.log.error({ err: e, reqId: ctx.reqId }, 'request failed outside a stage');
     try {
-      this.respond(ctx, REJECT.internal_error); // no-op if already answered or gone
+      this.write(ctx, REJECT.internal_error); // no-op if already answered or gone
     } catch {
       /* the connection is gone */
     }
@@ -177,7 +182,7 @@ export class PublicServer {
 
   private onPost(res: HttpResponse, req: HttpRequest): void {
     this.busy?.touch();
-    const cl = req.getHeader('content-length');
+    const cl = req.getHeader(H.contentLength);
     const framing = readFraming(req, cl);
     if (typeof framing === 'object') {
       if (framing.answerable) this.plain(res, req, REJECT.bad_framing, framing.detail, true);
@@ -190,45 +195,35 @@ export class PublicServer {
     }
     const contentLength = cl === '' ? -1 : Number(cl);
     const head: RequestHead = {
-      host: req.getHeader('host'),
-      contentType: req.getHeader('content-type'),
-      contentLength,
-      apiKey: req.getHeader('x-api-key'),
+      host: req.getHeader(H.host),
+      json: isJsonContentType(req.getHeader(H.contentType)),
+      declaredBytes: contentLength,
+      apiKey: req.getHeader(H.apiKey),
     };
     const hasBody = contentLength > 0 || framing === 'chunked';
     const reqId = this.nextId();
     const ctx = new HttpContext(reqId, performance.now(), head, res, new BodyReader<HttpContext>(res, hasBody, this.failed), this.pipeline.initFields);
     if (this.timeMask >= 0 && (this.seq & this.timeMask) === 0) ctx.timed = true;
     res.onAborted(() => ctx.abort());
-    this.inFlight++;
+    this.answers.begin();
     this.pipeline.run(ctx);
   }
 
-  private onExit(ctx: HttpContext, exit: Exit, stage: StageName, err: unknown): void {
-    const micros = Math.round((performance.now() - ctx.t0) * 1000);
-    this.respond(ctx, exit, (written) => {
-      this.requestLog.exit(ctx, exit, stage, err, micros, !written);
-      this.deps.observer?.request(ctx, exit, stage, micros);
-      if (--this.inFlight === 0 && this.drained !== null) this.drained();
-    });
-  }
-
   /**
-   * The one writer for pipeline answers; `done` once the answer is written or known never to be
-   * (at once, unless the answer closes its connection: write.ts).
+   * HTTP's answer writer (AnswerWriter), the one writer for pipeline answers; `done` once the
+   * answer is written or known never to be (at once, unless the answer closes its connection:
+   * write.ts).
    */
-  private respond(ctx: HttpContext, exit: Exit, done?: Written): void {
+  write(ctx: HttpContext, exit: Exit, done?: Written): void {
     if (ctx.responded || ctx.aborted) {
       done?.(true);
       return;
     }
     ctx.responded = true;
     let headers = exit.headers;
-    if (exit.reason !== 'rate_limited') {
-      const extra = this.deps.answerHeaders?.(ctx);
-      if (extra !== undefined) headers = headers === undefined ? extra : [...headers, ...extra];
-    }
-    if (ctx.timings !== null) headers = [...(headers ?? []), ['server-timing', serverTiming(ctx.timings)]];
+    const extra = this.deps.answerHeaders?.(ctx, exit);
+    if (extra !== undefined) headers = headers === undefined ? extra : [...headers, ...extra];
+    if (ctx.timings !== null) headers = [...(headers ?? []), ['server-timing', serverTiming(ctx.timings, this.pipeline.names)]];
     // A body left unread (early exit before or during reading) would be parsed as the next
     // request: close the connection instead of draining an unbounded body. Draining, every
     // answer closes, so a keep-alive client moves to another edge.
@@ -262,16 +257,8 @@ export class PublicServer {
       uws().us_listen_socket_close(this.listenSocket);
       this.listenSocket = null;
     }
-    if (this.inFlight > 0) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, graceMs);
-        this.drained = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-    }
-    const unfinished = this.inFlight;
+    await this.answers.settled(graceMs);
+    const unfinished = this.answers.pending;
     (this.app as unknown as { close(): void }).close();
     return { unfinished };
   }

@@ -6,19 +6,18 @@
  * from a table of strings.
  */
 import type { Grant } from '../accounts/types.js';
-import type { Header } from '../errors.js';
+import type { Exit, Header } from '../errors.js';
 import type { BaseCtx } from '../pipeline/context.js';
-import type { Quota, TokenBuckets } from './rate-limiter.js';
-
-/** What these headers read of an answered request: the fields set by the stages that ran. */
-type Answered = BaseCtx & { readonly grant?: Grant; readonly rawTx?: unknown; readonly quota?: Quota };
+import { finished } from '../stages/list.js';
+import type { TokenBuckets } from './rate-limiter.js';
 
 const COUNTS = Array.from({ length: 1024 }, (_, i) => String(i));
 
-export function quotaHeaders(limiter: TokenBuckets): (ctx: BaseCtx) => readonly Header[] | undefined {
+export function quotaHeaders(limiter: TokenBuckets): (ctx: BaseCtx, exit: Exit) => readonly Header[] | undefined {
   const limits = new WeakMap<Grant, Header>();
-  return (base) => {
-    const ctx = base as Answered;
+  return (base, exit) => {
+    if (exit.reason === 'rate_limited') return undefined; // its Exit carries them
+    const ctx = finished(base);
     const grant = ctx.grant;
     if (grant === undefined || ctx.rawTx === undefined) return undefined;
     const { perSecond, burst } = grant.rateLimit;

@@ -6,7 +6,6 @@
  */
 import { type Counter, counterJSON, counters, type FastHistogram, histogramJSON, histograms } from './families.js';
 import type { MetricJSON } from './json.js';
-import type { Account } from '../accounts/types.js';
 import type { ReloadResult } from '../accounts/file-store.js';
 import { sequencerLabel, type Config } from '../config.js';
 import type { Exit } from '../errors.js';
@@ -14,8 +13,9 @@ import { REASON_NAMES, REASONS, type Where } from '../reasons.js';
 import type { ForwardEvent, ForwardObserver } from '../forward/forwarder.js';
 import { StoreState } from '../accounts/postgres/state.js';
 import { type HealthBoard, slotIndex } from '../forward/health-board.js';
-import type { BaseCtx, RpcRequest } from '../pipeline/context.js';
-import { STAGE_NAMES, STAGE_SAMPLE_MASK, type RequestObserver, type StageName } from '../pipeline/pipeline.js';
+import type { BaseCtx } from '../pipeline/context.js';
+import { STAGE_SAMPLE_MASK, type RequestObserver } from '../pipeline/pipeline.js';
+import { finished } from '../stages/list.js';
 import { droppedLogLines, LOG_BUFFER_BYTES } from '../log.js';
 
 /** The method label: a fixed set, never free text (index order is used on the hot path). */
@@ -29,10 +29,12 @@ const POSSIBLE: Record<(typeof METHODS)[number], readonly string[]> = {
   // Answered at the route stage: its refusals, or a failure.
   eth_chainId: ['ok', ...at('route').filter((r) => r !== 'method_not_found'), 'internal_error'],
   other: ['method_not_found'],
-  // Every stage from the size cap on, but the parse and the unknown-method refusals.
+  // Any stage's but the host's, the parse's and the unknown-method refusal.
   eth_sendRawTransaction: [
     'ok',
-    ...at(...STAGE_NAMES.slice(STAGE_NAMES.indexOf('size_cap')), 'any').filter((r) => !at('parse').includes(r) && r !== 'method_not_found'),
+    ...REASON_NAMES.filter((r) => REASONS[r].stages.some((w) => w !== 'front_end' && w !== 'host')).filter(
+      (r) => !at('parse').includes(r) && r !== 'method_not_found',
+    ),
   ],
 };
 const OUTCOMES = ['accepted', 'already_known', 'nonce_known', 'rejected', 'hash_mismatch', 'fault'] as const;
@@ -59,7 +61,8 @@ export class Metrics {
   /** requestChildren[method][reason] */
   private readonly requestChildren: Map<string, Counter>[] = [];
   private readonly durationChildren: Record<string, FastHistogram>[] = [];
-  private readonly stageChildren: FastHistogram[];
+  /** By stage name, bound on a stage's first sample. */
+  private readonly stageChildren = new Map<string, FastHistogram>();
 
   constructor(
     private readonly config: Config,
@@ -80,7 +83,6 @@ export class Metrics {
         upstream: this.duration.child({ method, outcome: 'upstream' }),
       };
     });
-    this.stageChildren = STAGE_NAMES.map((stage) => this.stages.child({ stage }));
     for (const c of config.chains) {
       this.inFlight.child({ chain: c.chainId });
       for (const s of c.sequencers) {
@@ -100,8 +102,8 @@ export class Metrics {
 
   /** The observer the public server calls once per answered request and per stage. */
   readonly request: RequestObserver = {
-    request: (ctx: BaseCtx, exit: Exit, _stage: StageName, micros: number) => {
-      const rpc = (ctx as { rpc?: RpcRequest }).rpc;
+    request: (ctx: BaseCtx, exit: Exit, _stage: string, micros: number) => {
+      const rpc = finished(ctx).rpc;
       const mi = rpc === undefined ? 3 : rpc.method === 'eth_chainId' ? 0 : rpc.method === 'eth_sendRawTransaction' ? 1 : 2;
       const reason = exit.reason;
       let c = this.requestChildren[mi]!.get(reason);
@@ -113,7 +115,7 @@ export class Metrics {
       const d = this.durationChildren[mi]!;
       (reason === 'ok' ? d.ok! : reason.startsWith('upstream') ? d.upstream! : d.rejected!).observe(micros / 1e6);
       if (reason === 'rate_limited') {
-        const account = (ctx as { account?: Account }).account;
+        const account = finished(ctx).account;
         if (account !== undefined) {
           let c = this.limitedByAccount.get(account.id);
           if (c === undefined) this.limitedByAccount.set(account.id, (c = this.limited.child({ account: account.id })));
@@ -121,7 +123,11 @@ export class Metrics {
         }
       }
     },
-    stage: (i: number, ms: number) => this.stageChildren[i]!.observe(ms / 1000),
+    stage: (stage: string, ms: number) => {
+      let h = this.stageChildren.get(stage);
+      if (h === undefined) this.stageChildren.set(stage, (h = this.stages.child({ stage })));
+      h.observe(ms / 1000);
+    },
   };
 
   private readonly inFlightByChain = new Map<number, Counter>();

@@ -6,14 +6,19 @@
  * front, in the pipeline's order (one hidden class for every request at every exit).
  */
 
-/** What the front end copies out of the uWS request synchronously (the request is gone after). */
+/**
+ * What the front end knows of a request before its body, in terms of no transport: the front
+ * end fills it from what its protocol carries (HTTP: headers, read synchronously from the uWS
+ * request, which is gone after), so the stages read nothing transport-specific.
+ */
 export interface RequestHead {
-  /** Raw Host header value ('' when absent). */
+  /** The host the client addressed (HTTP: the raw Host header; '' when absent). */
   readonly host: string;
-  readonly contentType: string;
-  /** Declared Content-Length, or -1 when absent. */
-  readonly contentLength: number;
-  /** The X-Api-Key header ('' when absent). Never logged, never echoed. */
+  /** Whether the body is declared as JSON (HTTP: Content-Type application/json, parameters allowed). */
+  readonly json: boolean;
+  /** The body's size as declared before it is read (HTTP: Content-Length), or -1 when undeclared. */
+  readonly declaredBytes: number;
+  /** The API key presented ('' when none: HTTP X-Api-Key). Never logged, never echoed. */
   readonly apiKey: string;
 }
 

@@ -5,12 +5,9 @@
  * has gone.
  */
 import { Exit, REJECT } from '../errors.js';
+import type { Outcome, Reason } from '../reasons.js';
 import { fieldInitializer, type BaseCtx, type FieldInitializer } from './context.js';
 import { Later } from './later.js';
-
-import { STAGE_NAMES, type StageName } from '../stage-names.js';
-
-export { STAGE_NAMES, type StageName };
 
 /**
  * Per-stage timing for the metrics: the requests whose sequence number has these bits clear
@@ -27,9 +24,17 @@ export type StageResult<Out> = Out | Exit | PromiseLike<Out | Exit>;
  * on with the fields of `Add` set: one field, named by `adds` (null for a stage that only
  * checks). Its types live in its own file; the builder checks the order.
  */
-export interface Stage<In extends BaseCtx, Add extends object> {
-  readonly name: StageName;
+export interface Stage<In extends BaseCtx, Add extends object, Name extends string = string> {
+  readonly name: Name;
   readonly adds: (keyof Add & string) | null;
+  /**
+   * The reasons of the Exits it may return (beside client_closed and internal_error, which any
+   * point may give): the reasons table lists exactly these for it, and with TXGATE_CHECK_REASONS
+   * set the runner refuses any other (the test suite runs so).
+   */
+  readonly reasons: readonly Outcome[];
+  /** Sets the id echoed in every answer from here on (BaseCtx.idJson): the parse stage. */
+  readonly setsId?: true;
   readonly run: <C extends In>(ctx: C) => StageResult<C & Add>;
   /**
    * Never set: it makes `In` contravariant, so that the builder refuses a stage placed where a
@@ -39,44 +44,51 @@ export interface Stage<In extends BaseCtx, Add extends object> {
 }
 
 /** The last stage never passes a context on: it always answers. */
-export interface TerminalStage<In extends BaseCtx> {
-  readonly name: StageName;
+export interface TerminalStage<In extends BaseCtx, Name extends string = string> {
+  readonly name: Name;
+  readonly reasons: readonly Outcome[];
   readonly run: (ctx: In) => Exit | PromiseLike<Exit>;
 }
 
 /** What the runner holds: a stage of any context type (the builder checked their order). */
 export interface RunnerStage {
-  readonly name: StageName;
+  readonly name: string;
   readonly adds?: string | null;
+  readonly reasons: readonly Outcome[];
+  readonly setsId?: true;
   run(ctx: BaseCtx): unknown;
 }
 
 export interface PipelineHooks {
   /** Called once per request with the answer and the name of the stage that gave it. */
-  exit(ctx: BaseCtx, exit: Exit, stage: StageName, error: unknown): void;
-  /** Per-stage duration in ms, for requests whose context has `timed` set. */
+  exit(ctx: BaseCtx, exit: Exit, stage: string, error: unknown): void;
+  /** Per-stage duration in ms, for requests whose context has `timed` set (the stage's index in `names`). */
   stage?(ctx: BaseCtx, stageIndex: number, ms: number): void;
 }
 
 /** What watches every answer (the metrics): told by the front end once the answer is written. */
 export interface RequestObserver {
   /** Once per answered (or abandoned) request, after the response was written. */
-  request(ctx: BaseCtx, exit: Exit, stage: StageName, micros: number): void;
-  stage?(stage: number, ms: number): void;
+  request(ctx: BaseCtx, exit: Exit, stage: string, micros: number): void;
+  /** A timed stage's duration, by the stage's name. */
+  stage?(stage: string, ms: number): void;
 }
 
 export class Pipeline {
-  readonly names: readonly StageName[];
+  readonly names: readonly string[];
   /** The context fields the stages add, in order: every context is created with them set. */
   readonly fields: readonly string[];
   /** Sets those fields on a new context (RequestContext's `init`). */
   readonly initFields: FieldInitializer;
 
+  private readonly hooks: PipelineHooks;
+
   constructor(
     private readonly stages: readonly RunnerStage[],
-    private readonly hooks: PipelineHooks,
+    hooks: PipelineHooks,
   ) {
     this.names = stages.map((s) => s.name);
+    this.hooks = process.env.TXGATE_CHECK_REASONS ? checkedHooks(stages, hooks) : hooks;
     this.fields = stages.flatMap((s) => (typeof s.adds === 'string' ? [s.adds] : []));
     this.initFields = fieldInitializer(this.fields);
   }
@@ -133,19 +145,43 @@ export class Pipeline {
   }
 }
 
+/** Reasons any point may give: the client left, or a stage threw. */
+const ANYWHERE: ReadonlySet<string> = new Set<Reason>(['client_closed', 'internal_error']);
+
 /**
- * Builds the stage array so that a wrong order is a compile error: each `then` takes a stage
- * whose fields read were all added by the stages before it.
+ * The hooks with a check in front (TXGATE_CHECK_REASONS, set by the test suite): an Exit whose
+ * reason its stage does not declare, or an id set by a stage that does not declare it, throws,
+ * so the request fails loudly instead of the reasons table silently going wrong.
  */
-export class PipelineBuilder<Ctx extends BaseCtx> {
-  private constructor(private readonly stages: readonly RunnerStage[]) {}
+function checkedHooks(stages: readonly RunnerStage[], hooks: PipelineHooks): PipelineHooks {
+  const declared = new Map(stages.map((s) => [s.name, new Set<string>(s.reasons)]));
+  const setsId = stages.findIndex((s) => s.setsId === true);
+  return {
+    ...hooks,
+    exit(ctx, exit, stage, error) {
+      if (!ANYWHERE.has(exit.reason) && declared.get(stage)?.has(exit.reason) !== true)
+        throw new Error(`stage ${stage} gave ${exit.reason}, which it does not declare in its reasons`);
+      const at = stages.findIndex((s) => s.name === stage);
+      if (ctx.idJson !== 'null' && (setsId < 0 || at < setsId)) throw new Error(`the id was set before its stage (${stage})`);
+      hooks.exit(ctx, exit, stage, error);
+    },
+  };
+}
+
+/**
+ * Builds the stage array so that a wrong order is a compile error: each `add` takes a stage
+ * whose fields read were all added by the stages before it. (Not `then`: a builder with a
+ * `then` method is a thenable, and an async function returning one would never resolve.)
+ */
+export class PipelineBuilder<Ctx extends BaseCtx, Names extends string = never> {
+  private constructor(readonly stages: readonly RunnerStage[]) {}
 
   static start<C extends BaseCtx>(): PipelineBuilder<C> {
     return new PipelineBuilder<C>([]);
   }
 
-  then<Add extends object>(stage: Stage<Ctx, Add>): PipelineBuilder<Ctx & Add> {
-    return new PipelineBuilder<Ctx & Add>([...this.stages, stage]);
+  add<Add extends object, N extends string>(stage: Stage<Ctx, Add, N>): PipelineBuilder<Ctx & Add, Names | N> {
+    return new PipelineBuilder<Ctx & Add, Names | N>([...this.stages, stage]);
   }
 
   end(stage: TerminalStage<Ctx>, hooks: PipelineHooks): Pipeline {
@@ -154,4 +190,6 @@ export class PipelineBuilder<Ctx extends BaseCtx> {
 }
 
 /** The context a builder's stages produce (what a terminal stage after them may read). */
-export type BuiltContext<B> = B extends PipelineBuilder<infer C> ? C : never;
+export type BuiltContext<B> = B extends PipelineBuilder<infer C, string> ? C : never;
+/** The names of a builder's stages. */
+export type BuiltNames<B> = B extends PipelineBuilder<BaseCtx, infer N> ? N : never;

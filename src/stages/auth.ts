@@ -15,9 +15,10 @@ import type { Stage } from '../pipeline/pipeline.js';
 /** The key helpers live with the accounts; re-exported for the stage's users. */
 export { keySha256, MAX_KEY_LENGTH } from '../accounts/keys.js';
 
-export function createAuthStage(store: AccountStore): Stage<BaseCtx, { readonly account: Account }> {
+export function createAuthStage(store: AccountStore): Stage<BaseCtx, { readonly account: Account }, 'auth'> {
   return {
     name: 'auth',
+    reasons: ['credentials_stale', 'unauthorized', 'not_ready'],
     adds: 'account',
     run(ctx) {
       const account = authenticate(store, ctx.head.apiKey);

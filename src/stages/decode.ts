@@ -16,9 +16,19 @@ import type { DecodedTx } from '../tx/types.js';
 
 export function createDecodeStage(
   decoders: ReadonlyMap<number, TxDecoder>,
-): Stage<BaseCtx & { readonly rawTx: RawTxParam; readonly chain: ChainRuntime; readonly grant: Grant }, { readonly tx: DecodedTx }> {
+): Stage<BaseCtx & { readonly rawTx: RawTxParam; readonly chain: ChainRuntime; readonly grant: Grant }, { readonly tx: DecodedTx }, 'decode'> {
   return {
     name: 'decode',
+    reasons: [
+      'invalid_params',
+      'solana_transaction',
+      'unsigned_transaction',
+      'replay_unprotected',
+      'unsupported_tx_type',
+      'chain_mismatch',
+      'invalid_signature',
+      'invalid_transaction',
+    ],
     adds: 'tx',
     run(ctx) {
       const raw = ctx.rawTx;

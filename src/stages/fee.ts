@@ -53,7 +53,11 @@ function callPays(data: Uint8Array, p: Extract<FeePattern, { kind: 'call' }>, gr
 
 export function createFeeStage(deployment: {
   readonly allowUntipped: boolean;
-}): Stage<BaseCtx & { readonly tx: DecodedTx; readonly grant: Grant; readonly account: Account; readonly chain: ChainRuntime }, { readonly fee: FeeVerdict }> {
+}): Stage<
+  BaseCtx & { readonly tx: DecodedTx; readonly grant: Grant; readonly account: Account; readonly chain: ChainRuntime },
+  { readonly fee: FeeVerdict },
+  'fee'
+> {
   const messages = new WeakMap<Grant, Exit>();
   const rejection = (grant: Grant, chainHex: string): Exit => {
     let r = messages.get(grant);
@@ -70,6 +74,7 @@ export function createFeeStage(deployment: {
   };
   return {
     name: 'fee',
+    reasons: ['fee_rejected'],
     adds: 'fee',
     run(ctx) {
       const via = tipVia(ctx.tx, ctx.grant);

@@ -13,10 +13,12 @@ import type { TerminalStage } from '../pipeline/pipeline.js';
 export function createForwardStage(
   forwarders: ReadonlyMap<number, ChainForwarder>,
 ): TerminalStage<
-  BaseCtx & { readonly rawTx: RawTxParam; readonly chain: ChainRuntime; readonly tx: DecodedTx; readonly account: Account; readonly sender: string | null }
+  BaseCtx & { readonly rawTx: RawTxParam; readonly chain: ChainRuntime; readonly tx: DecodedTx; readonly account: Account; readonly sender: string | null },
+  'forward'
 > {
   return {
     name: 'forward',
+    reasons: ['ok', 'upstream_rejected', 'upstream_error', 'upstream_unavailable', 'overloaded'],
     run(ctx) {
       const raw = ctx.rawTx as string; // decode passed: a validated 0x-hex string
       return forwarders.get(ctx.chain.chainId)!.forward({

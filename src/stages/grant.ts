@@ -8,9 +8,10 @@ import type { ChainRuntime } from '../chains.js';
 import { enrich, type BaseCtx } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
 
-export function createGrantStage(): Stage<BaseCtx & { readonly account: Account; readonly chain: ChainRuntime }, { readonly grant: Grant }> {
+export function createGrantStage(): Stage<BaseCtx & { readonly account: Account; readonly chain: ChainRuntime }, { readonly grant: Grant }, 'grant'> {
   return {
     name: 'grant',
+    reasons: ['submission_disabled', 'chain_not_granted'],
     adds: 'grant',
     run(ctx) {
       if (!ctx.account.submissionEnabled) return REJECT.submission_disabled;

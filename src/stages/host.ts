@@ -10,9 +10,10 @@ import type { Stage } from '../pipeline/pipeline.js';
 
 export { HostTable, hostName } from '../chains.js';
 
-export function createHostStage(hosts: HostTable): Stage<BaseCtx, { readonly chain: ChainRuntime }> {
+export function createHostStage(hosts: HostTable): Stage<BaseCtx, { readonly chain: ChainRuntime }, 'host'> {
   return {
     name: 'host',
+    reasons: ['misdirected_host'],
     adds: 'chain',
     run(ctx) {
       const chain = hosts.lookup(ctx.head.host);

@@ -8,21 +8,16 @@ import { reject, REJECT } from '../errors.js';
 import { enrich, type BaseCtx, type Body, type RpcRequest } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
 
-/** application/json, optionally with parameters (`; charset=utf-8`), case-insensitive. */
-export function isJsonContentType(ct: string): boolean {
-  if (ct === 'application/json') return true;
-  const semi = ct.indexOf(';');
-  return (semi < 0 ? ct : ct.slice(0, semi)).trim().toLowerCase() === 'application/json';
-}
-
 const NO_PARAMS: readonly unknown[] = Object.freeze([]);
 
-export function createParseStage(): Stage<BaseCtx & { readonly body: Body }, { readonly rpc: RpcRequest }> {
+export function createParseStage(): Stage<BaseCtx & { readonly body: Body }, { readonly rpc: RpcRequest }, 'parse'> {
   return {
     name: 'parse',
+    setsId: true,
+    reasons: ['unsupported_content_type', 'parse_error', 'invalid_request', 'batch_not_supported'],
     adds: 'rpc',
     run(ctx) {
-      if (!isJsonContentType(ctx.head.contentType)) return REJECT.unsupported_content_type;
+      if (!ctx.head.json) return REJECT.unsupported_content_type;
       // No stack trace for the SyntaxError (attempt.ts): malformed bodies need no key.
       const msg = attempt(JSON.parse, ctx.body.text);
       if (msg instanceof Error) return REJECT.parse_error;

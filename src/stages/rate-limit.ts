@@ -20,9 +20,10 @@ export interface DuplicateCheck {
 export function createRateLimitStage(
   limiter: TokenBuckets,
   duplicates?: DuplicateCheck,
-): Stage<BaseCtx & { readonly grant: Grant; readonly chain: ChainRuntime; readonly tx: DecodedTx }, { readonly quota: Quota }> {
+): Stage<BaseCtx & { readonly grant: Grant; readonly chain: ChainRuntime; readonly tx: DecodedTx }, { readonly quota: Quota }, 'rate_limit'> {
   return {
     name: 'rate_limit',
+    reasons: ['rate_limited'],
     adds: 'quota',
     run(ctx) {
       const { perSecond, burst } = ctx.grant.rateLimit;

@@ -32,11 +32,12 @@ const BAD_CHAINID_PARAMS = reject('invalid_params', 'Invalid params: eth_chainId
 
 export function createRouteStage(limits: {
   readonly chainIdMaxBodyBytes: number;
-}): Stage<BaseCtx & { readonly chain: ChainRuntime; readonly body: Body; readonly rpc: RpcRequest }, { readonly rawTx: RawTxParam }> {
+}): Stage<BaseCtx & { readonly chain: ChainRuntime; readonly body: Body; readonly rpc: RpcRequest }, { readonly rawTx: RawTxParam }, 'route'> {
   const chainIdCap = limits.chainIdMaxBodyBytes;
   const chainIdTooLarge = reject('payload_too_large', `Request body exceeds the size limit: eth_chainId requests must fit in ${chainIdCap} bytes`);
   return {
     name: 'route',
+    reasons: ['ok', 'payload_too_large', 'method_not_found', 'invalid_params'],
     adds: 'rawTx',
     run(ctx) {
       const { method, params } = ctx.rpc;

@@ -12,9 +12,10 @@ import type { Stage } from '../pipeline/pipeline.js';
 import type { DecodedTx } from '../tx/types.js';
 
 /** sender: the recovered sender where the grant's allow-list asked for it, else null (not recovered). */
-export function createSenderStage(): Stage<BaseCtx & { readonly grant: Grant; readonly tx: DecodedTx }, { readonly sender: string | null }> {
+export function createSenderStage(): Stage<BaseCtx & { readonly grant: Grant; readonly tx: DecodedTx }, { readonly sender: string | null }, 'sender'> {
   return {
     name: 'sender',
+    reasons: ['invalid_signature', 'sender_not_allowed'],
     adds: 'sender',
     run(ctx) {
       const allowed = ctx.grant.senders;

@@ -6,13 +6,14 @@ import { Exit, REJECT } from '../errors.js';
 import { enrich, type BaseCtx, type Body } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
 
-export function createSizeCapStage(limits: { readonly maxBodyBytes: number }): Stage<BaseCtx, { readonly body: Body }> {
+export function createSizeCapStage(limits: { readonly maxBodyBytes: number }): Stage<BaseCtx, { readonly body: Body }, 'size_cap'> {
   const cap = limits.maxBodyBytes;
   return {
     name: 'size_cap',
+    reasons: ['payload_too_large'],
     adds: 'body',
     run(ctx) {
-      if (ctx.head.contentLength > cap) return REJECT.payload_too_large;
+      if (ctx.head.declaredBytes > cap) return REJECT.payload_too_large;
       return ctx.bodySource
         .read(cap)
         .then((body) => (body === 'too_large' ? REJECT.payload_too_large : body === 'aborted' ? cutOff(ctx) : enrich(ctx, 'body', body)));
@@ -27,7 +28,7 @@ export function createSizeCapStage(limits: { readonly maxBodyBytes: number }): S
 function cutOff(ctx: BaseCtx): Exit {
   const got = ctx.bodySource.received;
   if (got === undefined) return REJECT.client_closed;
-  const declared = ctx.head.contentLength;
+  const declared = ctx.head.declaredBytes;
   const detail = declared >= 0 ? `connection closed after ${got} of ${declared} body bytes` : `connection closed after ${got} bytes of a chunked body`;
   return new Exit(REJECT.client_closed.status, 'client_closed', REJECT.client_closed.tail, undefined, detail);
 }

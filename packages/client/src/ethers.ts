@@ -12,6 +12,7 @@
 import { JsonRpcProvider, Network, type JsonRpcError, type JsonRpcPayload, type JsonRpcResult } from 'ethers';
 import { NO_ANSWER, Submitter, type SubmitOutcome } from './gate.js';
 import { HttpClient, rpcCall } from './http.js';
+import { rpcError } from './outcomes.js';
 
 /** Anything that answers JSON-RPC reads (an ethers JsonRpcProvider, BrowserProvider, …). */
 export interface ChainRpc {
@@ -98,24 +99,9 @@ export class TxgateProvider extends JsonRpcProvider {
 }
 
 function answer(id: number, out: SubmitOutcome): JsonRpcResult | JsonRpcError {
-  switch (out.kind) {
-    case 'accepted':
-      return { id, result: out.hash };
-    case 'rejected':
-      return { id, error: { code: out.code, message: out.message, data: { reason: out.reason } } };
-    case 'rate_limited':
-      return {
-        id,
-        error: { code: -32005, message: `rate limited: retry after ${out.retryAfterMs} ms`, data: { reason: 'rate_limited', retryAfterMs: out.retryAfterMs } },
-      };
-    case 'not_forwarded':
-      return { id, error: { code: -32002, message: 'not forwarded: safe to resend', data: { reason: out.reason } } };
-    case 'uncertain':
-      return {
-        id,
-        error: { code: -32603, message: `outcome uncertain (${out.why}): check the receipt of ${out.hash}`, data: { reason: 'uncertain', txHash: out.hash } },
-      };
-  }
+  if (out.kind === 'accepted') return { id, result: out.hash };
+  const { code, message, data } = rpcError(out);
+  return { id, error: { code, message, data } };
 }
 
 /** txgate's `data.reason` from an error ethers threw (anywhere in its cause chain), or undefined. */

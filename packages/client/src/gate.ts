@@ -7,6 +7,7 @@
  */
 import { createKeccak } from 'hash-wasm';
 import { HttpClient, rpcCall, type RpcAnswer } from './http.js';
+import { kindOf } from './outcomes.js';
 
 export interface TxgateOptions {
   /** txgate's base URL (the hostname assigned at onboarding). */
@@ -94,9 +95,6 @@ export const NO_ANSWER: unique symbol = Symbol('no answer from the chain RPC');
 
 /** A chain RPC call: the result (null: none, e.g. no receipt yet), or NO_ANSWER. */
 export type ChainResult = (method: string, params: readonly unknown[]) => Promise<unknown>;
-
-/** Statuses whose answer was decided before or without the sequencer: resending the same bytes changes nothing. */
-const DETERMINISTIC = new Set([400, 401, 402, 403, 404, 405, 413, 421]);
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 /** Full jitter within [ms/2, ms]. */
@@ -286,9 +284,9 @@ export class Txgate {
     try {
       body = JSON.parse(a.text);
     } catch {
-      throw new TxgateError(`GET /tip-addresses: HTTP ${a.status} with a body that is not JSON`, `http_${a.status}`);
+      throw new TxgateError(`GET /tip-addresses: HTTP ${a.status} with a body that is not JSON`, 'unexpected_answer');
     }
-    if (a.status !== 200) throw new TxgateError(body.error?.message ?? `HTTP ${a.status}`, body.error?.data?.reason ?? `http_${a.status}`);
+    if (a.status !== 200) throw new TxgateError(body.error?.message ?? `HTTP ${a.status}`, body.error?.data?.reason ?? 'unexpected_answer');
     const value = body as TipAddresses;
     const etag = a.headers.etag;
     if (chainId === undefined && typeof etag === 'string') this.tipCache = { etag, value };
@@ -329,14 +327,16 @@ export function classify(a: RpcAnswer, hash: string): SubmitOutcome {
     return { kind: 'uncertain', hash, why: `answered ${String(a.result).slice(0, 80)}, not the hash of these bytes` };
   }
   const data = (typeof a.data === 'object' && a.data !== null ? a.data : {}) as { reason?: unknown; retryAfterMs?: unknown };
-  const reason = typeof data.reason === 'string' ? data.reason : `http_${a.status}`;
-  if (a.status === 200 || DETERMINISTIC.has(a.status)) return { kind: 'rejected', hash, reason, code: a.code, message: a.message, status: a.status };
-  if (a.status === 429) {
+  const known = typeof data.reason === 'string' ? data.reason : undefined;
+  const reason = known ?? 'unexpected_answer';
+  const kind = kindOf(known, a.status);
+  if (kind === 'rejected') return { kind: 'rejected', hash, reason, code: a.code, message: a.message, status: a.status };
+  if (kind === 'rate_limited') {
     const header = Number(a.headers['retry-after']);
     const retryAfterMs = typeof data.retryAfterMs === 'number' ? data.retryAfterMs : Number.isFinite(header) ? header * 1000 : 1000;
     return { kind: 'rate_limited', hash, retryAfterMs };
   }
-  if (a.status === 503) return { kind: 'not_forwarded', hash, reason };
+  if (kind === 'not_forwarded') return { kind: 'not_forwarded', hash, reason };
   return { kind: 'uncertain', hash, why: `HTTP ${a.status} ${reason}: ${a.message}` };
 }
 

@@ -13,6 +13,7 @@
 import { createTransport, http, RpcRequestError, type EIP1193RequestFn, type Transport } from 'viem';
 import { NO_ANSWER, Submitter, type ChainResult } from './gate.js';
 import { HttpClient, rpcCall } from './http.js';
+import { rpcError } from './outcomes.js';
 
 export interface TxgateTransportOptions {
   /** txgate's base URL. */
@@ -54,22 +55,7 @@ export function txgate(o: TxgateTransportOptions): Transport<'txgate'> {
         deadline: performance.now() + (o.timeoutMs ?? 10_000) * 3,
       });
       if (out.kind === 'accepted') return out.hash;
-      if (out.kind === 'rejected') throw refusal(o.url, method, p, { code: out.code, message: out.message, data: { reason: out.reason }, status: out.status });
-      if (out.kind === 'rate_limited')
-        throw refusal(o.url, method, p, {
-          code: -32005,
-          message: `rate limited: retry after ${out.retryAfterMs} ms`,
-          data: { reason: 'rate_limited', retryAfterMs: out.retryAfterMs },
-          status: 429,
-        });
-      if (out.kind === 'not_forwarded')
-        throw refusal(o.url, method, p, { code: -32002, message: 'not forwarded: safe to resend', data: { reason: out.reason }, status: 503 });
-      throw refusal(o.url, method, p, {
-        code: -32603,
-        message: `outcome uncertain (${out.why}): check the receipt of ${out.hash}`,
-        data: { reason: 'uncertain', txHash: out.hash },
-        status: 502,
-      });
+      throw refusal(o.url, method, p, rpcError(out));
     }) as EIP1193RequestFn;
     // retryCount 0: a refusal is never retried blindly (outcomes are settled above).
     return createTransport({ key: 'txgate', name: 'txgate', type: 'txgate', request, retryCount: 0 });

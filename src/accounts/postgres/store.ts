@@ -160,29 +160,43 @@ export class PostgresAccountStore implements AccountStore {
     void this.subscribe();
   }
 
-  /** The resync, and the listener's heartbeat: the last one must have come back, else subscribe anew. */
+  /** Every resyncMs: each of the periodic jobs, in this order. */
   private async tick(): Promise<void> {
     if (this.closed || this.sql === null) return;
-    if (this.subscribingSince !== null && performance.now() - this.subscribingSince > STUCK_MS) this.recycle('LISTEN got no answer');
-    if (this.pingSent > this.pingSeen && this.listening !== null) {
-      this.opts.log.warn({ db: this.label }, 'account change notifications stopped arriving: subscribing again');
-      const old = this.listening;
-      this.listening = null;
-      // Not awaited: the channel is dropped at once, so the LISTEN that follows is sent anew on
-      // the listening connection (after the UNLISTEN), even while that connection reconnects.
-      old.unlisten().catch(() => {});
-      void this.subscribe();
-    }
-    if (this.listening !== null) {
-      // Counted as sent once the database took it: a heartbeat the pool could not deliver says
-      // nothing of the listener.
-      const n = ++this.pingSeq;
-      this.sql.notify(CHANNEL, JSON.stringify({ ping: n, from: this.instance })).then(
-        () => (this.pingSent = Math.max(this.pingSent, n)),
-        () => {},
-      );
-    }
+    this.checkStuckListen();
+    this.checkHeartbeat();
+    this.sendHeartbeat();
     await this.reload('resync');
+  }
+
+  /** A LISTEN that got no answer within STUCK_MS: its connection is dropped for a new one. */
+  private checkStuckListen(): void {
+    if (this.subscribingSince !== null && performance.now() - this.subscribingSince > STUCK_MS) this.recycle('LISTEN got no answer');
+  }
+
+  /** The last heartbeat must have come back through the listener, else subscribe anew. */
+  private checkHeartbeat(): void {
+    if (this.pingSent <= this.pingSeen || this.listening === null) return;
+    this.opts.log.warn({ db: this.label }, 'account change notifications stopped arriving: subscribing again');
+    const old = this.listening;
+    this.listening = null;
+    // Not awaited: the channel is dropped at once, so the LISTEN that follows is sent anew on
+    // the listening connection (after the UNLISTEN), even while that connection reconnects.
+    old.unlisten().catch(() => {});
+    void this.subscribe();
+  }
+
+  /**
+   * The next heartbeat, a NOTIFY of our own: counted as sent once the database took it (a
+   * heartbeat the pool could not deliver says nothing of the listener).
+   */
+  private sendHeartbeat(): void {
+    if (this.listening === null || this.sql === null) return;
+    const n = ++this.pingSeq;
+    this.sql.notify(CHANNEL, JSON.stringify({ ping: n, from: this.instance })).then(
+      () => (this.pingSent = Math.max(this.pingSent, n)),
+      () => {},
+    );
   }
 
   private async subscribe(): Promise<void> {
@@ -285,6 +299,11 @@ export class PostgresAccountStore implements AccountStore {
       for (const h of (row.doc as { keySha256: string[] }).keySha256) owner.set(h.toLowerCase(), row.id);
       this.versions.set(row.id, version);
       good.push(row.doc);
+    }
+    // A refused row deleted since (or gone with its account) is forgotten.
+    if (this.refused.size > 0) {
+      const present = new Set(rows.map((r) => r.id));
+      for (const id of this.refused.keys()) if (!present.has(id)) this.refused.delete(id);
     }
     const snap = parseAccounts({ accounts: good });
     const first = this.snapshot === null;

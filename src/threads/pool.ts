@@ -1,0 +1,111 @@
+/**
+ * The worker threads of the main thread: started and prepared, asked for snapshots, told to
+ * listen, reload, take accounts and drain, over the typed protocol (protocol.ts).
+ */
+import { Worker } from 'node:worker_threads';
+import type { Logger } from '../log.js';
+import type { FromWorker, ToWorker, WorkerData, WorkerSnapshot } from './protocol.js';
+
+export class WorkerPool {
+  private seq = 0;
+  private readonly waiting = new Map<number, (v: WorkerSnapshot) => void>();
+  private failed: string | null = null;
+  private onFailure: ((why: string) => void) | null = null;
+
+  private constructor(private readonly workers: readonly Worker[]) {}
+
+  /** Starts `count` workers and resolves once every one has prepared (accounts, probes). */
+  static async start(count: number, data: (index: number) => WorkerData, log: Logger): Promise<WorkerPool> {
+    let pool: WorkerPool | null = null;
+    const early: string[] = [];
+    const fail = (why: string) => (pool === null ? early.push(why) : pool.fail(why));
+    const workers = await Promise.all(
+      Array.from({ length: count }, (_, index) => {
+        const w = new Worker(new URL('../worker.js', import.meta.url), { workerData: data(index) });
+        w.on('message', (m: FromWorker) => {
+          if (m.type === 'snapshot') pool?.waiting.get(m.id)?.({ metrics: m.metrics, readiness: m.readiness });
+          else if (m.type === 'fatal') fail(`worker ${index} failed`);
+        });
+        // A worker reports its own uncaught errors ('fatal') and keeps its sockets until drained.
+        // One that ends with its uWS sockets open takes the process down with it (Node aborts on
+        // the open handles), so there is no "worker gone, process serving" state to handle here.
+        w.on('error', (e) => {
+          log.fatal({ err: e, worker: index }, 'worker thread failed');
+          fail(`worker ${index} failed`);
+        });
+        return new Promise<Worker>((resolve, reject) => {
+          w.once('message', (m: FromWorker) => (m.type === 'prepared' ? resolve(w) : reject(new Error(`worker ${index}: ${m.type}`))));
+          w.once('error', reject);
+        });
+      }),
+    );
+    pool = new WorkerPool(workers);
+    for (const why of early) pool.fail(why);
+    return pool;
+  }
+
+  private fail(why: string): void {
+    if (this.failed !== null) return;
+    this.failed = why;
+    this.onFailure?.(why);
+  }
+
+  /** Called once if a worker fails (at once if one has). */
+  whenFailed(cb: (why: string) => void): void {
+    this.onFailure = cb;
+    if (this.failed !== null) cb(this.failed);
+  }
+
+  send(m: ToWorker): void {
+    for (const w of this.workers) w.postMessage(m);
+  }
+
+  /** Every worker's metrics and readiness, now. */
+  snapshots(): Promise<WorkerSnapshot[]> {
+    return Promise.all(
+      this.workers.map(
+        (w) =>
+          new Promise<WorkerSnapshot>((resolve) => {
+            const id = ++this.seq;
+            this.waiting.set(id, (v) => {
+              this.waiting.delete(id);
+              resolve(v);
+            });
+            w.postMessage({ type: 'snapshot', id } satisfies ToWorker);
+          }),
+      ),
+    );
+  }
+
+  /** Every worker opens the public port; rejects with the first failure. */
+  listen(): Promise<void> {
+    return Promise.all(
+      this.workers.map(
+        (w) =>
+          new Promise<void>((resolve, reject) => {
+            const on = (m: FromWorker) => {
+              if (m.type !== 'listening' && m.type !== 'listenFailed') return;
+              w.off('message', on);
+              if (m.type === 'listening') resolve();
+              else reject(new Error(m.why));
+            };
+            w.on('message', on);
+            w.postMessage({ type: 'listen' } satisfies ToWorker);
+          }),
+      ),
+    ).then(() => {});
+  }
+
+  /** Every worker drains and exits. */
+  drain(): Promise<void> {
+    return Promise.all(
+      this.workers.map(
+        (w) =>
+          new Promise<void>((resolve) => {
+            w.once('exit', () => resolve());
+            w.postMessage({ type: 'drain' } satisfies ToWorker);
+          }),
+      ),
+    ).then(() => {});
+  }
+}

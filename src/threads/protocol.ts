@@ -1,0 +1,41 @@
+/**
+ * The messages between the main thread and its worker threads, typed both ways.
+ */
+import type { Config } from '../config.js';
+import type { HealthBoardBuffers } from '../forward/health-board.js';
+import type { ReadinessReport } from '../http/readiness.js';
+import type { SharedTableBuffers } from '../limits/shared-tables.js';
+import type { MetricJSON } from '../metrics/json.js';
+
+export interface WorkerData {
+  readonly config: Config;
+  readonly index: number;
+  readonly shared: { readonly rate: SharedTableBuffers; readonly tx: SharedTableBuffers; readonly health: HealthBoardBuffers };
+  /** With the database account store: its shared state and the documents loaded so far (the main thread listens). */
+  readonly accounts: { readonly state: SharedArrayBuffer; readonly docs: readonly unknown[] | null } | null;
+  /** Human-readable log lines (`txgate --pretty`) as the main thread's, coloured when its stdout is a terminal. */
+  readonly pretty: boolean;
+  readonly colorize: boolean;
+}
+
+/** Main thread → worker. */
+export type ToWorker =
+  | { type: 'snapshot'; id: number }
+  | { type: 'listen' }
+  | { type: 'reload' }
+  | { type: 'accounts'; docs: readonly unknown[] }
+  | { type: 'drain' };
+
+/** What a worker reports of itself at a snapshot. */
+export interface WorkerSnapshot {
+  readonly metrics: MetricJSON[];
+  readonly readiness: ReadinessReport;
+}
+
+/** Worker → main thread. */
+export type FromWorker =
+  | { type: 'prepared' }
+  | ({ type: 'snapshot'; id: number } & WorkerSnapshot)
+  | { type: 'listening'; port: number }
+  | { type: 'listenFailed'; why: string }
+  | { type: 'fatal' };

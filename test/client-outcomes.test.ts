@@ -1,0 +1,59 @@
+/** The client's outcome table against the server's reasons table, and what the adapters report. */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { kindOf, OUTCOMES, rpcError, type OutcomeRow } from '../packages/client/src/outcomes.js';
+import { classify } from '../packages/client/src/gate.js';
+import { REASON_NAMES, REASONS } from '../src/reasons.js';
+
+const README = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
+const rows = OUTCOMES as Record<string, OutcomeRow>;
+
+/** What a status means when nothing else is known: the spec's table. */
+function expectedKind(status: number): string {
+  if (status === 429) return 'rate_limited';
+  if (status === 503) return 'not_forwarded';
+  if (status >= 499 && status !== 503) return 'uncertain';
+  return 'rejected';
+}
+
+describe('client outcome table', () => {
+  it('lists every reason of the server with its status and code, and a kind that follows from the status', () => {
+    for (const r of REASON_NAMES) {
+      const row = rows[r];
+      assert.ok(row !== undefined, `${r} is missing from the client's table`);
+      assert.equal(row.status, REASONS[r].status, r);
+      assert.equal(row.code, REASONS[r].code, r);
+      assert.equal(row.kind, expectedKind(row.status), r);
+      assert.equal(kindOf(r, row.status), row.kind, r);
+    }
+  });
+  it("the client's own reasons are no server reason, and each is in the README", () => {
+    const own = Object.keys(OUTCOMES).filter((r) => rows[r]!.client === true);
+    assert.deepEqual(own.sort(), ['uncertain', 'unexpected_answer', 'unreachable']);
+    for (const r of own) {
+      assert.ok(!(REASON_NAMES as readonly string[]).includes(r), r);
+      assert.match(README, new RegExp(`\\| \`${r}\` \\|`), `README client reasons table lists ${r}`);
+    }
+  });
+  it('classifies by data.reason, by the status only where there is none', () => {
+    const err = (status: number, reason?: string) =>
+      ({ kind: 'error', code: -32000, message: 'm', data: reason === undefined ? undefined : { reason }, status, headers: {} }) as const;
+    assert.equal(classify(err(503, 'overloaded'), '0xh').kind, 'not_forwarded');
+    assert.equal(classify(err(502, 'upstream_error'), '0xh').kind, 'uncertain');
+    assert.equal(classify(err(402, 'fee_rejected'), '0xh').kind, 'rejected');
+    const bare = classify(err(400), '0xh');
+    assert.equal(bare.kind, 'rejected');
+    assert.equal(bare.kind === 'rejected' && bare.reason, 'unexpected_answer', 'no invented http_400');
+    assert.equal(classify(err(504), '0xh').kind, 'uncertain');
+    assert.equal(classify({ kind: 'failed', sent: false, why: 'refused', status: 0 } as never, '0xh').kind, 'not_forwarded');
+  });
+  it('the adapters report each refusal with the code and status of the table', () => {
+    assert.deepEqual(rpcError({ kind: 'not_forwarded', reason: 'overloaded' }).code, -32005);
+    assert.deepEqual(rpcError({ kind: 'not_forwarded', reason: 'unreachable' }).status, 503);
+    const u = rpcError({ kind: 'uncertain', hash: '0xh', why: 'timeout' });
+    assert.deepEqual([u.code, u.status, u.data], [-32603, 502, { reason: 'uncertain', txHash: '0xh' }]);
+    assert.equal(rpcError({ kind: 'rate_limited', retryAfterMs: 250 }).data.retryAfterMs, 250);
+  });
+});
