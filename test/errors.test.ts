@@ -40,7 +40,6 @@ describe('error table', () => {
     const store = { ready: true, stale: false, size: 0, byKeyHash: () => undefined, start: async () => {}, close: () => {} };
     const p = admissionStages({ config, hosts: new HostTable([]), store, decoders: new Map(), limiter: new RateLimiter() });
     const stages = [...p.stages, createForwardStage(new Map())];
-    assert.equal(stages.length, 11);
     for (const s of stages) {
       const declared = s.reasons.filter((r) => r !== 'ok').sort();
       const listed = REASON_NAMES.filter((r) => (REASONS[r].stages as readonly string[]).includes(s.name)).sort();
