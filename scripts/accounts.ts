@@ -28,8 +28,9 @@ const USAGE = `usage: npm run accounts -- <command> [--file accounts.json | --db
 
   create  --id ID --chain N --rate R --burst B --tip 0xADDR [--tip …] --min-tip WEI
           [--tx-types 2,0,1,4] [--call 0xTO:0xSELECTOR:RECEIVER_ARG:AMOUNT_ARG] [--no-transfer]
-          [--allow-untipped] [--senders 0xA,0xB]     prints the new API key once
+          [--allow-untipped] [--senders 0xA,0xB] [--sync]  prints the new API key once
                                                      --senders: only these addresses may sign (403 sender_not_allowed)
+                                                     --sync: may use eth_sendRawTransactionSync where the chain enables it
   grant-add     --id ID --chain N --rate R --burst B --tip 0xADDR … --min-tip WEI [...]
   grant-remove  --id ID --chain N
   rotate-key    --id ID                              adds a new key (printed once); old keys stay valid
@@ -55,6 +56,7 @@ const OPTIONS = {
   'no-transfer': { type: 'boolean' },
   'allow-untipped': { type: 'boolean' },
   senders: { type: 'string' },
+  sync: { type: 'boolean' },
   hash: { type: 'string' },
   'key-stdin': { type: 'boolean' },
   'edge-role': { type: 'string' },
@@ -120,6 +122,7 @@ function grantFromFlags(): GrantSpec {
     minTipWei: need('min-tip'),
     feePatterns,
     ...(values.senders !== undefined ? { senders: values.senders.split(',').map((a) => a.trim()) } : {}),
+    ...(values.sync === true ? { sync: true } : {}),
   };
 }
 

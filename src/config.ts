@@ -47,6 +47,24 @@ export interface ChainConfig {
     readonly queueMs: number;
   };
   readonly probe: { readonly intervalMs: number; readonly timeoutMs: number };
+  /** eth_sendRawTransactionSync (EIP-7966): off unless a deployment turns it on (src/sync/). */
+  readonly sync: SyncConfig;
+}
+
+export interface SyncConfig {
+  readonly enabled: boolean;
+  /** The longest a call may wait for its receipt (a client's own timeout is capped by it). */
+  readonly maxWaitMs: number;
+  /** How the receipt is obtained: `forward` sends the sync method to the sequencer. */
+  readonly mode: 'forward';
+  /**
+   * How the wait is written to the sequencer: an integer of ms (the EIP, Erigon), 0x-hex (Nitro,
+   * Bor, viem), or `omit` for a sequencer that takes the transaction alone (anvil), which then
+   * waits as long as it is configured to.
+   */
+  readonly syncTimeoutFormat: 'number' | 'hex' | 'omit';
+  /** Sync calls waiting at once (per thread), on connections of their own; beyond it 503 overloaded, nothing sent. */
+  readonly maxWaiting: number;
 }
 
 /**
@@ -201,7 +219,7 @@ function readChains(r: Reader, value: unknown): ChainConfig[] {
   else {
     value.forEach((c: unknown, i: number) => {
       const f = `chains[${i}]`;
-      const cin = r.obj(c, f, ['chainId', 'hardfork', 'hosts', 'sequencers', 'forward', 'probe']);
+      const cin = r.obj(c, f, ['chainId', 'hardfork', 'hosts', 'sequencers', 'forward', 'probe', 'sync']);
       if (!isObj(c)) return;
       const chainId = r.int(cin.chainId, `${f}.chainId`, 0, 1, Number.MAX_SAFE_INTEGER);
       if (cin.chainId === undefined) r.problems.push(`${f}.chainId: required`);
@@ -241,6 +259,7 @@ function readChains(r: Reader, value: unknown): ChainConfig[] {
 
       const fwd = r.obj(cin.forward, `${f}.forward`, ['strategy', 'timeoutMs', 'maxInFlight', 'connections', 'queueMs']);
       const probe = r.obj(cin.probe, `${f}.probe`, ['intervalMs', 'timeoutMs']);
+      const sync = r.obj(cin.sync, `${f}.sync`, ['enabled', 'maxWaitMs', 'mode', 'syncTimeoutFormat', 'maxWaiting']);
       chains.push({
         chainId,
         hardfork: r.oneOf(cin.hardfork, `${f}.hardfork`, 'prague', HARDFORKS),
@@ -256,6 +275,13 @@ function readChains(r: Reader, value: unknown): ChainConfig[] {
         probe: {
           intervalMs: r.int(probe.intervalMs, `${f}.probe.intervalMs`, 1000, 50, 600_000),
           timeoutMs: r.int(probe.timeoutMs, `${f}.probe.timeoutMs`, 1000, 10, 60_000),
+        },
+        sync: {
+          enabled: r.bool(sync.enabled, `${f}.sync.enabled`, false),
+          maxWaitMs: r.int(sync.maxWaitMs, `${f}.sync.maxWaitMs`, 2000, 1, 60_000),
+          mode: r.oneOf<'forward'>(sync.mode, `${f}.sync.mode`, 'forward', ['forward']),
+          syncTimeoutFormat: r.oneOf<'number' | 'hex' | 'omit'>(sync.syncTimeoutFormat, `${f}.sync.syncTimeoutFormat`, 'number', ['number', 'hex', 'omit']),
+          maxWaiting: r.int(sync.maxWaiting, `${f}.sync.maxWaiting`, 256, 1, 100_000),
         },
       });
     });

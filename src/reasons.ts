@@ -172,6 +172,13 @@ export const REASONS = {
     message: 'Invalid transaction',
     action: 'Fix the transaction as the message says; do not retry the same bytes.',
   },
+  sync_not_granted: {
+    stages: ['grant'],
+    status: 403,
+    code: -32003,
+    message: 'eth_sendRawTransactionSync is not granted to this account on this chain',
+    action: 'Use eth_sendRawTransaction and poll the receipt, or ask for the sync grant.',
+  },
   fee_rejected: {
     stages: ['fee'],
     status: 402,
@@ -213,6 +220,13 @@ export const REASONS = {
     code: -32002,
     message: 'No healthy sequencer for this chain',
     action: 'Retry later with bounded backoff; the transaction was not forwarded.',
+  },
+  sync_timeout: {
+    stages: ['forward'],
+    status: 202,
+    code: 4,
+    message: 'The transaction was accepted; no receipt within the wait',
+    action: 'Accepted, not lost: look up the receipt of data.txHash (never resend other bytes for it).',
   },
   overloaded: {
     stages: ['forward'],

@@ -13,6 +13,7 @@ const rows = OUTCOMES as Record<string, OutcomeRow>;
 /** What a status means when nothing else is known: the spec's table. */
 function expectedKind(status: number): string {
   if (status === 429) return 'rate_limited';
+  if (status === 202) return 'pending';
   if (status === 503) return 'not_forwarded';
   if (status >= 499 && status !== 503) return 'uncertain';
   return 'rejected';

@@ -56,8 +56,8 @@ describe('error table', () => {
       assert.ok(where.get(r)?.startsWith(expected), `${r}: README says "${where.get(r)}", the table says "${expected}"`);
     }
   });
-  it('reasons are snake_case and codes are JSON-RPC 2.0 or EIP-1474', () => {
-    const codes = new Set([-32700, -32600, -32601, -32602, -32603, -32000, -32002, -32003, -32005]);
+  it('reasons are snake_case and codes are JSON-RPC 2.0, EIP-1474 or EIP-7966', () => {
+    const codes = new Set([-32700, -32600, -32601, -32602, -32603, -32000, -32002, -32003, -32005, 4]); // 4: EIP-7966's timeout
     for (const r of REASON_NAMES) {
       assert.match(r, /^[a-z]+(?:_[a-z]+)*$/);
       assert.ok(codes.has(REASONS[r].code), r);

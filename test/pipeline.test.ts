@@ -15,6 +15,8 @@ import { RateLimiter } from '../src/limits/rate-limiter.js';
 import { createAuthStage } from '../src/stages/auth.js';
 import { createGrantStage } from '../src/stages/grant.js';
 import { createHostStage } from '../src/stages/host.js';
+import { createParseStage } from '../src/stages/parse.js';
+import { createSizeCapStage } from '../src/stages/size-cap.js';
 import { parseConfig } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { Writable } from 'node:stream';
@@ -164,10 +166,12 @@ describe('pipeline runner', () => {
     PipelineBuilder.start<BaseCtx>().add(host).add(grant);
     const right = PipelineBuilder.start<BaseCtx>()
       .add(host)
+      .add(createSizeCapStage({ maxBodyBytes: 1024 }))
+      .add(createParseStage())
       .add(createAuthStage(new FileAccountStore({ file: '/nonexistent', log: silent })))
       .add(grant);
     const { hooks } = recorder();
-    assert.deepEqual(right.end({ name: 'forward', reasons: ['ok'], run: () => result('0x') }, hooks).fields, ['chain', 'account', 'grant']);
+    assert.deepEqual(right.end({ name: 'forward', reasons: ['ok'], run: () => result('0x') }, hooks).fields, ['chain', 'body', 'rpc', 'account', 'grant']);
   });
 
   it('every context is created with the fields of every stage, in order, before any stage runs', () => {

@@ -29,6 +29,8 @@ export interface GrantSpec {
   feePatterns?: ({ kind: 'transfer' } | { kind: 'call'; to: string; selector: string; receiverArg: number; amountArg: number })[];
   /** The sender allow-list (absent: any sender). */
   senders?: string[];
+  /** eth_sendRawTransactionSync allowed (where the chain enables it). */
+  sync?: boolean;
 }
 
 export interface AccountDoc {

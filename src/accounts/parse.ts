@@ -121,7 +121,7 @@ function parseGrant(g: unknown, f: string, accountId: string, problems: string[]
     return undefined;
   }
   const before = problems.length;
-  unknownFields(g, f, ['chainId', 'rateLimit', 'txTypes', 'tipAddresses', 'minTipWei', 'feePatterns', 'senders'], problems);
+  unknownFields(g, f, ['chainId', 'rateLimit', 'txTypes', 'tipAddresses', 'minTipWei', 'feePatterns', 'senders', 'sync'], problems);
   const chainId = g.chainId;
   if (typeof chainId !== 'number' || !Number.isSafeInteger(chainId) || chainId < 1) problems.push(`${f}.chainId: must be a positive integer`);
 
@@ -205,6 +205,8 @@ function parseGrant(g: unknown, f: string, accountId: string, problems: string[]
     }
   }
 
+  if (g.sync !== undefined && typeof g.sync !== 'boolean') problems.push(`${f}.sync: must be true or false (or absent)`);
+
   if (problems.length > before) return undefined;
   return Object.freeze({
     chainId: chainId as number,
@@ -216,5 +218,6 @@ function parseGrant(g: unknown, f: string, accountId: string, problems: string[]
     minTipWei,
     feePatterns: Object.freeze(feePatterns),
     senders,
+    sync: g.sync === true,
   });
 }

@@ -36,6 +36,8 @@ export interface Grant {
    * then recovered), or null when the grant has none (nothing recovered, nothing paid).
    */
   readonly senders: ReadonlySet<string> | null;
+  /** May use eth_sendRawTransactionSync where the chain enables it (else 403 sync_not_granted). */
+  readonly sync: boolean;
 }
 
 export interface Account {

@@ -23,6 +23,7 @@ import { FastLog } from '../log-line.js';
 import type { HealthBoard } from './health-board.js';
 import { Sequencer, type CallTimes } from './upstream.js';
 import type { ChainDuplicates } from './dedup.js';
+import { SyncSender } from '../sync/sync-send.js';
 
 export interface ForwardEvent {
   readonly chainId: number;
@@ -76,6 +77,8 @@ export class ChainForwarder {
   private inFlight = 0;
   private readonly fast: FastLog;
   private readonly times: CallTimes;
+  /** eth_sendRawTransactionSync, where the chain enables it. */
+  readonly sync: SyncSender | null;
 
   constructor(
     readonly config: ChainConfig,
@@ -89,6 +92,7 @@ export class ChainForwarder {
     this.sequencers = config.sequencers.map((u, i) => new Sequencer(u, config.forward.connections, health.board, health.slots[i]!));
     this.times = { timeoutMs: config.forward.timeoutMs, queueMs: config.forward.queueMs };
     this.fast = new FastLog(log);
+    this.sync = config.sync.enabled ? new SyncSender(config, health, log) : null;
   }
 
   get chainId(): number {
@@ -278,7 +282,7 @@ export class ChainForwarder {
   }
 
   close(): Promise<unknown> {
-    return Promise.all(this.sequencers.map((s) => s.close()));
+    return Promise.all([...this.sequencers.map((s) => s.close()), this.sync?.close()]);
   }
 }
 

@@ -9,25 +9,37 @@ import type { BaseCtx } from '../pipeline/context.js';
 import type { DecodedTx } from '../tx/types.js';
 import type { RawTxParam } from './route.js';
 import type { TerminalStage } from '../pipeline/pipeline.js';
+import type { RpcRequest } from '../pipeline/context.js';
+import { requestedWaitMs, SYNC_METHOD } from '../sync/sync-send.js';
 
-export function createForwardStage(
-  forwarders: ReadonlyMap<number, ChainForwarder>,
-): TerminalStage<
-  BaseCtx & { readonly rawTx: RawTxParam; readonly chain: ChainRuntime; readonly tx: DecodedTx; readonly account: Account; readonly sender: string | null },
+export function createForwardStage(forwarders: ReadonlyMap<number, ChainForwarder>): TerminalStage<
+  BaseCtx & {
+    readonly rpc: RpcRequest;
+    readonly rawTx: RawTxParam;
+    readonly chain: ChainRuntime;
+    readonly tx: DecodedTx;
+    readonly account: Account;
+    readonly sender: string | null;
+  },
   'forward'
 > {
   return {
     name: 'forward',
-    reasons: ['ok', 'upstream_rejected', 'upstream_error', 'upstream_unavailable', 'overloaded'],
+    reasons: ['ok', 'upstream_rejected', 'upstream_error', 'upstream_unavailable', 'overloaded', 'sync_timeout'],
     run(ctx) {
       const raw = ctx.rawTx as string; // decode passed: a validated 0x-hex string
-      return forwarders.get(ctx.chain.chainId)!.forward({
+      const forwarder = forwarders.get(ctx.chain.chainId)!;
+      const req = {
         hash: ctx.tx.hash,
         rawHex: raw.charCodeAt(1) === 120 ? raw : '0x' + raw.slice(2),
         account: ctx.account.id,
         reqId: ctx.reqId,
         sender: ctx.sender,
-      });
+      };
+      // The route stage let the sync method through only where the chain enables it.
+      if (ctx.rpc.method === SYNC_METHOD && forwarder.sync !== null)
+        return forwarder.sync.send(req, requestedWaitMs(ctx.rpc.params[1], ctx.chain.config.sync.maxWaitMs)!);
+      return forwarder.forward(req);
     },
   };
 }

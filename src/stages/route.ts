@@ -9,6 +9,7 @@ import { reject, REJECT } from '../errors.js';
 import type { ChainRuntime } from '../chains.js';
 import { enrich, type BaseCtx, type Body, type RpcRequest } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
+import { requestedWaitMs, SYNC_METHOD } from '../sync/sync-send.js';
 
 const HEX = /^0[xX](?:[0-9a-fA-F]{2})*$/;
 const BASE58_OR_64 = /^[A-Za-z0-9+/]+={0,2}$|^[A-Za-z0-9_-]+={0,2}$/;
@@ -29,6 +30,10 @@ export function classifyRawTxParam(p: unknown): RawTxParam | undefined {
 /** Also what decode answers for a string that is neither hex nor a Solana transaction. */
 export const BAD_SEND_PARAMS = reject('invalid_params', 'Invalid params: eth_sendRawTransaction takes exactly one 0x-prefixed hex string');
 const BAD_CHAINID_PARAMS = reject('invalid_params', 'Invalid params: eth_chainId takes no params');
+const BAD_SYNC_PARAMS = reject(
+  'invalid_params',
+  'Invalid params: eth_sendRawTransactionSync takes one 0x-prefixed hex string, then optionally a timeout in ms (a positive integer or 0x-hex)',
+);
 
 export function createRouteStage(limits: {
   readonly chainIdMaxBodyBytes: number;
@@ -50,6 +55,13 @@ export function createRouteStage(limits: {
         if (ctx.body.bytes > chainIdCap) return chainIdTooLarge;
         if (params.length !== 0) return BAD_CHAINID_PARAMS;
         return ctx.chain.chainIdAnswer;
+      }
+      if (method === SYNC_METHOD && ctx.chain.config.sync.enabled) {
+        // Where the chain turns it on (off: method_not_found, as any method not served).
+        if (params.length < 1 || params.length > 2) return BAD_SYNC_PARAMS;
+        const raw = classifyRawTxParam(params[0]);
+        if (raw === undefined || requestedWaitMs(params[1], ctx.chain.config.sync.maxWaitMs) === undefined) return BAD_SYNC_PARAMS;
+        return enrich(ctx, 'rawTx', raw);
       }
       return REJECT.method_not_found;
     },

@@ -36,6 +36,7 @@ export interface GrantIn {
   minTipWei?: string;
   feePatterns?: unknown[];
   senders?: string[];
+  sync?: boolean;
 }
 
 export interface AccountIn {
@@ -61,6 +62,7 @@ export function accountsDoc(accounts: AccountIn[]): unknown {
         minTipWei: g.minTipWei ?? MIN_TIP.toString(),
         feePatterns: g.feePatterns ?? [{ kind: 'transfer' }],
         ...(g.senders !== undefined ? { senders: g.senders } : {}),
+        ...(g.sync !== undefined ? { sync: g.sync } : {}),
       })),
     })),
   };
@@ -90,6 +92,8 @@ export interface GateOptions {
   internal?: boolean;
   /** Add a second chain (10, host fast.chain-b.example) served by the same stub under /chain10. */
   chainB?: boolean;
+  /** Fields merged into chain 4663's config (e.g. `sync`). */
+  chainA?: Record<string, unknown>;
 }
 
 export async function startGate(opts: GateOptions = {}): Promise<Gate> {
@@ -112,6 +116,7 @@ export async function startGate(opts: GateOptions = {}): Promise<Gate> {
         sequencers: opts.sequencers ?? ['http://127.0.0.1:9'],
         probe: { intervalMs: 100, timeoutMs: 500 },
         forward: { timeoutMs: 1000 },
+        ...opts.chainA,
       },
       ...(opts.chainB === false
         ? []

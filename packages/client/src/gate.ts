@@ -39,6 +39,14 @@ export type SubmitOutcome =
   /** A timeout, a 502, a lost connection: it may or may not have been accepted. Check the receipt of `hash`; resend only these bytes. */
   | { readonly kind: 'uncertain'; readonly hash: string; readonly why: string };
 
+/** What one eth_sendRawTransactionSync came to (`submitSync`). */
+export type SyncOutcome =
+  /** Executed: the receipt as the chain gave it (`status` "0x1" success, "0x0" reverted). */
+  | { readonly kind: 'executed'; readonly hash: string; readonly receipt: Receipt & Readonly<Record<string, unknown>> }
+  /** Accepted, no receipt within the wait: not lost; look the hash up (waitForReceipt). */
+  | { readonly kind: 'pending'; readonly hash: string }
+  | Exclude<SubmitOutcome, { kind: 'accepted' }>;
+
 export interface Receipt {
   readonly transactionHash: string;
   /** "0x1" executed, "0x0" reverted. */
@@ -229,6 +237,30 @@ export class Txgate {
   /** The transaction hash of signed bytes: keccak-256 of the raw transaction. */
   hashOf(rawTx: string): Promise<string> {
     return this.submitter.hashOf(rawTx);
+  }
+
+  /**
+   * eth_sendRawTransactionSync (EIP-7966), where the deployment and the account's grant allow
+   * it: the receipt in the same call (`maxWaitMs`: the wait asked for, capped by the
+   * deployment's). Never thrown; a refusal is one of submit's outcomes.
+   */
+  async submitSync(rawTx: string, o: { maxWaitMs?: number } = {}): Promise<SyncOutcome> {
+    this.lastUse = performance.now();
+    const hash = await this.submitter.hashOf(rawTx);
+    const params = o.maxWaitMs === undefined ? [rawTx] : [rawTx, o.maxWaitMs];
+    const a = await rpcCall(this.gate, 'eth_sendRawTransactionSync', params, { 'x-api-key': this.opts.apiKey });
+    if (a.kind === 'result') {
+      const r = a.result as { transactionHash?: unknown } | null;
+      if (typeof r === 'object' && r !== null && typeof r.transactionHash === 'string' && r.transactionHash.toLowerCase() === hash)
+        return { kind: 'executed', hash, receipt: r as Receipt & Record<string, unknown> };
+      return { kind: 'uncertain', hash, why: 'answered something other than the receipt of these bytes' };
+    }
+    if (a.kind === 'error') {
+      const reason = (a.data as { reason?: unknown } | undefined)?.reason;
+      if (kindOf(typeof reason === 'string' ? reason : undefined, a.status) === 'pending') return { kind: 'pending', hash };
+    }
+    const out = classify(a, hash);
+    return out.kind === 'accepted' ? { kind: 'pending', hash } : out;
   }
 
   /** Submits the signed bytes once; the outcome is never thrown (see SubmitOutcome). */

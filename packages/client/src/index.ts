@@ -3,6 +3,6 @@
  * "Clients" for how to use it.
  */
 export { classify, connectTxgate, Txgate, TxgateError } from './gate.js';
-export type { Receipt, SubmitOutcome, TipAddresses, TxgateOptions, WaitOptions, WaitOutcome } from './gate.js';
+export type { Receipt, SubmitOutcome, SyncOutcome, TipAddresses, TxgateOptions, WaitOptions, WaitOutcome } from './gate.js';
 export { kindOf, OUTCOMES, rpcError } from './outcomes.js';
 export type { OutcomeKind, OutcomeReason, OutcomeRow } from './outcomes.js';

@@ -16,7 +16,9 @@ export type OutcomeKind =
   /** Definitely not forwarded: safe to resend. */
   | 'not_forwarded'
   /** It may or may not have reached a sequencer: the receipt of the hash decides. */
-  | 'uncertain';
+  | 'uncertain'
+  /** Accepted by the sequencer, no receipt yet (eth_sendRawTransactionSync's wait ran out). */
+  | 'pending';
 
 export interface OutcomeRow {
   readonly kind: OutcomeKind;
@@ -54,6 +56,8 @@ export const OUTCOMES = {
   invalid_transaction: row('rejected', 400, -32000),
   fee_rejected: row('rejected', 402, -32003),
   sender_not_allowed: row('rejected', 403, -32003),
+  sync_not_granted: row('rejected', 403, -32003),
+  sync_timeout: row('pending', 202, 4),
   rate_limited: row('rate_limited', 429, -32005),
   upstream_rejected: row('rejected', 200, -32003),
   upstream_error: row('uncertain', 502, -32603),
@@ -83,6 +87,7 @@ export function kindOf(reason: string | undefined, status: number): OutcomeKind 
   if (DETERMINISTIC.has(status)) return 'rejected';
   if (status === 429) return 'rate_limited';
   if (status === 503) return 'not_forwarded';
+  if (status === 202) return 'pending';
   return 'uncertain';
 }
 

@@ -1,0 +1,192 @@
+/**
+ * eth_sendRawTransactionSync (EIP-7966) for one chain, in `forward` mode: the sync method goes
+ * to the sequencer with the remaining wait, and its answer is judged with the plain send's
+ * rules (forward/answer.ts) plus the receipt's:
+ * - a receipt of this very hash: 200, `result` the receipt as the chain gave it (status 0x1 or 0x0);
+ * - the EIP's timeout (code 4), "already known", or "nonce too low" for a hash the sequencer
+ *   knows: the transaction was accepted without a receipt in the wait: 202 sync_timeout, code 4,
+ *   `data.txHash`, never something a client could read as "not sent";
+ * - any other JSON-RPC error: the sequencer's refusal passed through (its code 5 included);
+ * - a fault: 502 uncertain if the bytes were written, 503 not forwarded if not.
+ * Calls wait on connections of their own (`sync.maxWaiting` per sequencer and thread), so a
+ * wait never holds a connection the plain send needs; beyond it, 503 overloaded before anything
+ * is sent. A resend of the same bytes while the first waits joins it; after a receipt, a resend
+ * is answered from it for a while and never forwarded again.
+ */
+import type { ChainConfig } from '../config.js';
+import { Exit, reject, REJECT } from '../errors.js';
+import { judge } from '../forward/answer.js';
+import type { ForwardRequest } from '../forward/forwarder.js';
+import type { HealthBoard } from '../forward/health-board.js';
+import { Sequencer, type Answer } from '../forward/upstream.js';
+import type { Logger } from '../log.js';
+
+export const SYNC_METHOD = 'eth_sendRawTransactionSync';
+
+/** How long an answered receipt is kept to answer a resend of the same bytes. */
+const RECEIPT_TTL_MS = 60_000;
+const MAX_RECEIPTS = 10_000;
+
+/**
+ * The wait a client asked for (the method's optional second param: ms as an integer or as
+ * 0x-hex), capped by `max`; `max` when absent; undefined when malformed.
+ */
+export function requestedWaitMs(p: unknown, max: number): number | undefined {
+  if (p === undefined || p === null) return max;
+  let ms: number;
+  if (typeof p === 'number') ms = p;
+  else if (typeof p === 'string' && /^0x[0-9a-fA-F]{1,12}$/.test(p)) ms = Number.parseInt(p.slice(2), 16);
+  else if (typeof p === 'string' && /^\d{1,12}$/.test(p)) ms = Number(p);
+  else return undefined;
+  if (!Number.isSafeInteger(ms) || ms <= 0) return undefined;
+  return Math.min(ms, max);
+}
+
+/** A receipt of `hash` as a sequencer gave it. */
+function isReceiptOf(v: unknown, hash: string): boolean {
+  if (typeof v !== 'object' || v === null) return false;
+  const r = v as { transactionHash?: unknown; status?: unknown };
+  return typeof r.transactionHash === 'string' && r.transactionHash.toLowerCase() === hash;
+}
+
+/** The answer for a transaction accepted without a receipt within the wait. */
+export const pendingAnswer = (hash: string): Exit => reject('sync_timeout', undefined, { txHash: hash });
+
+/** What a sync answer means: the Exit, whether the bytes were written, and a line for the audit. */
+export function judgeSync(a: Answer, hash: string): { exit: Exit; outcome: string; sent: boolean; detail?: string | undefined } {
+  if (a.kind === 'result') {
+    if (isReceiptOf(a.result, hash)) {
+      const r = a.result as { status?: unknown; blockNumber?: unknown };
+      return {
+        exit: new Exit(200, 'ok', ',"result":' + JSON.stringify(a.result) + '}'),
+        outcome: 'executed',
+        sent: true,
+        detail: `status ${String(r.status)} block ${String(r.blockNumber)}`,
+      };
+    }
+    return {
+      exit: reject('upstream_error', 'Sequencer answered with something other than the receipt of this transaction', { txHash: hash }),
+      outcome: 'hash_mismatch',
+      sent: true,
+    };
+  }
+  if (a.kind === 'error' && a.code === 4) return { exit: pendingAnswer(hash), outcome: 'accepted_no_receipt', sent: true, detail: a.message };
+  const v = judge(a, hash);
+  if (v.outcome === 'already_known') return { exit: pendingAnswer(hash), outcome: 'already_known', sent: true, detail: v.detail };
+  if (v.outcome === 'fault') return { exit: v.exit, outcome: 'fault', sent: v.sent ?? true, ...(v.detail !== undefined ? { detail: v.detail } : {}) };
+  return { exit: v.exit, outcome: v.outcome, sent: true, ...(v.detail !== undefined ? { detail: v.detail } : {}) };
+}
+
+export class SyncSender {
+  private readonly sequencers: readonly Sequencer[];
+  private waiting = 0;
+  private readonly inFlight = new Map<string, Promise<Exit>>();
+  private readonly receipts = new Map<string, { exit: Exit; at: number }>();
+
+  constructor(
+    private readonly chain: ChainConfig,
+    health: { readonly board: HealthBoard; readonly slots: readonly number[] },
+    private readonly log: Logger,
+  ) {
+    const conns = Math.min(chain.sync.maxWaiting, 1024);
+    this.sequencers = chain.sequencers.map((u, i) => new Sequencer(u, conns, health.board, health.slots[i]!));
+  }
+
+  /** Sync calls waiting now. */
+  get pending(): number {
+    return this.waiting;
+  }
+
+  send(req: ForwardRequest, waitMs: number): Exit | Promise<Exit> {
+    const { hash } = req;
+    const held = this.receipts.get(hash);
+    if (held !== undefined && performance.now() - held.at < RECEIPT_TTL_MS) return held.exit;
+    const joined = this.inFlight.get(hash);
+    if (joined !== undefined) return joined;
+    if (!this.sequencers.some((s) => s.eligible)) return REJECT.upstream_unavailable;
+    if (this.waiting >= this.chain.sync.maxWaiting) return REJECT.overloaded;
+    this.waiting++;
+    const p = this.failover(req, waitMs).then(
+      (exit) => this.settled(hash, exit),
+      (e: unknown) => {
+        this.log.error({ err: e, tx: hash, reqId: req.reqId }, 'sync send failed unexpectedly: outcome uncertain');
+        return this.settled(hash, reject('upstream_error', undefined, { txHash: hash }));
+      },
+    );
+    this.inFlight.set(hash, p);
+    return p;
+  }
+
+  private settled(hash: string, exit: Exit): Exit {
+    this.waiting--;
+    this.inFlight.delete(hash);
+    if (exit.reason === 'ok') {
+      if (this.receipts.size >= MAX_RECEIPTS) this.receipts.delete(this.receipts.keys().next().value!);
+      this.receipts.set(hash, { exit, at: performance.now() });
+    }
+    return exit;
+  }
+
+  /** Sequencers in order; on to the next only after a fault (the same bytes are safe to resend). */
+  private async failover(req: ForwardRequest, waitMs: number): Promise<Exit> {
+    const format = this.chain.sync.syncTimeoutFormat;
+    const params = format === 'omit' ? `["${req.rawHex}"]` : `["${req.rawHex}",${format === 'hex' ? `"0x${waitMs.toString(16)}"` : String(waitMs)}]`;
+    const times = { timeoutMs: waitMs + this.chain.forward.timeoutMs, queueMs: this.chain.forward.queueMs };
+    let sent = false;
+    let busy = false;
+    for (const seq of this.sequencers) {
+      if (!seq.eligible) continue;
+      const t = performance.now();
+      let a = await seq.call(SYNC_METHOD, params, times);
+      let v = judgeSync(a, req.hash);
+      if (v.outcome === 'nonce_too_low') {
+        // Accepted earlier (these very bytes took the nonce) if the sequencer knows the hash.
+        a = await seq.call('eth_getTransactionByHash', `["${req.hash}"]`, times);
+        if (a.kind === 'result' && a.result !== null && typeof a.result === 'object') v = { exit: pendingAnswer(req.hash), outcome: 'nonce_known', sent: true };
+        else if (a.kind === 'fault') v = { exit: reject('upstream_error', undefined, { txHash: req.hash }), outcome: 'fault', sent: true };
+        else v = { ...v, outcome: 'rejected' };
+      }
+      if (v.outcome === 'fault' && v.sent) {
+        // Written, and no answer within the wait: accepted if the sequencer knows the hash (the
+        // receipt is still to come), else uncertain.
+        const known = await seq.call('eth_getTransactionByHash', `["${req.hash}"]`, {
+          timeoutMs: this.chain.forward.timeoutMs,
+          queueMs: this.chain.forward.queueMs,
+        });
+        if (known.kind === 'result' && known.result !== null && typeof known.result === 'object')
+          v = { exit: pendingAnswer(req.hash), outcome: 'accepted_no_receipt', sent: true, detail: `${v.detail ?? 'no answer'}; the sequencer knows the hash` };
+      }
+      this.audit(req, seq, v, performance.now() - t);
+      if (v.outcome !== 'fault') return v.exit;
+      if (v.sent) sent = true;
+      else if (a.kind === 'fault' && a.busy === true) busy = true;
+      if (a.kind === 'fault' && a.why.startsWith('transport')) seq.markDown(a.why);
+    }
+    if (sent) return reject('upstream_error', undefined, { txHash: req.hash });
+    return busy ? REJECT.overloaded : REJECT.upstream_unavailable;
+  }
+
+  private audit(req: ForwardRequest, seq: Sequencer, v: { outcome: string; sent: boolean; detail?: string | undefined }, ms: number): void {
+    this.log.info(
+      {
+        audit: 'forward',
+        method: SYNC_METHOD,
+        reqId: req.reqId,
+        account: req.account,
+        tx: req.hash,
+        chainId: this.chain.chainId,
+        sequencer: seq.label,
+        outcome: v.outcome,
+        ms: Math.round(ms * 1000) / 1000,
+        ...(v.detail !== undefined ? { detail: v.detail } : {}),
+        ...(!v.sent ? { sent: false } : {}),
+        ...(req.sender !== null ? { sender: req.sender } : {}),
+      },
+      'forward',
+    );
+  }
+
+  close(): Promise<unknown> {
+    return Promise.all(this.sequencers.map((s) => s.close()));
+  }
+}

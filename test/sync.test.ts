@@ -1,0 +1,138 @@
+/**
+ * eth_sendRawTransactionSync (EIP-7966) against real anvil chains: one mining a block every
+ * second (the receipt comes within the wait), one that never mines (it never does).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createPublicClient, http, type Hex } from 'viem';
+import { startAnvil, type Anvil } from '../src/dev/anvil.js';
+import { connectTxgate } from '../packages/client/src/index.js';
+import { keysInLogs, MIN_TIP, newKey, startGate, TIP, type Gate } from './support/harness.js';
+import { freePort } from './support/processes.js';
+import { rpc } from './support/http.js';
+import { SIGNERS } from './support/txs.js';
+
+const key = newKey();
+const plain = newKey(); // a grant without sync
+let mining: Anvil;
+let stuck: Anvil;
+let gate: Gate;
+let gateStuck: Gate;
+let gateOff: Gate;
+
+const SYNC = { enabled: true, maxWaitMs: 3000, syncTimeoutFormat: 'omit' }; // anvil takes the transaction alone
+const accounts = [
+  { id: 'sync', keys: [key], allowUntipped: true, grants: [{ sync: true }] },
+  { id: 'plain', keys: [plain], allowUntipped: true },
+];
+
+before(async () => {
+  mining = await startAnvil({ port: await freePort(), chainId: 4663, blockTime: 1 });
+  stuck = await startAnvil({ port: await freePort(), chainId: 4663, extraArgs: ['--no-mining'] });
+  const config = { allowUntipped: true };
+  gate = await startGate({ chainB: false, sequencers: [mining.url], accounts, config, chainA: { sync: SYNC } });
+  gateStuck = await startGate({ chainB: false, sequencers: [stuck.url], accounts, config, chainA: { sync: { ...SYNC, maxWaitMs: 500 } } });
+  gateOff = await startGate({ chainB: false, sequencers: [mining.url], accounts, config });
+});
+after(async () => {
+  await Promise.all([gate.stop(), gateStuck.stop(), gateOff.stop()]);
+  await Promise.all([mining.stop(), stuck.stop()]);
+  assert.deepEqual(keysInLogs(), []);
+});
+
+async function signed(url: string, signer: number, nonce?: number, value = MIN_TIP): Promise<Hex> {
+  const chainRpc = createPublicClient({ transport: http(url) });
+  const account = SIGNERS[signer]!;
+  const n = nonce ?? (await chainRpc.getTransactionCount({ address: account.address, blockTag: 'pending' }));
+  return account.signTransaction({
+    type: 'eip1559',
+    chainId: 4663,
+    nonce: n,
+    to: TIP as Hex,
+    value,
+    gas: 21000n,
+    maxFeePerGas: 10n ** 10n,
+    maxPriorityFeePerGas: 10n ** 9n,
+  });
+}
+
+const syncCall = (g: Gate, k: string, params: unknown[]) => rpc(g.port, 'eth_sendRawTransactionSync', params, { key: k });
+const audits = (g: Gate, hash: string) => g.logs.filter((l) => l.includes('"audit":"forward"') && l.includes(hash) && l.includes('eth_sendRawTransactionSync'));
+
+describe('eth_sendRawTransactionSync', () => {
+  it('off (the default): refused as any method not served, 400 method_not_found', async () => {
+    const r = await syncCall(gateOff, key, [await signed(mining.url, 1)]);
+    assert.equal(r.status, 400);
+    assert.equal(r.json.error.data.reason, 'method_not_found');
+  });
+
+  it('a grant without sync: 403 sync_not_granted, nothing sent', async () => {
+    const raw = await signed(mining.url, 1);
+    const r = await syncCall(gate, plain, [raw]);
+    assert.equal(r.status, 403);
+    assert.equal(r.json.error.data.reason, 'sync_not_granted');
+  });
+
+  it('bad params: 400 invalid_params (a timeout that is not a positive integer or 0x-hex)', async () => {
+    const raw = await signed(mining.url, 1);
+    for (const params of [[raw, 'soon'], [raw, -5], [raw, 1, 2], []]) {
+      const r = await syncCall(gate, key, params);
+      assert.equal(r.status, 400, JSON.stringify(params));
+      assert.equal(r.json.error.data.reason, 'invalid_params');
+    }
+  });
+
+  it('executed: 200 with the receipt as the chain gave it, in one call; a concurrent resend joins it, a later one is answered from it', async () => {
+    const raw = await signed(mining.url, 2);
+    const [a, b] = await Promise.all([syncCall(gate, key, [raw, '0xbb8']), syncCall(gate, key, [raw, 3000])]);
+    for (const r of [a, b]) {
+      assert.equal(r.status, 200, JSON.stringify(r.json));
+      assert.equal(r.json.result.status, '0x1');
+      assert.match(r.json.result.blockNumber, /^0x[0-9a-f]+$/);
+    }
+    const hash = a.json.result.transactionHash as string;
+    assert.equal(b.json.result.transactionHash, hash);
+    const receipt = await createPublicClient({ transport: http(mining.url) }).getTransactionReceipt({ hash: hash as Hex });
+    assert.equal(receipt.status, 'success');
+    assert.equal(audits(gate, hash).length, 1, 'one forward for both');
+    const again = await syncCall(gate, key, [raw]);
+    assert.equal(again.status, 200);
+    assert.equal(again.json.result.transactionHash, hash);
+    assert.equal(audits(gate, hash).length, 1, 'answered from the receipt, not forwarded again');
+    assert.ok(audits(gate, hash)[0]!.includes('status 0x1 block'), 'the audit line carries the receipt status and block');
+  });
+
+  it('accepted without a receipt in the wait: 202, code 4, data.txHash (never "not sent"); the transaction is in the pool', async () => {
+    const raw = await signed(stuck.url, 3);
+    const r = await syncCall(gateStuck, key, [raw, 60_000]); // capped by maxWaitMs (500)
+    assert.equal(r.status, 202, JSON.stringify(r.json));
+    assert.equal(r.json.error.code, 4);
+    assert.equal(r.json.error.data.reason, 'sync_timeout');
+    const hash = r.json.error.data.txHash as Hex;
+    const tx = await createPublicClient({ transport: http(stuck.url) }).getTransaction({ hash });
+    assert.equal(tx.hash, hash);
+  });
+
+  it('refused by the sequencer (nonce too low, other bytes): passed through as for the plain send', async () => {
+    const first = await signed(mining.url, 4);
+    assert.equal((await syncCall(gate, key, [first])).status, 200);
+    const clash = await signed(mining.url, 4, 0, MIN_TIP + 1n); // other bytes for the nonce taken
+    const r = await syncCall(gate, key, [clash]);
+    assert.equal(r.status, 200);
+    assert.equal(r.json.error.data.reason, 'upstream_rejected');
+  });
+
+  it('the client kit: submitSync returns the receipt as the outcome, or pending with the hash', async () => {
+    const kit = await connectTxgate({ url: `http://127.0.0.1:${gate.port}`, apiKey: key, chainId: 4663, chainRpcUrl: mining.url });
+    const out = await kit.submitSync(await signed(mining.url, 5), { maxWaitMs: 3000 });
+    assert.equal(out.kind, 'executed');
+    assert.equal(out.kind === 'executed' && out.receipt.status, '0x1');
+    await kit.close();
+    const kitStuck = await connectTxgate({ url: `http://127.0.0.1:${gateStuck.port}`, apiKey: key, chainId: 4663, chainRpcUrl: stuck.url });
+    const raw = await signed(stuck.url, 6);
+    const p = await kitStuck.submitSync(raw);
+    assert.equal(p.kind, 'pending');
+    assert.equal(p.kind === 'pending' && p.hash, await kitStuck.hashOf(raw));
+    await kitStuck.close();
+  });
+});
