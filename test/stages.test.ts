@@ -200,10 +200,13 @@ describe('auth and grant', () => {
     assert.equal(createAuthStage({ ...store, ready: false }).run(ctx({ key: 'k1' })), REJECT.not_ready);
     assert.equal(createAuthStage({ ...store, stale: true }).run(ctx({ key: 'k1' })), REJECT.credentials_stale, 'a stale snapshot: 503, never a 401 or a pass');
   });
-  it('grant: 403 disabled, 403 not granted, else the grant of the host chain', () => {
-    assert.equal(ok(grant.run(ctx({ set: { account: acct('a') } }))).grant.chainId, 4663);
-    assert.equal(grant.run(ctx({ set: { account: acct('off') } })), REJECT.submission_disabled);
-    assert.equal(grant.run(ctx({ set: { account: acct('a'), chain: chains[1] } })), REJECT.chain_not_granted);
+  it('grant: 403 disabled, 403 not granted, else the grant of the host chain; the sync method needs a sync grant', () => {
+    const send = { rpc: { id: 1, idJson: '1', method: 'eth_sendRawTransaction', params: [] } };
+    assert.equal(ok(grant.run(ctx({ set: { ...send, account: acct('a') } }))).grant.chainId, 4663);
+    assert.equal(grant.run(ctx({ set: { ...send, account: acct('off') } })), REJECT.submission_disabled);
+    assert.equal(grant.run(ctx({ set: { ...send, account: acct('a'), chain: chains[1] } })), REJECT.chain_not_granted);
+    const sync = { rpc: { ...send.rpc, method: 'eth_sendRawTransactionSync' } };
+    assert.equal(grant.run(ctx({ set: { ...sync, account: acct('a') } })), REJECT.sync_not_granted);
   });
 });
 
