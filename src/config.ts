@@ -63,7 +63,7 @@ export interface SyncConfig {
    * waits as long as it is configured to.
    */
   readonly syncTimeoutFormat: 'number' | 'hex' | 'omit';
-  /** Sync calls waiting at once (per thread), on connections of their own; beyond it 503 overloaded, nothing sent. */
+  /** Sync calls waiting at once for this chain (per thread), each on a connection of its own (up to 1024); beyond it 503 overloaded, nothing sent. */
   readonly maxWaiting: number;
 }
 
@@ -281,7 +281,7 @@ function readChains(r: Reader, value: unknown): ChainConfig[] {
           maxWaitMs: r.int(sync.maxWaitMs, `${f}.sync.maxWaitMs`, 2000, 1, 60_000),
           mode: r.oneOf<'forward'>(sync.mode, `${f}.sync.mode`, 'forward', ['forward']),
           syncTimeoutFormat: r.oneOf<'number' | 'hex' | 'omit'>(sync.syncTimeoutFormat, `${f}.sync.syncTimeoutFormat`, 'number', ['number', 'hex', 'omit']),
-          maxWaiting: r.int(sync.maxWaiting, `${f}.sync.maxWaiting`, 256, 1, 100_000),
+          maxWaiting: r.int(sync.maxWaiting, `${f}.sync.maxWaiting`, 256, 1, 1024),
         },
       });
     });

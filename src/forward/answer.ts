@@ -63,6 +63,7 @@ export function knownAfterNonceTooLow(v: Verdict, known: Answer, hash: string): 
   return { outcome: 'rejected', exit: v.exit, detail: v.detail };
 }
 
-function isTxObject(v: unknown, hash: string): boolean {
+/** A transaction object of this very hash (an eth_getTransactionByHash result). */
+export function isTxObject(v: unknown, hash: string): boolean {
   return typeof v === 'object' && v !== null && typeof (v as { hash?: unknown }).hash === 'string' && (v as { hash: string }).hash.toLowerCase() === hash;
 }

@@ -20,7 +20,7 @@ import { getRoutes, type TipAddressesHandler } from './get-routes.js';
 import { STAGE_SAMPLE_MASK, type Pipeline, type PipelineHooks, type RequestObserver } from '../pipeline/pipeline.js';
 import { AnswerPath, type AnswerWriter } from '../pipeline/answer-path.js';
 import type { Readiness } from './readiness.js';
-import { announcesBody, H, writeAnswer, type Written } from './write.js';
+import { announcesBody, H, writeAnswer } from './write.js';
 
 export interface ServerDeps {
   readonly log: Logger;
@@ -102,6 +102,7 @@ export class PublicServer implements AnswerWriter<HttpContext> {
       };
     }
     this.pipeline = deps.buildPipeline(hooks);
+    deps.observer?.stages?.(this.pipeline.names);
     this.app = this.routes(uws().App());
   }
 
@@ -210,15 +211,11 @@ export class PublicServer implements AnswerWriter<HttpContext> {
   }
 
   /**
-   * HTTP's answer writer (AnswerWriter), the one writer for pipeline answers; `done` once the
-   * answer is written or known never to be (at once, unless the answer closes its connection:
-   * write.ts).
+   * HTTP's answer writer (AnswerWriter), the one writer for pipeline answers: true when written
+   * at once; an answer that closes its connection is known written only later (write.ts).
    */
-  write(ctx: HttpContext, exit: Exit, done?: Written): void {
-    if (ctx.responded || ctx.aborted) {
-      done?.(true);
-      return;
-    }
+  write(ctx: HttpContext, exit: Exit): boolean | Promise<boolean> {
+    if (ctx.responded || ctx.aborted) return true;
     ctx.responded = true;
     let headers = exit.headers;
     const extra = this.deps.answerHeaders?.(ctx, exit);
@@ -227,8 +224,12 @@ export class PublicServer implements AnswerWriter<HttpContext> {
     // A body left unread (early exit before or during reading) would be parsed as the next
     // request: close the connection instead of draining an unbounded body. Draining, every
     // answer closes, so a keep-alive client moves to another edge.
-    const close = !ctx.reader.done || this.deps.readiness.draining;
-    writeAnswer(ctx.res, exit.status, exit.body(ctx.idJson), { headers, close, reqId: ctx.reqId }, done, () => ctx.aborted);
+    const o = { headers, close: !ctx.reader.done || this.deps.readiness.draining, reqId: ctx.reqId };
+    if (!o.close) {
+      writeAnswer(ctx.res, exit.status, exit.body(ctx.idJson), o);
+      return true;
+    }
+    return new Promise<boolean>((done) => writeAnswer(ctx.res, exit.status, exit.body(ctx.idJson), o, done, () => ctx.aborted));
   }
 
   /** The pipeline's stage names, in order. */

@@ -61,8 +61,14 @@ export class Metrics {
   /** requestChildren[method][reason] */
   private readonly requestChildren: Map<string, Counter>[] = [];
   private readonly durationChildren: Record<string, FastHistogram>[] = [];
-  /** By stage name, bound on a stage's first sample. */
+  /** By stage name: bound when the pipeline is built (stages), or on a stage's first sample. */
   private readonly stageChildren = new Map<string, FastHistogram>();
+
+  private stageSeries(stage: string): FastHistogram {
+    let h = this.stageChildren.get(stage);
+    if (h === undefined) this.stageChildren.set(stage, (h = this.stages.child({ stage })));
+    return h;
+  }
 
   constructor(
     private readonly config: Config,
@@ -123,10 +129,10 @@ export class Metrics {
         }
       }
     },
-    stage: (stage: string, ms: number) => {
-      let h = this.stageChildren.get(stage);
-      if (h === undefined) this.stageChildren.set(stage, (h = this.stages.child({ stage })));
-      h.observe(ms / 1000);
+    stage: (stage: string, ms: number) => this.stageSeries(stage).observe(ms / 1000),
+    // Bound up front, as the request series: alerts see zeros, not gaps.
+    stages: (names: readonly string[]) => {
+      for (const n of names) this.stageSeries(n);
     },
   };
 

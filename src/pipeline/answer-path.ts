@@ -11,10 +11,10 @@ import type { RequestObserver } from './pipeline.js';
 export interface AnswerWriter<C extends BaseCtx> {
   /**
    * Writes the answer to the request of `ctx` (or does nothing if it was answered or its client
-   * is gone); `done(written)` once it is known whether the answer was written (false: the
-   * connection closed first), at once or later.
+   * is gone): true once written, or a promise of whether it was (false: the connection closed
+   * first) when that is known only later. Most answers are written at once: nothing allocated.
    */
-  write(ctx: C, exit: Exit, done: (written: boolean) => void): void;
+  write(ctx: C, exit: Exit): boolean | PromiseLike<boolean>;
 }
 
 /** The one log line of an answered request (http/request-log.ts). */
@@ -51,12 +51,16 @@ export class AnswerPath<C extends BaseCtx> {
   /** The pipeline's exit hook: write, then log, observe and count the request done. */
   readonly exit = (ctx: BaseCtx, exit: Exit, stage: string, err: unknown): void => {
     const micros = Math.round((performance.now() - ctx.t0) * 1000);
-    this.writer.write(ctx as C, exit, (written) => {
-      this.deps.log.exit(ctx, exit, stage, err, micros, !written, this.deps.via);
-      this.deps.observer?.request(ctx, exit, stage, micros);
-      if (--this.inFlight === 0 && this.idle !== null) this.idle();
-    });
+    const w = this.writer.write(ctx as C, exit);
+    if (typeof w === 'boolean') this.done(ctx, exit, stage, err, micros, w);
+    else w.then((written) => this.done(ctx, exit, stage, err, micros, written));
   };
+
+  private done(ctx: BaseCtx, exit: Exit, stage: string, err: unknown, micros: number, written: boolean): void {
+    this.deps.log.exit(ctx, exit, stage, err, micros, !written, this.deps.via);
+    this.deps.observer?.request(ctx, exit, stage, micros);
+    if (--this.inFlight === 0 && this.idle !== null) this.idle();
+  }
 
   /** Resolves when nothing is in flight, or after `graceMs`. */
   settled(graceMs: number): Promise<void> {

@@ -72,6 +72,8 @@ export interface RequestObserver {
   request(ctx: BaseCtx, exit: Exit, stage: string, micros: number): void;
   /** A timed stage's duration, by the stage's name. */
   stage?(stage: string, ms: number): void;
+  /** The pipeline's stage names, once it is built (so per-stage series exist before a sample). */
+  stages?(names: readonly string[]): void;
 }
 
 export class Pipeline {

@@ -8,14 +8,14 @@
  *   `data.txHash`, never something a client could read as "not sent";
  * - any other JSON-RPC error: the sequencer's refusal passed through (its code 5 included);
  * - a fault: 502 uncertain if the bytes were written, 503 not forwarded if not.
- * Calls wait on connections of their own (`sync.maxWaiting` per sequencer and thread), so a
+ * Calls wait on connections of their own (`sync.maxWaiting` per chain and thread), so a
  * wait never holds a connection the plain send needs; beyond it, 503 overloaded before anything
  * is sent. A resend of the same bytes while the first waits joins it; after a receipt, a resend
  * is answered from it for a while and never forwarded again.
  */
 import type { ChainConfig } from '../config.js';
 import { Exit, reject, REJECT } from '../errors.js';
-import { judge } from '../forward/answer.js';
+import { isTxObject, judge, knownAfterNonceTooLow } from '../forward/answer.js';
 import type { ForwardRequest } from '../forward/forwarder.js';
 import type { HealthBoard } from '../forward/health-board.js';
 import { Sequencer, type Answer } from '../forward/upstream.js';
@@ -88,13 +88,8 @@ export class SyncSender {
     health: { readonly board: HealthBoard; readonly slots: readonly number[] },
     private readonly log: Logger,
   ) {
-    const conns = Math.min(chain.sync.maxWaiting, 1024);
+    const conns = chain.sync.maxWaiting;
     this.sequencers = chain.sequencers.map((u, i) => new Sequencer(u, conns, health.board, health.slots[i]!));
-  }
-
-  /** Sync calls waiting now. */
-  get pending(): number {
-    return this.waiting;
   }
 
   send(req: ForwardRequest, waitMs: number): Exit | Promise<Exit> {
@@ -132,28 +127,22 @@ export class SyncSender {
     const format = this.chain.sync.syncTimeoutFormat;
     const params = format === 'omit' ? `["${req.rawHex}"]` : `["${req.rawHex}",${format === 'hex' ? `"0x${waitMs.toString(16)}"` : String(waitMs)}]`;
     const times = { timeoutMs: waitMs + this.chain.forward.timeoutMs, queueMs: this.chain.forward.queueMs };
+    const lookupTimes = { timeoutMs: this.chain.forward.timeoutMs, queueMs: this.chain.forward.queueMs };
     let sent = false;
     let busy = false;
     for (const seq of this.sequencers) {
       if (!seq.eligible) continue;
       const t = performance.now();
-      let a = await seq.call(SYNC_METHOD, params, times);
+      const a = await seq.call(SYNC_METHOD, params, times);
       let v = judgeSync(a, req.hash);
-      if (v.outcome === 'nonce_too_low') {
-        // Accepted earlier (these very bytes took the nonce) if the sequencer knows the hash.
-        a = await seq.call('eth_getTransactionByHash', `["${req.hash}"]`, times);
-        if (a.kind === 'result' && a.result !== null && typeof a.result === 'object') v = { exit: pendingAnswer(req.hash), outcome: 'nonce_known', sent: true };
-        else if (a.kind === 'fault') v = { exit: reject('upstream_error', undefined, { txHash: req.hash }), outcome: 'fault', sent: true };
-        else v = { ...v, outcome: 'rejected' };
-      }
-      if (v.outcome === 'fault' && v.sent) {
-        // Written, and no answer within the wait: accepted if the sequencer knows the hash (the
-        // receipt is still to come), else uncertain.
-        const known = await seq.call('eth_getTransactionByHash', `["${req.hash}"]`, {
-          timeoutMs: this.chain.forward.timeoutMs,
-          queueMs: this.chain.forward.queueMs,
-        });
-        if (known.kind === 'result' && known.result !== null && typeof known.result === 'object')
+      if (v.outcome === 'nonce_too_low' || (v.outcome === 'fault' && v.sent)) {
+        // Nonce too low, or written and no answer within the wait: accepted (the receipt is
+        // still to come) if the sequencer knows this very hash, as for the plain send.
+        const known = await seq.call('eth_getTransactionByHash', `["${req.hash}"]`, lookupTimes);
+        if (v.outcome === 'nonce_too_low') {
+          const k = knownAfterNonceTooLow({ outcome: 'nonce_too_low', exit: v.exit, detail: v.detail }, known, req.hash);
+          v = { exit: k.outcome === 'nonce_known' ? pendingAnswer(req.hash) : k.exit, outcome: k.outcome, sent: true, detail: k.detail };
+        } else if (known.kind === 'result' && isTxObject(known.result, req.hash))
           v = { exit: pendingAnswer(req.hash), outcome: 'accepted_no_receipt', sent: true, detail: `${v.detail ?? 'no answer'}; the sequencer knows the hash` };
       }
       this.audit(req, seq, v, performance.now() - t);
