@@ -25,12 +25,16 @@ import { admissionStages } from './stages/list.js';
 import { TxDecoder } from './tx/decoder.js';
 import { Metrics } from './metrics/metrics.js';
 import { BUILD } from './build.js';
+import type { LaneObserver } from './ws/lane.js';
 
 export { buildChains } from './chains.js';
 export { admissionStages, type Admitted } from './stages/list.js';
 
 export interface Observers {
   readonly request?: RequestObserver;
+  /** The WebSocket lane's frames, and its connections (with `websocket.enabled`). */
+  readonly wsRequest?: RequestObserver;
+  readonly wsLane?: LaneObserver;
   readonly forward?: ForwardObserver;
   readonly accountsReload?: (result: ReloadResult, accounts: number) => void;
 }
@@ -72,7 +76,16 @@ export function createApp(opts: AppOptions): App {
   const { config, log } = opts;
   const metrics = config.metrics.enabled ? new Metrics(config, BUILD) : null;
   const obs: Observers =
-    opts.observers ?? (metrics !== null ? { request: metrics.request, forward: metrics.forward, accountsReload: metrics.accountsReload } : {});
+    opts.observers ??
+    (metrics !== null
+      ? {
+          request: metrics.request,
+          wsRequest: metrics.wsRequest,
+          wsLane: metrics.wsLane,
+          forward: metrics.forward,
+          accountsReload: metrics.accountsReload,
+        }
+      : {});
   const chains = buildChains(config);
   const hosts = new HostTable(chains);
   const readiness = new Readiness();
@@ -112,6 +125,18 @@ export function createApp(opts: AppOptions): App {
     serverTiming: config.profiling.serverTiming,
     answerHeaders: quotaHeaders(limiter),
     ...(obs.request !== undefined ? { observer: obs.request } : {}),
+    ...(config.websocket.enabled
+      ? {
+          websocket: {
+            config: config.websocket,
+            maxBodyBytes: config.limits.maxBodyBytes,
+            hosts,
+            store,
+            ...(obs.wsRequest !== undefined ? { observer: obs.wsRequest } : {}),
+            ...(obs.wsLane !== undefined ? { lane: obs.wsLane } : {}),
+          },
+        }
+      : {}),
     ...(opts.idPrefix !== undefined ? { idPrefix: opts.idPrefix } : {}),
   });
 

@@ -100,6 +100,28 @@ export interface Config {
   readonly profiling: { readonly serverTiming: boolean };
   readonly tipAddresses: { readonly maxAgeSeconds: number };
   readonly dedup: { readonly acceptedTtlMs: number; readonly maxEntries: number };
+  /** The WebSocket submission lane (src/ws/): off unless a deployment turns it on (DESIGN §7). */
+  readonly websocket: WebSocketConfig;
+}
+
+/**
+ * The WebSocket lane on the public port: `GET /` with `Upgrade: websocket`, authenticated at the
+ * upgrade, then one JSON-RPC request per text frame through the same stages, answered by id.
+ */
+export interface WebSocketConfig {
+  readonly enabled: boolean;
+  /** Requests in flight on one connection; beyond it a frame is answered `overloaded`, nothing sent. */
+  readonly maxInFlight: number;
+  /** Open connections per account (per server thread); beyond it the upgrade is refused 429 too_many_connections. */
+  readonly maxConnectionsPerAccount: number;
+  /** Seconds without a frame either way before the connection is closed; the server pings before that (0: never). */
+  readonly idleTimeoutSeconds: number;
+  /**
+   * Answer bytes a connection may leave unread: past half of it new requests are answered
+   * `overloaded` (nothing sent), past all of it an answer cannot be queued and the connection is
+   * closed (1013): its requests in flight are then unanswered, logged as such.
+   */
+  readonly maxBackpressureBytes: number;
 }
 
 /** Forks whose transaction rules the decoder knows (@ethereumjs/common names). */
@@ -140,6 +162,7 @@ export function parseConfig(input: unknown, baseDir: string, env: NodeJS.Process
     'dedup',
     'crypto',
     'busyPoll',
+    'websocket',
   ]);
   if (!isObj(input)) r.problems.push('config: must be a JSON object');
 
@@ -159,6 +182,11 @@ export function parseConfig(input: unknown, baseDir: string, env: NodeJS.Process
   const cryptoIn = r.obj(top.crypto, 'crypto', ['secp256k1', 'signature']);
   const tipIn = r.obj(top.tipAddresses, 'tipAddresses', ['maxAgeSeconds']);
   const dedupIn = r.obj(top.dedup, 'dedup', ['acceptedTtlMs', 'maxEntries']);
+  const wsIn = r.obj(top.websocket, 'websocket', ['enabled', 'maxInFlight', 'maxConnectionsPerAccount', 'idleTimeoutSeconds', 'maxBackpressureBytes']);
+  const idleTimeoutSeconds = r.int(wsIn.idleTimeoutSeconds, 'websocket.idleTimeoutSeconds', 60, 0, 960);
+  // uWS counts idle time in 4-second ticks and needs at least 8 s (0 turns the timeout off).
+  if (idleTimeoutSeconds !== 0 && (idleTimeoutSeconds < 8 || idleTimeoutSeconds % 4 !== 0))
+    r.problems.push('websocket.idleTimeoutSeconds: must be 0 (never) or a multiple of 4 from 8 to 960');
 
   const maxBodyBytes = r.int(limitsIn.maxBodyBytes, 'limits.maxBodyBytes', 65536, 512, 65536);
   const chainIdMaxBodyBytes = r.int(limitsIn.chainIdMaxBodyBytes, 'limits.chainIdMaxBodyBytes', 512, 64, 512);
@@ -202,6 +230,13 @@ export function parseConfig(input: unknown, baseDir: string, env: NodeJS.Process
     dedup: {
       acceptedTtlMs: r.int(dedupIn.acceptedTtlMs, 'dedup.acceptedTtlMs', 5000, 0, 600_000),
       maxEntries: r.int(dedupIn.maxEntries, 'dedup.maxEntries', 100_000, 1, 10_000_000),
+    },
+    websocket: {
+      enabled: r.bool(wsIn.enabled, 'websocket.enabled', false),
+      maxInFlight: r.int(wsIn.maxInFlight, 'websocket.maxInFlight', 256, 1, 65_536),
+      maxConnectionsPerAccount: r.int(wsIn.maxConnectionsPerAccount, 'websocket.maxConnectionsPerAccount', 16, 1, 10_000),
+      idleTimeoutSeconds,
+      maxBackpressureBytes: r.int(wsIn.maxBackpressureBytes, 'websocket.maxBackpressureBytes', 4 << 20, 64 << 10, 1 << 30),
     },
   };
 

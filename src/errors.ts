@@ -44,6 +44,7 @@ export type Header = readonly [name: string, value: string];
  */
 export class Exit {
   private detailQuoted: string | null = null;
+  private statusTail: string | null = null;
 
   constructor(
     readonly status: number,
@@ -59,11 +60,32 @@ export class Exit {
     return '{"jsonrpc":"2.0","id":' + idJson + this.tail;
   }
 
+  /**
+   * The body for a transport with no status line (a WebSocket frame): an error's `data` carries
+   * `status`, the HTTP status the same answer gets over HTTP, beside `reason` (DESIGN §7). Built
+   * once per Exit: the preallocated rejections pay for it once.
+   */
+  bodyWithStatus(idJson: string): string {
+    return '{"jsonrpc":"2.0","id":' + idJson + (this.statusTail ??= withStatus(this.tail, this.status));
+  }
+
   /** `detail` as a JSON string literal for a log line (bounded), quoted once per Exit: many are reused. */
   detailJson(): string | null {
     if (this.detail === undefined) return null;
     return (this.detailQuoted ??= quote(this.detail));
   }
+}
+
+/**
+ * `tail` with `"status":<status>` first in the error's `data` (every error this service builds
+ * has a data object; a message is JSON-escaped, so `"data":{` cannot occur inside it).
+ */
+function withStatus(tail: string, status: number): string {
+  if (!tail.startsWith(',"error":')) return tail;
+  const at = tail.indexOf('"data":{');
+  if (at < 0) return tail.slice(0, -2) + ',"data":{"status":' + status + '}}}';
+  const open = at + 8;
+  return tail.slice(0, open) + '"status":' + status + (tail[open] === '}' ? '' : ',') + tail.slice(open);
 }
 
 function errorTail(code: number, message: string, data: Record<string, unknown>): string {

@@ -53,7 +53,7 @@ export const REASONS = {
     action: 'Use the exact hostname assigned at onboarding.',
   },
   payload_too_large: {
-    stages: ['size_cap', 'route'],
+    stages: ['front_end', 'size_cap', 'route'],
     status: 413,
     code: -32600,
     message: 'Request body exceeds the size limit',
@@ -229,11 +229,26 @@ export const REASONS = {
     action: 'Accepted, not lost: look up the receipt of data.txHash (never resend other bytes for it).',
   },
   overloaded: {
-    stages: ['forward'],
+    stages: ['front_end', 'forward'],
     status: 503,
     code: -32005,
-    message: 'Too many submissions in flight for this chain; the transaction was not forwarded',
-    action: 'Retry after a short backoff with jitter; the transaction was not forwarded.',
+    message: 'Too many submissions in flight; the transaction was not forwarded',
+    action:
+      'Retry after a short backoff with jitter; the transaction was not forwarded. Over WebSocket: fewer in flight on the connection, and read its answers.',
+  },
+  too_many_connections: {
+    stages: ['front_end'],
+    status: 429,
+    code: -32005,
+    message: 'Too many open WebSocket connections for this account',
+    action: 'Close a connection before opening another: one connection carries many submissions in flight.',
+  },
+  draining: {
+    stages: ['front_end'],
+    status: 503,
+    code: -32002,
+    message: 'The service is shutting down; the request was not processed',
+    action: 'Reconnect (another edge takes it) and resend: nothing was forwarded.',
   },
   not_ready: { stages: ['auth'], status: 503, code: -32002, message: 'Service is not ready', action: 'Retry later; check GET /ready.' },
   client_closed: {

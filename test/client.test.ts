@@ -18,7 +18,7 @@ import { BaseError, createPublicClient, createWalletClient, http, type Hex } fro
 import { privateKeyToAccount } from 'viem/accounts';
 import { connectTxgate, TxgateError, type Txgate } from '../packages/client/src/index.js';
 import { NO_ANSWER, Submitter, type ChainResult } from '../packages/client/src/gate.js';
-import { HttpClient } from '../packages/client/src/http.js';
+import { openLink } from '../packages/client/src/link.js';
 import { TxgateProvider, txgateReason as ethersReason } from '../packages/client/src/ethers.js';
 import { txgate, txgateReason as viemReason } from '../packages/client/src/viem.js';
 import { ANVIL_KEYS } from '../src/dev/anvil.js';
@@ -421,10 +421,10 @@ describe('txgate-client', () => {
       });
     });
     await new Promise<void>((r) => stand.listen(0, '127.0.0.1', () => r()));
-    const http = new HttpClient(`http://127.0.0.1:${(stand.address() as AddressInfo).port}`, { connectTimeoutMs: 1_000, timeoutMs: 2_000 });
+    const link = openLink(`http://127.0.0.1:${(stand.address() as AddressInfo).port}`, 'k', { connectTimeoutMs: 1_000, timeoutMs: 2_000 });
     try {
       const raw = await signed(6);
-      const settle = (chainResult: ChainResult) => new Submitter(http, 'k', chainResult).settle(raw, { maxResends: 3, deadline: performance.now() + 10_000 });
+      const settle = (chainResult: ChainResult) => new Submitter(link, chainResult).settle(raw, { maxResends: 3, deadline: performance.now() + 10_000 });
       const unreachable = await settle(async () => NO_ANSWER);
       assert.equal(unreachable.kind, 'uncertain', JSON.stringify(unreachable));
       // The same sequence with a chain RPC that answers it has no such transaction: rejected.
@@ -432,7 +432,7 @@ describe('txgate-client', () => {
       assert.equal(absent.kind, 'rejected', JSON.stringify(absent));
       assert.equal(calls, 4);
     } finally {
-      await http.close();
+      await link.close();
       stand.close();
     }
   });

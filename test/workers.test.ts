@@ -104,7 +104,7 @@ describe('two worker threads', () => {
   it('one scrape counts the requests of every thread', async () => {
     const count = async () => {
       const text = (await send({ port: internalPort, method: 'GET', path: '/metrics' })).text;
-      return Number(/^txgate_requests_total\{method="other",status="400",reason="method_not_found"\} (\d+)/m.exec(text)?.[1] ?? 0);
+      return Number(/^txgate_requests_total\{method="other",status="400",reason="method_not_found",transport="http"\} (\d+)/m.exec(text)?.[1] ?? 0);
     };
     const before = await count();
     const threads = new Set<string>();

@@ -21,6 +21,7 @@ import { STAGE_SAMPLE_MASK, type Pipeline, type PipelineHooks, type RequestObser
 import { AnswerPath, type AnswerWriter } from '../pipeline/answer-path.js';
 import type { Readiness } from './readiness.js';
 import { announcesBody, H, writeAnswer } from './write.js';
+import { WebSocketLane, type LaneDeps } from '../ws/lane.js';
 
 export interface ServerDeps {
   readonly log: Logger;
@@ -35,6 +36,8 @@ export interface ServerDeps {
   readonly busyPoll?: { touch(): void };
   /** Headers a pipeline answer carries beside its own (the rate-limit headers). */
   readonly answerHeaders?: (ctx: BaseCtx, exit: Exit) => readonly Header[] | undefined;
+  /** The WebSocket lane on `GET /` (config `websocket`, off by default): its own parts; the log, ids and drain are the server's. */
+  readonly websocket?: Omit<LaneDeps, 'log' | 'requestLog' | 'buildPipeline' | 'nextId' | 'draining'>;
 }
 
 /** A request's context, with what the server keeps beside it: its uWS response and body reader. */
@@ -80,6 +83,8 @@ export class PublicServer implements AnswerWriter<HttpContext> {
   /** Every request is timed per stage with Server-Timing on; else 1 in 64 feeds the metrics. */
   private readonly timeMask: number;
   private readonly busy: { touch(): void } | undefined;
+  /** The WebSocket lane, where the deployment turned it on. */
+  readonly lane: WebSocketLane | null;
 
   constructor(private readonly deps: ServerDeps) {
     this.log = deps.log;
@@ -103,12 +108,25 @@ export class PublicServer implements AnswerWriter<HttpContext> {
     }
     this.pipeline = deps.buildPipeline(hooks);
     deps.observer?.stages?.(this.pipeline.names);
+    this.lane =
+      deps.websocket === undefined
+        ? null
+        : new WebSocketLane({
+            ...deps.websocket,
+            log: deps.log,
+            requestLog: this.requestLog,
+            buildPipeline: deps.buildPipeline,
+            nextId: () => this.nextId(),
+            draining: () => deps.readiness.draining,
+          });
     this.app = this.routes(uws().App());
   }
 
   private routes(app: TemplatedApp): TemplatedApp {
     const notAllowed = this.guard((res, req) => this.plain(res, req, REJECT.method_not_allowed));
     const get = getRoutes({ readiness: this.deps.readiness, tipAddresses: this.deps.tipAddresses, requestLog: this.requestLog, nextId: () => this.nextId() });
+    // GET / with Upgrade: websocket, where the lane is on; any other GET / falls through to 405.
+    this.lane?.register(app);
     return app
       .post(
         '/',
@@ -258,8 +276,8 @@ export class PublicServer implements AnswerWriter<HttpContext> {
       uws().us_listen_socket_close(this.listenSocket);
       this.listenSocket = null;
     }
-    await this.answers.settled(graceMs);
-    const unfinished = this.answers.pending;
+    const [, lane] = await Promise.all([this.answers.settled(graceMs), this.lane?.drain(graceMs)]);
+    const unfinished = this.answers.pending + (lane?.unfinished ?? 0);
     (this.app as unknown as { close(): void }).close();
     return { unfinished };
   }

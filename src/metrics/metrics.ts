@@ -37,13 +37,23 @@ const POSSIBLE: Record<(typeof METHODS)[number], readonly string[]> = {
     ),
   ],
 };
+/** The front end a request came by (the `transport` label). */
+const TRANSPORTS = ['http', 'ws'] as const;
 const OUTCOMES = ['accepted', 'already_known', 'nonce_known', 'rejected', 'hash_mismatch', 'fault'] as const;
 
 export class Metrics {
-  private readonly requests = counters('txgate_requests_total', 'Requests answered on POST /, by JSON-RPC method, HTTP status and reason (ok for a result).');
+  private readonly requests = counters(
+    'txgate_requests_total',
+    'Requests answered on POST / (transport http) or a WebSocket frame (ws), by JSON-RPC method, HTTP status (over WebSocket: data.status) and reason (ok for a result).',
+  );
   private readonly duration = histograms(
     'txgate_request_duration_seconds',
-    'Time from request arrival to answer on POST /, by method and outcome (ok, rejected, upstream).',
+    'Time from request arrival to answer, by method, outcome (ok, rejected, upstream) and transport.',
+  );
+  private readonly wsOpen = counters('txgate_ws_connections', 'Open WebSocket connections.');
+  private readonly wsCloses = counters(
+    'txgate_ws_closes_total',
+    'WebSocket connections closed, by close code (1001 drain, 1009 frame too large, 1013 answers not read, 4001 key revoked, 1005/1006 by the client or the network).',
   );
   private readonly stages = histograms(
     'txgate_stage_duration_seconds',
@@ -58,9 +68,9 @@ export class Metrics {
   private readonly loaded = counters('txgate_accounts_loaded', 'Accounts in the snapshot in force.');
   private readonly info = counters('txgate_build_info', 'Build information (value 1).');
 
-  /** requestChildren[method][reason] */
-  private readonly requestChildren: Map<string, Counter>[] = [];
-  private readonly durationChildren: Record<string, FastHistogram>[] = [];
+  /** requestChildren[transport][method][reason] */
+  private readonly requestChildren: Map<string, Counter>[][] = [];
+  private readonly durationChildren: Record<string, FastHistogram>[][] = [];
   /** By stage name: bound when the pipeline is built (stages), or on a stage's first sample. */
   private readonly stageChildren = new Map<string, FastHistogram>();
 
@@ -74,21 +84,11 @@ export class Metrics {
     private readonly config: Config,
     build: { version: string; uws: string },
   ) {
-    METHODS.forEach((method, i) => {
-      const m = new Map<string, Counter>();
-      // The outcomes each method can have are bound up front (so alerts see zeros, not gaps);
-      // anything else binds on first use.
-      for (const reason of POSSIBLE[method]) {
-        const status = reason === 'ok' ? 200 : REASONS[reason as keyof typeof REASONS].status;
-        m.set(reason, this.requests.child({ method, status, reason }));
-      }
-      this.requestChildren[i] = m;
-      this.durationChildren[i] = {
-        ok: this.duration.child({ method, outcome: 'ok' }),
-        rejected: this.duration.child({ method, outcome: 'rejected' }),
-        upstream: this.duration.child({ method, outcome: 'upstream' }),
-      };
-    });
+    this.bindRequests(0);
+    if (config.websocket.enabled) {
+      this.bindRequests(1);
+      this.wsOpen.child({});
+    }
     for (const c of config.chains) {
       this.inFlight.child({ chain: c.chainId });
       for (const s of c.sequencers) {
@@ -106,33 +106,76 @@ export class Metrics {
     }).value = 1;
   }
 
-  /** The observer the public server calls once per answered request and per stage. */
+  /** A transport's request series: the outcomes each method can have are bound up front (so alerts see zeros, not gaps); anything else binds on first use. */
+  private bindRequests(t: number): void {
+    const transport = TRANSPORTS[t]!;
+    this.requestChildren[t] = [];
+    this.durationChildren[t] = [];
+    METHODS.forEach((method, i) => {
+      const m = new Map<string, Counter>();
+      for (const reason of POSSIBLE[method]) {
+        const status = reason === 'ok' ? 200 : REASONS[reason as keyof typeof REASONS].status;
+        m.set(reason, this.requests.child({ method, status, reason, transport }));
+      }
+      this.requestChildren[t]![i] = m;
+      this.durationChildren[t]![i] = {
+        ok: this.duration.child({ method, outcome: 'ok', transport }),
+        rejected: this.duration.child({ method, outcome: 'rejected', transport }),
+        upstream: this.duration.child({ method, outcome: 'upstream', transport }),
+      };
+    });
+  }
+
+  private observe(t: number, ctx: BaseCtx, exit: Exit, micros: number): void {
+    const rpc = finished(ctx).rpc;
+    const mi = rpc === undefined ? 3 : rpc.method === 'eth_chainId' ? 0 : rpc.method === 'eth_sendRawTransaction' ? 1 : 2;
+    const reason = exit.reason;
+    if (this.requestChildren[t] === undefined) this.bindRequests(t);
+    const byReason = this.requestChildren[t]![mi]!;
+    let c = byReason.get(reason);
+    if (c === undefined) {
+      c = this.requests.child({ method: METHODS[mi]!, status: exit.status, reason, transport: TRANSPORTS[t]! });
+      byReason.set(reason, c);
+    }
+    c.value++;
+    const d = this.durationChildren[t]![mi]!;
+    (reason === 'ok' ? d.ok! : reason.startsWith('upstream') ? d.upstream! : d.rejected!).observe(micros / 1e6);
+    if (reason === 'rate_limited') {
+      const account = finished(ctx).account;
+      if (account !== undefined) {
+        let c = this.limitedByAccount.get(account.id);
+        if (c === undefined) this.limitedByAccount.set(account.id, (c = this.limited.child({ account: account.id })));
+        c.value++;
+      }
+    }
+  }
+
+  /** The observer the public server calls once per answered request on POST / and per stage. */
   readonly request: RequestObserver = {
-    request: (ctx: BaseCtx, exit: Exit, _stage: string, micros: number) => {
-      const rpc = finished(ctx).rpc;
-      const mi = rpc === undefined ? 3 : rpc.method === 'eth_chainId' ? 0 : rpc.method === 'eth_sendRawTransaction' ? 1 : 2;
-      const reason = exit.reason;
-      let c = this.requestChildren[mi]!.get(reason);
-      if (c === undefined) {
-        c = this.requests.child({ method: METHODS[mi]!, status: exit.status, reason });
-        this.requestChildren[mi]!.set(reason, c);
-      }
-      c.value++;
-      const d = this.durationChildren[mi]!;
-      (reason === 'ok' ? d.ok! : reason.startsWith('upstream') ? d.upstream! : d.rejected!).observe(micros / 1e6);
-      if (reason === 'rate_limited') {
-        const account = finished(ctx).account;
-        if (account !== undefined) {
-          let c = this.limitedByAccount.get(account.id);
-          if (c === undefined) this.limitedByAccount.set(account.id, (c = this.limited.child({ account: account.id })));
-          c.value++;
-        }
-      }
-    },
+    request: (ctx: BaseCtx, exit: Exit, _stage: string, micros: number) => this.observe(0, ctx, exit, micros),
     stage: (stage: string, ms: number) => this.stageSeries(stage).observe(ms / 1000),
     // Bound up front, as the request series: alerts see zeros, not gaps.
     stages: (names: readonly string[]) => {
       for (const n of names) this.stageSeries(n);
+    },
+  };
+
+  /** The WebSocket lane's: its frames' answers (stage timings are shared with HTTP's series), and its connections. */
+  readonly wsRequest: RequestObserver = {
+    request: (ctx: BaseCtx, exit: Exit, _stage: string, micros: number) => this.observe(1, ctx, exit, micros),
+    stage: (stage: string, ms: number) => this.stageSeries(stage).observe(ms / 1000),
+  };
+
+  private readonly wsCloseChildren = new Map<number, Counter>();
+  readonly wsLane = {
+    opened: (): void => {
+      this.wsOpen.child({}).value++;
+    },
+    closed: (code: number): void => {
+      this.wsOpen.child({}).value--;
+      let c = this.wsCloseChildren.get(code);
+      if (c === undefined) this.wsCloseChildren.set(code, (c = this.wsCloses.child({ code })));
+      c.value++;
     },
   };
 
@@ -235,6 +278,7 @@ export class Metrics {
       counterJSON(this.inFlight, 'sum', 'gauge'),
       counterJSON(this.up, 'max', 'gauge'),
       counterJSON(this.limited),
+      ...(this.config.websocket.enabled ? [counterJSON(this.wsOpen, 'sum', 'gauge'), counterJSON(this.wsCloses)] : []),
       counterJSON(this.reloads),
       counterJSON(this.loaded, 'max', 'gauge'),
       counterJSON(this.info, 'max', 'gauge'),

@@ -31,6 +31,8 @@ export class StubSequencer {
   readonly calls: Call[] = [];
   behaviour: (call: Call) => Behaviour = () => ({ kind: 'accept' });
   delayMs = 0;
+  /** A delay per call (beside delayMs): answers that overtake each other. */
+  delayOf: ((call: Call) => number) | null = null;
   /** Delay of the eth_chainId answer (the health probe's). */
   chainIdDelayMs = 0;
   chainIdHex: string;
@@ -92,7 +94,8 @@ export class StubSequencer {
       return ok(t);
     }
     const b = this.behaviour(call);
-    if (this.delayMs > 0) await new Promise((r) => setTimeout(r, this.delayMs));
+    const delay = this.delayMs + (this.delayOf?.(call) ?? 0);
+    if (delay > 0) await new Promise((r) => setTimeout(r, delay));
     switch (b.kind) {
       case 'accept':
         return ok(txHash(String(msg.params[0])));

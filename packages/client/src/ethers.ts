@@ -11,7 +11,7 @@
  */
 import { JsonRpcProvider, Network, type JsonRpcError, type JsonRpcPayload, type JsonRpcResult } from 'ethers';
 import { NO_ANSWER, Submitter, type SubmitOutcome } from './gate.js';
-import { HttpClient, rpcCall } from './http.js';
+import { httpUrlOf, openLink, type RpcLink } from './link.js';
 import { rpcError } from './outcomes.js';
 
 /** Anything that answers JSON-RPC reads (an ethers JsonRpcProvider, BrowserProvider, …). */
@@ -20,7 +20,7 @@ export interface ChainRpc {
 }
 
 export interface TxgateProviderOptions {
-  /** txgate's base URL. */
+  /** txgate's base URL: http(s)://, or ws(s):// for the WebSocket lane. */
   readonly url: string;
   readonly apiKey: string;
   /** The chain RPC: its URL, or an ethers provider. */
@@ -37,7 +37,7 @@ export interface TxgateProviderOptions {
 }
 
 export class TxgateProvider extends JsonRpcProvider {
-  private readonly gate: HttpClient;
+  private readonly gate: RpcLink;
   private readonly chain: ChainRpc;
   private readonly submitter: Submitter;
   private readonly opts: TxgateProviderOptions;
@@ -45,14 +45,18 @@ export class TxgateProvider extends JsonRpcProvider {
   constructor(o: TxgateProviderOptions) {
     const network = o.chainId !== undefined ? Network.from(o.chainId) : undefined;
     // One request per POST (txgate refuses batches); a known chain id is not asked for again.
-    super(o.url, network, { batchMaxCount: 1, ...(network !== undefined ? { staticNetwork: network } : {}), pollingInterval: o.pollingInterval ?? 1_000 });
+    super(httpUrlOf(o.url), network, {
+      batchMaxCount: 1,
+      ...(network !== undefined ? { staticNetwork: network } : {}),
+      pollingInterval: o.pollingInterval ?? 1_000,
+    });
     this.opts = o;
-    this.gate = new HttpClient(o.url, { connectTimeoutMs: o.connectTimeoutMs ?? 3_000, timeoutMs: o.timeoutMs ?? 10_000 });
+    this.gate = openLink(o.url, o.apiKey, { connectTimeoutMs: o.connectTimeoutMs ?? 3_000, timeoutMs: o.timeoutMs ?? 10_000 });
     this.chain =
       typeof o.rpc === 'string'
         ? new JsonRpcProvider(o.rpc, network, { batchMaxCount: 1, ...(network !== undefined ? { staticNetwork: network } : {}) })
         : o.rpc;
-    this.submitter = new Submitter(this.gate, o.apiKey, async (method, params) => {
+    this.submitter = new Submitter(this.gate, async (method, params) => {
       try {
         return await this.chain.send(method, [...params]);
       } catch {
@@ -70,7 +74,7 @@ export class TxgateProvider extends JsonRpcProvider {
   private async one(p: JsonRpcPayload): Promise<JsonRpcResult | JsonRpcError> {
     const params = (Array.isArray(p.params) ? p.params : []) as unknown[];
     if (p.method === 'eth_chainId') {
-      const a = await rpcCall(this.gate, 'eth_chainId', []);
+      const a = await this.gate.call('eth_chainId', [], false);
       if (a.kind === 'result') return { id: p.id, result: a.result };
       return { id: p.id, error: a.kind === 'error' ? { code: a.code, message: a.message, data: a.data } : { code: -32603, message: a.why } };
     }

@@ -7,10 +7,14 @@
  */
 import { createKeccak } from 'hash-wasm';
 import { HttpClient, rpcCall, type RpcAnswer } from './http.js';
+import { openLinks, type RpcLink } from './link.js';
 import { kindOf } from './outcomes.js';
 
 export interface TxgateOptions {
-  /** txgate's base URL (the hostname assigned at onboarding). */
+  /**
+   * txgate's base URL (the hostname assigned at onboarding): http(s):// for one request per POST,
+   * or ws(s):// for the WebSocket lane where the deployment runs it (one connection, many in flight).
+   */
   readonly url: string;
   /** The account's API key (sent as X-Api-Key; load it from a secret manager). */
   readonly apiKey: string;
@@ -116,8 +120,7 @@ export class Submitter {
   private keccak: ((b: Uint8Array) => string) | null = null;
 
   constructor(
-    private readonly gate: HttpClient,
-    private readonly apiKey: string,
+    private readonly gate: RpcLink,
     private readonly chainResult: ChainResult,
   ) {}
 
@@ -132,7 +135,7 @@ export class Submitter {
 
   async submit(rawTx: string): Promise<SubmitOutcome> {
     const hash = await this.hashOf(rawTx);
-    const a = await rpcCall(this.gate, 'eth_sendRawTransaction', [rawTx], { 'x-api-key': this.apiKey });
+    const a = await this.gate.call('eth_sendRawTransaction', [rawTx], true);
     return classify(a, hash);
   }
 
@@ -202,12 +205,18 @@ export class Txgate {
   private tipCache: { etag: string; value: TipAddresses } | null = null;
   private readonly submitter: Submitter;
 
+  private readonly gate: RpcLink;
+  /** For what only HTTP serves (GET /tip-addresses). */
+  private readonly web: HttpClient;
+
   private constructor(
     private readonly opts: TxgateOptions,
-    private readonly gate: HttpClient,
+    private readonly links: ReturnType<typeof openLinks>,
     private readonly chain: HttpClient,
   ) {
-    this.submitter = new Submitter(gate, opts.apiKey, async (m, p) => {
+    this.gate = links.link;
+    this.web = links.web;
+    this.submitter = new Submitter(this.gate, async (m, p) => {
       const r = await rpcCall(chain, m, p);
       return r.kind === 'result' ? r.result : NO_ANSWER;
     });
@@ -224,10 +233,19 @@ export class Txgate {
   /** Connects and checks eth_chainId; throws TxgateError (`chain_mismatch`, `unreachable`) rather than go on. */
   static async connect(opts: TxgateOptions): Promise<Txgate> {
     const times = { connectTimeoutMs: opts.connectTimeoutMs ?? 3_000, timeoutMs: opts.timeoutMs ?? 10_000 };
-    const g = new Txgate(opts, new HttpClient(opts.url, times), new HttpClient(opts.chainRpcUrl, times));
-    const id = await g.chainIdOf();
+    const g = new Txgate(opts, openLinks(opts.url, opts.apiKey, times), new HttpClient(opts.chainRpcUrl, times));
+    const a = await g.gate.call('eth_chainId', [], false);
+    const id = chainIdIn(a);
     if (id === null || id !== opts.chainId) {
       await g.close();
+      // Over the WebSocket lane the key is checked at the upgrade: its refusal says why (unauthorized…).
+      if (a.kind === 'error') {
+        const reason = (a.data as { reason?: unknown } | undefined)?.reason;
+        throw new TxgateError(
+          `txgate at ${new URL(opts.url).origin} refused eth_chainId: ${a.message}`,
+          typeof reason === 'string' ? reason : 'unexpected_answer',
+        );
+      }
       if (id === null) throw new TxgateError(`txgate at ${new URL(opts.url).origin} did not answer eth_chainId`, 'unreachable');
       throw new TxgateError(`txgate serves chain ${id} (0x${id.toString(16)}), not ${opts.chainId}: stopping (spec §1)`, 'chain_mismatch');
     }
@@ -248,7 +266,7 @@ export class Txgate {
     this.lastUse = performance.now();
     const hash = await this.submitter.hashOf(rawTx);
     const params = o.maxWaitMs === undefined ? [rawTx] : [rawTx, o.maxWaitMs];
-    const a = await rpcCall(this.gate, 'eth_sendRawTransactionSync', params, { 'x-api-key': this.opts.apiKey });
+    const a = await this.gate.call('eth_sendRawTransactionSync', params, true);
     if (a.kind === 'result') {
       const r = a.result as { transactionHash?: unknown } | null;
       if (typeof r === 'object' && r !== null && typeof r.transactionHash === 'string' && r.transactionHash.toLowerCase() === hash)
@@ -309,7 +327,7 @@ export class Txgate {
     const headers: Record<string, string> = { 'x-api-key': this.opts.apiKey };
     if (cached !== null) headers['if-none-match'] = cached.etag;
     this.lastUse = performance.now();
-    const a = await this.gate.request('GET', chainId === undefined ? '/tip-addresses' : `/tip-addresses?chainId=${chainId}`, headers);
+    const a = await this.web.request('GET', chainId === undefined ? '/tip-addresses' : `/tip-addresses?chainId=${chainId}`, headers);
     if (a.kind === 'failed') throw new TxgateError(`GET /tip-addresses failed: ${a.why}`, 'unreachable');
     if (a.status === 304 && cached !== null) return cached.value;
     let body: { error?: { message?: string; data?: { reason?: string } } } & Partial<TipAddresses>;
@@ -332,14 +350,13 @@ export class Txgate {
 
   async close(): Promise<void> {
     if (this.ping !== null) clearInterval(this.ping);
-    await Promise.all([this.gate.close(), this.chain.close()]);
+    await Promise.all([this.links.close(), this.chain.close()]);
   }
 
   /** The chain id txgate answers (its keep-alive), or null without an answer. */
   private async chainIdOf(): Promise<number | null> {
     this.lastUse = performance.now();
-    const a = await rpcCall(this.gate, 'eth_chainId', []);
-    return a.kind === 'result' && typeof a.result === 'string' && /^0x[0-9a-f]+$/i.test(a.result) ? Number.parseInt(a.result, 16) : null;
+    return chainIdIn(await this.gate.call('eth_chainId', [], false));
   }
 }
 
@@ -370,6 +387,11 @@ export function classify(a: RpcAnswer, hash: string): SubmitOutcome {
   }
   if (kind === 'not_forwarded') return { kind: 'not_forwarded', hash, reason };
   return { kind: 'uncertain', hash, why: `HTTP ${a.status} ${reason}: ${a.message}` };
+}
+
+/** The chain id an eth_chainId answer carries, or null. */
+function chainIdIn(a: RpcAnswer): number | null {
+  return a.kind === 'result' && typeof a.result === 'string' && /^0x[0-9a-f]+$/i.test(a.result) ? Number.parseInt(a.result, 16) : null;
 }
 
 /** A JSON-RPC quantity: 0x-hex (what BigInt() takes without throwing). */

@@ -63,6 +63,8 @@ export const OUTCOMES = {
   upstream_error: row('uncertain', 502, -32603),
   upstream_unavailable: row('not_forwarded', 503, -32002),
   overloaded: row('not_forwarded', 503, -32005),
+  too_many_connections: row('rate_limited', 429, -32005),
+  draining: row('not_forwarded', 503, -32002),
   not_ready: row('not_forwarded', 503, -32002),
   client_closed: row('uncertain', 499, -32603),
   internal_error: row('uncertain', 500, -32603),

@@ -12,11 +12,11 @@
  */
 import { createTransport, http, RpcRequestError, type EIP1193RequestFn, type Transport } from 'viem';
 import { NO_ANSWER, Submitter, type ChainResult } from './gate.js';
-import { HttpClient, rpcCall } from './http.js';
+import { openLink } from './link.js';
 import { rpcError } from './outcomes.js';
 
 export interface TxgateTransportOptions {
-  /** txgate's base URL. */
+  /** txgate's base URL: http(s)://, or ws(s):// for the WebSocket lane. */
   readonly url: string;
   readonly apiKey: string;
   /** The chain RPC: its URL, or a viem transport. */
@@ -29,7 +29,7 @@ export interface TxgateTransportOptions {
 }
 
 export function txgate(o: TxgateTransportOptions): Transport<'txgate'> {
-  const gate = new HttpClient(o.url, { connectTimeoutMs: o.connectTimeoutMs ?? 3_000, timeoutMs: o.timeoutMs ?? 10_000 });
+  const gate = openLink(o.url, o.apiKey, { connectTimeoutMs: o.connectTimeoutMs ?? 3_000, timeoutMs: o.timeoutMs ?? 10_000 });
   return (params) => {
     const chain = (typeof o.rpc === 'string' ? http(o.rpc) : o.rpc)(params);
     const chainResult: ChainResult = async (method, p) => {
@@ -39,12 +39,12 @@ export function txgate(o: TxgateTransportOptions): Transport<'txgate'> {
         return NO_ANSWER;
       }
     };
-    const submitter = new Submitter(gate, o.apiKey, chainResult);
+    const submitter = new Submitter(gate, chainResult);
     const request = (async (args: { method: string; params?: unknown }) => {
       const { method } = args;
       const p = (args.params ?? []) as unknown[];
       if (method === 'eth_chainId') {
-        const a = await rpcCall(gate, 'eth_chainId', []);
+        const a = await gate.call('eth_chainId', [], false);
         if (a.kind === 'result') return a.result;
         throw refusal(o.url, method, p, a.kind === 'error' ? a : { code: -32603, message: a.why, data: undefined, status: a.status });
       }

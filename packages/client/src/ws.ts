@@ -1,0 +1,157 @@
+/**
+ * The kit's WebSocket link to txgate's lane: one connection authenticated at its upgrade (the key
+ * in the X-Api-Key header, never in the URL), many requests in flight, each answer matched by
+ * its id whatever order they come in. Every call settles exactly once:
+ * - answered: the result or the error (its `data.status` stands for the HTTP status);
+ * - no connection could be made: not sent (or the upgrade's own refusal, e.g. 401);
+ * - written, then the connection dropped or no answer within `timeoutMs`: uncertain (the
+ *   submission may have reached a sequencer; the receipt of its hash decides).
+ * A dropped connection is reopened in the background with backoff (100 ms doubling to 5 s,
+ * with jitter); the server's pings keep an idle one open (answered by `ws` itself).
+ */
+import WebSocket from 'ws';
+import type { RpcAnswer } from './http.js';
+import type { LinkTimes, RpcLink } from './link.js';
+
+interface Waiting {
+  readonly resolve: (a: RpcAnswer) => void;
+  readonly timer: NodeJS.Timeout;
+}
+
+const NO_HEADERS: Record<string, string | string[] | undefined> = Object.freeze({});
+
+export class WsLink implements RpcLink {
+  private sock: WebSocket | null = null;
+  private opening: Promise<WebSocket | RpcAnswer> | null = null;
+  private readonly waiting = new Map<number, Waiting>();
+  private seq = 0;
+  private closed = false;
+  private failures = 0;
+  private retry: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly url: string,
+    private readonly apiKey: string,
+    private readonly times: LinkTimes,
+  ) {}
+
+  async call(method: string, params: readonly unknown[]): Promise<RpcAnswer> {
+    const sock = this.sock !== null && this.sock.readyState === WebSocket.OPEN ? this.sock : await this.open();
+    if (!(sock instanceof WebSocket)) return sock;
+    const id = ++this.seq;
+    return new Promise<RpcAnswer>((resolve) => {
+      const timer = setTimeout(() => {
+        this.waiting.delete(id);
+        resolve({ kind: 'failed', why: `no answer within ${this.times.timeoutMs} ms`, sent: true });
+      }, this.times.timeoutMs);
+      this.waiting.set(id, { resolve, timer });
+      sock.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }), (err) => {
+        // Not flushed: the connection went while it was queued; it may or may not have left.
+        if (err !== undefined && err !== null) this.settle(id, { kind: 'failed', why: `connection lost while sending: ${err.message}`, sent: true });
+      });
+    });
+  }
+
+  /** Opens the connection (one attempt shared by every caller): the socket, or the answer every waiting call gets. */
+  private open(): Promise<WebSocket | RpcAnswer> {
+    if (this.closed) return Promise.resolve({ kind: 'failed', why: 'closed', sent: false });
+    this.opening ??= new Promise<WebSocket | RpcAnswer>((resolve) => {
+      const sock = new WebSocket(this.url, { headers: { 'x-api-key': this.apiKey }, handshakeTimeout: this.times.connectTimeoutMs, perMessageDeflate: false });
+      const done = (v: WebSocket | RpcAnswer) => {
+        this.opening = null;
+        resolve(v);
+      };
+      sock.once('open', () => {
+        this.sock = sock;
+        this.failures = 0;
+        sock.on('message', (data) => this.onMessage(data.toString()));
+        done(sock);
+      });
+      // The upgrade refused (401, 403, 421, 429, 503…): every waiting call gets that refusal.
+      sock.once('unexpected-response', (_req, res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          text += c;
+        });
+        res.on('end', () => {
+          sock.terminate();
+          done(refusalOf(res.statusCode ?? 0, text));
+        });
+        res.on('error', () => done({ kind: 'failed', why: `upgrade refused with HTTP ${res.statusCode}`, sent: false }));
+      });
+      sock.once('error', (e) => {
+        if (this.sock !== sock) done({ kind: 'failed', why: `cannot connect: ${e.message}`, sent: false });
+      });
+      sock.once('close', (code, why) => {
+        if (this.sock === sock) this.dropped(code, why.toString());
+        else done({ kind: 'failed', why: `connection closed before it opened (${code})`, sent: false });
+      });
+    });
+    return this.opening;
+  }
+
+  private onMessage(text: string): void {
+    let m: { id?: unknown; result?: unknown; error?: { code?: unknown; message?: unknown; data?: unknown } };
+    try {
+      m = JSON.parse(text);
+    } catch {
+      return; // not JSON-RPC: nothing to match it to
+    }
+    if (typeof m !== 'object' || m === null || typeof m.id !== 'number') return; // id null: a frame that could not be read
+    const e = m.error;
+    if (typeof e === 'object' && e !== null && typeof e.code === 'number') {
+      const data = e.data as { status?: unknown } | undefined;
+      const status = typeof data?.status === 'number' ? data.status : 200;
+      this.settle(m.id, { kind: 'error', code: e.code, message: String(e.message ?? ''), data: e.data, status, headers: NO_HEADERS });
+    } else if ('result' in m) this.settle(m.id, { kind: 'result', result: m.result, status: 200, headers: NO_HEADERS });
+  }
+
+  private settle(id: number, a: RpcAnswer): void {
+    const w = this.waiting.get(id);
+    if (w === undefined) return;
+    this.waiting.delete(id);
+    clearTimeout(w.timer);
+    w.resolve(a);
+  }
+
+  /** The connection dropped: every call in flight is uncertain (it was written); reopen with backoff. */
+  private dropped(code: number, why: string): void {
+    this.sock = null;
+    for (const id of [...this.waiting.keys()])
+      this.settle(id, { kind: 'failed', why: `connection closed with calls in flight (${code}${why !== '' ? ` ${why}` : ''})`, sent: true });
+    if (this.closed) return;
+    const delay = Math.min(5_000, 100 * 2 ** Math.min(this.failures++, 6));
+    this.retry = setTimeout(
+      () => {
+        this.retry = null;
+        if (!this.closed && this.sock === null) void this.open();
+      },
+      delay / 2 + (Math.random() * delay) / 2,
+    );
+    this.retry.unref();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.retry !== null) clearTimeout(this.retry);
+    const sock = this.sock;
+    if (sock === null) return;
+    await new Promise<void>((resolve) => {
+      sock.once('close', () => resolve());
+      sock.close(1000);
+    });
+  }
+}
+
+/** An upgrade refused with a JSON-RPC error body (txgate's) or without one. */
+function refusalOf(status: number, text: string): RpcAnswer {
+  try {
+    const m = JSON.parse(text) as { error?: { code?: unknown; message?: unknown; data?: unknown } };
+    if (typeof m.error?.code === 'number')
+      return { kind: 'error', code: m.error.code, message: String(m.error.message ?? ''), data: m.error.data, status, headers: NO_HEADERS };
+  } catch {
+    /* not JSON */
+  }
+  return { kind: 'failed', why: `upgrade refused with HTTP ${status}`, sent: false };
+}
