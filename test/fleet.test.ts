@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
+import WebSocket from 'ws';
 import { Writable } from 'node:stream';
 import { PostgresAccountStore } from '../src/accounts/postgres/store.js';
 import { StoreState } from '../src/accounts/postgres/state.js';
@@ -131,6 +132,7 @@ async function startEdge(workers: number): Promise<Edge> {
     writeCliConfig(dir, {
       workers,
       chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [stub.url] }],
+      websocket: { enabled: true },
       accounts: { store: 'postgres', url: `postgres://postgres@127.0.0.1:${link.port}/txgate`, maxStaleMs: MAX_STALE_MS, resyncMs: 500 },
     }),
   );
@@ -234,6 +236,43 @@ describe('the database account store', () => {
     await eventually(async () => (await statuses(key)).every((s) => s === 401), 1_000);
     const ms = performance.now() - t0;
     process.stdout.write(`# revocation reached both edges in ${ms.toFixed(0)} ms (CLI start-up included)\n`);
+  });
+
+  it('a key revoked on the database closes its open WebSocket connections on both edges (4001) within 1 s', async () => {
+    const key = keyOf(
+      (await accounts(['create', '--id', 'ws-mm', '--chain', '4663', '--rate', '1000', '--burst', '1000', '--tip', TIP, '--min-tip', '1000000000000'])).stdout,
+    );
+    await eventually(async () => (await statuses(key)).every((s) => s === 200), 2_000);
+    // Two connections per edge: on the two-thread edge they may land on either thread.
+    const socks = await Promise.all(
+      edges.flatMap((e) =>
+        [0, 1].map(
+          () =>
+            new Promise<WebSocket>((resolve, reject) => {
+              const ws = new WebSocket(`ws://127.0.0.1:${e.port}/`, { headers: { host: 'localhost', 'x-api-key': key } });
+              ws.once('open', () => resolve(ws));
+              ws.once('error', reject);
+            }),
+        ),
+      ),
+    );
+    const closed = socks.map((ws) => new Promise<number>((r) => ws.once('close', (code) => r(code))));
+    const chainIds = await Promise.all(
+      socks.map(
+        (ws) =>
+          new Promise<string>((r) => {
+            ws.once('message', (d) => r(JSON.parse(d.toString()).result));
+            ws.send('{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}');
+          }),
+      ),
+    );
+    assert.deepEqual(chainIds, socks.map(() => '0x1237'));
+    const revoked = await accounts(['revoke-key', '--id', 'ws-mm', '--key-stdin'], key);
+    assert.equal(revoked.code, 0, revoked.stderr);
+    const t0 = performance.now();
+    const codes = await Promise.race([Promise.all(closed), new Promise<null>((r) => setTimeout(() => r(null), 1_000))]);
+    assert.deepEqual(codes, socks.map(() => 4001), 'every connection closed with 4001 within 1 s of the revocation');
+    process.stdout.write(`# revoked key's WebSocket connections closed on both edges in ${(performance.now() - t0).toFixed(0)} ms\n`);
   });
 
   it('an invalid row written by hand is refused and logged; the other accounts stay in force', async () => {
