@@ -18,8 +18,8 @@ const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
 const server = JSON.parse(readFileSync(join(process.cwd(), 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
 
 describe('txgate-client, the package', () => {
-  it('depends on nothing of the server: undici and hash-wasm, viem and ethers as optional peers', () => {
-    assert.deepEqual(Object.keys(pkg.dependencies).sort(), ['hash-wasm', 'undici']);
+  it('depends on nothing of the server: undici, hash-wasm and ws, viem and ethers as optional peers', () => {
+    assert.deepEqual(Object.keys(pkg.dependencies).sort(), ['hash-wasm', 'undici', 'ws']);
     for (const d of ['uWebSockets.js', 'secp256k1', 'pino', 'postgres', '@ethereumjs/tx', 'prom-client']) assert.equal(pkg.dependencies[d], undefined, d);
     assert.ok(Object.keys(server.dependencies).includes('uWebSockets.js'), 'the server keeps its own');
     assert.deepEqual(Object.keys(pkg.peerDependencies).sort(), ['ethers', 'viem']);
