@@ -266,12 +266,19 @@ describe('the database account store', () => {
           }),
       ),
     );
-    assert.deepEqual(chainIds, socks.map(() => '0x1237'));
+    assert.deepEqual(
+      chainIds,
+      socks.map(() => '0x1237'),
+    );
     const revoked = await accounts(['revoke-key', '--id', 'ws-mm', '--key-stdin'], key);
     assert.equal(revoked.code, 0, revoked.stderr);
     const t0 = performance.now();
     const codes = await Promise.race([Promise.all(closed), new Promise<null>((r) => setTimeout(() => r(null), 1_000))]);
-    assert.deepEqual(codes, socks.map(() => 4001), 'every connection closed with 4001 within 1 s of the revocation');
+    assert.deepEqual(
+      codes,
+      socks.map(() => 4001),
+      'every connection closed with 4001 within 1 s of the revocation',
+    );
     process.stdout.write(`# revoked key's WebSocket connections closed on both edges in ${(performance.now() - t0).toFixed(0)} ms\n`);
   });
 

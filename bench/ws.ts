@@ -1,0 +1,222 @@
+/**
+ * `npm run bench:ws`: the WebSocket lane against HTTP on the same txgate, in the same run.
+ *
+ * txgate (websocket on) on core 0, the stub sequencer and the load generator (ws-client.ts) on
+ * core 1. For valid submissions (a pre-signed pool of distinct transactions from 16 senders)
+ * and eth_chainId: one WebSocket with 64 in flight vs 64 keep-alive HTTP connections (one
+ * request each at a time), alternating, ROUNDS rounds: req/s and the server's CPU µs per
+ * request (the figure the generator does not bound). Then the latency at ~1,000 req/s of valid
+ * submissions (open loop): straight to the stub, through txgate over HTTP, over WebSocket.
+ * Loopback only.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { randomBytes } from 'node:crypto';
+import { ANVIL_TIP_ADDRESS } from '../src/dev/anvil.js';
+import { sign1559 } from '../src/dev/sign.js';
+import { initCrypto } from '../src/native.js';
+import { keySha256 } from '../src/stages/auth.js';
+import { median, RESULTS_DIR, round } from './lib.js';
+
+const { values: opt } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '5' },
+    rounds: { type: 'string', default: '3' },
+    'in-flight': { type: 'string', default: '64' },
+    rate: { type: 'string', default: '1000' },
+    pool: { type: 'string', default: '20000' },
+  },
+});
+const SECONDS = Number(opt.seconds);
+const ROUNDS = Math.max(1, Number(opt.rounds));
+const IN_FLIGHT = Number(opt['in-flight']);
+const RATE = Number(opt.rate);
+const dist = join(import.meta.dirname, '..');
+const dir = mkdtempSync(join(tmpdir(), 'txgate-ws-'));
+const KEY = 'txg_ws_' + randomBytes(24).toString('base64url');
+const children: ChildProcess[] = [];
+process.on('exit', () => {
+  for (const c of children) c.kill('SIGKILL');
+});
+const cores = Number(spawnSync('nproc').stdout.toString().trim());
+const SERVER_CORE = '0';
+const LOAD_CORE = cores >= 2 ? String(cores - 1) : '0';
+
+await initCrypto();
+const senders = Array.from({ length: 16 }, () => '0x' + randomBytes(32).toString('hex'));
+const poolSize = Number(opt.pool);
+process.stderr.write(`signing ${poolSize} transactions…\n`);
+const valid = Array.from({ length: poolSize }, (_, i) =>
+  JSON.stringify({
+    jsonrpc: '2.0',
+    id: i,
+    method: 'eth_sendRawTransaction',
+    params: [
+      sign1559(
+        {
+          chainId: 4663,
+          nonce: Math.floor(i / senders.length),
+          maxPriorityFeePerGas: 1_000_000_000n,
+          maxFeePerGas: 3_000_000_000n,
+          gas: 21000n,
+          to: ANVIL_TIP_ADDRESS,
+          value: 1_000_000_000_000n,
+        },
+        senders[i % senders.length]!,
+      ),
+    ],
+  }),
+);
+const chainId = [JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] })];
+writeFileSync(
+  join(dir, 'accounts.json'),
+  JSON.stringify({
+    accounts: [
+      {
+        id: 'ws-bench',
+        keySha256: [keySha256(KEY)],
+        grants: [{ chainId: 4663, rateLimit: { perSecond: 1e6, burst: 1e6 }, tipAddresses: [ANVIL_TIP_ADDRESS], minTipWei: '1000000000000' }],
+      },
+    ],
+  }),
+);
+
+async function ready(url: string, child: ChildProcess): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) throw new Error(`exited before ready: ${url}`);
+    try {
+      if ((await fetch(url, { method: 'POST', body: chainId[0]!, headers: { 'content-type': 'application/json' } })).status === 200) return;
+    } catch {
+      /* starting */
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`not ready: ${url}`);
+}
+
+const STUB = 18210;
+const GATE = 18211;
+const stub = spawn('taskset', ['-c', LOAD_CORE, 'node', join(dist, 'bench/stub-sequencer.js'), String(STUB)], { stdio: 'ignore' });
+children.push(stub);
+await ready(`http://127.0.0.1:${STUB}/`, stub);
+const cfg = join(dir, 'txgate.json');
+writeFileSync(
+  cfg,
+  JSON.stringify({
+    listen: { host: '127.0.0.1', port: GATE },
+    internal: { enabled: false },
+    workers: 1,
+    log: { level: 'warn' },
+    dedup: { acceptedTtlMs: 0 },
+    websocket: { enabled: true, maxInFlight: 1024 },
+    chains: [
+      {
+        chainId: 4663,
+        hosts: ['127.0.0.1', 'localhost'],
+        sequencers: [`http://127.0.0.1:${STUB}`],
+        forward: { maxInFlight: 4096, connections: 64, timeoutMs: 5000 },
+      },
+    ],
+    accounts: { file: join(dir, 'accounts.json') },
+  }),
+);
+const gate = spawn('taskset', ['-c', SERVER_CORE, 'node', join(dist, 'src/cli.js'), '--config', cfg], { stdio: 'ignore' });
+children.push(gate);
+await ready(`http://127.0.0.1:${GATE}/`, gate);
+
+/** utime + stime of a process, in µs. */
+function cpuMicros(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(f[11]) + Number(f[12])) * 10_000;
+}
+
+let inputs = 0;
+function generate(input: Record<string, unknown>): Promise<Record<string, number>> {
+  const file = join(dir, `in-${inputs++}.json`);
+  writeFileSync(file, JSON.stringify({ key: KEY, inFlight: IN_FLIGHT, seconds: SECONDS, ...input }));
+  return new Promise((resolve, reject) => {
+    const c = spawn('taskset', ['-c', LOAD_CORE, 'node', join(dist, 'bench/ws-client.js'), file], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    c.stdout.on('data', (d: Buffer) => (out += d));
+    c.stderr.on('data', (d: Buffer) => (out += d));
+    c.on('exit', () => {
+      const m = /RESULT (\{.*\})/.exec(out);
+      if (m === null) reject(new Error(`generator failed: ${out}`));
+      else resolve(JSON.parse(m[1]!));
+    });
+  });
+}
+
+async function measured(mode: 'ws' | 'http', bodies: string[]): Promise<{ rps: number; cpuUsPerReq: number; non200: number }> {
+  await generate({ mode, url: `http://127.0.0.1:${GATE}/`, bodies, seconds: 1 }); // warm-up
+  const c0 = cpuMicros(gate.pid!);
+  const r = await generate({ mode, url: `http://127.0.0.1:${GATE}/`, bodies });
+  const c1 = cpuMicros(gate.pid!);
+  return { rps: r.rps!, cpuUsPerReq: round((c1 - c0) / r.requests!, 1), non200: r.non200! };
+}
+
+const report: Record<string, unknown> = { date: new Date().toISOString(), node: process.version, seconds: SECONDS, rounds: ROUNDS, inFlight: IN_FLIGHT };
+const lines: string[] = [];
+const say = (s: string) => {
+  lines.push(s);
+  process.stdout.write(s + '\n');
+};
+say(
+  `| scenario | HTTP req/s (${IN_FLIGHT} connections) | WebSocket req/s (1 connection, ${IN_FLIGHT} in flight) | WS / HTTP req/s, all rounds | server CPU µs/req HTTP / WS | WS / HTTP CPU per request | non-200 |`,
+);
+say('|---|---|---|---|---|---|---|');
+const throughput: Record<string, unknown>[] = [];
+for (const [name, bodies] of [
+  ['valid submission', valid],
+  ['eth_chainId', chainId],
+] as const) {
+  const rounds: { http: Awaited<ReturnType<typeof measured>>; ws: Awaited<ReturnType<typeof measured>> }[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const http = await measured('http', [...bodies]);
+    const ws = await measured('ws', [...bodies]);
+    rounds.push({ http, ws });
+  }
+  const rpsRatios = rounds.map((r) => round(r.ws.rps / r.http.rps, 2));
+  const cpuRatios = rounds.map((r) => round(r.ws.cpuUsPerReq / r.http.cpuUsPerReq, 2));
+  const m = (f: (r: (typeof rounds)[number]) => number) => median(rounds.map(f));
+  const row = {
+    scenario: name,
+    httpRps: m((r) => r.http.rps),
+    wsRps: m((r) => r.ws.rps),
+    rpsRatios,
+    httpCpu: m((r) => r.http.cpuUsPerReq),
+    wsCpu: m((r) => r.ws.cpuUsPerReq),
+    cpuRatio: median(cpuRatios),
+    cpuRatios,
+    non200: rounds.reduce((n, r) => n + r.http.non200 + r.ws.non200, 0),
+  };
+  throughput.push(row);
+  say(
+    `| ${name} | ${row.httpRps} | ${row.wsRps} | ${round(row.wsRps / row.httpRps, 2)}x (${rpsRatios.join(', ')}) | ${row.httpCpu} / ${row.wsCpu} | **${row.cpuRatio}x** (${cpuRatios.join(', ')}) | ${row.non200} |`,
+  );
+}
+report.throughput = throughput;
+
+say('');
+say(`Latency of valid submissions at ${RATE} req/s (open loop, ${SECONDS} s, the first half second dropped):`);
+say('');
+say('| path | p50 µs | p99 µs | added p50 / p99 µs (vs straight to the stub) | non-200 |');
+say('|---|---|---|---|---|');
+const direct = await generate({ mode: 'http', url: `http://127.0.0.1:${STUB}/`, bodies: valid, inFlight: 16, rate: RATE });
+const viaHttp = await generate({ mode: 'http', url: `http://127.0.0.1:${GATE}/`, bodies: valid, inFlight: 16, rate: RATE });
+const viaWs = await generate({ mode: 'ws', url: `http://127.0.0.1:${GATE}/`, bodies: valid, rate: RATE });
+for (const [name, r] of [
+  ['straight to the stub (HTTP, 16 connections)', direct],
+  ['txgate over HTTP (16 connections)', viaHttp],
+  ['txgate over one WebSocket', viaWs],
+] as const)
+  say(`| ${name} | ${r.p50} | ${r.p99} | ${r === direct ? '—' : `${r.p50! - direct.p50!} / ${r.p99! - direct.p99!}`} | ${r.non200} |`);
+report.latency = { rate: RATE, direct, viaHttp, viaWs };
+
+writeFileSync(join(RESULTS_DIR, 'ws.json'), JSON.stringify(report, null, 2) + '\n');
+writeFileSync(join(RESULTS_DIR, 'ws.md'), lines.join('\n') + '\n');
+process.stderr.write(`saved bench/results/ws.json and ws.md\n`);
+process.exit(0);
