@@ -4,7 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createPublicClient, http, type Hex } from 'viem';
+import { createPublicClient, createWalletClient, http, keccak256, type Hex } from 'viem';
+import { TxgateProvider } from '../packages/client/src/ethers.js';
+import { txgate, txgateReason as viemReason } from '../packages/client/src/viem.js';
 import { startAnvil, type Anvil } from '../src/dev/anvil.js';
 import { connectTxgate } from '../packages/client/src/index.js';
 import { keysInLogs, MIN_TIP, newKey, startGate, TIP, type Gate } from './support/harness.js';
@@ -134,5 +136,46 @@ describe('eth_sendRawTransactionSync', () => {
     assert.equal(p.kind, 'pending');
     assert.equal(p.kind === 'pending' && p.hash, await kitStuck.hashOf(raw));
     await kitStuck.close();
+  });
+  it('viem: sendRawTransactionSync and sendTransactionSync through the txgate transport return the executed receipt in one call', async () => {
+    const chain = {
+      id: 4663,
+      name: 'anvil',
+      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+      rpcUrls: { default: { http: [mining.url] } },
+    } as const;
+    const transport = txgate({ url: `http://127.0.0.1:${gate.port}`, apiKey: key, rpc: mining.url });
+    const wallet = createWalletClient({ account: SIGNERS[0]!, chain, transport });
+    const raw = await signed(mining.url, 1);
+    const receipt = await wallet.sendRawTransactionSync({ serializedTransaction: raw });
+    assert.equal(receipt.status, 'success');
+    assert.equal(
+      receipt.transactionHash,
+      await (await connectTxgate({ url: `http://127.0.0.1:${gate.port}`, apiKey: key, chainId: 4663, chainRpcUrl: mining.url })).hashOf(raw),
+    );
+    const sent = await wallet.sendTransactionSync({ to: TIP as Hex, value: MIN_TIP });
+    assert.equal(sent.status, 'success');
+    assert.ok(audits(gate, sent.transactionHash).length >= 1, 'it went through txgate, not to the chain RPC');
+    // A grant without sync: viem throws with txgate's reason.
+    const plainWallet = createWalletClient({
+      account: SIGNERS[0]!,
+      chain,
+      transport: txgate({ url: `http://127.0.0.1:${gate.port}`, apiKey: plain, rpc: mining.url }),
+    });
+    const err = await plainWallet.sendRawTransactionSync({ serializedTransaction: await signed(mining.url, 2) }).catch((e: unknown) => e);
+    assert.equal(viemReason(err), 'sync_not_granted');
+  });
+
+  it('ethers: TxgateProvider.submitSync gives the kit outcome, and send("eth_sendRawTransactionSync") the receipt', async () => {
+    const provider = new TxgateProvider({ url: `http://127.0.0.1:${gate.port}`, apiKey: key, rpc: mining.url, chainId: 4663 });
+    try {
+      const out = await provider.submitSync(await signed(mining.url, 3), { maxWaitMs: 3000 });
+      assert.equal(out.kind, 'executed', JSON.stringify(out));
+      const receipt = (await provider.send('eth_sendRawTransactionSync', [await signed(mining.url, 4)])) as { status: string; transactionHash: string };
+      assert.equal(receipt.status, '0x1');
+      assert.ok(audits(gate, receipt.transactionHash).length >= 1);
+    } finally {
+      provider.destroy();
+    }
   });
 });

@@ -10,7 +10,7 @@
  * txgate's JSON-RPC error object; `txgateReason(error)` reads its `data.reason`.
  */
 import { JsonRpcProvider, Network, type JsonRpcError, type JsonRpcPayload, type JsonRpcResult } from 'ethers';
-import { NO_ANSWER, Submitter, type SubmitOutcome } from './gate.js';
+import { NO_ANSWER, Submitter, type SubmitOutcome, type SyncOutcome } from './gate.js';
 import { httpUrlOf, openLink, type RpcLink } from './link.js';
 import { rpcError } from './outcomes.js';
 
@@ -85,6 +85,18 @@ export class TxgateProvider extends JsonRpcProvider {
         await this.submitter.settle(String(params[0]), { maxResends: this.opts.maxResends ?? 3, maxUnsentResends: this.opts.maxResends ?? 3, deadline }),
       );
     }
+    if (p.method === 'eth_sendRawTransactionSync') {
+      // provider.send('eth_sendRawTransactionSync', [signed, timeoutMs?]): the receipt (JSON) in one call.
+      const a = await this.gate.call(p.method, params, true);
+      if (a.kind === 'result') return { id: p.id, result: a.result };
+      return {
+        id: p.id,
+        error:
+          a.kind === 'error'
+            ? { code: a.code, message: a.message, data: a.data }
+            : { code: -32603, message: a.why, data: { reason: a.sent ? 'uncertain' : 'unreachable' } },
+      };
+    }
     try {
       return { id: p.id, result: await this.chain.send(p.method, params) };
     } catch (e) {
@@ -93,6 +105,15 @@ export class TxgateProvider extends JsonRpcProvider {
         return { id: p.id, error: { code: inner.code, message: String(inner.message ?? ''), data: inner.data } };
       return { id: p.id, error: { code: -32603, message: (e as Error).message } };
     }
+  }
+
+  /**
+   * eth_sendRawTransactionSync (EIP-7966) where the deployment and the grant serve it: the
+   * outcome as the kit's `submitSync` gives it (`executed` with the receipt as the chain gave
+   * it, `pending` with the hash, or a submit outcome); never thrown.
+   */
+  async submitSync(signedTx: string, o: { maxWaitMs?: number } = {}): Promise<SyncOutcome> {
+    return this.submitter.submitSync(signedTx, o.maxWaitMs);
   }
 
   override destroy(): void {

@@ -139,6 +139,25 @@ export class Submitter {
     return classify(a, hash);
   }
 
+  /** One eth_sendRawTransactionSync: executed (the receipt of these bytes), pending (accepted, no receipt in the wait), or a submit outcome. */
+  async submitSync(rawTx: string, maxWaitMs?: number): Promise<SyncOutcome> {
+    const hash = await this.hashOf(rawTx);
+    const params = maxWaitMs === undefined ? [rawTx] : [rawTx, maxWaitMs];
+    const a = await this.gate.call('eth_sendRawTransactionSync', params, true);
+    if (a.kind === 'result') {
+      const r = a.result as { transactionHash?: unknown } | null;
+      if (typeof r === 'object' && r !== null && typeof r.transactionHash === 'string' && r.transactionHash.toLowerCase() === hash)
+        return { kind: 'executed', hash, receipt: r as Receipt & Record<string, unknown> };
+      return { kind: 'uncertain', hash, why: 'answered something other than the receipt of these bytes' };
+    }
+    if (a.kind === 'error') {
+      const reason = (a.data as { reason?: unknown } | undefined)?.reason;
+      if (kindOf(typeof reason === 'string' ? reason : undefined, a.status) === 'pending') return { kind: 'pending', hash };
+    }
+    const out = classify(a, hash);
+    return out.kind === 'accepted' ? { kind: 'pending', hash } : out;
+  }
+
   /** Whether the chain RPC knows this hash (mined, or pending in its pool); null when it could not be asked. */
   async known(hash: string): Promise<boolean | null> {
     const receipt = await this.chainResult('eth_getTransactionReceipt', [hash]);
@@ -264,21 +283,7 @@ export class Txgate {
    */
   async submitSync(rawTx: string, o: { maxWaitMs?: number } = {}): Promise<SyncOutcome> {
     this.lastUse = performance.now();
-    const hash = await this.submitter.hashOf(rawTx);
-    const params = o.maxWaitMs === undefined ? [rawTx] : [rawTx, o.maxWaitMs];
-    const a = await this.gate.call('eth_sendRawTransactionSync', params, true);
-    if (a.kind === 'result') {
-      const r = a.result as { transactionHash?: unknown } | null;
-      if (typeof r === 'object' && r !== null && typeof r.transactionHash === 'string' && r.transactionHash.toLowerCase() === hash)
-        return { kind: 'executed', hash, receipt: r as Receipt & Record<string, unknown> };
-      return { kind: 'uncertain', hash, why: 'answered something other than the receipt of these bytes' };
-    }
-    if (a.kind === 'error') {
-      const reason = (a.data as { reason?: unknown } | undefined)?.reason;
-      if (kindOf(typeof reason === 'string' ? reason : undefined, a.status) === 'pending') return { kind: 'pending', hash };
-    }
-    const out = classify(a, hash);
-    return out.kind === 'accepted' ? { kind: 'pending', hash } : out;
+    return this.submitter.submitSync(rawTx, o.maxWaitMs);
   }
 
   /** Submits the signed bytes once; the outcome is never thrown (see SubmitOutcome). */

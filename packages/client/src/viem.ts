@@ -2,7 +2,8 @@
  * `txgate-client/viem`: a viem transport that sends `eth_chainId` and `eth_sendRawTransaction` to txgate
  * (with the API key, one request per POST, no blind retries) and every other method to the
  * chain's RPC, so `walletClient.sendTransaction`, `sendRawTransaction` and
- * `waitForTransactionReceipt` work unmodified.
+ * `waitForTransactionReceipt` work unmodified; `sendRawTransactionSync` and `sendTransactionSync`
+ * (EIP-7966) go to txgate too, where the deployment and the account's grant serve them.
  *
  * A submission's outcome is settled before viem sees it: an uncertain answer (timeout, 502, a
  * lost connection) is looked up on the chain RPC by the locally computed hash, and only the
@@ -47,6 +48,20 @@ export function txgate(o: TxgateTransportOptions): Transport<'txgate'> {
         const a = await gate.call('eth_chainId', [], false);
         if (a.kind === 'result') return a.result;
         throw refusal(o.url, method, p, a.kind === 'error' ? a : { code: -32603, message: a.why, data: undefined, status: a.status });
+      }
+      if (method === 'eth_sendRawTransactionSync') {
+        // viem's sendRawTransactionSync / sendTransactionSync: the receipt in one call where
+        // txgate serves it (the deployment and the grant); viem formats the receipt. Not
+        // resent: a failure in transit throws with data.reason 'uncertain' and data.txHash
+        // unknown to viem; look the hash up on the chain RPC before building a replacement.
+        const a = await gate.call(method, p, true);
+        if (a.kind === 'result') return a.result;
+        throw refusal(
+          o.url,
+          method,
+          p,
+          a.kind === 'error' ? a : { code: -32603, message: a.why, data: { reason: a.sent ? 'uncertain' : 'unreachable' }, status: a.status },
+        );
       }
       if (method !== 'eth_sendRawTransaction') return chain.request(args as never);
       const out = await submitter.settle(String(p[0]), {
