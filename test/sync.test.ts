@@ -149,10 +149,7 @@ describe('eth_sendRawTransactionSync', () => {
     const raw = await signed(mining.url, 1);
     const receipt = await wallet.sendRawTransactionSync({ serializedTransaction: raw });
     assert.equal(receipt.status, 'success');
-    assert.equal(
-      receipt.transactionHash,
-      await (await connectTxgate({ url: `http://127.0.0.1:${gate.port}`, apiKey: key, chainId: 4663, chainRpcUrl: mining.url })).hashOf(raw),
-    );
+    assert.equal(receipt.transactionHash, keccak256(raw));
     const sent = await wallet.sendTransactionSync({ to: TIP as Hex, value: MIN_TIP });
     assert.equal(sent.status, 'success');
     assert.ok(audits(gate, sent.transactionHash).length >= 1, 'it went through txgate, not to the chain RPC');

@@ -438,7 +438,7 @@ describe('the WebSocket lane against anvil, with the client kit and both adapter
     const c = await connected(g.port, k);
     try {
       const answers = await Promise.all(raws.map((raw, i) => c.call('eth_sendRawTransaction', [raw], i)));
-      answers.forEach((a, i) => assert.equal(a.result, txHash(raws[i]!), JSON.stringify(a)));
+      for (const [i, a] of answers.entries()) assert.equal(a.result, txHash(raws[i]!), JSON.stringify(a));
       const last = txHash(raws.at(-1)!) as Hex;
       const receipt = await chainRpc.waitForTransactionReceipt({ hash: last, timeout: 20_000 });
       assert.equal(receipt.status, 'success');

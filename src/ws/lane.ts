@@ -226,7 +226,10 @@ export class WebSocketLane implements AnswerWriter<FrameContext> {
           : conn.inFlight.size > this.deps.config.maxInFlight || conn.ws!.getBufferedAmount() > this.softBackpressure
             ? REJECT.overloaded
             : null;
-    if (refusal === null) return this.pipeline.run(ctx);
+    if (refusal === null) {
+      this.pipeline.run(ctx);
+      return;
+    }
     ctx.idJson = frameId(text);
     this.answers.exit(ctx, refusal, 'front_end', undefined);
   }
