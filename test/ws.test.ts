@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import WebSocket from 'ws';
+import WebSocket, { WebSocketServer } from 'ws';
 import { Wallet, JsonRpcProvider } from 'ethers';
 import { createPublicClient, createWalletClient, http, type Hex } from 'viem';
 import { startAnvil, type Anvil } from '../src/dev/anvil.js';
@@ -531,5 +531,41 @@ describe('the WebSocket lane against anvil, with the client kit and both adapter
       provider.destroy();
     }
     void JsonRpcProvider;
+  });
+});
+
+describe('the kit over ws:// when the connection drops (a stand-in server injecting the fault)', () => {
+  it('a call in flight on a dropped connection is uncertain (it was written), the link reopens with backoff, and the next call is answered', async () => {
+    let connections = 0;
+    const stand = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+    stand.on('connection', (ws, req) => {
+      connections++;
+      assert.equal(req.headers['x-api-key'], key, 'the key goes in the upgrade header');
+      assert.ok(!(req.url ?? '').includes(key), 'never in the URL');
+      ws.on('message', (d) => {
+        const m = JSON.parse(d.toString()) as { id: number; method: string; params: string[] };
+        if (m.method === 'eth_chainId') return ws.send(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: '0x1237' }));
+        // The first submission: cut the connection after reading it, unanswered.
+        if (connections === 1) return ws.terminate();
+        ws.send(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: txHash(m.params[0]!) }));
+      });
+    });
+    await new Promise((r) => stand.once('listening', r));
+    const port = (stand.address() as { port: number }).port;
+    const kit = await connectTxgate({ url: `ws://127.0.0.1:${port}`, apiKey: key, chainId: 4663, chainRpcUrl: 'http://127.0.0.1:9', keepAliveMs: 0 });
+    try {
+      const raw = await tx();
+      const first = await kit.submit(raw);
+      assert.equal(first.kind, 'uncertain', JSON.stringify(first));
+      const again = await eventually(async () => {
+        const o = await kit.submit(raw);
+        return o.kind === 'accepted' ? o : undefined;
+      });
+      assert.equal(again!.hash, txHash(raw));
+      assert.equal(connections, 2, 'one reconnect');
+    } finally {
+      await kit.close();
+      stand.close();
+    }
   });
 });
