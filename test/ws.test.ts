@@ -398,6 +398,18 @@ describe('the WebSocket lane against anvil, with the client kit and both adapter
   let anvil: Anvil;
   let g: Gate;
   const k = newKey();
+  /** A tipped transfer signed by SIGNERS[signer] with this nonce. */
+  const transfer = (signer: number, nonce: number): Promise<Hex> =>
+    SIGNERS[signer]!.signTransaction({
+      type: 'eip1559',
+      chainId: 4663,
+      nonce,
+      to: TIP as Hex,
+      value: MIN_TIP,
+      gas: 21000n,
+      maxFeePerGas: 10n ** 10n,
+      maxPriorityFeePerGas: 10n ** 9n,
+    });
   const chainOf = (url: string) =>
     ({ id: 4663, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [url] } } }) as const;
 
@@ -421,19 +433,7 @@ describe('the WebSocket lane against anvil, with the client kit and both adapter
     const raws: Hex[] = [];
     for (const s of signers) {
       const base = await chainRpc.getTransactionCount({ address: SIGNERS[s]!.address, blockTag: 'pending' });
-      for (let i = 0; i < 75; i++)
-        raws.push(
-          await SIGNERS[s]!.signTransaction({
-            type: 'eip1559',
-            chainId: 4663,
-            nonce: base + i,
-            to: TIP as Hex,
-            value: MIN_TIP,
-            gas: 21000n,
-            maxFeePerGas: 10n ** 10n,
-            maxPriorityFeePerGas: 10n ** 9n,
-          }),
-        );
+      for (let i = 0; i < 75; i++) raws.push(await transfer(s, base + i));
     }
     const c = await connected(g.port, k);
     try {
@@ -457,35 +457,13 @@ describe('the WebSocket lane against anvil, with the client kit and both adapter
     try {
       const chainRpc = createPublicClient({ transport: http(anvil.url) });
       const base = await chainRpc.getTransactionCount({ address: SIGNERS[0]!.address, blockTag: 'pending' });
-      const raws = await Promise.all(
-        Array.from({ length: 20 }, (_, i) =>
-          SIGNERS[0]!.signTransaction({
-            type: 'eip1559',
-            chainId: 4663,
-            nonce: base + i,
-            to: TIP as Hex,
-            value: MIN_TIP,
-            gas: 21000n,
-            maxFeePerGas: 10n ** 10n,
-            maxPriorityFeePerGas: 10n ** 9n,
-          }),
-        ),
-      );
+      const raws = await Promise.all(Array.from({ length: 20 }, (_, i) => transfer(0, base + i)));
       const outs = await Promise.all(raws.map((r) => gate.submit(r)));
       assert.deepEqual(
         outs.map((o) => o.kind),
         raws.map(() => 'accepted'),
       );
-      const more = await SIGNERS[0]!.signTransaction({
-        type: 'eip1559',
-        chainId: 4663,
-        nonce: base + 20,
-        to: TIP as Hex,
-        value: MIN_TIP,
-        gas: 21000n,
-        maxFeePerGas: 10n ** 10n,
-        maxPriorityFeePerGas: 10n ** 9n,
-      });
+      const more = await transfer(0, base + 20);
       const mined = await gate.submitAndWait(more, { timeoutMs: 20_000 });
       assert.equal(mined.kind, 'mined', JSON.stringify(mined));
       const opens = g.logs.filter((l) => l.includes('"msg":"websocket open"') && l.includes('"account":"mm"')).length;
