@@ -22,7 +22,7 @@ import { sign1559 } from '../src/dev/sign.js';
 import { privateKeyToAddress } from 'viem/accounts';
 import { initCrypto, SYSTEM_SECP256K1_PATH } from '../src/native.js';
 import { keySha256 } from '../src/stages/auth.js';
-import { median, medianBy, round, RESULTS_DIR } from './lib.js';
+import { cpuMicros, median, medianBy, round, RESULTS_DIR } from './lib.js';
 
 const { values: opt } = parseArgs({
   options: {
@@ -227,11 +227,6 @@ async function startTxgate(o: {
   return { child, url: `http://127.0.0.1:${port}/` };
 }
 
-/** utime + stime of a process and its threads, in µs (clock ticks are 10 ms). */
-function cpuMicros(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(f[11]) + Number(f[12])) * 10_000;
-}
 function rssMB(pid: number): number {
   return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 }

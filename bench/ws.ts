@@ -10,7 +10,7 @@
  * Loopback only.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -19,7 +19,7 @@ import { ANVIL_TIP_ADDRESS } from '../src/dev/anvil.js';
 import { sign1559 } from '../src/dev/sign.js';
 import { initCrypto } from '../src/native.js';
 import { keySha256 } from '../src/stages/auth.js';
-import { median, RESULTS_DIR, round } from './lib.js';
+import { cpuMicros, median, RESULTS_DIR, round } from './lib.js';
 
 const { values: opt } = parseArgs({
   options: {
@@ -126,12 +126,6 @@ writeFileSync(
 const gate = spawn('taskset', ['-c', SERVER_CORE, 'node', join(dist, 'src/cli.js'), '--config', cfg], { stdio: 'ignore' });
 children.push(gate);
 await ready(`http://127.0.0.1:${GATE}/`, gate);
-
-/** utime + stime of a process, in µs. */
-function cpuMicros(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(f[11]) + Number(f[12])) * 10_000;
-}
 
 let inputs = 0;
 function generate(input: Record<string, unknown>): Promise<Record<string, number>> {

@@ -126,6 +126,11 @@ describe('the WebSocket lane: off by default', () => {
       assert.equal(o.kind, 'refused');
       assert.equal((o as { status: number }).status, 405);
       assert.equal((o as { body: { error: { data: { reason: string } } } }).body.error.data.reason, 'method_not_allowed');
+      const names = off.app.metrics!.snapshot().map((m) => m.name);
+      assert.ok(names.includes('txgate_requests_total'));
+      assert.ok(!names.includes('txgate_ws_connections') && !names.includes('txgate_ws_closes_total'), names.join());
+      const series = off.app.metrics!.snapshot().find((m) => m.name === 'txgate_requests_total')!.values;
+      assert.ok(!series.some((v) => v.labels.transport === 'ws'), 'no ws request series');
     } finally {
       await off.stop();
     }
@@ -329,6 +334,9 @@ describe('the WebSocket lane: keys, pings, drain', () => {
       await eventually(() => stub.sends().some((s) => s.params[0] === raw));
       g.writeAccounts(accountsDoc(ACCOUNTS));
       await g.app.store.reload?.('test');
+      // Still open while its first request is in flight: a new frame is refused by the key check.
+      const refused = await c.call('eth_sendRawTransaction', [await tx()]);
+      assert.deepEqual([refused.error?.data.reason, refused.error?.data.status], ['unauthorized', 401]);
       const closed = await c.closed;
       assert.equal((await inFlight).result, txHash(raw), 'answered before the close');
       assert.equal(closed.code, 4001);

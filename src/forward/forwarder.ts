@@ -37,9 +37,12 @@ export interface ForwardObserver {
   inFlight?(chainId: number, n: number): void;
 }
 
-interface Attempt {
+/** What one sequencer's answer came to: a plain send's outcome, or a sync send's (sync-send.ts). */
+export type AttemptOutcome = Outcome | 'executed' | 'accepted_no_receipt';
+
+export interface Attempt {
   readonly seq: Sequencer;
-  readonly outcome: Outcome;
+  readonly outcome: AttemptOutcome;
   readonly exit: Exit;
   readonly ms: number;
   readonly detail: string | undefined;
@@ -50,7 +53,7 @@ interface Attempt {
 }
 
 /** The faults of a forward that got no definite answer, and whether any had been written. */
-class Faults {
+export class Faults {
   readonly list: string[] = [];
   sent = false;
   /** Some sequencer had no connection free in time (load), rather than being unreachable. */
@@ -84,7 +87,7 @@ export class ChainForwarder {
     readonly config: ChainConfig,
     /** This chain's duplicate suppression (also asked by the rate-limit stage). */
     private readonly dups: ChainDuplicates,
-    private readonly log: Logger,
+    readonly log: Logger,
     /** The process-wide sequencer health, and this chain's slots in it. */
     health: { readonly board: HealthBoard; readonly slots: readonly number[] },
     private readonly observer: ForwardObserver = {},
@@ -92,7 +95,7 @@ export class ChainForwarder {
     this.sequencers = config.sequencers.map((u, i) => new Sequencer(u, config.forward.connections, health.board, health.slots[i]!));
     this.times = { timeoutMs: config.forward.timeoutMs, queueMs: config.forward.queueMs };
     this.fast = new FastLog(log);
-    this.sync = config.sync.enabled ? new SyncSender(config, health, log) : null;
+    this.sync = config.sync.enabled ? new SyncSender(config, health, this) : null;
   }
 
   get chainId(): number {
@@ -221,7 +224,7 @@ export class ChainForwarder {
    * definitely not forwarded (503: overloaded when a sequencer had no connection free in time,
    * unavailable when none could be reached).
    */
-  private noAnswer(req: ForwardRequest, faults: Faults): Exit {
+  noAnswer(req: ForwardRequest, faults: Faults): Exit {
     if (!faults.sent) {
       this.log.warn(
         { tx: req.hash, account: req.account, reqId: req.reqId, chainId: this.chainId, faults: faults.list },
@@ -268,12 +271,19 @@ export class ChainForwarder {
     return done(v);
   }
 
-  private audit(req: ForwardRequest, a: Attempt, role: 'final' | 'winner' | 'loser' | 'pending'): void {
+  /**
+   * The audit line of one attempt (and the forward metrics of a plain send's). `method`: the
+   * sync method's attempts say so (they are not in the forward metrics).
+   */
+  audit(req: ForwardRequest, a: Attempt, role: 'final' | 'winner' | 'loser' | 'pending', method?: string): void {
     const ms = Math.round(a.ms * 1000) / 1000;
-    if (this.observer.forward !== undefined) this.observer.forward({ chainId: this.chainId, sequencer: a.seq.label, outcome: a.outcome, ms });
+    if (method === undefined && this.observer.forward !== undefined)
+      this.observer.forward({ chainId: this.chainId, sequencer: a.seq.label, outcome: a.outcome as Outcome, ms });
     const line = this.fast.line(a.outcome === 'fault' || a.outcome === 'hash_mismatch' ? 'warn' : 'info');
     if (line === null) return;
-    line.str('audit', 'forward').str('reqId', req.reqId).str('account', req.account).str('tx', req.hash).json('chainId', this.chainId);
+    line.str('audit', 'forward');
+    if (method !== undefined) line.str('method', method);
+    line.str('reqId', req.reqId).str('account', req.account).str('tx', req.hash).json('chainId', this.chainId);
     line.json('sequencer', a.seq.labelJson).str('outcome', a.outcome).str('role', role).json('ms', ms);
     if (a.detail !== undefined) line.text('detail', a.detail);
     if (!a.sent) line.json('sent', false);

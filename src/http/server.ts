@@ -37,7 +37,7 @@ export interface ServerDeps {
   /** Headers a pipeline answer carries beside its own (the rate-limit headers). */
   readonly answerHeaders?: (ctx: BaseCtx, exit: Exit) => readonly Header[] | undefined;
   /** The WebSocket lane on `GET /` (config `websocket`, off by default): its own parts; the log, ids and drain are the server's. */
-  readonly websocket?: Omit<LaneDeps, 'log' | 'requestLog' | 'buildPipeline' | 'nextId' | 'draining'>;
+  readonly websocket?: Omit<LaneDeps, 'log' | 'requestLog' | 'guard' | 'buildPipeline' | 'nextId' | 'draining'>;
 }
 
 /** A request's context, with what the server keeps beside it: its uWS response and body reader. */
@@ -115,6 +115,7 @@ export class PublicServer implements AnswerWriter<HttpContext> {
             ...deps.websocket,
             log: deps.log,
             requestLog: this.requestLog,
+            guard: (h) => this.guard(h),
             buildPipeline: deps.buildPipeline,
             nextId: () => this.nextId(),
             draining: () => deps.readiness.draining,

@@ -53,7 +53,7 @@ export class Metrics {
   private readonly wsOpen = counters('txgate_ws_connections', 'Open WebSocket connections.');
   private readonly wsCloses = counters(
     'txgate_ws_closes_total',
-    'WebSocket connections closed, by close code (1001 drain, 1009 frame too large, 1013 answers not read, 4001 key revoked, 1005/1006 by the client or the network).',
+    'WebSocket connections closed, by close code (1001 drain, 1013 answers not read, 4001 key revoked; 1000/1005 by the client; 1006 without a close frame: the network, or a frame far over the body cap).',
   );
   private readonly stages = histograms(
     'txgate_stage_duration_seconds',
@@ -160,10 +160,9 @@ export class Metrics {
     },
   };
 
-  /** The WebSocket lane's: its frames' answers (stage timings are shared with HTTP's series), and its connections. */
+  /** The WebSocket lane's: its frames' answers (it times no stages), and its connections. */
   readonly wsRequest: RequestObserver = {
     request: (ctx: BaseCtx, exit: Exit, _stage: string, micros: number) => this.observe(1, ctx, exit, micros),
-    stage: (stage: string, ms: number) => this.stageSeries(stage).observe(ms / 1000),
   };
 
   private readonly wsCloseChildren = new Map<number, Counter>();

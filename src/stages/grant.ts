@@ -3,7 +3,7 @@
  * and a grant for the host's chain (else 403 chain_not_granted); eth_sendRawTransactionSync
  * needs the grant's `sync` (else 403 sync_not_granted).
  */
-import { REJECT } from '../errors.js';
+import { Exit, REJECT } from '../errors.js';
 import type { Account, Grant } from '../accounts/types.js';
 import type { ChainRuntime } from '../chains.js';
 import { enrich, type BaseCtx, type RpcRequest } from '../pipeline/context.js';
@@ -20,11 +20,16 @@ export function createGrantStage(): Stage<
     reasons: ['submission_disabled', 'chain_not_granted', 'sync_not_granted'],
     adds: 'grant',
     run(ctx) {
-      if (!ctx.account.submissionEnabled) return REJECT.submission_disabled;
-      const grant = ctx.account.grants.get(ctx.chain.chainId);
-      if (grant === undefined) return REJECT.chain_not_granted;
+      const grant = chainGrant(ctx.account, ctx.chain.chainId);
+      if (grant instanceof Exit) return grant;
       if (!grant.sync && ctx.rpc.method === SYNC_METHOD) return REJECT.sync_not_granted;
       return enrich(ctx, 'grant', grant);
     },
   };
+}
+
+/** The account's grant for the chain, or why it may not submit there (also the WebSocket upgrade's check). */
+export function chainGrant(account: Account, chainId: number): Grant | Exit {
+  if (!account.submissionEnabled) return REJECT.submission_disabled;
+  return account.grants.get(chainId) ?? REJECT.chain_not_granted;
 }

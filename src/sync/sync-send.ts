@@ -16,10 +16,9 @@
 import type { ChainConfig } from '../config.js';
 import { Exit, reject, REJECT } from '../errors.js';
 import { isTxObject, judge, knownAfterNonceTooLow } from '../forward/answer.js';
-import type { ForwardRequest } from '../forward/forwarder.js';
+import { Faults, type Attempt, type AttemptOutcome, type ChainForwarder, type ForwardRequest } from '../forward/forwarder.js';
 import type { HealthBoard } from '../forward/health-board.js';
 import { Sequencer, type Answer } from '../forward/upstream.js';
-import type { Logger } from '../log.js';
 
 export const SYNC_METHOD = 'eth_sendRawTransactionSync';
 
@@ -53,7 +52,7 @@ function isReceiptOf(v: unknown, hash: string): boolean {
 export const pendingAnswer = (hash: string): Exit => reject('sync_timeout', undefined, { txHash: hash });
 
 /** What a sync answer means: the Exit, whether the bytes were written, and a line for the audit. */
-export function judgeSync(a: Answer, hash: string): { exit: Exit; outcome: string; sent: boolean; detail?: string | undefined } {
+export function judgeSync(a: Answer, hash: string): SyncVerdict {
   if (a.kind === 'result') {
     if (isReceiptOf(a.result, hash)) {
       const r = a.result as { status?: unknown; blockNumber?: unknown };
@@ -73,8 +72,14 @@ export function judgeSync(a: Answer, hash: string): { exit: Exit; outcome: strin
   if (a.kind === 'error' && a.code === 4) return { exit: pendingAnswer(hash), outcome: 'accepted_no_receipt', sent: true, detail: a.message };
   const v = judge(a, hash);
   if (v.outcome === 'already_known') return { exit: pendingAnswer(hash), outcome: 'already_known', sent: true, detail: v.detail };
-  if (v.outcome === 'fault') return { exit: v.exit, outcome: 'fault', sent: v.sent ?? true, ...(v.detail !== undefined ? { detail: v.detail } : {}) };
-  return { exit: v.exit, outcome: v.outcome, sent: true, ...(v.detail !== undefined ? { detail: v.detail } : {}) };
+  return { exit: v.exit, outcome: v.outcome, sent: v.sent ?? true, detail: v.detail };
+}
+
+interface SyncVerdict {
+  readonly exit: Exit;
+  readonly outcome: AttemptOutcome | 'nonce_too_low';
+  readonly sent: boolean;
+  readonly detail?: string | undefined;
 }
 
 export class SyncSender {
@@ -86,7 +91,8 @@ export class SyncSender {
   constructor(
     private readonly chain: ChainConfig,
     health: { readonly board: HealthBoard; readonly slots: readonly number[] },
-    private readonly log: Logger,
+    /** The chain's forwarder: its audit line and its verdict when no sequencer answered. */
+    private readonly record: Pick<ChainForwarder, 'audit' | 'noAnswer' | 'log'>,
   ) {
     const conns = chain.sync.maxWaiting;
     this.sequencers = chain.sequencers.map((u, i) => new Sequencer(u, conns, health.board, health.slots[i]!));
@@ -104,7 +110,7 @@ export class SyncSender {
     const p = this.failover(req, waitMs).then(
       (exit) => this.settled(hash, exit),
       (e: unknown) => {
-        this.log.error({ err: e, tx: hash, reqId: req.reqId }, 'sync send failed unexpectedly: outcome uncertain');
+        this.record.log.error({ err: e, tx: hash, reqId: req.reqId }, 'sync send failed unexpectedly: outcome uncertain');
         return this.settled(hash, reject('upstream_error', undefined, { txHash: hash }));
       },
     );
@@ -128,8 +134,7 @@ export class SyncSender {
     const params = format === 'omit' ? `["${req.rawHex}"]` : `["${req.rawHex}",${format === 'hex' ? `"0x${waitMs.toString(16)}"` : String(waitMs)}]`;
     const times = { timeoutMs: waitMs + this.chain.forward.timeoutMs, queueMs: this.chain.forward.queueMs };
     const lookupTimes = { timeoutMs: this.chain.forward.timeoutMs, queueMs: this.chain.forward.queueMs };
-    let sent = false;
-    let busy = false;
+    const faults = new Faults();
     for (const seq of this.sequencers) {
       if (!seq.eligible) continue;
       const t = performance.now();
@@ -145,34 +150,22 @@ export class SyncSender {
         } else if (known.kind === 'result' && isTxObject(known.result, req.hash))
           v = { exit: pendingAnswer(req.hash), outcome: 'accepted_no_receipt', sent: true, detail: `${v.detail ?? 'no answer'}; the sequencer knows the hash` };
       }
-      this.audit(req, seq, v, performance.now() - t);
+      const attempt: Attempt = {
+        seq,
+        outcome: v.outcome === 'nonce_too_low' ? 'rejected' : v.outcome,
+        exit: v.exit,
+        ms: performance.now() - t,
+        detail: v.detail,
+        sent: v.sent,
+        busy: a.kind === 'fault' && a.busy === true,
+      };
+      // The plain send's audit line and its verdict when no sequencer answered (forwarder.ts).
+      this.record.audit(req, attempt, 'final', SYNC_METHOD);
       if (v.outcome !== 'fault') return v.exit;
-      if (v.sent) sent = true;
-      else if (a.kind === 'fault' && a.busy === true) busy = true;
+      faults.add(attempt);
       if (a.kind === 'fault' && a.why.startsWith('transport')) seq.markDown(a.why);
     }
-    if (sent) return reject('upstream_error', undefined, { txHash: req.hash });
-    return busy ? REJECT.overloaded : REJECT.upstream_unavailable;
-  }
-
-  private audit(req: ForwardRequest, seq: Sequencer, v: { outcome: string; sent: boolean; detail?: string | undefined }, ms: number): void {
-    this.log.info(
-      {
-        audit: 'forward',
-        method: SYNC_METHOD,
-        reqId: req.reqId,
-        account: req.account,
-        tx: req.hash,
-        chainId: this.chain.chainId,
-        sequencer: seq.label,
-        outcome: v.outcome,
-        ms: Math.round(ms * 1000) / 1000,
-        ...(v.detail !== undefined ? { detail: v.detail } : {}),
-        ...(!v.sent ? { sent: false } : {}),
-        ...(req.sender !== null ? { sender: req.sender } : {}),
-      },
-      'forward',
-    );
+    return this.record.noAnswer(req, faults);
   }
 
   close(): Promise<unknown> {

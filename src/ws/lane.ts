@@ -25,7 +25,9 @@ import type { HostTable } from '../chains.js';
 import type { WebSocketConfig } from '../config.js';
 import { Exit, REJECT } from '../errors.js';
 import type { Logger } from '../log.js';
-import { AnswerPath, type AnswerWriter, type ExitLog } from '../pipeline/answer-path.js';
+import { AnswerPath, type AnswerWriter } from '../pipeline/answer-path.js';
+import type { RequestLog } from '../http/request-log.js';
+import { chainGrant } from '../stages/grant.js';
 import { RequestContext, type Body, type BodyResult, type BodySource, type RequestHead } from '../pipeline/context.js';
 import { Later } from '../pipeline/later.js';
 import type { Pipeline, PipelineHooks, RequestObserver } from '../pipeline/pipeline.js';
@@ -61,7 +63,9 @@ export interface LaneDeps {
   readonly hosts: HostTable;
   readonly store: AccountStore;
   readonly log: Logger;
-  readonly requestLog: ExitLog;
+  readonly requestLog: RequestLog;
+  /** The server's handler guard: a handler that throws is answered 500 (uWS aborts on an unanswered request). */
+  readonly guard: (h: (res: HttpResponse, req: HttpRequest) => void) => (res: HttpResponse, req: HttpRequest) => void;
   readonly buildPipeline: (hooks: PipelineHooks) => Pipeline;
   readonly observer?: RequestObserver;
   readonly lane?: LaneObserver;
@@ -76,7 +80,6 @@ class Connection {
   /** A close code to send once nothing is in flight (revoked key, drain), else 0. */
   closing = 0;
   answered = 0;
-  unanswered = 0;
   /** Frames received: a frame's request id is the connection's id, a dot and this count. */
   frames = 0;
   readonly t0 = performance.now();
@@ -133,11 +136,6 @@ export class WebSocketLane implements AnswerWriter<FrameContext> {
     this.softBackpressure = deps.config.maxBackpressureBytes >> 1;
   }
 
-  /** Open connections. */
-  get connections(): number {
-    return this.conns.size;
-  }
-
   /** Registers `GET /` upgrades on the app (before its other routes for `/`). */
   register(app: TemplatedApp): void {
     const c = this.deps.config;
@@ -150,26 +148,13 @@ export class WebSocketLane implements AnswerWriter<FrameContext> {
       maxBackpressure: c.maxBackpressureBytes,
       closeOnBackpressureLimit: 0,
       compression: uws().DISABLED,
-      upgrade: (res, req, context) => this.guarded(res, () => this.upgrade(res, req, context)),
+      upgrade: (res, req, context) => this.deps.guard((r, q) => this.upgrade(r, q, context))(res, req),
       open: (ws) => this.open(ws),
       message: (ws, message, isBinary) => this.message(ws.getUserData().conn, message, isBinary),
       close: (ws, code) => this.close(ws.getUserData().conn, code),
     });
     this.timer = setInterval(() => this.checkKeys(), REVOCATION_CHECK_MS);
     this.timer.unref();
-  }
-
-  private guarded(res: HttpResponse, f: () => void): void {
-    try {
-      f();
-    } catch (e) {
-      this.deps.log.error({ err: e }, 'websocket upgrade failed');
-      try {
-        writeAnswer(res, 500, REJECT.internal_error.body('null'), { close: true, reqId: this.deps.nextId() });
-      } catch {
-        /* already answered */
-      }
-    }
   }
 
   /** The upgrade: the same refusals as the host, auth and grant stages give, as HTTP answers. */
@@ -182,9 +167,13 @@ export class WebSocketLane implements AnswerWriter<FrameContext> {
     const reqId = this.deps.nextId();
     const refuse = (exit: Exit, account?: string): void =>
       writeAnswer(res, exit.status, exit.body('null'), { close: true, reqId, headers: exit.headers }, (written) =>
-        this.deps.log.info(
-          { reqId, method: 'GET', path: '/', upgrade: 'websocket', status: written ? exit.status : 0, reason: exit.reason, account },
-          'rejected',
+        this.deps.requestLog.refused(
+          reqId,
+          'GET',
+          '/',
+          written ? exit.status : 0,
+          exit.reason,
+          `websocket upgrade${account === undefined ? '' : ` (account ${account})`}`,
         ),
       );
     if (this.deps.draining()) return void refuse(REJECT.draining);
@@ -192,8 +181,8 @@ export class WebSocketLane implements AnswerWriter<FrameContext> {
     if (chain === undefined) return void refuse(REJECT.misdirected_host);
     const account = authenticate(this.deps.store, apiKey);
     if (account instanceof Exit) return void refuse(account);
-    if (!account.submissionEnabled) return void refuse(REJECT.submission_disabled, account.id);
-    if (!account.grants.has(chain.chainId)) return void refuse(REJECT.chain_not_granted, account.id);
+    const grant = chainGrant(account, chain.chainId);
+    if (grant instanceof Exit) return void refuse(grant, account.id);
     if ((this.perAccount.get(account.id) ?? 0) >= this.deps.config.maxConnectionsPerAccount) return void refuse(REJECT.too_many_connections, account.id);
     const conn = new Connection(reqId, host, apiKey, keySha256(apiKey), account.id, chain.chainId);
     res.cork(() => res.upgrade({ conn }, secKey, protocol, extensions, context));
@@ -239,19 +228,11 @@ export class WebSocketLane implements AnswerWriter<FrameContext> {
     const conn = ctx.conn;
     if (!conn.inFlight.delete(ctx)) return true; // answered already
     const ws = conn.ws;
-    if (ws === null) {
-      conn.unanswered++;
-      return false;
-    }
-    let status = 1;
-    const body = exit.bodyWithStatus(ctx.idJson);
-    ws.cork(() => {
-      status = ws.send(body, false, false);
-    });
-    if (status === 2) {
+    if (ws === null) return false;
+    // uWS corks a send made outside a handler by itself (WebSocket::send).
+    if (ws.send(exit.bodyWithStatus(ctx.idJson), false, false) === 2) {
       // Over the backpressure limit: the answer was dropped. The client is not reading; close
       // so that it knows its answers in flight are lost (its kit reports them uncertain).
-      conn.unanswered++;
       this.end(conn, CLOSE.notReading, 'answers not read');
       return false;
     }
