@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { Agent } from 'node:http';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { eventually, newKey, startGate, type Gate } from './support/harness.js';
+import { eventually, keysInLogs, newKey, startGate, type Gate } from './support/harness.js';
 import { rawSegments, send, statusLines } from './support/http.js';
 import { StubSequencer } from './support/stub-sequencer.js';
 import { sign1559 } from './support/txs.js';
@@ -25,6 +25,7 @@ before(async () => {
 after(async () => {
   await gate.stop();
   await stub.stop();
+  assert.deepEqual(keysInLogs(), [], 'an API key appeared in the logs');
 });
 
 const chainIdBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] });
