@@ -1,7 +1,7 @@
 /**
  * The one table of expected outcomes: reason → JSON-RPC code → HTTP status → message, with the
  * stage that gives each reason and what a client should do about it (the README's table is
- * rendered from it and a test keeps the two in step). A new reason is one row here.
+ * rendered from it by `npm run readme`, and a test fails when the two differ). A new reason is one row here.
  *
  * `data.reason` is the stable machine contract (DESIGN §5); `message` is for people. Codes:
  * JSON-RPC 2.0 (-32700 … -32603) and EIP-1474 (-32000 invalid input, -32002 resource
@@ -14,8 +14,10 @@
 export type Where = string;
 
 export interface ReasonSpec {
-  /** The stages that give it (the README's "where" column is checked against this). */
+  /** The stages that give it (the README's "where" column is rendered from this). */
   readonly stages: readonly Where[];
+  /** When or how those stages give it, where that needs saying (the "where" column, in parentheses). */
+  readonly when?: string;
   readonly status: number;
   readonly code: number;
   readonly message: string;
@@ -54,6 +56,7 @@ export const REASONS = {
   },
   payload_too_large: {
     stages: ['front_end', 'size_cap', 'route'],
+    when: 'front end: a WebSocket frame over the cap',
     status: 413,
     code: -32600,
     message: 'Request body exceeds the size limit',
@@ -97,6 +100,7 @@ export const REASONS = {
   },
   credentials_stale: {
     stages: ['auth'],
+    when: 'a database store cut off longer than `maxStaleMs`',
     status: 503,
     code: -32002,
     message: "This edge's account data is stale (its account store has been unreachable too long); the transaction was not forwarded",
@@ -230,6 +234,7 @@ export const REASONS = {
   },
   overloaded: {
     stages: ['front_end', 'forward'],
+    when: 'front end: a WebSocket connection at `maxInFlight`, or its answers unread',
     status: 503,
     code: -32005,
     message: 'Too many submissions in flight; the transaction was not forwarded',
@@ -238,6 +243,7 @@ export const REASONS = {
   },
   too_many_connections: {
     stages: ['front_end'],
+    when: 'a WebSocket upgrade',
     status: 429,
     code: -32005,
     message: 'Too many open WebSocket connections for this account',
@@ -245,14 +251,23 @@ export const REASONS = {
   },
   draining: {
     stages: ['front_end'],
+    when: 'WebSocket, while the edge stops',
     status: 503,
     code: -32002,
     message: 'The service is shutting down; the request was not processed',
     action: 'Reconnect (another edge takes it) and resend: nothing was forwarded.',
   },
-  not_ready: { stages: ['auth'], status: 503, code: -32002, message: 'Service is not ready', action: 'Retry later; check GET /ready.' },
+  not_ready: {
+    stages: ['auth'],
+    when: 'accounts not loaded',
+    status: 503,
+    code: -32002,
+    message: 'Service is not ready',
+    action: 'Retry later; check GET /ready.',
+  },
   client_closed: {
     stages: ['any'],
+    when: 'never sent',
     status: 499,
     code: -32603,
     message: 'Client closed the connection before the answer',

@@ -20,10 +20,13 @@ function expectedKind(status: number): string {
 }
 
 describe('client outcome table', () => {
-  it('lists every reason of the server with its status and code, and a kind that follows from the status', () => {
+  it("classifies every reason of the server as its status says, and lists each it names with the server's status and code", () => {
+    // A reason the client's table does not name yet (a server newer than the client) falls
+    // back to its status, which gives the same kind: the client is never wrong about it.
+    for (const r of REASON_NAMES) assert.equal(kindOf(r, REASONS[r].status), expectedKind(REASONS[r].status), r);
     for (const r of REASON_NAMES) {
       const row = rows[r];
-      assert.ok(row !== undefined, `${r} is missing from the client's table`);
+      if (row === undefined) continue;
       assert.equal(row.status, REASONS[r].status, r);
       assert.equal(row.code, REASONS[r].code, r);
       assert.equal(row.kind, expectedKind(row.status), r);

@@ -26,6 +26,8 @@ export type StageResult<Out> = Out | Exit | PromiseLike<Out | Exit>;
  */
 export interface Stage<In extends BaseCtx, Add extends object, Name extends string = string> {
   readonly name: Name;
+  /** What it checks, in a line (the README's stage table is rendered from it). */
+  readonly about?: string;
   readonly adds: (keyof Add & string) | null;
   /**
    * The reasons of the Exits it may return (beside client_closed and internal_error, which any
@@ -46,6 +48,7 @@ export interface Stage<In extends BaseCtx, Add extends object, Name extends stri
 /** The last stage never passes a context on: it always answers. */
 export interface TerminalStage<In extends BaseCtx, Name extends string = string> {
   readonly name: Name;
+  readonly about?: string;
   readonly reasons: readonly Outcome[];
   readonly run: (ctx: In) => Exit | PromiseLike<Exit>;
 }
@@ -53,6 +56,7 @@ export interface TerminalStage<In extends BaseCtx, Name extends string = string>
 /** What the runner holds: a stage of any context type (the builder checked their order). */
 export interface RunnerStage {
   readonly name: string;
+  readonly about?: string;
   readonly adds?: string | null;
   readonly reasons: readonly Outcome[];
   readonly setsId?: true;

@@ -18,6 +18,7 @@ export { keySha256, MAX_KEY_LENGTH } from '../accounts/keys.js';
 export function createAuthStage(store: AccountStore): Stage<BaseCtx, { readonly account: Account }, 'auth'> {
   return {
     name: 'auth',
+    about: 'the account of the API key, by its SHA-256, from the in-memory snapshot',
     reasons: ['credentials_stale', 'unauthorized', 'not_ready'],
     adds: 'account',
     run(ctx) {

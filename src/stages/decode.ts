@@ -19,6 +19,7 @@ export function createDecodeStage(
 ): Stage<BaseCtx & { readonly rawTx: RawTxParam; readonly chain: ChainRuntime; readonly grant: Grant }, { readonly tx: DecodedTx }, 'decode'> {
   return {
     name: 'decode',
+    about: 'the signed transaction decoded and its signature checked; its hash computed once, here',
     reasons: [
       'invalid_params',
       'solana_transaction',

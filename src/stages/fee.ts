@@ -74,6 +74,7 @@ export function createFeeStage(deployment: {
   };
   return {
     name: 'fee',
+    about: 'a tip to a listed address through an approved pattern, or an untipped transfer both allow',
     reasons: ['fee_rejected'],
     adds: 'fee',
     run(ctx) {

@@ -25,6 +25,7 @@ export function createForwardStage(forwarders: ReadonlyMap<number, ChainForwarde
 > {
   return {
     name: 'forward',
+    about: "hands the signed bytes to the chain's sequencers and answers with their verdict",
     reasons: ['ok', 'upstream_rejected', 'upstream_error', 'upstream_unavailable', 'overloaded', 'sync_timeout'],
     run(ctx) {
       const raw = ctx.rawTx as string; // decode passed: a validated 0x-hex string

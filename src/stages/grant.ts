@@ -17,6 +17,7 @@ export function createGrantStage(): Stage<
 > {
   return {
     name: 'grant',
+    about: "submission enabled, a grant for the host's chain (for the sync method, a sync grant)",
     reasons: ['submission_disabled', 'chain_not_granted', 'sync_not_granted'],
     adds: 'grant',
     run(ctx) {

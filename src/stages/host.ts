@@ -13,6 +13,7 @@ export { HostTable, hostName } from '../chains.js';
 export function createHostStage(hosts: HostTable): Stage<BaseCtx, { readonly chain: ChainRuntime }, 'host'> {
   return {
     name: 'host',
+    about: 'the Host header picks the chain, before the body is read',
     reasons: ['misdirected_host'],
     adds: 'chain',
     run(ctx) {

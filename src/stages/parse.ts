@@ -13,6 +13,7 @@ const NO_PARAMS: readonly unknown[] = Object.freeze([]);
 export function createParseStage(): Stage<BaseCtx & { readonly body: Body }, { readonly rpc: RpcRequest }, 'parse'> {
   return {
     name: 'parse',
+    about: 'one JSON-RPC 2.0 object: jsonrpc "2.0", a non-null id, a string method, an array params',
     setsId: true,
     reasons: ['unsupported_content_type', 'parse_error', 'invalid_request', 'batch_not_supported'],
     adds: 'rpc',

@@ -23,6 +23,7 @@ export function createRateLimitStage(
 ): Stage<BaseCtx & { readonly grant: Grant; readonly chain: ChainRuntime; readonly tx: DecodedTx }, { readonly quota: Quota }, 'rate_limit'> {
   return {
     name: 'rate_limit',
+    about: "one token from the account's bucket on this chain (none for bytes already in flight)",
     reasons: ['rate_limited'],
     adds: 'quota',
     run(ctx) {

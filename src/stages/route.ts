@@ -42,6 +42,7 @@ export function createRouteStage(limits: {
   const chainIdTooLarge = reject('payload_too_large', `Request body exceeds the size limit: eth_chainId requests must fit in ${chainIdCap} bytes`);
   return {
     name: 'route',
+    about: "the method: `eth_chainId` is answered here from configuration; a send's one param is passed on",
     reasons: ['ok', 'payload_too_large', 'method_not_found', 'invalid_params'],
     adds: 'rawTx',
     run(ctx) {

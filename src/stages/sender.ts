@@ -15,6 +15,7 @@ import type { DecodedTx } from '../tx/types.js';
 export function createSenderStage(): Stage<BaseCtx & { readonly grant: Grant; readonly tx: DecodedTx }, { readonly sender: string | null }, 'sender'> {
   return {
     name: 'sender',
+    about: 'only where the grant lists senders: the sender is recovered and must be listed',
     reasons: ['invalid_signature', 'sender_not_allowed'],
     adds: 'sender',
     run(ctx) {

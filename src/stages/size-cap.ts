@@ -10,6 +10,7 @@ export function createSizeCapStage(limits: { readonly maxBodyBytes: number }): S
   const cap = limits.maxBodyBytes;
   return {
     name: 'size_cap',
+    about: 'the body, streamed with the cap enforced as chunks arrive (the declared size checked first)',
     reasons: ['payload_too_large'],
     adds: 'body',
     run(ctx) {

@@ -1,0 +1,77 @@
+/**
+ * The README's two generated tables, rendered from the code: the stages in their order (from the
+ * stage list, each stage's `about`, `adds` and declared reasons) and the reasons table (from
+ * src/reasons.ts). `npm run readme` writes them between their markers; a test fails when the
+ * README differs from the rendering, so neither table is edited by hand.
+ */
+import { HostTable } from '../src/chains.js';
+import { parseConfig } from '../src/config.js';
+import { RateLimiter } from '../src/limits/rate-limiter.js';
+import type { RunnerStage } from '../src/pipeline/pipeline.js';
+import { REASON_NAMES, REASONS, type Reason } from '../src/reasons.js';
+import { createForwardStage } from '../src/stages/forward.js';
+import { admissionStages } from '../src/stages/list.js';
+
+/** The pipeline's stages in their order, built from the stage list over inert parts (nothing runs). */
+export function pipelineStages(): readonly RunnerStage[] {
+  const config = parseConfig({ chains: [{ chainId: 1, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }], workers: 1 }, '/', {});
+  const store = { ready: false, stale: false, size: 0, byKeyHash: () => undefined, start: async () => {}, close: () => {} };
+  const admission = admissionStages({ config, hosts: new HostTable([]), store, decoders: new Map(), limiter: new RateLimiter() });
+  return [...admission.stages, createForwardStage(new Map())];
+}
+
+/** A stage's name as a person reads it ('rate_limit' -> 'rate limit'; 'front_end' -> 'front end'). */
+export const label = (where: string): string => where.replaceAll('_', ' ');
+
+const code = (s: string) => `\`${s}\``;
+
+export function renderReasons(): string {
+  const rows = REASON_NAMES.map((r) => {
+    const spec: { stages: readonly string[]; when?: string; status: number; code: number; action: string } = REASONS[r];
+    const where = spec.stages.map(label).join(' / ') + (spec.when === undefined ? '' : ` (${spec.when})`);
+    return `| ${code(r)} | ${spec.status} | ${spec.code} | ${where} | ${spec.action} |`;
+  });
+  return ['| reason | HTTP | JSON-RPC code | where | what the client should do |', '|---|---|---|---|---|', ...rows].join('\n');
+}
+
+/** "402 `fee_rejected`; 403 `a`, `b`": a stage's refusals grouped by HTTP status. */
+function refusals(reasons: readonly string[]): string {
+  const byStatus = new Map<number, string[]>();
+  for (const r of reasons) {
+    if (r === 'ok') continue;
+    const status = REASONS[r as Reason].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code(r)]);
+  }
+  return [...byStatus]
+    .sort(([a], [b]) => a - b)
+    .map(([status, names]) => `${status} ${names.join(', ')}`)
+    .join('; ');
+}
+
+export function renderStages(stages: readonly RunnerStage[] = pipelineStages()): string {
+  const rows = stages.map((s) => {
+    const adds = typeof s.adds === 'string' ? code(s.adds) : s.reasons.includes('ok') ? '(answers)' : '(checks only)';
+    const answers = s.reasons.includes('ok') && typeof s.adds === 'string' ? ' (or answers)' : '';
+    return `| ${label(s.name)} | ${adds}${answers} | ${s.about ?? ''} | ${refusals(s.reasons) || '(none)'} |`;
+  });
+  return ['| stage | adds | what it checks | refuses with |', '|---|---|---|---|', ...rows].join('\n');
+}
+
+/** The README with both tables rendered between their markers (throws when a marker is missing). */
+export function renderReadme(readme: string): string {
+  return replaceBlock(replaceBlock(readme, 'stages', renderStages()), 'reasons', renderReasons());
+}
+
+/** The text between `<!-- name:start -->` and `<!-- name:end -->`. */
+export function block(readme: string, name: string): string {
+  const start = readme.indexOf(`<!-- ${name}:start -->`);
+  const end = readme.indexOf(`<!-- ${name}:end -->`);
+  if (start < 0 || end < start) throw new Error(`README: no <!-- ${name}:start --> … <!-- ${name}:end --> block`);
+  return readme.slice(readme.indexOf('\n', start) + 1, end).trimEnd();
+}
+
+function replaceBlock(readme: string, name: string, body: string): string {
+  block(readme, name); // both markers are there, in order
+  const from = readme.indexOf('\n', readme.indexOf(`<!-- ${name}:start -->`)) + 1;
+  return readme.slice(0, from) + body + '\n' + readme.slice(readme.indexOf(`<!-- ${name}:end -->`));
+}

@@ -1,0 +1,28 @@
+/** The route stage: eth_chainId answered from configuration, the send's one param passed on, the rest refused. */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Exit } from '../../src/errors.js';
+import { createRouteStage } from '../../src/stages/route.js';
+import { given, passed, reason } from '../support/stage-context.js';
+import { chainA, rpc } from '../support/stage-fixtures.js';
+
+describe('route stage', () => {
+  const stage = createRouteStage({ chainIdMaxBodyBytes: 512 });
+  const r = (method: string, params: unknown[], bytes = 60) => given({ chain: chainA, body: { text: '', bytes }, rpc: rpc(method, params) }).run(stage);
+  it('answers eth_chainId from configuration', () => {
+    const out = r('eth_chainId', []);
+    assert.ok(out instanceof Exit);
+    assert.equal(out.body('1'), '{"jsonrpc":"2.0","id":1,"result":"0x1237"}');
+    assert.equal(reason(r('eth_chainId', [], 513)), 'payload_too_large');
+    assert.equal(reason(r('eth_chainId', ['latest'])), 'invalid_params');
+  });
+  it('passes a hex param, an object (unsigned) and a base58/64 string (Solana?) on to decode', () => {
+    assert.equal(passed(r('eth_sendRawTransaction', ['0x02ab'])).rawTx, '0x02ab');
+    assert.deepEqual(passed(r('eth_sendRawTransaction', [{ to: '0x' }])).rawTx, { to: '0x' });
+    assert.equal(typeof passed(r('eth_sendRawTransaction', ['A'.repeat(88)])).rawTx, 'string');
+  });
+  it('refuses other params and other methods', () => {
+    for (const params of [[], ['0x1'], ['0x', '0x'], [1], ['hello world']]) assert.equal(reason(r('eth_sendRawTransaction', params)), 'invalid_params');
+    assert.equal(reason(r('eth_sendTransaction', [])), 'method_not_found');
+  });
+});
