@@ -10,13 +10,14 @@ import type { AccountStore } from './accounts/types.js';
 import type { Config } from './config.js';
 import { ChainDuplicates, Duplicates } from './forward/dedup.js';
 import { ChainForwarder, type ForwardObserver } from './forward/forwarder.js';
-import { HealthBoard, type HealthBoardBuffers, slotIndex } from './forward/health-board.js';
+import { HealthBoard, slotIndex } from './forward/health-board.js';
 import { HealthProber, healthProblems } from './forward/health.js';
 import { Readiness } from './http/readiness.js';
 import { PublicServer } from './http/server.js';
 import { quotaHeaders } from './limits/quota-headers.js';
 import { RateLimiter, type TokenBuckets } from './limits/rate-limiter.js';
-import { SharedRateTable, SharedTxTable, type SharedTableBuffers } from './limits/shared-tables.js';
+import { LocalCounts, SharedCounts, SharedRateTable, SharedTxTable } from './limits/shared-tables.js';
+import type { SharedParts } from './threads/protocol.js';
 import type { Logger } from './log.js';
 import type { PipelineHooks, RequestObserver } from './pipeline/pipeline.js';
 import { createForwardStage } from './stages/forward.js';
@@ -50,7 +51,7 @@ export interface AppOptions {
    * With several worker threads: the process-wide rate-limit and transaction tables, and the
    * sequencer health board the main thread's prober writes (this app then runs no prober).
    */
-  readonly shared?: { readonly rate: SharedTableBuffers; readonly tx: SharedTableBuffers; readonly health: HealthBoardBuffers };
+  readonly shared?: SharedParts;
 }
 
 export interface App {
@@ -132,6 +133,7 @@ export function createApp(opts: AppOptions): App {
             maxBodyBytes: config.limits.maxBodyBytes,
             hosts,
             store,
+            counts: opts.shared === undefined ? new LocalCounts() : new SharedCounts(opts.shared.conns),
             ...(obs.wsRequest !== undefined ? { observer: obs.wsRequest } : {}),
             ...(obs.wsLane !== undefined ? { lane: obs.wsLane } : {}),
           },

@@ -38,6 +38,8 @@ export interface Service {
 /** Rate-limit buckets (account × chain) and transaction hashes the tables can hold. */
 const RATE_SLOTS = 1 << 16;
 const TX_SLOTS = 1 << 18;
+/** Accounts with WebSocket connections open at once (a slot frees when its count is back to 0). */
+const CONN_SLOTS = 1 << 14;
 
 export interface ServiceOptions {
   /** Human-readable log lines in every thread (the main thread's logger is made by the caller). */
@@ -125,7 +127,7 @@ async function startThreads(config: Config, log: Logger, pretty: boolean): Promi
   const board = HealthBoard.allocate(slotCount(config));
   const prober = new HealthProber(config.chains, board, log);
   await prober.start();
-  const shared = { rate: allocateTable(RATE_SLOTS), tx: allocateTable(TX_SLOTS), health: board.buffers };
+  const shared = { rate: allocateTable(RATE_SLOTS), tx: allocateTable(TX_SLOTS), conns: allocateTable(CONN_SLOTS), health: board.buffers };
   const pg = await sharedStore(config, log);
   const accounts = pg === null ? null : { state: pg.state.buffer, docs: pg.ready ? pg.current() : null };
   const colorize = process.stdout.isTTY === true;

@@ -10,6 +10,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import WebSocket from 'ws';
 import { initCrypto } from '../src/native.js';
 import { accountsDoc, eventually, keysInLogs, newKey } from './support/harness.js';
 import { rpc, send } from './support/http.js';
@@ -41,6 +42,7 @@ before(async () => {
     writeCliConfig(dir, {
       internal: { host: '127.0.0.1', port: 0 },
       workers: 2,
+      websocket: { enabled: true, maxConnectionsPerAccount: 2 },
       chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [stub.url], probe: { intervalMs: 200 } }],
     }),
   );
@@ -98,6 +100,42 @@ describe('two worker threads', () => {
       assert.equal(again.json.result, txHash(raw));
       assert.equal(stub.sends().length - before, 1, 'accepted moments ago: answered without a forward');
       return;
+    }
+  });
+
+  it('the WebSocket connection cap is per process: past it every upgrade is refused, whichever thread takes it', async () => {
+    const opened: WebSocket[] = [];
+    const upgrade = () =>
+      new Promise<WebSocket | number>((resolve, reject) => {
+        const ws = new WebSocket(`ws://127.0.0.1:${port}/`, { headers: { host: 'localhost', 'x-api-key': key }, perMessageDeflate: false });
+        ws.once('open', () => resolve(ws));
+        ws.once('unexpected-response', (_req, res) => (ws.terminate(), resolve(res.statusCode ?? 0)));
+        ws.once('error', reject);
+      });
+    try {
+      for (let i = 0; i < 2; i++) {
+        const ws = await upgrade();
+        assert.ok(typeof ws !== 'number', `connection ${i + 1} of 2 opens`);
+        opened.push(ws);
+      }
+      // Each new connection lands on either thread (SO_REUSEPORT): counted per thread, about
+      // half of these would open.
+      for (let i = 0; i < 8; i++) {
+        const out = await upgrade();
+        if (typeof out !== 'number') opened.push(out);
+        assert.equal(typeof out === 'number' ? out : 'opened', 429, `attempt ${i + 1} past the cap is refused`);
+      }
+      const first = opened.shift()!;
+      await new Promise((r) => (first.once('close', r), first.close()));
+      const again = await eventually(async () => {
+        const out = await upgrade();
+        if (typeof out === 'number') return false;
+        opened.push(out);
+        return true;
+      }, 3000);
+      assert.ok(again, 'a closed connection gives its place back');
+    } finally {
+      for (const ws of opened) ws.terminate();
     }
   });
 

@@ -278,6 +278,34 @@ describe('the WebSocket lane: frames', () => {
     }
   });
 
+  it('a client that does not read its answers: refused overloaded past half the backpressure limit, then closed 1013 when an answer cannot be queued', async () => {
+    const g = await startGate({ sequencers: [stub.url], accounts: ACCOUNTS, config: { websocket: { ...WS, maxBackpressureBytes: 64 << 10 } }, internal: true });
+    const c = await connected(g.port, key);
+    const socket = (c.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+    try {
+      socket.pause(); // reads nothing: the answers pile up in the kernel, then in uWS
+      // eth_chainId over 512 bytes is answered 413 with its id: an 8-kB id makes every answer
+      // 8 kB, so the buffer steps past half the 64-kB limit (then overloaded) before past it.
+      const sent = 3000;
+      for (let i = 0; i < sent; i++) c.ws.send(JSON.stringify({ jsonrpc: '2.0', id: `${i}:${'x'.repeat(8_000)}`, method: 'eth_chainId', params: [] }));
+      const closedLine = (await eventually(() => g.logs.find((l) => l.includes('"msg":"websocket closed"')), 20_000)) as string;
+      assert.match(closedLine, /"code":1013/);
+      socket.resume();
+      await c.closed;
+      const ids = c.answers.map((a) => String(a.id).split(':')[0]);
+      assert.ok(c.answers.length < sent, `${c.answers.length} of ${sent} answered: the rest were lost with the connection, which says so by closing`);
+      assert.equal(new Set(ids).size, ids.length, 'no answer twice');
+      const reasons = new Set(c.answers.map((a) => a.error?.data.reason));
+      assert.ok(reasons.has('payload_too_large'), 'answered while the buffer had room');
+      assert.ok(reasons.has('overloaded'), 'refused overloaded past half the limit, before the close');
+      const scrape = await send({ port: g.internalPort!, method: 'GET', path: '/metrics' });
+      assert.match(scrape.text, /txgate_ws_closes_total\{code="1013"\} 1/);
+    } finally {
+      c.ws.terminate();
+      await g.stop();
+    }
+  });
+
   it('a connection dropped by the client with submissions in flight: each is logged with its outcome as closed unanswered', async () => {
     const c = await connected(gate.port, key);
     stub.delayMs = 300;

@@ -222,3 +222,58 @@ export class SharedTxTable extends Table {
     return s === ACCEPTED && v > t ? 'accepted' : s === IN_FLIGHT && v > t ? 'in_flight' : 'none';
   }
 }
+
+/**
+ * Counts per key under a cap (open WebSocket connections per account), so that a cap is per
+ * process whichever thread a connection landed on. `acquire` checks and counts in one step.
+ */
+export interface ConnectionCounts {
+  /** Counts one more for `key` unless it is at `max`: 'counted', 'full', or 'untracked' (no room to count: let in, uncounted). */
+  acquire(key: string, max: number): 'counted' | 'full' | 'untracked';
+  /** One fewer for a key `acquire` counted. */
+  release(key: string): void;
+}
+
+/** The counts of one thread (a single-threaded service). */
+export class LocalCounts implements ConnectionCounts {
+  private readonly counts = new Map<string, number>();
+
+  acquire(key: string, max: number): 'counted' | 'full' {
+    const n = this.counts.get(key) ?? 0;
+    if (n >= max) return 'full';
+    this.counts.set(key, n + 1);
+    return 'counted';
+  }
+
+  release(key: string): void {
+    const n = (this.counts.get(key) ?? 1) - 1;
+    if (n <= 0) this.counts.delete(key);
+    else this.counts.set(key, n);
+  }
+}
+
+/**
+ * The counts in shared memory, for every worker thread: a slot's state is its count, and a slot
+ * at 0 may be taken over by another key. A full probe window lets the connection in uncounted
+ * (as the rate table fails open), rather than refusing a client for a table of ours.
+ */
+export class SharedCounts extends Table implements ConnectionCounts {
+  acquire(key: string, max: number): 'counted' | 'full' | 'untracked' {
+    this.lock();
+    const i = this.slot(key, (j) => this.states[j] === 0);
+    let out: 'counted' | 'full' | 'untracked' = 'untracked';
+    if (i >= 0) {
+      out = this.states[i]! >= max ? 'full' : 'counted';
+      if (out === 'counted') this.states[i]!++;
+    }
+    this.unlock();
+    return out;
+  }
+
+  release(key: string): void {
+    this.lock();
+    const i = this.slot(key, () => false, false);
+    if (i >= 0 && this.states[i]! > 0) this.states[i]!--;
+    this.unlock();
+  }
+}

@@ -7,10 +7,18 @@ import type { ReadinessReport } from '../http/readiness.js';
 import type { SharedTableBuffers } from '../limits/shared-tables.js';
 import type { MetricJSON } from '../metrics/json.js';
 
+/** What the threads of one process share: the rate-limit, transaction and connection-count tables, and the sequencer health board. */
+export interface SharedParts {
+  readonly rate: SharedTableBuffers;
+  readonly tx: SharedTableBuffers;
+  readonly conns: SharedTableBuffers;
+  readonly health: HealthBoardBuffers;
+}
+
 export interface WorkerData {
   readonly config: Config;
   readonly index: number;
-  readonly shared: { readonly rate: SharedTableBuffers; readonly tx: SharedTableBuffers; readonly health: HealthBoardBuffers };
+  readonly shared: SharedParts;
   /** With the database account store: its shared state and the documents loaded so far (the main thread listens). */
   readonly accounts: { readonly state: SharedArrayBuffer; readonly docs: readonly unknown[] | null } | null;
   /** Human-readable log lines (`txgate --pretty`) as the main thread's, coloured when its stdout is a terminal. */

@@ -22,6 +22,7 @@ import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, us_socket_cont
 import { authenticate, keySha256 } from '../accounts/keys.js';
 import type { AccountStore } from '../accounts/types.js';
 import type { HostTable } from '../chains.js';
+import type { ConnectionCounts } from '../limits/shared-tables.js';
 import type { WebSocketConfig } from '../config.js';
 import { Exit, REJECT } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -71,6 +72,8 @@ export interface LaneDeps {
   readonly lane?: LaneObserver;
   readonly nextId: () => string;
   readonly draining: () => boolean;
+  /** Open connections per account, per process (shared by the worker threads where there are several). */
+  readonly counts: ConnectionCounts;
 }
 
 /** One open connection: what the upgrade established, and its requests in flight. */
@@ -82,6 +85,8 @@ class Connection {
   answered = 0;
   /** Frames received: a frame's request id is the connection's id, a dot and this count. */
   frames = 0;
+  /** Counted in the per-account cap (released when it closes). */
+  counted = false;
   readonly t0 = performance.now();
 
   constructor(
@@ -122,7 +127,6 @@ export class WebSocketLane implements AnswerWriter<FrameContext> {
   private readonly pipeline: Pipeline;
   private readonly answers: AnswerPath<FrameContext>;
   private readonly conns = new Set<Connection>();
-  private readonly perAccount = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
   private readonly softBackpressure: number;
 
@@ -183,16 +187,22 @@ export class WebSocketLane implements AnswerWriter<FrameContext> {
     if (account instanceof Exit) return void refuse(account);
     const grant = chainGrant(account, chain.chainId);
     if (grant instanceof Exit) return void refuse(grant, account.id);
-    if ((this.perAccount.get(account.id) ?? 0) >= this.deps.config.maxConnectionsPerAccount) return void refuse(REJECT.too_many_connections, account.id);
+    const counted = this.deps.counts.acquire(account.id, this.deps.config.maxConnectionsPerAccount);
+    if (counted === 'full') return void refuse(REJECT.too_many_connections, account.id);
     const conn = new Connection(reqId, host, apiKey, keySha256(apiKey), account.id, chain.chainId);
+    conn.counted = counted === 'counted';
+    // uWS calls open() inside upgrade(); a connection that did not open gives its place back.
     res.cork(() => res.upgrade({ conn }, secKey, protocol, extensions, context));
+    if (conn.ws === null && conn.counted) {
+      conn.counted = false;
+      this.deps.counts.release(account.id);
+    }
   }
 
   private open(ws: WebSocket<{ conn: Connection }>): void {
     const conn = ws.getUserData().conn;
     conn.ws = ws;
     this.conns.add(conn);
-    this.perAccount.set(conn.account, (this.perAccount.get(conn.account) ?? 0) + 1);
     this.deps.lane?.opened();
     this.deps.log.info({ conn: conn.id, account: conn.account, chainId: conn.chainId }, 'websocket open');
   }
@@ -250,9 +260,8 @@ export class WebSocketLane implements AnswerWriter<FrameContext> {
   private close(conn: Connection, code: number): void {
     conn.ws = null;
     this.conns.delete(conn);
-    const n = (this.perAccount.get(conn.account) ?? 1) - 1;
-    if (n === 0) this.perAccount.delete(conn.account);
-    else this.perAccount.set(conn.account, n);
+    if (conn.counted) this.deps.counts.release(conn.account);
+    conn.counted = false;
     // Requests not yet forwarded stop at their next step (never sent); those written to a
     // sequencer finish and are logged with their outcome as closed unanswered.
     for (const ctx of conn.inFlight) ctx.aborted = true;
