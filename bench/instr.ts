@@ -12,7 +12,8 @@
  * Printed per scenario: the median instructions per request and the spread of the rounds, GC
  * instructions per request (v8::internal::Heap::CollectGarbage, inclusive), bytes allocated per
  * request and collections per 10,000 requests (--trace-gc-nvp), each as a ratio to the echo and
- * txgate beside the floor. Then txgate per stage: requests that exit at consecutive stages,
+ * txgate beside the floor. The WebSocket lane's scenarios (txgate only) send the same requests
+ * as frames on one connection with as many in flight as the HTTP scenarios have connections. Then txgate per stage: requests that exit at consecutive stages,
  * each stage's cost the difference to the exit before it.
  *
  * Needs valgrind (Debian: apt-get install -y valgrind); installs nothing. Loopback only.
@@ -24,6 +25,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import WebSocket from 'ws';
 import { privateKeyToAddress } from 'viem/accounts';
 import { ANVIL_TIP_ADDRESS } from '../src/dev/anvil.js';
 import { sign1559 } from '../src/dev/sign.js';
@@ -123,6 +125,13 @@ interface Scenario {
   readonly bodies: readonly string[];
   readonly headers: Record<string, string>;
   readonly host?: string;
+  /**
+   * Over the WebSocket lane: one connection (authenticated at its upgrade with the scenario's
+   * key, opened once before the warm-up) with `--connections` frames in flight, in place of that
+   * many HTTP connections with one request each. An answer's status is its data.status (200 for
+   * a result).
+   */
+  readonly ws?: true;
 }
 const JSON_CT = { 'content-type': 'application/json' };
 const sub = (key: string, bodies: readonly string[]): Pick<Scenario, 'bodies' | 'headers'> => ({ bodies, headers: { ...JSON_CT, 'x-api-key': key } });
@@ -135,6 +144,8 @@ const MAIN: Scenario[] = [
   { name: '402 fee_rejected', status: 402, ...sub(keys.load, untipped) },
   { name: 'valid submission', status: 200, ...sub(keys.load, valid) },
   { name: 'valid submission, sender-listed grant', status: 200, ...sub(keys.listed, valid) },
+  { name: 'eth_chainId over WebSocket', status: 200, ws: true, ...sub(keys.load, [rpc('eth_chainId', [])]) },
+  { name: 'valid submission over WebSocket', status: 200, ws: true, ...sub(keys.load, valid) },
 ];
 const FLOOR = new Set(['eth_chainId', '401 unauthorized', '402 fee_rejected', 'valid submission']);
 
@@ -213,6 +224,54 @@ function load(port: number, s: Scenario, n: number): Promise<Map<number, number>
   };
   return Promise.all(Array.from({ length: CONNS }, one)).then(() => statuses);
 }
+
+/** The WebSocket connections of the ws scenarios, by scenario: opened once, kept across rounds. */
+const lanes = new Map<string, WebSocket>();
+
+async function lane(port: number, s: Scenario): Promise<WebSocket> {
+  const open = lanes.get(s.name);
+  if (open !== undefined && open.readyState === WebSocket.OPEN) return open;
+  const ws = new WebSocket(`ws://127.0.0.1:${port}/`, {
+    headers: { host: s.host ?? 'localhost', 'x-api-key': s.headers['x-api-key'] ?? '' },
+    perMessageDeflate: false,
+  });
+  await new Promise((resolve, reject) => {
+    ws.once('open', resolve);
+    ws.once('unexpected-response', (_q, r) => reject(new Error(`${s.name}: the upgrade was refused ${r.statusCode}`)));
+    ws.once('error', reject);
+  });
+  lanes.set(s.name, ws);
+  return ws;
+}
+
+/** Sends `n` frames of `s` on its connection, CONNS in flight; resolves with the count of answers by data.status. */
+async function loadWs(port: number, s: Scenario, n: number): Promise<Map<number, number>> {
+  const ws = await lane(port, s);
+  const statuses = new Map<number, number>();
+  let sent = 0;
+  let got = 0;
+  return new Promise((resolve, reject) => {
+    const send = () => {
+      if (sent < n) ws.send(s.bodies[sent++ % s.bodies.length]!);
+    };
+    const onMessage = (d: Buffer) => {
+      const a = JSON.parse(d.toString()) as { error?: { data?: { status?: number } } };
+      const status = a.error === undefined ? 200 : (a.error.data?.status ?? 0);
+      statuses.set(status, (statuses.get(status) ?? 0) + 1);
+      if (++got < n) return send();
+      ws.off('message', onMessage);
+      ws.off('close', onClose);
+      resolve(statuses);
+    };
+    const onClose = (code: number) => reject(new Error(`${s.name}: the connection closed (${code}) after ${got} of ${n} answers`));
+    ws.on('message', onMessage);
+    ws.once('close', onClose);
+    for (let i = 0; i < CONNS; i++) send();
+  });
+}
+
+/** A round's requests over the scenario's transport. */
+const drive = (port: number, s: Scenario, n: number) => (s.ws ? loadWs(port, s, n) : load(port, s, n));
 
 /** Answers counted in a round. */
 const answered = (statuses: Map<number, number>) => [...statuses.values()].reduce((a, b) => a + b, 0);
@@ -350,12 +409,12 @@ async function measure(server: Server, s: Scenario): Promise<Measured> {
     if (other.length > 0 && what !== 'warm-up')
       throw new Error(`${server.name} / ${s.name}: expected every answer ${s.status}, got ${JSON.stringify(Object.fromEntries(statuses))}`);
   };
-  for (let i = 0; i < WARMUP; i++) check(await load(server.port, s, N), 'warm-up');
+  for (let i = 0; i < WARMUP; i++) check(await drive(server.port, s, N), 'warm-up');
   const rounds: Round[] = [];
   for (let i = 0; i < ROUNDS; i++) {
     control('-z', server.child.pid!);
     const gcFrom = server.gc.length;
-    const statuses = await load(server.port, s, N);
+    const statuses = await drive(server.port, s, N);
     control('-d', server.child.pid!);
     await sleep(50); // the round's last GC line
     check(statuses, 'measured');
@@ -389,13 +448,13 @@ async function measure(server: Server, s: Scenario): Promise<Measured> {
  * plain; counted from the first collection in the round to the last (whole young generations).
  */
 async function allocation(server: Server, s: Scenario): Promise<number> {
-  await load(server.port, s, 2_000);
+  await drive(server.port, s, 2_000);
   const from = server.gc.length;
   let answers = 0;
   let at = -1;
   // Requests between the first and the last collection of the round: load in slices of 500.
   for (let i = 0; i < 40; i++) {
-    const statuses = await load(server.port, s, 500);
+    const statuses = await drive(server.port, s, 500);
     await sleep(5);
     if (at < 0 && server.gc.length > from) at = server.gc.length;
     else if (at >= 0) answers += answered(statuses);
@@ -409,6 +468,8 @@ const k = (n: number) => `${round(n / 1000, 1)}k`;
 const spreadPct = (m: Measured) => `${round(((m.max - m.min) / m.median) * 100, 1)}%`;
 
 async function stopServer(s: Server): Promise<void> {
+  for (const ws of lanes.values()) ws.terminate();
+  lanes.clear();
   const done = new Promise((r) => s.child.once('exit', r));
   s.child.kill('SIGTERM');
   await Promise.race([done, sleep(20_000)]);
@@ -455,6 +516,8 @@ writeFileSync(
     crypto: { signature: 'curve' },
     log: { level: 'info' },
     dedup: { acceptedTtlMs: 0 },
+    // The lane on, for its scenarios (it adds a GET / upgrade route; POST / is as without it).
+    websocket: { enabled: true, maxInFlight: 1024 },
     chains: [
       {
         chainId: 4663,

@@ -164,6 +164,8 @@ export function createApp(opts: AppOptions): App {
       return this.listen();
     },
     async stop() {
+      // Sync calls waiting for a receipt from the chain RPC answer now (code 4 with the hash).
+      for (const f of forwarders.values()) f.sync?.drain();
       await server.drain(config.shutdown.graceMs);
       await busyPoll?.stop();
       await prober?.stop();

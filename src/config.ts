@@ -36,6 +36,8 @@ export interface ChainConfig {
   /** Hostnames bound to this chain, lower-cased, without port. */
   readonly hosts: readonly string[];
   readonly sequencers: readonly string[];
+  /** The chain's own RPC (receipts), where a feature needs it: the sync send's `receipt` mode. Null when not set. */
+  readonly rpc: string | null;
   readonly forward: {
     readonly strategy: ForwardStrategy;
     readonly timeoutMs: number;
@@ -55,8 +57,14 @@ export interface SyncConfig {
   readonly enabled: boolean;
   /** The longest a call may wait for its receipt (a client's own timeout is capped by it). */
   readonly maxWaitMs: number;
-  /** How the receipt is obtained: `forward` sends the sync method to the sequencer. */
-  readonly mode: 'forward';
+  /**
+   * How the receipt is obtained: `forward` sends the sync method to the sequencer; `receipt`
+   * sends the plain eth_sendRawTransaction (a sequencer that takes only that) and then asks the
+   * chain RPC (`chains[].rpc`) for the receipt every `pollMs` until the wait runs out.
+   */
+  readonly mode: 'forward' | 'receipt';
+  /** `receipt` mode: the interval between receipt polls of the chain RPC. */
+  readonly pollMs: number;
   /**
    * How the wait is written to the sequencer: an integer of ms (the EIP, Erigon), 0x-hex (Nitro,
    * Bor, viem), or `omit` for a sequencer that takes the transaction alone (anvil), which then
@@ -254,7 +262,7 @@ function readChains(r: Reader, value: unknown): ChainConfig[] {
   else {
     value.forEach((c: unknown, i: number) => {
       const f = `chains[${i}]`;
-      const cin = r.obj(c, f, ['chainId', 'hardfork', 'hosts', 'sequencers', 'forward', 'probe', 'sync']);
+      const cin = r.obj(c, f, ['chainId', 'hardfork', 'hosts', 'sequencers', 'rpc', 'forward', 'probe', 'sync']);
       if (!isObj(c)) return;
       const chainId = r.int(cin.chainId, `${f}.chainId`, 0, 1, Number.MAX_SAFE_INTEGER);
       if (cin.chainId === undefined) r.problems.push(`${f}.chainId: required`);
@@ -294,12 +302,27 @@ function readChains(r: Reader, value: unknown): ChainConfig[] {
 
       const fwd = r.obj(cin.forward, `${f}.forward`, ['strategy', 'timeoutMs', 'maxInFlight', 'connections', 'queueMs']);
       const probe = r.obj(cin.probe, `${f}.probe`, ['intervalMs', 'timeoutMs']);
-      const sync = r.obj(cin.sync, `${f}.sync`, ['enabled', 'maxWaitMs', 'mode', 'syncTimeoutFormat', 'maxWaiting']);
+      const sync = r.obj(cin.sync, `${f}.sync`, ['enabled', 'maxWaitMs', 'mode', 'syncTimeoutFormat', 'maxWaiting', 'pollMs']);
+      let rpc: string | null = null;
+      if (cin.rpc !== undefined) {
+        let u: URL | undefined;
+        try {
+          if (typeof cin.rpc === 'string') u = new URL(cin.rpc);
+        } catch {
+          /* reported below */
+        }
+        if (u === undefined || (u.protocol !== 'http:' && u.protocol !== 'https:')) r.problems.push(`${f}.rpc: must be an http:// or https:// URL`);
+        else rpc = u.href;
+      }
+      const syncMode = r.oneOf<'forward' | 'receipt'>(sync.mode, `${f}.sync.mode`, 'forward', ['forward', 'receipt']);
+      if (syncMode === 'receipt' && cin.rpc === undefined)
+        r.problems.push(`${f}.rpc: required by sync.mode "receipt" (the chain RPC the receipts are read from)`);
       chains.push({
         chainId,
         hardfork: r.oneOf(cin.hardfork, `${f}.hardfork`, 'prague', HARDFORKS),
         hosts,
         sequencers,
+        rpc,
         forward: {
           strategy: r.oneOf<ForwardStrategy>(fwd.strategy, `${f}.forward.strategy`, 'failover', ['failover', 'fanout']),
           timeoutMs: r.int(fwd.timeoutMs, `${f}.forward.timeoutMs`, 2000, 10, 60000),
@@ -314,7 +337,8 @@ function readChains(r: Reader, value: unknown): ChainConfig[] {
         sync: {
           enabled: r.bool(sync.enabled, `${f}.sync.enabled`, false),
           maxWaitMs: r.int(sync.maxWaitMs, `${f}.sync.maxWaitMs`, 2000, 1, 60_000),
-          mode: r.oneOf<'forward'>(sync.mode, `${f}.sync.mode`, 'forward', ['forward']),
+          mode: syncMode,
+          pollMs: r.int(sync.pollMs, `${f}.sync.pollMs`, 100, 10, 5_000),
           syncTimeoutFormat: r.oneOf<'number' | 'hex' | 'omit'>(sync.syncTimeoutFormat, `${f}.sync.syncTimeoutFormat`, 'number', ['number', 'hex', 'omit']),
           maxWaiting: r.int(sync.maxWaiting, `${f}.sync.maxWaiting`, 256, 1, 1024),
         },

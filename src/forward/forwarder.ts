@@ -23,7 +23,7 @@ import { FastLog } from '../log-line.js';
 import type { HealthBoard } from './health-board.js';
 import { Sequencer, type CallTimes } from './upstream.js';
 import type { ChainDuplicates } from './dedup.js';
-import { SyncSender } from '../sync/sync-send.js';
+import { SyncSender, type SyncOutcome } from '../sync/sync-send.js';
 
 export interface ForwardEvent {
   readonly chainId: number;
@@ -35,6 +35,10 @@ export interface ForwardEvent {
 export interface ForwardObserver {
   forward?(e: ForwardEvent): void;
   inFlight?(chainId: number, n: number): void;
+  /** A sync call answered (sync-send.ts): what it came to and how long it waited. */
+  sync?(chainId: number, outcome: SyncOutcome, seconds: number): void;
+  /** Sync calls waiting now on this chain (this thread). */
+  syncWaiting?(chainId: number, n: number): void;
 }
 
 /** What one sequencer's answer came to: a plain send's outcome, or a sync send's (sync-send.ts). */
@@ -95,7 +99,7 @@ export class ChainForwarder {
     this.sequencers = config.sequencers.map((u, i) => new Sequencer(u, config.forward.connections, health.board, health.slots[i]!));
     this.times = { timeoutMs: config.forward.timeoutMs, queueMs: config.forward.queueMs };
     this.fast = new FastLog(log);
-    this.sync = config.sync.enabled ? new SyncSender(config, health, this) : null;
+    this.sync = config.sync.enabled ? new SyncSender(config, health, this, observer) : null;
   }
 
   get chainId(): number {

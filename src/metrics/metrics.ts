@@ -11,6 +11,7 @@ import { sequencerLabel, type Config } from '../config.js';
 import type { Exit } from '../errors.js';
 import { REASON_NAMES, REASONS, type Where } from '../reasons.js';
 import type { ForwardEvent, ForwardObserver } from '../forward/forwarder.js';
+import { SYNC_OUTCOMES, type SyncOutcome } from '../sync/sync-send.js';
 import { StoreState } from '../accounts/postgres/state.js';
 import { type HealthBoard, slotIndex } from '../forward/health-board.js';
 import type { BaseCtx } from '../pipeline/context.js';
@@ -62,6 +63,15 @@ export class Metrics {
   private readonly forwards = counters('txgate_forwards_total', 'Answers from sequencers to forwarded transactions, by chain, sequencer and outcome.');
   private readonly upstream = histograms('txgate_upstream_duration_seconds', 'Sequencer answer time for eth_sendRawTransaction, by chain and sequencer.');
   private readonly inFlight = counters('txgate_forwards_in_flight', 'Forwards in flight, by chain.');
+  private readonly syncCalls = counters(
+    'txgate_sync_calls_total',
+    'eth_sendRawTransactionSync calls answered, by chain and outcome (executed, pending: accepted without a receipt in the wait, refused, uncertain, not_sent).',
+  );
+  private readonly syncWait = histograms(
+    'txgate_sync_wait_seconds',
+    'eth_sendRawTransactionSync: time from the call to its receipt (executed calls), by chain.',
+  );
+  private readonly syncWaitingNow = counters('txgate_sync_waiting', 'eth_sendRawTransactionSync calls waiting now, by chain.');
   private readonly up = counters('txgate_sequencer_up', '1 when the sequencer answered its last eth_chainId probe with the chain id, else 0.');
   private readonly limited = counters('txgate_rate_limited_total', 'Submissions refused with 429, by account id.');
   private readonly reloads = counters('txgate_account_reloads_total', 'Accounts file reloads, by result (loaded, unchanged, invalid).');
@@ -85,6 +95,8 @@ export class Metrics {
     build: { version: string; uws: string },
   ) {
     this.bindRequests(0);
+    // The sync series of the chains that turned the method on, bound up front (alerts see zeros).
+    for (const c of config.chains) if (c.sync.enabled) this.syncChildren(c.chainId);
     if (config.websocket.enabled) {
       this.bindRequests(1);
       this.wsOpen.child({});
@@ -197,7 +209,29 @@ export class Metrics {
     return c;
   }
 
+  /** chain → the sync series, bound on the chain's first sync call (none where sync is off). */
+  private readonly bySyncChain = new Map<number, { outcomes: Record<string, Counter>; wait: FastHistogram; waiting: Counter }>();
+
+  private syncChildren(chain: number) {
+    let c = this.bySyncChain.get(chain);
+    if (c === undefined) {
+      const outcomes: Record<string, Counter> = {};
+      for (const outcome of SYNC_OUTCOMES) outcomes[outcome] = this.syncCalls.child({ chain, outcome });
+      c = { outcomes, wait: this.syncWait.child({ chain }), waiting: this.syncWaitingNow.child({ chain }) };
+      this.bySyncChain.set(chain, c);
+    }
+    return c;
+  }
+
   readonly forward: ForwardObserver = {
+    sync: (chainId: number, outcome: SyncOutcome, seconds: number) => {
+      const c = this.syncChildren(chainId);
+      c.outcomes[outcome]!.value++;
+      if (outcome === 'executed' && seconds > 0) c.wait.observe(seconds);
+    },
+    syncWaiting: (chainId: number, n: number) => {
+      this.syncChildren(chainId).waiting.value = n;
+    },
     forward: (e: ForwardEvent) => {
       const c = this.sequencerChildren(e.chainId, e.sequencer);
       c.outcomes[e.outcome]!.value++;
@@ -278,6 +312,7 @@ export class Metrics {
       counterJSON(this.up, 'max', 'gauge'),
       counterJSON(this.limited),
       ...(this.config.websocket.enabled ? [counterJSON(this.wsOpen, 'sum', 'gauge'), counterJSON(this.wsCloses)] : []),
+      ...(this.bySyncChain.size > 0 ? [counterJSON(this.syncCalls), histogramJSON(this.syncWait), counterJSON(this.syncWaitingNow, 'sum', 'gauge')] : []),
       counterJSON(this.reloads),
       counterJSON(this.loaded, 'max', 'gauge'),
       counterJSON(this.info, 'max', 'gauge'),

@@ -1,5 +1,7 @@
 /**
- * eth_sendRawTransactionSync (EIP-7966) for one chain, in `forward` mode: the sync method goes
+ * eth_sendRawTransactionSync (EIP-7966) for one chain. In `receipt` mode the plain send goes
+ * through the chain's forwarder and the receipt is read from the chain RPC (receipt-wait.ts);
+ * in `forward` mode (below) the sync method goes
  * to the sequencer with the remaining wait, and its answer is judged with the plain send's
  * rules (forward/answer.ts) plus the receipt's:
  * - a receipt of this very hash: 200, `result` the receipt as the chain gave it (status 0x1 or 0x0);
@@ -14,11 +16,13 @@
  * is answered from it for a while and never forwarded again.
  */
 import type { ChainConfig } from '../config.js';
-import { Exit, reject, REJECT } from '../errors.js';
+import { type Exit, reject, REJECT } from '../errors.js';
 import { isTxObject, judge, knownAfterNonceTooLow } from '../forward/answer.js';
-import { Faults, type Attempt, type AttemptOutcome, type ChainForwarder, type ForwardRequest } from '../forward/forwarder.js';
+import { Faults, type Attempt, type AttemptOutcome, type ChainForwarder, type ForwardObserver, type ForwardRequest } from '../forward/forwarder.js';
 import type { HealthBoard } from '../forward/health-board.js';
 import { Sequencer, type Answer } from '../forward/upstream.js';
+import { executedAnswer, isReceiptOf, pendingAnswer } from './receipt.js';
+import { ReceiptWaiter } from './receipt-wait.js';
 
 export const SYNC_METHOD = 'eth_sendRawTransactionSync';
 
@@ -41,15 +45,7 @@ export function requestedWaitMs(p: unknown, max: number): number | undefined {
   return Math.min(ms, max);
 }
 
-/** A receipt of `hash` as a sequencer gave it. */
-function isReceiptOf(v: unknown, hash: string): boolean {
-  if (typeof v !== 'object' || v === null) return false;
-  const r = v as { transactionHash?: unknown; status?: unknown };
-  return typeof r.transactionHash === 'string' && r.transactionHash.toLowerCase() === hash;
-}
-
-/** The answer for a transaction accepted without a receipt within the wait. */
-export const pendingAnswer = (hash: string): Exit => reject('sync_timeout', undefined, { txHash: hash });
+export { pendingAnswer };
 
 /** What a sync answer means: the Exit, whether the bytes were written, and a line for the audit. */
 export function judgeSync(a: Answer, hash: string): SyncVerdict {
@@ -57,7 +53,7 @@ export function judgeSync(a: Answer, hash: string): SyncVerdict {
     if (isReceiptOf(a.result, hash)) {
       const r = a.result as { status?: unknown; blockNumber?: unknown };
       return {
-        exit: new Exit(200, 'ok', ',"result":' + JSON.stringify(a.result) + '}'),
+        exit: executedAnswer(a.result),
         outcome: 'executed',
         sent: true,
         detail: `status ${String(r.status)} block ${String(r.blockNumber)}`,
@@ -82,8 +78,31 @@ interface SyncVerdict {
   readonly detail?: string | undefined;
 }
 
+/** What a sync call came to, for the metrics (txgate_sync_calls_total's outcome label). */
+export type SyncOutcome = 'executed' | 'pending' | 'refused' | 'uncertain' | 'not_sent';
+export const SYNC_OUTCOMES: readonly SyncOutcome[] = ['executed', 'pending', 'refused', 'uncertain', 'not_sent'];
+
+function syncOutcome(exit: Exit): SyncOutcome {
+  switch (exit.reason) {
+    case 'ok':
+      return 'executed';
+    case 'sync_timeout':
+      return 'pending';
+    case 'upstream_error':
+    case 'internal_error':
+      return 'uncertain';
+    case 'upstream_unavailable':
+    case 'overloaded':
+      return 'not_sent';
+    default:
+      return 'refused';
+  }
+}
+
 export class SyncSender {
   private readonly sequencers: readonly Sequencer[];
+  /** `receipt` mode: the plain send, then the chain RPC's receipt. */
+  private readonly receipts_: ReceiptWaiter | null;
   private waiting = 0;
   private readonly inFlight = new Map<string, Promise<Exit>>();
   private readonly receipts = new Map<string, { exit: Exit; at: number }>();
@@ -91,41 +110,79 @@ export class SyncSender {
   constructor(
     private readonly chain: ChainConfig,
     health: { readonly board: HealthBoard; readonly slots: readonly number[] },
-    /** The chain's forwarder: its audit line and its verdict when no sequencer answered. */
-    private readonly record: Pick<ChainForwarder, 'audit' | 'noAnswer' | 'log'>,
+    /** The chain's forwarder: its plain send (receipt mode), its audit line and its verdict when no sequencer answered. */
+    private readonly record: Pick<ChainForwarder, 'audit' | 'noAnswer' | 'log' | 'forward'>,
+    private readonly observer: ForwardObserver = {},
   ) {
     const conns = chain.sync.maxWaiting;
-    this.sequencers = chain.sequencers.map((u, i) => new Sequencer(u, conns, health.board, health.slots[i]!));
+    this.receipts_ = chain.sync.mode === 'receipt' ? new ReceiptWaiter(chain) : null;
+    this.sequencers = this.receipts_ !== null ? [] : chain.sequencers.map((u, i) => new Sequencer(u, conns, health.board, health.slots[i]!));
   }
 
   send(req: ForwardRequest, waitMs: number): Exit | Promise<Exit> {
     const { hash } = req;
     const held = this.receipts.get(hash);
-    if (held !== undefined && performance.now() - held.at < RECEIPT_TTL_MS) return held.exit;
+    if (held !== undefined && performance.now() - held.at < RECEIPT_TTL_MS) return this.counted(held.exit, 0);
     const joined = this.inFlight.get(hash);
     if (joined !== undefined) return joined;
-    if (!this.sequencers.some((s) => s.eligible)) return REJECT.upstream_unavailable;
-    if (this.waiting >= this.chain.sync.maxWaiting) return REJECT.overloaded;
-    this.waiting++;
-    const p = this.failover(req, waitMs).then(
-      (exit) => this.settled(hash, exit),
+    if (this.receipts_ === null && !this.sequencers.some((s) => s.eligible)) return this.counted(REJECT.upstream_unavailable, 0);
+    if (this.waiting >= this.chain.sync.maxWaiting) return this.counted(REJECT.overloaded, 0);
+    const started = performance.now();
+    this.observer.syncWaiting?.(this.chain.chainId, ++this.waiting);
+    const run = this.receipts_ === null ? this.failover(req, waitMs) : this.viaReceipt(req, started + waitMs);
+    const p = run.then(
+      (exit) => this.settled(hash, exit, started),
       (e: unknown) => {
         this.record.log.error({ err: e, tx: hash, reqId: req.reqId }, 'sync send failed unexpectedly: outcome uncertain');
-        return this.settled(hash, reject('upstream_error', undefined, { txHash: hash }));
+        return this.settled(hash, reject('upstream_error', undefined, { txHash: hash }), started);
       },
     );
     this.inFlight.set(hash, p);
     return p;
   }
 
-  private settled(hash: string, exit: Exit): Exit {
-    this.waiting--;
+  private counted(exit: Exit, ms: number): Exit {
+    this.observer.sync?.(this.chain.chainId, syncOutcome(exit), ms / 1000);
+    return exit;
+  }
+
+  private settled(hash: string, exit: Exit, started: number): Exit {
+    this.observer.syncWaiting?.(this.chain.chainId, --this.waiting);
     this.inFlight.delete(hash);
     if (exit.reason === 'ok') {
       if (this.receipts.size >= MAX_RECEIPTS) this.receipts.delete(this.receipts.keys().next().value!);
       this.receipts.set(hash, { exit, at: performance.now() });
     }
-    return exit;
+    return this.counted(exit, performance.now() - started);
+  }
+
+  /** `receipt` mode: the plain send (its own audit line), then the receipt; a line for what the wait came to. */
+  private async viaReceipt(req: ForwardRequest, deadline: number): Promise<Exit> {
+    const t = performance.now();
+    const out = await this.receipts_!.obtain(req, deadline, (r) => this.record.forward(r));
+    if (out.exit.reason === 'ok' || out.exit.reason === 'sync_timeout')
+      this.record.log.info(
+        {
+          tx: req.hash,
+          account: req.account,
+          reqId: req.reqId,
+          outcome: out.receipt === null ? 'accepted_no_receipt' : 'executed',
+          status: out.receipt?.status,
+          block: out.receipt?.blockNumber,
+          ms: Math.round(performance.now() - t),
+        },
+        'sync receipt',
+      );
+    return out.exit;
+  }
+
+  /**
+   * Drain: in `receipt` mode, every call still waiting for its receipt answers now (code 4 with
+   * its hash: it was accepted); in `forward` mode a call waits for the sequencer's answer (it
+   * alone says whether the transaction was accepted), within the wait plus the forward timeout.
+   */
+  drain(): void {
+    this.receipts_?.drain();
   }
 
   /** Sequencers in order; on to the next only after a fault (the same bytes are safe to resend). */
@@ -169,6 +226,6 @@ export class SyncSender {
   }
 
   close(): Promise<unknown> {
-    return Promise.all(this.sequencers.map((s) => s.close()));
+    return Promise.all([...this.sequencers.map((s) => s.close()), this.receipts_?.close()]);
   }
 }

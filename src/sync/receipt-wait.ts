@@ -1,0 +1,71 @@
+/**
+ * The sync send's `receipt` mode, for sequencers that take only eth_sendRawTransaction (an
+ * Arbitrum sequencer endpoint): the plain send goes through the chain's forwarder (its failover,
+ * duplicate suppression, audit line and outcome rules, unchanged), and once the sequencer has
+ * accepted the transaction, the chain RPC is asked for its receipt every `pollMs` until the wait
+ * runs out. Anything but an acceptance is answered as the plain send answers it (refused,
+ * 502 uncertain, 503 not sent); an accepted transaction is answered with its receipt, or with
+ * EIP-7966's code 4 and its hash (never a failure: it was accepted). A poll that fails (the RPC
+ * down, a timeout) is retried until the deadline: it says nothing about the transaction.
+ */
+import type { ChainConfig } from '../config.js';
+import type { Exit } from '../errors.js';
+import type { ForwardRequest } from '../forward/forwarder.js';
+import { ChainRpc } from './chain-rpc.js';
+import { executedAnswer, isReceiptOf, pendingAnswer } from './receipt.js';
+
+/** How a receipt-mode call ended: the answer, and the receipt when one came (for the audit and the metrics). */
+export interface ReceiptOutcome {
+  readonly exit: Exit;
+  readonly receipt: { readonly status?: unknown; readonly blockNumber?: unknown } | null;
+}
+
+export class ReceiptWaiter {
+  private readonly rpc: ChainRpc;
+  /** Set by drain: a call still polling answers code 4 with its hash at once. */
+  private draining = false;
+  private readonly wakers = new Set<() => void>();
+
+  constructor(private readonly chain: ChainConfig) {
+    this.rpc = new ChainRpc(chain.rpc!, Math.min(chain.sync.maxWaiting, 64));
+  }
+
+  /** Forwards with `send` (the plain path), then polls for the receipt until `deadline` (performance.now() ms). */
+  async obtain(req: ForwardRequest, deadline: number, send: (req: ForwardRequest) => Exit | Promise<Exit>): Promise<ReceiptOutcome> {
+    const sent = await send(req);
+    if (sent.reason !== 'ok') return { exit: sent, receipt: null };
+    const params = `["${req.hash}"]`;
+    const { pollMs } = this.chain.sync;
+    for (;;) {
+      const left = deadline - performance.now();
+      if (left <= 0 || this.draining) return { exit: pendingAnswer(req.hash), receipt: null };
+      const a = await this.rpc.call('eth_getTransactionReceipt', params, Math.max(1, Math.min(left, this.chain.forward.timeoutMs)));
+      if (a.kind === 'result' && isReceiptOf(a.result, req.hash)) return { exit: executedAnswer(a.result), receipt: a.result as ReceiptOutcome['receipt'] };
+      // null (not yet), an error or a fault: ask again after the interval, within the wait.
+      await this.pause(Math.min(pollMs, deadline - performance.now()));
+    }
+  }
+
+  /** Every call still polling answers now (code 4 with its hash): the service is stopping. */
+  drain(): void {
+    this.draining = true;
+    for (const wake of this.wakers) wake();
+  }
+
+  private pause(ms: number): Promise<void> {
+    if (ms <= 0 || this.draining) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(t);
+        this.wakers.delete(done);
+        resolve();
+      };
+      const t = setTimeout(done, ms);
+      this.wakers.add(done);
+    });
+  }
+
+  close(): Promise<void> {
+    return this.rpc.close();
+  }
+}
