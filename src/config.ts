@@ -253,6 +253,17 @@ export function parseConfig(input: unknown, baseDir: string, env: NodeJS.Process
 }
 
 /** The `chains` array: each chain's fields, and hostnames bound to one chain only. */
+/** The normalised URL when `v` is an http:// or https:// URL, else undefined. */
+function httpUrl(v: unknown): string | undefined {
+  if (typeof v !== 'string') return undefined;
+  try {
+    const u = new URL(v);
+    return u.protocol === 'http:' || u.protocol === 'https:' ? u.href : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function readChains(r: Reader, value: unknown): ChainConfig[] {
   const chains: ChainConfig[] = [];
   const hostOwner = new Map<string, number>();
@@ -289,31 +300,16 @@ function readChains(r: Reader, value: unknown): ChainConfig[] {
       if (!Array.isArray(cin.sequencers) || cin.sequencers.length === 0) r.problems.push(`${f}.sequencers: must be a non-empty array of http(s) URLs`);
       else
         cin.sequencers.forEach((s: unknown, j: number) => {
-          const sf = `${f}.sequencers[${j}]`;
-          let u: URL | undefined;
-          try {
-            if (typeof s === 'string') u = new URL(s);
-          } catch {
-            /* reported below */
-          }
-          if (u === undefined || (u.protocol !== 'http:' && u.protocol !== 'https:')) r.problems.push(`${sf}: must be an http:// or https:// URL`);
-          else sequencers.push(u.href);
+          const u = httpUrl(s);
+          if (u === undefined) r.problems.push(`${f}.sequencers[${j}]: must be an http:// or https:// URL`);
+          else sequencers.push(u);
         });
 
       const fwd = r.obj(cin.forward, `${f}.forward`, ['strategy', 'timeoutMs', 'maxInFlight', 'connections', 'queueMs']);
       const probe = r.obj(cin.probe, `${f}.probe`, ['intervalMs', 'timeoutMs']);
       const sync = r.obj(cin.sync, `${f}.sync`, ['enabled', 'maxWaitMs', 'mode', 'syncTimeoutFormat', 'maxWaiting', 'pollMs']);
-      let rpc: string | null = null;
-      if (cin.rpc !== undefined) {
-        let u: URL | undefined;
-        try {
-          if (typeof cin.rpc === 'string') u = new URL(cin.rpc);
-        } catch {
-          /* reported below */
-        }
-        if (u === undefined || (u.protocol !== 'http:' && u.protocol !== 'https:')) r.problems.push(`${f}.rpc: must be an http:// or https:// URL`);
-        else rpc = u.href;
-      }
+      const rpc = cin.rpc === undefined ? null : (httpUrl(cin.rpc) ?? null);
+      if (cin.rpc !== undefined && rpc === null) r.problems.push(`${f}.rpc: must be an http:// or https:// URL`);
       const syncMode = r.oneOf<'forward' | 'receipt'>(sync.mode, `${f}.sync.mode`, 'forward', ['forward', 'receipt']);
       if (syncMode === 'receipt' && cin.rpc === undefined)
         r.problems.push(`${f}.rpc: required by sync.mode "receipt" (the chain RPC the receipts are read from)`);

@@ -35,8 +35,8 @@ export interface ForwardEvent {
 export interface ForwardObserver {
   forward?(e: ForwardEvent): void;
   inFlight?(chainId: number, n: number): void;
-  /** A sync call answered (sync-send.ts): what it came to and how long it waited. */
-  sync?(chainId: number, outcome: SyncOutcome, seconds: number): void;
+  /** A sync call answered (sync-send.ts): what it came to and how long it waited (null: answered without a wait). */
+  sync?(chainId: number, outcome: SyncOutcome, seconds: number | null): void;
   /** Sync calls waiting now on this chain (this thread). */
   syncWaiting?(chainId: number, n: number): void;
 }

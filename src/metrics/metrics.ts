@@ -209,7 +209,7 @@ export class Metrics {
     return c;
   }
 
-  /** chain → the sync series, bound on the chain's first sync call (none where sync is off). */
+  /** chain → the sync series of a chain with sync on (bound at start-up; none where sync is off). */
   private readonly bySyncChain = new Map<number, { outcomes: Record<string, Counter>; wait: FastHistogram; waiting: Counter }>();
 
   private syncChildren(chain: number) {
@@ -224,10 +224,10 @@ export class Metrics {
   }
 
   readonly forward: ForwardObserver = {
-    sync: (chainId: number, outcome: SyncOutcome, seconds: number) => {
+    sync: (chainId: number, outcome: SyncOutcome, seconds: number | null) => {
       const c = this.syncChildren(chainId);
       c.outcomes[outcome]!.value++;
-      if (outcome === 'executed' && seconds > 0) c.wait.observe(seconds);
+      if (outcome === 'executed' && seconds !== null) c.wait.observe(seconds);
     },
     syncWaiting: (chainId: number, n: number) => {
       this.syncChildren(chainId).waiting.value = n;

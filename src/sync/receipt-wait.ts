@@ -11,7 +11,8 @@
 import type { ChainConfig } from '../config.js';
 import type { Exit } from '../errors.js';
 import type { ForwardRequest } from '../forward/forwarder.js';
-import { ChainRpc } from './chain-rpc.js';
+import { HealthBoard } from '../forward/health-board.js';
+import { Sequencer, type CallTimes } from '../forward/upstream.js';
 import { executedAnswer, isReceiptOf, pendingAnswer } from './receipt.js';
 
 /** How a receipt-mode call ended: the answer, and the receipt when one came (for the audit and the metrics). */
@@ -21,13 +22,17 @@ export interface ReceiptOutcome {
 }
 
 export class ReceiptWaiter {
-  private readonly rpc: ChainRpc;
+  /**
+   * The chain RPC, called as a sequencer is (keep-alive connections of its own, the same answer
+   * classification), with a health board of its own: it is not a sequencer, nothing marks it down.
+   */
+  private readonly rpc: Sequencer;
   /** Set by drain: a call still polling answers code 4 with its hash at once. */
   private draining = false;
   private readonly wakers = new Set<() => void>();
 
   constructor(private readonly chain: ChainConfig) {
-    this.rpc = new ChainRpc(chain.rpc!, Math.min(chain.sync.maxWaiting, 64));
+    this.rpc = new Sequencer(chain.rpc!, Math.min(chain.sync.maxWaiting, 64), HealthBoard.allocate(1), 0);
   }
 
   /** Forwards with `send` (the plain path), then polls for the receipt until `deadline` (performance.now() ms). */
@@ -39,7 +44,11 @@ export class ReceiptWaiter {
     for (;;) {
       const left = deadline - performance.now();
       if (left <= 0 || this.draining) return { exit: pendingAnswer(req.hash), receipt: null };
-      const a = await this.rpc.call('eth_getTransactionReceipt', params, Math.max(1, Math.min(left, this.chain.forward.timeoutMs)));
+      const times: CallTimes = {
+        timeoutMs: Math.max(1, Math.min(left, this.chain.forward.timeoutMs)),
+        queueMs: Math.max(1, Math.min(left, this.chain.forward.queueMs)),
+      };
+      const a = await this.rpc.call('eth_getTransactionReceipt', params, times);
       if (a.kind === 'result' && isReceiptOf(a.result, req.hash)) return { exit: executedAnswer(a.result), receipt: a.result as ReceiptOutcome['receipt'] };
       // null (not yet), an error or a fault: ask again after the interval, within the wait.
       await this.pause(Math.min(pollMs, deadline - performance.now()));

@@ -102,7 +102,7 @@ function syncOutcome(exit: Exit): SyncOutcome {
 export class SyncSender {
   private readonly sequencers: readonly Sequencer[];
   /** `receipt` mode: the plain send, then the chain RPC's receipt. */
-  private readonly receipts_: ReceiptWaiter | null;
+  private readonly receiptWaiter: ReceiptWaiter | null;
   private waiting = 0;
   private readonly inFlight = new Map<string, Promise<Exit>>();
   private readonly receipts = new Map<string, { exit: Exit; at: number }>();
@@ -115,21 +115,21 @@ export class SyncSender {
     private readonly observer: ForwardObserver = {},
   ) {
     const conns = chain.sync.maxWaiting;
-    this.receipts_ = chain.sync.mode === 'receipt' ? new ReceiptWaiter(chain) : null;
-    this.sequencers = this.receipts_ !== null ? [] : chain.sequencers.map((u, i) => new Sequencer(u, conns, health.board, health.slots[i]!));
+    this.receiptWaiter = chain.sync.mode === 'receipt' ? new ReceiptWaiter(chain) : null;
+    this.sequencers = this.receiptWaiter !== null ? [] : chain.sequencers.map((u, i) => new Sequencer(u, conns, health.board, health.slots[i]!));
   }
 
   send(req: ForwardRequest, waitMs: number): Exit | Promise<Exit> {
     const { hash } = req;
     const held = this.receipts.get(hash);
-    if (held !== undefined && performance.now() - held.at < RECEIPT_TTL_MS) return this.counted(held.exit, 0);
+    if (held !== undefined && performance.now() - held.at < RECEIPT_TTL_MS) return this.counted(held.exit, null);
     const joined = this.inFlight.get(hash);
     if (joined !== undefined) return joined;
-    if (this.receipts_ === null && !this.sequencers.some((s) => s.eligible)) return this.counted(REJECT.upstream_unavailable, 0);
-    if (this.waiting >= this.chain.sync.maxWaiting) return this.counted(REJECT.overloaded, 0);
+    if (this.receiptWaiter === null && !this.sequencers.some((s) => s.eligible)) return this.counted(REJECT.upstream_unavailable, null);
+    if (this.waiting >= this.chain.sync.maxWaiting) return this.counted(REJECT.overloaded, null);
     const started = performance.now();
     this.observer.syncWaiting?.(this.chain.chainId, ++this.waiting);
-    const run = this.receipts_ === null ? this.failover(req, waitMs) : this.viaReceipt(req, started + waitMs);
+    const run = this.receiptWaiter === null ? this.failover(req, waitMs) : this.viaReceipt(req, started + waitMs);
     const p = run.then(
       (exit) => this.settled(hash, exit, started),
       (e: unknown) => {
@@ -141,8 +141,9 @@ export class SyncSender {
     return p;
   }
 
-  private counted(exit: Exit, ms: number): Exit {
-    this.observer.sync?.(this.chain.chainId, syncOutcome(exit), ms / 1000);
+  /** Counts a call's answer; `ms`: how long it waited, null for one answered without a wait (a held receipt, a refusal). */
+  private counted(exit: Exit, ms: number | null): Exit {
+    this.observer.sync?.(this.chain.chainId, syncOutcome(exit), ms === null ? null : ms / 1000);
     return exit;
   }
 
@@ -159,7 +160,7 @@ export class SyncSender {
   /** `receipt` mode: the plain send (its own audit line), then the receipt; a line for what the wait came to. */
   private async viaReceipt(req: ForwardRequest, deadline: number): Promise<Exit> {
     const t = performance.now();
-    const out = await this.receipts_!.obtain(req, deadline, (r) => this.record.forward(r));
+    const out = await this.receiptWaiter!.obtain(req, deadline, (r) => this.record.forward(r));
     if (out.exit.reason === 'ok' || out.exit.reason === 'sync_timeout')
       this.record.log.info(
         {
@@ -182,7 +183,7 @@ export class SyncSender {
    * alone says whether the transaction was accepted), within the wait plus the forward timeout.
    */
   drain(): void {
-    this.receipts_?.drain();
+    this.receiptWaiter?.drain();
   }
 
   /** Sequencers in order; on to the next only after a fault (the same bytes are safe to resend). */
@@ -226,6 +227,6 @@ export class SyncSender {
   }
 
   close(): Promise<unknown> {
-    return Promise.all([...this.sequencers.map((s) => s.close()), this.receipts_?.close()]);
+    return Promise.all([...this.sequencers.map((s) => s.close()), this.receiptWaiter?.close()]);
   }
 }
