@@ -1,7 +1,10 @@
 /**
  * A stub sequencer for load tests: answers eth_sendRawTransaction at once with the keccak of
  * the raw bytes (the hash txgate expects), after an optional delay, and eth_chainId with the
- * chain id. Usage: node stub-sequencer.js PORT [DELAY_MS] [CHAIN_ID]
+ * chain id. As a chain that includes every transaction at once, it also answers
+ * eth_sendRawTransactionSync with a receipt of the transaction (EIP-7966), and
+ * eth_getTransactionReceipt with a receipt of the hash asked for (a chain RPC for the sync
+ * send's receipt mode). Usage: node stub-sequencer.js PORT [DELAY_MS] [CHAIN_ID]
  */
 import { initCrypto, keccak256, uws } from '../src/native.js';
 import { onBody } from './uws-body.js';
@@ -13,6 +16,14 @@ await initCrypto();
 
 type Rpc = { id?: unknown; method?: unknown; params?: unknown };
 
+let block = 0x100000;
+/** A receipt of `hash` in the shape a node gives it (a plain transfer, executed). */
+const receipt = (hash: string) =>
+  `{"type":"0x2","status":"0x1","cumulativeGasUsed":"0x5208","logs":[],"logsBloom":"0x${'0'.repeat(512)}",` +
+  `"transactionHash":"${hash}","transactionIndex":"0x0","blockHash":"0x${(++block).toString(16).padStart(64, '0')}","blockNumber":"0x${block.toString(16)}",` +
+  `"gasUsed":"0x5208","effectiveGasPrice":"0x3b9aca00","from":"0x${'11'.repeat(20)}","to":"0x${'22'.repeat(20)}","contractAddress":null}`;
+const hashOf = (raw: string) => '0x' + Buffer.from(keccak256(Buffer.from(raw.slice(2), 'hex'))).toString('hex');
+
 uws()
   .App()
   .post('/*', (res) =>
@@ -22,16 +33,24 @@ uws()
       try {
         msg = JSON.parse(body.toString()) as Rpc | null;
         const p = msg?.params;
+        const arg = Array.isArray(p) && typeof p[0] === 'string' ? p[0] : null;
+        // The result as JSON text.
         const result =
           msg?.method === 'eth_chainId'
-            ? chainHex
-            : msg?.method === 'eth_sendRawTransaction' && Array.isArray(p) && typeof p[0] === 'string'
-              ? '0x' + Buffer.from(keccak256(Buffer.from(p[0].slice(2), 'hex'))).toString('hex')
-              : null;
+            ? `"${chainHex}"`
+            : arg === null
+              ? null
+              : msg?.method === 'eth_sendRawTransaction'
+                ? `"${hashOf(arg)}"`
+                : msg?.method === 'eth_sendRawTransactionSync'
+                  ? receipt(hashOf(arg))
+                  : msg?.method === 'eth_getTransactionReceipt'
+                    ? receipt(arg.toLowerCase())
+                    : null;
         answer =
           result === null
             ? `{"jsonrpc":"2.0","id":${JSON.stringify(msg?.id ?? null)},"error":{"code":-32601,"message":"not served by the stub"}}`
-            : `{"jsonrpc":"2.0","id":${JSON.stringify(msg!.id)},"result":"${result}"}`;
+            : `{"jsonrpc":"2.0","id":${JSON.stringify(msg!.id)},"result":${result}}`;
       } catch {
         // A bench tool still answers what it does not understand, instead of dying mid-run.
         answer = '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}';

@@ -38,6 +38,11 @@ export interface ChainConfig {
   readonly sequencers: readonly string[];
   /** The chain's own RPC (receipts), where a feature needs it: the sync send's `receipt` mode. Null when not set. */
   readonly rpc: string | null;
+  /**
+   * The chain RPC's WebSocket endpoint (ws or wss), where it offers one: the sync `receipt` mode
+   * subscribes to its new heads and asks for a receipt on each, polling only while it is down.
+   */
+  readonly rpcWs: string | null;
   readonly forward: {
     readonly strategy: ForwardStrategy;
     readonly timeoutMs: number;
@@ -63,8 +68,10 @@ export interface SyncConfig {
    * chain RPC (`chains[].rpc`) for the receipt every `pollMs` until the wait runs out.
    */
   readonly mode: 'forward' | 'receipt';
-  /** `receipt` mode: the interval between receipt polls of the chain RPC. */
+  /** `receipt` mode: the interval between receipt polls of the chain RPC (while no head subscription is live). */
   readonly pollMs: number;
+  /** How long an answered receipt is kept to answer a resend of the same bytes without a forward (0: not kept). */
+  readonly receiptTtlMs: number;
   /**
    * How the wait is written to the sequencer: an integer of ms (the EIP, Erigon), 0x-hex (Nitro,
    * Bor, viem), or `omit` for a sequencer that takes the transaction alone (anvil), which then
@@ -254,15 +261,17 @@ export function parseConfig(input: unknown, baseDir: string, env: NodeJS.Process
 
 /** The `chains` array: each chain's fields, and hostnames bound to one chain only. */
 /** The normalised URL when `v` is an http:// or https:// URL, else undefined. */
-function httpUrl(v: unknown): string | undefined {
+function urlOf(v: unknown, schemes: readonly string[]): string | undefined {
   if (typeof v !== 'string') return undefined;
   try {
     const u = new URL(v);
-    return u.protocol === 'http:' || u.protocol === 'https:' ? u.href : undefined;
+    return schemes.includes(u.protocol) ? u.href : undefined;
   } catch {
     return undefined;
   }
 }
+const httpUrl = (v: unknown) => urlOf(v, ['http:', 'https:']);
+const wsUrl = (v: unknown) => urlOf(v, ['ws:', 'wss:']);
 
 function readChains(r: Reader, value: unknown): ChainConfig[] {
   const chains: ChainConfig[] = [];
@@ -273,7 +282,7 @@ function readChains(r: Reader, value: unknown): ChainConfig[] {
   else {
     value.forEach((c: unknown, i: number) => {
       const f = `chains[${i}]`;
-      const cin = r.obj(c, f, ['chainId', 'hardfork', 'hosts', 'sequencers', 'rpc', 'forward', 'probe', 'sync']);
+      const cin = r.obj(c, f, ['chainId', 'hardfork', 'hosts', 'sequencers', 'rpc', 'rpcWs', 'forward', 'probe', 'sync']);
       if (!isObj(c)) return;
       const chainId = r.int(cin.chainId, `${f}.chainId`, 0, 1, Number.MAX_SAFE_INTEGER);
       if (cin.chainId === undefined) r.problems.push(`${f}.chainId: required`);
@@ -307,9 +316,11 @@ function readChains(r: Reader, value: unknown): ChainConfig[] {
 
       const fwd = r.obj(cin.forward, `${f}.forward`, ['strategy', 'timeoutMs', 'maxInFlight', 'connections', 'queueMs']);
       const probe = r.obj(cin.probe, `${f}.probe`, ['intervalMs', 'timeoutMs']);
-      const sync = r.obj(cin.sync, `${f}.sync`, ['enabled', 'maxWaitMs', 'mode', 'syncTimeoutFormat', 'maxWaiting', 'pollMs']);
+      const sync = r.obj(cin.sync, `${f}.sync`, ['enabled', 'maxWaitMs', 'mode', 'syncTimeoutFormat', 'maxWaiting', 'pollMs', 'receiptTtlMs']);
       const rpc = cin.rpc === undefined ? null : (httpUrl(cin.rpc) ?? null);
       if (cin.rpc !== undefined && rpc === null) r.problems.push(`${f}.rpc: must be an http:// or https:// URL`);
+      const rpcWs = cin.rpcWs === undefined ? null : (wsUrl(cin.rpcWs) ?? null);
+      if (cin.rpcWs !== undefined && rpcWs === null) r.problems.push(`${f}.rpcWs: must be a ws:// or wss:// URL`);
       const syncMode = r.oneOf<'forward' | 'receipt'>(sync.mode, `${f}.sync.mode`, 'forward', ['forward', 'receipt']);
       if (syncMode === 'receipt' && cin.rpc === undefined)
         r.problems.push(`${f}.rpc: required by sync.mode "receipt" (the chain RPC the receipts are read from)`);
@@ -319,6 +330,7 @@ function readChains(r: Reader, value: unknown): ChainConfig[] {
         hosts,
         sequencers,
         rpc,
+        rpcWs,
         forward: {
           strategy: r.oneOf<ForwardStrategy>(fwd.strategy, `${f}.forward.strategy`, 'failover', ['failover', 'fanout']),
           timeoutMs: r.int(fwd.timeoutMs, `${f}.forward.timeoutMs`, 2000, 10, 60000),
@@ -335,6 +347,7 @@ function readChains(r: Reader, value: unknown): ChainConfig[] {
           maxWaitMs: r.int(sync.maxWaitMs, `${f}.sync.maxWaitMs`, 2000, 1, 60_000),
           mode: syncMode,
           pollMs: r.int(sync.pollMs, `${f}.sync.pollMs`, 100, 10, 5_000),
+          receiptTtlMs: r.int(sync.receiptTtlMs, `${f}.sync.receiptTtlMs`, 60_000, 0, 600_000),
           syncTimeoutFormat: r.oneOf<'number' | 'hex' | 'omit'>(sync.syncTimeoutFormat, `${f}.sync.syncTimeoutFormat`, 'number', ['number', 'hex', 'omit']),
           maxWaiting: r.int(sync.maxWaiting, `${f}.sync.maxWaiting`, 256, 1, 1024),
         },

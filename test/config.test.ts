@@ -72,6 +72,31 @@ describe('configuration', () => {
         );
     }
   });
+  it('sync: off by default; the chain RPC over http(s), its WebSocket over ws(s); receipt mode needs the RPC', () => {
+    const c = parseConfig(minimal, '/', {}).chains[0]!;
+    assert.deepEqual([c.sync.enabled, c.sync.mode, c.sync.receiptTtlMs, c.rpc, c.rpcWs], [false, 'forward', 60_000, null, null]);
+    const on = parseConfig(
+      {
+        chains: [
+          { ...minimal.chains[0], rpc: 'http://rpc.example:8545', rpcWs: 'wss://rpc.example/ws', sync: { enabled: true, mode: 'receipt', receiptTtlMs: 0 } },
+        ],
+      },
+      '/',
+      {},
+    ).chains[0]!;
+    assert.deepEqual([on.rpc, on.rpcWs, on.sync.receiptTtlMs], ['http://rpc.example:8545/', 'wss://rpc.example/ws', 0]);
+    try {
+      parseConfig({ chains: [{ ...minimal.chains[0], rpcWs: 'http://rpc.example', sync: { enabled: true, mode: 'receipt', receiptTtlMs: -1 } }] }, '/', {});
+      assert.fail('should throw');
+    } catch (e) {
+      assert.ok(e instanceof ConfigError);
+      for (const w of ['chains[0].rpcWs: must be a ws:// or wss:// URL', 'chains[0].rpc: required by sync.mode "receipt"', 'chains[0].sync.receiptTtlMs'])
+        assert.ok(
+          e.problems.some((p) => p.startsWith(w)),
+          `missing: ${w}\n${e.problems.join('\n')}`,
+        );
+    }
+  });
   it('TXGATE_LOG_LEVEL overrides log.level', () => {
     assert.equal(parseConfig({ ...minimal, log: { level: 'warn' } }, '/', { TXGATE_LOG_LEVEL: 'debug' }).log.level, 'debug');
     assert.throws(() => parseConfig(minimal, '/', { TXGATE_LOG_LEVEL: 'loud' }), /TXGATE_LOG_LEVEL/);

@@ -242,6 +242,47 @@ describe('eth_sendRawTransactionSync, receipt mode (plain send, then the chain R
     assert.equal(res.json.error.data.reason, 'upstream_rejected');
   });
 
+  it("with the chain RPC's WebSocket (rpcWs): the receipt is asked for on each new head, not on the interval", async () => {
+    // pollMs past the wait: polling alone would ask once, right after the send (before the next
+    // block), and answer 202; the head subscription asks again when the block comes.
+    const wsUrl = mining.url.replace(/^http/, 'ws');
+    const g = await startGate({
+      chainB: false,
+      sequencers: [mining.url],
+      accounts,
+      config: { allowUntipped: true },
+      chainA: { rpc: mining.url, rpcWs: wsUrl, sync: { ...SYNC, mode: 'receipt', pollMs: 5000, maxWaitMs: 4000 } },
+    });
+    try {
+      await eventually(() => g.logs.some((l) => l.includes('chain RPC head subscription live')));
+      const raw = await signed(mining.url, 5);
+      const res = await syncCall(g, key, [raw]);
+      assert.equal(res.status, 200, JSON.stringify(res.json));
+      assert.equal(res.json.result.transactionHash, keccak256(raw));
+    } finally {
+      await g.stop();
+    }
+  });
+
+  it('with rpcWs unreachable: polled every pollMs as without it (a subscription only ever speeds a receipt up)', async () => {
+    const g = await startGate({
+      chainB: false,
+      sequencers: [mining.url],
+      accounts,
+      config: { allowUntipped: true },
+      chainA: { rpc: mining.url, rpcWs: `ws://127.0.0.1:${await freePort()}/`, sync: { ...SYNC, mode: 'receipt', pollMs: 50 } },
+    });
+    try {
+      const raw = await signed(mining.url, 6);
+      const res = await syncCall(g, key, [raw]);
+      assert.equal(res.status, 200, JSON.stringify(res.json));
+      assert.equal(res.json.result.transactionHash, keccak256(raw));
+      assert.ok(!g.logs.some((l) => l.includes('head subscription live')));
+    } finally {
+      await g.stop();
+    }
+  });
+
   it('drain: a call waiting for its receipt is answered at once, code 4 with its hash (not cut off at the grace period)', async () => {
     // A wait far past the grace period (2 s): without the drain's answer the call would be cut off.
     const g = await startGate({

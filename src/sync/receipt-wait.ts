@@ -2,8 +2,9 @@
  * The sync send's `receipt` mode, for sequencers that take only eth_sendRawTransaction (an
  * Arbitrum sequencer endpoint): the plain send goes through the chain's forwarder (its failover,
  * duplicate suppression, audit line and outcome rules, unchanged), and once the sequencer has
- * accepted the transaction, the chain RPC is asked for its receipt every `pollMs` until the wait
- * runs out. Anything but an acceptance is answered as the plain send answers it (refused,
+ * accepted the transaction, the chain RPC is asked for its receipt until the wait runs out: on
+ * every new head where the chain RPC's WebSocket subscription is live (`chains[].rpcWs`,
+ * head-watch.ts), else every `pollMs`. Anything but an acceptance is answered as the plain send answers it (refused,
  * 502 uncertain, 503 not sent); an accepted transaction is answered with its receipt, or with
  * EIP-7966's code 4 and its hash (never a failure: it was accepted). A poll that fails (the RPC
  * down, a timeout) is retried until the deadline: it says nothing about the transaction.
@@ -13,7 +14,15 @@ import type { Exit } from '../errors.js';
 import type { ForwardRequest } from '../forward/forwarder.js';
 import { HealthBoard } from '../forward/health-board.js';
 import { Sequencer, type CallTimes } from '../forward/upstream.js';
+import type { Logger } from '../log.js';
+import { HeadWatch } from './head-watch.js';
 import { executedAnswer, isReceiptOf, pendingAnswer } from './receipt.js';
+
+/**
+ * While the head subscription is live a call asks on each head, and also after this many
+ * `pollMs` without one: the backstop against a subscription that stalls without closing.
+ */
+const BACKSTOP_POLLS = 10;
 
 /** How a receipt-mode call ended: the answer, and the receipt when one came (for the audit and the metrics). */
 export interface ReceiptOutcome {
@@ -29,13 +38,25 @@ export class ReceiptWaiter {
   private readonly rpc: Sequencer;
   /** Set by drain: a call still polling answers code 4 with its hash at once. */
   private draining = false;
+  /** Woken by a head, a change of the subscription's state, or drain. */
   private readonly wakers = new Set<() => void>();
+  /** The chain RPC's new heads, where `chains[].rpcWs` is set. */
+  private readonly heads: HeadWatch | null;
 
-  constructor(private readonly chain: ChainConfig) {
+  constructor(
+    private readonly chain: ChainConfig,
+    log: Logger,
+  ) {
     this.rpc = new Sequencer(chain.rpc!, Math.min(chain.sync.maxWaiting, 64), HealthBoard.allocate(1), 0);
+    this.heads = chain.rpcWs === null ? null : new HeadWatch(chain.rpcWs, log, () => this.wake());
   }
 
-  /** Forwards with `send` (the plain path), then polls for the receipt until `deadline` (performance.now() ms). */
+  /** True while the head subscription is live (receipts asked for on each head). */
+  get subscribed(): boolean {
+    return this.heads?.live === true;
+  }
+
+  /** Forwards with `send` (the plain path), then asks for the receipt until `deadline` (performance.now() ms). */
   async obtain(req: ForwardRequest, deadline: number, send: (req: ForwardRequest) => Exit | Promise<Exit>): Promise<ReceiptOutcome> {
     const sent = await send(req);
     if (sent.reason !== 'ok') return { exit: sent, receipt: null };
@@ -48,16 +69,24 @@ export class ReceiptWaiter {
         timeoutMs: Math.max(1, Math.min(left, this.chain.forward.timeoutMs)),
         queueMs: Math.max(1, Math.min(left, this.chain.forward.queueMs)),
       };
+      const seen = this.heads?.heads;
       const a = await this.rpc.call('eth_getTransactionReceipt', params, times);
       if (a.kind === 'result' && isReceiptOf(a.result, req.hash)) return { exit: executedAnswer(a.result), receipt: a.result as ReceiptOutcome['receipt'] };
-      // null (not yet), an error or a fault: ask again after the interval, within the wait.
-      await this.pause(Math.min(pollMs, deadline - performance.now()));
+      // null (not yet), an error or a fault: ask again within the wait, at the next head (at
+      // once if one came while asking) or after the interval.
+      const live = this.heads?.live === true;
+      if (live && this.heads!.heads !== seen) continue;
+      await this.pause(Math.min(live ? pollMs * BACKSTOP_POLLS : pollMs, deadline - performance.now()));
     }
   }
 
-  /** Every call still polling answers now (code 4 with its hash): the service is stopping. */
+  /** Every call still waiting answers now (code 4 with its hash): the service is stopping. */
   drain(): void {
     this.draining = true;
+    this.wake();
+  }
+
+  private wake(): void {
     for (const wake of this.wakers) wake();
   }
 
@@ -75,6 +104,7 @@ export class ReceiptWaiter {
   }
 
   close(): Promise<void> {
+    this.heads?.close();
     return this.rpc.close();
   }
 }

@@ -26,8 +26,7 @@ import { ReceiptWaiter } from './receipt-wait.js';
 
 export const SYNC_METHOD = 'eth_sendRawTransactionSync';
 
-/** How long an answered receipt is kept to answer a resend of the same bytes. */
-const RECEIPT_TTL_MS = 60_000;
+/** Receipts kept to answer resends (the oldest goes first), each for `sync.receiptTtlMs`. */
 const MAX_RECEIPTS = 10_000;
 
 /**
@@ -115,14 +114,14 @@ export class SyncSender {
     private readonly observer: ForwardObserver = {},
   ) {
     const conns = chain.sync.maxWaiting;
-    this.receiptWaiter = chain.sync.mode === 'receipt' ? new ReceiptWaiter(chain) : null;
+    this.receiptWaiter = chain.sync.mode === 'receipt' ? new ReceiptWaiter(chain, record.log) : null;
     this.sequencers = this.receiptWaiter !== null ? [] : chain.sequencers.map((u, i) => new Sequencer(u, conns, health.board, health.slots[i]!));
   }
 
   send(req: ForwardRequest, waitMs: number): Exit | Promise<Exit> {
     const { hash } = req;
     const held = this.receipts.get(hash);
-    if (held !== undefined && performance.now() - held.at < RECEIPT_TTL_MS) return this.counted(held.exit, null);
+    if (held !== undefined && performance.now() - held.at < this.chain.sync.receiptTtlMs) return this.counted(held.exit, null);
     const joined = this.inFlight.get(hash);
     if (joined !== undefined) return joined;
     if (this.receiptWaiter === null && !this.sequencers.some((s) => s.eligible)) return this.counted(REJECT.upstream_unavailable, null);
@@ -150,7 +149,7 @@ export class SyncSender {
   private settled(hash: string, exit: Exit, started: number): Exit {
     this.observer.syncWaiting?.(this.chain.chainId, --this.waiting);
     this.inFlight.delete(hash);
-    if (exit.reason === 'ok') {
+    if (exit.reason === 'ok' && this.chain.sync.receiptTtlMs > 0) {
       if (this.receipts.size >= MAX_RECEIPTS) this.receipts.delete(this.receipts.keys().next().value!);
       this.receipts.set(hash, { exit, at: performance.now() });
     }

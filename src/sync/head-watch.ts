@@ -1,0 +1,106 @@
+/**
+ * The chain RPC's new heads over WebSocket (`chains[].rpcWs`), for the sync send's `receipt`
+ * mode: a receipt appears with a block, so a waiting call asks for its receipt when a head
+ * arrives instead of every `pollMs`. One subscription (`eth_subscribe` "newHeads") per chain
+ * and thread, kept open and re-opened after a loss (0.1 s doubling to 5 s, jittered); while it
+ * is not live, the waiting calls poll as without it. It carries no transaction: a lost or stalled
+ * subscription only delays a receipt, never changes an outcome.
+ */
+import { WebSocket } from 'undici';
+import { sequencerLabel } from '../config.js';
+import type { Logger } from '../log.js';
+
+const SUBSCRIBE = '{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}';
+const MIN_RETRY_MS = 100;
+const MAX_RETRY_MS = 5_000;
+
+export class HeadWatch {
+  /** Heads seen since start: a call compares it around its receipt request (a head while asking: ask again). */
+  heads = 0;
+  /** True from the subscription's confirmation to the connection's loss. */
+  live = false;
+  private ws: WebSocket | null = null;
+  private retryMs = MIN_RETRY_MS;
+  private retry: NodeJS.Timeout | null = null;
+  private closed = false;
+  private readonly label: string;
+
+  /** `changed`: called on every head and whenever `live` changes (a waiting call looks again). */
+  constructor(
+    private readonly url: string,
+    private readonly log: Logger,
+    private readonly changed: () => void,
+  ) {
+    this.label = sequencerLabel(url);
+    this.connect();
+  }
+
+  private connect(): void {
+    if (this.closed) return;
+    let ws: WebSocket;
+    try {
+      ws = new WebSocket(this.url);
+    } catch (e) {
+      this.log.warn({ rpcWs: this.label, err: e }, 'chain RPC head subscription: cannot connect');
+      return this.again();
+    }
+    this.ws = ws;
+    ws.addEventListener('open', () => ws.send(SUBSCRIBE));
+    ws.addEventListener('message', (ev) => this.message(ws, ev.data));
+    // 'error' is followed by 'close'.
+    ws.addEventListener('close', () => this.lost(ws));
+  }
+
+  private message(ws: WebSocket, data: unknown): void {
+    let m: { id?: unknown; method?: unknown; result?: unknown; error?: { message?: unknown } };
+    try {
+      m = JSON.parse(typeof data === 'string' ? data : Buffer.from(data as ArrayBuffer).toString());
+    } catch {
+      return;
+    }
+    if (m.method === 'eth_subscription') {
+      this.heads++;
+      this.changed();
+    } else if (m.id === 1 && !this.live) {
+      if (typeof m.result === 'string') {
+        this.live = true;
+        this.retryMs = MIN_RETRY_MS;
+        this.log.info({ rpcWs: this.label }, 'chain RPC head subscription live');
+        this.changed();
+      } else {
+        // A node that does not offer newHeads: try again later, poll meanwhile.
+        this.log.warn({ rpcWs: this.label, error: String(m.error?.message ?? 'no subscription id') }, 'chain RPC head subscription refused');
+        this.retryMs = MAX_RETRY_MS;
+        ws.close();
+      }
+    }
+  }
+
+  private lost(ws: WebSocket): void {
+    if (this.ws !== ws) return;
+    this.ws = null;
+    if (this.live) {
+      this.live = false;
+      this.log.warn({ rpcWs: this.label }, 'chain RPC head subscription lost: polling until it is back');
+      this.changed();
+    }
+    this.again();
+  }
+
+  private again(): void {
+    if (this.closed) return;
+    const ms = this.retryMs * (0.5 + Math.random() / 2);
+    this.retryMs = Math.min(this.retryMs * 2, MAX_RETRY_MS);
+    this.retry = setTimeout(() => this.connect(), ms);
+    this.retry.unref();
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.retry !== null) clearTimeout(this.retry);
+    this.live = false;
+    const ws = this.ws;
+    this.ws = null;
+    ws?.close();
+  }
+}
