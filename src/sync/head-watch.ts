@@ -42,7 +42,8 @@ export class HeadWatch {
       ws = new WebSocket(this.url);
     } catch (e) {
       this.log.warn({ rpcWs: this.label, err: e }, 'chain RPC head subscription: cannot connect');
-      return this.again();
+      this.again();
+      return;
     }
     this.ws = ws;
     ws.addEventListener('open', () => ws.send(SUBSCRIBE));
