@@ -85,14 +85,15 @@ const keys = {
   listed: 'txg_instr_listed_' + randomBytes(24).toString('base64url'),
   otherChain: 'txg_instr_other_' + randomBytes(24).toString('base64url'),
   limited: 'txg_instr_limited_' + randomBytes(24).toString('base64url'),
+  sync: 'txg_instr_sync_' + randomBytes(24).toString('base64url'),
 };
 const senders = Array.from({ length: 16 }, () => '0x' + randomBytes(32).toString('hex'));
 const outsider = '0x' + randomBytes(32).toString('hex');
 const MIN_TIP = 1_000_000_000_000n;
-const tx = (i: number, o: { value?: bigint; to?: string; key?: string } = {}) =>
+const tx = (i: number, o: { value?: bigint; to?: string; key?: string; chainId?: number } = {}) =>
   sign1559(
     {
-      chainId: 4663,
+      chainId: o.chainId ?? 4663,
       nonce: Math.floor(i / senders.length),
       maxPriorityFeePerGas: 1_000_000_000n,
       maxFeePerGas: 3_000_000_000n,
@@ -103,6 +104,9 @@ const tx = (i: number, o: { value?: bigint; to?: string; key?: string } = {}) =>
     o.key ?? senders[i % senders.length]!,
   );
 const rpc = (method: string, params: unknown[], id: number | string = 1) => JSON.stringify({ jsonrpc: '2.0', id, method, params });
+/** The sync send: chain 4663 in forward mode; RECEIPT_CHAIN (its own host) in receipt mode, the stub its chain RPC too. */
+const RECEIPT_CHAIN = 4664;
+const RECEIPT_HOST = 'receipt.localhost';
 const grant = { chainId: 4663, rateLimit: { perSecond: 1e6, burst: 1e6 }, tipAddresses: [ANVIL_TIP_ADDRESS], minTipWei: MIN_TIP.toString() };
 writeFileSync(
   join(dir, 'accounts.json'),
@@ -112,11 +116,14 @@ writeFileSync(
       { id: 'listed', keySha256: [keySha256(keys.listed)], grants: [{ ...grant, senders: senders.map((k) => privateKeyToAddress(k as `0x${string}`)) }] },
       { id: 'other-chain', keySha256: [keySha256(keys.otherChain)], grants: [{ ...grant, chainId: 10 }] },
       { id: 'limited', keySha256: [keySha256(keys.limited)], grants: [{ ...grant, rateLimit: { perSecond: 1e-9, burst: 1 } }] },
+      { id: 'sync', keySha256: [keySha256(keys.sync)], grants: [grant, { ...grant, chainId: RECEIPT_CHAIN }].map((g) => ({ ...g, sync: true })) },
     ],
   }),
 );
 const POOL = 512;
 const valid = Array.from({ length: POOL }, (_, i) => rpc('eth_sendRawTransaction', [tx(i)], i));
+const syncValid = Array.from({ length: POOL }, (_, i) => rpc('eth_sendRawTransactionSync', [tx(i)], i));
+const syncReceipt = Array.from({ length: POOL }, (_, i) => rpc('eth_sendRawTransactionSync', [tx(i, { chainId: RECEIPT_CHAIN })], i));
 
 interface Scenario {
   readonly name: string;
@@ -144,6 +151,9 @@ const MAIN: Scenario[] = [
   { name: '402 fee_rejected', status: 402, ...sub(keys.load, untipped) },
   { name: 'valid submission', status: 200, ...sub(keys.load, valid) },
   { name: 'valid submission, sender-listed grant', status: 200, ...sub(keys.listed, valid) },
+  // The stub answers with the receipt at once: the sync path's own cost.
+  { name: 'sync submission', status: 200, ...sub(keys.sync, syncValid) },
+  { name: 'sync submission (receipt mode)', status: 200, host: RECEIPT_HOST, ...sub(keys.sync, syncReceipt) },
   { name: 'eth_chainId over WebSocket', status: 200, ws: true, ...sub(keys.load, [rpc('eth_chainId', [])]) },
   { name: 'valid submission over WebSocket', status: 200, ws: true, ...sub(keys.load, valid) },
 ];
@@ -479,9 +489,15 @@ async function stopServer(s: Server): Promise<void> {
 // --- run ---------------------------------------------------------------------------------------
 const want = (name: string) => opt.scenarios === undefined || opt.scenarios.split(',').includes(name);
 const STUB = 18250;
-const stub = spawn('node', [join(dist, 'bench/stub-sequencer.js'), String(STUB)], { stdio: ['ignore', 'pipe', 'inherit'] });
-children.push(stub);
-await new Promise<void>((resolve) => stub.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve()));
+/** The stubs: chain 4663's sequencer, and RECEIPT_CHAIN's sequencer and chain RPC (one port up). */
+for (const [port, chainId] of [
+  [STUB, 4663],
+  [STUB + 1, RECEIPT_CHAIN],
+]) {
+  const stub = spawn('node', [join(dist, 'bench/stub-sequencer.js'), String(port), '0', String(chainId)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(stub);
+  await new Promise<void>((resolve) => stub.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve()));
+}
 
 const results: Measured[] = [];
 const started = Date.now();
@@ -524,6 +540,16 @@ writeFileSync(
         hosts: ['127.0.0.1', 'localhost'],
         sequencers: [`http://127.0.0.1:${STUB}`],
         forward: { connections: 64, timeoutMs: 30_000, queueMs: 30_000 },
+        // No receipt held for resends (the pool repeats), as dedup is off.
+        sync: { enabled: true, receiptTtlMs: 0 },
+      },
+      {
+        chainId: RECEIPT_CHAIN,
+        hosts: [RECEIPT_HOST],
+        sequencers: [`http://127.0.0.1:${STUB + 1}`],
+        rpc: `http://127.0.0.1:${STUB + 1}`,
+        forward: { connections: 64, timeoutMs: 30_000, queueMs: 30_000 },
+        sync: { enabled: true, mode: 'receipt', receiptTtlMs: 0 },
       },
     ],
     accounts: { file: join(dir, 'accounts.json') },

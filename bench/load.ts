@@ -7,7 +7,8 @@
  * per request, each as a ratio to the echo, and also against the conforming floor
  * (floor-server.ts: the contract's own work in one flat handler). Then the
  * latency txgate adds at ~1,000 req/s (client→txgate→stub minus client→stub), metrics on vs
- * off, 1 vs 2 worker threads, and a saturated soak (in-flight bound, 503 overloaded, RSS growth).
+ * off, 1 vs 2 worker threads, the sync send beside the plain send (the stub answering with the
+ * receipt at once), and a saturated soak (in-flight bound, 503 overloaded, RSS growth).
  *
  * Needs wrk (Debian: apt-get install wrk) and taskset (util-linux). Loopback only.
  */
@@ -44,6 +45,7 @@ const dist = join(import.meta.dirname, '..');
 const dir = mkdtempSync(join(tmpdir(), 'txgate-load-'));
 const KEY = 'txg_load_' + randomBytes(24).toString('base64url');
 const KEY_LISTED = 'txg_load_listed_' + randomBytes(24).toString('base64url');
+const KEY_SYNC = 'txg_load_sync_' + randomBytes(24).toString('base64url');
 const children: ChildProcess[] = [];
 process.on('exit', () => {
   for (const c of children) c.kill('SIGKILL');
@@ -73,6 +75,8 @@ const tx = (i: number, value = 1_000_000_000_000n, to: string = ANVIL_TIP_ADDRES
 process.stderr.write(`signing ${poolSize} transactions from ${senders.length} senders…\n`);
 const validBodies = Array.from({ length: poolSize }, (_, i) => rpcBody('eth_sendRawTransaction', [tx(i)], i));
 writeFileSync(join(dir, 'valid.txt'), validBodies.join('\n') + '\n');
+// The same transactions sent with eth_sendRawTransactionSync.
+writeFileSync(join(dir, 'sync.txt'), validBodies.map((b) => b.replace('"eth_sendRawTransaction"', '"eth_sendRawTransactionSync"')).join('\n') + '\n');
 const untipped = rpcBody('eth_sendRawTransaction', [tx(0, 0n, '0x3333333333333333333333333333333333333333')]);
 
 writeFileSync(
@@ -98,6 +102,12 @@ writeFileSync(
             senders: senders.map(addressOf),
           },
         ],
+      },
+      {
+        // The first grant, with the sync send.
+        id: 'sync',
+        keySha256: [keySha256(KEY_SYNC)],
+        grants: [{ chainId: 4663, rateLimit: { perSecond: 1e6, burst: 1e6 }, tipAddresses: [ANVIL_TIP_ADDRESS], minTipWei: '1000000000000', sync: true }],
       },
     ],
   }),
@@ -137,6 +147,11 @@ const scenarios = {
   '402 fee_rejected': luaStatic('402', untipped, { ...JSON_CT, 'X-Api-Key': KEY }),
   'valid submission': luaPool('valid', join(dir, 'valid.txt'), { ...JSON_CT, 'X-Api-Key': KEY }),
   'valid submission, sender-listed grant': luaPool('listed', join(dir, 'valid.txt'), { ...JSON_CT, 'X-Api-Key': KEY_LISTED }),
+};
+/** The sync section's scripts: the plain send and the sync send, with the sync grant's key. */
+const syncScripts = {
+  plain: luaPool('sync-plain', join(dir, 'valid.txt'), { ...JSON_CT, 'X-Api-Key': KEY_SYNC }),
+  sync: luaPool('sync', join(dir, 'sync.txt'), { ...JSON_CT, 'X-Api-Key': KEY_SYNC }),
 };
 
 // --- processes -------------------------------------------------------------------------------
@@ -196,6 +211,8 @@ async function startTxgate(o: {
   secp256k1?: 'npm' | 'system';
   signature?: 'recover' | 'curve';
   busyPoll?: boolean;
+  /** The sync send on, in this mode (receipt mode: the receipts read from `sequencer` too), no receipt held for resends. */
+  sync?: 'forward' | 'receipt';
 }): Promise<{ child: ChildProcess; url: string }> {
   const port = portSeq++;
   const cfg = join(dir, `txgate-${port}.json`);
@@ -216,6 +233,11 @@ async function startTxgate(o: {
           hosts: ['127.0.0.1', 'localhost'],
           sequencers: [o.sequencer],
           forward: { maxInFlight: o.maxInFlight ?? 4096, connections: 64, timeoutMs: 5000 },
+          // Held receipts off, as dedup is: the pool repeats, and a resend answered from a held
+          // receipt would measure the cache.
+          ...(o.sync !== undefined
+            ? { ...(o.sync === 'receipt' ? { rpc: o.sequencer } : {}), sync: { enabled: true, mode: o.sync, receiptTtlMs: 0, maxWaiting: 1024 } }
+            : {}),
         },
       ],
       accounts: { file: join(dir, 'accounts.json') },
@@ -528,6 +550,43 @@ if (want('workers') && cores >= 2) {
   }
   report.workers = rows;
   await stop(two.child);
+}
+
+if (want('sync')) {
+  // The sync send against the plain send on the same txgate (forward mode), and the receipt
+  // mode (the plain send, then eth_getTransactionReceipt) on a second one; the stub includes
+  // every transaction at once, so this is the sync path's own cost, not a chain's wait.
+  say(
+    `\n## The sync send beside the plain send (stub answering with the receipt at once; ${DURATION} s each, alternating ${ROUNDS} times: the median round)\n`,
+  );
+  const fwd = await startTxgate({ sequencer: 'http://127.0.0.1:18200', sync: 'forward' });
+  const rcp = await startTxgate({ sequencer: 'http://127.0.0.1:18200', sync: 'receipt' });
+  const runs: { plain: Measured; sync: Measured; receipt: Measured }[] = [];
+  for (let i = 0; i < ROUNDS; i++)
+    runs.push({
+      plain: await measure(fwd.child.pid!, fwd.url, syncScripts.plain, DURATION, CONNS, i === 0),
+      sync: await measure(fwd.child.pid!, fwd.url, syncScripts.sync, DURATION, CONNS, i === 0),
+      receipt: await measure(rcp.child.pid!, rcp.url, syncScripts.sync, DURATION, CONNS, i === 0),
+    });
+  say('| scenario | req/s | / plain send, median round | all rounds | p50 / p99 / p99.9 µs | CPU µs/req | CPU / plain send | non-2xx |');
+  say('|---|---|---|---|---|---|---|---|');
+  const rows: Record<string, unknown>[] = [];
+  for (const [name, pick] of [
+    ['plain send (eth_sendRawTransaction)', (r: (typeof runs)[number]) => r.plain],
+    ['sync send, forward mode', (r: (typeof runs)[number]) => r.sync],
+    ['sync send, receipt mode (send, then one receipt read)', (r: (typeof runs)[number]) => r.receipt],
+  ] as const) {
+    const ratios = runs.map((r) => round(pick(r).rps / r.plain.rps, 3));
+    const mid = medianBy(runs, (r) => pick(r).rps / r.plain.rps);
+    const m = pick(mid);
+    const ratio = round(m.rps / mid.plain.rps, 3);
+    const cpu = round(m.cpuUsPerReq / mid.plain.cpuUsPerReq, 2);
+    rows.push({ scenario: name, measured: m, plain: mid.plain, ratio, ratios, cpuRatio: cpu });
+    say(`| ${name} | ${m.rps} | ${ratio}x | ${spread(ratios)} | ${m.p50} / ${m.p99} / ${m.p999} | ${m.cpuUsPerReq} | ${cpu}x | ${m.non2xx} |`);
+  }
+  report.sync = rows;
+  await stop(fwd.child);
+  await stop(rcp.child);
 }
 
 await stop(gate.child);

@@ -34,7 +34,7 @@ before(async () => {
   const config = { allowUntipped: true };
   gate = await startGate({ chainB: false, sequencers: [mining.url], accounts, config, chainA: { sync: SYNC } });
   gateStuck = await startGate({ chainB: false, sequencers: [stuck.url], accounts, config, chainA: { sync: { ...SYNC, maxWaitMs: 500 } } });
-  gateOff = await startGate({ chainB: false, sequencers: [mining.url], accounts, config });
+  gateOff = await startGate({ chainB: false, sequencers: [mining.url], accounts, config, internal: true });
 });
 after(async () => {
   await Promise.all([gate.stop(), gateStuck.stop(), gateOff.stop()]);
@@ -66,6 +66,9 @@ describe('eth_sendRawTransactionSync', () => {
     const r = await syncCall(gateOff, key, [await signed(mining.url, 1)]);
     assert.equal(r.status, 400);
     assert.equal(r.json.error.data.reason, 'method_not_found');
+    const metrics = (await send({ port: gateOff.internalPort!, method: 'GET', path: '/metrics' })).text;
+    assert.match(metrics, /txgate_requests_total\{method="other",status="400",reason="method_not_found",transport="http"\} 1/);
+    assert.doesNotMatch(metrics, /eth_sendRawTransactionSync|txgate_sync_/, 'no sync series where no chain serves it');
   });
 
   it('a grant without sync: 403 sync_not_granted, nothing sent', async () => {
@@ -222,6 +225,11 @@ describe('eth_sendRawTransactionSync, receipt mode (plain send, then the chain R
     assert.match(metrics, /txgate_sync_calls_total\{chain="4663",outcome="executed"\} 2/);
     assert.match(metrics, /txgate_sync_wait_seconds_count\{chain="4663"\} 1/);
     assert.match(metrics, /txgate_sync_waiting\{chain="4663"\} 0/);
+    assert.match(
+      metrics,
+      /txgate_requests_total\{method="eth_sendRawTransactionSync",status="200",reason="ok",transport="http"\} 2/,
+      'the method has series of its own',
+    );
   });
 
   it('accepted, no receipt within the wait: 202, code 4, data.txHash; the transaction is in the pool', async () => {

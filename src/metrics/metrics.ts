@@ -20,7 +20,8 @@ import { finished } from '../stages/list.js';
 import { droppedLogLines, LOG_BUFFER_BYTES } from '../log.js';
 
 /** The method label: a fixed set, never free text (index order is used on the hot path). */
-const METHODS = ['eth_chainId', 'eth_sendRawTransaction', 'other', 'unparsed'] as const;
+const METHODS = ['eth_chainId', 'eth_sendRawTransaction', 'other', 'unparsed', 'eth_sendRawTransactionSync'] as const;
+const SYNC_METHOD_INDEX = 4;
 /** The reasons given at these stages, from the one reasons table. */
 const at = (...where: Where[]) => REASON_NAMES.filter((r) => REASONS[r].stages.some((w) => where.includes(w)));
 /** A method's outcomes are bound up front, derived from where each reason is given. */
@@ -31,13 +32,18 @@ const POSSIBLE: Record<(typeof METHODS)[number], readonly string[]> = {
   eth_chainId: ['ok', ...at('route').filter((r) => r !== 'method_not_found'), 'internal_error'],
   other: ['method_not_found'],
   // Any stage's but the host's, the parse's and the unknown-method refusal.
-  eth_sendRawTransaction: [
+  eth_sendRawTransaction: submissionOutcomes(),
+  // Its own series only where a chain serves it (else it is a method not served: `other`).
+  eth_sendRawTransactionSync: submissionOutcomes(),
+};
+function submissionOutcomes(): string[] {
+  return [
     'ok',
     ...REASON_NAMES.filter((r) => REASONS[r].stages.some((w) => w !== 'front_end' && w !== 'host')).filter(
       (r) => !at('parse').includes(r) && r !== 'method_not_found',
     ),
-  ],
-};
+  ];
+}
 /** The front end a request came by (the `transport` label). */
 const TRANSPORTS = ['http', 'ws'] as const;
 const OUTCOMES = ['accepted', 'already_known', 'nonce_known', 'rejected', 'hash_mismatch', 'fault'] as const;
@@ -90,10 +96,14 @@ export class Metrics {
     return h;
   }
 
+  /** Some chain serves eth_sendRawTransactionSync: the method has series of its own. */
+  private readonly syncServed: boolean;
+
   constructor(
     private readonly config: Config,
     build: { version: string; uws: string },
   ) {
+    this.syncServed = config.chains.some((c) => c.sync.enabled);
     this.bindRequests(0);
     // The sync series of the chains that turned the method on, bound up front (alerts see zeros).
     for (const c of config.chains) if (c.sync.enabled) this.syncChildren(c.chainId);
@@ -124,6 +134,7 @@ export class Metrics {
     this.requestChildren[t] = [];
     this.durationChildren[t] = [];
     METHODS.forEach((method, i) => {
+      if (i === SYNC_METHOD_INDEX && !this.syncServed) return;
       const m = new Map<string, Counter>();
       for (const reason of POSSIBLE[method]) {
         const status = reason === 'ok' ? 200 : REASONS[reason as keyof typeof REASONS].status;
@@ -140,7 +151,16 @@ export class Metrics {
 
   private observe(t: number, ctx: BaseCtx, exit: Exit, micros: number): void {
     const rpc = finished(ctx).rpc;
-    const mi = rpc === undefined ? 3 : rpc.method === 'eth_chainId' ? 0 : rpc.method === 'eth_sendRawTransaction' ? 1 : 2;
+    const mi =
+      rpc === undefined
+        ? 3
+        : rpc.method === 'eth_chainId'
+          ? 0
+          : rpc.method === 'eth_sendRawTransaction'
+            ? 1
+            : rpc.method === 'eth_sendRawTransactionSync' && this.syncServed
+              ? SYNC_METHOD_INDEX
+              : 2;
     const reason = exit.reason;
     if (this.requestChildren[t] === undefined) this.bindRequests(t);
     const byReason = this.requestChildren[t]![mi]!;

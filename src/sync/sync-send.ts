@@ -21,6 +21,7 @@ import { isTxObject, judge, knownAfterNonceTooLow } from '../forward/answer.js';
 import { Faults, type Attempt, type AttemptOutcome, type ChainForwarder, type ForwardObserver, type ForwardRequest } from '../forward/forwarder.js';
 import type { HealthBoard } from '../forward/health-board.js';
 import { Sequencer, type Answer } from '../forward/upstream.js';
+import { FastLog } from '../log-line.js';
 import { executedAnswer, isReceiptOf, pendingAnswer } from './receipt.js';
 import { ReceiptWaiter } from './receipt-wait.js';
 
@@ -105,6 +106,8 @@ export class SyncSender {
   private waiting = 0;
   private readonly inFlight = new Map<string, Promise<Exit>>();
   private readonly receipts = new Map<string, { exit: Exit; at: number }>();
+  /** The receipt mode's `sync receipt` line. */
+  private readonly fast: FastLog;
 
   constructor(
     private readonly chain: ChainConfig,
@@ -114,6 +117,7 @@ export class SyncSender {
     private readonly observer: ForwardObserver = {},
   ) {
     const conns = chain.sync.maxWaiting;
+    this.fast = new FastLog(record.log);
     this.receiptWaiter = chain.sync.mode === 'receipt' ? new ReceiptWaiter(chain, record.log) : null;
     this.sequencers = this.receiptWaiter !== null ? [] : chain.sequencers.map((u, i) => new Sequencer(u, conns, health.board, health.slots[i]!));
   }
@@ -160,19 +164,14 @@ export class SyncSender {
   private async viaReceipt(req: ForwardRequest, deadline: number): Promise<Exit> {
     const t = performance.now();
     const out = await this.receiptWaiter!.obtain(req, deadline, (r) => this.record.forward(r));
-    if (out.exit.reason === 'ok' || out.exit.reason === 'sync_timeout')
-      this.record.log.info(
-        {
-          tx: req.hash,
-          account: req.account,
-          reqId: req.reqId,
-          outcome: out.receipt === null ? 'accepted_no_receipt' : 'executed',
-          status: out.receipt?.status,
-          block: out.receipt?.blockNumber,
-          ms: Math.round(performance.now() - t),
-        },
-        'sync receipt',
-      );
+    if (out.exit.reason !== 'ok' && out.exit.reason !== 'sync_timeout') return out.exit;
+    const line = this.fast.line('info');
+    if (line === null) return out.exit;
+    line.str('tx', req.hash).str('account', req.account).str('reqId', req.reqId);
+    line.str('outcome', out.receipt === null ? 'accepted_no_receipt' : 'executed');
+    // The receipt's fields as the chain gave them: text from outside.
+    if (out.receipt !== null) line.text('status', String(out.receipt.status), 66).text('block', String(out.receipt.blockNumber), 66);
+    line.json('ms', Math.round(performance.now() - t)).end('sync receipt');
     return out.exit;
   }
 
