@@ -118,6 +118,27 @@ describe('eth_sendRawTransactionSync', () => {
     assert.equal(tx.hash, hash);
   });
 
+  it('drain: a call waiting at a sequencer that knows its hash is answered at once, code 4 with the hash (not cut off at the grace period)', async () => {
+    // A wait far past the grace period (2 s): without the drain's answer the call would be cut off.
+    const g = await startGate({
+      chainB: false,
+      sequencers: [stuck.url],
+      accounts,
+      config: { allowUntipped: true },
+      chainA: { sync: { ...SYNC, maxWaitMs: 60_000 } },
+    });
+    const raw = await signed(stuck.url, 0);
+    const hash = keccak256(raw);
+    const call = syncCall(g, key, [raw]);
+    const chainRpc = createPublicClient({ transport: http(stuck.url) });
+    await eventually(async () => (await chainRpc.getTransaction({ hash }).catch(() => null)) !== null);
+    await g.stop();
+    const res = await call;
+    assert.equal(res.status, 202, JSON.stringify(res.json));
+    assert.deepEqual([res.json.error.code, res.json.error.data.reason, res.json.error.data.txHash], [4, 'sync_timeout', hash]);
+    assert.ok(g.logs.some((l) => l.includes('"audit":"forward"') && l.includes(hash) && l.includes('draining; the sequencer knows the hash')));
+  });
+
   it('refused by the sequencer (nonce too low, other bytes): passed through as for the plain send', async () => {
     const first = await signed(mining.url, 4);
     assert.equal((await syncCall(gate, key, [first])).status, 200);

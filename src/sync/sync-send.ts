@@ -16,16 +16,17 @@
  * is answered from it for a while and never forwarded again.
  */
 import type { ChainConfig } from '../config.js';
-import { type Exit, reject, REJECT } from '../errors.js';
+import { Exit, reject, REJECT } from '../errors.js';
 import { isTxObject, judge, knownAfterNonceTooLow } from '../forward/answer.js';
 import { Faults, type Attempt, type AttemptOutcome, type ChainForwarder, type ForwardObserver, type ForwardRequest } from '../forward/forwarder.js';
 import type { HealthBoard } from '../forward/health-board.js';
-import { Sequencer, type Answer } from '../forward/upstream.js';
+import { Sequencer, type Answer, type CallTimes } from '../forward/upstream.js';
 import { FastLog } from '../log-line.js';
 import { executedAnswer, isReceiptOf, pendingAnswer } from './receipt.js';
 import { ReceiptWaiter } from './receipt-wait.js';
 
 export const SYNC_METHOD = 'eth_sendRawTransactionSync';
+const DRAINED = Symbol('drained');
 
 /** Receipts kept to answer resends (the oldest goes first), each for `sync.receiptTtlMs`. */
 const MAX_RECEIPTS = 10_000;
@@ -106,6 +107,9 @@ export class SyncSender {
   private waiting = 0;
   private readonly inFlight = new Map<string, Promise<Exit>>();
   private readonly receipts = new Map<string, { exit: Exit; at: number }>();
+  /** Set by drain: forward-mode calls the sequencer knows answer code 4 at once. */
+  private draining = false;
+  private readonly drainWakers = new Set<() => void>();
   /** The receipt mode's `sync receipt` line. */
   private readonly fast: FastLog;
 
@@ -176,12 +180,31 @@ export class SyncSender {
   }
 
   /**
-   * Drain: in `receipt` mode, every call still waiting for its receipt answers now (code 4 with
-   * its hash: it was accepted); in `forward` mode a call waits for the sequencer's answer (it
-   * alone says whether the transaction was accepted), within the wait plus the forward timeout.
+   * Drain: every call still waiting for its receipt answers now, code 4 with its hash, where
+   * the transaction is known to be accepted: in `receipt` mode every waiting call (its plain
+   * send was accepted); in `forward` mode a call whose sequencer knows its hash (asked at once);
+   * one the sequencer does not know (yet) waits for the sequencer's own answer, within the
+   * wait plus the forward timeout, as only that says whether it was accepted.
    */
   drain(): void {
     this.receiptWaiter?.drain();
+    this.draining = true;
+    for (const wake of this.drainWakers) wake();
+  }
+
+  /**
+   * A forward-mode sync call: the sequencer's answer, or, once drain starts, code 4 with the
+   * hash if the sequencer knows it (the receipt may still come after this process is gone).
+   */
+  private async syncCall(seq: Sequencer, req: ForwardRequest, params: string, times: CallTimes, lookup: CallTimes): Promise<Answer | Exit> {
+    const call = seq.call(SYNC_METHOD, params, times);
+    let wake: (() => void) | undefined;
+    const drained = this.draining ? Promise.resolve(DRAINED) : new Promise<typeof DRAINED>((resolve) => this.drainWakers.add((wake = () => resolve(DRAINED))));
+    const first = await Promise.race([call, drained]);
+    if (wake !== undefined) this.drainWakers.delete(wake);
+    if (first !== DRAINED) return first;
+    const known = await seq.call('eth_getTransactionByHash', `["${req.hash}"]`, lookup);
+    return known.kind === 'result' && isTxObject(known.result, req.hash) ? pendingAnswer(req.hash) : call;
   }
 
   /** Sequencers in order; on to the next only after a fault (the same bytes are safe to resend). */
@@ -194,7 +217,21 @@ export class SyncSender {
     for (const seq of this.sequencers) {
       if (!seq.eligible) continue;
       const t = performance.now();
-      const a = await seq.call(SYNC_METHOD, params, times);
+      const a = await this.syncCall(seq, req, params, times, lookupTimes);
+      if (a instanceof Exit) {
+        // Draining, and the sequencer knows the hash: accepted, the receipt not yet in.
+        const attempt = {
+          seq,
+          outcome: 'accepted_no_receipt',
+          exit: a,
+          ms: performance.now() - t,
+          detail: 'draining; the sequencer knows the hash',
+          sent: true,
+          busy: false,
+        } as const;
+        this.record.audit(req, attempt, 'final', SYNC_METHOD);
+        return a;
+      }
       let v = judgeSync(a, req.hash);
       if (v.outcome === 'nonce_too_low' || (v.outcome === 'fault' && v.sent)) {
         // Nonce too low, or written and no answer within the wait: accepted (the receipt is
