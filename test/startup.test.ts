@@ -13,6 +13,7 @@ import { describe, it } from 'node:test';
 import { startAnvil } from '../src/dev/anvil.js';
 import { portFree } from '../src/dev/preflight.js';
 import { eventually } from './support/harness.js';
+import { send } from './support/http.js';
 import { freePort } from './support/processes.js';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -166,17 +167,18 @@ describe('txgate --pretty', () => {
     p.stderr.on('data', (d: Buffer) => (out += d.toString()));
     try {
       await eventually(() => out.includes('txgate listening'), 20_000);
-      // Requests answered by the worker threads: their request lines must be pretty too.
-      for (let i = 0; i < 4; i++) {
-        const r = await fetch(`http://127.0.0.1:${port}/`, {
-          method: 'POST',
+      // Requests answered by both worker threads (each on a connection of its own: the kernel
+      // spreads connections, not requests, over the threads; 16 all landing on one thread is a
+      // 1-in-32,768 chance): their request lines must be pretty too.
+      for (let i = 0; i < 16; i++)
+        await send({
+          port,
           headers: { 'content-type': 'application/json', 'x-api-key': 'txg_nope' },
           body: JSON.stringify({ jsonrpc: '2.0', id: i, method: 'eth_sendRawTransaction', params: ['0x02'] }),
         });
-        await r.text();
-      }
-      await eventually(() => (out.match(/rejected/g) ?? []).length >= 4, 5_000);
-      assert.match(out, /worker: [12]/, 'lines from the worker threads');
+      await eventually(() => (out.match(/rejected/g) ?? []).length >= 16, 5_000);
+      assert.match(out, /reqId: "w0\./, 'request lines from worker thread 0');
+      assert.match(out, /reqId: "w1\./, 'request lines from worker thread 1');
       for (const line of out.split('\n')) assert.ok(!line.trimStart().startsWith('{"level"'), `a JSON line: ${line}`);
       assert.ok(!out.includes('\u001b['), 'no ANSI escape codes');
     } finally {

@@ -58,6 +58,9 @@ async function signed(url: string, signer: number, nonce?: number, value = MIN_T
   });
 }
 
+/** A txgate in front of one anvil, chain A's settings (its sync and chain RPC) as given. */
+const gateOn = (a: Anvil, chainA: Record<string, unknown>) =>
+  startGate({ chainB: false, sequencers: [a.url], accounts, config: { allowUntipped: true }, chainA });
 const syncCall = (g: Gate, k: string, params: unknown[]) => rpc(g.port, 'eth_sendRawTransactionSync', params, { key: k });
 const audits = (g: Gate, hash: string) => g.logs.filter((l) => l.includes('"audit":"forward"') && l.includes(hash) && l.includes('eth_sendRawTransactionSync'));
 
@@ -120,13 +123,7 @@ describe('eth_sendRawTransactionSync', () => {
 
   it('drain: a call waiting at a sequencer that knows its hash is answered at once, code 4 with the hash (not cut off at the grace period)', async () => {
     // A wait far past the grace period (2 s): without the drain's answer the call would be cut off.
-    const g = await startGate({
-      chainB: false,
-      sequencers: [stuck.url],
-      accounts,
-      config: { allowUntipped: true },
-      chainA: { sync: { ...SYNC, maxWaitMs: 60_000 } },
-    });
+    const g = await gateOn(stuck, { sync: { ...SYNC, maxWaitMs: 60_000 } });
     const raw = await signed(stuck.url, 0);
     const hash = keccak256(raw);
     const call = syncCall(g, key, [raw]);
@@ -275,13 +272,7 @@ describe('eth_sendRawTransactionSync, receipt mode (plain send, then the chain R
     // pollMs past the wait: polling alone would ask once, right after the send (before the next
     // block), and answer 202; the head subscription asks again when the block comes.
     const wsUrl = mining.url.replace(/^http/, 'ws');
-    const g = await startGate({
-      chainB: false,
-      sequencers: [mining.url],
-      accounts,
-      config: { allowUntipped: true },
-      chainA: { rpc: mining.url, rpcWs: wsUrl, sync: { ...SYNC, mode: 'receipt', pollMs: 5000, maxWaitMs: 4000 } },
-    });
+    const g = await gateOn(mining, { rpc: mining.url, rpcWs: wsUrl, sync: { ...SYNC, mode: 'receipt', pollMs: 5000, maxWaitMs: 4000 } });
     try {
       await eventually(() => g.logs.some((l) => l.includes('chain RPC head subscription live')));
       const raw = await signed(mining.url, 5);
@@ -294,13 +285,7 @@ describe('eth_sendRawTransactionSync, receipt mode (plain send, then the chain R
   });
 
   it('with rpcWs unreachable: polled every pollMs as without it (a subscription only ever speeds a receipt up)', async () => {
-    const g = await startGate({
-      chainB: false,
-      sequencers: [mining.url],
-      accounts,
-      config: { allowUntipped: true },
-      chainA: { rpc: mining.url, rpcWs: `ws://127.0.0.1:${await freePort()}/`, sync: { ...SYNC, mode: 'receipt', pollMs: 50 } },
-    });
+    const g = await gateOn(mining, { rpc: mining.url, rpcWs: `ws://127.0.0.1:${await freePort()}/`, sync: { ...SYNC, mode: 'receipt', pollMs: 50 } });
     try {
       const raw = await signed(mining.url, 6);
       const res = await syncCall(g, key, [raw]);
@@ -314,13 +299,7 @@ describe('eth_sendRawTransactionSync, receipt mode (plain send, then the chain R
 
   it('drain: a call waiting for its receipt is answered at once, code 4 with its hash (not cut off at the grace period)', async () => {
     // A wait far past the grace period (2 s): without the drain's answer the call would be cut off.
-    const g = await startGate({
-      chainB: false,
-      sequencers: [stuck.url],
-      accounts,
-      config: { allowUntipped: true },
-      chainA: { rpc: stuck.url, sync: { ...SYNC, mode: 'receipt', maxWaitMs: 60_000 } },
-    });
+    const g = await gateOn(stuck, { rpc: stuck.url, sync: { ...SYNC, mode: 'receipt', maxWaitMs: 60_000 } });
     const raw = await signed(stuck.url, 5);
     const call = syncCall(g, key, [raw]);
     await eventually(() => g.logs.some((l) => l.includes('"audit":"forward"') && l.includes(keccak256(raw))));
