@@ -136,6 +136,46 @@ describe('eth_sendRawTransactionSync', () => {
     assert.ok(g.logs.some((l) => l.includes('"audit":"forward"') && l.includes(hash) && l.includes('draining; the sequencer knows the hash')));
   });
 
+  it('executed and reverted: 200 with the receipt, status 0x0 (it executed; the chain says how)', async () => {
+    const chainRpc = createPublicClient({ transport: http(mining.url) });
+    const reverter = '0x00000000000000000000000000000000000f00d5';
+    // PUSH1 0 PUSH1 0 REVERT
+    assert.equal((await rpc(Number(new URL(mining.url).port), 'anvil_setCode', [reverter, '0x60006000fd'])).status, 200);
+    const account = SIGNERS[0]!;
+    const raw = await account.signTransaction({
+      type: 'eip1559',
+      chainId: 4663,
+      nonce: await chainRpc.getTransactionCount({ address: account.address, blockTag: 'pending' }),
+      to: reverter,
+      gas: 50_000n,
+      maxFeePerGas: 10n ** 10n,
+      maxPriorityFeePerGas: 10n ** 9n,
+    });
+    const r = await syncCall(gate, key, [raw]);
+    assert.equal(r.status, 200, JSON.stringify(r.json));
+    assert.deepEqual([r.json.result.transactionHash, r.json.result.status], [keccak256(raw), '0x0']);
+    assert.ok(audits(gate, keccak256(raw))[0]!.includes('status 0x0 block'), 'the audit line carries the status');
+  });
+
+  it('beyond maxWaiting: 503 overloaded before anything is sent; the waiting call is answered as ever', async () => {
+    const g = await gateOn(stuck, { sync: { ...SYNC, maxWaiting: 1, maxWaitMs: 1500 } });
+    try {
+      const chainRpc = createPublicClient({ transport: http(stuck.url) });
+      const first = await signed(stuck.url, 1);
+      const waiting = syncCall(g, key, [first]);
+      await eventually(async () => (await chainRpc.getTransaction({ hash: keccak256(first) }).catch(() => null)) !== null);
+      const second = await signed(stuck.url, 2);
+      const r = await syncCall(g, key, [second]);
+      assert.equal(r.status, 503, JSON.stringify(r.json));
+      assert.equal(r.json.error.data.reason, 'overloaded');
+      assert.equal(await chainRpc.getTransaction({ hash: keccak256(second) }).catch(() => null), null, 'not sent');
+      const w = await waiting;
+      assert.deepEqual([w.status, w.json.error.code, w.json.error.data.txHash], [202, 4, keccak256(first)]);
+    } finally {
+      await g.stop();
+    }
+  });
+
   it('refused by the sequencer (nonce too low, other bytes): passed through as for the plain send', async () => {
     const first = await signed(mining.url, 4);
     assert.equal((await syncCall(gate, key, [first])).status, 200);

@@ -4,13 +4,17 @@
  * duplicate suppression, audit line and outcome rules, unchanged), and once the sequencer has
  * accepted the transaction, the chain RPC is asked for its receipt until the wait runs out: on
  * every new head where the chain RPC's WebSocket subscription is live (`chains[].rpcWs`,
- * head-watch.ts), else every `pollMs`. Anything but an acceptance is answered as the plain send answers it (refused,
- * 502 uncertain, 503 not sent); an accepted transaction is answered with its receipt, or with
- * EIP-7966's code 4 and its hash (never a failure: it was accepted). A poll that fails (the RPC
+ * head-watch.ts), else every `pollMs`. A refusal or a send that never went is answered as the
+ * plain send answers it (refused, 503 not sent); an accepted transaction is answered with its
+ * receipt, or with EIP-7966's code 4 and its hash (never a failure: it was accepted). A send
+ * written and not answered (502 uncertain) waits for the receipt too: it comes if the
+ * transaction went in; if not, code 4 where the chain RPC knows the hash, else the plain send's
+ * 502 with the hash. A poll that fails (the RPC
  * down, a timeout) is retried until the deadline: it says nothing about the transaction.
  */
 import type { ChainConfig } from '../config.js';
 import type { Exit } from '../errors.js';
+import { isTxObject } from '../forward/answer.js';
 import type { ForwardRequest } from '../forward/forwarder.js';
 import { HealthBoard } from '../forward/health-board.js';
 import { Sequencer, type CallTimes } from '../forward/upstream.js';
@@ -59,12 +63,14 @@ export class ReceiptWaiter {
   /** Forwards with `send` (the plain path), then asks for the receipt until `deadline` (performance.now() ms). */
   async obtain(req: ForwardRequest, deadline: number, send: (req: ForwardRequest) => Exit | Promise<Exit>): Promise<ReceiptOutcome> {
     const sent = await send(req);
-    if (sent.reason !== 'ok') return { exit: sent, receipt: null };
+    // Uncertain (written, no answer): the receipt, or the chain knowing the hash, settles it.
+    const uncertain = sent.reason === 'upstream_error';
+    if (sent.reason !== 'ok' && !uncertain) return { exit: sent, receipt: null };
     const params = `["${req.hash}"]`;
     const { pollMs } = this.chain.sync;
     for (;;) {
       const left = deadline - performance.now();
-      if (left <= 0 || this.draining) return { exit: pendingAnswer(req.hash), receipt: null };
+      if (left <= 0 || this.draining) return { exit: uncertain ? await this.known(req.hash, sent) : pendingAnswer(req.hash), receipt: null };
       const times: CallTimes = {
         timeoutMs: Math.max(1, Math.min(left, this.chain.forward.timeoutMs)),
         queueMs: Math.max(1, Math.min(left, this.chain.forward.queueMs)),
@@ -78,6 +84,13 @@ export class ReceiptWaiter {
       if (live && this.heads!.heads !== seen) continue;
       await this.pause(Math.min(live ? pollMs * BACKSTOP_POLLS : pollMs, deadline - performance.now()));
     }
+  }
+
+  /** After an uncertain send: accepted without a receipt (code 4) if the chain RPC knows the hash, else still uncertain. */
+  private async known(hash: string, uncertain: Exit): Promise<Exit> {
+    const times = { timeoutMs: this.chain.forward.timeoutMs, queueMs: this.chain.forward.queueMs };
+    const a = await this.rpc.call('eth_getTransactionByHash', `["${hash}"]`, times);
+    return a.kind === 'result' && isTxObject(a.result, hash) ? pendingAnswer(hash) : uncertain;
   }
 
   /** Every call still waiting answers now (code 4 with its hash): the service is stopping. */
