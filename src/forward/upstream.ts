@@ -204,7 +204,12 @@ export class Sequencer {
     if (!sent && !done) timer = setTimeout(() => finish(noConnection(times)), Math.max(0, deadline - performance.now()));
   }
 
-  close(): Promise<void> {
+  /**
+   * Closes the client: calls waiting for a connection end unsent; calls written are waited for
+   * (`abandon` false), or cut (`abandon`: their answers no longer have anyone to go to, such as
+   * sync calls already answered by the drain, which would otherwise hold the exit for their wait).
+   */
+  close(abandon = false): Promise<void> {
     for (let i = this.head; i < this.waiting.length; i++) {
       const w = this.waiting[i]!;
       if (w.cancelled) continue;
@@ -212,7 +217,7 @@ export class Sequencer {
       w.cancelled = true;
       w.drop('the sequencer client is closing'); // never written: definitely not forwarded
     }
-    return this.pool.close();
+    return abandon ? this.pool.destroy() : this.pool.close();
   }
 }
 

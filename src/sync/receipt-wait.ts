@@ -118,6 +118,6 @@ export class ReceiptWaiter {
 
   close(): Promise<void> {
     this.heads?.close();
-    return this.rpc.close();
+    return this.rpc.close(true);
   }
 }

@@ -261,7 +261,11 @@ export class SyncSender {
     return this.record.noAnswer(req, faults);
   }
 
+  /**
+   * After the drain: a sync call still at a sequencer was answered (code 4) or cut off with the
+   * grace period, so its connection is cut rather than waited for (up to its whole wait).
+   */
   close(): Promise<unknown> {
-    return Promise.all([...this.sequencers.map((s) => s.close()), this.receiptWaiter?.close()]);
+    return Promise.all([...this.sequencers.map((s) => s.close(true)), this.receiptWaiter?.close()]);
   }
 }
