@@ -235,11 +235,12 @@ const rows = flows.map((f, i) => {
   say(`| ${row.flow} | ${row.medianMs} | ${row.meanMs} | ${row.p90Ms} | ${row.requestsPerTx} | **${row.minusSyncMs}** | ${row.meanRatio}x |`);
   return row;
 });
+const out = `sync-${BLOCK_S}s`;
 writeFileSync(
-  join(RESULTS_DIR, 'sync.json'),
+  join(RESULTS_DIR, `${out}.json`),
   JSON.stringify({ node: process.version, blockTimeS: BLOCK_S, trials: TRIALS, date: new Date().toISOString(), rows, times }, null, 2) + '\n',
 );
-writeFileSync(join(RESULTS_DIR, 'sync.md'), lines.join('\n') + '\n');
-say(`\nwritten to ${join(RESULTS_DIR, 'sync.json')} and sync.md`);
+writeFileSync(join(RESULTS_DIR, `${out}.md`), lines.join('\n') + '\n');
+say(`\nwritten to ${join(RESULTS_DIR, out)}.json and .md`);
 await anvil.stop();
 process.exit(0);
