@@ -10,5 +10,6 @@ if [ ! -f dist/.tsbuildinfo ] || [ ! -f "dist/$entry.js" ] || [ ! -f packages/cl
   # The client package first: the tests and the demo import it by name.
   node node_modules/typescript/bin/tsc -p packages/client/tsconfig.json
   node node_modules/typescript/bin/tsc -p tsconfig.json
+  bash scripts/prune-dist.sh
 fi
 exec node "dist/$entry.js" "$@"
