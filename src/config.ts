@@ -65,7 +65,8 @@ export interface SyncConfig {
   /**
    * How the receipt is obtained: `forward` sends the sync method to the sequencer; `receipt`
    * sends the plain eth_sendRawTransaction (a sequencer that takes only that) and then asks the
-   * chain RPC (`chains[].rpc`) for the receipt every `pollMs` until the wait runs out.
+   * chain RPC (`chains[].rpc`) for the receipt until the wait runs out: on each new head where
+   * `chains[].rpcWs` is subscribed, else every `pollMs`.
    */
   readonly mode: 'forward' | 'receipt';
   /** `receipt` mode: the interval between receipt polls of the chain RPC (while no head subscription is live). */
@@ -259,8 +260,7 @@ export function parseConfig(input: unknown, baseDir: string, env: NodeJS.Process
   return deepFreeze(cfg);
 }
 
-/** The `chains` array: each chain's fields, and hostnames bound to one chain only. */
-/** The normalised URL when `v` is an http:// or https:// URL, else undefined. */
+/** The normalised URL when `v` is a URL of one of `schemes` (as `URL.protocol` gives them), else undefined. */
 function urlOf(v: unknown, schemes: readonly string[]): string | undefined {
   if (typeof v !== 'string') return undefined;
   try {
@@ -273,6 +273,7 @@ function urlOf(v: unknown, schemes: readonly string[]): string | undefined {
 const httpUrl = (v: unknown) => urlOf(v, ['http:', 'https:']);
 const wsUrl = (v: unknown) => urlOf(v, ['ws:', 'wss:']);
 
+/** The `chains` array: each chain's fields, and hostnames bound to one chain only. */
 function readChains(r: Reader, value: unknown): ChainConfig[] {
   const chains: ChainConfig[] = [];
   const hostOwner = new Map<string, number>();

@@ -14,7 +14,7 @@ import { ChainForwarder } from '../src/forward/forwarder.js';
 import { HealthBoard } from '../src/forward/health-board.js';
 import { Sequencer } from '../src/forward/upstream.js';
 import { initCrypto } from '../src/native.js';
-import { eventually, keysInLogs, newKey, startGate, type Gate } from './support/harness.js';
+import { eventually, keysInLogs, newKey, startGate, stubChain, type Gate } from './support/harness.js';
 import { rpc, send } from './support/http.js';
 import { StubSequencer, txHash } from './support/stub-sequencer.js';
 import { sign1559 } from './support/txs.js';
@@ -31,13 +31,10 @@ async function setup(n: number, forward: Record<string, unknown> = {}, extra: Re
     accounts,
     config: {
       chains: [
-        {
-          chainId: 4663,
-          hosts: ['localhost'],
-          sequencers: stubs.map((s) => s.url),
-          probe: { intervalMs: 100, timeoutMs: 300 },
-          forward: { timeoutMs: 300, ...forward },
-        },
+        stubChain(
+          stubs.map((s) => s.url),
+          forward,
+        ),
       ],
       ...extra,
     },

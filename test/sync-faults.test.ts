@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, afterEach, describe, it } from 'node:test';
-import { keysInLogs, newKey, startGate, type Gate } from './support/harness.js';
+import { keysInLogs, newKey, startGate, stubChain, type Gate } from './support/harness.js';
 import { rpc } from './support/http.js';
 import { freePort } from './support/processes.js';
 import { StubSequencer, txHash } from './support/stub-sequencer.js';
@@ -26,17 +26,7 @@ async function setup(mode: 'forward' | 'receipt', url?: string): Promise<{ gate:
   const gate = await startGate({
     accounts,
     config: {
-      chains: [
-        {
-          chainId: 4663,
-          hosts: ['localhost'],
-          sequencers: [target],
-          ...(mode === 'receipt' ? { rpc: target } : {}),
-          probe: { intervalMs: 100, timeoutMs: 300 },
-          forward: { timeoutMs: 300 },
-          sync: { enabled: true, mode, maxWaitMs: 300, pollMs: 20 },
-        },
-      ],
+      chains: [stubChain([target], {}, { ...(mode === 'receipt' ? { rpc: target } : {}), sync: { enabled: true, mode, maxWaitMs: 300, pollMs: 20 } })],
     },
   });
   open.gates.push(gate);

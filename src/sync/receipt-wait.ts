@@ -9,8 +9,8 @@
  * receipt, or with EIP-7966's code 4 and its hash (never a failure: it was accepted). A send
  * written and not answered (502 uncertain) waits for the receipt too: it comes if the
  * transaction went in; if not, code 4 where the chain RPC knows the hash, else the plain send's
- * 502 with the hash. A poll that fails (the RPC
- * down, a timeout) is retried until the deadline: it says nothing about the transaction.
+ * 502 with the hash. A receipt request that fails (the RPC down, a timeout) is retried until
+ * the deadline: it says nothing about the transaction.
  */
 import type { ChainConfig } from '../config.js';
 import type { Exit } from '../errors.js';
@@ -53,11 +53,6 @@ export class ReceiptWaiter {
   ) {
     this.rpc = new Sequencer(chain.rpc!, Math.min(chain.sync.maxWaiting, 64), HealthBoard.allocate(1), 0);
     this.heads = chain.rpcWs === null ? null : new HeadWatch(chain.rpcWs, log, () => this.wake());
-  }
-
-  /** True while the head subscription is live (receipts asked for on each head). */
-  get subscribed(): boolean {
-    return this.heads?.live === true;
   }
 
   /** Forwards with `send` (the plain path), then asks for the receipt until `deadline` (performance.now() ms). */

@@ -1,9 +1,8 @@
 /**
  * eth_sendRawTransactionSync (EIP-7966) for one chain. In `receipt` mode the plain send goes
  * through the chain's forwarder and the receipt is read from the chain RPC (receipt-wait.ts);
- * in `forward` mode (below) the sync method goes
- * to the sequencer with the remaining wait, and its answer is judged with the plain send's
- * rules (forward/answer.ts) plus the receipt's:
+ * in `forward` mode (below) the sync method goes to the sequencer with the remaining wait, and
+ * its answer is judged with the plain send's rules (forward/answer.ts) plus the receipt's:
  * - a receipt of this very hash: 200, `result` the receipt as the chain gave it (status 0x1 or 0x0);
  * - the EIP's timeout (code 4), "already known", or "nonce too low" for a hash the sequencer
  *   knows: the transaction was accepted without a receipt in the wait: 202 sync_timeout, code 4,
@@ -13,7 +12,8 @@
  * Calls wait on connections of their own (`sync.maxWaiting` per chain and thread), so a
  * wait never holds a connection the plain send needs; beyond it, 503 overloaded before anything
  * is sent. A resend of the same bytes while the first waits joins it; after a receipt, a resend
- * is answered from it for a while and never forwarded again.
+ * is answered from it for `sync.receiptTtlMs` and never forwarded again. Drain answers a call
+ * whose sequencer knows its hash at once (code 4).
  */
 import type { ChainConfig } from '../config.js';
 import { Exit, reject, REJECT } from '../errors.js';
@@ -45,8 +45,6 @@ export function requestedWaitMs(p: unknown, max: number): number | undefined {
   if (!Number.isSafeInteger(ms) || ms <= 0) return undefined;
   return Math.min(ms, max);
 }
-
-export { pendingAnswer };
 
 /** What a sync answer means: the Exit, whether the bytes were written, and a line for the audit. */
 export function judgeSync(a: Answer, hash: string): SyncVerdict {

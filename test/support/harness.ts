@@ -177,6 +177,21 @@ export async function startGate(opts: GateOptions = {}): Promise<Gate> {
   };
 }
 
+/**
+ * Chain 4663 (Host localhost) in front of stub sequencers, for fault tests: probed every 100 ms,
+ * a 300-ms forward timeout (`forward` merged in), and any other chain fields as given.
+ */
+export function stubChain(sequencers: readonly string[], forward: Record<string, unknown> = {}, fields: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    chainId: 4663,
+    hosts: ['localhost'],
+    sequencers,
+    probe: { intervalMs: 100, timeoutMs: 300 },
+    forward: { timeoutMs: 300, ...forward },
+    ...fields,
+  };
+}
+
 /** Polls `check` every 20 ms until it is truthy or `ms` passes. */
 export async function eventually<T>(check: () => T | Promise<T>, ms = 3000): Promise<T> {
   const deadline = Date.now() + ms;
