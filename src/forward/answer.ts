@@ -1,69 +1,119 @@
 /**
- * What a sequencer's answer to eth_sendRawTransaction means (DESIGN §4, Forward):
- * - a result equal to the locally computed hash: accepted; any other result: a hash mismatch
- *   (502, never reported as acceptance);
- * - "already known" for the same bytes: accepted (resubmitting the exact bytes is how clients
- *   resolve an uncertain outcome);
- * - "nonce too low": accepted only if that sequencer knows this very hash (a second call), a
- *   refusal if it answers that it does not, and uncertain if that call fails: the nonce may
- *   have been taken by these very bytes;
- * - any other JSON-RPC error: the sequencer's refusal, passed through with HTTP 200;
- * - a fault (transport, timeout, 5xx, garbage): uncertain if the bytes were written, else not
- *   forwarded.
+ * What one sequencer answer to eth_sendRawTransaction says, before anything is concluded from
+ * it (the rules: docs/design.md, "The forward's outcome rules"):
+ * - a result equal to the locally computed hash: accepted (rule `hash`). It is the only answer
+ *   that is an acceptance by itself;
+ * - a JSON-RPC error whose wording suggests the bytes are there ("already known" in any node's
+ *   words, "nonce too low"): a question for eth_getTransactionByHash (`check`). Accepted only
+ *   if the lookup returns this very transaction; the refusal it says it is where the lookup
+ *   answers null; unresolved where the lookup cannot tell. A wording never decides;
+ * - any other JSON-RPC error: the sequencer's refusal, passed through;
+ * - any other result (another hash, a non-string): nobody can tell from it (unresolved);
+ * - a fault (transport, timeout, 5xx, garbage): unresolved if the bytes were handed to the
+ *   socket, else never sent.
  */
-import { reject, REJECT, result, upstreamRejected, type Exit } from '../errors.js';
+import { REJECT, reject, result, safeJson, upstreamRejected, type Exit } from '../errors.js';
 import type { Answer } from './upstream.js';
 
-/** What one sequencer made of one transaction. */
-export type Outcome = 'accepted' | 'already_known' | 'nonce_known' | 'rejected' | 'hash_mismatch' | 'fault';
+/** What one sequencer's part in a plain send came to (the audit line's `outcome`, txgate_forwards_total's label). */
+export const FORWARD_OUTCOMES = ['accepted', 'already_known', 'nonce_known', 'rejected', 'hash_mismatch', 'fault'] as const;
+/** The sync method's parts add its own: a receipt (`executed`), or accepted without one in the wait. */
+export type Outcome = (typeof FORWARD_OUTCOMES)[number] | 'executed' | 'accepted_no_receipt';
 
-export interface Verdict {
-  readonly outcome: Outcome | 'nonce_too_low';
-  readonly exit: Exit;
-  readonly detail?: string | undefined;
-  /** For a fault: whether the request was written. */
-  readonly sent?: boolean;
+/** How one sequencer's part in a forward was established (the audit line's `rule`). */
+export type Rule = 'hash' | 'lookup' | 'resend' | 'answer' | 'unresolved' | 'not_sent';
+
+/** What one answer says, before any lookup or resend. */
+export type Reading =
+  /** Accepted by this answer alone (its hash, or for the sync method its receipt). */
+  | { readonly t: 'accepted'; readonly exit: Exit; readonly outcome: Outcome; readonly detail?: string | undefined }
+  /**
+   * Ask eth_getTransactionByHash: `confirmed` if it returns this transaction; `unconfirmed`
+   * (the refusal to pass on) if it answers null, or null where nothing definite is said then.
+   */
+  | {
+      readonly t: 'check';
+      readonly confirmed: { readonly exit: Exit; readonly outcome: Outcome };
+      readonly unconfirmed: Exit | null;
+      readonly detail: string;
+    }
+  | { readonly t: 'refused'; readonly exit: Exit; readonly detail: string }
+  /** Written, and the answer says nothing definite (a fault after writing, another hash, garbage). */
+  | { readonly t: 'unresolved'; readonly outcome: 'fault' | 'hash_mismatch'; readonly detail: string; readonly transport?: boolean }
+  | { readonly t: 'not_sent'; readonly busy: boolean; readonly detail: string; readonly transport: boolean };
+
+/**
+ * Wordings that suggest the bytes may already be in the sequencer's pool or chain, from
+ * geth/op-geth and erigon ("already known", "nonce too low"), reth and anvil ("transaction
+ * already imported"), nethermind ("AlreadyKnown", "OldNonce"), besu ("Known transaction",
+ * "Nonce too low"), nitro (geth's, "already exists"). They only choose to ask: the lookup decides.
+ */
+export const SUGGESTS_KNOWN = /already|known|exist|imported|nonce.{0,4}(?:too|is).{0,4}low|noncetoolow|oldnonce/i;
+
+/** Where a lookup confirms, the plain send's acceptance: 200 with the hash. */
+const plainConfirmed = (hash: string, detail: string): { exit: Exit; outcome: Outcome } => ({
+  exit: result(hash),
+  outcome: /nonce/i.test(detail) ? 'nonce_known' : 'already_known',
+});
+
+/** The reading of an eth_sendRawTransaction answer. */
+export function readPlain(a: Answer, hash: string): Reading {
+  if (a.kind === 'result') {
+    if (typeof a.result === 'string' && a.result.length === 66 && a.result.toLowerCase() === hash) return ACCEPTED(hash);
+    return { t: 'unresolved', outcome: 'hash_mismatch', detail: `answered ${preview(a.result)}, not the hash` };
+  }
+  if (a.kind === 'error') return readError(a, plainConfirmed(hash, a.message));
+  return readFault(a);
 }
 
-/** "Already known" wordings: geth/op-geth, erigon ("already known"), reth/anvil ("already imported"), nethermind ("AlreadyKnown"). */
-const ALREADY_KNOWN = /already known|known transaction|already imported|alreadyknown|already in (?:the )?(?:tx ?|mem)?pool|transaction already exists/i;
-const NONCE_TOO_LOW = /nonce too low|noncetoolow|nonce is too low|OldNonce/i;
+/** A JSON-RPC error: a question for the lookup where its wording suggests the bytes are there, else a refusal. */
+export function readError(a: Extract<Answer, { kind: 'error' }>, confirmed: { exit: Exit; outcome: Outcome }): Reading {
+  const exit = upstreamRejected(a.code, a.message, a.data);
+  const detail = a.message.length > 200 ? a.message.slice(0, 200) : a.message;
+  if (SUGGESTS_KNOWN.test(a.message)) return { t: 'check', confirmed, unconfirmed: exit, detail };
+  return { t: 'refused', exit, detail };
+}
 
-/** The verdict on one answer; 'nonce_too_low' asks the caller to look the hash up on that sequencer. */
-export function judge(a: Answer, hash: string): Verdict {
-  if (a.kind === 'fault') return { outcome: 'fault', exit: a.sent ? REJECT.upstream_error : REJECT.upstream_unavailable, detail: a.why, sent: a.sent };
-  if (a.kind === 'result') {
-    if (typeof a.result === 'string' && a.result.toLowerCase() === hash) return { outcome: 'accepted', exit: result(hash) };
-    return {
-      outcome: 'hash_mismatch',
-      exit: reject('upstream_error', 'Sequencer answered with a different transaction hash', { txHash: hash }),
-      detail: 'hash mismatch',
-    };
-  }
-  if (ALREADY_KNOWN.test(a.message)) return { outcome: 'already_known', exit: result(hash), detail: a.message };
-  const refused = upstreamRejected(a.code, a.message, a.data);
-  if (NONCE_TOO_LOW.test(a.message)) return { outcome: 'nonce_too_low', exit: refused, detail: a.message };
-  return { outcome: 'rejected', exit: refused, detail: a.message };
+export function readFault(a: Extract<Answer, { kind: 'fault' }>): Reading {
+  const transport = a.why.startsWith('transport');
+  if (a.sent) return { t: 'unresolved', outcome: 'fault', detail: a.why, transport };
+  return { t: 'not_sent', busy: a.busy === true, detail: a.why, transport };
+}
+
+/** The common path's reading. */
+function ACCEPTED(hash: string): Reading {
+  return { t: 'accepted', exit: result(hash), outcome: 'accepted' };
 }
 
 /**
- * After "nonce too low": accepted if the sequencer's eth_getTransactionByHash knows the hash; a
- * fault of that lookup leaves it uncertain (the bytes were written, and may be what took the
- * nonce); any other answer (null, an error) lets the refusal stand.
+ * What a lookup (eth_getTransactionByHash) said of one hash: this very transaction (`known`),
+ * null (`unknown`), an answer that is neither (`no_lookup`: an endpoint that serves none, or
+ * garbage), or a fault (`cannot_tell`: asking again may tell).
  */
-export function knownAfterNonceTooLow(v: Verdict, known: Answer, hash: string): Verdict & { outcome: Outcome } {
-  if (known.kind === 'result' && isTxObject(known.result, hash)) return { outcome: 'nonce_known', exit: result(hash), detail: v.detail };
-  if (known.kind === 'fault')
-    return {
-      outcome: 'fault',
-      exit: reject('upstream_error', undefined, { txHash: hash }),
-      detail: `${v.detail ?? 'nonce too low'}; looking the hash up failed: ${known.why}`,
-      sent: true,
-    };
-  return { outcome: 'rejected', exit: v.exit, detail: v.detail };
+export type Known = 'known' | 'unknown' | 'no_lookup' | 'cannot_tell';
+
+export function readLookup(a: Answer, hash: string): Known {
+  if (a.kind === 'fault') return 'cannot_tell';
+  if (a.kind === 'error') return 'no_lookup';
+  if (a.result === null) return 'unknown';
+  return isTxObject(a.result, hash) ? 'known' : 'no_lookup';
 }
 
 /** A transaction object of this very hash (an eth_getTransactionByHash result). */
 export function isTxObject(v: unknown, hash: string): boolean {
-  return typeof v === 'object' && v !== null && typeof (v as { hash?: unknown }).hash === 'string' && (v as { hash: string }).hash.toLowerCase() === hash;
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const h = (v as { hash?: unknown }).hash;
+  return typeof h === 'string' && h.length === 66 && h.toLowerCase() === hash;
+}
+
+/** 502: the sequencer may have the transaction and could not say (the client checks the receipt). */
+export const uncertain = (hash: string): Exit => reject('upstream_error', undefined, { txHash: hash });
+
+/** 503 when nothing was sent: overloaded (no connection in time) or unavailable. */
+export const notSent = (busy: boolean): Exit => (busy ? REJECT.overloaded : REJECT.upstream_unavailable);
+
+/** A peer's value in a log line: at most 80 characters, never a throw. */
+export function preview(v: unknown): string {
+  if (typeof v === 'string') return JSON.stringify(v.length > 80 ? v.slice(0, 80) : v);
+  return (safeJson(v) ?? 'an unprintable value').slice(0, 80);
 }

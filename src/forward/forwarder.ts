@@ -1,14 +1,9 @@
 /**
  * Forwarding one chain's transactions to its sequencers, with outcomes that are never
- * ambiguous (DESIGN §4, Forward):
- * - the sequencer's result must be the locally computed hash (else 502, logged loudly);
- * - "already known" for the same bytes is success; "nonce too low" is success only if that
- *   sequencer knows this very hash (eth_getTransactionByHash);
- * - any other JSON-RPC error passes through with HTTP 200 and is never retried elsewhere;
- * - a transport error, timeout, 5xx or garbage answer is a fault: failover moves on, and when
- *   no sequencer gave an answer the client gets 502 (the outcome is uncertain and logged with
- *   the hash for reconciliation) if the bytes were written to any of them, else 503 (not
- *   forwarded: safe to resend at once). Never a 200 without a sequencer acceptance.
+ * ambiguous: the rules are attempts.ts's (an acceptance is a hash or a confirming lookup; a
+ * written sequencer with no definite answer is asked again before anything is concluded; a
+ * refusal is definite only when no written sequencer is unresolved; 502 only when a sequencer
+ * that may have the bytes could not tell; 503 when nothing was sent).
  * Identical bytes in flight share one forward; a hash accepted moments ago is answered at once
  * (dedup.ts).
  * In-flight forwards are bounded: beyond `maxInFlight`, 503 overloaded at once; within it, a
@@ -17,23 +12,18 @@
  */
 import type { ChainConfig } from '../config.js';
 import { reject, REJECT, result, type Exit } from '../errors.js';
-import { judge, knownAfterNonceTooLow, type Outcome, type Verdict } from './answer.js';
 import type { Logger } from '../log.js';
-import { FastLog } from '../log-line.js';
-import type { HealthBoard } from './health-board.js';
+import { readPlain } from './answer.js';
+import { Attempts, type AttemptObserver, type ForwardRequest, type SendKind } from './attempts.js';
+import { HealthBoard } from './health-board.js';
 import { Sequencer, type CallTimes } from './upstream.js';
 import type { ChainDuplicates } from './dedup.js';
 import { SyncSender, type SyncOutcome } from '../sync/sync-send.js';
 
-export interface ForwardEvent {
-  readonly chainId: number;
-  readonly sequencer: string;
-  readonly outcome: Outcome;
-  readonly ms: number;
-}
+export type { ForwardRequest } from './attempts.js';
+export type { ForwardEvent } from './attempts.js';
 
-export interface ForwardObserver {
-  forward?(e: ForwardEvent): void;
+export interface ForwardObserver extends AttemptObserver {
   inFlight?(chainId: number, n: number): void;
   /** A sync call answered (sync-send.ts): what it came to and how long it waited (null: answered without a wait). */
   sync?(chainId: number, outcome: SyncOutcome, seconds: number | null): void;
@@ -41,49 +31,14 @@ export interface ForwardObserver {
   syncWaiting?(chainId: number, n: number): void;
 }
 
-/** What one sequencer's answer came to: a plain send's outcome, or a sync send's (sync-send.ts). */
-export type AttemptOutcome = Outcome | 'executed' | 'accepted_no_receipt';
-
-export interface Attempt {
-  readonly seq: Sequencer;
-  readonly outcome: AttemptOutcome;
-  readonly exit: Exit;
-  readonly ms: number;
-  readonly detail: string | undefined;
-  /** For a fault: whether the request was written to the sequencer (else it never saw it). */
-  readonly sent: boolean;
-  /** For a fault: no connection was free in time (load). */
-  readonly busy: boolean;
-}
-
-/** The faults of a forward that got no definite answer, and whether any had been written. */
-export class Faults {
-  readonly list: string[] = [];
-  sent = false;
-  /** Some sequencer had no connection free in time (load), rather than being unreachable. */
-  busy = false;
-
-  add(a: Attempt): void {
-    this.list.push(`${a.seq.label}: ${a.detail ?? 'fault'}${a.sent ? '' : ' (not sent)'}`);
-    if (a.sent) this.sent = true;
-    else if (a.busy) this.busy = true;
-  }
-}
-
-export interface ForwardRequest {
-  readonly hash: string;
-  readonly rawHex: string;
-  readonly account: string;
-  readonly reqId: string;
-  /** The recovered sender, when a policy recovered it (for the audit line); else null. */
-  readonly sender: string | null;
-}
-
 export class ChainForwarder {
   readonly sequencers: readonly Sequencer[];
   private inFlight = 0;
-  private readonly fast: FastLog;
-  private readonly times: CallTimes;
+  /** The outcome rules, shared with the chain's sync send. */
+  readonly attempts: Attempts;
+  /** The chain's own RPC (`chains[].rpc`), for lookups and the sync send's receipts; else null. */
+  readonly rpc: Sequencer | null;
+  private readonly plain: SendKind;
   /** eth_sendRawTransactionSync, where the chain enables it. */
   readonly sync: SyncSender | null;
 
@@ -97,8 +52,16 @@ export class ChainForwarder {
     private readonly observer: ForwardObserver = {},
   ) {
     this.sequencers = config.sequencers.map((u, i) => new Sequencer(u, config.forward.connections, health.board, health.slots[i]!));
-    this.times = { timeoutMs: config.forward.timeoutMs, queueMs: config.forward.queueMs };
-    this.fast = new FastLog(log);
+    const times: CallTimes = { timeoutMs: config.forward.timeoutMs, queueMs: config.forward.queueMs };
+    // The chain RPC is no sequencer: a health board of its own, which nothing marks down.
+    this.rpc = config.rpc === null ? null : new Sequencer(config.rpc, Math.max(4, Math.min(config.sync.maxWaiting, 64)), HealthBoard.allocate(1), 0);
+    this.attempts = new Attempts(config.chainId, times, this.rpc, log, observer);
+    this.plain = {
+      method: undefined,
+      call: (seq, req) => seq.call('eth_sendRawTransaction', `["${req.rawHex}"]`, times),
+      read: readPlain,
+      knownExit: result,
+    };
     this.sync = config.sync.enabled ? new SyncSender(config, health, this, observer) : null;
   }
 
@@ -113,8 +76,9 @@ export class ChainForwarder {
     if (seen === 'accepted') return result(hash);
     if (seen === 'claimed') return this.send(req);
     if (seen !== 'elsewhere') return seen; // the same bytes' forward, in flight on this thread
-    // Another thread is forwarding these bytes: its outcome, or ours if it did not get one.
-    const deadline = performance.now() + this.config.forward.timeoutMs * (this.sequencers.length + 1);
+    // Another thread is forwarding these bytes: its outcome, or ours if it did not get one
+    // (a forward lasts at most a timeout per sequencer, and one more to resolve the written ones).
+    const deadline = performance.now() + this.config.forward.timeoutMs * (2 * this.sequencers.length + 1);
     return this.dups.awaitElsewhere(hash, deadline).then((accepted) => (accepted ? result(hash) : this.send(req)));
   }
 
@@ -131,15 +95,14 @@ export class ChainForwarder {
 
     this.inFlight++;
     this.observer.inFlight?.(this.chainId, this.inFlight);
-    const params = `["${req.rawHex}"]`;
     const run =
       this.config.forward.strategy === 'fanout'
-        ? this.fanout(
+        ? this.attempts.fanout(
             this.sequencers.filter((s) => s.eligible),
-            params,
             req,
+            this.plain,
           )
-        : this.failover(params, req);
+        : this.attempts.failover(this.sequencers, req, this.plain);
     const p = run.then(
       (exit) => this.settle(req, exit),
       (e: unknown) => {
@@ -158,146 +121,7 @@ export class ChainForwarder {
     return exit;
   }
 
-  /**
-   * Sequencers in order, skipping those taken out (down); move on only on a fault, never after
-   * a JSON-RPC answer.
-   */
-  private async failover(params: string, req: ForwardRequest): Promise<Exit> {
-    const faults = new Faults();
-    for (const seq of this.sequencers) {
-      if (!seq.eligible) continue;
-      const a = await this.attempt(seq, params, req);
-      this.audit(req, a, 'final');
-      if (a.outcome !== 'fault') return a.exit;
-      faults.add(a);
-    }
-    return this.noAnswer(req, faults);
-  }
-
-  /**
-   * All at once; the first acceptance wins, and an acceptance beats an earlier error. Losers are
-   * not cancelled; their outcomes are logged when they arrive.
-   */
-  private fanout(eligible: readonly Sequencer[], params: string, req: ForwardRequest): Promise<Exit> {
-    return new Promise<Exit>((resolve) => {
-      let left = eligible.length;
-      let decided = false;
-      let firstError: Attempt | null = null;
-      const faults = new Faults();
-      const answered = (a: Attempt) => {
-        left--;
-        const success = a.exit.reason === 'ok';
-        const role = decided ? 'loser' : success ? 'winner' : 'pending';
-        if (!decided) {
-          if (success) {
-            decided = true;
-            resolve(a.exit);
-          } else {
-            if (a.outcome === 'fault') faults.add(a);
-            else firstError ??= a;
-            if (left === 0) {
-              const exit = firstError !== null ? firstError.exit : this.noAnswer(req, faults);
-              decided = true;
-              resolve(exit);
-            }
-          }
-        }
-        this.audit(req, a, role); // after the decision: a throwing audit cannot leave it unmade
-      };
-      for (const seq of eligible) {
-        this.attempt(seq, params, req)
-          .then((a) => answered(a))
-          .catch((e: unknown) => {
-            // Unexpected (a throwing logger or observer). If nothing was decided, the outcome is
-            // uncertain: 502 now, never an unanswered request nor an unhandled rejection.
-            if (!decided) {
-              decided = true;
-              resolve(reject('upstream_error', undefined, { txHash: req.hash }));
-            }
-            this.log.error(
-              { err: e, tx: req.hash, account: req.account, reqId: req.reqId, sequencer: seq.label },
-              'fanout attempt failed unexpectedly: outcome uncertain',
-            );
-          });
-      }
-    });
-  }
-
-  /**
-   * No sequencer gave a definite answer: uncertain (502) if the bytes reached any of them, else
-   * definitely not forwarded (503: overloaded when a sequencer had no connection free in time,
-   * unavailable when none could be reached).
-   */
-  noAnswer(req: ForwardRequest, faults: Faults): Exit {
-    if (!faults.sent) {
-      this.log.warn(
-        { tx: req.hash, account: req.account, reqId: req.reqId, chainId: this.chainId, faults: faults.list },
-        'no sequencer took the transaction: not forwarded',
-      );
-      return faults.busy ? REJECT.overloaded : REJECT.upstream_unavailable;
-    }
-    this.log.warn(
-      { tx: req.hash, account: req.account, reqId: req.reqId, chainId: this.chainId, faults: faults.list },
-      'no sequencer gave a definite answer: outcome uncertain',
-    );
-    return reject('upstream_error', undefined, { txHash: req.hash });
-  }
-
-  /** One sequencer, one transaction: the answer interpreted into an outcome and an Exit. */
-  private async attempt(seq: Sequencer, params: string, req: ForwardRequest): Promise<Attempt> {
-    const t = performance.now();
-    const a = await seq.call('eth_sendRawTransaction', params, this.times);
-    const done = (v: Verdict): Attempt => ({
-      seq,
-      outcome: v.outcome === 'nonce_too_low' ? 'rejected' : v.outcome,
-      exit: v.exit,
-      ms: performance.now() - t,
-      detail: v.detail,
-      sent: v.sent ?? true,
-      busy: a.kind === 'fault' && a.busy === true,
-    });
-    let v = judge(a, req.hash);
-    if (v.outcome === 'fault' && a.kind === 'fault' && a.why.startsWith('transport')) {
-      // A refused or reset connection takes the sequencer out, on every thread, until the
-      // prober sees it back; a timeout or a 5xx does not (the prober decides), so one slow
-      // answer sheds no traffic.
-      seq.markDown(a.why);
-    } else if (v.outcome === 'hash_mismatch') {
-      this.log.error(
-        { tx: req.hash, account: req.account, reqId: req.reqId, sequencer: seq.label, returned: String(a.kind === 'result' ? a.result : '').slice(0, 80) },
-        'SEQUENCER RETURNED A DIFFERENT HASH: not reporting acceptance',
-      );
-    } else if (v.outcome === 'nonce_too_low') {
-      // Success only if this sequencer knows this very hash.
-      const known = await seq.call('eth_getTransactionByHash', `["${req.hash}"]`, this.times);
-      v = knownAfterNonceTooLow(v, known, req.hash);
-    }
-    return done(v);
-  }
-
-  /**
-   * The audit line of one attempt (and the forward metrics of a plain send's). `method`: the
-   * sync method's attempts say so (they are not in the forward metrics).
-   */
-  audit(req: ForwardRequest, a: Attempt, role: 'final' | 'winner' | 'loser' | 'pending', method?: string): void {
-    const ms = Math.round(a.ms * 1000) / 1000;
-    if (method === undefined && this.observer.forward !== undefined)
-      this.observer.forward({ chainId: this.chainId, sequencer: a.seq.label, outcome: a.outcome as Outcome, ms });
-    const line = this.fast.line(a.outcome === 'fault' || a.outcome === 'hash_mismatch' ? 'warn' : 'info');
-    if (line === null) return;
-    line.str('audit', 'forward');
-    if (method !== undefined) line.str('method', method);
-    line.str('reqId', req.reqId).str('account', req.account).str('tx', req.hash).json('chainId', this.chainId);
-    line.json('sequencer', a.seq.labelJson).str('outcome', a.outcome).str('role', role).json('ms', ms);
-    if (a.detail !== undefined) line.text('detail', a.detail);
-    if (!a.sent) line.json('sent', false);
-    if (req.sender !== null) line.str('sender', req.sender);
-    line.end('forward');
-  }
-
   close(): Promise<unknown> {
-    return Promise.all([...this.sequencers.map((s) => s.close()), this.sync?.close()]);
+    return Promise.all([...this.sequencers.map((s) => s.close()), this.rpc?.close(true), this.sync?.close()]);
   }
 }
-
-export type { Outcome };

@@ -8,6 +8,7 @@ import { type ChainConfig, sequencerLabel } from '../config.js';
 import type { Logger } from '../log.js';
 import { type HealthBoard, slotIndex } from './health-board.js';
 import { Sequencer } from './upstream.js';
+import { preview } from './answer.js';
 
 export interface HealthObserver {
   sequencerUp?(chainId: number, sequencer: string, up: boolean): void;
@@ -52,7 +53,7 @@ export class HealthProber {
     if (a.kind === 'fault') problem = a.why;
     else if (a.kind === 'error') problem = `eth_chainId error ${a.code}: ${a.message.slice(0, 120)}`;
     else if (typeof a.result !== 'string' || !/^0x[0-9a-fA-F]+$/.test(a.result) || parseInt(a.result, 16) !== chain.chainId)
-      problem = `eth_chainId answered ${JSON.stringify(a.result).slice(0, 40)}, expected 0x${chain.chainId.toString(16)}`;
+      problem = `eth_chainId answered ${preview(a.result).slice(0, 40)}, expected 0x${chain.chainId.toString(16)}`;
     const now = problem === '' ? 'up' : 'down';
     const before = this.board.set(s.slot, now, problem);
     if (before !== now) {

@@ -4,8 +4,8 @@
  * in exactly one Answer: a JSON-RPC result, a JSON-RPC error, or a fault (transport error,
  * timeout, 5xx, non-JSON-RPC body) — the distinction the forwarding rules hinge on.
  *
- * A fault says whether the request was written (`sent`): only then can the outcome be
- * uncertain. Calls beyond the pool's connections wait in a queue of ours, bounded in time
+ * A fault says whether the request was written (`sent`: its bytes were handed to the socket,
+ * undici's `onRequestSent`): only then can the outcome be uncertain. Calls beyond the pool's connections wait in a queue of ours, bounded in time
  * (`queueMs`): one that gets no connection in time ends unsent, and undici never sees it. The
  * answer timeout starts when undici writes the request (its `onConnect`), so it measures the
  * sequencer, never time spent waiting for a connection.
@@ -159,12 +159,16 @@ export class Sequencer {
         abort = a;
         // Too late: the caller was told "not sent", so it must stay true.
         if (done) return a(new Error('no connection in time'));
-        sent = true;
         clearTimeout(timer);
         timer = setTimeout(() => {
-          finish({ kind: 'fault', why: `timeout after ${times.timeoutMs} ms`, sent: true });
+          finish({ kind: 'fault', why: `timeout after ${times.timeoutMs} ms`, sent });
           abort?.(new Error('timeout'));
         }, times.timeoutMs);
+      },
+      // The request's bytes were handed to the socket: from here on the sequencer may have read
+      // them, and a fault leaves the outcome to be resolved (never "not sent").
+      onRequestSent() {
+        sent = true;
       },
       onHeaders(statusCode: number) {
         status = statusCode;

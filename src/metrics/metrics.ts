@@ -11,6 +11,7 @@ import { sequencerLabel, type Config } from '../config.js';
 import type { Exit } from '../errors.js';
 import { REASON_NAMES, REASONS, type Where } from '../reasons.js';
 import type { ForwardEvent, ForwardObserver } from '../forward/forwarder.js';
+import { FORWARD_OUTCOMES } from '../forward/answer.js';
 import { SYNC_OUTCOMES, type SyncOutcome } from '../sync/sync-send.js';
 import { StoreState } from '../accounts/postgres/state.js';
 import { type HealthBoard, slotIndex } from '../forward/health-board.js';
@@ -46,7 +47,7 @@ function submissionOutcomes(): string[] {
 }
 /** The front end a request came by (the `transport` label). */
 const TRANSPORTS = ['http', 'ws'] as const;
-const OUTCOMES = ['accepted', 'already_known', 'nonce_known', 'rejected', 'hash_mismatch', 'fault'] as const;
+const OUTCOMES = FORWARD_OUTCOMES;
 
 export class Metrics {
   private readonly requests = counters(
@@ -254,7 +255,8 @@ export class Metrics {
     },
     forward: (e: ForwardEvent) => {
       const c = this.sequencerChildren(e.chainId, e.sequencer);
-      c.outcomes[e.outcome]!.value++;
+      const n = c.outcomes[e.outcome];
+      if (n !== undefined) n.value++;
       c.latency.observe(e.ms / 1000);
     },
     inFlight: (chainId: number, n: number) => {

@@ -13,12 +13,16 @@ import type { Logger } from '../log.js';
 const SUBSCRIBE = '{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}';
 const MIN_RETRY_MS = 100;
 const MAX_RETRY_MS = 5_000;
+/** A head notification is a few kB; a frame beyond this is not parsed. */
+const MAX_FRAME_CHARS = 1 << 20;
 
 export class HeadWatch {
   /** Heads seen since start: a call compares it around its receipt request (a head while asking: ask again). */
   heads = 0;
   /** True from the subscription's confirmation to the connection's loss. */
   live = false;
+  /** Frames that were neither a head nor the subscription's answer (ignored). */
+  ignored = 0;
   private ws: WebSocket | null = null;
   private retryMs = MIN_RETRY_MS;
   private retry: NodeJS.Timeout | null = null;
@@ -52,27 +56,46 @@ export class HeadWatch {
     ws.addEventListener('close', () => this.lost(ws));
   }
 
+  /**
+   * One frame from the chain RPC: anything at all may arrive (any JSON value, binary, huge,
+   * out of order). Nothing in it may throw out of the listener (that would end the process):
+   * a frame that is not a notification or our subscription's answer is counted and ignored,
+   * and one that breaks the handler closes the connection (re-opened with backoff).
+   */
   private message(ws: WebSocket, data: unknown): void {
-    let m: { id?: unknown; method?: unknown; result?: unknown; error?: { message?: unknown } };
     try {
-      m = JSON.parse(typeof data === 'string' ? data : Buffer.from(data as ArrayBuffer).toString());
-    } catch {
-      return;
-    }
-    if (m.method === 'eth_subscription') {
-      this.heads++;
-      this.changed();
-    } else if (m.id === 1 && !this.live) {
-      if (typeof m.result === 'string') {
-        this.live = true;
-        this.retryMs = MIN_RETRY_MS;
-        this.log.info({ rpcWs: this.label }, 'chain RPC head subscription live');
+      const m = parseFrame(data);
+      if (m === null) {
+        this.ignored++;
+        return;
+      }
+      if (m.method === 'eth_subscription') {
+        this.heads++;
         this.changed();
-      } else {
-        // A node that does not offer newHeads: try again later, poll meanwhile.
-        this.log.warn({ rpcWs: this.label, error: String(m.error?.message ?? 'no subscription id') }, 'chain RPC head subscription refused');
-        this.retryMs = MAX_RETRY_MS;
+      } else if (m.id === 1 && !this.live) {
+        if (typeof m.result === 'string') {
+          this.live = true;
+          this.retryMs = MIN_RETRY_MS;
+          this.log.info({ rpcWs: this.label }, 'chain RPC head subscription live');
+          this.changed();
+        } else {
+          // A node that does not offer newHeads: try again later, poll meanwhile.
+          const e = m.error;
+          const why =
+            typeof e === 'object' && e !== null && typeof (e as { message?: unknown }).message === 'string'
+              ? (e as { message: string }).message
+              : 'no subscription id';
+          this.log.warn({ rpcWs: this.label, error: why.slice(0, 200) }, 'chain RPC head subscription refused');
+          this.retryMs = MAX_RETRY_MS;
+          ws.close();
+        }
+      } else this.ignored++;
+    } catch (e) {
+      this.log.warn({ rpcWs: this.label, err: e }, 'chain RPC head subscription: a frame could not be handled; reconnecting');
+      try {
         ws.close();
+      } catch {
+        // already closing
       }
     }
   }
@@ -104,4 +127,21 @@ export class HeadWatch {
     this.ws = null;
     ws?.close();
   }
+}
+
+/** A frame as a JSON-RPC object, or null for anything else (non-JSON, not an object, too large). */
+export function parseFrame(data: unknown): { id?: unknown; method?: unknown; result?: unknown; error?: unknown } | null {
+  let text: string;
+  if (typeof data === 'string') text = data;
+  else if (data instanceof ArrayBuffer) text = Buffer.from(data).toString('utf8');
+  else if (ArrayBuffer.isView(data)) text = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8');
+  else return null;
+  if (text.length > MAX_FRAME_CHARS) return null;
+  let m: unknown;
+  try {
+    m = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  return typeof m === 'object' && m !== null && !Array.isArray(m) ? (m as { id?: unknown; method?: unknown; result?: unknown; error?: unknown }) : null;
 }

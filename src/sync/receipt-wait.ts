@@ -14,10 +14,8 @@
  */
 import type { ChainConfig } from '../config.js';
 import type { Exit } from '../errors.js';
-import { isTxObject } from '../forward/answer.js';
-import type { ForwardRequest } from '../forward/forwarder.js';
-import { HealthBoard } from '../forward/health-board.js';
-import { Sequencer, type CallTimes } from '../forward/upstream.js';
+import type { Attempts, ForwardRequest } from '../forward/attempts.js';
+import type { CallTimes, Sequencer } from '../forward/upstream.js';
 import type { Logger } from '../log.js';
 import { HeadWatch } from './head-watch.js';
 import { executedAnswer, isReceiptOf, pendingAnswer } from './receipt.js';
@@ -35,11 +33,6 @@ export interface ReceiptOutcome {
 }
 
 export class ReceiptWaiter {
-  /**
-   * The chain RPC, called as a sequencer is (keep-alive connections of its own, the same answer
-   * classification), with a health board of its own: it is not a sequencer, nothing marks it down.
-   */
-  private readonly rpc: Sequencer;
   /** Set by drain: a call still polling answers code 4 with its hash at once. */
   private draining = false;
   /** Woken by a head, a change of the subscription's state, or drain. */
@@ -49,9 +42,15 @@ export class ReceiptWaiter {
 
   constructor(
     private readonly chain: ChainConfig,
+    /**
+     * The chain RPC (the forwarder's client: called as a sequencer is, keep-alive connections of
+     * its own, the same answer classification; it is no sequencer, nothing marks it down).
+     */
+    private readonly rpc: Sequencer,
+    /** The outcome rules' lookup (forward/attempts.ts). */
+    private readonly attempts: Attempts,
     log: Logger,
   ) {
-    this.rpc = new Sequencer(chain.rpc!, Math.min(chain.sync.maxWaiting, 64), HealthBoard.allocate(1), 0);
     this.heads = chain.rpcWs === null ? null : new HeadWatch(chain.rpcWs, log, () => this.wake());
   }
 
@@ -72,7 +71,8 @@ export class ReceiptWaiter {
       };
       const seen = this.heads?.heads;
       const a = await this.rpc.call('eth_getTransactionReceipt', params, times);
-      if (a.kind === 'result' && isReceiptOf(a.result, req.hash)) return { exit: executedAnswer(a.result), receipt: a.result as ReceiptOutcome['receipt'] };
+      const executed = a.kind === 'result' && isReceiptOf(a.result, req.hash) ? executedAnswer(a.result) : null;
+      if (executed !== null) return { exit: executed, receipt: (a as { result: ReceiptOutcome['receipt'] }).result };
       // null (not yet), an error or a fault: ask again within the wait, at the next head (at
       // once if one came while asking) or after the interval.
       const live = this.heads?.live === true;
@@ -83,9 +83,8 @@ export class ReceiptWaiter {
 
   /** After an uncertain send: accepted without a receipt (code 4) if the chain RPC knows the hash, else still uncertain. */
   private async known(hash: string, uncertain: Exit): Promise<Exit> {
-    const times = { timeoutMs: this.chain.forward.timeoutMs, queueMs: this.chain.forward.queueMs };
-    const a = await this.rpc.call('eth_getTransactionByHash', `["${hash}"]`, times);
-    return a.kind === 'result' && isTxObject(a.result, hash) ? pendingAnswer(hash) : uncertain;
+    const known = await this.attempts.lookup(this.rpc, hash, performance.now() + this.chain.forward.timeoutMs);
+    return known === 'known' ? pendingAnswer(hash) : uncertain;
   }
 
   /** Every call still waiting answers now (code 4 with its hash): the service is stopping. */
@@ -113,6 +112,6 @@ export class ReceiptWaiter {
 
   close(): Promise<void> {
     this.heads?.close();
-    return this.rpc.close(true);
+    return Promise.resolve();
   }
 }

@@ -2,13 +2,14 @@
  * eth_sendRawTransactionSync (EIP-7966) for one chain. In `receipt` mode the plain send goes
  * through the chain's forwarder and the receipt is read from the chain RPC (receipt-wait.ts);
  * in `forward` mode (below) the sync method goes to the sequencer with the remaining wait, and
- * its answer is judged with the plain send's rules (forward/answer.ts) plus the receipt's:
+ * its answers are concluded by the plain send's rules (forward/attempts.ts), read as follows:
  * - a receipt of this very hash: 200, `result` the receipt as the chain gave it (status 0x1 or 0x0);
- * - the EIP's timeout (code 4), "already known", or "nonce too low" for a hash the sequencer
- *   knows: the transaction was accepted without a receipt in the wait: 202 sync_timeout, code 4,
- *   `data.txHash`, never something a client could read as "not sent";
+ * - the EIP's timeout (code 4), "already known", "nonce too low": accepted without a receipt in
+ *   the wait (202 sync_timeout, code 4, `data.txHash`) only where the lookup returns this very
+ *   transaction; code 4 unconfirmed is unresolved (resent and looked up, then 502 with the hash),
+ *   the others unconfirmed are the refusal they say they are;
  * - any other JSON-RPC error: the sequencer's refusal passed through (its code 5 included);
- * - a fault: 502 uncertain if the bytes were written, 503 not forwarded if not.
+ * - a fault: resolved as for the plain send, then 502 uncertain if written, 503 if not.
  * Calls wait on connections of their own (`sync.maxWaiting` per chain and thread), so a
  * wait never holds a connection the plain send needs; beyond it, 503 overloaded before anything
  * is sent. A resend of the same bytes while the first waits joins it; after a receipt, a resend
@@ -16,9 +17,10 @@
  * whose sequencer knows its hash at once (code 4).
  */
 import type { ChainConfig } from '../config.js';
-import { Exit, reject, REJECT } from '../errors.js';
-import { isTxObject, judge, knownAfterNonceTooLow } from '../forward/answer.js';
-import { Faults, type Attempt, type AttemptOutcome, type ChainForwarder, type ForwardObserver, type ForwardRequest } from '../forward/forwarder.js';
+import { reject, REJECT, type Exit } from '../errors.js';
+import { preview, readError, readFault, type Reading } from '../forward/answer.js';
+import type { ForwardRequest, SendKind } from '../forward/attempts.js';
+import type { ChainForwarder, ForwardObserver } from '../forward/forwarder.js';
 import type { HealthBoard } from '../forward/health-board.js';
 import { Sequencer, type Answer, type CallTimes } from '../forward/upstream.js';
 import { FastLog } from '../log-line.js';
@@ -46,35 +48,22 @@ export function requestedWaitMs(p: unknown, max: number): number | undefined {
   return Math.min(ms, max);
 }
 
-/** What a sync answer means: the Exit, whether the bytes were written, and a line for the audit. */
-export function judgeSync(a: Answer, hash: string): SyncVerdict {
+/** What a sync answer says (forward/answer.ts's readings; the rules in forward/attempts.ts). */
+export function readSync(a: Answer, hash: string): Reading {
   if (a.kind === 'result') {
-    if (isReceiptOf(a.result, hash)) {
+    const exit = isReceiptOf(a.result, hash) ? executedAnswer(a.result) : null;
+    if (exit !== null) {
       const r = a.result as { status?: unknown; blockNumber?: unknown };
-      return {
-        exit: executedAnswer(a.result),
-        outcome: 'executed',
-        sent: true,
-        detail: `status ${String(r.status)} block ${String(r.blockNumber)}`,
-      };
+      return { t: 'accepted', exit, outcome: 'executed', detail: `status ${preview(r.status)} block ${preview(r.blockNumber)}` };
     }
-    return {
-      exit: reject('upstream_error', 'Sequencer answered with something other than the receipt of this transaction', { txHash: hash }),
-      outcome: 'hash_mismatch',
-      sent: true,
-    };
+    return { t: 'unresolved', outcome: 'hash_mismatch', detail: 'answered something other than the receipt of this transaction' };
   }
-  if (a.kind === 'error' && a.code === 4) return { exit: pendingAnswer(hash), outcome: 'accepted_no_receipt', sent: true, detail: a.message };
-  const v = judge(a, hash);
-  if (v.outcome === 'already_known') return { exit: pendingAnswer(hash), outcome: 'already_known', sent: true, detail: v.detail };
-  return { exit: v.exit, outcome: v.outcome, sent: v.sent ?? true, detail: v.detail };
-}
-
-interface SyncVerdict {
-  readonly exit: Exit;
-  readonly outcome: AttemptOutcome | 'nonce_too_low';
-  readonly sent: boolean;
-  readonly detail?: string | undefined;
+  if (a.kind === 'fault') return readFault(a);
+  const confirmed = { exit: pendingAnswer(hash), outcome: 'accepted_no_receipt' as const };
+  // The EIP's timeout says the transaction was taken: true only where the lookup confirms it,
+  // and never a refusal (unresolved where the lookup does not).
+  if (a.code === 4) return { t: 'check', confirmed, unconfirmed: null, detail: `code 4: ${a.message.slice(0, 200)}` };
+  return readError(a, confirmed);
 }
 
 /** What a sync call came to, for the metrics (txgate_sync_calls_total's outcome label). */
@@ -114,13 +103,13 @@ export class SyncSender {
   constructor(
     private readonly chain: ChainConfig,
     health: { readonly board: HealthBoard; readonly slots: readonly number[] },
-    /** The chain's forwarder: its plain send (receipt mode), its audit line and its verdict when no sequencer answered. */
-    private readonly record: Pick<ChainForwarder, 'audit' | 'noAnswer' | 'log' | 'forward'>,
+    /** The chain's forwarder: its plain send (receipt mode), its outcome rules and its chain RPC client. */
+    private readonly plain: Pick<ChainForwarder, 'attempts' | 'rpc' | 'log' | 'forward'>,
     private readonly observer: ForwardObserver = {},
   ) {
     const conns = chain.sync.maxWaiting;
-    this.fast = new FastLog(record.log);
-    this.receiptWaiter = chain.sync.mode === 'receipt' ? new ReceiptWaiter(chain, record.log) : null;
+    this.fast = new FastLog(plain.log);
+    this.receiptWaiter = chain.sync.mode === 'receipt' ? new ReceiptWaiter(chain, plain.rpc!, plain.attempts, plain.log) : null;
     this.sequencers = this.receiptWaiter !== null ? [] : chain.sequencers.map((u, i) => new Sequencer(u, conns, health.board, health.slots[i]!));
   }
 
@@ -134,16 +123,31 @@ export class SyncSender {
     if (this.waiting >= this.chain.sync.maxWaiting) return this.counted(REJECT.overloaded, null);
     const started = performance.now();
     this.observer.syncWaiting?.(this.chain.chainId, ++this.waiting);
-    const run = this.receiptWaiter === null ? this.failover(req, waitMs) : this.viaReceipt(req, started + waitMs);
+    const run = this.receiptWaiter === null ? this.plain.attempts.failover(this.sequencers, req, this.kind(waitMs)) : this.viaReceipt(req, started + waitMs);
     const p = run.then(
       (exit) => this.settled(hash, exit, started),
       (e: unknown) => {
-        this.record.log.error({ err: e, tx: hash, reqId: req.reqId }, 'sync send failed unexpectedly: outcome uncertain');
+        this.plain.log.error({ err: e, tx: hash, reqId: req.reqId }, 'sync send failed unexpectedly: outcome uncertain');
         return this.settled(hash, reject('upstream_error', undefined, { txHash: hash }), started);
       },
     );
     this.inFlight.set(hash, p);
     return p;
+  }
+
+  /** The sync method as a kind of send: its call with the wait, its readings, code 4 where a lookup or a resend establishes acceptance. */
+  private kind(waitMs: number): SendKind {
+    const format = this.chain.sync.syncTimeoutFormat;
+    const times: CallTimes = { timeoutMs: waitMs + this.chain.forward.timeoutMs, queueMs: this.chain.forward.queueMs };
+    return {
+      method: SYNC_METHOD,
+      call: (seq, req) => {
+        const params = format === 'omit' ? `["${req.rawHex}"]` : `["${req.rawHex}",${format === 'hex' ? `"0x${waitMs.toString(16)}"` : String(waitMs)}]`;
+        return this.syncCall(seq, req, params, times);
+      },
+      read: readSync,
+      knownExit: pendingAnswer,
+    };
   }
 
   /** Counts a call's answer; `ms`: how long it waited, null for one answered without a wait (a held receipt, a refusal). */
@@ -165,14 +169,14 @@ export class SyncSender {
   /** `receipt` mode: the plain send (its own audit line), then the receipt; a line for what the wait came to. */
   private async viaReceipt(req: ForwardRequest, deadline: number): Promise<Exit> {
     const t = performance.now();
-    const out = await this.receiptWaiter!.obtain(req, deadline, (r) => this.record.forward(r));
+    const out = await this.receiptWaiter!.obtain(req, deadline, (r) => this.plain.forward(r));
     if (out.exit.reason !== 'ok' && out.exit.reason !== 'sync_timeout') return out.exit;
     const line = this.fast.line('info');
     if (line === null) return out.exit;
     line.str('tx', req.hash).str('account', req.account).str('reqId', req.reqId);
     line.str('outcome', out.receipt === null ? 'accepted_no_receipt' : 'executed');
     // The receipt's fields as the chain gave them: text from outside.
-    if (out.receipt !== null) line.text('status', String(out.receipt.status), 66).text('block', String(out.receipt.blockNumber), 66);
+    if (out.receipt !== null) line.text('status', preview(out.receipt.status), 66).text('block', preview(out.receipt.blockNumber), 66);
     line.json('ms', Math.round(performance.now() - t)).end('sync receipt');
     return out.exit;
   }
@@ -191,72 +195,19 @@ export class SyncSender {
   }
 
   /**
-   * A forward-mode sync call: the sequencer's answer, or, once drain starts, code 4 with the
-   * hash if the sequencer knows it (the receipt may still come after this process is gone).
+   * A forward-mode sync call: the sequencer's answer, or, once drain starts, where the
+   * sequencer knows the hash, the EIP's timeout (code 4), which the rules confirm by the same
+   * lookup (the receipt may still come after this process is gone).
    */
-  private async syncCall(seq: Sequencer, req: ForwardRequest, params: string, times: CallTimes, lookup: CallTimes): Promise<Answer | Exit> {
+  private async syncCall(seq: Sequencer, req: ForwardRequest, params: string, times: CallTimes): Promise<Answer> {
     const call = seq.call(SYNC_METHOD, params, times);
     let wake: (() => void) | undefined;
     const drained = this.draining ? Promise.resolve(DRAINED) : new Promise<typeof DRAINED>((resolve) => this.drainWakers.add((wake = () => resolve(DRAINED))));
     const first = await Promise.race([call, drained]);
     if (wake !== undefined) this.drainWakers.delete(wake);
     if (first !== DRAINED) return first;
-    const known = await seq.call('eth_getTransactionByHash', `["${req.hash}"]`, lookup);
-    return known.kind === 'result' && isTxObject(known.result, req.hash) ? pendingAnswer(req.hash) : call;
-  }
-
-  /** Sequencers in order; on to the next only after a fault (the same bytes are safe to resend). */
-  private async failover(req: ForwardRequest, waitMs: number): Promise<Exit> {
-    const format = this.chain.sync.syncTimeoutFormat;
-    const params = format === 'omit' ? `["${req.rawHex}"]` : `["${req.rawHex}",${format === 'hex' ? `"0x${waitMs.toString(16)}"` : String(waitMs)}]`;
-    const times = { timeoutMs: waitMs + this.chain.forward.timeoutMs, queueMs: this.chain.forward.queueMs };
-    const lookupTimes = { timeoutMs: this.chain.forward.timeoutMs, queueMs: this.chain.forward.queueMs };
-    const faults = new Faults();
-    for (const seq of this.sequencers) {
-      if (!seq.eligible) continue;
-      const t = performance.now();
-      const a = await this.syncCall(seq, req, params, times, lookupTimes);
-      if (a instanceof Exit) {
-        // Draining, and the sequencer knows the hash: accepted, the receipt not yet in.
-        const attempt = {
-          seq,
-          outcome: 'accepted_no_receipt',
-          exit: a,
-          ms: performance.now() - t,
-          detail: 'draining; the sequencer knows the hash',
-          sent: true,
-          busy: false,
-        } as const;
-        this.record.audit(req, attempt, 'final', SYNC_METHOD);
-        return a;
-      }
-      let v = judgeSync(a, req.hash);
-      if (v.outcome === 'nonce_too_low' || (v.outcome === 'fault' && v.sent)) {
-        // Nonce too low, or written and no answer within the wait: accepted (the receipt is
-        // still to come) if the sequencer knows this very hash, as for the plain send.
-        const known = await seq.call('eth_getTransactionByHash', `["${req.hash}"]`, lookupTimes);
-        if (v.outcome === 'nonce_too_low') {
-          const k = knownAfterNonceTooLow({ outcome: 'nonce_too_low', exit: v.exit, detail: v.detail }, known, req.hash);
-          v = { exit: k.outcome === 'nonce_known' ? pendingAnswer(req.hash) : k.exit, outcome: k.outcome, sent: true, detail: k.detail };
-        } else if (known.kind === 'result' && isTxObject(known.result, req.hash))
-          v = { exit: pendingAnswer(req.hash), outcome: 'accepted_no_receipt', sent: true, detail: `${v.detail ?? 'no answer'}; the sequencer knows the hash` };
-      }
-      const attempt: Attempt = {
-        seq,
-        outcome: v.outcome === 'nonce_too_low' ? 'rejected' : v.outcome,
-        exit: v.exit,
-        ms: performance.now() - t,
-        detail: v.detail,
-        sent: v.sent,
-        busy: a.kind === 'fault' && a.busy === true,
-      };
-      // The plain send's audit line and its verdict when no sequencer answered (forwarder.ts).
-      this.record.audit(req, attempt, 'final', SYNC_METHOD);
-      if (v.outcome !== 'fault') return v.exit;
-      faults.add(attempt);
-      if (a.kind === 'fault' && a.why.startsWith('transport')) seq.markDown(a.why);
-    }
-    return this.record.noAnswer(req, faults);
+    const known = await this.plain.attempts.lookup(seq, req.hash, performance.now() + this.chain.forward.timeoutMs);
+    return known === 'known' ? { kind: 'error', code: 4, message: 'draining; the sequencer knows the hash', data: undefined } : call;
   }
 
   /**
