@@ -117,3 +117,8 @@ export function preview(v: unknown): string {
   if (typeof v === 'string') return JSON.stringify(v.length > 80 ? v.slice(0, 80) : v);
   return (safeJson(v) ?? 'an unprintable value').slice(0, 80);
 }
+
+/** A peer's value as text: a string as it is (at most 80 characters), anything else as preview() writes it. */
+export function peerText(v: unknown): string {
+  return typeof v === 'string' ? v.slice(0, 80) : preview(v);
+}

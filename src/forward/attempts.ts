@@ -75,6 +75,8 @@ export type Role = 'final' | 'winner' | 'loser' | 'pending' | 'late';
 
 const MIN_PAUSE_MS = 10;
 const MAX_PAUSE_MS = 200;
+const FAULT = 'a fault';
+const MISMATCH = 'another hash';
 
 /** The rules above for one chain's sequencers, shared by its plain send and its sync send. */
 export class Attempts {
@@ -224,10 +226,10 @@ export class Attempts {
   }
 
   /**
-   * Rule 2: asks the sequencer again, the same bytes and then the hash, until it tells or the
-   * budget (one forward timeout from now) runs out. A resend answered with the hash is an
-   * acceptance, and one refused in words that do not suggest the bytes are there is its own
-   * refusal; a lookup that returns the transaction is an acceptance. Anything else is asked
+   * Rule 2: asks the sequencer again, the hash and then the same bytes, in turn, until it tells
+   * or the budget (one forward timeout from now) runs out. A lookup that returns the
+   * transaction is an acceptance; so is a resend answered with the hash, and one refused in
+   * words that do not suggest the bytes are there is its own refusal. Anything else is asked
    * again while the sequencer faults; an answer that will not change by asking again (another
    * hash, an endpoint that serves no lookup) leaves the part unresolved, as does the budget's end.
    * A suggestive refusal ("already known", "nonce too low") with a lookup answering null is
@@ -236,49 +238,39 @@ export class Attempts {
   async resolve(seq: Sequencer, req: ForwardRequest, kind: SendKind, first: Attempt, others: { readonly accepted: boolean }): Promise<Attempt> {
     const t = performance.now() - first.ms;
     const deadline = performance.now() + this.times.timeoutMs;
+    // A resend leaves this much of the budget to the lookup after it.
+    const reserve = this.times.timeoutMs / 4;
     const params = `["${req.rawHex}"]`;
     let pause = MIN_PAUSE_MS;
     let tries = 0;
     let said = 'could not tell';
     let transport = first.transport;
+    let ask: 'lookup' | 'resend' = 'lookup';
     for (;;) {
       const left = deadline - performance.now();
       if (left <= 0 || others.accepted) break;
+      if (ask === 'lookup') {
+        // The hash first: a sequencer that took the bytes says so without another write.
+        const known = await this.lookup(seq, req.hash, deadline);
+        if (known === 'known') return this.part(seq, 'accepted', 'accepted', 'lookup', kind.knownExit(req.hash), t, `${first.detail ?? 'no answer'}; resent ${tries}x; the hash is known`);
+        // An answer that will not change by asking again (another hash; no lookup served after a refusal in suggestive words).
+        if (tries > 0 && (said === MISMATCH || (known === 'no_lookup' && said !== FAULT))) break;
+        ask = 'resend';
+        continue;
+      }
       tries++;
-      const r = readPlain(
-        await seq.call('eth_sendRawTransaction', params, { timeoutMs: Math.max(1, left), queueMs: Math.max(1, Math.min(left, this.times.queueMs)) }),
-        req.hash,
-      );
+      const bound = Math.max(1, left > 2 * reserve ? left - reserve : left);
+      const r = readPlain(await seq.call('eth_sendRawTransaction', params, { timeoutMs: bound, queueMs: Math.max(1, Math.min(bound, this.times.queueMs)) }), req.hash);
       const again = `${first.detail ?? 'no answer'}; resent ${tries}x`;
       if (r.t === 'accepted') return this.part(seq, 'accepted', 'accepted', 'resend', kind.knownExit(req.hash), t, `${again}: the hash`);
       if (r.t === 'refused') return this.part(seq, 'refused', 'rejected', 'resend', r.exit, t, `${again}: refused: ${r.detail}`);
-      said = r.detail;
       transport = (r.t === 'unresolved' || r.t === 'not_sent') && r.transport === true;
-      const known = await this.lookup(seq, req.hash, deadline);
-      if (known === 'known')
-        return this.part(
-          seq,
-          'accepted',
-          r.t === 'check' ? r.confirmed.outcome : 'accepted',
-          'lookup',
-          kind.knownExit(req.hash),
-          t,
-          `${again}: ${r.detail}; the hash is known`,
-        );
-      const faulted = r.t === 'unresolved' ? r.outcome === 'fault' : r.t === 'not_sent';
-      if (!faulted && known !== 'cannot_tell' && known !== 'unknown') break;
-      if (r.t === 'unresolved' && r.outcome === 'hash_mismatch') break;
+      said = r.t === 'unresolved' && r.outcome === 'hash_mismatch' ? MISMATCH : r.t === 'check' ? r.detail : FAULT;
       await sleep(Math.min(pause, deadline - performance.now()));
       pause = Math.min(pause * 2, MAX_PAUSE_MS);
+      ask = 'lookup';
     }
-    return {
-      ...first,
-      state: 'unresolved',
-      rule: 'unresolved',
-      ms: performance.now() - t,
-      transport,
-      detail: `${first.detail ?? 'no answer'}; resent ${tries}x, could not tell (last: ${said})`,
-    };
+    return { ...first, state: 'unresolved', rule: 'unresolved', ms: performance.now() - t, transport, detail: `${first.detail ?? 'no answer'}; resent ${tries}x, could not tell (last: ${said})` };
   }
 
   /**

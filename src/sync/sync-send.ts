@@ -18,7 +18,7 @@
  */
 import type { ChainConfig } from '../config.js';
 import { reject, REJECT, type Exit } from '../errors.js';
-import { preview, readError, readFault, type Reading } from '../forward/answer.js';
+import { peerText, readError, readFault, type Reading } from '../forward/answer.js';
 import type { ForwardRequest, SendKind } from '../forward/attempts.js';
 import type { ChainForwarder, ForwardObserver } from '../forward/forwarder.js';
 import type { HealthBoard } from '../forward/health-board.js';
@@ -54,7 +54,7 @@ export function readSync(a: Answer, hash: string): Reading {
     const exit = isReceiptOf(a.result, hash) ? executedAnswer(a.result) : null;
     if (exit !== null) {
       const r = a.result as { status?: unknown; blockNumber?: unknown };
-      return { t: 'accepted', exit, outcome: 'executed', detail: `status ${preview(r.status)} block ${preview(r.blockNumber)}` };
+      return { t: 'accepted', exit, outcome: 'executed', detail: `status ${peerText(r.status)} block ${peerText(r.blockNumber)}` };
     }
     return { t: 'unresolved', outcome: 'hash_mismatch', detail: 'answered something other than the receipt of this transaction' };
   }
@@ -176,7 +176,7 @@ export class SyncSender {
     line.str('tx', req.hash).str('account', req.account).str('reqId', req.reqId);
     line.str('outcome', out.receipt === null ? 'accepted_no_receipt' : 'executed');
     // The receipt's fields as the chain gave them: text from outside.
-    if (out.receipt !== null) line.text('status', preview(out.receipt.status), 66).text('block', preview(out.receipt.blockNumber), 66);
+    if (out.receipt !== null) line.text('status', peerText(out.receipt.status), 66).text('block', peerText(out.receipt.blockNumber), 66);
     line.json('ms', Math.round(performance.now() - t)).end('sync receipt');
     return out.exit;
   }
