@@ -21,7 +21,7 @@
 import type { Exit } from '../errors.js';
 import type { Logger } from '../log.js';
 import { FastLog } from '../log-line.js';
-import { notSent, readLookup, readPlain, uncertain, type Known, type Outcome, type Reading, type Rule } from './answer.js';
+import { notSent, readLookup, uncertain, type Known, type Outcome, type Reading, type Rule } from './answer.js';
 import type { Answer, CallTimes, Sequencer } from './upstream.js';
 
 export interface ForwardRequest {
@@ -39,6 +39,8 @@ export interface SendKind {
   readonly method: string | undefined;
   call(seq: Sequencer, req: ForwardRequest): Promise<Answer>;
   read(a: Answer, hash: string): Reading;
+  /** What an answer to a resend of the same bytes (the plain method) says. */
+  readResend(a: Answer, hash: string): Reading;
   /** The answer when the transaction is known to be accepted without this call's own result (a lookup, a resend). */
   knownExit(hash: string): Exit;
 }
@@ -252,7 +254,16 @@ export class Attempts {
       if (ask === 'lookup') {
         // The hash first: a sequencer that took the bytes says so without another write.
         const known = await this.lookup(seq, req.hash, deadline);
-        if (known === 'known') return this.part(seq, 'accepted', 'accepted', 'lookup', kind.knownExit(req.hash), t, `${first.detail ?? 'no answer'}; resent ${tries}x; the hash is known`);
+        if (known === 'known')
+          return this.part(
+            seq,
+            'accepted',
+            'accepted',
+            'lookup',
+            kind.knownExit(req.hash),
+            t,
+            `${first.detail ?? 'no answer'}; resent ${tries}x; the hash is known`,
+          );
         // An answer that will not change by asking again (another hash; no lookup served after a refusal in suggestive words).
         if (tries > 0 && (said === MISMATCH || (known === 'no_lookup' && said !== FAULT))) break;
         ask = 'resend';
@@ -260,7 +271,10 @@ export class Attempts {
       }
       tries++;
       const bound = Math.max(1, left > 2 * reserve ? left - reserve : left);
-      const r = readPlain(await seq.call('eth_sendRawTransaction', params, { timeoutMs: bound, queueMs: Math.max(1, Math.min(bound, this.times.queueMs)) }), req.hash);
+      const r = kind.readResend(
+        await seq.call('eth_sendRawTransaction', params, { timeoutMs: bound, queueMs: Math.max(1, Math.min(bound, this.times.queueMs)) }),
+        req.hash,
+      );
       const again = `${first.detail ?? 'no answer'}; resent ${tries}x`;
       if (r.t === 'accepted') return this.part(seq, 'accepted', 'accepted', 'resend', kind.knownExit(req.hash), t, `${again}: the hash`);
       if (r.t === 'refused') return this.part(seq, 'refused', 'rejected', 'resend', r.exit, t, `${again}: refused: ${r.detail}`);
@@ -270,7 +284,14 @@ export class Attempts {
       pause = Math.min(pause * 2, MAX_PAUSE_MS);
       ask = 'lookup';
     }
-    return { ...first, state: 'unresolved', rule: 'unresolved', ms: performance.now() - t, transport, detail: `${first.detail ?? 'no answer'}; resent ${tries}x, could not tell (last: ${said})` };
+    return {
+      ...first,
+      state: 'unresolved',
+      rule: 'unresolved',
+      ms: performance.now() - t,
+      transport,
+      detail: `${first.detail ?? 'no answer'}; resent ${tries}x, could not tell (last: ${said})`,
+    };
   }
 
   /**

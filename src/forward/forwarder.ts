@@ -60,6 +60,7 @@ export class ChainForwarder {
       method: undefined,
       call: (seq, req) => seq.call('eth_sendRawTransaction', `["${req.rawHex}"]`, times),
       read: readPlain,
+      readResend: readPlain,
       knownExit: result,
     };
     this.sync = config.sync.enabled ? new SyncSender(config, health, this, observer) : null;

@@ -18,7 +18,7 @@
  */
 import type { ChainConfig } from '../config.js';
 import { reject, REJECT, type Exit } from '../errors.js';
-import { peerText, readError, readFault, type Reading } from '../forward/answer.js';
+import { peerText, readError, readFault, readPlain, type Reading } from '../forward/answer.js';
 import type { ForwardRequest, SendKind } from '../forward/attempts.js';
 import type { ChainForwarder, ForwardObserver } from '../forward/forwarder.js';
 import type { HealthBoard } from '../forward/health-board.js';
@@ -64,6 +64,16 @@ export function readSync(a: Answer, hash: string): Reading {
   // and never a refusal (unresolved where the lookup does not).
   if (a.code === 4) return { t: 'check', confirmed, unconfirmed: null, detail: `code 4: ${a.message.slice(0, 200)}` };
   return readError(a, confirmed);
+}
+
+/**
+ * A resend of the same bytes by the plain method, for a sync call: read as the plain send's,
+ * except that a code 4 is never passed on as a refusal (a client of the sync method reads code
+ * 4 as "accepted, no receipt yet"): the lookup decides, else it stays unresolved.
+ */
+export function readSyncResend(a: Answer, hash: string): Reading {
+  if (a.kind === 'error' && a.code === 4) return readSync(a, hash);
+  return readPlain(a, hash);
 }
 
 /** What a sync call came to, for the metrics (txgate_sync_calls_total's outcome label). */
@@ -146,6 +156,7 @@ export class SyncSender {
         return this.syncCall(seq, req, params, times);
       },
       read: readSync,
+      readResend: readSyncResend,
       knownExit: pendingAnswer,
     };
   }

@@ -40,6 +40,10 @@ export class StubSequencer {
   knownTx: (hash: string) => unknown = () => null;
   /** eth_getTransactionByHash answers HTTP 500 instead. */
   lookupFails = false;
+  /** eth_getTransactionByHash answered by a behaviour of its own (garbage, errors, hangs), where set. */
+  lookupBehaviour: ((call: Call) => Behaviour) | null = null;
+  /** eth_chainId (the health probe) answered by a behaviour of its own, where set. */
+  chainIdBehaviour: ((call: Call) => Behaviour) | null = null;
   private server: Server;
   private hanging: ServerResponse[] = [];
   port = 0;
@@ -84,6 +88,8 @@ export class StubSequencer {
     const ok = (result: unknown) => reply(200, JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }));
     // A path /chain<N> makes this stub a sequencer of chain N (one stub serves several chains).
     const chainPath = /^\/chain(\d+)/.exec(req.url ?? '');
+    const own = msg.method === 'eth_chainId' ? this.chainIdBehaviour : msg.method === 'eth_getTransactionByHash' ? this.lookupBehaviour : null;
+    if (own !== null) return this.answer(own(call), msg.id, txHash(String(msg.params?.[0] ?? '0x')), req, res);
     if (msg.method === 'eth_chainId') {
       if (this.chainIdDelayMs > 0) await new Promise((r) => setTimeout(r, this.chainIdDelayMs));
       return ok(chainPath !== null ? '0x' + Number(chainPath[1]).toString(16) : this.chainIdHex);
@@ -96,13 +102,22 @@ export class StubSequencer {
     const b = this.behaviour(call);
     const delay = this.delayMs + (this.delayOf?.(call) ?? 0);
     if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+    return this.answer(b, msg.id, txHash(String(msg.params[0])), req, res);
+  }
+
+  private answer(b: Behaviour, id: unknown, hash: string, req: IncomingMessage, res: ServerResponse): void {
+    const reply = (status: number, body: string, ct = 'application/json') => {
+      res.writeHead(status, { 'content-type': ct });
+      res.end(body);
+    };
+    const ok = (result: unknown) => reply(200, JSON.stringify({ jsonrpc: '2.0', id, result }));
     switch (b.kind) {
       case 'accept':
-        return ok(txHash(String(msg.params[0])));
+        return ok(hash);
       case 'result':
         return ok(b.result);
       case 'error':
-        return reply(200, JSON.stringify({ jsonrpc: '2.0', id: msg.id, error: { code: b.code, message: b.message } }));
+        return reply(200, JSON.stringify({ jsonrpc: '2.0', id, error: { code: b.code, message: b.message } }));
       case 'http':
         return reply(b.status, b.body, b.contentType ?? 'application/json');
       case 'hang':
