@@ -113,13 +113,17 @@ export class StubSequencer {
     const ok = (result: unknown) => reply(200, JSON.stringify({ jsonrpc: '2.0', id, result }));
     switch (b.kind) {
       case 'accept':
-        return ok(hash);
+        ok(hash);
+        return;
       case 'result':
-        return ok(b.result);
+        ok(b.result);
+        return;
       case 'error':
-        return reply(200, JSON.stringify({ jsonrpc: '2.0', id, error: { code: b.code, message: b.message } }));
+        reply(200, JSON.stringify({ jsonrpc: '2.0', id, error: { code: b.code, message: b.message } }));
+        return;
       case 'http':
-        return reply(b.status, b.body, b.contentType ?? 'application/json');
+        reply(b.status, b.body, b.contentType ?? 'application/json');
+        return;
       case 'hang':
         this.hanging.push(res);
         return;
