@@ -74,7 +74,11 @@ const answerArb: fc.Arbitrary<Answer> = fc.oneof(
     .record({ code: fc.oneof(fc.constantFrom(-32000, -32003, -32602, 3, 4, 5), fc.integer()), message: fc.oneof(fc.constantFrom(...WORDINGS), fc.string()) })
     .map(({ code, message }): Answer => ({ kind: 'error', code, message, data: undefined })),
   fc
-    .record({ sent: fc.boolean(), busy: fc.boolean(), why: fc.constantFrom('transport: other side closed', 'timeout after 50 ms', 'HTTP 502', 'HTTP 200 with a non-JSON body') })
+    .record({
+      sent: fc.boolean(),
+      busy: fc.boolean(),
+      why: fc.constantFrom('transport: other side closed', 'timeout after 50 ms', 'HTTP 502', 'HTTP 200 with a non-JSON body'),
+    })
     .map(({ sent, busy, why }): Answer => (busy && !sent ? { kind: 'fault', why, sent, busy: true } : { kind: 'fault', why, sent })),
 );
 const lookupArb: fc.Arbitrary<Answer> = fc.oneof(
@@ -105,7 +109,10 @@ class Scripted {
   markDown(): void {}
   async call(method: string): Promise<Answer> {
     await Promise.resolve();
-    const a = method === 'eth_getTransactionByHash' ? this.lookups[Math.min(this.l++, this.lookups.length - 1)]! : this.sends[Math.min(this.s++, this.sends.length - 1)]!;
+    const a =
+      method === 'eth_getTransactionByHash'
+        ? this.lookups[Math.min(this.l++, this.lookups.length - 1)]!
+        : this.sends[Math.min(this.s++, this.sends.length - 1)]!;
     this.said.push({ method, a });
     return a;
   }
@@ -122,7 +129,8 @@ class Scripted {
     return this.said.some(({ method, a }) => {
       if (a.kind !== 'result') return false;
       if (method === 'eth_getTransactionByHash') return typeof a.result === 'object' && a.result !== null && (a.result as { hash?: unknown }).hash === HASH;
-      if (method === SYNC_METHOD && sync) return typeof a.result === 'object' && a.result !== null && (a.result as { transactionHash?: unknown }).transactionHash === HASH;
+      if (method === SYNC_METHOD && sync)
+        return typeof a.result === 'object' && a.result !== null && (a.result as { transactionHash?: unknown }).transactionHash === HASH;
       return typeof a.result === 'string' && a.result.toLowerCase() === HASH;
     });
   }
@@ -134,8 +142,26 @@ const REQ = { hash: HASH, rawHex: '0x02', account: 'a', reqId: 'r', sender: null
 function kinds(): Array<[string, SendKind]> {
   const times = { timeoutMs: 40, queueMs: 10 };
   return [
-    ['plain', { method: undefined, call: (s, r) => s.call('eth_sendRawTransaction', `["${r.rawHex}"]`, times), read: readPlain, readResend: readPlain, knownExit: result }],
-    ['sync', { method: SYNC_METHOD, call: (s, r) => s.call(SYNC_METHOD, `["${r.rawHex}"]`, times), read: readSync, readResend: readSyncResend, knownExit: pendingAnswer }],
+    [
+      'plain',
+      {
+        method: undefined,
+        call: (s, r) => s.call('eth_sendRawTransaction', `["${r.rawHex}"]`, times),
+        read: readPlain,
+        readResend: readPlain,
+        knownExit: result,
+      },
+    ],
+    [
+      'sync',
+      {
+        method: SYNC_METHOD,
+        call: (s, r) => s.call(SYNC_METHOD, `["${r.rawHex}"]`, times),
+        read: readSync,
+        readResend: readSyncResend,
+        knownExit: pendingAnswer,
+      },
+    ],
   ];
 }
 
@@ -145,7 +171,10 @@ describe('outcome rules, properties', () => {
       it(`${name} send, ${strategy}: acceptance only by the hash or a confirming lookup; a refusal only when no written sequencer is unresolved`, async () => {
         await fc.assert(
           fc.asyncProperty(
-            fc.array(fc.record({ sends: fc.array(answerArb, { minLength: 1, maxLength: 4 }), lookups: fc.array(lookupArb, { minLength: 1, maxLength: 3 }) }), { minLength: 1, maxLength: 3 }),
+            fc.array(fc.record({ sends: fc.array(answerArb, { minLength: 1, maxLength: 4 }), lookups: fc.array(lookupArb, { minLength: 1, maxLength: 3 }) }), {
+              minLength: 1,
+              maxLength: 3,
+            }),
             async (script) => {
               const seqs = script.map((s, i) => new Scripted(`s${i}`, s.sends, s.lookups));
               const attempts = new Attempts(1, { timeoutMs: 40, queueMs: 10 }, null, log);
