@@ -187,7 +187,10 @@ export class Attempts {
   /** One call to one sequencer, and the lookup its answer asks for; an unresolved part is resolved by the caller. */
   async attempt(seq: Sequencer, req: ForwardRequest, kind: SendKind): Promise<Attempt> {
     const t = performance.now();
-    const r = kind.read(await kind.call(seq, req), req.hash);
+    let r = kind.read(await kind.call(seq, req), req.hash);
+    // A connection lost before the bytes went (reset at connect, a kept-alive one closed by the
+    // sequencer): nothing was sent, so once more at once, on a fresh connection.
+    if (r.t === 'not_sent' && r.transport && !r.busy) r = kind.read(await kind.call(seq, req), req.hash);
     // The common path: the hash, at once.
     if (r.t === 'accepted') return this.part(seq, 'accepted', r.outcome, 'hash', r.exit, t, r.detail);
     if (r.t === 'unresolved' && r.outcome === 'hash_mismatch')
