@@ -48,8 +48,10 @@ export interface ChainConfig {
     readonly timeoutMs: number;
     /** In-flight forwards for this chain (per thread); beyond it, 503 overloaded at once. */
     readonly maxInFlight: number;
-    /** Keep-alive connections per sequencer (per thread): requests written at once. */
+    /** Keep-alive connections per sequencer (per thread): requests written at once (over WebSocket: calls in flight at once). */
     readonly connections: number;
+    /** WebSocket connections kept open per ws(s):// sequencer (per thread), each carrying many calls. */
+    readonly wsConnections: number;
     /** How long a forward may wait for a free connection before it is refused unsent (503 overloaded). */
     readonly queueMs: number;
   };
@@ -307,15 +309,15 @@ function readChains(r: Reader, value: unknown): ChainConfig[] {
         });
 
       const sequencers: string[] = [];
-      if (!Array.isArray(cin.sequencers) || cin.sequencers.length === 0) r.problems.push(`${f}.sequencers: must be a non-empty array of http(s) URLs`);
+      if (!Array.isArray(cin.sequencers) || cin.sequencers.length === 0) r.problems.push(`${f}.sequencers: must be a non-empty array of http(s) or ws(s) URLs`);
       else
         cin.sequencers.forEach((s: unknown, j: number) => {
-          const u = httpUrl(s);
-          if (u === undefined) r.problems.push(`${f}.sequencers[${j}]: must be an http:// or https:// URL`);
+          const u = httpUrl(s) ?? wsUrl(s);
+          if (u === undefined) r.problems.push(`${f}.sequencers[${j}]: must be an http://, https://, ws:// or wss:// URL`);
           else sequencers.push(u);
         });
 
-      const fwd = r.obj(cin.forward, `${f}.forward`, ['strategy', 'timeoutMs', 'maxInFlight', 'connections', 'queueMs']);
+      const fwd = r.obj(cin.forward, `${f}.forward`, ['strategy', 'timeoutMs', 'maxInFlight', 'connections', 'queueMs', 'wsConnections']);
       const probe = r.obj(cin.probe, `${f}.probe`, ['intervalMs', 'timeoutMs']);
       const sync = r.obj(cin.sync, `${f}.sync`, ['enabled', 'maxWaitMs', 'mode', 'syncTimeoutFormat', 'maxWaiting', 'pollMs', 'receiptTtlMs']);
       const rpc = cin.rpc === undefined ? null : (httpUrl(cin.rpc) ?? null);
@@ -338,6 +340,7 @@ function readChains(r: Reader, value: unknown): ChainConfig[] {
           maxInFlight: r.int(fwd.maxInFlight, `${f}.forward.maxInFlight`, 1024, 1, 1_000_000),
           connections: r.int(fwd.connections, `${f}.forward.connections`, 128, 1, 1024),
           queueMs: r.int(fwd.queueMs, `${f}.forward.queueMs`, 1000, 1, 60_000),
+          wsConnections: r.int(fwd.wsConnections, `${f}.forward.wsConnections`, 2, 1, 64),
         },
         probe: {
           intervalMs: r.int(probe.intervalMs, `${f}.probe.intervalMs`, 1000, 50, 600_000),

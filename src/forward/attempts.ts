@@ -22,7 +22,7 @@ import type { Exit } from '../errors.js';
 import type { Logger } from '../log.js';
 import { FastLog } from '../log-line.js';
 import { notSent, readLookup, uncertain, type Known, type Outcome, type Reading, type Rule } from './answer.js';
-import type { Answer, CallTimes, Sequencer } from './upstream.js';
+import type { Answer, CallTimes, Upstream as Sequencer } from './upstream.js';
 
 export interface ForwardRequest {
   readonly hash: string;

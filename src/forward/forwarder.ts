@@ -16,7 +16,8 @@ import type { Logger } from '../log.js';
 import { readPlain } from './answer.js';
 import { Attempts, type AttemptObserver, type ForwardRequest, type SendKind } from './attempts.js';
 import { HealthBoard } from './health-board.js';
-import { Sequencer, type CallTimes } from './upstream.js';
+import { Sequencer, type CallTimes, type Upstream } from './upstream.js';
+import { openUpstream } from './open-upstream.js';
 import type { ChainDuplicates } from './dedup.js';
 import { SyncSender, type SyncOutcome } from '../sync/sync-send.js';
 
@@ -32,12 +33,12 @@ export interface ForwardObserver extends AttemptObserver {
 }
 
 export class ChainForwarder {
-  readonly sequencers: readonly Sequencer[];
+  readonly sequencers: readonly Upstream[];
   private inFlight = 0;
   /** The outcome rules, shared with the chain's sync send. */
   readonly attempts: Attempts;
   /** The chain's own RPC (`chains[].rpc`), for lookups and the sync send's receipts; else null. */
-  readonly rpc: Sequencer | null;
+  readonly rpc: Upstream | null;
   private readonly plain: SendKind;
   /** eth_sendRawTransactionSync, where the chain enables it. */
   readonly sync: SyncSender | null;
@@ -51,7 +52,9 @@ export class ChainForwarder {
     health: { readonly board: HealthBoard; readonly slots: readonly number[] },
     private readonly observer: ForwardObserver = {},
   ) {
-    this.sequencers = config.sequencers.map((u, i) => new Sequencer(u, config.forward.connections, health.board, health.slots[i]!));
+    this.sequencers = config.sequencers.map((u, i) =>
+      openUpstream(u, config.forward.connections, health.board, health.slots[i]!, config.forward.wsConnections),
+    );
     const times: CallTimes = { timeoutMs: config.forward.timeoutMs, queueMs: config.forward.queueMs };
     // The chain RPC is no sequencer: a health board of its own, which nothing marks down.
     this.rpc = config.rpc === null ? null : new Sequencer(config.rpc, Math.max(4, Math.min(config.sync.maxWaiting, 64)), HealthBoard.allocate(1), 0);

@@ -7,7 +7,8 @@
 import { type ChainConfig, sequencerLabel } from '../config.js';
 import type { Logger } from '../log.js';
 import { type HealthBoard, slotIndex } from './health-board.js';
-import { Sequencer } from './upstream.js';
+import type { Upstream } from './upstream.js';
+import { openUpstream } from './open-upstream.js';
 import { preview } from './answer.js';
 
 export interface HealthObserver {
@@ -16,7 +17,7 @@ export interface HealthObserver {
 
 interface Probed {
   readonly chain: ChainConfig;
-  readonly seqs: readonly Sequencer[];
+  readonly seqs: readonly Upstream[];
 }
 
 export class HealthProber {
@@ -30,7 +31,7 @@ export class HealthProber {
     private readonly observer: HealthObserver = {},
   ) {
     const slots = slotIndex(chains);
-    this.chains = chains.map((chain, c) => ({ chain, seqs: chain.sequencers.map((u, i) => new Sequencer(u, 1, board, slots[c]![i]!)) }));
+    this.chains = chains.map((chain, c) => ({ chain, seqs: chain.sequencers.map((u, i) => openUpstream(u, 1, board, slots[c]![i]!, 1)) }));
   }
 
   /** Probes every sequencer once now (resolves when all answered), then on each chain's interval. */
@@ -47,7 +48,7 @@ export class HealthProber {
     return Promise.all(this.chains.flatMap((p) => p.seqs.map((s) => this.probe(p.chain, s))));
   }
 
-  private async probe(chain: ChainConfig, s: Sequencer): Promise<void> {
+  private async probe(chain: ChainConfig, s: Upstream): Promise<void> {
     const a = await s.call('eth_chainId', '[]', { timeoutMs: chain.probe.timeoutMs, queueMs: chain.probe.timeoutMs });
     let problem = '';
     if (a.kind === 'fault') problem = a.why;

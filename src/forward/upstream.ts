@@ -38,6 +38,26 @@ interface Waiting {
   cancelled: boolean;
 }
 
+/**
+ * One upstream JSON-RPC endpoint as the outcome rules see it (a sequencer, the chain RPC):
+ * `call` ends in exactly one Answer, whose fault says whether the request was written. Served
+ * over HTTP (Sequencer, below) or over a persistent WebSocket (ws-upstream.ts).
+ */
+export interface Upstream {
+  readonly url: string;
+  readonly label: string;
+  /** The label as a JSON string, for log lines. */
+  readonly labelJson: string;
+  readonly slot: number;
+  /** Not taken out by the health board. */
+  readonly eligible: boolean;
+  /** Takes the upstream out on every thread until a probe sees it back. */
+  markDown(why: string): void;
+  call(method: string, paramsJson: string, times: CallTimes): Promise<Answer>;
+  /** Calls not written end unsent; written ones are waited for, or cut (`abandon`). */
+  close(abandon?: boolean): Promise<void>;
+}
+
 export interface CallTimes {
   /** The answer's bound, from the moment the request is written. */
   readonly timeoutMs: number;
@@ -45,7 +65,7 @@ export interface CallTimes {
   readonly queueMs: number;
 }
 
-export class Sequencer {
+export class Sequencer implements Upstream {
   readonly label: string;
   /** The label as a JSON string, for log lines. */
   readonly labelJson: string;
@@ -234,13 +254,21 @@ export function interpret(status: number, text: string): Answer {
   } catch {
     return { kind: 'fault', why: `HTTP ${status} with a non-JSON body`, sent: true };
   }
-  if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) return { kind: 'fault', why: `HTTP ${status} with a non-JSON-RPC body`, sent: true };
+  return classify(msg, `HTTP ${status}`, status >= 200 && status < 300);
+}
+
+/**
+ * A parsed JSON-RPC answer (an HTTP body, a WebSocket frame): a result, an error with a numeric
+ * code and a string message, or a fault for anything else. `where` names the carrier in a fault.
+ */
+export function classify(msg: unknown, where: string, resultAllowed = true): Answer {
+  if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) return { kind: 'fault', why: `${where} with a non-JSON-RPC body`, sent: true };
   const m = msg as Record<string, unknown>;
   if ('error' in m && typeof m.error === 'object' && m.error !== null) {
     const e = m.error as Record<string, unknown>;
     if (typeof e.code === 'number' && typeof e.message === 'string') return { kind: 'error', code: e.code, message: e.message, data: e.data };
-    return { kind: 'fault', why: `HTTP ${status} with a malformed JSON-RPC error`, sent: true };
+    return { kind: 'fault', why: `${where} with a malformed JSON-RPC error`, sent: true };
   }
-  if ('result' in m && status >= 200 && status < 300) return { kind: 'result', result: m.result };
-  return { kind: 'fault', why: `HTTP ${status} without a JSON-RPC result`, sent: true };
+  if ('result' in m && resultAllowed) return { kind: 'result', result: m.result };
+  return { kind: 'fault', why: `${where} without a JSON-RPC result`, sent: true };
 }

@@ -15,7 +15,7 @@
 import type { ChainConfig } from '../config.js';
 import type { Exit } from '../errors.js';
 import type { Attempts, ForwardRequest } from '../forward/attempts.js';
-import type { CallTimes, Sequencer } from '../forward/upstream.js';
+import type { CallTimes, Upstream } from '../forward/upstream.js';
 import type { Logger } from '../log.js';
 import { HeadWatch } from './head-watch.js';
 import { executedAnswer, isReceiptOf, pendingAnswer } from './receipt.js';
@@ -46,7 +46,7 @@ export class ReceiptWaiter {
      * The chain RPC (the forwarder's client: called as a sequencer is, keep-alive connections of
      * its own, the same answer classification; it is no sequencer, nothing marks it down).
      */
-    private readonly rpc: Sequencer,
+    private readonly rpc: Upstream,
     /** The outcome rules' lookup (forward/attempts.ts). */
     private readonly attempts: Attempts,
     log: Logger,

@@ -22,7 +22,8 @@ import { peerText, readError, readFault, readPlain, type Reading } from '../forw
 import type { ForwardRequest, SendKind } from '../forward/attempts.js';
 import type { ChainForwarder, ForwardObserver } from '../forward/forwarder.js';
 import type { HealthBoard } from '../forward/health-board.js';
-import { Sequencer, type Answer, type CallTimes } from '../forward/upstream.js';
+import type { Answer, CallTimes, Upstream } from '../forward/upstream.js';
+import { openUpstream } from '../forward/open-upstream.js';
 import { FastLog } from '../log-line.js';
 import { executedAnswer, isReceiptOf, pendingAnswer } from './receipt.js';
 import { ReceiptWaiter } from './receipt-wait.js';
@@ -98,7 +99,7 @@ function syncOutcome(exit: Exit): SyncOutcome {
 }
 
 export class SyncSender {
-  private readonly sequencers: readonly Sequencer[];
+  private readonly sequencers: readonly Upstream[];
   /** `receipt` mode: the plain send, then the chain RPC's receipt. */
   private readonly receiptWaiter: ReceiptWaiter | null;
   private waiting = 0;
@@ -120,7 +121,8 @@ export class SyncSender {
     const conns = chain.sync.maxWaiting;
     this.fast = new FastLog(plain.log);
     this.receiptWaiter = chain.sync.mode === 'receipt' ? new ReceiptWaiter(chain, plain.rpc!, plain.attempts, plain.log) : null;
-    this.sequencers = this.receiptWaiter !== null ? [] : chain.sequencers.map((u, i) => new Sequencer(u, conns, health.board, health.slots[i]!));
+    this.sequencers =
+      this.receiptWaiter !== null ? [] : chain.sequencers.map((u, i) => openUpstream(u, conns, health.board, health.slots[i]!, chain.forward.wsConnections));
   }
 
   send(req: ForwardRequest, waitMs: number): Exit | Promise<Exit> {
@@ -210,7 +212,7 @@ export class SyncSender {
    * sequencer knows the hash, the EIP's timeout (code 4), which the rules confirm by the same
    * lookup (the receipt may still come after this process is gone).
    */
-  private async syncCall(seq: Sequencer, req: ForwardRequest, params: string, times: CallTimes): Promise<Answer> {
+  private async syncCall(seq: Upstream, req: ForwardRequest, params: string, times: CallTimes): Promise<Answer> {
     const call = seq.call(SYNC_METHOD, params, times);
     let wake: (() => void) | undefined;
     const drained = this.draining ? Promise.resolve(DRAINED) : new Promise<typeof DRAINED>((resolve) => this.drainWakers.add((wake = () => resolve(DRAINED))));

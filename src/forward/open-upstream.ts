@@ -1,0 +1,14 @@
+/** An Upstream for a URL: over a persistent WebSocket for ws:// and wss://, else over HTTP. */
+import type { HealthBoard } from './health-board.js';
+import { Sequencer, type Upstream } from './upstream.js';
+import { WsSequencer } from './ws-upstream.js';
+
+/**
+ * `connections`: HTTP keep-alive connections (requests written at once), or over WebSocket the
+ * calls in flight at once, on `wsConnections` connections.
+ */
+export function openUpstream(url: string, connections: number, board: HealthBoard, slot: number, wsConnections = 2): Upstream {
+  return url.startsWith('ws:') || url.startsWith('wss:')
+    ? new WsSequencer(url, connections, board, slot, wsConnections)
+    : new Sequencer(url, connections, board, slot);
+}

@@ -1,0 +1,272 @@
+/**
+ * One sequencer over persistent WebSockets (`ws://`/`wss://` sequencer URLs): a few
+ * connections (`forward.wsConnections`), many calls in flight on each (at most
+ * `forward.connections` for the sequencer), answers matched by id, pings, reconnect with
+ * backoff. No HTTP head to write or parse per call. It is an Upstream like the HTTP Sequencer,
+ * and the outcome rules (attempts.ts) are the same:
+ * - a call is written when its frame is handed to the socket; before that (no connection open
+ *   within `queueMs`, the connection lost first) it ends unsent;
+ * - a connection lost with calls written on it ends each of them as a written fault (to be
+ *   resolved by asking again: the hash, the same bytes), never "not sent";
+ * - a frame that is not an answer to a call in flight (an unknown or repeated id, a
+ *   notification, garbage, a batch) is counted and ignored; one over the size bound closes the
+ *   connection (its written calls become written faults).
+ */
+import WebSocket from 'ws';
+import { sequencerLabel } from '../config.js';
+import type { HealthBoard } from './health-board.js';
+import { classify, type Answer, type CallTimes, type Upstream } from './upstream.js';
+
+const MAX_ANSWER_BYTES = 1 << 20;
+const MIN_RETRY_MS = 100;
+const MAX_RETRY_MS = 5_000;
+/** A ping every this often; a connection with no pong by the next ping is cut. */
+const PING_MS = 10_000;
+
+interface Pending {
+  readonly resolve: (a: Answer) => void;
+  readonly timer: NodeJS.Timeout;
+  readonly link: Link;
+}
+
+interface Waiting {
+  readonly frame: (id: number) => string;
+  readonly times: CallTimes;
+  readonly resolve: (a: Answer) => void;
+  readonly expire: NodeJS.Timeout;
+  done: boolean;
+}
+
+/** One connection. */
+interface Link {
+  ws: WebSocket;
+  open: boolean;
+  inFlight: number;
+  alive: boolean;
+}
+
+export class WsSequencer implements Upstream {
+  readonly label: string;
+  readonly labelJson: string;
+  private readonly links: Link[] = [];
+  private readonly pending = new Map<number, Pending>();
+  private waiting: Waiting[] = [];
+  private seq = 0;
+  private closed = false;
+  private retryMs = MIN_RETRY_MS;
+  private readonly pinger: NodeJS.Timeout;
+  /** Frames that answered nothing in flight (unknown or repeated ids, notifications, garbage). */
+  ignored = 0;
+
+  constructor(
+    readonly url: string,
+    /** Calls in flight at once on all its connections. */
+    private readonly maxInFlight: number,
+    private readonly board: HealthBoard,
+    readonly slot: number,
+    /** How many connections to keep open. */
+    private readonly conns = 2,
+  ) {
+    this.label = sequencerLabel(url);
+    this.labelJson = JSON.stringify(this.label);
+    for (let i = 0; i < conns; i++) this.connect(i);
+    this.pinger = setInterval(() => this.ping(), PING_MS);
+    this.pinger.unref();
+  }
+
+  get eligible(): boolean {
+    return this.board.eligible(this.slot);
+  }
+
+  markDown(why: string): void {
+    this.board.set(this.slot, 'down', why);
+  }
+
+  call(method: string, paramsJson: string, times: CallTimes): Promise<Answer> {
+    const frame = (id: number) => `{"jsonrpc":"2.0","id":${id},"method":"${method}","params":${paramsJson}}`;
+    return new Promise<Answer>((resolve) => {
+      if (this.closed) return resolve({ kind: 'fault', why: 'the sequencer client is closing', sent: false });
+      const link = this.pick();
+      if (link !== null) return this.write(link, frame, times, resolve);
+      const w: Waiting = {
+        frame,
+        times,
+        resolve,
+        done: false,
+        expire: setTimeout(() => {
+          w.done = true;
+          resolve({ kind: 'fault', why: `no connection to the sequencer within ${times.queueMs} ms`, sent: false, busy: true });
+        }, times.queueMs),
+      };
+      this.waiting.push(w);
+    });
+  }
+
+  /** The open connection with the fewest calls in flight, if the bound allows one more. */
+  private pick(): Link | null {
+    if (this.pending.size >= this.maxInFlight) return null;
+    let best: Link | null = null;
+    for (const l of this.links) if (l.open && (best === null || l.inFlight < best.inFlight)) best = l;
+    return best;
+  }
+
+  private write(link: Link, frame: (id: number) => string, times: CallTimes, resolve: (a: Answer) => void): void {
+    const id = ++this.seq;
+    const timer = setTimeout(() => {
+      if (this.pending.delete(id)) {
+        link.inFlight--;
+        resolve({ kind: 'fault', why: `timeout after ${times.timeoutMs} ms`, sent: true });
+        this.drainWaiting();
+      }
+    }, times.timeoutMs);
+    this.pending.set(id, { resolve, timer, link });
+    link.inFlight++;
+    try {
+      // Handed to the socket here (ws writes the frame at once on an open connection).
+      link.ws.send(frame(id));
+    } catch (e) {
+      clearTimeout(timer);
+      this.pending.delete(id);
+      link.inFlight--;
+      resolve({ kind: 'fault', why: `transport: ${(e as Error).message}`, sent: false });
+    }
+  }
+
+  /** Calls waiting for a connection (or for room under the bound) take what is free now. */
+  private drainWaiting(): void {
+    while (this.waiting.length > 0) {
+      const w = this.waiting[0]!;
+      if (w.done) {
+        this.waiting.shift();
+        continue;
+      }
+      const link = this.pick();
+      if (link === null) return;
+      this.waiting.shift();
+      w.done = true;
+      clearTimeout(w.expire);
+      this.write(link, w.frame, w.times, w.resolve);
+    }
+  }
+
+  private connect(i: number): void {
+    if (this.closed) return;
+    let ws: WebSocket;
+    try {
+      ws = new WebSocket(this.url, { perMessageDeflate: false, maxPayload: MAX_ANSWER_BYTES, handshakeTimeout: 2_000 });
+    } catch {
+      this.again(i);
+      return;
+    }
+    const link: Link = { ws, open: false, inFlight: 0, alive: true };
+    this.links[i] = link;
+    ws.on('open', () => {
+      link.open = true;
+      this.retryMs = MIN_RETRY_MS;
+      this.drainWaiting();
+    });
+    ws.on('message', (data, isBinary) => this.frame(data, isBinary));
+    ws.on('pong', () => {
+      link.alive = true;
+    });
+    // 'error' is followed by 'close'.
+    ws.on('error', () => {});
+    ws.on('close', () => this.lost(i, link));
+  }
+
+  /** One frame: the answer to a call in flight, or ignored. Nothing in it may throw out of the listener. */
+  private frame(data: WebSocket.RawData, isBinary: boolean): void {
+    try {
+      if (isBinary) {
+        this.ignored++;
+        return;
+      }
+      const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as Buffer).toString('utf8');
+      let msg: unknown;
+      try {
+        msg = JSON.parse(text);
+      } catch {
+        this.ignored++;
+        return;
+      }
+      const id = typeof msg === 'object' && msg !== null && !Array.isArray(msg) ? (msg as { id?: unknown }).id : undefined;
+      const p = typeof id === 'number' ? this.pending.get(id) : undefined;
+      if (p === undefined) {
+        this.ignored++;
+        return;
+      }
+      this.pending.delete(id as number);
+      clearTimeout(p.timer);
+      p.link.inFlight--;
+      p.resolve(classify(msg, 'WebSocket frame'));
+      this.drainWaiting();
+    } catch {
+      this.ignored++;
+    }
+  }
+
+  /** A connection is gone: every call written on it is a written fault; reopened after a pause. */
+  private lost(i: number, link: Link): void {
+    link.open = false;
+    for (const [id, p] of this.pending) {
+      if (p.link !== link) continue;
+      this.pending.delete(id);
+      clearTimeout(p.timer);
+      p.resolve({ kind: 'fault', why: 'transport: the WebSocket connection was lost', sent: true });
+    }
+    link.inFlight = 0;
+    this.drainWaiting();
+    this.again(i);
+  }
+
+  private again(i: number): void {
+    if (this.closed) return;
+    const ms = this.retryMs * (0.5 + Math.random() / 2);
+    this.retryMs = Math.min(this.retryMs * 2, MAX_RETRY_MS);
+    setTimeout(() => this.connect(i), ms).unref();
+  }
+
+  private ping(): void {
+    for (const l of this.links) {
+      if (l === undefined || !l.open) continue;
+      if (!l.alive) {
+        l.ws.terminate();
+        continue;
+      }
+      l.alive = false;
+      try {
+        l.ws.ping();
+      } catch {
+        // closing
+      }
+    }
+  }
+
+  close(abandon = false): Promise<void> {
+    this.closed = true;
+    clearInterval(this.pinger);
+    for (const w of this.waiting) {
+      if (w.done) continue;
+      w.done = true;
+      clearTimeout(w.expire);
+      w.resolve({ kind: 'fault', why: 'the sequencer client is closing', sent: false });
+    }
+    this.waiting = [];
+    const end = () => {
+      for (const l of this.links) l?.ws.terminate();
+    };
+    if (abandon || this.pending.size === 0) {
+      end();
+      return Promise.resolve();
+    }
+    // Calls written are waited for (their timers bound it).
+    return new Promise((resolve) => {
+      const check = setInterval(() => {
+        if (this.pending.size > 0) return;
+        clearInterval(check);
+        end();
+        resolve();
+      }, 10);
+    });
+  }
+}

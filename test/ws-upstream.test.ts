@@ -1,0 +1,207 @@
+/**
+ * Sequencers over a persistent WebSocket (`ws://` sequencer URLs, forward/ws-upstream.ts):
+ * against anvil's WebSocket endpoint (submission, the sync send, a connection killed with calls
+ * in flight, reconnect) and a fault-injecting WebSocket stub (silent, reset after reading,
+ * garbage frames, an answer for an unknown id, a duplicate answer). The outcome rules are the
+ * HTTP forward's: the hash or a confirming lookup, resolved before any 502.
+ */
+import assert from 'node:assert/strict';
+import { after, afterEach, before, describe, it } from 'node:test';
+import { createPublicClient, http, type Hex } from 'viem';
+import type WebSocket from 'ws';
+import { WebSocketServer } from 'ws';
+import { startAnvil, type Anvil } from '../src/dev/anvil.js';
+import { keysInLogs, MIN_TIP, newKey, startGate, stubChain, TIP, type Gate } from './support/harness.js';
+import { rpc } from './support/http.js';
+import { freePort } from './support/processes.js';
+import { txHash } from './support/stub-sequencer.js';
+import { sign1559, SIGNERS } from './support/txs.js';
+
+const key = newKey();
+const accounts = [{ id: 'mm', keys: [key], allowUntipped: true, grants: [{ rateLimit: { perSecond: 1e6, burst: 1e6 }, sync: true }] }];
+const submit = (g: Gate, raw: string, method = 'eth_sendRawTransaction') => rpc(g.port, method, [raw], { key });
+
+/** A WebSocket sequencer whose answers a test scripts; eth_chainId (the probe) answers chain 4663. */
+class WsStub {
+  readonly wss: WebSocketServer;
+  readonly seen: Array<{ method: string; params: unknown[] }> = [];
+  /** Answers one call: send frames on `ws` (or nothing). */
+  onCall: (m: { id: number; method: string; params: unknown[] }, ws: WebSocket) => void = (m, ws) =>
+    ws.send(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: txHash(String(m.params[0])) }));
+  known = new Set<string>();
+  connections = 0;
+  constructor() {
+    this.wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    this.wss.on('connection', (ws) => {
+      this.connections++;
+      ws.on('error', () => {});
+      ws.on('message', (d) => {
+        const m = JSON.parse(String(d)) as { id: number; method: string; params: unknown[] };
+        this.seen.push({ method: m.method, params: m.params });
+        if (m.method === 'eth_chainId') return ws.send(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: '0x1237' }));
+        if (m.method === 'eth_getTransactionByHash') {
+          const h = String(m.params[0]);
+          return ws.send(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: this.known.has(h) ? { hash: h } : null }));
+        }
+        this.onCall(m, ws);
+      });
+    });
+  }
+  async ready(): Promise<this> {
+    await new Promise((r) => this.wss.once('listening', r));
+    return this;
+  }
+  get url(): string {
+    return `ws://127.0.0.1:${(this.wss.address() as { port: number }).port}`;
+  }
+  sends(raw: string): number {
+    return this.seen.filter((c) => c.method === 'eth_sendRawTransaction' && c.params[0] === raw).length;
+  }
+  stop(): Promise<void> {
+    for (const c of this.wss.clients) c.terminate();
+    return new Promise((r) => this.wss.close(() => r()));
+  }
+}
+
+const open: { gates: Gate[]; stubs: WsStub[] } = { gates: [], stubs: [] };
+afterEach(async () => {
+  for (const g of open.gates.splice(0)) await g.stop();
+  for (const s of open.stubs.splice(0)) await s.stop();
+});
+after(() => assert.deepEqual(keysInLogs(), []));
+
+async function stubGate(forward: Record<string, unknown> = {}): Promise<{ gate: Gate; stub: WsStub }> {
+  const stub = await new WsStub().ready();
+  open.stubs.push(stub);
+  const gate = await startGate({ accounts, config: { chains: [stubChain([stub.url], { timeoutMs: 300, ...forward })] } });
+  open.gates.push(gate);
+  return { gate, stub };
+}
+let nonce = 150_000;
+const next = () => sign1559({ nonce: nonce++ });
+
+describe('a ws:// sequencer, faults injected', () => {
+  it('answers by id: the hash is an acceptance; garbage frames, an unknown id and a duplicate answer are ignored', async () => {
+    const { gate, stub } = await stubGate();
+    stub.onCall = (m, ws) => {
+      ws.send('not json');
+      ws.send(Buffer.from([1, 2, 3]));
+      ws.send(JSON.stringify({ jsonrpc: '2.0', id: m.id + 100_000, result: '0x' + '00'.repeat(32) }));
+      ws.send(JSON.stringify({ jsonrpc: '2.0', method: 'eth_subscription', params: {} }));
+      ws.send(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: txHash(String(m.params[0])) }));
+      ws.send(JSON.stringify({ jsonrpc: '2.0', id: m.id, error: { code: -32000, message: 'a duplicate, ignored' } }));
+    };
+    for (let i = 0; i < 3; i++) {
+      const raw = await next();
+      const r = await submit(gate, raw);
+      assert.equal(r.json.result, txHash(raw), JSON.stringify(r.json));
+    }
+    // A refusal by id is passed through as for HTTP.
+    stub.onCall = (m, ws) => ws.send(JSON.stringify({ jsonrpc: '2.0', id: m.id, error: { code: -32000, message: 'txpool is full' } }));
+    const r = await submit(gate, await next());
+    assert.deepEqual(r.json.error, { code: -32000, message: 'txpool is full', data: { reason: 'upstream_rejected' } });
+  });
+
+  it('silent: written and never answered, the lookup silent too: 502 with the hash, never "not sent"', async () => {
+    const { gate, stub } = await stubGate();
+    stub.onCall = () => {};
+    const raw = await next();
+    const r = await submit(gate, raw);
+    assert.equal(r.status, 502, JSON.stringify(r.json));
+    assert.equal(r.json.error.data.txHash, txHash(raw));
+    assert.ok(stub.sends(raw) >= 1);
+  });
+
+  it('the connection reset after reading a submission: the calls in flight on it are resolved on a new connection (200), never 503', async () => {
+    const { gate, stub } = await stubGate({ timeoutMs: 1000 });
+    const cut = new Set<string>();
+    stub.onCall = (m, ws) => {
+      const raw = String(m.params[0]);
+      if (!cut.has(raw)) {
+        cut.add(raw);
+        // Read, kept, and the connection cut mid-call: the sequencer took it.
+        stub.known.add(txHash(raw));
+        ws.terminate();
+        return;
+      }
+      ws.send(JSON.stringify({ jsonrpc: '2.0', id: m.id, error: { code: -32000, message: 'already known' } }));
+    };
+    const raws = await Promise.all(Array.from({ length: 8 }, () => next()));
+    const rs = await Promise.all(raws.map((raw) => submit(gate, raw)));
+    rs.forEach((r, i) => assert.equal(r.json.result, txHash(raws[i]!), JSON.stringify(r.json)));
+    assert.ok(stub.connections >= 2, 'reconnected');
+    const rules = gate.logs
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.audit === 'forward')
+      .map((l) => l.rule);
+    assert.ok(
+      rules.every((r) => r === 'lookup' || r === 'resend' || r === 'hash'),
+      JSON.stringify(rules),
+    );
+  });
+
+  it('the sequencer unreachable: 503 upstream_unavailable, nothing sent', async () => {
+    const gate = await startGate({ accounts, config: { chains: [stubChain([`ws://127.0.0.1:${await freePort()}`], { timeoutMs: 300, queueMs: 200 })] } });
+    open.gates.push(gate);
+    const r = await submit(gate, await next());
+    assert.equal(r.status, 503, JSON.stringify(r.json));
+    assert.match(r.json.error.data.reason, /upstream_unavailable|overloaded/);
+  });
+});
+
+describe("a ws:// sequencer: anvil's WebSocket endpoint", () => {
+  let anvil: Anvil;
+  let gate: Gate;
+  before(async () => {
+    anvil = await startAnvil({ port: await freePort(), chainId: 4663, blockTime: 1 });
+    gate = await startGate({
+      chainB: false,
+      sequencers: [anvil.url.replace('http:', 'ws:')],
+      accounts,
+      config: { allowUntipped: true },
+      chainA: { sync: { enabled: true, maxWaitMs: 4000, syncTimeoutFormat: 'omit' } },
+    });
+  });
+  after(async () => {
+    await gate.stop();
+    await anvil.stop();
+  });
+  const chain = () => createPublicClient({ transport: http(anvil.url) });
+  async function signed(signer: number): Promise<Hex> {
+    const account = SIGNERS[signer]!;
+    const n = await chain().getTransactionCount({ address: account.address, blockTag: 'pending' });
+    return account.signTransaction({
+      type: 'eip1559',
+      chainId: 4663,
+      nonce: n,
+      to: TIP as Hex,
+      value: MIN_TIP,
+      gas: 21000n,
+      maxFeePerGas: 10n ** 10n,
+      maxPriorityFeePerGas: 10n ** 9n,
+    });
+  }
+
+  it('a submission: 200 with the hash, and it is mined', async () => {
+    const raw = await signed(1);
+    const r = await submit(gate, raw);
+    assert.equal(r.json.result, txHash(raw), JSON.stringify(r.json));
+    const receipt = await chain().waitForTransactionReceipt({ hash: txHash(raw) as Hex, timeout: 10_000 });
+    assert.equal(receipt.status, 'success');
+  });
+
+  it('the sync send over it: 200 with the receipt', async () => {
+    const raw = await signed(2);
+    const r = await submit(gate, raw, 'eth_sendRawTransactionSync');
+    assert.equal(r.status, 200, JSON.stringify(r.json));
+    assert.equal(r.json.result.transactionHash, txHash(raw));
+  });
+
+  it('many in flight at once on the connections: every one accepted and mined', async () => {
+    const raws: Hex[] = [];
+    for (let s = 3; s < 7; s++) raws.push(await signed(s));
+    const rs = await Promise.all(raws.map((raw) => submit(gate, raw)));
+    rs.forEach((r, i) => assert.equal(r.json.result, txHash(raws[i]!), JSON.stringify(r.json)));
+    for (const raw of raws) await chain().waitForTransactionReceipt({ hash: txHash(raw) as Hex, timeout: 10_000 });
+  });
+});
