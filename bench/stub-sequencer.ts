@@ -24,47 +24,73 @@ const receipt = (hash: string) =>
   `"gasUsed":"0x5208","effectiveGasPrice":"0x3b9aca00","from":"0x${'11'.repeat(20)}","to":"0x${'22'.repeat(20)}","contractAddress":null}`;
 const hashOf = (raw: string) => '0x' + Buffer.from(keccak256(Buffer.from(raw.slice(2), 'hex'))).toString('hex');
 
+/** The answer to one JSON-RPC request (an HTTP body or a WebSocket frame), and its method. */
+function answerOf(text: string): { answer: string; method: unknown } {
+  let msg: Rpc | null = null;
+  try {
+    msg = JSON.parse(text) as Rpc | null;
+    const p = msg?.params;
+    const arg = Array.isArray(p) && typeof p[0] === 'string' ? p[0] : null;
+    // The result as JSON text.
+    const result =
+      msg?.method === 'eth_chainId'
+        ? `"${chainHex}"`
+        : arg === null
+          ? null
+          : msg?.method === 'eth_sendRawTransaction'
+            ? `"${hashOf(arg)}"`
+            : msg?.method === 'eth_sendRawTransactionSync'
+              ? receipt(hashOf(arg))
+              : msg?.method === 'eth_getTransactionReceipt'
+                ? receipt(arg.toLowerCase())
+                : null;
+    return {
+      method: msg?.method,
+      answer:
+        result === null
+          ? `{"jsonrpc":"2.0","id":${JSON.stringify(msg?.id ?? null)},"error":{"code":-32601,"message":"not served by the stub"}}`
+          : `{"jsonrpc":"2.0","id":${JSON.stringify(msg!.id)},"result":${result}}`,
+    };
+  } catch {
+    // A bench tool still answers what it does not understand, instead of dying mid-run.
+    return { method: undefined, answer: '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}' };
+  }
+}
+
+const decoder = new TextDecoder();
+
 uws()
   .App()
   .post('/*', (res) =>
     onBody(res, (body, aborted) => {
-      let answer: string;
-      let msg: Rpc | null = null;
-      try {
-        msg = JSON.parse(body.toString()) as Rpc | null;
-        const p = msg?.params;
-        const arg = Array.isArray(p) && typeof p[0] === 'string' ? p[0] : null;
-        // The result as JSON text.
-        const result =
-          msg?.method === 'eth_chainId'
-            ? `"${chainHex}"`
-            : arg === null
-              ? null
-              : msg?.method === 'eth_sendRawTransaction'
-                ? `"${hashOf(arg)}"`
-                : msg?.method === 'eth_sendRawTransactionSync'
-                  ? receipt(hashOf(arg))
-                  : msg?.method === 'eth_getTransactionReceipt'
-                    ? receipt(arg.toLowerCase())
-                    : null;
-        answer =
-          result === null
-            ? `{"jsonrpc":"2.0","id":${JSON.stringify(msg?.id ?? null)},"error":{"code":-32601,"message":"not served by the stub"}}`
-            : `{"jsonrpc":"2.0","id":${JSON.stringify(msg!.id)},"result":${result}}`;
-      } catch {
-        // A bench tool still answers what it does not understand, instead of dying mid-run.
-        answer = '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}';
-      }
+      const { answer, method } = answerOf(body.toString());
       const send = () => {
         if (!aborted())
           res.cork(() => {
             res.writeStatus('200 OK').writeHeader('content-type', 'application/json').end(answer);
           });
       };
-      if (delayMs > 0 && msg?.method !== 'eth_chainId') setTimeout(send, delayMs);
+      if (delayMs > 0 && method !== 'eth_chainId') setTimeout(send, delayMs);
       else send();
     }),
   )
+  // The same answers over WebSocket (a ws:// sequencer): one frame a request, answered by id.
+  .ws('/*', {
+    maxPayloadLength: 1 << 20,
+    idleTimeout: 0,
+    message: (ws, data) => {
+      const { answer, method } = answerOf(decoder.decode(data));
+      if (delayMs > 0 && method !== 'eth_chainId')
+        setTimeout(() => {
+          try {
+            ws.send(answer);
+          } catch {
+            // closed meanwhile
+          }
+        }, delayMs);
+      else ws.send(answer);
+    },
+  })
   .listen('127.0.0.1', port, (s) => {
     if (s === false) process.exit(1);
     process.stdout.write('ready\n');
