@@ -10,6 +10,7 @@ import type { AccountStore } from './accounts/types.js';
 import type { Config } from './config.js';
 import { ChainDuplicates, Duplicates } from './forward/dedup.js';
 import { ChainForwarder, type ForwardObserver } from './forward/forwarder.js';
+import { SyncSender, type SyncObserver } from './sync/sync-send.js';
 import { HealthBoard, slotIndex } from './forward/health-board.js';
 import { HealthProber, healthProblems } from './forward/health.js';
 import { Readiness } from './http/readiness.js';
@@ -36,7 +37,7 @@ export interface Observers {
   /** The WebSocket lane's frames, and its connections (with `websocket.enabled`). */
   readonly wsRequest?: RequestObserver;
   readonly wsLane?: LaneObserver;
-  readonly forward?: ForwardObserver;
+  readonly forward?: ForwardObserver & SyncObserver;
   readonly accountsReload?: (result: ReloadResult, accounts: number) => void;
 }
 
@@ -103,13 +104,24 @@ export function createApp(opts: AppOptions): App {
   const forwarders = new Map(
     config.chains.map((c, i) => [c.chainId, new ChainForwarder(c, duplicates.forChain(c.chainId), log, { board, slots: slots[i]! }, obs.forward)]),
   );
+  // The sync send beside the plain one, on the chains that turn it on: its own connections, the
+  // forwarder's outcome rules, plain send and chain RPC client.
+  const syncSenders = new Map(
+    config.chains.flatMap((c, i) =>
+      c.sync.enabled ? [[c.chainId, new SyncSender(c, { board, slots: slots[i]! }, forwarders.get(c.chainId)!, obs.forward)] as const] : [],
+    ),
+  );
+  // Bytes already in flight cost no rate-limit token: a plain send's (dedup.ts) or a waiting sync call's.
+  const sendsInFlight = {
+    isDuplicate: (chainId: number, hash: string) => duplicates.isDuplicate(chainId, hash) || syncSenders.get(chainId)?.joins(hash) === true,
+  };
   const prober = opts.shared === undefined ? new HealthProber(config.chains, board, log) : null;
 
   readiness.add(() => accountsProblem(store, config.accounts.maxStaleMs));
   readiness.add(() => healthProblems(config.chains, board));
 
   const buildPipeline = (hooks: PipelineHooks) =>
-    admissionStages({ config, hosts, store, decoders, limiter, duplicates }).end(createForwardStage(forwarders), hooks);
+    admissionStages({ config, hosts, store, decoders, limiter, duplicates: sendsInFlight }).end(createForwardStage(forwarders, syncSenders), hooks);
 
   const quota = config.busyPoll ? cpuQuota() : null;
   if (quota !== null) log.warn({ quota }, 'busy polling refused: this process runs under a CPU quota, which a spinner would spend');
@@ -165,13 +177,14 @@ export function createApp(opts: AppOptions): App {
     },
     async stop() {
       // Sync calls waiting for a receipt from the chain RPC answer now (code 4 with the hash).
-      for (const f of forwarders.values()) f.sync?.drain();
+      for (const s of syncSenders.values()) s.drain();
       await server.drain(config.shutdown.graceMs);
       await busyPoll?.stop();
       await prober?.stop();
       store.close();
       local?.close();
       await Promise.all([...forwarders.values()].map((f) => f.close()));
+      await Promise.all([...syncSenders.values()].map((s) => s.close()));
     },
   };
 }

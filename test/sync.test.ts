@@ -15,7 +15,8 @@ import { rpc, send } from './support/http.js';
 import { SIGNERS } from './support/txs.js';
 
 const key = newKey();
-const plain = newKey(); // a grant without sync
+const plain = newKey();
+const tight = newKey(); // a grant without sync
 let mining: Anvil;
 let stuck: Anvil;
 let gate: Gate;
@@ -26,6 +27,8 @@ const SYNC = { enabled: true, maxWaitMs: 3000, syncTimeoutFormat: 'omit' }; // a
 const accounts = [
   { id: 'sync', keys: [key], allowUntipped: true, grants: [{ sync: true }] },
   { id: 'plain', keys: [plain], allowUntipped: true },
+  // One token, refilled once in 1,000 s: a second one spent shows as 429.
+  { id: 'tight', keys: [tight], allowUntipped: true, grants: [{ sync: true, rateLimit: { perSecond: 0.001, burst: 1 } }] },
 ];
 
 before(async () => {
@@ -134,6 +137,38 @@ describe('eth_sendRawTransactionSync', () => {
     assert.equal(res.status, 202, JSON.stringify(res.json));
     assert.deepEqual([res.json.error.code, res.json.error.data.reason, res.json.error.data.txHash], [4, 'sync_timeout', hash]);
     assert.ok(g.logs.some((l) => l.includes('"audit":"forward"') && l.includes(hash) && l.includes('draining; the sequencer knows the hash')));
+  });
+
+  it('a resend joining a waiting call spends no rate-limit token (bytes in flight cost none, as for the plain send)', async () => {
+    const g = await gateOn(stuck, { sync: { ...SYNC, maxWaitMs: 1500 } });
+    try {
+      const raw = await signed(stuck.url, 3);
+      const first = syncCall(g, tight, [raw]);
+      const chainRpc = createPublicClient({ transport: http(stuck.url) });
+      await eventually(async () => (await chainRpc.getTransaction({ hash: keccak256(raw) }).catch(() => null)) !== null);
+      const joined = await syncCall(g, tight, [raw]);
+      assert.notEqual(joined.status, 429, JSON.stringify(joined.json));
+      assert.equal((await first).status, 202);
+      // The bucket is empty all the same: other bytes are refused.
+      const other = await syncCall(g, tight, [await signed(stuck.url, 4)]);
+      assert.equal(other.status, 429, JSON.stringify(other.json));
+    } finally {
+      await g.stop();
+    }
+  });
+
+  it('the wait asked for is the wait given, where the sequencer cannot be told it (omit): ended by txgate, code 4 for a hash the sequencer knows', async () => {
+    // The forward timeout is far past the asked wait: only txgate's own end of the wait answers in time.
+    const g = await gateOn(stuck, { sync: { ...SYNC, maxWaitMs: 60_000 }, forward: { timeoutMs: 60_000 } });
+    try {
+      const raw = await signed(stuck.url, 5);
+      const r = await syncCall(g, key, [raw, 1000]);
+      assert.equal(r.status, 202, JSON.stringify(r.json));
+      assert.deepEqual([r.json.error.code, r.json.error.data.txHash], [4, keccak256(raw)]);
+      assert.ok(g.logs.some((l) => l.includes('"audit":"forward"') && l.includes('the asked wait ended; the sequencer knows the hash')));
+    } finally {
+      await g.stop();
+    }
   });
 
   it('executed and reverted: 200 with the receipt, status 0x0 (it executed; the chain says how)', async () => {

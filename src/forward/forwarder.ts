@@ -19,17 +19,12 @@ import { HealthBoard } from './health-board.js';
 import { Sequencer, type CallTimes, type Upstream } from './upstream.js';
 import { openUpstream } from './open-upstream.js';
 import type { ChainDuplicates } from './dedup.js';
-import { SyncSender, type SyncOutcome } from '../sync/sync-send.js';
 
 export type { ForwardRequest } from './attempts.js';
 export type { ForwardEvent } from './attempts.js';
 
 export interface ForwardObserver extends AttemptObserver {
   inFlight?(chainId: number, n: number): void;
-  /** A sync call answered (sync-send.ts): what it came to and how long it waited (null: answered without a wait). */
-  sync?(chainId: number, outcome: SyncOutcome, seconds: number | null): void;
-  /** Sync calls waiting now on this chain (this thread). */
-  syncWaiting?(chainId: number, n: number): void;
 }
 
 export class ChainForwarder {
@@ -40,8 +35,6 @@ export class ChainForwarder {
   /** The chain's own RPC (`chains[].rpc`), for lookups and the sync send's receipts; else null. */
   readonly rpc: Upstream | null;
   private readonly plain: SendKind;
-  /** eth_sendRawTransactionSync, where the chain enables it. */
-  readonly sync: SyncSender | null;
 
   constructor(
     readonly config: ChainConfig,
@@ -66,7 +59,6 @@ export class ChainForwarder {
       readResend: readPlain,
       knownExit: result,
     };
-    this.sync = config.sync.enabled ? new SyncSender(config, health, this, observer) : null;
   }
 
   get chainId(): number {
@@ -126,6 +118,6 @@ export class ChainForwarder {
   }
 
   close(): Promise<unknown> {
-    return Promise.all([...this.sequencers.map((s) => s.close()), this.rpc?.close(true), this.sync?.close()]);
+    return Promise.all([...this.sequencers.map((s) => s.close()), this.rpc?.close(true)]);
   }
 }

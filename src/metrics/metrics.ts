@@ -12,7 +12,7 @@ import type { Exit } from '../errors.js';
 import { REASON_NAMES, REASONS, type Where } from '../reasons.js';
 import type { ForwardEvent, ForwardObserver } from '../forward/forwarder.js';
 import { FORWARD_OUTCOMES } from '../forward/answer.js';
-import { SYNC_OUTCOMES, type SyncOutcome } from '../sync/sync-send.js';
+import { SYNC_OUTCOMES, type SyncObserver, type SyncOutcome } from '../sync/sync-send.js';
 import { StoreState } from '../accounts/postgres/state.js';
 import { type HealthBoard, slotIndex } from '../forward/health-board.js';
 import type { BaseCtx } from '../pipeline/context.js';
@@ -244,7 +244,7 @@ export class Metrics {
     return c;
   }
 
-  readonly forward: ForwardObserver = {
+  readonly forward: ForwardObserver & SyncObserver = {
     sync: (chainId: number, outcome: SyncOutcome, seconds: number | null) => {
       const c = this.syncChildren(chainId);
       c.outcomes[outcome]!.value++;

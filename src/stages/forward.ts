@@ -10,9 +10,14 @@ import type { DecodedTx } from '../tx/types.js';
 import type { RawTxParam } from './route.js';
 import type { TerminalStage } from '../pipeline/pipeline.js';
 import type { RpcRequest } from '../pipeline/context.js';
-import { requestedWaitMs, SYNC_METHOD } from '../sync/sync-send.js';
+import { requestedWaitMs, SYNC_METHOD } from '../send-kind.js';
+import type { SyncSender } from '../sync/sync-send.js';
 
-export function createForwardStage(forwarders: ReadonlyMap<number, ChainForwarder>): TerminalStage<
+export function createForwardStage(
+  forwarders: ReadonlyMap<number, ChainForwarder>,
+  /** eth_sendRawTransactionSync, for the chains that turn it on. */
+  syncSenders: ReadonlyMap<number, SyncSender> = new Map(),
+): TerminalStage<
   BaseCtx & {
     readonly rpc: RpcRequest;
     readonly rawTx: RawTxParam;
@@ -38,8 +43,8 @@ export function createForwardStage(forwarders: ReadonlyMap<number, ChainForwarde
         sender: ctx.sender,
       };
       // The route stage let the sync method through only where the chain enables it.
-      if (ctx.rpc.method === SYNC_METHOD && forwarder.sync !== null)
-        return forwarder.sync.send(req, requestedWaitMs(ctx.rpc.params[1], ctx.chain.config.sync.maxWaitMs)!);
+      const sync = ctx.rpc.method === SYNC_METHOD ? syncSenders.get(ctx.chain.chainId) : undefined;
+      if (sync !== undefined) return sync.send(req, requestedWaitMs(ctx.rpc.params[1], ctx.chain.config.sync.maxWaitMs)!);
       return forwarder.forward(req);
     },
   };

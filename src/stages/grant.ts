@@ -7,7 +7,7 @@ import { Exit, REJECT } from '../errors.js';
 import type { Account, Grant } from '../accounts/types.js';
 import type { ChainRuntime } from '../chains.js';
 import { enrich, type BaseCtx, type RpcRequest } from '../pipeline/context.js';
-import { SYNC_METHOD } from '../sync/sync-send.js';
+import { SYNC_METHOD } from '../send-kind.js';
 import type { Stage } from '../pipeline/pipeline.js';
 
 export function createGrantStage(): Stage<

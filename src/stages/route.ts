@@ -9,7 +9,7 @@ import { reject, REJECT } from '../errors.js';
 import type { ChainRuntime } from '../chains.js';
 import { enrich, type BaseCtx, type Body, type RpcRequest } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
-import { requestedWaitMs, SYNC_METHOD } from '../sync/sync-send.js';
+import { requestedWaitMs, SYNC_METHOD } from '../send-kind.js';
 
 const HEX = /^0[xX](?:[0-9a-fA-F]{2})*$/;
 const BASE58_OR_64 = /^[A-Za-z0-9+/]+={0,2}$|^[A-Za-z0-9_-]+={0,2}$/;

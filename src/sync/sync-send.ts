@@ -20,34 +20,21 @@ import type { ChainConfig } from '../config.js';
 import { reject, REJECT, type Exit } from '../errors.js';
 import { peerText, readError, readFault, readPlain, type Reading } from '../forward/answer.js';
 import type { ForwardRequest, SendKind } from '../forward/attempts.js';
-import type { ChainForwarder, ForwardObserver } from '../forward/forwarder.js';
+import type { ChainForwarder } from '../forward/forwarder.js';
 import type { HealthBoard } from '../forward/health-board.js';
 import type { Answer, CallTimes, Upstream } from '../forward/upstream.js';
 import { openUpstream } from '../forward/open-upstream.js';
 import { FastLog } from '../log-line.js';
+import { SYNC_METHOD } from '../send-kind.js';
 import { executedAnswer, isReceiptOf, pendingAnswer } from './receipt.js';
 import { ReceiptWaiter } from './receipt-wait.js';
 
-export const SYNC_METHOD = 'eth_sendRawTransactionSync';
+export { SYNC_METHOD, requestedWaitMs } from '../send-kind.js';
 const DRAINED = Symbol('drained');
+const ENDED = Symbol('the asked wait ended');
 
 /** Receipts kept to answer resends (the oldest goes first), each for `sync.receiptTtlMs`. */
 const MAX_RECEIPTS = 10_000;
-
-/**
- * The wait a client asked for (the method's optional second param: ms as an integer or as
- * 0x-hex), capped by `max`; `max` when absent; undefined when malformed.
- */
-export function requestedWaitMs(p: unknown, max: number): number | undefined {
-  if (p === undefined || p === null) return max;
-  let ms: number;
-  if (typeof p === 'number') ms = p;
-  else if (typeof p === 'string' && /^0x[0-9a-fA-F]{1,12}$/.test(p)) ms = Number.parseInt(p.slice(2), 16);
-  else if (typeof p === 'string' && /^\d{1,12}$/.test(p)) ms = Number(p);
-  else return undefined;
-  if (!Number.isSafeInteger(ms) || ms <= 0) return undefined;
-  return Math.min(ms, max);
-}
 
 /** What a sync answer says (forward/answer.ts's readings; the rules in forward/attempts.ts). */
 export function readSync(a: Answer, hash: string): Reading {
@@ -75,6 +62,14 @@ export function readSync(a: Answer, hash: string): Reading {
 export function readSyncResend(a: Answer, hash: string): Reading {
   if (a.kind === 'error' && a.code === 4) return readSync(a, hash);
   return readPlain(a, hash);
+}
+
+/** The sync metrics' hooks. */
+export interface SyncObserver {
+  /** A sync call answered: what it came to and how long it waited (null: answered without a wait). */
+  sync?(chainId: number, outcome: SyncOutcome, seconds: number | null): void;
+  /** Sync calls waiting now on this chain (this thread). */
+  syncWaiting?(chainId: number, n: number): void;
 }
 
 /** What a sync call came to, for the metrics (txgate_sync_calls_total's outcome label). */
@@ -116,7 +111,7 @@ export class SyncSender {
     health: { readonly board: HealthBoard; readonly slots: readonly number[] },
     /** The chain's forwarder: its plain send (receipt mode), its outcome rules and its chain RPC client. */
     private readonly plain: Pick<ChainForwarder, 'attempts' | 'rpc' | 'log' | 'forward'>,
-    private readonly observer: ForwardObserver = {},
+    private readonly observer: SyncObserver = {},
   ) {
     const conns = chain.sync.maxWaiting;
     this.fast = new FastLog(plain.log);
@@ -147,6 +142,11 @@ export class SyncSender {
     return p;
   }
 
+  /** Whether a call for these bytes is waiting now (a resend joins it: no rate-limit token, no second forward). */
+  joins(hash: string): boolean {
+    return this.inFlight.has(hash);
+  }
+
   /** The sync method as a kind of send: its call with the wait, its readings, code 4 where a lookup or a resend establishes acceptance. */
   private kind(waitMs: number): SendKind {
     const format = this.chain.sync.syncTimeoutFormat;
@@ -155,7 +155,7 @@ export class SyncSender {
       method: SYNC_METHOD,
       call: (seq, req) => {
         const params = format === 'omit' ? `["${req.rawHex}"]` : `["${req.rawHex}",${format === 'hex' ? `"0x${waitMs.toString(16)}"` : String(waitMs)}]`;
-        return this.syncCall(seq, req, params, times);
+        return this.syncCall(seq, req, params, times, format === 'omit' ? waitMs : null);
       },
       read: readSync,
       readResend: readSyncResend,
@@ -208,19 +208,29 @@ export class SyncSender {
   }
 
   /**
-   * A forward-mode sync call: the sequencer's answer, or, once drain starts, where the
-   * sequencer knows the hash, the EIP's timeout (code 4), which the rules confirm by the same
-   * lookup (the receipt may still come after this process is gone).
+   * A forward-mode sync call: the sequencer's answer; or, once drain starts, or at the asked
+   * wait's end where the sequencer cannot be told the wait (`syncTimeoutFormat` "omit"), the
+   * EIP's timeout (code 4) where the sequencer knows the hash, which the rules confirm by the
+   * same lookup (the receipt may still come after the answer). A hash it does not know (yet)
+   * waits for the sequencer's own answer, as only that says whether it was accepted.
    */
-  private async syncCall(seq: Upstream, req: ForwardRequest, params: string, times: CallTimes): Promise<Answer> {
+  private async syncCall(seq: Upstream, req: ForwardRequest, params: string, times: CallTimes, endAfterMs: number | null): Promise<Answer> {
     const call = seq.call(SYNC_METHOD, params, times);
     let wake: (() => void) | undefined;
-    const drained = this.draining ? Promise.resolve(DRAINED) : new Promise<typeof DRAINED>((resolve) => this.drainWakers.add((wake = () => resolve(DRAINED))));
-    const first = await Promise.race([call, drained]);
+    let timer: NodeJS.Timeout | undefined;
+    const cut = this.draining
+      ? Promise.resolve(DRAINED)
+      : new Promise<typeof DRAINED | typeof ENDED>((resolve) => {
+          this.drainWakers.add((wake = () => resolve(DRAINED)));
+          if (endAfterMs !== null) timer = setTimeout(() => resolve(ENDED), endAfterMs);
+        });
+    const first = await Promise.race([call, cut]);
     if (wake !== undefined) this.drainWakers.delete(wake);
-    if (first !== DRAINED) return first;
+    clearTimeout(timer);
+    if (first !== DRAINED && first !== ENDED) return first;
     const known = await this.plain.attempts.lookup(seq, req.hash, performance.now() + this.chain.forward.timeoutMs);
-    return known === 'known' ? { kind: 'error', code: 4, message: 'draining; the sequencer knows the hash', data: undefined } : call;
+    const why = first === DRAINED ? 'draining; the sequencer knows the hash' : 'the asked wait ended; the sequencer knows the hash';
+    return known === 'known' ? { kind: 'error', code: 4, message: why, data: undefined } : call;
   }
 
   /**

@@ -1,0 +1,21 @@
+/**
+ * The two kinds of send a request can be (docs/design.md §6.2): the plain
+ * `eth_sendRawTransaction`, and `eth_sendRawTransactionSync` with the wait the client asked
+ * for. A leaf module: the stages, the forward and the sync send read it; it reads nothing.
+ */
+export const SYNC_METHOD = 'eth_sendRawTransactionSync';
+
+/**
+ * The wait a client asked for (the sync method's optional second param: ms as an integer or as
+ * 0x-hex), capped by `max`; `max` when absent; undefined when malformed.
+ */
+export function requestedWaitMs(p: unknown, max: number): number | undefined {
+  if (p === undefined || p === null) return max;
+  let ms: number;
+  if (typeof p === 'number') ms = p;
+  else if (typeof p === 'string' && /^0x[0-9a-fA-F]{1,12}$/.test(p)) ms = Number.parseInt(p.slice(2), 16);
+  else if (typeof p === 'string' && /^\d{1,12}$/.test(p)) ms = Number(p);
+  else return undefined;
+  if (!Number.isSafeInteger(ms) || ms <= 0) return undefined;
+  return Math.min(ms, max);
+}
