@@ -128,7 +128,7 @@ describe('a ws:// sequencer, faults injected', () => {
     };
     const raws = await Promise.all(Array.from({ length: 8 }, () => next()));
     const rs = await Promise.all(raws.map((raw) => submit(gate, raw)));
-    rs.forEach((r, i) => assert.equal(r.json.result, txHash(raws[i]!), JSON.stringify(r.json)));
+    for (const [i, r] of rs.entries()) assert.equal(r.json.result, txHash(raws[i]!), JSON.stringify(r.json));
     assert.ok(stub.connections >= 2, 'reconnected');
     const rules = gate.logs
       .map((l) => JSON.parse(l))
@@ -201,7 +201,7 @@ describe("a ws:// sequencer: anvil's WebSocket endpoint", () => {
     const raws: Hex[] = [];
     for (let s = 3; s < 7; s++) raws.push(await signed(s));
     const rs = await Promise.all(raws.map((raw) => submit(gate, raw)));
-    rs.forEach((r, i) => assert.equal(r.json.result, txHash(raws[i]!), JSON.stringify(r.json)));
+    for (const [i, r] of rs.entries()) assert.equal(r.json.result, txHash(raws[i]!), JSON.stringify(r.json));
     for (const raw of raws) await chain().waitForTransactionReceipt({ hash: txHash(raw) as Hex, timeout: 10_000 });
   });
 });
