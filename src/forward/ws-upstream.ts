@@ -65,7 +65,7 @@ export class WsSequencer implements Upstream {
     private readonly board: HealthBoard,
     readonly slot: number,
     /** How many connections to keep open. */
-    private readonly conns = 2,
+    conns = 2,
   ) {
     this.label = sequencerLabel(url);
     this.labelJson = JSON.stringify(this.label);
