@@ -47,6 +47,22 @@ export const REASONS = {
     message: 'Ambiguous or unsupported message framing: send one Content-Length, or Transfer-Encoding: chunked alone',
     action: 'Send one Content-Length of digits (or Transfer-Encoding: chunked alone); the connection is closed. A proxy in front must normalise framing.',
   },
+  duplicate_header: {
+    stages: ['front_end'],
+    when: 'two Host or two X-Api-Key header lines',
+    status: 400,
+    code: -32600,
+    message: 'Host and X-Api-Key must each appear once',
+    action: 'Send each of Host and X-Api-Key once; the connection is closed. A proxy in front must not add a second.',
+  },
+  websocket_version: {
+    stages: ['front_end'],
+    when: 'a WebSocket upgrade',
+    status: 426,
+    code: -32600,
+    message: 'Unsupported WebSocket version: only 13 (RFC 6455)',
+    action: 'Upgrade with Sec-WebSocket-Version: 13 (every current client library does).',
+  },
   misdirected_host: {
     stages: ['host'],
     status: 421,

@@ -205,10 +205,10 @@ export class PublicServer implements AnswerWriter<HttpContext> {
     const cl = req.getHeader(H.contentLength);
     const framing = readFraming(req, cl);
     if (typeof framing === 'object') {
-      if (framing.answerable) this.plain(res, req, REJECT.bad_framing, framing.detail, true);
+      if (framing.answerable) this.plain(res, req, framing.exit, framing.detail, true);
       else {
         // uWS closes such a connection itself, dropping any answer: say exactly that, and close.
-        this.requestLog.refused(this.nextId(), 'POST', req.getUrl(), 0, 'bad_framing', framing.detail);
+        this.requestLog.refused(this.nextId(), 'POST', req.getUrl(), 0, framing.exit.reason, framing.detail);
         res.close();
       }
       return;
