@@ -63,7 +63,8 @@ export function readFraming(req: HttpRequest, cl: string): 'length' | 'chunked' 
     const te = req.getHeader(H.transferEncoding);
     if (te.toLowerCase() !== 'chunked') return { answerable: true, exit: REJECT.bad_framing, detail: `Transfer-Encoding ${quote(te, 40)}` };
   }
-  if (cl !== '' && !CONTENT_LENGTH.test(cl)) return { answerable: false, exit: REJECT.bad_framing, detail: `invalid Content-Length ${quote(cl, 40)}: closed without an answer` };
+  if (cl !== '' && !CONTENT_LENGTH.test(cl))
+    return { answerable: false, exit: REJECT.bad_framing, detail: `invalid Content-Length ${quote(cl, 40)}: closed without an answer` };
   return duplicates(hosts, keys) ?? (tes === 1 ? 'chunked' : 'length');
 }
 
