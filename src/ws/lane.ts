@@ -32,7 +32,7 @@ import { chainGrant } from '../stages/grant.js';
 import { RequestContext, type Body, type BodyResult, type BodySource, type RequestHead } from '../pipeline/context.js';
 import { Later } from '../pipeline/later.js';
 import type { Pipeline, PipelineHooks, RequestObserver } from '../pipeline/pipeline.js';
-import { idLiteral } from '../stages/parse.js';
+import { idJsonOfText } from '../rpc-id.js';
 import { uws } from '../native.js';
 import { announcesBody, H, writeAnswer } from '../http/write.js';
 import { duplicateHeader } from '../http/framing.js';
@@ -242,7 +242,7 @@ export class WebSocketLane implements AnswerWriter<FrameContext> {
       this.pipeline.run(ctx);
       return;
     }
-    ctx.idJson = frameId(text);
+    ctx.idJson = idJsonOfText(text);
     this.answers.exit(ctx, refusal, 'front_end', undefined);
   }
 
@@ -317,19 +317,4 @@ export class WebSocketLane implements AnswerWriter<FrameContext> {
     for (const conn of [...this.conns]) this.end(conn, CLOSE.goingAway, 'going away');
     return { unfinished };
   }
-}
-
-/** The id of a frame refused before the parse stage, as JSON ('null' when it has none a client could match). */
-function frameId(text: string): string {
-  let msg: unknown;
-  try {
-    msg = JSON.parse(text);
-  } catch {
-    return 'null';
-  }
-  if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) return 'null';
-  const id = (msg as { id?: unknown }).id;
-  if (typeof id === 'string') return JSON.stringify(id);
-  if (typeof id === 'number' && Number.isFinite(id)) return Number.isSafeInteger(id) ? String(id) : (idLiteral(text) ?? JSON.stringify(id));
-  return 'null';
 }
