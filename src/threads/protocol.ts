@@ -7,12 +7,14 @@ import type { ReadinessReport } from '../http/readiness.js';
 import type { SharedTableBuffers } from '../limits/shared-tables.js';
 import type { MetricJSON } from '../metrics/json.js';
 
-/** What the threads of one process share: the rate-limit, transaction and connection-count tables, and the sequencer health board. */
+/** What the threads of one process share: the rate-limit, transaction and connection-count tables, the sequencer health board and the body budget. */
 export interface SharedParts {
   readonly rate: SharedTableBuffers;
   readonly tx: SharedTableBuffers;
   readonly conns: SharedTableBuffers;
   readonly health: HealthBoardBuffers;
+  /** The budget for request bodies being read (http/body-budget.ts). */
+  readonly bodies: SharedArrayBuffer;
 }
 
 export interface WorkerData {
