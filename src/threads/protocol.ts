@@ -6,6 +6,7 @@ import type { HealthBoardBuffers } from '../forward/health-board.js';
 import type { ReadinessReport } from '../http/readiness.js';
 import type { SharedTableBuffers } from '../limits/shared-tables.js';
 import type { MetricJSON } from '../metrics/json.js';
+import type { WorkerLogBatch } from '../log.js';
 
 /** What the threads of one process share: the rate-limit, transaction and connection-count tables, the sequencer health board and the body budget. */
 export interface SharedParts {
@@ -48,4 +49,5 @@ export type FromWorker =
   | ({ type: 'snapshot'; id: number } & WorkerSnapshot)
   | { type: 'listening'; port: number }
   | { type: 'listenFailed'; why: string }
-  | { type: 'fatal' };
+  | { type: 'fatal' }
+  | WorkerLogBatch;
