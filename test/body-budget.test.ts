@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { BodyBudget } from '../src/http/body-budget.js';
-import { eventually, newKey, startGate, type Gate } from './support/harness.js';
+import { eventually, keysInLogs, newKey, startGate, type Gate } from './support/harness.js';
 import { rawSession, statusLines } from './support/http.js';
 
 describe('BodyBudget', () => {
@@ -35,7 +35,10 @@ describe('the pre-authentication bound and the body budget, end to end', () => {
   before(async () => {
     gate = await startGate({ accounts: [{ id: 'acme', keys: [key] }], config: { limits: { maxBufferedBodyBytes: BUDGET } } });
   });
-  after(() => gate.stop());
+  after(async () => {
+    await gate.stop();
+    assert.deepEqual(keysInLogs(), [], 'an API key appeared in the logs');
+  });
 
   const head = (cl: number, withKey: boolean) =>
     `POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n${withKey ? `X-Api-Key: ${key}\r\n` : ''}Content-Length: ${cl}\r\n\r\n`;

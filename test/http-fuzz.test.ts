@@ -11,14 +11,17 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { newKey, startGate, type Gate } from './support/harness.js';
+import { keysInLogs, newKey, startGate, type Gate } from './support/harness.js';
 
 let gate: Gate;
 const key = newKey();
 before(async () => {
   gate = await startGate({ accounts: [{ id: 'acme', keys: [key] }] });
 });
-after(() => gate.stop());
+after(async () => {
+  await gate.stop();
+  assert.deepEqual(keysInLogs(), [], 'an API key appeared in the logs');
+});
 
 const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] });
 const byte = fc.integer({ min: 0, max: 255 });

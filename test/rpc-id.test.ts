@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import WebSocket from 'ws';
 import { idJsonOf, idJsonOfText, idLiteral } from '../src/rpc-id.js';
-import { eventually, newKey, startGate, type Gate } from './support/harness.js';
+import { eventually, keysInLogs, newKey, startGate, type Gate } from './support/harness.js';
 import { send } from './support/http.js';
 
 /** A JSON number as the grammar allows it (RFC 8259 §6): -? int frac? exp?. */
@@ -87,7 +87,10 @@ describe('echoed as sent, end to end', () => {
   before(async () => {
     gate = await startGate({ accounts: [{ id: 'acme', keys: [key] }], config: { websocket: { enabled: true } } });
   });
-  after(() => gate.stop());
+  after(async () => {
+    await gate.stop();
+    assert.deepEqual(keysInLogs(), [], 'an API key appeared in the logs');
+  });
 
   const body = (id: string) => `{"jsonrpc":"2.0","id":${id},"method":"eth_chainId","params":[]}`;
 

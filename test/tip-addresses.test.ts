@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { parseChainIdParam } from '../src/http/tip-addresses.js';
-import { newKey, startGate, type Gate } from './support/harness.js';
+import { keysInLogs, newKey, startGate, type Gate } from './support/harness.js';
 import { send } from './support/http.js';
 
 describe('parseChainIdParam', () => {
@@ -38,7 +38,10 @@ describe('GET /tip-addresses?chainId=', () => {
   before(async () => {
     gate = await startGate({ accounts: [{ id: 'acme', keys: [key] }] });
   });
-  after(() => gate.stop());
+  after(async () => {
+    await gate.stop();
+    assert.deepEqual(keysInLogs(), [], 'an API key appeared in the logs');
+  });
   const get = (q: string) => send({ port: gate.port, method: 'GET', path: `/tip-addresses?chainId=${q}`, headers: { 'x-api-key': key } });
 
   it('a granted chain by every spelling: 200', async () => {
