@@ -89,9 +89,10 @@ export class LogSink {
   }
 
   /**
-   * Writes what is pending synchronously (exit paths). Not while a write is still in flight:
-   * stdout is then slow or stalled, and a blocking write could hang the exit; those lines are
-   * counted as dropped instead.
+   * Writes what is pending synchronously (exit paths), waiting 1 s at most for a full pipe. A
+   * batch a full pipe cut short is finished first, so the output never ends mid-line. While a
+   * write is in the thread pool nothing can be written beside it: those lines are counted as
+   * dropped instead. A worker thread's sink hands what is pending on.
    */
   flushSync(): void {
     this.clearTimer();
