@@ -19,6 +19,7 @@ import { quotaHeaders } from './limits/quota-headers.js';
 import { RateLimiter, type TokenBuckets } from './limits/rate-limiter.js';
 import { LocalCounts, SharedCounts, SharedRateTable, SharedTxTable } from './limits/shared-tables.js';
 import type { SharedParts } from './threads/protocol.js';
+import { BodyBudget } from './http/body-budget.js';
 import type { Logger } from './log.js';
 import type { PipelineHooks, RequestObserver } from './pipeline/pipeline.js';
 import { createForwardStage } from './stages/forward.js';
@@ -131,6 +132,7 @@ export function createApp(opts: AppOptions): App {
       : null;
   const server = new PublicServer({
     log,
+    bodies: new BodyBudget(opts.shared?.bodies ?? BodyBudget.allocate(), config.limits.maxBufferedBodyBytes),
     ...(busyPoll !== null ? { busyPoll } : {}),
     readiness,
     buildPipeline,

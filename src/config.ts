@@ -103,7 +103,7 @@ export interface AccountsConfig {
 export interface Config {
   readonly listen: { readonly host: string; readonly port: number };
   readonly internal: { readonly enabled: boolean; readonly host: string; readonly port: number };
-  readonly limits: { readonly maxBodyBytes: number; readonly chainIdMaxBodyBytes: number };
+  readonly limits: { readonly maxBodyBytes: number; readonly chainIdMaxBodyBytes: number; readonly maxBufferedBodyBytes: number };
   readonly allowUntipped: boolean;
   readonly chains: readonly ChainConfig[];
   readonly accounts: AccountsConfig;
@@ -186,7 +186,7 @@ export function parseConfig(input: unknown, baseDir: string, env: NodeJS.Process
 
   const listenIn = r.obj(top.listen, 'listen', ['host', 'port']);
   const internalIn = r.obj(top.internal, 'internal', ['enabled', 'host', 'port']);
-  const limitsIn = r.obj(top.limits, 'limits', ['maxBodyBytes', 'chainIdMaxBodyBytes']);
+  const limitsIn = r.obj(top.limits, 'limits', ['maxBodyBytes', 'chainIdMaxBodyBytes', 'maxBufferedBodyBytes']);
   const accountsIn = r.obj(top.accounts, 'accounts', ['store', 'file', 'url', 'maxStaleMs', 'resyncMs']);
   const accountsStore = r.oneOf<'file' | 'postgres'>(accountsIn.store, 'accounts.store', 'file', ['file', 'postgres']);
   const accountsUrl = typeof accountsIn.url === 'string' ? accountsIn.url : '';
@@ -208,6 +208,8 @@ export function parseConfig(input: unknown, baseDir: string, env: NodeJS.Process
 
   const maxBodyBytes = r.int(limitsIn.maxBodyBytes, 'limits.maxBodyBytes', 65536, 512, 65536);
   const chainIdMaxBodyBytes = r.int(limitsIn.chainIdMaxBodyBytes, 'limits.chainIdMaxBodyBytes', 512, 64, 512);
+  // Bodies being read, every thread together (http/body-budget.ts): 64 MiB holds 1,024 bodies at the cap.
+  const maxBufferedBodyBytes = r.int(limitsIn.maxBufferedBodyBytes, 'limits.maxBufferedBodyBytes', 64 * 1024 * 1024, 65536, 1024 * 1024 * 1024);
 
   const envLevel = env.TXGATE_LOG_LEVEL;
   const level = r.oneOf<LogLevel>(envLevel ?? logIn.level, envLevel === undefined ? 'log.level' : 'TXGATE_LOG_LEVEL', 'info', LOG_LEVELS);
@@ -224,7 +226,7 @@ export function parseConfig(input: unknown, baseDir: string, env: NodeJS.Process
       host: r.str(internalIn.host, 'internal.host', '127.0.0.1'),
       port: r.int(internalIn.port, 'internal.port', 9464, 0, 65535),
     },
-    limits: { maxBodyBytes, chainIdMaxBodyBytes: Math.min(chainIdMaxBodyBytes, maxBodyBytes) },
+    limits: { maxBodyBytes, chainIdMaxBodyBytes: Math.min(chainIdMaxBodyBytes, maxBodyBytes), maxBufferedBodyBytes },
     allowUntipped: r.bool(top.allowUntipped, 'allowUntipped', false),
     chains,
     accounts: {

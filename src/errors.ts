@@ -17,6 +17,7 @@ const STATUS_TEXT: Record<number, string> = {
   405: 'Method Not Allowed',
   413: 'Payload Too Large',
   421: 'Misdirected Request',
+  426: 'Upgrade Required',
   429: 'Too Many Requests',
   499: 'Client Closed Request',
   500: 'Internal Server Error',

@@ -44,6 +44,7 @@ export class LogLine {
 
 export class FastLog {
   private readonly min: number;
+  /** The logger's bound fields: pid, and a worker thread's index. */
   private readonly pid: string;
   /** One line at a time: a line is built and written synchronously. */
   private readonly current: LogLine;
@@ -51,7 +52,8 @@ export class FastLog {
   constructor(logger: Logger) {
     this.current = new LogLine((logger as unknown as Record<symbol, { write(s: string): unknown }>)[pino.symbols.streamSym]!);
     this.min = logger.levelVal;
-    this.pid = ',"pid":' + process.pid;
+    // The logger's bound fields as pino writes them (`,"pid":…` and a child's, e.g. `,"worker":0`).
+    this.pid = (logger as unknown as Record<symbol, string>)[pino.symbols.chindingsSym] ?? ',"pid":' + process.pid;
   }
 
   /** A new line at `level`, or null when that level is off (nothing is built then). */

@@ -9,8 +9,15 @@
  * write is in flight (lines stay in order); what arrives meanwhile joins the next batch.
  *
  * Bounded: if stdout cannot keep up (a stalled log shipper), lines beyond `maxBytes` buffered
- * are dropped and counted (`dropped`) rather than growing memory or blocking the event loop.
+ * are dropped and counted (`dropped`) rather than growing memory or blocking the event loop, and
+ * the next batch written starts with a line saying how many (`log lines dropped`). Lines are
+ * dropped whole: a batch is written to its end, resuming partial writes, before the next starts.
  * `flushSync()` writes what is pending synchronously, for exit paths.
+ *
+ * Whole lines from every thread: one writer per process. In a worker thread the sink hands its
+ * batches to the main thread (`forward`), whose sink writes them among its own: a pipe takes
+ * writes of more than 4 KiB in pieces, and two threads each resuming their own would interleave
+ * those pieces mid-line.
  */
 import { write, writeSync } from 'node:fs';
 
@@ -23,6 +30,10 @@ export interface LogSinkOptions {
   readonly flushMs?: number;
   /** Most bytes held (pending + in flight) before new lines are dropped (default 16 MiB). */
   readonly maxBytes?: number;
+  /** Instead of writing to `fd`, hand each batch here (a worker thread: to the main thread's sink). */
+  readonly forward?: (batch: string) => void;
+  /** Formats the line that reports dropped lines (default: as JSON; pretty output gives its own). */
+  readonly format?: (jsonLine: string) => string;
 }
 
 export class LogSink {
@@ -40,9 +51,17 @@ export class LogSink {
   private waiters: (() => void)[] = [];
   /** Lines dropped because the buffer was full or stdout failed. */
   dropped = 0;
+  /** Dropped lines not yet reported by a line of their own. */
+  private unreported = 0;
+  private readonly forward: ((batch: string) => void) | undefined;
+  private readonly format: ((jsonLine: string) => string) | undefined;
+  /** A batch waiting to be resumed after EAGAIN (so an exit can finish it rather than tear its line). */
+  private retry: { buf: Buffer; off: number } | null = null;
 
   constructor(o: LogSinkOptions) {
     this.fd = o.fd;
+    this.forward = o.forward;
+    this.format = o.format;
     this.batchBytes = o.batchBytes ?? 64 * 1024;
     this.flushMs = o.flushMs ?? 20;
     this.maxBytes = o.maxBytes ?? 16 * 1024 * 1024;
@@ -51,7 +70,7 @@ export class LogSink {
   /** One or more whole lines, each ending in '\n' (pino's contract for a destination). */
   write(s: string): boolean {
     if (this.pendingLen + this.inFlightLen + s.length > this.maxBytes) {
-      this.dropped += countLines(s);
+      this.lost(countLines(s));
       return false;
     }
     this.pending.push(s);
@@ -70,23 +89,51 @@ export class LogSink {
   }
 
   /**
-   * Writes what is pending synchronously (exit paths). Not while a write is still in flight:
-   * stdout is then slow or stalled, and a blocking write could hang the exit; those lines are
-   * counted as dropped instead.
+   * Writes what is pending synchronously (exit paths), waiting 1 s at most for a full pipe. A
+   * batch a full pipe cut short is finished first, so the output never ends mid-line. While a
+   * write is in the thread pool nothing can be written beside it: those lines are counted as
+   * dropped instead. A worker thread's sink hands what is pending on.
    */
   flushSync(): void {
     this.clearTimer();
-    if (this.pendingLen === 0) return;
-    if (this.inFlightLen > 0) {
-      this.dropped += countLines(this.take());
+    if (this.forward !== undefined) {
+      if (this.pendingLen > 0 || this.unreported > 0) this.forward(this.batch());
       return;
     }
-    const buf = Buffer.from(this.take());
-    try {
-      for (let off = 0; off < buf.length; ) off += writeSync(this.fd, buf, off);
-    } catch {
-      /* stdout is gone: nothing can be done for these lines */
+    let buf: Buffer;
+    if (this.retry !== null) {
+      // A batch cut short by a full pipe: finish it (never leave half a line), then the rest.
+      buf = Buffer.concat([this.retry.buf.subarray(this.retry.off), Buffer.from(this.batch())]);
+      this.retry = null;
+    } else if (this.inFlightLen > 0) {
+      // A write is in the thread pool: writing beside it could interleave; count these as lost.
+      if (this.pendingLen > 0) this.lost(countLines(this.take()));
+      return;
+    } else {
+      if (this.pendingLen === 0 && this.unreported === 0) return;
+      buf = Buffer.from(this.batch());
     }
+    // A full non-blocking pipe: wait for the reader, 1 ms at a time, for 1 s at most.
+    const wait = new Int32Array(new SharedArrayBuffer(4));
+    const deadline = Date.now() + 1000;
+    try {
+      for (let off = 0; off < buf.length; ) {
+        try {
+          off += writeSync(this.fd, buf, off);
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== 'EAGAIN' || Date.now() > deadline) throw e;
+          Atomics.wait(wait, 0, 0, 1);
+        }
+      }
+    } catch {
+      /* stdout is gone or stalled: nothing can be done for these lines */
+    }
+  }
+
+  /** Lines that will not be written: counted, and reported by the next batch. */
+  private lost(n: number): void {
+    this.dropped += n;
+    this.unreported += n;
   }
 
   /** With nothing in flight: send a full batch (or one a flush waits for), else arm the timer. */
@@ -126,10 +173,26 @@ export class LogSink {
     return s;
   }
 
+  /** What is pending, after a line reporting the lines dropped since the last such line. */
+  private batch(): string {
+    const text = this.take();
+    if (this.unreported === 0) return text;
+    const note = `{"level":"warn","time":${Date.now()},"pid":${process.pid},"dropped":${this.unreported},"msg":"log lines dropped: stdout could not keep up"}\n`;
+    this.unreported = 0;
+    return (this.format === undefined ? note : this.format(note)) + text;
+  }
+
   private send(): void {
     this.clearTimer();
-    this.inFlightLen = this.pendingLen;
-    this.writeAt(Buffer.from(this.take()), 0);
+    const text = this.batch();
+    if (this.forward !== undefined) {
+      // Handed over whole and at once: nothing stays in flight here.
+      this.forward(text);
+      this.next();
+      return;
+    }
+    this.inFlightLen = text.length;
+    this.writeAt(Buffer.from(text), 0);
   }
 
   private writeAt(buf: Buffer, off: number): void {
@@ -137,11 +200,16 @@ export class LogSink {
       if (err !== null) {
         if ((err as NodeJS.ErrnoException).code === 'EAGAIN') {
           // A non-blocking pipe that is full: try again shortly.
-          setTimeout(() => this.writeAt(buf, off), 5).unref();
+          this.retry = { buf, off };
+          setTimeout(() => {
+            if (this.retry === null) return; // finished by an exit
+            this.retry = null;
+            this.writeAt(buf, off);
+          }, 5).unref();
           return;
         }
         // EPIPE and the like: stdout is gone. Count what is lost and keep serving.
-        this.dropped += countLines(buf.toString('latin1', off));
+        this.lost(countLines(buf.toString('latin1', off)));
       } else if (off + n < buf.length) return this.writeAt(buf, off + n);
       this.inFlightLen = 0;
       this.next();

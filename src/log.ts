@@ -5,6 +5,8 @@
 import { pino, type Logger, type DestinationStream } from 'pino';
 import type { LogLevel } from './config.js';
 import { LogSink } from './log-sink.js';
+import { isMainThread, parentPort } from 'node:worker_threads';
+import { prettyFactory } from 'pino-pretty';
 
 export type { Logger };
 
@@ -29,26 +31,57 @@ export function createLogger(opts: LogOptions): Logger {
     formatters: { level: (label: string) => ({ level: label }) },
   };
   if (opts.destination !== undefined) return pino(base, opts.destination);
-  if (opts.pretty === true) {
-    // Colours only on a terminal: a redirected output gets plain text, no ANSI codes.
-    const colorize = opts.colorize ?? process.stdout.isTTY === true;
-    return pino({ ...base, transport: { target: 'pino-pretty', options: { colorize, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid' } } });
-  }
   // Batched, asynchronous and bounded (see LogSink): if stdout cannot keep up (a stalled log
-  // shipper), lines beyond the buffer are dropped and counted rather than growing memory
-  // without limit or blocking the event loop.
+  // shipper), lines beyond the buffer are dropped, counted and reported rather than growing
+  // memory without limit or blocking the event loop. One writer per process: a worker thread's
+  // lines go to the main thread's sink, whole.
+  if (opts.pretty === true) {
+    // Human-readable lines, made on this thread and written by the same sink (colours only on a
+    // terminal: a redirected output gets plain text, no ANSI codes).
+    const colorize = opts.colorize ?? process.stdout.isTTY === true;
+    const prettify = prettyFactory({ colorize, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid' });
+    const sink = stdoutSink(prettify);
+    return pino(base, { write: (line: string) => sink.write(prettify(line)) });
+  }
   return pino(base, stdoutSink());
 }
 
 let sink: LogSink | null = null;
 
-/** The one stdout sink of the process (worker threads share the fd, each with its own sink). */
-function stdoutSink(): LogSink {
+/** What a worker thread posts to the main thread: a batch of whole lines for stdout. */
+export interface WorkerLogBatch {
+  readonly type: 'log';
+  readonly text: string;
+}
+
+/**
+ * The one stdout sink of the thread: on the main thread it writes to stdout; on a worker thread
+ * it hands its batches to the main thread (`acceptWorkerLog` there), so one writer per process.
+ */
+function stdoutSink(format?: (jsonLine: string) => string): LogSink {
   if (sink === null) {
-    const s = (sink = new LogSink({ fd: 1, maxBytes: LOG_BUFFER_BYTES }));
+    const port = isMainThread ? null : parentPort;
+    const forward = port === null ? undefined : (text: string) => port.postMessage({ type: 'log', text } satisfies WorkerLogBatch);
+    const s = (sink = new LogSink({
+      fd: 1,
+      maxBytes: LOG_BUFFER_BYTES,
+      ...(forward !== undefined ? { forward } : {}),
+      ...(format !== undefined ? { format } : {}),
+    }));
     process.once('exit', () => s.flushSync());
   }
   return sink;
+}
+
+/**
+ * On the main thread: writes a worker thread's batch of log lines with its own (true), or
+ * returns false for any other message.
+ */
+export function acceptWorkerLog(m: unknown): boolean {
+  if (typeof m !== 'object' || m === null || (m as { type?: unknown }).type !== 'log') return false;
+  const text = (m as WorkerLogBatch).text;
+  if (typeof text === 'string' && text.length > 0) stdoutSink().write(text);
+  return true;
 }
 
 /** The most log bytes buffered for stdout before lines are dropped. */

@@ -47,6 +47,22 @@ export const REASONS = {
     message: 'Ambiguous or unsupported message framing: send one Content-Length, or Transfer-Encoding: chunked alone',
     action: 'Send one Content-Length of digits (or Transfer-Encoding: chunked alone); the connection is closed. A proxy in front must normalise framing.',
   },
+  duplicate_header: {
+    stages: ['front_end'],
+    when: 'two Host or two X-Api-Key header lines',
+    status: 400,
+    code: -32600,
+    message: 'Host and X-Api-Key must each appear once',
+    action: 'Send each of Host and X-Api-Key once; the connection is closed. A proxy in front must not add a second.',
+  },
+  websocket_version: {
+    stages: ['front_end'],
+    when: 'a WebSocket upgrade',
+    status: 426,
+    code: -32600,
+    message: 'Unsupported WebSocket version: only 13 (RFC 6455)',
+    action: 'Upgrade with Sec-WebSocket-Version: 13 (every current client library does).',
+  },
   misdirected_host: {
     stages: ['host'],
     status: 421,
@@ -99,7 +115,7 @@ export const REASONS = {
     action: 'eth_chainId takes []; eth_sendRawTransaction takes exactly one 0x-prefixed hex string.',
   },
   credentials_stale: {
-    stages: ['auth'],
+    stages: ['size_cap', 'auth'],
     when: 'a database store cut off longer than `maxStaleMs`',
     status: 503,
     code: -32002,
@@ -107,7 +123,8 @@ export const REASONS = {
     action: 'Retry with bounded backoff (another edge may answer); the transaction was not forwarded.',
   },
   unauthorized: {
-    stages: ['auth'],
+    stages: ['size_cap', 'auth'],
+    when: 'size cap: a body declared over 512 bytes without a valid key, refused unread',
     status: 401,
     code: -32000,
     message: 'Missing, invalid or revoked API key (X-Api-Key)',
@@ -233,8 +250,8 @@ export const REASONS = {
     action: 'Accepted, not lost: look up the receipt of data.txHash (never resend other bytes for it).',
   },
   overloaded: {
-    stages: ['front_end', 'forward'],
-    when: 'front end: a WebSocket connection at `maxInFlight`, or its answers unread',
+    stages: ['front_end', 'size_cap', 'forward'],
+    when: 'front end: a WebSocket connection at `maxInFlight`, or its answers unread; size cap: the process-wide body budget spent, refused unread',
     status: 503,
     code: -32005,
     message: 'Too many submissions in flight; the transaction was not forwarded',
@@ -258,7 +275,7 @@ export const REASONS = {
     action: 'Reconnect (another edge takes it) and resend: nothing was forwarded.',
   },
   not_ready: {
-    stages: ['auth'],
+    stages: ['size_cap', 'auth'],
     when: 'accounts not loaded',
     status: 503,
     code: -32002,

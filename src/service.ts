@@ -13,6 +13,7 @@ import type { ReadinessReport } from './http/readiness.js';
 import { HealthBoard } from './forward/health-board.js';
 import { HealthProber } from './forward/health.js';
 import { allocateTable } from './limits/shared-tables.js';
+import { BodyBudget } from './http/body-budget.js';
 import type { Logger } from './log.js';
 import type { MetricJSON } from './metrics/json.js';
 import { WorkerPool } from './threads/pool.js';
@@ -127,7 +128,13 @@ async function startThreads(config: Config, log: Logger, pretty: boolean): Promi
   const board = HealthBoard.allocate(slotCount(config));
   const prober = new HealthProber(config.chains, board, log);
   await prober.start();
-  const shared = { rate: allocateTable(RATE_SLOTS), tx: allocateTable(TX_SLOTS), conns: allocateTable(CONN_SLOTS), health: board.buffers };
+  const shared = {
+    rate: allocateTable(RATE_SLOTS),
+    tx: allocateTable(TX_SLOTS),
+    conns: allocateTable(CONN_SLOTS),
+    health: board.buffers,
+    bodies: BodyBudget.allocate(),
+  };
   const pg = await sharedStore(config, log);
   const accounts = pg === null ? null : { state: pg.state.buffer, docs: pg.ready ? pg.current() : null };
   const colorize = process.stdout.isTTY === true;

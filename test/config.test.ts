@@ -17,7 +17,7 @@ describe('configuration', () => {
     const c = parseConfig(minimal, '/etc/txgate', {});
     assert.deepEqual(c.listen, { host: '0.0.0.0', port: 8080 });
     assert.deepEqual(c.internal, { enabled: true, host: '127.0.0.1', port: 9464 });
-    assert.deepEqual(c.limits, { maxBodyBytes: 65536, chainIdMaxBodyBytes: 512 });
+    assert.deepEqual(c.limits, { maxBodyBytes: 65536, chainIdMaxBodyBytes: 512, maxBufferedBodyBytes: 64 * 1024 * 1024 });
     assert.equal(c.allowUntipped, false);
     assert.equal(c.accounts.file, '/etc/txgate/accounts.json');
     assert.deepEqual(c.chains[0]!.forward, { strategy: 'failover', timeoutMs: 2000, maxInFlight: 1024, connections: 128, queueMs: 1000 });

@@ -61,10 +61,14 @@ describe('eth_chainId', () => {
     };
     const at512 = await send({ port: gate.port, headers: { 'content-type': 'application/json' }, body: pad(512) });
     assert.equal(at512.status, 200);
-    const r = await send({ port: gate.port, headers: { 'content-type': 'application/json' }, body: pad(513) });
+    const r = await send({ port: gate.port, headers: { 'content-type': 'application/json', 'x-api-key': key }, body: pad(513) });
     assert.equal(r.status, 413);
     assert.equal(r.json.error.data.reason, 'payload_too_large');
     assert.equal(r.json.id, 1);
+    // Without a key, 513 declared bytes are refused at the head, unread: 401 (size cap, README).
+    const keyless = await send({ port: gate.port, headers: { 'content-type': 'application/json' }, body: pad(513) });
+    assert.equal(keyless.status, 401);
+    assert.equal(keyless.json.error.data.reason, 'unauthorized');
   });
 });
 
@@ -354,7 +358,9 @@ describe('clients that leave', () => {
     });
   it('a client that disconnects mid-body leaves the server healthy', async () => {
     const logged = gate.logs.length;
-    await writeAndLeave('POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"jsonrpc":"2.0",');
+    await writeAndLeave(
+      `POST / HTTP/1.1\r\nHost: localhost\r\nX-Api-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"jsonrpc":"2.0",`,
+    );
     const r = await rpc(gate.port, 'eth_chainId', []);
     assert.equal(r.status, 200);
     const h = await send({ port: gate.port, method: 'GET', path: '/health' });

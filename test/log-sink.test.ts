@@ -49,7 +49,39 @@ describe('LogSink', () => {
     assert.equal(sink.dropped, 7);
     sink.flushSync();
     closeSync(fd);
-    assert.equal(readFileSync(path, 'utf8'), line.repeat(3));
+    const [note, ...rest] = readFileSync(path, 'utf8').split('\n');
+    assert.equal(rest.join('\n'), line.repeat(3), 'the lines kept, whole');
+    assert.equal(JSON.parse(note!).dropped, 7, 'a line reports the lines dropped');
+  });
+
+  it('reports dropped lines once, at the head of the next batch written', async () => {
+    const path = file();
+    const fd = openSync(path, 'w');
+    const sink = new LogSink({ fd, batchBytes: 1 << 20, flushMs: 1000, maxBytes: 40 });
+    for (let i = 0; i < 5; i++) sink.write(`{"i":${i},"p":"${'z'.repeat(20)}"}\n`);
+    await flushed(sink);
+    sink.write('{"after":1}\n');
+    await flushed(sink);
+    closeSync(fd);
+    const lines = readFileSync(path, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.deepEqual(
+      lines.map((l) => l.msg ?? l.i ?? l.after),
+      ['log lines dropped: stdout could not keep up', 0, 1],
+    );
+    assert.equal(lines[0]!.dropped, 4);
+  });
+
+  it('in a worker thread, hands whole batches on instead of writing (forward)', async () => {
+    const batches: string[] = [];
+    const sink = new LogSink({ fd: -1, batchBytes: 30, flushMs: 1000, forward: (b) => batches.push(b) });
+    for (let i = 0; i < 10; i++) sink.write(`{"i":${i}}\n`);
+    await flushed(sink);
+    assert.ok(batches.length > 1);
+    for (const b of batches) assert.ok(b.endsWith('\n'));
+    assert.equal(batches.join(''), Array.from({ length: 10 }, (_, i) => `{"i":${i}}\n`).join(''));
   });
 
   it('at exit, does not block behind a write still in flight: those lines are counted as dropped', async () => {

@@ -166,7 +166,7 @@ describe('pipeline runner', () => {
     PipelineBuilder.start<BaseCtx>().add(host).add(grant);
     const right = PipelineBuilder.start<BaseCtx>()
       .add(host)
-      .add(createSizeCapStage({ maxBodyBytes: 1024 }))
+      .add(createSizeCapStage({ maxBodyBytes: 1024, chainIdMaxBodyBytes: 512 }, new FileAccountStore({ file: '/nonexistent', log: silent })))
       .add(createParseStage())
       .add(createAuthStage(new FileAccountStore({ file: '/nonexistent', log: silent })))
       .add(grant);

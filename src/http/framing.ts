@@ -1,11 +1,14 @@
 /**
- * Message framing a proxy in front could read differently from uWebSockets.js (RFC 9112 §6.3):
- * uWS reads the first Content-Length and ignores transfer codings, so a request with two
- * Content-Length headers, or Transfer-Encoding other than exactly `chunked` (or beside a
- * Content-Length), is refused before anything is read, and its connection closed. A
- * Content-Length that is not digits is one uWS closes the connection over itself, unanswered.
+ * What a request's header lines must say once, and how its body is framed: the rules a proxy in
+ * front could read differently from uWebSockets.js (RFC 9112 §6.3, RFC 9110 §5.3). uWS reads the
+ * first of a repeated header, so a request with two Content-Length headers, Transfer-Encoding
+ * other than exactly `chunked` (or beside a Content-Length), or two Host or X-Api-Key headers
+ * (a proxy taking the last would pick another chain or account) is refused before anything is
+ * read, and its connection closed. A Content-Length that is not digits is one uWS closes the
+ * connection over itself, unanswered. One pass over the header lines serves every rule.
  */
 import type { HttpRequest } from 'uWebSockets.js';
+import { REJECT, type Exit } from '../errors.js';
 import { quote } from '../log-line.js';
 import { H } from './write.js';
 
@@ -15,29 +18,54 @@ const CONTENT_LENGTH = /^\d{1,15}$/;
 export interface FramingProblem {
   /** False when uWS drops the connection whatever is written (an invalid Content-Length). */
   readonly answerable: boolean;
+  /** `bad_framing`, or `duplicate_header` for a repeated Host or X-Api-Key. */
+  readonly exit: Exit;
   readonly detail: string;
+}
+
+/** A repeated Host or X-Api-Key header, or null: one pass over the header lines (GET routes, the WebSocket upgrade). */
+export function duplicateHeader(req: HttpRequest): FramingProblem | null {
+  let hosts = 0;
+  let keys = 0;
+  req.forEach((k) => {
+    if (k === 'host') hosts++;
+    else if (k === 'x-api-key') keys++;
+  });
+  return duplicates(hosts, keys);
+}
+
+function duplicates(hosts: number, keys: number): FramingProblem | null {
+  if (hosts > 1) return { answerable: true, exit: REJECT.duplicate_header, detail: `${hosts} Host headers` };
+  if (keys > 1) return { answerable: true, exit: REJECT.duplicate_header, detail: `${keys} X-Api-Key headers` };
+  return null;
 }
 
 /**
  * How a request's body is framed (read while the request is alive): `length` (a Content-Length,
- * or none: no body), `chunked`, or the problem that makes it ambiguous.
+ * or none: no body), `chunked`, or the problem that makes the request ambiguous (framing, or a
+ * repeated Host or X-Api-Key).
  */
 export function readFraming(req: HttpRequest, cl: string): 'length' | 'chunked' | FramingProblem {
   let cls = 0;
   let tes = 0;
+  let hosts = 0;
+  let keys = 0;
   req.forEach((k) => {
     if (k === 'content-length') cls++;
     else if (k === 'transfer-encoding') tes++;
+    else if (k === 'host') hosts++;
+    else if (k === 'x-api-key') keys++;
   });
-  if (cls > 1) return { answerable: true, detail: `${cls} Content-Length headers` };
-  if (tes > 1) return { answerable: true, detail: `${tes} Transfer-Encoding headers` };
+  if (cls > 1) return { answerable: true, exit: REJECT.bad_framing, detail: `${cls} Content-Length headers` };
+  if (tes > 1) return { answerable: true, exit: REJECT.bad_framing, detail: `${tes} Transfer-Encoding headers` };
   if (tes === 1) {
-    if (cls === 1) return { answerable: true, detail: 'both Content-Length and Transfer-Encoding' };
+    if (cls === 1) return { answerable: true, exit: REJECT.bad_framing, detail: 'both Content-Length and Transfer-Encoding' };
     const te = req.getHeader(H.transferEncoding);
-    return te.toLowerCase() === 'chunked' ? 'chunked' : { answerable: true, detail: `Transfer-Encoding ${quote(te, 40)}` };
+    if (te.toLowerCase() !== 'chunked') return { answerable: true, exit: REJECT.bad_framing, detail: `Transfer-Encoding ${quote(te, 40)}` };
   }
-  if (cl !== '' && !CONTENT_LENGTH.test(cl)) return { answerable: false, detail: `invalid Content-Length ${quote(cl, 40)}: closed without an answer` };
-  return 'length';
+  if (cl !== '' && !CONTENT_LENGTH.test(cl))
+    return { answerable: false, exit: REJECT.bad_framing, detail: `invalid Content-Length ${quote(cl, 40)}: closed without an answer` };
+  return duplicates(hosts, keys) ?? (tes === 1 ? 'chunked' : 'length');
 }
 
 /** application/json, optionally with parameters (`; charset=utf-8`), case-insensitive. */

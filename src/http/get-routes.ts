@@ -10,6 +10,7 @@ import type { Header } from '../errors.js';
 import type { RequestHead } from '../pipeline/context.js';
 import type { Readiness } from './readiness.js';
 import type { RequestLog } from './request-log.js';
+import { duplicateHeader } from './framing.js';
 import { announcesBody, H, writeAnswer } from './write.js';
 
 /** An answer to a GET outside the pipeline (tip addresses). */
@@ -46,6 +47,14 @@ export function getRoutes(d: GetRouteDeps): { health(isHead: boolean): Handler; 
     },
     tipAddresses: (isHead) => (res, req) => {
       const t0 = performance.now();
+      const dup = duplicateHeader(req);
+      if (dup !== null) {
+        const reqId = d.nextId();
+        const method = isHead ? 'HEAD /tip-addresses' : 'GET /tip-addresses';
+        return writeAnswer(res, dup.exit.status, dup.exit.body('null'), { reqId, isHead, close: true }, (written) =>
+          d.requestLog.get(reqId, method, written ? dup.exit.status : 0, dup.exit.reason, undefined, 0),
+        );
+      }
       const head: RequestHead = { host: req.getHeader(H.host), json: false, declaredBytes: -1, apiKey: req.getHeader(H.apiKey) };
       const a = d.tipAddresses(head, req.getQuery() ?? '', req.getHeader(H.ifNoneMatch));
       const reqId = d.nextId();

@@ -15,6 +15,7 @@ import { RequestLog, serverTiming } from './request-log.js';
 import { uws } from '../native.js';
 import { RequestContext, type BaseCtx, type FieldInitializer, type RequestHead } from '../pipeline/context.js';
 import { BodyReader } from './body-reader.js';
+import type { BodyBudget } from './body-budget.js';
 import { isJsonContentType, readFraming } from './framing.js';
 import { getRoutes, type TipAddressesHandler } from './get-routes.js';
 import { STAGE_SAMPLE_MASK, type Pipeline, type PipelineHooks, type RequestObserver } from '../pipeline/pipeline.js';
@@ -36,6 +37,8 @@ export interface ServerDeps {
   readonly busyPoll?: { touch(): void };
   /** Headers a pipeline answer carries beside its own (the rate-limit headers). */
   readonly answerHeaders?: (ctx: BaseCtx, exit: Exit) => readonly Header[] | undefined;
+  /** The process-wide budget for bodies being read (config `limits.maxBufferedBodyBytes`). */
+  readonly bodies: BodyBudget;
   /** The WebSocket lane on `GET /` (config `websocket`, off by default): its own parts; the log, ids and drain are the server's. */
   readonly websocket?: Omit<LaneDeps, 'log' | 'requestLog' | 'guard' | 'buildPipeline' | 'nextId' | 'draining'>;
 }
@@ -83,6 +86,7 @@ export class PublicServer implements AnswerWriter<HttpContext> {
   /** Every request is timed per stage with Server-Timing on; else 1 in 64 feeds the metrics. */
   private readonly timeMask: number;
   private readonly busy: { touch(): void } | undefined;
+  private readonly bodies: BodyBudget;
   /** The WebSocket lane, where the deployment turned it on. */
   readonly lane: WebSocketLane | null;
 
@@ -90,6 +94,7 @@ export class PublicServer implements AnswerWriter<HttpContext> {
     this.log = deps.log;
     this.requestLog = new RequestLog(deps.log);
     this.busy = deps.busyPoll;
+    this.bodies = deps.bodies;
     this.timeMask = deps.serverTiming === true ? 0 : deps.observer?.stage !== undefined ? STAGE_SAMPLE_MASK : -1;
     this.idPrefix = (deps.idPrefix ?? `${process.pid.toString(36)}${(processSeq++).toString(36)}`) + '-';
     this.answers = new AnswerPath<HttpContext>(this, {
@@ -205,10 +210,10 @@ export class PublicServer implements AnswerWriter<HttpContext> {
     const cl = req.getHeader(H.contentLength);
     const framing = readFraming(req, cl);
     if (typeof framing === 'object') {
-      if (framing.answerable) this.plain(res, req, REJECT.bad_framing, framing.detail, true);
+      if (framing.answerable) this.plain(res, req, framing.exit, framing.detail, true);
       else {
         // uWS closes such a connection itself, dropping any answer: say exactly that, and close.
-        this.requestLog.refused(this.nextId(), 'POST', req.getUrl(), 0, 'bad_framing', framing.detail);
+        this.requestLog.refused(this.nextId(), 'POST', req.getUrl(), 0, framing.exit.reason, framing.detail);
         res.close();
       }
       return;
@@ -222,7 +227,14 @@ export class PublicServer implements AnswerWriter<HttpContext> {
     };
     const hasBody = contentLength > 0 || framing === 'chunked';
     const reqId = this.nextId();
-    const ctx = new HttpContext(reqId, performance.now(), head, res, new BodyReader<HttpContext>(res, hasBody, this.failed), this.pipeline.initFields);
+    const ctx = new HttpContext(
+      reqId,
+      performance.now(),
+      head,
+      res,
+      new BodyReader<HttpContext>(res, hasBody, contentLength, this.bodies, this.failed),
+      this.pipeline.initFields,
+    );
     if (this.timeMask >= 0 && (this.seq & this.timeMask) === 0) ctx.timed = true;
     res.onAborted(() => ctx.abort());
     this.answers.begin();

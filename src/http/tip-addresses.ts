@@ -1,6 +1,6 @@
 /**
  * GET /tip-addresses (X-Api-Key): the fee receivers of the account for the host's chain, or for
- * another granted chain named by `?chainId=` (decimal or 0x-hex). Authentication and grants
+ * another granted chain named by `?chainId=` (decimal or 0x-hex, any length, read exactly). Authentication and grants
  * answer exactly as for submission (401/403). The body is built once per grant and cached with
  * its ETag; If-None-Match gives 304.
  */
@@ -52,11 +52,19 @@ function fail(exit: Exit, account?: string): GetAnswer {
   };
 }
 
-/** `4663` or `0x1237` → 4663; anything else → NaN. */
-export function parseChainIdParam(v: string): number {
-  if (/^[1-9][0-9]{0,15}$/.test(v)) return Number(v);
-  if (/^0x[0-9a-fA-F]{1,13}$/.test(v)) return parseInt(v.slice(2), 16);
-  return NaN;
+/**
+ * `4663` or `0x1237` (any length, leading zeros allowed) → 4663n, exactly (BigInt); anything else
+ * → null. Every spelling of one value gives the same answer.
+ */
+export function parseChainIdParam(v: string): bigint | null {
+  if (/^[0-9]+$/.test(v) || /^0x[0-9a-fA-F]+$/.test(v)) return BigInt(v);
+  return null;
+}
+
+/** A chain asked for, as it is named in an answer: canonical hex, or none if absurdly long. */
+function chainName(id: bigint): string {
+  const hex = id.toString(16);
+  return hex.length <= 64 ? `chain 0x${hex}` : 'the chain asked for';
 }
 
 export function createTipAddressesHandler(opts: TipAddressesOptions): TipAddressesHandler {
@@ -73,15 +81,14 @@ export function createTipAddressesHandler(opts: TipAddressesOptions): TipAddress
     const q = new URLSearchParams(query);
     const asked = q.get('chainId');
     if (asked !== null) {
-      chainId = parseChainIdParam(asked);
-      if (Number.isNaN(chainId)) return fail(reject('invalid_params', 'Invalid params: chainId must be a decimal or 0x-hex chain id'), account.id);
+      const id = parseChainIdParam(asked);
+      if (id === null) return fail(reject('invalid_params', 'Invalid params: chainId must be a decimal or 0x-hex chain id'), account.id);
+      // A value no chain can have (beyond 2^53) is refused as one this account is not granted.
+      chainId = id <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(id) : -1;
+      if (chainId < 0 || !account.grants.has(chainId)) return fail(reject('chain_not_granted', `This account is not granted ${chainName(id)}`), account.id);
     }
     const grant = account.grants.get(chainId);
-    if (grant === undefined)
-      return fail(
-        asked === null ? REJECT.chain_not_granted : reject('chain_not_granted', `This account is not granted chain 0x${chainId.toString(16)}`),
-        account.id,
-      );
+    if (grant === undefined) return fail(REJECT.chain_not_granted, account.id);
 
     let c = cache.get(grant);
     if (c === undefined) {

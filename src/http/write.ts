@@ -44,6 +44,7 @@ export const H = {
   apiKey: ascii('x-api-key'),
   transferEncoding: ascii('transfer-encoding'),
   ifNoneMatch: ascii('if-none-match'),
+  wsVersion: ascii('sec-websocket-version'),
 } as const;
 
 /**

@@ -23,7 +23,8 @@ export interface RequestHead {
 }
 
 /** The body read, or why there is none: over the cap, or the client went away mid-body. */
-export type BodyResult = Body | 'too_large' | 'aborted';
+/** The body, or why not: over the cap, the client left, or the process-wide body budget is spent (refused unread). */
+export type BodyResult = Body | 'too_large' | 'aborted' | 'overloaded';
 
 /** A whole request body, decoded as UTF-8 (invalid sequences become U+FFFD, as JSON.parse of a Buffer would see them). */
 export interface Body {

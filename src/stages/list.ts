@@ -36,7 +36,7 @@ export interface AdmissionParts {
 export function admissionStages(p: AdmissionParts) {
   return PipelineBuilder.start<BaseCtx>()
     .add(createHostStage(p.hosts))
-    .add(createSizeCapStage(p.config.limits))
+    .add(createSizeCapStage(p.config.limits, p.store))
     .add(createParseStage())
     .add(createRouteStage(p.config.limits))
     .add(createAuthStage(p.store))

@@ -1,26 +1,54 @@
 /**
  * The size cap stage: a declared Content-Length over the cap is refused before anything is read;
  * otherwise the body is read as it arrives and reading stops at the cap (chunked bodies too).
+ *
+ * The cap before authentication: a request without a key that authenticates can only be a
+ * public `eth_chainId`, so what is read for it is bounded by `chainIdMaxBodyBytes` (512). One that
+ * declares more is answered as the auth stage would answer it (401 `unauthorized`, or 503 while
+ * the accounts are not loaded) before its body is read; a chunked one is read up to that cap.
+ * Bodies being read also share the process-wide budget (body-budget.ts): beyond it, 503
+ * `overloaded`, unread.
  */
-import { Exit, REJECT } from '../errors.js';
+import { authenticate } from '../accounts/keys.js';
+import type { AccountStore } from '../accounts/types.js';
+import { Exit, REJECT, reject } from '../errors.js';
 import { enrich, type BaseCtx, type Body } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
 
-export function createSizeCapStage(limits: { readonly maxBodyBytes: number }): Stage<BaseCtx, { readonly body: Body }, 'size_cap'> {
+export function createSizeCapStage(
+  limits: { readonly maxBodyBytes: number; readonly chainIdMaxBodyBytes: number },
+  store: AccountStore,
+): Stage<BaseCtx, { readonly body: Body }, 'size_cap'> {
   const cap = limits.maxBodyBytes;
+  const publicCap = limits.chainIdMaxBodyBytes;
   return {
     name: 'size_cap',
-    about: 'the body, streamed with the cap enforced as chunks arrive (the declared size checked first)',
-    reasons: ['payload_too_large'],
+    about: 'the body, streamed with the cap enforced as chunks arrive (the declared size checked first; 512 bytes without a valid key)',
+    reasons: ['payload_too_large', 'unauthorized', 'not_ready', 'credentials_stale', 'overloaded'],
     adds: 'body',
     run(ctx) {
-      if (ctx.head.declaredBytes > cap) return REJECT.payload_too_large;
+      const declared = ctx.head.declaredBytes;
+      if (declared > cap) return REJECT.payload_too_large;
+      let limit = cap;
+      // Only a body that may pass the public cap costs a key lookup here (the auth stage looks again).
+      if (declared < 0 || declared > publicCap) {
+        const keyed = authenticate(store, ctx.head.apiKey);
+        if (keyed instanceof Exit) {
+          if (declared > publicCap) return keyed;
+          limit = publicCap;
+        }
+      }
       return ctx.bodySource
-        .read(cap)
-        .then((body) => (body === 'too_large' ? REJECT.payload_too_large : body === 'aborted' ? cutOff(ctx) : enrich(ctx, 'body', body)));
+        .read(limit)
+        .then((body) =>
+          body === 'too_large' ? REJECT.payload_too_large : body === 'aborted' ? cutOff(ctx) : body === 'overloaded' ? OVER_BUDGET : enrich(ctx, 'body', body),
+        );
     },
   };
 }
+
+/** Refused unread: the process-wide budget for bodies being read is spent. */
+const OVER_BUDGET = reject('overloaded', 'Too many request bodies being read; the request was not read');
 
 /**
  * The connection closed before the whole body arrived: the client left, or the body trickled

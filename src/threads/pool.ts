@@ -1,9 +1,10 @@
 /**
  * The worker threads of the main thread: started and prepared, asked for snapshots, told to
- * listen, reload, take accounts and drain, over the typed protocol (protocol.ts).
+ * listen, reload, take accounts and drain, over the typed protocol (protocol.ts). Their log lines
+ * arrive here too, and are written by this thread's sink (log.ts: one writer per process).
  */
 import { Worker } from 'node:worker_threads';
-import type { Logger } from '../log.js';
+import { acceptWorkerLog, type Logger } from '../log.js';
 import type { FromWorker, ToWorker, WorkerData, WorkerSnapshot } from './protocol.js';
 
 export class WorkerPool {
@@ -23,6 +24,7 @@ export class WorkerPool {
       Array.from({ length: count }, (_, index) => {
         const w = new Worker(new URL('../worker.js', import.meta.url), { workerData: data(index) });
         w.on('message', (m: FromWorker) => {
+          if (acceptWorkerLog(m)) return; // its log lines, written by this thread's sink
           if (m.type === 'snapshot') pool?.waiting.get(m.id)?.({ metrics: m.metrics, readiness: m.readiness });
           else if (m.type === 'fatal') fail(`worker ${index} failed`);
         });
@@ -34,7 +36,13 @@ export class WorkerPool {
           fail(`worker ${index} failed`);
         });
         return new Promise<Worker>((resolve, reject) => {
-          w.once('message', (m: FromWorker) => (m.type === 'prepared' ? resolve(w) : reject(new Error(`worker ${index}: ${m.type}`))));
+          const first = (m: FromWorker) => {
+            if (m.type === 'log') return; // lines logged while preparing
+            w.off('message', first);
+            if (m.type === 'prepared') resolve(w);
+            else reject(new Error(`worker ${index}: ${m.type}`));
+          };
+          w.on('message', first);
           w.once('error', reject);
         });
       }),

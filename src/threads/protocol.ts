@@ -6,13 +6,16 @@ import type { HealthBoardBuffers } from '../forward/health-board.js';
 import type { ReadinessReport } from '../http/readiness.js';
 import type { SharedTableBuffers } from '../limits/shared-tables.js';
 import type { MetricJSON } from '../metrics/json.js';
+import type { WorkerLogBatch } from '../log.js';
 
-/** What the threads of one process share: the rate-limit, transaction and connection-count tables, and the sequencer health board. */
+/** What the threads of one process share: the rate-limit, transaction and connection-count tables, the sequencer health board and the body budget. */
 export interface SharedParts {
   readonly rate: SharedTableBuffers;
   readonly tx: SharedTableBuffers;
   readonly conns: SharedTableBuffers;
   readonly health: HealthBoardBuffers;
+  /** The budget for request bodies being read (http/body-budget.ts). */
+  readonly bodies: SharedArrayBuffer;
 }
 
 export interface WorkerData {
@@ -46,4 +49,5 @@ export type FromWorker =
   | ({ type: 'snapshot'; id: number } & WorkerSnapshot)
   | { type: 'listening'; port: number }
   | { type: 'listenFailed'; why: string }
-  | { type: 'fatal' };
+  | { type: 'fatal' }
+  | WorkerLogBatch;

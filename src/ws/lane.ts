@@ -24,7 +24,7 @@ import type { AccountStore } from '../accounts/types.js';
 import type { HostTable } from '../chains.js';
 import type { ConnectionCounts } from '../limits/shared-tables.js';
 import type { WebSocketConfig } from '../config.js';
-import { Exit, REJECT } from '../errors.js';
+import { Exit, REJECT, reject } from '../errors.js';
 import type { Logger } from '../log.js';
 import { AnswerPath, type AnswerWriter } from '../pipeline/answer-path.js';
 import type { RequestLog } from '../http/request-log.js';
@@ -32,9 +32,14 @@ import { chainGrant } from '../stages/grant.js';
 import { RequestContext, type Body, type BodyResult, type BodySource, type RequestHead } from '../pipeline/context.js';
 import { Later } from '../pipeline/later.js';
 import type { Pipeline, PipelineHooks, RequestObserver } from '../pipeline/pipeline.js';
-import { idLiteral } from '../stages/parse.js';
+import { idJsonOfText } from '../rpc-id.js';
 import { uws } from '../native.js';
-import { H, writeAnswer } from '../http/write.js';
+import { announcesBody, H, writeAnswer } from '../http/write.js';
+import { duplicateHeader } from '../http/framing.js';
+import { quote } from '../log-line.js';
+
+/** The upgrade refusal for a version other than 13, naming the one supported (RFC 6455 §4.4). */
+const WS_VERSION = reject('websocket_version', undefined, undefined, [['sec-websocket-version', '13']]);
 
 /** Close codes the lane sends (README "WebSocket lane"). */
 export const CLOSE = {
@@ -168,8 +173,11 @@ export class WebSocketLane implements AnswerWriter<FrameContext> {
     const secKey = req.getHeader('sec-websocket-key');
     const protocol = req.getHeader('sec-websocket-protocol');
     const extensions = req.getHeader('sec-websocket-extensions');
+    const version = req.getHeader(H.wsVersion);
+    const withBody = announcesBody(req);
+    const dup = duplicateHeader(req);
     const reqId = this.deps.nextId();
-    const refuse = (exit: Exit, account?: string): void =>
+    const refuse = (exit: Exit, account?: string, detail?: string): void =>
       writeAnswer(res, exit.status, exit.body('null'), { close: true, reqId, headers: exit.headers }, (written) =>
         this.deps.requestLog.refused(
           reqId,
@@ -177,10 +185,15 @@ export class WebSocketLane implements AnswerWriter<FrameContext> {
           '/',
           written ? exit.status : 0,
           exit.reason,
-          `websocket upgrade${account === undefined ? '' : ` (account ${account})`}`,
+          `websocket upgrade${account === undefined ? '' : ` (account ${account})`}${detail === undefined ? '' : `: ${detail}`}`,
         ),
       );
     if (this.deps.draining()) return void refuse(REJECT.draining);
+    if (dup !== null) return void refuse(dup.exit, undefined, dup.detail);
+    // RFC 6455 §4.2.2: another version is answered 426 with the one supported.
+    if (version !== '13') return void refuse(WS_VERSION, undefined, `Sec-WebSocket-Version ${quote(version, 20)}`);
+    // Bytes after an upgrade's head are frames: a body there is read one way by a proxy and another by uWS.
+    if (withBody) return void refuse(REJECT.bad_framing, undefined, 'an upgrade with a body');
     const chain = this.deps.hosts.lookup(host);
     if (chain === undefined) return void refuse(REJECT.misdirected_host);
     const account = authenticate(this.deps.store, apiKey);
@@ -229,7 +242,7 @@ export class WebSocketLane implements AnswerWriter<FrameContext> {
       this.pipeline.run(ctx);
       return;
     }
-    ctx.idJson = frameId(text);
+    ctx.idJson = idJsonOfText(text);
     this.answers.exit(ctx, refusal, 'front_end', undefined);
   }
 
@@ -304,19 +317,4 @@ export class WebSocketLane implements AnswerWriter<FrameContext> {
     for (const conn of [...this.conns]) this.end(conn, CLOSE.goingAway, 'going away');
     return { unfinished };
   }
-}
-
-/** The id of a frame refused before the parse stage, as JSON ('null' when it has none a client could match). */
-function frameId(text: string): string {
-  let msg: unknown;
-  try {
-    msg = JSON.parse(text);
-  } catch {
-    return 'null';
-  }
-  if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) return 'null';
-  const id = (msg as { id?: unknown }).id;
-  if (typeof id === 'string') return JSON.stringify(id);
-  if (typeof id === 'number' && Number.isFinite(id)) return Number.isSafeInteger(id) ? String(id) : (idLiteral(text) ?? JSON.stringify(id));
-  return 'null';
 }

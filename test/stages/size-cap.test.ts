@@ -1,25 +1,55 @@
 /** The size cap stage: the declared size first, then the body read with the cap enforced as it arrives. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { REJECT } from '../../src/errors.js';
+import { type Exit, REJECT } from '../../src/errors.js';
 import type { BodyResult } from '../../src/pipeline/context.js';
 import { createSizeCapStage } from '../../src/stages/size-cap.js';
 import { given, passed, settled } from '../support/stage-context.js';
+import { store } from '../support/stage-fixtures.js';
 
 describe('size cap stage', () => {
-  const stage = createSizeCapStage({ maxBodyBytes: 100 });
+  const stage = createSizeCapStage({ maxBodyBytes: 100, chainIdMaxBodyBytes: 20 }, store);
+  const keyed = { apiKey: 'k1' };
   it('refuses a declared size over the cap without reading', () => {
     let read = false;
     const source = { read: () => ((read = true), Promise.resolve('aborted' as const)) };
-    const out = given({}, { head: { declaredBytes: 101 }, source }).run(stage);
+    const out = given({}, { head: { declaredBytes: 101, ...keyed }, source }).run(stage);
     assert.equal(out, REJECT.payload_too_large);
     assert.equal(read, false);
   });
   it('413 when the stream went over the cap; client_closed when it left; else the body', async () => {
-    const at = (read: BodyResult, declaredBytes = -1) => settled(given({}, { read, head: { declaredBytes } }).run(stage));
+    const at = (read: BodyResult, declaredBytes = -1) => settled(given({}, { read, head: { declaredBytes, ...keyed } }).run(stage));
     assert.equal(await at('too_large'), REJECT.payload_too_large);
     assert.equal(await at('aborted'), REJECT.client_closed);
     const body = passed(await at({ text: '{}', bytes: 2 }, 5)).body;
     assert.deepEqual(body, { text: '{}', bytes: 2 });
+    const over = (await at('overloaded')) as Exit;
+    assert.equal(over.reason, 'overloaded');
+    assert.equal(over.status, 503);
+  });
+
+  it('without a key that authenticates: what declares more than the public cap is refused unread, as auth would', () => {
+    for (const apiKey of ['', 'not-a-key', 'k2x']) {
+      let read = false;
+      const source = { read: () => ((read = true), Promise.resolve('aborted' as const)) };
+      const out = given({}, { head: { declaredBytes: 21, apiKey }, source }).run(stage);
+      assert.equal(out, REJECT.unauthorized);
+      assert.equal(read, false);
+    }
+    const notLoaded = createSizeCapStage({ maxBodyBytes: 100, chainIdMaxBodyBytes: 20 }, { ...store, ready: false });
+    assert.equal(given({}, { head: { declaredBytes: 50, apiKey: 'k1' } }).run(notLoaded), REJECT.not_ready);
+  });
+
+  it('without a valid key, a chunked body is read up to the public cap; with one, up to the cap; a small body either way', async () => {
+    const caps: number[] = [];
+    const source = { read: (cap: number) => (caps.push(cap), Promise.resolve({ text: '{}', bytes: 2 })) };
+    for (const [apiKey, declaredBytes] of [
+      ['', -1],
+      ['k1', -1],
+      ['', 20],
+      ['', 5],
+    ] as const)
+      await settled(given({}, { head: { declaredBytes, apiKey }, source }).run(stage));
+    assert.deepEqual(caps, [20, 100, 100, 100]);
   });
 });

@@ -35,6 +35,8 @@ export const OUTCOMES = {
   not_found: row('rejected', 404, -32601),
   method_not_allowed: row('rejected', 405, -32600),
   bad_framing: row('rejected', 400, -32600),
+  duplicate_header: row('rejected', 400, -32600),
+  websocket_version: row('rejected', 426, -32600),
   misdirected_host: row('rejected', 421, -32600),
   payload_too_large: row('rejected', 413, -32600),
   unsupported_content_type: row('rejected', 400, -32600),
@@ -80,7 +82,7 @@ export const OUTCOMES = {
 export type OutcomeReason = keyof typeof OUTCOMES;
 
 /** Statuses whose answer was decided before or without the sequencer (the fall-back for an answer without a known reason). */
-const DETERMINISTIC = new Set([200, 400, 401, 402, 403, 404, 405, 413, 421]);
+const DETERMINISTIC = new Set([200, 400, 401, 402, 403, 404, 405, 413, 421, 426]);
 
 /** The kind of an answer: by its `data.reason` where the table knows it, else by its HTTP status. */
 export function kindOf(reason: string | undefined, status: number): OutcomeKind {
