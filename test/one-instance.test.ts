@@ -20,7 +20,10 @@ function configFile(port: number, workers: number): string {
   writeFileSync(join(dir, 'accounts.json'), JSON.stringify({ accounts: [] }));
   const file = join(dir, 'txgate.json');
   const chains = [{ chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }];
-  writeFileSync(file, JSON.stringify({ listen: { host: '127.0.0.1', port }, internal: { enabled: false }, workers, chains, accounts: { file: join(dir, 'accounts.json') } }));
+  writeFileSync(
+    file,
+    JSON.stringify({ listen: { host: '127.0.0.1', port }, internal: { enabled: false }, workers, chains, accounts: { file: join(dir, 'accounts.json') } }),
+  );
   return file;
 }
 
@@ -60,7 +63,10 @@ describe('one txgate per address', () => {
         assert.equal(r.code, 1);
         const lines = r.stderr.trim().split('\n');
         assert.equal(lines.length, 1, r.stderr);
-        assert.equal(lines[0], `txgate: cannot listen on 127.0.0.1:${port}: the port is in use: another txgate serves this address; change listen.port in ${file}`);
+        assert.equal(
+          lines[0],
+          `txgate: cannot listen on 127.0.0.1:${port}: the port is in use: another txgate serves this address; change listen.port in ${file}`,
+        );
         assert.doesNotMatch(r.stdout, /txgate listening/);
         // Every connection still reaches the first txgate (the second never listened).
         for (let i = 0; i < 8; i++) assert.ok(await healthOk(port));
@@ -83,7 +89,9 @@ describe('one txgate per address', () => {
       return o;
     });
     try {
-      const loser = await new Promise<number>((resolve) => procs.forEach((p, i) => p.once('exit', () => resolve(i))));
+      const loser = await new Promise<number>((resolve) => {
+        for (const [i, p] of procs.entries()) p.once('exit', () => resolve(i));
+      });
       assert.equal(procs[loser]!.exitCode, 1);
       assert.match(outs[loser]!.text, new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}: the port is in use`));
       const winner = procs[1 - loser]!;
