@@ -24,6 +24,12 @@ const HELP = `npm start [-- options]: txgate on a local anvil (chain 4663), for 
   --anvil-port N     the local anvil's port (default 8545)
   --internal-port N  the internal listener's port, /metrics (default 9464)
   --dir DIR          the development directory: config, accounts, lock (default .dev)
+  --sync             turn on eth_sendRawTransactionSync for chain 4663 (anvil as the chain RPC)
+  --websocket        turn on the WebSocket lane on the public port
+
+The config (DIR/txgate.json) is written on each start from these options, unless you edited
+it since: an edited config is yours, used as it is (the options above then do not change it)
+until you delete it. The accounts file is written only when there is none.
   --json             JSON log lines instead of readable ones (readable only on a terminal)
   -h, --help         this help`;
 
@@ -32,7 +38,16 @@ function fail(message: string): never {
   process.exit(1);
 }
 
-let values: { port: string; 'anvil-port': string; 'internal-port': string; json: boolean; dir: string; help: boolean };
+let values: {
+  port: string;
+  'anvil-port': string;
+  'internal-port': string;
+  json: boolean;
+  dir: string;
+  help: boolean;
+  sync: boolean;
+  websocket: boolean;
+};
 try {
   ({ values } = parseArgs({
     options: {
@@ -42,6 +57,8 @@ try {
       json: { type: 'boolean', default: false },
       dir: { type: 'string', default: '.dev' },
       help: { type: 'boolean', short: 'h', default: false },
+      sync: { type: 'boolean', default: false },
+      websocket: { type: 'boolean', default: false },
     },
   }) as { values: typeof values });
 } catch (e) {
@@ -89,7 +106,7 @@ try {
 } catch (e) {
   fail(`${(e as Error).message} (choose another port with --anvil-port)`);
 }
-const files = writeDevFiles(dir, { port, internalPort, sequencer: anvil.url });
+const files = writeDevFiles(dir, { port, internalPort, sequencer: anvil.url, sync: values.sync, websocket: values.websocket });
 const config = loadConfigFile(files.configFile);
 const log = createLogger({ level: config.log.level, pretty: !values.json });
 let service: Awaited<ReturnType<typeof startService>>;
@@ -104,6 +121,18 @@ try {
 
 const base = `http://127.0.0.1:${service.port}`;
 const defaults = service.port === 8080 && anvilPort === 8545;
+const devChain = config.chains.find((c) => c.chainId === 4663);
+const extensions: string[] = [];
+if (devChain?.sync.enabled === true)
+  extensions.push(
+    `  sync send       eth_sendRawTransactionSync on ${base}: the receipt in one call`,
+    `                  try: npm run demo -- --sync${defaults ? '' : ` --url ${base} --rpc ${anvil.url}`}`,
+  );
+if (config.websocket.enabled)
+  extensions.push(
+    `  WebSocket lane  ws://127.0.0.1:${service.port}/ (X-Api-Key on the upgrade; one JSON-RPC request per text frame)`,
+    `                  try: npm run demo -- --url ws://127.0.0.1:${service.port}${anvilPort === 8545 ? '' : ` --rpc ${anvil.url}`}`,
+  );
 process.stdout.write(`
 txgate (development) is up
   base URL        ${base}            (eth_chainId → 0x1237)
@@ -112,9 +141,9 @@ txgate (development) is up
   chain RPC       ${anvil.url}           (anvil, chain 4663, started by this process: nonce, gas, receipts)
   funded test key ${ANVIL_KEYS[0]}
   metrics         http://127.0.0.1:${service.internalPort}/metrics   (internal listener)
-  config          ${files.configFile}
+  config          ${files.configFile}${files.configWritten ? '' : '   (edited by you: used as it is; delete it to get the generated one)'}
   accounts        ${files.accountsFile}${files.accountsCreated ? '' : '   (kept from an earlier run)'}
-  try             npm run demo${defaults ? '' : ` -- --url ${base} --rpc ${anvil.url}`}        (in another terminal)
+${extensions.length > 0 ? extensions.join('\n') + '\n' : ''}  try             npm run demo${defaults ? '' : ` -- --url ${base} --rpc ${anvil.url}`}        (in another terminal)
 
 `);
 

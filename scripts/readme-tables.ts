@@ -10,6 +10,7 @@ import { RateLimiter } from '../src/limits/rate-limiter.js';
 import type { RunnerStage } from '../src/pipeline/pipeline.js';
 import { REASON_NAMES, REASONS, type Reason } from '../src/reasons.js';
 import { createForwardStage } from '../src/stages/forward.js';
+import { renderExamples } from './readme-examples.js';
 import { admissionStages } from '../src/stages/list.js';
 
 /** The pipeline's stages in their order, built from the stage list over inert parts (nothing runs). */
@@ -57,9 +58,9 @@ export function renderStages(stages: readonly RunnerStage[] = pipelineStages()):
   return ['| stage | adds | what it checks | refuses with |', '|---|---|---|---|', ...rows].join('\n');
 }
 
-/** The README with both tables rendered between their markers (throws when a marker is missing). */
+/** The README with both tables rendered between their markers (throws when a marker is missing), and the examples/ files in their blocks. */
 export function renderReadme(readme: string): string {
-  return replaceBlock(replaceBlock(readme, 'stages', renderStages()), 'reasons', renderReasons());
+  return renderExamples(replaceBlock(replaceBlock(readme, 'stages', renderStages()), 'reasons', renderReasons()));
 }
 
 /** The text between `<!-- name:start -->` and `<!-- name:end -->`. */
