@@ -17,25 +17,10 @@ import { portFree } from '../src/dev/preflight.js';
 import { accountsDoc, eventually, type Gate, newKey, startGate } from './support/harness.js';
 import { send } from './support/http.js';
 import { TestPostgres } from './support/postgres.js';
-import { freePort } from './support/processes.js';
+import { freePort, runCli } from './support/processes.js';
 import { StubSequencer } from './support/stub-sequencer.js';
 
 const cli = join(import.meta.dirname, '../src/cli.js');
-
-function run(file: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const p = spawn(process.execPath, [cli, '--config', file], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const t = setTimeout(() => p.kill('SIGKILL'), 60_000);
-    p.on('exit', (code) => {
-      clearTimeout(t);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 function oneLine(stderr: string): string {
   const lines = stderr.trim().split('\n');
@@ -58,7 +43,7 @@ describe('a bad accounts file at start', () => {
   it('missing: one line naming the file and why, exit 1, the port never opened', async () => {
     const port = await freePort();
     const { file, dir } = config(port, null);
-    const r = await run(file);
+    const r = await runCli(file);
     assert.equal(r.code, 1);
     assert.equal(oneLine(r.stderr), `txgate: accounts file ${join(dir, 'accounts.json')}: cannot be read (ENOENT); fix the file or accounts.file in ${file}`);
     assert.ok(await portFree('127.0.0.1', port));
@@ -70,7 +55,7 @@ describe('a bad accounts file at start', () => {
     const doc = accountsDoc([{ id: 'a', keys: [newKey()] }]) as { accounts: Record<string, unknown>[] };
     doc.accounts.push({ id: 'bad id!', keySha256: ['nothex'] });
     const { file, dir } = config(port, JSON.stringify(doc));
-    const r = await run(file);
+    const r = await runCli(file);
     assert.equal(r.code, 1);
     const line = oneLine(r.stderr);
     assert.ok(line.startsWith(`txgate: accounts file ${join(dir, 'accounts.json')}: `), line);
@@ -81,7 +66,7 @@ describe('a bad accounts file at start', () => {
 
   it('not JSON: one line, exit 1', async () => {
     const { file } = config(await freePort(), '{ "accounts": [');
-    const r = await run(file);
+    const r = await runCli(file);
     assert.equal(r.code, 1);
     assert.match(oneLine(r.stderr), /accounts\.json: not valid JSON/);
   });
@@ -106,7 +91,7 @@ describe('an accounts database that does not answer at start', () => {
     const dead = await freePort();
     const port = await freePort();
     const { file } = config(port, null, db(`postgres://edge:s3cret-pw@127.0.0.1:${dead}/txgate`, 1500));
-    const r = await run(file);
+    const r = await runCli(file);
     assert.equal(r.code, 1);
     const line = oneLine(r.stderr);
     assert.ok(line.startsWith(`txgate: accounts database postgres://edge@127.0.0.1:${dead}/txgate not usable within 1500 ms (accounts.startWaitMs): `), line);
@@ -122,7 +107,7 @@ describe('an accounts database that does not answer at start', () => {
       [pg.url('postgres'), /relation "txgate_accounts" does not exist/],
     ] as const) {
       const { file } = config(await freePort(), null, db(url, 0));
-      const r = await run(file);
+      const r = await runCli(file);
       assert.equal(r.code, 1, url);
       assert.match(oneLine(r.stderr), why);
     }

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { claimAddress } from '../src/http/address-claim.js';
 import { send } from './support/http.js';
-import { freePort, startCli } from './support/processes.js';
+import { freePort, runCli, startCli } from './support/processes.js';
 
 const cli = join(import.meta.dirname, '../src/cli.js');
 
@@ -25,21 +25,6 @@ function configFile(port: number, workers: number): string {
     JSON.stringify({ listen: { host: '127.0.0.1', port }, internal: { enabled: false }, workers, chains, accounts: { file: join(dir, 'accounts.json') } }),
   );
   return file;
-}
-
-function run(file: string): Promise<{ code: number | null; stderr: string; stdout: string }> {
-  return new Promise((resolve) => {
-    const p = spawn(process.execPath, [cli, '--config', file], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    let stdout = '';
-    p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    const t = setTimeout(() => p.kill('SIGTERM'), 30_000);
-    p.on('exit', (code) => {
-      clearTimeout(t);
-      resolve({ code, stderr, stdout });
-    });
-  });
 }
 
 /** GET /health answered 200. */
@@ -59,7 +44,7 @@ describe('one txgate per address', () => {
       const a = await startCli(configFile(port, first));
       try {
         const file = configFile(port, second);
-        const r = await run(file);
+        const r = await runCli(file);
         assert.equal(r.code, 1);
         const lines = r.stderr.trim().split('\n');
         assert.equal(lines.length, 1, r.stderr);
