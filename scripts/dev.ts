@@ -13,6 +13,7 @@ import { loadConfigFile } from '../src/config.js';
 import { ANVIL_KEYS, ANVIL_TIP_ADDRESS, startAnvil, type Anvil } from '../src/dev/anvil.js';
 import { DEV_API_KEY, DEV_MIN_TIP_WEI, lockDevDir, writeDevFiles } from '../src/dev/dev-setup.js';
 import { portFree } from '../src/dev/preflight.js';
+import { claimAddress } from '../src/http/address-claim.js';
 import { listenFailure } from '../src/http/listen-failure.js';
 import { createLogger } from '../src/log.js';
 import { initCrypto, uws } from '../src/native.js';
@@ -99,6 +100,13 @@ for (const [name, p, what] of [
   ['internal-port', internalPort, "txgate's internal listener"],
 ] as const)
   if (!(await portFree('127.0.0.1', p))) fail(`127.0.0.1:${p} (${what}) is already in use: stop what holds it, or choose another with --${name}`);
+
+// Held for the life of this process: a txgate started on the same port meanwhile exits 1.
+try {
+  await claimAddress('127.0.0.1', port);
+} catch (e) {
+  fail(`${(e as Error).message}: stop what holds it, or choose another with --port`);
+}
 
 let anvil: Anvil;
 try {

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { claimAddress } from '../src/http/address-claim.js';
+import { eventually } from './support/harness.js';
 import { send } from './support/http.js';
 import { freePort, runCli, startCli } from './support/processes.js';
 
@@ -84,6 +85,39 @@ describe('one txgate per address', () => {
     } finally {
       for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill('SIGTERM');
       await Promise.all(procs.map((p) => (p.exitCode === null && p.signalCode === null ? new Promise((r) => p.once('exit', r)) : null)));
+    }
+  });
+
+  it('beside npm start: a txgate on its address exits 1 with the one line', async () => {
+    const [port, anvil, internal] = [await freePort(), await freePort(), await freePort()];
+    const dir = mkdtempSync(join(tmpdir(), 'txgate-dev-'));
+    const dev = spawn(
+      process.execPath,
+      [
+        join(import.meta.dirname, '../scripts/dev.js'),
+        '--dir',
+        dir,
+        '--port',
+        String(port),
+        '--anvil-port',
+        String(anvil),
+        '--internal-port',
+        String(internal),
+        '--json',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let out = '';
+    dev.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    try {
+      await eventually(() => out.includes('is up'), 60_000);
+      const file = configFile(port, 2);
+      const r = await runCli(file);
+      assert.equal(r.code, 1);
+      assert.match(r.stderr.trim(), new RegExp(`^txgate: cannot listen on 127\\.0\\.0\\.1:${port}: the port is in use[^\\n]*change listen\\.port in `));
+    } finally {
+      dev.kill('SIGTERM');
+      await new Promise((r) => dev.once('exit', r));
     }
   });
 
