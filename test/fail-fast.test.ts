@@ -17,7 +17,7 @@ import { portFree } from '../src/dev/preflight.js';
 import { accountsDoc, eventually, type Gate, newKey, startGate } from './support/harness.js';
 import { send } from './support/http.js';
 import { TestPostgres } from './support/postgres.js';
-import { freePort, runCli } from './support/processes.js';
+import { freePort, runCli, startCli } from './support/processes.js';
 import { StubSequencer } from './support/stub-sequencer.js';
 
 const cli = join(import.meta.dirname, '../src/cli.js');
@@ -129,6 +129,37 @@ describe('an accounts database that does not answer at start', () => {
     } finally {
       p.kill('SIGTERM');
       await new Promise((r) => p.once('exit', r));
+    }
+  });
+});
+
+describe('a bad reload at run time, with two worker threads', () => {
+  it('one error line for the process (not one per thread); /ready says why on every thread', async () => {
+    const stub = await new StubSequencer().start();
+    const key = newKey();
+    const { file, dir } = config(0, JSON.stringify(accountsDoc([{ id: 'mm', keys: [key] }])), {
+      chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [stub.url] }],
+    });
+    const g = await startCli(file);
+    try {
+      await eventually(async () => (await send({ port: g.port, method: 'GET', path: '/ready' })).status === 200, 10_000);
+      writeFileSync(join(dir, 'accounts.json'), '{ "accounts": 7 }');
+      await eventually(async () => {
+        for (let i = 0; i < 8; i++) if ((await send({ port: g.port, method: 'GET', path: '/ready' })).json.warnings === undefined) return false;
+        return true;
+      }, 5_000);
+      await new Promise((r) => setTimeout(r, 1500)); // the watchers and the polls of both threads saw it
+      const refusals = g
+        .out()
+        .split('\n')
+        .filter((l) => l.includes('accounts file refused'))
+        .map((l) => JSON.parse(l) as { level: string });
+      assert.equal(refusals.filter((l) => l.level === 'error').length, 1, g.out());
+      assert.equal((await send({ port: g.port, method: 'GET', path: '/ready' })).status, 200);
+    } finally {
+      g.proc.kill('SIGTERM');
+      await new Promise((r) => g.proc.once('exit', r));
+      await stub.stop();
     }
   });
 });

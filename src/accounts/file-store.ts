@@ -10,13 +10,19 @@ import { createHash } from 'node:crypto';
 import { watch, type FSWatcher } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
-import { isMainThread } from 'node:worker_threads';
+import { isMainThread, workerData } from 'node:worker_threads';
 import type { Logger } from '../log.js';
 import { parseAccountsText, unreadable } from './file-text.js';
 import type { AccountsSnapshot } from './parse.js';
 import type { Account, AccountStore } from './types.js';
 
 export type ReloadResult = 'loaded' | 'unchanged' | 'invalid';
+
+/**
+ * Every worker thread reads the file itself, but the operator reads one refusal: the first
+ * thread (or the main thread, with one) logs it at error, the others at debug.
+ */
+const SPEAKS = isMainThread || (workerData as { index?: unknown } | null)?.index === 0;
 
 export interface FileStoreOptions {
   readonly file: string;
@@ -170,7 +176,10 @@ export class FileAccountStore implements AccountStore {
   private refuse(trigger: string, problems: readonly string[], digest = ''): ReloadResult {
     this.refusedDigest = digest;
     this.refused = `accounts file refused at ${new Date().toISOString()}: ${problems.join('; ')}`;
-    this.opts.log.error({ trigger, file: this.opts.file, problems, keptPrevious: this.snapshot !== null }, `accounts file refused: ${problems.join('; ')}`);
+    this.opts.log[SPEAKS ? 'error' : 'debug'](
+      { trigger, file: this.opts.file, problems, keptPrevious: this.snapshot !== null },
+      `accounts file refused: ${problems.join('; ')}`,
+    );
     this.opts.onReload?.('invalid', this.size);
     return 'invalid';
   }
