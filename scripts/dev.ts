@@ -14,6 +14,7 @@ import { ANVIL_KEYS, ANVIL_TIP_ADDRESS, startAnvil, type Anvil } from '../src/de
 import { DEV_API_KEY, DEV_MIN_TIP_WEI, lockDevDir, writeDevFiles } from '../src/dev/dev-setup.js';
 import { portFree } from '../src/dev/preflight.js';
 import { claimAddress } from '../src/http/address-claim.js';
+import { accountsStartProblem } from '../src/start-checks.js';
 import { listenFailure } from '../src/http/listen-failure.js';
 import { createLogger } from '../src/log.js';
 import { initCrypto, uws } from '../src/native.js';
@@ -115,7 +116,18 @@ try {
   fail(`${(e as Error).message} (choose another port with --anvil-port)`);
 }
 const files = writeDevFiles(dir, { port, internalPort, sequencer: anvil.url, sync: values.sync, websocket: values.websocket });
-const config = loadConfigFile(files.configFile);
+let config: ReturnType<typeof loadConfigFile>;
+try {
+  config = loadConfigFile(files.configFile);
+} catch (e) {
+  await anvil.stop();
+  fail((e as Error).message.replace(/\s*\n\s*/g, '; '));
+}
+const accountsProblem = await accountsStartProblem(config, files.configFile);
+if (accountsProblem !== null) {
+  await anvil.stop();
+  fail(accountsProblem);
+}
 const log = createLogger({ level: config.log.level, pretty: !values.json });
 let service: Awaited<ReturnType<typeof startService>>;
 try {

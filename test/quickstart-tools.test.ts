@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -105,5 +105,27 @@ describe('npm start -- --sync --websocket', () => {
       await new Promise((r) => p.once('exit', r));
       await eventually(async () => (await portFree('127.0.0.1', anvil)) && (await portFree('127.0.0.1', port)), 10_000);
     }
+  });
+});
+
+describe('npm start with an invalid accounts file', () => {
+  it('one line naming the file and the problem, exit 1, its anvil stopped', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'txgate-dev-'));
+    writeFileSync(join(dir, 'accounts.json'), '{ "accounts": 5 }');
+    const [port, anvil, internal] = [await freePort(), await freePort(), await freePort()];
+    const r = await promisify(execFile)(
+      process.execPath,
+      ['dist/scripts/dev.js', '--dir', dir, '--port', String(port), '--anvil-port', String(anvil), '--internal-port', String(internal)],
+      { cwd: root, encoding: 'utf8' },
+    ).then(
+      () => ({ code: 0, stderr: '' }),
+      (e: { code?: number; stderr?: string }) => ({ code: e.code ?? 1, stderr: e.stderr ?? '' }),
+    );
+    assert.equal(r.code, 1);
+    assert.equal(
+      r.stderr.trim(),
+      `npm start: accounts file ${join(dir, 'accounts.json')}: accounts: must be an array (file: {"accounts":[…]}); fix the file or accounts.file in ${join(dir, 'txgate.json')}`,
+    );
+    assert.ok(await portFree('127.0.0.1', anvil), 'its anvil was stopped');
   });
 });
