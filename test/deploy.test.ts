@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { initCrypto } from '../src/native.js';
-import { accountsDoc, eventually, newKey } from './support/harness.js';
+import { accountsDoc, capturedLogs, eventually, keysInLogs, newKey } from './support/harness.js';
 import { rpc } from './support/http.js';
 import { freePort } from './support/processes.js';
 import { StubSequencer, txHash } from './support/stub-sequencer.js';
@@ -31,6 +31,7 @@ before(async () => {
 });
 after(async () => {
   await slow.stop();
+  assert.deepEqual(keysInLogs(), [], 'an API key appeared in the logs');
 });
 
 /** A configuration on a fixed free port (a health check reads the port from it), two threads. */
@@ -55,7 +56,10 @@ async function config(): Promise<{ file: string; port: number }> {
 function started(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): { proc: ChildProcess; out: () => string } {
   const proc = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
   let out = '';
-  proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  proc.stdout!.on('data', (d: Buffer) => {
+    out += d.toString();
+    capturedLogs.push(d.toString());
+  });
   proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   return { proc, out: () => out };
 }

@@ -22,7 +22,7 @@ import { type Anvil, ANVIL_TIP_ADDRESS, startAnvil } from '../src/dev/anvil.js';
 import { DEV_API_KEY, DEV_MIN_TIP_WEI, writeDevFiles } from '../src/dev/dev-setup.js';
 import { initCrypto } from '../src/native.js';
 import { EXAMPLES_DIR, exampleFiles, examplesShown, renderExamples } from '../scripts/readme-examples.js';
-import { eventually, issuedKeys } from './support/harness.js';
+import { eventually, issuedKeys, keysInLogs } from './support/harness.js';
 import { rpc, send } from './support/http.js';
 import { TestPostgres } from './support/postgres.js';
 import { type CliProcess, freePort, startCli } from './support/processes.js';
@@ -36,6 +36,7 @@ let dead: number;
 
 before(async () => {
   await initCrypto();
+  issuedKeys.push(DEV_API_KEY); // public, development only; still never logged
   a = await startAnvil({ port: await freePort(), chainId: 4663 });
   b = await startAnvil({ port: await freePort(), chainId: 4663 });
   dead = await freePort();
@@ -45,6 +46,7 @@ before(async () => {
 after(async () => {
   await a?.stop();
   await b?.stop();
+  assert.deepEqual(keysInLogs(), [], 'an API key appeared in the logs');
 });
 
 const hostPort = (url: string) => new URL(url).host;

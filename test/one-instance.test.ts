@@ -8,13 +8,15 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { claimAddress } from '../src/http/address-claim.js';
-import { eventually } from './support/harness.js';
+import { eventually, keysInLogs } from './support/harness.js';
 import { send } from './support/http.js';
 import { freePort, runCli, startCli } from './support/processes.js';
 
 const cli = join(import.meta.dirname, '../src/cli.js');
+
+after(() => assert.deepEqual(keysInLogs(), [], 'an API key appeared in the logs'));
 
 function configFile(port: number, workers: number): string {
   const dir = mkdtempSync(join(tmpdir(), 'txgate-one-'));

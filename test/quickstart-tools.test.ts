@@ -9,13 +9,15 @@ import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { portFree } from '../src/dev/preflight.js';
-import { eventually, issuedKeys } from './support/harness.js';
+import { capturedLogs, eventually, issuedKeys, keysInLogs } from './support/harness.js';
 import { freePort } from './support/processes.js';
 
 const root = join(import.meta.dirname, '..', '..');
+
+after(() => assert.deepEqual(keysInLogs(), [], 'an API key appeared in the logs'));
 
 async function npm(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
@@ -89,7 +91,10 @@ describe('npm start -- --sync --websocket', () => {
       { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';
-    p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    p.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      capturedLogs.push(d.toString());
+    });
     p.stderr.on('data', (d: Buffer) => (out += d.toString()));
     try {
       await eventually(() => out.includes('is up'), 60_000);
