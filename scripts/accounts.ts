@@ -3,6 +3,7 @@
  * Edits the accounts file atomically; a running txgate reloads it within a second.
  * New keys are printed once, here, and never written anywhere.
  */
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { AccountsFileError } from '../src/accounts/parse.js';
 import {
@@ -40,7 +41,8 @@ const USAGE = `usage: npm run accounts -- <command> [--file accounts.json | --db
   list                                               ids, key-hash prefixes, granted chains
 
 With --db (or $TXGATE_ACCOUNTS_DB) every command works on the PostgreSQL account store, in one
-transaction; otherwise on the file, by default $TXGATE_ACCOUNTS or ./accounts.json.`;
+transaction; otherwise on the file, by default $TXGATE_ACCOUNTS or ./accounts.json; a relative path is from the
+directory you ran the command in, and every command prints the absolute path it used.`;
 
 const OPTIONS = {
   file: { type: 'string', default: process.env.TXGATE_ACCOUNTS ?? 'accounts.json' },
@@ -150,13 +152,24 @@ async function main(): Promise<void> {
     }
     return;
   }
-  const target: AccountsTarget = db !== undefined ? dbTarget(db) : fileTarget(values.file!);
-  const where = db !== undefined ? dbLabel(db) : values.file!;
+  const file = accountsFilePath(values.file!);
+  const target: AccountsTarget = db !== undefined ? dbTarget(db) : fileTarget(file);
+  const where = db !== undefined ? dbLabel(db) : file;
   try {
     await run(cmd, target, where);
   } finally {
     await target.close();
   }
+}
+
+/**
+ * A relative --file from the directory the user ran the command in: under `npm run accounts`
+ * npm (and scripts/built.sh) run this from the repository root, and npm says where the user was
+ * in INIT_CWD. Printed absolute, so nobody wonders which file was written.
+ */
+function accountsFilePath(file: string): string {
+  const from = process.env.npm_lifecycle_event === 'accounts' && process.env.INIT_CWD ? process.env.INIT_CWD : process.cwd();
+  return resolve(from, file);
 }
 
 async function run(cmd: string | undefined, t: AccountsTarget, where: string): Promise<void> {
@@ -168,27 +181,27 @@ async function run(cmd: string | undefined, t: AccountsTarget, where: string): P
     }
     case 'grant-add':
       await addGrant(t, need('id'), grantFromFlags());
-      process.stdout.write(`granted chain ${values.chain} to "${values.id}"\n`);
+      process.stdout.write(`granted chain ${values.chain} to "${values.id}" in ${where}\n`);
       return;
     case 'grant-remove':
       await removeGrant(t, need('id'), num('chain', 1, true));
-      process.stdout.write(`removed chain ${values.chain} from "${values.id}"\n`);
+      process.stdout.write(`removed chain ${values.chain} from "${values.id}" in ${where}\n`);
       return;
     case 'rotate-key': {
       const key = await rotateKey(t, need('id'));
-      process.stdout.write(`added a key to "${values.id}"; the old keys stay valid until revoked\nnew API key (shown once): ${key}\n`);
+      process.stdout.write(`added a key to "${values.id}" in ${where}; the old keys stay valid until revoked\nnew API key (shown once): ${key}\n`);
       return;
     }
     case 'revoke-key': {
       const h =
         values['key-stdin'] === true ? await revokeKey(t, need('id'), { key: await readStdin() }) : await revokeKey(t, need('id'), { hash: need('hash') });
-      process.stdout.write(`revoked key ${h.slice(0, 12)}… of "${values.id}"\n`);
+      process.stdout.write(`revoked key ${h.slice(0, 12)}… of "${values.id}" in ${where}\n`);
       return;
     }
     case 'disable':
     case 'enable':
       await setSubmission(t, need('id'), cmd === 'enable');
-      process.stdout.write(`submission ${cmd}d for "${values.id}"\n`);
+      process.stdout.write(`submission ${cmd}d for "${values.id}" in ${where}\n`);
       return;
     case 'list':
       for (const a of await listAccounts(t))

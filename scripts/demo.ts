@@ -13,7 +13,9 @@ import { DEV_API_KEY } from '../src/dev/dev-setup.js';
 
 const HELP = `npm run demo [-- options]: the client flow against a running txgate (npm start)
 
-  --url URL        txgate's base URL (default $TXGATE_URL or http://127.0.0.1:8080)
+  --url URL        txgate's base URL (default $TXGATE_URL or http://127.0.0.1:8080); ws://… uses
+                   the WebSocket lane (npm start -- --websocket)
+  --sync           one eth_sendRawTransactionSync: the receipt in the answer (npm start -- --sync)
   --rpc URL        the chain's own RPC: nonce, gas, fees, receipts (default $CHAIN_RPC_URL or http://127.0.0.1:8545)
   --chain-id N     the chain id txgate must answer (default 4663)
   -h, --help       this help
@@ -27,7 +29,7 @@ function fail(message: string): never {
   process.exit(1);
 }
 
-let values: { url: string; rpc: string; 'chain-id': string; help: boolean };
+let values: { url: string; rpc: string; 'chain-id': string; help: boolean; sync: boolean };
 try {
   ({ values } = parseArgs({
     options: {
@@ -35,6 +37,7 @@ try {
       rpc: { type: 'string', default: process.env.CHAIN_RPC_URL ?? 'http://127.0.0.1:8545' },
       'chain-id': { type: 'string', default: '4663' },
       help: { type: 'boolean', short: 'h', default: false },
+      sync: { type: 'boolean', default: false },
     },
   }) as { values: typeof values });
 } catch (e) {
@@ -46,8 +49,9 @@ if (values.help) {
 }
 const chainId = Number(values['chain-id']);
 if (!Number.isSafeInteger(chainId) || chainId <= 0) fail(`--chain-id ${JSON.stringify(values['chain-id'])} is not a chain id`);
-for (const name of ['url', 'rpc'] as const)
-  if (!URL.canParse(values[name]) || !/^https?:$/.test(new URL(values[name]).protocol)) fail(`--${name} ${JSON.stringify(values[name])} is not an http(s) URL`);
+if (!URL.canParse(values.url) || !/^(https?|wss?):$/.test(new URL(values.url).protocol))
+  fail(`--url ${JSON.stringify(values.url)} is not an http(s) or ws(s) URL`);
+if (!URL.canParse(values.rpc) || !/^https?:$/.test(new URL(values.rpc).protocol)) fail(`--rpc ${JSON.stringify(values.rpc)} is not an http(s) URL`);
 
 // 1. Connect: eth_chainId must be the expected chain, else stop.
 let gate: Awaited<ReturnType<typeof connectTxgate>>;
@@ -83,6 +87,21 @@ const signed = await account.signTransaction({
   ...request,
 });
 console.log(`2. signed EIP-1559 tx: nonce ${nonce}, gas ${gas}, tip ${tips.minTipWei} wei to ${request.to}`);
+
+// With --sync: one call, the receipt in its answer (or "pending": accepted, no receipt in the wait).
+if (values.sync) {
+  const o = await gate.submitSync(signed);
+  await gate.close();
+  if (o.kind === 'executed') {
+    console.log(`3. executed (eth_sendRawTransactionSync): ${o.hash}`);
+    console.log(`4. receipt status ${o.receipt.status} in block ${Number.parseInt(o.receipt.blockNumber, 16)}`);
+    console.log(`hash ${o.hash}\nstatus ${o.receipt.status}`);
+    process.exit(o.receipt.status === '0x1' ? 0 : 2);
+  }
+  if (o.kind === 'pending') console.error(`3. accepted, no receipt within the wait: ${o.hash}`);
+  else console.error(`3. ${o.kind}: ${JSON.stringify(o)}`);
+  process.exit(o.kind === 'rejected' ? 1 : 3);
+}
 
 // 3–5. Submit and settle (an uncertain answer is resolved by the receipt of the local hash; only
 // these bytes are ever resent), then the receipt from the chain RPC.

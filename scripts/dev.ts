@@ -13,6 +13,8 @@ import { loadConfigFile } from '../src/config.js';
 import { ANVIL_KEYS, ANVIL_TIP_ADDRESS, startAnvil, type Anvil } from '../src/dev/anvil.js';
 import { DEV_API_KEY, DEV_MIN_TIP_WEI, lockDevDir, writeDevFiles } from '../src/dev/dev-setup.js';
 import { portFree } from '../src/dev/preflight.js';
+import { claimAddress } from '../src/http/address-claim.js';
+import { accountsStartProblem } from '../src/start-checks.js';
 import { listenFailure } from '../src/http/listen-failure.js';
 import { createLogger } from '../src/log.js';
 import { initCrypto, uws } from '../src/native.js';
@@ -24,6 +26,12 @@ const HELP = `npm start [-- options]: txgate on a local anvil (chain 4663), for 
   --anvil-port N     the local anvil's port (default 8545)
   --internal-port N  the internal listener's port, /metrics (default 9464)
   --dir DIR          the development directory: config, accounts, lock (default .dev)
+  --sync             turn on eth_sendRawTransactionSync for chain 4663 (anvil as the chain RPC)
+  --websocket        turn on the WebSocket lane on the public port
+
+The config (DIR/txgate.json) is written on each start from these options, unless you edited
+it since: an edited config is yours, used as it is (the options above then do not change it)
+until you delete it. The accounts file is written only when there is none.
   --json             JSON log lines instead of readable ones (readable only on a terminal)
   -h, --help         this help`;
 
@@ -32,7 +40,16 @@ function fail(message: string): never {
   process.exit(1);
 }
 
-let values: { port: string; 'anvil-port': string; 'internal-port': string; json: boolean; dir: string; help: boolean };
+let values: {
+  port: string;
+  'anvil-port': string;
+  'internal-port': string;
+  json: boolean;
+  dir: string;
+  help: boolean;
+  sync: boolean;
+  websocket: boolean;
+};
 try {
   ({ values } = parseArgs({
     options: {
@@ -42,6 +59,8 @@ try {
       json: { type: 'boolean', default: false },
       dir: { type: 'string', default: '.dev' },
       help: { type: 'boolean', short: 'h', default: false },
+      sync: { type: 'boolean', default: false },
+      websocket: { type: 'boolean', default: false },
     },
   }) as { values: typeof values });
 } catch (e) {
@@ -83,14 +102,32 @@ for (const [name, p, what] of [
 ] as const)
   if (!(await portFree('127.0.0.1', p))) fail(`127.0.0.1:${p} (${what}) is already in use: stop what holds it, or choose another with --${name}`);
 
+// Held for the life of this process: a txgate started on the same port meanwhile exits 1.
+try {
+  await claimAddress('127.0.0.1', port);
+} catch (e) {
+  fail(`${(e as Error).message}: stop what holds it, or choose another with --port`);
+}
+
 let anvil: Anvil;
 try {
   anvil = await startAnvil({ port: anvilPort, chainId: 4663, readyWithinMs: 10_000 });
 } catch (e) {
   fail(`${(e as Error).message} (choose another port with --anvil-port)`);
 }
-const files = writeDevFiles(dir, { port, internalPort, sequencer: anvil.url });
-const config = loadConfigFile(files.configFile);
+const files = writeDevFiles(dir, { port, internalPort, sequencer: anvil.url, sync: values.sync, websocket: values.websocket });
+let config: ReturnType<typeof loadConfigFile>;
+try {
+  config = loadConfigFile(files.configFile);
+} catch (e) {
+  await anvil.stop();
+  fail((e as Error).message.replace(/\s*\n\s*/g, '; '));
+}
+const accountsProblem = await accountsStartProblem(config, files.configFile);
+if (accountsProblem !== null) {
+  await anvil.stop();
+  fail(accountsProblem);
+}
 const log = createLogger({ level: config.log.level, pretty: !values.json });
 let service: Awaited<ReturnType<typeof startService>>;
 try {
@@ -104,6 +141,18 @@ try {
 
 const base = `http://127.0.0.1:${service.port}`;
 const defaults = service.port === 8080 && anvilPort === 8545;
+const devChain = config.chains.find((c) => c.chainId === 4663);
+const extensions: string[] = [];
+if (devChain?.sync.enabled === true)
+  extensions.push(
+    `  sync send       eth_sendRawTransactionSync on ${base}: the receipt in one call`,
+    `                  try: npm run demo -- --sync${defaults ? '' : ` --url ${base} --rpc ${anvil.url}`}`,
+  );
+if (config.websocket.enabled)
+  extensions.push(
+    `  WebSocket lane  ws://127.0.0.1:${service.port}/ (X-Api-Key on the upgrade; one JSON-RPC request per text frame)`,
+    `                  try: npm run demo -- --url ws://127.0.0.1:${service.port}${anvilPort === 8545 ? '' : ` --rpc ${anvil.url}`}`,
+  );
 process.stdout.write(`
 txgate (development) is up
   base URL        ${base}            (eth_chainId → 0x1237)
@@ -112,9 +161,9 @@ txgate (development) is up
   chain RPC       ${anvil.url}           (anvil, chain 4663, started by this process: nonce, gas, receipts)
   funded test key ${ANVIL_KEYS[0]}
   metrics         http://127.0.0.1:${service.internalPort}/metrics   (internal listener)
-  config          ${files.configFile}
+  config          ${files.configFile}${files.configWritten ? '' : '   (edited by you: used as it is; delete it to get the generated one)'}
   accounts        ${files.accountsFile}${files.accountsCreated ? '' : '   (kept from an earlier run)'}
-  try             npm run demo${defaults ? '' : ` -- --url ${base} --rpc ${anvil.url}`}        (in another terminal)
+${extensions.length > 0 ? extensions.join('\n') + '\n' : ''}  try             npm run demo${defaults ? '' : ` -- --url ${base} --rpc ${anvil.url}`}        (in another terminal)
 
 `);
 

@@ -8,8 +8,10 @@ import { HostTable } from '../src/chains.js';
 import { parseConfig } from '../src/config.js';
 import { RateLimiter } from '../src/limits/rate-limiter.js';
 import type { RunnerStage } from '../src/pipeline/pipeline.js';
-import { REASON_NAMES, REASONS, type Reason } from '../src/reasons.js';
+import { REASON_NAMES, REASONS, RETRY, type Reason, type ReasonSpec } from '../src/reasons.js';
 import { createForwardStage } from '../src/stages/forward.js';
+import { renderExamples } from './readme-examples.js';
+import { renderKitOutcomes, renderRetry } from './readme-retry.js';
 import { admissionStages } from '../src/stages/list.js';
 
 /** The pipeline's stages in their order, built from the stage list over inert parts (nothing runs). */
@@ -27,11 +29,13 @@ const code = (s: string) => `\`${s}\``;
 
 export function renderReasons(): string {
   const rows = REASON_NAMES.map((r) => {
-    const spec: { stages: readonly string[]; when?: string; status: number; code: number; action: string } = REASONS[r];
+    const spec: ReasonSpec = REASONS[r];
     const where = spec.stages.map(label).join(' / ') + (spec.when === undefined ? '' : ` (${spec.when})`);
-    return `| ${code(r)} | ${spec.status} | ${spec.code} | ${where} | ${spec.action} |`;
+    return `| ${code(r)} | ${spec.status} | ${spec.code} | ${where} | ${code(RETRY[spec.retry].outcome)} | ${spec.action} |`;
   });
-  return ['| reason | HTTP | JSON-RPC code | where | what the client should do |', '|---|---|---|---|---|', ...rows].join('\n');
+  return ['| reason | HTTP | JSON-RPC code | where | outcome (the retry table) | what it means, what to check |', '|---|---|---|---|---|---|', ...rows].join(
+    '\n',
+  );
 }
 
 /** "402 `fee_rejected`; 403 `a`, `b`": a stage's refusals grouped by HTTP status. */
@@ -57,9 +61,11 @@ export function renderStages(stages: readonly RunnerStage[] = pipelineStages()):
   return ['| stage | adds | what it checks | refuses with |', '|---|---|---|---|', ...rows].join('\n');
 }
 
-/** The README with both tables rendered between their markers (throws when a marker is missing). */
+/** The README with both tables rendered between their markers (throws when a marker is missing), and the examples/ files in their blocks. */
 export function renderReadme(readme: string): string {
-  return replaceBlock(replaceBlock(readme, 'stages', renderStages()), 'reasons', renderReasons());
+  let out = replaceBlock(replaceBlock(readme, 'stages', renderStages()), 'reasons', renderReasons());
+  out = replaceBlock(replaceBlock(out, 'retry', renderRetry()), 'kit-outcomes', renderKitOutcomes());
+  return renderExamples(out);
 }
 
 /** The text between `<!-- name:start -->` and `<!-- name:end -->`. */

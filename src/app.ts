@@ -119,6 +119,7 @@ export function createApp(opts: AppOptions): App {
   const prober = opts.shared === undefined ? new HealthProber(config.chains, board, log) : null;
 
   readiness.add(() => accountsProblem(store, config.accounts.maxStaleMs));
+  readiness.warn(() => (store.ready && store.problem ? `${store.problem} (the last good accounts stay in force)` : null));
   readiness.add(() => healthProblems(config.chains, board));
 
   const buildPipeline = (hooks: PipelineHooks) =>

@@ -12,6 +12,8 @@ import { initCrypto, NativeLoadError, uws } from './native.js';
 import { BUILD } from './build.js';
 import { startService } from './service.js';
 import { listenFailure } from './http/listen-failure.js';
+import { AddressTaken, claimAddress } from './http/address-claim.js';
+import { accountsStartProblem } from './start-checks.js';
 
 const USAGE = 'usage: txgate --config <file> [--pretty]   (txgate --help for more)';
 
@@ -27,8 +29,10 @@ usage: txgate --config <file> [--pretty]
 Serves POST / (eth_chainId, eth_sendRawTransaction), GET /tip-addresses, GET /health and
 GET /ready on listen.host:listen.port, and /metrics on the internal listener.
 Signals: SIGTERM or SIGINT drain (requests in flight are answered) and exit 0; SIGHUP re-reads
-the accounts file. Exit status: 0 after a drain, 1 after an uncaught error or without the native
-bindings, 2 for bad arguments or an invalid configuration (every problem listed).`;
+the accounts file. Exit status: 0 after a drain; 1 after an uncaught error, without the native
+bindings, when the address is served already (by another txgate or anything else), or without
+usable accounts (the file missing or invalid, the database not answering within
+accounts.startWaitMs), each said in one line on stderr; 2 for bad arguments or an invalid configuration (every problem listed).`;
 
 function parseCliArgs() {
   return parseArgs({
@@ -80,6 +84,23 @@ async function main(): Promise<number> {
       return 1;
     }
     throw e;
+  }
+
+  // What the operator can fix stops start-up in one line, before any port opens.
+  const accountsProblem = await accountsStartProblem(config, args.values.config);
+  if (accountsProblem !== null) {
+    process.stderr.write(`txgate: ${accountsProblem}\n`);
+    return 1;
+  }
+
+  // One txgate per address, however many threads each has (address-claim.ts): checked before
+  // anything starts, held until the process ends.
+  try {
+    await claimAddress(config.listen.host, config.listen.port);
+  } catch (e) {
+    if (!(e instanceof AddressTaken)) throw e;
+    process.stderr.write(`txgate: ${e.message}; change listen.port in ${args.values.config}\n`);
+    return 1;
   }
 
   const pretty = args.values.pretty === true;

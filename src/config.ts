@@ -98,6 +98,8 @@ export interface AccountsConfig {
   readonly maxStaleMs: number;
   /** Full resync period, the backstop to notifications (and the heartbeat of the store's state). */
   readonly resyncMs: number;
+  /** With postgres: how long start-up waits for the database to answer before it exits 1 (start-checks.ts). */
+  readonly startWaitMs: number;
 }
 
 export interface Config {
@@ -187,7 +189,7 @@ export function parseConfig(input: unknown, baseDir: string, env: NodeJS.Process
   const listenIn = r.obj(top.listen, 'listen', ['host', 'port']);
   const internalIn = r.obj(top.internal, 'internal', ['enabled', 'host', 'port']);
   const limitsIn = r.obj(top.limits, 'limits', ['maxBodyBytes', 'chainIdMaxBodyBytes', 'maxBufferedBodyBytes']);
-  const accountsIn = r.obj(top.accounts, 'accounts', ['store', 'file', 'url', 'maxStaleMs', 'resyncMs']);
+  const accountsIn = r.obj(top.accounts, 'accounts', ['store', 'file', 'url', 'maxStaleMs', 'resyncMs', 'startWaitMs']);
   const accountsStore = r.oneOf<'file' | 'postgres'>(accountsIn.store, 'accounts.store', 'file', ['file', 'postgres']);
   const accountsUrl = typeof accountsIn.url === 'string' ? accountsIn.url : '';
   if (accountsStore === 'postgres' && !/^postgres(?:ql)?:\/\/./.test(accountsUrl))
@@ -235,6 +237,7 @@ export function parseConfig(input: unknown, baseDir: string, env: NodeJS.Process
       url: accountsUrl,
       maxStaleMs: r.int(accountsIn.maxStaleMs, 'accounts.maxStaleMs', 120_000, 1_000, 86_400_000),
       resyncMs: r.int(accountsIn.resyncMs, 'accounts.resyncMs', 30_000, 200, 3_600_000),
+      startWaitMs: r.int(accountsIn.startWaitMs, 'accounts.startWaitMs', 30_000, 0, 3_600_000),
     },
     log: { level },
     shutdown: { graceMs: r.int(shutdownIn.graceMs, 'shutdown.graceMs', 10_000, 0, 600_000) },

@@ -13,6 +13,47 @@
  */
 export type Where = string;
 
+/**
+ * What an answer means for the submission, which decides what a client may do next (and names
+ * the request's log line): `accepted` (the sequencer took it), `refused` (final for these bytes),
+ * `not_sent` (nothing reached a sequencer), `uncertain` (it may have), `pending` (accepted, no
+ * receipt within the sync wait).
+ */
+export type SubmissionOutcome = 'accepted' | 'refused' | 'not_sent' | 'uncertain' | 'pending';
+
+/**
+ * The retry rules, each stated once: every reason names one (`retry`), and the README's retry
+ * table, Errors table and client kit table are rendered from here (`npm run readme`).
+ */
+export const RETRY = {
+  done: {
+    outcome: 'accepted',
+    rule: 'Done: the sequencer took it (the result is its hash, or the receipt for the sync send). Read the receipt on the chain RPC; never resend.',
+  },
+  fix: {
+    outcome: 'refused',
+    rule: 'Final for these bytes: the same request gets the same answer. Fix what the reason names (the request, the key, the grant, or a new transaction) before sending again.',
+  },
+  wait: {
+    outcome: 'not_sent',
+    rule: 'Not sent. Resend the same bytes after `Retry-After` (`data.retryAfterMs`) plus up to 20% jitter, within your deadline and allowance.',
+  },
+  backoff: {
+    outcome: 'not_sent',
+    rule: 'Not sent: nothing reached a sequencer. Resend the same bytes after a backoff with jitter (100 ms doubling to 2 s), until your deadline; another edge may answer.',
+  },
+  receipt: {
+    outcome: 'uncertain',
+    rule: 'Uncertain: it may have reached a sequencer. Look up the receipt of your locally computed hash (`data.txHash`); while there is none, resend only the same bytes, a bounded number of times.',
+  },
+  lookup: {
+    outcome: 'pending',
+    rule: 'Accepted, not lost: look up the receipt of `data.txHash`; never send other bytes for it.',
+  },
+} as const satisfies Record<string, { readonly outcome: SubmissionOutcome; readonly rule: string }>;
+
+export type RetryRule = keyof typeof RETRY;
+
 export interface ReasonSpec {
   /** The stages that give it (the README's "where" column is rendered from this). */
   readonly stages: readonly Where[];
@@ -21,8 +62,10 @@ export interface ReasonSpec {
   readonly status: number;
   readonly code: number;
   readonly message: string;
-  /** What a client should do about it (rendered into the README table; a test keeps them in sync). */
+  /** What a client should do about it beside the retry rule (rendered into the README table; a test keeps them in sync). */
   readonly action: string;
+  /** Whether and how the same bytes may go again (RETRY): the one rule for this reason. */
+  readonly retry: RetryRule;
 }
 
 export const REASONS = {
@@ -32,6 +75,7 @@ export const REASONS = {
     code: -32601,
     message: 'Not found: only POST /, GET /tip-addresses, GET /health and GET /ready exist',
     action: 'Use one of the documented paths.',
+    retry: 'fix',
   },
   method_not_allowed: {
     stages: ['front_end'],
@@ -39,6 +83,7 @@ export const REASONS = {
     code: -32600,
     message: 'HTTP method not allowed on this path',
     action: 'Use POST for / and GET for the other paths.',
+    retry: 'fix',
   },
   bad_framing: {
     stages: ['front_end'],
@@ -46,6 +91,7 @@ export const REASONS = {
     code: -32600,
     message: 'Ambiguous or unsupported message framing: send one Content-Length, or Transfer-Encoding: chunked alone',
     action: 'Send one Content-Length of digits (or Transfer-Encoding: chunked alone); the connection is closed. A proxy in front must normalise framing.',
+    retry: 'fix',
   },
   duplicate_header: {
     stages: ['front_end'],
@@ -54,6 +100,7 @@ export const REASONS = {
     code: -32600,
     message: 'Host and X-Api-Key must each appear once',
     action: 'Send each of Host and X-Api-Key once; the connection is closed. A proxy in front must not add a second.',
+    retry: 'fix',
   },
   websocket_version: {
     stages: ['front_end'],
@@ -62,6 +109,7 @@ export const REASONS = {
     code: -32600,
     message: 'Unsupported WebSocket version: only 13 (RFC 6455)',
     action: 'Upgrade with Sec-WebSocket-Version: 13 (every current client library does).',
+    retry: 'fix',
   },
   misdirected_host: {
     stages: ['host'],
@@ -69,6 +117,7 @@ export const REASONS = {
     code: -32600,
     message: 'Host is not assigned to this service',
     action: 'Use the exact hostname assigned at onboarding.',
+    retry: 'fix',
   },
   payload_too_large: {
     stages: ['front_end', 'size_cap', 'route'],
@@ -77,6 +126,7 @@ export const REASONS = {
     code: -32600,
     message: 'Request body exceeds the size limit',
     action: 'Send one transaction per request; eth_chainId bodies must fit in 512 bytes. Do not batch.',
+    retry: 'fix',
   },
   unsupported_content_type: {
     stages: ['parse'],
@@ -84,14 +134,23 @@ export const REASONS = {
     code: -32600,
     message: 'Content-Type must be application/json',
     action: 'Send the header Content-Type: application/json.',
+    retry: 'fix',
   },
-  parse_error: { stages: ['parse'], status: 400, code: -32700, message: 'Parse error: body is not valid JSON', action: 'Send one valid UTF-8 JSON object.' },
+  parse_error: {
+    stages: ['parse'],
+    status: 400,
+    code: -32700,
+    message: 'Parse error: body is not valid JSON',
+    action: 'Send one valid UTF-8 JSON object.',
+    retry: 'fix',
+  },
   invalid_request: {
     stages: ['parse'],
     status: 400,
     code: -32600,
     message: 'Invalid request: expected {"jsonrpc":"2.0","id":<number|string>,"method":<string>,"params":[...]}',
     action: 'Fix the envelope: jsonrpc "2.0", a non-null id, a string method, an array params.',
+    retry: 'fix',
   },
   batch_not_supported: {
     stages: ['parse'],
@@ -99,6 +158,7 @@ export const REASONS = {
     code: -32600,
     message: 'Batch requests are not supported: send one JSON-RPC object per POST',
     action: 'Send each request in its own POST (keep the connection alive).',
+    retry: 'fix',
   },
   method_not_found: {
     stages: ['route'],
@@ -106,6 +166,7 @@ export const REASONS = {
     code: -32601,
     message: 'Method not supported: only eth_chainId and eth_sendRawTransaction are served here',
     action: 'Send chain-state queries (nonce, gas, receipts) to the chain RPC, not here.',
+    retry: 'fix',
   },
   invalid_params: {
     stages: ['route', 'decode'],
@@ -113,6 +174,7 @@ export const REASONS = {
     code: -32602,
     message: 'Invalid params',
     action: 'eth_chainId takes []; eth_sendRawTransaction takes exactly one 0x-prefixed hex string.',
+    retry: 'fix',
   },
   credentials_stale: {
     stages: ['size_cap', 'auth'],
@@ -120,7 +182,8 @@ export const REASONS = {
     status: 503,
     code: -32002,
     message: "This edge's account data is stale (its account store has been unreachable too long); the transaction was not forwarded",
-    action: 'Retry with bounded backoff (another edge may answer); the transaction was not forwarded.',
+    action: "This edge's account store has been out of reach too long; another edge may answer.",
+    retry: 'backoff',
   },
   unauthorized: {
     stages: ['size_cap', 'auth'],
@@ -128,14 +191,16 @@ export const REASONS = {
     status: 401,
     code: -32000,
     message: 'Missing, invalid or revoked API key (X-Api-Key)',
-    action: 'Check the X-Api-Key header and the assigned hostname; do not retry with the same key; contact support if it persists.',
+    action: 'Check the X-Api-Key header and the assigned hostname; contact support if it persists.',
+    retry: 'fix',
   },
   submission_disabled: {
     stages: ['grant'],
     status: 403,
     code: -32003,
     message: 'Submission is disabled for this account',
-    action: 'Contact support to confirm the entitlement; do not retry.',
+    action: 'Contact support to confirm the entitlement.',
+    retry: 'fix',
   },
   chain_not_granted: {
     stages: ['grant'],
@@ -143,6 +208,7 @@ export const REASONS = {
     code: -32003,
     message: "This account is not granted the host's chain",
     action: 'Use the endpoint of a chain the account is granted, or ask for the grant.',
+    retry: 'fix',
   },
   solana_transaction: {
     stages: ['decode'],
@@ -150,6 +216,7 @@ export const REASONS = {
     code: -32000,
     message: 'Solana wire transactions are not accepted: send a signed EVM transaction',
     action: 'Send a signed EIP-1559 EVM transaction as 0x-hex.',
+    retry: 'fix',
   },
   unsigned_transaction: {
     stages: ['decode'],
@@ -157,6 +224,7 @@ export const REASONS = {
     code: -32000,
     message: 'Unsigned transaction: sign it locally and send the raw signed bytes',
     action: 'Sign locally and send the signed RLP as 0x-hex (eth_sendTransaction objects are not accepted).',
+    retry: 'fix',
   },
   replay_unprotected: {
     stages: ['decode'],
@@ -164,6 +232,7 @@ export const REASONS = {
     code: -32000,
     message: 'Legacy transaction without EIP-155 replay protection',
     action: 'Sign with the chain id (EIP-155), or better, as an EIP-1559 (0x02) transaction.',
+    retry: 'fix',
   },
   unsupported_tx_type: {
     stages: ['decode'],
@@ -171,6 +240,7 @@ export const REASONS = {
     code: -32000,
     message: 'Transaction type not accepted for this account',
     action: 'Send an EIP-1559 (0x02) transaction, or ask for the envelope to be validated for the account.',
+    retry: 'fix',
   },
   chain_mismatch: {
     stages: ['decode'],
@@ -178,6 +248,7 @@ export const REASONS = {
     code: -32000,
     message: "Transaction chain id does not match the host's chain",
     action: 'Sign for the chain that eth_chainId on this host returns.',
+    retry: 'fix',
   },
   invalid_signature: {
     stages: ['decode', 'sender'],
@@ -185,13 +256,15 @@ export const REASONS = {
     code: -32000,
     message: 'Invalid signature',
     action: 'Re-sign the transaction (low-s, valid recovery id).',
+    retry: 'fix',
   },
   invalid_transaction: {
     stages: ['decode'],
     status: 400,
     code: -32000,
     message: 'Invalid transaction',
-    action: 'Fix the transaction as the message says; do not retry the same bytes.',
+    action: 'Fix the transaction as the message says.',
+    retry: 'fix',
   },
   sync_not_granted: {
     stages: ['grant'],
@@ -199,6 +272,7 @@ export const REASONS = {
     code: -32003,
     message: 'eth_sendRawTransactionSync is not granted to this account on this chain',
     action: 'Use eth_sendRawTransaction and poll the receipt, or ask for the sync grant.',
+    retry: 'fix',
   },
   fee_rejected: {
     stages: ['fee'],
@@ -206,48 +280,55 @@ export const REASONS = {
     code: -32003,
     message: 'Fee admission rejected: the transaction does not pay an approved tip (see GET /tip-addresses)',
     action: 'Read GET /tip-addresses and pay at least minTipWei to a listed address through an approved pattern.',
+    retry: 'fix',
   },
   sender_not_allowed: {
     stages: ['sender'],
     status: 403,
     code: -32003,
     message: "The transaction's sender is not on this grant's sender allow-list",
-    action: 'Sign with an address the grant lists (GET /tip-addresses says whether a list applies); do not retry these bytes.',
+    action: 'Sign with an address the grant lists (GET /tip-addresses says whether a list applies).',
+    retry: 'fix',
   },
   rate_limited: {
     stages: ['rate_limit'],
     status: 429,
     code: -32005,
     message: 'Rate limit reached for this account and chain',
-    action: 'Back off with jitter for at least Retry-After seconds (error.data.retryAfterMs), within the assigned allowance.',
+    action: "The account's allowance on this chain is spent for now (error.data: retryAfterMs, perSecond, burst).",
+    retry: 'wait',
   },
   upstream_rejected: {
     stages: ['forward'],
     status: 200,
     code: -32003,
     message: 'Sequencer rejected the transaction',
-    action: 'The sequencer refused it (its code and message are passed through): fix the transaction (nonce, fees, balance) before resubmitting.',
+    action: 'The sequencer refused it (its code and message are passed through): the nonce, fees or balance.',
+    retry: 'fix',
   },
   upstream_error: {
     stages: ['forward'],
     status: 502,
     code: -32603,
     message: 'Sequencer failed to give a definite answer: the outcome is uncertain',
-    action: 'Check the receipt for your locally computed hash; if none, resubmit the exact same signed bytes, with bounded retries.',
+    action: 'Written to a sequencer, no definite answer came back (timeout, 5xx, a lost connection, not JSON-RPC, another hash).',
+    retry: 'receipt',
   },
   upstream_unavailable: {
     stages: ['forward'],
     status: 503,
     code: -32002,
     message: 'No healthy sequencer for this chain',
-    action: 'Retry later with bounded backoff; the transaction was not forwarded.',
+    action: 'No sequencer of the chain is healthy, or none could be connected to.',
+    retry: 'backoff',
   },
   sync_timeout: {
     stages: ['forward'],
     status: 202,
     code: 4,
     message: 'The transaction was accepted; no receipt within the wait',
-    action: 'Accepted, not lost: look up the receipt of data.txHash (never resend other bytes for it).',
+    action: 'The sequencer accepted it; the receipt did not come within the wait.',
+    retry: 'lookup',
   },
   overloaded: {
     stages: ['front_end', 'size_cap', 'forward'],
@@ -255,8 +336,8 @@ export const REASONS = {
     status: 503,
     code: -32005,
     message: 'Too many submissions in flight; the transaction was not forwarded',
-    action:
-      'Retry after a short backoff with jitter; the transaction was not forwarded. Over WebSocket: fewer in flight on the connection, and read its answers.',
+    action: 'Too many in flight for the chain (or no connection free within queueMs). Over WebSocket: fewer in flight on the connection, and read its answers.',
+    retry: 'backoff',
   },
   too_many_connections: {
     stages: ['front_end'],
@@ -265,6 +346,7 @@ export const REASONS = {
     code: -32005,
     message: 'Too many open WebSocket connections for this account',
     action: 'Close a connection before opening another: one connection carries many submissions in flight.',
+    retry: 'backoff',
   },
   draining: {
     stages: ['front_end'],
@@ -272,7 +354,8 @@ export const REASONS = {
     status: 503,
     code: -32002,
     message: 'The service is shutting down; the request was not processed',
-    action: 'Reconnect (another edge takes it) and resend: nothing was forwarded.',
+    action: 'This edge is stopping: reconnect (another edge takes it).',
+    retry: 'backoff',
   },
   not_ready: {
     stages: ['size_cap', 'auth'],
@@ -280,7 +363,8 @@ export const REASONS = {
     status: 503,
     code: -32002,
     message: 'Service is not ready',
-    action: 'Retry later; check GET /ready.',
+    action: 'GET /ready says what is missing.',
+    retry: 'backoff',
   },
   client_closed: {
     stages: ['any'],
@@ -288,18 +372,27 @@ export const REASONS = {
     status: 499,
     code: -32603,
     message: 'Client closed the connection before the answer',
-    action: 'Never sent (the client had gone); logged and counted. For a submission, check the receipt of your hash.',
+    action: 'The client had gone before its answer; logged and counted, nothing forwarded.',
+    retry: 'backoff',
   },
   internal_error: {
     stages: ['any'],
     status: 500,
     code: -32603,
     message: 'Internal error',
-    action: 'Retry with bounds; check the receipt for submissions; report it if it persists.',
+    action: 'A bug: report it with the X-Request-Id if it persists.',
+    retry: 'receipt',
   },
 } as const satisfies Record<string, ReasonSpec>;
 
 export type Reason = keyof typeof REASONS;
+
+/** The outcome an answer with this reason (or `ok`: a result) is, by its retry rule. */
+export function outcomeOf(reason: string): SubmissionOutcome {
+  if (reason === 'ok') return 'accepted';
+  const spec = (REASONS as Record<string, ReasonSpec>)[reason];
+  return spec === undefined ? 'uncertain' : RETRY[spec.retry].outcome;
+}
 /** What an answer's `reason` is: a rejection of the table, or `ok` for a result. */
 export type Outcome = Reason | 'ok';
 export const REASON_NAMES = Object.freeze(Object.keys(REASONS) as Reason[]);

@@ -9,7 +9,7 @@ import type { PostgresAccountStore } from './accounts/postgres/store.js';
 import { createApp, slotCount, type App } from './app.js';
 import type { Config } from './config.js';
 import { InternalServer } from './http/internal.js';
-import type { ReadinessReport } from './http/readiness.js';
+import { readinessReport, type ReadinessReport } from './http/readiness.js';
 import { HealthBoard } from './forward/health-board.js';
 import { HealthProber } from './forward/health.js';
 import { allocateTable } from './limits/shared-tables.js';
@@ -102,10 +102,9 @@ async function freePort(host: string): Promise<number> {
 
 /** Readiness over every thread: ready when each is, else the union of their problems. */
 function mergeReadiness(all: readonly WorkerSnapshot[]): ReadinessReport {
-  const bad = all.filter((a) => !a.readiness.ready);
-  if (bad.length === 0) return { ready: true, body: '{"status":"ready"}' };
-  const notReady = [...new Set(bad.flatMap((b) => b.readiness.notReady ?? []))];
-  return { ready: false, body: JSON.stringify({ status: 'not_ready', notReady }) };
+  const notReady = [...new Set(all.flatMap((a) => a.readiness.notReady ?? []))];
+  const warnings = [...new Set(all.flatMap((a) => a.readiness.warnings ?? []))];
+  return readinessReport(notReady, warnings);
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -25,6 +25,26 @@ describe('npm start: the development directory', () => {
     assert.equal(second.accountsCreated, false);
     assert.ok(readFileSync(second.accountsFile, 'utf8').includes('added-with-the-cli'), 'not overwritten');
     assert.equal(JSON.parse(readFileSync(second.configFile, 'utf8')).listen.port, 8081);
+  });
+  it('the config is rewritten while it is what npm start wrote; once edited it is kept as it is, until deleted', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'txgate-dev-'));
+    const first = writeDevFiles(dir, opts);
+    assert.equal(first.configWritten, true);
+    const ext = writeDevFiles(dir, { ...opts, sync: true, websocket: true });
+    assert.equal(ext.configWritten, true);
+    const cfg = JSON.parse(readFileSync(ext.configFile, 'utf8'));
+    assert.deepEqual(cfg.chains[0].sync, { enabled: true, syncTimeoutFormat: 'omit' });
+    assert.equal(cfg.chains[0].rpc, opts.sequencer);
+    assert.equal(cfg.websocket.enabled, true);
+    cfg.log = { level: 'debug' };
+    writeFileSync(ext.configFile, JSON.stringify(cfg));
+    const kept = writeDevFiles(dir, { ...opts, port: 8082 });
+    assert.equal(kept.configWritten, false);
+    assert.deepEqual(JSON.parse(readFileSync(kept.configFile, 'utf8')), cfg, 'the edited config is untouched');
+    rmSync(kept.configFile);
+    const again = writeDevFiles(dir, { ...opts, port: 8082 });
+    assert.equal(again.configWritten, true);
+    assert.equal(JSON.parse(readFileSync(again.configFile, 'utf8')).listen.port, 8082);
   });
   it('a second claim on a directory in use is refused, naming the holder; a stale lock is taken over', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'txgate-dev-'));

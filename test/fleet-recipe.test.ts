@@ -40,7 +40,8 @@ function recipe() {
         .split(/\s+/),
     );
   const json = /```json\n([\s\S]*?)```/.exec(readme.slice(at))![1]!;
-  const edge = (JSON.parse(`{${json}}`) as { accounts: { store: string; url: string; maxStaleMs: number } }).accounts;
+  // The edge's config: a whole file (examples/fleet.json) or its "accounts" field alone.
+  const edge = (JSON.parse(json.trim().startsWith('{') ? json : `{${json}}`) as { accounts: { store: string; url: string; maxStaleMs: number } }).accounts;
   return { sql, adminUrl, commands, edge };
 }
 

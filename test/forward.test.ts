@@ -417,12 +417,12 @@ describe('a client that leaves', () => {
     assert.equal(line.outcome, 'accepted', 'the sequencer got it and answered; the outcome is in the audit log');
     assert.equal(stubs[0]!.sends().length, 1);
     // The request line says what the client would have got, and that nobody received it.
-    const req = await eventually(() => gate.logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'request' && l.tx === txHash(raw)), 3000);
+    const req = await eventually(() => gate.logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'accepted' && l.tx === txHash(raw)), 3000);
     assert.equal(req.status, 200);
     assert.equal(req.clientGone, true);
     const ok = await submit(gate, await next());
     assert.equal(ok.status, 200);
-    const delivered = await eventually(() => gate.logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'request' && l.tx === ok.json.result), 3000);
+    const delivered = await eventually(() => gate.logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'accepted' && l.tx === ok.json.result), 3000);
     assert.equal(delivered.clientGone, undefined);
   });
 });

@@ -176,7 +176,7 @@ describe('txgate --pretty', () => {
           headers: { 'content-type': 'application/json', 'x-api-key': 'txg_nope' },
           body: JSON.stringify({ jsonrpc: '2.0', id: i, method: 'eth_sendRawTransaction', params: ['0x02'] }),
         });
-      await eventually(() => (out.match(/rejected/g) ?? []).length >= 16, 5_000);
+      await eventually(() => (out.match(/refused/g) ?? []).length >= 16, 5_000);
       assert.match(out, /reqId: "w0\./, 'request lines from worker thread 0');
       assert.match(out, /reqId: "w1\./, 'request lines from worker thread 1');
       for (const line of out.split('\n')) assert.ok(!line.trimStart().startsWith('{"level"'), `a JSON line: ${line}`);

@@ -10,12 +10,19 @@ import { createHash } from 'node:crypto';
 import { watch, type FSWatcher } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
-import { isMainThread } from 'node:worker_threads';
+import { isMainThread, workerData } from 'node:worker_threads';
 import type { Logger } from '../log.js';
-import { AccountsFileError, parseAccounts, type AccountsSnapshot } from './parse.js';
+import { parseAccountsText, unreadable } from './file-text.js';
+import type { AccountsSnapshot } from './parse.js';
 import type { Account, AccountStore } from './types.js';
 
 export type ReloadResult = 'loaded' | 'unchanged' | 'invalid';
+
+/**
+ * Every worker thread reads the file itself, but the operator reads one refusal: the first
+ * thread (or the main thread, with one) logs it at error, the others at debug.
+ */
+const SPEAKS = isMainThread || (workerData as { index?: unknown } | null)?.index === 0;
 
 export interface FileStoreOptions {
   readonly file: string;
@@ -40,6 +47,8 @@ export class FileAccountStore implements AccountStore {
   private reloading: Promise<ReloadResult> | null = null;
   private again = false;
   private readonly onHup = () => void this.reload('SIGHUP');
+  /** Why the last read was refused (the last good snapshot, if any, stays in force); null after a good load. */
+  private refused: string | null = null;
 
   constructor(private readonly opts: FileStoreOptions) {}
 
@@ -49,6 +58,11 @@ export class FileAccountStore implements AccountStore {
 
   get ready(): boolean {
     return this.snapshot !== null;
+  }
+
+  /** Why the file was last refused (readiness says it), or null once a read loaded. */
+  get problem(): string | null {
+    return this.refused;
   }
 
   get size(): number {
@@ -132,13 +146,14 @@ export class FileAccountStore implements AccountStore {
     try {
       text = await readFile(file, 'utf8');
     } catch (e) {
-      return this.refuse(trigger, [`${file}: cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)})`]);
+      return this.refuse(trigger, [unreadable(e)]);
     }
     const digest = createHash('sha256').update(text).digest('hex');
     // The watcher and the poll both see one change: the content decides, so each change is
     // loaded (or refused) and logged once. SIGHUP always says what it found.
     const forced = trigger === 'SIGHUP';
     if (digest === this.digest) {
+      this.refused = null; // the content in force is back
       if (forced) {
         log.info({ trigger, accounts: this.size }, 'accounts reloaded: unchanged');
         this.opts.onReload?.('unchanged', this.size);
@@ -146,22 +161,13 @@ export class FileAccountStore implements AccountStore {
       return 'unchanged';
     }
     if (digest === this.refusedDigest && !forced) return 'invalid';
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch (e) {
-      return this.refuse(trigger, [`not valid JSON (${(e as Error).message})`], digest);
-    }
-    let snap: AccountsSnapshot;
-    try {
-      snap = parseAccounts(json);
-    } catch (e) {
-      if (e instanceof AccountsFileError) return this.refuse(trigger, e.problems, digest);
-      throw e;
-    }
+    const parsed = parseAccountsText(text);
+    if (!parsed.ok) return this.refuse(trigger, parsed.problems, digest);
+    const snap = parsed.snapshot;
     this.snapshot = snap;
     this.digest = digest;
     this.refusedDigest = '';
+    this.refused = null;
     log.info({ trigger, accounts: snap.accounts.length, keys: snap.byHash.size }, 'accounts loaded');
     this.opts.onReload?.('loaded', snap.accounts.length);
     return 'loaded';
@@ -169,7 +175,11 @@ export class FileAccountStore implements AccountStore {
 
   private refuse(trigger: string, problems: readonly string[], digest = ''): ReloadResult {
     this.refusedDigest = digest;
-    this.opts.log.error({ trigger, file: this.opts.file, problems, keptPrevious: this.snapshot !== null }, `accounts file refused: ${problems.join('; ')}`);
+    this.refused = `accounts file refused at ${new Date().toISOString()}: ${problems.join('; ')}`;
+    this.opts.log[SPEAKS ? 'error' : 'debug'](
+      { trigger, file: this.opts.file, problems, keptPrevious: this.snapshot !== null },
+      `accounts file refused: ${problems.join('; ')}`,
+    );
     this.opts.onReload?.('invalid', this.size);
     return 'invalid';
   }

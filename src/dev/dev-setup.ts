@@ -2,6 +2,7 @@
  * The embedded development default: one chain (4663) on a local anvil, one account whose key is
  * the public development key below (only its SHA-256 is written), tips to anvil account #9.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { keySha256 } from '../accounts/keys.js';
@@ -11,13 +12,6 @@ import { ANVIL_TIP_ADDRESS } from './anvil.js';
 export const DEV_API_KEY = 'txg_dev_local_only_not_a_secret_0000000000';
 export const DEV_CHAIN_ID = 4663;
 export const DEV_MIN_TIP_WEI = 1_000_000_000_000n;
-
-export interface DevFiles {
-  readonly configFile: string;
-  readonly accountsFile: string;
-  /** False when an accounts file was already there and kept (accounts added with the CLI survive a restart). */
-  readonly accountsCreated: boolean;
-}
 
 /**
  * Claims a development directory for this process (a lock file holding its pid), so that two
@@ -53,11 +47,55 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Writes the development config (ports, sequencer); the accounts file only if there is none yet. */
-export function writeDevFiles(dir: string, opts: { port: number; internalPort: number; sequencer: string }): DevFiles {
+/** What `npm start` turns on for the development chain (off by default, as in production). */
+export interface DevExtensions {
+  /** eth_sendRawTransactionSync on chain 4663 (anvil is the chain RPC; the timeout answer omits the waited time). */
+  readonly sync?: boolean;
+  /** The WebSocket lane on the public port. */
+  readonly websocket?: boolean;
+}
+
+export interface DevFiles {
+  readonly configFile: string;
+  readonly accountsFile: string;
+  /** False when an accounts file was already there and kept (accounts added with the CLI survive a restart). */
+  readonly accountsCreated: boolean;
+  /** False when the config was edited since npm start wrote it, and kept as it is. */
+  readonly configWritten: boolean;
+}
+
+/** The development config for these ports, sequencer and extensions. */
+export function devConfig(opts: { port: number; internalPort: number; sequencer: string } & DevExtensions): Record<string, unknown> {
+  return {
+    listen: { host: '127.0.0.1', port: opts.port },
+    internal: { host: '127.0.0.1', port: opts.internalPort },
+    chains: [
+      {
+        chainId: DEV_CHAIN_ID,
+        hosts: ['localhost', '127.0.0.1'],
+        sequencers: [opts.sequencer],
+        ...(opts.sync === true ? { rpc: opts.sequencer, sync: { enabled: true, syncTimeoutFormat: 'omit' } } : {}),
+      },
+    ],
+    accounts: { file: './accounts.json' },
+    ...(opts.websocket === true ? { websocket: { enabled: true } } : {}),
+    workers: 1,
+  };
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/**
+ * Writes the development config, unless it was edited since npm start last wrote it (the digest
+ * of what it wrote is kept beside it, in `.generated`): an edited config is the user's, kept and
+ * used as it is, until deleted. The accounts file is written only if there is none yet (its dev
+ * account may use the sync send).
+ */
+export function writeDevFiles(dir: string, opts: { port: number; internalPort: number; sequencer: string } & DevExtensions): DevFiles {
   mkdirSync(dir, { recursive: true });
   const accountsFile = join(dir, 'accounts.json');
   const configFile = join(dir, 'txgate.json');
+  const generatedFile = join(dir, '.generated');
   const accountsCreated = !existsSync(accountsFile);
   if (accountsCreated)
     writeFileSync(
@@ -78,6 +116,7 @@ export function writeDevFiles(dir: string, opts: { port: number; internalPort: n
                   tipAddresses: [ANVIL_TIP_ADDRESS],
                   minTipWei: DEV_MIN_TIP_WEI.toString(),
                   feePatterns: [{ kind: 'transfer' }],
+                  sync: true,
                 },
               ],
             },
@@ -87,19 +126,14 @@ export function writeDevFiles(dir: string, opts: { port: number; internalPort: n
         2,
       ) + '\n',
     );
-  writeFileSync(
-    configFile,
-    JSON.stringify(
-      {
-        listen: { host: '127.0.0.1', port: opts.port },
-        internal: { host: '127.0.0.1', port: opts.internalPort },
-        chains: [{ chainId: DEV_CHAIN_ID, hosts: ['localhost', '127.0.0.1'], sequencers: [opts.sequencer] }],
-        accounts: { file: './accounts.json' },
-        workers: 1,
-      },
-      null,
-      2,
-    ) + '\n',
-  );
-  return { configFile, accountsFile, accountsCreated };
+  const text = JSON.stringify(devConfig(opts), null, 2) + '\n';
+  const current = existsSync(configFile) ? readFileSync(configFile, 'utf8') : null;
+  const last = existsSync(generatedFile) ? readFileSync(generatedFile, 'utf8').trim() : null;
+  // Ours to rewrite: absent, or exactly what was written last (or written before the digest was kept).
+  const configWritten = current === null || last === null || sha256(current) === last;
+  if (configWritten) {
+    writeFileSync(configFile, text);
+    writeFileSync(generatedFile, sha256(text) + '\n');
+  }
+  return { configFile, accountsFile, accountsCreated, configWritten };
 }

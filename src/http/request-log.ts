@@ -10,6 +10,7 @@ import type { Logger } from '../log.js';
 import type { ExitLog } from '../pipeline/answer-path.js';
 import type { BaseCtx } from '../pipeline/context.js';
 import { finished } from '../stages/list.js';
+import { outcomeOf } from '../reasons.js';
 
 export class RequestLog implements ExitLog {
   private readonly fast: FastLog;
@@ -53,7 +54,8 @@ export class RequestLog implements ExitLog {
     if (unanswered) line.end('closed unanswered');
     else {
       if (ctx.aborted && exit.reason !== 'client_closed') line.json('clientGone', true);
-      line.end(ok ? 'request' : 'rejected');
+      // The message is the outcome (reasons.ts): accepted, refused, not_sent, uncertain, pending.
+      line.end(ok && rpc?.method === 'eth_chainId' ? 'request' : outcomeOf(exit.reason));
     }
   }
 
@@ -68,7 +70,7 @@ export class RequestLog implements ExitLog {
     if (status !== 0) line.json('status', status);
     line.str('reason', reason);
     if (detail !== undefined) line.text('detail', detail);
-    line.end(status === 0 ? 'closed unanswered' : 'rejected');
+    line.end(status === 0 ? 'closed unanswered' : outcomeOf(reason));
   }
 
   /** A GET (or HEAD) answer outside the pipeline: GET /tip-addresses (`status` 0: closed unanswered). */
@@ -79,7 +81,7 @@ export class RequestLog implements ExitLog {
     if (status !== 0) line.json('status', status);
     if (reason !== undefined) line.str('reason', reason);
     if (account !== undefined) line.str('account', account);
-    line.json('us', micros).end(status === 0 ? 'closed unanswered' : status < 400 ? 'request' : 'rejected');
+    line.json('us', micros).end(status === 0 ? 'closed unanswered' : status < 400 ? 'request' : outcomeOf(reason ?? 'internal_error'));
   }
 }
 

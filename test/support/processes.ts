@@ -47,3 +47,19 @@ export async function startCli(configFile: string, nodeArgs: string[] = []): Pro
   const info = JSON.parse(line as string) as { port: number; internalPort: number | null };
   return { proc, port: info.port, internalPort: info.internalPort, out: () => out };
 }
+
+/** Runs `txgate --config FILE` to its end (killed after `ms`): its exit code and what it wrote. */
+export function runCli(configFile: string, ms = 60_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const p = spawn(process.execPath, [join(import.meta.dirname, '../../src/cli.js'), '--config', configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+    p.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    const t = setTimeout(() => p.kill('SIGKILL'), ms);
+    p.on('exit', (code) => {
+      clearTimeout(t);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}

@@ -38,7 +38,7 @@ export type SubmitOutcome =
   | { readonly kind: 'rejected'; readonly hash: string; readonly reason: string; readonly code: number; readonly message: string; readonly status: number }
   /** 429: wait this long (with jitter), then the same bytes may go again. */
   | { readonly kind: 'rate_limited'; readonly hash: string; readonly retryAfterMs: number }
-  /** 503 or no connection: definitely not forwarded; safe to resend at once. */
+  /** 503 or no connection: definitely not forwarded; the same bytes may go again after a backoff (txgate's retry table). */
   | { readonly kind: 'not_forwarded'; readonly hash: string; readonly reason: string }
   /** A timeout, a 502, a lost connection: it may or may not have been accepted. Check the receipt of `hash`; resend only these bytes. */
   | { readonly kind: 'uncertain'; readonly hash: string; readonly why: string };

@@ -68,7 +68,7 @@ export const OUTCOMES = {
   too_many_connections: row('rate_limited', 429, -32005),
   draining: row('not_forwarded', 503, -32002),
   not_ready: row('not_forwarded', 503, -32002),
-  client_closed: row('uncertain', 499, -32603),
+  client_closed: row('not_forwarded', 499, -32603),
   internal_error: row('uncertain', 500, -32603),
   // the client's own
   /** No connection to txgate could be made (nothing was written): not forwarded. */
