@@ -1,6 +1,6 @@
 /**
  * What one sequencer answer to eth_sendRawTransaction says, before anything is concluded from
- * it (the rules: docs/design.md, "The forward's outcome rules"):
+ * it (the rules: docs/design.md §5.2):
  * - a result equal to the locally computed hash: accepted (rule `hash`). It is the only answer
  *   that is an acceptance by itself;
  * - a JSON-RPC error whose wording suggests the bytes are there ("already known" in any node's

@@ -1,7 +1,7 @@
 /**
  * The outcome rules of a forward, written once for every kind of send (the plain
  * eth_sendRawTransaction, the sync method) and every strategy (failover, fanout), whichever
- * front end the request came through (docs/design.md, "The forward's outcome rules"):
+ * front end the request came through (docs/design.md §5):
  *
  * 1. An acceptance is a hash, never a wording: a result equal to the locally computed hash (or,
  *    for the sync method, a receipt of it), or eth_getTransactionByHash returning this very
