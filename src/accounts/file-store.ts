@@ -12,6 +12,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { isMainThread } from 'node:worker_threads';
 import type { Logger } from '../log.js';
+import { initChecksum } from './checksum.js';
 import { AccountsFileError, parseAccounts, type AccountsSnapshot } from './parse.js';
 import type { Account, AccountStore } from './types.js';
 
@@ -60,6 +61,7 @@ export class FileAccountStore implements AccountStore {
   }
 
   async start(): Promise<void> {
+    await initChecksum();
     await this.reload('start');
     const dir = dirname(this.opts.file);
     const name = basename(this.opts.file);
