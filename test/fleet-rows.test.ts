@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { createServer, connect, type Server } from 'node:net';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
+import { toChecksumAddress } from '@ethereumjs/util';
 import postgres from 'postgres';
 import { keySha256 } from '../src/accounts/keys.js';
 import { migrate, migrations } from '../src/accounts/postgres/migrate.js';
@@ -250,6 +251,41 @@ describe('changes by row', () => {
     pg.psql("DELETE FROM txgate_accounts WHERE id = 'acct4'");
     await eventually(() => s.size === 20, 5_000);
     s.close();
+  });
+});
+
+describe('a large grant', () => {
+  it('the documented maximum (100,000 tip addresses) is checked off the serving thread and served: matching and listing; one bad checksum among them refuses the row', async () => {
+    pg.psql('DELETE FROM txgate_accounts');
+    const k = newKey();
+    const tips = "(SELECT jsonb_agg('0x' || lpad(to_hex(g), 40, '0')) FROM generate_series(1, 100000) g)";
+    pg.psql(
+      `INSERT INTO txgate_accounts (id, doc) SELECT 'big', jsonb_build_object('id', 'big', 'keySha256', jsonb_build_array('${keySha256(k)}'), 'grants', jsonb_build_array(jsonb_build_object('chainId', 4663, 'rateLimit', '{"perSecond":1,"burst":1}'::jsonb, 'minTipWei', '0', 'tipAddresses', ${tips})))`,
+    );
+    const { store: s, lines } = store(60_000);
+    try {
+      await loaded(s, lines);
+      const g = s.byKeyHash(keySha256(k))?.grants.get(4663);
+      assert.ok(g !== undefined, JSON.stringify(lines()));
+      assert.equal(g.tipAddresses.size, 100_000);
+      const addr = (i: number) => '0x' + i.toString(16).padStart(40, '0');
+      for (const i of [1, 2, 4096, 65_535, 99_999, 100_000]) assert.ok(g.tipAddresses.has(addr(i)), addr(i));
+      for (const i of [0, 100_001, 1 << 20]) assert.ok(!g.tipAddresses.has(addr(i)), addr(i));
+      assert.ok(!g.tipAddresses.has('0x'), 'a short string is not listed');
+      const listed = g.tipAddresses.toArray();
+      assert.equal(listed.length, 100_000);
+      assert.equal(listed[0]!.toLowerCase(), addr(1), 'listed in order');
+      assert.equal(listed[0], toChecksumAddress(addr(1)), 'checksummed');
+      assert.equal(listed[99_999], toChecksumAddress(addr(100_000)));
+      // One address among them with a wrong EIP-55 checksum: the row is refused, naming it.
+      pg.psql(
+        `UPDATE txgate_accounts SET doc = jsonb_set(doc, '{grants,0,tipAddresses,77777}', '"0xA0ee7a142d267C1f36714E4a8F75612F20a79720"') WHERE id = 'big'`,
+      );
+      await eventually(() => s.byKeyHash(keySha256(k)) === undefined, 10_000);
+      assert.ok(lines().some((l) => l.account === 'big' && /tipAddresses\[77777\]: bad EIP-55 checksum/.test(String(l.msg))));
+    } finally {
+      await closeAll();
+    }
   });
 });
 

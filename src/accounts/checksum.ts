@@ -20,12 +20,14 @@ export function checksumBody(lower: string): string {
   if (h === undefined) return toChecksumAddress('0x' + lower).slice(2);
   h.init();
   h.update(lower);
-  const d = h.digest('hex');
-  let out = '';
+  const d = h.digest('binary');
   for (let i = 0; i < 40; i++) {
     const c = lower.charCodeAt(i);
+    const nibble = i % 2 === 0 ? d[i >> 1]! >> 4 : d[i >> 1]! & 15;
     // a-f (97-102) upper-cased where the hash's nibble is ≥ 8
-    out += c >= 97 && d.charCodeAt(i) >= 56 /* '8' */ ? String.fromCharCode(c - 32) : lower[i]!;
+    out[i] = c >= 97 && nibble >= 8 ? c - 32 : c;
   }
-  return out;
+  return out.toString('latin1', 0, 40);
 }
+
+const out = Buffer.alloc(40);

@@ -45,7 +45,8 @@ import { initChecksum } from '../checksum.js';
 import { ACCOUNT_LIMITS } from '../limits.js';
 import type { Account, AccountStore } from '../types.js';
 import { dbLabel } from './migrate.js';
-import { checkRow, type FetchedRow, type RowVerdict } from './row-check.js';
+import type { FetchedRow, RowVerdict } from './row-check.js';
+import { RowChecker } from './row-checker.js';
 import { accountFromWire, LiveSnapshot, type AccountChange, type AccountWire } from './snapshot.js';
 import { problemOf, STORE_PROBLEMS, StoreState } from './state.js';
 
@@ -84,6 +85,8 @@ export interface PostgresStoreOptions {
   readonly log: Logger;
   /** The state shared with worker threads (one is made when absent). */
   readonly state?: StoreState;
+  /** Rows of at least this much JSON are checked off this thread (row-checker.ts; a bench compares). */
+  readonly offThreadBytes?: number;
 }
 
 /** A row as listed: id, version and the document's size (doc_bytes), not the document. */
@@ -107,6 +110,12 @@ interface Held {
 export class PostgresAccountStore implements AccountStore {
   readonly state: StoreState;
   private readonly snap = new LiveSnapshot();
+  /** Large rows are checked off this thread (row-checker.ts). */
+  private readonly checker: RowChecker;
+  /** Large rows on the checker's thread: account → the version being checked. */
+  private readonly checking = new Map<string, number>();
+  /** Their checks, awaited by the first load (the port opens with every account in force). */
+  private readonly checks = new Set<Promise<void>>();
   private readonly held = new Map<string, Held>();
   /** Key hash → the account holding it. */
   private readonly owner = new Map<string, string>();
@@ -149,6 +158,7 @@ export class PostgresAccountStore implements AccountStore {
   constructor(private readonly opts: PostgresStoreOptions) {
     this.state = opts.state ?? StoreState.allocate();
     this.label = dbLabel(opts.url);
+    this.checker = new RowChecker(opts.offThreadBytes);
   }
 
   get ready(): boolean {
@@ -322,22 +332,23 @@ export class PostgresAccountStore implements AccountStore {
 
   private kick(): void {
     if (this.running !== null || this.closed) return;
-    this.running = this.work().finally(() => {
+    this.running = this.work().then((ok) => {
       this.running = null;
-      if (!this.closed && (this.full !== null || (this.loaded && this.pending.size > 0))) this.kick();
+      // After a failure the retry (~1 s, a diff load) picks up what is queued: no tight loop.
+      if (ok && !this.closed && (this.full !== null || (this.loaded && this.pending.size > 0))) this.kick();
     });
   }
 
-  /** The one worker: diff loads first, then queued accounts, one query at a time. */
-  private async work(): Promise<void> {
+  /** The one worker: diff loads first, then queued accounts, one query at a time; false after a failure. */
+  private async work(): Promise<boolean> {
     while (!this.closed) {
       if (this.full !== null) {
         const trigger = this.full;
         this.full = null;
-        if (!(await this.diffLoad(trigger))) return;
+        if (!(await this.diffLoad(trigger))) return false;
         continue;
       }
-      if (!this.loaded || this.pending.size === 0) return;
+      if (!this.loaded || this.pending.size === 0) return true;
       const ids: string[] = [];
       for (const [id, v] of this.pending) {
         this.pending.delete(id);
@@ -347,11 +358,12 @@ export class PostgresAccountStore implements AccountStore {
         if (ids.length === BATCH) break;
       }
       if (ids.length === 0) continue;
-      if (!(await this.fetchChanged(ids, 'notify'))) return;
+      if (!(await this.fetchChanged(ids, 'notify'))) return false;
       this.emit();
       this.state.synced(false);
       await new Promise((r) => setTimeout(r, FETCH_GAP_MS));
     }
+    return true;
   }
 
   /** A query bounded by STUCK_MS: one without an answer drops the connections. */
@@ -389,13 +401,15 @@ export class PostgresAccountStore implements AccountStore {
       return false;
     }
     const first = !this.loaded;
+    if (first) await Promise.all(this.checks);
+    this.checks.clear();
     const wasDown = this.state.get(StoreState.UP) === 0 && !first;
     this.loaded = true;
     this.state.synced(trigger === 'resync');
     this.logged = 0;
     if (first || wasDown) this.opts.log.info({ db: this.label, trigger, accounts: this.snap.size }, 'accounts loaded from the database');
     else if (changed.length > 0) this.opts.log.debug({ trigger, accounts: this.snap.size, changed: changed.length }, 'accounts reloaded');
-    this.emit();
+    this.emit(first); // the first load is handed over even with no account: the mirrors are ready
     if (first) this.resolveLoaded();
     return true;
   }
@@ -432,10 +446,12 @@ export class PostgresAccountStore implements AccountStore {
       bytes = 0;
       return this.fetchBatch(ids, trigger);
     };
-    for (const r of listed) {
+    // Small rows first; a row whose version is being checked already is not read again.
+    const todo = listed.filter((r) => this.checking.get(r.id) !== Number(r.version)).sort((a, b) => Number(a.doc_bytes) - Number(b.doc_bytes));
+    for (const r of todo) {
       const size = Number(r.doc_bytes);
       if (!(size <= ACCOUNT_LIMITS.docBytes)) {
-        this.install(await this.check({ id: r.id, version: Number(r.version), bytes: size, text: null }));
+        this.install(await this.checker.check({ id: r.id, version: Number(r.version), bytes: size, text: null }));
         continue;
       }
       if (batch.length === BATCH || (batch.length > 0 && bytes + size > ACCOUNT_LIMITS.docBytes)) if (!(await flush())) return false;
@@ -462,14 +478,25 @@ export class PostgresAccountStore implements AccountStore {
       seen.add(r.id);
       const row: FetchedRow = { id: r.id, version: Number(r.version), bytes: Number(r.doc_bytes), text: r.text };
       if (this.held.get(row.id)?.version === row.version) continue;
-      this.install(await this.check(row));
+      if (!this.checker.offThread(row)) {
+        this.install(await this.checker.check(row));
+        continue;
+      }
+      // A large row is checked on the checker's thread while this one goes on with the other
+      // accounts (a revocation never waits behind a large grant); its verdict is installed
+      // when it comes, unless the account changed or went meanwhile.
+      this.checking.set(row.id, row.version);
+      this.checks.add(
+        this.checker.check(row).then((v) => {
+          if (this.checking.get(v.id) !== v.version || this.closed) return;
+          this.checking.delete(v.id);
+          this.install(v);
+          this.emit();
+        }),
+      );
     }
     for (const id of ids) if (!seen.has(id)) this.remove(id);
     return true;
-  }
-
-  private async check(row: FetchedRow): Promise<RowVerdict> {
-    return checkRow(row);
   }
 
   private install(v: RowVerdict): void {
@@ -489,6 +516,7 @@ export class PostgresAccountStore implements AccountStore {
   }
 
   private remove(id: string): void {
+    this.checking.delete(id);
     this.set(id, 0, null, null, []);
     this.held.delete(id);
     this.refusedLogged.delete(id);
@@ -566,8 +594,8 @@ export class PostgresAccountStore implements AccountStore {
   }
 
   /** Hands the changes made to the listeners (once the first load is in force). */
-  private emit(): void {
-    if (!this.loaded || this.changes.length === 0) return;
+  private emit(always = false): void {
+    if (!this.loaded || (this.changes.length === 0 && !always)) return;
     const changes = this.changes;
     this.changes = [];
     for (const cb of this.changeListeners) cb(changes);
@@ -601,6 +629,7 @@ export class PostgresAccountStore implements AccountStore {
     if (this.beatTimer !== null) clearInterval(this.beatTimer);
     if (this.retry !== null) clearTimeout(this.retry);
     if (this.retryLoad !== null) clearTimeout(this.retryLoad);
+    this.checker.close();
     void this.sql?.end({ timeout: 1 });
   }
 }
