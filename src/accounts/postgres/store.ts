@@ -45,7 +45,7 @@ import { initChecksum } from '../checksum.js';
 import { ACCOUNT_LIMITS } from '../limits.js';
 import type { Account, AccountStore } from '../types.js';
 import { dbLabel } from './migrate.js';
-import type { FetchedRow, RowVerdict } from './row-check.js';
+import { checkRow, type FetchedRow, type RowVerdict } from './row-check.js';
 import { RowChecker } from './row-checker.js';
 import { accountFromWire, LiveSnapshot, type AccountChange, type AccountWire } from './snapshot.js';
 import { problemOf, STORE_PROBLEMS, StoreState } from './state.js';
@@ -62,6 +62,8 @@ export const CLIENT_OPTIONS = { fetch_types: false, onnotice: () => {} } as cons
 
 /** The server cancels an edge's query after this (statement_timeout on the edge's sessions). */
 export const STATEMENT_TIMEOUT_MS = 4_000;
+/** Every session an edge opens: named, and its queries cancelled by the server past the timeout. */
+const SESSION = { application_name: 'txgate', statement_timeout: STATEMENT_TIMEOUT_MS };
 /** A query or a LISTEN without any answer for this long means its connection is stuck. */
 const STUCK_MS = 5_000;
 export const HEARTBEAT_MS = 1_000;
@@ -158,7 +160,7 @@ export class PostgresAccountStore implements AccountStore {
   constructor(private readonly opts: PostgresStoreOptions) {
     this.state = opts.state ?? StoreState.allocate();
     this.label = dbLabel(opts.url);
-    this.checker = new RowChecker(opts.offThreadBytes);
+    this.checker = new RowChecker(opts.url, { connect_timeout: 3, connection: SESSION }, opts.offThreadBytes);
   }
 
   get ready(): boolean {
@@ -219,7 +221,7 @@ export class PostgresAccountStore implements AccountStore {
       max: 2,
       connect_timeout: 3,
       backoff: reconnectDelay,
-      connection: { application_name: 'txgate', statement_timeout: STATEMENT_TIMEOUT_MS },
+      connection: SESSION,
       onclose: () => {
         if (!this.closed) void this.reload('connection closed');
       },
@@ -451,7 +453,11 @@ export class PostgresAccountStore implements AccountStore {
     for (const r of todo) {
       const size = Number(r.doc_bytes);
       if (!(size <= ACCOUNT_LIMITS.docBytes)) {
-        this.install(await this.checker.check({ id: r.id, version: Number(r.version), bytes: size, text: null }));
+        this.install(checkRow({ id: r.id, version: Number(r.version), bytes: size, text: null }));
+        continue;
+      }
+      if (size >= this.checker.inlineBytes) {
+        this.checkOffThread(r.id, Number(r.version), trigger);
         continue;
       }
       if (batch.length === BATCH || (batch.length > 0 && bytes + size > ACCOUNT_LIMITS.docBytes)) if (!(await flush())) return false;
@@ -478,25 +484,33 @@ export class PostgresAccountStore implements AccountStore {
       seen.add(r.id);
       const row: FetchedRow = { id: r.id, version: Number(r.version), bytes: Number(r.doc_bytes), text: r.text };
       if (this.held.get(row.id)?.version === row.version) continue;
-      if (!this.checker.offThread(row)) {
-        this.install(await this.checker.check(row));
-        continue;
-      }
-      // A large row is checked on the checker's thread while this one goes on with the other
-      // accounts (a revocation never waits behind a large grant); its verdict is installed
-      // when it comes, unless the account changed or went meanwhile.
-      this.checking.set(row.id, row.version);
-      this.checks.add(
-        this.checker.check(row).then((v) => {
-          if (this.checking.get(v.id) !== v.version || this.closed) return;
-          this.checking.delete(v.id);
-          this.install(v);
-          this.emit();
-        }),
-      );
+      this.install(checkRow(row));
     }
     for (const id of ids) if (!seen.has(id)) this.remove(id);
     return true;
+  }
+
+  /**
+   * A large row, read and checked on the checker's thread while this one goes on with the
+   * other accounts (a revocation never waits behind a large grant); its verdict is installed
+   * when it comes, unless the account changed or went meanwhile.
+   */
+  private checkOffThread(id: string, version: number, trigger: string): void {
+    this.checking.set(id, version);
+    this.checks.add(
+      this.checker.check(id).then((a) => {
+        if (this.checking.get(id) !== version || this.closed) return;
+        this.checking.delete(id);
+        if ('error' in a) {
+          this.failed(trigger, new Error(a.error));
+          return;
+        }
+        this.state.add(StoreState.ROWS_FETCHED, 1);
+        if (a.verdict === null) this.remove(id);
+        else if ((this.held.get(id)?.version ?? -1) !== a.verdict.version) this.install(a.verdict);
+        this.emit();
+      }),
+    );
   }
 
   private install(v: RowVerdict): void {
