@@ -254,11 +254,11 @@ try {
       '\n',
   );
   const md = [
-    `| phase (${values.label}) | eth_chainId p50 ms | p99 ms | max ms | p50 / idle | p99 / idle | revocation ms | edge backends at most |`,
-    '|---|---:|---:|---:|---:|---:|---:|---:|',
+    `| phase (${values.label}) | eth_chainId p50 ms | p99 ms | max ms | p50 / idle | p99 / idle | unanswered in 15 s | revocation ms | edge backends at most |`,
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...results.map(
       (r) =>
-        `| ${r.phase} | ${r.p50Ms} | ${r.p99Ms} | ${r.maxMs} | ${r.p50VsIdle}x | ${r.p99VsIdle}x | ${(r.revocationMs as number[]).join(', ') || '–'} | ${r.backendsAtMost} |`,
+        `| ${r.phase} | ${r.p50Ms} | ${r.p99Ms} | ${r.maxMs} | ${r.p50VsIdle}x | ${r.p99VsIdle}x | ${r.failed} | ${(r.revocationMs as number[]).join(', ') || '–'} | ${r.backendsAtMost} |`,
     ),
   ].join('\n');
   writeFileSync(file.replace(/\.json$/, '.md'), md + '\n');
