@@ -8,6 +8,7 @@ import { createRateLimitStage } from '../src/stages/rate-limit.js';
 import { createRouteStage } from '../src/stages/route.js';
 import { Exit } from '../src/errors.js';
 import { MirrorAccountStore } from '../src/accounts/postgres/mirror.js';
+import { changesOf } from '../src/accounts/postgres/snapshot.js';
 import { StoreState } from '../src/accounts/postgres/state.js';
 import { ACCOUNT_DOCS, body, config, context, decoders, head, hosts, limiter, store, TXS } from './fixtures.js';
 import { keep, runSuite, type Row } from './lib.js';
@@ -22,7 +23,7 @@ export async function run(): Promise<Row[]> {
   // same lookup and staleness check): the same accounts, synced just now.
   const state = StoreState.allocate();
   state.synced(false);
-  const authDb = createAuthStage(new MirrorAccountStore(state.buffer, 120_000, ACCOUNT_DOCS));
+  const authDb = createAuthStage(new MirrorAccountStore(state.buffer, 120_000, changesOf(ACCOUNT_DOCS)));
   const grant = createGrantStage();
   const fee = createFeeStage(config);
   const rate = createRateLimitStage(limiter);

@@ -5,6 +5,7 @@
  */
 import { createServer } from 'node:net';
 import { openStore } from './accounts/open-store.js';
+import type { AccountChange } from './accounts/postgres/snapshot.js';
 import type { PostgresAccountStore } from './accounts/postgres/store.js';
 import { createApp, slotCount, type App } from './app.js';
 import type { Config } from './config.js';
@@ -71,6 +72,8 @@ async function startSingle(config: Config, log: Logger): Promise<Service> {
   const readiness = async () => app.readiness.report();
   // The public port opens last: a supervisor that waits for /health finds everything up.
   const { internal, internalPort, refresh } = await startInternal(config, log, async () => (app.metrics !== null ? [app.metrics.snapshot()] : []), readiness);
+  // A store that loads in the background (the database) is loaded first: no request meets an empty store.
+  await app.store.whenLoaded?.();
   const port = await app.listen();
   await refresh();
   return {
@@ -139,7 +142,7 @@ async function startThreads(config: Config, log: Logger, pretty: boolean): Promi
   const colorize = process.stdout.isTTY === true;
   const pool = await WorkerPool.start(config.workers, (index) => ({ config: cfg, index, shared, accounts, pretty, colorize }), log);
   if (pg !== null) {
-    const push = (docs: readonly unknown[]) => pool.send({ type: 'accounts', docs });
+    const push = (docs: readonly AccountChange[]) => pool.send({ type: 'accounts', docs });
     pg.onChange(push);
     if (pg.ready) push(pg.current()); // a change while the workers started
   }
@@ -147,6 +150,7 @@ async function startThreads(config: Config, log: Logger, pretty: boolean): Promi
   const { internal, internalPort, timer, refresh } = await startInternal(config, log, async () => (await pool.snapshots()).map((a) => a.metrics), readiness);
   // The public port opens last, on every thread: a supervisor that waits for /health finds
   // the internal listener and every thread up.
+  await pg?.whenLoaded(); // the database store's first load is in every thread before the port opens
   await pool.listen();
   await refresh();
   return {

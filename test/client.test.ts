@@ -383,7 +383,7 @@ describe('txgate-client', () => {
       stand.close();
     }
   });
-  it('the answer is lost after anvil took the transaction: uncertain, then found by its receipt; nothing resent', async () => {
+  it('the answer is lost after anvil took the transaction: txgate looks the hash up on the same sequencer and answers accepted; nothing resent', async () => {
     const raw = await signed(4);
     proxy.next = 'lose-answer';
     const before = proxy.forwarded.length;
@@ -393,8 +393,8 @@ describe('txgate-client', () => {
     assert.equal(proxy.forwarded.length - before, 1, 'anvil saw the bytes once: nothing more was sent');
     const audit = gate.logs.map((l) => JSON.parse(l)).filter((l) => l.audit === 'forward' && l.tx === out.hash);
     assert.ok(
-      audit.some((l) => l.outcome === 'fault'),
-      'txgate reported it uncertain',
+      audit.some((l) => l.rule === 'lookup' && /resent 0x/.test(l.detail)),
+      `txgate resolved the lost answer by the lookup: ${JSON.stringify(audit)}`,
     );
   });
   it('a submission dropped before anvil saw it: resent once with the same bytes; exactly one transaction on chain', async () => {

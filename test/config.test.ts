@@ -20,7 +20,7 @@ describe('configuration', () => {
     assert.deepEqual(c.limits, { maxBodyBytes: 65536, chainIdMaxBodyBytes: 512, maxBufferedBodyBytes: 64 * 1024 * 1024 });
     assert.equal(c.allowUntipped, false);
     assert.equal(c.accounts.file, '/etc/txgate/accounts.json');
-    assert.deepEqual(c.chains[0]!.forward, { strategy: 'failover', timeoutMs: 2000, maxInFlight: 1024, connections: 128, queueMs: 1000 });
+    assert.deepEqual(c.chains[0]!.forward, { strategy: 'failover', timeoutMs: 2000, maxInFlight: 1024, connections: 128, queueMs: 1000, wsConnections: 2 });
     assert.deepEqual(c.chains[0]!.hosts, ['fast.chain-a.example']);
     assert.equal(c.chains[0]!.hardfork, 'prague');
     assert.ok(c.workers >= 1);

@@ -188,7 +188,8 @@ describe('the database account store', () => {
     const again = await accounts(['migrate']);
     assert.equal(again.code, 0, again.stderr);
     assert.match(again.stdout, /up to date/);
-    assert.equal(pg.psql('SELECT count(*) FROM txgate_migrations'), '1\n');
+    assert.equal(pg.psql('SELECT count(*) FROM txgate_migrations'), '2\n');
+    assert.match(first.stdout, /002_limits_and_keys/);
   });
 
   it('the onboarding CLI works on the database as on the file: validated, one transaction, keys stored only as SHA-256', async () => {

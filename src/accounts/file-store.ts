@@ -14,6 +14,7 @@ import { isMainThread, workerData } from 'node:worker_threads';
 import type { Logger } from '../log.js';
 import { parseAccountsText, unreadable } from './file-text.js';
 import type { AccountsSnapshot } from './parse.js';
+import { initChecksum } from './checksum.js';
 import type { Account, AccountStore } from './types.js';
 
 export type ReloadResult = 'loaded' | 'unchanged' | 'invalid';
@@ -74,6 +75,7 @@ export class FileAccountStore implements AccountStore {
   }
 
   async start(): Promise<void> {
+    await initChecksum();
     await this.reload('start');
     const dir = dirname(this.opts.file);
     const name = basename(this.opts.file);

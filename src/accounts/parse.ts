@@ -3,8 +3,10 @@
  * Keys are never stored, only their SHA-256 (lower-case hex). A hash listed under two accounts
  * is refused: a key must identify exactly one account.
  */
-import { toChecksumAddress } from '@ethereumjs/util';
 import { isObj, type Obj } from '../config-reader.js';
+import { AddressList } from './address-list.js';
+import { checksumBody } from './checksum.js';
+import { ACCOUNT_LIMITS, capProblems, MAX_PROBLEMS } from './limits.js';
 import type { Account, FeePattern, Grant } from './types.js';
 
 export interface AccountsSnapshot {
@@ -29,22 +31,67 @@ const SELECTOR = /^0x[0-9a-fA-F]{8}$/;
 const UINT = /^(?:0|[1-9][0-9]{0,77})$/;
 
 function unknownFields(o: Obj, field: string, known: readonly string[], problems: string[]): void {
-  for (const k of Object.keys(o)) if (!known.includes(k)) problems.push(`${field}.${k}: unknown field`);
+  let n = 0;
+  for (const k in o) {
+    if (known.includes(k)) continue;
+    if (++n > MAX_PROBLEMS) {
+      problems.push(`${field}: more unknown fields`);
+      return;
+    }
+    problems.push(`${field}.${k.length > 64 ? k.slice(0, 64) + '…' : k}: unknown field`);
+  }
+}
+
+/** An array within its limit, else one problem (its entries are not looked at). */
+function bounded(v: unknown[], max: number, field: string, problems: string[]): boolean {
+  if (v.length <= max) return true;
+  problems.push(`${field}: ${v.length} entries, more than the ${max} one account may hold`);
+  return false;
+}
+
+/** The size of an account's document as compact JSON (the limit's measure here), or why not. */
+function docBytes(a: unknown): number {
+  try {
+    return Buffer.byteLength(JSON.stringify(a) ?? '');
+  } catch {
+    return Number.POSITIVE_INFINITY; // nested past the stack, or not serialisable
+  }
 }
 
 /** An address as configured: 0x + 40 hex; mixed case must carry a valid EIP-55 checksum. */
 function address(v: unknown, field: string, problems: string[]): string | undefined {
+  return addressBody(v, field, problems)?.[0];
+}
+
+/** [lower-case 0x address, EIP-55 body], or undefined with the problem. */
+function addressBody(v: unknown, field: string, problems: string[]): [string, string] | undefined {
   if (typeof v !== 'string' || !ADDRESS.test(v)) {
     problems.push(`${field}: must be a 0x-prefixed 20-byte hex address`);
     return undefined;
   }
-  const lower = v.toLowerCase();
   const body = v.slice(2);
-  if (body !== body.toLowerCase() && body !== body.toUpperCase() && toChecksumAddress(lower) !== v) {
+  const lowerBody = body.toLowerCase();
+  const sum = checksumBody(lowerBody);
+  if (body !== lowerBody && body !== body.toUpperCase() && sum !== body) {
     problems.push(`${field}: bad EIP-55 checksum`);
     return undefined;
   }
-  return lower;
+  return ['0x' + lowerBody, sum];
+}
+
+/** A list of addresses (distinct, the first of each kept) as an AddressList. */
+function addressList(v: unknown[], field: string, problems: string[]): AddressList {
+  const lower: string[] = [];
+  const sums: string[] = [];
+  const seen = new Set<string>();
+  for (let k = 0; k < v.length; k++) {
+    const a = addressBody(v[k], `${field}[${k}]`, problems);
+    if (a === undefined || seen.has(a[0])) continue;
+    seen.add(a[0]);
+    lower.push(a[0].slice(2));
+    sums.push(a[1]);
+  }
+  return AddressList.of(lower, sums);
 }
 
 export function parseAccounts(input: unknown): AccountsSnapshot {
@@ -64,6 +111,13 @@ export function parseAccounts(input: unknown): AccountsSnapshot {
       return;
     }
     unknownFields(a, f, ['id', 'keySha256', 'submissionEnabled', 'allowUntipped', 'grants', 'note'], problems);
+    const bytes = docBytes(a);
+    if (bytes > ACCOUNT_LIMITS.docBytes) {
+      problems.push(
+        `${f}: the document is ${Number.isFinite(bytes) ? `${bytes} bytes of JSON` : 'not serialisable'}, more than the ${ACCOUNT_LIMITS.docBytes} one account may hold`,
+      );
+      return;
+    }
     const id = typeof a.id === 'string' && ID.test(a.id) ? a.id : undefined;
     if (id === undefined) problems.push(`${f}.id: must be 1-64 characters of [A-Za-z0-9_.-]`);
     else if (ids.has(id)) problems.push(`${f}.id: "${id}" is listed twice`);
@@ -72,7 +126,7 @@ export function parseAccounts(input: unknown): AccountsSnapshot {
 
     const hashes: string[] = [];
     if (!Array.isArray(a.keySha256)) problems.push(`${f}.keySha256: must be an array of SHA-256 hex digests`);
-    else
+    else if (bounded(a.keySha256, ACCOUNT_LIMITS.keys, `${f}.keySha256`, problems))
       a.keySha256.forEach((h: unknown, j: number) => {
         if (typeof h !== 'string' || !SHA256_HEX.test(h)) {
           problems.push(`${f}.keySha256[${j}]: must be 64 hex characters (the SHA-256 of the key, never the key)`);
@@ -92,7 +146,7 @@ export function parseAccounts(input: unknown): AccountsSnapshot {
 
     const grants = new Map<number, Grant>();
     if (!Array.isArray(a.grants)) problems.push(`${f}.grants: must be an array`);
-    else
+    else if (bounded(a.grants, ACCOUNT_LIMITS.grants, `${f}.grants`, problems))
       a.grants.forEach((g: unknown, j: number) => {
         const grant = parseGrant(g, `${f}.grants[${j}]`, name, problems);
         if (grant === undefined) return;
@@ -111,7 +165,7 @@ export function parseAccounts(input: unknown): AccountsSnapshot {
     for (const h of hashes) byHash.set(h, account);
   });
 
-  if (problems.length > 0) throw new AccountsFileError(problems);
+  if (problems.length > 0) throw new AccountsFileError(capProblems(problems));
   return { byHash, accounts };
 }
 
@@ -150,17 +204,10 @@ function parseGrant(g: unknown, f: string, accountId: string, problems: string[]
       else txTypes.add(t);
     });
 
-  const tipAddresses: string[] = [];
-  const tipAddressSet = new Set<string>();
+  let tipAddresses = AddressList.of([], []);
   if (!Array.isArray(g.tipAddresses)) problems.push(`${f}.tipAddresses: must be an array of addresses`);
-  else
-    g.tipAddresses.forEach((t: unknown, k: number) => {
-      const a = address(t, `${f}.tipAddresses[${k}]`, problems);
-      if (a !== undefined && !tipAddressSet.has(a)) {
-        tipAddressSet.add(a);
-        tipAddresses.push(toChecksumAddress(a));
-      }
-    });
+  else if (bounded(g.tipAddresses, ACCOUNT_LIMITS.tipAddresses, `${f}.tipAddresses`, problems))
+    tipAddresses = addressList(g.tipAddresses, `${f}.tipAddresses`, problems);
 
   let minTipWei = 0n;
   if (typeof g.minTipWei !== 'string' || !UINT.test(g.minTipWei)) problems.push(`${f}.minTipWei: must be a decimal string of wei`);
@@ -169,7 +216,7 @@ function parseGrant(g: unknown, f: string, accountId: string, problems: string[]
   const feePatterns: FeePattern[] = [];
   if (g.feePatterns === undefined) feePatterns.push({ kind: 'transfer' });
   else if (!Array.isArray(g.feePatterns)) problems.push(`${f}.feePatterns: must be an array`);
-  else
+  else if (bounded(g.feePatterns, ACCOUNT_LIMITS.feePatterns, `${f}.feePatterns`, problems))
     (g.feePatterns as unknown[]).forEach((p: unknown, k: number) => {
       const pf = `${f}.feePatterns[${k}]`;
       if (!isObj(p)) {
@@ -193,16 +240,10 @@ function parseGrant(g: unknown, f: string, accountId: string, problems: string[]
     });
 
   // Optional: when present, a non-empty list of the addresses allowed to sign for this grant.
-  let senders: Set<string> | null = null;
+  let senders: AddressList | null = null;
   if (g.senders !== undefined) {
     if (!Array.isArray(g.senders) || g.senders.length === 0) problems.push(`${f}.senders: must be a non-empty array of addresses (or absent)`);
-    else {
-      senders = new Set<string>();
-      for (const [k, v] of (g.senders as unknown[]).entries()) {
-        const a = address(v, `${f}.senders[${k}]`, problems);
-        if (a !== undefined) senders.add(a);
-      }
-    }
+    else if (bounded(g.senders, ACCOUNT_LIMITS.senders, `${f}.senders`, problems)) senders = addressList(g.senders, `${f}.senders`, problems);
   }
 
   if (g.sync !== undefined && typeof g.sync !== 'boolean') problems.push(`${f}.sync: must be true or false (or absent)`);
@@ -213,8 +254,7 @@ function parseGrant(g: unknown, f: string, accountId: string, problems: string[]
     bucketKey: `${accountId}/${chainId as number}`,
     rateLimit: Object.freeze({ perSecond, burst }),
     txTypes,
-    tipAddresses: Object.freeze(tipAddresses),
-    tipAddressSet,
+    tipAddresses,
     minTipWei,
     feePatterns: Object.freeze(feePatterns),
     senders,

@@ -2,6 +2,7 @@
  * The account model the stages see. It is what an account store produces from its source
  * (the accounts file, or later a database): immutable snapshots, looked up synchronously.
  */
+import type { AddressList } from './address-list.js';
 import type { StoreState } from './postgres/state.js';
 
 export type FeePattern =
@@ -25,17 +26,15 @@ export interface Grant {
   readonly rateLimit: { readonly perSecond: number; readonly burst: number };
   /** Accepted envelope types (0 = legacy EIP-155). Blob (3) is never accepted. */
   readonly txTypes: ReadonlySet<number>;
-  /** Checksummed addresses, as listed to the client. */
-  readonly tipAddresses: readonly string[];
-  /** Lower-case 0x addresses, for matching. */
-  readonly tipAddressSet: ReadonlySet<string>;
+  /** The tip addresses: `has` matches lower-case 0x addresses; listed to the client checksummed (address-list.ts). */
+  readonly tipAddresses: AddressList;
   readonly minTipWei: bigint;
   readonly feePatterns: readonly FeePattern[];
   /**
    * The sender allow-list: lower-case 0x addresses a transaction must be signed by (the sender is
    * then recovered), or null when the grant has none (nothing recovered, nothing paid).
    */
-  readonly senders: ReadonlySet<string> | null;
+  readonly senders: AddressList | null;
   /** May use eth_sendRawTransactionSync where the chain enables it (else 403 sync_not_granted). */
   readonly sync: boolean;
 }
@@ -67,6 +66,8 @@ export interface AccountStore {
   readonly state?: StoreState;
   /** Reads the accounts again now (SIGHUP), where the store reads them itself (not a mirror). */
   reload?(trigger: string): Promise<unknown>;
+  /** Resolves once the first snapshot is in force, where the store loads in the background (the database store). */
+  whenLoaded?(): Promise<void>;
   /** Loads the first snapshot (resolves even if invalid: `ready` tells) and starts watching. */
   start(): Promise<void>;
   close(): void;

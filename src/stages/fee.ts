@@ -24,7 +24,7 @@ const VIA_TRANSFER: FeeVerdict = Object.freeze({ via: 'transfer' });
 const VIA_CALL: FeeVerdict = Object.freeze({ via: 'call' });
 const VIA_UNTIPPED: FeeVerdict = Object.freeze({ via: 'untipped' });
 
-function wordIsTipAddress(data: Uint8Array, at: number, tips: ReadonlySet<string>): boolean {
+function wordIsTipAddress(data: Uint8Array, at: number, tips: { has(a: string): boolean }): boolean {
   for (let i = at; i < at + 12; i++) if (data[i] !== 0) return false;
   return tips.has('0x' + Buffer.from(data.buffer, data.byteOffset + at + 12, 20).toString('hex'));
 }
@@ -37,7 +37,7 @@ function wordValue(data: Uint8Array, at: number): bigint {
 export function tipVia(tx: DecodedTx, grant: Grant): FeeVerdict | null {
   for (const p of grant.feePatterns) {
     if (p.kind === 'transfer') {
-      if (tx.to !== null && tx.value >= grant.minTipWei && grant.tipAddressSet.has(tx.to)) return VIA_TRANSFER;
+      if (tx.to !== null && tx.value >= grant.minTipWei && grant.tipAddresses.has(tx.to)) return VIA_TRANSFER;
     } else if (tx.to === p.to && callPays(tx.data, p, grant)) return VIA_CALL;
   }
   return null;
@@ -48,7 +48,7 @@ function callPays(data: Uint8Array, p: Extract<FeePattern, { kind: 'call' }>, gr
   if (data.length < need) return false;
   const sel = p.selector;
   for (let i = 0; i < 4; i++) if (data[i] !== parseInt(sel.substr(2 + 2 * i, 2), 16)) return false;
-  return wordIsTipAddress(data, 4 + 32 * p.receiverArg, grant.tipAddressSet) && wordValue(data, 4 + 32 * p.amountArg) >= grant.minTipWei;
+  return wordIsTipAddress(data, 4 + 32 * p.receiverArg, grant.tipAddresses) && wordValue(data, 4 + 32 * p.amountArg) >= grant.minTipWei;
 }
 
 export function createFeeStage(deployment: {

@@ -1,6 +1,7 @@
 /**
  * The messages between the main thread and its worker threads, typed both ways.
  */
+import type { AccountChange } from '../accounts/postgres/snapshot.js';
 import type { Config } from '../config.js';
 import type { HealthBoardBuffers } from '../forward/health-board.js';
 import type { ReadinessReport } from '../http/readiness.js';
@@ -22,8 +23,8 @@ export interface WorkerData {
   readonly config: Config;
   readonly index: number;
   readonly shared: SharedParts;
-  /** With the database account store: its shared state and the documents loaded so far (the main thread listens). */
-  readonly accounts: { readonly state: SharedArrayBuffer; readonly docs: readonly unknown[] | null } | null;
+  /** With the database account store: its shared state and the accounts loaded so far (the main thread listens). */
+  readonly accounts: { readonly state: SharedArrayBuffer; readonly docs: readonly AccountChange[] | null } | null;
   /** Human-readable log lines (`txgate --pretty`) as the main thread's, coloured when its stdout is a terminal. */
   readonly pretty: boolean;
   readonly colorize: boolean;
@@ -34,7 +35,7 @@ export type ToWorker =
   | { type: 'snapshot'; id: number }
   | { type: 'listen' }
   | { type: 'reload' }
-  | { type: 'accounts'; docs: readonly unknown[] }
+  | { type: 'accounts'; docs: readonly AccountChange[] }
   | { type: 'drain' };
 
 /** What a worker reports of itself at a snapshot. */

@@ -4,7 +4,7 @@
  * refuses root) when the tests run as root. A missing PostgreSQL fails the tests that need it
  * (CI installs it); it is never a silent skip.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -71,6 +71,21 @@ export class TestPostgres {
   psqlScript(script: string, db = 'txgate'): string {
     const [file, ...rest] = this.command('psql', ['-h', '127.0.0.1', '-p', String(this.port), '-U', 'postgres', '-d', db, '-v', 'ON_ERROR_STOP=1', '-qtA']);
     return execFileSync(file!, rest, { encoding: 'utf8', cwd: this.dir, input: script, stdio: ['pipe', 'pipe', 'pipe'] });
+  }
+
+  /** Sends a signal to one of the server's processes (a backend's pid, from pg_stat_activity), as the server's user. */
+  signal(pid: number, sig: 'STOP' | 'CONT'): void {
+    const args = ['-s', sig, String(pid)];
+    if (process.getuid?.() === 0) execFileSync('runuser', ['-u', 'postgres', '--', 'kill', ...args]);
+    else execFileSync('kill', args);
+  }
+
+  /** Runs a script with psql in the background (a session holding a lock, say); resolves with its exit code. */
+  psqlBackground(script: string, db = 'txgate'): { done: Promise<number>; kill(): void } {
+    const [file, ...rest] = this.command('psql', ['-h', '127.0.0.1', '-p', String(this.port), '-U', 'postgres', '-d', db, '-v', 'ON_ERROR_STOP=1', '-qtA']);
+    const child = spawn(file!, rest, { cwd: this.dir, stdio: ['pipe', 'ignore', 'ignore'] });
+    child.stdin!.end(script);
+    return { done: new Promise((r) => child.on('close', (code) => r(code ?? 1))), kill: () => child.kill() };
   }
 
   async destroy(): Promise<void> {

@@ -1,41 +1,43 @@
 /**
  * A worker thread's view of the fleet account store: the main thread runs the one listener of
- * the process (store.ts) and hands every thread the valid documents after each change; this
- * mirror parses them into the same in-memory snapshot, and reads freshness from the shared
- * state, so every thread answers alike within the same moment.
+ * the process (store.ts), checks each changed row once and hands every thread the accounts
+ * changed (already parsed: snapshot.ts); this mirror applies them to its own snapshot, and reads
+ * freshness from the shared state, so every thread answers alike within the same moment.
  */
-import { parseAccounts, type AccountsSnapshot } from '../parse.js';
 import type { Account, AccountStore } from '../types.js';
+import { LiveSnapshot, type AccountChange } from './snapshot.js';
 import { STORE_PROBLEMS, StoreState } from './state.js';
 
 export class MirrorAccountStore implements AccountStore {
-  private snapshot: AccountsSnapshot | null = null;
+  private readonly snap = new LiveSnapshot();
+  private loaded = false;
   readonly state: StoreState;
 
   constructor(
     state: SharedArrayBuffer,
     private readonly maxStaleMs: number,
-    docs: readonly unknown[] | null,
+    changes: readonly AccountChange[] | null,
   ) {
     this.state = new StoreState(state);
-    if (docs !== null) this.update(docs);
+    if (changes !== null) this.update(changes);
   }
 
-  /** The documents the main thread's store loaded (already validated there). */
-  update(docs: readonly unknown[]): void {
-    this.snapshot = parseAccounts({ accounts: docs });
+  /** Accounts the main thread's store changed (checked there); the first call makes it ready. */
+  update(changes: readonly AccountChange[]): void {
+    for (const c of changes) this.snap.applyWire(c);
+    this.loaded = true;
   }
 
   get ready(): boolean {
-    return this.snapshot !== null;
+    return this.loaded;
   }
 
   get stale(): boolean {
-    return this.snapshot !== null && this.state.ageMs() > this.maxStaleMs;
+    return this.loaded && this.state.ageMs() > this.maxStaleMs;
   }
 
   get size(): number {
-    return this.snapshot?.accounts.length ?? 0;
+    return this.snap.size;
   }
 
   /** Why the main thread's store could not read the database last time (null once it could). */
@@ -44,7 +46,7 @@ export class MirrorAccountStore implements AccountStore {
   }
 
   byKeyHash(keySha256Hex: string): Account | undefined {
-    return this.snapshot?.byHash.get(keySha256Hex);
+    return this.snap.byHash(keySha256Hex);
   }
 
   async start(): Promise<void> {}

@@ -11,6 +11,8 @@ export class StoreState {
   static readonly FAILURES = 4;
   /** Why the last call failed (a `StoreProblem` index; 0 once a call succeeds). */
   static readonly PROBLEM = 5;
+  /** Account rows fetched with their document (a diff load or a notification: only those whose version changed). */
+  static readonly ROWS_FETCHED = 6;
   private readonly v: Float64Array;
 
   constructor(readonly buffer: SharedArrayBuffer) {
@@ -18,7 +20,7 @@ export class StoreState {
   }
 
   static allocate(): StoreState {
-    return new StoreState(new SharedArrayBuffer(6 * 8));
+    return new StoreState(new SharedArrayBuffer(7 * 8));
   }
 
   get(i: number): number {
@@ -59,6 +61,7 @@ export const STORE_PROBLEMS = [
   'no txgate_accounts table: run npm run accounts -- migrate',
   'authentication failed: check the user and password in accounts.url',
   'no such database: check the database name in accounts.url',
+  'the database schema is older than this edge: run npm run accounts -- migrate',
 ] as const;
 
 /** The STORE_PROBLEMS index of an error from the database client. */
@@ -73,6 +76,8 @@ export function problemOf(e: unknown): number {
       return 4;
     case '3D000': // invalid_catalog_name
       return 5;
+    case '42703': // undefined_column (doc_bytes: migration 002 not applied)
+      return 6;
     default:
       return 1;
   }
