@@ -20,63 +20,16 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
 import { privateKeyToAddress } from 'viem/accounts';
 import { ANVIL_TIP_ADDRESS } from '../src/dev/anvil.js';
 import { sign1559 } from '../src/dev/sign.js';
 import { initCrypto } from '../src/native.js';
 import { keySha256 } from '../src/stages/auth.js';
-import { median, RESULTS_DIR, round } from './lib.js';
-
-const { values: opt } = parseArgs({
-  options: {
-    requests: { type: 'string', default: '2000' },
-    warmup: { type: 'string', default: '3' },
-    rounds: { type: 'string', default: '5' },
-    connections: { type: 'string', default: '8' },
-    scenarios: { type: 'string' },
-    'no-stages': { type: 'boolean', default: false },
-    keep: { type: 'string' },
-    help: { type: 'boolean', short: 'h', default: false },
-  },
-});
-if (opt.help) {
-  process.stdout.write(`npm run bench:instr [-- options]
-  --requests N     requests per round (default 2000)
-  --warmup N       unmeasured rounds per scenario (default 3)
-  --rounds N       measured rounds per scenario (default 5)
-  --connections N  connections, one request in flight on each (default 8)
-  --scenarios A,B  only these scenarios (names as printed)
-  --no-stages      skip txgate's per-stage table
-  --keep DIR       keep every callgrind dump in DIR (for callgrind_annotate)
-`);
-  process.exit(0);
-}
-for (const tool of ['valgrind', 'callgrind_control', 'callgrind_annotate'])
-  if (spawnSync('which', [tool]).status !== 0) {
-    process.stderr.write(`bench:instr: ${tool} is not installed: it needs valgrind's callgrind (Debian: apt-get install -y valgrind)\n`);
-    process.exit(1);
-  }
-
-if (opt.keep !== undefined) mkdirSync(opt.keep, { recursive: true });
-const N = Number(opt.requests);
-const WARMUP = Number(opt.warmup);
-const ROUNDS = Number(opt.rounds);
-const CONNS = Number(opt.connections);
-const dist = join(import.meta.dirname, '..');
-const dir = mkdtempSync(join(tmpdir(), 'txgate-instr-'));
-const children: ChildProcess[] = [];
-const cleanup = () => {
-  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
-  rmSync(dir, { recursive: true, force: true });
-};
-process.on('exit', cleanup);
-process.on('SIGINT', () => process.exit(130));
+import { median, round, startBench } from './lib.js';
 
 // --- fixtures -------------------------------------------------------------------------------
 await initCrypto();
@@ -108,18 +61,6 @@ const rpc = (method: string, params: unknown[], id: number | string = 1) => JSON
 const RECEIPT_CHAIN = 4664;
 const RECEIPT_HOST = 'receipt.localhost';
 const grant = { chainId: 4663, rateLimit: { perSecond: 1e6, burst: 1e6 }, tipAddresses: [ANVIL_TIP_ADDRESS], minTipWei: MIN_TIP.toString() };
-writeFileSync(
-  join(dir, 'accounts.json'),
-  JSON.stringify({
-    accounts: [
-      { id: 'load', keySha256: [keySha256(keys.load)], grants: [grant] },
-      { id: 'listed', keySha256: [keySha256(keys.listed)], grants: [{ ...grant, senders: senders.map((k) => privateKeyToAddress(k as `0x${string}`)) }] },
-      { id: 'other-chain', keySha256: [keySha256(keys.otherChain)], grants: [{ ...grant, chainId: 10 }] },
-      { id: 'limited', keySha256: [keySha256(keys.limited)], grants: [{ ...grant, rateLimit: { perSecond: 1e-9, burst: 1 } }] },
-      { id: 'sync', keySha256: [keySha256(keys.sync)], grants: [grant, { ...grant, chainId: RECEIPT_CHAIN }].map((g) => ({ ...g, sync: true })) },
-    ],
-  }),
-);
 const POOL = 512;
 const valid = Array.from({ length: POOL }, (_, i) => rpc('eth_sendRawTransaction', [tx(i)], i));
 const syncValid = Array.from({ length: POOL }, (_, i) => rpc('eth_sendRawTransactionSync', [tx(i)], i));
@@ -186,6 +127,49 @@ const SENDER: Scenario = {
   status: 403,
   ...sub(keys.listed, [rpc('eth_sendRawTransaction', [tx(0, { key: outsider })])]),
 };
+
+const ALL_SCENARIOS = [...MAIN.map((s) => s.name)];
+const run = startBench('bench:instr', 'Instructions per request under callgrind: the bare uWS echo, the conforming floor and txgate, then txgate per stage.', {
+  requests: { kind: 'int', quick: 400, full: 2000, help: 'requests per round' },
+  warmup: { kind: 'int', min: 0, quick: 2, full: 3, help: 'unmeasured rounds per scenario' },
+  rounds: { kind: 'int', quick: 3, full: 5, help: 'measured rounds per scenario' },
+  connections: { kind: 'int', quick: 8, help: 'connections, one request in flight on each' },
+  scenarios: {
+    kind: 'list',
+    choices: ALL_SCENARIOS,
+    quick: ['eth_chainId', 'valid submission'],
+    help: 'the main scenarios measured (the echo answers eth_chainId alone, the floor four of them)',
+  },
+  'no-stages': { kind: 'flag', help: "skip txgate's per-stage table" },
+  keep: { kind: 'text', arg: 'DIR', help: 'keep every callgrind dump in DIR (for callgrind_annotate)' },
+});
+const opt = run.opt;
+const dir = run.tmp;
+const children = run.children;
+for (const tool of ['valgrind', 'callgrind_control', 'callgrind_annotate'])
+  if (spawnSync('which', [tool]).status !== 0) {
+    process.stderr.write(`bench:instr: ${tool} is not installed: it needs valgrind's callgrind (Debian: apt-get install -y valgrind)\n`);
+    process.exit(1);
+  }
+const KEEP = opt.keep === undefined ? undefined : run.userPath(opt.keep);
+if (KEEP !== undefined) mkdirSync(KEEP, { recursive: true });
+const N = opt.requests;
+const WARMUP = opt.warmup;
+const ROUNDS = opt.rounds;
+const CONNS = opt.connections;
+const dist = join(import.meta.dirname, '..');
+writeFileSync(
+  join(dir, 'accounts.json'),
+  JSON.stringify({
+    accounts: [
+      { id: 'load', keySha256: [keySha256(keys.load)], grants: [grant] },
+      { id: 'listed', keySha256: [keySha256(keys.listed)], grants: [{ ...grant, senders: senders.map((k) => privateKeyToAddress(k as `0x${string}`)) }] },
+      { id: 'other-chain', keySha256: [keySha256(keys.otherChain)], grants: [{ ...grant, chainId: 10 }] },
+      { id: 'limited', keySha256: [keySha256(keys.limited)], grants: [{ ...grant, rateLimit: { perSecond: 1e-9, burst: 1 } }] },
+      { id: 'sync', keySha256: [keySha256(keys.sync)], grants: [grant, { ...grant, chainId: RECEIPT_CHAIN }].map((g) => ({ ...g, sync: true })) },
+    ],
+  }),
+);
 
 function requestText(s: Scenario, i: number): string {
   const body = s.bodies[i % s.bodies.length]!;
@@ -362,7 +346,7 @@ function readDump(server: Server): { ir: number; gcIr: number } {
   const gcLine = annotated.split('\n').find((l) => l.includes('v8::internal::Heap::CollectGarbage(v8::internal::AllocationSpace'));
   const gcIr = gcLine === undefined ? 0 : Number(gcLine.trim().split(' ')[0]!.replace(/,/g, ''));
   for (const f of files) {
-    if (opt.keep !== undefined) copyFileSync(join(dir, f), join(opt.keep, `${f}.${++kept}`));
+    if (KEEP !== undefined) copyFileSync(join(dir, f), join(KEEP, `${f}.${++kept}`));
     rmSync(join(dir, f));
   }
   return { ir, gcIr };
@@ -487,7 +471,7 @@ async function stopServer(s: Server): Promise<void> {
 }
 
 // --- run ---------------------------------------------------------------------------------------
-const want = (name: string) => opt.scenarios === undefined || opt.scenarios.split(',').includes(name);
+const want = (name: string) => opt.scenarios === undefined || opt.scenarios.includes(name);
 const STUB = 18250;
 /** The stubs: chain 4663's sequencer, and RECEIPT_CHAIN's sequencer and chain RPC (one port up). */
 for (const [port, chainId] of [
@@ -626,10 +610,11 @@ if (stages.length > 0) {
     say(`| sender, with an allow-list (recovers the sender) | ${SENDER.name} | ${k(sender.median)} | ${k(sender.median - fee.median)} over the fee exit |`);
 }
 say(`\n(${round((Date.now() - started) / 60_000, 1)} min)`);
-writeFileSync(join(RESULTS_DIR, 'instr.md'), lines.join('\n') + '\n');
-writeFileSync(
-  join(RESULTS_DIR, 'instr.json'),
+const mdPath = run.write('instr.md', lines.join('\n') + '\n');
+run.write(
+  'instr.json',
   JSON.stringify({ node: process.version, requests: N, warmup: WARMUP, rounds: ROUNDS, results, stages, allocated: Object.fromEntries(allocated) }, null, 2) +
     '\n',
 );
+process.stdout.write(`written to ${mdPath} and instr.json\n`);
 process.exit(0);
