@@ -22,6 +22,7 @@ import { privateKeyToAddress } from 'viem/accounts';
 import { initCrypto, SYSTEM_SECP256K1_PATH } from '../src/native.js';
 import { keySha256 } from '../src/stages/auth.js';
 import { cpuMicros, median, medianBy, round, startBench } from './lib.js';
+import { stackedBarsSvg, type Bar } from './svg.js';
 
 const SECTIONS = ['throughput', 'latency', 'client', 'metrics', 'workers', 'sync', 'soak'];
 const SCENARIOS = ['eth_chainId', '401 unauthorized', '402 fee_rejected', 'valid submission', 'valid submission, sender-listed grant'];
@@ -633,7 +634,36 @@ if (want('soak') && opt.soak > 0) {
 await stop(echo);
 await stop(floor);
 await stop(stub);
+// The picture: latency percentiles of each throughput scenario, txgate against the echo (and
+// the floor) in the same round; each bar runs to p99.9, split at p50 and p99.
+if (Array.isArray(report.throughput) && report.throughput.length > 0) {
+  const bars: Bar[] = [];
+  const bar = (label: string, m: Measured): Bar => ({
+    label,
+    segments: [
+      { label: '0 → p50', value: m.p50 },
+      { label: 'p50 → p99', value: Math.max(0, m.p99 - m.p50) },
+      { label: 'p99 → p99.9', value: Math.max(0, m.p999 - m.p99) },
+    ],
+    note: `${m.p50} / ${m.p99} / ${m.p999} µs`,
+  });
+  for (const r of report.throughput as { scenario: string; txgate: Measured; echo: Measured; floor?: Measured }[]) {
+    bars.push(bar(`${r.scenario}: echo`, r.echo));
+    if (r.floor !== undefined) bars.push(bar(`${r.scenario}: floor`, r.floor));
+    bars.push(bar(`${r.scenario}: txgate`, r.txgate));
+  }
+  run.write(
+    'load.svg',
+    stackedBarsSvg({
+      title: `Latency under wrk -c${CONNS} (the median round of ${ROUNDS}, ${DURATION} s each; ${new Date().toISOString().slice(0, 10)})`,
+      unit: 'latency, µs (p50 / p99 / p99.9)',
+      bars,
+      format: (v) => `${Math.round(v)}`,
+    }),
+  );
+  lines.push('', '![latency percentiles](load.svg)');
+}
 const mdPath = run.write('load.md', lines.join('\n') + '\n');
 run.write('load.json', JSON.stringify(report, null, 2) + '\n');
-process.stdout.write(`\nwritten to ${mdPath} and load.json\n`);
+process.stdout.write(`\nwritten to ${mdPath}, load.json and load.svg\n`);
 process.exit(0);
