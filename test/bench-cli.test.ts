@@ -124,7 +124,7 @@ describe('a bench stopped with Ctrl-C', () => {
       const pid = await new Promise<number>((resolve, reject) => {
         child.stderr.on('data', (d: Buffer) => {
           err += d.toString();
-          const m = /txgate \(pid (\d+)\) on port \d+; sending/.exec(err);
+          const m = /txgate \(pid (\d+)\) on port \d+; sending 20 submissions at once/.exec(err); // --n honoured
           if (m !== null) resolve(Number(m[1]));
         });
         child.once('exit', (code) => reject(new Error(`burst exited ${code} before the burst: ${err}`)));
