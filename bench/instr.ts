@@ -133,7 +133,7 @@ const SENDER: Scenario = {
 const ALL_SCENARIOS = [...MAIN.map((s) => s.name)];
 const run = startBench('bench:instr', 'Instructions per request under callgrind: the bare uWS echo, the conforming floor and txgate, then txgate per stage.', {
   requests: { kind: 'int', quick: 400, full: 2000, help: 'requests per round' },
-  warmup: { kind: 'int', quick: 3, help: 'unmeasured rounds per scenario (the first answers of a cold server may be 503s)' },
+  warmup: { kind: 'int', quick: 6, full: 3, help: 'unmeasured rounds per scenario, uninstrumented (the first answers of a cold server may be 503s)' },
   rounds: { kind: 'int', quick: 3, full: 5, help: 'measured rounds per scenario' },
   connections: { kind: 'int', quick: 8, help: 'connections, one request in flight on each' },
   scenarios: {
@@ -290,7 +290,9 @@ interface Server {
   readonly gc: string[];
 }
 
-const VALGRIND = ['--tool=callgrind', '--smc-check=all-non-file', '--dump-instr=no', '--collect-jumps=no'];
+// Instrumentation off until the measured rounds (callgrind_control --instr=on after the
+// warm-up): node's start and the warm-up run several times faster uninstrumented.
+const VALGRIND = ['--tool=callgrind', '--instr-atstart=no', '--smc-check=all-non-file', '--dump-instr=no', '--collect-jumps=no'];
 const NODE = ['--single-threaded', '--trace-gc-nvp'];
 
 /**
@@ -338,7 +340,7 @@ async function httpOk(port: number, path: string): Promise<boolean> {
 let kept = 0;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function control(flag: '-z' | '-d', pid: number): void {
+function control(flag: '-z' | '-d' | '--instr=on', pid: number): void {
   const r = spawnSync('callgrind_control', [flag, String(pid)], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`callgrind_control ${flag} ${pid}: ${r.stderr}`);
 }
@@ -439,6 +441,7 @@ async function oneRound(server: Server, s: Scenario): Promise<Round> {
  */
 async function measureSet(server: Server, scenarios: readonly Scenario[]): Promise<Measured[]> {
   for (const s of scenarios) for (let i = 0; i < WARMUP; i++) await drive(server.port, s, N);
+  control('--instr=on', server.child.pid!);
   const rounds = scenarios.map((): Round[] => []);
   for (let r = 0; r < ROUNDS; r++) {
     for (const [i, s] of scenarios.entries()) rounds[i]!.push(await oneRound(server, s));
