@@ -8,24 +8,33 @@
  * - anything else.
  * A definite edge has zero 502 for bytes never sent, and zero 200 the sequencer did not see.
  *
- * Usage: npm run bench:burst -- [--n 300] [--delay 500] [--workers 1] [--connections N] [--queue-ms N]
+ * Usage: npm run bench:burst -- [--n 300] [--delay 500] [--workers 1] [--connections N] [--queue-ms N] (--help)
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createServer, request, Agent } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { keySha256 } from '../src/stages/auth.js';
 import { ANVIL_TIP_ADDRESS } from '../src/dev/anvil.js';
 import { keccak256 } from '../src/native.js';
 import { signedPool } from './fixtures.js';
+import { startBench } from './lib.js';
 
-const args = new Map<string, string>();
-for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ''), process.argv[i + 1] ?? '');
-const N = Number(args.get('n') ?? 300);
-const DELAY = Number(args.get('delay') ?? 500);
-const WORKERS = Number(args.get('workers') ?? 1);
+const run = startBench(
+  'bench:burst',
+  'A burst of distinct submissions at once against a slow sequencer; every answer classified against what the sequencer saw.',
+  {
+    n: { kind: 'int', quick: 300, help: 'submissions in the burst' },
+    delay: { kind: 'int', min: 0, quick: 500, help: "the sequencer's answer delay, ms" },
+    workers: { kind: 'int', quick: 1, help: "txgate's worker threads" },
+    connections: { kind: 'int', min: 0, quick: 0, help: "forward.connections (0: txgate's default)" },
+    'queue-ms': { kind: 'int', min: 0, quick: 0, help: "forward.queueMs (0: txgate's default)" },
+  },
+);
+const N = run.opt.n;
+const DELAY = run.opt.delay;
+const WORKERS = run.opt.workers;
 const KEY = 'txg_burst_key_0000000000000000000000000000000000';
 
 const hashOf = (raw: string) => '0x' + Buffer.from(keccak256(Buffer.from(raw.slice(2), 'hex'))).toString('hex');
@@ -48,10 +57,10 @@ stub.keepAliveTimeout = 60_000;
 await new Promise<void>((r) => stub.listen(0, '127.0.0.1', () => r()));
 const stubPort = (stub.address() as AddressInfo).port;
 
-const dir = mkdtempSync(join(tmpdir(), 'txgate-burst-'));
+const dir = run.tmp;
 const forward: Record<string, number> = {};
-if (args.has('connections')) forward.connections = Number(args.get('connections'));
-if (args.has('queue-ms')) forward.queueMs = Number(args.get('queue-ms'));
+if (run.opt.connections > 0) forward.connections = run.opt.connections;
+if (run.opt['queue-ms'] > 0) forward.queueMs = run.opt['queue-ms'];
 writeFileSync(
   join(dir, 'accounts.json'),
   JSON.stringify({
@@ -79,6 +88,7 @@ writeFileSync(
 const child = spawn(process.execPath, [join(import.meta.dirname, '../src/cli.js'), '--config', join(dir, 'txgate.json')], {
   stdio: ['ignore', 'pipe', 'inherit'],
 });
+run.children.push(child);
 const port = await new Promise<number>((resolve, reject) => {
   let out = '';
   child.stdout.on('data', (c: Buffer) => {
@@ -91,6 +101,7 @@ const port = await new Promise<number>((resolve, reject) => {
 child.stdout.resume();
 
 const txs = await signedPool(N);
+process.stderr.write(`txgate (pid ${child.pid}) on port ${port}; sending ${N} submissions at once\n`);
 const agent = new Agent({ keepAlive: true, maxSockets: N });
 const post = (raw: string) =>
   new Promise<{ status: number; body: string }>((resolve) => {
@@ -139,18 +150,41 @@ answers.forEach((a, i) => {
   else if (a.status === 502) was ? count.s502Seen++ : count.s502Unseen++;
   else count.other++;
 });
-console.log(`burst of ${N} submissions, sequencer ${DELAY} ms, workers ${WORKERS}, forward ${JSON.stringify(forward)}: all answered in ${ms.toFixed(0)} ms`);
-console.log(`  by status and reason: ${[...reasons].map(([r, n]) => `${n} × ${r}`).join(', ')}`);
-console.log(`  200 with the hash, sequencer saw it:  ${count.ok}`);
-console.log(`  200 the sequencer never saw:          ${count.okUnseen}`);
-console.log(`  503 not forwarded (sequencer unseen): ${count.s503}`);
-console.log(`  503 although the sequencer saw it:    ${count.s503Seen}`);
-console.log(`  502 uncertain, bytes were sent:       ${count.s502Seen}`);
-console.log(`  502 uncertain, bytes never sent:      ${count.s502Unseen}`);
-console.log(`  other:                                ${count.other}`);
+const lines = [
+  `burst of ${N} submissions, sequencer ${DELAY} ms, workers ${WORKERS}, forward ${JSON.stringify(forward)}: all answered in ${ms.toFixed(0)} ms`,
+  `  by status and reason: ${[...reasons].map(([r, n]) => `${n} × ${r}`).join(', ')}`,
+  `  200 with the hash, sequencer saw it:  ${count.ok}`,
+  `  200 the sequencer never saw:          ${count.okUnseen}`,
+  `  503 not forwarded (sequencer unseen): ${count.s503}`,
+  `  503 although the sequencer saw it:    ${count.s503Seen}`,
+  `  502 uncertain, bytes were sent:       ${count.s502Seen}`,
+  `  502 uncertain, bytes never sent:      ${count.s502Unseen}`,
+  `  other:                                ${count.other}`,
+];
+console.log(lines.join('\n'));
+run.write('burst.md', lines.join('\n') + '\n');
+const path = run.write(
+  'burst.json',
+  JSON.stringify(
+    {
+      node: process.version,
+      date: new Date().toISOString(),
+      n: N,
+      delayMs: DELAY,
+      workers: WORKERS,
+      forward,
+      ms: Math.round(ms),
+      count,
+      reasons: Object.fromEntries(reasons),
+    },
+    null,
+    2,
+  ) + '\n',
+);
+console.log(`written to ${path} and burst.md`);
 child.kill('SIGTERM');
 await new Promise((r) => child.once('exit', r));
 agent.destroy();
 stub.close();
 stub.closeAllConnections();
-rmSync(dir, { recursive: true, force: true });
+process.exit(0);

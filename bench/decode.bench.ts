@@ -18,9 +18,9 @@ import { ANVIL_TIP_ADDRESS } from '../src/dev/anvil.js';
 import { Exit } from '../src/errors.js';
 import { TxDecoder } from '../src/tx/decoder.js';
 import { BYTES, hashOf, referenceDecoders } from './fixtures.js';
-import { keep, runSuite, type Row } from './lib.js';
+import { keep, runSuite, type Row, type SuiteOptions } from './lib.js';
 
-export async function run(): Promise<Row[]> {
+export async function run(o: Pick<SuiteOptions, 'time' | 'rounds'> = {}): Promise<Row[]> {
   const jsCommon = chainCommon(4663, 'prague', null);
   const nativeCommon = chainCommon(4663, 'prague');
   const lean = new TxDecoder(4663, 'prague', { signature: 'recover' });
@@ -90,6 +90,6 @@ export async function run(): Promise<Row[]> {
       'lean 0x02 path, signature check curve': () => keep(curve.decode(next(), policy)),
       ...systemRows,
     },
-    { reference: 'raw ecdsaRecover (floor)' },
+    { reference: 'raw ecdsaRecover (floor)', ...o },
   );
 }

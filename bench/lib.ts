@@ -3,8 +3,10 @@
  * and every figure as a ratio to the suite's reference task measured in the same run (absolute
  * figures drift on a shared machine; ratios hold).
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { Bench } from 'tinybench';
 
 export interface Row {
@@ -30,8 +32,8 @@ export interface SuiteOptions {
 export async function runSuite(suite: string, tasks: Record<string, () => unknown>, opts: SuiteOptions = {}): Promise<Row[]> {
   // Several short rounds, tasks interleaved round by round, and the median of the rounds'
   // medians: drift on a shared machine then hits every task alike instead of whichever ran last.
-  const rounds = opts.rounds ?? Number(process.env.BENCH_ROUNDS ?? 5);
-  const time = (opts.time ?? Number(process.env.BENCH_TIME_MS ?? 700)) / rounds;
+  const rounds = opts.rounds ?? 5;
+  const time = (opts.time ?? 700) / rounds;
   const perTask = new Map<string, { medians: number[]; p99s: number[]; n: number }>();
   for (let r = 0; r < rounds; r++) {
     const bench = new Bench({ time, warmupTime: r === 0 ? (opts.warmupTime ?? 200) : 20 });
@@ -84,12 +86,13 @@ export function table(rows: readonly Row[]): string {
   return [line(head), '|' + widths.map((w) => '-'.repeat(w + 2)).join('|') + '|', ...body.map(line)].join('\n');
 }
 
+/** The committed figures: written only with `--save`. */
 export const RESULTS_DIR = join(import.meta.dirname, '../../bench/results');
 
-/** Merges rows (by suite) into bench/results/latest.json. */
-export function saveRows(rows: readonly Row[], file = 'latest.json'): string {
-  mkdirSync(RESULTS_DIR, { recursive: true });
-  const path = join(RESULTS_DIR, file);
+/** Merges rows (by suite) into `dir`/latest.json. */
+export function saveRows(rows: readonly Row[], dir: string, file = 'latest.json'): string {
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, file);
   const prev: { rows: Row[] } = existsSync(path) ? JSON.parse(readFileSync(path, 'utf8')) : { rows: [] };
   const suites = new Set(rows.map((r) => r.suite));
   const merged = [...prev.rows.filter((r) => !suites.has(r.suite)), ...rows];
@@ -124,4 +127,253 @@ export function median(xs: readonly number[]): number {
 export function cpuMicros(pid: number): number {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return (Number(f[11]) + Number(f[12])) * 10_000;
+}
+
+// --- the benches' command line ------------------------------------------------------------------
+
+/**
+ * One option of a bench: its kind, what it does, and its value in the quick run (the default)
+ * and in the long run (`--full`; the quick value when absent).
+ */
+export type OptionSpec =
+  | { readonly kind: 'int'; readonly min?: number; readonly quick: number; readonly full?: number; readonly help: string; readonly arg?: string }
+  | { readonly kind: 'number'; readonly min?: number; readonly quick: number; readonly full?: number; readonly help: string; readonly arg?: string }
+  | { readonly kind: 'numbers'; readonly min?: number; readonly quick: readonly number[]; readonly full?: readonly number[]; readonly help: string }
+  | {
+      readonly kind: 'list';
+      /** The names it accepts (anything else is refused); the quick/full value absent: all of them. */
+      readonly choices?: readonly string[];
+      readonly quick?: readonly string[];
+      readonly full?: readonly string[];
+      readonly help: string;
+    }
+  | { readonly kind: 'text'; readonly quick?: string; readonly help: string; readonly arg?: string }
+  | { readonly kind: 'flag'; readonly help: string };
+
+type ValueOf<S extends OptionSpec> = S extends { kind: 'int' | 'number' }
+  ? number
+  : S extends { kind: 'numbers' }
+    ? readonly number[]
+    : S extends { kind: 'list' }
+      ? readonly string[] | undefined
+      : S extends { kind: 'text' }
+        ? string | undefined
+        : boolean;
+
+export type Values<T extends Record<string, OptionSpec>> = { readonly [K in keyof T]: ValueOf<T[K]> };
+
+/** A refused command line: its one line, and exit 2. */
+export class UsageError extends Error {}
+
+/** Options every bench takes. */
+const COMMON = ['help', 'h', 'full', 'out', 'save'];
+
+export interface Parsed<T extends Record<string, OptionSpec>> {
+  readonly opt: Values<T>;
+  readonly full: boolean;
+  readonly save: boolean;
+  readonly help: boolean;
+  /** --out as given (resolved later against the user's directory). */
+  readonly out: string | undefined;
+}
+
+/** Parses `argv` against `specs` (and the common options); throws UsageError with one line. */
+export function parseBenchArgs<T extends Record<string, OptionSpec>>(specs: T, argv: readonly string[]): Parsed<T> {
+  const given = new Map<string, string | true>();
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '-h') {
+      given.set('help', true);
+      continue;
+    }
+    const m = /^--([a-z][a-z0-9-]*)(?:=(.*))?$/s.exec(a);
+    if (m === null) throw new UsageError(a.startsWith('-') ? `unknown option ${a}` : `unexpected argument '${a}' (options start with --)`);
+    const name = m[1]!;
+    if (name !== 'help' && !COMMON.includes(name) && !Object.hasOwn(specs, name)) throw new UsageError(`unknown option --${name}`);
+    if (given.has(name)) throw new UsageError(`--${name} given twice`);
+    const isFlag = name === 'help' || name === 'full' || name === 'save' || specs[name]?.kind === 'flag';
+    if (isFlag) {
+      if (m[2] !== undefined) throw new UsageError(`--${name} takes no value`);
+      given.set(name, true);
+      continue;
+    }
+    let value = m[2];
+    if (value === undefined) {
+      const next = argv[i + 1];
+      if (next === undefined || next.startsWith('--')) throw new UsageError(`--${name} needs a value`);
+      value = next;
+      i++;
+    }
+    given.set(name, value);
+  }
+  const full = given.get('full') === true;
+  const save = given.get('save') === true;
+  const out = given.get('out') as string | undefined;
+  if (out !== undefined && out.trim() === '') throw new UsageError('--out needs a directory');
+  if (save && out !== undefined) throw new UsageError('--save writes to bench/results/; --out names another directory: give one of them');
+  const opt: Record<string, unknown> = {};
+  for (const [name, spec] of Object.entries(specs)) {
+    const raw = given.get(name);
+    opt[name] = raw === undefined ? defaultOf(spec, full) : parseValue(name, spec, raw);
+  }
+  return { opt: opt as Values<T>, full, save, help: given.get('help') === true, out };
+}
+
+function defaultOf(spec: OptionSpec, full: boolean): unknown {
+  switch (spec.kind) {
+    case 'flag':
+      return false;
+    case 'text':
+      return spec.quick;
+    default:
+      return full && spec.full !== undefined ? spec.full : spec.quick;
+  }
+}
+
+function parseValue(name: string, spec: OptionSpec, raw: string | true): unknown {
+  if (raw === true) return true;
+  const bad = (want: string) => new UsageError(`--${name} wants ${want}, got '${raw}'`);
+  const num = (s: string, int: boolean, min: number) => {
+    const n = Number(s);
+    if (s.trim() === '' || !Number.isFinite(n) || (int && !Number.isInteger(n)) || n < min) return undefined;
+    return n;
+  };
+  switch (spec.kind) {
+    case 'int':
+    case 'number': {
+      const min = spec.min ?? 1;
+      const n = num(raw, spec.kind === 'int', min);
+      if (n === undefined) throw bad(`${spec.kind === 'int' ? 'an integer' : 'a number'} ≥ ${min}`);
+      return n;
+    }
+    case 'numbers': {
+      const min = spec.min ?? 1;
+      const ns = raw.split(',').map((s) => num(s, false, min));
+      if (ns.some((n) => n === undefined)) throw bad(`numbers ≥ ${min} separated by commas`);
+      return ns;
+    }
+    case 'list': {
+      const names = splitNames(raw, spec.choices);
+      if (names.some((s) => s === '')) throw bad('names separated by commas');
+      const unknown = spec.choices === undefined ? [] : names.filter((s) => !spec.choices!.includes(s));
+      if (unknown.length > 0) throw new UsageError(`--${name}: unknown ${unknown.map((u) => `'${u}'`).join(', ')} (one of: ${spec.choices!.join(', ')})`);
+      return names;
+    }
+    default:
+      if (raw === '') throw bad('a value');
+      return raw;
+  }
+}
+
+/**
+ * Splits a comma-separated list; with `choices`, a name that itself holds a comma ("valid
+ * submission, sender-listed grant") is taken whole (the longest run of pieces that is a choice).
+ */
+function splitNames(raw: string, choices?: readonly string[]): string[] {
+  const pieces = raw.split(',');
+  const names: string[] = [];
+  for (let i = 0; i < pieces.length; ) {
+    let j = pieces.length;
+    while (j > i + 1 && !choices?.includes(pieces.slice(i, j).join(',').trim())) j--;
+    names.push(pieces.slice(i, j).join(',').trim());
+    i = j;
+  }
+  return names;
+}
+
+/** The help text: every option with its quick and --full values, then the common ones. */
+export function helpText(name: string, about: string, specs: Record<string, OptionSpec>): string {
+  const show = (v: unknown) => (Array.isArray(v) ? v.join(',') : String(v));
+  const rows: [string, string][] = Object.entries(specs).map(([k, s]) => {
+    const arg = s.kind === 'flag' ? '' : s.kind === 'list' || s.kind === 'numbers' ? ' A,B' : ` ${('arg' in s && s.arg) || 'N'}`;
+    let d = '';
+    if (s.kind === 'list') {
+      const q = s.quick === undefined ? 'all' : show(s.quick);
+      const f = s.full === undefined ? (s.quick === undefined ? undefined : 'all') : show(s.full);
+      d = f === undefined || f === q ? ` (default ${q})` : ` (default ${q}; --full ${f})`;
+      if (s.choices !== undefined) d += `; of: ${s.choices.join(', ')}`;
+    } else if (s.kind === 'text') d = s.quick === undefined ? '' : ` (default ${s.quick})`;
+    else if (s.kind !== 'flag')
+      d = s.full === undefined || show(s.full) === show(s.quick) ? ` (default ${show(s.quick)})` : ` (default ${show(s.quick)}; --full ${show(s.full)})`;
+    return [`--${k}${arg}`, s.help + d];
+  });
+  rows.push(
+    ['--full', 'the long run: every default above takes its --full value'],
+    ['--out DIR', `where the results go (default ${DEFAULT_OUT})`],
+    ['--save', 'write the results to bench/results/ (the committed figures) instead'],
+    ['-h, --help', 'this text'],
+  );
+  const w = Math.max(...rows.map((r) => r[0].length));
+  return `npm run ${name} [-- options]\n${about}\n\n${rows.map(([a, b]) => `  ${a.padEnd(w)}  ${b}`).join('\n')}\n`;
+}
+
+/** Where results go unless --out or --save says otherwise: outside the repository. */
+export const DEFAULT_OUT = join(tmpdir(), 'txgate-bench');
+
+export interface BenchRun<T extends Record<string, OptionSpec>> {
+  readonly opt: Values<T>;
+  readonly full: boolean;
+  /** The results directory (created). */
+  readonly outDir: string;
+  /** A private temporary directory, removed on exit, whatever ends the run (Ctrl-C too). */
+  readonly tmp: string;
+  /** Child processes killed on exit. */
+  readonly children: ChildProcess[];
+  /** Writes a results file; returns its path. */
+  write(file: string, text: string): string;
+  /** A path the user gave, resolved against the directory the user ran the command in. */
+  userPath(p: string): string;
+}
+
+/** The directory the user ran the command in (npm run changes to the package root). */
+const userDir = () => process.env.INIT_CWD ?? process.cwd();
+
+/**
+ * Starts a bench: parses the command line (`--help`: the help text, exit 0; a refused line: one
+ * line on stderr, exit 2), creates the temporary directory and removes it (and kills the
+ * children) on exit, on SIGINT, SIGTERM and SIGHUP too.
+ */
+export function startBench<T extends Record<string, OptionSpec>>(name: string, about: string, specs: T, argv = process.argv.slice(2)): BenchRun<T> {
+  let parsed: Parsed<T>;
+  try {
+    parsed = parseBenchArgs(specs, argv);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    process.stderr.write(`${name}: ${e.message} (npm run ${name} -- --help lists the options)\n`);
+    process.exit(2);
+  }
+  if (parsed.help) {
+    process.stdout.write(helpText(name, about, specs));
+    process.exit(0);
+  }
+  const outDir = parsed.save ? RESULTS_DIR : parsed.out !== undefined ? resolve(userDir(), parsed.out) : DEFAULT_OUT;
+  const tmp = mkdtempSync(join(tmpdir(), `txgate-${name.replace(/[^a-z0-9]+/gi, '-')}-`));
+  const children: ChildProcess[] = [];
+  process.on('exit', () => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    rmSync(tmp, { recursive: true, force: true });
+  });
+  for (const [sig, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+    ['SIGHUP', 129],
+  ] as const)
+    process.once(sig, () => {
+      process.stderr.write(`${name}: ${sig}: stopped; temporary files removed\n`);
+      process.exit(code);
+    });
+  return {
+    opt: parsed.opt,
+    full: parsed.full,
+    outDir,
+    tmp,
+    children,
+    write(file, text) {
+      mkdirSync(outDir, { recursive: true });
+      const path = join(outDir, file);
+      writeFileSync(path, text);
+      return path;
+    },
+    userPath: (p) => resolve(userDir(), p),
+  };
 }

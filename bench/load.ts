@@ -13,43 +13,44 @@
  * Needs wrk (Debian: apt-get install wrk) and taskset (util-linux). Loopback only.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { ANVIL_TIP_ADDRESS } from '../src/dev/anvil.js';
 import { sign1559 } from '../src/dev/sign.js';
 import { privateKeyToAddress } from 'viem/accounts';
 import { initCrypto, SYSTEM_SECP256K1_PATH } from '../src/native.js';
 import { keySha256 } from '../src/stages/auth.js';
-import { cpuMicros, median, medianBy, round, RESULTS_DIR } from './lib.js';
+import { cpuMicros, median, medianBy, round, startBench } from './lib.js';
+import { stackedBarsSvg, type Bar } from './svg.js';
 
-const { values: opt } = parseArgs({
-  options: {
-    duration: { type: 'string', default: '5' },
-    connections: { type: 'string', default: '64' },
-    soak: { type: 'string', default: '60' },
-    pool: { type: 'string', default: '20000' },
-    'log-level': { type: 'string', default: 'info' },
-    only: { type: 'string' },
-    scenarios: { type: 'string' },
-    'node-args': { type: 'string', default: '' },
-    rounds: { type: 'string', default: '3' },
+const SECTIONS = ['throughput', 'latency', 'client', 'metrics', 'workers', 'sync', 'soak'];
+const SCENARIOS = ['eth_chainId', '401 unauthorized', '402 fee_rejected', 'valid submission', 'valid submission, sender-listed grant'];
+const run = startBench(
+  'bench:load',
+  'txgate under wrk against a bare uWS echo and the conforming floor, in the same run. The quick run measures the main scenarios, the added latency (one placement) and the sync send; --full adds the variants (busyPoll, recover, system libsecp256k1), every placement, the upstream client, metrics on/off, 1 vs 2 threads and the soak.',
+  {
+    duration: { kind: 'int', quick: 2, full: 5, help: 'seconds per measurement' },
+    rounds: { kind: 'int', quick: 2, full: 3, help: 'alternating rounds (echo, floor, txgate) per scenario' },
+    connections: { kind: 'int', quick: 64, help: 'wrk connections' },
+    soak: { kind: 'int', min: 0, quick: 60, help: 'seconds of the saturated soak (after a 20-s warm-up; 0: none)' },
+    pool: { kind: 'int', quick: 4000, full: 20000, help: 'pre-signed distinct transactions' },
+    'log-level': { kind: 'text', arg: 'LEVEL', quick: 'info', help: "txgate's log level" },
+    only: { kind: 'list', choices: SECTIONS, quick: ['throughput', 'latency', 'sync'], full: SECTIONS, help: 'these sections' },
+    scenarios: { kind: 'list', choices: SCENARIOS, help: 'these throughput scenarios' },
+    'node-args': { kind: 'text', arg: 'ARGS', quick: '', help: 'node options for txgate, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"' },
   },
-});
-const DURATION = Number(opt.duration);
-const CONNS = Number(opt.connections);
-const ROUNDS = Math.max(1, Number(opt.rounds));
+);
+const opt = run.opt;
+const DURATION = opt.duration;
+const CONNS = opt.connections;
+const ROUNDS = opt.rounds;
 const dist = join(import.meta.dirname, '..');
-const dir = mkdtempSync(join(tmpdir(), 'txgate-load-'));
+const dir = run.tmp;
 const KEY = 'txg_load_' + randomBytes(24).toString('base64url');
 const KEY_LISTED = 'txg_load_listed_' + randomBytes(24).toString('base64url');
 const KEY_SYNC = 'txg_load_sync_' + randomBytes(24).toString('base64url');
-const children: ChildProcess[] = [];
-process.on('exit', () => {
-  for (const c of children) c.kill('SIGKILL');
-});
+const children = run.children;
 
 for (const tool of ['wrk', 'taskset']) {
   if (spawnSync('which', [tool]).status !== 0) {
@@ -65,7 +66,7 @@ const LOAD_CORES = cores >= 2 ? String(cores - 1) : '0'; // on one core everythi
 await initCrypto();
 const senders = Array.from({ length: 16 }, () => '0x' + randomBytes(32).toString('hex'));
 const addressOf = (privateKey: string) => privateKeyToAddress(privateKey as `0x${string}`);
-const poolSize = Number(opt.pool);
+const poolSize = opt.pool;
 const rpcBody = (method: string, params: unknown[], id = 1) => JSON.stringify({ jsonrpc: '2.0', id, method, params });
 const tx = (i: number, value = 1_000_000_000_000n, to: string = ANVIL_TIP_ADDRESS) =>
   sign1559(
@@ -225,7 +226,7 @@ async function startTxgate(o: {
       metrics: { enabled: o.metrics ?? true },
       crypto: { secp256k1: o.secp256k1 ?? 'npm', ...(o.signature !== undefined ? { signature: o.signature } : {}) },
       busyPoll: o.busyPoll ?? false,
-      log: { level: opt['log-level'] },
+      log: { level: opt['log-level'] ?? 'info' },
       dedup: { acceptedTtlMs: 0 },
       chains: [
         {
@@ -244,7 +245,7 @@ async function startTxgate(o: {
     }),
   );
   const cores = o.workers !== undefined && o.workers > 1 ? `0-${o.workers - 1}` : SERVER_CORES;
-  const nodeArgs = opt['node-args'].split(' ').filter((a) => a !== '');
+  const nodeArgs = (opt['node-args'] ?? '').split(' ').filter((a) => a !== '');
   const child = await start(['node', ...nodeArgs, join(dist, 'src/cli.js'), '--config', cfg], cores, 'txgate', `http://127.0.0.1:${port}/ready`);
   return { child, url: `http://127.0.0.1:${port}/` };
 }
@@ -402,8 +403,8 @@ const floor = await start(
   'floor',
 );
 const gate = await startTxgate({ sequencer: 'http://127.0.0.1:18200' });
-const want = (name: string) => opt.only === undefined || opt.only.split(',').includes(name);
-const wantScenario = (name: string) => opt.scenarios === undefined || opt.scenarios.split(',').includes(name);
+const want = (name: string) => opt.only === undefined || opt.only.includes(name);
+const wantScenario = (name: string) => opt.scenarios === undefined || opt.scenarios.includes(name);
 
 if (want('throughput')) {
   say(
@@ -421,7 +422,7 @@ if (want('throughput')) {
   // Valid submissions with other options: busy polling (CPU while idle), the recover signature
   // check (every sender recovered), and the system libsecp256k1 (when built: npm run
   // build:secp256k1).
-  if (wantScenario('valid submission')) {
+  if (run.full && wantScenario('valid submission')) {
     const variants: [string, Parameters<typeof startTxgate>[0]][] = [
       ['valid submission, busyPoll on', { sequencer: 'http://127.0.0.1:18200', busyPoll: true }],
       ['valid submission, signature check recover', { sequencer: 'http://127.0.0.1:18200', signature: 'recover' }],
@@ -447,8 +448,9 @@ if (want('latency')) {
   const bodies = validBodies.slice(0, 6000);
   const near = await start(['node', join(dist, 'bench/stub-sequencer.js'), '18202'], SERVER_CORES, 'stub on the server core');
   const g2 = await startTxgate({ sequencer: 'http://127.0.0.1:18202' });
-  const g3 = await startTxgate({ sequencer: 'http://127.0.0.1:18202', busyPoll: true });
-  const g4 = await startTxgate({ sequencer: 'http://127.0.0.1:18202', signature: 'recover' });
+  // The quick run: the default configuration with the stub on the server's core alone.
+  const g3 = run.full ? await startTxgate({ sequencer: 'http://127.0.0.1:18202', busyPoll: true }) : undefined;
+  const g4 = run.full ? await startTxgate({ sequencer: 'http://127.0.0.1:18202', signature: 'recover' }) : undefined;
   const headers = { ...JSON_CT, 'X-Api-Key': KEY };
   const rows: Record<string, unknown>[] = [];
   say(
@@ -459,12 +461,14 @@ if (want('latency')) {
       ') | client → stub p50 / p99 µs | client → txgate → stub p50 / p99 µs | **added by txgate p50 / p99 µs** | samples |',
   );
   say('|---|---|---|---|---|');
-  for (const [name, stubUrl, gateUrl] of [
-    [`stub on the server's core ${SERVER_CORES}`, 'http://127.0.0.1:18202/', g2.url],
-    [`stub on the server's core ${SERVER_CORES}, busyPoll on`, 'http://127.0.0.1:18202/', g3.url],
-    [`stub on the server's core ${SERVER_CORES}, signature check recover`, 'http://127.0.0.1:18202/', g4.url],
-    [`stub on the client's core ${LOAD_CORES}`, 'http://127.0.0.1:18200/', gate.url],
-  ] as const) {
+  const placements: (readonly [string, string, string])[] = [[`stub on the server's core ${SERVER_CORES}`, 'http://127.0.0.1:18202/', g2.url]];
+  if (g3 !== undefined && g4 !== undefined)
+    placements.push(
+      [`stub on the server's core ${SERVER_CORES}, busyPoll on`, 'http://127.0.0.1:18202/', g3.url],
+      [`stub on the server's core ${SERVER_CORES}, signature check recover`, 'http://127.0.0.1:18202/', g4.url],
+      [`stub on the client's core ${LOAD_CORES}`, 'http://127.0.0.1:18200/', gate.url],
+    );
+  for (const [name, stubUrl, gateUrl] of placements) {
     const direct = probe(stubUrl, bodies, JSON_CT, 1000, DURATION);
     const via = probe(gateUrl, bodies, headers, 1000, DURATION);
     const added = { p50: via.p50 - direct.p50, p99: via.p99 - direct.p99 };
@@ -472,9 +476,7 @@ if (want('latency')) {
     say(`| ${name} | ${direct.p50} / ${direct.p99} | ${via.p50} / ${via.p99} | **${added.p50} / ${added.p99}** | ${via.n} |`);
   }
   report.latency = rows;
-  await stop(g2.child);
-  await stop(g3.child);
-  await stop(g4.child);
+  for (const g of [g2, g3, g4]) if (g !== undefined) await stop(g.child);
   await stop(near);
 }
 
@@ -591,8 +593,8 @@ if (want('sync')) {
 
 await stop(gate.child);
 
-if (want('soak') && Number(opt.soak) > 0) {
-  const seconds = Number(opt.soak);
+if (want('soak') && opt.soak > 0) {
+  const seconds = opt.soak;
   say(`\n## Saturation (${seconds} s after a 20-s saturated warm-up, 512 connections, stub answering after 50 ms, maxInFlight 256)\n`);
   const slow = await start(['node', join(dist, 'bench/stub-sequencer.js'), '18201', '50'], LOAD_CORES, 'slow stub');
   const g = await startTxgate({ sequencer: 'http://127.0.0.1:18201', maxInFlight: 256 });
@@ -632,7 +634,36 @@ if (want('soak') && Number(opt.soak) > 0) {
 await stop(echo);
 await stop(floor);
 await stop(stub);
-writeFileSync(join(RESULTS_DIR, 'load.json'), JSON.stringify(report, null, 2) + '\n');
-writeFileSync(join(RESULTS_DIR, 'load.md'), lines.join('\n') + '\n');
-say(`\nwritten to ${join(RESULTS_DIR, 'load.json')} and load.md`);
+// The picture: latency percentiles of each throughput scenario, txgate against the echo (and
+// the floor) in the same round; each bar runs to p99.9, split at p50 and p99.
+if (Array.isArray(report.throughput) && report.throughput.length > 0) {
+  const bars: Bar[] = [];
+  const bar = (label: string, m: Measured): Bar => ({
+    label,
+    segments: [
+      { label: '0 → p50', value: m.p50 },
+      { label: 'p50 → p99', value: Math.max(0, m.p99 - m.p50) },
+      { label: 'p99 → p99.9', value: Math.max(0, m.p999 - m.p99) },
+    ],
+    note: `${m.p50} / ${m.p99} / ${m.p999} µs`,
+  });
+  for (const r of report.throughput as { scenario: string; txgate: Measured; echo: Measured; floor?: Measured }[]) {
+    bars.push(bar(`${r.scenario}: echo`, r.echo));
+    if (r.floor !== undefined) bars.push(bar(`${r.scenario}: floor`, r.floor));
+    bars.push(bar(`${r.scenario}: txgate`, r.txgate));
+  }
+  run.write(
+    'load.svg',
+    stackedBarsSvg({
+      title: `Latency under wrk -c${CONNS} (the median round of ${ROUNDS}, ${DURATION} s each; ${new Date().toISOString().slice(0, 10)})`,
+      unit: 'latency, µs (p50 / p99 / p99.9)',
+      bars,
+      format: (v) => `${Math.round(v)}`,
+    }),
+  );
+  lines.push('', '![latency percentiles](load.svg)');
+}
+const mdPath = run.write('load.md', lines.join('\n') + '\n');
+run.write('load.json', JSON.stringify(report, null, 2) + '\n');
+process.stdout.write(`\nwritten to ${mdPath}, load.json and load.svg\n`);
 process.exit(0);

@@ -8,10 +8,10 @@ import type { Exit } from '../src/errors.js';
 import { body, config, context, recoverDecoders, head, KEY_OFF, KEY_SLOW, pipeline, signedPool, TXS } from './fixtures.js';
 import { Metrics } from '../src/metrics/metrics.js';
 import { STAGE_SAMPLE_MASK } from '../src/pipeline/pipeline.js';
-import { runSuite, type Row } from './lib.js';
+import { runSuite, type Row, type SuiteOptions } from './lib.js';
 import type { Body, RequestHead } from '../src/pipeline/context.js';
 
-export async function run(): Promise<Row[]> {
+export async function run(o: Pick<SuiteOptions, 'time' | 'rounds'> = {}): Promise<Row[]> {
   let done: ((e: Exit) => void) | null = null;
   /** Runs one request through a pipeline built over `decs`, settling with its answer. */
   const runner = (decs?: Parameters<typeof pipeline>[1]) => {
@@ -70,5 +70,5 @@ export async function run(): Promise<Row[]> {
     if (m !== null && e.reason === 'ok') throw new Error(`${name}: passed`);
     if (m === null && e.reason !== 'ok') throw new Error(`${name}: ${e.reason}`);
   }
-  return runSuite('pipeline', cases, { reference: 'all pass (instant forward)' });
+  return runSuite('pipeline', cases, { reference: 'all pass (instant forward)', ...o });
 }

@@ -1,16 +1,25 @@
-/** `npm run bench`: every in-process bench suite; writes bench/results/latest.json and a table. */
-import { saveRows, table, type Row } from './lib.js';
+/** `npm run bench`: the in-process bench suites (tinybench); writes latest.json and prints a table per suite as it ends. */
+import { startBench, saveRows, table, type Row } from './lib.js';
 import { run as decode } from './decode.bench.js';
 import { run as stages } from './stages.bench.js';
 import { run as pipeline } from './pipeline.bench.js';
 
-const only = process.argv[2];
-const suites: Record<string, () => Promise<Row[]>> = { decode, stages, pipeline };
+const suites: Record<string, (o: { time: number; rounds: number }) => Promise<Row[]>> = { decode, stages, pipeline };
+const run = startBench(
+  'bench',
+  "In-process bench suites: decode/verify, the stages, the whole pipeline; each figure also as a ratio to its suite's reference task.",
+  {
+    suites: { kind: 'list', choices: Object.keys(suites), help: 'only these suites' },
+    'time-ms': { kind: 'int', quick: 300, full: 700, help: 'measuring time per task, split over the rounds' },
+    rounds: { kind: 'int', quick: 3, full: 5, help: "interleaved rounds per suite (the median of the rounds' medians)" },
+  },
+);
 const rows: Row[] = [];
-for (const [name, run] of Object.entries(suites)) {
-  if (only !== undefined && only !== name) continue;
+for (const [name, suite] of Object.entries(suites)) {
+  if (run.opt.suites !== undefined && !run.opt.suites.includes(name)) continue;
   process.stderr.write(`running ${name}…\n`);
-  rows.push(...(await run()));
+  const got = await suite({ time: run.opt['time-ms'], rounds: run.opt.rounds });
+  process.stdout.write(table(got) + '\n\n');
+  rows.push(...got);
 }
-const path = saveRows(rows);
-process.stdout.write(table(rows) + '\n\nwritten to ' + path + '\n');
+process.stdout.write('written to ' + saveRows(rows, run.outDir) + '\n');

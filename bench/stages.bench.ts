@@ -11,10 +11,10 @@ import { MirrorAccountStore } from '../src/accounts/postgres/mirror.js';
 import { changesOf } from '../src/accounts/postgres/snapshot.js';
 import { StoreState } from '../src/accounts/postgres/state.js';
 import { ACCOUNT_DOCS, body, config, context, decoders, head, hosts, limiter, store, TXS } from './fixtures.js';
-import { keep, runSuite, type Row } from './lib.js';
+import { keep, runSuite, type Row, type SuiteOptions } from './lib.js';
 import type { RunnerStage } from '../src/pipeline/pipeline.js';
 
-export async function run(): Promise<Row[]> {
+export async function run(o: Pick<SuiteOptions, 'time' | 'rounds'> = {}): Promise<Row[]> {
   const host = createHostStage(hosts);
   const parse = createParseStage();
   const route = createRouteStage(config.limits);
@@ -52,6 +52,6 @@ export async function run(): Promise<Row[]> {
         keep(rate.run(c));
       },
     },
-    { reference: 'parse (eth_sendRawTransaction body)' },
+    { reference: 'parse (eth_sendRawTransaction body)', ...o },
   );
 }

@@ -15,49 +15,34 @@
  * chain RPC's head subscription (chains[].rpcWs), in receipt mode polling every 100 ms, and
  * send-then-poll at each `--poll` interval. Needs anvil (npm ci installs it). Loopback only.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, openSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { privateKeyToAddress } from 'viem/accounts';
 import { ANVIL_KEYS, ANVIL_TIP_ADDRESS, startAnvil } from '../src/dev/anvil.js';
 import { sign1559 } from '../src/dev/sign.js';
 import { initCrypto } from '../src/native.js';
 import { keySha256 } from '../src/stages/auth.js';
-import { median, RESULTS_DIR, round } from './lib.js';
+import { median, round, startBench } from './lib.js';
 
-const { values: opt } = parseArgs({
-  options: {
-    trials: { type: 'string', default: '40' },
-    poll: { type: 'string', default: '100,250,1000' },
-    'block-time': { type: 'string', default: '1' },
-    help: { type: 'boolean', short: 'h', default: false },
-  },
+const run = startBench('bench:sync', 'Submission to receipt on anvil: the sync send against send-then-poll, every flow in the same trials.', {
+  trials: { kind: 'int', quick: 15, full: 40, help: 'transactions per flow' },
+  poll: { kind: 'numbers', quick: [100, 250, 1000], help: 'send-then-poll intervals, ms' },
+  'block-time': { kind: 'number', min: 0.05, quick: 1, help: "anvil's seconds between blocks" },
 });
-if (opt.help) {
-  process.stdout.write(`npm run bench:sync [-- options]
-  --trials N       transactions per flow (default 40)
-  --poll A,B       send-then-poll intervals in ms (default 100,250,1000)
-  --block-time S   anvil's seconds between blocks (default 1)
-`);
-  process.exit(0);
-}
-const TRIALS = Number(opt.trials);
-const POLLS = opt.poll.split(',').map(Number);
-const BLOCK_S = Number(opt['block-time']);
+const TRIALS = run.opt.trials;
+const POLLS = run.opt.poll;
+const BLOCK_S = run.opt['block-time'];
 const dist = join(import.meta.dirname, '..');
-const dir = mkdtempSync(join(tmpdir(), 'txgate-sync-'));
-const children: ChildProcess[] = [];
-process.on('exit', () => {
-  for (const c of children) c.kill('SIGKILL');
-});
+const dir = run.tmp;
+const children = run.children;
 await initCrypto();
 
 const CHAIN = 4663;
 const ANVIL_PORT = 18400;
 const anvil = await startAnvil({ port: ANVIL_PORT, chainId: CHAIN, blockTime: BLOCK_S });
+children.push(anvil.process);
 const chainRpc = anvil.url;
 const KEY = 'txg_sync_bench_' + randomBytes(24).toString('base64url');
 const MIN_TIP = 1_000_000_000_000n;
@@ -236,11 +221,11 @@ const rows = flows.map((f, i) => {
   return row;
 });
 const out = `sync-${BLOCK_S}s`;
-writeFileSync(
-  join(RESULTS_DIR, `${out}.json`),
+const mdPath = run.write(`${out}.md`, lines.join('\n') + '\n');
+run.write(
+  `${out}.json`,
   JSON.stringify({ node: process.version, blockTimeS: BLOCK_S, trials: TRIALS, date: new Date().toISOString(), rows, times }, null, 2) + '\n',
 );
-writeFileSync(join(RESULTS_DIR, `${out}.md`), lines.join('\n') + '\n');
-say(`\nwritten to ${join(RESULTS_DIR, out)}.json and .md`);
+say(`\nwritten to ${mdPath} and ${out}.json`);
 await anvil.stop();
 process.exit(0);

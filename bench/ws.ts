@@ -10,44 +10,38 @@
  * Loopback only.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { ANVIL_TIP_ADDRESS } from '../src/dev/anvil.js';
 import { sign1559 } from '../src/dev/sign.js';
 import { initCrypto } from '../src/native.js';
 import { keySha256 } from '../src/stages/auth.js';
-import { cpuMicros, median, RESULTS_DIR, round } from './lib.js';
+import { cpuMicros, median, round, startBench } from './lib.js';
 
-const { values: opt } = parseArgs({
-  options: {
-    seconds: { type: 'string', default: '5' },
-    rounds: { type: 'string', default: '3' },
-    'in-flight': { type: 'string', default: '64' },
-    rate: { type: 'string', default: '1000' },
-    pool: { type: 'string', default: '20000' },
-  },
+const run = startBench('bench:ws', 'The WebSocket lane against HTTP on the same txgate: req/s and server CPU per request, then latency at a fixed rate.', {
+  seconds: { kind: 'int', quick: 2, full: 5, help: 'seconds per measurement' },
+  rounds: { kind: 'int', quick: 2, full: 3, help: 'alternating rounds (HTTP, WebSocket)' },
+  'in-flight': { kind: 'int', quick: 64, help: 'requests in flight (HTTP connections; frames on the one WebSocket)' },
+  rate: { kind: 'int', quick: 1000, help: 'req/s of the latency measurement' },
+  pool: { kind: 'int', quick: 4000, full: 20000, help: 'pre-signed distinct transactions' },
 });
-const SECONDS = Number(opt.seconds);
-const ROUNDS = Math.max(1, Number(opt.rounds));
-const IN_FLIGHT = Number(opt['in-flight']);
-const RATE = Number(opt.rate);
+const opt = run.opt;
+const SECONDS = opt.seconds;
+const ROUNDS = opt.rounds;
+const IN_FLIGHT = opt['in-flight'];
+const RATE = opt.rate;
 const dist = join(import.meta.dirname, '..');
-const dir = mkdtempSync(join(tmpdir(), 'txgate-ws-'));
+const dir = run.tmp;
 const KEY = 'txg_ws_' + randomBytes(24).toString('base64url');
-const children: ChildProcess[] = [];
-process.on('exit', () => {
-  for (const c of children) c.kill('SIGKILL');
-});
+const children = run.children;
 const cores = Number(spawnSync('nproc').stdout.toString().trim());
 const SERVER_CORE = '0';
 const LOAD_CORE = cores >= 2 ? String(cores - 1) : '0';
 
 await initCrypto();
 const senders = Array.from({ length: 16 }, () => '0x' + randomBytes(32).toString('hex'));
-const poolSize = Number(opt.pool);
+const poolSize = opt.pool;
 process.stderr.write(`signing ${poolSize} transactions…\n`);
 const valid = Array.from({ length: poolSize }, (_, i) =>
   JSON.stringify({
@@ -210,7 +204,7 @@ for (const [name, r] of [
   say(`| ${name} | ${r.p50} | ${r.p99} | ${r === direct ? '—' : `${r.p50! - direct.p50!} / ${r.p99! - direct.p99!}`} | ${r.non200} |`);
 report.latency = { rate: RATE, direct, viaHttp, viaWs };
 
-writeFileSync(join(RESULTS_DIR, 'ws.json'), JSON.stringify(report, null, 2) + '\n');
-writeFileSync(join(RESULTS_DIR, 'ws.md'), lines.join('\n') + '\n');
-process.stderr.write(`saved bench/results/ws.json and ws.md\n`);
+const mdPath = run.write('ws.md', lines.join('\n') + '\n');
+run.write('ws.json', JSON.stringify(report, null, 2) + '\n');
+process.stdout.write(`\nwritten to ${mdPath} and ws.json\n`);
 process.exit(0);
