@@ -62,10 +62,14 @@ const rpc = (method: string, params: unknown[], id: number | string = 1) => JSON
 /** The sync send: chain 4663 in forward mode; RECEIPT_CHAIN (its own host) in receipt mode, the stub its chain RPC too. */
 const RECEIPT_CHAIN = 4664;
 const RECEIPT_HOST = 'receipt.localhost';
+/** The same plain send to a sequencer over a persistent WebSocket (ws://): WS_CHAIN, its own host and stub. */
+const WS_CHAIN = 4665;
+const WS_HOST = 'ws-sequencer.localhost';
 const grant = { chainId: 4663, rateLimit: { perSecond: 1e6, burst: 1e6 }, tipAddresses: [ANVIL_TIP_ADDRESS], minTipWei: MIN_TIP.toString() };
 const POOL = 512;
 const valid = Array.from({ length: POOL }, (_, i) => rpc('eth_sendRawTransaction', [tx(i)], i));
 const syncValid = Array.from({ length: POOL }, (_, i) => rpc('eth_sendRawTransactionSync', [tx(i)], i));
+const validWs = Array.from({ length: POOL }, (_, i) => rpc('eth_sendRawTransaction', [tx(i, { chainId: WS_CHAIN })], i));
 const syncReceipt = Array.from({ length: POOL }, (_, i) => rpc('eth_sendRawTransactionSync', [tx(i, { chainId: RECEIPT_CHAIN })], i));
 
 interface Scenario {
@@ -94,6 +98,8 @@ const MAIN: Scenario[] = [
   { name: '402 fee_rejected', status: 402, ...sub(keys.load, untipped) },
   { name: 'valid submission', status: 200, ...sub(keys.load, valid) },
   { name: 'valid submission, sender-listed grant', status: 200, ...sub(keys.listed, valid) },
+  // The same submission forwarded to a ws:// sequencer (frames on persistent connections, no HTTP head either way).
+  { name: 'valid submission, WebSocket sequencer', status: 200, host: WS_HOST, ...sub(keys.load, validWs) },
   // The stub answers with the receipt at once: the sync path's own cost.
   { name: 'sync submission', status: 200, ...sub(keys.sync, syncValid) },
   { name: 'sync submission (receipt mode)', status: 200, host: RECEIPT_HOST, ...sub(keys.sync, syncReceipt) },
@@ -173,7 +179,7 @@ writeFileSync(
   join(dir, 'accounts.json'),
   JSON.stringify({
     accounts: [
-      { id: 'load', keySha256: [keySha256(keys.load)], grants: [grant] },
+      { id: 'load', keySha256: [keySha256(keys.load)], grants: [grant, { ...grant, chainId: WS_CHAIN }] },
       { id: 'listed', keySha256: [keySha256(keys.listed)], grants: [{ ...grant, senders: senders.map((k) => privateKeyToAddress(k as `0x${string}`)) }] },
       { id: 'other-chain', keySha256: [keySha256(keys.otherChain)], grants: [{ ...grant, chainId: 10 }] },
       { id: 'limited', keySha256: [keySha256(keys.limited)], grants: [{ ...grant, rateLimit: { perSecond: 1e-9, burst: 1 } }] },
@@ -546,6 +552,7 @@ const STUB = 18250;
 for (const [port, chainId] of [
   [STUB, 4663],
   [STUB + 1, RECEIPT_CHAIN],
+  [STUB + 2, WS_CHAIN],
 ]) {
   const stub = spawn('node', [join(dist, 'bench/stub-sequencer.js'), String(port), '0', String(chainId)], { stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(stub);
@@ -607,6 +614,13 @@ writeFileSync(
         forward: { connections: 64, timeoutMs: 30_000, queueMs: 30_000 },
         probe: { intervalMs: 600_000, timeoutMs: 60_000 },
         sync: { enabled: true, mode: 'receipt', receiptTtlMs: 0 },
+      },
+      {
+        chainId: WS_CHAIN,
+        hosts: [WS_HOST],
+        sequencers: [`ws://127.0.0.1:${STUB + 2}`],
+        forward: { connections: 64, wsConnections: 2, timeoutMs: 30_000, queueMs: 30_000 },
+        probe: { intervalMs: 600_000, timeoutMs: 60_000 },
       },
     ],
     accounts: { file: join(dir, 'accounts.json') },

@@ -1,6 +1,6 @@
 /**
  * The chains a deployment serves: per-chain state built once at start-up, and the table that
- * picks a chain by the Host header (DESIGN §2). Used by the host stage and GET /tip-addresses.
+ * picks a chain by the Host header (docs/design.md §2.2). Used by the host stage and GET /tip-addresses.
  */
 import type { ChainConfig, Config } from './config.js';
 import { type Exit, result } from './errors.js';

@@ -1,5 +1,5 @@
 /**
- * Configuration (DESIGN §3): loaded and validated once at start-up. Every problem is reported
+ * Configuration (docs/design.md §2.1): loaded and validated once at start-up. Every problem is reported
  * at once, each naming its field; the result is deep-frozen and each part of the service is
  * handed only its slice. Every field has a default except `chains`.
  */
@@ -120,7 +120,7 @@ export interface Config {
   readonly profiling: { readonly serverTiming: boolean };
   readonly tipAddresses: { readonly maxAgeSeconds: number };
   readonly dedup: { readonly acceptedTtlMs: number; readonly maxEntries: number };
-  /** The WebSocket submission lane (src/ws/): off unless a deployment turns it on (DESIGN §7). */
+  /** The WebSocket submission lane (src/ws/): off unless a deployment turns it on (docs/design.md §6.1). */
   readonly websocket: WebSocketConfig;
 }
 

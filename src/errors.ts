@@ -63,7 +63,7 @@ export class Exit {
 
   /**
    * The body for a transport with no status line (a WebSocket frame): an error's `data` carries
-   * `status`, the HTTP status the same answer gets over HTTP, beside `reason` (DESIGN §7). Built
+   * `status`, the HTTP status the same answer gets over HTTP, beside `reason` (docs/design.md §4.5). Built
    * once per Exit: the preallocated rejections pay for it once.
    */
   bodyWithStatus(idJson: string): string {
@@ -115,7 +115,7 @@ export function result(value: string, headers?: readonly Header[]): Exit {
   return new Exit(200, 'ok', ',"result":"' + value + '"}', headers);
 }
 
-/** The sequencer's own JSON-RPC error, passed through with HTTP 200 (DESIGN §4). */
+/** The sequencer's own JSON-RPC error, passed through with HTTP 200 (docs/design.md §5.3). */
 export function upstreamRejected(code: number, message: string, upstreamData?: unknown): Exit {
   const data: Record<string, unknown> = { reason: 'upstream_rejected' };
   if (upstreamData !== undefined) data.upstream = upstreamData;

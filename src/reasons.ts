@@ -3,7 +3,7 @@
  * stage that gives each reason and what a client should do about it (the README's table is
  * rendered from it by `npm run readme`, and a test fails when the two differ). A new reason is one row here.
  *
- * `data.reason` is the stable machine contract (DESIGN §5); `message` is for people. Codes:
+ * `data.reason` is the stable machine contract (docs/design.md §4.1); `message` is for people. Codes:
  * JSON-RPC 2.0 (-32700 … -32603) and EIP-1474 (-32000 invalid input, -32002 resource
  * unavailable, -32003 transaction rejected, -32005 limit exceeded).
  */

@@ -43,7 +43,7 @@ describe('error table', () => {
       assert.ok(codes.has(REASONS[r].code), r);
     }
   });
-  it('preallocated bodies are the DESIGN §5 shape, with the id spliced in', () => {
+  it('preallocated bodies are the docs/design.md §4.1 shape, with the id spliced in', () => {
     assert.deepEqual(JSON.parse(REJECT.parse_error.body('null')), {
       jsonrpc: '2.0',
       id: null,

@@ -198,7 +198,7 @@ describe('pipeline runner', () => {
     const config = parseConfig({ chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }], workers: 1 }, '/tmp', {});
     const log = createLogger({ level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
     const names = createApp({ config, log }).server.stageNames;
-    // DESIGN §4, pinned as the relative order of the stages it names (a stage added between
+    // docs/design.md §3.3, pinned as the relative order of the stages it names (a stage added between
     // them keeps this true, one moved out of order breaks it): the host before the body is
     // read; every refusal that needs no key before auth; nothing spends the rate limit before
     // the checks that refuse; the forward ends the pipeline.

@@ -1,5 +1,5 @@
 /**
- * The declarative accounts file (DESIGN §3): validated as a whole; every problem is named.
+ * The declarative accounts file (docs/design.md §2.4): validated as a whole; every problem is named.
  * Keys are never stored, only their SHA-256 (lower-case hex). A hash listed under two accounts
  * is refused: a key must identify exactly one account.
  */

@@ -4,7 +4,7 @@
  * token. Owned by the composition root and handed to the rate-limit stage (is this a
  * resubmission?) and the chain's forwarder (claim, track, settle). With several worker threads
  * the in-flight and accepted hashes are shared through a SharedTxTable, so it holds per
- * process, as the spec wants.
+ * process (docs/design.md §1.3).
  */
 import type { Exit } from '../errors.js';
 import type { SharedTxTable } from '../limits/shared-tables.js';

@@ -3,7 +3,7 @@
  * (GET /tip-addresses, /health and /ready are in get-routes.ts). Other paths 404, other verbs
  * 405, always with a JSON body.
  *
- * uWS rules (STYLE.md): read what is needed from `req` synchronously; register onAborted before
+ * uWS rules (docs/design.md §7.1): read what is needed from `req` synchronously; register onAborted before
  * returning; copy every onData chunk kept; every write goes inside `res.cork()` with the status
  * first (write.ts), and one writer (`respond`) guards against a second answer or writing to a
  * gone client.

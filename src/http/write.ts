@@ -1,6 +1,6 @@
 /**
  * The one way an answer is written to uWebSockets.js: corked, the status first, then
- * Content-Type, X-Request-Id and the answer's own headers (STYLE.md). A HEAD request gets the
+ * Content-Type, X-Request-Id and the answer's own headers (docs/design.md §7.1). A HEAD request gets the
  * headers without a body. An answer that closes its connection is written so that nothing
  * after its request is ever read as a request (see `writeAnswer`).
  */

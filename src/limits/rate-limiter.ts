@@ -1,5 +1,5 @@
 /**
- * Token buckets per account and chain, kept per process (the spec: never a global quota).
+ * Token buckets per account and chain, kept per process (docs/design.md §1.3: never a global quota).
  *
  * Implemented as GCRA (the generic cell rate algorithm): a bucket of capacity `burst` refilled
  * at `perSecond` is exactly one number, its theoretical arrival time (TAT). So each request is

@@ -1,6 +1,6 @@
 /**
  * Process-wide state shared by the worker threads through SharedArrayBuffers, so that rate
- * limits and duplicate suppression stay per process (the spec: buckets per edge process), not
+ * limits and duplicate suppression stay per process (docs/design.md §1.3: buckets per edge process), not
  * per thread.
  *
  * Both are open-addressed tables keyed by a 64-bit fingerprint, under one spin lock per table

@@ -3,7 +3,7 @@
  * only hashes are stored. A missing, unknown or revoked key is 401, and the message never
  * echoes the key. Before the account store has loaded once, the answer is 503 not_ready, and
  * while its snapshot is older than its bound (a database store cut off), 503 credentials_stale
- * (a stale credential cache is a service-side problem, spec §5): never a 401 the client would
+ * (a stale credential cache is a service-side problem, docs/design.md §3.8): never a 401 the client would
  * act on.
  */
 import { Exit } from '../errors.js';

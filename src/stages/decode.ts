@@ -2,7 +2,7 @@
  * The decode/verify stage: turns the param into a verified transaction (hash computed once,
  * here) or names precisely why not: solana_transaction, unsigned_transaction,
  * replay_unprotected, unsupported_tx_type, chain_mismatch, invalid_signature,
- * invalid_transaction (DESIGN §4). One decoder (one Common) per chain, built at start-up.
+ * invalid_transaction (docs/design.md §3.10). One decoder (one Common) per chain, built at start-up.
  */
 import { Exit, REJECT } from '../errors.js';
 import { BAD_SEND_PARAMS, type RawTxParam } from './route.js';

@@ -1,5 +1,5 @@
 /**
- * The fee admission stage (DESIGN §4). A transaction is tipped when it pays at least the grant's
+ * The fee admission stage (docs/design.md §3.11). A transaction is tipped when it pays at least the grant's
  * minTipWei to one of its tip addresses through an approved pattern:
  * - transfer: `to` is a tip address and `value` ≥ min;
  * - call: `to` is the approved contract, the 4-byte selector matches, the ABI word at

@@ -1,6 +1,6 @@
 /**
  * The host stage: the Host header (port stripped, case-insensitive, one trailing dot ignored)
- * must be one of a chain's hostnames (DESIGN §2), else 421 before the body is read.
+ * must be one of a chain's hostnames (docs/design.md §2.2), else 421 before the body is read.
  */
 import { REJECT } from '../errors.js';
 import type { HostTable } from '../chains.js';

@@ -1,5 +1,5 @@
 /**
- * The parse stage: exactly one JSON-RPC 2.0 request object (DESIGN §4, spec §2).
+ * The parse stage: exactly one JSON-RPC 2.0 request object (docs/design.md §3.6).
  * Content-Type application/json; a batch is refused; `jsonrpc` "2.0"; `id` a number or a
  * string (null or absent is invalid); `method` a string; `params` an array (absent = []).
  */

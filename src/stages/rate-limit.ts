@@ -1,6 +1,6 @@
 /**
  * The rate limit stage: one token per submission from the bucket of (account, chain), with the
- * grant's perSecond and burst. Placed after fee admission (DESIGN §4) so that refused
+ * grant's perSecond and burst. Placed after fee admission (docs/design.md §3.3) so that refused
  * transactions do not spend the allowance. A resubmission of bytes already in flight or just
  * accepted is answered by the forwarder without a second forward and spends no token.
  */

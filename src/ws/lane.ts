@@ -1,6 +1,6 @@
 /**
  * The WebSocket lane: a second front end on the public port feeding the same stages as POST /
- * (DESIGN §7; off unless `websocket.enabled`). `GET /` with `Upgrade: websocket` is
+ * (docs/design.md §6.3; off unless `websocket.enabled`). `GET /` with `Upgrade: websocket` is
  * authenticated once, at the upgrade (the Host picks the chain, X-Api-Key the account, as HTTP
  * refusals); then each text frame carries one JSON-RPC request, run through the pipeline with a
  * transport-neutral head (the connection's host and key, the frame's size) and answered by a

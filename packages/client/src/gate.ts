@@ -1,5 +1,5 @@
 /**
- * The spec's client flow as a library (interface spec §1, §3, §7): check the chain id, submit
+ * The spec's client flow as a library (docs/design.md §1.4): check the chain id, submit
  * signed bytes and get a definite outcome, resolve an uncertain one by the receipt of the hash
  * computed locally, resend only the exact same bytes, and poll the chain RPC (never txgate) for
  * the receipt with bounded backoff. It never signs anything, so it can never create a second
@@ -266,7 +266,7 @@ export class Txgate {
         );
       }
       if (id === null) throw new TxgateError(`txgate at ${new URL(opts.url).origin} did not answer eth_chainId`, 'unreachable');
-      throw new TxgateError(`txgate serves chain ${id} (0x${id.toString(16)}), not ${opts.chainId}: stopping (spec §1)`, 'chain_mismatch');
+      throw new TxgateError(`txgate serves chain ${id} (0x${id.toString(16)}), not ${opts.chainId}: stopping`, 'chain_mismatch');
     }
     return g;
   }
@@ -370,7 +370,7 @@ export function connectTxgate(opts: TxgateOptions): Promise<Txgate> {
   return Txgate.connect(opts);
 }
 
-/** What txgate's answer means for the client (interface spec §7; README "Errors"). */
+/** What txgate's answer means for the client (docs/design.md §1.2; docs/clients.md). */
 export function classify(a: RpcAnswer, hash: string): SubmitOutcome {
   if (a.kind === 'failed') {
     if (!a.sent) return { kind: 'not_forwarded', hash, reason: 'unreachable' };
