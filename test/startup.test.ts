@@ -49,8 +49,12 @@ function oneLine(stderr: string): string {
   return lines[0]!;
 }
 
+/** Three free ports, all different (a port freed by one probe can be handed out again by the next). */
 async function ports() {
-  return { port: await freePort(), anvil: await freePort(), internal: await freePort() };
+  for (;;) {
+    const p = { port: await freePort(), anvil: await freePort(), internal: await freePort() };
+    if (new Set([p.port, p.anvil, p.internal]).size === 3) return p;
+  }
 }
 const devArgs = (dir: string, p: { port: number; anvil: number; internal: number }) => [
   'dist/scripts/dev.js',
