@@ -99,7 +99,7 @@ const MAIN: Scenario[] = [
   { name: 'valid submission', status: 200, ...sub(keys.load, valid) },
   { name: 'valid submission, sender-listed grant', status: 200, ...sub(keys.listed, valid) },
   // The same submission forwarded to a ws:// sequencer (frames on persistent connections, no HTTP head either way).
-  { name: 'valid submission, WebSocket sequencer', status: 200, host: WS_HOST, ...sub(keys.load, validWs) },
+  { name: 'valid submission to a WebSocket sequencer', status: 200, host: WS_HOST, ...sub(keys.load, validWs) },
   // The stub answers with the receipt at once: the sync path's own cost.
   { name: 'sync submission', status: 200, ...sub(keys.sync, syncValid) },
   { name: 'sync submission (receipt mode)', status: 200, host: RECEIPT_HOST, ...sub(keys.sync, syncReceipt) },
