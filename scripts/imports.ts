@@ -23,13 +23,15 @@ export const LAYERS: readonly (readonly string[])[] = [
     'native.ts',
     'busy-poll.ts',
     'chains.ts',
+    'rpc-id.ts',
+    'send-kind.ts',
   ],
   ['pipeline'],
   ['tx', 'accounts', 'limits', 'forward'],
   ['sync'],
   ['stages'],
   ['http', 'ws', 'metrics'],
-  ['app.ts', 'threads', 'worker.ts', 'service.ts', 'cli.ts', 'dev'],
+  ['app.ts', 'threads', 'worker.ts', 'service.ts', 'start-checks.ts', 'cli.ts', 'dev'],
 ];
 
 /** The unit a file belongs to: its top folder under src/, or the file itself at the top. */
