@@ -26,7 +26,8 @@ usage: txgate --config <file> [--pretty]
   -v, --version       print the version and exit
   -h, --help          print this help and exit
 
-Serves POST / (eth_chainId, eth_sendRawTransaction), GET /tip-addresses, GET /health and
+Serves POST / (eth_chainId, eth_sendRawTransaction; eth_sendRawTransactionSync on chains with
+sync on; the WebSocket lane on GET / with websocket on), GET /tip-addresses, GET /health and
 GET /ready on listen.host:listen.port, and /metrics on the internal listener.
 Signals: SIGTERM or SIGINT drain (requests in flight are answered) and exit 0; SIGHUP re-reads
 the accounts file. Exit status: 0 after a drain; 1 after an uncaught error, without the native

@@ -164,7 +164,7 @@ export const REASONS = {
     stages: ['route'],
     status: 400,
     code: -32601,
-    message: 'Method not supported: only eth_chainId and eth_sendRawTransaction are served here',
+    message: 'Method not supported: eth_chainId and eth_sendRawTransaction are served here (eth_sendRawTransactionSync where the chain turns it on)',
     action: 'Send chain-state queries (nonce, gas, receipts) to the chain RPC, not here.',
     retry: 'fix',
   },
@@ -173,7 +173,8 @@ export const REASONS = {
     status: 400,
     code: -32602,
     message: 'Invalid params',
-    action: 'eth_chainId takes []; eth_sendRawTransaction takes exactly one 0x-prefixed hex string.',
+    action:
+      'eth_chainId takes []; eth_sendRawTransaction takes exactly one 0x-prefixed hex string; eth_sendRawTransactionSync takes that string, then optionally a timeout in ms.',
     retry: 'fix',
   },
   credentials_stale: {

@@ -11,10 +11,6 @@ import type { Upstream } from './upstream.js';
 import { openUpstream } from './open-upstream.js';
 import { preview } from './answer.js';
 
-export interface HealthObserver {
-  sequencerUp?(chainId: number, sequencer: string, up: boolean): void;
-}
-
 interface Probed {
   readonly chain: ChainConfig;
   readonly seqs: readonly Upstream[];
@@ -28,7 +24,6 @@ export class HealthProber {
     chains: readonly ChainConfig[],
     private readonly board: HealthBoard,
     private readonly log: Logger,
-    private readonly observer: HealthObserver = {},
   ) {
     const slots = slotIndex(chains);
     this.chains = chains.map((chain, c) => ({ chain, seqs: chain.sequencers.map((u, i) => openUpstream(u, 1, board, slots[c]![i]!, 1)) }));
@@ -58,7 +53,6 @@ export class HealthProber {
     const now = problem === '' ? 'up' : 'down';
     const before = this.board.set(s.slot, now, problem);
     if (before !== now) {
-      this.observer.sequencerUp?.(chain.chainId, s.label, now === 'up');
       if (now === 'up') this.log.info({ chainId: chain.chainId, sequencer: s.label }, 'sequencer up');
       else this.log.warn({ chainId: chain.chainId, sequencer: s.label, problem }, 'sequencer down');
     }
