@@ -73,7 +73,7 @@ export interface AttemptObserver {
   forward?(e: ForwardEvent): void;
 }
 
-export type Role = 'final' | 'winner' | 'loser' | 'pending' | 'late';
+export type Role = 'final' | 'winner' | 'loser' | 'pending';
 
 const MIN_PAUSE_MS = 10;
 const MAX_PAUSE_MS = 200;
@@ -97,27 +97,29 @@ export class Attempts {
 
   /** Sequencers in order, moving on only when one did not definitely answer; written ones are resolved meanwhile. */
   async failover(seqs: readonly Sequencer[], req: ForwardRequest, kind: SendKind): Promise<Exit> {
-    const parts: Attempt[] = [];
-    const resolving: Promise<Attempt>[] = [];
+    // Made only off the common path (the first sequencer answers with the hash).
+    let parts: Attempt[] | null = null;
+    let resolving: Promise<Attempt>[] | null = null;
     // Set once another sequencer accepted: the written ones need no resolving any more.
-    const decided = { accepted: false };
+    let others: { accepted: boolean } | null = null;
     for (const seq of seqs) {
       if (!seq.eligible) continue;
       const a = await this.attempt(seq, req, kind);
       if (a.state === 'unresolved') {
-        resolving.push(this.resolve(seq, req, kind, a, decided).then((r) => (this.finish(req, r, decided.accepted ? 'loser' : 'final', kind), r)));
+        const o = (others ??= { accepted: false });
+        (resolving ??= []).push(this.resolve(seq, req, kind, a, o).then((r) => (this.finish(req, r, o.accepted ? 'loser' : 'final', kind), r)));
         continue;
       }
       this.finish(req, a, 'final', kind);
-      parts.push(a);
       if (a.state === 'accepted') {
-        decided.accepted = true;
+        if (others !== null) others.accepted = true;
         return a.exit!;
       }
+      (parts ??= []).push(a);
       if (a.state === 'refused') break;
     }
-    for (const a of await Promise.all(resolving)) parts.push(a);
-    return this.decide(req, parts);
+    if (resolving !== null) for (const a of await Promise.all(resolving)) (parts ??= []).push(a);
+    return this.decide(req, parts ?? []);
   }
 
   /** All at once: the first acceptance answers; otherwise the decision waits for every part, resolved. */
@@ -125,29 +127,30 @@ export class Attempts {
     return new Promise<Exit>((answer) => {
       const parts: Attempt[] = [];
       let decided = false;
-      const accepted = { accepted: false };
+      // Set once a sequencer accepted: the others' resolving stops.
+      const others = { accepted: false };
       const decide = (exit: Exit) => {
         if (decided) return;
         decided = true;
-        if (exit.reason === 'ok') accepted.accepted = true;
         answer(exit);
       };
       const settled = (a: Attempt) => {
-        const accepted = a.state === 'accepted';
-        const role: Role = decided ? 'loser' : accepted ? 'winner' : 'pending';
+        const role: Role = decided ? 'loser' : a.state === 'accepted' ? 'winner' : 'pending';
         parts.push(a);
-        if (accepted) decide(a.exit!);
-        else if (parts.length === seqs.length) decide(this.decide(req, parts));
+        if (a.state === 'accepted') {
+          others.accepted = true;
+          decide(a.exit!);
+        } else if (parts.length === seqs.length) decide(this.decide(req, parts));
         return role;
       };
       for (const seq of seqs) {
         this.attempt(seq, req, kind)
-          .then((a) => (a.state === 'unresolved' ? this.resolve(seq, req, kind, a, accepted) : a))
+          .then((a) => (a.state === 'unresolved' ? this.resolve(seq, req, kind, a, others) : a))
           .then((a) => this.finish(req, a, settled(a), kind))
           .catch((e: unknown) => {
             // Unexpected (a throwing logger or observer): the part is unresolved, never unanswered.
             this.log.error({ err: e, tx: req.hash, reqId: req.reqId, sequencer: seq.label }, 'fanout attempt failed unexpectedly: outcome uncertain');
-            if (!parts.some((p) => p.seq === seq)) settled(this.part(seq, 'unresolved', 'fault', 'unresolved', null, 0, 'internal error'));
+            if (!parts.some((p) => p.seq === seq)) settled(this.part(seq, 'unresolved', 'fault', 'unresolved', null, performance.now(), 'internal error'));
           });
       }
     });
@@ -198,16 +201,16 @@ export class Attempts {
         { tx: req.hash, account: req.account, reqId: req.reqId, sequencer: seq.label, detail: r.detail },
         'SEQUENCER RETURNED A DIFFERENT HASH: not reporting acceptance',
       );
-    return this.conclude(seq, req, r, t, 'answer');
+    return this.conclude(seq, req, r, t);
   }
 
   /** A reading other than an acceptance by hash, with the lookup a suggestive answer asks for. */
-  private async conclude(seq: Sequencer, req: ForwardRequest, r: Reading, t: number, rule: 'answer'): Promise<Attempt> {
+  private async conclude(seq: Sequencer, req: ForwardRequest, r: Reading, t: number): Promise<Attempt> {
     switch (r.t) {
       case 'accepted':
         return this.part(seq, 'accepted', r.outcome, 'hash', r.exit, t, r.detail);
       case 'refused':
-        return this.part(seq, 'refused', 'rejected', rule, r.exit, t, r.detail);
+        return this.part(seq, 'refused', 'rejected', 'answer', r.exit, t, r.detail);
       case 'not_sent':
         return { ...this.part(seq, 'not_sent', 'fault', 'not_sent', null, t, `${r.detail} (not sent)`), busy: r.busy, transport: r.transport };
       case 'unresolved':
@@ -216,7 +219,7 @@ export class Attempts {
         const known = await this.lookup(seq, req.hash, performance.now() + this.times.timeoutMs);
         if (known === 'known') return this.part(seq, 'accepted', r.confirmed.outcome, 'lookup', r.confirmed.exit, t, `${r.detail}; the hash is known`);
         if (known === 'unknown' && r.unconfirmed !== null)
-          return this.part(seq, 'refused', 'rejected', rule, r.unconfirmed, t, `${r.detail}; the hash is unknown`);
+          return this.part(seq, 'refused', 'rejected', 'answer', r.unconfirmed, t, `${r.detail}; the hash is unknown`);
         return this.part(
           seq,
           'unresolved',
@@ -335,7 +338,7 @@ export class Attempts {
   }
 
   part(seq: Sequencer, state: Attempt['state'], outcome: Outcome, rule: Rule, exit: Exit | null, t: number, detail: string | undefined): Attempt {
-    return { seq, state, outcome, rule, exit, ms: t === 0 ? 0 : performance.now() - t, detail, busy: false, transport: false };
+    return { seq, state, outcome, rule, exit, ms: performance.now() - t, detail, busy: false, transport: false };
   }
 }
 
