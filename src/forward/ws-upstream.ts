@@ -106,7 +106,8 @@ export class WsSequencer implements Upstream {
   private pick(): Link | null {
     if (this.pending.size >= this.maxInFlight) return null;
     let best: Link | null = null;
-    for (const l of this.links) if (l.open && (best === null || l.inFlight < best.inFlight)) best = l;
+    // OPEN, not merely not yet closed: ws drops a frame sent while closing without a word.
+    for (const l of this.links) if (l?.open && l.ws.readyState === WebSocket.OPEN && (best === null || l.inFlight < best.inFlight)) best = l;
     return best;
   }
 
