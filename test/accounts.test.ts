@@ -207,14 +207,6 @@ describe('hot reload', () => {
     assert.equal((await submit(acme, { nonce: 3 })).status, 200, 'the last good accounts are still in force');
     gate.writeAccounts(accountsDoc(accounts));
   });
-  it('SIGHUP re-reads the file', async () => {
-    const before = gate.logs.length;
-    const k = newKey();
-    gate.writeAccounts(accountsDoc([...accounts, { id: 'hup', keys: [k] }]));
-    process.kill(process.pid, 'SIGHUP');
-    await eventually(() => gate.logs.slice(before).some((l) => l.includes('accounts loaded')), 2000);
-    gate.writeAccounts(accountsDoc(accounts));
-  });
   it('SIGHUP says what it found even when nothing changed', async () => {
     await new Promise((r) => setTimeout(r, 1200)); // the last write was loaded
     const before = gate.logs.length;
