@@ -1,7 +1,8 @@
 /**
  * The generated tables of the README and docs/, rendered from the code: the stages in their order
  * (from the stage list, each stage's `about`, `adds` and declared reasons), the reasons table
- * (from src/reasons.ts), and the retry tables (readme-retry.ts). `npm run readme` writes each between its markers in
+ * (from src/reasons.ts), the retry tables (readme-retry.ts) and the Performance figures
+ * (readme-perf.ts, from bench/results). `npm run readme` writes each between its markers in
  * whichever page carries them; tests fail when a page differs from the rendering, so no such
  * table is edited by hand.
  */
@@ -12,6 +13,7 @@ import type { RunnerStage } from '../src/pipeline/pipeline.js';
 import { REASON_NAMES, REASONS, RETRY, type Reason, type ReasonSpec } from '../src/reasons.js';
 import { createForwardStage } from '../src/stages/forward.js';
 import { renderExamples } from './readme-examples.js';
+import { renderPerf } from './readme-perf.js';
 import { renderKitOutcomes, renderRetry } from './readme-retry.js';
 import { admissionStages } from '../src/stages/list.js';
 
@@ -68,6 +70,7 @@ export const BLOCKS: Readonly<Record<string, () => string>> = {
   reasons: renderReasons,
   retry: renderRetry,
   'kit-outcomes': renderKitOutcomes,
+  perf: () => renderPerf(),
 };
 
 /**

@@ -134,10 +134,11 @@ describe('docs', () => {
     for (const f of files) assert.ok(existsSync(join(ROOT, f)), f);
   });
 
-  it('the generated tables of the README and docs/ are the ones rendered from the code (npm run readme)', () => {
+  it('the generated tables of the README and docs/ are the ones rendered from the code and bench/results (npm run readme)', () => {
     for (const p of [README, ...pages]) assert.equal(read(p), renderDoc(read(p)), `${relative(ROOT, p)} is out of date: run npm run readme`);
     const carries: [string, string][] = [
       ['README.md', 'retry'],
+      ['README.md', 'perf'],
       ['docs/clients.md', 'retry'],
       ['docs/clients.md', 'reasons'],
       ['docs/clients.md', 'kit-outcomes'],
