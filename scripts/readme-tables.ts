@@ -1,8 +1,10 @@
 /**
- * The README's two generated tables, rendered from the code: the stages in their order (from the
- * stage list, each stage's `about`, `adds` and declared reasons) and the reasons table (from
- * src/reasons.ts). `npm run readme` writes them between their markers; a test fails when the
- * README differs from the rendering, so neither table is edited by hand.
+ * The generated tables of the README and docs/, rendered from the code: the stages in their order
+ * (from the stage list, each stage's `about`, `adds` and declared reasons), the reasons table
+ * (from src/reasons.ts), the retry tables (readme-retry.ts) and the Performance figures
+ * (readme-perf.ts, from bench/results). `npm run readme` writes each between its markers in
+ * whichever page carries them; tests fail when a page differs from the rendering, so no such
+ * table is edited by hand.
  */
 import { HostTable } from '../src/chains.js';
 import { parseConfig } from '../src/config.js';
@@ -11,6 +13,7 @@ import type { RunnerStage } from '../src/pipeline/pipeline.js';
 import { REASON_NAMES, REASONS, RETRY, type Reason, type ReasonSpec } from '../src/reasons.js';
 import { createForwardStage } from '../src/stages/forward.js';
 import { renderExamples } from './readme-examples.js';
+import { renderPerf } from './readme-perf.js';
 import { renderKitOutcomes, renderRetry } from './readme-retry.js';
 import { admissionStages } from '../src/stages/list.js';
 
@@ -61,18 +64,37 @@ export function renderStages(stages: readonly RunnerStage[] = pipelineStages()):
   return ['| stage | adds | what it checks | refuses with |', '|---|---|---|---|', ...rows].join('\n');
 }
 
-/** The README with both tables rendered between their markers (throws when a marker is missing), and the examples/ files in their blocks. */
-export function renderReadme(readme: string): string {
-  let out = replaceBlock(replaceBlock(readme, 'stages', renderStages()), 'reasons', renderReasons());
-  out = replaceBlock(replaceBlock(out, 'retry', renderRetry()), 'kit-outcomes', renderKitOutcomes());
+/** The generated blocks a page may carry, by marker name, each with its renderer. */
+export const BLOCKS: Readonly<Record<string, () => string>> = {
+  stages: () => renderStages(),
+  reasons: renderReasons,
+  retry: renderRetry,
+  'kit-outcomes': renderKitOutcomes,
+  perf: () => renderPerf(),
+};
+
+/**
+ * A page (the README or a page of docs/) with every generated block it carries rendered between
+ * its markers, and the examples/ files in their blocks. A page without a block's markers is left
+ * as it is there; a page with one marker of a pair and not the other is an error.
+ */
+export function renderPage(text: string): string {
+  let out = text;
+  for (const [name, render] of Object.entries(BLOCKS)) {
+    if (!out.includes(`<!-- ${name}:start -->`) && !out.includes(`<!-- ${name}:end -->`)) continue;
+    out = replaceBlock(out, name, render());
+  }
   return renderExamples(out);
 }
+
+/** The README rendered (see renderPage). */
+export const renderReadme = renderPage;
 
 /** The text between `<!-- name:start -->` and `<!-- name:end -->`. */
 export function block(readme: string, name: string): string {
   const start = readme.indexOf(`<!-- ${name}:start -->`);
   const end = readme.indexOf(`<!-- ${name}:end -->`);
-  if (start < 0 || end < start) throw new Error(`README: no <!-- ${name}:start --> … <!-- ${name}:end --> block`);
+  if (start < 0 || end < start) throw new Error(`no <!-- ${name}:start --> … <!-- ${name}:end --> block, in that order`);
   return readme.slice(readme.indexOf('\n', start) + 1, end).trimEnd();
 }
 

@@ -1,20 +1,28 @@
 /**
- * `npm run readme`: renders the README's stage table and reasons table from the code (see
- * readme-tables.ts), and copies the examples/ files into their blocks (readme-examples.ts). `--check` writes nothing and exits 1 when the README is out of date.
+ * `npm run readme`: renders every generated block of README.md and docs/*.md (the stage, reasons
+ * and retry tables from the code, the Performance figures from bench/results, the examples/
+ * files in their blocks: see readme-tables.ts). `--check` writes nothing and exits 1 when a page
+ * is out of date.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { renderReadme } from './readme-tables.js';
+import { DOCS_DIR, docPages } from './docs-tables.js';
+import { renderPage } from './readme-tables.js';
 
-const path = join(import.meta.dirname, '../../README.md');
-const now = readFileSync(path, 'utf8');
-const next = renderReadme(now);
-if (process.argv.includes('--check')) {
-  if (next !== now) {
-    console.error('README.md: the stage or reasons table, or an examples/ block, is out of date: run npm run readme');
-    process.exit(1);
+const pages = [join(import.meta.dirname, '../../README.md'), ...docPages().map((name) => join(DOCS_DIR, name))];
+const check = process.argv.includes('--check');
+let stale = 0;
+for (const path of pages) {
+  const name = path.slice(join(import.meta.dirname, '../..').length + 1);
+  const now = readFileSync(path, 'utf8');
+  const next = renderPage(now);
+  if (next === now) continue;
+  stale++;
+  if (check) console.error(`${name}: a generated table or an examples/ block is out of date: run npm run readme`);
+  else {
+    writeFileSync(path, next);
+    console.log(`${name}: tables rendered`);
   }
-} else if (next !== now) {
-  writeFileSync(path, next);
-  console.log('README.md: tables rendered');
-} else console.log('README.md: up to date');
+}
+if (check && stale > 0) process.exit(1);
+if (stale === 0) console.log('README.md and docs/: up to date');

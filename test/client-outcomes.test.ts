@@ -8,7 +8,7 @@ import { classify } from '../packages/client/src/gate.js';
 import { REASON_NAMES, REASONS, RETRY } from '../src/reasons.js';
 import { kitKindOf } from '../scripts/readme-retry.js';
 
-const README = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
+const CLIENTS = readFileSync(join(import.meta.dirname, '../../docs/clients.md'), 'utf8');
 const rows = OUTCOMES as Record<string, OutcomeRow>;
 
 /** What a status means when nothing else is known: the spec's table. */
@@ -39,12 +39,12 @@ describe('client outcome table', () => {
       assert.equal(kindOf(r, row.status), row.kind, r);
     }
   });
-  it("the client's own reasons are no server reason, and each is in the README", () => {
+  it("the client's own reasons are no server reason, and each is in docs/clients.md", () => {
     const own = Object.keys(OUTCOMES).filter((r) => rows[r]!.client === true);
     assert.deepEqual(own.sort(), ['uncertain', 'unexpected_answer', 'unreachable']);
     for (const r of own) {
       assert.ok(!(REASON_NAMES as readonly string[]).includes(r), r);
-      assert.match(README, new RegExp(`\\| \`${r}\` \\|`), `README client reasons table lists ${r}`);
+      assert.match(CLIENTS, new RegExp(`\\| \`${r}\` \\|`), `docs/clients.md's client reasons table lists ${r}`);
     }
   });
   it('classifies by data.reason, by the status only where there is none', () => {

@@ -162,10 +162,12 @@ describe('the container recipe (deploy/Dockerfile)', () => {
   });
 });
 
-describe('the README', () => {
-  it('its production start line runs txgate under node, not npx', () => {
-    const readme = readFileSync(join(root, 'README.md'), 'utf8');
-    assert.doesNotMatch(readme, /npx txgate/);
-    assert.match(readme, /node dist\/src\/cli\.js --config/);
+describe('the README and docs/operations.md', () => {
+  it('their production start line runs txgate under node, not npx', () => {
+    for (const page of ['README.md', 'docs/operations.md']) {
+      const text = readFileSync(join(root, page), 'utf8');
+      assert.doesNotMatch(text, /npx txgate/, page);
+      assert.match(text, /node dist\/src\/cli\.js --config/, page);
+    }
   });
 });

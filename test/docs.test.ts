@@ -1,8 +1,9 @@
 /**
- * The documents in docs/ hold together: every relative link resolves to a file of the tree (and
- * a link into a page to one of its headings or anchors), every numbered section of design.md
- * carries its stable anchor, every `docs/design.md §N` citation in the code names a section that
- * exists, and the generated tables in docs/ are the ones rendered from the code.
+ * The README and the documents in docs/ hold together: every relative link resolves to a file of
+ * the tree (and a link into a page to one of its headings or anchors), every numbered section of
+ * design.md carries its stable anchor, every `docs/design.md §N` citation in the code names a
+ * section that exists, and the generated tables of the README and docs/ are the ones rendered
+ * from the code and from bench/results.
  */
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -12,6 +13,7 @@ import { renderDoc } from '../scripts/docs-tables.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 const DOCS = join(ROOT, 'docs');
+const README = join(ROOT, 'README.md');
 const pages = readdirSync(DOCS)
   .filter((f) => f.endsWith('.md'))
   .map((f) => join(DOCS, f));
@@ -79,8 +81,8 @@ describe('docs', () => {
     for (const page of ['design.md', 'architecture.md', 'clients.md', 'operations.md']) assert.ok(existsSync(join(DOCS, page)), page);
   });
 
-  it('every relative link in docs/*.md resolves to a file of the tree, and a link into a page to one of its anchors', () => {
-    const problems = pages.flatMap((p) => brokenLinks(p, read(p)).map((b) => `${relative(ROOT, p)}: ${b}`));
+  it('every relative link in README.md and docs/*.md resolves to a file of the tree, and a link into a page to one of its anchors', () => {
+    const problems = [README, ...pages].flatMap((p) => brokenLinks(p, read(p)).map((b) => `${relative(ROOT, p)}: ${b}`));
     assert.deepEqual(problems, []);
   });
 
@@ -132,9 +134,22 @@ describe('docs', () => {
     for (const f of files) assert.ok(existsSync(join(ROOT, f)), f);
   });
 
-  it('the generated tables in docs/ are the ones rendered from the code (node dist/scripts/docs-tables.js)', () => {
-    for (const p of pages) assert.equal(read(p), renderDoc(read(p)), `${relative(ROOT, p)} is out of date: run node dist/scripts/docs-tables.js`);
-    assert.ok(read(join(DOCS, 'clients.md')).includes('<!-- reasons:start -->'), 'clients.md carries the reasons table');
-    assert.ok(read(join(DOCS, 'design.md')).includes('<!-- stages:start -->'), 'design.md carries the stage table');
+  it('the generated tables of the README and docs/ are the ones rendered from the code and bench/results (npm run readme)', () => {
+    for (const p of [README, ...pages]) assert.equal(read(p), renderDoc(read(p)), `${relative(ROOT, p)} is out of date: run npm run readme`);
+    const carries: [string, string][] = [
+      ['README.md', 'retry'],
+      ['README.md', 'perf'],
+      ['docs/clients.md', 'retry'],
+      ['docs/clients.md', 'reasons'],
+      ['docs/clients.md', 'kit-outcomes'],
+      ['docs/design.md', 'stages'],
+    ];
+    for (const [page, block] of carries) assert.ok(read(join(ROOT, page)).includes(`<!-- ${block}:start -->`), `${page} carries the ${block} table`);
+  });
+  it('the README is the door: under 400 lines, every link into docs/ resolving', () => {
+    const text = read(README);
+    assert.ok(text.split('\n').length < 400, `README.md: ${text.split('\n').length} lines`);
+    for (const page of ['clients.md', 'operations.md', 'architecture.md', 'design.md', 'performance.md', 'observability.md'])
+      assert.ok(text.includes(`](docs/${page}`), `README.md links docs/${page}`);
   });
 });

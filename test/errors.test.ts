@@ -1,4 +1,4 @@
-/** The reason table: consistent, preallocated, and documented row for row in the README. */
+/** The reason table: consistent, preallocated, and documented row for row in docs/clients.md (the stage table in docs/design.md). */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,18 +9,19 @@ import { RequestContext } from '../src/pipeline/context.js';
 import { block, label, pipelineStages, renderReasons, renderStages } from '../scripts/readme-tables.js';
 import { createAuthStage } from '../src/stages/auth.js';
 
-const README = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
+const CLIENTS = readFileSync(join(import.meta.dirname, '../../docs/clients.md'), 'utf8');
+const DESIGN = readFileSync(join(import.meta.dirname, '../../docs/design.md'), 'utf8');
 
 describe('error table', () => {
-  it("the README's reasons table is the one rendered from the reasons table (npm run readme), a row per reason", () => {
-    const readme = block(README, 'reasons');
-    assert.equal(readme, renderReasons(), 'README.md is out of date: run npm run readme');
-    for (const r of REASON_NAMES) assert.ok(readme.includes(`| \`${r}\` | ${REASONS[r].status} | ${REASONS[r].code} |`), r);
+  it("docs/clients.md's reasons table is the one rendered from the reasons table (npm run readme), a row per reason", () => {
+    const table = block(CLIENTS, 'reasons');
+    assert.equal(table, renderReasons(), 'docs/clients.md is out of date: run npm run readme');
+    for (const r of REASON_NAMES) assert.ok(table.includes(`| \`${r}\` | ${REASONS[r].status} | ${REASONS[r].code} |`), r);
   });
-  it("the README's stage table is the one rendered from the stage list, a row per stage in the pipeline's order", () => {
-    const readme = block(README, 'stages');
-    assert.equal(readme, renderStages(), 'README.md is out of date: run npm run readme');
-    const names = [...readme.matchAll(/^\| ([a-z ]+) \|/gm)].map((m) => m[1]).filter((n) => n !== 'stage');
+  it("docs/design.md's stage table is the one rendered from the stage list, a row per stage in the pipeline's order", () => {
+    const table = block(DESIGN, 'stages');
+    assert.equal(table, renderStages(), 'docs/design.md is out of date: run npm run readme');
+    const names = [...table.matchAll(/^\| ([a-z ]+) \|/gm)].map((m) => m[1]).filter((n) => n !== 'stage');
     assert.deepEqual(
       names,
       pipelineStages().map((s) => label(s.name)),

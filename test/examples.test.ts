@@ -1,5 +1,6 @@
 /**
- * Every configuration in the README is a file under examples/, shown by `npm run readme`, and
+ * Every configuration in the README and docs/ is a file under examples/, shown by `npm run
+ * readme` (docs/clients.md and docs/operations.md carry them), and
  * run here as written against anvil (the quick-start chain): only the addresses are moved to
  * this run's (anvil 127.0.0.1:8545 and a second sequencer 127.0.0.1:8546 to this run's anvils,
  * the listeners to free ports, the accounts to the development accounts, the database URL to a
@@ -7,7 +8,7 @@
  * with the development key and reads its receipt from the chain.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -28,7 +29,16 @@ import { TestPostgres } from './support/postgres.js';
 import { type CliProcess, freePort, startCli } from './support/processes.js';
 import { SIGNERS } from './support/txs.js';
 
-const README = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
+const ROOT = join(import.meta.dirname, '../..');
+/** The pages that may show configuration: the README and every page of docs/. */
+const PAGES = new Map(
+  [
+    'README.md',
+    ...readdirSync(join(ROOT, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => `docs/${f}`),
+  ].map((p) => [p, readFileSync(join(ROOT, p), 'utf8')]),
+);
 let a: Anvil;
 let b: Anvil;
 let devAccounts: string;
@@ -108,14 +118,18 @@ async function submit(port: number, raw: Hex, method = 'eth_sendRawTransaction')
   return r.json.result;
 }
 
-describe('the README shows the examples', () => {
-  it('every example file is in the README, rendered from the file (npm run readme); no configuration snippet is written by hand', () => {
-    assert.equal(renderExamples(README), README, 'README.md is out of date: run npm run readme');
-    assert.deepEqual([...examplesShown(README)].sort(), exampleFiles());
-    // Outside the example blocks, no JSON block is a configuration (the /tip-addresses answer is not).
-    const outside = README.replace(/<!-- example:([\w.-]+):start -->[\s\S]*?<!-- example:\1:end -->/g, '');
-    for (const m of outside.matchAll(/```json\n([\s\S]*?)```/g))
-      assert.doesNotMatch(m[1]!, /"(chains|listen|accounts|websocket|sync)"\s*:/, `a configuration snippet outside examples/:\n${m[1]}`);
+describe('the docs show the examples', () => {
+  it('every example file is shown once, in the README or docs/, rendered from the file (npm run readme); no configuration snippet is written by hand', () => {
+    const shown: string[] = [];
+    for (const [page, text] of PAGES) {
+      assert.equal(renderExamples(text), text, `${page} is out of date: run npm run readme`);
+      shown.push(...examplesShown(text));
+      // Outside the example blocks, no JSON block is a configuration (the /tip-addresses answer is not).
+      const outside = text.replace(/<!-- example:([\w.-]+):start -->[\s\S]*?<!-- example:\1:end -->/g, '');
+      for (const m of outside.matchAll(/```json\n([\s\S]*?)```/g))
+        assert.doesNotMatch(m[1]!, /"(chains|listen|accounts|websocket|sync)"\s*:/, `${page}: a configuration snippet outside examples/:\n${m[1]}`);
+    }
+    assert.deepEqual(shown.sort(), exampleFiles());
   });
   it('every configuration example loads as written; the accounts example validates', () => {
     for (const f of exampleFiles().filter((x) => x !== 'accounts.json')) loadConfigFile(join(EXAMPLES_DIR, f));

@@ -1,6 +1,6 @@
 /**
- * The README's fleet recipe, run as written against a real PostgreSQL (the roles, the database,
- * `migrate --edge-role`, an account, an edge configured with the README's edge URL), and what
+ * The fleet recipe of docs/operations.md, run as written against a real PostgreSQL (the roles, the database,
+ * `migrate --edge-role`, an account, an edge configured with the recipe's edge URL), and what
  * an edge tells about its store: permission denied apart from unreachable (log and /ready),
  * picked up within about a second once granted, and a lost database noticed at once (not at
  * the next resync).
@@ -21,11 +21,11 @@ import { sign1559 } from './support/txs.js';
 const root = join(import.meta.dirname, '..', '..');
 const CLI = join(root, 'dist', 'scripts', 'accounts.js');
 
-/** The recipe's parts, read from the README. */
+/** The recipe's parts, read from docs/operations.md. */
 function recipe() {
-  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const readme = readFileSync(join(root, 'docs', 'operations.md'), 'utf8');
   const at = readme.indexOf('Setting it up (Debian 12');
-  assert.ok(at > 0, 'the README has the fleet recipe');
+  assert.ok(at > 0, 'docs/operations.md has the fleet recipe');
   const sh = /```sh\n([\s\S]*?)```/.exec(readme.slice(at))![1]!;
   const sql = /<<'SQL'\n([\s\S]*?)\nSQL\n/.exec(sh)![1]!;
   const adminUrl = /export TXGATE_ACCOUNTS_DB='([^']+)'/.exec(sh)![1]!;
@@ -81,9 +81,9 @@ async function edge(url: string, extra: Record<string, unknown> = {}): Promise<G
   return g;
 }
 
-describe('the README fleet recipe, as written', () => {
+describe('the fleet recipe of docs/operations.md, as written', () => {
   let key = '';
-  it('roles and database, migrate --edge-role, an account; an edge with the README URL serves it', async () => {
+  it('roles and database, migrate --edge-role, an account; an edge with the recipe URL serves it', async () => {
     const r = recipe();
     assert.equal(r.edge.store, 'postgres');
     pg.psqlScript(r.sql + '\n', 'postgres');

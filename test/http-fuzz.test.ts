@@ -5,7 +5,7 @@
  * Content-Length, Transfer-Encoding), up to 60 header lines and absurd lengths. Each request on
  * its own connection gets exactly one answer or none, never two, never a 5xx, and the server
  * closes every connection itself: the classes the parser holds unanswered are closed by its
- * idle timer (README "HTTP framing": ~10-12 s), the deadline here is a generous 40 s.
+ * idle timer (docs/clients.md "HTTP framing": ~10-12 s), the deadline here is a generous 40 s.
  */
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';

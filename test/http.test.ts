@@ -65,7 +65,7 @@ describe('eth_chainId', () => {
     assert.equal(r.status, 413);
     assert.equal(r.json.error.data.reason, 'payload_too_large');
     assert.equal(r.json.id, 1);
-    // Without a key, 513 declared bytes are refused at the head, unread: 401 (size cap, README).
+    // Without a key, 513 declared bytes are refused at the head, unread: 401 (size cap, docs/clients.md).
     const keyless = await send({ port: gate.port, headers: { 'content-type': 'application/json' }, body: pad(513) });
     assert.equal(keyless.status, 401);
     assert.equal(keyless.json.error.data.reason, 'unauthorized');
@@ -254,7 +254,7 @@ describe('HTTP/1.1 pipelining', () => {
     assert.equal(bodies[1].error.data.reason, 'parse_error');
   });
 
-  it('a request pipelined behind a submission not yet answered closes the connection (README: the outcome is then uncertain)', async () => {
+  it('a request pipelined behind a submission not yet answered closes the connection (docs/clients.md: the outcome is then uncertain)', async () => {
     // uWebSockets answers in order and refuses asynchronous pipelining: it closes the
     // connection. The submission was forwarded all the same; its log line says the client had gone.
     const tx = await sign1559({ nonce: 4242 });

@@ -1,9 +1,9 @@
 /**
- * The README's client recipes for clients that do not use the kit or the adapters, run as
+ * The client recipes of docs/clients.md for clients that do not use the kit or the adapters, run as
  * written against a real anvil and a real txgate: viem with two transports, ethers with
  * batchMaxCount 1 and staticNetwork, cast (publish --async, then the receipt on the chain RPC),
  * and curl. Each submits, gets the receipt from the chain RPC, and reads a refusal's data.reason
- * the way the README says.
+ * the way docs/clients.md says.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -69,7 +69,7 @@ after(async () => {
   assert.deepEqual(keysInLogs(), []);
 });
 
-describe('recipes (README "Clients")', () => {
+describe('recipes (docs/clients.md "Without the kit")', () => {
   it('viem, two transports: sendRawTransaction through txgate (no retries), the receipt from the chain RPC', async () => {
     const gateClient = createWalletClient({ transport: http(base, { fetchOptions: { headers: { 'x-api-key': key } }, retryCount: 0 }) });
     const hash = await gateClient.sendRawTransaction({ serializedTransaction: await signed(0) });

@@ -1,6 +1,7 @@
 /**
- * One retry table: every reason names one retry rule (src/reasons.ts RETRY), the README's retry
- * table, Errors table and client kit table are rendered from it, no reason's advice restates a
+ * One retry table: every reason names one retry rule (src/reasons.ts RETRY), the retry table
+ * (README.md and docs/clients.md), the Errors table and the client kit table (docs/clients.md)
+ * are rendered from it, no reason's advice restates a
  * retry rule of its own, and each request's log line names its outcome.
  */
 import assert from 'node:assert/strict';
@@ -16,11 +17,13 @@ import { StubSequencer } from './support/stub-sequencer.js';
 import { sign1559 } from './support/txs.js';
 
 const README = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
+const CLIENTS = readFileSync(join(import.meta.dirname, '../../docs/clients.md'), 'utf8');
 
 describe('the retry table', () => {
-  it('the README shows the rendered tables (npm run readme)', () => {
+  it('the README and docs/clients.md show the rendered tables (npm run readme)', () => {
     assert.equal(block(README, 'retry'), renderRetry(), 'README.md is out of date: run npm run readme');
-    assert.equal(block(README, 'kit-outcomes'), renderKitOutcomes(), 'README.md is out of date: run npm run readme');
+    assert.equal(block(CLIENTS, 'retry'), renderRetry(), 'docs/clients.md is out of date: run npm run readme');
+    assert.equal(block(CLIENTS, 'kit-outcomes'), renderKitOutcomes(), 'docs/clients.md is out of date: run npm run readme');
   });
   it('every reason has one rule, each rule is used, and no reason restates a retry rule in its own words', () => {
     for (const r of REASON_NAMES) {
@@ -35,7 +38,12 @@ describe('the retry table', () => {
         );
     // 503 is never "at once": the same rule (backoff) as every other answer that was not sent.
     for (const r of REASON_NAMES.filter((x) => REASONS[x].status === 503)) assert.equal(REASONS[r].retry, 'backoff', r);
-    assert.doesNotMatch(README, /resen[dt] at once|resubmit at once/i, 'no retry advice outside the table contradicts it');
+    const pages: [string, string][] = [
+      ['README.md', README],
+      ['docs/clients.md', CLIENTS],
+    ];
+    for (const [page, text] of pages)
+      assert.doesNotMatch(text, /resen[dt] at once|resubmit at once/i, `${page}: no retry advice outside the table contradicts it`);
   });
   it('outcomes: 200 accepted, refusals refused, 429/503 not_sent, 502/500 uncertain, 202 pending', () => {
     assert.equal(outcomeOf('ok'), 'accepted');
