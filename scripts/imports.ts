@@ -27,9 +27,11 @@ export const LAYERS: readonly (readonly string[])[] = [
     'send-kind.ts',
   ],
   ['pipeline'],
-  ['tx', 'accounts', 'limits', 'forward'],
+  ['tx', 'accounts', 'limits', 'forward', 'admission.ts'],
   ['sync'],
   ['stages'],
+  // what every front end shares: the interface, the port, the answer writer, the request log
+  ['front'],
   ['http', 'ws', 'metrics'],
   ['app.ts', 'threads', 'worker.ts', 'service.ts', 'start-checks.ts', 'cli.ts', 'dev'],
 ];
