@@ -27,8 +27,9 @@ export const LAYERS: readonly (readonly string[])[] = [
     'send-kind.ts',
   ],
   ['pipeline'],
-  ['tx', 'accounts', 'limits', 'forward', 'admission.ts'],
-  ['sync'],
+  ['tx', 'accounts', 'limits', 'forward'],
+  // rules over the domain: the sync send, who may submit where
+  ['sync', 'admission.ts'],
   ['stages'],
   // what every front end shares: the interface, the port, the answer writer, the request log
   ['front'],

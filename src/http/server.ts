@@ -5,7 +5,7 @@
  *
  * uWS rules (docs/design.md §7.1): read what is needed from `req` synchronously; register onAborted before
  * returning; copy every onData chunk kept; every write goes inside `res.cork()` with the status
- * first (write.ts), and one writer (`respond`) guards against a second answer or writing to a
+ * first (front/write.ts), and one writer (`respond`) guards against a second answer or writing to a
  * gone client.
  */
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
@@ -100,7 +100,7 @@ export class HttpFrontEnd implements FrontEnd, AnswerWriter<HttpContext> {
     deps.observer?.stages?.(this.pipeline.names);
   }
 
-  /** Its routes: POST /, the GET resources, 404 and 405 for the rest (a GET / upgrade another front end registers goes first). */
+  /** Its routes: POST /, the GET resources, 404 and 405 for the rest (a WebSocket upgrade on `GET /` goes to its own front end first). */
   register(app: TemplatedApp): void {
     const guard = this.port.guard;
     const notAllowed = guard((res, req) => this.plain(res, req, REJECT.method_not_allowed));

@@ -1,10 +1,10 @@
 /**
  * The WebSocket lane's state: one open connection (what the upgrade admitted, and its requests in
- * flight), a frame as the request body, and a frame's request context.
+ * flight), and a frame's request context (a frame is the whole body: front/whole-body.ts).
  */
 import type { WebSocket } from 'uWebSockets.js';
-import { RequestContext, type Body, type BodyResult, type BodySource, type RequestHead } from '../pipeline/context.js';
-import { Later } from '../pipeline/later.js';
+import type { WholeBody } from '../front/whole-body.js';
+import { RequestContext, type RequestHead } from '../pipeline/context.js';
 
 /** Close codes the lane sends (README "WebSocket lane"). */
 export const CLOSE = {
@@ -39,23 +39,12 @@ export class Connection {
   ) {}
 }
 
-/** A frame is the whole body: read at once (the frame cap is the body cap). */
-export class FrameBody implements BodySource {
-  constructor(private readonly body: Body) {}
-
-  read(cap: number): Later<BodyResult> {
-    const l = new Later<BodyResult>();
-    l.settle(this.body.bytes > cap ? 'too_large' : this.body);
-    return l;
-  }
-}
-
 export class FrameContext extends RequestContext {
   constructor(
     reqId: string,
     t0: number,
     head: RequestHead,
-    body: FrameBody,
+    body: WholeBody,
     init: (ctx: object) => void,
     readonly conn: Connection,
   ) {

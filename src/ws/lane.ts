@@ -30,7 +30,8 @@ import type { RequestHead } from '../pipeline/context.js';
 import type { Pipeline, PipelineHooks, RequestObserver } from '../pipeline/pipeline.js';
 import { idJsonOfText } from '../rpc-id.js';
 import { overBodyCap } from '../stages/size-cap.js';
-import { CLOSE, type Connection, FrameBody, FrameContext } from './connection.js';
+import { CLOSE, type Connection, FrameContext } from './connection.js';
+import { WholeBody } from '../front/whole-body.js';
 import { createUpgrade } from './upgrade.js';
 
 export { CLOSE } from './connection.js';
@@ -78,7 +79,7 @@ export class WebSocketLane implements FrontEnd, AnswerWriter<FrameContext> {
     this.softBackpressure = deps.config.maxBackpressureBytes >> 1;
   }
 
-  /** Registers `GET /` upgrades on the app (before its other routes for `/`). */
+  /** Registers `GET /` upgrades on the app (uWS gives an upgrade route precedence over the other front ends' `/` routes). */
   register(app: TemplatedApp): void {
     const c = this.deps.config;
     const guard = this.deps.port.guard;
@@ -121,7 +122,7 @@ export class WebSocketLane implements FrontEnd, AnswerWriter<FrameContext> {
     // The frame's buffer is valid only during this call: decoded now (a copy).
     const text = Buffer.from(message).toString('utf8');
     const head: RequestHead = { host: conn.host, json: !isBinary, declaredBytes: bytes, apiKey: conn.apiKey };
-    const ctx = new FrameContext(conn.id + '.' + (++conn.frames).toString(36), t0, head, new FrameBody({ text, bytes }), this.pipeline.initFields, conn);
+    const ctx = new FrameContext(conn.id + '.' + (++conn.frames).toString(36), t0, head, new WholeBody({ text, bytes }), this.pipeline.initFields, conn);
     conn.inFlight.add(ctx);
     this.answers.begin();
     // Refused before any stage (nothing sent): the id is read from the frame so the answer can be matched.
