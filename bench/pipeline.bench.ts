@@ -27,13 +27,14 @@ export async function run(o: Pick<SuiteOptions, 'time' | 'rounds'> = {}): Promis
   // The same, with the metrics the server feeds: one request observation per answer, and
   // per-stage timing on the requests the server samples (STAGE_SAMPLE_MASK).
   const metrics = new Metrics(config, { version: 'bench', uws: 'bench' });
+  const observer = metrics.requestObserver('http');
   let seq = 0;
   const pm = pipeline({
     exit: (c, e, stage) => {
-      metrics.request.request(c, e, stage, 10);
+      observer.request(c, e, stage, 10);
       done!(e);
     },
-    stage: (_c, i, ms) => metrics.request.stage!(pm.names[i]!, ms),
+    stage: (_c, i, ms) => observer.stage!(pm.names[i]!, ms),
   });
   const goMetrics = (h: RequestHead, b: Body) =>
     new Promise<Exit>((resolve) => {

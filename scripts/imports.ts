@@ -28,8 +28,11 @@ export const LAYERS: readonly (readonly string[])[] = [
   ],
   ['pipeline'],
   ['tx', 'accounts', 'limits', 'forward'],
-  ['sync'],
+  // rules over the domain: the sync send, who may submit where
+  ['sync', 'admission.ts'],
   ['stages'],
+  // what every front end shares: the interface, the port, the answer writer, the request log
+  ['front'],
   ['http', 'ws', 'metrics'],
   ['app.ts', 'threads', 'worker.ts', 'service.ts', 'start-checks.ts', 'cli.ts', 'dev'],
 ];

@@ -57,8 +57,9 @@ function refusals(reasons: readonly string[]): string {
 
 export function renderStages(stages: readonly RunnerStage[] = pipelineStages()): string {
   const rows = stages.map((s) => {
-    const adds = typeof s.adds === 'string' ? code(s.adds) : s.reasons.includes('ok') ? '(answers)' : '(checks only)';
-    const answers = s.reasons.includes('ok') && typeof s.adds === 'string' ? ' (or answers)' : '';
+    const fields = typeof s.adds === 'string' ? [s.adds] : (s.adds ?? []);
+    const adds = fields.length > 0 ? fields.map(code).join(', ') : s.reasons.includes('ok') ? '(answers)' : '(checks only)';
+    const answers = s.reasons.includes('ok') && fields.length > 0 ? ' (or answers)' : '';
     return `| ${label(s.name)} | ${adds}${answers} | ${s.about ?? ''} | ${refusals(s.reasons) || '(none)'} |`;
   });
   return ['| stage | adds | what it checks | refuses with |', '|---|---|---|---|', ...rows].join('\n');

@@ -1,42 +1,45 @@
 /**
- * The composition root: builds the per-chain runtime, the stages in their order, the front end,
- * the account store, the forwarders and the readiness checks from a validated configuration.
+ * The composition root: from a validated configuration, the per-chain runtime, the parts that
+ * depend on the thread mode, the sends (forwarders and sync senders), the stages in their order,
+ * the account store, the readiness checks and the front ends on the public port.
  */
 import { BusyPoll, cpuQuota } from './busy-poll.js';
 import type { ReloadResult } from './accounts/file-store.js';
 import { openStore } from './accounts/open-store.js';
-import { createTipAddressesHandler } from './http/tip-addresses.js';
 import type { AccountStore } from './accounts/types.js';
 import type { Config } from './config.js';
 import { ChainDuplicates, Duplicates } from './forward/dedup.js';
 import { ChainForwarder, type ForwardObserver } from './forward/forwarder.js';
-import { SyncSender, type SyncObserver } from './sync/sync-send.js';
 import { HealthBoard, slotIndex } from './forward/health-board.js';
 import { HealthProber, healthProblems } from './forward/health.js';
-import { Readiness } from './http/readiness.js';
-import { PublicServer } from './http/server.js';
-import { quotaHeaders } from './limits/quota-headers.js';
-import { RateLimiter, type TokenBuckets } from './limits/rate-limiter.js';
-import { LocalCounts, SharedCounts, SharedRateTable, SharedTxTable } from './limits/shared-tables.js';
-import type { SharedParts } from './threads/protocol.js';
+import type { FrontEnd } from './front/front-end.js';
+import { PublicPort, portParts } from './front/port.js';
+import { Readiness } from './front/readiness.js';
 import { BodyBudget } from './http/body-budget.js';
+import { quotaHeaders } from './http/quota-headers.js';
+import { HttpFrontEnd } from './http/server.js';
+import { createTipAddressesHandler } from './http/tip-addresses.js';
+import { RateLimiter, type TokenBuckets } from './limits/rate-limiter.js';
+import { type ConnectionCounts, LocalCounts, SharedCounts, SharedRateTable, SharedTxTable } from './limits/shared-tables.js';
 import type { Logger } from './log.js';
+import { Metrics } from './metrics/metrics.js';
 import type { PipelineHooks, RequestObserver } from './pipeline/pipeline.js';
 import { createForwardStage } from './stages/forward.js';
-import { buildChains, HostTable, type ChainRuntime } from './chains.js';
 import { admissionStages } from './stages/list.js';
+import { SyncSender, type SyncObserver } from './sync/sync-send.js';
+import type { SharedParts } from './threads/protocol.js';
+import { buildChains, HostTable, type ChainRuntime } from './chains.js';
 import { TxDecoder } from './tx/decoder.js';
-import { Metrics } from './metrics/metrics.js';
 import { BUILD } from './build.js';
-import type { LaneObserver } from './ws/lane.js';
+import { WebSocketLane, type LaneObserver } from './ws/lane.js';
 
 export { buildChains } from './chains.js';
 export { admissionStages, type Admitted } from './stages/list.js';
 
 export interface Observers {
-  readonly request?: RequestObserver;
-  /** The WebSocket lane's frames, and its connections (with `websocket.enabled`). */
-  readonly wsRequest?: RequestObserver;
+  /** A front end's requests, by its transport label (`http`, `ws`). */
+  readonly requests?: (transport: string) => RequestObserver;
+  /** The WebSocket lane's connections (with `websocket.enabled`). */
   readonly wsLane?: LaneObserver;
   readonly forward?: ForwardObserver & SyncObserver;
   readonly accountsReload?: (result: ReloadResult, accounts: number) => void;
@@ -57,7 +60,10 @@ export interface AppOptions {
 }
 
 export interface App {
-  readonly server: PublicServer;
+  /** The public port and its front ends. */
+  readonly port: PublicPort;
+  /** The HTTP front end (POST / and the GET resources). */
+  readonly http: HttpFrontEnd;
   readonly readiness: Readiness;
   readonly chains: readonly ChainRuntime[];
   readonly store: AccountStore;
@@ -78,101 +84,70 @@ export interface App {
 export function createApp(opts: AppOptions): App {
   const { config, log } = opts;
   const metrics = config.metrics.enabled ? new Metrics(config, BUILD) : null;
-  const obs: Observers =
-    opts.observers ??
-    (metrics !== null
-      ? {
-          request: metrics.request,
-          wsRequest: metrics.wsRequest,
-          wsLane: metrics.wsLane,
-          forward: metrics.forward,
-          accountsReload: metrics.accountsReload,
-        }
-      : {});
+  const obs = opts.observers ?? (metrics !== null ? metricsObservers(metrics) : {});
   const chains = buildChains(config);
   const hosts = new HostTable(chains);
-  const readiness = new Readiness();
   const store = opts.store ?? openStore(config, log, obs.accountsReload);
   if (store.state !== undefined) metrics?.watchAccounts(store.state);
-  const local = opts.shared === undefined ? new RateLimiter() : null;
-  const limiter: TokenBuckets = local ?? new SharedRateTable(opts.shared!.rate);
-  const txTable = opts.shared === undefined ? null : new SharedTxTable(opts.shared.tx);
-  const duplicates = new Duplicates(new Map(config.chains.map((c) => [c.chainId, new ChainDuplicates(config.dedup, txTable)])));
-  const decoders = new Map(config.chains.map((c) => [c.chainId, new TxDecoder(c.chainId, c.hardfork, { signature: config.crypto.signature })]));
-  const board = opts.shared === undefined ? HealthBoard.allocate(slotCount(config)) : new HealthBoard(opts.shared.health);
-  metrics?.watchHealth(board);
-  const slots = slotIndex(config.chains);
-  const forwarders = new Map(
-    config.chains.map((c, i) => [c.chainId, new ChainForwarder(c, duplicates.forChain(c.chainId), log, { board, slots: slots[i]! }, obs.forward)]),
-  );
-  // The sync send beside the plain one, on the chains that turn it on: its own connections, the
-  // forwarder's outcome rules, plain send and chain RPC client.
-  const syncSenders = new Map(
-    config.chains.flatMap((c, i) =>
-      c.sync.enabled ? [[c.chainId, new SyncSender(c, { board, slots: slots[i]! }, forwarders.get(c.chainId)!, obs.forward)] as const] : [],
-    ),
-  );
-  // Bytes already in flight cost no rate-limit token: a plain send's (dedup.ts) or a waiting sync call's.
-  const sendsInFlight = {
-    isDuplicate: (chainId: number, hash: string) => duplicates.isDuplicate(chainId, hash) || syncSenders.get(chainId)?.joins(hash) === true,
-  };
-  const prober = opts.shared === undefined ? new HealthProber(config.chains, board, log) : null;
+  const thread = opts.shared === undefined ? singleThread(config, log) : workerThread(config, opts.shared);
+  metrics?.watchHealth(thread.board);
+  const sends = buildSends(config, log, thread, obs.forward);
+  const readiness = readinessOf(config, store, thread.board);
 
-  readiness.add(() => accountsProblem(store, config.accounts.maxStaleMs));
-  readiness.warn(() => (store.ready && store.problem ? `${store.problem} (the last good accounts stay in force)` : null));
-  readiness.add(() => healthProblems(config.chains, board));
-
+  const decoders = decodersOf(config);
   const buildPipeline = (hooks: PipelineHooks) =>
-    admissionStages({ config, hosts, store, decoders, limiter, duplicates: sendsInFlight }).end(createForwardStage(forwarders, syncSenders), hooks);
+    admissionStages({ config, hosts, store, decoders, limiter: thread.limiter, duplicates: sends.inFlight }).end(
+      createForwardStage(sends.forwarders, sends.syncSenders),
+      hooks,
+    );
+  const busyPoll = busyPollOf(config, log);
+  const port = portParts(log, readiness, opts.idPrefix);
+  const observer = (transport: string) => obs.requests?.(transport);
 
-  const quota = config.busyPoll ? cpuQuota() : null;
-  if (quota !== null) log.warn({ quota }, 'busy polling refused: this process runs under a CPU quota, which a spinner would spend');
-  const busyPoll =
-    config.busyPoll && quota === null
-      ? new BusyPoll({ onRefused: (why) => log.warn({ why }, 'busy polling refused: the spinner could not lower its priority') })
-      : null;
-  const server = new PublicServer({
-    log,
-    bodies: new BodyBudget(opts.shared?.bodies ?? BodyBudget.allocate(), config.limits.maxBufferedBodyBytes),
-    ...(busyPoll !== null ? { busyPoll } : {}),
-    readiness,
+  // The front ends on the public port: one line each.
+  const http = new HttpFrontEnd({
+    port,
     buildPipeline,
+    bodies: thread.bodies,
     tipAddresses: createTipAddressesHandler({ store, hosts, allowUntipped: config.allowUntipped, maxAgeSeconds: config.tipAddresses.maxAgeSeconds }),
     serverTiming: config.profiling.serverTiming,
-    answerHeaders: quotaHeaders(limiter),
-    ...(obs.request !== undefined ? { observer: obs.request } : {}),
-    ...(config.websocket.enabled
-      ? {
-          websocket: {
-            config: config.websocket,
-            maxBodyBytes: config.limits.maxBodyBytes,
-            hosts,
-            store,
-            counts: opts.shared === undefined ? new LocalCounts() : new SharedCounts(opts.shared.conns),
-            ...(obs.wsRequest !== undefined ? { observer: obs.wsRequest } : {}),
-            ...(obs.wsLane !== undefined ? { lane: obs.wsLane } : {}),
-          },
-        }
-      : {}),
-    ...(opts.idPrefix !== undefined ? { idPrefix: opts.idPrefix } : {}),
+    answerHeaders: quotaHeaders(thread.limiter),
+    ...optional('busyPoll', busyPoll ?? undefined),
+    ...optional('observer', observer('http')),
   });
+  const frontEnds: FrontEnd[] = [http];
+  if (config.websocket.enabled)
+    frontEnds.push(
+      new WebSocketLane({
+        port,
+        buildPipeline,
+        config: config.websocket,
+        maxBodyBytes: config.limits.maxBodyBytes,
+        admission: { hosts, store },
+        counts: thread.counts,
+        ...optional('observer', observer('ws')),
+        ...optional('lane', obs.wsLane),
+      }),
+    );
+  const publicPort = new PublicPort(frontEnds, readiness);
 
   return {
-    server,
+    port: publicPort,
+    http,
     readiness,
     chains,
     store,
-    forwarders,
-    limiter,
+    forwarders: sends.forwarders,
+    limiter: thread.limiter,
     metrics,
     async prepare() {
       await store.start();
-      await prober?.start();
-      local?.startSweeping();
+      await thread.prober?.start();
+      thread.local?.startSweeping();
       if (busyPoll !== null) await busyPoll.started;
     },
     listen() {
-      return server.listen(config.listen.host, config.listen.port);
+      return publicPort.listen(config.listen.host, config.listen.port);
     },
     async start() {
       await this.prepare();
@@ -180,16 +155,122 @@ export function createApp(opts: AppOptions): App {
     },
     async stop() {
       // Sync calls waiting for a receipt from the chain RPC answer now (code 4 with the hash).
-      for (const s of syncSenders.values()) s.drain();
-      await server.drain(config.shutdown.graceMs);
+      for (const s of sends.syncSenders.values()) s.drain();
+      await publicPort.drain(config.shutdown.graceMs);
       await busyPoll?.stop();
-      await prober?.stop();
+      await thread.prober?.stop();
       store.close();
-      local?.close();
-      await Promise.all([...forwarders.values()].map((f) => f.close()));
-      await Promise.all([...syncSenders.values()].map((s) => s.close()));
+      thread.local?.close();
+      await Promise.all([...sends.forwarders.values()].map((f) => f.close()));
+      await Promise.all([...sends.syncSenders.values()].map((s) => s.close()));
     },
   };
+}
+
+/** `{ [key]: value }`, or nothing when the value is undefined (exactOptionalPropertyTypes). */
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}
+
+function metricsObservers(metrics: Metrics): Observers {
+  return {
+    requests: (transport) => metrics.requestObserver(transport),
+    wsLane: metrics.wsLane,
+    forward: metrics.forward,
+    accountsReload: metrics.accountsReload,
+  };
+}
+
+/** What depends on the thread mode: the one place that branches on it. */
+interface ThreadParts {
+  readonly limiter: TokenBuckets;
+  /** This thread's own rate limiter (to sweep and close), with a single thread. */
+  readonly local: RateLimiter | null;
+  /** The process-wide transactions in flight (duplicate suppression across threads), with worker threads. */
+  readonly txTable: SharedTxTable | null;
+  readonly board: HealthBoard;
+  /** The sequencer prober, run by the thread that owns the board. */
+  readonly prober: HealthProber | null;
+  /** Open WebSocket connections per account, per process. */
+  readonly counts: ConnectionCounts;
+  /** The process-wide budget for bodies being read. */
+  readonly bodies: BodyBudget;
+}
+
+/** A single thread: its own tables, board and prober. */
+function singleThread(config: Config, log: Logger): ThreadParts {
+  const local = new RateLimiter();
+  const board = HealthBoard.allocate(slotCount(config));
+  return {
+    limiter: local,
+    local,
+    txTable: null,
+    board,
+    prober: new HealthProber(config.chains, board, log),
+    counts: new LocalCounts(),
+    bodies: new BodyBudget(BodyBudget.allocate(), config.limits.maxBufferedBodyBytes),
+  };
+}
+
+/** A worker thread: the process-wide tables, and the board the main thread's prober writes. */
+function workerThread(config: Config, shared: SharedParts): ThreadParts {
+  return {
+    limiter: new SharedRateTable(shared.rate),
+    local: null,
+    txTable: new SharedTxTable(shared.tx),
+    board: new HealthBoard(shared.health),
+    prober: null,
+    counts: new SharedCounts(shared.conns),
+    bodies: new BodyBudget(shared.bodies, config.limits.maxBufferedBodyBytes),
+  };
+}
+
+/**
+ * The sends of every chain: the plain one (the forwarder, with duplicate suppression) and, on the
+ * chains that turn it on, the sync one beside it (its own connections, the forwarder's outcome
+ * rules, plain send and chain RPC client).
+ */
+function buildSends(config: Config, log: Logger, thread: ThreadParts, observer: (ForwardObserver & SyncObserver) | undefined) {
+  const duplicates = new Duplicates(new Map(config.chains.map((c) => [c.chainId, new ChainDuplicates(config.dedup, thread.txTable)])));
+  const slots = slotIndex(config.chains);
+  const board = thread.board;
+  const forwarders = new Map(
+    config.chains.map((c, i) => [c.chainId, new ChainForwarder(c, duplicates.forChain(c.chainId), log, { board, slots: slots[i]! }, observer)]),
+  );
+  const syncSenders = new Map(
+    config.chains.flatMap((c, i) =>
+      c.sync.enabled ? [[c.chainId, new SyncSender(c, { board, slots: slots[i]! }, forwarders.get(c.chainId)!, observer)] as const] : [],
+    ),
+  );
+  // Bytes already in flight cost no rate-limit token: a plain send's (dedup.ts) or a waiting sync call's.
+  const inFlight = {
+    isDuplicate: (chainId: number, hash: string) => duplicates.isDuplicate(chainId, hash) || syncSenders.get(chainId)?.joins(hash) === true,
+  };
+  return { forwarders, syncSenders, inFlight };
+}
+
+function decodersOf(config: Config): Map<number, TxDecoder> {
+  return new Map(config.chains.map((c) => [c.chainId, new TxDecoder(c.chainId, c.hardfork, { signature: config.crypto.signature })]));
+}
+
+/** /ready's checks: the account store (loaded, not stale) and the sequencers' health. */
+function readinessOf(config: Config, store: AccountStore, board: HealthBoard): Readiness {
+  const readiness = new Readiness();
+  readiness.add(() => accountsProblem(store, config.accounts.maxStaleMs));
+  readiness.warn(() => (store.ready && store.problem ? `${store.problem} (the last good accounts stay in force)` : null));
+  readiness.add(() => healthProblems(config.chains, board));
+  return readiness;
+}
+
+/** The busy-polling spinner (config `busyPoll`), unless refused: under a CPU quota, which a spinner would spend. */
+function busyPollOf(config: Config, log: Logger): BusyPoll | null {
+  if (!config.busyPoll) return null;
+  const quota = cpuQuota();
+  if (quota !== null) {
+    log.warn({ quota }, 'busy polling refused: this process runs under a CPU quota, which a spinner would spend');
+    return null;
+  }
+  return new BusyPoll({ onRefused: (why) => log.warn({ why }, 'busy polling refused: the spinner could not lower its priority') });
 }
 
 /** Sequencer slots on the health board: one per configured sequencer. */

@@ -1,9 +1,16 @@
 /**
  * The two kinds of send a request can be (docs/design.md §6.2): the plain
  * `eth_sendRawTransaction`, and `eth_sendRawTransactionSync` with the wait the client asked
- * for. A leaf module: the stages, the forward and the sync send read it; it reads nothing.
+ * for. The route stage says which on the context (its `send` field); the grant and forward
+ * stages read that field. A leaf module: it reads nothing.
  */
 export const SYNC_METHOD = 'eth_sendRawTransactionSync';
+
+/** What kind of send a request is: plain, or sync with the wait it gets (ms). */
+export type Send = { readonly sync: false } | { readonly sync: true; readonly waitMs: number };
+
+/** Every plain send shares this one value (nothing allocated per request). */
+export const PLAIN_SEND: Send = Object.freeze({ sync: false });
 
 /**
  * The wait a client asked for (the sync method's optional second param: ms as an integer or as

@@ -10,7 +10,7 @@ import type { PostgresAccountStore } from './accounts/postgres/store.js';
 import { createApp, slotCount, type App } from './app.js';
 import type { Config } from './config.js';
 import { InternalServer } from './http/internal.js';
-import { readinessReport, type ReadinessReport } from './http/readiness.js';
+import { readinessReport, type ReadinessReport } from './front/readiness.js';
 import { HealthBoard } from './forward/health-board.js';
 import { HealthProber } from './forward/health.js';
 import { allocateTable } from './limits/shared-tables.js';

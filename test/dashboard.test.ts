@@ -45,8 +45,9 @@ before(async () => {
   );
   const metrics = new Metrics(config, { version: '0.0.0-test', uws: 'test' });
   metrics.watchAccounts(StoreState.allocate());
-  // Series bound on first use: a stage list, a WebSocket close, a reload.
-  metrics.request.stages?.(['host', 'parse']);
+  // Series bound when the front ends are built (HTTP and WebSocket), or on first use: a stage list, a WebSocket close, a reload.
+  metrics.requestObserver('http').stages?.(['host', 'parse']);
+  metrics.requestObserver('ws');
   metrics.wsLane.opened();
   metrics.wsLane.closed(1000);
   metrics.accountsReload('loaded', 1);

@@ -15,6 +15,7 @@ import { RateLimiter } from '../src/limits/rate-limiter.js';
 import { createAuthStage } from '../src/stages/auth.js';
 import { createGrantStage } from '../src/stages/grant.js';
 import { createHostStage } from '../src/stages/host.js';
+import { createRouteStage } from '../src/stages/route.js';
 import { createParseStage } from '../src/stages/parse.js';
 import { createSizeCapStage } from '../src/stages/size-cap.js';
 import { parseConfig } from '../src/config.js';
@@ -168,10 +169,19 @@ describe('pipeline runner', () => {
       .add(host)
       .add(createSizeCapStage({ maxBodyBytes: 1024, chainIdMaxBodyBytes: 512 }, new FileAccountStore({ file: '/nonexistent', log: silent })))
       .add(createParseStage())
+      .add(createRouteStage({ chainIdMaxBodyBytes: 512 }))
       .add(createAuthStage(new FileAccountStore({ file: '/nonexistent', log: silent })))
       .add(grant);
     const { hooks } = recorder();
-    assert.deepEqual(right.end({ name: 'forward', reasons: ['ok'], run: () => result('0x') }, hooks).fields, ['chain', 'body', 'rpc', 'account', 'grant']);
+    assert.deepEqual(right.end({ name: 'forward', reasons: ['ok'], run: () => result('0x') }, hooks).fields, [
+      'chain',
+      'body',
+      'rpc',
+      'rawTx',
+      'send',
+      'account',
+      'grant',
+    ]);
   });
 
   it('every context is created with the fields of every stage, in order, before any stage runs', () => {
@@ -184,7 +194,7 @@ describe('pipeline runner', () => {
       decoders: new Map(),
       limiter: new RateLimiter(),
     }).end({ name: 'forward', reasons: ['ok'], run: () => result('0x') }, hooks);
-    const known = ['chain', 'body', 'rpc', 'rawTx', 'account', 'grant', 'tx', 'fee', 'sender', 'quota'];
+    const known = ['chain', 'body', 'rpc', 'rawTx', 'send', 'account', 'grant', 'tx', 'fee', 'sender', 'quota'];
     assert.deepEqual(
       p.fields.filter((f) => known.includes(f)),
       known,
@@ -197,7 +207,7 @@ describe('pipeline runner', () => {
   it('the service pipeline keeps the designed order: cheapest refusal first, the forward last', () => {
     const config = parseConfig({ chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }], workers: 1 }, '/tmp', {});
     const log = createLogger({ level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
-    const names = createApp({ config, log }).server.stageNames;
+    const names = createApp({ config, log }).http.stageNames;
     // docs/design.md §3.3, pinned as the relative order of the stages it names (a stage added between
     // them keeps this true, one moved out of order breaks it): the host before the body is
     // read; every refusal that needs no key before auth; nothing spends the rate limit before

@@ -15,80 +15,28 @@
  *    sequencer accepted; else 502 uncertain (with `data.txHash`) if any is unresolved; else the
  *    first refusal; else nothing was sent (503 overloaded or unavailable).
  *
- * Each sequencer's part is one audit line naming the rule that established it (`hash`,
+ * Each sequencer's part (parts.ts) is one audit line naming the rule that established it (`hash`,
  * `lookup`, `resend`, `answer`: its own refusal, `unresolved`, `not_sent`).
  */
 import type { Exit } from '../errors.js';
 import type { Logger } from '../log.js';
 import { FastLog } from '../log-line.js';
-import { notSent, readLookup, uncertain, type Known, type Outcome, type Reading, type Rule } from './answer.js';
-import type { Answer, CallTimes, Upstream as Sequencer } from './upstream.js';
+import { notSent, uncertain, type Known, type Reading } from './answer.js';
+import { type Attempt, type AttemptObserver, describe, type ForwardRequest, part, type Role, type SendKind } from './parts.js';
+import { type Asking, lookup, resolve } from './resolve.js';
+import type { CallTimes, Upstream as Sequencer } from './upstream.js';
 
-export interface ForwardRequest {
-  readonly hash: string;
-  readonly rawHex: string;
-  readonly account: string;
-  readonly reqId: string;
-  /** The recovered sender, when a policy recovered it (for the audit line); else null. */
-  readonly sender: string | null;
-}
-
-/** A kind of send: its call, what its answers say, and its acceptance when a lookup or a resend establishes it. */
-export interface SendKind {
-  /** The method named in the audit line (undefined: the plain send, which is also in the forward metrics). */
-  readonly method: string | undefined;
-  call(seq: Sequencer, req: ForwardRequest): Promise<Answer>;
-  read(a: Answer, hash: string): Reading;
-  /** What an answer to a resend of the same bytes (the plain method) says. */
-  readResend(a: Answer, hash: string): Reading;
-  /** The answer when the transaction is known to be accepted without this call's own result (a lookup, a resend). */
-  knownExit(hash: string): Exit;
-}
-
-/** What one sequencer's part in a forward came to. */
-export interface Attempt {
-  readonly seq: Sequencer;
-  readonly state: 'accepted' | 'refused' | 'unresolved' | 'not_sent';
-  /** For the audit line and the forward metrics. */
-  readonly outcome: Outcome;
-  readonly rule: Rule;
-  /** The answer this part gives, for accepted and refused. */
-  readonly exit: Exit | null;
-  readonly ms: number;
-  readonly detail: string | undefined;
-  /** not_sent: no connection was free in time (load), rather than the sequencer unreachable. */
-  readonly busy: boolean;
-  /** The last fault was a transport error (refused, reset): the sequencer may be down. */
-  readonly transport: boolean;
-}
-
-export interface ForwardEvent {
-  readonly chainId: number;
-  readonly sequencer: string;
-  readonly outcome: Outcome;
-  readonly ms: number;
-}
-
-export interface AttemptObserver {
-  forward?(e: ForwardEvent): void;
-}
-
-export type Role = 'final' | 'winner' | 'loser' | 'pending';
-
-const MIN_PAUSE_MS = 10;
-const MAX_PAUSE_MS = 200;
-const FAULT = 'a fault';
-const MISMATCH = 'another hash';
+export type { Attempt, AttemptObserver, ForwardEvent, ForwardRequest, Role, SendKind } from './parts.js';
 
 /** The rules above for one chain's sequencers, shared by its plain send and its sync send. */
-export class Attempts {
+export class Attempts implements Asking {
   private readonly fast: FastLog;
 
   constructor(
     private readonly chainId: number,
-    private readonly times: CallTimes,
+    readonly times: CallTimes,
     /** The chain's own RPC (`chains[].rpc`), asked too where a sequencer does not confirm a hash; else null. */
-    private readonly rpc: Sequencer | null,
+    readonly rpc: Sequencer | null,
     readonly log: Logger,
     private readonly observer: AttemptObserver = {},
   ) {
@@ -150,7 +98,7 @@ export class Attempts {
           .catch((e: unknown) => {
             // Unexpected (a throwing logger or observer): the part is unresolved, never unanswered.
             this.log.error({ err: e, tx: req.hash, reqId: req.reqId, sequencer: seq.label }, 'fanout attempt failed unexpectedly: outcome uncertain');
-            if (!parts.some((p) => p.seq === seq)) settled(this.part(seq, 'unresolved', 'fault', 'unresolved', null, performance.now(), 'internal error'));
+            if (!parts.some((p) => p.seq === seq)) settled(part(seq, 'unresolved', 'fault', 'unresolved', null, performance.now(), 'internal error'));
           });
       }
     });
@@ -195,7 +143,7 @@ export class Attempts {
     // sequencer): nothing was sent, so once more at once, on a fresh connection.
     if (r.t === 'not_sent' && r.transport && !r.busy) r = kind.read(await kind.call(seq, req), req.hash);
     // The common path: the hash, at once.
-    if (r.t === 'accepted') return this.part(seq, 'accepted', r.outcome, 'hash', r.exit, t, r.detail);
+    if (r.t === 'accepted') return part(seq, 'accepted', r.outcome, 'hash', r.exit, t, r.detail);
     if (r.t === 'unresolved' && r.outcome === 'hash_mismatch')
       this.log.error(
         { tx: req.hash, account: req.account, reqId: req.reqId, sequencer: seq.label, detail: r.detail },
@@ -208,19 +156,19 @@ export class Attempts {
   private async conclude(seq: Sequencer, req: ForwardRequest, r: Reading, t: number): Promise<Attempt> {
     switch (r.t) {
       case 'accepted':
-        return this.part(seq, 'accepted', r.outcome, 'hash', r.exit, t, r.detail);
+        return part(seq, 'accepted', r.outcome, 'hash', r.exit, t, r.detail);
       case 'refused':
-        return this.part(seq, 'refused', 'rejected', 'answer', r.exit, t, r.detail);
+        return part(seq, 'refused', 'rejected', 'answer', r.exit, t, r.detail);
       case 'not_sent':
-        return { ...this.part(seq, 'not_sent', 'fault', 'not_sent', null, t, `${r.detail} (not sent)`), busy: r.busy, transport: r.transport };
+        return { ...part(seq, 'not_sent', 'fault', 'not_sent', null, t, `${r.detail} (not sent)`), busy: r.busy, transport: r.transport };
       case 'unresolved':
-        return { ...this.part(seq, 'unresolved', r.outcome, 'unresolved', null, t, r.detail), transport: r.transport === true };
+        return { ...part(seq, 'unresolved', r.outcome, 'unresolved', null, t, r.detail), transport: r.transport === true };
       case 'check': {
         const known = await this.lookup(seq, req.hash, performance.now() + this.times.timeoutMs);
-        if (known === 'known') return this.part(seq, 'accepted', r.confirmed.outcome, 'lookup', r.confirmed.exit, t, `${r.detail}; the hash is known`);
+        if (known === 'known') return part(seq, 'accepted', r.confirmed.outcome, 'lookup', r.confirmed.exit, t, `${r.detail}; the hash is known`);
         if (known === 'unknown' && r.unconfirmed !== null)
-          return this.part(seq, 'refused', 'rejected', 'answer', r.unconfirmed, t, `${r.detail}; the hash is unknown`);
-        return this.part(
+          return part(seq, 'refused', 'rejected', 'answer', r.unconfirmed, t, `${r.detail}; the hash is unknown`);
+        return part(
           seq,
           'unresolved',
           'fault',
@@ -233,84 +181,14 @@ export class Attempts {
     }
   }
 
-  /**
-   * Rule 2: asks the sequencer again, the hash and then the same bytes, in turn, until it tells
-   * or the budget (one forward timeout from now) runs out. A lookup that returns the
-   * transaction is an acceptance; so is a resend answered with the hash, and one refused in
-   * words that do not suggest the bytes are there is its own refusal. Anything else is asked
-   * again while the sequencer faults; an answer that will not change by asking again (another
-   * hash, an endpoint that serves no lookup) leaves the part unresolved, as does the budget's end.
-   * A suggestive refusal ("already known", "nonce too low") with a lookup answering null is
-   * never a refusal here: the sequencer may still be taking the bytes first written.
-   */
-  async resolve(seq: Sequencer, req: ForwardRequest, kind: SendKind, first: Attempt, others: { readonly accepted: boolean }): Promise<Attempt> {
-    const t = performance.now() - first.ms;
-    const deadline = performance.now() + this.times.timeoutMs;
-    // A resend leaves this much of the budget to the lookup after it.
-    const reserve = this.times.timeoutMs / 4;
-    const params = `["${req.rawHex}"]`;
-    let pause = MIN_PAUSE_MS;
-    let tries = 0;
-    let said = 'could not tell';
-    let transport = first.transport;
-    let ask: 'lookup' | 'resend' = 'lookup';
-    for (;;) {
-      const left = deadline - performance.now();
-      if (left <= 0 || others.accepted) break;
-      if (ask === 'lookup') {
-        // The hash first: a sequencer that took the bytes says so without another write.
-        const known = await this.lookup(seq, req.hash, deadline);
-        if (known === 'known')
-          return this.part(
-            seq,
-            'accepted',
-            'accepted',
-            'lookup',
-            kind.knownExit(req.hash),
-            t,
-            `${first.detail ?? 'no answer'}; resent ${tries}x; the hash is known`,
-          );
-        // An answer that will not change by asking again (another hash; no lookup served after a refusal in suggestive words).
-        if (tries > 0 && (said === MISMATCH || (known === 'no_lookup' && said !== FAULT))) break;
-        ask = 'resend';
-        continue;
-      }
-      tries++;
-      const bound = Math.max(1, left > 2 * reserve ? left - reserve : left);
-      const r = kind.readResend(
-        await seq.call('eth_sendRawTransaction', params, { timeoutMs: bound, queueMs: Math.max(1, Math.min(bound, this.times.queueMs)) }),
-        req.hash,
-      );
-      const again = `${first.detail ?? 'no answer'}; resent ${tries}x`;
-      if (r.t === 'accepted') return this.part(seq, 'accepted', 'accepted', 'resend', kind.knownExit(req.hash), t, `${again}: the hash`);
-      if (r.t === 'refused') return this.part(seq, 'refused', 'rejected', 'resend', r.exit, t, `${again}: refused: ${r.detail}`);
-      transport = (r.t === 'unresolved' || r.t === 'not_sent') && r.transport === true;
-      said = r.t === 'unresolved' && r.outcome === 'hash_mismatch' ? MISMATCH : r.t === 'check' ? r.detail : FAULT;
-      await sleep(Math.min(pause, deadline - performance.now()));
-      pause = Math.min(pause * 2, MAX_PAUSE_MS);
-      ask = 'lookup';
-    }
-    return {
-      ...first,
-      state: 'unresolved',
-      rule: 'unresolved',
-      ms: performance.now() - t,
-      transport,
-      detail: `${first.detail ?? 'no answer'}; resent ${tries}x, could not tell (last: ${said})`,
-    };
+  /** Rule 2 (resolve.ts). */
+  resolve(seq: Sequencer, req: ForwardRequest, kind: SendKind, first: Attempt, others: { readonly accepted: boolean }): Promise<Attempt> {
+    return resolve(this, seq, req, kind, first, others);
   }
 
-  /**
-   * eth_getTransactionByHash on the sequencer, and on the chain's RPC where the sequencer does
-   * not know it: `known` if either returns this very transaction.
-   */
-  async lookup(seq: Sequencer, hash: string, deadline: number): Promise<Known> {
-    const params = `["${hash}"]`;
-    const left = () => Math.max(1, Math.min(deadline - performance.now(), this.times.timeoutMs));
-    const k = readLookup(await seq.call('eth_getTransactionByHash', params, { timeoutMs: left(), queueMs: Math.min(left(), this.times.queueMs) }), hash);
-    if (k === 'known' || this.rpc === null) return k;
-    const r = readLookup(await this.rpc.call('eth_getTransactionByHash', params, { timeoutMs: left(), queueMs: Math.min(left(), this.times.queueMs) }), hash);
-    return r === 'known' ? 'known' : k;
+  /** eth_getTransactionByHash on the sequencer, then the chain's RPC (resolve.ts). */
+  lookup(seq: Sequencer, hash: string, deadline: number): Promise<Known> {
+    return lookup(this, seq, hash, deadline);
   }
 
   /** A part's audit line and metrics; a transport fault left standing takes the sequencer out until a probe sees it back. */
@@ -336,16 +214,4 @@ export class Attempts {
     if (req.sender !== null) line.str('sender', req.sender);
     line.end('forward');
   }
-
-  part(seq: Sequencer, state: Attempt['state'], outcome: Outcome, rule: Rule, exit: Exit | null, t: number, detail: string | undefined): Attempt {
-    return { seq, state, outcome, rule, exit, ms: performance.now() - t, detail, busy: false, transport: false };
-  }
-}
-
-function describe(parts: readonly Attempt[]): string[] {
-  return parts.map((p) => `${p.seq.label}: ${p.state} (${p.rule}) ${p.detail ?? ''}`.trimEnd());
-}
-
-function sleep(ms: number): Promise<void> {
-  return ms <= 0 ? Promise.resolve() : new Promise((r) => setTimeout(r, ms));
 }

@@ -8,10 +8,11 @@
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import type { Header } from '../errors.js';
 import type { RequestHead } from '../pipeline/context.js';
-import type { Readiness } from './readiness.js';
-import type { RequestLog } from './request-log.js';
-import { duplicateHeader } from './framing.js';
-import { announcesBody, H, writeAnswer } from './write.js';
+import type { Readiness } from '../front/readiness.js';
+import type { RequestIds } from '../front/request-ids.js';
+import type { RequestLog } from '../front/request-log.js';
+import { duplicateHeader } from '../front/framing.js';
+import { announcesBody, H, writeAnswer } from '../front/write.js';
 
 /** An answer to a GET outside the pipeline (tip addresses). */
 export interface GetAnswer {
@@ -32,7 +33,7 @@ export interface GetRouteDeps {
   readonly readiness: Readiness;
   readonly tipAddresses: TipAddressesHandler;
   readonly requestLog: RequestLog;
-  readonly nextId: () => string;
+  readonly ids: RequestIds;
 }
 
 const HEALTH_BODY = '{"status":"ok"}';
@@ -40,16 +41,16 @@ const HEALTH_BODY = '{"status":"ok"}';
 /** The handlers, by resource and by HEAD (true) or GET (false). */
 export function getRoutes(d: GetRouteDeps): { health(isHead: boolean): Handler; ready(isHead: boolean): Handler; tipAddresses(isHead: boolean): Handler } {
   return {
-    health: (isHead) => (res, req) => writeAnswer(res, 200, HEALTH_BODY, { reqId: d.nextId(), isHead, close: closes(req) }),
+    health: (isHead) => (res, req) => writeAnswer(res, 200, HEALTH_BODY, { reqId: d.ids.next(), isHead, close: closes(req) }),
     ready: (isHead) => (res, req) => {
       const r = d.readiness.report();
-      writeAnswer(res, r.ready ? 200 : 503, r.body, { reqId: d.nextId(), isHead, close: closes(req) });
+      writeAnswer(res, r.ready ? 200 : 503, r.body, { reqId: d.ids.next(), isHead, close: closes(req) });
     },
     tipAddresses: (isHead) => (res, req) => {
       const t0 = performance.now();
       const dup = duplicateHeader(req);
       if (dup !== null) {
-        const reqId = d.nextId();
+        const reqId = d.ids.next();
         const method = isHead ? 'HEAD /tip-addresses' : 'GET /tip-addresses';
         return writeAnswer(res, dup.exit.status, dup.exit.body('null'), { reqId, isHead, close: true }, (written) =>
           d.requestLog.get(reqId, method, written ? dup.exit.status : 0, dup.exit.reason, undefined, 0),
@@ -57,7 +58,7 @@ export function getRoutes(d: GetRouteDeps): { health(isHead: boolean): Handler; 
       }
       const head: RequestHead = { host: req.getHeader(H.host), json: false, declaredBytes: -1, apiKey: req.getHeader(H.apiKey) };
       const a = d.tipAddresses(head, req.getQuery() ?? '', req.getHeader(H.ifNoneMatch));
-      const reqId = d.nextId();
+      const reqId = d.ids.next();
       const micros = Math.round((performance.now() - t0) * 1000);
       const method = isHead ? 'HEAD /tip-addresses' : 'GET /tip-addresses';
       writeAnswer(res, a.status, a.body, { headers: a.headers, reqId, isHead, close: closes(req) }, (written) =>

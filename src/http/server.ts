@@ -1,46 +1,39 @@
 /**
- * The public uWebSockets.js front end: the route table, and POST / through the stage pipeline
- * (GET /tip-addresses, /health and /ready are in get-routes.ts). Other paths 404, other verbs
- * 405, always with a JSON body.
+ * The HTTP front end (front/front-end.ts) on the public uWebSockets.js port: its route table, and
+ * POST / through the stage pipeline (GET /tip-addresses, /health and /ready are in
+ * get-routes.ts). Other paths 404, other verbs 405, always with a JSON body.
  *
  * uWS rules (docs/design.md §7.1): read what is needed from `req` synchronously; register onAborted before
  * returning; copy every onData chunk kept; every write goes inside `res.cork()` with the status
- * first (write.ts), and one writer (`respond`) guards against a second answer or writing to a
+ * first (front/write.ts), and one writer (`respond`) guards against a second answer or writing to a
  * gone client.
  */
-import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
+import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import { type Exit, REJECT, type Header } from '../errors.js';
-import type { Logger } from '../log.js';
-import { RequestLog, serverTiming } from './request-log.js';
-import { uws } from '../native.js';
+import type { FrontEnd, PortParts } from '../front/front-end.js';
+import type { RequestIds } from '../front/request-ids.js';
+import { serverTiming } from '../front/request-log.js';
 import { RequestContext, type BaseCtx, type FieldInitializer, type RequestHead } from '../pipeline/context.js';
 import { BodyReader } from './body-reader.js';
 import type { BodyBudget } from './body-budget.js';
-import { isJsonContentType, readFraming } from './framing.js';
+import { isJsonContentType, readFraming } from '../front/framing.js';
 import { getRoutes, type TipAddressesHandler } from './get-routes.js';
 import { STAGE_SAMPLE_MASK, type Pipeline, type PipelineHooks, type RequestObserver } from '../pipeline/pipeline.js';
 import { AnswerPath, type AnswerWriter } from '../pipeline/answer-path.js';
-import type { Readiness } from './readiness.js';
-import { announcesBody, H, writeAnswer } from './write.js';
-import { WebSocketLane, type LaneDeps } from '../ws/lane.js';
+import { announcesBody, H, writeAnswer } from '../front/write.js';
 
-export interface ServerDeps {
-  readonly log: Logger;
-  readonly readiness: Readiness;
+export interface HttpDeps {
+  readonly port: PortParts;
   readonly buildPipeline: (hooks: PipelineHooks) => Pipeline;
   readonly tipAddresses: TipAddressesHandler;
   readonly observer?: RequestObserver;
   readonly serverTiming?: boolean;
-  /** Prefix of request ids (e.g. worker index), to keep them unique per process. */
-  readonly idPrefix?: string;
   /** Busy polling beside this server thread (config `busyPoll`): told of every request. */
   readonly busyPoll?: { touch(): void };
   /** Headers a pipeline answer carries beside its own (the rate-limit headers). */
   readonly answerHeaders?: (ctx: BaseCtx, exit: Exit) => readonly Header[] | undefined;
   /** The process-wide budget for bodies being read (config `limits.maxBufferedBodyBytes`). */
   readonly bodies: BodyBudget;
-  /** The WebSocket lane on `GET /` (config `websocket`, off by default): its own parts; the log, ids and drain are the server's. */
-  readonly websocket?: Omit<LaneDeps, 'log' | 'requestLog' | 'guard' | 'buildPipeline' | 'nextId' | 'draining'>;
 }
 
 /** A request's context, with what the server keeps beside it: its uWS response and body reader. */
@@ -67,38 +60,30 @@ class HttpContext extends RequestContext {
   }
 }
 
-let processSeq = 0;
-
 /** The log detail of a refusal whose connection closed before its answer could be written. */
 function unansweredDetail(detail: string | undefined): string {
   return `${detail === undefined ? '' : `${detail}: `}closed before the answer (a request followed it on the connection, or the client left)`;
 }
 
-export class PublicServer implements AnswerWriter<HttpContext> {
-  readonly app: TemplatedApp;
-  private listenSocket: us_listen_socket | null = null;
+export class HttpFrontEnd implements FrontEnd, AnswerWriter<HttpContext> {
+  readonly transport = 'http';
   private readonly pipeline: Pipeline;
   private readonly answers: AnswerPath<HttpContext>;
-  private seq = 0;
-  private readonly idPrefix: string;
-  private readonly log: Logger;
-  private readonly requestLog: RequestLog;
+  private readonly ids: RequestIds;
+  private readonly port: PortParts;
   /** Every request is timed per stage with Server-Timing on; else 1 in 64 feeds the metrics. */
   private readonly timeMask: number;
   private readonly busy: { touch(): void } | undefined;
   private readonly bodies: BodyBudget;
-  /** The WebSocket lane, where the deployment turned it on. */
-  readonly lane: WebSocketLane | null;
 
-  constructor(private readonly deps: ServerDeps) {
-    this.log = deps.log;
-    this.requestLog = new RequestLog(deps.log);
+  constructor(private readonly deps: HttpDeps) {
+    this.port = deps.port;
+    this.ids = deps.port.ids;
     this.busy = deps.busyPoll;
     this.bodies = deps.bodies;
     this.timeMask = deps.serverTiming === true ? 0 : deps.observer?.stage !== undefined ? STAGE_SAMPLE_MASK : -1;
-    this.idPrefix = (deps.idPrefix ?? `${process.pid.toString(36)}${(processSeq++).toString(36)}`) + '-';
     this.answers = new AnswerPath<HttpContext>(this, {
-      log: this.requestLog,
+      log: deps.port.requestLog,
       via: 'POST /',
       ...(deps.observer !== undefined ? { observer: deps.observer } : {}),
     });
@@ -113,64 +98,32 @@ export class PublicServer implements AnswerWriter<HttpContext> {
     }
     this.pipeline = deps.buildPipeline(hooks);
     deps.observer?.stages?.(this.pipeline.names);
-    this.lane =
-      deps.websocket === undefined
-        ? null
-        : new WebSocketLane({
-            ...deps.websocket,
-            log: deps.log,
-            requestLog: this.requestLog,
-            guard: (h) => this.guard(h),
-            buildPipeline: deps.buildPipeline,
-            nextId: () => this.nextId(),
-            draining: () => deps.readiness.draining,
-          });
-    this.app = this.routes(uws().App());
   }
 
-  private routes(app: TemplatedApp): TemplatedApp {
-    const notAllowed = this.guard((res, req) => this.plain(res, req, REJECT.method_not_allowed));
-    const get = getRoutes({ readiness: this.deps.readiness, tipAddresses: this.deps.tipAddresses, requestLog: this.requestLog, nextId: () => this.nextId() });
-    // GET / with Upgrade: websocket, where the lane is on; any other GET / falls through to 405.
-    this.lane?.register(app);
-    return app
+  /** Its routes: POST /, the GET resources, 404 and 405 for the rest (a WebSocket upgrade on `GET /` goes to its own front end first). */
+  register(app: TemplatedApp): void {
+    const guard = this.port.guard;
+    const notAllowed = guard((res, req) => this.plain(res, req, REJECT.method_not_allowed));
+    const get = getRoutes({ readiness: this.port.readiness, tipAddresses: this.deps.tipAddresses, requestLog: this.port.requestLog, ids: this.ids });
+    app
       .post(
         '/',
-        this.guard((res, req) => this.onPost(res, req)),
+        guard((res, req) => this.onPost(res, req)),
       )
       .any('/', notAllowed)
-      .get('/health', this.guard(get.health(false)))
-      .head('/health', this.guard(get.health(true)))
+      .get('/health', guard(get.health(false)))
+      .head('/health', guard(get.health(true)))
       .any('/health', notAllowed)
-      .get('/ready', this.guard(get.ready(false)))
-      .head('/ready', this.guard(get.ready(true)))
+      .get('/ready', guard(get.ready(false)))
+      .head('/ready', guard(get.ready(true)))
       .any('/ready', notAllowed)
-      .get('/tip-addresses', this.guard(get.tipAddresses(false)))
-      .head('/tip-addresses', this.guard(get.tipAddresses(true)))
+      .get('/tip-addresses', guard(get.tipAddresses(false)))
+      .head('/tip-addresses', guard(get.tipAddresses(true)))
       .any('/tip-addresses', notAllowed)
       .any(
         '/*',
-        this.guard((res, req) => this.plain(res, req, REJECT.not_found)),
+        guard((res, req) => this.plain(res, req, REJECT.not_found)),
       );
-  }
-
-  /**
-   * uWS aborts the whole process if a handler returns without answering or registering
-   * onAborted, which a thrown exception would cause: every handler answers 500 instead.
-   */
-  private guard(h: (res: HttpResponse, req: HttpRequest) => void): (res: HttpResponse, req: HttpRequest) => void {
-    return (res, req) => {
-      try {
-        h(res, req);
-      } catch (e) {
-        this.log.error({ err: e }, 'handler failed');
-        try {
-          writeAnswer(res, 500, REJECT.internal_error.body('null'), { close: true, reqId: this.nextId() });
-        } catch {
-          /* already answered: nothing more can be done for this request */
-        }
-      }
-    };
   }
 
   /**
@@ -178,32 +131,28 @@ export class PublicServer implements AnswerWriter<HttpContext> {
    * draining), logged once it is known whether the answer was written.
    */
   private plain(res: HttpResponse, req: HttpRequest, exit: Exit, detail?: string, close = false): void {
-    const reqId = this.nextId();
+    const reqId = this.ids.next();
     const method = req.getMethod();
     const path = req.getUrl();
     writeAnswer(
       res,
       exit.status,
       exit.body('null'),
-      { close: close || this.deps.readiness.draining || announcesBody(req), reqId, isHead: method === 'head' },
+      { close: close || this.port.readiness.draining || announcesBody(req), reqId, isHead: method === 'head' },
       (written) =>
-        this.requestLog.refused(reqId, method.toUpperCase(), path, written ? exit.status : 0, exit.reason, written ? detail : unansweredDetail(detail)),
+        this.port.requestLog.refused(reqId, method.toUpperCase(), path, written ? exit.status : 0, exit.reason, written ? detail : unansweredDetail(detail)),
     );
   }
 
   /** The pipeline threw outside a stage (in an exit hook): log it, and answer if nothing was. */
   private readonly failed = (ctx: HttpContext, e: unknown): void => {
-    this.log.error({ err: e, reqId: ctx.reqId }, 'request failed outside a stage');
+    this.port.log.error({ err: e, reqId: ctx.reqId }, 'request failed outside a stage');
     try {
       this.write(ctx, REJECT.internal_error); // no-op if already answered or gone
     } catch {
       /* the connection is gone */
     }
   };
-
-  private nextId(): string {
-    return this.idPrefix + (++this.seq).toString(36);
-  }
 
   private onPost(res: HttpResponse, req: HttpRequest): void {
     this.busy?.touch();
@@ -213,7 +162,7 @@ export class PublicServer implements AnswerWriter<HttpContext> {
       if (framing.answerable) this.plain(res, req, framing.exit, framing.detail, true);
       else {
         // uWS closes such a connection itself, dropping any answer: say exactly that, and close.
-        this.requestLog.refused(this.nextId(), 'POST', req.getUrl(), 0, framing.exit.reason, framing.detail);
+        this.port.requestLog.refused(this.ids.next(), 'POST', req.getUrl(), 0, framing.exit.reason, framing.detail);
         res.close();
       }
       return;
@@ -226,7 +175,7 @@ export class PublicServer implements AnswerWriter<HttpContext> {
       apiKey: req.getHeader(H.apiKey),
     };
     const hasBody = contentLength > 0 || framing === 'chunked';
-    const reqId = this.nextId();
+    const reqId = this.ids.next();
     const ctx = new HttpContext(
       reqId,
       performance.now(),
@@ -235,7 +184,7 @@ export class PublicServer implements AnswerWriter<HttpContext> {
       new BodyReader<HttpContext>(res, hasBody, contentLength, this.bodies, this.failed),
       this.pipeline.initFields,
     );
-    if (this.timeMask >= 0 && (this.seq & this.timeMask) === 0) ctx.timed = true;
+    if (this.timeMask >= 0 && (this.ids.seq & this.timeMask) === 0) ctx.timed = true;
     res.onAborted(() => ctx.abort());
     this.answers.begin();
     this.pipeline.run(ctx);
@@ -255,7 +204,7 @@ export class PublicServer implements AnswerWriter<HttpContext> {
     // A body left unread (early exit before or during reading) would be parsed as the next
     // request: close the connection instead of draining an unbounded body. Draining, every
     // answer closes, so a keep-alive client moves to another edge.
-    const o = { headers, close: !ctx.reader.done || this.deps.readiness.draining, reqId: ctx.reqId };
+    const o = { headers, close: !ctx.reader.done || this.port.readiness.draining, reqId: ctx.reqId };
     if (!o.close) {
       writeAnswer(ctx.res, exit.status, exit.body(ctx.idJson), o);
       return true;
@@ -268,30 +217,9 @@ export class PublicServer implements AnswerWriter<HttpContext> {
     return this.pipeline.names;
   }
 
-  listen(host: string, port: number): Promise<number> {
-    return new Promise((resolve, reject) => {
-      this.app.listen(host, port, (sock) => {
-        if (sock === false) return reject(new Error(`cannot listen on ${host}:${port}`));
-        this.listenSocket = sock;
-        this.deps.readiness.listening = true;
-        resolve(uws().us_socket_local_port(sock as never));
-      });
-    });
-  }
-
-  /**
-   * Graceful stop: /ready turns 503, the listen socket closes (no new connections), requests in
-   * flight finish within `graceMs`, then every connection is closed.
-   */
+  /** Requests in flight answered within `graceMs` (the port closed its listen socket; /ready is 503, and every answer closes). */
   async drain(graceMs: number): Promise<{ unfinished: number }> {
-    this.deps.readiness.draining = true;
-    if (this.listenSocket !== null) {
-      uws().us_listen_socket_close(this.listenSocket);
-      this.listenSocket = null;
-    }
-    const [, lane] = await Promise.all([this.answers.settled(graceMs), this.lane?.drain(graceMs)]);
-    const unfinished = this.answers.pending + (lane?.unfinished ?? 0);
-    (this.app as unknown as { close(): void }).close();
-    return { unfinished };
+    await this.answers.settled(graceMs);
+    return { unfinished: this.answers.pending };
   }
 }

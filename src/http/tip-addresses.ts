@@ -6,8 +6,8 @@
  */
 import { createHash } from 'node:crypto';
 import { toChecksumAddress } from '@ethereumjs/util';
-import { Exit, REJECT, reject, type Header } from '../errors.js';
-import { authenticate } from '../accounts/keys.js';
+import { type Exit, reject, type Header } from '../errors.js';
+import { admit, refused } from '../admission.js';
 import type { Account, AccountStore, Grant } from '../accounts/types.js';
 import type { HostTable } from '../chains.js';
 import type { GetAnswer, TipAddressesHandler } from './get-routes.js';
@@ -67,28 +67,25 @@ function chainName(id: bigint): string {
   return hex.length <= 64 ? `chain 0x${hex}` : 'the chain asked for';
 }
 
+/** The chain whose addresses are asked for: `?chainId=` (granted to the account) or the host's. */
+function askedChain(query: string, chain: { readonly chainId: number }, account: Account): number | Exit {
+  const asked = new URLSearchParams(query).get('chainId');
+  if (asked === null) return chain.chainId;
+  const id = parseChainIdParam(asked);
+  if (id === null) return reject('invalid_params', 'Invalid params: chainId must be a decimal or 0x-hex chain id');
+  // A value no chain can have (beyond 2^53) is refused as one this account is not granted.
+  const chainId = id <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(id) : -1;
+  return chainId >= 0 && account.grants.has(chainId) ? chainId : reject('chain_not_granted', `This account is not granted ${chainName(id)}`);
+}
+
 export function createTipAddressesHandler(opts: TipAddressesOptions): TipAddressesHandler {
   const cache = new WeakMap<Grant, Cached>();
   const cacheControl = `private, max-age=${opts.maxAgeSeconds}`;
   return (head, query, ifNoneMatch) => {
-    const chain = opts.hosts.lookup(head.host);
-    if (chain === undefined) return fail(REJECT.misdirected_host);
-    const account = authenticate(opts.store, head.apiKey);
-    if (account instanceof Exit) return fail(account);
-    if (!account.submissionEnabled) return fail(REJECT.submission_disabled, account.id);
-
-    let chainId = chain.chainId;
-    const q = new URLSearchParams(query);
-    const asked = q.get('chainId');
-    if (asked !== null) {
-      const id = parseChainIdParam(asked);
-      if (id === null) return fail(reject('invalid_params', 'Invalid params: chainId must be a decimal or 0x-hex chain id'), account.id);
-      // A value no chain can have (beyond 2^53) is refused as one this account is not granted.
-      chainId = id <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(id) : -1;
-      if (chainId < 0 || !account.grants.has(chainId)) return fail(reject('chain_not_granted', `This account is not granted ${chainName(id)}`), account.id);
-    }
-    const grant = account.grants.get(chainId);
-    if (grant === undefined) return fail(REJECT.chain_not_granted, account.id);
+    // Host → key → grant as for a submission (admission.ts), the grant for `?chainId=` when asked.
+    const a = admit(opts, head, (chain, account) => askedChain(query, chain, account));
+    if (refused(a)) return fail(a.exit, a.account);
+    const { account, grant } = a;
 
     let c = cache.get(grant);
     if (c === undefined) {

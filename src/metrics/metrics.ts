@@ -45,9 +45,14 @@ function submissionOutcomes(): string[] {
     ),
   ];
 }
-/** The front end a request came by (the `transport` label). */
-const TRANSPORTS = ['http', 'ws'] as const;
 const OUTCOMES = FORWARD_OUTCOMES;
+
+/** One transport's request series: by method index, by reason. */
+interface TransportSeries {
+  readonly transport: string;
+  readonly requests: Map<string, Counter>[];
+  readonly durations: Record<string, FastHistogram>[];
+}
 
 export class Metrics {
   private readonly requests = counters(
@@ -85,9 +90,6 @@ export class Metrics {
   private readonly loaded = counters('txgate_accounts_loaded', 'Accounts in the snapshot in force.');
   private readonly info = counters('txgate_build_info', 'Build information (value 1).');
 
-  /** requestChildren[transport][method][reason] */
-  private readonly requestChildren: Map<string, Counter>[][] = [];
-  private readonly durationChildren: Record<string, FastHistogram>[][] = [];
   /** By stage name: bound when the pipeline is built (stages), or on a stage's first sample. */
   private readonly stageChildren = new Map<string, FastHistogram>();
 
@@ -105,13 +107,9 @@ export class Metrics {
     build: { version: string; uws: string },
   ) {
     this.syncServed = config.chains.some((c) => c.sync.enabled);
-    this.bindRequests(0);
     // The sync series of the chains that turned the method on, bound up front (alerts see zeros).
     for (const c of config.chains) if (c.sync.enabled) this.syncChildren(c.chainId);
-    if (config.websocket.enabled) {
-      this.bindRequests(1);
-      this.wsOpen.child({});
-    }
+    if (config.websocket.enabled) this.wsOpen.child({});
     for (const c of config.chains) {
       this.inFlight.child({ chain: c.chainId });
       for (const s of c.sequencers) {
@@ -129,11 +127,26 @@ export class Metrics {
     }).value = 1;
   }
 
-  /** A transport's request series: the outcomes each method can have are bound up front (so alerts see zeros, not gaps); anything else binds on first use. */
-  private bindRequests(t: number): void {
-    const transport = TRANSPORTS[t]!;
-    this.requestChildren[t] = [];
-    this.durationChildren[t] = [];
+  /**
+   * The observer of a front end's requests, by its `transport` label (front/front-end.ts): its
+   * series, the outcomes each method can have bound up front (so alerts see zeros, not gaps);
+   * anything else binds on first use. The stage series are the pipeline's, whichever transport.
+   */
+  requestObserver(transport: string): RequestObserver {
+    const series = this.bindRequests(transport);
+    return {
+      request: (ctx: BaseCtx, exit: Exit, _stage: string, micros: number) => this.observe(series, ctx, exit, micros),
+      stage: (stage: string, ms: number) => this.stageSeries(stage).observe(ms / 1000),
+      // Bound up front, as the request series: alerts see zeros, not gaps.
+      stages: (names: readonly string[]) => {
+        for (const n of names) this.stageSeries(n);
+      },
+    };
+  }
+
+  private bindRequests(transport: string): TransportSeries {
+    const requests: Map<string, Counter>[] = [];
+    const durations: Record<string, FastHistogram>[] = [];
     METHODS.forEach((method, i) => {
       if (i === SYNC_METHOD_INDEX && !this.syncServed) return;
       const m = new Map<string, Counter>();
@@ -141,16 +154,17 @@ export class Metrics {
         const status = reason === 'ok' ? 200 : REASONS[reason as keyof typeof REASONS].status;
         m.set(reason, this.requests.child({ method, status, reason, transport }));
       }
-      this.requestChildren[t]![i] = m;
-      this.durationChildren[t]![i] = {
+      requests[i] = m;
+      durations[i] = {
         ok: this.duration.child({ method, outcome: 'ok', transport }),
         rejected: this.duration.child({ method, outcome: 'rejected', transport }),
         upstream: this.duration.child({ method, outcome: 'upstream', transport }),
       };
     });
+    return { transport, requests, durations };
   }
 
-  private observe(t: number, ctx: BaseCtx, exit: Exit, micros: number): void {
+  private observe(t: TransportSeries, ctx: BaseCtx, exit: Exit, micros: number): void {
     const rpc = finished(ctx).rpc;
     const mi =
       rpc === undefined
@@ -163,15 +177,14 @@ export class Metrics {
               ? SYNC_METHOD_INDEX
               : 2;
     const reason = exit.reason;
-    if (this.requestChildren[t] === undefined) this.bindRequests(t);
-    const byReason = this.requestChildren[t]![mi]!;
+    const byReason = t.requests[mi]!;
     let c = byReason.get(reason);
     if (c === undefined) {
-      c = this.requests.child({ method: METHODS[mi]!, status: exit.status, reason, transport: TRANSPORTS[t]! });
+      c = this.requests.child({ method: METHODS[mi]!, status: exit.status, reason, transport: t.transport });
       byReason.set(reason, c);
     }
     c.value++;
-    const d = this.durationChildren[t]![mi]!;
+    const d = t.durations[mi]!;
     (reason === 'ok' ? d.ok! : reason.startsWith('upstream') ? d.upstream! : d.rejected!).observe(micros / 1e6);
     if (reason === 'rate_limited') {
       const account = finished(ctx).account;
@@ -183,21 +196,7 @@ export class Metrics {
     }
   }
 
-  /** The observer the public server calls once per answered request on POST / and per stage. */
-  readonly request: RequestObserver = {
-    request: (ctx: BaseCtx, exit: Exit, _stage: string, micros: number) => this.observe(0, ctx, exit, micros),
-    stage: (stage: string, ms: number) => this.stageSeries(stage).observe(ms / 1000),
-    // Bound up front, as the request series: alerts see zeros, not gaps.
-    stages: (names: readonly string[]) => {
-      for (const n of names) this.stageSeries(n);
-    },
-  };
-
-  /** The WebSocket lane's: its frames' answers (it times no stages), and its connections. */
-  readonly wsRequest: RequestObserver = {
-    request: (ctx: BaseCtx, exit: Exit, _stage: string, micros: number) => this.observe(1, ctx, exit, micros),
-  };
-
+  /** The WebSocket lane's connections. */
   private readonly wsCloseChildren = new Map<number, Counter>();
   readonly wsLane = {
     opened: (): void => {

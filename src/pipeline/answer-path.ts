@@ -17,7 +17,7 @@ export interface AnswerWriter<C extends BaseCtx> {
   write(ctx: C, exit: Exit): boolean | PromiseLike<boolean>;
 }
 
-/** The one log line of an answered request (http/request-log.ts). */
+/** The one log line of an answered request (front/request-log.ts). */
 export interface ExitLog {
   exit(ctx: BaseCtx, exit: Exit, stage: string, err: unknown, micros: number, unanswered: boolean, via: string): void;
 }

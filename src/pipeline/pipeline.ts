@@ -22,13 +22,14 @@ export type StageResult<Out> = Out | Exit | PromiseLike<Out | Exit>;
 /**
  * A stage reads the context fields of `In` and either answers (an Exit) or passes the context
  * on with the fields of `Add` set: one field, named by `adds` (null for a stage that only
- * checks). Its types live in its own file; the builder checks the order.
+ * checks; the route stage's two, the param and the kind of send, are named together). Its types live in its own file; the builder checks the order.
  */
 export interface Stage<In extends BaseCtx, Add extends object, Name extends string = string> {
   readonly name: Name;
   /** What it checks, in a line (the README's stage table is rendered from it). */
   readonly about?: string;
-  readonly adds: (keyof Add & string) | null;
+  /** The field it sets (the route stage sets two: the param and the kind of send, read together). */
+  readonly adds: (keyof Add & string) | readonly (keyof Add & string)[] | null;
   /**
    * The reasons of the Exits it may return (beside client_closed and internal_error, which any
    * point may give): the reasons table lists exactly these for it, and with TXGATE_CHECK_REASONS
@@ -57,7 +58,7 @@ export interface TerminalStage<In extends BaseCtx, Name extends string = string>
 export interface RunnerStage {
   readonly name: string;
   readonly about?: string;
-  readonly adds?: string | null;
+  readonly adds?: string | readonly string[] | null;
   readonly reasons: readonly Outcome[];
   readonly setsId?: true;
   run(ctx: BaseCtx): unknown;
@@ -95,7 +96,7 @@ export class Pipeline {
   ) {
     this.names = stages.map((s) => s.name);
     this.hooks = process.env.TXGATE_CHECK_REASONS ? checkedHooks(stages, hooks) : hooks;
-    this.fields = stages.flatMap((s) => (typeof s.adds === 'string' ? [s.adds] : []));
+    this.fields = stages.flatMap((s) => (typeof s.adds === 'string' ? [s.adds] : (s.adds ?? [])));
     this.initFields = fieldInitializer(this.fields);
   }
 

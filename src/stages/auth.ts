@@ -7,7 +7,7 @@
  * act on.
  */
 import { Exit } from '../errors.js';
-import { authenticate } from '../accounts/keys.js';
+import { authenticate } from '../admission.js';
 import type { Account, AccountStore } from '../accounts/types.js';
 import { enrich, type BaseCtx } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';

@@ -9,17 +9,22 @@ import type { BaseCtx } from '../pipeline/context.js';
 import type { DecodedTx } from '../tx/types.js';
 import type { RawTxParam } from './route.js';
 import type { TerminalStage } from '../pipeline/pipeline.js';
-import type { RpcRequest } from '../pipeline/context.js';
-import { requestedWaitMs, SYNC_METHOD } from '../send-kind.js';
-import type { SyncSender } from '../sync/sync-send.js';
+import type { Send } from '../send-kind.js';
+import type { Exit } from '../errors.js';
+import type { ForwardRequest } from '../forward/attempts.js';
+
+/** A chain's sync send (sync/sync-send.ts's SyncSender, built beside the forwarder in the composition root). */
+export interface SyncSend {
+  send(req: ForwardRequest, waitMs: number): Exit | Promise<Exit>;
+}
 
 export function createForwardStage(
   forwarders: ReadonlyMap<number, ChainForwarder>,
   /** eth_sendRawTransactionSync, for the chains that turn it on. */
-  syncSenders: ReadonlyMap<number, SyncSender> = new Map(),
+  syncSenders: ReadonlyMap<number, SyncSend> = new Map(),
 ): TerminalStage<
   BaseCtx & {
-    readonly rpc: RpcRequest;
+    readonly send: Send;
     readonly rawTx: RawTxParam;
     readonly chain: ChainRuntime;
     readonly tx: DecodedTx;
@@ -42,9 +47,9 @@ export function createForwardStage(
         reqId: ctx.reqId,
         sender: ctx.sender,
       };
-      // The route stage let the sync method through only where the chain enables it.
-      const sync = ctx.rpc.method === SYNC_METHOD ? syncSenders.get(ctx.chain.chainId) : undefined;
-      if (sync !== undefined) return sync.send(req, requestedWaitMs(ctx.rpc.params[1], ctx.chain.config.sync.maxWaitMs)!);
+      // The route stage says sync only where the chain enables it (so its sender exists).
+      const send = ctx.send;
+      if (send.sync) return syncSenders.get(ctx.chain.chainId)!.send(req, send.waitMs);
       return forwarder.forward(req);
     },
   };

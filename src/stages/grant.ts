@@ -1,17 +1,19 @@
 /**
  * The chain grant stage: the account must have submission enabled (else 403 submission_disabled)
- * and a grant for the host's chain (else 403 chain_not_granted); eth_sendRawTransactionSync
- * needs the grant's `sync` (else 403 sync_not_granted).
+ * and a grant for the host's chain (else 403 chain_not_granted), the rule connect-time admission
+ * shares (admission.ts); a send the route stage calls sync needs the grant's `sync` (else 403
+ * sync_not_granted).
  */
 import { Exit, REJECT } from '../errors.js';
+import { chainGrant } from '../admission.js';
 import type { Account, Grant } from '../accounts/types.js';
 import type { ChainRuntime } from '../chains.js';
-import { enrich, type BaseCtx, type RpcRequest } from '../pipeline/context.js';
-import { SYNC_METHOD } from '../send-kind.js';
+import { enrich, type BaseCtx } from '../pipeline/context.js';
+import type { Send } from '../send-kind.js';
 import type { Stage } from '../pipeline/pipeline.js';
 
 export function createGrantStage(): Stage<
-  BaseCtx & { readonly rpc: RpcRequest; readonly account: Account; readonly chain: ChainRuntime },
+  BaseCtx & { readonly send: Send; readonly account: Account; readonly chain: ChainRuntime },
   { readonly grant: Grant },
   'grant'
 > {
@@ -23,14 +25,8 @@ export function createGrantStage(): Stage<
     run(ctx) {
       const grant = chainGrant(ctx.account, ctx.chain.chainId);
       if (grant instanceof Exit) return grant;
-      if (!grant.sync && ctx.rpc.method === SYNC_METHOD) return REJECT.sync_not_granted;
+      if (!grant.sync && ctx.send.sync) return REJECT.sync_not_granted;
       return enrich(ctx, 'grant', grant);
     },
   };
-}
-
-/** The account's grant for the chain, or why it may not submit there (also the WebSocket upgrade's check). */
-export function chainGrant(account: Account, chainId: number): Grant | Exit {
-  if (!account.submissionEnabled) return REJECT.submission_disabled;
-  return account.grants.get(chainId) ?? REJECT.chain_not_granted;
 }

@@ -2,7 +2,8 @@
  * The host stage: the Host header (port stripped, case-insensitive, one trailing dot ignored)
  * must be one of a chain's hostnames (docs/design.md §2.2), else 421 before the body is read.
  */
-import { REJECT } from '../errors.js';
+import { Exit } from '../errors.js';
+import { hostChain } from '../admission.js';
 import type { HostTable } from '../chains.js';
 import type { ChainRuntime } from '../chains.js';
 import { enrich, type BaseCtx } from '../pipeline/context.js';
@@ -17,8 +18,8 @@ export function createHostStage(hosts: HostTable): Stage<BaseCtx, { readonly cha
     reasons: ['misdirected_host'],
     adds: 'chain',
     run(ctx) {
-      const chain = hosts.lookup(ctx.head.host);
-      return chain === undefined ? REJECT.misdirected_host : enrich(ctx, 'chain', chain);
+      const chain = hostChain(hosts, ctx.head.host);
+      return chain instanceof Exit ? chain : enrich(ctx, 'chain', chain);
     },
   };
 }

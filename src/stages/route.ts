@@ -1,5 +1,6 @@
 /**
- * The method routing stage. eth_chainId is answered here from configuration (never upstream: it
+ * The method routing stage. It says what kind of send a request is (`send`: plain, or sync with
+ * the wait it gets), so later stages never compare the method. eth_chainId is answered here from configuration (never upstream: it
  * is the clients' keep-alive and must stay cheap when the sequencer is slow); its whole body
  * must fit in 512 bytes. eth_sendRawTransaction needs exactly one param: a 0x-hex string. Two
  * other shapes pass on so that decode can name them precisely after auth: a JSON object
@@ -9,7 +10,7 @@ import { reject, REJECT } from '../errors.js';
 import type { ChainRuntime } from '../chains.js';
 import { enrich, type BaseCtx, type Body, type RpcRequest } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
-import { requestedWaitMs, SYNC_METHOD } from '../send-kind.js';
+import { PLAIN_SEND, requestedWaitMs, SYNC_METHOD, type Send } from '../send-kind.js';
 
 const HEX = /^0[xX](?:[0-9a-fA-F]{2})*$/;
 const BASE58_OR_64 = /^[A-Za-z0-9+/]+={0,2}$|^[A-Za-z0-9_-]+={0,2}$/;
@@ -37,20 +38,24 @@ const BAD_SYNC_PARAMS = reject(
 
 export function createRouteStage(limits: {
   readonly chainIdMaxBodyBytes: number;
-}): Stage<BaseCtx & { readonly chain: ChainRuntime; readonly body: Body; readonly rpc: RpcRequest }, { readonly rawTx: RawTxParam }, 'route'> {
+}): Stage<
+  BaseCtx & { readonly chain: ChainRuntime; readonly body: Body; readonly rpc: RpcRequest },
+  { readonly rawTx: RawTxParam; readonly send: Send },
+  'route'
+> {
   const chainIdCap = limits.chainIdMaxBodyBytes;
   const chainIdTooLarge = reject('payload_too_large', `Request body exceeds the size limit: eth_chainId requests must fit in ${chainIdCap} bytes`);
   return {
     name: 'route',
     about: "the method: `eth_chainId` is answered here from configuration; a send's one param is passed on",
     reasons: ['ok', 'payload_too_large', 'method_not_found', 'invalid_params'],
-    adds: 'rawTx',
+    adds: ['rawTx', 'send'],
     run(ctx) {
       const { method, params } = ctx.rpc;
       if (method === 'eth_sendRawTransaction') {
         if (params.length !== 1) return BAD_SEND_PARAMS;
         const raw = classifyRawTxParam(params[0]);
-        return raw === undefined ? BAD_SEND_PARAMS : enrich(ctx, 'rawTx', raw);
+        return raw === undefined ? BAD_SEND_PARAMS : enrich(enrich(ctx, 'rawTx', raw), 'send', PLAIN_SEND);
       }
       if (method === 'eth_chainId') {
         if (ctx.body.bytes > chainIdCap) return chainIdTooLarge;
@@ -61,8 +66,9 @@ export function createRouteStage(limits: {
         // Where the chain turns it on (off: method_not_found, as any method not served).
         if (params.length < 1 || params.length > 2) return BAD_SYNC_PARAMS;
         const raw = classifyRawTxParam(params[0]);
-        if (raw === undefined || requestedWaitMs(params[1], ctx.chain.config.sync.maxWaitMs) === undefined) return BAD_SYNC_PARAMS;
-        return enrich(ctx, 'rawTx', raw);
+        const waitMs = requestedWaitMs(params[1], ctx.chain.config.sync.maxWaitMs);
+        if (raw === undefined || waitMs === undefined) return BAD_SYNC_PARAMS;
+        return enrich(enrich(ctx, 'rawTx', raw), 'send', { sync: true, waitMs } as Send);
       }
       return REJECT.method_not_found;
     },

@@ -28,7 +28,8 @@ export function createSizeCapStage(
     adds: 'body',
     run(ctx) {
       const declared = ctx.head.declaredBytes;
-      if (declared > cap) return REJECT.payload_too_large;
+      const over = overBodyCap(declared, cap);
+      if (over !== null) return over;
       let limit = cap;
       // Only a body that may pass the public cap costs a key lookup here (the auth stage looks again).
       if (declared < 0 || declared > publicCap) {
@@ -45,6 +46,14 @@ export function createSizeCapStage(
         );
     },
   };
+}
+
+/**
+ * The body cap's refusal of a body of `bytes` (declared, or a whole WebSocket frame), else null:
+ * the one rule, for this stage and for a front end that refuses a frame before the pipeline.
+ */
+export function overBodyCap(bytes: number, cap: number): Exit | null {
+  return bytes > cap ? REJECT.payload_too_large : null;
 }
 
 /** Refused unread: the process-wide budget for bodies being read is spent. */

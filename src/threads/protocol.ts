@@ -4,7 +4,7 @@
 import type { AccountChange } from '../accounts/postgres/snapshot.js';
 import type { Config } from '../config.js';
 import type { HealthBoardBuffers } from '../forward/health-board.js';
-import type { ReadinessReport } from '../http/readiness.js';
+import type { ReadinessReport } from '../front/readiness.js';
 import type { SharedTableBuffers } from '../limits/shared-tables.js';
 import type { MetricJSON } from '../metrics/json.js';
 import type { WorkerLogBatch } from '../log.js';

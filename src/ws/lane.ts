@@ -18,38 +18,23 @@
  * sent), those already written to a sequencer finish, and each is logged with its outcome as
  * `closed unanswered` (the request log line), so support can say which.
  */
-import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, us_socket_context_t } from 'uWebSockets.js';
-import { authenticate, keySha256 } from '../accounts/keys.js';
-import type { AccountStore } from '../accounts/types.js';
-import type { HostTable } from '../chains.js';
-import type { ConnectionCounts } from '../limits/shared-tables.js';
+import type { TemplatedApp, WebSocket } from 'uWebSockets.js';
+import type { AdmissionParts } from '../admission.js';
 import type { WebSocketConfig } from '../config.js';
-import { Exit, REJECT, reject } from '../errors.js';
-import type { Logger } from '../log.js';
+import { REJECT, type Exit } from '../errors.js';
+import type { FrontEnd, PortParts } from '../front/front-end.js';
+import type { ConnectionCounts } from '../limits/shared-tables.js';
+import { uws } from '../native.js';
 import { AnswerPath, type AnswerWriter } from '../pipeline/answer-path.js';
-import type { RequestLog } from '../http/request-log.js';
-import { chainGrant } from '../stages/grant.js';
-import { RequestContext, type Body, type BodyResult, type BodySource, type RequestHead } from '../pipeline/context.js';
-import { Later } from '../pipeline/later.js';
+import type { RequestHead } from '../pipeline/context.js';
 import type { Pipeline, PipelineHooks, RequestObserver } from '../pipeline/pipeline.js';
 import { idJsonOfText } from '../rpc-id.js';
-import { uws } from '../native.js';
-import { announcesBody, H, writeAnswer } from '../http/write.js';
-import { duplicateHeader } from '../http/framing.js';
-import { quote } from '../log-line.js';
+import { overBodyCap } from '../stages/size-cap.js';
+import { CLOSE, type Connection, FrameContext } from './connection.js';
+import { WholeBody } from '../front/whole-body.js';
+import { createUpgrade } from './upgrade.js';
 
-/** The upgrade refusal for a version other than 13, naming the one supported (RFC 6455 §4.4). */
-const WS_VERSION = reject('websocket_version', undefined, undefined, [['sec-websocket-version', '13']]);
-
-/** Close codes the lane sends (README "WebSocket lane"). */
-export const CLOSE = {
-  /** Drain: the service is stopping; reconnect (another edge takes it). */
-  goingAway: 1001,
-  /** The connection's answers were not read: an answer could not be queued. */
-  notReading: 1013,
-  /** The connection's API key was revoked (or its account removed). */
-  revoked: 4001,
-} as const;
+export { CLOSE } from './connection.js';
 
 /** Frames up to this many times the body cap are read to answer them by id. */
 const FRAME_SLACK = 4;
@@ -64,71 +49,20 @@ export interface LaneObserver {
 }
 
 export interface LaneDeps {
+  readonly port: PortParts;
   readonly config: WebSocketConfig;
   readonly maxBodyBytes: number;
-  readonly hosts: HostTable;
-  readonly store: AccountStore;
-  readonly log: Logger;
-  readonly requestLog: RequestLog;
-  /** The server's handler guard: a handler that throws is answered 500 (uWS aborts on an unanswered request). */
-  readonly guard: (h: (res: HttpResponse, req: HttpRequest) => void) => (res: HttpResponse, req: HttpRequest) => void;
+  /** The host table and the account store the upgrade admits by (admission.ts). */
+  readonly admission: AdmissionParts;
   readonly buildPipeline: (hooks: PipelineHooks) => Pipeline;
   readonly observer?: RequestObserver;
   readonly lane?: LaneObserver;
-  readonly nextId: () => string;
-  readonly draining: () => boolean;
   /** Open connections per account, per process (shared by the worker threads where there are several). */
   readonly counts: ConnectionCounts;
 }
 
-/** One open connection: what the upgrade established, and its requests in flight. */
-class Connection {
-  ws: WebSocket<{ conn: Connection }> | null = null;
-  readonly inFlight = new Set<FrameContext>();
-  /** A close code to send once nothing is in flight (revoked key, drain), else 0. */
-  closing = 0;
-  answered = 0;
-  /** Frames received: a frame's request id is the connection's id, a dot and this count. */
-  frames = 0;
-  /** Counted in the per-account cap (released when it closes). */
-  counted = false;
-  readonly t0 = performance.now();
-
-  constructor(
-    readonly id: string,
-    readonly host: string,
-    readonly apiKey: string,
-    readonly keyHash: string,
-    readonly account: string,
-    readonly chainId: number,
-  ) {}
-}
-
-/** A frame is the whole body: read at once (the frame cap is the body cap). */
-class FrameBody implements BodySource {
-  constructor(private readonly body: Body) {}
-
-  read(cap: number): Later<BodyResult> {
-    const l = new Later<BodyResult>();
-    l.settle(this.body.bytes > cap ? 'too_large' : this.body);
-    return l;
-  }
-}
-
-class FrameContext extends RequestContext {
-  constructor(
-    reqId: string,
-    t0: number,
-    head: RequestHead,
-    body: FrameBody,
-    init: (ctx: object) => void,
-    readonly conn: Connection,
-  ) {
-    super(reqId, t0, head, body, init);
-  }
-}
-
-export class WebSocketLane implements AnswerWriter<FrameContext> {
+export class WebSocketLane implements FrontEnd, AnswerWriter<FrameContext> {
+  readonly transport = 'ws';
   private readonly pipeline: Pipeline;
   private readonly answers: AnswerPath<FrameContext>;
   private readonly conns = new Set<Connection>();
@@ -137,7 +71,7 @@ export class WebSocketLane implements AnswerWriter<FrameContext> {
 
   constructor(private readonly deps: LaneDeps) {
     this.answers = new AnswerPath<FrameContext>(this, {
-      log: deps.requestLog,
+      log: deps.port.requestLog,
       via: 'ws',
       ...(deps.observer !== undefined ? { observer: deps.observer } : {}),
     });
@@ -145,9 +79,17 @@ export class WebSocketLane implements AnswerWriter<FrameContext> {
     this.softBackpressure = deps.config.maxBackpressureBytes >> 1;
   }
 
-  /** Registers `GET /` upgrades on the app (before its other routes for `/`). */
+  /** Registers `GET /` upgrades on the app (uWS gives an upgrade route precedence over the other front ends' `/` routes). */
   register(app: TemplatedApp): void {
     const c = this.deps.config;
+    const guard = this.deps.port.guard;
+    const admitted = createUpgrade({
+      port: this.deps.port,
+      admission: this.deps.admission,
+      counts: this.deps.counts,
+      maxConnectionsPerAccount: c.maxConnectionsPerAccount,
+      draining: () => this.isDraining(),
+    });
     app.ws<{ conn: Connection }>('/', {
       // Frames over the body cap, up to 4 times it, are answered payload_too_large by their id;
       // beyond that uWS drops the connection without reading them (the client sees 1006).
@@ -157,7 +99,7 @@ export class WebSocketLane implements AnswerWriter<FrameContext> {
       maxBackpressure: c.maxBackpressureBytes,
       closeOnBackpressureLimit: 0,
       compression: uws().DISABLED,
-      upgrade: (res, req, context) => this.deps.guard((r, q) => this.upgrade(r, q, context))(res, req),
+      upgrade: (res, req, context) => guard((r, q) => admitted(r, q, context))(res, req),
       open: (ws) => this.open(ws),
       message: (ws, message, isBinary) => this.message(ws.getUserData().conn, message, isBinary),
       close: (ws, code) => this.close(ws.getUserData().conn, code),
@@ -166,58 +108,12 @@ export class WebSocketLane implements AnswerWriter<FrameContext> {
     this.timer.unref();
   }
 
-  /** The upgrade: the same refusals as the host, auth and grant stages give, as HTTP answers. */
-  private upgrade(res: HttpResponse, req: HttpRequest, context: us_socket_context_t): void {
-    const host = req.getHeader(H.host);
-    const apiKey = req.getHeader(H.apiKey);
-    const secKey = req.getHeader('sec-websocket-key');
-    const protocol = req.getHeader('sec-websocket-protocol');
-    const extensions = req.getHeader('sec-websocket-extensions');
-    const version = req.getHeader(H.wsVersion);
-    const withBody = announcesBody(req);
-    const dup = duplicateHeader(req);
-    const reqId = this.deps.nextId();
-    const refuse = (exit: Exit, account?: string, detail?: string): void =>
-      writeAnswer(res, exit.status, exit.body('null'), { close: true, reqId, headers: exit.headers }, (written) =>
-        this.deps.requestLog.refused(
-          reqId,
-          'GET',
-          '/',
-          written ? exit.status : 0,
-          exit.reason,
-          `websocket upgrade${account === undefined ? '' : ` (account ${account})`}${detail === undefined ? '' : `: ${detail}`}`,
-        ),
-      );
-    if (this.deps.draining()) return void refuse(REJECT.draining);
-    if (dup !== null) return void refuse(dup.exit, undefined, dup.detail);
-    // RFC 6455 §4.2.2: another version is answered 426 with the one supported.
-    if (version !== '13') return void refuse(WS_VERSION, undefined, `Sec-WebSocket-Version ${quote(version, 20)}`);
-    // Bytes after an upgrade's head are frames: a body there is read one way by a proxy and another by uWS.
-    if (withBody) return void refuse(REJECT.bad_framing, undefined, 'an upgrade with a body');
-    const chain = this.deps.hosts.lookup(host);
-    if (chain === undefined) return void refuse(REJECT.misdirected_host);
-    const account = authenticate(this.deps.store, apiKey);
-    if (account instanceof Exit) return void refuse(account);
-    const grant = chainGrant(account, chain.chainId);
-    if (grant instanceof Exit) return void refuse(grant, account.id);
-    const counted = this.deps.counts.acquire(account.id, this.deps.config.maxConnectionsPerAccount);
-    if (counted === 'full') return void refuse(REJECT.too_many_connections, account.id);
-    const conn = new Connection(reqId, host, apiKey, keySha256(apiKey), account.id, chain.chainId);
-    conn.counted = counted === 'counted';
-    // uWS calls open() inside upgrade(); a connection that did not open gives its place back.
-    res.cork(() => res.upgrade({ conn }, secKey, protocol, extensions, context));
-    if (conn.ws === null && conn.counted) {
-      conn.counted = false;
-      this.deps.counts.release(account.id);
-    }
-  }
-
   private open(ws: WebSocket<{ conn: Connection }>): void {
     const conn = ws.getUserData().conn;
     conn.ws = ws;
     this.conns.add(conn);
     this.deps.lane?.opened();
-    this.deps.log.info({ conn: conn.id, account: conn.account, chainId: conn.chainId }, 'websocket open');
+    this.deps.port.log.info({ conn: conn.id, account: conn.account, chainId: conn.chainId }, 'websocket open');
   }
 
   private message(conn: Connection, message: ArrayBuffer, isBinary: boolean): void {
@@ -226,18 +122,17 @@ export class WebSocketLane implements AnswerWriter<FrameContext> {
     // The frame's buffer is valid only during this call: decoded now (a copy).
     const text = Buffer.from(message).toString('utf8');
     const head: RequestHead = { host: conn.host, json: !isBinary, declaredBytes: bytes, apiKey: conn.apiKey };
-    const ctx = new FrameContext(conn.id + '.' + (++conn.frames).toString(36), t0, head, new FrameBody({ text, bytes }), this.pipeline.initFields, conn);
+    const ctx = new FrameContext(conn.id + '.' + (++conn.frames).toString(36), t0, head, new WholeBody({ text, bytes }), this.pipeline.initFields, conn);
     conn.inFlight.add(ctx);
     this.answers.begin();
     // Refused before any stage (nothing sent): the id is read from the frame so the answer can be matched.
     const refusal =
-      bytes > this.deps.maxBodyBytes
-        ? REJECT.payload_too_large
-        : this.deps.draining() || conn.closing === CLOSE.goingAway
-          ? REJECT.draining
-          : conn.inFlight.size > this.deps.config.maxInFlight || conn.ws!.getBufferedAmount() > this.softBackpressure
-            ? REJECT.overloaded
-            : null;
+      overBodyCap(bytes, this.deps.maxBodyBytes) ??
+      (this.isDraining() || conn.closing === CLOSE.goingAway
+        ? REJECT.draining
+        : conn.inFlight.size > this.deps.config.maxInFlight || conn.ws!.getBufferedAmount() > this.softBackpressure
+          ? REJECT.overloaded
+          : null);
     if (refusal === null) {
       this.pipeline.run(ctx);
       return;
@@ -279,7 +174,7 @@ export class WebSocketLane implements AnswerWriter<FrameContext> {
     // sequencer finish and are logged with their outcome as closed unanswered.
     for (const ctx of conn.inFlight) ctx.aborted = true;
     this.deps.lane?.closed(code);
-    this.deps.log.info(
+    this.deps.port.log.info(
       {
         conn: conn.id,
         account: conn.account,
@@ -295,13 +190,18 @@ export class WebSocketLane implements AnswerWriter<FrameContext> {
 
   /** Closes the connections whose key no longer names an account, once what is in flight is answered. */
   private checkKeys(): void {
-    const store = this.deps.store;
+    const store = this.deps.admission.store;
     if (!store.ready || store.stale) return; // a service-side problem: no client is cut off for it
     for (const conn of this.conns) {
       if (conn.closing !== 0 || store.byKeyHash(conn.keyHash) !== undefined) continue;
       conn.closing = CLOSE.revoked;
       if (conn.inFlight.size === 0) this.end(conn, CLOSE.revoked, 'api key revoked');
     }
+  }
+
+  /** The service is draining (the port sets it before it drains its front ends). */
+  private isDraining(): boolean {
+    return this.deps.port.readiness.draining;
   }
 
   /** Drain: new frames answered `draining`, those in flight answered (within `graceMs`), then close 1001. */

@@ -3,22 +3,23 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { REJECT } from '../../src/errors.js';
 import { createGrantStage } from '../../src/stages/grant.js';
+import { PLAIN_SEND } from '../../src/send-kind.js';
 import { given, passed } from '../support/stage-context.js';
-import { account, chainA, chainB, rpc } from '../support/stage-fixtures.js';
+import { account, chainA, chainB } from '../support/stage-fixtures.js';
 
 describe('grant stage', () => {
   const grant = createGrantStage();
-  const send = rpc('eth_sendRawTransaction');
+  const send = PLAIN_SEND;
   it('the grant of the host chain; 403 disabled; 403 not granted', () => {
-    assert.equal(passed(given({ rpc: send, account: account('a'), chain: chainA }).run(grant)).grant.chainId, 4663);
-    assert.equal(given({ rpc: send, account: account('off'), chain: chainA }).run(grant), REJECT.submission_disabled);
-    assert.equal(given({ rpc: send, account: account('a'), chain: chainB }).run(grant), REJECT.chain_not_granted);
+    assert.equal(passed(given({ send, account: account('a'), chain: chainA }).run(grant)).grant.chainId, 4663);
+    assert.equal(given({ send, account: account('off'), chain: chainA }).run(grant), REJECT.submission_disabled);
+    assert.equal(given({ send, account: account('a'), chain: chainB }).run(grant), REJECT.chain_not_granted);
   });
   it('a context without a field the stage reads does not compile (the builder checks stage tests too)', () => {
     // @ts-expect-error: `chain` is missing, and the grant stage reads it (tsc fails on an unused directive)
-    assert.throws(() => given({ rpc: send, account: account('a') }).run(grant), TypeError);
+    assert.throws(() => given({ send, account: account('a') }).run(grant), TypeError);
   });
-  it('the sync method needs a sync grant', () => {
-    assert.equal(given({ rpc: rpc('eth_sendRawTransactionSync'), account: account('a'), chain: chainA }).run(grant), REJECT.sync_not_granted);
+  it('a send the route stage calls sync needs a sync grant', () => {
+    assert.equal(given({ send: { sync: true, waitMs: 2000 }, account: account('a'), chain: chainA }).run(grant), REJECT.sync_not_granted);
   });
 });

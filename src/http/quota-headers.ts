@@ -9,7 +9,7 @@ import type { Grant } from '../accounts/types.js';
 import type { Exit, Header } from '../errors.js';
 import type { BaseCtx } from '../pipeline/context.js';
 import { finished } from '../stages/list.js';
-import type { TokenBuckets } from './rate-limiter.js';
+import type { TokenBuckets } from '../limits/rate-limiter.js';
 
 const COUNTS = Array.from({ length: 1024 }, (_, i) => String(i));
 

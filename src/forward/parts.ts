@@ -1,0 +1,70 @@
+/**
+ * What a forward is made of: the request, the kind of send (its call and how its answers read),
+ * and each sequencer's part in it (an `Attempt`), with what is reported of one. The rules that
+ * conclude a forward from its parts are in attempts.ts; rule 2 (resolving a written part) is in
+ * resolve.ts.
+ */
+import type { Exit } from '../errors.js';
+import type { Outcome, Reading, Rule } from './answer.js';
+import type { Answer, Upstream as Sequencer } from './upstream.js';
+
+export interface ForwardRequest {
+  readonly hash: string;
+  readonly rawHex: string;
+  readonly account: string;
+  readonly reqId: string;
+  /** The recovered sender, when a policy recovered it (for the audit line); else null. */
+  readonly sender: string | null;
+}
+
+/** A kind of send: its call, what its answers say, and its acceptance when a lookup or a resend establishes it. */
+export interface SendKind {
+  /** The method named in the audit line (undefined: the plain send, which is also in the forward metrics). */
+  readonly method: string | undefined;
+  call(seq: Sequencer, req: ForwardRequest): Promise<Answer>;
+  read(a: Answer, hash: string): Reading;
+  /** What an answer to a resend of the same bytes (the plain method) says. */
+  readResend(a: Answer, hash: string): Reading;
+  /** The answer when the transaction is known to be accepted without this call's own result (a lookup, a resend). */
+  knownExit(hash: string): Exit;
+}
+
+/** What one sequencer's part in a forward came to. */
+export interface Attempt {
+  readonly seq: Sequencer;
+  readonly state: 'accepted' | 'refused' | 'unresolved' | 'not_sent';
+  /** For the audit line and the forward metrics. */
+  readonly outcome: Outcome;
+  readonly rule: Rule;
+  /** The answer this part gives, for accepted and refused. */
+  readonly exit: Exit | null;
+  readonly ms: number;
+  readonly detail: string | undefined;
+  /** not_sent: no connection was free in time (load), rather than the sequencer unreachable. */
+  readonly busy: boolean;
+  /** The last fault was a transport error (refused, reset): the sequencer may be down. */
+  readonly transport: boolean;
+}
+
+export interface ForwardEvent {
+  readonly chainId: number;
+  readonly sequencer: string;
+  readonly outcome: Outcome;
+  readonly ms: number;
+}
+
+export interface AttemptObserver {
+  forward?(e: ForwardEvent): void;
+}
+
+export type Role = 'final' | 'winner' | 'loser' | 'pending';
+
+/** A part as concluded now (`t`: when it started). */
+export function part(seq: Sequencer, state: Attempt['state'], outcome: Outcome, rule: Rule, exit: Exit | null, t: number, detail: string | undefined): Attempt {
+  return { seq, state, outcome, rule, exit, ms: performance.now() - t, detail, busy: false, transport: false };
+}
+
+/** The parts, a line each, for the log line of an undecided forward. */
+export function describe(parts: readonly Attempt[]): string[] {
+  return parts.map((p) => `${p.seq.label}: ${p.state} (${p.rule}) ${p.detail ?? ''}`.trimEnd());
+}

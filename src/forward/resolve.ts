@@ -1,0 +1,103 @@
+/**
+ * Rule 2 of the outcome rules (attempts.ts): a written part with no definite answer is resolved
+ * by asking the sequencer again (the hash, then the same bytes) until it tells or the forward's
+ * time budget runs out; and the lookup of a hash, on the sequencer and on the chain's RPC.
+ */
+import { readLookup, type Known } from './answer.js';
+import { type Attempt, type ForwardRequest, part, type SendKind } from './parts.js';
+import type { CallTimes, Upstream as Sequencer } from './upstream.js';
+
+const MIN_PAUSE_MS = 10;
+const MAX_PAUSE_MS = 200;
+const FAULT = 'a fault';
+const MISMATCH = 'another hash';
+
+/** What asking again needs: the forward's times, and the chain's own RPC (or null). */
+export interface Asking {
+  readonly times: CallTimes;
+  /** The chain's own RPC (`chains[].rpc`), asked too where a sequencer does not confirm a hash; else null. */
+  readonly rpc: Sequencer | null;
+}
+
+/**
+ * Rule 2: asks the sequencer again, the hash and then the same bytes, in turn, until it tells
+ * or the budget (one forward timeout from now) runs out. A lookup that returns the
+ * transaction is an acceptance; so is a resend answered with the hash, and one refused in
+ * words that do not suggest the bytes are there is its own refusal. Anything else is asked
+ * again while the sequencer faults; an answer that will not change by asking again (another
+ * hash, an endpoint that serves no lookup) leaves the part unresolved, as does the budget's end.
+ * A suggestive refusal ("already known", "nonce too low") with a lookup answering null is
+ * never a refusal here: the sequencer may still be taking the bytes first written.
+ */
+export async function resolve(
+  at: Asking,
+  seq: Sequencer,
+  req: ForwardRequest,
+  kind: SendKind,
+  first: Attempt,
+  others: { readonly accepted: boolean },
+): Promise<Attempt> {
+  const t = performance.now() - first.ms;
+  const deadline = performance.now() + at.times.timeoutMs;
+  // A resend leaves this much of the budget to the lookup after it.
+  const reserve = at.times.timeoutMs / 4;
+  const params = `["${req.rawHex}"]`;
+  let pause = MIN_PAUSE_MS;
+  let tries = 0;
+  let said = 'could not tell';
+  let transport = first.transport;
+  let ask: 'lookup' | 'resend' = 'lookup';
+  for (;;) {
+    const left = deadline - performance.now();
+    if (left <= 0 || others.accepted) break;
+    if (ask === 'lookup') {
+      // The hash first: a sequencer that took the bytes says so without another write.
+      const known = await lookup(at, seq, req.hash, deadline);
+      if (known === 'known')
+        return part(seq, 'accepted', 'accepted', 'lookup', kind.knownExit(req.hash), t, `${first.detail ?? 'no answer'}; resent ${tries}x; the hash is known`);
+      // An answer that will not change by asking again (another hash; no lookup served after a refusal in suggestive words).
+      if (tries > 0 && (said === MISMATCH || (known === 'no_lookup' && said !== FAULT))) break;
+      ask = 'resend';
+      continue;
+    }
+    tries++;
+    const bound = Math.max(1, left > 2 * reserve ? left - reserve : left);
+    const r = kind.readResend(
+      await seq.call('eth_sendRawTransaction', params, { timeoutMs: bound, queueMs: Math.max(1, Math.min(bound, at.times.queueMs)) }),
+      req.hash,
+    );
+    const again = `${first.detail ?? 'no answer'}; resent ${tries}x`;
+    if (r.t === 'accepted') return part(seq, 'accepted', 'accepted', 'resend', kind.knownExit(req.hash), t, `${again}: the hash`);
+    if (r.t === 'refused') return part(seq, 'refused', 'rejected', 'resend', r.exit, t, `${again}: refused: ${r.detail}`);
+    transport = (r.t === 'unresolved' || r.t === 'not_sent') && r.transport === true;
+    said = r.t === 'unresolved' && r.outcome === 'hash_mismatch' ? MISMATCH : r.t === 'check' ? r.detail : FAULT;
+    await sleep(Math.min(pause, deadline - performance.now()));
+    pause = Math.min(pause * 2, MAX_PAUSE_MS);
+    ask = 'lookup';
+  }
+  return {
+    ...first,
+    state: 'unresolved',
+    rule: 'unresolved',
+    ms: performance.now() - t,
+    transport,
+    detail: `${first.detail ?? 'no answer'}; resent ${tries}x, could not tell (last: ${said})`,
+  };
+}
+
+/**
+ * eth_getTransactionByHash on the sequencer, and on the chain's RPC where the sequencer does
+ * not know it: `known` if either returns this very transaction.
+ */
+export async function lookup(at: Asking, seq: Sequencer, hash: string, deadline: number): Promise<Known> {
+  const params = `["${hash}"]`;
+  const left = () => Math.max(1, Math.min(deadline - performance.now(), at.times.timeoutMs));
+  const k = readLookup(await seq.call('eth_getTransactionByHash', params, { timeoutMs: left(), queueMs: Math.min(left(), at.times.queueMs) }), hash);
+  if (k === 'known' || at.rpc === null) return k;
+  const r = readLookup(await at.rpc.call('eth_getTransactionByHash', params, { timeoutMs: left(), queueMs: Math.min(left(), at.times.queueMs) }), hash);
+  return r === 'known' ? 'known' : k;
+}
+
+function sleep(ms: number): Promise<void> {
+  return ms <= 0 ? Promise.resolve() : new Promise((r) => setTimeout(r, ms));
+}

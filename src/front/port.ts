@@ -1,0 +1,74 @@
+/**
+ * The public port: one uWS app every front end registers its routes on, listened on and drained
+ * as one. Draining: /ready turns 503, the listen socket closes (no new connections), every front
+ * end answers what is in flight within the grace period, then every connection is closed.
+ */
+import type { TemplatedApp, us_listen_socket } from 'uWebSockets.js';
+import { REJECT } from '../errors.js';
+import type { Logger } from '../log.js';
+import { uws } from '../native.js';
+import type { FrontEnd, Handler, PortParts } from './front-end.js';
+import type { Readiness } from './readiness.js';
+import { RequestIds } from './request-ids.js';
+import { RequestLog } from './request-log.js';
+import { writeAnswer } from './write.js';
+
+/** The parts the front ends of one port share (front-end.ts). */
+export function portParts(log: Logger, readiness: Readiness, idPrefix?: string): PortParts {
+  const ids = new RequestIds(idPrefix);
+  return {
+    log,
+    requestLog: new RequestLog(log),
+    ids,
+    readiness,
+    guard: (h: Handler): Handler => {
+      return (res, req) => {
+        try {
+          h(res, req);
+        } catch (e) {
+          log.error({ err: e }, 'handler failed');
+          try {
+            writeAnswer(res, 500, REJECT.internal_error.body('null'), { close: true, reqId: ids.next() });
+          } catch {
+            /* already answered: nothing more can be done for this request */
+          }
+        }
+      };
+    },
+  };
+}
+
+export class PublicPort {
+  readonly app: TemplatedApp;
+  private listenSocket: us_listen_socket | null = null;
+
+  constructor(
+    readonly frontEnds: readonly FrontEnd[],
+    private readonly readiness: Readiness,
+  ) {
+    this.app = uws().App();
+    for (const f of frontEnds) f.register(this.app);
+  }
+
+  listen(host: string, port: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.app.listen(host, port, (sock) => {
+        if (sock === false) return reject(new Error(`cannot listen on ${host}:${port}`));
+        this.listenSocket = sock;
+        this.readiness.listening = true;
+        resolve(uws().us_socket_local_port(sock as never));
+      });
+    });
+  }
+
+  async drain(graceMs: number): Promise<{ unfinished: number }> {
+    this.readiness.draining = true;
+    if (this.listenSocket !== null) {
+      uws().us_listen_socket_close(this.listenSocket);
+      this.listenSocket = null;
+    }
+    const drained = await Promise.all(this.frontEnds.map((f) => f.drain(graceMs)));
+    (this.app as unknown as { close(): void }).close();
+    return { unfinished: drained.reduce((n, d) => n + d.unfinished, 0) };
+  }
+}
