@@ -6,7 +6,6 @@
  * UPDATE's commit to the new version in force: the row checked on the checker's own thread
  * (row-checker.ts) against checked in place.
  */
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
 import postgres from 'postgres';
 import { PostgresAccountStore, CLIENT_OPTIONS } from '../src/accounts/postgres/store.js';
@@ -14,6 +13,7 @@ import { migrate } from '../src/accounts/postgres/migrate.js';
 import { createLogger } from '../src/log.js';
 import { TestPostgres } from '../test/support/postgres.js';
 import { RESULTS_DIR, median, round } from './lib.js';
+import { StallProbe } from './stall-probe.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -45,24 +45,25 @@ try {
         .current()
         .find((c) => c.id === 'big')
         ?.account?.grants.get(4663)?.minTipWei;
-    const h = monitorEventLoopDelay({ resolution: 1 });
+    const probe = new StallProbe().start();
     const applied: number[] = [];
-    h.enable();
     for (let i = 1; i <= ROUNDS; i++) {
       await sql`UPDATE txgate_accounts SET doc = jsonb_set(doc, '{grants,0,minTipWei}', ${sql.json(String(i))}) WHERE id = 'big'`;
       const t0 = performance.now();
-      while (minTip() !== BigInt(i)) await new Promise((r) => setImmediate(r));
+      while (minTip() !== BigInt(i)) await new Promise((r) => setTimeout(r, 1));
       applied.push(performance.now() - t0);
       await new Promise((r) => setTimeout(r, 300));
     }
-    h.disable();
+    const s = probe.report();
+    probe.stop();
     store.close();
     const r = {
       mode,
       rounds: ROUNDS,
-      loopDelayMaxMs: round(h.max / 1e6, 1),
-      loopDelayP99Ms: round(h.percentile(99) / 1e6, 1),
+      loopDelayMaxMs: s.loopDelayMaxMs,
+      loopDelayP99Ms: s.loopDelayP99Ms,
       inForceMedianMs: round(median(applied), 0),
+      stalls: s,
     };
     results.push(r);
     process.stdout.write(`${JSON.stringify(r)}\n`);
