@@ -119,7 +119,10 @@ describe('a key two accounts of the file claim', () => {
 describe('the rules behind it', () => {
   it('the CLI (parseAccounts by default) still refuses a document where two accounts list one key', () => {
     const k = newKey();
-    assert.throws(() => parseAccounts({ accounts: [acct('a', [k]), acct('b', [k])] }), (e: unknown) => e instanceof AccountsFileError && /duplicate key hash/.test(e.message));
+    assert.throws(
+      () => parseAccounts({ accounts: [acct('a', [k]), acct('b', [k])] }),
+      (e: unknown) => e instanceof AccountsFileError && /duplicate key hash/.test(e.message),
+    );
   });
 
   it('settleKeyClaims: the holder in force keeps every contested key; otherwise the first claimer; the third claimer is refused too', () => {
@@ -129,10 +132,7 @@ describe('the rules behind it', () => {
     const first = settleKeyClaims(parsed.snapshot, () => undefined);
     assert.equal(first.snapshot.byHash.get(keySha256(k1))?.id, 'a');
     assert.equal(first.snapshot.byHash.get(keySha256(k2))?.id, 'b');
-    assert.deepEqual(
-      first.refused.map((r) => `${r.claimer}->${r.holder}`).sort(),
-      ['b->a', 'c->a', 'c->b'],
-    );
+    assert.deepEqual(first.refused.map((r) => `${r.claimer}->${r.holder}`).sort(), ['b->a', 'c->a', 'c->b']);
     const held = new Map([
       [keySha256(k1), 'c'],
       [keySha256(k2), 'c'],
