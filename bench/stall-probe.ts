@@ -20,6 +20,8 @@ const STALL_MS = 10;
 const KEEP = 5;
 
 export interface Stall {
+  /** When the gap began, ms after the window's start. */
+  readonly atMs: number;
   /** The gap's length, ms. */
   readonly ms: number;
   /** Of it, on a CPU / runnable and waiting for a CPU / in GC pauses, ms (schedstat, perf_hooks). */
@@ -105,7 +107,7 @@ export class StallProbe {
     if (gap > STALL_MS) {
       let gc = 0;
       for (const g of this.gcs) gc += Math.max(0, Math.min(g.end, now) - Math.max(g.start, this.last));
-      this.stalls.push({ ms: gap, onCpuMs: (s[0] - this.lastSched[0]) / 1e6, waitingMs: (s[1] - this.lastSched[1]) / 1e6, gcMs: gc });
+      this.stalls.push({ atMs: this.last - this.since, ms: gap, onCpuMs: (s[0] - this.lastSched[0]) / 1e6, waitingMs: (s[1] - this.lastSched[1]) / 1e6, gcMs: gc });
     }
     this.last = now;
     this.lastSched = s;
@@ -132,7 +134,7 @@ export class StallProbe {
       longest: [...this.stalls]
         .sort((a, b) => b.ms - a.ms)
         .slice(0, KEEP)
-        .map((s) => ({ ms: round(s.ms), onCpuMs: round(s.onCpuMs), waitingMs: round(s.waitingMs), gcMs: round(s.gcMs) })),
+        .map((s) => ({ atMs: Math.round(s.atMs), ms: round(s.ms), onCpuMs: round(s.onCpuMs), waitingMs: round(s.waitingMs), gcMs: round(s.gcMs) })),
     };
   }
 
