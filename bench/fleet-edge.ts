@@ -85,7 +85,9 @@ export async function measureEdge(o: EdgeOptions): Promise<PhaseResult[]> {
       accounts: { store: 'postgres', url: o.url, maxStaleMs: 120_000, resyncMs: o.resyncMs },
     });
     const started = performance.now();
-    const proc = spawn(process.execPath, ['--import', PROBE_MODULE, o.cli, '--config', config], {
+    // FLEET_EDGE_NODE_ARGS: more node options for the edge (--cpu-prof --cpu-prof-dir=…: NODE_OPTIONS refuses them).
+    const extra = (process.env.FLEET_EDGE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    const proc = spawn(process.execPath, [...extra, '--import', PROBE_MODULE, o.cli, '--config', config], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, STALL_PROBE_FILE: stallFile },
     });
