@@ -107,7 +107,13 @@ export class StallProbe {
     if (gap > STALL_MS) {
       let gc = 0;
       for (const g of this.gcs) gc += Math.max(0, Math.min(g.end, now) - Math.max(g.start, this.last));
-      this.stalls.push({ atMs: this.last - this.since, ms: gap, onCpuMs: (s[0] - this.lastSched[0]) / 1e6, waitingMs: (s[1] - this.lastSched[1]) / 1e6, gcMs: gc });
+      this.stalls.push({
+        atMs: this.last - this.since,
+        ms: gap,
+        onCpuMs: (s[0] - this.lastSched[0]) / 1e6,
+        waitingMs: (s[1] - this.lastSched[1]) / 1e6,
+        gcMs: gc,
+      });
     }
     this.last = now;
     this.lastSched = s;
