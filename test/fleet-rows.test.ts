@@ -215,6 +215,35 @@ describe('keys on the edge', () => {
   });
 });
 
+describe('keys on the edge at start', () => {
+  it('two rows claiming one key (the key table bypassed): the first by id holds it, whichever row is read first (a large row is read last, on the checker thread)', async () => {
+    pg.psql('DELETE FROM txgate_accounts');
+    const k = newKey();
+    const own = newKey();
+    unguarded(() => {
+      // 'aardvark' is first by id but large (~90 KB: read and checked off-thread, after the small rows).
+      pg.psql(
+        `INSERT INTO txgate_accounts (id, doc) SELECT 'aardvark', jsonb_build_object('id', 'aardvark', 'keySha256', ${lit([keySha256(k)])}::jsonb, 'grants', jsonb_build_array(jsonb_build_object('chainId', 4663, 'rateLimit', '{"perSecond":1,"burst":1}'::jsonb, 'minTipWei', '0', 'tipAddresses', (SELECT jsonb_agg('0x' || lpad(to_hex(g), 40, '0')) FROM generate_series(1, 2000) g))))`,
+      );
+      put(doc('zebra', [own, k]));
+    });
+    for (let round = 0; round < 2; round++) {
+      const { store: s, lines } = store(60_000);
+      await loaded(s, lines);
+      assert.equal(s.byKeyHash(keySha256(k))?.id, 'aardvark', 'the first by id holds the key');
+      assert.equal(s.byKeyHash(keySha256(own))?.id, 'zebra', "the rest of zebra's account serves");
+      const claims = lines().filter((l) => String(l.msg).includes('the claim is refused'));
+      assert.equal(claims.length, 1, JSON.stringify(claims));
+      assert.equal(claims[0]!.account, 'zebra');
+      assert.equal(claims[0]!.holder, 'aardvark');
+      const mirrored = new Map(s.current().map((c) => [c.id, c.keys]));
+      assert.deepEqual(mirrored.get('zebra'), [keySha256(own)], 'the threads are handed zebra without the key');
+      assert.deepEqual(mirrored.get('aardvark'), [keySha256(k)]);
+      await closeAll();
+    }
+  });
+});
+
 describe('changes by row', () => {
   it('a change fetches that row alone; a flood of notifications (held versions, unknown ids, junk) fetches no document', async () => {
     pg.psql('DELETE FROM txgate_accounts');

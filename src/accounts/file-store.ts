@@ -4,7 +4,9 @@
  * 1-second stat poll backs the watcher up, and SIGHUP forces a re-read. A valid new file takes
  * effect at once by swapping one immutable snapshot (requests in flight keep the account they
  * already resolved); an invalid one is refused with one log line naming every problem, and the
- * last good snapshot stays in force.
+ * last good snapshot stays in force. A key hash two accounts list (a hand edit) stays with the
+ * account that held it and only the newcomer's claim on it is refused (key-claims.ts), logged
+ * once while it lasts; the key goes to the claimer once its holder gives it up (logged too).
  */
 import { createHash } from 'node:crypto';
 import { watch, type FSWatcher } from 'node:fs';
@@ -13,7 +15,9 @@ import { basename, dirname } from 'node:path';
 import { isMainThread, workerData } from 'node:worker_threads';
 import type { Logger } from '../log.js';
 import { parseAccountsText, unreadable } from './file-text.js';
+import { settleKeyClaims } from './key-claims.js';
 import type { AccountsSnapshot } from './parse.js';
+import type { RefusedClaim } from './key-claims.js';
 import { initChecksum } from './checksum.js';
 import type { Account, AccountStore } from './types.js';
 
@@ -50,6 +54,8 @@ export class FileAccountStore implements AccountStore {
   private readonly onHup = () => void this.reload('SIGHUP');
   /** Why the last read was refused (the last good snapshot, if any, stays in force); null after a good load. */
   private refused: string | null = null;
+  /** Key claims refused in the snapshot in force (`claimer/hash`), each logged once while it lasts. */
+  private refusedClaims = new Set<string>();
 
   constructor(private readonly opts: FileStoreOptions) {}
 
@@ -165,14 +171,43 @@ export class FileAccountStore implements AccountStore {
     if (digest === this.refusedDigest && !forced) return 'invalid';
     const parsed = parseAccountsText(text);
     if (!parsed.ok) return this.refuse(trigger, parsed.problems, digest);
-    const snap = parsed.snapshot;
+    const prev = this.snapshot;
+    const { snapshot: snap, refused } = settleKeyClaims(parsed.snapshot, (h) => prev?.byHash.get(h)?.id);
     this.snapshot = snap;
+    this.logClaims(refused, snap);
     this.digest = digest;
     this.refusedDigest = '';
     this.refused = null;
     log.info({ trigger, accounts: snap.accounts.length, keys: snap.byHash.size }, 'accounts loaded');
     this.opts.onReload?.('loaded', snap.accounts.length);
     return 'loaded';
+  }
+
+  /** Each refused claim logged once while it lasts; a key reaching an account that waited for it, logged. */
+  private logClaims(refused: readonly RefusedClaim[], snap: AccountsSnapshot): void {
+    const log = this.opts.log;
+    const now = new Set<string>();
+    for (const r of refused) {
+      const k = `${r.claimer}/${r.hash}`;
+      now.add(k);
+      if (this.refusedClaims.has(k)) continue;
+      const h = r.hash.slice(0, 12);
+      log[SPEAKS ? 'error' : 'debug'](
+        { account: r.claimer, holder: r.holder, keyHash: h },
+        `account "${r.claimer}" lists key hash ${h}… which account "${r.holder}" holds: the claim is refused, the key stays with "${r.holder}"`,
+      );
+    }
+    for (const k of this.refusedClaims) {
+      if (now.has(k)) continue;
+      const at = k.lastIndexOf('/');
+      const [claimer, hash] = [k.slice(0, at), k.slice(at + 1)];
+      if (snap.byHash.get(hash)?.id === claimer)
+        log[SPEAKS ? 'info' : 'debug'](
+          { account: claimer, keyHash: hash.slice(0, 12) },
+          `key hash ${hash.slice(0, 12)}… given up by its holder: now held by "${claimer}", which listed it`,
+        );
+    }
+    this.refusedClaims = now;
   }
 
   private refuse(trigger: string, problems: readonly string[], digest = ''): ReloadResult {

@@ -7,7 +7,11 @@ import { AccountsFileError, parseAccounts, type AccountsSnapshot } from './parse
 
 export type AccountsText = { readonly ok: true; readonly snapshot: AccountsSnapshot } | { readonly ok: false; readonly problems: readonly string[] };
 
-/** Parses the file's text: JSON, then the accounts document (every problem named). */
+/**
+ * Parses the file's text: JSON, then the accounts document (every problem named). A key hash two
+ * accounts claim does not refuse the file: the snapshot names it for the store to settle
+ * (key-claims.ts), so a hand edit costs the newcomer that key, not every account its update.
+ */
 export function parseAccountsText(text: string): AccountsText {
   let json: unknown;
   try {
@@ -16,7 +20,7 @@ export function parseAccountsText(text: string): AccountsText {
     return { ok: false, problems: [`not valid JSON (${(e as Error).message})`] };
   }
   try {
-    return { ok: true, snapshot: parseAccounts(json) };
+    return { ok: true, snapshot: parseAccounts(json, { contested: 'first' }) };
   } catch (e) {
     if (e instanceof AccountsFileError) return { ok: false, problems: e.problems };
     throw e;

@@ -1,7 +1,10 @@
 /**
  * The declarative accounts file (docs/design.md §2.4): validated as a whole; every problem is named.
- * Keys are never stored, only their SHA-256 (lower-case hex). A hash listed under two accounts
- * is refused: a key must identify exactly one account.
+ * Keys are never stored, only their SHA-256 (lower-case hex). A hash listed twice in one
+ * account is refused. A hash listed under two accounts is refused too where a document is
+ * written (the CLI); where a snapshot is loaded (the file store: a hand edit), `contested: 'first'`
+ * loads it with the hash held by the first claimer in document order and the other claims named
+ * in `contested`, for key-claims.ts to settle against the snapshot in force.
  */
 import { isObj, type Obj } from '../config-reader.js';
 import { AddressList } from './address-list.js';
@@ -12,6 +15,13 @@ import type { Account, FeePattern, Grant } from './types.js';
 export interface AccountsSnapshot {
   readonly byHash: ReadonlyMap<string, Account>;
   readonly accounts: readonly Account[];
+  /** Key hash → every account listing it, in document order, where more than one does (`contested: 'first'` only). */
+  readonly contested?: ReadonlyMap<string, readonly string[]>;
+}
+
+export interface ParseOptions {
+  /** A hash under two accounts: a problem ('refuse', the default) or held by the first claimer ('first'). */
+  readonly contested?: 'refuse' | 'first';
 }
 
 export class AccountsFileError extends Error {
@@ -94,11 +104,13 @@ function addressList(v: unknown[], field: string, problems: string[]): AddressLi
   return AddressList.of(lower, sums);
 }
 
-export function parseAccounts(input: unknown): AccountsSnapshot {
+export function parseAccounts(input: unknown, opts: ParseOptions = {}): AccountsSnapshot {
   const problems: string[] = [];
   const byHash = new Map<string, Account>();
   const accounts: Account[] = [];
   const hashOwner = new Map<string, string>();
+  const claimants = new Map<string, string[]>();
+  const settle = opts.contested === 'first';
   const ids = new Set<string>();
 
   if (!isObj(input) || !Array.isArray(input.accounts)) throw new AccountsFileError(['accounts: must be an array (file: {"accounts":[…]})']);
@@ -125,6 +137,7 @@ export function parseAccounts(input: unknown): AccountsSnapshot {
     const name = id ?? f;
 
     const hashes: string[] = [];
+    const own = new Set<string>();
     if (!Array.isArray(a.keySha256)) problems.push(`${f}.keySha256: must be an array of SHA-256 hex digests`);
     else if (bounded(a.keySha256, ACCOUNT_LIMITS.keys, `${f}.keySha256`, problems))
       a.keySha256.forEach((h: unknown, j: number) => {
@@ -134,8 +147,10 @@ export function parseAccounts(input: unknown): AccountsSnapshot {
         }
         const lower = h.toLowerCase();
         const owner = hashOwner.get(lower);
-        if (owner !== undefined) problems.push(`${f}.keySha256[${j}]: duplicate key hash (also listed for ${owner})`);
-        else hashOwner.set(lower, name);
+        if (own.has(lower)) problems.push(`${f}.keySha256[${j}]: duplicate key hash (also listed for ${name})`);
+        else if (owner !== undefined && !settle) problems.push(`${f}.keySha256[${j}]: duplicate key hash (also listed for ${owner})`);
+        else if (owner === undefined) hashOwner.set(lower, name);
+        own.add(lower);
         hashes.push(lower);
       });
 
@@ -162,11 +177,14 @@ export function parseAccounts(input: unknown): AccountsSnapshot {
       grants,
     });
     accounts.push(account);
-    for (const h of hashes) byHash.set(h, account);
+    for (const h of hashes) {
+      if (!byHash.has(h)) byHash.set(h, account);
+      else claimants.set(h, [...(claimants.get(h) ?? [byHash.get(h)!.id]), id]);
+    }
   });
 
   if (problems.length > 0) throw new AccountsFileError(capProblems(problems));
-  return { byHash, accounts };
+  return settle ? { byHash, accounts, contested: claimants } : { byHash, accounts };
 }
 
 function parseGrant(g: unknown, f: string, accountId: string, problems: string[]): Grant | undefined {

@@ -1,8 +1,8 @@
 /**
  * GET /tip-addresses (X-Api-Key): the fee receivers of the account for the host's chain, or for
  * another granted chain named by `?chainId=` (decimal or 0x-hex, any length, read exactly). Authentication and grants
- * answer exactly as for submission (401/403). The body is built once per grant and cached with
- * its ETag; If-None-Match gives 304.
+ * answer exactly as for submission (401/403). The body is built once per grant (on its first
+ * request) and cached with its ETag; If-None-Match gives 304.
  */
 import { createHash } from 'node:crypto';
 import { toChecksumAddress } from '@ethereumjs/util';
@@ -25,10 +25,19 @@ export interface TipAddressesOptions {
   readonly maxAgeSeconds: number;
 }
 
-export function tipAddressesBody(account: Account, grant: Grant, allowUntippedDeployment: boolean): string {
-  return JSON.stringify({
+/** Stands for the address list in the answer's JSON until it is spliced in (no address can be it). */
+const LIST = '\u0000tips';
+const LIST_JSON = JSON.stringify(LIST);
+
+/**
+ * The answer for one grant and its ETag. The address list is spliced in as the JSON text it
+ * already is (address-list.ts), and the ETag hashes the answer with the list's digest in its
+ * place: a 100,000-address grant's answer costs one copy of its text, no list of strings.
+ */
+export function tipAddressesAnswer(account: Account, grant: Grant, allowUntippedDeployment: boolean): Cached {
+  const text = JSON.stringify({
     chainId: '0x' + grant.chainId.toString(16),
-    tipAddresses: grant.tipAddresses,
+    tipAddresses: LIST,
     minTipWei: grant.minTipWei.toString(),
     feePatterns: grant.feePatterns.map((p) =>
       p.kind === 'transfer'
@@ -40,6 +49,11 @@ export function tipAddressesBody(account: Account, grant: Grant, allowUntippedDe
     // Whether only listed senders may submit on this grant (the list itself is not shown).
     senderAllowList: grant.senders !== null,
   });
+  const at = text.indexOf(LIST_JSON);
+  const before = text.slice(0, at);
+  const after = text.slice(at + LIST_JSON.length);
+  const etag = `"${createHash('sha256').update(before).update(grant.tipAddresses.digest).update(after).digest('base64url').slice(0, 22)}"`;
+  return { body: before + grant.tipAddresses.json() + after, etag };
 }
 
 function fail(exit: Exit, account?: string): GetAnswer {
@@ -89,8 +103,7 @@ export function createTipAddressesHandler(opts: TipAddressesOptions): TipAddress
 
     let c = cache.get(grant);
     if (c === undefined) {
-      const body = tipAddressesBody(account, grant, opts.allowUntipped);
-      c = { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` };
+      c = tipAddressesAnswer(account, grant, opts.allowUntipped);
       cache.set(grant, c);
     }
     const headers: Header[] = [

@@ -548,6 +548,7 @@ export class PostgresAccountStore implements AccountStore {
       }
     for (const h of prev?.claimed ?? []) if (!now.has(h)) this.unwait(h, id);
     const keys: string[] = [];
+    const lost: string[] = [];
     for (const h of claimed) {
       const o = this.owner.get(h);
       if (o === undefined || o === id) {
@@ -556,20 +557,41 @@ export class PostgresAccountStore implements AccountStore {
         this.unwait(h, id);
         continue;
       }
-      const w = this.waiting.get(h) ?? [];
-      if (!w.includes(id)) w.push(id);
-      this.waiting.set(h, w);
-      if (!this.claimLogged.has(`${id}/${h}`)) {
-        this.claimLogged.add(`${id}/${h}`);
-        this.opts.log.error(
-          { account: id, version, holder: o, keyHash: h.slice(0, 12) },
-          `account "${id}" lists key hash ${h.slice(0, 12)}… which account "${o}" holds: the claim is refused, the key stays with "${o}"`,
-        );
+      if (!this.loaded && id < o) {
+        // The first load (nothing served yet): the first by id holds it, whatever order the
+        // rows arrived in (small ones first, large ones from the checker's thread).
+        this.owner.set(h, id);
+        keys.push(h);
+        this.unwait(h, id);
+        lost.push(o);
+        this.refuseClaim(o, this.held.get(o)?.version ?? 0, h, id, true);
+        continue;
       }
+      this.refuseClaim(id, version, h, o, false);
     }
     this.held.set(id, { version, account, wire, claimed: account === null ? [] : claimed, keys });
     this.changed(id, account, wire, keys);
+    for (const o of lost) {
+      const n = this.held.get(o);
+      if (n === undefined) continue;
+      const left = n.keys.filter((h) => this.owner.get(h) === o);
+      this.held.set(o, { ...n, keys: left });
+      this.changed(o, n.account, n.wire, left);
+    }
     for (const h of freed) this.handOver(h);
+  }
+
+  /** `id`'s claim on `h` refused (`holder` keeps it), logged once; `first`: put before the other waiting claimers. */
+  private refuseClaim(id: string, version: number, h: string, holder: string, first: boolean): void {
+    const w = this.waiting.get(h) ?? [];
+    if (!w.includes(id)) first ? w.unshift(id) : w.push(id);
+    this.waiting.set(h, w);
+    if (this.claimLogged.has(`${id}/${h}`)) return;
+    this.claimLogged.add(`${id}/${h}`);
+    this.opts.log.error(
+      { account: id, version, holder, keyHash: h.slice(0, 12) },
+      `account "${id}" lists key hash ${h.slice(0, 12)}… which account "${holder}" holds: the claim is refused, the key stays with "${holder}"`,
+    );
   }
 
   /** A key its holder gave up goes to the first account still claiming it. */
