@@ -1,15 +1,22 @@
 /**
  * `node dist/scripts/docs-tables.js [--check]`: renders the generated tables in docs/*.md (the
- * stage table and the reasons table, wherever a page has their markers) from the same renderers
- * as the README's (readme-tables.ts). `--check` writes nothing and exits 1 when a page is out of
+ * stage table and the reasons table from the same renderers as the README's (readme-tables.ts),
+ * the configuration fields from their declarations in src/config.ts, wherever a page has their
+ * markers). `--check` writes nothing and exits 1 when a page is out of
  * date; test/docs.test.ts makes the same check.
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { renderFieldTable } from '../src/config-fields.js';
+import { CONFIG } from '../src/config.js';
 import { renderReasons, renderStages } from './readme-tables.js';
 
 /** The generated blocks a page may carry, by marker name. */
-export const DOC_BLOCKS: Readonly<Record<string, () => string>> = { stages: renderStages, reasons: renderReasons };
+export const DOC_BLOCKS: Readonly<Record<string, () => string>> = {
+  stages: renderStages,
+  reasons: renderReasons,
+  config: () => renderFieldTable(CONFIG),
+};
 
 /** `text` with every generated block it has rendered anew (a page without markers is returned as is). */
 export function renderDoc(text: string): string {
