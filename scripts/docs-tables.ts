@@ -1,14 +1,15 @@
 /**
  * `node dist/scripts/docs-tables.js [--check]`: renders the generated tables in docs/*.md (the
  * stage table and the reasons table from the same renderers as the README's (readme-tables.ts),
- * the configuration fields from their declarations in src/config.ts, wherever a page has their
- * markers). `--check` writes nothing and exits 1 when a page is out of
+ * the configuration fields from their declarations in src/config.ts and the metric families from
+ * theirs in src/metrics/catalog.ts, wherever a page has their markers). `--check` writes nothing and exits 1 when a page is out of
  * date; test/docs.test.ts makes the same check.
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { renderFieldTable } from '../src/config-fields.js';
 import { CONFIG } from '../src/config.js';
+import { renderMetricsTable } from '../src/metrics/catalog.js';
 import { renderReasons, renderStages } from './readme-tables.js';
 
 /** The generated blocks a page may carry, by marker name. */
@@ -16,6 +17,7 @@ export const DOC_BLOCKS: Readonly<Record<string, () => string>> = {
   stages: renderStages,
   reasons: renderReasons,
   config: () => renderFieldTable(CONFIG),
+  metrics: renderMetricsTable,
 };
 
 /** `text` with every generated block it has rendered anew (a page without markers is returned as is). */
