@@ -92,7 +92,7 @@ export function createApp(opts: AppOptions): App {
   const chains = buildChains(config);
   const hosts = new HostTable(chains);
   const readiness = new Readiness();
-  const store = opts.store ?? openStore(config, log, obs.accountsReload);
+  const store = opts.store ?? openStore(config.accounts, log, obs.accountsReload);
   if (store.state !== undefined) metrics?.watchAccounts(store.state);
   const local = opts.shared === undefined ? new RateLimiter() : null;
   const limiter: TokenBuckets = local ?? new SharedRateTable(opts.shared!.rate);

@@ -14,7 +14,7 @@ export interface ReadContext {
 }
 
 export interface Field<T> {
-  /** The values it takes, as the table says it ("integer, 1 to 65,535", "`file` or `postgres`"). */
+  /** The values it takes, as the table says it ("integer, 1 to 65,535", "`failover` or `fanout`"). */
   readonly allowed: string;
   /** The default, as the table says it ("`8080`", "required", "none"). */
   readonly shown: string;

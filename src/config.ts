@@ -8,18 +8,13 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
+import { ACCOUNTS, checkAccounts } from './accounts/config.js';
 import { bool, choices, custom, int, list, oneOf, readSection, type Section, str, type Values } from './config-fields.js';
 import { isObj, Reader } from './config-reader.js';
+import { LOG_LEVELS, type LogLevel } from './log.js';
+import { SECP256K1_BINDINGS, type Secp256k1Binding } from './native.js';
 
 export type ForwardStrategy = 'failover' | 'fanout';
-
-/**
- * Which library recovers signatures on the hot path: `npm` (the prebuilt binding inside the
- * `secp256k1` package, the default: `npm ci` installs it) or `system` (the system's
- * libsecp256k1 0.2+, built by `npm run build:secp256k1`; see native.ts).
- */
-export type Secp256k1Binding = 'npm' | 'system';
-export const SECP256K1_BINDINGS: readonly Secp256k1Binding[] = ['npm', 'system'];
 
 /**
  * How the signature of an EIP-1559 (0x02) transaction is checked (tx/decoder.ts): `recover`
@@ -34,9 +29,6 @@ export const SIGNATURE_CHECKS: readonly SignatureCheck[] = ['recover', 'curve'];
 
 /** Forks whose transaction rules the decoder knows (@ethereumjs/common names). */
 export const HARDFORKS = ['london', 'paris', 'shanghai', 'cancun', 'prague', 'osaka'] as const;
-
-export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export class ConfigError extends Error {
   constructor(readonly problems: readonly string[]) {
@@ -160,39 +152,6 @@ function checkChain(r: Reader, c: Values<typeof CHAIN>, raw: Record<string, unkn
     r.problems.push(`${f}.rpc: required by sync.mode "receipt" (the chain RPC the receipts are read from)`);
 }
 
-/** Where accounts come from (docs/operations.md#accounts). */
-const ACCOUNTS = {
-  store: oneOf<'file' | 'postgres'>(
-    ['file', 'postgres'],
-    'file',
-    '`file` (the accounts file, hot-reloaded) or `postgres` (the fleet store; see [Running a fleet](#running-a-fleet))',
-  ),
-  file: custom<string>('a path', '`./accounts.json`', 'the accounts file (hot-reloaded; relative to the config file)', (r, v, path, ctx) =>
-    resolve(ctx.baseDir, r.str(v, path, './accounts.json')),
-  ),
-  url: custom<string>('a postgres:// URL', 'none', 'with `postgres`: `postgres://user:password@host:port/db` (the password is never logged)', (r, v, path) => {
-    if (v === undefined) return '';
-    if (typeof v !== 'string') {
-      r.problems.push(`${path}: must be a string`);
-      return '';
-    }
-    return v;
-  }),
-  maxStaleMs: int(120_000, 1_000, 86_400_000, 'with `postgres`: past this age of the last sync, 503 `credentials_stale`'),
-  resyncMs: int(
-    30_000,
-    200,
-    3_600_000,
-    'with `postgres`: period of the catch-up load (only rows whose version changed); the listener is checked by a heartbeat every second whatever this is',
-  ),
-  startWaitMs: int(
-    30_000,
-    0,
-    3_600_000,
-    'with `postgres`: how long start-up waits for the database to answer the accounts query; past it, one line on stderr and exit 1',
-  ),
-} satisfies Section;
-
 /** uWS counts idle time in 4-second ticks and needs at least 8 s (0 turns the timeout off). */
 const idleTicks = (v: number) => (v !== 0 && (v < 8 || v % 4 !== 0) ? 'must be 0 (never) or a multiple of 4 from 8 to 960' : null);
 
@@ -281,7 +240,6 @@ export const CONFIG = {
 export type Config = Values<typeof CONFIG>;
 export type ChainConfig = Config['chains'][number];
 export type SyncConfig = ChainConfig['sync'];
-export type AccountsConfig = Config['accounts'];
 export type WebSocketConfig = Config['websocket'];
 
 /**
@@ -292,8 +250,7 @@ export function parseConfig(input: unknown, baseDir: string, env: NodeJS.Process
   const r = new Reader();
   if (!isObj(input)) r.problems.push('config: must be a JSON object');
   const cfg = readSection(r, CONFIG, input, 'config', '', { baseDir, env });
-  if (cfg.accounts.store === 'postgres' && !/^postgres(?:ql)?:\/\/./.test(cfg.accounts.url))
-    r.problems.push('accounts.url: required with store "postgres" (postgres://user:password@host:port/db)');
+  checkAccounts(r, cfg.accounts);
   if (isObj(input) && Array.isArray(input.chains)) checkChains(r, input.chains);
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   const limits = { ...cfg.limits, chainIdMaxBodyBytes: Math.min(cfg.limits.chainIdMaxBodyBytes, cfg.limits.maxBodyBytes) };

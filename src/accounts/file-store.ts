@@ -15,6 +15,7 @@ import type { Logger } from '../log.js';
 import { parseAccountsText, unreadable } from './file-text.js';
 import type { AccountsSnapshot } from './parse.js';
 import { initChecksum } from './checksum.js';
+import { type Lookup, StoreBase } from './store-base.js';
 import type { Account, AccountStore } from './types.js';
 
 export type ReloadResult = 'loaded' | 'unchanged' | 'invalid';
@@ -34,10 +35,25 @@ export interface FileStoreOptions {
   readonly onReload?: (result: ReloadResult, accounts: number) => void;
 }
 
-export class FileAccountStore implements AccountStore {
+/** The parsed file as the store's lookup. */
+class FileSnapshot implements Lookup {
+  constructor(readonly parsed: AccountsSnapshot) {}
+  byHash(keySha256Hex: string): Account | undefined {
+    return this.parsed.byHash.get(keySha256Hex);
+  }
+  get size(): number {
+    return this.parsed.accounts.length;
+  }
+}
+
+const EMPTY = new FileSnapshot({ byHash: new Map(), accounts: [] });
+
+export class FileAccountStore extends StoreBase implements AccountStore {
+  protected snap = EMPTY;
   /** A file is never stale: it is the source itself. */
-  readonly stale = false;
-  private snapshot: AccountsSnapshot | null = null;
+  protected readonly freshness = null;
+  /** Signals reach the main thread only (worker threads are told to reload by a message). */
+  readonly hearsSignal = isMainThread;
   private digest = '';
   /** The content last refused: the same bytes seen again (watch, then poll) are not refused twice. */
   private refusedDigest = '';
@@ -51,27 +67,17 @@ export class FileAccountStore implements AccountStore {
   /** Why the last read was refused (the last good snapshot, if any, stays in force); null after a good load. */
   private refused: string | null = null;
 
-  constructor(private readonly opts: FileStoreOptions) {}
-
-  byKeyHash(keySha256Hex: string): Account | undefined {
-    return this.snapshot?.byHash.get(keySha256Hex);
-  }
-
-  get ready(): boolean {
-    return this.snapshot !== null;
+  constructor(private readonly opts: FileStoreOptions) {
+    super();
   }
 
   /** Why the file was last refused (readiness says it), or null once a read loaded. */
-  get problem(): string | null {
+  override get problem(): string | null {
     return this.refused;
   }
 
-  get size(): number {
-    return this.snapshot?.accounts.length ?? 0;
-  }
-
   get accounts(): readonly Account[] {
-    return this.snapshot?.accounts ?? [];
+    return this.snap.parsed.accounts;
   }
 
   async start(): Promise<void> {
@@ -90,7 +96,7 @@ export class FileAccountStore implements AccountStore {
     this.poll = setInterval(() => void this.checkStat(), this.opts.pollMs ?? 1000);
     this.poll.unref();
     // Signals reach the main thread only; worker threads are told to reload by a message.
-    if (isMainThread) process.on('SIGHUP', this.onHup);
+    if (this.hearsSignal) process.on('SIGHUP', this.onHup);
   }
 
   close(): void {
@@ -166,7 +172,8 @@ export class FileAccountStore implements AccountStore {
     const parsed = parseAccountsText(text);
     if (!parsed.ok) return this.refuse(trigger, parsed.problems, digest);
     const snap = parsed.snapshot;
-    this.snapshot = snap;
+    this.snap = new FileSnapshot(snap);
+    this.loaded = true;
     this.digest = digest;
     this.refusedDigest = '';
     this.refused = null;
@@ -179,7 +186,7 @@ export class FileAccountStore implements AccountStore {
     this.refusedDigest = digest;
     this.refused = `accounts file refused at ${new Date().toISOString()}: ${problems.join('; ')}`;
     this.opts.log[SPEAKS ? 'error' : 'debug'](
-      { trigger, file: this.opts.file, problems, keptPrevious: this.snapshot !== null },
+      { trigger, file: this.opts.file, problems, keptPrevious: this.loaded },
       `accounts file refused: ${problems.join('; ')}`,
     );
     this.opts.onReload?.('invalid', this.size);

@@ -8,13 +8,13 @@ import { buildFamilies, familyJSON, METRICS, type Part } from './catalog.js';
 import type { Counter, FastHistogram } from './families.js';
 import type { MetricJSON } from './json.js';
 import type { ReloadResult } from '../accounts/file-store.js';
+import type { StoreSync } from '../accounts/types.js';
 import { sequencerLabel, type Config } from '../config.js';
 import type { Exit } from '../errors.js';
 import { REASON_NAMES, REASONS, type Where } from '../reasons.js';
 import type { ForwardEvent, ForwardObserver } from '../forward/forwarder.js';
 import { FORWARD_OUTCOMES } from '../forward/answer.js';
 import { SYNC_OUTCOMES, type SyncObserver, type SyncOutcome } from '../sync/sync-send.js';
-import { StoreState } from '../accounts/postgres/state.js';
 import { type HealthBoard, slotIndex } from '../forward/health-board.js';
 import type { BaseCtx } from '../pipeline/context.js';
 import type { RequestObserver } from '../pipeline/pipeline.js';
@@ -237,9 +237,9 @@ export class Metrics {
   };
 
   private board: HealthBoard | null = null;
-  private accountsState: StoreState | null = null;
-  /** The database account store's shared state, read at each snapshot. */
-  watchAccounts(state: StoreState): void {
+  private accountsState: StoreSync | null = null;
+  /** The state of an account store synced from a remote source, read at each snapshot. */
+  watchAccounts(state: StoreSync): void {
     this.accountsState = state;
   }
 
@@ -270,10 +270,10 @@ export class Metrics {
     const s = this.accountsState;
     if (s !== null) {
       this.f.storeAge.child({}).value = Math.round(Math.min(s.ageMs(), 1e12)) / 1000;
-      this.f.storeUp.child({}).value = s.get(StoreState.UP);
-      this.f.storeNotifications.child({}).value = s.get(StoreState.NOTIFICATIONS);
-      this.f.storeResyncs.child({}).value = s.get(StoreState.RESYNCS);
-      this.f.storeFailures.child({}).value = s.get(StoreState.FAILURES);
+      this.f.storeUp.child({}).value = s.up ? 1 : 0;
+      this.f.storeNotifications.child({}).value = s.notifications;
+      this.f.storeResyncs.child({}).value = s.resyncs;
+      this.f.storeFailures.child({}).value = s.failures;
     }
     this.f.logDropped.child({}).value = droppedLogLines();
     for (const source of IGNORED_FRAME_SOURCES) this.f.framesIgnored.child({ source }).value = ignoredFrames[source];
