@@ -3,10 +3,9 @@
  * the account store, the forwarders and the readiness checks from a validated configuration.
  */
 import { BusyPoll, cpuQuota } from './busy-poll.js';
-import type { ReloadResult } from './accounts/file-store.js';
 import { openStore } from './accounts/open-store.js';
 import { createTipAddressesHandler } from './http/tip-addresses.js';
-import type { AccountStore } from './accounts/types.js';
+import type { AccountStore, ReloadResult } from './accounts/types.js';
 import type { Config } from './config.js';
 import { ChainDuplicates, Duplicates } from './forward/dedup.js';
 import { ChainForwarder, type ForwardObserver } from './forward/forwarder.js';

@@ -1,9 +1,10 @@
 /**
  * Configuration (docs/design.md §2.1): loaded and validated once at start-up. Every problem is reported
  * at once, each naming its field; the result is deep-frozen and each part of the service is
- * handed only its slice. Every field has a default except `chains`. The fields are declared
- * once, in CONFIG (config-fields.ts): validation, the Config type and the table in
- * docs/operations.md all come from the declaration.
+ * handed only its slice. Every field has a default except `chains`. Each field is declared
+ * once, in CONFIG below (with the readers of config-fields.ts; the `accounts` section by the
+ * account layer, accounts/config.ts): validation, the Config type and the table in
+ * docs/operations.md all come from the declarations.
  */
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -18,7 +19,7 @@ export type ForwardStrategy = 'failover' | 'fanout';
 
 /**
  * How the signature of an EIP-1559 (0x02) transaction is checked (tx/decoder.ts): `recover`
- * (the default) recovers the sender's public key; `curve` makes every check recovery makes but
+ * recovers the sender's public key; `curve` (the default) makes every check recovery makes but
  * the last (r and s in range, low s, y-parity 0 or 1, r the x-coordinate of a curve point) and
  * recovers the sender only when something asks for it. They differ only on a signature built on
  * purpose so that the recovered point is at infinity, which no signer produces and the

@@ -16,9 +16,7 @@ import { parseAccountsText, unreadable } from './file-text.js';
 import type { AccountsSnapshot } from './parse.js';
 import { initChecksum } from './checksum.js';
 import { type Lookup, StoreBase } from './store-base.js';
-import type { Account, AccountStore } from './types.js';
-
-export type ReloadResult = 'loaded' | 'unchanged' | 'invalid';
+import type { Account, AccountStore, ReloadResult } from './types.js';
 
 /**
  * Every worker thread reads the file itself, but the operator reads one refusal: the first

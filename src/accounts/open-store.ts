@@ -6,12 +6,12 @@
  * folder) of its own here, its fields in config.ts and its entry in KINDS below.
  */
 import type { AccountsConfig, StoreKindName } from './config.js';
-import { FileAccountStore, type ReloadResult } from './file-store.js';
+import { FileAccountStore } from './file-store.js';
 import { accountsFileProblems } from './file-text.js';
 import { MirrorAccountStore, type MirrorSeed } from './postgres/mirror.js';
 import { postgresStartProblem } from './postgres/start-check.js';
 import { PostgresAccountStore } from './postgres/store.js';
-import type { AccountStore, MirrorStore, SharedAccountStore } from './types.js';
+import type { AccountStore, MirrorStore, ReloadResult, SharedAccountStore } from './types.js';
 import type { Logger } from '../log.js';
 
 interface StoreKind {

@@ -77,6 +77,9 @@ export interface AccountStore {
   close(): void;
 }
 
+/** What a reload of a store that reads its source itself found (the accounts file): the `result` label of txgate_account_reloads_total. */
+export type ReloadResult = 'loaded' | 'unchanged' | 'invalid';
+
 /** How a store synced from a remote source is doing, shared by every thread that reads it. */
 export interface StoreSync {
   /** Milliseconds since the snapshot was last synced with the source (Infinity before the first). */

@@ -1,5 +1,6 @@
 /**
- * The service's metrics, kept off the hot path (families.ts). A scrape takes a snapshot in
+ * The service's metrics, kept off the hot path (families.ts), each family declared once
+ * (catalog.ts), fed by the observers here. A scrape takes a snapshot in
  * prom-client's JSON form, so the internal listener can sum the snapshots of every worker thread
  * with prom-client's AggregatorRegistry and render the text format: one scrape shows the whole
  * process.
@@ -7,8 +8,7 @@
 import { buildFamilies, familyJSON, METRICS, type Part } from './catalog.js';
 import type { Counter, FastHistogram } from './families.js';
 import type { MetricJSON } from './json.js';
-import type { ReloadResult } from '../accounts/file-store.js';
-import type { StoreSync } from '../accounts/types.js';
+import type { ReloadResult, StoreSync } from '../accounts/types.js';
 import { sequencerLabel, type Config } from '../config.js';
 import type { Exit } from '../errors.js';
 import { REASON_NAMES, REASONS, type Where } from '../reasons.js';
