@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import fc from 'fast-check';
 import { fieldRows, renderFieldTable } from '../src/config-fields.js';
 import { CONFIG, ConfigError, parseConfig } from '../src/config.js';
 import { block } from '../scripts/readme-tables.js';
@@ -90,5 +91,21 @@ describe('configuration fields, declared once', () => {
   it('a field that is not declared is refused, naming it', () => {
     assert.ok(problems({ ...minimal, listen: { hots: 'x' } }).includes('listen.hots: unknown field'));
     assert.ok(problems(withValue('chains[].sync.wait', 1)).includes('chains[0].sync.wait: unknown field'));
+  });
+
+  it('any JSON value, as the whole file or at any declared field, gives a configuration or a ConfigError, never another error', () => {
+    const check = (input: unknown) => {
+      try {
+        parseConfig(input, '/etc/txgate', {});
+      } catch (e) {
+        if (!(e instanceof ConfigError)) throw e;
+        assert.ok(e.problems.length > 0);
+      }
+    };
+    fc.assert(fc.property(fc.jsonValue(), check), { numRuns: 300 });
+    fc.assert(
+      fc.property(fc.constantFrom(...declared), fc.jsonValue(), (path, value) => check(withValue(path, value))),
+      { numRuns: 1000 },
+    );
   });
 });
