@@ -14,7 +14,7 @@ import { ANVIL_KEYS, ANVIL_TIP_ADDRESS, startAnvil, type Anvil } from '../src/de
 import { DEV_API_KEY, DEV_MIN_TIP_WEI, lockDevDir, writeDevFiles } from '../src/dev/dev-setup.js';
 import { portFree } from '../src/dev/preflight.js';
 import { claimAddress } from '../src/http/address-claim.js';
-import { accountsStartProblem } from '../src/start-checks.js';
+import { storeStartProblem } from '../src/accounts/open-store.js';
 import { listenFailure } from '../src/http/listen-failure.js';
 import { createLogger } from '../src/log.js';
 import { initCrypto, uws } from '../src/native.js';
@@ -123,7 +123,7 @@ try {
   await anvil.stop();
   fail((e as Error).message.replace(/\s*\n\s*/g, '; '));
 }
-const accountsProblem = await accountsStartProblem(config, files.configFile);
+const accountsProblem = await storeStartProblem(config.accounts, files.configFile);
 if (accountsProblem !== null) {
   await anvil.stop();
   fail(accountsProblem);

@@ -9,7 +9,7 @@ import { dirname, join, normalize, relative } from 'node:path';
 
 /** The layers, lowest first: a module may import from its own layer or a lower one. */
 export const LAYERS: readonly (readonly string[])[] = [
-  // base: the reasons table, answers, logs, configuration, native bindings, chains
+  // base: the reasons table, answers, logs, the configuration readers, native bindings
   [
     'reasons.ts',
     'errors.ts',
@@ -17,24 +17,25 @@ export const LAYERS: readonly (readonly string[])[] = [
     'log-sink.ts',
     'log.ts',
     'config-reader.ts',
-    'config.ts',
+    'config-fields.ts',
     'attempt.ts',
     'build.ts',
     'native.ts',
     'busy-poll.ts',
-    'chains.ts',
     'rpc-id.ts',
     'send-kind.ts',
   ],
   ['pipeline'],
-  ['tx', 'accounts', 'limits', 'forward'],
+  // the parts the configuration configures, and the configuration, which composes their sections
+  // (the account layer declares its own: accounts/config.ts), with the chains built from it
+  ['tx', 'accounts', 'limits', 'forward', 'config.ts', 'chains.ts'],
   // rules over the domain: the sync send, who may submit where
   ['sync', 'admission.ts'],
   ['stages'],
   // what every front end shares: the interface, the port, the answer writer, the request log
   ['front'],
   ['http', 'ws', 'metrics'],
-  ['app.ts', 'threads', 'worker.ts', 'service.ts', 'start-checks.ts', 'cli.ts', 'dev'],
+  ['app.ts', 'threads', 'worker.ts', 'service.ts', 'cli.ts', 'dev'],
 ];
 
 /** The unit a file belongs to: its top folder under src/, or the file itself at the top. */

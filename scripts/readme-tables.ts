@@ -1,13 +1,16 @@
 /**
  * The generated tables of the README and docs/, rendered from the code: the stages in their order
  * (from the stage list, each stage's `about`, `adds` and declared reasons), the reasons table
- * (from src/reasons.ts), the retry tables (readme-retry.ts) and the Performance figures
- * (readme-perf.ts, from bench/results). `npm run readme` writes each between its markers in
+ * (from src/reasons.ts), the retry tables (readme-retry.ts), the Performance figures
+ * (readme-perf.ts, from bench/results), the configuration fields (src/config.ts) and the metric
+ * families (src/metrics/catalog.ts). `npm run readme` writes each between its markers in
  * whichever page carries them; tests fail when a page differs from the rendering, so no such
  * table is edited by hand.
  */
+import { renderFieldTable } from '../src/config-fields.js';
+import { renderMetricsTable } from '../src/metrics/catalog.js';
 import { HostTable } from '../src/chains.js';
-import { parseConfig } from '../src/config.js';
+import { CONFIG, parseConfig } from '../src/config.js';
 import { RateLimiter } from '../src/limits/rate-limiter.js';
 import type { RunnerStage } from '../src/pipeline/pipeline.js';
 import { REASON_NAMES, REASONS, RETRY, type Reason, type ReasonSpec } from '../src/reasons.js';
@@ -72,6 +75,8 @@ export const BLOCKS: Readonly<Record<string, () => string>> = {
   retry: renderRetry,
   'kit-outcomes': renderKitOutcomes,
   perf: () => renderPerf(),
+  config: () => renderFieldTable(CONFIG),
+  metrics: renderMetricsTable,
 };
 
 /**

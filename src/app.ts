@@ -4,9 +4,8 @@
  * the account store, the readiness checks and the front ends on the public port.
  */
 import { BusyPoll, cpuQuota } from './busy-poll.js';
-import type { ReloadResult } from './accounts/file-store.js';
 import { openStore } from './accounts/open-store.js';
-import type { AccountStore } from './accounts/types.js';
+import type { AccountStore, ReloadResult } from './accounts/types.js';
 import type { Config } from './config.js';
 import { ChainDuplicates, Duplicates } from './forward/dedup.js';
 import { ChainForwarder, type ForwardObserver } from './forward/forwarder.js';
@@ -87,7 +86,7 @@ export function createApp(opts: AppOptions): App {
   const obs = opts.observers ?? (metrics !== null ? metricsObservers(metrics) : {});
   const chains = buildChains(config);
   const hosts = new HostTable(chains);
-  const store = opts.store ?? openStore(config, log, obs.accountsReload);
+  const store = opts.store ?? openStore(config.accounts, log, obs.accountsReload);
   if (store.state !== undefined) metrics?.watchAccounts(store.state);
   const thread = opts.shared === undefined ? singleThread(config, log) : workerThread(config, opts.shared);
   metrics?.watchHealth(thread.board);

@@ -13,7 +13,7 @@ import { BUILD } from './build.js';
 import { startService } from './service.js';
 import { listenFailure } from './http/listen-failure.js';
 import { AddressTaken, claimAddress } from './http/address-claim.js';
-import { accountsStartProblem } from './start-checks.js';
+import { storeStartProblem } from './accounts/open-store.js';
 
 const USAGE = 'usage: txgate --config <file> [--pretty]   (txgate --help for more)';
 
@@ -88,7 +88,7 @@ async function main(): Promise<number> {
   }
 
   // What the operator can fix stops start-up in one line, before any port opens.
-  const accountsProblem = await accountsStartProblem(config, args.values.config);
+  const accountsProblem = await storeStartProblem(config.accounts, args.values.config);
   if (accountsProblem !== null) {
     process.stderr.write(`txgate: ${accountsProblem}\n`);
     return 1;
@@ -134,7 +134,7 @@ async function main(): Promise<number> {
     'txgate listening',
   );
   process.on('SIGHUP', () => {
-    if (config.workers > 1 || config.accounts.store === 'postgres') service.reload(); // the single-thread file store listens to SIGHUP itself
+    service.reload();
   });
 
   return new Promise<number>((resolve) => {

@@ -1,14 +1,19 @@
 /**
  * Reading a JSON value field by field while collecting every problem, each naming its field: a
  * reader returns the default on a problem, so validation goes on and all problems are reported
- * at once (fastify's initial-config-validation is the model).
+ * at once (fastify's initial-config-validation is the model). The configuration (through
+ * config-fields.ts) and the account documents (accounts/parse.ts) read with it.
  */
 export type Obj = Record<string, unknown>;
 export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** Unknown fields named in one object at most (a document with a million stray keys is named once, counted). */
+const MAX_UNKNOWN = 20;
+
 /** Collects problems while reading a JSON value; each reader returns a default on a problem. */
 export class Reader {
-  readonly problems: string[] = [];
+  /** `problems`: the list to add to (a caller's own, where it collects problems of its own too). */
+  constructor(readonly problems: string[] = []) {}
 
   obj(v: unknown, field: string, known: readonly string[]): Obj {
     if (v === undefined) return {};
@@ -16,8 +21,21 @@ export class Reader {
       this.problems.push(`${field}: must be an object`);
       return {};
     }
-    for (const k of Object.keys(v)) if (!known.includes(k)) this.problems.push(`${field}.${k}: unknown field`);
+    this.known(v, field, known);
     return v;
+  }
+
+  /** Each field of `o` not in `known` is a problem (a hostile key is cut to 64 characters; past MAX_UNKNOWN, one line). */
+  known(o: Obj, field: string, known: readonly string[]): void {
+    let n = 0;
+    for (const k in o) {
+      if (known.includes(k)) continue;
+      if (++n > MAX_UNKNOWN) {
+        this.problems.push(`${field}: more unknown fields`);
+        return;
+      }
+      this.problems.push(`${field}.${k.length > 64 ? `${k.slice(0, 64)}…` : k}: unknown field`);
+    }
   }
 
   int(v: unknown, field: string, def: number, min: number, max: number): number {

@@ -1,26 +1,25 @@
 /**
  * Configuration (docs/design.md §2.1): loaded and validated once at start-up. Every problem is reported
  * at once, each naming its field; the result is deep-frozen and each part of the service is
- * handed only its slice. Every field has a default except `chains`.
+ * handed only its slice. Every field has a default except `chains`. Each field is declared
+ * once, in CONFIG below (with the readers of config-fields.ts; the `accounts` section by the
+ * account layer, accounts/config.ts): validation, the Config type and the table in
+ * docs/operations.md all come from the declarations.
  */
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
+import { ACCOUNTS, checkAccounts } from './accounts/config.js';
+import { bool, choices, custom, int, list, oneOf, readSection, type Section, str, type Values } from './config-fields.js';
 import { isObj, Reader } from './config-reader.js';
+import { LOG_LEVELS, type LogLevel } from './log.js';
+import { SECP256K1_BINDINGS, type Secp256k1Binding } from './native.js';
 
 export type ForwardStrategy = 'failover' | 'fanout';
 
 /**
- * Which library recovers signatures on the hot path: `npm` (the prebuilt binding inside the
- * `secp256k1` package, the default: `npm ci` installs it) or `system` (the system's
- * libsecp256k1 0.2+, built by `npm run build:secp256k1`; see native.ts).
- */
-export type Secp256k1Binding = 'npm' | 'system';
-export const SECP256K1_BINDINGS: readonly Secp256k1Binding[] = ['npm', 'system'];
-
-/**
  * How the signature of an EIP-1559 (0x02) transaction is checked (tx/decoder.ts): `recover`
- * (the default) recovers the sender's public key; `curve` makes every check recovery makes but
+ * recovers the sender's public key; `curve` (the default) makes every check recovery makes but
  * the last (r and s in range, low s, y-parity 0 or 1, r the x-coordinate of a curve point) and
  * recovers the sender only when something asks for it. They differ only on a signature built on
  * purpose so that the recovered point is at infinity, which no signer produces and the
@@ -29,126 +28,8 @@ export const SECP256K1_BINDINGS: readonly Secp256k1Binding[] = ['npm', 'system']
 export type SignatureCheck = 'recover' | 'curve';
 export const SIGNATURE_CHECKS: readonly SignatureCheck[] = ['recover', 'curve'];
 
-export interface ChainConfig {
-  readonly chainId: number;
-  /** The fork whose transaction rules apply (an @ethereumjs/common hardfork name). */
-  readonly hardfork: string;
-  /** Hostnames bound to this chain, lower-cased, without port. */
-  readonly hosts: readonly string[];
-  readonly sequencers: readonly string[];
-  /** The chain's own RPC (receipts), where a feature needs it: the sync send's `receipt` mode. Null when not set. */
-  readonly rpc: string | null;
-  /**
-   * The chain RPC's WebSocket endpoint (ws or wss), where it offers one: the sync `receipt` mode
-   * subscribes to its new heads and asks for a receipt on each, polling only while it is down.
-   */
-  readonly rpcWs: string | null;
-  readonly forward: {
-    readonly strategy: ForwardStrategy;
-    readonly timeoutMs: number;
-    /** In-flight forwards for this chain (per thread); beyond it, 503 overloaded at once. */
-    readonly maxInFlight: number;
-    /** Keep-alive connections per sequencer (per thread): requests written at once (over WebSocket: calls in flight at once). */
-    readonly connections: number;
-    /** WebSocket connections kept open per ws(s):// sequencer (per thread), each carrying many calls. */
-    readonly wsConnections: number;
-    /** How long a forward may wait for a free connection before it is refused unsent (503 overloaded). */
-    readonly queueMs: number;
-  };
-  readonly probe: { readonly intervalMs: number; readonly timeoutMs: number };
-  /** eth_sendRawTransactionSync (EIP-7966): off unless a deployment turns it on (src/sync/). */
-  readonly sync: SyncConfig;
-}
-
-export interface SyncConfig {
-  readonly enabled: boolean;
-  /** The longest a call may wait for its receipt (a client's own timeout is capped by it). */
-  readonly maxWaitMs: number;
-  /**
-   * How the receipt is obtained: `forward` sends the sync method to the sequencer; `receipt`
-   * sends the plain eth_sendRawTransaction (a sequencer that takes only that) and then asks the
-   * chain RPC (`chains[].rpc`) for the receipt until the wait runs out: on each new head where
-   * `chains[].rpcWs` is subscribed, else every `pollMs`.
-   */
-  readonly mode: 'forward' | 'receipt';
-  /** `receipt` mode: the interval between receipt polls of the chain RPC (while no head subscription is live). */
-  readonly pollMs: number;
-  /** How long an answered receipt is kept to answer a resend of the same bytes without a forward (0: not kept). */
-  readonly receiptTtlMs: number;
-  /**
-   * How the wait is written to the sequencer: an integer of ms (the EIP, Erigon), 0x-hex (Nitro,
-   * Bor, viem), or `omit` for a sequencer that takes the transaction alone (anvil), which then
-   * waits as long as it is configured to.
-   */
-  readonly syncTimeoutFormat: 'number' | 'hex' | 'omit';
-  /** Sync calls waiting at once for this chain (per thread), each on a connection of its own (up to 1024); beyond it 503 overloaded, nothing sent. */
-  readonly maxWaiting: number;
-}
-
-/**
- * Where accounts come from: the accounts file (`file`, the embedded default), or PostgreSQL
- * (`postgres`: the fleet store, each edge holding a full snapshot kept fresh by LISTEN/NOTIFY,
- * answering 503 credentials_stale once its last sync is older than `maxStaleMs`).
- */
-export interface AccountsConfig {
-  readonly store: 'file' | 'postgres';
-  readonly file: string;
-  /** postgres://… (only with store "postgres"; its password never reaches a log). */
-  readonly url: string;
-  readonly maxStaleMs: number;
-  /** Full resync period, the backstop to notifications (and the heartbeat of the store's state). */
-  readonly resyncMs: number;
-  /** With postgres: how long start-up waits for the database to answer before it exits 1 (start-checks.ts). */
-  readonly startWaitMs: number;
-}
-
-export interface Config {
-  readonly listen: { readonly host: string; readonly port: number };
-  readonly internal: { readonly enabled: boolean; readonly host: string; readonly port: number };
-  readonly limits: { readonly maxBodyBytes: number; readonly chainIdMaxBodyBytes: number; readonly maxBufferedBodyBytes: number };
-  readonly allowUntipped: boolean;
-  readonly chains: readonly ChainConfig[];
-  readonly accounts: AccountsConfig;
-  readonly log: { readonly level: LogLevel };
-  readonly shutdown: { readonly graceMs: number };
-  readonly workers: number;
-  readonly metrics: { readonly enabled: boolean };
-  /** A spinning thread at nice 19 beside each server thread while traffic flows (see busy-poll.ts). */
-  readonly busyPoll: boolean;
-  /** Which libsecp256k1 recovers signatures (the npm package's by default), and how 0x02 signatures are checked. */
-  readonly crypto: { readonly secp256k1: Secp256k1Binding; readonly signature: SignatureCheck };
-  readonly profiling: { readonly serverTiming: boolean };
-  readonly tipAddresses: { readonly maxAgeSeconds: number };
-  readonly dedup: { readonly acceptedTtlMs: number; readonly maxEntries: number };
-  /** The WebSocket submission lane (src/ws/): off unless a deployment turns it on (docs/design.md §6.1). */
-  readonly websocket: WebSocketConfig;
-}
-
-/**
- * The WebSocket lane on the public port: `GET /` with `Upgrade: websocket`, authenticated at the
- * upgrade, then one JSON-RPC request per text frame through the same stages, answered by id.
- */
-export interface WebSocketConfig {
-  readonly enabled: boolean;
-  /** Requests in flight on one connection; beyond it a frame is answered `overloaded`, nothing sent. */
-  readonly maxInFlight: number;
-  /** Open connections per account (per server thread); beyond it the upgrade is refused 429 too_many_connections. */
-  readonly maxConnectionsPerAccount: number;
-  /** Seconds without a frame either way before the connection is closed; the server pings before that (0: never). */
-  readonly idleTimeoutSeconds: number;
-  /**
-   * Answer bytes a connection may leave unread: past half of it new requests are answered
-   * `overloaded` (nothing sent), past all of it an answer cannot be queued and the connection is
-   * closed (1013): its requests in flight are then unanswered, logged as such.
-   */
-  readonly maxBackpressureBytes: number;
-}
-
 /** Forks whose transaction rules the decoder knows (@ethereumjs/common names). */
 export const HARDFORKS = ['london', 'paris', 'shanghai', 'cancun', 'prague', 'osaka'] as const;
-
-export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export class ConfigError extends Error {
   constructor(readonly problems: readonly string[]) {
@@ -159,6 +40,208 @@ export class ConfigError extends Error {
 
 /** A hostname as the Host header carries it: lower case, no port, no scheme, no path. */
 const HOSTNAME = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$|^\[[0-9a-f:.]+\]$/;
+/** A `hosts` entry as the host table holds it (lower case), or undefined when it is no bare hostname. */
+const hostnameOf = (h: unknown): string | undefined => (typeof h === 'string' && HOSTNAME.test(h.toLowerCase()) ? h.toLowerCase() : undefined);
+
+/** An optional URL of `schemes` (null when not set). */
+const optionalUrl = (allowed: string, doc: string, schemes: readonly string[], problem: string) =>
+  custom<string | null>(allowed, 'none', doc, (r, v, path) => {
+    if (v === undefined) return null;
+    const u = urlOf(v, schemes);
+    if (u === undefined) r.problems.push(`${path}: ${problem}`);
+    return u ?? null;
+  });
+
+/** One chain: its hosts, its sequencers and how a submission is forwarded to them. */
+const CHAIN = {
+  chainId: int(0, 1, Number.MAX_SAFE_INTEGER, 'the chain id (`eth_chainId` answers it)', { required: true, allowed: 'a positive integer, once per chain' }),
+  hardfork: oneOf<string>(HARDFORKS, 'prague', 'whose transaction rules apply (an @ethereumjs/common hardfork name)'),
+  hosts: custom<readonly string[]>(
+    'a non-empty array of hostnames',
+    'required',
+    'hostnames bound to the chain (Host header, port stripped, case-insensitive); others get 421',
+    (r, v, path) => {
+      const hosts: string[] = [];
+      if (!Array.isArray(v) || v.length === 0) r.problems.push(`${path}: must be a non-empty array of hostnames`);
+      else
+        v.forEach((h: unknown, j: number) => {
+          const host = hostnameOf(h);
+          if (host === undefined) r.problems.push(`${path}[${j}]: must be a bare hostname (no scheme, port or path)`);
+          else hosts.push(host);
+        });
+      return hosts;
+    },
+  ),
+  sequencers: custom<readonly string[]>(
+    'a non-empty array of http(s) or ws(s) URLs',
+    'required',
+    'the sequencers, in failover order (credentials in an http URL become Basic auth; logs show only scheme://host:port); a `ws://`/`wss://` sequencer is called over persistent WebSocket connections with the same outcome rules',
+    (r, v, path) => {
+      const sequencers: string[] = [];
+      if (!Array.isArray(v) || v.length === 0) r.problems.push(`${path}: must be a non-empty array of http(s) or ws(s) URLs`);
+      else
+        v.forEach((s: unknown, j: number) => {
+          const u = httpUrl(s) ?? wsUrl(s);
+          if (u === undefined) r.problems.push(`${path}[${j}]: must be an http://, https://, ws:// or wss:// URL`);
+          else sequencers.push(u);
+        });
+      return sequencers;
+    },
+  ),
+  rpc: optionalUrl(
+    'an http(s) URL',
+    "the chain's own RPC, read for receipts by the sync `receipt` mode (required there)",
+    ['http:', 'https:'],
+    'must be an http:// or https:// URL',
+  ),
+  rpcWs: optionalUrl(
+    'a ws(s) URL',
+    "the chain RPC's WebSocket: the `receipt` mode asks for receipts on each new head instead of every `sync.pollMs`",
+    ['ws:', 'wss:'],
+    'must be a ws:// or wss:// URL',
+  ),
+  forward: {
+    strategy: oneOf<ForwardStrategy>(['failover', 'fanout'], 'failover', 'the sequencers one after another, or all at once ([design.md §5](design.md#s5))'),
+    timeoutMs: int(2000, 10, 60000, 'per-attempt timeout, from the moment the request is written'),
+    maxInFlight: int(1024, 1, 1_000_000, 'forwards in flight for the chain, per thread; beyond it 503 `overloaded` at once'),
+    connections: int(
+      128,
+      1,
+      1024,
+      'keep-alive connections per sequencer, per thread: requests written at once (a `ws(s)://` sequencer: calls in flight at once)',
+    ),
+    queueMs: int(1000, 1, 60_000, 'how long a forward may wait for a free connection; past it 503 `overloaded`, not sent'),
+    wsConnections: int(
+      2,
+      1,
+      64,
+      'WebSocket connections kept open per `ws(s)://` sequencer, per thread: many calls in flight on each, answers by id, pings every 10 s, reopened 0.1 s doubling to 5 s',
+    ),
+  },
+  probe: {
+    intervalMs: int(1000, 50, 600_000, 'period of the sequencer health probe (`eth_chainId`)'),
+    timeoutMs: int(1000, 10, 60_000, 'timeout of the health probe'),
+  },
+  /** eth_sendRawTransactionSync (EIP-7966): off unless a deployment turns it on (src/sync/). */
+  sync: {
+    enabled: bool(false, 'serve `eth_sendRawTransactionSync` on this chain (off: 400 `method_not_found`)'),
+    maxWaitMs: int(2000, 1, 60_000, "the longest a sync call waits for its receipt; a client's timeout is capped by it"),
+    mode: oneOf<'forward' | 'receipt'>(
+      ['forward', 'receipt'],
+      'forward',
+      '`forward`: the sync method goes to the sequencer; `receipt`: the plain send, then the receipt from `chains[].rpc` (on each new head where `rpcWs` is set, else every `pollMs`)',
+    ),
+    syncTimeoutFormat: oneOf<'number' | 'hex' | 'omit'>(
+      ['number', 'hex', 'omit'],
+      'number',
+      'how the wait is sent: `number` (EIP, Erigon), `hex` (Nitro, Bor, viem), `omit` (the transaction alone, e.g. anvil)',
+    ),
+    maxWaiting: int(
+      256,
+      1,
+      1024,
+      'sync calls waiting at once for the chain, per thread, each on a connection of its own; beyond it 503 `overloaded`, not sent',
+    ),
+    pollMs: int(100, 10, 5_000, '`receipt` mode: the interval between receipt requests to the chain RPC while no head subscription is live'),
+    receiptTtlMs: int(60_000, 0, 600_000, 'how long a receipt answered is kept to answer a resend of the same bytes without a forward (0: not kept)'),
+  },
+} satisfies Section;
+
+/** The rules between one chain's fields. */
+function checkChain(r: Reader, c: Values<typeof CHAIN>, raw: Record<string, unknown>, f: string): void {
+  if (c.sync.mode === 'receipt' && raw.rpc === undefined)
+    r.problems.push(`${f}.rpc: required by sync.mode "receipt" (the chain RPC the receipts are read from)`);
+}
+
+/** uWS counts idle time in 4-second ticks and needs at least 8 s (0 turns the timeout off). */
+const idleTicks = (v: number) => (v !== 0 && (v < 8 || v % 4 !== 0) ? 'must be 0 (never) or a multiple of 4 from 8 to 960' : null);
+
+/**
+ * Every field of the configuration, declared once: validation reads it, and the table in
+ * docs/operations.md is rendered from it. Every field has a default except `chains`.
+ */
+export const CONFIG = {
+  listen: {
+    host: str('0.0.0.0', "the public listener's address"),
+    port: int(8080, 0, 65535, "the public listener's port (0: any free port)"),
+  },
+  internal: {
+    enabled: bool(true, 'the internal listener (metrics, health and readiness mirrors); never expose it publicly'),
+    host: str('127.0.0.1', "the internal listener's address"),
+    port: int(9464, 0, 65535, "the internal listener's port"),
+  },
+  limits: {
+    maxBodyBytes: int(65536, 512, 65536, 'request body cap; over it: 413, unread'),
+    chainIdMaxBodyBytes: int(512, 64, 512, 'body cap of `eth_chainId` (at most `maxBodyBytes`)'),
+    // Bodies being read, every thread together (http/body-budget.ts): 64 MiB holds 1,024 bodies at the cap.
+    maxBufferedBodyBytes: int(
+      64 * 1024 * 1024,
+      65536,
+      1024 * 1024 * 1024,
+      'bodies being read at once, every thread of the process together; a body that does not fit: 503 `overloaded`, unread',
+    ),
+  },
+  allowUntipped: bool(false, "the deployment's permission for untipped plain transfers (the account's is needed too)"),
+  chains: list(CHAIN, 'chain', 'the chains served, each with the fields below', checkChain),
+  accounts: ACCOUNTS,
+  log: {
+    level: custom<LogLevel>(choices(LOG_LEVELS), '`info`', 'log level; env `TXGATE_LOG_LEVEL` overrides it', (r, v, _path, ctx) => {
+      const env = ctx.env.TXGATE_LOG_LEVEL;
+      return r.oneOf<LogLevel>(env ?? v, env === undefined ? 'log.level' : 'TXGATE_LOG_LEVEL', 'info', LOG_LEVELS);
+    }),
+  },
+  shutdown: { graceMs: int(10_000, 0, 600_000, 'how long requests in flight may finish after SIGTERM') },
+  workers: int(defaultWorkers, 1, 256, 'uWS worker threads sharing the port', { shown: 'number of cores' }),
+  metrics: { enabled: bool(true, 'Prometheus metrics on the internal listener') },
+  profiling: { serverTiming: bool(false, 'add a `Server-Timing` header with per-stage durations') },
+  tipAddresses: { maxAgeSeconds: int(60, 0, 86_400, '`Cache-Control` max-age of `GET /tip-addresses`') },
+  dedup: {
+    acceptedTtlMs: int(5000, 0, 600_000, 'how long an accepted hash is answered without a second forward (0 disables)'),
+    maxEntries: int(100_000, 1, 10_000_000, 'bound on remembered hashes'),
+  },
+  crypto: {
+    secp256k1: oneOf<Secp256k1Binding>(
+      SECP256K1_BINDINGS,
+      'npm',
+      'which libsecp256k1 recovers signatures: `npm` (prebuilt in the `secp256k1` package) or `system` (see below)',
+    ),
+    signature: oneOf<SignatureCheck>(
+      SIGNATURE_CHECKS,
+      'curve',
+      "how an EIP-1559 signature is checked: `curve` (every check recovery makes but the last, without recovering; the sender is recovered only for a grant's sender allow-list) or `recover` (the sender's key is always recovered); see below",
+    ),
+  },
+  busyPoll: bool(
+    false,
+    'spin a nice-19 thread beside each server thread while traffic flows, so the core never idles (see below); it parks after 1 s without requests; refused under a CPU quota (cgroup `cpu.max`, Kubernetes CPU limits), which a spinner would spend',
+  ),
+  /** The WebSocket lane on the public port (src/ws/): off unless a deployment turns it on (docs/design.md §6.1). */
+  websocket: {
+    enabled: bool(false, 'the WebSocket lane on `GET /` (see [Extensions](#extensions))'),
+    maxInFlight: int(256, 1, 65_536, 'requests in flight per connection; beyond it a frame is answered 503 `overloaded`, nothing sent'),
+    maxConnectionsPerAccount: int(
+      16,
+      1,
+      10_000,
+      'open connections per account, per edge process (counted across its worker threads); beyond it the upgrade is 429 `too_many_connections`',
+    ),
+    idleTimeoutSeconds: int(60, 0, 960, 'no frame either way for this long closes a connection; the server pings before it (0: never)', {
+      allowed: 'integer, 0 or a multiple of 4 from 8 to 960',
+      check: idleTicks,
+    }),
+    maxBackpressureBytes: int(
+      4 << 20,
+      64 << 10,
+      1 << 30,
+      'answer bytes a connection may leave unread: past half, new frames are `overloaded`; past all, the connection is closed 1013 (its requests in flight unanswered, logged)',
+    ),
+  },
+} satisfies Section;
+
+export type Config = Values<typeof CONFIG>;
+export type ChainConfig = Config['chains'][number];
+export type SyncConfig = ChainConfig['sync'];
+export type WebSocketConfig = Config['websocket'];
 
 /**
  * Validates a parsed configuration object. `baseDir` resolves relative file paths (the
@@ -166,105 +249,35 @@ const HOSTNAME = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(?:\.[a-z0-9](?:[a-z0
  */
 export function parseConfig(input: unknown, baseDir: string, env: NodeJS.ProcessEnv = process.env): Config {
   const r = new Reader();
-  const top = r.obj(input, 'config', [
-    'listen',
-    'internal',
-    'limits',
-    'allowUntipped',
-    'chains',
-    'accounts',
-    'log',
-    'shutdown',
-    'workers',
-    'metrics',
-    'profiling',
-    'tipAddresses',
-    'dedup',
-    'crypto',
-    'busyPoll',
-    'websocket',
-  ]);
   if (!isObj(input)) r.problems.push('config: must be a JSON object');
-
-  const listenIn = r.obj(top.listen, 'listen', ['host', 'port']);
-  const internalIn = r.obj(top.internal, 'internal', ['enabled', 'host', 'port']);
-  const limitsIn = r.obj(top.limits, 'limits', ['maxBodyBytes', 'chainIdMaxBodyBytes', 'maxBufferedBodyBytes']);
-  const accountsIn = r.obj(top.accounts, 'accounts', ['store', 'file', 'url', 'maxStaleMs', 'resyncMs', 'startWaitMs']);
-  const accountsStore = r.oneOf<'file' | 'postgres'>(accountsIn.store, 'accounts.store', 'file', ['file', 'postgres']);
-  const accountsUrl = typeof accountsIn.url === 'string' ? accountsIn.url : '';
-  if (accountsStore === 'postgres' && !/^postgres(?:ql)?:\/\/./.test(accountsUrl))
-    r.problems.push('accounts.url: required with store "postgres" (postgres://user:password@host:port/db)');
-  if (accountsIn.url !== undefined && typeof accountsIn.url !== 'string') r.problems.push('accounts.url: must be a string');
-  const logIn = r.obj(top.log, 'log', ['level']);
-  const shutdownIn = r.obj(top.shutdown, 'shutdown', ['graceMs']);
-  const metricsIn = r.obj(top.metrics, 'metrics', ['enabled']);
-  const profilingIn = r.obj(top.profiling, 'profiling', ['serverTiming']);
-  const cryptoIn = r.obj(top.crypto, 'crypto', ['secp256k1', 'signature']);
-  const tipIn = r.obj(top.tipAddresses, 'tipAddresses', ['maxAgeSeconds']);
-  const dedupIn = r.obj(top.dedup, 'dedup', ['acceptedTtlMs', 'maxEntries']);
-  const wsIn = r.obj(top.websocket, 'websocket', ['enabled', 'maxInFlight', 'maxConnectionsPerAccount', 'idleTimeoutSeconds', 'maxBackpressureBytes']);
-  const idleTimeoutSeconds = r.int(wsIn.idleTimeoutSeconds, 'websocket.idleTimeoutSeconds', 60, 0, 960);
-  // uWS counts idle time in 4-second ticks and needs at least 8 s (0 turns the timeout off).
-  if (idleTimeoutSeconds !== 0 && (idleTimeoutSeconds < 8 || idleTimeoutSeconds % 4 !== 0))
-    r.problems.push('websocket.idleTimeoutSeconds: must be 0 (never) or a multiple of 4 from 8 to 960');
-
-  const maxBodyBytes = r.int(limitsIn.maxBodyBytes, 'limits.maxBodyBytes', 65536, 512, 65536);
-  const chainIdMaxBodyBytes = r.int(limitsIn.chainIdMaxBodyBytes, 'limits.chainIdMaxBodyBytes', 512, 64, 512);
-  // Bodies being read, every thread together (http/body-budget.ts): 64 MiB holds 1,024 bodies at the cap.
-  const maxBufferedBodyBytes = r.int(limitsIn.maxBufferedBodyBytes, 'limits.maxBufferedBodyBytes', 64 * 1024 * 1024, 65536, 1024 * 1024 * 1024);
-
-  const envLevel = env.TXGATE_LOG_LEVEL;
-  const level = r.oneOf<LogLevel>(envLevel ?? logIn.level, envLevel === undefined ? 'log.level' : 'TXGATE_LOG_LEVEL', 'info', LOG_LEVELS);
-
-  const chains = readChains(r, top.chains);
-
-  const cfg: Config = {
-    listen: {
-      host: r.str(listenIn.host, 'listen.host', '0.0.0.0'),
-      port: r.int(listenIn.port, 'listen.port', 8080, 0, 65535),
-    },
-    internal: {
-      enabled: r.bool(internalIn.enabled, 'internal.enabled', true),
-      host: r.str(internalIn.host, 'internal.host', '127.0.0.1'),
-      port: r.int(internalIn.port, 'internal.port', 9464, 0, 65535),
-    },
-    limits: { maxBodyBytes, chainIdMaxBodyBytes: Math.min(chainIdMaxBodyBytes, maxBodyBytes), maxBufferedBodyBytes },
-    allowUntipped: r.bool(top.allowUntipped, 'allowUntipped', false),
-    chains,
-    accounts: {
-      store: accountsStore,
-      file: resolve(baseDir, r.str(accountsIn.file, 'accounts.file', './accounts.json')),
-      url: accountsUrl,
-      maxStaleMs: r.int(accountsIn.maxStaleMs, 'accounts.maxStaleMs', 120_000, 1_000, 86_400_000),
-      resyncMs: r.int(accountsIn.resyncMs, 'accounts.resyncMs', 30_000, 200, 3_600_000),
-      startWaitMs: r.int(accountsIn.startWaitMs, 'accounts.startWaitMs', 30_000, 0, 3_600_000),
-    },
-    log: { level },
-    shutdown: { graceMs: r.int(shutdownIn.graceMs, 'shutdown.graceMs', 10_000, 0, 600_000) },
-    workers: r.int(top.workers, 'workers', defaultWorkers(), 1, 256),
-    metrics: { enabled: r.bool(metricsIn.enabled, 'metrics.enabled', true) },
-    profiling: { serverTiming: r.bool(profilingIn.serverTiming, 'profiling.serverTiming', false) },
-    busyPoll: r.bool(top.busyPoll, 'busyPoll', false),
-    crypto: {
-      secp256k1: r.oneOf<Secp256k1Binding>(cryptoIn.secp256k1, 'crypto.secp256k1', 'npm', SECP256K1_BINDINGS),
-      signature: r.oneOf<SignatureCheck>(cryptoIn.signature, 'crypto.signature', 'curve', SIGNATURE_CHECKS),
-    },
-    tipAddresses: { maxAgeSeconds: r.int(tipIn.maxAgeSeconds, 'tipAddresses.maxAgeSeconds', 60, 0, 86_400) },
-    dedup: {
-      acceptedTtlMs: r.int(dedupIn.acceptedTtlMs, 'dedup.acceptedTtlMs', 5000, 0, 600_000),
-      maxEntries: r.int(dedupIn.maxEntries, 'dedup.maxEntries', 100_000, 1, 10_000_000),
-    },
-    websocket: {
-      enabled: r.bool(wsIn.enabled, 'websocket.enabled', false),
-      maxInFlight: r.int(wsIn.maxInFlight, 'websocket.maxInFlight', 256, 1, 65_536),
-      maxConnectionsPerAccount: r.int(wsIn.maxConnectionsPerAccount, 'websocket.maxConnectionsPerAccount', 16, 1, 10_000),
-      idleTimeoutSeconds,
-      maxBackpressureBytes: r.int(wsIn.maxBackpressureBytes, 'websocket.maxBackpressureBytes', 4 << 20, 64 << 10, 1 << 30),
-    },
-  };
-
+  const cfg = readSection(r, CONFIG, input, 'config', '', { baseDir, env });
+  checkAccounts(r, cfg.accounts);
+  if (isObj(input) && Array.isArray(input.chains)) checkChains(r, input.chains);
   if (r.problems.length > 0) throw new ConfigError(r.problems);
-  return deepFreeze(cfg);
+  const limits = { ...cfg.limits, chainIdMaxBodyBytes: Math.min(cfg.limits.chainIdMaxBodyBytes, cfg.limits.maxBodyBytes) };
+  return deepFreeze({ ...cfg, limits });
+}
+
+/** The rules between chains: a chain id configured once, a hostname bound to one chain only. */
+function checkChains(r: Reader, chains: readonly unknown[]): void {
+  const hostOwner = new Map<string, number>();
+  const chainIds = new Set<unknown>();
+  chains.forEach((c, i) => {
+    if (!isObj(c)) return;
+    const f = `chains[${i}]`;
+    if (Number.isInteger(c.chainId) && (c.chainId as number) >= 1) {
+      if (chainIds.has(c.chainId)) r.problems.push(`${f}.chainId: ${c.chainId} is configured twice`);
+      chainIds.add(c.chainId);
+    }
+    if (!Array.isArray(c.hosts)) return;
+    c.hosts.forEach((h: unknown, j: number) => {
+      const host = hostnameOf(h);
+      if (host === undefined) return;
+      const owner = hostOwner.get(host);
+      if (owner !== undefined) r.problems.push(`${f}.hosts[${j}]: "${host}" is already bound to chains[${owner}]`);
+      hostOwner.set(host, i);
+    });
+  });
 }
 
 /** The normalised URL when `v` is a URL of one of `schemes` (as `URL.protocol` gives them), else undefined. */
@@ -279,92 +292,6 @@ function urlOf(v: unknown, schemes: readonly string[]): string | undefined {
 }
 const httpUrl = (v: unknown) => urlOf(v, ['http:', 'https:']);
 const wsUrl = (v: unknown) => urlOf(v, ['ws:', 'wss:']);
-
-/** The `chains` array: each chain's fields, and hostnames bound to one chain only. */
-function readChains(r: Reader, value: unknown): ChainConfig[] {
-  const chains: ChainConfig[] = [];
-  const hostOwner = new Map<string, number>();
-  const chainIds = new Set<number>();
-  if (value === undefined) r.problems.push('chains: required (at least one chain)');
-  else if (!Array.isArray(value) || value.length === 0) r.problems.push('chains: must be a non-empty array');
-  else {
-    value.forEach((c: unknown, i: number) => {
-      const f = `chains[${i}]`;
-      const cin = r.obj(c, f, ['chainId', 'hardfork', 'hosts', 'sequencers', 'rpc', 'rpcWs', 'forward', 'probe', 'sync']);
-      if (!isObj(c)) return;
-      const chainId = r.int(cin.chainId, `${f}.chainId`, 0, 1, Number.MAX_SAFE_INTEGER);
-      if (cin.chainId === undefined) r.problems.push(`${f}.chainId: required`);
-      else if (chainIds.has(chainId)) r.problems.push(`${f}.chainId: ${chainId} is configured twice`);
-      chainIds.add(chainId);
-
-      const hosts: string[] = [];
-      if (!Array.isArray(cin.hosts) || cin.hosts.length === 0) r.problems.push(`${f}.hosts: must be a non-empty array of hostnames`);
-      else
-        cin.hosts.forEach((h: unknown, j: number) => {
-          const hf = `${f}.hosts[${j}]`;
-          if (typeof h !== 'string' || !HOSTNAME.test(h.toLowerCase())) {
-            r.problems.push(`${hf}: must be a bare hostname (no scheme, port or path)`);
-            return;
-          }
-          const host = h.toLowerCase();
-          const owner = hostOwner.get(host);
-          if (owner !== undefined) r.problems.push(`${hf}: "${host}" is already bound to chains[${owner}]`);
-          hostOwner.set(host, i);
-          hosts.push(host);
-        });
-
-      const sequencers: string[] = [];
-      if (!Array.isArray(cin.sequencers) || cin.sequencers.length === 0) r.problems.push(`${f}.sequencers: must be a non-empty array of http(s) or ws(s) URLs`);
-      else
-        cin.sequencers.forEach((s: unknown, j: number) => {
-          const u = httpUrl(s) ?? wsUrl(s);
-          if (u === undefined) r.problems.push(`${f}.sequencers[${j}]: must be an http://, https://, ws:// or wss:// URL`);
-          else sequencers.push(u);
-        });
-
-      const fwd = r.obj(cin.forward, `${f}.forward`, ['strategy', 'timeoutMs', 'maxInFlight', 'connections', 'queueMs', 'wsConnections']);
-      const probe = r.obj(cin.probe, `${f}.probe`, ['intervalMs', 'timeoutMs']);
-      const sync = r.obj(cin.sync, `${f}.sync`, ['enabled', 'maxWaitMs', 'mode', 'syncTimeoutFormat', 'maxWaiting', 'pollMs', 'receiptTtlMs']);
-      const rpc = cin.rpc === undefined ? null : (httpUrl(cin.rpc) ?? null);
-      if (cin.rpc !== undefined && rpc === null) r.problems.push(`${f}.rpc: must be an http:// or https:// URL`);
-      const rpcWs = cin.rpcWs === undefined ? null : (wsUrl(cin.rpcWs) ?? null);
-      if (cin.rpcWs !== undefined && rpcWs === null) r.problems.push(`${f}.rpcWs: must be a ws:// or wss:// URL`);
-      const syncMode = r.oneOf<'forward' | 'receipt'>(sync.mode, `${f}.sync.mode`, 'forward', ['forward', 'receipt']);
-      if (syncMode === 'receipt' && cin.rpc === undefined)
-        r.problems.push(`${f}.rpc: required by sync.mode "receipt" (the chain RPC the receipts are read from)`);
-      chains.push({
-        chainId,
-        hardfork: r.oneOf(cin.hardfork, `${f}.hardfork`, 'prague', HARDFORKS),
-        hosts,
-        sequencers,
-        rpc,
-        rpcWs,
-        forward: {
-          strategy: r.oneOf<ForwardStrategy>(fwd.strategy, `${f}.forward.strategy`, 'failover', ['failover', 'fanout']),
-          timeoutMs: r.int(fwd.timeoutMs, `${f}.forward.timeoutMs`, 2000, 10, 60000),
-          maxInFlight: r.int(fwd.maxInFlight, `${f}.forward.maxInFlight`, 1024, 1, 1_000_000),
-          connections: r.int(fwd.connections, `${f}.forward.connections`, 128, 1, 1024),
-          queueMs: r.int(fwd.queueMs, `${f}.forward.queueMs`, 1000, 1, 60_000),
-          wsConnections: r.int(fwd.wsConnections, `${f}.forward.wsConnections`, 2, 1, 64),
-        },
-        probe: {
-          intervalMs: r.int(probe.intervalMs, `${f}.probe.intervalMs`, 1000, 50, 600_000),
-          timeoutMs: r.int(probe.timeoutMs, `${f}.probe.timeoutMs`, 1000, 10, 60_000),
-        },
-        sync: {
-          enabled: r.bool(sync.enabled, `${f}.sync.enabled`, false),
-          maxWaitMs: r.int(sync.maxWaitMs, `${f}.sync.maxWaitMs`, 2000, 1, 60_000),
-          mode: syncMode,
-          pollMs: r.int(sync.pollMs, `${f}.sync.pollMs`, 100, 10, 5_000),
-          receiptTtlMs: r.int(sync.receiptTtlMs, `${f}.sync.receiptTtlMs`, 60_000, 0, 600_000),
-          syncTimeoutFormat: r.oneOf<'number' | 'hex' | 'omit'>(sync.syncTimeoutFormat, `${f}.sync.syncTimeoutFormat`, 'number', ['number', 'hex', 'omit']),
-          maxWaiting: r.int(sync.maxWaiting, `${f}.sync.maxWaiting`, 256, 1, 1024),
-        },
-      });
-    });
-  }
-  return chains;
-}
 
 export function defaultWorkers(): number {
   return Math.max(1, availableParallelism());

@@ -3,10 +3,12 @@
  * header, and `redact` guards the paths where a key could still slip in by mistake.
  */
 import { pino, type Logger, type DestinationStream } from 'pino';
-import type { LogLevel } from './config.js';
 import { LogSink } from './log-sink.js';
 import { isMainThread, parentPort } from 'node:worker_threads';
 import { prettyFactory } from 'pino-pretty';
+
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export type { Logger };
 

@@ -10,7 +10,6 @@
  */
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import type { Secp256k1Binding } from './config.js';
 import type * as Uws from 'uWebSockets.js';
 import { createKeccak } from 'hash-wasm';
 
@@ -26,6 +25,14 @@ export class NativeLoadError extends Error {
 export type UwsModule = typeof Uws;
 
 let uwsModule: UwsModule | undefined;
+
+/**
+ * Which library recovers signatures on the hot path: `npm` (the prebuilt binding inside the
+ * `secp256k1` package, the default: `npm ci` installs it) or `system` (the system's
+ * libsecp256k1 0.2+, built by `npm run build:secp256k1`; see below).
+ */
+export type Secp256k1Binding = 'npm' | 'system';
+export const SECP256K1_BINDINGS: readonly Secp256k1Binding[] = ['npm', 'system'];
 
 /** The native uWebSockets.js binding for this platform and Node ABI, or a NativeLoadError. */
 export function uws(): UwsModule {

@@ -4,9 +4,8 @@
  * and readiness mirrors) on the main thread. With one worker, everything runs on the main thread.
  */
 import { createServer } from 'node:net';
-import { openStore } from './accounts/open-store.js';
-import type { AccountChange } from './accounts/postgres/snapshot.js';
-import type { PostgresAccountStore } from './accounts/postgres/store.js';
+import { openSharedStore } from './accounts/open-store.js';
+import type { SharedAccountStore } from './accounts/types.js';
 import { createApp, slotCount, type App } from './app.js';
 import type { Config } from './config.js';
 import { InternalServer } from './http/internal.js';
@@ -27,7 +26,7 @@ export interface Service {
   readonly internalPort: number | null;
   readonly chains: readonly number[];
   readiness(): Promise<ReadinessReport>;
-  /** Re-read the accounts file in every thread (SIGHUP). */
+  /** Re-read the accounts in every thread (SIGHUP), where the store does not hear the signal itself. */
   reload(): void;
   stop(): Promise<void>;
   /**
@@ -83,7 +82,7 @@ async function startSingle(config: Config, log: Logger): Promise<Service> {
     chains: app.chains.map((c) => c.chainId),
     readiness,
     reload: () => {
-      void app.store.reload?.('SIGHUP');
+      if (app.store.hearsSignal !== true) void app.store.reload?.('SIGHUP');
     },
     async stop() {
       await app.stop();
@@ -111,14 +110,14 @@ function mergeReadiness(all: readonly WorkerSnapshot[]): ReadinessReport {
 }
 
 /**
- * The database account store of a threaded process: one listener, on the main thread, pushing
- * every change to the workers' mirrors. Null with the accounts file (each worker reads it).
+ * The account store of a threaded process where its kind is shared (e.g. one database listener
+ * per process): run on the main thread, pushing every change to the workers' mirrors. Null where
+ * each worker opens its own (the accounts file: each reads it).
  */
-async function sharedStore(config: Config, log: Logger): Promise<PostgresAccountStore | null> {
-  if (config.accounts.store !== 'postgres') return null;
-  const pg = openStore(config, log) as PostgresAccountStore;
-  await pg.start();
-  return pg;
+async function sharedStore(config: Config, log: Logger): Promise<SharedAccountStore | null> {
+  const store = openSharedStore(config.accounts, log);
+  await store?.start();
+  return store;
 }
 
 async function startThreads(config: Config, log: Logger, pretty: boolean): Promise<Service> {
@@ -137,20 +136,20 @@ async function startThreads(config: Config, log: Logger, pretty: boolean): Promi
     health: board.buffers,
     bodies: BodyBudget.allocate(),
   };
-  const pg = await sharedStore(config, log);
-  const accounts = pg === null ? null : { state: pg.state.buffer, docs: pg.ready ? pg.current() : null };
+  const store = await sharedStore(config, log);
+  const accounts = store === null ? null : store.mirrorSeed();
   const colorize = process.stdout.isTTY === true;
   const pool = await WorkerPool.start(config.workers, (index) => ({ config: cfg, index, shared, accounts, pretty, colorize }), log);
-  if (pg !== null) {
-    const push = (docs: readonly AccountChange[]) => pool.send({ type: 'accounts', docs });
-    pg.onChange(push);
-    if (pg.ready) push(pg.current()); // a change while the workers started
+  if (store !== null) {
+    const push = (update: unknown) => pool.send({ type: 'accounts', update });
+    store.onChange(push);
+    if (store.ready) push(store.current()); // a change while the workers started
   }
   const readiness = async () => mergeReadiness(await pool.snapshots());
   const { internal, internalPort, timer, refresh } = await startInternal(config, log, async () => (await pool.snapshots()).map((a) => a.metrics), readiness);
   // The public port opens last, on every thread: a supervisor that waits for /health finds
   // the internal listener and every thread up.
-  await pg?.whenLoaded(); // the database store's first load is in every thread before the port opens
+  await store?.whenLoaded(); // a shared store's first load is in every thread before the port opens
   await pool.listen();
   await refresh();
   return {
@@ -160,7 +159,7 @@ async function startThreads(config: Config, log: Logger, pretty: boolean): Promi
     chains: config.chains.map((c) => c.chainId),
     readiness,
     reload: () => {
-      if (pg !== null) void pg.reload('SIGHUP');
+      if (store !== null) void store.reload('SIGHUP');
       else pool.send({ type: 'reload' });
     },
     async stop() {
@@ -168,7 +167,7 @@ async function startThreads(config: Config, log: Logger, pretty: boolean): Promi
       if (timer !== undefined) clearInterval(timer);
       internal?.close();
       await prober.stop();
-      pg?.close();
+      store?.close();
     },
     onFailure(cb) {
       pool.whenFailed(cb);

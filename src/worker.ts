@@ -5,7 +5,7 @@
  * (SIGHUP) and to drain (SIGTERM).
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { MirrorAccountStore } from './accounts/postgres/mirror.js';
+import { openMirror } from './accounts/open-store.js';
 import { createApp } from './app.js';
 import { createLogger, flushLogs } from './log.js';
 import { initCrypto, uws } from './native.js';
@@ -19,7 +19,7 @@ const send = (m: FromWorker) => port.postMessage(m);
 uws();
 await initCrypto(data.config.crypto.secp256k1);
 const log = createLogger({ level: data.config.log.level, pretty: data.pretty, colorize: data.colorize }).child({ worker: data.index });
-const mirror = data.accounts === null ? null : new MirrorAccountStore(data.accounts.state, data.config.accounts.maxStaleMs, data.accounts.docs);
+const mirror = data.accounts === null ? null : openMirror(data.config.accounts, data.accounts);
 const app = createApp({
   config: data.config,
   log,
@@ -50,8 +50,8 @@ port.on('message', (m: ToWorker) => {
       (e: unknown) => send({ type: 'listenFailed', why: String(e) }),
     );
   else if (m.type === 'snapshot') send({ type: 'snapshot', id: m.id, metrics: app.metrics?.snapshot() ?? [], readiness: app.readiness.report() });
-  else if (m.type === 'accounts') mirror?.update(m.docs);
-  else if (m.type === 'reload') void app.store.reload?.('SIGHUP');
+  else if (m.type === 'accounts') mirror?.update(m.update);
+  else if (m.type === 'reload' && app.store.hearsSignal !== true) void app.store.reload?.('SIGHUP');
   else if (m.type === 'drain')
     void app.stop().then(() => {
       // The worker's batched log lines reach stdout before the thread is let go (bounded: a

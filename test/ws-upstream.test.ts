@@ -11,6 +11,7 @@ import { createPublicClient, http, type Hex } from 'viem';
 import type WebSocket from 'ws';
 import { WebSocketServer } from 'ws';
 import { startAnvil, type Anvil } from '../src/dev/anvil.js';
+import { ignoredFrames } from '../src/forward/peer-frames.js';
 import { keysInLogs, MIN_TIP, newKey, startGate, stubChain, TIP, type Gate } from './support/harness.js';
 import { rpc } from './support/http.js';
 import { freePort } from './support/processes.js';
@@ -91,11 +92,14 @@ describe('a ws:// sequencer, faults injected', () => {
       ws.send(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: txHash(String(m.params[0])) }));
       ws.send(JSON.stringify({ jsonrpc: '2.0', id: m.id, error: { code: -32000, message: 'a duplicate, ignored' } }));
     };
+    const ignored = ignoredFrames.sequencer;
     for (let i = 0; i < 3; i++) {
       const raw = await next();
       const r = await submit(gate, raw);
       assert.equal(r.json.result, txHash(raw), JSON.stringify(r.json));
     }
+    // Each call's four frames that answered nothing are counted (txgate_peer_frames_ignored_total); the duplicate may still be on its way.
+    assert.ok(ignoredFrames.sequencer - ignored >= 3 * 4, `ignored: ${ignoredFrames.sequencer - ignored}`);
     // A refusal by id is passed through as for HTTP.
     stub.onCall = (m, ws) => ws.send(JSON.stringify({ jsonrpc: '2.0', id: m.id, error: { code: -32000, message: 'txpool is full' } }));
     const r = await submit(gate, await next());

@@ -19,9 +19,8 @@ import { settleKeyClaims } from './key-claims.js';
 import type { AccountsSnapshot } from './parse.js';
 import type { RefusedClaim } from './key-claims.js';
 import { initChecksum } from './checksum.js';
-import type { Account, AccountStore } from './types.js';
-
-export type ReloadResult = 'loaded' | 'unchanged' | 'invalid';
+import { type Lookup, StoreBase } from './store-base.js';
+import type { Account, AccountStore, ReloadResult } from './types.js';
 
 /**
  * Every worker thread reads the file itself, but the operator reads one refusal: the first
@@ -38,10 +37,25 @@ export interface FileStoreOptions {
   readonly onReload?: (result: ReloadResult, accounts: number) => void;
 }
 
-export class FileAccountStore implements AccountStore {
+/** The parsed file as the store's lookup. */
+class FileSnapshot implements Lookup {
+  constructor(readonly parsed: AccountsSnapshot) {}
+  byHash(keySha256Hex: string): Account | undefined {
+    return this.parsed.byHash.get(keySha256Hex);
+  }
+  get size(): number {
+    return this.parsed.accounts.length;
+  }
+}
+
+const EMPTY = new FileSnapshot({ byHash: new Map(), accounts: [] });
+
+export class FileAccountStore extends StoreBase implements AccountStore {
+  protected snap = EMPTY;
   /** A file is never stale: it is the source itself. */
-  readonly stale = false;
-  private snapshot: AccountsSnapshot | null = null;
+  protected readonly freshness = null;
+  /** Signals reach the main thread only (worker threads are told to reload by a message). */
+  readonly hearsSignal = isMainThread;
   private digest = '';
   /** The content last refused: the same bytes seen again (watch, then poll) are not refused twice. */
   private refusedDigest = '';
@@ -57,27 +71,17 @@ export class FileAccountStore implements AccountStore {
   /** Key claims refused in the snapshot in force (`claimer/hash`), each logged once while it lasts. */
   private refusedClaims = new Set<string>();
 
-  constructor(private readonly opts: FileStoreOptions) {}
-
-  byKeyHash(keySha256Hex: string): Account | undefined {
-    return this.snapshot?.byHash.get(keySha256Hex);
-  }
-
-  get ready(): boolean {
-    return this.snapshot !== null;
+  constructor(private readonly opts: FileStoreOptions) {
+    super();
   }
 
   /** Why the file was last refused (readiness says it), or null once a read loaded. */
-  get problem(): string | null {
+  override get problem(): string | null {
     return this.refused;
   }
 
-  get size(): number {
-    return this.snapshot?.accounts.length ?? 0;
-  }
-
   get accounts(): readonly Account[] {
-    return this.snapshot?.accounts ?? [];
+    return this.snap.parsed.accounts;
   }
 
   async start(): Promise<void> {
@@ -96,7 +100,7 @@ export class FileAccountStore implements AccountStore {
     this.poll = setInterval(() => void this.checkStat(), this.opts.pollMs ?? 1000);
     this.poll.unref();
     // Signals reach the main thread only; worker threads are told to reload by a message.
-    if (isMainThread) process.on('SIGHUP', this.onHup);
+    if (this.hearsSignal) process.on('SIGHUP', this.onHup);
   }
 
   close(): void {
@@ -171,9 +175,10 @@ export class FileAccountStore implements AccountStore {
     if (digest === this.refusedDigest && !forced) return 'invalid';
     const parsed = parseAccountsText(text);
     if (!parsed.ok) return this.refuse(trigger, parsed.problems, digest);
-    const prev = this.snapshot;
+    const prev = this.loaded ? this.snap.parsed : null;
     const { snapshot: snap, refused } = settleKeyClaims(parsed.snapshot, (h) => prev?.byHash.get(h)?.id);
-    this.snapshot = snap;
+    this.snap = new FileSnapshot(snap);
+    this.loaded = true;
     this.logClaims(refused, snap);
     this.digest = digest;
     this.refusedDigest = '';
@@ -214,7 +219,7 @@ export class FileAccountStore implements AccountStore {
     this.refusedDigest = digest;
     this.refused = `accounts file refused at ${new Date().toISOString()}: ${problems.join('; ')}`;
     this.opts.log[SPEAKS ? 'error' : 'debug'](
-      { trigger, file: this.opts.file, problems, keptPrevious: this.snapshot !== null },
+      { trigger, file: this.opts.file, problems, keptPrevious: this.loaded },
       `accounts file refused: ${problems.join('; ')}`,
     );
     this.opts.onReload?.('invalid', this.size);

@@ -6,10 +6,10 @@
  * loads it with the hash held by the first claimer in document order and the other claims named
  * in `contested`, for key-claims.ts to settle against the snapshot in force.
  */
-import { isObj, type Obj } from '../config-reader.js';
+import { isObj, Reader } from '../config-reader.js';
 import { AddressList } from './address-list.js';
 import { checksumBody } from './checksum.js';
-import { ACCOUNT_LIMITS, capProblems, MAX_PROBLEMS } from './limits.js';
+import { ACCOUNT_LIMITS, capProblems } from './limits.js';
 import type { Account, FeePattern, Grant } from './types.js';
 
 export interface AccountsSnapshot {
@@ -39,18 +39,6 @@ const SHA256_HEX = /^[0-9a-fA-F]{64}$/;
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const SELECTOR = /^0x[0-9a-fA-F]{8}$/;
 const UINT = /^(?:0|[1-9][0-9]{0,77})$/;
-
-function unknownFields(o: Obj, field: string, known: readonly string[], problems: string[]): void {
-  let n = 0;
-  for (const k in o) {
-    if (known.includes(k)) continue;
-    if (++n > MAX_PROBLEMS) {
-      problems.push(`${field}: more unknown fields`);
-      return;
-    }
-    problems.push(`${field}.${k.length > 64 ? k.slice(0, 64) + '…' : k}: unknown field`);
-  }
-}
 
 /** An array within its limit, else one problem (its entries are not looked at). */
 function bounded(v: unknown[], max: number, field: string, problems: string[]): boolean {
@@ -106,6 +94,7 @@ function addressList(v: unknown[], field: string, problems: string[]): AddressLi
 
 export function parseAccounts(input: unknown, opts: ParseOptions = {}): AccountsSnapshot {
   const problems: string[] = [];
+  const r = new Reader(problems);
   const byHash = new Map<string, Account>();
   const accounts: Account[] = [];
   const hashOwner = new Map<string, string>();
@@ -114,7 +103,7 @@ export function parseAccounts(input: unknown, opts: ParseOptions = {}): Accounts
   const ids = new Set<string>();
 
   if (!isObj(input) || !Array.isArray(input.accounts)) throw new AccountsFileError(['accounts: must be an array (file: {"accounts":[…]})']);
-  unknownFields(input, '', ['accounts'], problems);
+  r.known(input, '', ['accounts']);
 
   input.accounts.forEach((a: unknown, i: number) => {
     const f = `accounts[${i}]`;
@@ -122,7 +111,7 @@ export function parseAccounts(input: unknown, opts: ParseOptions = {}): Accounts
       problems.push(`${f}: must be an object`);
       return;
     }
-    unknownFields(a, f, ['id', 'keySha256', 'submissionEnabled', 'allowUntipped', 'grants', 'note'], problems);
+    r.known(a, f, ['id', 'keySha256', 'submissionEnabled', 'allowUntipped', 'grants', 'note']);
     const bytes = docBytes(a);
     if (bytes > ACCOUNT_LIMITS.docBytes) {
       problems.push(
@@ -154,10 +143,8 @@ export function parseAccounts(input: unknown, opts: ParseOptions = {}): Accounts
         hashes.push(lower);
       });
 
-    const submissionEnabled = a.submissionEnabled === undefined ? true : a.submissionEnabled;
-    if (typeof submissionEnabled !== 'boolean') problems.push(`${f}.submissionEnabled: must be true or false`);
-    const allowUntipped = a.allowUntipped === undefined ? false : a.allowUntipped;
-    if (typeof allowUntipped !== 'boolean') problems.push(`${f}.allowUntipped: must be true or false`);
+    const submissionEnabled = r.bool(a.submissionEnabled, `${f}.submissionEnabled`, true);
+    const allowUntipped = r.bool(a.allowUntipped, `${f}.allowUntipped`, false);
 
     const grants = new Map<number, Grant>();
     if (!Array.isArray(a.grants)) problems.push(`${f}.grants: must be an array`);
@@ -172,8 +159,8 @@ export function parseAccounts(input: unknown, opts: ParseOptions = {}): Accounts
     if (id === undefined) return;
     const account: Account = Object.freeze({
       id,
-      submissionEnabled: submissionEnabled === true,
-      allowUntipped: allowUntipped === true,
+      submissionEnabled,
+      allowUntipped,
       grants,
     });
     accounts.push(account);
@@ -193,7 +180,8 @@ function parseGrant(g: unknown, f: string, accountId: string, problems: string[]
     return undefined;
   }
   const before = problems.length;
-  unknownFields(g, f, ['chainId', 'rateLimit', 'txTypes', 'tipAddresses', 'minTipWei', 'feePatterns', 'senders', 'sync'], problems);
+  const r = new Reader(problems);
+  r.known(g, f, ['chainId', 'rateLimit', 'txTypes', 'tipAddresses', 'minTipWei', 'feePatterns', 'senders', 'sync']);
   const chainId = g.chainId;
   if (typeof chainId !== 'number' || !Number.isSafeInteger(chainId) || chainId < 1) problems.push(`${f}.chainId: must be a positive integer`);
 
@@ -203,13 +191,12 @@ function parseGrant(g: unknown, f: string, accountId: string, problems: string[]
   let burst = 0;
   if (!isObj(rl)) problems.push(`${f}.rateLimit: required ({"perSecond": >0, "burst": ≥1})`);
   else {
-    unknownFields(rl, `${f}.rateLimit`, ['perSecond', 'burst'], problems);
+    r.known(rl, `${f}.rateLimit`, ['perSecond', 'burst']);
     if (typeof rl.perSecond !== 'number' || !(rl.perSecond > 0) || rl.perSecond > 1e6)
       problems.push(`${f}.rateLimit.perSecond: must be a number > 0 and ≤ 1000000`);
     else perSecond = rl.perSecond;
-    if (typeof rl.burst !== 'number' || !Number.isInteger(rl.burst) || rl.burst < 1 || rl.burst > 1e6)
-      problems.push(`${f}.rateLimit.burst: must be an integer from 1 to 1000000`);
-    else burst = rl.burst;
+    if (rl.burst === undefined) problems.push(`${f}.rateLimit.burst: must be an integer from 1 to 1000000`);
+    else burst = r.int(rl.burst, `${f}.rateLimit.burst`, 0, 1, 1e6);
   }
 
   const txTypes = new Set<number>();
@@ -242,10 +229,10 @@ function parseGrant(g: unknown, f: string, accountId: string, problems: string[]
         return;
       }
       if (p.kind === 'transfer') {
-        unknownFields(p, pf, ['kind'], problems);
+        r.known(p, pf, ['kind']);
         feePatterns.push({ kind: 'transfer' });
       } else if (p.kind === 'call') {
-        unknownFields(p, pf, ['kind', 'to', 'selector', 'receiverArg', 'amountArg'], problems);
+        r.known(p, pf, ['kind', 'to', 'selector', 'receiverArg', 'amountArg']);
         const to = address(p.to, `${pf}.to`, problems);
         const selector = typeof p.selector === 'string' && SELECTOR.test(p.selector) ? p.selector.toLowerCase() : undefined;
         if (selector === undefined) problems.push(`${pf}.selector: must be 0x + 8 hex digits`);

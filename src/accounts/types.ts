@@ -1,9 +1,11 @@
 /**
- * The account model the stages see. It is what an account store produces from its source
- * (the accounts file, or later a database): immutable snapshots, looked up synchronously.
+ * The account model the stages see, and the seam every account store is seen through. A store
+ * produces immutable accounts from its source, looked up synchronously, and says what it is: a
+ * store shared by the threads of a process (SharedAccountStore: one runs, worker threads
+ * mirror it) or one each thread opens; whether it hears SIGHUP itself; its state, if it syncs
+ * from a remote source (StoreSync); and why it could not read its source, in words.
  */
 import type { AddressList } from './address-list.js';
-import type { StoreState } from './postgres/state.js';
 
 export type FeePattern =
   | { readonly kind: 'transfer' }
@@ -60,10 +62,12 @@ export interface AccountStore {
   readonly stale: boolean;
   /** Accounts in the current snapshot. */
   readonly size: number;
-  /** Why the store could not be read last time (a database store: unreachable, permission denied…), null once it could. */
+  /** Why the store could not read its source last time (unreachable, permission denied, an invalid file…), null once it could. */
   readonly problem?: string | null;
-  /** A database store's state shared across threads (what the metrics read), where there is one. */
-  readonly state?: StoreState;
+  /** The state of a store synced from a remote source (what the metrics read), where it is one. */
+  readonly state?: StoreSync;
+  /** True where the store re-reads its source on SIGHUP by itself; otherwise the service calls `reload` on the signal. */
+  readonly hearsSignal?: boolean;
   /** Reads the accounts again now (SIGHUP), where the store reads them itself (not a mirror). */
   reload?(trigger: string): Promise<unknown>;
   /** Resolves once the first snapshot is in force, where the store loads in the background (the database store). */
@@ -71,4 +75,41 @@ export interface AccountStore {
   /** Loads the first snapshot (resolves even if invalid: `ready` tells) and starts watching. */
   start(): Promise<void>;
   close(): void;
+}
+
+/** What a reload of a store that reads its source itself found (the accounts file): the `result` label of txgate_account_reloads_total. */
+export type ReloadResult = 'loaded' | 'unchanged' | 'invalid';
+
+/** How a store synced from a remote source is doing, shared by every thread that reads it. */
+export interface StoreSync {
+  /** Milliseconds since the snapshot was last synced with the source (Infinity before the first). */
+  ageMs(): number;
+  /** Whether the source answered the store's last call. */
+  readonly up: boolean;
+  /** Why the last call failed, in words (null once a call succeeds). */
+  readonly problem: string | null;
+  /** Change notifications received, periodic resyncs that succeeded, calls that failed. */
+  readonly notifications: number;
+  readonly resyncs: number;
+  readonly failures: number;
+}
+
+/**
+ * A store one thread runs for the whole process (one connection and listener per process, not
+ * per thread): each worker thread holds a mirror of it (openMirror in open-store.ts), started
+ * from `mirrorSeed()` and kept in step by the updates `onChange` hands on. Seed and updates are
+ * structured-clone data only the store's own kind reads.
+ */
+export interface SharedAccountStore extends AccountStore {
+  mirrorSeed(): unknown;
+  onChange(cb: (update: unknown) => void): void;
+  /** Every account in force, as one update (mirrors started while the first load ran catch up with it). */
+  current(): unknown;
+  whenLoaded(): Promise<void>;
+  reload(trigger: string): Promise<unknown>;
+}
+
+/** A worker thread's copy of a shared store, applying the updates the main thread's store hands on. */
+export interface MirrorStore extends AccountStore {
+  update(update: unknown): void;
 }

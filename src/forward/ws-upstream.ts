@@ -14,6 +14,7 @@
  */
 import WebSocket from 'ws';
 import { sequencerLabel } from '../config.js';
+import { ignoredFrames } from './peer-frames.js';
 import type { HealthBoard } from './health-board.js';
 import { classify, type Answer, type CallTimes, type Upstream } from './upstream.js';
 
@@ -55,8 +56,6 @@ export class WsSequencer implements Upstream {
   private closed = false;
   private retryMs = MIN_RETRY_MS;
   private readonly pinger: NodeJS.Timeout;
-  /** Frames that answered nothing in flight (unknown or repeated ids, notifications, garbage). */
-  ignored = 0;
 
   constructor(
     readonly url: string,
@@ -179,7 +178,7 @@ export class WsSequencer implements Upstream {
   private frame(data: WebSocket.RawData, isBinary: boolean): void {
     try {
       if (isBinary) {
-        this.ignored++;
+        ignoredFrames.sequencer++;
         return;
       }
       const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as Buffer).toString('utf8');
@@ -187,13 +186,13 @@ export class WsSequencer implements Upstream {
       try {
         msg = JSON.parse(text);
       } catch {
-        this.ignored++;
+        ignoredFrames.sequencer++;
         return;
       }
       const id = typeof msg === 'object' && msg !== null && !Array.isArray(msg) ? (msg as { id?: unknown }).id : undefined;
       const p = typeof id === 'number' ? this.pending.get(id) : undefined;
       if (p === undefined) {
-        this.ignored++;
+        ignoredFrames.sequencer++;
         return;
       }
       this.pending.delete(id as number);
@@ -202,7 +201,7 @@ export class WsSequencer implements Upstream {
       p.resolve(classify(msg, 'WebSocket frame'));
       this.drainWaiting();
     } catch {
-      this.ignored++;
+      ignoredFrames.sequencer++;
     }
   }
 

@@ -1,24 +1,26 @@
 /**
- * The service's metrics, kept off the hot path (families.ts). A scrape takes a snapshot in
+ * The service's metrics, kept off the hot path (families.ts), each family declared once
+ * (catalog.ts), fed by the observers here. A scrape takes a snapshot in
  * prom-client's JSON form, so the internal listener can sum the snapshots of every worker thread
  * with prom-client's AggregatorRegistry and render the text format: one scrape shows the whole
  * process.
  */
-import { type Counter, counterJSON, counters, type FastHistogram, histogramJSON, histograms } from './families.js';
+import { buildFamilies, familyJSON, METRICS, type Part } from './catalog.js';
+import type { Counter, FastHistogram } from './families.js';
 import type { MetricJSON } from './json.js';
-import type { ReloadResult } from '../accounts/file-store.js';
+import type { ReloadResult, StoreSync } from '../accounts/types.js';
 import { sequencerLabel, type Config } from '../config.js';
 import type { Exit } from '../errors.js';
 import { REASON_NAMES, REASONS, type Where } from '../reasons.js';
 import type { ForwardEvent, ForwardObserver } from '../forward/forwarder.js';
 import { FORWARD_OUTCOMES } from '../forward/answer.js';
 import { SYNC_OUTCOMES, type SyncObserver, type SyncOutcome } from '../sync/sync-send.js';
-import { StoreState } from '../accounts/postgres/state.js';
 import { type HealthBoard, slotIndex } from '../forward/health-board.js';
 import type { BaseCtx } from '../pipeline/context.js';
-import { STAGE_SAMPLE_MASK, type RequestObserver } from '../pipeline/pipeline.js';
+import type { RequestObserver } from '../pipeline/pipeline.js';
 import { finished } from '../stages/list.js';
-import { droppedLogLines, LOG_BUFFER_BYTES } from '../log.js';
+import { droppedLogLines } from '../log.js';
+import { IGNORED_FRAME_SOURCES, ignoredFrames } from '../forward/peer-frames.js';
 
 /** The method label: a fixed set, never free text (index order is used on the hot path). */
 const METHODS = ['eth_chainId', 'eth_sendRawTransaction', 'other', 'unparsed', 'eth_sendRawTransactionSync'] as const;
@@ -55,47 +57,15 @@ interface TransportSeries {
 }
 
 export class Metrics {
-  private readonly requests = counters(
-    'txgate_requests_total',
-    'Requests answered on POST / (transport http) or a WebSocket frame (ws), by JSON-RPC method, HTTP status (over WebSocket: data.status) and reason (ok for a result).',
-  );
-  private readonly duration = histograms(
-    'txgate_request_duration_seconds',
-    'Time from request arrival to answer, by method, outcome (ok, rejected, upstream) and transport.',
-  );
-  private readonly wsOpen = counters('txgate_ws_connections', 'Open WebSocket connections.');
-  private readonly wsCloses = counters(
-    'txgate_ws_closes_total',
-    'WebSocket connections closed, by close code (1001 drain, 1013 answers not read, 4001 key revoked; 1000/1005 by the client; 1006 without a close frame: the network, or a frame far over the body cap).',
-  );
-  private readonly stages = histograms(
-    'txgate_stage_duration_seconds',
-    `Time spent in each pipeline stage, sampled on 1 request in ${STAGE_SAMPLE_MASK + 1}, every request with profiling.serverTiming on (a stage that awaits includes its wait: body upload, forward).`,
-  );
-  private readonly forwards = counters('txgate_forwards_total', 'Answers from sequencers to forwarded transactions, by chain, sequencer and outcome.');
-  private readonly upstream = histograms('txgate_upstream_duration_seconds', 'Sequencer answer time for eth_sendRawTransaction, by chain and sequencer.');
-  private readonly inFlight = counters('txgate_forwards_in_flight', 'Forwards in flight, by chain.');
-  private readonly syncCalls = counters(
-    'txgate_sync_calls_total',
-    'eth_sendRawTransactionSync calls answered, by chain and outcome (executed, pending: accepted without a receipt in the wait, refused, uncertain, not_sent).',
-  );
-  private readonly syncWait = histograms(
-    'txgate_sync_wait_seconds',
-    'eth_sendRawTransactionSync: time from the call to its receipt (executed calls), by chain.',
-  );
-  private readonly syncWaitingNow = counters('txgate_sync_waiting', 'eth_sendRawTransactionSync calls waiting now, by chain.');
-  private readonly up = counters('txgate_sequencer_up', '1 when the sequencer answered its last eth_chainId probe with the chain id, else 0.');
-  private readonly limited = counters('txgate_rate_limited_total', 'Submissions refused with 429, by account id.');
-  private readonly reloads = counters('txgate_account_reloads_total', 'Accounts file reloads, by result (loaded, unchanged, invalid).');
-  private readonly loaded = counters('txgate_accounts_loaded', 'Accounts in the snapshot in force.');
-  private readonly info = counters('txgate_build_info', 'Build information (value 1).');
+  /** Every family, built from its declaration (catalog.ts). */
+  private readonly f = buildFamilies(METRICS);
 
   /** By stage name: bound when the pipeline is built (stages), or on a stage's first sample. */
   private readonly stageChildren = new Map<string, FastHistogram>();
 
   private stageSeries(stage: string): FastHistogram {
     let h = this.stageChildren.get(stage);
-    if (h === undefined) this.stageChildren.set(stage, (h = this.stages.child({ stage })));
+    if (h === undefined) this.stageChildren.set(stage, (h = this.f.stages.child({ stage })));
     return h;
   }
 
@@ -109,16 +79,16 @@ export class Metrics {
     this.syncServed = config.chains.some((c) => c.sync.enabled);
     // The sync series of the chains that turned the method on, bound up front (alerts see zeros).
     for (const c of config.chains) if (c.sync.enabled) this.syncChildren(c.chainId);
-    if (config.websocket.enabled) this.wsOpen.child({});
+    if (config.websocket.enabled) this.f.wsOpen.child({});
     for (const c of config.chains) {
-      this.inFlight.child({ chain: c.chainId });
+      this.f.inFlight.child({ chain: c.chainId });
       for (const s of c.sequencers) {
         const sequencer = sequencerLabel(s);
         this.sequencerChildren(c.chainId, sequencer);
-        this.up.child({ chain: c.chainId, sequencer });
+        this.f.up.child({ chain: c.chainId, sequencer });
       }
     }
-    this.info.child({
+    this.f.info.child({
       version: build.version,
       node: process.version,
       uws: build.uws,
@@ -152,13 +122,13 @@ export class Metrics {
       const m = new Map<string, Counter>();
       for (const reason of POSSIBLE[method]) {
         const status = reason === 'ok' ? 200 : REASONS[reason as keyof typeof REASONS].status;
-        m.set(reason, this.requests.child({ method, status, reason, transport }));
+        m.set(reason, this.f.requests.child({ method, status, reason, transport }));
       }
       requests[i] = m;
       durations[i] = {
-        ok: this.duration.child({ method, outcome: 'ok', transport }),
-        rejected: this.duration.child({ method, outcome: 'rejected', transport }),
-        upstream: this.duration.child({ method, outcome: 'upstream', transport }),
+        ok: this.f.duration.child({ method, outcome: 'ok', transport }),
+        rejected: this.f.duration.child({ method, outcome: 'rejected', transport }),
+        upstream: this.f.duration.child({ method, outcome: 'upstream', transport }),
       };
     });
     return { transport, requests, durations };
@@ -180,7 +150,7 @@ export class Metrics {
     const byReason = t.requests[mi]!;
     let c = byReason.get(reason);
     if (c === undefined) {
-      c = this.requests.child({ method: METHODS[mi]!, status: exit.status, reason, transport: t.transport });
+      c = this.f.requests.child({ method: METHODS[mi]!, status: exit.status, reason, transport: t.transport });
       byReason.set(reason, c);
     }
     c.value++;
@@ -190,7 +160,7 @@ export class Metrics {
       const account = finished(ctx).account;
       if (account !== undefined) {
         let c = this.limitedByAccount.get(account.id);
-        if (c === undefined) this.limitedByAccount.set(account.id, (c = this.limited.child({ account: account.id })));
+        if (c === undefined) this.limitedByAccount.set(account.id, (c = this.f.limited.child({ account: account.id })));
         c.value++;
       }
     }
@@ -200,12 +170,12 @@ export class Metrics {
   private readonly wsCloseChildren = new Map<number, Counter>();
   readonly wsLane = {
     opened: (): void => {
-      this.wsOpen.child({}).value++;
+      this.f.wsOpen.child({}).value++;
     },
     closed: (code: number): void => {
-      this.wsOpen.child({}).value--;
+      this.f.wsOpen.child({}).value--;
       let c = this.wsCloseChildren.get(code);
-      if (c === undefined) this.wsCloseChildren.set(code, (c = this.wsCloses.child({ code })));
+      if (c === undefined) this.wsCloseChildren.set(code, (c = this.f.wsCloses.child({ code })));
       c.value++;
     },
   };
@@ -222,8 +192,8 @@ export class Metrics {
     let c = m.get(sequencer);
     if (c === undefined) {
       const outcomes: Record<string, Counter> = {};
-      for (const outcome of OUTCOMES) outcomes[outcome] = this.forwards.child({ chain, sequencer, outcome });
-      c = { outcomes, latency: this.upstream.child({ chain, sequencer }) };
+      for (const outcome of OUTCOMES) outcomes[outcome] = this.f.forwards.child({ chain, sequencer, outcome });
+      c = { outcomes, latency: this.f.upstream.child({ chain, sequencer }) };
       m.set(sequencer, c);
     }
     return c;
@@ -236,8 +206,8 @@ export class Metrics {
     let c = this.bySyncChain.get(chain);
     if (c === undefined) {
       const outcomes: Record<string, Counter> = {};
-      for (const outcome of SYNC_OUTCOMES) outcomes[outcome] = this.syncCalls.child({ chain, outcome });
-      c = { outcomes, wait: this.syncWait.child({ chain }), waiting: this.syncWaitingNow.child({ chain }) };
+      for (const outcome of SYNC_OUTCOMES) outcomes[outcome] = this.f.syncCalls.child({ chain, outcome });
+      c = { outcomes, wait: this.f.syncWait.child({ chain }), waiting: this.f.syncWaiting.child({ chain }) };
       this.bySyncChain.set(chain, c);
     }
     return c;
@@ -260,24 +230,15 @@ export class Metrics {
     },
     inFlight: (chainId: number, n: number) => {
       let g = this.inFlightByChain.get(chainId);
-      if (g === undefined) this.inFlightByChain.set(chainId, (g = this.inFlight.child({ chain: chainId })));
+      if (g === undefined) this.inFlightByChain.set(chainId, (g = this.f.inFlight.child({ chain: chainId })));
       g.value = n;
     },
   };
 
   private board: HealthBoard | null = null;
-  private accountsState: StoreState | null = null;
-  private readonly storeAge = counters(
-    'txgate_accounts_snapshot_age_seconds',
-    'Seconds since the account snapshot was last synced with the database store (absent with the file store).',
-  );
-  private readonly storeUp = counters('txgate_accounts_store_up', '1 when the database account store answered its last call, else 0.');
-  private readonly storeNotifications = counters('txgate_accounts_notifications_total', 'Change notifications received from the database account store.');
-  private readonly storeResyncs = counters('txgate_accounts_resyncs_total', 'Periodic full resyncs of the account snapshot that succeeded.');
-  private readonly storeFailures = counters('txgate_accounts_store_failures_total', 'Calls to the database account store that failed.');
-
-  /** The database account store's shared state, read at each snapshot. */
-  watchAccounts(state: StoreState): void {
+  private accountsState: StoreSync | null = null;
+  /** The state of an account store synced from a remote source, read at each snapshot. */
+  watchAccounts(state: StoreSync): void {
     this.accountsState = state;
   }
 
@@ -292,58 +253,32 @@ export class Metrics {
     const slots = slotIndex(this.config.chains);
     this.config.chains.forEach((c, ci) => {
       c.sequencers.forEach((u, i) => {
-        this.up.child({ chain: c.chainId, sequencer: sequencerLabel(u) }).value = board.state(slots[ci]![i]!) === 'up' ? 1 : 0;
+        this.f.up.child({ chain: c.chainId, sequencer: sequencerLabel(u) }).value = board.state(slots[ci]![i]!) === 'up' ? 1 : 0;
       });
     });
   }
 
   readonly accountsReload = (result: ReloadResult, accounts: number): void => {
-    this.reloads.child({ result }).value++;
-    this.loaded.child({}).value = accounts;
+    this.f.reloads.child({ result }).value++;
+    this.f.loaded.child({}).value = accounts;
   };
 
-  /** Everything, in prom-client's getMetricsAsJSON form. */
+  /** Everything, in prom-client's getMetricsAsJSON form: the declared families of the parts that are on, in their order. */
   snapshot(): MetricJSON[] {
     this.readHealth();
     const s = this.accountsState;
-    const store: MetricJSON[] = [];
     if (s !== null) {
-      this.storeAge.child({}).value = Math.round(Math.min(s.ageMs(), 1e12)) / 1000;
-      this.storeUp.child({}).value = s.get(StoreState.UP);
-      this.storeNotifications.child({}).value = s.get(StoreState.NOTIFICATIONS);
-      this.storeResyncs.child({}).value = s.get(StoreState.RESYNCS);
-      this.storeFailures.child({}).value = s.get(StoreState.FAILURES);
-      // One store per process: every thread reports the same values, so 'max' aggregates them.
-      store.push(
-        counterJSON(this.storeAge, 'max', 'gauge'),
-        counterJSON(this.storeUp, 'max', 'gauge'),
-        counterJSON(this.storeNotifications, 'max'),
-        counterJSON(this.storeResyncs, 'max'),
-        counterJSON(this.storeFailures, 'max'),
-      );
+      this.f.storeAge.child({}).value = Math.round(Math.min(s.ageMs(), 1e12)) / 1000;
+      this.f.storeUp.child({}).value = s.up ? 1 : 0;
+      this.f.storeNotifications.child({}).value = s.notifications;
+      this.f.storeResyncs.child({}).value = s.resyncs;
+      this.f.storeFailures.child({}).value = s.failures;
     }
-    return [
-      ...store,
-      counterJSON(this.requests),
-      histogramJSON(this.duration),
-      histogramJSON(this.stages),
-      counterJSON(this.forwards),
-      histogramJSON(this.upstream),
-      counterJSON(this.inFlight, 'sum', 'gauge'),
-      counterJSON(this.up, 'max', 'gauge'),
-      counterJSON(this.limited),
-      ...(this.config.websocket.enabled ? [counterJSON(this.wsOpen, 'sum', 'gauge'), counterJSON(this.wsCloses)] : []),
-      ...(this.bySyncChain.size > 0 ? [counterJSON(this.syncCalls), histogramJSON(this.syncWait), counterJSON(this.syncWaitingNow, 'sum', 'gauge')] : []),
-      counterJSON(this.reloads),
-      counterJSON(this.loaded, 'max', 'gauge'),
-      counterJSON(this.info, 'max', 'gauge'),
-      {
-        name: 'txgate_log_lines_dropped_total',
-        help: `Log lines dropped because stdout could not keep up (buffer bounded at ${LOG_BUFFER_BYTES / (1 << 20)} MiB).`,
-        type: 'counter',
-        aggregator: 'sum',
-        values: [{ labels: {}, value: droppedLogLines() }],
-      },
-    ];
+    this.f.logDropped.child({}).value = droppedLogLines();
+    for (const source of IGNORED_FRAME_SOURCES) this.f.framesIgnored.child({ source }).value = ignoredFrames[source];
+    const on: Record<Part, boolean> = { always: true, websocket: this.config.websocket.enabled, sync: this.bySyncChain.size > 0, store: s !== null };
+    const out: MetricJSON[] = [];
+    for (const key of Object.keys(METRICS) as (keyof typeof METRICS)[]) if (on[METRICS[key].part]) out.push(familyJSON(this.f[key], METRICS[key]));
+    return out;
   }
 }

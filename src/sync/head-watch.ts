@@ -8,6 +8,7 @@
  */
 import { WebSocket } from 'undici';
 import { sequencerLabel } from '../config.js';
+import { ignoredFrames } from '../forward/peer-frames.js';
 import type { Logger } from '../log.js';
 
 const SUBSCRIBE = '{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}';
@@ -21,8 +22,6 @@ export class HeadWatch {
   heads = 0;
   /** True from the subscription's confirmation to the connection's loss. */
   live = false;
-  /** Frames that were neither a head nor the subscription's answer (ignored). */
-  ignored = 0;
   private ws: WebSocket | null = null;
   private retryMs = MIN_RETRY_MS;
   private retry: NodeJS.Timeout | null = null;
@@ -66,7 +65,7 @@ export class HeadWatch {
     try {
       const m = parseFrame(data);
       if (m === null) {
-        this.ignored++;
+        ignoredFrames.chain_rpc++;
         return;
       }
       if (m.method === 'eth_subscription') {
@@ -89,7 +88,7 @@ export class HeadWatch {
           this.retryMs = MAX_RETRY_MS;
           ws.close();
         }
-      } else this.ignored++;
+      } else ignoredFrames.chain_rpc++;
     } catch (e) {
       this.log.warn({ rpcWs: this.label, err: e }, 'chain RPC head subscription: a frame could not be handled; reconnecting');
       try {

@@ -1,7 +1,6 @@
 /**
  * The messages between the main thread and its worker threads, typed both ways.
  */
-import type { AccountChange } from '../accounts/postgres/snapshot.js';
 import type { Config } from '../config.js';
 import type { HealthBoardBuffers } from '../forward/health-board.js';
 import type { ReadinessReport } from '../front/readiness.js';
@@ -23,20 +22,15 @@ export interface WorkerData {
   readonly config: Config;
   readonly index: number;
   readonly shared: SharedParts;
-  /** With the database account store: its shared state and the accounts loaded so far (the main thread listens). */
-  readonly accounts: { readonly state: SharedArrayBuffer; readonly docs: readonly AccountChange[] | null } | null;
+  /** With an account store shared across threads (the main thread runs it): what this thread's mirror starts from (accounts/types.ts, SharedAccountStore). */
+  readonly accounts: unknown;
   /** Human-readable log lines (`txgate --pretty`) as the main thread's, coloured when its stdout is a terminal. */
   readonly pretty: boolean;
   readonly colorize: boolean;
 }
 
 /** Main thread → worker. */
-export type ToWorker =
-  | { type: 'snapshot'; id: number }
-  | { type: 'listen' }
-  | { type: 'reload' }
-  | { type: 'accounts'; docs: readonly AccountChange[] }
-  | { type: 'drain' };
+export type ToWorker = { type: 'snapshot'; id: number } | { type: 'listen' } | { type: 'reload' } | { type: 'accounts'; update: unknown } | { type: 'drain' };
 
 /** What a worker reports of itself at a snapshot. */
 export interface WorkerSnapshot {

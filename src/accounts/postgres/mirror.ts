@@ -4,21 +4,26 @@
  * changed (already parsed: snapshot.ts); this mirror applies them to its own snapshot, and reads
  * freshness from the shared state, so every thread answers alike within the same moment.
  */
-import type { Account, AccountStore } from '../types.js';
+import { StoreBase } from '../store-base.js';
+import type { MirrorStore } from '../types.js';
 import { LiveSnapshot, type AccountChange } from './snapshot.js';
-import { STORE_PROBLEMS, StoreState } from './state.js';
+import { StoreState } from './state.js';
 
-export class MirrorAccountStore implements AccountStore {
-  private readonly snap = new LiveSnapshot();
-  private loaded = false;
+/** What a mirror starts from: the store's shared state, and the accounts in force (null before the first load). */
+export interface MirrorSeed {
+  readonly state: SharedArrayBuffer;
+  readonly changes: readonly AccountChange[] | null;
+}
+
+export class MirrorAccountStore extends StoreBase implements MirrorStore {
+  protected readonly snap = new LiveSnapshot();
   readonly state: StoreState;
+  protected readonly freshness: { readonly state: StoreState; readonly maxStaleMs: number };
 
-  constructor(
-    state: SharedArrayBuffer,
-    private readonly maxStaleMs: number,
-    changes: readonly AccountChange[] | null,
-  ) {
+  constructor(state: SharedArrayBuffer, maxStaleMs: number, changes: readonly AccountChange[] | null) {
+    super();
     this.state = new StoreState(state);
+    this.freshness = { state: this.state, maxStaleMs };
     if (changes !== null) this.update(changes);
   }
 
@@ -26,27 +31,6 @@ export class MirrorAccountStore implements AccountStore {
   update(changes: readonly AccountChange[]): void {
     for (const c of changes) this.snap.applyWire(c);
     this.loaded = true;
-  }
-
-  get ready(): boolean {
-    return this.loaded;
-  }
-
-  get stale(): boolean {
-    return this.loaded && this.state.ageMs() > this.maxStaleMs;
-  }
-
-  get size(): number {
-    return this.snap.size;
-  }
-
-  /** Why the main thread's store could not read the database last time (null once it could). */
-  get problem(): string | null {
-    return STORE_PROBLEMS[this.state.get(StoreState.PROBLEM)] ?? null;
-  }
-
-  byKeyHash(keySha256Hex: string): Account | undefined {
-    return this.snap.byHash(keySha256Hex);
   }
 
   async start(): Promise<void> {}

@@ -3,7 +3,9 @@
  * last synced (ms since the epoch, comparable across threads), whether the store answered its
  * last call, and counters for the metrics.
  */
-export class StoreState {
+import type { StoreSync } from '../types.js';
+
+export class StoreState implements StoreSync {
   static readonly LAST_SYNC = 0;
   static readonly UP = 1;
   static readonly NOTIFICATIONS = 2;
@@ -41,6 +43,26 @@ export class StoreState {
     this.v[StoreState.UP] = 1;
     this.v[StoreState.PROBLEM] = 0;
     if (resync) this.v[StoreState.RESYNCS] = this.v[StoreState.RESYNCS]! + 1;
+  }
+
+  get up(): boolean {
+    return this.v[StoreState.UP] === 1;
+  }
+
+  get problem(): string | null {
+    return STORE_PROBLEMS[this.v[StoreState.PROBLEM]!] ?? null;
+  }
+
+  get notifications(): number {
+    return this.v[StoreState.NOTIFICATIONS]!;
+  }
+
+  get resyncs(): number {
+    return this.v[StoreState.RESYNCS]!;
+  }
+
+  get failures(): number {
+    return this.v[StoreState.FAILURES]!;
   }
 
   /** Milliseconds since the last successful sync (Infinity before the first). */

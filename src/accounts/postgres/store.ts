@@ -43,7 +43,9 @@ import { isObj } from '../../config-reader.js';
 import type { Logger } from '../../log.js';
 import { initChecksum } from '../checksum.js';
 import { ACCOUNT_LIMITS } from '../limits.js';
-import type { Account, AccountStore } from '../types.js';
+import { StoreBase } from '../store-base.js';
+import type { Account, SharedAccountStore } from '../types.js';
+import type { MirrorSeed } from './mirror.js';
 import { dbLabel } from './migrate.js';
 import { checkRow, type FetchedRow, type RowVerdict } from './row-check.js';
 import { RowChecker } from './row-checker.js';
@@ -109,9 +111,10 @@ interface Held {
   readonly keys: string[];
 }
 
-export class PostgresAccountStore implements AccountStore {
+export class PostgresAccountStore extends StoreBase implements SharedAccountStore {
   readonly state: StoreState;
-  private readonly snap = new LiveSnapshot();
+  protected readonly snap = new LiveSnapshot();
+  protected readonly freshness: { readonly state: StoreState; readonly maxStaleMs: number };
   /** Large rows are checked off this thread (row-checker.ts). */
   private readonly checker: RowChecker;
   /** Large rows on the checker's thread: account → the version being checked. */
@@ -130,7 +133,6 @@ export class PostgresAccountStore implements AccountStore {
   private readonly pending = new Map<string, number>();
   /** A diff load wanted, and its trigger. */
   private full: string | null = null;
-  private loaded = false;
   private resolveLoaded!: () => void;
   private readonly loadedOnce = new Promise<void>((r) => (this.resolveLoaded = r));
   private running: Promise<void> | null = null;
@@ -158,30 +160,16 @@ export class PostgresAccountStore implements AccountStore {
   private readonly instance = Math.random().toString(36).slice(2);
 
   constructor(private readonly opts: PostgresStoreOptions) {
+    super();
     this.state = opts.state ?? StoreState.allocate();
+    this.freshness = { state: this.state, maxStaleMs: opts.maxStaleMs };
     this.label = dbLabel(opts.url);
     this.checker = new RowChecker(opts.url, { connect_timeout: 3, connection: SESSION }, opts.offThreadBytes);
   }
 
-  get ready(): boolean {
-    return this.loaded;
-  }
-
-  get stale(): boolean {
-    return this.loaded && this.state.ageMs() > this.opts.maxStaleMs;
-  }
-
-  get size(): number {
-    return this.snap.size;
-  }
-
-  /** Why the store could not be read last time (null once it was). */
-  get problem(): string | null {
-    return STORE_PROBLEMS[this.state.get(StoreState.PROBLEM)] ?? null;
-  }
-
-  byKeyHash(keySha256Hex: string): Account | undefined {
-    return this.snap.byHash(keySha256Hex);
+  /** What a worker thread's mirror starts from (mirror.ts). */
+  mirrorSeed(): MirrorSeed {
+    return { state: this.state.buffer, changes: this.loaded ? this.current() : null };
   }
 
   /** Resolves once the first load is in force (the public port opens after it). */

@@ -1,29 +1,20 @@
 /**
- * What start-up refuses to run without, each said in one line the operator can act on (the CLI
- * writes it on stderr and exits 1) before any port opens:
- * - the accounts file: it must read and validate (every problem named, as a reload names them);
- * - the accounts database: it must answer the accounts query within `accounts.startWaitMs`
- *   (retried meanwhile: a database starting beside txgate is waited for), else its last error
- *   (unreachable, authentication failed, no such table, permission denied) is the line.
- * At run time neither stops the process: a bad reload keeps the last good accounts (file-store.ts)
- * and the database store recovers by itself (postgres/store.ts).
+ * What start-up needs of the fleet store: the database must answer the accounts query within
+ * `accounts.startWaitMs` (retried meanwhile: a database starting beside txgate is waited for),
+ * else its last error (unreachable, authentication failed, no such table, permission denied) is
+ * the one line the CLI writes before it exits 1. At run time the store recovers by itself
+ * (store.ts).
  */
 import postgres from 'postgres';
-import { accountsFileProblems } from './accounts/file-text.js';
-import { dbLabel } from './accounts/postgres/migrate.js';
-import { CLIENT_OPTIONS } from './accounts/postgres/store.js';
-import type { Config } from './config.js';
+import type { AccountsConfig } from '../config.js';
+import { dbLabel } from './migrate.js';
+import { CLIENT_OPTIONS } from './store.js';
 
 /** Between attempts to reach the database while start-up waits for it. */
 const RETRY_MS = 500;
 
 /** The one line naming what stops start-up (null: nothing does); `configFile` names the setting's file. */
-export async function accountsStartProblem(config: Config, configFile: string): Promise<string | null> {
-  const a = config.accounts;
-  if (a.store === 'file') {
-    const problems = await accountsFileProblems(a.file);
-    return problems.length === 0 ? null : `accounts file ${a.file}: ${problems.join('; ')}; fix the file or accounts.file in ${configFile}`;
-  }
+export async function postgresStartProblem(a: AccountsConfig, configFile: string): Promise<string | null> {
   const why = await databaseProblem(a.url, a.startWaitMs);
   return why === null
     ? null

@@ -1,0 +1,245 @@
+/**
+ * The service's metric families, declared once: name, type, labels, help and what an operator
+ * reads in them. The declarations build the families (metrics.ts), make each thread's snapshot
+ * (in this order, with these types and aggregators) and render the metrics table in
+ * docs/observability.md (scripts/docs-tables.ts); test/metrics-catalog.test.ts keeps the three
+ * in step.
+ */
+import { LOG_BUFFER_BYTES } from '../log.js';
+import { type Counter, counterJSON, counters, type Family, type FastHistogram, histogramJSON, histograms } from './families.js';
+import type { MetricJSON } from './json.js';
+import { STAGE_SAMPLE_MASK } from '../pipeline/pipeline.js';
+
+export type FamilyType = 'counter' | 'gauge' | 'histogram';
+
+/** Which part of the service a family belongs to: it is in a snapshot only where that part is on. */
+export type Part = 'always' | 'websocket' | 'sync' | 'store';
+
+export interface FamilyDecl {
+  readonly name: string;
+  readonly type: FamilyType;
+  /** Label names, in the order a child is bound with them, each with what its values are (or '' where the name says it). */
+  readonly labels: readonly (readonly [name: string, values: string])[];
+  /** The HELP line. */
+  readonly help: string;
+  /** What the operator reads in it (the table's meaning). */
+  readonly doc: string;
+  /** How the threads' values combine at a scrape: summed, or the max of one process-wide value every thread reports alike. */
+  readonly aggregator: 'sum' | 'max';
+  readonly part: Part;
+}
+
+const family = <T extends FamilyType>(
+  name: string,
+  type: T,
+  labels: FamilyDecl['labels'],
+  help: string,
+  doc: string,
+  o: { aggregator?: 'sum' | 'max'; part?: Part } = {},
+): FamilyDecl & { readonly type: T } => ({ name, type, labels, help, doc, aggregator: o.aggregator ?? 'sum', part: o.part ?? 'always' });
+
+/** Every family, in the order a snapshot lists them. */
+export const METRICS = {
+  storeAge: family(
+    'txgate_accounts_snapshot_age_seconds',
+    'gauge',
+    [],
+    'Seconds since the account snapshot was last synced with the database store (absent with the file store).',
+    'database store: seconds since the last successful sync',
+    { aggregator: 'max', part: 'store' },
+  ),
+  storeUp: family(
+    'txgate_accounts_store_up',
+    'gauge',
+    [],
+    '1 when the database account store answered its last call, else 0.',
+    'database store: 1 when its last call succeeded',
+    { aggregator: 'max', part: 'store' },
+  ),
+  storeNotifications: family(
+    'txgate_accounts_notifications_total',
+    'counter',
+    [],
+    'Change notifications received from the database account store.',
+    'database store: change notifications',
+    { aggregator: 'max', part: 'store' },
+  ),
+  storeResyncs: family(
+    'txgate_accounts_resyncs_total',
+    'counter',
+    [],
+    'Periodic full resyncs of the account snapshot that succeeded.',
+    'database store: periodic resyncs',
+    { aggregator: 'max', part: 'store' },
+  ),
+  storeFailures: family(
+    'txgate_accounts_store_failures_total',
+    'counter',
+    [],
+    'Calls to the database account store that failed.',
+    'database store: failed calls',
+    { aggregator: 'max', part: 'store' },
+  ),
+  requests: family(
+    'txgate_requests_total',
+    'counter',
+    [
+      ['method', '`eth_chainId`, `eth_sendRawTransaction`, `eth_sendRawTransactionSync` where a chain serves it, `other`, `unparsed`'],
+      ['status', ''],
+      ['reason', '`ok` or the refusal reason'],
+      ['transport', '`http`: `POST /`; `ws`: a WebSocket frame, `status` its `data.status`'],
+    ],
+    'Requests answered on POST / (transport http) or a WebSocket frame (ws), by JSON-RPC method, HTTP status (over WebSocket: data.status) and reason (ok for a result).',
+    'answers',
+  ),
+  duration: family(
+    'txgate_request_duration_seconds',
+    'histogram',
+    [
+      ['method', ''],
+      ['outcome', '`ok`, `rejected`, `upstream`'],
+      ['transport', ''],
+    ],
+    'Time from request arrival to answer, by method, outcome (ok, rejected, upstream) and transport.',
+    'arrival to answer',
+  ),
+  stages: family(
+    'txgate_stage_duration_seconds',
+    'histogram',
+    [['stage', '']],
+    `Time spent in each pipeline stage, sampled on 1 request in ${STAGE_SAMPLE_MASK + 1}, every request with profiling.serverTiming on (a stage that awaits includes its wait: body upload, forward).`,
+    `time in each stage, sampled on 1 request in ${STAGE_SAMPLE_MASK + 1} (a stage that awaits includes its wait: body upload, forward)`,
+  ),
+  forwards: family(
+    'txgate_forwards_total',
+    'counter',
+    [
+      ['chain', ''],
+      ['sequencer', ''],
+      ['outcome', ''],
+    ],
+    'Answers from sequencers to forwarded transactions, by chain, sequencer and outcome.',
+    "sequencer answers to forwarded `eth_sendRawTransaction` (the sync receipt mode's sends included; the sync method's own calls are in `txgate_sync_calls_total`: they last until the block)",
+  ),
+  upstream: family(
+    'txgate_upstream_duration_seconds',
+    'histogram',
+    [
+      ['chain', ''],
+      ['sequencer', ''],
+    ],
+    'Sequencer answer time for eth_sendRawTransaction, by chain and sequencer.',
+    'sequencer answer time of those',
+  ),
+  inFlight: family('txgate_forwards_in_flight', 'gauge', [['chain', '']], 'Forwards in flight, by chain.', 'forwards in flight (bounded by `maxInFlight`)'),
+  up: family(
+    'txgate_sequencer_up',
+    'gauge',
+    [
+      ['chain', ''],
+      ['sequencer', ''],
+    ],
+    '1 when the sequencer answered its last eth_chainId probe with the chain id, else 0.',
+    '1 when the last `eth_chainId` probe answered the chain id',
+    { aggregator: 'max' },
+  ),
+  limited: family('txgate_rate_limited_total', 'counter', [['account', '']], 'Submissions refused with 429, by account id.', 'submissions refused with 429'),
+  wsOpen: family('txgate_ws_connections', 'gauge', [], 'Open WebSocket connections.', 'open WebSocket connections (with `websocket.enabled`)', {
+    part: 'websocket',
+  }),
+  wsCloses: family(
+    'txgate_ws_closes_total',
+    'counter',
+    [['code', '']],
+    'WebSocket connections closed, by close code (1001 drain, 1013 answers not read, 4001 key revoked; 1000/1005 by the client; 1006 without a close frame: the network, or a frame far over the body cap).',
+    'WebSocket connections closed, by close code (1000/1005 and 1006 from the client or the network; 1001, 1013, 4001 from txgate)',
+    { part: 'websocket' },
+  ),
+  syncCalls: family(
+    'txgate_sync_calls_total',
+    'counter',
+    [
+      ['chain', ''],
+      ['outcome', ''],
+    ],
+    'eth_sendRawTransactionSync calls answered, by chain and outcome (executed, pending: accepted without a receipt in the wait, refused, uncertain, not_sent).',
+    '`eth_sendRawTransactionSync` calls answered: `executed`, `pending` (code 4), `refused`, `uncertain`, `not_sent` (only where a chain turns sync on)',
+    { part: 'sync' },
+  ),
+  syncWait: family(
+    'txgate_sync_wait_seconds',
+    'histogram',
+    [['chain', '']],
+    'eth_sendRawTransactionSync: time from the call to its receipt (executed calls), by chain.',
+    'time from a sync call to its receipt (executed calls)',
+    { part: 'sync' },
+  ),
+  syncWaiting: family('txgate_sync_waiting', 'gauge', [['chain', '']], 'eth_sendRawTransactionSync calls waiting now, by chain.', 'sync calls waiting now', {
+    part: 'sync',
+  }),
+  reloads: family(
+    'txgate_account_reloads_total',
+    'counter',
+    [['result', '`loaded`, `unchanged`, `invalid`']],
+    'Accounts file reloads, by result (loaded, unchanged, invalid).',
+    'accounts file reloads',
+  ),
+  loaded: family('txgate_accounts_loaded', 'gauge', [], 'Accounts in the snapshot in force.', 'accounts in force', { aggregator: 'max' }),
+  info: family(
+    'txgate_build_info',
+    'gauge',
+    [
+      ['version', ''],
+      ['node', ''],
+      ['uws', ''],
+      ['secp256k1', ''],
+      ['signature', ''],
+    ],
+    'Build information (value 1).',
+    '1; the native uWS binding, the libsecp256k1 (`npm` or `system`) and the signature check (`recover` or `curve`) in use',
+    { aggregator: 'max' },
+  ),
+  logDropped: family(
+    'txgate_log_lines_dropped_total',
+    'counter',
+    [],
+    `Log lines dropped because stdout could not keep up (buffer bounded at ${LOG_BUFFER_BYTES / (1 << 20)} MiB).`,
+    'log lines dropped because stdout could not keep up',
+  ),
+  framesIgnored: family(
+    'txgate_peer_frames_ignored_total',
+    'counter',
+    [['source', '`sequencer` (a `ws(s)://` sequencer), `chain_rpc` (the chain RPC head subscription)']],
+    'WebSocket frames from peers that answered nothing and were dropped (unknown or repeated ids, notifications, garbage), by source.',
+    'frames from peers that answered nothing and were dropped (unknown or repeated ids, notifications, garbage); a steady rise is a peer speaking another protocol',
+  ),
+} as const satisfies Record<string, FamilyDecl>;
+
+/** The families of a set of declarations, by the same keys: a histogram's children are FastHistograms, any other's Counters. */
+export type Families<D extends Record<string, FamilyDecl>> = {
+  readonly [K in keyof D]: D[K]['type'] extends 'histogram' ? Family<FastHistogram> : Family<Counter>;
+};
+
+export function buildFamilies<D extends Record<string, FamilyDecl>>(decls: D): Families<D> {
+  const out: Record<string, Family<Counter> | Family<FastHistogram>> = {};
+  for (const [key, d] of Object.entries(decls)) out[key] = d.type === 'histogram' ? histograms(d.name, d.help) : counters(d.name, d.help);
+  return out as Families<D>;
+}
+
+/** A family built by buildFamilies from `d`, in prom-client's JSON form. */
+export function familyJSON(f: Family<Counter> | Family<FastHistogram>, d: FamilyDecl): MetricJSON {
+  return d.type === 'histogram' ? histogramJSON(f as Family<FastHistogram>) : counterJSON(f as Family<Counter>, d.aggregator, d.type);
+}
+
+/** Families not declared here that the internal listener adds (prom-client's process metrics). */
+const EXTERNAL_ROWS = ['| `txgate_process_*`, `txgate_nodejs_*` | | | process CPU, memory, event-loop lag, GC (prom-client defaults) |'];
+
+/** The metrics table (docs/observability.md), a row per family in declaration order. */
+export function renderMetricsTable(): string {
+  const code = (s: string) => `\`${s}\``;
+  const rows = Object.values(METRICS).map((f: FamilyDecl) => {
+    const labels = f.labels.map(([name, values]) => (values === '' ? code(name) : `${code(name)} (${values})`)).join(', ');
+    return `| ${code(f.name)} | ${f.type} | ${labels} | ${f.doc} |`;
+  });
+  return ['| metric | type | labels | meaning |', '|---|---|---|---|', ...rows, ...EXTERNAL_ROWS].join('\n');
+}
