@@ -3,7 +3,7 @@
  * connections each send 60 KiB of a declared 64 KiB body and stall, first with no key, then with
  * a valid key, in one run against one txgate process (its CLI, one thread): RSS before, the
  * highest seen while the connections are open, and after they close, with what each connection
- * was answered. The bound this shows is the README's ("Limits before authentication").
+ * was answered. The bound this shows is docs/clients.md's ("Limits before authentication").
  * Loopback only; needs `ulimit -n` above twice the connection count.
  */
 import { spawn } from 'node:child_process';

@@ -6,7 +6,7 @@
  * answering) costs tens to hundreds of microseconds, paid on every request that finds the
  * core idle. On the bench machine it lowered the p50 latency txgate adds at ~1,000 req/s in
  * every run, by amounts that vary widely from run to run, and saturated throughput does not
- * change (README "Performance" has each run's figures). The price is CPU: while traffic flows, the idle share of the core is
+ * change (docs/performance.md has the measured figures). The price is CPU: while traffic flows, the idle share of the core is
  * burnt instead of saved. At nice 19 the spinner yields to the server thread (CFS weight 15
  * against 1024), and it parks after `idleMs` without a request, so an idle service burns nothing.
  *

@@ -1,6 +1,6 @@
 /**
  * The one table of expected outcomes: reason → JSON-RPC code → HTTP status → message, with the
- * stage that gives each reason and what a client should do about it (the README's table is
+ * stage that gives each reason and what a client should do about it (docs/clients.md's table is
  * rendered from it by `npm run readme`, and a test fails when the two differ). A new reason is one row here.
  *
  * `data.reason` is the stable machine contract (docs/design.md §4.1); `message` is for people. Codes:
@@ -55,14 +55,14 @@ export const RETRY = {
 export type RetryRule = keyof typeof RETRY;
 
 export interface ReasonSpec {
-  /** The stages that give it (the README's "where" column is rendered from this). */
+  /** The stages that give it (the reasons table's "where" column is rendered from this). */
   readonly stages: readonly Where[];
   /** When or how those stages give it, where that needs saying (the "where" column, in parentheses). */
   readonly when?: string;
   readonly status: number;
   readonly code: number;
   readonly message: string;
-  /** What a client should do about it beside the retry rule (rendered into the README table; a test keeps them in sync). */
+  /** What a client should do about it beside the retry rule (rendered into the reasons table of docs/clients.md; a test keeps them in sync). */
   readonly action: string;
   /** Whether and how the same bytes may go again (RETRY): the one rule for this reason. */
   readonly retry: RetryRule;

@@ -26,7 +26,7 @@ export type StageResult<Out> = Out | Exit | PromiseLike<Out | Exit>;
  */
 export interface Stage<In extends BaseCtx, Add extends object, Name extends string = string> {
   readonly name: Name;
-  /** What it checks, in a line (the README's stage table is rendered from it). */
+  /** What it checks, in a line (the stage table of docs/design.md is rendered from it). */
   readonly about?: string;
   /** The field it sets (the route stage sets two: the param and the kind of send, read together). */
   readonly adds: (keyof Add & string) | readonly (keyof Add & string)[] | null;

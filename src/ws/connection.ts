@@ -6,7 +6,7 @@ import type { WebSocket } from 'uWebSockets.js';
 import type { WholeBody } from '../front/whole-body.js';
 import { RequestContext, type RequestHead } from '../pipeline/context.js';
 
-/** Close codes the lane sends (README "WebSocket lane"). */
+/** Close codes the lane sends (docs/clients.md, "the WebSocket lane"). */
 export const CLOSE = {
   /** Drain: the service is stopping; reconnect (another edge takes it). */
   goingAway: 1001,
