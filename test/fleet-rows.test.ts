@@ -321,6 +321,46 @@ describe('a large grant', () => {
 /** Edge backends: those whose application_name the store sets. */
 const backends = () => Number(pg.psql("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'txgate'"));
 
+describe('a large grant over HTTP', () => {
+  it('GET /tip-addresses on an edge with two threads lists the 100,000 addresses in order, checksummed; 304 on its ETag; a new list, a new ETag', async () => {
+    pg.psql('DELETE FROM txgate_accounts');
+    const k = newKey();
+    const tips = "(SELECT jsonb_agg('0x' || lpad(to_hex(g), 40, '0')) FROM generate_series(1, 100000) g)";
+    pg.psql(
+      `INSERT INTO txgate_accounts (id, doc) SELECT 'big', jsonb_build_object('id', 'big', 'keySha256', jsonb_build_array('${keySha256(k)}'), 'grants', jsonb_build_array(jsonb_build_object('chainId', 4663, 'rateLimit', '{"perSecond":1,"burst":1}'::jsonb, 'minTipWei', '0', 'tipAddresses', ${tips})))`,
+    );
+    const gate = await startGate({ accounts: null, config: { workers: 2, accounts: { store: 'postgres', url: pg.url(), maxStaleMs: 30_000 } } });
+    try {
+      const get = (etag?: string) =>
+        send({ port: gate.port, method: 'GET', path: '/tip-addresses', headers: { 'x-api-key': k, ...(etag !== undefined ? { 'if-none-match': etag } : {}) } });
+      const addr = (i: number) => '0x' + i.toString(16).padStart(40, '0');
+      // A new connection each time: the answers may come from either thread (each adopted the shared bytes).
+      let etag = '';
+      for (let i = 0; i < 4; i++) {
+        const r = await get();
+        assert.equal(r.status, 200, r.text.slice(0, 400));
+        const listed = r.json.tipAddresses as string[];
+        assert.equal(listed.length, 100_000);
+        assert.equal(listed[0], toChecksumAddress(addr(1)));
+        assert.equal(listed[54_320], toChecksumAddress(addr(54_321)), 'in the listed order');
+        assert.equal(r.json.chainId, '0x1237');
+        assert.equal(r.json.minTipWei, '0');
+        const e = String(r.headers.etag);
+        if (etag !== '') assert.equal(e, etag, 'one ETag for one list, on every thread');
+        etag = e;
+      }
+      assert.equal((await get(etag)).status, 304);
+      pg.psql(`UPDATE txgate_accounts SET doc = jsonb_set(doc, '{grants,0,tipAddresses,0}', '"0x00000000000000000000000000000000000f4242"') WHERE id = 'big'`);
+      await eventually(async () => (await get(etag)).status === 200, 10_000);
+      const r = await get();
+      assert.notEqual(String(r.headers.etag), etag, 'a new list, a new ETag');
+      assert.equal((r.json.tipAddresses as string[])[0], toChecksumAddress('0x00000000000000000000000000000000000f4242'));
+    } finally {
+      await gate.stop();
+    }
+  });
+});
+
 describe('locks and silence', () => {
   it('a table locked for 12 s while changes are notified costs a fixed number of backends (the server cancels what the edge abandons)', async () => {
     pg.psql('DELETE FROM txgate_accounts');

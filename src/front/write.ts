@@ -62,7 +62,7 @@ export const H = {
  * `gone` says whether the client left (for a request that registered onAborted itself);
  * without it, onAborted is registered here.
  */
-export function writeAnswer(res: HttpResponse, status: number, body: string, o: WriteOptions, done?: Written, gone?: () => boolean): void {
+export function writeAnswer(res: HttpResponse, status: number, body: string | Uint8Array, o: WriteOptions, done?: Written, gone?: () => boolean): void {
   if (o.close !== true) {
     writeNow(res, status, body, o, false);
     done?.(true);
@@ -86,7 +86,7 @@ export function writeAnswer(res: HttpResponse, status: number, body: string, o: 
   });
 }
 
-function writeNow(res: HttpResponse, status: number, body: string, o: WriteOptions, close: boolean): void {
+function writeNow(res: HttpResponse, status: number, body: string | Uint8Array, o: WriteOptions, close: boolean): void {
   res.cork(() => {
     res.writeStatus(statusBytes(status)).writeHeader(CONTENT_TYPE, JSON_CT).writeHeader(X_REQUEST_ID, o.reqId);
     const h = o.headers;

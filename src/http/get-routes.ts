@@ -17,7 +17,8 @@ import { announcesBody, H, writeAnswer } from '../front/write.js';
 /** An answer to a GET outside the pipeline (tip addresses). */
 export interface GetAnswer {
   readonly status: number;
-  readonly body: string;
+  /** JSON text, or its bytes (a large answer built once: no string to convert per request). */
+  readonly body: string | Uint8Array;
   readonly headers?: readonly Header[];
   /** For the log line: the rejection reason, the account id. */
   readonly reason?: string;

@@ -13,7 +13,8 @@ import type { HostTable } from '../chains.js';
 import type { GetAnswer, TipAddressesHandler } from './get-routes.js';
 
 interface Cached {
-  readonly body: string;
+  /** The answer's bytes, outside the JavaScript heap: written as they are on every request. */
+  readonly body: Uint8Array;
   readonly etag: string;
 }
 
@@ -32,7 +33,8 @@ const LIST_JSON = JSON.stringify(LIST);
 /**
  * The answer for one grant and its ETag. The address list is spliced in as the JSON text it
  * already is (address-list.ts), and the ETag hashes the answer with the list's digest in its
- * place: a 100,000-address grant's answer costs one copy of its text, no list of strings.
+ * place: a 100,000-address grant's answer costs one copy of its bytes (~1 ms), no string (a
+ * 4.5-MB string costs its allocation, its collection, and a UTF-8 copy on every write).
  */
 export function tipAddressesAnswer(account: Account, grant: Grant, allowUntippedDeployment: boolean): Cached {
   const text = JSON.stringify({
@@ -53,7 +55,13 @@ export function tipAddressesAnswer(account: Account, grant: Grant, allowUntipped
   const before = text.slice(0, at);
   const after = text.slice(at + LIST_JSON.length);
   const etag = `"${createHash('sha256').update(before).update(grant.tipAddresses.digest).update(after).digest('base64url').slice(0, 22)}"`;
-  return { body: before + grant.tipAddresses.json() + after, etag };
+  const list = grant.tipAddresses.listed;
+  const head = Buffer.byteLength(before);
+  const body = Buffer.allocUnsafeSlow(head + list.byteLength + Buffer.byteLength(after));
+  body.write(before, 0);
+  body.set(list, head);
+  body.write(after, head + list.byteLength);
+  return { body, etag };
 }
 
 function fail(exit: Exit, account?: string): GetAnswer {
