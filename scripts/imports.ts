@@ -18,7 +18,7 @@ export const LAYERS: readonly (readonly string[])[] = [
     'log.ts',
     'config-reader.ts',
     'config-fields.ts',
-    'attempt.ts',
+    'or-error.ts',
     'build.ts',
     'native.ts',
     'busy-poll.ts',

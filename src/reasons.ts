@@ -395,5 +395,5 @@ export function outcomeOf(reason: string): SubmissionOutcome {
   return spec === undefined ? 'uncertain' : RETRY[spec.retry].outcome;
 }
 /** What an answer's `reason` is: a rejection of the table, or `ok` for a result. */
-export type Outcome = Reason | 'ok';
+export type ExitLabel = Reason | 'ok';
 export const REASON_NAMES = Object.freeze(Object.keys(REASONS) as Reason[]);

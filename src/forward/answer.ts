@@ -18,7 +18,7 @@ import type { Answer } from './upstream.js';
 /** What one sequencer's part in a plain send came to (the audit line's `outcome`, txgate_forwards_total's label). */
 export const FORWARD_OUTCOMES = ['accepted', 'already_known', 'nonce_known', 'rejected', 'hash_mismatch', 'fault'] as const;
 /** The sync method's parts add its own: a receipt (`executed`), or accepted without one in the wait. */
-export type Outcome = (typeof FORWARD_OUTCOMES)[number] | 'executed' | 'accepted_no_receipt';
+export type ForwardOutcome = (typeof FORWARD_OUTCOMES)[number] | 'executed' | 'accepted_no_receipt';
 
 /** How one sequencer's part in a forward was established (the audit line's `rule`). */
 export type Rule = 'hash' | 'lookup' | 'resend' | 'answer' | 'unresolved' | 'not_sent';
@@ -26,14 +26,14 @@ export type Rule = 'hash' | 'lookup' | 'resend' | 'answer' | 'unresolved' | 'not
 /** What one answer says, before any lookup or resend. */
 export type Reading =
   /** Accepted by this answer alone (its hash, or for the sync method its receipt). */
-  | { readonly t: 'accepted'; readonly exit: Exit; readonly outcome: Outcome; readonly detail?: string | undefined }
+  | { readonly t: 'accepted'; readonly exit: Exit; readonly outcome: ForwardOutcome; readonly detail?: string | undefined }
   /**
    * Ask eth_getTransactionByHash: `confirmed` if it returns this transaction; `unconfirmed`
    * (the refusal to pass on) if it answers null, or null where nothing definite is said then.
    */
   | {
       readonly t: 'check';
-      readonly confirmed: { readonly exit: Exit; readonly outcome: Outcome };
+      readonly confirmed: { readonly exit: Exit; readonly outcome: ForwardOutcome };
       readonly unconfirmed: Exit | null;
       readonly detail: string;
     }
@@ -51,7 +51,7 @@ export type Reading =
 export const SUGGESTS_KNOWN = /already|known|exist|imported|nonce.{0,4}(?:too|is).{0,4}low|noncetoolow|oldnonce/i;
 
 /** Where a lookup confirms, the plain send's acceptance: 200 with the hash. */
-const plainConfirmed = (hash: string, detail: string): { exit: Exit; outcome: Outcome } => ({
+const plainConfirmed = (hash: string, detail: string): { exit: Exit; outcome: ForwardOutcome } => ({
   exit: result(hash),
   outcome: /nonce/i.test(detail) ? 'nonce_known' : 'already_known',
 });
@@ -67,7 +67,7 @@ export function readPlain(a: Answer, hash: string): Reading {
 }
 
 /** A JSON-RPC error: a question for the lookup where its wording suggests the bytes are there, else a refusal. */
-export function readError(a: Extract<Answer, { kind: 'error' }>, confirmed: { exit: Exit; outcome: Outcome }): Reading {
+export function readError(a: Extract<Answer, { kind: 'error' }>, confirmed: { exit: Exit; outcome: ForwardOutcome }): Reading {
   const exit = upstreamRejected(a.code, a.message, a.data);
   const detail = a.message.length > 200 ? a.message.slice(0, 200) : a.message;
   if (SUGGESTS_KNOWN.test(a.message)) return { t: 'check', confirmed, unconfirmed: exit, detail };

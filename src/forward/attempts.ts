@@ -22,11 +22,11 @@ import type { Exit } from '../errors.js';
 import type { Logger } from '../log.js';
 import { FastLog } from '../log-line.js';
 import { notSent, uncertain, type Known, type Reading } from './answer.js';
-import { type Attempt, type AttemptObserver, describe, type ForwardRequest, part, type Role, type SendKind } from './parts.js';
+import { type Part, type AttemptObserver, describe, type ForwardRequest, part, type Role, type SendKind } from './parts.js';
 import { type Asking, lookup, resolve } from './resolve.js';
 import type { CallTimes, Upstream as Sequencer } from './upstream.js';
 
-export type { Attempt, AttemptObserver, ForwardEvent, ForwardRequest, Role, SendKind } from './parts.js';
+export type { Part, AttemptObserver, ForwardEvent, ForwardRequest, Role, SendKind } from './parts.js';
 
 /** The rules above for one chain's sequencers, shared by its plain send and its sync send. */
 export class Attempts implements Asking {
@@ -46,13 +46,13 @@ export class Attempts implements Asking {
   /** Sequencers in order, moving on only when one did not definitely answer; written ones are resolved meanwhile. */
   async failover(seqs: readonly Sequencer[], req: ForwardRequest, kind: SendKind): Promise<Exit> {
     // Made only off the common path (the first sequencer answers with the hash).
-    let parts: Attempt[] | null = null;
-    let resolving: Promise<Attempt>[] | null = null;
+    let parts: Part[] | null = null;
+    let resolving: Promise<Part>[] | null = null;
     // Set once another sequencer accepted: the written ones need no resolving any more.
     let others: { accepted: boolean } | null = null;
     for (const seq of seqs) {
       if (!seq.eligible) continue;
-      const a = await this.attempt(seq, req, kind);
+      const a = await this.sendTo(seq, req, kind);
       if (a.state === 'unresolved') {
         const o = (others ??= { accepted: false });
         (resolving ??= []).push(this.resolve(seq, req, kind, a, o).then((r) => (this.finish(req, r, o.accepted ? 'loser' : 'final', kind), r)));
@@ -73,7 +73,7 @@ export class Attempts implements Asking {
   /** All at once: the first acceptance answers; otherwise the decision waits for every part, resolved. */
   fanout(seqs: readonly Sequencer[], req: ForwardRequest, kind: SendKind): Promise<Exit> {
     return new Promise<Exit>((answer) => {
-      const parts: Attempt[] = [];
+      const parts: Part[] = [];
       let decided = false;
       // Set once a sequencer accepted: the others' resolving stops.
       const others = { accepted: false };
@@ -82,7 +82,7 @@ export class Attempts implements Asking {
         decided = true;
         answer(exit);
       };
-      const settled = (a: Attempt) => {
+      const settled = (a: Part) => {
         const role: Role = decided ? 'loser' : a.state === 'accepted' ? 'winner' : 'pending';
         parts.push(a);
         if (a.state === 'accepted') {
@@ -92,7 +92,7 @@ export class Attempts implements Asking {
         return role;
       };
       for (const seq of seqs) {
-        this.attempt(seq, req, kind)
+        this.sendTo(seq, req, kind)
           .then((a) => (a.state === 'unresolved' ? this.resolve(seq, req, kind, a, others) : a))
           .then((a) => this.finish(req, a, settled(a), kind))
           .catch((e: unknown) => {
@@ -108,8 +108,8 @@ export class Attempts implements Asking {
    * The decision over every part (rule 3). Logged where no sequencer accepted nor refused, with
    * each sequencer's part, for reconciliation.
    */
-  decide(req: ForwardRequest, parts: readonly Attempt[]): Exit {
-    let refused: Attempt | null = null;
+  decide(req: ForwardRequest, parts: readonly Part[]): Exit {
+    let refused: Part | null = null;
     let unresolved = false;
     let busy = false;
     for (const p of parts) {
@@ -136,7 +136,7 @@ export class Attempts implements Asking {
   }
 
   /** One call to one sequencer, and the lookup its answer asks for; an unresolved part is resolved by the caller. */
-  async attempt(seq: Sequencer, req: ForwardRequest, kind: SendKind): Promise<Attempt> {
+  async sendTo(seq: Sequencer, req: ForwardRequest, kind: SendKind): Promise<Part> {
     const t = performance.now();
     let r = kind.read(await kind.call(seq, req), req.hash);
     // A connection lost before the bytes went (reset at connect, a kept-alive one closed by the
@@ -153,7 +153,7 @@ export class Attempts implements Asking {
   }
 
   /** A reading other than an acceptance by hash, with the lookup a suggestive answer asks for. */
-  private async conclude(seq: Sequencer, req: ForwardRequest, r: Reading, t: number): Promise<Attempt> {
+  private async conclude(seq: Sequencer, req: ForwardRequest, r: Reading, t: number): Promise<Part> {
     switch (r.t) {
       case 'accepted':
         return part(seq, 'accepted', r.outcome, 'hash', r.exit, t, r.detail);
@@ -182,7 +182,7 @@ export class Attempts implements Asking {
   }
 
   /** Rule 2 (resolve.ts). */
-  resolve(seq: Sequencer, req: ForwardRequest, kind: SendKind, first: Attempt, others: { readonly accepted: boolean }): Promise<Attempt> {
+  resolve(seq: Sequencer, req: ForwardRequest, kind: SendKind, first: Part, others: { readonly accepted: boolean }): Promise<Part> {
     return resolve(this, seq, req, kind, first, others);
   }
 
@@ -192,14 +192,14 @@ export class Attempts implements Asking {
   }
 
   /** A part's audit line and metrics; a transport fault left standing takes the sequencer out until a probe sees it back. */
-  finish(req: ForwardRequest, a: Attempt, role: Role, kind: SendKind): Role {
+  finish(req: ForwardRequest, a: Part, role: Role, kind: SendKind): Role {
     if (a.transport && (a.state === 'unresolved' || a.state === 'not_sent')) a.seq.markDown(a.detail ?? 'transport');
     this.audit(req, a, role, kind.method);
     return role;
   }
 
   /** The audit line of one sequencer's part (and the forward metrics of a plain send's). */
-  audit(req: ForwardRequest, a: Attempt, role: Role, method?: string): void {
+  audit(req: ForwardRequest, a: Part, role: Role, method?: string): void {
     const ms = Math.round(a.ms * 1000) / 1000;
     if (method === undefined && this.observer.forward !== undefined)
       this.observer.forward({ chainId: this.chainId, sequencer: a.seq.label, outcome: a.outcome, ms });

@@ -1,11 +1,11 @@
 /**
  * What a forward is made of: the request, the kind of send (its call and how its answers read),
- * and each sequencer's part in it (an `Attempt`), with what is reported of one. The rules that
+ * and each sequencer's part in it (a `Part`), with what is reported of one. The rules that
  * conclude a forward from its parts are in attempts.ts; rule 2 (resolving a written part) is in
  * resolve.ts.
  */
 import type { Exit } from '../errors.js';
-import type { Outcome, Reading, Rule } from './answer.js';
+import type { ForwardOutcome, Reading, Rule } from './answer.js';
 import type { Answer, Upstream as Sequencer } from './upstream.js';
 
 export interface ForwardRequest {
@@ -30,11 +30,11 @@ export interface SendKind {
 }
 
 /** What one sequencer's part in a forward came to. */
-export interface Attempt {
+export interface Part {
   readonly seq: Sequencer;
   readonly state: 'accepted' | 'refused' | 'unresolved' | 'not_sent';
   /** For the audit line and the forward metrics. */
-  readonly outcome: Outcome;
+  readonly outcome: ForwardOutcome;
   readonly rule: Rule;
   /** The answer this part gives, for accepted and refused. */
   readonly exit: Exit | null;
@@ -49,7 +49,7 @@ export interface Attempt {
 export interface ForwardEvent {
   readonly chainId: number;
   readonly sequencer: string;
-  readonly outcome: Outcome;
+  readonly outcome: ForwardOutcome;
   readonly ms: number;
 }
 
@@ -60,11 +60,19 @@ export interface AttemptObserver {
 export type Role = 'final' | 'winner' | 'loser' | 'pending';
 
 /** A part as concluded now (`t`: when it started). */
-export function part(seq: Sequencer, state: Attempt['state'], outcome: Outcome, rule: Rule, exit: Exit | null, t: number, detail: string | undefined): Attempt {
+export function part(
+  seq: Sequencer,
+  state: Part['state'],
+  outcome: ForwardOutcome,
+  rule: Rule,
+  exit: Exit | null,
+  t: number,
+  detail: string | undefined,
+): Part {
   return { seq, state, outcome, rule, exit, ms: performance.now() - t, detail, busy: false, transport: false };
 }
 
 /** The parts, a line each, for the log line of an undecided forward. */
-export function describe(parts: readonly Attempt[]): string[] {
+export function describe(parts: readonly Part[]): string[] {
   return parts.map((p) => `${p.seq.label}: ${p.state} (${p.rule}) ${p.detail ?? ''}`.trimEnd());
 }

@@ -4,7 +4,7 @@
  * time budget runs out; and the lookup of a hash, on the sequencer and on the chain's RPC.
  */
 import { readLookup, type Known } from './answer.js';
-import { type Attempt, type ForwardRequest, part, type SendKind } from './parts.js';
+import { type Part, type ForwardRequest, part, type SendKind } from './parts.js';
 import type { CallTimes, Upstream as Sequencer } from './upstream.js';
 
 const MIN_PAUSE_MS = 10;
@@ -34,9 +34,9 @@ export async function resolve(
   seq: Sequencer,
   req: ForwardRequest,
   kind: SendKind,
-  first: Attempt,
+  first: Part,
   others: { readonly accepted: boolean },
-): Promise<Attempt> {
+): Promise<Part> {
   const t = performance.now() - first.ms;
   const deadline = performance.now() + at.times.timeoutMs;
   // A resend leaves this much of the budget to the lookup after it.

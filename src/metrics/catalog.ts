@@ -13,7 +13,7 @@ import { STAGE_SAMPLE_MASK } from '../pipeline/pipeline.js';
 export type FamilyType = 'counter' | 'gauge' | 'histogram';
 
 /** Which part of the service a family belongs to: it is in a snapshot only where that part is on. */
-export type Part = 'always' | 'websocket' | 'sync' | 'store';
+export type Feature = 'always' | 'websocket' | 'sync' | 'store';
 
 export interface FamilyDecl {
   readonly name: string;
@@ -26,7 +26,7 @@ export interface FamilyDecl {
   readonly doc: string;
   /** How the threads' values combine at a scrape: summed, or the max of one process-wide value every thread reports alike. */
   readonly aggregator: 'sum' | 'max';
-  readonly part: Part;
+  readonly part: Feature;
 }
 
 const family = <T extends FamilyType>(
@@ -35,7 +35,7 @@ const family = <T extends FamilyType>(
   labels: FamilyDecl['labels'],
   help: string,
   doc: string,
-  o: { aggregator?: 'sum' | 'max'; part?: Part } = {},
+  o: { aggregator?: 'sum' | 'max'; part?: Feature } = {},
 ): FamilyDecl & { readonly type: T } => ({ name, type, labels, help, doc, aggregator: o.aggregator ?? 'sum', part: o.part ?? 'always' });
 
 /** Every family, in the order a snapshot lists them. */

@@ -5,7 +5,7 @@
  * with prom-client's AggregatorRegistry and render the text format: one scrape shows the whole
  * process.
  */
-import { buildFamilies, familyJSON, METRICS, type Part } from './catalog.js';
+import { buildFamilies, familyJSON, METRICS, type Feature } from './catalog.js';
 import type { Counter, FastHistogram } from './families.js';
 import type { MetricJSON } from './json.js';
 import type { ReloadResult, StoreSync } from '../accounts/types.js';
@@ -276,7 +276,7 @@ export class Metrics {
     }
     this.f.logDropped.child({}).value = droppedLogLines();
     for (const source of IGNORED_FRAME_SOURCES) this.f.framesIgnored.child({ source }).value = ignoredFrames[source];
-    const on: Record<Part, boolean> = { always: true, websocket: this.config.websocket.enabled, sync: this.bySyncChain.size > 0, store: s !== null };
+    const on: Record<Feature, boolean> = { always: true, websocket: this.config.websocket.enabled, sync: this.bySyncChain.size > 0, store: s !== null };
     const out: MetricJSON[] = [];
     for (const key of Object.keys(METRICS) as (keyof typeof METRICS)[]) if (on[METRICS[key].part]) out.push(familyJSON(this.f[key], METRICS[key]));
     return out;

@@ -5,7 +5,7 @@
  * has gone.
  */
 import { Exit, REJECT } from '../errors.js';
-import type { Outcome, Reason } from '../reasons.js';
+import type { ExitLabel, Reason } from '../reasons.js';
 import { fieldInitializer, type BaseCtx, type FieldInitializer } from './context.js';
 import { Later } from './later.js';
 
@@ -35,7 +35,7 @@ export interface Stage<In extends BaseCtx, Add extends object, Name extends stri
    * point may give): the reasons table lists exactly these for it, and with TXGATE_CHECK_REASONS
    * set the runner refuses any other (the test suite runs so).
    */
-  readonly reasons: readonly Outcome[];
+  readonly reasons: readonly ExitLabel[];
   /** Sets the id echoed in every answer from here on (BaseCtx.idJson): the parse stage. */
   readonly setsId?: true;
   readonly run: <C extends In>(ctx: C) => StageResult<C & Add>;
@@ -50,7 +50,7 @@ export interface Stage<In extends BaseCtx, Add extends object, Name extends stri
 export interface TerminalStage<In extends BaseCtx, Name extends string = string> {
   readonly name: Name;
   readonly about?: string;
-  readonly reasons: readonly Outcome[];
+  readonly reasons: readonly ExitLabel[];
   readonly run: (ctx: In) => Exit | PromiseLike<Exit>;
 }
 
@@ -59,7 +59,7 @@ export interface RunnerStage {
   readonly name: string;
   readonly about?: string;
   readonly adds?: string | readonly string[] | null;
-  readonly reasons: readonly Outcome[];
+  readonly reasons: readonly ExitLabel[];
   readonly setsId?: true;
   run(ctx: BaseCtx): unknown;
 }

@@ -3,7 +3,7 @@
  * Content-Type application/json; a batch is refused; `jsonrpc` "2.0"; `id` a number or a
  * string (null or absent is invalid); `method` a string; `params` an array (absent = []).
  */
-import { attempt } from '../attempt.js';
+import { orError } from '../or-error.js';
 import { reject, REJECT } from '../errors.js';
 import { enrich, type BaseCtx, type Body, type RpcRequest } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
@@ -22,8 +22,8 @@ export function createParseStage(): Stage<BaseCtx & { readonly body: Body }, { r
     adds: 'rpc',
     run(ctx) {
       if (!ctx.head.json) return REJECT.unsupported_content_type;
-      // No stack trace for the SyntaxError (attempt.ts): malformed bodies need no key.
-      const msg = attempt(JSON.parse, ctx.body.text);
+      // No stack trace for the SyntaxError (or-error.ts): malformed bodies need no key.
+      const msg = orError(JSON.parse, ctx.body.text);
       if (msg instanceof Error) return REJECT.parse_error;
       if (typeof msg !== 'object' || msg === null) return REJECT.invalid_request;
       if (Array.isArray(msg)) return REJECT.batch_not_supported;

@@ -27,7 +27,7 @@ import { executedAnswer, isReceiptOf, pendingAnswer } from './receipt.js';
 const BACKSTOP_POLLS = 10;
 
 /** How a receipt-mode call ended: the answer, and the receipt when one came (for the audit and the metrics). */
-export interface ReceiptOutcome {
+export interface ReceiptCallEnd {
   readonly exit: Exit;
   readonly receipt: { readonly status?: unknown; readonly blockNumber?: unknown } | null;
 }
@@ -55,7 +55,7 @@ export class ReceiptWaiter {
   }
 
   /** Forwards with `send` (the plain path), then asks for the receipt until `deadline` (performance.now() ms). */
-  async obtain(req: ForwardRequest, deadline: number, send: (req: ForwardRequest) => Exit | Promise<Exit>): Promise<ReceiptOutcome> {
+  async obtain(req: ForwardRequest, deadline: number, send: (req: ForwardRequest) => Exit | Promise<Exit>): Promise<ReceiptCallEnd> {
     const sent = await send(req);
     // Uncertain (written, no answer): the receipt, or the chain knowing the hash, settles it.
     const uncertain = sent.reason === 'upstream_error';
@@ -72,7 +72,7 @@ export class ReceiptWaiter {
       const seen = this.heads?.heads;
       const a = await this.rpc.call('eth_getTransactionReceipt', params, times);
       const executed = a.kind === 'result' && isReceiptOf(a.result, req.hash) ? executedAnswer(a.result) : null;
-      if (executed !== null) return { exit: executed, receipt: (a as { result: ReceiptOutcome['receipt'] }).result };
+      if (executed !== null) return { exit: executed, receipt: (a as { result: ReceiptCallEnd['receipt'] }).result };
       // null (not yet), an error or a fault: ask again within the wait, at the next head (at
       // once if one came while asking) or after the interval.
       const live = this.heads?.live === true;

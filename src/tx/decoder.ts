@@ -17,7 +17,7 @@
  * chain's, and a legacy transaction must carry an EIP-155 chain id unless `allowUnprotected`.
  */
 import { RLP } from '@ethereumjs/rlp';
-import { attempt } from '../attempt.js';
+import { orError } from '../or-error.js';
 import type { Common } from '@ethereumjs/common';
 import type { SignatureCheck } from '../config.js';
 import { reject, REJECT, type Exit } from '../errors.js';
@@ -89,7 +89,7 @@ export class TxDecoder {
     const split = type === 2 && this.lean ? splitList(payload) : null;
     if (split !== null) values = split;
     else {
-      const v = attempt(RLP.decode, payload);
+      const v = orError(RLP.decode, payload);
       if (v instanceof Error) return this.notEvm(bytes, `malformed RLP (${v.message})`);
       if (!Array.isArray(v)) return this.notEvm(bytes, 'the payload is not an RLP list');
       values = v as Values;

@@ -3,7 +3,7 @@
  * transaction): the error is kept as a value, captured without a stack trace, since that
  * capture is most of what such a refusal costs and the refusal never needs it.
  */
-export function attempt<A, T>(f: (a: A) => T, a: A): T | Error {
+export function orError<A, T>(f: (a: A) => T, a: A): T | Error {
   const limit = Error.stackTraceLimit;
   Error.stackTraceLimit = 0;
   try {
