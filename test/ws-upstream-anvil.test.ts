@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, connect, type Server, type Socket } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { after, before, beforeEach, describe, it } from 'node:test';
 import { createPublicClient, http, type Hex } from 'viem';
 import { startAnvil, type Anvil } from '../src/dev/anvil.js';
 import { eventually, keysInLogs, MIN_TIP, newKey, startGate, TIP, type Gate } from './support/harness.js';
@@ -174,8 +174,20 @@ describe('a ws:// sequencer behind a proxy: connections killed with calls in fli
         sync: { enabled: true, maxWaitMs: 4000, syncTimeoutFormat: 'omit' },
       },
     });
-    // Its connections are open before a test changes what they do.
-    await eventually(() => proxy.open >= 2);
+  });
+  // Before a test changes what the connections do: the forward's two and the prober's one are
+  // open (again, after a test killed them), and the sequencer is up (a probe whose answer was
+  // held, then cut, took it out until the next probe).
+  beforeEach(async () => {
+    await eventually(() => proxy.open >= 3, 10_000);
+    await eventually(
+      () =>
+        gate.logs
+          .filter((l) => /"msg":"sequencer (up|down)"/.test(l))
+          .at(-1)
+          ?.includes('sequencer up') === true,
+      10_000,
+    );
   });
   after(async () => {
     await gate.stop();
@@ -219,7 +231,10 @@ describe('a ws:// sequencer behind a proxy: connections killed with calls in fli
     const raws = [await signed(3), await signed(4)];
     const pending = raws.map((raw) => submit(gate, raw));
     // Both frames were written (and swallowed): two transactions' worth of bytes.
-    await eventually(() => proxy.dropped >= raws.reduce((n, raw) => n + raw.length, 0), 5000);
+    await eventually(() => proxy.dropped >= raws.reduce((n, raw) => n + raw.length, 0), 5000).catch(async (e) => {
+      const rs = await Promise.race([Promise.all(pending), new Promise((r) => setTimeout(() => r('pending'), 2000))]);
+      throw new Error(`${e}: dropped ${proxy.dropped} open ${proxy.open}, answers ${JSON.stringify(rs)}\n${gate.logs.slice(-30).join('\n')}`);
+    });
     for (const raw of raws) assert.equal(await known(raw), false, 'anvil never saw it');
     proxy.kill();
     const rs = await Promise.all(pending);
