@@ -24,15 +24,17 @@ const submit = (g: Gate, raw: string, method = 'eth_sendRawTransaction') => rpc(
 after(() => assert.deepEqual(keysInLogs(), []));
 
 /**
- * A TCP proxy in front of anvil. Each client connection gets its own connection to anvil; what a
- * connection does with the bytes is set for the connections open at the time (`mode`), and new
- * ones pass everything unless the proxy refuses them.
+ * A TCP proxy in front of anvil. Each client connection gets its own connection to anvil; what
+ * the connections do with the bytes (`set`) holds for those open and those opened later (one
+ * still reconnecting must not slip past it), until `kill`, after which new ones pass everything
+ * unless the proxy refuses them.
  */
 class TcpProxy {
   private readonly server: Server;
   private readonly pairs = new Set<{ client: Socket; upstream: Socket; mode: 'pass' | 'hold answers' | 'drop calls' }>();
   /** New connections are closed at once (anvil unreachable). */
   refuse = false;
+  private mode: 'pass' | 'hold answers' | 'drop calls' = 'pass';
   /** Connections accepted (not refused). */
   accepted = 0;
   /** Bytes of client data dropped in 'drop calls' mode. */
@@ -45,7 +47,7 @@ class TcpProxy {
       this.accepted++;
       const upstream = connect(this.target, '127.0.0.1');
       upstream.on('error', () => {});
-      const pair = { client, upstream, mode: 'pass' as const as 'pass' | 'hold answers' | 'drop calls' };
+      const pair = { client, upstream, mode: this.mode };
       this.pairs.add(pair);
       client.on('data', (d: Buffer) => {
         if (pair.mode === 'drop calls') this.dropped += d.length;
@@ -69,15 +71,17 @@ class TcpProxy {
     this.port = (this.server.address() as { port: number }).port;
     return this;
   }
-  /** Every connection open now: how it treats the bytes from here on. */
+  /** How every connection, open now or later, treats the bytes from here on. */
   set(mode: 'pass' | 'hold answers' | 'drop calls'): void {
+    this.mode = mode;
     for (const p of this.pairs) p.mode = mode;
   }
   get open(): number {
     return this.pairs.size;
   }
-  /** Destroys every open connection, both sides, at once (as a reset would). */
+  /** Destroys every open connection, both sides, at once (as a reset would); later ones pass. */
   kill(): void {
+    this.mode = 'pass';
     for (const p of this.pairs) {
       p.client.resetAndDestroy();
       p.upstream.destroy();
