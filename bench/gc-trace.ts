@@ -39,12 +39,18 @@ process.on('exit', () => {
 `;
 }
 
+/**
+ * The pauses of the threads that serve: txgate serves from worker threads (each its own heap,
+ * so the main thread's collections stop none of them); if no worker thread recorded any, all.
+ */
 export function readGc(file: string): GcPause[] {
   if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8')
+  const all = readFileSync(file, 'utf8')
     .split('\n')
     .filter((l) => l !== '')
     .map((l) => JSON.parse(l) as GcPause);
+  const workers = all.filter((p) => p.thread !== 0);
+  return workers.length > 0 ? workers : all;
 }
 
 /** One request as the rate probe recorded it: when it was due (epoch ms) and its latency (µs). */

@@ -22,8 +22,8 @@
  *   socket_errors, p50, p99, p999 (µs), rps, cpuUsPerReq}.
  * - `latency[]` (closed loop, one connection): {placement, direct: {p50, p99, n}, via: {…},
  *   added: {p50, p99}} (µs).
- * - `rate` (open loop): {rate, secondsPerPath, warmupSeconds, connections, rounds, rows[]}; a
- *   row: {path: 'direct' | 'http' | 'ws', p50, p99, p999 (µs, from when each request was due),
+ * - `rate` (open loop): {rate, secondsPerPath, warmupSeconds, firstWarmupSeconds, connections,
+ *   rounds, rows[]}; a row: {path: 'direct' | 'http' | 'ws', p50, p99, p999 (µs, from when each request was due),
  *   n, non200, unanswered, maxQueued, probeGcMs} and, for 'http' and 'ws', `added` {p50, p99,
  *   p999} (the row minus direct, µs), `addedP99OverP50`, `reloads` (account or config reloads
  *   logged during the run) and `gc`: {minor, major, other, longestMinorMs, longestMajorMs,
@@ -92,9 +92,11 @@ await initCrypto();
 const senders = Array.from({ length: 16 }, () => '0x' + randomBytes(32).toString('hex'));
 const addressOf = (privateKey: string) => privateKeyToAddress(privateKey as `0x${string}`);
 const RATE_ROUNDS = opt.rounds;
+/** Unrecorded seconds before each round's samples; the first round's (a fresh txgate's JIT) longer. */
 const RATE_WARMUP = 0.5;
+const RATE_FIRST_WARMUP = 2;
 /** Distinct transactions each path gets in the fixed-rate section (every round's warm-up included). */
-const rateNeeds = opt.only?.includes('rate') === false ? 0 : Math.ceil(opt.rate * (opt['rate-seconds'] + RATE_WARMUP * RATE_ROUNDS));
+const rateNeeds = opt.only?.includes('rate') === false ? 0 : Math.ceil(opt.rate * (opt['rate-seconds'] + RATE_FIRST_WARMUP + RATE_WARMUP * RATE_ROUNDS)) + RATE_ROUNDS;
 const poolSize = Math.max(opt.pool, rateNeeds);
 const rpcBody = (method: string, params: unknown[], id = 1) => JSON.stringify({ jsonrpc: '2.0', id, method, params });
 const tx = (i: number, value = 1_000_000_000_000n, to: string = ANVIL_TIP_ADDRESS) =>
@@ -540,16 +542,19 @@ if (want('rate')) {
   ] as const;
   const samples: Record<string, Sample[]> = { direct: [], http: [], ws: [] };
   const stats: Record<string, { non200: number; unanswered: number; maxQueued: number; probeGcMs: number }> = {};
-  const each = Math.ceil(RATE * (perRound + RATE_WARMUP));
+  let offset = 0;
   for (let r = 0; r < RATE_ROUNDS; r++) {
     // Each path gets distinct transactions in every round (the same ones as the other paths).
-    const bodies = validBodies.slice(r * each, (r + 1) * each);
+    const warmup = r === 0 ? RATE_FIRST_WARMUP : RATE_WARMUP;
+    const count = Math.ceil(RATE * (perRound + warmup));
+    const bodies = validBodies.slice(offset, offset + count);
+    offset += count;
     for (const [name, url, headers] of paths) {
       const out = join(dir, `rate-${name}-${r}.json`);
       const input = join(dir, `rate-${name}-${r}-input.json`);
       writeFileSync(
         input,
-        JSON.stringify({ url, bodies, headers, rate: RATE, seconds: perRound, warmup: RATE_WARMUP, connections: opt['rate-connections'], out }),
+        JSON.stringify({ url, bodies, headers, rate: RATE, seconds: perRound, warmup, connections: opt['rate-connections'], out }),
       );
       const p = spawnSync('taskset', ['-c', LOAD_CORES, 'node', join(dist, 'bench/rate-probe.js'), input], { encoding: 'utf8' });
       const m = /RESULT (\{.*\})/.exec(p.stdout ?? '');
@@ -614,6 +619,7 @@ if (want('rate')) {
     rate: RATE,
     secondsPerPath: opt['rate-seconds'],
     warmupSeconds: RATE_WARMUP,
+    firstWarmupSeconds: RATE_FIRST_WARMUP,
     connections: opt['rate-connections'],
     rounds: RATE_ROUNDS,
     rows,
