@@ -60,6 +60,7 @@ const run = startBench(
     rate: { kind: 'int', min: 1, quick: 1000, help: 'submissions per second of the fixed-rate section (open loop)' },
     'rate-seconds': { kind: 'int', min: 1, quick: 10, full: 30, help: 'seconds measured per path in the fixed-rate section, split over --rounds' },
     'rate-connections': { kind: 'int', min: 1, quick: 32, help: "the fixed-rate probe's keep-alive connections" },
+    'ws-connections': { kind: 'int', min: 1, quick: 2, help: "txgate's connections to a ws:// sequencer (forward.wsConnections)" },
     'log-level': { kind: 'text', arg: 'LEVEL', quick: 'info', help: "txgate's log level" },
     only: { kind: 'list', choices: SECTIONS, quick: ['throughput', 'latency', 'rate', 'sync'], full: SECTIONS, help: 'these sections' },
     scenarios: { kind: 'list', choices: SCENARIOS, help: 'these throughput scenarios' },
@@ -96,7 +97,8 @@ const RATE_ROUNDS = opt.rounds;
 const RATE_WARMUP = 0.5;
 const RATE_FIRST_WARMUP = 2;
 /** Distinct transactions each path gets in the fixed-rate section (every round's warm-up included). */
-const rateNeeds = opt.only?.includes('rate') === false ? 0 : Math.ceil(opt.rate * (opt['rate-seconds'] + RATE_FIRST_WARMUP + RATE_WARMUP * RATE_ROUNDS)) + RATE_ROUNDS;
+const rateNeeds =
+  opt.only?.includes('rate') === false ? 0 : Math.ceil(opt.rate * (opt['rate-seconds'] + RATE_FIRST_WARMUP + RATE_WARMUP * RATE_ROUNDS)) + RATE_ROUNDS;
 const poolSize = Math.max(opt.pool, rateNeeds);
 const rpcBody = (method: string, params: unknown[], id = 1) => JSON.stringify({ jsonrpc: '2.0', id, method, params });
 const tx = (i: number, value = 1_000_000_000_000n, to: string = ANVIL_TIP_ADDRESS) =>
@@ -266,7 +268,7 @@ async function startTxgate(o: {
           chainId: 4663,
           hosts: ['127.0.0.1', 'localhost'],
           sequencers: [o.sequencer],
-          forward: { maxInFlight: o.maxInFlight ?? 4096, connections: 64, timeoutMs: 5000 },
+          forward: { maxInFlight: o.maxInFlight ?? 4096, connections: 64, wsConnections: opt['ws-connections'], timeoutMs: 5000 },
           // Held receipts off, as dedup is: the pool repeats, and a resend answered from a held
           // receipt would measure the cache.
           ...(o.sync !== undefined
@@ -552,10 +554,7 @@ if (want('rate')) {
     for (const [name, url, headers] of paths) {
       const out = join(dir, `rate-${name}-${r}.json`);
       const input = join(dir, `rate-${name}-${r}-input.json`);
-      writeFileSync(
-        input,
-        JSON.stringify({ url, bodies, headers, rate: RATE, seconds: perRound, warmup, connections: opt['rate-connections'], out }),
-      );
+      writeFileSync(input, JSON.stringify({ url, bodies, headers, rate: RATE, seconds: perRound, warmup, connections: opt['rate-connections'], out }));
       const p = spawnSync('taskset', ['-c', LOAD_CORES, 'node', join(dist, 'bench/rate-probe.js'), input], { encoding: 'utf8' });
       const m = /RESULT (\{.*\})/.exec(p.stdout ?? '');
       if (m === null) throw new Error(`rate probe (${name}) failed: ${p.stdout}${p.stderr}`);
