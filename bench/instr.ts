@@ -638,6 +638,9 @@ for (const s of servers) s.started.catch(() => undefined); // awaited below, in 
 const stageNames = new Map(STAGES.map((s) => [s.stage, s.same ?? s.name]));
 let costs: StageCost[] = [];
 let senderCost: { exit: number; paired: { median: number; lo: number; hi: number } } | undefined;
+/** The forward to a ws:// sequencer: that submission less the exit at rate_limit (the stage before the forward), when both were measured. */
+let wsForwardCost: { exit: number; cost: number; paired: { median: number; lo: number; hi: number } } | undefined;
+const WS_SEQUENCER = 'valid submission to a WebSocket sequencer';
 const sections: string[][] = [];
 const say = (section: string[], line: string) => {
   section.push(line);
@@ -699,6 +702,20 @@ for (const { name, def, started: starting } of servers) {
     t,
     `| sender, with an allow-list (recovers the sender) | ${SENDER.name} | ${k(senderCost.exit)} (${spreadPct(sender)}) | **${k(Math.max(0, senderCost.exit - fee.median))}** over the fee exit | ${k(senderCost.paired.median)} [${k(senderCost.paired.lo)} … ${k(senderCost.paired.hi)}] | |`,
   );
+  const wsSubmission = measured.find((m) => m.scenario === WS_SEQUENCER);
+  if (wsSubmission !== undefined) {
+    const limited = exit(stageNames.get('rate_limit')!);
+    const d = perRound(wsSubmission).map((x, i) => x - (perRound(limited)[i] ?? x));
+    wsForwardCost = {
+      exit: wsSubmission.median,
+      cost: Math.max(0, wsSubmission.median - limited.median),
+      paired: { median: median(d), lo: Math.min(...d), hi: Math.max(...d) },
+    };
+    say(
+      t,
+      `| forward to a ws:// sequencer (instead of HTTP) | ${WS_SEQUENCER} | ${k(wsForwardCost.exit)} (${spreadPct(wsSubmission)}) | **${k(wsForwardCost.cost)}** over the rate_limit exit | ${k(wsForwardCost.paired.median)} [${k(wsForwardCost.paired.lo)} … ${k(wsForwardCost.paired.hi)}] | |`,
+    );
+  }
 }
 
 // Bytes allocated per request: each server again, plain (no valgrind), a 1-MB young generation.
@@ -788,6 +805,7 @@ run.write(
       results,
       stageCosts: costs,
       sender: senderCost,
+      ...(wsForwardCost !== undefined ? { wsForward: wsForwardCost } : {}),
       allocated: Object.fromEntries(allocated),
     },
     null,

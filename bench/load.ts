@@ -10,6 +10,27 @@
  * off, 1 vs 2 worker threads, the sync send beside the plain send (the stub answering with the
  * receipt at once), and a saturated soak (in-flight bound, 503 overloaded, RSS growth).
  *
+ * The fixed-rate section (`rate`): open-loop valid submissions at `--rate` per second (distinct
+ * signed transactions, rate-probe.ts) to the stub alone (direct, the reference), through txgate
+ * to the stub over HTTP, and through txgate to the same stub over ws://, alternating; txgate's
+ * GC pauses during the run (gc-trace.ts: perf_hooks 'gc' entries from its serving thread) set
+ * against the slowest 0.1% of requests.
+ *
+ * load.json (fields other tools read; names stable):
+ * - `throughput[]`: {scenario, txgate, echo, floor?: Measured, ratio (txgate/echo req/s, median
+ *   round), ratios, cpuRatio, floorRatios?}; Measured: {requests, duration_us, non2xx,
+ *   socket_errors, p50, p99, p999 (µs), rps, cpuUsPerReq}.
+ * - `latency[]` (closed loop, one connection): {placement, direct: {p50, p99, n}, via: {…},
+ *   added: {p50, p99}} (µs).
+ * - `rate` (open loop): {rate, secondsPerPath, warmupSeconds, firstWarmupSeconds, connections,
+ *   rounds, rows[]}; a row: {path: 'direct' | 'http' | 'ws', p50, p99, p999 (µs, from when each request was due),
+ *   n, non200, unanswered, maxQueued, probeGcMs} and, for 'http' and 'ws', `added` {p50, p99,
+ *   p999} (the row minus direct, µs), `addedP99OverP50`, `reloads` (account or config reloads
+ *   logged during the run) and `gc`: {minor, major, other, longestMinorMs, longestMajorMs,
+ *   tailRequests, tailOverlappingGc, tailOverlappingMajor, requestsOverlappingMajor, tail[]:
+ *   {at (epoch ms due), us, gc[]: {kind, ms, startOffsetMs}}}.
+ * - `sync[]`, `client`, `metrics[]`, `workers[]`, `soak`: as their sections print them.
+ *
  * Needs wrk (Debian: apt-get install wrk) and taskset (util-linux). Loopback only.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -21,10 +42,11 @@ import { sign1559 } from '../src/dev/sign.js';
 import { privateKeyToAddress } from 'viem/accounts';
 import { initCrypto, SYSTEM_SECP256K1_PATH } from '../src/native.js';
 import { keySha256 } from '../src/stages/auth.js';
+import { gcAgainst, gcObserverSource, readGc, type Sample } from './gc-trace.js';
 import { cpuMicros, median, medianBy, round, startBench } from './lib.js';
 import { stackedBarsSvg, type Bar } from './svg.js';
 
-const SECTIONS = ['throughput', 'latency', 'client', 'metrics', 'workers', 'sync', 'soak'];
+const SECTIONS = ['throughput', 'latency', 'rate', 'client', 'metrics', 'workers', 'sync', 'soak'];
 const SCENARIOS = ['eth_chainId', '401 unauthorized', '402 fee_rejected', 'valid submission', 'valid submission, sender-listed grant'];
 const run = startBench(
   'bench:load',
@@ -35,8 +57,12 @@ const run = startBench(
     connections: { kind: 'int', quick: 64, help: 'wrk connections' },
     soak: { kind: 'int', min: 0, quick: 60, help: 'seconds of the saturated soak (after a 20-s warm-up; 0: none)' },
     pool: { kind: 'int', quick: 4000, full: 20000, help: 'pre-signed distinct transactions' },
+    rate: { kind: 'int', min: 1, quick: 1000, help: 'submissions per second of the fixed-rate section (open loop)' },
+    'rate-seconds': { kind: 'int', min: 1, quick: 10, full: 30, help: 'seconds measured per path in the fixed-rate section, split over --rounds' },
+    'rate-connections': { kind: 'int', min: 1, quick: 32, help: "the fixed-rate probe's keep-alive connections" },
+    'ws-connections': { kind: 'int', min: 1, quick: 2, help: "txgate's connections to a ws:// sequencer (forward.wsConnections)" },
     'log-level': { kind: 'text', arg: 'LEVEL', quick: 'info', help: "txgate's log level" },
-    only: { kind: 'list', choices: SECTIONS, quick: ['throughput', 'latency', 'sync'], full: SECTIONS, help: 'these sections' },
+    only: { kind: 'list', choices: SECTIONS, quick: ['throughput', 'latency', 'rate', 'sync'], full: SECTIONS, help: 'these sections' },
     scenarios: { kind: 'list', choices: SCENARIOS, help: 'these throughput scenarios' },
     'node-args': { kind: 'text', arg: 'ARGS', quick: '', help: 'node options for txgate, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"' },
   },
@@ -66,7 +92,14 @@ const LOAD_CORES = cores >= 2 ? String(cores - 1) : '0'; // on one core everythi
 await initCrypto();
 const senders = Array.from({ length: 16 }, () => '0x' + randomBytes(32).toString('hex'));
 const addressOf = (privateKey: string) => privateKeyToAddress(privateKey as `0x${string}`);
-const poolSize = opt.pool;
+const RATE_ROUNDS = opt.rounds;
+/** Unrecorded seconds before each round's samples; the first round's (a fresh txgate's JIT) longer. */
+const RATE_WARMUP = 0.5;
+const RATE_FIRST_WARMUP = 2;
+/** Distinct transactions each path gets in the fixed-rate section (every round's warm-up included). */
+const rateNeeds =
+  opt.only?.includes('rate') === false ? 0 : Math.ceil(opt.rate * (opt['rate-seconds'] + RATE_FIRST_WARMUP + RATE_WARMUP * RATE_ROUNDS)) + RATE_ROUNDS;
+const poolSize = Math.max(opt.pool, rateNeeds);
 const rpcBody = (method: string, params: unknown[], id = 1) => JSON.stringify({ jsonrpc: '2.0', id, method, params });
 const tx = (i: number, value = 1_000_000_000_000n, to: string = ANVIL_TIP_ADDRESS) =>
   sign1559(
@@ -214,7 +247,9 @@ async function startTxgate(o: {
   busyPoll?: boolean;
   /** The sync send on, in this mode (receipt mode: the receipts read from `sequencer` too), no receipt held for resends. */
   sync?: 'forward' | 'receipt';
-}): Promise<{ child: ChildProcess; url: string }> {
+  /** Record txgate's GC pauses to this file (gc-trace.ts), written as its threads end. */
+  gcOut?: string;
+}): Promise<{ child: ChildProcess; url: string; log: string }> {
   const port = portSeq++;
   const cfg = join(dir, `txgate-${port}.json`);
   writeFileSync(
@@ -233,7 +268,7 @@ async function startTxgate(o: {
           chainId: 4663,
           hosts: ['127.0.0.1', 'localhost'],
           sequencers: [o.sequencer],
-          forward: { maxInFlight: o.maxInFlight ?? 4096, connections: 64, timeoutMs: 5000 },
+          forward: { maxInFlight: o.maxInFlight ?? 4096, connections: 64, wsConnections: opt['ws-connections'], timeoutMs: 5000 },
           // Held receipts off, as dedup is: the pool repeats, and a resend answered from a held
           // receipt would measure the cache.
           ...(o.sync !== undefined
@@ -246,8 +281,14 @@ async function startTxgate(o: {
   );
   const cores = o.workers !== undefined && o.workers > 1 ? `0-${o.workers - 1}` : SERVER_CORES;
   const nodeArgs = (opt['node-args'] ?? '').split(' ').filter((a) => a !== '');
+  if (o.gcOut !== undefined) {
+    const pre = join(dir, `gc-observer-${port}.cjs`);
+    writeFileSync(pre, gcObserverSource(o.gcOut));
+    nodeArgs.push('--require', pre);
+  }
+  const log = join(dir, `txgate-${portSeq}.log`);
   const child = await start(['node', ...nodeArgs, join(dist, 'src/cli.js'), '--config', cfg], cores, 'txgate', `http://127.0.0.1:${port}/ready`);
-  return { child, url: `http://127.0.0.1:${port}/` };
+  return { child, url: `http://127.0.0.1:${port}/`, log };
 }
 
 function rssMB(pid: number): number {
@@ -478,6 +519,110 @@ if (want('latency')) {
   report.latency = rows;
   for (const g of [g2, g3, g4]) if (g !== undefined) await stop(g.child);
   await stop(near);
+}
+
+if (want('rate')) {
+  // Open loop at a fixed rate: the direct path (the stub alone) is the reference; txgate over
+  // HTTP and over ws:// forward to the same stub, on the server's core beside txgate (as the
+  // latency section's placement: both paths cross between the cores alike).
+  const RATE = opt.rate;
+  const perRound = opt['rate-seconds'] / RATE_ROUNDS;
+  say(
+    `\n## Added latency at a fixed rate: ${RATE} submissions/s, open loop (${opt['rate-seconds']} s a path in ${RATE_ROUNDS} alternating rounds, ${opt['rate-connections']} connections; latency from when each request was due)\n`,
+  );
+  const stubPort = 18203;
+  const near = await start(['node', join(dist, 'bench/stub-sequencer.js'), String(stubPort)], SERVER_CORES, 'stub on the server core');
+  const gcFile = { http: join(dir, 'gc-http.jsonl'), ws: join(dir, 'gc-ws.jsonl') };
+  const gates = {
+    http: await startTxgate({ sequencer: `http://127.0.0.1:${stubPort}`, gcOut: gcFile.http }),
+    ws: await startTxgate({ sequencer: `ws://127.0.0.1:${stubPort}`, gcOut: gcFile.ws }),
+  };
+  const paths = [
+    ['direct', `http://127.0.0.1:${stubPort}/`, JSON_CT],
+    ['http', gates.http.url, { ...JSON_CT, 'X-Api-Key': KEY }],
+    ['ws', gates.ws.url, { ...JSON_CT, 'X-Api-Key': KEY }],
+  ] as const;
+  const samples: Record<string, Sample[]> = { direct: [], http: [], ws: [] };
+  const stats: Record<string, { non200: number; unanswered: number; maxQueued: number; probeGcMs: number }> = {};
+  let offset = 0;
+  for (let r = 0; r < RATE_ROUNDS; r++) {
+    // Each path gets distinct transactions in every round (the same ones as the other paths).
+    const warmup = r === 0 ? RATE_FIRST_WARMUP : RATE_WARMUP;
+    const count = Math.ceil(RATE * (perRound + warmup));
+    const bodies = validBodies.slice(offset, offset + count);
+    offset += count;
+    for (const [name, url, headers] of paths) {
+      const out = join(dir, `rate-${name}-${r}.json`);
+      const input = join(dir, `rate-${name}-${r}-input.json`);
+      writeFileSync(input, JSON.stringify({ url, bodies, headers, rate: RATE, seconds: perRound, warmup, connections: opt['rate-connections'], out }));
+      const p = spawnSync('taskset', ['-c', LOAD_CORES, 'node', join(dist, 'bench/rate-probe.js'), input], { encoding: 'utf8' });
+      const m = /RESULT (\{.*\})/.exec(p.stdout ?? '');
+      if (m === null) throw new Error(`rate probe (${name}) failed: ${p.stdout}${p.stderr}`);
+      const res = JSON.parse(m[1]!) as { non200: number; unanswered: number; maxQueued: number; probeGcMs: number };
+      const st = (stats[name] ??= { non200: 0, unanswered: 0, maxQueued: 0, probeGcMs: 0 });
+      st.non200 += res.non200;
+      st.unanswered += res.unanswered;
+      st.maxQueued = Math.max(st.maxQueued, res.maxQueued);
+      st.probeGcMs = round(st.probeGcMs + res.probeGcMs, 1);
+      for (const [at, us] of JSON.parse(readFileSync(out, 'utf8')) as [number, number][]) samples[name]!.push({ at, us });
+    }
+  }
+  // txgate's threads write their GC pauses as they end.
+  for (const g of Object.values(gates)) await stop(g.child);
+  await stop(near);
+  const pct = (xs: number[], p: number) => Math.round(xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!);
+  const pcts = (name: string) => {
+    const xs = samples[name]!.map((s) => s.us).sort((a, b) => a - b);
+    return { p50: pct(xs, 50), p99: pct(xs, 99), p999: pct(xs, 99.9), n: xs.length };
+  };
+  const direct = { path: 'direct', ...pcts('direct'), ...stats.direct! };
+  const rows: Record<string, unknown>[] = [direct];
+  say(
+    '| path | p50 / p99 / p99.9 µs | **added p50 / p99 / p99.9 µs** | added p99 / added p50 | samples (non-200, unanswered) | GC pauses in txgate: minor / major (longest ms) | p99.9 requests in flight during a GC: any / major | requests during a major GC | reloads |',
+  );
+  say('|---|---|---|---|---|---|---|---|---|');
+  say(
+    `| direct (client → stub) | ${direct.p50} / ${direct.p99} / ${direct.p999} | — | — | ${direct.n} (${direct.non200}, ${direct.unanswered}) | — | — | — | — |`,
+  );
+  const tails: string[] = [];
+  for (const name of ['http', 'ws'] as const) {
+    const p = pcts(name);
+    const added = { p50: p.p50 - direct.p50, p99: p.p99 - direct.p99, p999: p.p999 - direct.p999 };
+    const gc = gcAgainst(readGc(gcFile[name]), samples[name]!, p.p999);
+    // Reloads (the account store, the configuration) logged while the probe ran.
+    const reloads = readFileSync(gates[name].log, 'utf8')
+      .split('\n')
+      .filter((l) => /reload/i.test(l)).length;
+    const ratio = added.p50 > 0 ? round(added.p99 / added.p50, 2) : null;
+    rows.push({ path: name, ...p, ...stats[name]!, added, addedP99OverP50: ratio, reloads, gc });
+    const label = name === 'http' ? 'client → txgate → stub over HTTP' : 'client → txgate → stub over ws://';
+    say(
+      `| ${label} | ${p.p50} / ${p.p99} / ${p.p999} | **${added.p50} / ${added.p99} / ${added.p999}** | ${ratio ?? '—'}x | ${p.n} (${stats[name]!.non200}, ${stats[name]!.unanswered}) | ${gc.minor} / ${gc.major} (${gc.longestMinorMs} / ${gc.longestMajorMs}) | ${gc.tailOverlappingGc} / ${gc.tailOverlappingMajor} of ${gc.tailRequests} | ${gc.requestsOverlappingMajor} | ${reloads} |`,
+    );
+    tails.push(
+      `- over ${name === 'http' ? 'HTTP' : 'ws://'}: ` +
+        gc.tail
+          .map(
+            (t) =>
+              `${t.us} µs` +
+              (t.gc.length === 0
+                ? ''
+                : ` (${t.gc.map((g) => `${g.kind} GC ${g.ms} ms at ${g.startOffsetMs >= 0 ? '+' : ''}${g.startOffsetMs} ms`).join(', ')})`),
+          )
+          .join('; '),
+    );
+  }
+  say(`\nThe p99.9 requests (slowest first), with the GC pauses in txgate that ran while each was in flight (offset from when it was due):\n`);
+  for (const t of tails) say(t);
+  report.rate = {
+    rate: RATE,
+    secondsPerPath: opt['rate-seconds'],
+    warmupSeconds: RATE_WARMUP,
+    firstWarmupSeconds: RATE_FIRST_WARMUP,
+    connections: opt['rate-connections'],
+    rounds: RATE_ROUNDS,
+    rows,
+  };
 }
 
 if (want('client')) {

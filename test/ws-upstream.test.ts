@@ -1,22 +1,20 @@
 /**
- * Sequencers over a persistent WebSocket (`ws://` sequencer URLs, forward/ws-upstream.ts):
- * against anvil's WebSocket endpoint (submission, the sync send, a connection killed with calls
- * in flight, reconnect) and a fault-injecting WebSocket stub (silent, reset after reading,
+ * Sequencers over a persistent WebSocket (`ws://` sequencer URLs, forward/ws-upstream.ts)
+ * against a fault-injecting WebSocket stub (silent, reset after reading,
  * garbage frames, an answer for an unknown id, a duplicate answer). The outcome rules are the
- * HTTP forward's: the hash or a confirming lookup, resolved before any 502.
+ * HTTP forward's: the hash or a confirming lookup, resolved before any 502. Against anvil's
+ * WebSocket endpoint: ws-upstream-anvil.test.ts.
  */
 import assert from 'node:assert/strict';
-import { after, afterEach, before, describe, it } from 'node:test';
-import { createPublicClient, http, type Hex } from 'viem';
+import { after, afterEach, describe, it } from 'node:test';
 import type WebSocket from 'ws';
 import { WebSocketServer } from 'ws';
-import { startAnvil, type Anvil } from '../src/dev/anvil.js';
 import { ignoredFrames } from '../src/forward/peer-frames.js';
-import { keysInLogs, MIN_TIP, newKey, startGate, stubChain, TIP, type Gate } from './support/harness.js';
+import { keysInLogs, newKey, startGate, stubChain, type Gate } from './support/harness.js';
 import { rpc } from './support/http.js';
 import { freePort } from './support/processes.js';
 import { txHash } from './support/stub-sequencer.js';
-import { sign1559, SIGNERS } from './support/txs.js';
+import { sign1559 } from './support/txs.js';
 
 const key = newKey();
 const accounts = [{ id: 'mm', keys: [key], allowUntipped: true, grants: [{ rateLimit: { perSecond: 1e6, burst: 1e6 }, sync: true }] }];
@@ -150,62 +148,5 @@ describe('a ws:// sequencer, faults injected', () => {
     const r = await submit(gate, await next());
     assert.equal(r.status, 503, JSON.stringify(r.json));
     assert.match(r.json.error.data.reason, /upstream_unavailable|overloaded/);
-  });
-});
-
-describe("a ws:// sequencer: anvil's WebSocket endpoint", () => {
-  let anvil: Anvil;
-  let gate: Gate;
-  before(async () => {
-    anvil = await startAnvil({ port: await freePort(), chainId: 4663, blockTime: 1 });
-    gate = await startGate({
-      chainB: false,
-      sequencers: [anvil.url.replace('http:', 'ws:')],
-      accounts,
-      config: { allowUntipped: true },
-      chainA: { sync: { enabled: true, maxWaitMs: 4000, syncTimeoutFormat: 'omit' } },
-    });
-  });
-  after(async () => {
-    await gate.stop();
-    await anvil.stop();
-  });
-  const chain = () => createPublicClient({ transport: http(anvil.url) });
-  async function signed(signer: number): Promise<Hex> {
-    const account = SIGNERS[signer]!;
-    const n = await chain().getTransactionCount({ address: account.address, blockTag: 'pending' });
-    return account.signTransaction({
-      type: 'eip1559',
-      chainId: 4663,
-      nonce: n,
-      to: TIP as Hex,
-      value: MIN_TIP,
-      gas: 21000n,
-      maxFeePerGas: 10n ** 10n,
-      maxPriorityFeePerGas: 10n ** 9n,
-    });
-  }
-
-  it('a submission: 200 with the hash, and it is mined', async () => {
-    const raw = await signed(1);
-    const r = await submit(gate, raw);
-    assert.equal(r.json.result, txHash(raw), JSON.stringify(r.json));
-    const receipt = await chain().waitForTransactionReceipt({ hash: txHash(raw) as Hex, timeout: 10_000 });
-    assert.equal(receipt.status, 'success');
-  });
-
-  it('the sync send over it: 200 with the receipt', async () => {
-    const raw = await signed(2);
-    const r = await submit(gate, raw, 'eth_sendRawTransactionSync');
-    assert.equal(r.status, 200, JSON.stringify(r.json));
-    assert.equal(r.json.result.transactionHash, txHash(raw));
-  });
-
-  it('many in flight at once on the connections: every one accepted and mined', async () => {
-    const raws: Hex[] = [];
-    for (let s = 3; s < 7; s++) raws.push(await signed(s));
-    const rs = await Promise.all(raws.map((raw) => submit(gate, raw)));
-    for (const [i, r] of rs.entries()) assert.equal(r.json.result, txHash(raws[i]!), JSON.stringify(r.json));
-    for (const raw of raws) await chain().waitForTransactionReceipt({ hash: txHash(raw) as Hex, timeout: 10_000 });
   });
 });
