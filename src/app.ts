@@ -103,7 +103,8 @@ export function createApp(opts: AppOptions): App {
   const port = portParts(log, readiness, opts.idPrefix);
   const observer = (transport: string) => obs.requests?.(transport);
 
-  // The front ends on the public port: one line each.
+  // The front ends on the public port, registered in this order (the WebSocket lane's upgrade on
+  // `GET /` before HTTP's routes, as uWS has always been given them).
   const http = new HttpFrontEnd({
     port,
     buildPipeline,
@@ -114,20 +115,23 @@ export function createApp(opts: AppOptions): App {
     ...optional('busyPoll', busyPoll ?? undefined),
     ...optional('observer', observer('http')),
   });
-  const frontEnds: FrontEnd[] = [http];
-  if (config.websocket.enabled)
-    frontEnds.push(
-      new WebSocketLane({
-        port,
-        buildPipeline,
-        config: config.websocket,
-        maxBodyBytes: config.limits.maxBodyBytes,
-        admission: { hosts, store },
-        counts: thread.counts,
-        ...optional('observer', observer('ws')),
-        ...optional('lane', obs.wsLane),
-      }),
-    );
+  const frontEnds: FrontEnd[] = [
+    ...(config.websocket.enabled
+      ? [
+          new WebSocketLane({
+            port,
+            buildPipeline,
+            config: config.websocket,
+            maxBodyBytes: config.limits.maxBodyBytes,
+            admission: { hosts, store },
+            counts: thread.counts,
+            ...optional('observer', observer('ws')),
+            ...optional('lane', obs.wsLane),
+          }),
+        ]
+      : []),
+    http,
+  ];
   const publicPort = new PublicPort(frontEnds, readiness);
 
   return {
