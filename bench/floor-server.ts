@@ -10,7 +10,7 @@
  *   log line); then the transaction decoded and verified (txgate's decoder in the signature mode
  *   txgate runs, `curve` by default: the cheapest conforming decode there is here), the tip
  *   checked (a transfer to the tip address), forwarded with undici's
- *   Pool.dispatch (txgate's Sequencer: the chosen client at its cheapest), the sequencer's hash
+ *   Pool.dispatch (txgate's HttpUpstream: the chosen client at its cheapest), the sequencer's hash
  *   checked, answered, and two log lines (request and audit).
  * Log lines are batched, one write per 20 ms, to the file given.
  *
@@ -24,7 +24,7 @@ import { hash } from 'node:crypto';
 import { openSync, writeSync } from 'node:fs';
 import type { HttpResponse } from 'uWebSockets.js';
 import { Exit, REJECT } from '../src/errors.js';
-import { Sequencer } from '../src/forward/upstream.js';
+import { HttpUpstream } from '../src/forward/upstream.js';
 import { initCrypto, uws } from '../src/native.js';
 import { classifyRawTxParam } from '../src/stages/route.js';
 import { TxDecoder } from '../src/tx/decoder.js';
@@ -34,7 +34,7 @@ const [portArg, logFile, keyHash, sequencerUrl, tipArg, minTipArg, signatureArg]
 const port = Number(portArg ?? 18101);
 const logFd = openSync(logFile ?? '/dev/null', 'a');
 const keys = new Map<string, string>(keyHash !== undefined ? [[keyHash, 'load']] : []); // key SHA-256 → account id
-const sequencer = sequencerUrl !== undefined ? new Sequencer(sequencerUrl, 64, HealthBoard.allocate(1), 0) : null;
+const sequencer = sequencerUrl !== undefined ? new HttpUpstream(sequencerUrl, 64, HealthBoard.allocate(1), 0) : null;
 const tip = (tipArg ?? '').toLowerCase();
 const minTip = BigInt(minTipArg ?? '0');
 await initCrypto();

@@ -1,7 +1,7 @@
 /**
  * The forward's client alone, for bench/forward-cost.ts: calls eth_sendRawTransaction on the
  * stub sequencer through txgate's Upstream for a URL (forward/open-upstream.ts: the HTTP
- * Sequencer or the WsSequencer), `concurrency` at a time, in rounds the driver starts.
+ * Sequencer or the WsUpstream), `concurrency` at a time, in rounds the driver starts.
  *
  * Usage: node forward-client.js URL CONCURRENCY N WARMUP. Warms up with WARMUP calls, prints
  * `warm`, then for each line `go` on stdin makes N calls and prints `done`; `end` exits.

@@ -1,6 +1,6 @@
 /**
  * `bash scripts/built.sh bench/forward-cost`: instructions per call of the forward's client alone (callgrind), the
- * HTTP Sequencer against the WsSequencer, each calling the stub sequencer (uninstrumented, on
+ * HTTP Sequencer against the WsUpstream, each calling the stub sequencer (uninstrumented, on
  * the other core) with a submission, 8 calls in flight, in the same run. What bench:instr's
  * valid submissions differ by, without the rest of txgate's request around it: steadier on a
  * busy host, where a whole request's rounds spread far.
@@ -142,7 +142,7 @@ async function measureClient(tag: string, url: string, rounds: number, named: bo
 
 for (const [client, url] of [
   ['HTTP (undici Pool.dispatch)', `http://127.0.0.1:${PORT}`],
-  ['ws:// (WsSequencer)', `ws://127.0.0.1:${PORT}`],
+  ['ws:// (WsUpstream)', `ws://127.0.0.1:${PORT}`],
 ] as const) {
   const tag = client.startsWith('HTTP') ? 'http' : 'ws';
   const { perCall } = await measureClient(tag, url, opt.rounds, false);

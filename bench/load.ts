@@ -407,7 +407,7 @@ function floorTable(rows: Record<string, unknown>[]): void {
   if (withFloor.length === 0) return;
   say('\n## Against the conforming floor (the same rounds: echo, floor, txgate)\n');
   say(
-    "The floor (`bench/floor-server.ts`) is one flat uWS handler doing only what the contract makes any implementation do for these requests: read the headers, decode and JSON.parse the body, check the envelope, echo the id, send Content-Type and X-Request-Id; for a submission, hash the key and look it up (401: the error body and a log line), decode and verify the transaction (txgate's decoder, curve check as txgate's default), check the tip (402), forward it with undici (txgate's Sequencer), check the hash, answer, and log a request and an audit line.\n",
+    "The floor (`bench/floor-server.ts`) is one flat uWS handler doing only what the contract makes any implementation do for these requests: read the headers, decode and JSON.parse the body, check the envelope, echo the id, send Content-Type and X-Request-Id; for a submission, hash the key and look it up (401: the error body and a log line), decode and verify the transaction (txgate's decoder, curve check as txgate's default), check the tip (402), forward it with undici (txgate's HttpUpstream), check the hash, answer, and log a request and an audit line.\n",
   );
   say(
     '| scenario | echo req/s | floor req/s | txgate req/s | floor / echo | floor / echo, all rounds | txgate / echo | **txgate / floor** | CPU µs/req echo / floor / txgate |',

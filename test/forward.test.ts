@@ -12,7 +12,7 @@ import { parseConfig } from '../src/config.js';
 import { ChainDuplicates } from '../src/forward/dedup.js';
 import { ChainForwarder } from '../src/forward/forwarder.js';
 import { HealthBoard } from '../src/forward/health-board.js';
-import { Sequencer } from '../src/forward/upstream.js';
+import { HttpUpstream } from '../src/forward/upstream.js';
 import { initCrypto } from '../src/native.js';
 import { eventually, keysInLogs, newKey, startGate, stubChain, type Gate } from './support/harness.js';
 import { rpc, send } from './support/http.js';
@@ -361,7 +361,7 @@ describe('duplicates, shedding, health', () => {
     const stub = await new StubSequencer().start();
     open.stubs.push(stub);
     stub.behaviour = () => ({ kind: 'hang' });
-    const seq = new Sequencer(stub.url, 1, HealthBoard.allocate(1), 0);
+    const seq = new HttpUpstream(stub.url, 1, HealthBoard.allocate(1), 0);
     const times = { timeoutMs: 5_000, queueMs: 5_000 };
     const first = seq.call('eth_sendRawTransaction', '["0x01"]', times);
     const second = seq.call('eth_sendRawTransaction', '["0x02"]', times); // waits: one connection

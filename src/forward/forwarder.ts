@@ -16,7 +16,7 @@ import type { Logger } from '../log.js';
 import { readPlain } from './answer.js';
 import { Attempts, type AttemptObserver, type ForwardRequest, type SendKind } from './attempts.js';
 import { HealthBoard } from './health-board.js';
-import { Sequencer, type CallTimes, type Upstream } from './upstream.js';
+import { HttpUpstream, type CallTimes, type Upstream } from './upstream.js';
 import { openUpstream } from './open-upstream.js';
 import type { ChainDuplicates } from './dedup.js';
 
@@ -50,7 +50,7 @@ export class ChainForwarder {
     );
     const times: CallTimes = { timeoutMs: config.forward.timeoutMs, queueMs: config.forward.queueMs };
     // The chain RPC is no sequencer: a health board of its own, which nothing marks down.
-    this.rpc = config.rpc === null ? null : new Sequencer(config.rpc, Math.max(4, Math.min(config.sync.maxWaiting, 64)), HealthBoard.allocate(1), 0);
+    this.rpc = config.rpc === null ? null : new HttpUpstream(config.rpc, Math.max(4, Math.min(config.sync.maxWaiting, 64)), HealthBoard.allocate(1), 0);
     this.attempts = new Attempts(config.chainId, times, this.rpc, log, observer);
     this.plain = {
       method: undefined,

@@ -1,7 +1,7 @@
 /** An Upstream for a URL: over a persistent WebSocket for ws:// and wss://, else over HTTP. */
 import type { HealthBoard } from './health-board.js';
-import { Sequencer, type Upstream } from './upstream.js';
-import { WsSequencer } from './ws-upstream.js';
+import { HttpUpstream, type Upstream } from './upstream.js';
+import { WsUpstream } from './ws-upstream.js';
 
 /**
  * `connections`: HTTP keep-alive connections (requests written at once), or over WebSocket the
@@ -9,6 +9,6 @@ import { WsSequencer } from './ws-upstream.js';
  */
 export function openUpstream(url: string, connections: number, board: HealthBoard, slot: number, wsConnections = 2): Upstream {
   return url.startsWith('ws:') || url.startsWith('wss:')
-    ? new WsSequencer(url, connections, board, slot, wsConnections)
-    : new Sequencer(url, connections, board, slot);
+    ? new WsUpstream(url, connections, board, slot, wsConnections)
+    : new HttpUpstream(url, connections, board, slot);
 }

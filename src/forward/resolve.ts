@@ -5,7 +5,7 @@
  */
 import { readLookup, type Known } from './answer.js';
 import { type Part, type ForwardRequest, part, type SendKind } from './parts.js';
-import type { CallTimes, Upstream as Sequencer } from './upstream.js';
+import type { CallTimes, Upstream } from './upstream.js';
 
 const MIN_PAUSE_MS = 10;
 const MAX_PAUSE_MS = 200;
@@ -16,7 +16,7 @@ const MISMATCH = 'another hash';
 export interface Asking {
   readonly times: CallTimes;
   /** The chain's own RPC (`chains[].rpc`), asked too where a sequencer does not confirm a hash; else null. */
-  readonly rpc: Sequencer | null;
+  readonly rpc: Upstream | null;
 }
 
 /**
@@ -31,7 +31,7 @@ export interface Asking {
  */
 export async function resolve(
   at: Asking,
-  seq: Sequencer,
+  seq: Upstream,
   req: ForwardRequest,
   kind: SendKind,
   first: Part,
@@ -89,7 +89,7 @@ export async function resolve(
  * eth_getTransactionByHash on the sequencer, and on the chain's RPC where the sequencer does
  * not know it: `known` if either returns this very transaction.
  */
-export async function lookup(at: Asking, seq: Sequencer, hash: string, deadline: number): Promise<Known> {
+export async function lookup(at: Asking, seq: Upstream, hash: string, deadline: number): Promise<Known> {
   const params = `["${hash}"]`;
   const left = () => Math.max(1, Math.min(deadline - performance.now(), at.times.timeoutMs));
   const k = readLookup(await seq.call('eth_getTransactionByHash', params, { timeoutMs: left(), queueMs: Math.min(left(), at.times.queueMs) }), hash);

@@ -41,7 +41,7 @@ interface Waiting {
 /**
  * One upstream JSON-RPC endpoint as the outcome rules see it (a sequencer, the chain RPC):
  * `call` ends in exactly one Answer, whose fault says whether the request was written. Served
- * over HTTP (Sequencer, below) or over a persistent WebSocket (ws-upstream.ts).
+ * over HTTP (HttpUpstream, below) or over a persistent WebSocket (ws-upstream.ts).
  */
 export interface Upstream {
   readonly url: string;
@@ -65,7 +65,7 @@ export interface CallTimes {
   readonly queueMs: number;
 }
 
-export class Sequencer implements Upstream {
+export class HttpUpstream implements Upstream {
   readonly label: string;
   /** The label as a JSON string, for log lines. */
   readonly labelJson: string;

@@ -71,7 +71,7 @@ interface Link {
   alive: boolean;
 }
 
-export class WsSequencer implements Upstream {
+export class WsUpstream implements Upstream {
   readonly label: string;
   readonly labelJson: string;
   private readonly links: Link[] = [];
