@@ -242,14 +242,13 @@ function buildSends(config: Config, log: Logger, thread: ThreadParts, observer: 
   );
   const syncSenders = new Map(
     config.chains.flatMap((c, i) =>
-      c.sync.enabled ? [[c.chainId, new SyncSender(c, { board, slots: slots[i]! }, forwarders.get(c.chainId)!, observer)] as const] : [],
+      c.sync.enabled
+        ? [[c.chainId, new SyncSender(c, { board, slots: slots[i]! }, forwarders.get(c.chainId)!, duplicates.forChain(c.chainId), observer)] as const]
+        : [],
     ),
   );
-  // Bytes already in flight cost no rate-limit token: a plain send's (dedup.ts) or a waiting sync call's.
-  const inFlight = {
-    isDuplicate: (chainId: number, hash: string) => duplicates.isDuplicate(chainId, hash) || syncSenders.get(chainId)?.joins(hash) === true,
-  };
-  return { forwarders, syncSenders, inFlight };
+  // Bytes already in flight cost no rate-limit token, a plain send's or a waiting sync call's: one table (dedup.ts).
+  return { forwarders, syncSenders, inFlight: duplicates };
 }
 
 function decodersOf(config: Config): Map<number, TxDecoder> {

@@ -1,7 +1,9 @@
 /**
  * Duplicate suppression for one chain: identical bytes in flight share one forward, and a hash
  * accepted moments ago (`dedup.acceptedTtlMs`) is answered at once; neither spends a rate-limit
- * token. Owned by the composition root and handed to the rate-limit stage (is this a
+ * token. The sync send's calls waiting now are in the same table, in a keyspace of their own
+ * (their answer is a receipt, not a hash): a resend of the same bytes joins the waiting call and
+ * is no more charged than a plain resubmission. Owned by the composition root and handed to the rate-limit stage (is this a
  * resubmission?) and the chain's forwarder (claim, track, settle). With several worker threads
  * the in-flight and accepted hashes are shared through a SharedTxTable, so it holds per
  * process (docs/design.md §1.3).
@@ -44,6 +46,8 @@ export type Claim = 'accepted' | 'claimed' | 'elsewhere' | Promise<Exit>;
 
 export class ChainDuplicates {
   private readonly pending = new Map<string, Promise<Exit>>();
+  /** Sync calls waiting now, by hash (sync-send.ts): a resend joins the call. */
+  private readonly waiting = new Map<string, Promise<Exit>>();
   private readonly recent: RecentlyAccepted;
 
   constructor(
@@ -56,7 +60,26 @@ export class ChainDuplicates {
 
   /** Being forwarded now, or accepted within the window: a resubmission, not new work. */
   isDuplicate(hash: string): boolean {
-    return this.pending.has(hash) || this.recent.has(hash, performance.now()) || (this.shared !== null && this.shared.peek(hash) !== 'none');
+    return (
+      this.pending.has(hash) ||
+      this.waiting.has(hash) ||
+      this.recent.has(hash, performance.now()) ||
+      (this.shared !== null && this.shared.peek(hash) !== 'none')
+    );
+  }
+
+  /** The sync call for these bytes waiting now, which a resend joins (undefined: none). */
+  waitingCall(hash: string): Promise<Exit> | undefined {
+    return this.waiting.get(hash);
+  }
+
+  /** A sync call for these bytes waits until `outcome` settles, then leaves the table. */
+  wait(hash: string, outcome: Promise<Exit>): void {
+    this.waiting.set(hash, outcome);
+    const leave = () => {
+      if (this.waiting.get(hash) === outcome) this.waiting.delete(hash);
+    };
+    outcome.then(leave, leave);
   }
 
   /**

@@ -20,6 +20,7 @@ import type { ChainConfig } from '../config.js';
 import { reject, REJECT, type Exit } from '../errors.js';
 import { peerText, readError, readFault, readPlain, type Reading } from '../forward/answer.js';
 import type { ForwardRequest, SendKind } from '../forward/attempts.js';
+import type { ChainDuplicates } from '../forward/dedup.js';
 import type { ChainForwarder } from '../forward/forwarder.js';
 import type { HealthBoard } from '../forward/health-board.js';
 import type { Answer, CallTimes, Upstream } from '../forward/upstream.js';
@@ -98,7 +99,6 @@ export class SyncSender {
   /** `receipt` mode: the plain send, then the chain RPC's receipt. */
   private readonly receiptWaiter: ReceiptWaiter | null;
   private waiting = 0;
-  private readonly inFlight = new Map<string, Promise<Exit>>();
   private readonly receipts = new Map<string, { exit: Exit; at: number }>();
   /** Set by drain: forward-mode calls the sequencer knows answer code 4 at once. */
   private draining = false;
@@ -111,6 +111,8 @@ export class SyncSender {
     health: { readonly board: HealthBoard; readonly slots: readonly number[] },
     /** The chain's forwarder: its plain send (receipt mode), its outcome rules and its chain RPC client. */
     private readonly plain: Pick<ChainForwarder, 'attempts' | 'rpc' | 'log' | 'forward'>,
+    /** The chain's duplicate table: a call waiting now is in it, and a resend joins it. */
+    private readonly duplicates: ChainDuplicates,
     private readonly observer: SyncObserver = {},
   ) {
     const conns = chain.sync.maxWaiting;
@@ -124,7 +126,7 @@ export class SyncSender {
     const { hash } = req;
     const held = this.receipts.get(hash);
     if (held !== undefined && performance.now() - held.at < this.chain.sync.receiptTtlMs) return this.counted(held.exit, null);
-    const joined = this.inFlight.get(hash);
+    const joined = this.duplicates.waitingCall(hash);
     if (joined !== undefined) return joined;
     if (this.receiptWaiter === null && !this.sequencers.some((s) => s.eligible)) return this.counted(REJECT.upstream_unavailable, null);
     if (this.waiting >= this.chain.sync.maxWaiting) return this.counted(REJECT.overloaded, null);
@@ -138,13 +140,8 @@ export class SyncSender {
         return this.settled(hash, reject('upstream_error', undefined, { txHash: hash }), started);
       },
     );
-    this.inFlight.set(hash, p);
+    this.duplicates.wait(hash, p);
     return p;
-  }
-
-  /** Whether a call for these bytes is waiting now (a resend joins it: no rate-limit token, no second forward). */
-  joins(hash: string): boolean {
-    return this.inFlight.has(hash);
   }
 
   /** The sync method as a kind of send: its call with the wait, its readings, code 4 where a lookup or a resend establishes acceptance. */
@@ -171,7 +168,6 @@ export class SyncSender {
 
   private settled(hash: string, exit: Exit, started: number): Exit {
     this.observer.syncWaiting?.(this.chain.chainId, --this.waiting);
-    this.inFlight.delete(hash);
     if (exit.reason === 'ok' && this.chain.sync.receiptTtlMs > 0) {
       if (this.receipts.size >= MAX_RECEIPTS) this.receipts.delete(this.receipts.keys().next().value!);
       this.receipts.set(hash, { exit, at: performance.now() });
