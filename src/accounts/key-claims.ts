@@ -4,7 +4,7 @@
  * holding it (the first load, or a key new to all of them), the first claimer in document order.
  * Every other claim on that hash is refused, that hash only: the rest of the account stays in
  * force. A key never moves while its holder still lists it; it goes to a waiting claimer once
- * its holder gives it up. (The fleet store settles claims row by row: postgres/store.ts.)
+ * its holder gives it up. (The fleet store settles claims row by row: postgres/holdings.ts.)
  */
 import type { AccountsSnapshot } from './parse.js';
 import type { Account } from './types.js';

@@ -8,7 +8,7 @@ import postgres, { type Sql, type TransactionSql } from 'postgres';
 import { AdminError, type AccountDoc, type AccountsTarget, type Doc } from '../admin.js';
 import { AccountsFileError, parseAccounts } from '../parse.js';
 import { migrate } from './migrate.js';
-import { CLIENT_OPTIONS } from './store.js';
+import { CLIENT_OPTIONS } from './connection.js';
 
 export function dbTarget(url: string): AccountsTarget & { readonly sql: Sql; migrate(edgeRole?: string): Promise<string[]> } {
   const sql = postgres(url, { ...CLIENT_OPTIONS, max: 1, connect_timeout: 5 });

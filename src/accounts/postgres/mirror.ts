@@ -1,6 +1,6 @@
 /**
  * A worker thread's view of the fleet account store: the main thread runs the one listener of
- * the process (store.ts), checks each changed row once and hands every thread the accounts
+ * the process (store.ts, connection.ts), checks each changed row once and hands every thread the accounts
  * changed (already parsed: snapshot.ts); this mirror applies them to its own snapshot, and reads
  * freshness from the shared state, so every thread answers alike within the same moment.
  */

@@ -1,6 +1,6 @@
 /**
  * The fleet store's snapshot, changed one account at a time: the store thread decides which key
- * hashes each account holds (key-owner rules: store.ts) and every thread applies the same
+ * hashes each account holds (key-owner rules: holdings.ts) and every thread applies the same
  * changes here, so authentication stays one Map.get and a change costs O(that account).
  * What crosses threads is an AccountChange: the account as structured-clone data (its address
  * lists as two strings each: address-list.ts) and the key hashes it holds.

@@ -8,7 +8,7 @@
 import postgres from 'postgres';
 import type { AccountsConfig } from '../config.js';
 import { dbLabel } from './migrate.js';
-import { CLIENT_OPTIONS } from './store.js';
+import { CLIENT_OPTIONS } from './connection.js';
 
 /** Between attempts to reach the database while start-up waits for it. */
 const RETRY_MS = 500;
