@@ -11,8 +11,6 @@ import { createLogger, flushLogs } from './log.js';
 import { initCrypto, uws } from './native.js';
 import type { FromWorker, ToWorker, WorkerData } from './threads/protocol.js';
 
-export type { ToWorker, WorkerData };
-
 const data = workerData as WorkerData;
 const port = parentPort!;
 const send = (m: FromWorker) => port.postMessage(m);
