@@ -34,7 +34,6 @@ import { CLOSE, type Connection, FrameContext } from './connection.js';
 import { WholeBody } from '../front/whole-body.js';
 import { createUpgrade } from './upgrade.js';
 
-
 /** Frames up to this many times the body cap are read to answer them by id. */
 const FRAME_SLACK = 4;
 
