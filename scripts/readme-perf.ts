@@ -104,6 +104,22 @@ function loadRows(run: string, doc: unknown): string[] {
     .filter((s) => s.scenario.startsWith('sync send'))
     .map((s) => `${s.scenario}: req/s ${x(s.ratio, 3)}, CPU per request ${x(s.cpu)}`);
   if (sync.length > 0) rows.push(`| the sync send against the plain send | ${sync.join('; ')} | ${link(run)} |`);
+  const rate = (doc as { rate?: unknown } | null)?.rate;
+  if (rate !== undefined) {
+    const paths = list(run, doc, 'rate', 'rows').map((_, i) => str(run, doc, 'rate', 'rows', i, 'path'));
+    const d = paths.indexOf('direct');
+    const at = (i: number, ...k: string[]) => num(run, doc, 'rate', 'rows', i, ...k);
+    const via = paths
+      .map((path, i) => ({ path, i }))
+      .filter((p) => p.path !== 'direct')
+      .map(
+        ({ path, i }) =>
+          `${path === 'ws' ? 'ws://' : path.toUpperCase()} sequencer ${at(i, 'added', 'p50')} / ${at(i, 'added', 'p99')} / ${at(i, 'added', 'p999')} µs, GC ${at(i, 'gc', 'minor')} minor / ${at(i, 'gc', 'major')} major`,
+      );
+    rows.push(
+      `| latency txgate adds at a fixed ${num(run, doc, 'rate', 'rate')} submissions/s, open loop, p50 / p99 / p99.9 | ${via.join('; ')} (client → stub alone ${at(d, 'p50')} / ${at(d, 'p99')} / ${at(d, 'p999')} µs: on this shared host the reference's own tail hides txgate's) | ${link(run)} |`,
+    );
+  }
   return rows;
 }
 
