@@ -28,7 +28,7 @@ const flag = (name: string, dflt: string) => {
 if (args.includes('--help')) {
   process.stdout.write(
     'Usage: node dist/bench/upstream-rate.js [--rate 1000] [--seconds 5] [--rounds 2] [--paths http,ws2,ws8] [--port 18250] [--stub-core 0] [--json FILE]\n' +
-      '(the driver runs on core 1; --stub-core 1 puts the stub beside it, as bench:load\'s fixed rate puts it beside txgate)\n' +
+      "(the driver runs on core 1; --stub-core 1 puts the stub beside it, as bench:load's fixed rate puts it beside txgate)\n" +
       'Drives HttpUpstream / WsUpstream (wsN: N connections) directly against bench/stub-sequencer at a fixed rate;\n' +
       'prints per path p50/p99/p99.9/max µs, the longest stall and how ws:// calls were spread over connections.\n',
   );
@@ -133,7 +133,19 @@ async function child(path: string, url: string, rate: number, seconds: number): 
   let stallGapMs = 0;
   for (const [a, b] of gaps) stallGapMs += Math.max(0, Math.min(b, stallTo) - Math.max(a, stallFrom));
   stallGapMs = Math.round(stallGapMs * 10) / 10;
-  return { path, p50: pct(50), p99: pct(99), p999: pct(99.9), max: Math.round(sorted[sorted.length - 1]!), n: lat.length, faults, stallCalls, stallMs, stallGapMs, perConnection };
+  return {
+    path,
+    p50: pct(50),
+    p99: pct(99),
+    p999: pct(99.9),
+    max: Math.round(sorted[sorted.length - 1]!),
+    n: lat.length,
+    faults,
+    stallCalls,
+    stallMs,
+    stallGapMs,
+    perConnection,
+  };
 }
 
 if (args[0] === '--child') {
@@ -154,9 +166,13 @@ const results: Result[] = [];
 try {
   for (let round = 0; round < rounds; round++)
     for (const path of paths) {
-      const p = spawnSync('taskset', ['-c', '1', 'node', fileURLToPath(import.meta.url), '--child', path, `http://127.0.0.1:${port}`, String(rate), String(seconds)], {
-        encoding: 'utf8',
-      });
+      const p = spawnSync(
+        'taskset',
+        ['-c', '1', 'node', fileURLToPath(import.meta.url), '--child', path, `http://127.0.0.1:${port}`, String(rate), String(seconds)],
+        {
+          encoding: 'utf8',
+        },
+      );
       const line = p.stdout.split('\n').find((l) => l.startsWith('RESULT '));
       if (line === undefined) throw new Error(`${path}: no result\n${p.stderr}`);
       const r = JSON.parse(line.slice(7)) as Result;
