@@ -8,11 +8,12 @@
  * calls were spread over the connections.
  *
  * Usage: node dist/bench/upstream-rate.js [--rate 1000] [--seconds 5] [--rounds 2]
- *   [--paths http,ws2,ws8] (wsN: N connections) [--port 18250] [--stub-core 0] [--json FILE]
+ *   [--paths http,ws2,ws8] (wsN: N connections) [--port 18297] [--stub-core 0] [--json FILE]
  *   node dist/bench/upstream-rate.js --child PATH URL RATE SECONDS   (one path; prints RESULT {…})
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type WebSocket from 'ws';
@@ -27,7 +28,7 @@ const flag = (name: string, dflt: string) => {
 };
 if (args.includes('--help')) {
   process.stdout.write(
-    'Usage: node dist/bench/upstream-rate.js [--rate 1000] [--seconds 5] [--rounds 2] [--paths http,ws2,ws8] [--port 18250] [--stub-core 0] [--json FILE]\n' +
+    'Usage: node dist/bench/upstream-rate.js [--rate 1000] [--seconds 5] [--rounds 2] [--paths http,ws2,ws8] [--port 18297] [--stub-core 0] [--json FILE]\n' +
       "(the driver runs on core 1; --stub-core 1 puts the stub beside it, as bench:load's fixed rate puts it beside txgate)\n" +
       'Drives HttpUpstream / WsUpstream (wsN: N connections) directly against bench/stub-sequencer at a fixed rate;\n' +
       'prints per path p50/p99/p99.9/max µs, the longest stall and how ws:// calls were spread over connections.\n',
@@ -158,8 +159,13 @@ const rate = Number(flag('rate', '1000'));
 const seconds = Number(flag('seconds', '5'));
 const rounds = Number(flag('rounds', '2'));
 const paths = flag('paths', 'http,ws2,ws8').split(',');
-const port = Number(flag('port', '18250'));
+const port = Number(flag('port', '18297'));
 const here = dirname(fileURLToPath(import.meta.url));
+// uWS listens with SO_REUSEPORT: a port someone else's stub holds would be shared without a word.
+await new Promise<void>((ok, fail) => {
+  const probe = createServer().once('error', () => fail(new Error(`port ${port} is taken: pick another with --port`)));
+  probe.listen(port, '127.0.0.1', () => probe.close(() => ok()));
+});
 const stub = spawn('taskset', ['-c', flag('stub-core', '0'), 'node', join(here, 'stub-sequencer.js'), String(port)], { stdio: ['ignore', 'pipe', 'inherit'] });
 await new Promise<void>((r) => stub.stdout!.once('data', () => r()));
 const results: Result[] = [];
