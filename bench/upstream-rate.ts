@@ -56,6 +56,8 @@ interface Result {
   stallGapMs: number;
   /** Calls sent on each connection (ws:// only). */
   perConnection: number[];
+  /** The p99 (µs) of the calls sent on each connection (ws:// only): one slow connection shows here. */
+  p99PerConnection: number[];
 }
 
 async function child(path: string, url: string, rate: number, seconds: number): Promise<Result> {
@@ -63,6 +65,8 @@ async function child(path: string, url: string, rate: number, seconds: number): 
   const conns = path.startsWith('ws') ? Number(path.slice(2)) : 0;
   const up: Upstream = conns > 0 ? new WsUpstream(url.replace('http:', 'ws:'), 1024, board, 0, conns) : new HttpUpstream(url, 64, board, 0);
   const perConnection: number[] = [];
+  /** The connection the last frame was handed to (call() writes synchronously on an open one). */
+  let sentOn = -1;
   if (conns > 0) {
     // Count the frames handed to each connection (a bench-only look inside).
     await new Promise((r) => setTimeout(r, 300));
@@ -72,6 +76,7 @@ async function child(path: string, url: string, rate: number, seconds: number): 
       const send = l.ws.send.bind(l.ws);
       l.ws.send = ((d: Buffer, o: object) => {
         perConnection[k]!++;
+        sentOn = k;
         send(d, o);
       }) as typeof l.ws.send;
     });
@@ -84,6 +89,7 @@ async function child(path: string, url: string, rate: number, seconds: number): 
   const interval = 1000 / rate;
   const due = new Float64Array(n);
   const done = new Float64Array(n).fill(-1);
+  const link = new Int16Array(n);
   let faults = 0;
   let answered = 0;
   let finished!: () => void;
@@ -99,8 +105,11 @@ async function child(path: string, url: string, rate: number, seconds: number): 
     last = now;
     while (i < n && t0 + i * interval <= now) {
       const k = i++;
+      sentOn = -1;
       due[k] = t0 + k * interval;
-      void up.call('eth_sendRawTransaction', paramsJson, times).then((a) => {
+      const call = up.call('eth_sendRawTransaction', paramsJson, times);
+      link[k] = sentOn;
+      void call.then((a) => {
         done[k] = performance.now();
         if (a.kind !== 'result') faults++;
         if (++answered === n) finished();
@@ -115,6 +124,12 @@ async function child(path: string, url: string, rate: number, seconds: number): 
   for (let k = 0; k < n; k++) if (done[k]! >= 0) lat.push((done[k]! - due[k]!) * 1000);
   const sorted = [...lat].sort((a, b) => a - b);
   const pct = (p: number) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!);
+  const p99PerConnection = perConnection.map((_, c) => {
+    const l: number[] = [];
+    for (let k = 0; k < n; k++) if (link[k] === c && done[k]! >= 0) l.push((done[k]! - due[k]!) * 1000);
+    l.sort((a, b) => a - b);
+    return l.length === 0 ? 0 : Math.round(l[Math.min(l.length - 1, Math.floor(0.99 * l.length))]!);
+  });
   let stallCalls = 0;
   let stallMs = 0;
   let stallFrom = 0;
@@ -146,6 +161,7 @@ async function child(path: string, url: string, rate: number, seconds: number): 
     stallMs,
     stallGapMs,
     perConnection,
+    p99PerConnection,
   };
 }
 
@@ -185,7 +201,7 @@ try {
       results.push(r);
       process.stdout.write(
         `round ${round + 1} ${path.padEnd(5)} p50 ${r.p50} p99 ${r.p99} p99.9 ${r.p999} max ${r.max} µs; n ${r.n} faults ${r.faults}; ` +
-          `longest stall ${r.stallCalls} calls at ${r.stallMs} ms (driver not running ${r.stallGapMs} ms of it)${r.perConnection.length > 0 ? `; per connection ${r.perConnection.join('/')}` : ''}\n`,
+          `longest stall ${r.stallCalls} calls at ${r.stallMs} ms (driver not running ${r.stallGapMs} ms of it)${r.perConnection.length > 0 ? `; per connection ${r.perConnection.join('/')} calls, p99 ${r.p99PerConnection.join('/')} µs` : ''}\n`,
       );
     }
 } finally {
