@@ -12,7 +12,7 @@
  *   node dist/bench/upstream-rate.js --child PATH URL RATE SECONDS   (one path; prints RESULT {…})
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,6 +41,17 @@ const raw =
 const paramsJson = `["${raw}"]`;
 const times = { timeoutMs: 2_000, queueMs: 2_000 };
 
+/** ms a process's threads spent runnable and waiting for a core (/proc schedstat; Linux). */
+function runqueueMs(pid: number | 'self'): number {
+  let ns = 0;
+  try {
+    for (const t of readdirSync(`/proc/${pid}/task`)) ns += Number(readFileSync(`/proc/${pid}/task/${t}/schedstat`, 'utf8').split(' ')[1]);
+  } catch {
+    return Number.NaN;
+  }
+  return ns / 1e6;
+}
+
 interface Result {
   path: string;
   p50: number;
@@ -54,6 +65,9 @@ interface Result {
   stallMs: number;
   /** Of stallMs, the time the driver's own loop was not turning (gaps over 5 ms). */
   stallGapMs: number;
+  /** ms the driver's threads waited for a core during the measured calls; the stub's (set by the parent). */
+  driverRunqueueMs: number;
+  stubRunqueueMs: number;
   /** Calls sent on each connection (ws:// only). */
   perConnection: number[];
   /** The p99 (µs) of the calls sent on each connection (ws:// only): one slow connection shows here. */
@@ -94,6 +108,7 @@ async function child(path: string, url: string, rate: number, seconds: number): 
   let answered = 0;
   let finished!: () => void;
   const all = new Promise<void>((r) => (finished = r));
+  const rq0 = runqueueMs('self');
   const t0 = performance.now() + 5;
   let i = 0;
   // The driver's own gaps (its loop not turning: descheduled, GC, a long task), to tell them from a wait on the path.
@@ -119,6 +134,7 @@ async function child(path: string, url: string, rate: number, seconds: number): 
     await new Promise((r) => setImmediate(r));
   }
   await Promise.race([all, new Promise((r) => setTimeout(r, 10_000))]);
+  const driverRunqueueMs = Math.round(runqueueMs('self') - rq0);
   await up.close(true);
   const lat: number[] = [];
   for (let k = 0; k < n; k++) if (done[k]! >= 0) lat.push((done[k]! - due[k]!) * 1000);
@@ -162,6 +178,8 @@ async function child(path: string, url: string, rate: number, seconds: number): 
     stallGapMs,
     perConnection,
     p99PerConnection,
+    driverRunqueueMs,
+    stubRunqueueMs: Number.NaN,
   };
 }
 
@@ -188,6 +206,7 @@ const results: Result[] = [];
 try {
   for (let round = 0; round < rounds; round++)
     for (const path of paths) {
+      const rq0 = runqueueMs(stub.pid!);
       const p = spawnSync(
         'taskset',
         ['-c', '1', 'node', fileURLToPath(import.meta.url), '--child', path, `http://127.0.0.1:${port}`, String(rate), String(seconds)],
@@ -198,10 +217,12 @@ try {
       const line = p.stdout.split('\n').find((l) => l.startsWith('RESULT '));
       if (line === undefined) throw new Error(`${path}: no result\n${p.stderr}`);
       const r = JSON.parse(line.slice(7)) as Result;
+      // The stub's wait over the whole child (its warm-up included).
+      r.stubRunqueueMs = Math.round(runqueueMs(stub.pid!) - rq0);
       results.push(r);
       process.stdout.write(
         `round ${round + 1} ${path.padEnd(5)} p50 ${r.p50} p99 ${r.p99} p99.9 ${r.p999} max ${r.max} µs; n ${r.n} faults ${r.faults}; ` +
-          `longest stall ${r.stallCalls} calls at ${r.stallMs} ms (driver not running ${r.stallGapMs} ms of it)${r.perConnection.length > 0 ? `; per connection ${r.perConnection.join('/')} calls, p99 ${r.p99PerConnection.join('/')} µs` : ''}\n`,
+          `longest stall ${r.stallCalls} calls at ${r.stallMs} ms (driver not running ${r.stallGapMs} ms of it); waiting for a core: driver ${r.driverRunqueueMs} ms, stub ${r.stubRunqueueMs} ms${r.perConnection.length > 0 ? `; per connection ${r.perConnection.join('/')} calls, p99 ${r.p99PerConnection.join('/')} µs` : ''}\n`,
       );
     }
 } finally {
