@@ -78,6 +78,8 @@ export class WsUpstream implements Upstream {
   private readonly pending = new Map<number, Pending>();
   private waiting: Waiting[] = [];
   private seq = 0;
+  /** The connection chosen last (pick). */
+  private last = -1;
   private closed = false;
   private retryMs = MIN_RETRY_MS;
   private readonly pinger: NodeJS.Timeout;
@@ -128,12 +130,27 @@ export class WsUpstream implements Upstream {
     });
   }
 
-  /** The open connection with the fewest calls in flight, if the bound allows one more. */
+  /**
+   * The open connection with the fewest calls in flight, if the bound allows one more; ties go
+   * round the connections from the one after the last chosen. (Ties to the first one put nearly
+   * every call on connection 0 at a rate whose answers come back before the next call: 3,415 of
+   * 4,000 with 8 connections, bench/upstream-rate.ts.)
+   */
   private pick(): Link | null {
     if (this.pending.size >= this.maxInFlight) return null;
+    const n = this.links.length;
     let best: Link | null = null;
-    // OPEN, not merely not yet closed: ws drops a frame sent while closing without a word.
-    for (const l of this.links) if (l?.open && l.ws.readyState === WebSocket.OPEN && (best === null || l.inFlight < best.inFlight)) best = l;
+    let at = 0;
+    for (let k = 1; k <= n; k++) {
+      const i = (this.last + k) % n;
+      const l = this.links[i];
+      // OPEN, not merely not yet closed: ws drops a frame sent while closing without a word.
+      if (l?.open && l.ws.readyState === WebSocket.OPEN && (best === null || l.inFlight < best.inFlight)) {
+        best = l;
+        at = i;
+      }
+    }
+    if (best !== null) this.last = at;
     return best;
   }
 
