@@ -22,6 +22,7 @@
 import WebSocket from 'ws';
 import { sequencerLabel } from '../config.js';
 import { ignoredFrames } from './peer-frames.js';
+import { Deadlines } from './deadlines.js';
 import type { HealthBoard } from './health-board.js';
 import { classify, type Answer, type CallTimes, type Upstream } from './upstream.js';
 
@@ -53,16 +54,6 @@ interface Waiting {
   done: boolean;
 }
 
-/** Calls with one answer bound: their ids in the order written (so in deadline order), from `head`. */
-interface Lane {
-  readonly ms: number;
-  ids: number[];
-  head: number;
-  timer: NodeJS.Timeout | null;
-}
-/** Bounds given a queue (the forward's, the lookups' and resends' own bounds vary: a timer each). */
-const MAX_LANES = 2;
-
 /** One connection. */
 interface Link {
   ws: WebSocket;
@@ -84,7 +75,10 @@ export class WsUpstream implements Upstream {
   private retryMs = MIN_RETRY_MS;
   private readonly pinger: NodeJS.Timeout;
   /** A deadline queue per common answer bound (ms). */
-  private readonly lanes = new Map<number, Lane>();
+  private readonly deadlines = new Deadlines(
+    (id) => this.pending.get(id)?.deadline,
+    (id) => this.expire(id),
+  );
 
   constructor(
     readonly url: string,
@@ -157,10 +151,8 @@ export class WsUpstream implements Upstream {
   private write(link: Link, method: string, paramsJson: string, times: CallTimes, resolve: (a: Answer) => void): void {
     const id = ++this.seq;
     const ms = times.timeoutMs;
-    let lane = this.lanes.get(ms);
-    if (lane === undefined && this.lanes.size < MAX_LANES && Number.isInteger(ms)) this.lanes.set(ms, (lane = { ms, ids: [], head: 0, timer: null }));
     const deadline = performance.now() + ms;
-    const timer = lane !== undefined ? null : setTimeout(() => this.expire(id), ms);
+    const timer = this.deadlines.add(id, ms);
     this.pending.set(id, { resolve, timer, link, deadline, timeoutMs: ms });
     link.inFlight++;
     try {
@@ -168,14 +160,9 @@ export class WsUpstream implements Upstream {
       link.ws.send(Buffer.from(`{"jsonrpc":"2.0","id":${id},"method":"${method}","params":${paramsJson}}`), SEND);
     } catch (e) {
       if (timer !== null) clearTimeout(timer);
-      this.pending.delete(id);
+      this.pending.delete(id); // its place in a deadline queue is passed over
       link.inFlight--;
       resolve({ kind: 'fault', why: `transport: ${(e as Error).message}`, sent: false });
-      return;
-    }
-    if (lane !== undefined) {
-      lane.ids.push(id);
-      if (lane.timer === null) lane.timer = setTimeout(() => this.sweep(lane), ms);
     }
   }
 
@@ -187,29 +174,6 @@ export class WsUpstream implements Upstream {
     p.link.inFlight--;
     p.resolve({ kind: 'fault', why: `timeout after ${p.timeoutMs} ms`, sent: true });
     this.drainWaiting();
-  }
-
-  /** The deadline queue: calls answered meanwhile are passed over, those due expire; the timer is set for the next. */
-  private sweep(lane: Lane): void {
-    lane.timer = null;
-    const now = performance.now();
-    while (lane.head < lane.ids.length) {
-      const id = lane.ids[lane.head]!;
-      const p = this.pending.get(id);
-      if (p !== undefined && p.deadline > now) {
-        lane.timer = setTimeout(() => this.sweep(lane), Math.max(1, p.deadline - now));
-        break;
-      }
-      lane.head++;
-      if (p !== undefined) this.expire(id);
-    }
-    if (lane.head === lane.ids.length) {
-      lane.ids = [];
-      lane.head = 0;
-    } else if (lane.head > 1024 && lane.head * 2 > lane.ids.length) {
-      lane.ids = lane.ids.slice(lane.head);
-      lane.head = 0;
-    }
   }
 
   /** Calls waiting for a connection (or for room under the bound) take what is free now. */
@@ -329,7 +293,7 @@ export class WsUpstream implements Upstream {
     clearInterval(this.pinger);
     const end = () => {
       for (const l of this.links) l?.ws.terminate();
-      for (const lane of this.lanes.values()) if (lane.timer !== null) clearTimeout(lane.timer);
+      this.deadlines.close();
     };
     for (const w of this.waiting) {
       if (w.done) continue;
