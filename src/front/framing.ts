@@ -12,8 +12,15 @@ import { REJECT, type Exit } from '../errors.js';
 import { quote } from '../log-line.js';
 import { H } from './write.js';
 
-/** RFC 9110: 1*DIGIT (at most 15 here: beyond any body cap, and exact as a double). */
-const CONTENT_LENGTH = /^\d{1,15}$/;
+/** RFC 9110: 1*DIGIT (at most 15 here: beyond any body cap, and exact as a double). A loop: a regular expression costs more on every request. */
+function validContentLength(cl: string): boolean {
+  if (cl.length > 15) return false;
+  for (let i = 0; i < cl.length; i++) {
+    const c = cl.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
+}
 
 export interface FramingProblem {
   /** False when uWS drops the connection whatever is written (an invalid Content-Length). */
@@ -63,7 +70,7 @@ export function readFraming(req: HttpRequest, cl: string): 'length' | 'chunked' 
     const te = req.getHeader(H.transferEncoding);
     if (te.toLowerCase() !== 'chunked') return { answerable: true, exit: REJECT.bad_framing, detail: `Transfer-Encoding ${quote(te, 40)}` };
   }
-  if (cl !== '' && !CONTENT_LENGTH.test(cl))
+  if (cl !== '' && !validContentLength(cl))
     return { answerable: false, exit: REJECT.bad_framing, detail: `invalid Content-Length ${quote(cl, 40)}: closed without an answer` };
   return duplicates(hosts, keys) ?? (tes === 1 ? 'chunked' : 'length');
 }

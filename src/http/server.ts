@@ -8,6 +8,8 @@
  * first (front/write.ts), and one writer (`respond`) guards against a second answer or writing to a
  * gone client.
  */
+// The module binding, not the global (a lazy getter on globalThis, looked up on every call).
+import { performance } from 'node:perf_hooks';
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import { type Exit, REJECT, type Header } from '../errors.js';
 import type { FrontEnd, PortParts } from '../front/front-end.js';

@@ -4,6 +4,8 @@
  * that waits only when a stage really returned a Later or a Promise, and stops when the client
  * has gone.
  */
+// The module binding, not the global (a lazy getter on globalThis, looked up on every call).
+import { performance } from 'node:perf_hooks';
 import { Exit, REJECT } from '../errors.js';
 import type { ExitLabel, Reason } from '../reasons.js';
 import { fieldInitializer, type BaseCtx, type FieldInitializer } from './context.js';
