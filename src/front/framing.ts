@@ -53,16 +53,9 @@ function duplicates(hosts: number, keys: number): FramingProblem | null {
  * repeated Host or X-Api-Key).
  */
 export function readFraming(req: HttpRequest, cl: string): 'length' | 'chunked' | FramingProblem {
-  let cls = 0;
-  let tes = 0;
-  let hosts = 0;
-  let keys = 0;
-  req.forEach((k) => {
-    if (k === 'content-length') cls++;
-    else if (k === 'transfer-encoding') tes++;
-    else if (k === 'host') hosts++;
-    else if (k === 'x-api-key') keys++;
-  });
+  counts.cls = counts.tes = counts.hosts = counts.keys = 0;
+  req.forEach(countHeader); // synchronous: one request's counts at a time
+  const { cls, tes, hosts, keys } = counts;
   if (cls > 1) return { answerable: true, exit: REJECT.bad_framing, detail: `${cls} Content-Length headers` };
   if (tes > 1) return { answerable: true, exit: REJECT.bad_framing, detail: `${tes} Transfer-Encoding headers` };
   if (tes === 1) {
@@ -73,6 +66,15 @@ export function readFraming(req: HttpRequest, cl: string): 'length' | 'chunked' 
   if (cl !== '' && !validContentLength(cl))
     return { answerable: false, exit: REJECT.bad_framing, detail: `invalid Content-Length ${quote(cl, 40)}: closed without an answer` };
   return duplicates(hosts, keys) ?? (tes === 1 ? 'chunked' : 'length');
+}
+
+/** The header lines counted by readFraming, and its callback: one function, no closure per request. */
+const counts = { cls: 0, tes: 0, hosts: 0, keys: 0 };
+function countHeader(k: string): void {
+  if (k === 'content-length') counts.cls++;
+  else if (k === 'transfer-encoding') counts.tes++;
+  else if (k === 'host') counts.hosts++;
+  else if (k === 'x-api-key') counts.keys++;
 }
 
 /** application/json, optionally with parameters (`; charset=utf-8`), case-insensitive. */
