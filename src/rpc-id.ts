@@ -38,22 +38,8 @@ export function idJsonOfText(text: string): string {
   return validId(id) ? idJsonOf(text, id) : 'null';
 }
 
-/**
- * Past the string literal whose opening quote is at `from`. A short one (a key, most values) is
- * scanned here; past 48 characters (a raw transaction's hex) or at a backslash, indexOf takes over.
- */
+/** Past the string literal whose opening quote is at `from`. */
 function stringEnd(text: string, from: number): number {
-  const stop = Math.min(text.length, from + 48);
-  for (let j = from + 1; j < stop; j++) {
-    const c = text.charCodeAt(j);
-    if (c === 34) return j + 1;
-    if (c === 92) return quoteAfter(text, from);
-  }
-  return quoteAfter(text, stop - 1); // no backslash before `stop`: the escape count below is unaffected
-}
-
-/** Past the first quote after `from` that no backslash escapes. */
-function quoteAfter(text: string, from: number): number {
   let j = text.indexOf('"', from + 1);
   while (j > 0) {
     let b = j - 1;
