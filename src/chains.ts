@@ -45,6 +45,15 @@ export class HostTable {
 
   /** The chain bound to a raw Host header, or undefined. */
   lookup(rawHost: string): ChainRuntime | undefined {
-    return this.byHost.get(hostName(rawHost));
+    // The last Host seen, compared as it came: clients keep sending the same one, and a string
+    // compare is cheaper than lower-casing and hashing it again (the table never changes).
+    if (rawHost === this.lastRaw) return this.lastChain;
+    const chain = this.byHost.get(hostName(rawHost));
+    this.lastRaw = rawHost;
+    this.lastChain = chain;
+    return chain;
   }
+
+  private lastRaw: string | null = null;
+  private lastChain: ChainRuntime | undefined = undefined;
 }

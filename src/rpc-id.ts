@@ -54,9 +54,11 @@ function isWs(c: number): boolean {
   return c === 32 || c === 10 || c === 13 || c === 9;
 }
 
-/** A key literal that is "id" spelt with escapes (`"\u0069d"`: 5 to 14 characters with a backslash). */
-function escapedId(key: string): boolean {
-  return key.length >= 5 && key.length <= 14 && key.includes('\\') && JSON.parse(key) === 'id';
+/** Whether the key literal text[from, end) is "id" spelt with escapes (`"\\u0069d"`: 5 to 14 characters with a backslash). */
+function escapedId(text: string, from: number, end: number): boolean {
+  if (end - from < 5 || end - from > 14) return false;
+  for (let j = from + 1; j < end; j++) if (text.charCodeAt(j) === 92) return JSON.parse(text.slice(from, end)) === 'id';
+  return false;
 }
 
 /** Past the JSON value starting at `from`. */
@@ -101,7 +103,7 @@ export function idLiteral(text: string): string | undefined {
     while (i < n && isWs(text.charCodeAt(i))) i++;
     if (i >= n || text.charCodeAt(i) !== 34) return found;
     const keyEnd = stringEnd(text, i);
-    const isId = keyEnd - i === 4 ? text.charCodeAt(i + 1) === 105 && text.charCodeAt(i + 2) === 100 : escapedId(text.slice(i, keyEnd));
+    const isId = keyEnd - i === 4 ? text.charCodeAt(i + 1) === 105 && text.charCodeAt(i + 2) === 100 : escapedId(text, i, keyEnd);
     i = keyEnd;
     while (i < n && isWs(text.charCodeAt(i))) i++;
     i++; // the colon

@@ -86,19 +86,49 @@ export function writeAnswer(res: HttpResponse, status: number, body: string | Ui
   });
 }
 
+/**
+ * The answer being written, for `corked`: cork runs its callback synchronously and nothing in it
+ * writes another answer, so one function and these slots serve every answer (no closure each).
+ */
+const w: { res: HttpResponse | null; status: number; body: string | Uint8Array; o: WriteOptions | null; close: boolean } = {
+  res: null,
+  status: 0,
+  body: '',
+  o: null,
+  close: false,
+};
+
 function writeNow(res: HttpResponse, status: number, body: string | Uint8Array, o: WriteOptions, close: boolean): void {
-  res.cork(() => {
-    res.writeStatus(statusBytes(status)).writeHeader(CONTENT_TYPE, JSON_CT).writeHeader(X_REQUEST_ID, o.reqId);
-    const h = o.headers;
-    if (h !== undefined)
-      for (let i = 0; i < h.length; i++) {
-        const header = h[i]!;
-        res.writeHeader(header[0], header[1]);
-      }
-    // endWithoutBody only answers without arguments in this uWS build (no Content-Length then).
-    if (status === 304 || (o.isHead === true && !close)) res.endWithoutBody();
-    else res.end(body, close);
-  });
+  w.res = res;
+  w.status = status;
+  w.body = body;
+  w.o = o;
+  w.close = close;
+  try {
+    res.cork(corked);
+  } finally {
+    w.res = null;
+    w.body = '';
+    w.o = null;
+  }
+}
+
+function corked(): void {
+  const res = w.res!;
+  const o = w.o!;
+  const status = w.status;
+  const body = w.body;
+  const close = w.close;
+  res.writeStatus(statusBytes(status)).writeHeader(CONTENT_TYPE, JSON_CT).writeHeader(X_REQUEST_ID, o.reqId);
+  const h = o.headers;
+  if (h !== undefined)
+    for (let i = 0; i < h.length; i++) {
+      const header = h[i]!;
+      res.writeHeader(header[0], header[1]);
+    }
+  // endWithoutBody only answers without arguments in this uWS build (no Content-Length then).
+  if (status === 304 || (o.isHead === true && !close)) res.endWithoutBody();
+  else res.end(body, close);
 }
 
 /**

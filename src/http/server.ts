@@ -8,6 +8,8 @@
  * first (front/write.ts), and one writer (`respond`) guards against a second answer or writing to a
  * gone client.
  */
+// The module binding, not the global (a lazy getter on globalThis, looked up on every call).
+import { performance } from 'node:perf_hooks';
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import { type Exit, REJECT, type Header } from '../errors.js';
 import type { FrontEnd, PortParts } from '../front/front-end.js';
@@ -204,13 +206,21 @@ export class HttpFrontEnd implements FrontEnd, AnswerWriter<HttpContext> {
     // A body left unread (early exit before or during reading) would be parsed as the next
     // request: close the connection instead of draining an unbounded body. Draining, every
     // answer closes, so a keep-alive client moves to another edge.
-    const o = { headers, close: !ctx.reader.done || this.port.readiness.draining, reqId: ctx.reqId };
-    if (!o.close) {
+    if (ctx.reader.done && !this.port.readiness.draining) {
+      // Written at once: the options are read during the call only, so one object serves every answer.
+      const o = this.openOptions;
+      o.headers = headers;
+      o.reqId = ctx.reqId;
       writeAnswer(ctx.res, exit.status, exit.body(ctx.idJson), o);
+      o.headers = undefined;
       return true;
     }
+    const o = { headers, close: true, reqId: ctx.reqId };
     return new Promise<boolean>((done) => writeAnswer(ctx.res, exit.status, exit.body(ctx.idJson), o, done, () => ctx.aborted));
   }
+
+  /** The options of an answer written at once (keep-alive), reused (see `write`). */
+  private readonly openOptions: { reqId: string; headers: readonly Header[] | undefined; close: false } = { reqId: '', headers: undefined, close: false };
 
   /** The pipeline's stage names, in order. */
   get stageNames(): readonly string[] {

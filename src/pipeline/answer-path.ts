@@ -3,6 +3,8 @@
  * (HTTP's is one; a second transport brings its own), then logged, counted by the observer and
  * taken off the in-flight count that a graceful stop waits on. Exactly once per request.
  */
+// The module binding, not the global (a lazy getter on globalThis, looked up on every call).
+import { performance } from 'node:perf_hooks';
 import type { Exit } from '../errors.js';
 import type { BaseCtx } from './context.js';
 import type { RequestObserver } from './pipeline.js';

@@ -11,6 +11,9 @@ export class Later<T> implements PromiseLike<T> {
   private settled = false;
   private value: T | undefined = undefined;
   private cb: ((v: T) => void) | null = null;
+  /** Set by `then` instead of `cb`: the Later it settles with `map`'s result. */
+  private next: Later<unknown> | null = null;
+  private map: ((v: T) => unknown) | null | undefined = null;
 
   /** Settles once; later calls are ignored. Runs the waiting callback now. */
   settle(v: T): void {
@@ -21,13 +24,21 @@ export class Later<T> implements PromiseLike<T> {
     if (cb !== null) {
       this.cb = null;
       cb(v);
+      return;
+    }
+    const next = this.next;
+    if (next !== null) {
+      this.next = null;
+      const f = this.map;
+      this.map = null;
+      next.settle(mapped(f, v));
     }
   }
 
   /** Calls `f` with the value: now if settled, else when it settles. One callback only. */
   on(f: (v: T) => void): void {
     if (this.settled) f(this.value as T);
-    else if (this.cb !== null) throw new Error('Later: one callback only');
+    else if (this.cb !== null || this.next !== null) throw new Error('Later: one callback only');
     else this.cb = f;
   }
 
@@ -38,12 +49,20 @@ export class Later<T> implements PromiseLike<T> {
    */
   then<R1 = T, R2 = never>(f?: ((v: T) => R1 | PromiseLike<R1>) | null, _onRejected?: ((e: unknown) => R2 | PromiseLike<R2>) | null): Later<R1 | R2> {
     const next = new Later<R1 | R2>();
-    this.on((v) => {
-      const r = f == null ? (v as unknown as R1) : f(v);
-      if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<R1>).then === 'function')
-        throw new TypeError('Later.then: the callback returned a promise');
-      next.settle(r as R1);
-    });
+    if (this.settled) next.settle(mapped(f, this.value as T));
+    else if (this.cb !== null || this.next !== null) throw new Error('Later: one callback only');
+    else {
+      // Kept as fields rather than a closure: settle() maps and passes the value on.
+      this.next = next as Later<unknown>;
+      this.map = f as ((v: T) => unknown) | null | undefined;
+    }
     return next;
   }
+}
+
+function mapped<T, R>(f: ((v: T) => R | PromiseLike<R>) | null | undefined, v: T): R {
+  const r = f == null ? (v as unknown as R) : f(v);
+  if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<R>).then === 'function')
+    throw new TypeError('Later.then: the callback returned a promise');
+  return r as R;
 }

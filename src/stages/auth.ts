@@ -9,8 +9,10 @@
 import { Exit } from '../errors.js';
 import { authenticate } from '../admission.js';
 import type { Account, AccountStore } from '../accounts/types.js';
-import { enrich, type BaseCtx } from '../pipeline/context.js';
+import { fieldSetter, type BaseCtx } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
+
+const setAccount = fieldSetter('account');
 
 /** The key helpers live with the accounts; re-exported for the stage's users. */
 export { keySha256, MAX_KEY_LENGTH } from '../accounts/keys.js';
@@ -23,7 +25,7 @@ export function createAuthStage(store: AccountStore): Stage<BaseCtx, { readonly 
     adds: 'account',
     run(ctx) {
       const account = authenticate(store, ctx.head.apiKey);
-      return account instanceof Exit ? account : enrich(ctx, 'account', account);
+      return account instanceof Exit ? account : setAccount(ctx, account);
     },
   };
 }

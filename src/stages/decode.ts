@@ -8,11 +8,13 @@ import { Exit, REJECT } from '../errors.js';
 import { BAD_SEND_PARAMS, type RawTxParam } from './route.js';
 import type { Grant } from '../accounts/types.js';
 import type { ChainRuntime } from '../chains.js';
-import { enrich, type BaseCtx } from '../pipeline/context.js';
+import { fieldSetter, type BaseCtx } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
 import type { TxDecoder } from '../tx/decoder.js';
 import { isSolanaText } from '../tx/solana.js';
 import type { DecodedTx } from '../tx/types.js';
+
+const setTx = fieldSetter('tx');
 
 export function createDecodeStage(
   decoders: ReadonlyMap<number, TxDecoder>,
@@ -38,7 +40,7 @@ export function createDecodeStage(
       if (raw.charCodeAt(0) !== 48 /* 0 */) return isSolanaText(raw) ? REJECT.solana_transaction : BAD_SEND_PARAMS;
       const decoder = decoders.get(ctx.chain.chainId)!;
       const out = decoder.decode(Buffer.from(raw.substring(2), 'hex'), ctx.grant);
-      return out instanceof Exit ? out : enrich(ctx, 'tx', out);
+      return out instanceof Exit ? out : setTx(ctx, out);
     },
   };
 }

@@ -11,9 +11,11 @@
 import { reject, type Exit } from '../errors.js';
 import type { Account, FeePattern, Grant } from '../accounts/types.js';
 import type { ChainRuntime } from '../chains.js';
-import { enrich, type BaseCtx } from '../pipeline/context.js';
+import { fieldSetter, type BaseCtx } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
 import type { DecodedTx } from '../tx/types.js';
+
+const setFee = fieldSetter('fee');
 
 export interface FeeVerdict {
   /** The pattern that paid the tip, or 'untipped' for an allowed untipped plain transfer. */
@@ -79,9 +81,9 @@ export function createFeeStage(deployment: {
     adds: 'fee',
     run(ctx) {
       const via = tipVia(ctx.tx, ctx.grant);
-      if (via !== null) return enrich(ctx, 'fee', via);
+      if (via !== null) return setFee(ctx, via);
       const tx = ctx.tx;
-      if (tx.to !== null && tx.data.length === 0 && ctx.account.allowUntipped && deployment.allowUntipped) return enrich(ctx, 'fee', VIA_UNTIPPED);
+      if (tx.to !== null && tx.data.length === 0 && ctx.account.allowUntipped && deployment.allowUntipped) return setFee(ctx, VIA_UNTIPPED);
       return rejection(ctx.grant, ctx.chain.chainIdHex);
     },
   };

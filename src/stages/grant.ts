@@ -8,9 +8,11 @@ import { Exit, REJECT } from '../errors.js';
 import { chainGrant } from '../admission.js';
 import type { Account, Grant } from '../accounts/types.js';
 import type { ChainRuntime } from '../chains.js';
-import { enrich, type BaseCtx } from '../pipeline/context.js';
+import { fieldSetter, type BaseCtx } from '../pipeline/context.js';
 import type { Send } from '../send-kind.js';
 import type { Stage } from '../pipeline/pipeline.js';
+
+const setGrant = fieldSetter('grant');
 
 export function createGrantStage(): Stage<
   BaseCtx & { readonly send: Send; readonly account: Account; readonly chain: ChainRuntime },
@@ -26,7 +28,7 @@ export function createGrantStage(): Stage<
       const grant = chainGrant(ctx.account, ctx.chain.chainId);
       if (grant instanceof Exit) return grant;
       if (!grant.sync && ctx.send.sync) return REJECT.sync_not_granted;
-      return enrich(ctx, 'grant', grant);
+      return setGrant(ctx, grant);
     },
   };
 }

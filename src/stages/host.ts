@@ -6,8 +6,10 @@ import { Exit } from '../errors.js';
 import { hostChain } from '../admission.js';
 import type { HostTable } from '../chains.js';
 import type { ChainRuntime } from '../chains.js';
-import { enrich, type BaseCtx } from '../pipeline/context.js';
+import { fieldSetter, type BaseCtx } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
+
+const setChain = fieldSetter('chain');
 
 export { HostTable, hostName } from '../chains.js';
 
@@ -19,7 +21,7 @@ export function createHostStage(hosts: HostTable): Stage<BaseCtx, { readonly cha
     adds: 'chain',
     run(ctx) {
       const chain = hostChain(hosts, ctx.head.host);
-      return chain instanceof Exit ? chain : enrich(ctx, 'chain', chain);
+      return chain instanceof Exit ? chain : setChain(ctx, chain);
     },
   };
 }

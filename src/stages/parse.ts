@@ -5,9 +5,11 @@
  */
 import { orError } from '../or-error.js';
 import { reject, REJECT } from '../errors.js';
-import { enrich, type BaseCtx, type Body, type RpcRequest } from '../pipeline/context.js';
+import { fieldSetter, type BaseCtx, type Body, type RpcRequest } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
 import { idJsonOf, validId } from '../rpc-id.js';
+
+const setRpc = fieldSetter('rpc');
 
 export { idLiteral } from '../rpc-id.js';
 
@@ -41,7 +43,7 @@ export function createParseStage(): Stage<BaseCtx & { readonly body: Body }, { r
       // JSON-RPC 2.0 §4 lets a client omit params (viem does for eth_chainId): absent means [].
       const params = m.params === undefined ? NO_PARAMS : m.params;
       if (!Array.isArray(params)) return reject('invalid_request', 'Invalid request: params must be an array');
-      return enrich(ctx, 'rpc', { id, idJson: ctx.idJson, method, params });
+      return setRpc(ctx, { id, idJson: ctx.idJson, method, params });
     },
   };
 }

@@ -8,9 +8,11 @@ import { reject } from '../errors.js';
 import type { Grant } from '../accounts/types.js';
 import type { ChainRuntime } from '../chains.js';
 import { retryAfterSeconds, type Quota, type TokenBuckets } from '../limits/rate-limiter.js';
-import { enrich, type BaseCtx } from '../pipeline/context.js';
+import { fieldSetter, type BaseCtx } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
 import type { DecodedTx } from '../tx/types.js';
+
+const setQuota = fieldSetter('quota');
 
 export interface DuplicateCheck {
   /** True when this tx hash is being forwarded now or was accepted moments ago. */
@@ -29,9 +31,9 @@ export function createRateLimitStage(
     run(ctx) {
       const { perSecond, burst } = ctx.grant.rateLimit;
       if (duplicates?.isDuplicate(ctx.chain.chainId, ctx.tx.hash) === true)
-        return enrich(ctx, 'quota', { limit: burst, remaining: limiter.peek(ctx.grant.bucketKey, perSecond, burst) });
+        return setQuota(ctx, { limit: burst, remaining: limiter.peek(ctx.grant.bucketKey, perSecond, burst) });
       const r = limiter.take(ctx.grant.bucketKey, perSecond, burst);
-      if (r >= 0) return enrich(ctx, 'quota', { limit: burst, remaining: r });
+      if (r >= 0) return setQuota(ctx, { limit: burst, remaining: r });
       const waitMs = Math.ceil(-r);
       return reject('rate_limited', undefined, { retryAfterMs: waitMs, perSecond, burst }, [
         ['retry-after', String(retryAfterSeconds(waitMs))],

@@ -8,9 +8,12 @@
  */
 import { reject, REJECT } from '../errors.js';
 import type { ChainRuntime } from '../chains.js';
-import { enrich, type BaseCtx, type Body, type RpcRequest } from '../pipeline/context.js';
+import { fieldSetter, type BaseCtx, type Body, type RpcRequest } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
 import { PLAIN_SEND, requestedWaitMs, SYNC_METHOD, type Send } from '../send-kind.js';
+
+const setRawTx = fieldSetter('rawTx');
+const setSend = fieldSetter('send');
 
 const HEX = /^0[xX](?:[0-9a-fA-F]{2})*$/;
 const BASE58_OR_64 = /^[A-Za-z0-9+/]+={0,2}$|^[A-Za-z0-9_-]+={0,2}$/;
@@ -55,7 +58,7 @@ export function createRouteStage(limits: {
       if (method === 'eth_sendRawTransaction') {
         if (params.length !== 1) return BAD_SEND_PARAMS;
         const raw = classifyRawTxParam(params[0]);
-        return raw === undefined ? BAD_SEND_PARAMS : enrich(enrich(ctx, 'rawTx', raw), 'send', PLAIN_SEND);
+        return raw === undefined ? BAD_SEND_PARAMS : setSend(setRawTx(ctx, raw), PLAIN_SEND);
       }
       if (method === 'eth_chainId') {
         if (ctx.body.bytes > chainIdCap) return chainIdTooLarge;
@@ -68,7 +71,7 @@ export function createRouteStage(limits: {
         const raw = classifyRawTxParam(params[0]);
         const waitMs = requestedWaitMs(params[1], ctx.chain.config.sync.maxWaitMs);
         if (raw === undefined || waitMs === undefined) return BAD_SYNC_PARAMS;
-        return enrich(enrich(ctx, 'rawTx', raw), 'send', { sync: true, waitMs } as Send);
+        return setSend(setRawTx(ctx, raw), { sync: true, waitMs } as Send);
       }
       return REJECT.method_not_found;
     },

@@ -7,9 +7,11 @@
  */
 import { Exit, REJECT } from '../errors.js';
 import type { Grant } from '../accounts/types.js';
-import { enrich, type BaseCtx } from '../pipeline/context.js';
+import { fieldSetter, type BaseCtx } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
 import type { DecodedTx } from '../tx/types.js';
+
+const setSender = fieldSetter('sender');
 
 /** sender: the recovered sender where the grant's allow-list asked for it, else null (not recovered). */
 export function createSenderStage(): Stage<BaseCtx & { readonly grant: Grant; readonly tx: DecodedTx }, { readonly sender: string | null }, 'sender'> {
@@ -20,10 +22,10 @@ export function createSenderStage(): Stage<BaseCtx & { readonly grant: Grant; re
     adds: 'sender',
     run(ctx) {
       const allowed = ctx.grant.senders;
-      if (allowed === null) return enrich(ctx, 'sender', null);
+      if (allowed === null) return setSender(ctx, null);
       const sender = ctx.tx.sender();
       if (sender instanceof Exit) return sender;
-      return allowed.has(sender) ? enrich(ctx, 'sender', sender) : REJECT.sender_not_allowed;
+      return allowed.has(sender) ? setSender(ctx, sender) : REJECT.sender_not_allowed;
     },
   };
 }

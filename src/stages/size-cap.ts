@@ -12,8 +12,10 @@
 import { authenticate } from '../accounts/keys.js';
 import type { AccountStore } from '../accounts/types.js';
 import { Exit, REJECT, reject } from '../errors.js';
-import { enrich, type BaseCtx, type Body } from '../pipeline/context.js';
+import { fieldSetter, type BaseCtx, type Body } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
+
+const setBody = fieldSetter('body');
 
 export function createSizeCapStage(
   limits: { readonly maxBodyBytes: number; readonly chainIdMaxBodyBytes: number },
@@ -42,7 +44,7 @@ export function createSizeCapStage(
       return ctx.bodySource
         .read(limit)
         .then((body) =>
-          body === 'too_large' ? REJECT.payload_too_large : body === 'aborted' ? cutOff(ctx) : body === 'overloaded' ? OVER_BUDGET : enrich(ctx, 'body', body),
+          body === 'too_large' ? REJECT.payload_too_large : body === 'aborted' ? cutOff(ctx) : body === 'overloaded' ? OVER_BUDGET : setBody(ctx, body),
         );
     },
   };
