@@ -112,15 +112,9 @@ export type FieldSetter<K extends string> = <C extends BaseCtx, V>(ctx: C, value
 
 /**
  * The setter of one field, compiled once (a stage's module makes its own): a plain named store.
- * `enrich` below stores under a computed key, which V8 sees as one store site for every field of
- * every stage: megamorphic, a generic keyed store on every request (measured with bench:instr).
+ * A shared setter storing under a computed key is one store site for every field of every stage
+ * to V8: megamorphic, a generic keyed store on every request (measured with bench:instr).
  */
 export function fieldSetter<K extends string>(key: K): FieldSetter<K> {
   return new Function('ctx', 'v', `ctx.${fieldName(key)} = v;\nreturn ctx;`) as FieldSetter<K>;
-}
-
-/** Sets one field on the context and returns it under its enriched type (no allocation; off the hot path: see fieldSetter). */
-export function enrich<C extends BaseCtx, K extends string, V>(ctx: C, key: K, value: V): C & { readonly [P in K]: V } {
-  (ctx as unknown as Record<string, unknown>)[key] = value;
-  return ctx as C & { readonly [P in K]: V };
 }
