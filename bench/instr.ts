@@ -158,6 +158,12 @@ const run = startBench('bench:instr', 'Instructions per request under callgrind:
   },
   retries: { kind: 'int', min: 0, quick: 1, full: 2, help: "times a scenario's noisy rounds are measured again" },
   keep: { kind: 'text', arg: 'DIR', help: 'keep every callgrind dump in DIR (for callgrind_annotate)' },
+  'port-base': {
+    kind: 'int',
+    min: 1024,
+    quick: 18150,
+    help: 'first of the loopback ports used (the servers PORT..PORT+3, the stubs PORT+100..PORT+102): two runs at once need bases 200 apart',
+  },
 });
 const opt = run.opt;
 const dir = run.tmp;
@@ -547,7 +553,8 @@ async function stopServer(s: Server): Promise<void> {
 
 // --- run ---------------------------------------------------------------------------------------
 const want = (name: string) => opt.scenarios === undefined || opt.scenarios.includes(name);
-const STUB = 18250;
+const BASE = opt['port-base'];
+const STUB = BASE + 100;
 /** The stubs: chain 4663's sequencer, and RECEIPT_CHAIN's sequencer and chain RPC (one port up). */
 for (const [port, chainId] of [
   [STUB, 4663],
@@ -567,12 +574,12 @@ process.stderr.write(
 );
 
 const SERVERS = {
-  echo: { port: 18150, args: [join(dist, 'bench/echo-server.js'), '18150'], scenarios: [MAIN[0]!] },
+  echo: { port: BASE, args: [join(dist, 'bench/echo-server.js'), String(BASE)], scenarios: [MAIN[0]!] },
   floor: {
-    port: 18151,
+    port: BASE + 1,
     args: [
       join(dist, 'bench/floor-server.js'),
-      '18151',
+      String(BASE + 1),
       join(dir, 'floor.log'),
       keySha256(keys.load),
       `http://127.0.0.1:${STUB}`,
@@ -581,7 +588,7 @@ const SERVERS = {
     ],
     scenarios: MAIN.filter((s) => FLOOR.has(s.name) && want(s.name)),
   },
-  txgate: { port: 18152, args: [join(dist, 'src/cli.js'), '--config', join(dir, 'txgate.json')], ready: '/ready', scenarios: MAIN.filter((s) => want(s.name)) },
+  txgate: { port: BASE + 2, args: [join(dist, 'src/cli.js'), '--config', join(dir, 'txgate.json')], ready: '/ready', scenarios: MAIN.filter((s) => want(s.name)) },
 } as const;
 writeFileSync(
   SERVERS.txgate.args[2]!,
