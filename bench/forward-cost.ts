@@ -17,6 +17,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { topFunctions } from './callgrind-top.js';
 import { median, round, startBench } from './lib.js';
 
 const run = startBench('bench:forward-cost', "Instructions per call of the forward's client alone under callgrind: HTTP against ws://, the same run.", {
@@ -156,48 +157,6 @@ for (const [client, url] of [
   rows.push({ client, url, perCall, median: m, spread: (Math.max(...perCall) - Math.min(...perCall)) / m, top });
 }
 stub.kill();
-
-/**
- * Self instructions per call by function in one dump: callgrind_annotate's lines, with each
- * unnamed address inside JIT code named from the perf map (`START SIZE name` lines, hex).
- */
-function topFunctions(dump: string, perfMap: string, n: number, calls: number): { fn: string; perCall: number }[] {
-  const out = spawnSync('callgrind_annotate', ['--inclusive=no', '--threshold=99', dump], { encoding: 'utf8', maxBuffer: 256 << 20 }).stdout ?? '';
-  const ranges: { start: number; end: number; name: string }[] = [];
-  if (existsSync(perfMap))
-    for (const line of readFileSync(perfMap, 'utf8').split('\n')) {
-      const m = /^([0-9a-f]+) ([0-9a-f]+) (.*)$/.exec(line);
-      if (m !== null) ranges.push({ start: parseInt(m[1]!, 16), end: parseInt(m[1]!, 16) + parseInt(m[2]!, 16), name: m[3]! });
-    }
-  ranges.sort((a, b) => a.start - b.start);
-  const nameOf = (addr: number) => {
-    let lo = 0;
-    let hi = ranges.length - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      const r = ranges[mid]!;
-      if (addr < r.start) hi = mid - 1;
-      else if (addr >= r.end) lo = mid + 1;
-      else return r.name;
-    }
-    return null;
-  };
-  const byName = new Map<string, number>();
-  for (const line of out.split('\n')) {
-    const m = /^\s*([\d,]+) \([ \d.]+%\)\s+(.*)$/.exec(line);
-    if (m === null || m[2]!.startsWith('PROGRAM TOTALS')) continue;
-    const ir = Number(m[1]!.replace(/,/g, ''));
-    let fn = m[2]!.replace(/^\?\?\?:/, '').replace(/\s*\[[^\]]*\]$/, '');
-    const addr = /^0x([0-9a-f]+)$/.exec(fn);
-    if (addr !== null) fn = nameOf(parseInt(addr[1]!, 16)) ?? `JIT code at 0x${addr[1]} (unnamed)`;
-    fn = fn.replace(/\(.*\)\s*(const)?$/, '').slice(0, 110);
-    byName.set(fn, (byName.get(fn) ?? 0) + ir);
-  }
-  return [...byName]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, n)
-    .map(([fn, ir]) => ({ fn, perCall: Math.round(ir / calls) }));
-}
 
 const lines: string[] = [];
 const say = (s: string) => {

@@ -29,6 +29,7 @@ import { ANVIL_TIP_ADDRESS } from '../src/dev/anvil.js';
 import { sign1559 } from '../src/dev/sign.js';
 import { initCrypto } from '../src/native.js';
 import { keySha256 } from '../src/stages/auth.js';
+import { topFunctions, type TopFunction } from './callgrind-top.js';
 import { median, round, startBench } from './lib.js';
 import { stackedBarsSvg, type Bar } from './svg.js';
 import { noisyRounds, pairedConfidence, spread, stageCosts, type StageCost } from './stage-costs.js';
@@ -158,6 +159,18 @@ const run = startBench('bench:instr', 'Instructions per request under callgrind:
   },
   retries: { kind: 'int', min: 0, quick: 1, full: 2, help: "times a scenario's noisy rounds are measured again" },
   keep: { kind: 'text', arg: 'DIR', help: 'keep every callgrind dump in DIR (for callgrind_annotate)' },
+  top: {
+    kind: 'int',
+    min: 0,
+    quick: 0,
+    help: 'functions listed per scenario of the floor and txgate (self instructions per request in the median round); node then runs with --perf-basic-prof to name JIT code, whose map logging adds work to every GC: a run with --top profiles, its totals are not the figures',
+  },
+  idle: {
+    kind: 'number',
+    min: 0,
+    quick: 10,
+    help: "seconds each server is measured idle after its warm-up: its timers' and background work's instructions per second, which every round also counts by its wall time (0: not measured)",
+  },
   'port-base': {
     kind: 'int',
     min: 1024,
@@ -180,6 +193,8 @@ const WARMUP = opt.warmup;
 const ROUNDS = opt.rounds;
 const CONNS = opt.connections;
 const MAX_SPREAD = opt['max-spread'] / 100;
+const TOP = opt.top;
+const IDLE_S = opt.idle;
 const dist = join(import.meta.dirname, '..');
 writeFileSync(
   join(dir, 'accounts.json'),
@@ -306,6 +321,8 @@ interface Server {
 // warm-up): node's start and the warm-up run several times faster uninstrumented.
 const VALGRIND = ['--tool=callgrind', '--instr-atstart=no', '--smc-check=all-non-file', '--dump-instr=no', '--collect-jumps=no'];
 const NODE = ['--single-threaded', '--trace-gc-nvp'];
+/** With --top, JIT code is named from node's perf map (/tmp/perf-PID.map). */
+const perfMapOf = (pid: number) => `/tmp/perf-${pid}.map`;
 
 /**
  * Starts a server: under callgrind, or (`plain`) as node alone with a 1-MB young generation, so
@@ -314,7 +331,15 @@ const NODE = ['--single-threaded', '--trace-gc-nvp'];
 async function startServer(name: string, port: number, args: string[], readyPath?: string, plain = false): Promise<Server> {
   const cmd = plain
     ? ['node', '--single-threaded', '--max-semi-space-size=1', '--trace-gc-nvp', ...args]
-    : ['valgrind', ...VALGRIND, `--callgrind-out-file=${join(dir, `cg.${name}.%p`)}`, 'node', ...NODE, ...args];
+    : [
+        'valgrind',
+        ...VALGRIND,
+        `--callgrind-out-file=${join(dir, `cg.${name}.%p`)}`,
+        'node',
+        ...NODE,
+        ...(TOP > 0 && name !== 'echo' ? ['--perf-basic-prof'] : []),
+        ...args,
+      ];
   const child = spawn(cmd[0]!, cmd.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   const gc: string[] = [];
@@ -358,7 +383,7 @@ function control(flag: '-z' | '-d' | '--instr=on', pid: number): void {
 }
 
 /** The newest dump of `pid`: total instructions, and GC's share (inclusive). */
-function readDump(server: Server): { ir: number; gcIr: number } {
+function readDump(server: Server, requests: number): { ir: number; gcIr: number; top?: readonly TopFunction[] } {
   const pid = server.child.pid!;
   const prefix = `cg.${server.name}.${pid}.`;
   const files = readdirSync(dir)
@@ -370,22 +395,27 @@ function readDump(server: Server): { ir: number; gcIr: number } {
   const annotated = spawnSync('callgrind_annotate', ['--inclusive=yes', '--threshold=100', file], { encoding: 'utf8', maxBuffer: 64 << 20 }).stdout;
   const gcLine = annotated.split('\n').find((l) => l.includes('v8::internal::Heap::CollectGarbage(v8::internal::AllocationSpace'));
   const gcIr = gcLine === undefined ? 0 : Number(gcLine.trim().split(' ')[0]!.replace(/,/g, ''));
+  const top = TOP > 0 && server.name !== 'echo' ? topFunctions(file, perfMapOf(pid), TOP, requests) : undefined;
   for (const f of files) {
     if (KEEP !== undefined) copyFileSync(join(dir, f), join(KEEP, `${f}.${++kept}`));
     rmSync(join(dir, f));
   }
-  return { ir, gcIr };
+  return { ir, gcIr, ...(top !== undefined ? { top } : {}) };
 }
 
 interface Round {
   /** Answers counted, instructions, of which in the garbage collector. */
   readonly n: number;
   readonly perReq: number;
+  /** Its wall time (background work, timers and JIT tasks among it, is counted by it). */
+  readonly seconds: number;
   readonly gcIr: number;
   readonly scavenges: number;
   readonly majors: number;
   /** The answers by status when not all had the scenario's (a cold or starved server: 503, 502). */
   readonly unexpected?: string;
+  /** With --top: the functions with the most self instructions per request. */
+  readonly top?: readonly TopFunction[];
 }
 
 /**
@@ -428,6 +458,9 @@ interface Measured {
   readonly rounds: readonly Round[];
 }
 
+/** Each server's instructions per second while idle (its timers and background work), and with --top their functions. */
+const idle = new Map<string, { perSecond: number; top?: readonly TopFunction[] }>();
+
 /** Reference scenarios left out of the run, and why. */
 const leftOut: string[] = [];
 
@@ -435,14 +468,25 @@ const leftOut: string[] = [];
 async function oneRound(server: Server, s: Scenario): Promise<Round> {
   control('-z', server.child.pid!);
   const gcFrom = server.gc.length;
+  const t = performance.now();
   const statuses = await drive(server.port, s, N);
   control('-d', server.child.pid!);
+  const seconds = (performance.now() - t) / 1000;
   await sleep(50); // the round's last GC line
   const unexpected = [...statuses].some(([code]) => code !== s.status) ? JSON.stringify(Object.fromEntries(statuses)) : undefined;
-  const { ir, gcIr } = readDump(server);
-  const g = gcOf(server.gc.slice(gcFrom));
   const n = answered(statuses);
-  return { n, perReq: ir / n, gcIr, scavenges: g.scavenges, majors: g.majors, ...(unexpected !== undefined ? { unexpected } : {}) };
+  const { ir, gcIr, top } = readDump(server, n);
+  const g = gcOf(server.gc.slice(gcFrom));
+  return {
+    n,
+    perReq: ir / n,
+    seconds,
+    gcIr,
+    scavenges: g.scavenges,
+    majors: g.majors,
+    ...(unexpected !== undefined ? { unexpected } : {}),
+    ...(top !== undefined ? { top } : {}),
+  };
 }
 
 /**
@@ -454,6 +498,16 @@ async function oneRound(server: Server, s: Scenario): Promise<Round> {
 async function measureSet(server: Server, scenarios: readonly Scenario[]): Promise<Measured[]> {
   for (const s of scenarios) for (let i = 0; i < WARMUP; i++) await drive(server.port, s, N);
   control('--instr=on', server.child.pid!);
+  if (IDLE_S > 0) {
+    control('-z', server.child.pid!);
+    const t = performance.now();
+    await sleep(IDLE_S * 1000);
+    control('-d', server.child.pid!);
+    const seconds = (performance.now() - t) / 1000;
+    const { ir, top } = readDump(server, seconds);
+    idle.set(server.name, { perSecond: ir / seconds, ...(top !== undefined ? { top } : {}) });
+    process.stdout.write(`${server.name.padEnd(6)} idle: ${k(ir / seconds)} instructions per second (${round(seconds, 1)} s)\n`);
+  }
   const rounds = scenarios.map((): Round[] => []);
   for (let r = 0; r < ROUNDS; r++) {
     for (const [i, s] of scenarios.entries()) rounds[i]!.push(await oneRound(server, s));
@@ -512,7 +566,7 @@ function summarise(server: Server, s: Scenario, rounds: readonly Round[], remeas
   const noisy =
     m.spread > MAX_SPREAD ? `  NOISY: rounds spread ${pct(m.spread)} > ${pct(MAX_SPREAD)}${remeasured > 0 ? ` after ${remeasured} re-measured` : ''}` : '';
   process.stdout.write(
-    `${server.name.padEnd(6)} ${s.name.padEnd(46)} ${k(m.median).padStart(7)} instr/req (rounds ${per.map((p) => k(p)).join(' ')}), GC ${k(m.gcPerReq)}/req${noisy}\n`,
+    `${server.name.padEnd(6)} ${s.name.padEnd(46)} ${k(m.median).padStart(7)} instr/req (rounds ${rounds.map((r) => `${k(r.perReq)} in ${round(r.seconds, 1)} s`).join(', ')}), GC ${k(m.gcPerReq)}/req${noisy}\n`,
   );
   return m;
 }
@@ -588,7 +642,12 @@ const SERVERS = {
     ],
     scenarios: MAIN.filter((s) => FLOOR.has(s.name) && want(s.name)),
   },
-  txgate: { port: BASE + 2, args: [join(dist, 'src/cli.js'), '--config', join(dir, 'txgate.json')], ready: '/ready', scenarios: MAIN.filter((s) => want(s.name)) },
+  txgate: {
+    port: BASE + 2,
+    args: [join(dist, 'src/cli.js'), '--config', join(dir, 'txgate.json')],
+    ready: '/ready',
+    scenarios: MAIN.filter((s) => want(s.name)),
+  },
 } as const;
 writeFileSync(
   SERVERS.txgate.args[2]!,
@@ -768,6 +827,31 @@ for (const r of results)
     main,
     `| ${r.server} | ${r.scenario} | ${round((allocated.get(`${r.server}/${r.scenario}`) ?? 0) / 1024, 2)} | ${k(r.gcPerReq)} | ${round((r.gcPerReq * 10_000) / 1e6, 1)}M | ${round(r.scavengesPer10k, 1)} | ${round(r.majorsPer10k, 2)} | ${round(r.max / r.median, 3)} |`,
   );
+if (idle.size > 0) {
+  say(main, `\n## Background work while idle (${IDLE_S} s after the warm-up; every round counts it by its wall time)\n`);
+  say(main, '| server | instructions per second idle |');
+  say(main, '|---|---:|');
+  for (const [name, v] of idle) say(main, `| ${name} | ${k(v.perSecond)} |`);
+  for (const [name, v] of idle) {
+    if (v.top === undefined) continue;
+    say(main, `\n### ${name} idle: self instructions per second by function\n`);
+    say(main, '| function | instr / s |');
+    say(main, '|---|---:|');
+    for (const t of v.top) say(main, `| \`${t.fn.replace(/\|/g, '\\|')}\` | ${t.perCall} |`);
+  }
+}
+if (TOP > 0) {
+  say(main, `\n## Self instructions per request by function (--top ${TOP}: the median round of each scenario; node ran with --perf-basic-prof)\n`);
+  for (const r of results) {
+    const mid = [...r.rounds].filter((x) => x.top !== undefined).sort((a, b) => a.perReq - b.perReq)[r.rounds.length >> 1];
+    if (mid?.top === undefined) continue;
+    say(main, `### ${r.server}: ${r.scenario} (${k(mid.perReq)} instructions per request)\n`);
+    say(main, '| function | instr / req |');
+    say(main, '|---|---:|');
+    for (const t of mid.top) say(main, `| \`${t.fn.replace(/\|/g, '\\|')}\` | ${t.perCall} |`);
+    say(main, '');
+  }
+}
 // The picture: the echo, the floor and txgate on a valid submission, txgate's bar split by stage.
 const bars: Bar[] = [{ label: 'bare uWS echo (eth_chainId)', segments: [{ label: 'front end (echo)', value: echoM.median }] }];
 for (const s of MAIN) {
@@ -814,6 +898,7 @@ run.write(
       sender: senderCost,
       ...(wsForwardCost !== undefined ? { wsForward: wsForwardCost } : {}),
       allocated: Object.fromEntries(allocated),
+      idle: Object.fromEntries(idle),
     },
     null,
     2,
