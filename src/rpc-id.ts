@@ -8,6 +8,7 @@
  * accepted (no second parse): strings are skipped with indexOf, so a raw transaction's hex costs
  * one native scan.
  */
+import { scanRequest } from './rpc-scan.js';
 
 /** Whether a parsed id is one JSON-RPC allows here (a string or a finite number). */
 export function validId(id: unknown): id is string | number {
@@ -27,6 +28,8 @@ export function idJsonOf(text: string, id: string | number): string {
  * 'null' when it has none a client could match.
  */
 export function idJsonOfText(text: string): string {
+  const scanned = scanRequest(text);
+  if (scanned !== undefined) return scanned.idJson;
   let msg: unknown;
   try {
     msg = JSON.parse(text);

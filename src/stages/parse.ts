@@ -1,19 +1,58 @@
 /**
  * The parse stage: exactly one JSON-RPC 2.0 request object (docs/design.md §3.6).
  * Content-Type application/json; a batch is refused; `jsonrpc` "2.0"; `id` a number or a
- * string (null or absent is invalid); `method` a string; `params` an array (absent = []).
+ * string (null or absent is invalid); `method` a string; `params` an array (absent = []). The
+ * plain shape clients send is read without JSON.parse (rpc-scan.ts), to the same result.
  */
 import { orError } from '../or-error.js';
-import { reject, REJECT } from '../errors.js';
+import { type Exit, reject, REJECT } from '../errors.js';
 import { fieldSetter, type BaseCtx, type Body, type RpcRequest } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
 import { idJsonOf, validId } from '../rpc-id.js';
+import { scanRequest } from '../rpc-scan.js';
 
 const setRpc = fieldSetter('rpc');
 
 export { idLiteral } from '../rpc-id.js';
 
 const NO_PARAMS: readonly unknown[] = Object.freeze([]);
+
+/** A body the JSON.parse path refuses: the answer, and the id it echoes ('null' when none was valid). */
+export interface Refused {
+  readonly exit: Exit;
+  readonly idJson: string;
+}
+
+/**
+ * The request in `text` by JSON.parse, with the envelope's rules; the plain shape clients send
+ * is read by scanRequest first (rpc-scan.ts), which gives what this gives, without the parse.
+ */
+export function readRequest(text: string): RpcRequest | Refused {
+  // No stack trace for the SyntaxError (or-error.ts): malformed bodies need no key.
+  const msg = orError(JSON.parse, text);
+  if (msg instanceof Error) return { exit: REJECT.parse_error, idJson: 'null' };
+  if (typeof msg !== 'object' || msg === null) return { exit: REJECT.invalid_request, idJson: 'null' };
+  if (Array.isArray(msg)) return { exit: REJECT.batch_not_supported, idJson: 'null' };
+  const m = msg as Record<string, unknown>;
+  const id = m.id;
+  if (!validId(id))
+    return {
+      exit:
+        id === undefined || id === null
+          ? reject('invalid_request', 'Invalid request: id is required and must be a number or a string')
+          : REJECT.invalid_request,
+      idJson: 'null',
+    };
+  // JSON-RPC 2.0: the response carries the same id, as the JSON text it arrived as (rpc-id.ts).
+  const idJson = idJsonOf(text, id);
+  if (m.jsonrpc !== '2.0') return { exit: reject('invalid_request', 'Invalid request: jsonrpc must be "2.0"'), idJson };
+  const method = m.method;
+  if (typeof method !== 'string') return { exit: reject('invalid_request', 'Invalid request: method must be a string'), idJson };
+  // JSON-RPC 2.0 §4 lets a client omit params (viem does for eth_chainId): absent means [].
+  const params = m.params === undefined ? NO_PARAMS : m.params;
+  if (!Array.isArray(params)) return { exit: reject('invalid_request', 'Invalid request: params must be an array'), idJson };
+  return { id, idJson, method, params };
+}
 
 export function createParseStage(): Stage<BaseCtx & { readonly body: Body }, { readonly rpc: RpcRequest }, 'parse'> {
   return {
@@ -24,26 +63,10 @@ export function createParseStage(): Stage<BaseCtx & { readonly body: Body }, { r
     adds: 'rpc',
     run(ctx) {
       if (!ctx.head.json) return REJECT.unsupported_content_type;
-      // No stack trace for the SyntaxError (or-error.ts): malformed bodies need no key.
-      const msg = orError(JSON.parse, ctx.body.text);
-      if (msg instanceof Error) return REJECT.parse_error;
-      if (typeof msg !== 'object' || msg === null) return REJECT.invalid_request;
-      if (Array.isArray(msg)) return REJECT.batch_not_supported;
-      const m = msg as Record<string, unknown>;
-      const id = m.id;
-      // JSON-RPC 2.0: the response carries the same id, as the JSON text it arrived as (rpc-id.ts).
-      if (validId(id)) ctx.idJson = idJsonOf(ctx.body.text, id);
-      else
-        return id === undefined || id === null
-          ? reject('invalid_request', 'Invalid request: id is required and must be a number or a string')
-          : REJECT.invalid_request;
-      if (m.jsonrpc !== '2.0') return reject('invalid_request', 'Invalid request: jsonrpc must be "2.0"');
-      const method = m.method;
-      if (typeof method !== 'string') return reject('invalid_request', 'Invalid request: method must be a string');
-      // JSON-RPC 2.0 §4 lets a client omit params (viem does for eth_chainId): absent means [].
-      const params = m.params === undefined ? NO_PARAMS : m.params;
-      if (!Array.isArray(params)) return reject('invalid_request', 'Invalid request: params must be an array');
-      return setRpc(ctx, { id, idJson: ctx.idJson, method, params });
+      const text = ctx.body.text;
+      const r = scanRequest(text) ?? readRequest(text);
+      ctx.idJson = r.idJson;
+      return 'exit' in r ? r.exit : setRpc(ctx, r);
     },
   };
 }

@@ -15,7 +15,8 @@ import { PLAIN_SEND, requestedWaitMs, SYNC_METHOD, type Send } from '../send-kin
 const setRawTx = fieldSetter('rawTx');
 const setSend = fieldSetter('send');
 
-const HEX = /^0[xX](?:[0-9a-fA-F]{2})*$/;
+/** 0x and hex digits; the even length is checked apart (a plain character class runs faster than pairs, measured). */
+const HEX = /^0[xX][0-9a-fA-F]*$/;
 const BASE58_OR_64 = /^[A-Za-z0-9+/]+={0,2}$|^[A-Za-z0-9_-]+={0,2}$/;
 
 /** rawTx: a validated 0x-hex string, or (for decode to name precisely) an object or a base58/64 string. */
@@ -24,7 +25,7 @@ export type RawTxParam = string | Readonly<Record<string, unknown>>;
 /** What decode receives: a validated 0x-hex string, a JSON object, or a base58/base64 string. */
 export function classifyRawTxParam(p: unknown): RawTxParam | undefined {
   if (typeof p === 'string') {
-    if (p.charCodeAt(0) === 48 && (p.charCodeAt(1) === 120 || p.charCodeAt(1) === 88)) return HEX.test(p) ? p : undefined;
+    if (p.charCodeAt(0) === 48 && (p.charCodeAt(1) === 120 || p.charCodeAt(1) === 88)) return (p.length & 1) === 0 && HEX.test(p) ? p : undefined;
     return p.length >= 64 && BASE58_OR_64.test(p) ? p : undefined;
   }
   if (typeof p === 'object' && p !== null && !Array.isArray(p)) return p as Record<string, unknown>;

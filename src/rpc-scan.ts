@@ -1,0 +1,183 @@
+/**
+ * The request envelope read without JSON.parse, for the shape every client library sends: one
+ * object whose members are `jsonrpc` ("2.0"), `id`, `method` and optionally `params`, each once,
+ * in any order, with any JSON whitespace; strings without escapes or control characters; an id
+ * that is a string or a finite JSON number; params an array of such strings.
+ *
+ * It is an exact shortcut, never a second reading: where it answers, its answer is what the
+ * parse stage's JSON.parse path gives for the same text (the same id, the id's text as sent, the
+ * same method and params: test/rpc-scan.test.ts checks it against that path over generated and
+ * mutated bodies); anything else (an escape, another member, a nested value, a duplicate, a
+ * number param, malformed JSON) it leaves to that path by answering undefined. One pass over the
+ * text, no intermediate object, no id walk: the known methods come back as the interned
+ * constants the route stage compares against.
+ */
+
+/** What the parse stage makes of a request (pipeline/context.ts's RpcRequest has this shape). */
+export interface ScannedRequest {
+  readonly id: string | number;
+  readonly idJson: string;
+  readonly method: string;
+  readonly params: readonly unknown[];
+}
+
+const NO_PARAMS: readonly unknown[] = Object.freeze([]);
+
+const SEND = 'eth_sendRawTransaction';
+const SEND_SYNC = 'eth_sendRawTransactionSync';
+const CHAIN_ID = 'eth_chainId';
+
+/** Bits of the members seen. */
+const JSONRPC = 1;
+const ID = 2;
+const METHOD = 4;
+const PARAMS = 8;
+
+/** The request `t` holds, when it has the plain shape above; undefined: read it with JSON.parse. */
+export function scanRequest(t: string): ScannedRequest | undefined {
+  const n = t.length;
+  let i = skipWs(t, 0);
+  if (t.charCodeAt(i) !== 123 /* { */) return undefined;
+  i = skipWs(t, i + 1);
+  let seen = 0;
+  let id: string | number = 0;
+  let idJson = '';
+  let method = '';
+  let params: readonly unknown[] = NO_PARAMS;
+  for (;;) {
+    if (t.charCodeAt(i) !== 34) return undefined;
+    const c1 = t.charCodeAt(i + 1);
+    let member: number;
+    if (c1 === 105 /* i */ && t.charCodeAt(i + 2) === 100 /* d */ && t.charCodeAt(i + 3) === 34) {
+      member = ID;
+      i += 4;
+    } else if (c1 === 106 /* j */ && t.startsWith('jsonrpc"', i + 1)) {
+      member = JSONRPC;
+      i += 9;
+    } else if (c1 === 109 /* m */ && t.startsWith('method"', i + 1)) {
+      member = METHOD;
+      i += 8;
+    } else if (c1 === 112 /* p */ && t.startsWith('params"', i + 1)) {
+      member = PARAMS;
+      i += 8;
+    } else return undefined;
+    if ((seen & member) !== 0) return undefined; // a duplicate: JSON.parse keeps the last
+    seen |= member;
+    i = skipWs(t, i);
+    if (t.charCodeAt(i) !== 58 /* : */) return undefined;
+    i = skipWs(t, i + 1);
+    if (member === ID) {
+      let end: number;
+      if (t.charCodeAt(i) === 34) {
+        end = stringEnd(t, i);
+        if (end < 0) return undefined;
+        id = t.slice(i + 1, end - 1);
+      } else {
+        end = numberEnd(t, i);
+        if (end < 0) return undefined;
+        const v = end - i === 1 ? t.charCodeAt(i) - 48 : Number(t.slice(i, end));
+        if (!Number.isFinite(v)) return undefined; // 1e400: JSON.parse gives Infinity, refused there
+        id = v;
+      }
+      idJson = t.slice(i, end);
+      i = end;
+    } else if (member === METHOD) {
+      if (t.charCodeAt(i) !== 34) return undefined;
+      const end = stringEnd(t, i);
+      if (end < 0) return undefined;
+      method = methodName(t, i + 1, end - 1);
+      i = end;
+    } else if (member === JSONRPC) {
+      if (!t.startsWith('"2.0"', i)) return undefined;
+      i += 5;
+    } else {
+      if (t.charCodeAt(i) !== 91 /* [ */) return undefined;
+      i = skipWs(t, i + 1);
+      if (t.charCodeAt(i) === 93 /* ] */) i++;
+      else {
+        const list: string[] = [];
+        for (;;) {
+          if (t.charCodeAt(i) !== 34) return undefined;
+          const end = stringEnd(t, i);
+          if (end < 0) return undefined;
+          list.push(t.slice(i + 1, end - 1));
+          i = skipWs(t, end);
+          const d = t.charCodeAt(i);
+          if (d === 93) {
+            i++;
+            break;
+          }
+          if (d !== 44 /* , */) return undefined;
+          i = skipWs(t, i + 1);
+        }
+        params = list;
+      }
+    }
+    i = skipWs(t, i);
+    const d = t.charCodeAt(i);
+    if (d === 44) {
+      i = skipWs(t, i + 1);
+      continue;
+    }
+    if (d !== 125 /* } */) return undefined;
+    break;
+  }
+  if (skipWs(t, i + 1) !== n || (seen & (JSONRPC | ID | METHOD)) !== (JSONRPC | ID | METHOD)) return undefined;
+  return { id, idJson, method, params };
+}
+
+/** JSON whitespace: space, tab, line feed, carriage return. */
+function skipWs(t: string, i: number): number {
+  for (;;) {
+    const c = t.charCodeAt(i);
+    if (c !== 32 && c !== 10 && c !== 13 && c !== 9) return i;
+    i++;
+  }
+}
+
+/** A string's characters up to its closing quote, none an escape or a control character (sticky: from lastIndex). */
+const PLAIN_STRING = /[^"\\\u0000-\u001f]*"/y;
+
+/**
+ * Past the string whose quote is at `i`, or -1 for one with an escape or a control character
+ * (or unterminated). A regular expression: a raw transaction's hundreds of hex digits are
+ * matched natively, at a fraction of a charCodeAt loop's cost (measured).
+ */
+function stringEnd(t: string, i: number): number {
+  PLAIN_STRING.lastIndex = i + 1;
+  return PLAIN_STRING.test(t) ? PLAIN_STRING.lastIndex : -1;
+}
+
+/** Past the JSON number at `i` (-? (0 | [1-9][0-9]*) (.[0-9]+)? ([eE][+-]?[0-9]+)?), or -1. */
+function numberEnd(t: string, i: number): number {
+  if (t.charCodeAt(i) === 45 /* - */) i++;
+  let c = t.charCodeAt(i);
+  if (c === 48) c = t.charCodeAt(++i);
+  else if (c >= 49 && c <= 57) {
+    do c = t.charCodeAt(++i);
+    while (c >= 48 && c <= 57);
+  } else return -1;
+  if (c === 46 /* . */) {
+    c = t.charCodeAt(++i);
+    if (!(c >= 48 && c <= 57)) return -1;
+    do c = t.charCodeAt(++i);
+    while (c >= 48 && c <= 57);
+  }
+  if (c === 101 || c === 69 /* e E */) {
+    c = t.charCodeAt(++i);
+    if (c === 43 || c === 45) c = t.charCodeAt(++i);
+    if (!(c >= 48 && c <= 57)) return -1;
+    do c = t.charCodeAt(++i);
+    while (c >= 48 && c <= 57);
+  }
+  return i;
+}
+
+/** The method's name: the interned constant for the methods served (compared by identity later), else a slice. */
+function methodName(t: string, from: number, to: number): string {
+  const len = to - from;
+  if (len === 22 && t.startsWith(SEND, from)) return SEND;
+  if (len === 11 && t.startsWith(CHAIN_ID, from)) return CHAIN_ID;
+  if (len === 26 && t.startsWith(SEND_SYNC, from)) return SEND_SYNC;
+  return t.slice(from, to);
+}
