@@ -150,6 +150,46 @@ describe('pipeline runner', () => {
     assert.equal((exits[0]!.err as Error).message, 'boom');
   });
 
+  it('timed or not (the compiled run and the timing loop), the same exits; a last stage that passes the context on, at once or after a wait, is internal_error once', async () => {
+    for (const timed of [false, true]) {
+      const timings: number[] = [];
+      const { exits, hooks } = recorder();
+      const all: typeof hooks & { stage?: (c: BaseCtx, i: number) => void } = {
+        ...hooks,
+        ...(timed ? { stage: (_c: BaseCtx, i: number) => timings.push(i) } : {}),
+      };
+      const trace: string[] = [];
+      const later: Stage<BaseCtx, object> = {
+        name: 'wait',
+        adds: null,
+        reasons: [],
+        run: (c) => {
+          const l = new Later<typeof c>();
+          setImmediate(() => l.settle(c));
+          return l;
+        },
+      };
+      const mk = () => {
+        const c = ctx();
+        c.timed = timed;
+        return c;
+      };
+      new Pipeline([pass('a', trace), pass('b', trace)], all).run(mk());
+      new Pipeline([pass('a', trace), later], all).run(mk());
+      await new Promise((r) => setImmediate(r));
+      await new Promise((r) => setImmediate(r));
+      assert.deepEqual(
+        exits.map((e) => [e.exit.reason, e.stage, (e.err as Error).message]),
+        [
+          ['internal_error', 'b', 'pipeline ended without an answer'],
+          ['internal_error', 'wait', 'pipeline ended without an answer'],
+        ],
+        timed ? 'timed' : 'untimed',
+      );
+      assert.deepEqual(timings, timed ? [0, 1, 0, 1] : []);
+    }
+  });
+
   it('the builder produces the stages in the order given', () => {
     const { hooks } = recorder();
     const p = PipelineBuilder.start<BaseCtx>()

@@ -100,6 +100,11 @@ export class Pipeline {
     this.hooks = process.env.TXGATE_CHECK_REASONS ? checkedHooks(stages, hooks) : hooks;
     this.fields = stages.flatMap((s) => (typeof s.adds === 'string' ? [s.adds] : (s.adds ?? [])));
     this.initFields = fieldInitializer(this.fields);
+    this.fast = compiled(
+      stages,
+      (ctx, out, i) => this.verdict(ctx, out, i),
+      (ctx, i, e) => this.hooks.exit(ctx, REJECT.internal_error, this.names[i]!, e),
+    );
   }
 
   /** Runs the stages from the first; `hooks.exit` is called exactly once. */
@@ -107,11 +112,49 @@ export class Pipeline {
     this.step(ctx, 0);
   }
 
+  /**
+   * The stages from `from` on (see `compiled`): a timed request goes the loop that times them;
+   * every other one the straight-line code compiled for this stage list.
+   */
   private step(ctx: BaseCtx, from: number): void {
+    if (ctx.timed && this.hooks.stage !== undefined) this.timedStep(ctx, from);
+    else this.fast(ctx, from);
+  }
+
+  /**
+   * The untimed run, compiled once per pipeline (stage objects, not input, go into it): one call
+   * site per stage, each seeing one stage's `run` (a loop's one site sees them all: a
+   * megamorphic call on every stage of every request, measured with bench:instr), then what a
+   * stage that did not pass the context on returned, handled in `verdict`. Entered at the stage
+   * after a wait (`from`).
+   */
+  private readonly fast: (ctx: BaseCtx, from: number) => void;
+
+  /** What stage `i` returned when it was not the context: a wait, an answer, or another context. */
+  private verdict(ctx: BaseCtx, out: unknown, i: number): void {
+    if (out instanceof Later) {
+      // Continues synchronously when it settles (inside the uWS data callback for the body).
+      (out as Later<unknown>).on((v) => this.resume(ctx, v, i));
+      return;
+    }
+    if (out instanceof Promise) {
+      out.then(
+        (v: unknown) => this.resume(ctx, v, i),
+        (e: unknown) => this.hooks.exit(ctx, REJECT.internal_error, this.names[i]!, e),
+      );
+      return;
+    }
+    if (out instanceof Exit) this.hooks.exit(ctx, out, this.names[i]!, undefined);
+    else if (i >= this.stages.length - 1)
+      this.hooks.exit(ctx, REJECT.internal_error, this.names[this.stages.length - 1]!, new Error('pipeline ended without an answer'));
+    else this.step(out as BaseCtx, i + 1);
+  }
+
+  /** The loop that times each stage (Server-Timing, the sampled per-stage metrics). */
+  private timedStep(ctx: BaseCtx, from: number): void {
     const { stages, hooks } = this;
-    const timed = ctx.timed && hooks.stage !== undefined;
     for (let i = from; i < stages.length; i++) {
-      const t = timed ? performance.now() : 0;
+      const t = performance.now();
       let out: unknown;
       try {
         out = stages[i]!.run(ctx);
@@ -119,16 +162,13 @@ export class Pipeline {
         hooks.exit(ctx, REJECT.internal_error, this.names[i]!, e);
         return;
       }
-      // A stage that passes the context on returns the context itself (context.ts: one object):
-      // checked first, it skips the three prototype walks below on every stage of every request.
       if (out === ctx) {
-        if (timed) hooks.stage!(ctx, i, performance.now() - t);
+        hooks.stage!(ctx, i, performance.now() - t);
         continue;
       }
       if (out instanceof Later) {
-        // Continues synchronously when it settles (inside the uWS data callback for the body).
         (out as Later<unknown>).on((v) => {
-          if (timed) hooks.stage!(ctx, i, performance.now() - t);
+          hooks.stage!(ctx, i, performance.now() - t);
           this.resume(ctx, v, i);
         });
         return;
@@ -136,14 +176,14 @@ export class Pipeline {
       if (out instanceof Promise) {
         out.then(
           (v: unknown) => {
-            if (timed) hooks.stage!(ctx, i, performance.now() - t);
+            hooks.stage!(ctx, i, performance.now() - t);
             this.resume(ctx, v, i);
           },
           (e: unknown) => hooks.exit(ctx, REJECT.internal_error, this.names[i]!, e),
         );
         return;
       }
-      if (timed) hooks.stage!(ctx, i, performance.now() - t);
+      hooks.stage!(ctx, i, performance.now() - t);
       if (out instanceof Exit) {
         hooks.exit(ctx, out, this.names[i]!, undefined);
         return;
@@ -158,6 +198,35 @@ export class Pipeline {
     else if (ctx.aborted) this.hooks.exit(ctx, REJECT.client_closed, this.names[i]!, undefined);
     else this.step(v as BaseCtx, i + 1);
   }
+}
+
+/**
+ * The stage list as straight-line code: `case i:` calls stage i and falls through to the next
+ * while a stage returns the context itself; anything else (or the last stage passing the context
+ * on, which `verdict` refuses) goes to `verdict` with the stage's index, a throw to `threw`. Built with `new Function` from the stages' count only (no name or
+ * input goes into the source).
+ */
+function compiled(
+  stages: readonly RunnerStage[],
+  verdict: (ctx: BaseCtx, out: unknown, i: number) => void,
+  threw: (ctx: BaseCtx, i: number, e: unknown) => void,
+): (ctx: BaseCtx, from: number) => void {
+  const cases = stages.map((_, i) => `      case ${i}: i = ${i}; out = s${i}.run(ctx); if (out !== ctx) break;`).join('\n');
+  // The verdict is given outside the try: a throw there (an exit hook) is not a stage's.
+  const src = `return function runStages(ctx, from) {
+  let i = from;
+  let out = ctx;
+  try {
+    switch (from) {
+${cases}
+    }
+  } catch (e) {
+    return threw(ctx, i, e);
+  }
+  return verdict(ctx, out, i);
+};`;
+  const args = stages.map((_, i) => `s${i}`);
+  return new Function(...args, 'verdict', 'threw', src)(...stages, verdict, threw) as (ctx: BaseCtx, from: number) => void;
 }
 
 /** Reasons any point may give: the client left, or a stage threw. */
