@@ -382,8 +382,12 @@ function control(flag: '-z' | '-d' | '--instr=on', pid: number): void {
   if (r.status !== 0) throw new Error(`callgrind_control ${flag} ${pid}: ${r.stderr}`);
 }
 
-/** The newest dump of `pid`: total instructions, and GC's share (inclusive). */
-function readDump(server: Server, requests: number): { ir: number; gcIr: number; top?: readonly TopFunction[] } {
+/**
+ * The newest dump of `pid`: total instructions, GC's share (inclusive), and the JIT's: TurboFan
+ * compiling a function that tiered up (V8's Runtime_CompileOptimized, inclusive; with node
+ * --single-threaded it runs on the main thread, inside whichever round the function got hot in).
+ */
+function readDump(server: Server, requests: number): { ir: number; gcIr: number; jitIr: number; top?: readonly TopFunction[] } {
   const pid = server.child.pid!;
   const prefix = `cg.${server.name}.${pid}.`;
   const files = readdirSync(dir)
@@ -395,20 +399,26 @@ function readDump(server: Server, requests: number): { ir: number; gcIr: number;
   const annotated = spawnSync('callgrind_annotate', ['--inclusive=yes', '--threshold=100', file], { encoding: 'utf8', maxBuffer: 64 << 20 }).stdout;
   const gcLine = annotated.split('\n').find((l) => l.includes('v8::internal::Heap::CollectGarbage(v8::internal::AllocationSpace'));
   const gcIr = gcLine === undefined ? 0 : Number(gcLine.trim().split(' ')[0]!.replace(/,/g, ''));
+  const jitIr = annotated
+    .split('\n')
+    .filter((l) => l.includes('v8::internal::Runtime_CompileOptimized'))
+    .reduce((a, l) => a + Number(l.trim().split(' ')[0]!.replace(/,/g, '')), 0);
   const top = TOP > 0 && server.name !== 'echo' ? topFunctions(file, perfMapOf(pid), TOP, requests) : undefined;
   for (const f of files) {
     if (KEEP !== undefined) copyFileSync(join(dir, f), join(KEEP, `${f}.${++kept}`));
     rmSync(join(dir, f));
   }
-  return { ir, gcIr, ...(top !== undefined ? { top } : {}) };
+  return { ir, gcIr, jitIr, ...(top !== undefined ? { top } : {}) };
 }
 
 interface Round {
   /** Answers counted, instructions, of which in the garbage collector. */
   readonly n: number;
   readonly perReq: number;
-  /** Its wall time (background work, timers and JIT tasks among it, is counted by it). */
+  /** Its wall time (background work, timers among it, is counted by it). */
   readonly seconds: number;
+  /** TurboFan's compilations in the round, per request: left out of perReq (a function tiering up is a one-time cost). */
+  readonly jitPerReq: number;
   readonly gcIr: number;
   readonly scavenges: number;
   readonly majors: number;
@@ -475,11 +485,13 @@ async function oneRound(server: Server, s: Scenario): Promise<Round> {
   await sleep(50); // the round's last GC line
   const unexpected = [...statuses].some(([code]) => code !== s.status) ? JSON.stringify(Object.fromEntries(statuses)) : undefined;
   const n = answered(statuses);
-  const { ir, gcIr, top } = readDump(server, n);
+  const { ir, gcIr, jitIr, top } = readDump(server, n);
   const g = gcOf(server.gc.slice(gcFrom));
   return {
     n,
-    perReq: ir / n,
+    // Without the JIT's compilations: a one-time cost per function, not per request.
+    perReq: (ir - jitIr) / n,
+    jitPerReq: jitIr / n,
     seconds,
     gcIr,
     scavenges: g.scavenges,
@@ -566,7 +578,7 @@ function summarise(server: Server, s: Scenario, rounds: readonly Round[], remeas
   const noisy =
     m.spread > MAX_SPREAD ? `  NOISY: rounds spread ${pct(m.spread)} > ${pct(MAX_SPREAD)}${remeasured > 0 ? ` after ${remeasured} re-measured` : ''}` : '';
   process.stdout.write(
-    `${server.name.padEnd(6)} ${s.name.padEnd(46)} ${k(m.median).padStart(7)} instr/req (rounds ${rounds.map((r) => `${k(r.perReq)} in ${round(r.seconds, 1)} s`).join(', ')}), GC ${k(m.gcPerReq)}/req${noisy}\n`,
+    `${server.name.padEnd(6)} ${s.name.padEnd(46)} ${k(m.median).padStart(7)} instr/req (rounds ${rounds.map((r) => `${k(r.perReq)}${r.jitPerReq >= 50 ? ` +${k(r.jitPerReq)} JIT` : ''} in ${round(r.seconds, 1)} s`).join(', ')}), GC ${k(m.gcPerReq)}/req${noisy}\n`,
   );
   return m;
 }
@@ -798,7 +810,7 @@ const echoM = results.find((r) => r.server === 'echo')!;
 const of = (server: string, scenario: string) => results.find((r) => r.server === server && r.scenario === scenario);
 say(
   main,
-  `\n## Instructions per request (callgrind; median of ${ROUNDS} rounds of ${N} after ${WARMUP} warm-up rounds; ${CONNS} connections; rounds spreading over ${pct(MAX_SPREAD)} measured again up to ${opt.retries} times)\n`,
+  `\n## Instructions per request (callgrind; median of ${ROUNDS} rounds of ${N} after ${WARMUP} warm-up rounds; ${CONNS} connections; rounds spreading over ${pct(MAX_SPREAD)} measured again up to ${opt.retries} times; TurboFan compilations left out of each round and shown under GC)\n`,
 );
 say(main, `Bare uWS echo: ${k(echoM.median)} instructions per request (rounds spread ${spreadPct(echoM)}).\n`);
 say(main, '| scenario | floor | txgate | txgate / echo | floor / echo | **floor / txgate** | spread of rounds floor / txgate |');
@@ -819,13 +831,13 @@ if (noisy.length > 0)
 say(main, '\n## Garbage collection per request (the same rounds)\n');
 say(
   main,
-  '| server | scenario | KiB allocated / req | GC instructions / req (mean) | GC instructions / 10k req | scavenges / 10k req | full GCs / 10k req | worst round / median |',
+  '| server | scenario | KiB allocated / req | GC instructions / req (mean) | GC instructions / 10k req | scavenges / 10k req | full GCs / 10k req | worst round / median | JIT compilation / req (mean, left out) |',
 );
-say(main, '|---|---|---|---|---|---|---|---|');
+say(main, '|---|---|---|---|---|---|---|---|---|');
 for (const r of results)
   say(
     main,
-    `| ${r.server} | ${r.scenario} | ${round((allocated.get(`${r.server}/${r.scenario}`) ?? 0) / 1024, 2)} | ${k(r.gcPerReq)} | ${round((r.gcPerReq * 10_000) / 1e6, 1)}M | ${round(r.scavengesPer10k, 1)} | ${round(r.majorsPer10k, 2)} | ${round(r.max / r.median, 3)} |`,
+    `| ${r.server} | ${r.scenario} | ${round((allocated.get(`${r.server}/${r.scenario}`) ?? 0) / 1024, 2)} | ${k(r.gcPerReq)} | ${round((r.gcPerReq * 10_000) / 1e6, 1)}M | ${round(r.scavengesPer10k, 1)} | ${round(r.majorsPer10k, 2)} | ${round(r.max / r.median, 3)} | ${k(r.rounds.reduce((a, x) => a + x.jitPerReq * x.n, 0) / r.rounds.reduce((a, x) => a + x.n, 0))} |`,
   );
 if (idle.size > 0) {
   say(main, `\n## Background work while idle (${IDLE_S} s after the warm-up; every round counts it by its wall time)\n`);
