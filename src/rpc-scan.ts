@@ -37,7 +37,7 @@ const PARAMS = 8;
 export function scanRequest(t: string): ScannedRequest | undefined {
   const n = t.length;
   let i = skipWs(t, 0);
-  if (t.charCodeAt(i) !== 123 /* { */) return undefined;
+  if (at(t, i) !== 123 /* { */) return undefined;
   i = skipWs(t, i + 1);
   let seen = 0;
   let id: string | number = 0;
@@ -45,10 +45,10 @@ export function scanRequest(t: string): ScannedRequest | undefined {
   let method = '';
   let params: readonly unknown[] = NO_PARAMS;
   for (;;) {
-    if (t.charCodeAt(i) !== 34) return undefined;
-    const c1 = t.charCodeAt(i + 1);
+    if (at(t, i) !== 34) return undefined;
+    const c1 = at(t, i + 1);
     let member: number;
-    if (c1 === 105 /* i */ && t.charCodeAt(i + 2) === 100 /* d */ && t.charCodeAt(i + 3) === 34) {
+    if (c1 === 105 /* i */ && at(t, i + 2) === 100 /* d */ && at(t, i + 3) === 34) {
       member = ID;
       i += 4;
     } else if (c1 === 106 /* j */ && t.startsWith('jsonrpc"', i + 1)) {
@@ -64,25 +64,25 @@ export function scanRequest(t: string): ScannedRequest | undefined {
     if ((seen & member) !== 0) return undefined; // a duplicate: JSON.parse keeps the last
     seen |= member;
     i = skipWs(t, i);
-    if (t.charCodeAt(i) !== 58 /* : */) return undefined;
+    if (at(t, i) !== 58 /* : */) return undefined;
     i = skipWs(t, i + 1);
     if (member === ID) {
       let end: number;
-      if (t.charCodeAt(i) === 34) {
+      if (at(t, i) === 34) {
         end = stringEnd(t, i);
         if (end < 0) return undefined;
         id = t.slice(i + 1, end - 1);
       } else {
         end = numberEnd(t, i);
         if (end < 0) return undefined;
-        const v = end - i === 1 ? t.charCodeAt(i) - 48 : Number(t.slice(i, end));
+        const v = end - i === 1 ? at(t, i) - 48 : Number(t.slice(i, end));
         if (!Number.isFinite(v)) return undefined; // 1e400: JSON.parse gives Infinity, refused there
         id = v;
       }
       idJson = t.slice(i, end);
       i = end;
     } else if (member === METHOD) {
-      if (t.charCodeAt(i) !== 34) return undefined;
+      if (at(t, i) !== 34) return undefined;
       const end = stringEnd(t, i);
       if (end < 0) return undefined;
       method = methodName(t, i + 1, end - 1);
@@ -91,18 +91,18 @@ export function scanRequest(t: string): ScannedRequest | undefined {
       if (!t.startsWith('"2.0"', i)) return undefined;
       i += 5;
     } else {
-      if (t.charCodeAt(i) !== 91 /* [ */) return undefined;
+      if (at(t, i) !== 91 /* [ */) return undefined;
       i = skipWs(t, i + 1);
-      if (t.charCodeAt(i) === 93 /* ] */) i++;
+      if (at(t, i) === 93 /* ] */) i++;
       else {
         const list: string[] = [];
         for (;;) {
-          if (t.charCodeAt(i) !== 34) return undefined;
+          if (at(t, i) !== 34) return undefined;
           const end = stringEnd(t, i);
           if (end < 0) return undefined;
           list.push(t.slice(i + 1, end - 1));
           i = skipWs(t, end);
-          const d = t.charCodeAt(i);
+          const d = at(t, i);
           if (d === 93) {
             i++;
             break;
@@ -114,7 +114,7 @@ export function scanRequest(t: string): ScannedRequest | undefined {
       }
     }
     i = skipWs(t, i);
-    const d = t.charCodeAt(i);
+    const d = at(t, i);
     if (d === 44) {
       i = skipWs(t, i + 1);
       continue;
@@ -126,10 +126,19 @@ export function scanRequest(t: string): ScannedRequest | undefined {
   return { id, idJson, method, params };
 }
 
+/**
+ * The character at `i`, or -1 past the end. Never read out of bounds: one such read makes V8
+ * compile every charCodeAt of the function as a call instead of an inline load (measured: the
+ * scan cost twice as much with bounds left to charCodeAt).
+ */
+function at(t: string, i: number): number {
+  return i < t.length ? t.charCodeAt(i) : -1;
+}
+
 /** JSON whitespace: space, tab, line feed, carriage return. */
 function skipWs(t: string, i: number): number {
   for (;;) {
-    const c = t.charCodeAt(i);
+    const c = at(t, i);
     if (c !== 32 && c !== 10 && c !== 13 && c !== 9) return i;
     i++;
   }
@@ -151,24 +160,24 @@ function stringEnd(t: string, i: number): number {
 
 /** Past the JSON number at `i` (-? (0 | [1-9][0-9]*) (.[0-9]+)? ([eE][+-]?[0-9]+)?), or -1. */
 function numberEnd(t: string, i: number): number {
-  if (t.charCodeAt(i) === 45 /* - */) i++;
-  let c = t.charCodeAt(i);
-  if (c === 48) c = t.charCodeAt(++i);
+  if (at(t, i) === 45 /* - */) i++;
+  let c = at(t, i);
+  if (c === 48) c = at(t, ++i);
   else if (c >= 49 && c <= 57) {
-    do c = t.charCodeAt(++i);
+    do c = at(t, ++i);
     while (c >= 48 && c <= 57);
   } else return -1;
   if (c === 46 /* . */) {
-    c = t.charCodeAt(++i);
+    c = at(t, ++i);
     if (!(c >= 48 && c <= 57)) return -1;
-    do c = t.charCodeAt(++i);
+    do c = at(t, ++i);
     while (c >= 48 && c <= 57);
   }
   if (c === 101 || c === 69 /* e E */) {
-    c = t.charCodeAt(++i);
-    if (c === 43 || c === 45) c = t.charCodeAt(++i);
+    c = at(t, ++i);
+    if (c === 43 || c === 45) c = at(t, ++i);
     if (!(c >= 48 && c <= 57)) return -1;
-    do c = t.charCodeAt(++i);
+    do c = at(t, ++i);
     while (c >= 48 && c <= 57);
   }
   return i;
