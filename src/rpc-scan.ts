@@ -19,6 +19,8 @@ export interface ScannedRequest {
   readonly idJson: string;
   readonly method: string;
   readonly params: readonly unknown[];
+  /** Every param is `0x` and hex digits (found while finding where it ends). */
+  readonly paramsHex: boolean;
 }
 
 const NO_PARAMS: readonly unknown[] = Object.freeze([]);
@@ -44,6 +46,7 @@ export function scanRequest(t: string): ScannedRequest | undefined {
   let idJson = '';
   let method = '';
   let params: readonly unknown[] = NO_PARAMS;
+  let paramsHex = true;
   for (;;) {
     if (at(t, i) !== 34) return undefined;
     const c1 = at(t, i + 1);
@@ -51,13 +54,13 @@ export function scanRequest(t: string): ScannedRequest | undefined {
     if (c1 === 105 /* i */ && at(t, i + 2) === 100 /* d */ && at(t, i + 3) === 34) {
       member = ID;
       i += 4;
-    } else if (c1 === 106 /* j */ && t.startsWith('jsonrpc"', i + 1)) {
+    } else if (c1 === 106 /* j */ && t.slice(i + 1, i + 9) === 'jsonrpc"') {
       member = JSONRPC;
       i += 9;
-    } else if (c1 === 109 /* m */ && t.startsWith('method"', i + 1)) {
+    } else if (c1 === 109 /* m */ && t.slice(i + 1, i + 8) === 'method"') {
       member = METHOD;
       i += 8;
-    } else if (c1 === 112 /* p */ && t.startsWith('params"', i + 1)) {
+    } else if (c1 === 112 /* p */ && t.slice(i + 1, i + 8) === 'params"') {
       member = PARAMS;
       i += 8;
     } else return undefined;
@@ -88,7 +91,7 @@ export function scanRequest(t: string): ScannedRequest | undefined {
       method = methodName(t, i + 1, end - 1);
       i = end;
     } else if (member === JSONRPC) {
-      if (!t.startsWith('"2.0"', i)) return undefined;
+      if (t.slice(i, i + 5) !== '"2.0"') return undefined;
       i += 5;
     } else {
       if (at(t, i) !== 91 /* [ */) return undefined;
@@ -98,8 +101,13 @@ export function scanRequest(t: string): ScannedRequest | undefined {
         const list: string[] = [];
         for (;;) {
           if (at(t, i) !== 34) return undefined;
-          const end = stringEnd(t, i);
-          if (end < 0) return undefined;
+          // A raw transaction is found as 0x-hex, which the route stage then need not check again.
+          let end = hexStringEnd(t, i);
+          if (end < 0) {
+            paramsHex = false;
+            end = stringEnd(t, i);
+            if (end < 0) return undefined;
+          }
           list.push(t.slice(i + 1, end - 1));
           i = skipWs(t, end);
           const d = at(t, i);
@@ -123,7 +131,7 @@ export function scanRequest(t: string): ScannedRequest | undefined {
     break;
   }
   if (skipWs(t, i + 1) !== n || (seen & (JSONRPC | ID | METHOD)) !== (JSONRPC | ID | METHOD)) return undefined;
-  return { id, idJson, method, params };
+  return { id, idJson, method, params, paramsHex };
 }
 
 /**
@@ -158,6 +166,15 @@ function stringEnd(t: string, i: number): number {
   return PLAIN_STRING.test(t) ? PLAIN_STRING.lastIndex : -1;
 }
 
+/** `0x` and hex digits up to the closing quote (sticky: from lastIndex). */
+const HEX_STRING = /0[xX][0-9a-fA-F]*"/y;
+
+/** Past the string of 0x-hex whose quote is at `i`, or -1 when it is not one. */
+function hexStringEnd(t: string, i: number): number {
+  HEX_STRING.lastIndex = i + 1;
+  return HEX_STRING.test(t) ? HEX_STRING.lastIndex : -1;
+}
+
 /** Past the JSON number at `i` (-? (0 | [1-9][0-9]*) (.[0-9]+)? ([eE][+-]?[0-9]+)?), or -1. */
 function numberEnd(t: string, i: number): number {
   if (at(t, i) === 45 /* - */) i++;
@@ -186,8 +203,9 @@ function numberEnd(t: string, i: number): number {
 /** The method's name: the interned constant for the methods served (compared by identity later), else a slice. */
 function methodName(t: string, from: number, to: number): string {
   const len = to - from;
-  if (len === 22 && t.startsWith(SEND, from)) return SEND;
-  if (len === 11 && t.startsWith(CHAIN_ID, from)) return CHAIN_ID;
-  if (len === 26 && t.startsWith(SEND_SYNC, from)) return SEND_SYNC;
-  return t.slice(from, to);
+  const name = t.slice(from, to);
+  if (len === 22 && name === SEND) return SEND;
+  if (len === 11 && name === CHAIN_ID) return CHAIN_ID;
+  if (len === 26 && name === SEND_SYNC) return SEND_SYNC;
+  return name;
 }

@@ -50,6 +50,12 @@ export interface RpcRequest {
   readonly idJson: string;
   readonly method: string;
   readonly params: readonly unknown[];
+  /**
+   * Every param is a string of `0x` (or `0X`) and hex digits, as the parse stage found them (its
+   * one-pass read, rpc-scan.ts, checks it while finding where each string ends): the route stage
+   * then checks only the length. False: not known (the JSON.parse path).
+   */
+  readonly paramsHex: boolean;
 }
 
 export interface BaseCtx {

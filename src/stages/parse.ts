@@ -51,7 +51,7 @@ export function readRequest(text: string): RpcRequest | Refused {
   // JSON-RPC 2.0 §4 lets a client omit params (viem does for eth_chainId): absent means [].
   const params = m.params === undefined ? NO_PARAMS : m.params;
   if (!Array.isArray(params)) return { exit: reject('invalid_request', 'Invalid request: params must be an array'), idJson };
-  return { id, idJson, method, params };
+  return { id, idJson, method, params, paramsHex: false };
 }
 
 export function createParseStage(): Stage<BaseCtx & { readonly body: Body }, { readonly rpc: RpcRequest }, 'parse'> {

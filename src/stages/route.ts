@@ -32,6 +32,11 @@ export function classifyRawTxParam(p: unknown): RawTxParam | undefined {
   return undefined;
 }
 
+/** A param the parse stage found to be 0x and hex digits: whole bytes, or refused (as classifyRawTxParam would). */
+function evenHex(p: string): string | undefined {
+  return (p.length & 1) === 0 ? p : undefined;
+}
+
 /** Also what decode answers for a string that is neither hex nor a Solana transaction. */
 export const BAD_SEND_PARAMS = reject('invalid_params', 'Invalid params: eth_sendRawTransaction takes exactly one 0x-prefixed hex string');
 const BAD_CHAINID_PARAMS = reject('invalid_params', 'Invalid params: eth_chainId takes no params');
@@ -58,7 +63,7 @@ export function createRouteStage(limits: {
       const { method, params } = ctx.rpc;
       if (method === 'eth_sendRawTransaction') {
         if (params.length !== 1) return BAD_SEND_PARAMS;
-        const raw = classifyRawTxParam(params[0]);
+        const raw = ctx.rpc.paramsHex ? evenHex(params[0] as string) : classifyRawTxParam(params[0]);
         return raw === undefined ? BAD_SEND_PARAMS : setSend(setRawTx(ctx, raw), PLAIN_SEND);
       }
       if (method === 'eth_chainId') {
@@ -69,7 +74,7 @@ export function createRouteStage(limits: {
       if (method === SYNC_METHOD && ctx.chain.config.sync.enabled) {
         // Where the chain turns it on (off: method_not_found, as any method not served).
         if (params.length < 1 || params.length > 2) return BAD_SYNC_PARAMS;
-        const raw = classifyRawTxParam(params[0]);
+        const raw = ctx.rpc.paramsHex ? evenHex(params[0] as string) : classifyRawTxParam(params[0]);
         const waitMs = requestedWaitMs(params[1], ctx.chain.config.sync.maxWaitMs);
         if (raw === undefined || waitMs === undefined) return BAD_SYNC_PARAMS;
         return setSend(setRawTx(ctx, raw), { sync: true, waitMs } as Send);

@@ -75,7 +75,7 @@ export function account(id: 'a' | 'off' | 'free' | 's'): Account {
 export const grantOf = (id: 'a' | 'free' | 's') => account(id).grants.get(4663)!;
 
 /** A parsed request of that method (id 1). */
-export const rpc = (method: string, params: readonly unknown[] = []): RpcRequest => ({ id: 1, idJson: '1', method, params });
+export const rpc = (method: string, params: readonly unknown[] = []): RpcRequest => ({ id: 1, idJson: '1', method, params, paramsHex: false });
 
 /** A decoded EIP-1559 transaction of chain 4663 with the given fields (its sender: whatever `sender` gives). */
 export function decoded(t: Partial<DecodedTx> = {}): DecodedTx {
