@@ -4,7 +4,7 @@
  * path allocates only the final string concatenation with the request id and captures no stack.
  */
 import { quote } from './log-line.js';
-import { REASON_NAMES, REASONS, type Reason } from './reasons.js';
+import { outcomeOf, REASON_NAMES, REASONS, type Reason, type SubmissionOutcome } from './reasons.js';
 
 const STATUS_TEXT: Record<number, string> = {
   200: 'OK',
@@ -46,6 +46,7 @@ export type Header = readonly [name: string, value: string];
 export class Exit {
   private detailQuoted: string | null = null;
   private statusTail: string | null = null;
+  private outcomeName: SubmissionOutcome | null = null;
 
   constructor(
     readonly status: number,
@@ -68,6 +69,11 @@ export class Exit {
    */
   bodyWithStatus(idJson: string): string {
     return '{"jsonrpc":"2.0","id":' + idJson + (this.statusTail ??= withStatus(this.tail, this.status));
+  }
+
+  /** What the answer means for the submission (reasons.ts outcomeOf), looked up once per Exit: the request log's message. */
+  get outcome(): SubmissionOutcome {
+    return (this.outcomeName ??= outcomeOf(this.reason));
   }
 
   /** `detail` as a JSON string literal for a log line (bounded), quoted once per Exit: many are reused. */

@@ -55,7 +55,7 @@ export class RequestLog implements ExitLog {
     else {
       if (ctx.aborted && exit.reason !== 'client_closed') line.json('clientGone', true);
       // The message is the outcome (reasons.ts): accepted, refused, not_sent, uncertain, pending.
-      line.end(ok && rpc?.method === 'eth_chainId' ? 'request' : outcomeOf(exit.reason));
+      line.end(ok && rpc?.method === 'eth_chainId' ? 'request' : exit.outcome);
     }
   }
 
