@@ -190,6 +190,22 @@ describe('pipeline runner', () => {
     }
   });
 
+  it('Later.onWith / thenWith pass their arguments beside the value, before and after it settles, one callback only', () => {
+    const seen: unknown[] = [];
+    const early = new Later<number>();
+    early.onWith((v, a: string, b: number) => seen.push([v, a, b]), 'a', 2);
+    assert.throws(() => early.onWith(() => undefined, 0, 0), /one callback only/);
+    early.settle(1);
+    const late = new Later<number>();
+    late.settle(3);
+    late.onWith((v, a: string, b: number) => seen.push([v, a, b]), 'c', 4);
+    const mapped = new Later<number>();
+    const out = mapped.thenWith((v, a: number) => v * a, 10);
+    mapped.settle(5);
+    out.on((v) => seen.push(v));
+    assert.deepEqual(seen, [[1, 'a', 2], [3, 'c', 4], 50]);
+  });
+
   it('the builder produces the stages in the order given', () => {
     const { hooks } = recorder();
     const p = PipelineBuilder.start<BaseCtx>()

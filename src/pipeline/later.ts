@@ -10,10 +10,13 @@
 export class Later<T> implements PromiseLike<T> {
   private settled = false;
   private value: T | undefined = undefined;
-  private cb: ((v: T) => void) | null = null;
+  private cb: ((v: T, a: unknown, b: unknown) => void) | null = null;
   /** Set by `then` instead of `cb`: the Later it settles with `map`'s result. */
   private next: Later<unknown> | null = null;
-  private map: ((v: T) => unknown) | null | undefined = null;
+  private map: ((v: T, a: unknown) => unknown) | null | undefined = null;
+  /** The arguments `onWith` / `thenWith` pass beside the value (so a caller needs no closure per request). */
+  private a: unknown = undefined;
+  private b: unknown = undefined;
 
   /** Settles once; later calls are ignored. Runs the waiting callback now. */
   settle(v: T): void {
@@ -21,9 +24,12 @@ export class Later<T> implements PromiseLike<T> {
     this.settled = true;
     this.value = v;
     const cb = this.cb;
+    const a = this.a;
+    const b = this.b;
+    this.a = this.b = undefined;
     if (cb !== null) {
       this.cb = null;
-      cb(v);
+      cb(v, a, b);
       return;
     }
     const next = this.next;
@@ -31,15 +37,39 @@ export class Later<T> implements PromiseLike<T> {
       this.next = null;
       const f = this.map;
       this.map = null;
-      next.settle(mapped(f, v));
+      next.settle(mapped(f, v, a));
     }
+  }
+
+  /** `on` with two arguments passed beside the value: `f` can be one function for every request. */
+  onWith<A, B>(f: (v: T, a: A, b: B) => void, a: A, b: B): void {
+    if (this.settled) f(this.value as T, a, b);
+    else if (this.cb !== null || this.next !== null) throw new Error('Later: one callback only');
+    else {
+      this.cb = f as (v: T, a: unknown, b: unknown) => void;
+      this.a = a;
+      this.b = b;
+    }
+  }
+
+  /** `then` with an argument passed beside the value: `f` can be one function for every request. */
+  thenWith<A, R>(f: (v: T, a: A) => R, a: A): Later<R> {
+    const next = new Later<R>();
+    if (this.settled) next.settle(mapped(f as (v: T, a: unknown) => R, this.value as T, a));
+    else if (this.cb !== null || this.next !== null) throw new Error('Later: one callback only');
+    else {
+      this.next = next as Later<unknown>;
+      this.map = f as (v: T, a: unknown) => unknown;
+      this.a = a;
+    }
+    return next;
   }
 
   /** Calls `f` with the value: now if settled, else when it settles. One callback only. */
   on(f: (v: T) => void): void {
     if (this.settled) f(this.value as T);
     else if (this.cb !== null || this.next !== null) throw new Error('Later: one callback only');
-    else this.cb = f;
+    else this.cb = f as (v: T, a: unknown, b: unknown) => void;
   }
 
   /**
@@ -49,19 +79,19 @@ export class Later<T> implements PromiseLike<T> {
    */
   then<R1 = T, R2 = never>(f?: ((v: T) => R1 | PromiseLike<R1>) | null, _onRejected?: ((e: unknown) => R2 | PromiseLike<R2>) | null): Later<R1 | R2> {
     const next = new Later<R1 | R2>();
-    if (this.settled) next.settle(mapped(f, this.value as T));
+    if (this.settled) next.settle(mapped(f as ((v: T, a: unknown) => R1 | PromiseLike<R1>) | null | undefined, this.value as T));
     else if (this.cb !== null || this.next !== null) throw new Error('Later: one callback only');
     else {
       // Kept as fields rather than a closure: settle() maps and passes the value on.
       this.next = next as Later<unknown>;
-      this.map = f as ((v: T) => unknown) | null | undefined;
+      this.map = f as ((v: T, a: unknown) => unknown) | null | undefined;
     }
     return next;
   }
 }
 
-function mapped<T, R>(f: ((v: T) => R | PromiseLike<R>) | null | undefined, v: T): R {
-  const r = f == null ? (v as unknown as R) : f(v);
+function mapped<T, R>(f: ((v: T, a: unknown) => R | PromiseLike<R>) | null | undefined, v: T, a?: unknown): R {
+  const r = f == null ? (v as unknown as R) : f(v, a);
   if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<R>).then === 'function')
     throw new TypeError('Later.then: the callback returned a promise');
   return r as R;

@@ -100,11 +100,7 @@ export class Pipeline {
     this.hooks = process.env.TXGATE_CHECK_REASONS ? checkedHooks(stages, hooks) : hooks;
     this.fields = stages.flatMap((s) => (typeof s.adds === 'string' ? [s.adds] : (s.adds ?? [])));
     this.initFields = fieldInitializer(this.fields);
-    this.fast = compiled(
-      stages,
-      (ctx, out, i) => this.verdict(ctx, out, i),
-      (ctx, i, e) => this.hooks.exit(ctx, REJECT.internal_error, this.names[i]!, e),
-    );
+    this.fast = compiled(stages, this);
   }
 
   /** Runs the stages from the first; `hooks.exit` is called exactly once. */
@@ -130,11 +126,11 @@ export class Pipeline {
    */
   private readonly fast: (ctx: BaseCtx, from: number) => void;
 
-  /** What stage `i` returned when it was not the context: a wait, an answer, or another context. */
-  private verdict(ctx: BaseCtx, out: unknown, i: number): void {
+  /** What stage `i` returned when it was not the context: a wait, an answer, or another context (called by the compiled run). */
+  verdict(ctx: BaseCtx, out: unknown, i: number): void {
     if (out instanceof Later) {
-      // Continues synchronously when it settles (inside the uWS data callback for the body).
-      (out as Later<unknown>).on((v) => this.resume(ctx, v, i));
+      // Continues synchronously when it settles (inside the uWS data callback for the body); one function for every request.
+      (out as Later<unknown>).onWith(this.resumeAfter, ctx, i);
       return;
     }
     if (out instanceof Promise) {
@@ -149,6 +145,13 @@ export class Pipeline {
       this.hooks.exit(ctx, REJECT.internal_error, this.names[this.stages.length - 1]!, new Error('pipeline ended without an answer'));
     else this.step(out as BaseCtx, i + 1);
   }
+
+  /** A stage threw (called by the compiled run). */
+  threw(ctx: BaseCtx, i: number, e: unknown): void {
+    this.hooks.exit(ctx, REJECT.internal_error, this.names[i]!, e);
+  }
+
+  private readonly resumeAfter = (v: unknown, ctx: BaseCtx, i: number): void => this.resume(ctx, v, i);
 
   /** The loop that times each stage (Server-Timing, the sampled per-stage metrics). */
   private timedStep(ctx: BaseCtx, from: number): void {
@@ -203,13 +206,13 @@ export class Pipeline {
 /**
  * The stage list as straight-line code: `case i:` calls stage i and falls through to the next
  * while a stage returns the context itself; anything else (or the last stage passing the context
- * on, which `verdict` refuses) goes to `verdict` with the stage's index, a throw to `threw`. Built with `new Function` from the stages' count only (no name or
+ * on, which `verdict` refuses) goes to the pipeline's `verdict` with the stage's index, a throw
+ * to its `threw` (method calls on one object: no closure between them). Built with `new Function` from the stages' count only (no name or
  * input goes into the source).
  */
 function compiled(
   stages: readonly RunnerStage[],
-  verdict: (ctx: BaseCtx, out: unknown, i: number) => void,
-  threw: (ctx: BaseCtx, i: number, e: unknown) => void,
+  p: { verdict(ctx: BaseCtx, out: unknown, i: number): void; threw(ctx: BaseCtx, i: number, e: unknown): void },
 ): (ctx: BaseCtx, from: number) => void {
   const cases = stages.map((_, i) => `      case ${i}: i = ${i}; out = s${i}.run(ctx); if (out !== ctx) break;`).join('\n');
   // The verdict is given outside the try: a throw there (an exit hook) is not a stage's.
@@ -221,12 +224,12 @@ function compiled(
 ${cases}
     }
   } catch (e) {
-    return threw(ctx, i, e);
+    return p.threw(ctx, i, e);
   }
-  return verdict(ctx, out, i);
+  return p.verdict(ctx, out, i);
 };`;
   const args = stages.map((_, i) => `s${i}`);
-  return new Function(...args, 'verdict', 'threw', src)(...stages, verdict, threw) as (ctx: BaseCtx, from: number) => void;
+  return new Function(...args, 'p', src)(...stages, p) as (ctx: BaseCtx, from: number) => void;
 }
 
 /** Reasons any point may give: the client left, or a stage threw. */

@@ -12,7 +12,8 @@
 import { authenticate } from '../accounts/keys.js';
 import type { AccountStore } from '../accounts/types.js';
 import { Exit, REJECT, reject } from '../errors.js';
-import { fieldSetter, type BaseCtx, type Body } from '../pipeline/context.js';
+import { fieldSetter, type BaseCtx, type Body, type BodyResult } from '../pipeline/context.js';
+import { Later } from '../pipeline/later.js';
 import type { Stage } from '../pipeline/pipeline.js';
 
 const setBody = fieldSetter('body');
@@ -41,13 +42,15 @@ export function createSizeCapStage(
           limit = publicCap;
         }
       }
-      return ctx.bodySource
-        .read(limit)
-        .then((body) =>
-          body === 'too_large' ? REJECT.payload_too_large : body === 'aborted' ? cutOff(ctx) : body === 'overloaded' ? OVER_BUDGET : setBody(ctx, body),
-        );
+      const read = ctx.bodySource.read(limit);
+      return read instanceof Later ? read.thenWith(bodyRead, ctx) : read.then((body) => bodyRead(body, ctx));
     },
   };
+}
+
+/** What a body read gives the pipeline: the context with its body, or the refusal (one function for every request: no closure). */
+function bodyRead<C extends BaseCtx>(body: BodyResult, ctx: C): (C & { readonly body: Body }) | Exit {
+  return body === 'too_large' ? REJECT.payload_too_large : body === 'aborted' ? cutOff(ctx) : body === 'overloaded' ? OVER_BUDGET : setBody(ctx, body);
 }
 
 /**
