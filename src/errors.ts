@@ -36,7 +36,8 @@ export function statusLine(status: number): string {
   return line;
 }
 
-export type Header = readonly [name: string, value: string];
+/** An answer header: text, or its bytes encoded once (what the answer writer hands uWS as is, front/write.ts). */
+export type Header = readonly [name: string | Uint8Array, value: string | Uint8Array];
 
 /**
  * The outcome of a request: a stage either passes its context on or returns an Exit.

@@ -2,8 +2,9 @@
  * X-RateLimit-Limit and X-RateLimit-Remaining on every answer to an authenticated submission
  * whose grant is known, so a client can pace itself before it is refused: from the rate-limit
  * stage's verdict when it ran, else from the bucket as it stands (nothing spent). A 429 carries
- * them already. On the hot path: the limit header is built once per grant, small counts come
- * from a table of strings.
+ * them already. On the hot path the headers are bytes encoded once (a string is UTF-8-encoded by
+ * uWS.js on every write, front/write.ts): the names, the limit once per grant, small counts from
+ * a table.
  */
 import type { Grant } from '../accounts/types.js';
 import type { Exit, Header } from '../errors.js';
@@ -11,7 +12,10 @@ import type { BaseCtx } from '../pipeline/context.js';
 import { finished } from '../stages/list.js';
 import type { TokenBuckets } from '../limits/rate-limiter.js';
 
-const COUNTS = Array.from({ length: 1024 }, (_, i) => String(i));
+const encoder = new TextEncoder();
+const LIMIT = encoder.encode('x-ratelimit-limit');
+const REMAINING = encoder.encode('x-ratelimit-remaining');
+const COUNTS = Array.from({ length: 1024 }, (_, i): Header => [REMAINING, encoder.encode(String(i))]);
 
 export function quotaHeaders(limiter: TokenBuckets): (ctx: BaseCtx, exit: Exit) => readonly Header[] | undefined {
   const limits = new WeakMap<Grant, Header>();
@@ -22,8 +26,20 @@ export function quotaHeaders(limiter: TokenBuckets): (ctx: BaseCtx, exit: Exit) 
     if (grant === undefined || ctx.rawTx === undefined) return undefined;
     const { perSecond, burst } = grant.rateLimit;
     let limit = limits.get(grant);
-    if (limit === undefined) limits.set(grant, (limit = ['x-ratelimit-limit', String(burst)]));
+    if (limit === undefined) limits.set(grant, (limit = [LIMIT, encoder.encode(String(burst))]));
     const remaining = ctx.quota !== undefined ? ctx.quota.remaining : limiter.peek(grant.bucketKey, perSecond, burst);
-    return [limit, ['x-ratelimit-remaining', remaining < COUNTS.length ? COUNTS[remaining]! : String(remaining)]];
+    return [limit, remaining < COUNTS.length ? COUNTS[remaining]! : [REMAINING, digits(remaining)]];
   };
+}
+
+/** A whole count's decimal digits as bytes, written here (fresh each answer: one may be written after the next is built). */
+function digits(n: number): Uint8Array {
+  let len = 1;
+  for (let m = n; m >= 10; m = Math.floor(m / 10)) len++;
+  const b = new Uint8Array(len);
+  for (let i = len - 1; i >= 0; i--) {
+    b[i] = 48 + (n % 10);
+    n = Math.floor(n / 10);
+  }
+  return b;
 }
