@@ -20,19 +20,19 @@ export class LogLine {
 
   /** A string that needs no escaping. */
   str(key: string, v: string): this {
-    this.s += ',"' + key + '":"' + v + '"';
+    this.s += strPrefix(key) + v + '"';
     return this;
   }
 
   /** Text from outside (a client, a sequencer): escaped, cut at `max` characters. */
   text(key: string, v: string, max = 200): this {
-    this.s += ',"' + key + '":' + quote(v, max);
+    this.s += jsonPrefix(key) + quote(v, max);
     return this;
   }
 
   /** A number, a boolean, or a value already serialized as JSON. */
   json(key: string, v: string | number | boolean): this {
-    this.s += ',"' + key + '":' + v;
+    this.s += jsonPrefix(key) + v;
     return this;
   }
 
@@ -40,6 +40,39 @@ export class LogLine {
     this.stream.write(this.s + ',"msg":"' + msg + '"}\n');
     this.s = '';
   }
+}
+
+/**
+ * A field's `,"key":"` and `,"key":`, built once per key (the keys are the code's own, a few
+ * dozen): one concatenation per field instead of four, each a string of its own (measured with
+ * bench:instr --top on the request log's line).
+ */
+const STR_PREFIX = new Map<string, string>();
+const JSON_PREFIX = new Map<string, string>();
+function strPrefix(key: string): string {
+  let p = STR_PREFIX.get(key);
+  if (p === undefined) STR_PREFIX.set(key, (p = ',"' + key + '":"'));
+  return p;
+}
+function jsonPrefix(key: string): string {
+  let p = JSON_PREFIX.get(key);
+  if (p === undefined) JSON_PREFIX.set(key, (p = ',"' + key + '":'));
+  return p;
+}
+
+/**
+ * Milliseconds with up to three decimals as JSON text, from whole microseconds (what
+ * `String(us / 1000)` gives for these values, without the general number printer a double's
+ * conversion runs: ~300 instructions, on every audit line).
+ */
+export function millisText(us: number): string {
+  if (!(us >= 0 && us < 2 ** 31)) return String(us / 1000);
+  const whole = (us / 1000) | 0;
+  const frac = us - whole * 1000;
+  if (frac === 0) return String(whole);
+  if (frac % 100 === 0) return whole + '.' + frac / 100;
+  if (frac % 10 === 0) return whole + (frac < 100 ? '.0' : '.') + frac / 10;
+  return whole + (frac < 10 ? '.00' : frac < 100 ? '.0' : '.') + frac;
 }
 
 export class FastLog {

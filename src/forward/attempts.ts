@@ -20,7 +20,7 @@
  */
 import type { Exit } from '../errors.js';
 import type { Logger } from '../log.js';
-import { FastLog } from '../log-line.js';
+import { FastLog, millisText } from '../log-line.js';
 import { notSent, uncertain, type Known, type Reading } from './answer.js';
 import { type Part, type AttemptObserver, describe, type ForwardRequest, part, type Role, type SendKind } from './parts.js';
 import { type Asking, lookup, resolve } from './resolve.js';
@@ -200,7 +200,8 @@ export class Attempts implements Asking {
 
   /** The audit line of one sequencer's part (and the forward metrics of a plain send's). */
   audit(req: ForwardRequest, a: Part, role: Role, method?: string): void {
-    const ms = Math.round(a.ms * 1000) / 1000;
+    const us = Math.round(a.ms * 1000);
+    const ms = us / 1000;
     if (method === undefined && this.observer.forward !== undefined)
       this.observer.forward({ chainId: this.chainId, sequencer: a.seq.label, outcome: a.outcome, ms });
     const line = this.fast.line(a.state === 'unresolved' || a.state === 'not_sent' ? 'warn' : 'info');
@@ -208,7 +209,7 @@ export class Attempts implements Asking {
     line.str('audit', 'forward');
     if (method !== undefined) line.str('method', method);
     line.str('reqId', req.reqId).str('account', req.account).str('tx', req.hash).json('chainId', this.chainId);
-    line.json('sequencer', a.seq.labelJson).str('outcome', a.outcome).str('rule', a.rule).str('role', role).json('ms', ms);
+    line.json('sequencer', a.seq.labelJson).str('outcome', a.outcome).str('rule', a.rule).str('role', role).json('ms', millisText(us));
     if (a.detail !== undefined) line.text('detail', a.detail, 400);
     if (a.state === 'not_sent') line.json('sent', false);
     if (req.sender !== null) line.str('sender', req.sender);
