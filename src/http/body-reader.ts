@@ -14,6 +14,7 @@ import type { HttpResponse } from 'uWebSockets.js';
 import type { BodyResult, BodySource } from '../pipeline/context.js';
 import { Later } from '../pipeline/later.js';
 import type { BodyBudget } from './body-budget.js';
+import { utf8Text } from '../front/utf8.js';
 
 export class BodyReader<Owner = unknown> implements BodySource {
   /** True once the whole body was read, so the connection can be kept alive after answering. */
@@ -67,7 +68,7 @@ export class BodyReader<Owner = unknown> implements BodySource {
         // (valid only during this call, which is why the pipeline continues synchronously).
         this.received = size;
         this.done = true;
-        return this.finish({ text: Buffer.from(ab).toString('utf8'), bytes: size });
+        return this.finish({ text: utf8Text(ab), bytes: size });
       }
       if (this.declared >= 0) {
         // Copied into the one buffer of the declared size (uWS stops at Content-Length).

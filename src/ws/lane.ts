@@ -33,6 +33,7 @@ import { overBodyCap } from '../stages/size-cap.js';
 import { CLOSE, type Connection, FrameContext } from './connection.js';
 import { WholeBody } from '../front/whole-body.js';
 import { createUpgrade } from './upgrade.js';
+import { utf8Text } from '../front/utf8.js';
 
 /** Frames up to this many times the body cap are read to answer them by id. */
 const FRAME_SLACK = 4;
@@ -118,7 +119,7 @@ export class WebSocketLane implements FrontEnd, AnswerWriter<FrameContext> {
     const t0 = performance.now();
     const bytes = message.byteLength;
     // The frame's buffer is valid only during this call: decoded now (a copy).
-    const text = Buffer.from(message).toString('utf8');
+    const text = utf8Text(message);
     const head: RequestHead = { host: conn.host, json: !isBinary, declaredBytes: bytes, apiKey: conn.apiKey };
     const ctx = new FrameContext(conn.id + '.' + (++conn.frames).toString(36), t0, head, new WholeBody({ text, bytes }), this.pipeline.initFields, conn);
     conn.inFlight.add(ctx);
