@@ -10,7 +10,7 @@ describe('parse stage', () => {
   const p = (text: string, json = true) => given({ body: { text, bytes: Buffer.byteLength(text) } }, { head: { json } }).run(stage);
   it('accepts one JSON-RPC 2.0 object and records the id as JSON', () => {
     const c = passed(p('{"jsonrpc":"2.0","id":"x\\"y","method":"m","params":[1]}'));
-    assert.deepEqual(c.rpc, { id: 'x"y', idJson: '"x\\"y"', method: 'm', params: [1] });
+    assert.deepEqual(c.rpc, { id: 'x"y', idJson: '"x\\"y"', method: 'm', params: [1], paramsHex: false });
     assert.equal(c.idJson, '"x\\"y"', 'the id every later answer echoes');
   });
   it('refuses the rest with its reason', () => {
