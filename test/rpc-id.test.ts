@@ -11,17 +11,10 @@ import WebSocket from 'ws';
 import { idJsonOf, idJsonOfText, idLiteral } from '../src/rpc-id.js';
 import { eventually, keysInLogs, newKey, startGate, type Gate } from './support/harness.js';
 import { send } from './support/http.js';
+import { jsonNumberText } from './support/json-text.js';
 
-/** A JSON number as the grammar allows it (RFC 8259 §6): -? int frac? exp?. */
-const jsonNumber = fc
-  .tuple(
-    fc.boolean(),
-    fc.oneof(fc.constant('0'), fc.stringMatching(/^[1-9][0-9]{0,25}$/)),
-    fc.option(fc.stringMatching(/^[0-9]{1,20}$/), { nil: undefined }),
-    fc.option(fc.tuple(fc.constantFrom('e', 'E'), fc.constantFrom('', '+', '-'), fc.stringMatching(/^[0-9]{1,3}$/)), { nil: undefined }),
-  )
-  .map(([neg, int, frac, exp]) => `${neg ? '-' : ''}${int}${frac === undefined ? '' : `.${frac}`}${exp === undefined ? '' : exp.join('')}`)
-  .filter((t) => Number.isFinite(JSON.parse(t)));
+/** A JSON number as the grammar allows it, one a double holds (a finite id). */
+const jsonNumber = jsonNumberText.filter((t) => Number.isFinite(JSON.parse(t)));
 
 /** A JSON string literal with any escapes a client may use (`\u` of any case, the short escapes, raw text). */
 const jsonString = fc

@@ -11,16 +11,10 @@ import fc from 'fast-check';
 import { scanRequest } from '../src/rpc-scan.js';
 import { readRequest } from '../src/stages/parse.js';
 import { idJsonOfText } from '../src/rpc-id.js';
+import { jsonNumberText } from './support/json-text.js';
 
 const ws = fc.constantFrom('', '', '', ' ', '\n', '\t', '\r\n  ');
-const jsonNumber = fc
-  .tuple(
-    fc.boolean(),
-    fc.oneof(fc.constant('0'), fc.stringMatching(/^[1-9][0-9]{0,20}$/)),
-    fc.option(fc.stringMatching(/^[0-9]{1,8}$/), { nil: undefined }),
-    fc.option(fc.tuple(fc.constantFrom('e', 'E'), fc.constantFrom('', '+', '-'), fc.stringMatching(/^[0-9]{1,3}$/)), { nil: undefined }),
-  )
-  .map(([neg, int, frac, exp]) => `${neg ? '-' : ''}${int}${frac === undefined ? '' : `.${frac}`}${exp === undefined ? '' : exp.join('')}`);
+const jsonNumber = jsonNumberText;
 /** Any JSON string literal (escapes of every kind), or one as plain as the shortcut takes. */
 const anyString = fc.string({ maxLength: 8 }).map((s) => JSON.stringify(s));
 const plainString = fc.stringMatching(/^[a-zA-Z0-9_ .:-]{0,12}$/).map((s) => `"${s}"`);
