@@ -13,13 +13,17 @@
  * constants the route stage compares against.
  */
 
-/** What the parse stage makes of a request (pipeline/context.ts's RpcRequest has this shape). */
+/** What the parse stage makes of a request (pipeline/context.ts's RpcRequest). */
 export interface ScannedRequest {
   readonly id: string | number;
+  /** The id as JSON, as sent: echoed in every answer. */
   readonly idJson: string;
   readonly method: string;
   readonly params: readonly unknown[];
-  /** Every param is `0x` and hex digits (found while finding where it ends). */
+  /**
+   * Every param is a string of `0x` (or `0X`) and hex digits, found while finding where each
+   * string ends: the route stage then checks only the length. False: not known (the JSON.parse path).
+   */
   readonly paramsHex: boolean;
 }
 

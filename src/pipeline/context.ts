@@ -5,6 +5,7 @@
  * stage reads was added before it. At run time it is one object whose fields are all set up
  * front, in the pipeline's order (one hidden class for every request at every exit).
  */
+import type { ScannedRequest } from '../rpc-scan.js';
 
 /**
  * What the front end knows of a request before its body, in terms of no transport: the front
@@ -43,20 +44,11 @@ export interface BodySource {
 
 export type RpcId = number | string;
 
-/** A parsed JSON-RPC request (the parse stage's field, read by the observers of every answer). */
-export interface RpcRequest {
-  readonly id: RpcId;
-  /** The id as JSON, echoed in the response. */
-  readonly idJson: string;
-  readonly method: string;
-  readonly params: readonly unknown[];
-  /**
-   * Every param is a string of `0x` (or `0X`) and hex digits, as the parse stage found them (its
-   * one-pass read, rpc-scan.ts, checks it while finding where each string ends): the route stage
-   * then checks only the length. False: not known (the JSON.parse path).
-   */
-  readonly paramsHex: boolean;
-}
+/**
+ * A parsed JSON-RPC request (the parse stage's field, read by the observers of every answer):
+ * declared once, where the one-pass read makes it (rpc-scan.ts); the JSON.parse path gives the same.
+ */
+export type RpcRequest = ScannedRequest;
 
 export interface BaseCtx {
   readonly reqId: string;

@@ -13,7 +13,7 @@ export class Later<T> implements PromiseLike<T> {
   private cb: ((v: T, a: unknown, b: unknown) => void) | null = null;
   /** Set by `then` instead of `cb`: the Later it settles with `map`'s result. */
   private next: Later<unknown> | null = null;
-  private map: ((v: T, a: unknown) => unknown) | null | undefined = null;
+  private map: ((v: T, a: unknown) => unknown) | null = null;
   /** The arguments `onWith` / `thenWith` pass beside the value (so a caller needs no closure per request). */
   private a: unknown = undefined;
   private b: unknown = undefined;
@@ -37,7 +37,7 @@ export class Later<T> implements PromiseLike<T> {
       this.next = null;
       const f = this.map;
       this.map = null;
-      next.settle(mapped(f, v, a));
+      next.settle(mapped(f!, v, a));
     }
   }
 
@@ -58,6 +58,7 @@ export class Later<T> implements PromiseLike<T> {
     if (this.settled) next.settle(mapped(f as (v: T, a: unknown) => R, this.value as T, a));
     else if (this.cb !== null || this.next !== null) throw new Error('Later: one callback only');
     else {
+      // Kept as fields rather than a closure: settle() maps and passes the value on.
       this.next = next as Later<unknown>;
       this.map = f as (v: T, a: unknown) => unknown;
       this.a = a;
@@ -67,9 +68,7 @@ export class Later<T> implements PromiseLike<T> {
 
   /** Calls `f` with the value: now if settled, else when it settles. One callback only. */
   on(f: (v: T) => void): void {
-    if (this.settled) f(this.value as T);
-    else if (this.cb !== null || this.next !== null) throw new Error('Later: one callback only');
-    else this.cb = f as (v: T, a: unknown, b: unknown) => void;
+    this.onWith(f, undefined, undefined);
   }
 
   /**
@@ -78,20 +77,14 @@ export class Later<T> implements PromiseLike<T> {
    * internal error. `await later` works (await's callbacks return nothing).
    */
   then<R1 = T, R2 = never>(f?: ((v: T) => R1 | PromiseLike<R1>) | null, _onRejected?: ((e: unknown) => R2 | PromiseLike<R2>) | null): Later<R1 | R2> {
-    const next = new Later<R1 | R2>();
-    if (this.settled) next.settle(mapped(f as ((v: T, a: unknown) => R1 | PromiseLike<R1>) | null | undefined, this.value as T));
-    else if (this.cb !== null || this.next !== null) throw new Error('Later: one callback only');
-    else {
-      // Kept as fields rather than a closure: settle() maps and passes the value on.
-      this.next = next as Later<unknown>;
-      this.map = f as ((v: T, a: unknown) => unknown) | null | undefined;
-    }
-    return next;
+    return this.thenWith((f ?? identity) as (v: T, a: undefined) => R1, undefined) as Later<R1 | R2>;
   }
 }
 
-function mapped<T, R>(f: ((v: T, a: unknown) => R | PromiseLike<R>) | null | undefined, v: T, a?: unknown): R {
-  const r = f == null ? (v as unknown as R) : f(v, a);
+const identity = <V>(v: V): V => v;
+
+function mapped<T, R>(f: (v: T, a: unknown) => R | PromiseLike<R>, v: T, a?: unknown): R {
+  const r = f(v, a);
   if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<R>).then === 'function')
     throw new TypeError('Later.then: the callback returned a promise');
   return r as R;
