@@ -6,10 +6,13 @@
  *
  * A submission's outcome is settled before ethers sees it: an uncertain answer is looked up on
  * the chain RPC by the locally computed hash, and only the exact same bytes are resent, so
- * ethers is never told "failed" for a transaction that went through. A refusal reaches ethers as
- * txgate's JSON-RPC error object; `txgateReason(error)` reads its `data.reason`.
+ * ethers is never told "failed" for a transaction that went through. A refusal is thrown as an
+ * ethers error with the code an ethers program handles and txgate's reason on it
+ * (errors-ethers.ts); `txgateReason(error)` reads it too. `close()` (or ethers' `destroy()`)
+ * ends its connections; an idle one never keeps the process alive.
  */
 import { JsonRpcProvider, Network, type JsonRpcError, type JsonRpcPayload, type JsonRpcResult } from 'ethers';
+import { ethersErrorOf } from './errors-ethers.js';
 import { NO_ANSWER, Submitter, type SubmitOutcome, type SyncOutcome } from './gate.js';
 import { httpUrlOf, openLink, type RpcLink } from './link.js';
 import { rpcError } from './outcomes.js';
@@ -116,10 +119,20 @@ export class TxgateProvider extends JsonRpcProvider {
     return this.submitter.submitSync(signedTx, o.maxWaitMs);
   }
 
+  /** txgate's refusals as ethers errors (errors-ethers.ts); any other error as ethers reads it. */
+  override getRpcError(payload: JsonRpcPayload, error: JsonRpcError): Error {
+    return ethersErrorOf(payload, error.error) ?? super.getRpcError(payload, error);
+  }
+
   override destroy(): void {
-    super.destroy();
-    void this.gate.close();
-    if (typeof this.opts.rpc === 'string') (this.chain as JsonRpcProvider).destroy();
+    void this.close();
+  }
+
+  /** Ends the provider and its connections (ethers' `destroy()`, awaited until txgate's connection is closed). */
+  async close(): Promise<void> {
+    if (!this.destroyed) super.destroy();
+    if (typeof this.opts.rpc === 'string' && !(this.chain as JsonRpcProvider).destroyed) (this.chain as JsonRpcProvider).destroy();
+    await this.gate.close();
   }
 }
 
@@ -131,3 +144,4 @@ function answer(id: number, out: SubmitOutcome): JsonRpcResult | JsonRpcError {
 
 /** txgate's `data.reason` from an error ethers threw (anywhere in its cause chain), or undefined. */
 export { txgateReason } from './reason.js';
+export { ETHERS_CODES, ethersCodeOf } from './errors-ethers.js';
