@@ -73,6 +73,22 @@ describe('every reason, in each library', () => {
     }
     assert.equal(SEQUENCER_CODES.length, 3);
   });
+  it('no connection to txgate: not sent, in both libraries (unreachable)', async () => {
+    const closed = `http://127.0.0.1:${await freePort()}`;
+    const t = txgate({ url: closed, apiKey: 'txg_x', rpc: 'http://127.0.0.1:9', connectTimeoutMs: 500, timeoutMs: 1000 });
+    const v = await createPublicClient({ transport: t })
+      .getChainId()
+      .catch((x: unknown) => x);
+    assert.ok(v instanceof BaseError, String(v));
+    assert.equal(txgateReason(v), 'unreachable');
+    assert.ok((v as BaseError).walk((x) => x instanceof TxgateRpcError) instanceof TxgateRpcError, String(v));
+    await t.close();
+    const provider = new TxgateProvider({ url: closed, apiKey: 'txg_x', rpc: 'http://127.0.0.1:9', chainId: 4663, connectTimeoutMs: 500, timeoutMs: 1000 });
+    const e = await provider.send('eth_chainId', []).catch((x: unknown) => x);
+    assert.ok(isError(e, 'NETWORK_ERROR'), String(e));
+    assert.equal(txgateReason(e), 'unreachable');
+    await provider.close();
+  });
   it('an error without a reason txgate gives is left to the library', () => {
     assert.equal(ethersErrorOf({ method: 'eth_call' }, { code: 3, message: 'execution reverted', data: '0x' }), null);
     assert.equal(ethersErrorOf({ method: 'eth_call' }, { code: -32000, message: 'x', data: { reason: 'not_a_reason' } }), null);

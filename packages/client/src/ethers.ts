@@ -16,6 +16,7 @@ import { ethersErrorOf } from './errors-ethers.js';
 import { NO_ANSWER, Submitter, type SubmitOutcome, type SyncOutcome } from './gate.js';
 import { httpUrlOf, openLink, type RpcLink } from './link.js';
 import { rpcError } from './outcomes.js';
+import { failedReason } from './refusal.js';
 
 /** Anything that answers JSON-RPC reads (an ethers JsonRpcProvider, BrowserProvider, …). */
 export interface ChainRpc {
@@ -79,7 +80,10 @@ export class TxgateProvider extends JsonRpcProvider {
     if (p.method === 'eth_chainId') {
       const a = await this.gate.call('eth_chainId', [], false);
       if (a.kind === 'result') return { id: p.id, result: a.result };
-      return { id: p.id, error: a.kind === 'error' ? { code: a.code, message: a.message, data: a.data } : { code: -32603, message: a.why } };
+      return {
+        id: p.id,
+        error: a.kind === 'error' ? { code: a.code, message: a.message, data: a.data } : { code: -32603, message: a.why, data: { reason: failedReason(a) } },
+      };
     }
     if (p.method === 'eth_sendRawTransaction') {
       const deadline = performance.now() + (this.opts.timeoutMs ?? 10_000) * 3;
@@ -94,10 +98,7 @@ export class TxgateProvider extends JsonRpcProvider {
       if (a.kind === 'result') return { id: p.id, result: a.result };
       return {
         id: p.id,
-        error:
-          a.kind === 'error'
-            ? { code: a.code, message: a.message, data: a.data }
-            : { code: -32603, message: a.why, data: { reason: a.sent ? 'uncertain' : 'unreachable' } },
+        error: a.kind === 'error' ? { code: a.code, message: a.message, data: a.data } : { code: -32603, message: a.why, data: { reason: failedReason(a) } },
       };
     }
     try {

@@ -38,6 +38,11 @@ export const ACTIONS: Readonly<Record<OutcomeKind, string>> = {
   pending: 'accepted, no receipt yet: look up the receipt of its hash, never send other bytes for it',
 };
 
+/** The kit's own reason for a call that got no JSON-RPC answer: not written, written and unanswered, or answered with something not txgate's. */
+export function failedReason(a: { readonly sent: boolean; readonly status?: number | undefined }): 'unreachable' | 'uncertain' | 'unexpected_answer' {
+  return a.status !== undefined ? 'unexpected_answer' : a.sent ? 'uncertain' : 'unreachable';
+}
+
 /** The description of a JSON-RPC error that carries a reason the outcome table knows, else null (not txgate's). */
 export function describeRefusal(e: RpcErrorObject): Refused | null {
   const data = (typeof e.data === 'object' && e.data !== null ? e.data : {}) as {
