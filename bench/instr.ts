@@ -142,7 +142,7 @@ const ALL_SCENARIOS = [...MAIN.map((s) => s.name)];
 const run = startBench('bench:instr', 'Instructions per request under callgrind: the bare uWS echo, the conforming floor and txgate, then txgate per stage.', {
   requests: { kind: 'int', quick: 400, full: 2000, help: 'requests per round' },
   warmup: { kind: 'int', quick: 6, full: 3, help: 'unmeasured rounds per scenario, uninstrumented (the first answers of a cold server may be 503s)' },
-  rounds: { kind: 'int', quick: 3, full: 5, help: 'measured rounds per scenario' },
+  rounds: { kind: 'int', quick: 3, full: 5, help: 'measured rounds per scenario, an odd number ≥ 3 (their median is the figure)' },
   connections: { kind: 'int', quick: 8, help: 'connections, one request in flight on each' },
   scenarios: {
     kind: 'list',

@@ -52,7 +52,7 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
 }
 
 /**
- * The internal listener and the readiness it mirrors. From `draining()` on (the first thing a stop
+ * The internal listener and the readiness it mirrors. From `markDraining()` on (the first thing a stop
  * does) its /ready answers 503 `draining` until the process exits, whatever the threads still
  * report: a thread that has finished its drain and exited reports nothing (docs/operations.md#drain-step-by-step).
  */

@@ -119,16 +119,18 @@ export class WorkerPool {
     ).then(() => {});
   }
 
-  /** Every worker drains and exits. */
+  /** Every worker drains and exits (one already gone has nothing to drain). */
   drain(): Promise<void> {
     return Promise.all(
-      this.workers.map(
-        (w) =>
-          new Promise<void>((resolve) => {
-            w.once('exit', () => resolve());
-            w.postMessage({ type: 'drain' } satisfies ToWorker);
-          }),
-      ),
+      this.workers
+        .filter((w) => !this.gone.has(w))
+        .map(
+          (w) =>
+            new Promise<void>((resolve) => {
+              w.once('exit', () => resolve());
+              w.postMessage({ type: 'drain' } satisfies ToWorker);
+            }),
+        ),
     ).then(() => {});
   }
 }
