@@ -2,8 +2,9 @@
  * A drain as monitoring sees it (the real CLI, one thread and two): from SIGTERM until the process
  * exits, the internal listener's /ready answers 503 `draining` every time it is asked, while a
  * forward is held in flight and after it is answered; the public port refuses new connections
- * and answers /ready 503 `draining` on a connection it already had; the forward still gets its
- * hash, and the process exits 0 (docs/operations.md#drain-step-by-step).
+ * and answers /ready 503 `draining` on a connection it already had (with two threads, unless that
+ * connection's thread had nothing in flight and has closed it); the forward still gets its hash,
+ * and the process exits 0 (docs/operations.md#drain-step-by-step).
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -63,6 +64,7 @@ describe('/ready during a drain', () => {
         assert.equal(await poll(g.port, kept), '200 ready');
         const raw = await sign1559({ nonce: 900 + workers });
         const inFlight = rpc(g.port, 'eth_sendRawTransaction', [raw], { key });
+        inFlight.catch(() => {}); // awaited below; a failed assertion before then must not leave it unhandled
         await eventually(() => stub.sends().length === 1);
         g.proc.kill('SIGTERM');
         await eventually(() => g.out().includes('"msg":"draining"'));
@@ -74,9 +76,13 @@ describe('/ready during a drain', () => {
           await new Promise((r) => setTimeout(r, 100));
         }
         assert.deepEqual(held, Array(6).fill('503 draining'), held.join(' | '));
-        // The public port: a new connection is refused; the one already open hears draining.
+        // The public port: a new connection is refused. The one already open hears draining while
+        // its thread drains; with two threads it may be on the one with nothing in flight, which
+        // has finished its drain and closed it. Never ready.
         assert.equal(await poll(g.port), 'ECONNREFUSED');
-        assert.equal(await poll(g.port, kept), '503 draining');
+        const open = await poll(g.port, kept);
+        if (workers === 1) assert.equal(open, '503 draining');
+        else assert.ok(['503 draining', 'ECONNREFUSED', 'ECONNRESET'].includes(open), open);
 
         release();
         const r = await inFlight;
