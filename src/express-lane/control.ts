@@ -82,7 +82,7 @@ export class RoundControl {
   /** Polls that failed, logs that were not readable: counted for the status. */
   failures = 0;
   badLogs = 0;
-  /** Bumped whenever a controller is set (the lane's suspension after a refusal ends on it). */
+  /** Bumped on each controller event and each controller that changed (the lane's suspension after a refusal ends on it). */
   changes = 0;
 
   private constructor(
@@ -207,7 +207,7 @@ export class RoundControl {
         if (ev.block > to) continue;
         reread = true;
         if (ev.kind === 'timing') timing = true;
-        else this.#set(ev.round, ev.controller, nowMs);
+        else this.#set(ev.round, ev.controller, nowMs, true);
       }
       if (timing) {
         const t = readRoundTiming(await this.o.rpc.call('eth_call', [{ to: this.o.auction, data: ROUND_TIMING_INFO }, hex(to)], this.o.timeoutMs));
@@ -229,12 +229,12 @@ export class RoundControl {
     for (const r of rounds) this.#set(r.round, r.controller, nowMs);
   }
 
-  #set(round: number, controller: string, nowMs: number): void {
+  #set(round: number, controller: string, nowMs: number, event = false): void {
     // Only rounds that can matter: none is sold beyond the next one, none transferred once past
     // (a round far ahead is a lie, and would push the real ones out).
     const current = roundAt(this.#timing, nowMs);
     if (round > current + 2 || round < current - KEEP_BEHIND) return;
-    if (this.#controllers.get(round) !== controller) this.changes++;
+    if (event || this.#controllers.get(round) !== controller) this.changes++;
     this.#controllers.set(round, controller);
     for (const r of this.#controllers.keys()) if (r < current - KEEP_BEHIND || r > current + 2) this.#controllers.delete(r);
   }
