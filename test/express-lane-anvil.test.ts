@@ -296,13 +296,17 @@ describe('express lane on the real auction contract', () => {
     const other = await open();
     const l2 = other.byChain.get(CHAIN)!;
     await controlled(l2);
-    const raws: Hex[] = [];
-    for (let i = 0; i < 6; i++) {
-      const raw = await nextTx();
-      raws.push(raw);
-      const l = i % 2 === 0 ? lane : l2;
-      assert.deepEqual(await l.send(l.submissionFor(raw, GRANTED)!, 3000), { kind: 'queued' });
-    }
+    // Six transactions at once, half through each edge: each its own connection, no shared counter.
+    const nonce = await auction.pub.getTransactionCount({ address: privateKeyToAccount(ANVIL_KEYS[SENDER] as Hex).address, blockTag: 'pending' });
+    const raws = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => sign1559({ signer: SENDER, nonce: nonce + i, chainId: CHAIN })));
+    const readings = await Promise.all(
+      raws.map((raw, i) => {
+        const l = i % 2 === 0 ? lane : l2;
+        return l.send(l.submissionFor(raw, GRANTED)!, 3000);
+      }),
+    );
+    for (const r of readings) assert.deepEqual(r, { kind: 'queued' });
+    assert.ok(endpoint.received.slice(-6).every((x) => x.seq === (1n << 64n) - 1n && x.signer === OURS));
     for (const raw of raws) assert.equal(await landed(raw), true);
     await other.close();
   });

@@ -21,8 +21,9 @@ import * as abi from '../src/express-lane/abi.js';
 import { readLaneAnswer } from '../src/express-lane/answer.js';
 import { msUntilRoundEnd, RoundControl, roundAt } from '../src/express-lane/control.js';
 import { ControllerKey, loadControllerKey } from '../src/express-lane/key.js';
-import type { RpcCaller } from '../src/express-lane/rpc.js';
-import { RpcFailure } from '../src/express-lane/rpc.js';
+import { type RpcCaller, RpcFailure, rpcCaller } from '../src/express-lane/rpc.js';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { OrderedSequence } from '../src/express-lane/sequence.js';
 import { DONT_CARE_SEQUENCE, messageBytes, submissionParams } from '../src/express-lane/submission.js';
 import { initCrypto } from '../src/native.js';
@@ -201,6 +202,49 @@ describe('the contract words and their readers', () => {
       RoundControl.open({ auction: AUCTION, rpc, pollMs: 1000, timeoutMs: 100, staleMs: 1000 }),
       /^LaneStartError: the auction contract 0x5fbd\S+ does not answer roundTimingInfo\(\) \([^\n]+\)$/,
     );
+  });
+});
+
+describe('a hostile peer over HTTP', () => {
+  it('stalls, closes, answers 500, too much or garbage: an RpcFailure in words, never a crash or a hang', async () => {
+    let mode = '';
+    const server = createServer((req, res) => {
+      req.resume();
+      if (mode === 'stall') return;
+      if (mode === 'close') return void req.socket.destroy();
+      if (mode === '500') return void res.writeHead(500).end('no');
+      if (mode === 'huge') return void res.writeHead(200).end('x'.repeat(5 * 1024 * 1024));
+      if (mode === 'garbage') return void res.writeHead(200).end('{"jsonrpc":"2.0"');
+      res.writeHead(200).end('{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"NOT_EXPRESS_LANE_CONTROLLER"}}');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const c = rpcCaller(`http://user:secret@127.0.0.1:${(server.address() as AddressInfo).port}`);
+    for (const [m, want] of [
+      ['stall', 'timeout'],
+      ['close', 'closed'],
+      ['500', 'http 500'],
+      ['huge', 'too large'],
+      ['garbage', 'garbage'],
+      ['error', 'error -32000'],
+    ] as const) {
+      mode = m;
+      const e = await c.call('eth_blockNumber', [], 300).then(
+        () => assert.fail('answered'),
+        (x: unknown) => x as RpcFailure,
+      );
+      assert.ok(e instanceof RpcFailure, m);
+      assert.equal(e.reason, want);
+      assert.equal(e.message.includes('secret'), false);
+    }
+    mode = 'error';
+    assert.deepEqual(readLaneAnswer(await c.callText('timeboost_sendExpressLaneTransaction', '[{}]', 300)), {
+      kind: 'not-sequenced',
+      code: 'NOT_EXPRESS_LANE_CONTROLLER',
+      lostControl: true,
+    });
+    await c.close();
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
   });
 });
 

@@ -14,7 +14,7 @@ import type { ExpressLaneConfig } from './config.js';
 import { LaneStartError } from './control.js';
 import { KeyError, loadControllerKey } from './key.js';
 import { ExpressLane, type LaneOptions, type LaneSubmission } from './lane.js';
-import { urlOrigin } from './rpc.js';
+import { RpcFailure, urlOrigin } from './rpc.js';
 
 export interface LaneChain {
   readonly chainId: number;
@@ -55,7 +55,8 @@ export class ExpressLanes {
         try {
           lanes.set(c.chainId, await ExpressLane.open({ chainId: c.chainId, config: cfg, rpcUrl: c.rpc, key, ...o }));
         } catch (e) {
-          throw new LaneStartError(`${where}: ${e instanceof LaneStartError ? e.message : 'could not start'} (chain RPC ${urlOrigin(c.rpc)})`);
+          const why = e instanceof LaneStartError ? e.message : e instanceof RpcFailure ? `reading resolvedRounds() failed (${e.reason})` : 'could not start';
+          throw new LaneStartError(`${where}: ${why} (chain RPC ${urlOrigin(c.rpc)})`);
         }
       }
     } catch (e) {
