@@ -207,19 +207,27 @@ describe('express lane on the real auction contract', () => {
     endpoint.fault = 'timeout-after-read';
     assert.deepEqual(await lane.send(lanes.submissionFor(CHAIN, raw, GRANTED)!, 500), { kind: 'unknown', why: 'timeout' });
     assert.equal(await landed(raw), true);
-    // Lost control: proven not sequenced (the plain path carries the same bytes); the lane stops wrapping this round.
+    // Lost control: proven not sequenced (the plain path carries the same bytes); the lane stops
+    // wrapping this round for backoffMs, or until the contract names a controller again.
     endpoint.fault = 'lost-control';
     raw = await nextTx();
     const r = await lane.send(lanes.submissionFor(CHAIN, raw, GRANTED)!, 3000);
     assert.deepEqual(r, { kind: 'not-sequenced', code: 'NOT_EXPRESS_LANE_CONTROLLER', lostControl: true });
     assert.equal(await landed(raw), false);
-    assert.equal(lanes.submissionFor(CHAIN, raw, GRANTED), null, 'suspended until the contract names a controller again');
+    assert.equal(lanes.submissionFor(CHAIN, raw, GRANTED, auction.clock()), null, 'not wrapped right after the refusal');
+    assert.notEqual(lanes.submissionFor(CHAIN, raw, GRANTED, auction.clock() + 1500), null, 'wrapped again once backoffMs (1 s) passed');
+    // An edge with a long backoff resumes when the contract names a controller again (a transfer to ourselves).
+    const patient = await open({ backoffMs: 600_000 });
+    const p = patient.byChain.get(CHAIN)!;
+    await controlled(p);
+    assert.equal((await p.send(p.submissionFor(raw, GRANTED)!, 3000)).kind, 'not-sequenced');
+    assert.equal(p.submissionFor(raw, GRANTED), null);
     endpoint.fault = 'none';
-    // The contract names one again (a transfer to ourselves): wrapping resumes.
     await auction.transfer(OURS_KEY, lane.status().round, OURS);
-    await controlled();
-    assert.deepEqual(await lane.send(lanes.submissionFor(CHAIN, raw, GRANTED)!, 3000), { kind: 'queued' });
+    await controlled(p);
+    assert.deepEqual(await p.send(p.submissionFor(raw, GRANTED)!, 3000), { kind: 'queued' });
     assert.equal(await landed(raw), true);
+    await patient.close();
   });
 
   it('a round change in flight: BAD_ROUND_NUMBER proves the bytes were not sequenced; the plain path lands them', async () => {

@@ -70,6 +70,12 @@ export const EXPRESS_LANE = {
     "`dont-care`: Nitro's 2^64−1, shared by any number of edges with no coordination; `ordered`: gapless numbers per round (one edge alone uses the controller)",
   ),
   maxFutureDistance: int(1000, 1, 1_000_000, "`ordered`: the sequencer's `max-future-sequence-distance`; a number beyond it takes the plain path"),
+  backoffMs: int(
+    1000,
+    0,
+    600_000,
+    'after the endpoint refuses a round as not ours (not the controller, no controller, another round): the plain path for this long, or until the contract names a controller again',
+  ),
   pollMs: int(250, 50, 60_000, 'how often the auction contract is read (new blocks, its logs)'),
   staleMs: int(3000, 100, 600_000, 'with no successful read for this long, the round is not taken as ours: the plain path'),
   timeoutMs: int(1000, 10, 60_000, "each read of the chain RPC for the auction's state"),

@@ -15,7 +15,7 @@
  * `submissionFor` wraps only when all hold: the account's grant for the chain has `expressLane`;
  * the auction state is fresh; the controller the contract names for the current round is this
  * lane's key; the round does not end within `marginMs`; the endpoint has not refused the round
- * as not ours since the contract last changed its controllers; in the `ordered` mode, a number
+ * as not ours within `backoffMs` (and since the contract last named a controller); in the `ordered` mode, a number
  * within the future limit is free. It costs a Map lookup and a field read when the grant lacks
  * `expressLane`; a wrapped submission costs one secp256k1 signature and two keccak passes.
  */
@@ -82,6 +82,7 @@ export class ExpressLane {
   readonly #auction: string;
   #suspendedRound = -1;
   #suspendedAt = -1;
+  #suspendedUntil = 0;
 
   private constructor(
     private readonly o: LaneOptions,
@@ -129,7 +130,10 @@ export class ExpressLane {
     const round = roundAt(c.timing, nowMs);
     if (c.controllerOf(round) !== this.o.key.address) return false;
     if (msUntilRoundEnd(c.timing, nowMs) <= this.o.config.marginMs) return false;
-    return !(round === this.#suspendedRound && c.changes === this.#suspendedAt);
+    // After the endpoint refused the round as not ours: not until `backoffMs` passed or the contract
+    // named a controller again (the sequencer may learn of a resolution or a transfer a little
+    // after the edge; its clock may be a little off at a round's start).
+    return !(round === this.#suspendedRound && c.changes === this.#suspendedAt && nowMs < this.#suspendedUntil);
   }
 
   /** The wrapped submission for `rawTxHex`, or null: the plain path. */
@@ -154,7 +158,10 @@ export class ExpressLane {
         if (reading.kind === 'not-sequenced' && reading.lostControl) {
           this.#suspendedRound = round;
           this.#suspendedAt = this.control.changes;
-          this.o.note?.(`express lane: the endpoint refused round ${round} (${reading.code}); the plain path until the contract names its controller again`);
+          this.#suspendedUntil = this.#now() + this.o.config.backoffMs;
+          this.o.note?.(
+            `express lane: the endpoint refused round ${round} (${reading.code}); the plain path for ${this.o.config.backoffMs} ms or until the contract names its controller again`,
+          );
         }
       },
     };
