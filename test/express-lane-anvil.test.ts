@@ -153,6 +153,7 @@ describe('express lane on the real auction contract', () => {
     await auction.moveTo(1, 5);
     await controlled();
     assert.equal(lane.status().round, round);
+    assert.equal(lanes.status().get(CHAIN)!.controller, OURS);
     const raw = await nextTx();
     assert.equal(lanes.submissionFor(CHAIN, raw, UNGRANTED), null, 'an ungranted account is never wrapped');
     assert.equal(lanes.submissionFor(CHAIN + 1, raw, GRANTED), null, 'a chain without a lane');

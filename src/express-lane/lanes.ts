@@ -5,6 +5,7 @@
  *   const lanes = await ExpressLanes.open(config.chains);       // LaneStartError / KeyError: one line
  *   lanes.submissionFor(chainId, rawTxHex, account, now)          // null: the plain path
  *   lanes.readAnswer(text)                                        // queued / not-sequenced / unknown
+ *   lanes.status()                                                // per chain: round, controller, controlled
  *
  * With no chain enabled, `submissionFor` is one Map lookup that finds nothing.
  */
@@ -13,7 +14,7 @@ import { type LaneReading, readLaneAnswer } from './answer.js';
 import type { ExpressLaneConfig } from './config.js';
 import { LaneStartError } from './control.js';
 import { KeyError, loadControllerKey } from './key.js';
-import { ExpressLane, type LaneOptions, type LaneSubmission } from './lane.js';
+import { ExpressLane, type LaneOptions, type LaneStatus, type LaneSubmission } from './lane.js';
 import { RpcFailure, urlOrigin } from './rpc.js';
 
 export interface LaneChain {
@@ -74,6 +75,11 @@ export class ExpressLanes {
 
   readAnswer(text: string): LaneReading {
     return readLaneAnswer(text);
+  }
+
+  /** Each lane's state by chain id (for /ready's detail and the metrics: controlled 0/1, the round). */
+  status(nowMs?: number): Map<number, LaneStatus> {
+    return new Map([...this.byChain].map(([chain, lane]) => [chain, lane.status(nowMs)]));
   }
 
   async close(): Promise<void> {
