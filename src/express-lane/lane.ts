@@ -19,7 +19,6 @@
  * within the future limit is free. It costs a Map lookup and a field read when the grant lacks
  * `expressLane`; a wrapped submission costs one secp256k1 signature and two keccak passes.
  */
-import type { Account } from '../accounts/types.js';
 import { type LaneReading, readLaneAnswer } from './answer.js';
 import type { ExpressLaneConfig } from './config.js';
 import { msUntilRoundEnd, RoundControl, roundAt } from './control.js';
@@ -66,6 +65,15 @@ export interface LaneOptions {
   /** Readers to use instead of opening them (tests). */
   readonly rpc?: RpcCaller;
   readonly endpoint?: RpcCaller;
+}
+
+/**
+ * What the lane reads of an account: its grants by chain id, each saying whether it may use the
+ * express lane (accounts/types.ts's Account is one; named here so that the lane needs no other
+ * domain folder).
+ */
+export interface Granted {
+  readonly grants: ReadonlyMap<number, { readonly expressLane: boolean }>;
 }
 
 const RAW_HEX = /^0x(?:[0-9a-fA-F]{2})+$/;
@@ -137,7 +145,7 @@ export class ExpressLane {
   }
 
   /** The wrapped submission for `rawTxHex`, or null: the plain path. */
-  submissionFor(rawTxHex: string, account: Account, nowMs = this.#now()): LaneSubmission | null {
+  submissionFor(rawTxHex: string, account: Granted, nowMs = this.#now()): LaneSubmission | null {
     if (account.grants.get(this.o.chainId)?.expressLane !== true) return null;
     if (!this.controlled(nowMs) || !RAW_HEX.test(rawTxHex)) return null;
     const round = roundAt(this.control.timing, nowMs);

@@ -9,12 +9,11 @@
  *
  * With no chain enabled, `submissionFor` is one Map lookup that finds nothing.
  */
-import type { Account } from '../accounts/types.js';
 import { type LaneReading, readLaneAnswer } from './answer.js';
 import type { ExpressLaneConfig } from './config.js';
 import { LaneStartError } from './control.js';
 import { KeyError, loadControllerKey } from './key.js';
-import { ExpressLane, type LaneOptions, type LaneStatus, type LaneSubmission } from './lane.js';
+import { ExpressLane, type Granted, type LaneOptions, type LaneStatus, type LaneSubmission } from './lane.js';
 import { RpcFailure, urlOrigin } from './rpc.js';
 
 export interface LaneChain {
@@ -68,7 +67,7 @@ export class ExpressLanes {
   }
 
   /** The wrapped submission for `rawTxHex` on chain `chainId`, or null: the plain path. */
-  submissionFor(chainId: number, rawTxHex: string, account: Account, nowMs?: number): LaneSubmission | null {
+  submissionFor(chainId: number, rawTxHex: string, account: Granted, nowMs?: number): LaneSubmission | null {
     const lane = this.byChain.get(chainId);
     return lane === undefined ? null : lane.submissionFor(rawTxHex, account, nowMs);
   }
