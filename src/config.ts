@@ -12,6 +12,7 @@ import { dirname, resolve } from 'node:path';
 import { ACCOUNTS, checkAccounts } from './accounts/config.js';
 import { bool, choices, custom, int, list, oneOf, readSection, type Section, str, type Values } from './config-fields.js';
 import { isObj, Reader } from './config-reader.js';
+import { checkExpressLane, EXPRESS_LANE } from './express-lane/config.js';
 import { LOG_LEVELS, type LogLevel } from './log.js';
 import { SECP256K1_BINDINGS, type Secp256k1Binding } from './native.js';
 
@@ -145,12 +146,15 @@ const CHAIN = {
     pollMs: int(100, 10, 5_000, '`receipt` mode: the interval between receipt requests to the chain RPC while no head subscription is live'),
     receiptTtlMs: int(60_000, 0, 600_000, 'how long a receipt answered is kept to answer a resend of the same bytes without a forward (0: not kept)'),
   },
+  /** Timeboost's express lane (src/express-lane/): off unless a deployment turns it on. */
+  expressLane: EXPRESS_LANE,
 } satisfies Section;
 
 /** The rules between one chain's fields. */
 function checkChain(r: Reader, c: Values<typeof CHAIN>, raw: Record<string, unknown>, f: string): void {
   if (c.sync.mode === 'receipt' && raw.rpc === undefined)
     r.problems.push(`${f}.rpc: required by sync.mode "receipt" (the chain RPC the receipts are read from)`);
+  checkExpressLane(r, c.expressLane, raw.rpc !== undefined, f);
 }
 
 /** uWS counts idle time in 4-second ticks and needs at least 8 s (0 turns the timeout off). */

@@ -39,6 +39,8 @@ export interface Grant {
   readonly senders: AddressList | null;
   /** May use eth_sendRawTransactionSync where the chain enables it (else 403 sync_not_granted). */
   readonly sync: boolean;
+  /** May be wrapped into the chain's Timeboost express lane where it is enabled and ours (src/express-lane/). */
+  readonly expressLane: boolean;
 }
 
 export interface Account {
