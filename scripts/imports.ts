@@ -27,6 +27,8 @@ export const LAYERS: readonly (readonly string[])[] = [
     'send-kind.ts',
   ],
   ['pipeline'],
+  // the kinds of upstream (a sequencer, the chain RPC): transports to peers, with no state of the service's
+  ['upstreams'],
   // the parts the configuration configures, and the configuration, which composes their sections
   // (the account layer declares its own: accounts/config.ts), with the chains built from it
   ['tx', 'accounts', 'limits', 'forward', 'config.ts', 'chains.ts'],

@@ -5,7 +5,8 @@
  */
 import { readLookup, type Known } from './answer.js';
 import { type Part, type ForwardRequest, part, type SendKind } from './parts.js';
-import type { CallTimes, Upstream } from './upstream.js';
+import type { CallTimes, Upstream } from '../upstreams/upstream.js';
+import type { Sequencer } from './sequencer.js';
 
 const MIN_PAUSE_MS = 10;
 const MAX_PAUSE_MS = 200;
@@ -31,7 +32,7 @@ export interface Asking {
  */
 export async function resolve(
   at: Asking,
-  seq: Upstream,
+  seq: Sequencer,
   req: ForwardRequest,
   kind: SendKind,
   first: Part,

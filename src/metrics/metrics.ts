@@ -9,7 +9,7 @@ import { buildFamilies, familyJSON, METRICS, type Feature } from './catalog.js';
 import type { Counter, FastHistogram } from './families.js';
 import type { MetricJSON } from './json.js';
 import type { ReloadResult, StoreSync } from '../accounts/types.js';
-import { sequencerLabel, type Config } from '../config.js';
+import type { Config } from '../config.js';
 import type { Exit } from '../errors.js';
 import { REASON_NAMES, REASONS, type Where } from '../reasons.js';
 import type { ForwardEvent, ForwardObserver } from '../forward/forwarder.js';
@@ -20,7 +20,8 @@ import type { BaseCtx } from '../pipeline/context.js';
 import type { RequestObserver } from '../pipeline/pipeline.js';
 import { finished } from '../stages/list.js';
 import { droppedLogLines } from '../log.js';
-import { IGNORED_FRAME_SOURCES, ignoredFrames } from '../forward/peer-frames.js';
+import { IGNORED_FRAME_SOURCES, ignoredFrames } from '../upstreams/peer-frames.js';
+import { upstreamLabel } from '../upstreams/upstream.js';
 
 /** The method label: a fixed set, never free text (index order is used on the hot path). */
 const METHODS = ['eth_chainId', 'eth_sendRawTransaction', 'other', 'unparsed', 'eth_sendRawTransactionSync'] as const;
@@ -83,7 +84,7 @@ export class Metrics {
     for (const c of config.chains) {
       this.f.inFlight.child({ chain: c.chainId });
       for (const s of c.sequencers) {
-        const sequencer = sequencerLabel(s);
+        const sequencer = upstreamLabel(s);
         this.sequencerChildren(c.chainId, sequencer);
         this.f.up.child({ chain: c.chainId, sequencer });
       }
@@ -253,7 +254,7 @@ export class Metrics {
     const slots = slotIndex(this.config.chains);
     this.config.chains.forEach((c, ci) => {
       c.sequencers.forEach((u, i) => {
-        this.f.up.child({ chain: c.chainId, sequencer: sequencerLabel(u) }).value = board.state(slots[ci]![i]!) === 'up' ? 1 : 0;
+        this.f.up.child({ chain: c.chainId, sequencer: upstreamLabel(u) }).value = board.state(slots[ci]![i]!) === 'up' ? 1 : 0;
       });
     });
   }

@@ -7,8 +7,8 @@
  * subscription only delays a receipt, never changes an outcome.
  */
 import { WebSocket } from 'undici';
-import { sequencerLabel } from '../config.js';
-import { ignoredFrames } from '../forward/peer-frames.js';
+import { ignoredFrames } from '../upstreams/peer-frames.js';
+import { upstreamLabel } from '../upstreams/upstream.js';
 import type { Logger } from '../log.js';
 
 const SUBSCRIBE = '{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}';
@@ -34,7 +34,7 @@ export class HeadWatch {
     private readonly log: Logger,
     private readonly changed: () => void,
   ) {
-    this.label = sequencerLabel(url);
+    this.label = upstreamLabel(url);
     this.connect();
   }
 

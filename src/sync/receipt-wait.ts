@@ -15,8 +15,8 @@
 import type { ChainConfig } from '../config.js';
 import type { Exit } from '../errors.js';
 import type { Attempts, ForwardRequest } from '../forward/attempts.js';
-import type { CallTimes, Upstream } from '../forward/upstream.js';
 import type { Logger } from '../log.js';
+import type { CallTimes, Upstream } from '../upstreams/upstream.js';
 import { HeadWatch } from './head-watch.js';
 import { executedAnswer, isReceiptOf, pendingAnswer } from './receipt.js';
 
@@ -43,7 +43,7 @@ export class ReceiptWaiter {
   constructor(
     private readonly chain: ChainConfig,
     /**
-     * The chain RPC (the forwarder's client: called as a sequencer is, keep-alive connections of
+     * The chain RPC (the chain link's client: called as a sequencer is, keep-alive connections of
      * its own, the same answer classification; it is no sequencer, nothing marks it down).
      */
     private readonly rpc: Upstream,
