@@ -17,7 +17,6 @@ import type { FrontEnd } from './front/front-end.js';
 import { PublicPort, portParts } from './front/port.js';
 import { Readiness } from './front/readiness.js';
 import { BodyBudget } from './http/body-budget.js';
-import { quotaHeaders } from './http/quota-headers.js';
 import { HttpFrontEnd } from './http/server.js';
 import { createTipAddressesHandler } from './http/tip-addresses.js';
 import { RateLimiter, type TokenBuckets } from './limits/rate-limiter.js';
@@ -113,7 +112,6 @@ export function createApp(opts: AppOptions): App {
     bodies: thread.bodies,
     tipAddresses: createTipAddressesHandler({ store, hosts, allowUntipped: config.allowUntipped, maxAgeSeconds: config.tipAddresses.maxAgeSeconds }),
     serverTiming: config.profiling.serverTiming,
-    answerHeaders: quotaHeaders(thread.limiter),
     ...optional('busyPoll', busyPoll ?? undefined),
     ...optional('observer', observer('http')),
   });

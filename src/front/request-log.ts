@@ -2,7 +2,7 @@
  * The one log line of each request, built field by field (log-line.ts) and batched by the log
  * sink: a pipeline answer on POST / (eth_chainId successes, the clients' keep-alive, at debug;
  * everything else at info), a refusal by the front end before the pipeline (404, 405, framing),
- * and a GET answer. And the Server-Timing header of a profiled request.
+ * and a GET answer.
  */
 import type { Exit } from '../errors.js';
 import { FastLog } from '../log-line.js';
@@ -83,14 +83,4 @@ export class RequestLog implements ExitLog {
     if (account !== undefined) line.str('account', account);
     line.json('us', micros).end(status === 0 ? 'closed unanswered' : status < 400 ? 'request' : outcomeOf(reason ?? 'internal_error'));
   }
-}
-
-/** `host;dur=0.003, size_cap;dur=0.010, …` for the stages that ran (`names`: the pipeline's). */
-export function serverTiming(t: Float64Array, names: readonly string[]): string {
-  let s = '';
-  for (let i = 0; i < t.length; i++) {
-    const ms = t[i]!;
-    if (ms > 0) s += (s === '' ? '' : ', ') + `${names[i]};dur=${ms.toFixed(3)}`;
-  }
-  return s;
 }

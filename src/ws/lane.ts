@@ -74,7 +74,8 @@ export class WebSocketLane implements FrontEnd, AnswerWriter<FrameContext> {
       via: 'ws',
       ...(deps.observer !== undefined ? { observer: deps.observer } : {}),
     });
-    this.pipeline = deps.buildPipeline({ exit: this.answers.exit });
+    // Its requests are sampled into the per-stage series by the pipeline, as every front end's.
+    this.pipeline = deps.buildPipeline({ exit: this.answers.exit, observer: deps.observer });
     this.softBackpressure = deps.config.maxBackpressureBytes >> 1;
   }
 
