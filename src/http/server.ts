@@ -14,7 +14,7 @@ import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import { type Exit, REJECT } from '../errors.js';
 import type { FrontEnd, PortParts } from '../front/front-end.js';
 import type { RequestIds } from '../front/request-ids.js';
-import { RequestContext, type BaseCtx, type FieldInitializer, type RequestHead } from '../pipeline/context.js';
+import { RequestContext, type FieldInitializer, type RequestHead } from '../pipeline/context.js';
 import { BodyReader } from './body-reader.js';
 import type { BodyBudget } from './body-budget.js';
 import { isJsonContentType, readFraming } from '../front/framing.js';
