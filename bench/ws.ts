@@ -16,7 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { ANVIL_TIP_ADDRESS } from '../src/dev/anvil.js';
 import { sign1559 } from '../src/dev/sign.js';
 import { initCrypto } from '../src/native.js';
-import { keySha256 } from '../src/stages/auth.js';
+import { keySha256 } from '../src/accounts/keys.js';
 import { cpuMicros, median, round, startBench } from './lib.js';
 
 const run = startBench('bench:ws', 'The WebSocket lane against HTTP on the same txgate: req/s and server CPU per request, then latency at a fixed rate.', {

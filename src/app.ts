@@ -33,9 +33,6 @@ import { TxDecoder } from './tx/decoder.js';
 import { BUILD } from './build.js';
 import { WebSocketLane, type LaneObserver } from './ws/lane.js';
 
-export { buildChains } from './chains.js';
-export { admissionStages, type Admitted } from './stages/list.js';
-
 export interface Observers {
   /** A front end's requests, by its transport label (`http`, `ws`). */
   readonly requests?: (transport: string) => RequestObserver;

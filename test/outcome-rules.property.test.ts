@@ -9,11 +9,13 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { readPlain } from '../src/forward/answer.js';
-import { Attempts, type SendKind } from '../src/forward/attempts.js';
+import { Attempts } from '../src/forward/attempts.js';
+import type { SendKind } from '../src/forward/parts.js';
 import type { Sequencer } from '../src/forward/sequencer.js';
 import type { Answer } from '../src/upstreams/upstream.js';
 import { createLogger } from '../src/log.js';
-import { readSync, readSyncResend, SYNC_METHOD } from '../src/sync/sync-send.js';
+import { readSync, readSyncResend } from '../src/sync/sync-send.js';
+import { SYNC_METHOD } from '../src/send-kind.js';
 import { pendingAnswer } from '../src/sync/receipt.js';
 import { result } from '../src/errors.js';
 

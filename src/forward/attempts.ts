@@ -27,8 +27,6 @@ import { type Asking, lookup, resolve } from './resolve.js';
 import type { CallTimes, Upstream } from '../upstreams/upstream.js';
 import type { Sequencer } from './sequencer.js';
 
-export type { Part, AttemptObserver, ForwardEvent, ForwardRequest, Role, SendKind } from './parts.js';
-
 /** The rules above for one chain's sequencers, shared by its plain send and its sync send. */
 export class Attempts implements Asking {
   private readonly fast: FastLog;

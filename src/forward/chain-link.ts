@@ -9,7 +9,8 @@ import type { ChainConfig } from '../config.js';
 import type { Logger } from '../log.js';
 import { openUpstream } from '../upstreams/registry.js';
 import type { CallTimes, OpenOptions, Upstream } from '../upstreams/upstream.js';
-import { type AttemptObserver, Attempts } from './attempts.js';
+import { Attempts } from './attempts.js';
+import type { AttemptObserver } from './parts.js';
 import { type HealthBoard, slotIndex } from './health-board.js';
 import { Sequencer } from './sequencer.js';
 

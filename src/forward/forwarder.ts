@@ -14,13 +14,11 @@ import type { ChainConfig } from '../config.js';
 import { reject, REJECT, result, type Exit } from '../errors.js';
 import type { CallTimes } from '../upstreams/upstream.js';
 import { readPlain } from './answer.js';
-import type { Attempts, AttemptObserver, ForwardRequest, SendKind } from './attempts.js';
+import type { Attempts } from './attempts.js';
+import type { AttemptObserver, ForwardRequest, SendKind } from './parts.js';
 import type { ChainLink } from './chain-link.js';
 import type { ChainDuplicates } from './dedup.js';
 import type { Sequencer } from './sequencer.js';
-
-export type { ForwardRequest } from './attempts.js';
-export type { ForwardEvent } from './attempts.js';
 
 export interface ForwardObserver extends AttemptObserver {
   inFlight?(chainId: number, n: number): void;

@@ -14,7 +14,8 @@
  */
 import type { ChainConfig } from '../config.js';
 import type { Exit } from '../errors.js';
-import type { Attempts, ForwardRequest } from '../forward/attempts.js';
+import type { Attempts } from '../forward/attempts.js';
+import type { ForwardRequest } from '../forward/parts.js';
 import type { Logger } from '../log.js';
 import type { CallTimes, Upstream } from '../upstreams/upstream.js';
 import { HeadWatch } from './head-watch.js';

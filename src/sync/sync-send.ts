@@ -19,7 +19,7 @@
 import type { ChainConfig } from '../config.js';
 import { reject, REJECT, type Exit } from '../errors.js';
 import { peerText, readError, readFault, readPlain, type Reading } from '../forward/answer.js';
-import type { ForwardRequest, SendKind } from '../forward/attempts.js';
+import type { ForwardRequest, SendKind } from '../forward/parts.js';
 import type { ChainLink } from '../forward/chain-link.js';
 import type { ChainDuplicates } from '../forward/dedup.js';
 import type { Sequencer } from '../forward/sequencer.js';
@@ -29,7 +29,6 @@ import { SYNC_METHOD } from '../send-kind.js';
 import { executedAnswer, isReceiptOf, pendingAnswer } from './receipt.js';
 import { ReceiptWaiter } from './receipt-wait.js';
 
-export { SYNC_METHOD, requestedWaitMs } from '../send-kind.js';
 const DRAINED = Symbol('drained');
 const ENDED = Symbol('the asked wait ended');
 
