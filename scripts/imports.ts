@@ -23,6 +23,7 @@ export const LAYERS: readonly (readonly string[])[] = [
     'native.ts',
     'busy-poll.ts',
     'rpc-id.ts',
+    'rpc-methods.ts',
     'rpc-scan.ts',
     'send-kind.ts',
   ],

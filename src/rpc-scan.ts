@@ -12,6 +12,7 @@
  * text, no intermediate object, no id walk: the known methods come back as the interned
  * constants the route stage compares against.
  */
+import { CHAIN_ID_METHOD, SEND_METHOD, SYNC_METHOD } from './rpc-methods.js';
 
 /** What the parse stage makes of a request (pipeline/context.ts's RpcRequest). */
 export interface ScannedRequest {
@@ -29,9 +30,9 @@ export interface ScannedRequest {
 
 const NO_PARAMS: readonly unknown[] = Object.freeze([]);
 
-const SEND = 'eth_sendRawTransaction';
-const SEND_SYNC = 'eth_sendRawTransactionSync';
-const CHAIN_ID = 'eth_chainId';
+const SEND = SEND_METHOD;
+const SEND_SYNC = SYNC_METHOD;
+const CHAIN_ID = CHAIN_ID_METHOD;
 
 /** Bits of the members seen. */
 const JSONRPC = 1;

@@ -19,6 +19,7 @@ import type { AttemptObserver, ForwardRequest, SendKind } from './parts.js';
 import type { ChainLink } from './chain-link.js';
 import type { ChainDuplicates } from './dedup.js';
 import type { Sequencer } from './sequencer.js';
+import { SEND_METHOD } from '../rpc-methods.js';
 
 export interface ForwardObserver extends AttemptObserver {
   inFlight?(chainId: number, n: number): void;
@@ -45,7 +46,7 @@ export class ChainForwarder {
     const times: CallTimes = { timeoutMs: config.forward.timeoutMs, queueMs: config.forward.queueMs };
     this.plain = {
       method: undefined,
-      call: (seq, req) => seq.call('eth_sendRawTransaction', `["${req.rawHex}"]`, times),
+      call: (seq, req) => seq.call(SEND_METHOD, `["${req.rawHex}"]`, times),
       read: readPlain,
       readResend: readPlain,
       knownExit: result,

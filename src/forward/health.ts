@@ -11,6 +11,7 @@ import { preview } from './answer.js';
 import type { ChainLink } from './chain-link.js';
 import { type HealthBoard, slotIndex } from './health-board.js';
 import type { Sequencer } from './sequencer.js';
+import { CHAIN_ID_METHOD } from '../rpc-methods.js';
 
 interface Probed {
   readonly chain: ChainConfig;
@@ -44,7 +45,7 @@ export class HealthProber {
   }
 
   private async probe(chain: ChainConfig, s: Sequencer): Promise<void> {
-    const a = await s.call('eth_chainId', '[]', { timeoutMs: chain.probe.timeoutMs, queueMs: chain.probe.timeoutMs });
+    const a = await s.call(CHAIN_ID_METHOD, '[]', { timeoutMs: chain.probe.timeoutMs, queueMs: chain.probe.timeoutMs });
     let problem = '';
     if (a.kind === 'fault') problem = a.why;
     else if (a.kind === 'error') problem = `eth_chainId error ${a.code}: ${a.message.slice(0, 120)}`;

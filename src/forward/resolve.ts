@@ -7,6 +7,7 @@ import { readLookup, type Known } from './answer.js';
 import { type Part, type ForwardRequest, part, type SendKind } from './parts.js';
 import type { CallTimes, Upstream } from '../upstreams/upstream.js';
 import type { Sequencer } from './sequencer.js';
+import { LOOKUP_METHOD, SEND_METHOD } from '../rpc-methods.js';
 
 const MIN_PAUSE_MS = 10;
 const MAX_PAUSE_MS = 200;
@@ -63,10 +64,7 @@ export async function resolve(
     }
     tries++;
     const bound = Math.max(1, left > 2 * reserve ? left - reserve : left);
-    const r = kind.readResend(
-      await seq.call('eth_sendRawTransaction', params, { timeoutMs: bound, queueMs: Math.max(1, Math.min(bound, at.times.queueMs)) }),
-      req.hash,
-    );
+    const r = kind.readResend(await seq.call(SEND_METHOD, params, { timeoutMs: bound, queueMs: Math.max(1, Math.min(bound, at.times.queueMs)) }), req.hash);
     const again = `${first.detail ?? 'no answer'}; resent ${tries}x`;
     if (r.t === 'accepted') return part(seq, 'accepted', 'accepted', 'resend', kind.knownExit(req.hash), t, `${again}: the hash`);
     if (r.t === 'refused') return part(seq, 'refused', 'rejected', 'resend', r.exit, t, `${again}: refused: ${r.detail}`);
@@ -93,9 +91,9 @@ export async function resolve(
 export async function lookup(at: Asking, seq: Upstream, hash: string, deadline: number): Promise<Known> {
   const params = `["${hash}"]`;
   const left = () => Math.max(1, Math.min(deadline - performance.now(), at.times.timeoutMs));
-  const k = readLookup(await seq.call('eth_getTransactionByHash', params, { timeoutMs: left(), queueMs: Math.min(left(), at.times.queueMs) }), hash);
+  const k = readLookup(await seq.call(LOOKUP_METHOD, params, { timeoutMs: left(), queueMs: Math.min(left(), at.times.queueMs) }), hash);
   if (k === 'known' || at.rpc === null) return k;
-  const r = readLookup(await at.rpc.call('eth_getTransactionByHash', params, { timeoutMs: left(), queueMs: Math.min(left(), at.times.queueMs) }), hash);
+  const r = readLookup(await at.rpc.call(LOOKUP_METHOD, params, { timeoutMs: left(), queueMs: Math.min(left(), at.times.queueMs) }), hash);
   return r === 'known' ? 'known' : k;
 }
 

@@ -11,6 +11,7 @@ import type { ExitLog } from '../pipeline/answer-path.js';
 import type { BaseCtx } from '../pipeline/context.js';
 import { finished } from '../stages/list.js';
 import { outcomeOf } from '../reasons.js';
+import { CHAIN_ID_METHOD, SEND_METHOD } from '../rpc-methods.js';
 
 export class RequestLog implements ExitLog {
   private readonly fast: FastLog;
@@ -33,11 +34,11 @@ export class RequestLog implements ExitLog {
       this.log.error({ reqId: ctx.reqId, status: exit.status, stage, err }, 'request failed');
       return;
     }
-    const line = this.fast.line(ok && rpc?.method === 'eth_chainId' ? 'debug' : 'info');
+    const line = this.fast.line(ok && rpc?.method === CHAIN_ID_METHOD ? 'debug' : 'info');
     if (line === null) return;
     line.str('reqId', ctx.reqId);
     if (rpc === undefined) line.str('method', via);
-    else if (rpc.method === 'eth_sendRawTransaction' || rpc.method === 'eth_chainId') line.str('method', rpc.method);
+    else if (rpc.method === SEND_METHOD || rpc.method === CHAIN_ID_METHOD) line.str('method', rpc.method);
     else line.text('method', rpc.method, 64);
     if (!unanswered) line.json('status', exit.status);
     line.json('us', micros);
@@ -55,7 +56,7 @@ export class RequestLog implements ExitLog {
     else {
       if (ctx.aborted && exit.reason !== 'client_closed') line.json('clientGone', true);
       // The message is the outcome (reasons.ts): accepted, refused, not_sent, uncertain, pending.
-      line.end(ok && rpc?.method === 'eth_chainId' ? 'request' : exit.outcome);
+      line.end(ok && rpc?.method === CHAIN_ID_METHOD ? 'request' : exit.outcome);
     }
   }
 

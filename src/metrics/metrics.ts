@@ -23,9 +23,10 @@ import { finished } from '../stages/list.js';
 import { droppedLogLines } from '../log.js';
 import { IGNORED_FRAME_SOURCES, ignoredFrames } from '../upstreams/peer-frames.js';
 import { upstreamLabel } from '../upstreams/upstream.js';
+import { CHAIN_ID_METHOD, SEND_METHOD, SYNC_METHOD } from '../rpc-methods.js';
 
 /** The method label: a fixed set, never free text (index order is used on the hot path). */
-const METHODS = ['eth_chainId', 'eth_sendRawTransaction', 'other', 'unparsed', 'eth_sendRawTransactionSync'] as const;
+const METHODS = [CHAIN_ID_METHOD, SEND_METHOD, 'other', 'unparsed', SYNC_METHOD] as const;
 const SYNC_METHOD_INDEX = 4;
 /** The reasons given at these stages, from the one reasons table. */
 const at = (...where: Where[]) => REASON_NAMES.filter((r) => REASONS[r].stages.some((w) => where.includes(w)));
@@ -141,11 +142,11 @@ export class Metrics {
     const mi =
       rpc === undefined
         ? 3
-        : rpc.method === 'eth_chainId'
+        : rpc.method === CHAIN_ID_METHOD
           ? 0
-          : rpc.method === 'eth_sendRawTransaction'
+          : rpc.method === SEND_METHOD
             ? 1
-            : rpc.method === 'eth_sendRawTransactionSync' && this.syncServed
+            : rpc.method === SYNC_METHOD && this.syncServed
               ? SYNC_METHOD_INDEX
               : 2;
     const reason = exit.reason;

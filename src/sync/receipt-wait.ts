@@ -20,6 +20,7 @@ import type { Logger } from '../log.js';
 import type { CallTimes, Upstream } from '../upstreams/upstream.js';
 import { HeadWatch } from './head-watch.js';
 import { executedAnswer, isReceiptOf, pendingAnswer } from './receipt.js';
+import { RECEIPT_METHOD } from '../rpc-methods.js';
 
 /**
  * While the head subscription is live a call asks on each head, and also after this many
@@ -71,7 +72,7 @@ export class ReceiptWaiter {
         queueMs: Math.max(1, Math.min(left, this.chain.forward.queueMs)),
       };
       const seen = this.heads?.heads;
-      const a = await this.rpc.call('eth_getTransactionReceipt', params, times);
+      const a = await this.rpc.call(RECEIPT_METHOD, params, times);
       const executed = a.kind === 'result' && isReceiptOf(a.result, req.hash) ? executedAnswer(a.result) : null;
       if (executed !== null) return { exit: executed, receipt: (a as { result: ReceiptCallEnd['receipt'] }).result };
       // null (not yet), an error or a fault: ask again within the wait, at the next head (at

@@ -25,9 +25,9 @@ import type { ChainDuplicates } from '../forward/dedup.js';
 import type { Sequencer } from '../forward/sequencer.js';
 import { FastLog } from '../log-line.js';
 import type { Answer, CallTimes } from '../upstreams/upstream.js';
-import { SYNC_METHOD } from '../send-kind.js';
 import { executedAnswer, isReceiptOf, pendingAnswer } from './receipt.js';
 import { ReceiptWaiter } from './receipt-wait.js';
+import { SYNC_METHOD } from '../rpc-methods.js';
 
 const DRAINED = Symbol('drained');
 const ENDED = Symbol('the asked wait ended');
