@@ -252,7 +252,7 @@ describe('pipeline runner', () => {
       'the fields of the stages, in their order',
     );
     const c = new RequestContext('t', 0, head, { read: () => Promise.resolve('aborted') }, p.initFields);
-    assert.deepEqual(Object.keys(c), ['reqId', 't0', 'head', 'bodySource', 'aborted', 'idJson', 'timed', ...p.fields]);
+    assert.deepEqual(Object.keys(c), ['reqId', 't0', 'head', 'bodySource', 'aborted', 'idJson', 'timed', 'timings', ...p.fields]);
   });
 
   it('the service pipeline keeps the designed order: cheapest refusal first, the forward last', () => {
