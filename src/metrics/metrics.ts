@@ -11,11 +11,11 @@ import type { MetricJSON } from './json.js';
 import type { ReloadResult, StoreSync } from '../accounts/types.js';
 import type { Config } from '../config.js';
 import type { Exit } from '../errors.js';
-import { REASON_NAMES, REASONS, type Where } from '../reasons.js';
+import { REASON_NAMES, REASONS, SUBMISSION_OUTCOMES, type SubmissionOutcome, type Where } from '../reasons.js';
 import type { ForwardObserver } from '../forward/forwarder.js';
 import type { ForwardEvent } from '../forward/parts.js';
 import { FORWARD_OUTCOMES } from '../forward/answer.js';
-import { SYNC_OUTCOMES, type SyncObserver, type SyncOutcome } from '../sync/sync-send.js';
+import type { SyncObserver } from '../sync/sync-send.js';
 import { type HealthBoard, slotIndex } from '../forward/health-board.js';
 import type { BaseCtx } from '../pipeline/context.js';
 import type { RequestObserver } from '../pipeline/pipeline.js';
@@ -209,7 +209,7 @@ export class Metrics {
     let c = this.bySyncChain.get(chain);
     if (c === undefined) {
       const outcomes: Record<string, Counter> = {};
-      for (const outcome of SYNC_OUTCOMES) outcomes[outcome] = this.f.syncCalls.child({ chain, outcome });
+      for (const outcome of SUBMISSION_OUTCOMES) outcomes[outcome] = this.f.syncCalls.child({ chain, outcome });
       c = { outcomes, wait: this.f.syncWait.child({ chain }), waiting: this.f.syncWaiting.child({ chain }) };
       this.bySyncChain.set(chain, c);
     }
@@ -217,10 +217,10 @@ export class Metrics {
   }
 
   readonly forward: ForwardObserver & SyncObserver = {
-    sync: (chainId: number, outcome: SyncOutcome, seconds: number | null) => {
+    sync: (chainId: number, outcome: SubmissionOutcome, seconds: number | null) => {
       const c = this.syncChildren(chainId);
       c.outcomes[outcome]!.value++;
-      if (outcome === 'executed' && seconds !== null) c.wait.observe(seconds);
+      if (outcome === 'accepted' && seconds !== null) c.wait.observe(seconds);
     },
     syncWaiting: (chainId: number, n: number) => {
       this.syncChildren(chainId).waiting.value = n;

@@ -24,6 +24,7 @@ import type { ChainLink } from '../forward/chain-link.js';
 import type { ChainDuplicates } from '../forward/dedup.js';
 import type { Sequencer } from '../forward/sequencer.js';
 import { FastLog } from '../log-line.js';
+import type { SubmissionOutcome } from '../reasons.js';
 import type { Answer, CallTimes } from '../upstreams/upstream.js';
 import { executedAnswer, isReceiptOf, pendingAnswer } from './receipt.js';
 import { ReceiptWaiter } from './receipt-wait.js';
@@ -65,31 +66,13 @@ export function readSyncResend(a: Answer, hash: string): Reading {
 
 /** The sync metrics' hooks. */
 export interface SyncObserver {
-  /** A sync call answered: what it came to and how long it waited (null: answered without a wait). */
-  sync?(chainId: number, outcome: SyncOutcome, seconds: number | null): void;
+  /**
+   * A sync call answered: what its answer means for the submission (reasons.ts, the one outcome
+   * vocabulary: `accepted` is the receipt) and how long it waited (null: answered without a wait).
+   */
+  sync?(chainId: number, outcome: SubmissionOutcome, seconds: number | null): void;
   /** Sync calls waiting now on this chain (this thread). */
   syncWaiting?(chainId: number, n: number): void;
-}
-
-/** What a sync call came to, for the metrics (txgate_sync_calls_total's outcome label). */
-export type SyncOutcome = 'executed' | 'pending' | 'refused' | 'uncertain' | 'not_sent';
-export const SYNC_OUTCOMES: readonly SyncOutcome[] = ['executed', 'pending', 'refused', 'uncertain', 'not_sent'];
-
-function syncOutcome(exit: Exit): SyncOutcome {
-  switch (exit.reason) {
-    case 'ok':
-      return 'executed';
-    case 'sync_timeout':
-      return 'pending';
-    case 'upstream_error':
-    case 'internal_error':
-      return 'uncertain';
-    case 'upstream_unavailable':
-    case 'overloaded':
-      return 'not_sent';
-    default:
-      return 'refused';
-  }
 }
 
 /** What a sync send is built from besides its chain's link, named. */
@@ -172,7 +155,7 @@ export class SyncSender {
 
   /** Counts a call's answer; `ms`: how long it waited, null for one answered without a wait (a held receipt, a refusal). */
   private counted(exit: Exit, ms: number | null): Exit {
-    this.observer.sync?.(this.chain.chainId, syncOutcome(exit), ms === null ? null : ms / 1000);
+    this.observer.sync?.(this.chain.chainId, exit.outcome, ms === null ? null : ms / 1000);
     return exit;
   }
 
