@@ -27,7 +27,7 @@ import { HttpUpstream } from '../src/upstreams/http/http-upstream.js';
 import { initCrypto, uws } from '../src/native.js';
 import { classifyRawTxParam } from '../src/stages/route.js';
 import { TxDecoder } from '../src/tx/decoder.js';
-import { ascii, H } from '../src/front/write.js';
+import { ascii, H } from '../src/http/write.js';
 
 const [portArg, logFile, keyHash, sequencerUrl, tipArg, minTipArg, signatureArg] = process.argv.slice(2);
 const port = Number(portArg ?? 18101);

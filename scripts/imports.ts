@@ -59,10 +59,16 @@ export const LAYERS: readonly Layer[] = [
   { name: 'stages', about: 'one file per stage, and their order', units: ['stages'] },
   {
     name: 'what front ends share',
-    about: 'the front-end interface, the public port, request ids, the answer writer, framing, the request log, readiness, a body received whole',
+    about: 'transport-neutral: the front-end interface, request ids, the request log, readiness, a body received whole, a body as text',
     units: ['front'],
   },
-  { name: 'front ends and observation', about: 'the HTTP front end, the WebSocket lane, the metrics', units: ['http', 'ws', 'metrics'] },
+  { name: 'observation', about: 'the metrics: primitives, the families, the observers', units: ['metrics'] },
+  {
+    name: 'HTTP',
+    about: 'the public uWS port (register, listen, drain), the answer writer, the framing checks, the HTTP front end, the internal listener',
+    units: ['http'],
+  },
+  { name: 'the WebSocket lane', about: 'an upgrade on the HTTP port: connections, frames into the same pipeline', units: ['ws'] },
   {
     name: 'composition',
     about: 'the composition root, threads, the process, the CLI, the development setup',

@@ -14,7 +14,7 @@ import type { ForwardRequest } from './forward/parts.js';
 import { HealthBoard } from './forward/health-board.js';
 import { HealthProber, healthProblems } from './forward/health.js';
 import type { FrontEnd } from './front/front-end.js';
-import { PublicPort, portParts } from './front/port.js';
+import { PublicPort, portParts } from './http/port.js';
 import { Readiness } from './front/readiness.js';
 import { BodyBudget } from './http/body-budget.js';
 import { HttpFrontEnd } from './http/server.js';

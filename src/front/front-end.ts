@@ -3,7 +3,7 @@
  * lane), a peer of the others. Each turns its transport's requests into the transport-neutral
  * head (pipeline/context.ts), runs the pipeline and writes the answers through the answer path;
  * the composition root (app.ts) builds each one and hands the list to the public port
- * (port.ts), which registers them, listens and drains them together. A new transport is a folder
+ * (http/port.ts), which registers them, listens and drains them together. A new transport is a folder
  * with a class implementing this, and a line in the composition root.
  */
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';

@@ -22,7 +22,7 @@ export class RequestLog implements ExitLog {
 
   /**
    * A pipeline answer. `unanswered`: the answer was to close its connection, and the connection
-   * closed before it could be written (write.ts). `via` names the request while its method is
+   * closed before it could be written (http/write.ts). `via` names the request while its method is
    * unknown (`POST /`).
    */
   exit(base: BaseCtx, exit: Exit, stage: string, err: unknown, micros: number, unanswered: boolean, via: string): void {

@@ -7,13 +7,13 @@ import type { TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import { REJECT } from '../errors.js';
 import type { Logger } from '../log.js';
 import { uws } from '../native.js';
-import type { FrontEnd, Handler, PortParts } from './front-end.js';
-import type { Readiness } from './readiness.js';
-import { RequestIds } from './request-ids.js';
-import { RequestLog } from './request-log.js';
+import type { FrontEnd, Handler, PortParts } from '../front/front-end.js';
+import type { Readiness } from '../front/readiness.js';
+import { RequestIds } from '../front/request-ids.js';
+import { RequestLog } from '../front/request-log.js';
 import { writeAnswer } from './write.js';
 
-/** The parts the front ends of one port share (front-end.ts). */
+/** The parts the front ends of one port share (front/front-end.ts). */
 export function portParts(log: Logger, readiness: Readiness, idPrefix?: string): PortParts {
   const ids = new RequestIds(idPrefix);
   return {

@@ -5,7 +5,7 @@
  *
  * uWS rules (docs/design.md §7.1): read what is needed from `req` synchronously; register onAborted before
  * returning; copy every onData chunk kept; every write goes inside `res.cork()` with the status
- * first (front/write.ts), and one writer (`respond`) guards against a second answer or writing to a
+ * first (write.ts), and one writer (`respond`) guards against a second answer or writing to a
  * gone client.
  */
 // The module binding, not the global (a lazy getter on globalThis, looked up on every call).
@@ -17,11 +17,11 @@ import type { RequestIds } from '../front/request-ids.js';
 import { RequestContext, type FieldInitializer, type RequestHead } from '../pipeline/context.js';
 import { BodyReader } from './body-reader.js';
 import type { BodyBudget } from './body-budget.js';
-import { isJsonContentType, readFraming } from '../front/framing.js';
+import { isJsonContentType, readFraming } from './framing.js';
 import { getRoutes, type TipAddressesHandler } from './get-routes.js';
 import type { Pipeline, PipelineHooks, RequestObserver } from '../pipeline/pipeline.js';
 import { AnswerPath, type AnswerWriter } from '../pipeline/answer-path.js';
-import { announcesBody, H, writeAnswer } from '../front/write.js';
+import { announcesBody, H, writeAnswer } from './write.js';
 
 export interface HttpDeps {
   readonly port: PortParts;

@@ -4,7 +4,7 @@
  * client can pace itself before it is refused: from the stage's verdict when it ran, else from
  * the bucket as it stands (nothing spent). A 429 carries them already. On the hot path the
  * headers are bytes encoded once (a string is UTF-8-encoded by uWS.js on every write,
- * front/write.ts): the names, the limit once per grant, small counts from a table.
+ * http/write.ts): the names, the limit once per grant, small counts from a table.
  */
 import type { Grant } from '../accounts/types.js';
 import type { Exit, Header } from '../errors.js';
