@@ -116,8 +116,8 @@ export class WsUpstream implements Upstream {
   /**
    * The open connection with the fewest calls in flight, if the bound allows one more; ties go
    * round the connections from the one after the last chosen. (Ties to the first one put nearly
-   * every call on connection 0 at a rate whose answers come back before the next call: 3,415 of
-   * 4,000 with 8 connections, bench/upstream-rate.ts.)
+   * every call on connection 0 at a rate whose answers come back before the next call:
+   * bench/upstream-rate.ts counts the spread.)
    */
   private pick(): Link | null {
     if (this.pending.size >= this.maxInFlight) return null;
