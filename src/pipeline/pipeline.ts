@@ -12,6 +12,8 @@ import { Exit, type Header, REJECT } from '../errors.js';
 import type { ExitLabel, Reason } from '../reasons.js';
 import { fieldInitializer, type BaseCtx, type FieldInitializer } from './context.js';
 import { Later } from './later.js';
+import { compiled } from './compiled.js';
+import { serverTiming } from './server-timing.js';
 
 /**
  * Per-stage timing for the metrics: the requests whose sequence number has these bits clear
@@ -252,45 +254,6 @@ export class Pipeline {
     else if (ctx.aborted) this.hooks.exit(ctx, REJECT.client_closed, this.names[i]!, undefined);
     else this.step(v as BaseCtx, i + 1);
   }
-}
-
-/**
- * The stage list as straight-line code: `case i:` calls stage i and falls through to the next
- * while a stage returns the context itself; anything else (or the last stage passing the context
- * on, which `verdict` refuses) goes to the pipeline's `verdict` with the stage's index, a throw
- * to its `threw` (method calls on one object: no closure between them). Built with `new Function` from the stages' count only (no name or
- * input goes into the source).
- */
-function compiled(
-  stages: readonly RunnerStage[],
-  p: { verdict(ctx: BaseCtx, out: unknown, i: number): void; threw(ctx: BaseCtx, i: number, e: unknown): void },
-): (ctx: BaseCtx, from: number) => void {
-  const cases = stages.map((_, i) => `      case ${i}: i = ${i}; out = s${i}.run(ctx); if (out !== ctx) break;`).join('\n');
-  // The verdict is given outside the try: a throw there (an exit hook) is not a stage's.
-  const src = `return function runStages(ctx, from) {
-  let i = from;
-  let out = ctx;
-  try {
-    switch (from) {
-${cases}
-    }
-  } catch (e) {
-    return p.threw(ctx, i, e);
-  }
-  return p.verdict(ctx, out, i);
-};`;
-  const args = stages.map((_, i) => `s${i}`);
-  return new Function(...args, 'p', src)(...stages, p) as (ctx: BaseCtx, from: number) => void;
-}
-
-/** `host;dur=0.003, size_cap;dur=0.010, …` for the stages that ran (`names`: the pipeline's). */
-export function serverTiming(t: Float64Array, names: readonly string[]): string {
-  let s = '';
-  for (let i = 0; i < t.length; i++) {
-    const ms = t[i]!;
-    if (ms > 0) s += (s === '' ? '' : ', ') + `${names[i]};dur=${ms.toFixed(3)}`;
-  }
-  return s;
 }
 
 /** Reasons any point may give: the client left, or a stage threw. */
