@@ -13,8 +13,7 @@ import { ChainForwarder, type ForwardObserver } from './forward/forwarder.js';
 import type { ForwardRequest } from './forward/parts.js';
 import { HealthBoard } from './forward/health-board.js';
 import { HealthProber, healthProblems } from './forward/health.js';
-import type { FrontEnd } from './front/front-end.js';
-import { PublicPort, portParts } from './http/port.js';
+import { PublicPort, portParts, type UwsFrontEnd } from './http/port.js';
 import { Readiness } from './front/readiness.js';
 import { BodyBudget } from './http/body-budget.js';
 import { HttpFrontEnd } from './http/server.js';
@@ -112,7 +111,7 @@ export function createApp(opts: AppOptions): App {
     ...optional('busyPoll', busyPoll ?? undefined),
     ...optional('observer', observer('http')),
   });
-  const frontEnds: FrontEnd[] = [
+  const frontEnds: UwsFrontEnd[] = [
     ...(config.websocket.enabled
       ? [
           new WebSocketLane({

@@ -12,7 +12,7 @@
 import { performance } from 'node:perf_hooks';
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import { type Exit, REJECT } from '../errors.js';
-import type { FrontEnd, PortParts } from '../front/front-end.js';
+import type { UwsFrontEnd, UwsPortParts } from './port.js';
 import type { RequestIds } from '../front/request-ids.js';
 import { RequestContext, type FieldInitializer, type RequestHead } from '../pipeline/context.js';
 import { BodyReader } from './body-reader.js';
@@ -24,7 +24,7 @@ import { AnswerPath, type AnswerWriter } from '../pipeline/answer-path.js';
 import { announcesBody, H, writeAnswer } from './write.js';
 
 export interface HttpDeps {
-  readonly port: PortParts;
+  readonly port: UwsPortParts;
   readonly buildPipeline: (hooks: PipelineHooks) => Pipeline;
   readonly tipAddresses: TipAddressesHandler;
   readonly observer?: RequestObserver;
@@ -64,12 +64,12 @@ function unansweredDetail(detail: string | undefined): string {
   return `${detail === undefined ? '' : `${detail}: `}closed before the answer (a request followed it on the connection, or the client left)`;
 }
 
-export class HttpFrontEnd implements FrontEnd, AnswerWriter<HttpContext> {
+export class HttpFrontEnd implements UwsFrontEnd, AnswerWriter<HttpContext> {
   readonly transport = 'http';
   private readonly pipeline: Pipeline;
   private readonly answers: AnswerPath<HttpContext>;
   private readonly ids: RequestIds;
-  private readonly port: PortParts;
+  private readonly port: UwsPortParts;
   private readonly busy: { touch(): void } | undefined;
   private readonly bodies: BodyBudget;
 
