@@ -28,7 +28,9 @@ const HELP = `usage: npm run bench:resetting -- [--requests N] [--capacity N] [-
   --capacity N   connections the sequencer serves at once; the rest are reset (default 8)
   --rounds N     rounds per build (default 3)
   --dist DIR     a build's dist/ to run (repeatable; default this build's)
-  --reset-after  data (default: reset once the request's bytes arrived, unread) or accept (at once)`;
+  --reset-after  data (default: reset once the request's bytes arrived, unread), accept (reset at
+                 once) or close (closed at once with a FIN, as a server or proxy at its connection
+                 limit does)`;
 
 let opt: { requests: string; capacity: string; rounds: string; dist?: string[]; 'reset-after': string; help?: boolean };
 try {
@@ -62,11 +64,11 @@ const REQUESTS = num('requests', opt.requests);
 const CAPACITY = num('capacity', opt.capacity);
 const ROUNDS = num('rounds', opt.rounds);
 const RESET_AFTER = opt['reset-after'];
-if (RESET_AFTER !== 'data' && RESET_AFTER !== 'accept') {
-  console.error(`bench:resetting: --reset-after must be data or accept, not ${JSON.stringify(RESET_AFTER)}`);
+if (RESET_AFTER !== 'data' && RESET_AFTER !== 'accept' && RESET_AFTER !== 'close') {
+  console.error(`bench:resetting: --reset-after must be data, accept or close, not ${JSON.stringify(RESET_AFTER)}`);
   process.exit(2);
 }
-const dists = (opt.dist ?? [join(import.meta.dirname, '..')]).map((d) => resolve(d));
+const dists = (opt.dist ?? [join(import.meta.dirname, '..', '..')]).map((d) => resolve(d));
 
 await initCrypto();
 const dir = mkdtempSync(join(tmpdir(), 'txgate-resetting-'));
@@ -104,7 +106,11 @@ seq.on('connection', (s: Socket) => {
     // `accept`: reset at once (the client may not have written yet); `data`: once the request's
     // bytes have arrived, unread by the server (the client wrote them: the harder case).
     if (RESET_AFTER === 'accept') s.resetAndDestroy();
-    else {
+    else if (RESET_AFTER === 'close') {
+      s.pause();
+      s.end();
+      setTimeout(() => s.destroyed || s.destroy(), 50);
+    } else {
       s.pause();
       s.once('readable', () => s.resetAndDestroy());
       setTimeout(() => s.destroyed || s.resetAndDestroy(), 50);
@@ -157,7 +163,9 @@ async function startTxgate(dist: string): Promise<{ child: ChildProcess; port: n
       accounts: { file: join(dir, 'accounts.json') },
     }),
   );
-  const child = spawn('node', [join(dist, 'dist/src/cli.js'), '--config', cfg], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn('node', [join(dist, 'dist/src/cli.js'), '--config', cfg], {
+    stdio: ['ignore', process.env.BENCH_CHILD_LOG ? 'inherit' : 'ignore', 'inherit'],
+  });
   children.push(child);
   for (let i = 0; i < 200; i++) {
     const ok = await new Promise<boolean>((r) => {
@@ -204,7 +212,7 @@ console.log(
 );
 for (const dist of dists) {
   const g = await startTxgate(dist);
-  const totals = { ok: 0, uncertain: 0, notSent: 0, other: 0, lies: 0, notSentButRead: 0, read: 0, resets: 0 };
+  const totals = { ok: 0, uncertain: 0, uncertainUnread: 0, notSent: 0, other: 0, lies: 0, notSentButRead: 0, read: 0, resets: 0 };
   for (let round = 0; round < ROUNDS; round++) {
     // A fresh txgate connection pool each round would need a restart; the rounds reuse it (its kept-alive connections count against the capacity too).
     const raws = Array.from({ length: REQUESTS }, () =>
@@ -222,8 +230,10 @@ for (const dist of dists) {
       if (a.status === 200 && a.body.includes('"result"')) {
         totals.ok++;
         if (!read.has(h)) totals.lies++;
-      } else if (a.status === 502) totals.uncertain++;
-      else if (a.status === 503) {
+      } else if (a.status === 502) {
+        totals.uncertain++;
+        if (!read.has(h)) totals.uncertainUnread++;
+      } else if (a.status === 503) {
         totals.notSent++;
         if (read.has(h)) totals.notSentButRead++;
       } else {
@@ -237,7 +247,8 @@ for (const dist of dists) {
   const pct = (x: number) => `${((100 * x) / n).toFixed(1)}%`;
   console.log(
     `${dist}: 200 ${totals.ok} (${pct(totals.ok)}), 502 ${totals.uncertain} (${pct(totals.uncertain)}), 503 ${totals.notSent} (${pct(totals.notSent)}), other ${totals.other}; ` +
-      `read by the sequencer ${totals.read}, connections reset ${totals.resets}; 200 not read ${totals.lies}, 503 read ${totals.notSentButRead}`,
+      `read by the sequencer ${totals.read}, connections reset ${totals.resets}; 200 not read ${totals.lies}, 503 read ${totals.notSentButRead}, ` +
+      `502 never read ${totals.uncertainUnread} (${pct(totals.uncertainUnread)})`,
   );
 }
 seq.close();

@@ -122,7 +122,7 @@ export const REASONS = {
   },
   payload_too_large: {
     stages: ['front_end', 'size_cap', 'route'],
-    when: 'front end: a WebSocket frame over the cap',
+    when: 'front end: a WebSocket frame over the cap; size cap: no API key on a body over 512 bytes (declared: refused unread)',
     status: 413,
     code: -32600,
     message: 'Request body exceeds the size limit',
@@ -189,7 +189,7 @@ export const REASONS = {
   },
   unauthorized: {
     stages: ['size_cap', 'auth'],
-    when: 'size cap: a body declared over 512 bytes without a valid key, refused unread',
+    when: 'size cap: a key that does not authenticate on a body over 512 bytes (declared: refused unread)',
     status: 401,
     code: -32000,
     message: 'Missing, invalid or revoked API key (X-Api-Key)',

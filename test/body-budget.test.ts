@@ -1,6 +1,6 @@
 /**
  * What a request can make txgate hold before it is authenticated, and in all: a request without
- * a valid key that declares more than 512 bytes is refused 401 at its head, unread; a chunked one
+ * a key that declares more than 512 bytes is refused 413 at its head, unread; a chunked one
  * is read up to 512 bytes; and bodies being read share one process-wide budget
  * (`limits.maxBufferedBodyBytes`), beyond which a new body is refused 503 `overloaded`, unread,
  * keyed or not. Over raw TCP on the real server; no timings asserted.
@@ -57,11 +57,11 @@ describe('the pre-authentication bound and the body budget, end to end', () => {
       s.on('error', () => {});
     });
 
-  it('no key, 64 KiB declared: 401 at the head, nothing read, closed', async () => {
+  it('no key, 64 KiB declared: 413 at the head, nothing read, closed', async () => {
     const r = await rawSession(gate.port, head(65536, false) + 'x'.repeat(1000), 3000);
     assert.equal(statusLines(r.text).length, 1);
-    assert.match(r.text, /^HTTP\/1\.1 401 /);
-    assert.match(r.text, /"reason":"unauthorized"/);
+    assert.match(r.text, /^HTTP\/1\.1 413 /);
+    assert.match(r.text, /"reason":"payload_too_large"/);
     assert.ok(r.serverClosed);
   });
 

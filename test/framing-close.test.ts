@@ -169,12 +169,14 @@ describe('every other answer that closes its connection', () => {
     const late = await atMostOne([s.slice(0, s.indexOf(appended)), appended], 40);
     assert.match(late.status, /^HTTP\/1\.1 405 /);
   });
-  it('a refusal before the body is read (421 wrong Host, 413 declared too large, 401 keyless over 512 bytes) with a request behind the body', async () => {
+  it('a refusal before the body is read (421 wrong Host, 413 declared too large or keyless over 512 bytes, 401 a wrong key over 512 bytes) with a request behind the body', async () => {
     const cases: [string, number, string][] = [
       ['421', 421, `POST / HTTP/1.1\r\nHost: unknown.example\r\nContent-Type: application/json\r\nContent-Length: ${chainIdBody.length}\r\n\r\n${chainIdBody}`],
       ['413', 413, `${head}Content-Length: ${gate.config.limits.maxBodyBytes + 1}\r\n\r\n${'x'.repeat(gate.config.limits.maxBodyBytes + 1)}`],
-      // No key and more than the public 512 bytes declared: 401 at the head, the body unread.
-      ['401', 401, `${head}Content-Length: 1000\r\n\r\n${'x'.repeat(1000)}`],
+      // No key and more than the public 512 bytes declared: 413 at the head, the body unread.
+      ['413 keyless', 413, `${head}Content-Length: 1000\r\n\r\n${'x'.repeat(1000)}`],
+      // A key that does not authenticate and more than 512 bytes declared: 401 at the head, unread.
+      ['401', 401, `${head}X-Api-Key: not-a-key-of-ours\r\nContent-Length: 1000\r\n\r\n${'x'.repeat(1000)}`],
     ];
     for (const [name, code, req] of cases) {
       const one = await atMostOne([req + appended], 0);

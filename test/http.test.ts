@@ -65,10 +65,10 @@ describe('eth_chainId', () => {
     assert.equal(r.status, 413);
     assert.equal(r.json.error.data.reason, 'payload_too_large');
     assert.equal(r.json.id, 1);
-    // Without a key, 513 declared bytes are refused at the head, unread: 401 (size cap, docs/clients.md).
+    // Without a key, 513 declared bytes are refused at the head, unread: 413 (size cap, docs/clients.md).
     const keyless = await send({ port: gate.port, headers: { 'content-type': 'application/json' }, body: pad(513) });
-    assert.equal(keyless.status, 401);
-    assert.equal(keyless.json.error.data.reason, 'unauthorized');
+    assert.equal(keyless.status, 413);
+    assert.equal(keyless.json.error.data.reason, 'payload_too_large');
   });
 });
 
@@ -97,7 +97,8 @@ describe('size cap', () => {
     assert.deepEqual(r.json, errorBody('payload_too_large'));
   });
   it('413 for a chunked body, stopping at the cap', async () => {
-    const r = await send({ port: gate.port, headers: { 'content-type': 'application/json' }, body: body65537, chunked: 8192 });
+    // With a valid key (without one, the read stops at 512 bytes: test/pre-auth-size.test.ts).
+    const r = await send({ port: gate.port, headers: { 'content-type': 'application/json', 'x-api-key': key }, body: body65537, chunked: 8192 });
     assert.equal(r.status, 413);
     assert.deepEqual(r.json, errorBody('payload_too_large'));
   });

@@ -113,6 +113,31 @@ describe('eth_sendRawTransactionSync', () => {
     assert.ok(audits(gate, hash)[0]!.includes('status 0x1 block'), 'the audit line carries the receipt status and block');
   });
 
+  it('a resend of executed bytes whose receipt this edge no longer holds answers the same receipt, every time (never a refusal, never 202 while the chain has it)', async () => {
+    // receiptTtlMs 0: every resend is forwarded again, as on another thread or edge; the
+    // sequencer says "nonce too low" or "already known" for bytes it executed.
+    const forget = { sync: { ...SYNC, receiptTtlMs: 0 } };
+    for (const g of [await gateOn(mining, forget), await gateOn(mining, { ...forget, rpc: mining.url })]) {
+      try {
+        for (let tx = 0; tx < 3; tx++) {
+          const raw = await signed(mining.url, 5);
+          const first = await syncCall(g, key, [raw]);
+          assert.equal(first.status, 200, JSON.stringify(first.json));
+          for (let i = 0; i < 4; i++) {
+            const again = await syncCall(g, key, [raw]);
+            assert.equal(again.status, 200, `resend ${i} of tx ${tx}: ${JSON.stringify(again.json)}`);
+            assert.equal(again.json.result.transactionHash, first.json.result.transactionHash);
+            assert.equal(again.json.result.blockHash, first.json.result.blockHash);
+            assert.equal(again.json.result.status, '0x1');
+          }
+          assert.ok(g.logs.some((l) => l.includes('settled by the chain') && l.includes(first.json.result.transactionHash)));
+        }
+      } finally {
+        await g.stop();
+      }
+    }
+  });
+
   it('accepted without a receipt in the wait: 202, code 4, data.txHash (never "not sent"); the transaction is in the pool', async () => {
     const raw = await signed(stuck.url, 3);
     const r = await syncCall(gateStuck, key, [raw, 60_000]); // capped by maxWaitMs (500)

@@ -1,6 +1,6 @@
 /**
  * The queue every upstream keeps its waiting calls in (src/upstreams/queue.ts): first in, first
- * out through the compaction, peek leaves in place, clear hands back what was left.
+ * out through the compaction, peek and at leave in place, clear hands back what was left.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -16,7 +16,10 @@ describe('Queue', () => {
         const model: number[] = [];
         for (const op of ops) {
           if (op === -1) assert.equal(q.shift(), model.shift());
-          else if (op === -2) assert.equal(q.peek(), model[0]);
+          else if (op === -2) {
+            assert.equal(q.peek(), model[0]);
+            for (let k = 0; k <= model.length; k++) assert.equal(q.at(k), model[k]);
+          }
           // a run of pushes, so that the head passes the compaction threshold
           else for (let i = 0; i < op % 7; i++) q.push(op + i), model.push(op + i);
           assert.equal(q.length, model.length);

@@ -1,7 +1,10 @@
 /**
  * Rule 2 of the outcome rules (attempts.ts): a written part with no definite answer is resolved
  * by asking the sequencer again (the hash, then the same bytes) until it tells or the forward's
- * time budget runs out; and the lookup of a hash, on the sequencer and on the chain's RPC.
+ * time budget runs out; and the lookup of a hash, on the sequencer and on the chain's RPC. Asking
+ * again goes over a connection of that sequencer that has answered before, where one exists
+ * (src/upstreams/http/http-connections.ts): a fresh one may be closed unread again, by the same connection limit
+ * that lost the first write.
  */
 import { readLookup, type Known } from './answer.js';
 import { type Part, type ForwardRequest, part, type SendKind } from './parts.js';
@@ -64,7 +67,10 @@ export async function resolve(
     }
     tries++;
     const bound = Math.max(1, left > 2 * reserve ? left - reserve : left);
-    const r = kind.readResend(await seq.call(SEND_METHOD, params, { timeoutMs: bound, queueMs: Math.max(1, Math.min(bound, at.times.queueMs)) }), req.hash);
+    const r = kind.readResend(
+      await seq.call(SEND_METHOD, params, { timeoutMs: bound, queueMs: Math.max(1, Math.min(bound, at.times.queueMs)), proven: true }),
+      req.hash,
+    );
     const again = `${first.detail ?? 'no answer'}; resent ${tries}x`;
     if (r.t === 'accepted') return part(seq, 'accepted', 'accepted', 'resend', kind.knownExit(req.hash), t, `${again}: the hash`);
     if (r.t === 'refused') return part(seq, 'refused', 'rejected', 'resend', r.exit, t, `${again}: refused: ${r.detail}`);
@@ -91,7 +97,8 @@ export async function resolve(
 export async function lookup(at: Asking, seq: Upstream, hash: string, deadline: number): Promise<Known> {
   const params = `["${hash}"]`;
   const left = () => Math.max(1, Math.min(deadline - performance.now(), at.times.timeoutMs));
-  const k = readLookup(await seq.call(LOOKUP_METHOD, params, { timeoutMs: left(), queueMs: Math.min(left(), at.times.queueMs) }), hash);
+  // On a connection that has answered before, where one exists (src/upstreams/upstream.ts, CallTimes.proven).
+  const k = readLookup(await seq.call(LOOKUP_METHOD, params, { timeoutMs: left(), queueMs: Math.min(left(), at.times.queueMs), proven: true }), hash);
   if (k === 'known' || at.rpc === null) return k;
   const r = readLookup(await at.rpc.call(LOOKUP_METHOD, params, { timeoutMs: left(), queueMs: Math.min(left(), at.times.queueMs) }), hash);
   return r === 'known' ? 'known' : k;

@@ -3,11 +3,15 @@
  * otherwise the body is read as it arrives and reading stops at the cap (chunked bodies too).
  *
  * The cap before authentication: a request without a key that authenticates can only be a
- * public `eth_chainId`, so what is read for it is bounded by `chainIdMaxBodyBytes` (512). One that
- * declares more is answered as the auth stage would answer it (401 `unauthorized`, or 503 while
- * the accounts are not loaded) before its body is read; a chunked one is read up to that cap.
- * Bodies being read also share the process-wide budget (body-budget.ts): beyond it, 503
- * `overloaded`, unread.
+ * public `eth_chainId`, so what is read for it is bounded by `chainIdMaxBodyBytes` (512), and the
+ * answer to one over that bound says what the request is (docs/design.md §3.5):
+ * - no key at all (no X-Api-Key, or an empty one): 413 `payload_too_large`, saying that only an
+ *   `eth_chainId` of at most the bound is served without a valid key;
+ * - a key that does not authenticate: what the auth stage answers (401 `unauthorized`, or 503 while
+ *   the accounts are not loaded or stale), whatever the size.
+ * A declared body over the bound gets that answer before anything is read; a chunked one is read
+ * up to the bound and gets the same answer when it goes past it. Bodies being read also share the
+ * process-wide budget (body-budget.ts): beyond it, 503 `overloaded`, unread.
  */
 import { authenticate } from '../accounts/keys.js';
 import type { AccountStore } from '../accounts/types.js';
@@ -24,6 +28,7 @@ export function createSizeCapStage(
 ): Stage<BaseCtx, { readonly body: Body }, 'size_cap'> {
   const cap = limits.maxBodyBytes;
   const publicCap = limits.chainIdMaxBodyBytes;
+  const keyless = keylessOverCap(publicCap);
   return {
     name: 'size_cap',
     about: 'the body, streamed with the cap enforced as chunks arrive (the declared size checked first; 512 bytes without a valid key)',
@@ -33,19 +38,29 @@ export function createSizeCapStage(
       const declared = ctx.head.declaredBytes;
       const over = overBodyCap(declared, cap);
       if (over !== null) return over;
-      let limit = cap;
       // Only a body that may pass the public cap costs a key lookup here (the auth stage looks again).
-      if (declared < 0 || declared > publicCap) {
-        const keyed = authenticate(store, ctx.head.apiKey);
-        if (keyed instanceof Exit) {
-          if (declared > publicCap) return keyed;
-          limit = publicCap;
-        }
-      }
-      const read = ctx.bodySource.read(limit);
-      return read instanceof Later ? read.thenWith(bodyRead, ctx) : read.then((body) => bodyRead(body, ctx));
+      if (declared >= 0 && declared <= publicCap) return readBody(ctx, cap, REJECT.payload_too_large);
+      const apiKey = ctx.head.apiKey;
+      const refusal = apiKey.length === 0 ? keyless : authenticate(store, apiKey);
+      if (!(refusal instanceof Exit)) return readBody(ctx, cap, REJECT.payload_too_large);
+      // Without a key that authenticates: refused unread when declared over the public cap, else
+      // read up to it, and the same refusal when a chunked body goes past it.
+      return declared > publicCap ? refusal : readBody(ctx, publicCap, refusal);
     },
   };
+}
+
+/** The 413 for a request with no key whose body is over the public cap (declared or chunked). */
+export function keylessOverCap(publicCap: number): Exit {
+  return reject('payload_too_large', `Without a valid X-Api-Key only eth_chainId with a body of at most ${publicCap} bytes is served; this body is larger`);
+}
+
+/** Reads the body up to `limit`; a body past it is answered `overLimit`. */
+function readBody<C extends BaseCtx>(ctx: C, limit: number, overLimit: Exit) {
+  const read = ctx.bodySource.read(limit);
+  if (overLimit === REJECT.payload_too_large) return read instanceof Later ? read.thenWith(bodyRead, ctx) : read.then((body) => bodyRead(body, ctx));
+  // Only requests without a key that authenticates come here: a closure is fine off the hot path.
+  return read.then((body: BodyResult) => (body === 'too_large' ? overLimit : bodyRead(body, ctx)));
 }
 
 /** What a body read gives the pipeline: the context with its body, or the refusal (one function for every request: no closure). */

@@ -28,7 +28,7 @@ import type { SubmissionOutcome } from '../reasons.js';
 import type { Answer, CallTimes } from '../upstreams/upstream.js';
 import { executedAnswer, isReceiptOf, pendingAnswer } from './receipt.js';
 import { ReceiptWaiter } from './receipt-wait.js';
-import { SYNC_METHOD } from '../rpc-methods.js';
+import { RECEIPT_METHOD, SYNC_METHOD } from '../rpc-methods.js';
 
 const DRAINED = Symbol('drained');
 const ENDED = Symbol('the asked wait ended');
@@ -125,7 +125,10 @@ export class SyncSender {
     if (this.waiting >= this.chain.sync.maxWaiting) return this.counted(REJECT.overloaded, null);
     const started = performance.now();
     this.observer.syncWaiting?.(this.chain.chainId, ++this.waiting);
-    const run = this.receiptWaiter === null ? this.link.attempts.failover(this.sequencers, req, this.kind(waitMs)) : this.viaReceipt(req, started + waitMs);
+    const run =
+      this.receiptWaiter === null
+        ? this.settleByReceipt(req, this.link.attempts.failover(this.sequencers, req, this.kind(waitMs)), started + waitMs)
+        : this.viaReceipt(req, started + waitMs);
     const p = run.then(
       (exit) => this.settled(hash, exit, started),
       (e: unknown) => {
@@ -135,6 +138,36 @@ export class SyncSender {
     );
     this.duplicates.wait(hash, p);
     return p;
+  }
+
+  /**
+   * Forward mode: an answer that says the bytes are taken but gives no receipt (code 4 confirmed
+   * by the lookup), or a refusal in words that bytes already executed also get ("nonce too low",
+   * "already known": a resend of executed bytes, this edge's receipt no longer held, or held by
+   * another thread or edge), is settled by the receipt: where the chain has a receipt of this
+   * very hash, the answer is that receipt (200), as for the first call; else the answer stands.
+   * Asked once, within the wait (docs/design.md §6.2).
+   */
+  private async settleByReceipt(req: ForwardRequest, run: Promise<Exit>, deadline: number): Promise<Exit> {
+    const exit = await run;
+    if (exit.reason !== 'sync_timeout' && exit.reason !== 'upstream_rejected') return exit;
+    const left = Math.min(deadline - performance.now(), this.chain.forward.timeoutMs);
+    if (left < 1) return exit;
+    const at = this.link.rpc ?? this.sequencers.find((s) => s.eligible);
+    if (at === undefined) return exit;
+    const a = await at.call(RECEIPT_METHOD, `["${req.hash}"]`, {
+      timeoutMs: left,
+      queueMs: Math.max(1, Math.min(left, this.chain.forward.queueMs)),
+    });
+    const executed = a.kind === 'result' && isReceiptOf(a.result, req.hash) ? executedAnswer(a.result) : null;
+    if (executed === null) return exit;
+    const line = this.fast.line('info');
+    if (line !== null) {
+      const r = a.kind === 'result' ? (a.result as { status?: unknown; blockNumber?: unknown }) : {};
+      line.str('tx', req.hash).str('account', req.account).str('reqId', req.reqId).str('outcome', 'executed').str('was', exit.reason);
+      line.text('status', peerText(r.status), 66).text('block', peerText(r.blockNumber), 66).end('sync receipt: settled by the chain');
+    }
+    return executed;
   }
 
   /** The sync method as a kind of send: its call with the wait, its readings, code 4 where a lookup or a resend establishes acceptance. */

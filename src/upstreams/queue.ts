@@ -20,6 +20,12 @@ export class Queue<T> {
     return this.head < this.items.length ? this.items[this.head] : undefined;
   }
 
+  /** The item `k` places from the front (0: the first), left in place; undefined past the end. */
+  at(k: number): T | undefined {
+    const i = this.head + k;
+    return i < this.items.length ? this.items[i] : undefined;
+  }
+
   /** Takes the first item; undefined when empty. */
   shift(): T | undefined {
     if (this.head === this.items.length) return undefined;

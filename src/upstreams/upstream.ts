@@ -21,6 +21,12 @@ export interface CallTimes {
   readonly timeoutMs: number;
   /** How long the call may wait for a connection (ours, then the transport's connect) before it is written. */
   readonly queueMs: number;
+  /**
+   * Rather wait (within `queueMs`) for a connection that has answered before than open a fresh
+   * one, where one exists: asking again about written bytes (forward/resolve.ts), which a fresh
+   * connection to a sequencer at its connection limit would lose again. Over HTTP only.
+   */
+  readonly proven?: boolean;
 }
 
 /** One JSON-RPC endpoint: `call` ends in exactly one Answer, whose fault says whether the request was written. */

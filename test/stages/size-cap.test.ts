@@ -28,16 +28,33 @@ describe('size cap stage', () => {
     assert.equal(over.status, 503);
   });
 
-  it('without a key that authenticates: what declares more than the public cap is refused unread, as auth would', () => {
-    for (const apiKey of ['', 'not-a-key', 'k2x']) {
+  it('over the public cap, declared: no key is 413 saying why, a key that does not authenticate is what auth answers; both unread', () => {
+    for (const [apiKey, reason, status] of [
+      ['', 'payload_too_large', 413],
+      ['not-a-key', 'unauthorized', 401],
+      ['k2x', 'unauthorized', 401],
+    ] as const) {
       let read = false;
       const source = { read: () => ((read = true), Promise.resolve('aborted' as const)) };
-      const out = given({}, { head: { declaredBytes: 21, apiKey }, source }).run(stage);
-      assert.equal(out, REJECT.unauthorized);
+      const out = given({}, { head: { declaredBytes: 21, apiKey }, source }).run(stage) as Exit;
+      assert.equal(out.reason, reason);
+      assert.equal(out.status, status);
+      if (apiKey === '') assert.match(out.tail, /Without a valid X-Api-Key only eth_chainId with a body of at most 20 bytes is served/);
       assert.equal(read, false);
     }
     const notLoaded = createSizeCapStage({ maxBodyBytes: 100, chainIdMaxBodyBytes: 20 }, { ...store, ready: false });
     assert.equal(given({}, { head: { declaredBytes: 50, apiKey: 'k1' } }).run(notLoaded), REJECT.not_ready);
+    assert.equal((given({}, { head: { declaredBytes: 50, apiKey: '' } }).run(notLoaded) as Exit).status, 413);
+  });
+
+  it('over the public cap, chunked: the same answers as declared, once the read passes the public cap', async () => {
+    const source = { read: () => Promise.resolve('too_large' as const) };
+    const at = async (apiKey: string) => (await settled(given({}, { head: { declaredBytes: -1, apiKey }, source }).run(stage))) as Exit;
+    const declared = (apiKey: string) => given({}, { head: { declaredBytes: 21, apiKey }, source }).run(stage) as Exit;
+    for (const apiKey of ['', 'not-a-key']) assert.equal(await at(apiKey), declared(apiKey));
+    assert.equal((await at('')).status, 413);
+    assert.equal((await at('not-a-key')).status, 401);
+    assert.equal(await at('k1'), REJECT.payload_too_large);
   });
 
   it('without a valid key, a chunked body is read up to the public cap; with one, up to the cap; a small body either way', async () => {

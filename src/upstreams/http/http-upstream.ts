@@ -1,23 +1,27 @@
 /**
- * An upstream over HTTP (http://, https://): a keep-alive undici Pool and a JSON-RPC call over `Pool.dispatch` (the
- * cheapest client path measured: no stream or promise machinery per request). Every call ends
+ * An upstream over HTTP (http://, https://): keep-alive connections (http-connections.ts:
+ * those that have answered are used first) and a JSON-RPC call over undici's `dispatch` (the cheapest client path measured:
+ * no stream or promise machinery per request). Every call ends
  * in exactly one Answer: a JSON-RPC result, a JSON-RPC error, or a fault (transport error,
  * timeout, 5xx, non-JSON-RPC body) — the distinction the forwarding rules hinge on.
  *
  * A fault says whether the request was written (`sent`: its bytes were handed to the socket,
- * undici's `onRequestSent`): only then can the outcome be uncertain. Calls beyond the pool's connections wait in a queue of ours, bounded in time
+ * undici's `onRequestSent`): only then can the outcome be uncertain. Calls beyond the connections wait in a queue of ours, bounded in time
  * (`queueMs`): one that gets no connection in time ends unsent, and undici never sees it. The
  * answer timeout starts when undici writes the request (its `onConnect`), so it measures the
  * sequencer, never time spent waiting for a connection.
  */
-import { Pool, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { Queue } from '../queue.js';
 import { type Answer, type CallTimes, classify, noConnection, type Upstream, type UpstreamKind, upstreamLabel } from '../upstream.js';
+import { type Conn, HttpConnections } from './http-connections.js';
 
 const MAX_ANSWER_BYTES = 1 << 20;
 
 interface Waiting {
-  readonly run: () => void;
+  /** Waits for a connection that has answered before (while one exists) rather than a fresh one. */
+  readonly proven: boolean;
+  readonly run: (c: Conn) => void;
   /** Ends the wait unsent (the pool is closing). */
   readonly drop: (why: string) => void;
   readonly expire: NodeJS.Timeout;
@@ -28,17 +32,15 @@ export class HttpUpstream implements Upstream {
   readonly label: string;
   /** The label as a JSON string, for log lines. */
   readonly labelJson: string;
-  private readonly pool: Pool;
+  private readonly conns: HttpConnections;
   private readonly path: string;
   private readonly headers: string[];
   private seq = 0;
-  /** Calls handed to undici and not yet ended there; never more than `connections`. */
-  private active = 0;
   private readonly waiting = new Queue<Waiting>();
 
   constructor(
     readonly url: string,
-    private readonly connections: number,
+    connections: number,
   ) {
     const u = new URL(url);
     this.label = upstreamLabel(url);
@@ -49,8 +51,7 @@ export class HttpUpstream implements Upstream {
     if (u.username !== '' || u.password !== '')
       headers.push('authorization', 'Basic ' + Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64'));
     this.headers = headers;
-    this.pool = new Pool(u.origin, {
-      connections,
+    this.conns = new HttpConnections(u.origin, connections, {
       pipelining: 1,
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 600_000,
@@ -63,33 +64,52 @@ export class HttpUpstream implements Upstream {
     const body = `{"jsonrpc":"2.0","id":${++this.seq},"method":"${method}","params":${paramsJson}}`;
     const deadline = performance.now() + times.queueMs;
     return new Promise<Answer>((resolve) => {
-      if (this.active < this.connections) return this.dispatch(body, times, deadline, resolve);
-      const w: Waiting = {
-        cancelled: false,
-        run: () => this.dispatch(body, times, deadline, resolve),
-        drop: (why) => resolve({ kind: 'fault', why, sent: false }),
-        expire: setTimeout(() => {
-          w.cancelled = true;
-          resolve(noConnection(times));
-        }, times.queueMs),
-      };
-      this.waiting.push(w);
+      const proven = times.proven === true;
+      const c = this.conns.take(proven);
+      if (c !== null) return this.dispatch(c, body, times, deadline, resolve);
+      this.wait(body, times, deadline, resolve, proven);
     });
   }
 
-  /** A call ended in undici: the next waiting one (not expired) takes its connection. */
-  private release(): void {
-    this.active--;
-    for (let w = this.waiting.shift(); w !== undefined; w = this.waiting.shift()) {
-      if (w.cancelled) continue;
-      clearTimeout(w.expire);
-      w.run();
-      break;
-    }
+  /** Queues a call for a connection until `deadline`; past it the call ends unsent. */
+  private wait(body: string, times: CallTimes, deadline: number, resolve: (a: Answer) => void, proven: boolean): void {
+    const w: Waiting = {
+      cancelled: false,
+      proven,
+      run: (c) => this.dispatch(c, body, times, deadline, resolve),
+      drop: (why) => resolve({ kind: 'fault', why, sent: false }),
+      expire: setTimeout(
+        () => {
+          w.cancelled = true;
+          resolve(noConnection(times));
+        },
+        Math.max(0, deadline - performance.now()),
+      ),
+    };
+    this.waiting.push(w);
   }
 
-  private dispatch(body: string, times: CallTimes, deadline: number, resolve: (a: Answer) => void): void {
-    this.active++;
+  /** A call ended on `c`: the first waiting call (not expired) that can take a connection now takes one. */
+  private release(c: Conn, answered: boolean): void {
+    this.conns.give(c, answered);
+    const { waiting } = this;
+    for (let k = 0; k < waiting.length; k++) {
+      const w = waiting.at(k)!;
+      if (w.cancelled) continue;
+      const next = this.conns.take(w.proven);
+      // A call that waits for a proven connection lets the ones behind it take this one.
+      if (next === null) continue;
+      w.cancelled = true;
+      clearTimeout(w.expire);
+      w.run(next);
+      break;
+    }
+    // The calls ended at the front (taken, expired) leave the queue; those behind a waiting one stay until it goes.
+    while (waiting.peek()?.cancelled === true) waiting.shift();
+  }
+
+  private dispatch(c: Conn, body: string, times: CallTimes, deadline: number, resolve: (a: Answer) => void): void {
+    const wasProven = c.proven;
     let done = false;
     let sent = false;
     let ended = false;
@@ -104,10 +124,13 @@ export class HttpUpstream implements Upstream {
       clearTimeout(timer);
       resolve(a);
     };
-    const end = () => {
+    const end = (answered: boolean) => {
       if (ended) return;
       ended = true;
-      this.release();
+      // After an error the connection is handed on once undici has finished failing its queue
+      // (a request dispatched to it from inside that loop trips undici's own assertion).
+      if (answered) this.release(c, true);
+      else queueMicrotask(() => this.release(c, false));
     };
     // undici's core speaks this handler interface natively (the newer onRequestStart/
     // onResponse* one is wrapped per request, parsing every header into an object): measured
@@ -146,18 +169,28 @@ export class HttpUpstream implements Upstream {
         const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
         chunks = [];
         finish(interpret(status, text));
-        end();
+        end(true);
       },
-      onError(err: Error) {
+      onError: (err: Error) => {
+        // A fresh connection lost before the request was written (closed at accept by a
+        // sequencer at its connection limit, refused): nothing was sent, so the call waits for a
+        // connection that has answered, where one exists, within its time for a connection.
+        if (!done && !sent && !wasProven && this.conns.anyProven && performance.now() < deadline) {
+          done = true;
+          clearTimeout(timer);
+          end(false);
+          this.wait(body, times, deadline, resolve, true);
+          return;
+        }
         finish({ kind: 'fault', why: `transport: ${err.message}`, sent });
-        end();
+        end(false);
       },
     } as unknown as Dispatcher.DispatchHandler;
     try {
-      this.pool.dispatch({ path: this.path, method: 'POST', headers: this.headers, body }, handler);
+      c.client.dispatch({ path: this.path, method: 'POST', headers: this.headers, body }, handler);
     } catch (e) {
       finish({ kind: 'fault', why: `transport: ${(e as Error).message}`, sent: false });
-      end();
+      end(false);
       return;
     }
     // A kept-alive connection takes the request at once (onConnect ran inside dispatch, and the
@@ -178,7 +211,7 @@ export class HttpUpstream implements Upstream {
       w.cancelled = true;
       w.drop('the sequencer client is closing'); // never written: definitely not forwarded
     }
-    return abandon ? this.pool.destroy() : this.pool.close();
+    return this.conns.close(abandon);
   }
 }
 
