@@ -113,8 +113,8 @@ export class Pipeline {
   private seq = 0;
   private readonly timeMask: number;
   private readonly observer: StageObserver | undefined;
-  /** The stages that add headers to an answer. */
-  private readonly encoders: readonly RunnerStage[];
+  /** The headers the stages add to an answer, as one function (null: no stage adds any). */
+  private readonly stageHeaders: ((ctx: BaseCtx, exit: Exit) => readonly Header[] | undefined) | null;
 
   constructor(
     private readonly stages: readonly RunnerStage[],
@@ -127,7 +127,7 @@ export class Pipeline {
     this.fast = compiled(stages, this);
     this.observer = hooks.observer?.stage !== undefined ? hooks.observer : undefined;
     this.timeMask = hooks.timeEvery === true ? 0 : this.observer !== undefined ? STAGE_SAMPLE_MASK : -1;
-    this.encoders = stages.filter((s) => s.headers !== undefined);
+    this.stageHeaders = stageHeaders(stages);
     hooks.observer?.stages?.(this.names);
   }
 
@@ -146,11 +146,8 @@ export class Pipeline {
    */
   headers(ctx: BaseCtx, exit: Exit): readonly Header[] | undefined {
     let headers = exit.headers;
-    const { encoders } = this;
-    for (let k = 0; k < encoders.length; k++) {
-      const extra = encoders[k]!.headers!(ctx, exit);
-      if (extra !== undefined) headers = headers === undefined ? extra : [...headers, ...extra];
-    }
+    const extra = this.stageHeaders?.(ctx, exit);
+    if (extra !== undefined) headers = headers === undefined ? extra : [...headers, ...extra];
     if (ctx.timings !== null) headers = [...(headers ?? []), ['server-timing', serverTiming(ctx.timings, this.names)]];
     return headers;
   }
@@ -254,6 +251,21 @@ export class Pipeline {
     else if (ctx.aborted) this.hooks.exit(ctx, REJECT.client_closed, this.names[i]!, undefined);
     else this.step(v as BaseCtx, i + 1);
   }
+}
+
+/** The stages' answer headers as one function: the one stage's own where one adds any (the common case: no loop per answer), else each in stage order. */
+function stageHeaders(stages: readonly RunnerStage[]): ((ctx: BaseCtx, exit: Exit) => readonly Header[] | undefined) | null {
+  const adding = stages.filter((s) => s.headers !== undefined);
+  if (adding.length === 0) return null;
+  if (adding.length === 1) return adding[0]!.headers!.bind(adding[0]);
+  return (ctx, exit) => {
+    let all: Header[] | undefined;
+    for (const s of adding) {
+      const h = s.headers!(ctx, exit);
+      if (h !== undefined) (all ??= []).push(...h);
+    }
+    return all;
+  };
 }
 
 /** Reasons any point may give: the client left, or a stage threw. */
