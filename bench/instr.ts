@@ -30,7 +30,8 @@ import { sign1559 } from '../src/dev/sign.js';
 import { initCrypto } from '../src/native.js';
 import { keySha256 } from '../src/accounts/keys.js';
 import { topFunctions, type TopFunction } from './callgrind-top.js';
-import { median, round, startBench } from './lib.js';
+import { median, RESULTS_DIR, round, startBench } from './lib.js';
+import { barNote, differsFrom, medianName, roundsProblem } from './figures.js';
 import { stackedBarsSvg, type Bar } from './svg.js';
 import { noisyRounds, pairedConfidence, spread, stageCosts, type StageCost } from './stage-costs.js';
 
@@ -141,7 +142,7 @@ const ALL_SCENARIOS = [...MAIN.map((s) => s.name)];
 const run = startBench('bench:instr', 'Instructions per request under callgrind: the bare uWS echo, the conforming floor and txgate, then txgate per stage.', {
   requests: { kind: 'int', quick: 400, full: 2000, help: 'requests per round' },
   warmup: { kind: 'int', quick: 6, full: 3, help: 'unmeasured rounds per scenario, uninstrumented (the first answers of a cold server may be 503s)' },
-  rounds: { kind: 'int', quick: 3, full: 5, help: 'measured rounds per scenario' },
+  rounds: { kind: 'int', quick: 3, full: 5, help: 'measured rounds per scenario, an odd number ≥ 3 (their median is the figure)' },
   connections: { kind: 'int', quick: 8, help: 'connections, one request in flight on each' },
   scenarios: {
     kind: 'list',
@@ -191,6 +192,10 @@ if (KEEP !== undefined) mkdirSync(KEEP, { recursive: true });
 const N = opt.requests;
 const WARMUP = opt.warmup;
 const ROUNDS = opt.rounds;
+if (roundsProblem(ROUNDS) !== null) {
+  process.stderr.write(`bench:instr: ${roundsProblem(ROUNDS)} (npm run bench:instr -- --help lists the options)\n`);
+  process.exit(2);
+}
 const CONNS = opt.connections;
 const MAX_SPREAD = opt['max-spread'] / 100;
 const TOP = opt.top;
@@ -812,7 +817,15 @@ for (const { name, def, started: starting } of servers) {
 const allocated = new Map<string, number>();
 for (const [name, def] of Object.entries(SERVERS)) {
   const server = await startServer(name, def.port, [...def.args], 'ready' in def ? def.ready : undefined, true);
-  for (const s of def.scenarios) allocated.set(`${name}/${s.name}`, await allocation(server, s));
+  for (const s of def.scenarios) {
+    // A connection the server resets (a reference misanswering on a busy host) leaves this
+    // figure out, said in one line, instead of ending the run with a stack trace.
+    const bytes = await allocation(server, s).catch((e: unknown) => {
+      process.stderr.write(`${name} / ${s.name}: bytes allocated per request not measured (${(e as Error).message})\n`);
+      return Number.NaN;
+    });
+    allocated.set(`${name}/${s.name}`, bytes);
+  }
   await stopServer(server);
 }
 
@@ -825,6 +838,8 @@ say(
   `\n## Instructions per request (callgrind; median of ${ROUNDS} rounds of ${N} after ${WARMUP} warm-up rounds; ${CONNS} connections; rounds spreading over ${pct(MAX_SPREAD)} measured again up to ${opt.retries} times; TurboFan compilations left out of each round and shown under GC; collections spread evenly over a scenario's rounds)\n`,
 );
 say(main, `Bare uWS echo: ${k(echoM.median)} instructions per request (rounds spread ${spreadPct(echoM)}).\n`);
+/** A median as printed in the table: flagged where its rounds spread past --max-spread. */
+const flagNoisy = (m: { median: number; spread: number }) => (m.spread > MAX_SPREAD ? `${k(m.median)} ⚠ noisy` : k(m.median));
 say(main, '| scenario | floor | txgate | txgate / echo | floor / echo | **floor / txgate** | spread of rounds floor / txgate |');
 say(main, '|---|---|---|---|---|---|---|');
 for (const s of MAIN) {
@@ -833,7 +848,7 @@ for (const s of MAIN) {
   const f = of('floor', s.name);
   say(
     main,
-    `| ${s.name} | ${f ? k(f.median) : '—'} | ${k(g.median)} | ${round(g.median / echoM.median, 2)}x | ${f ? `${round(f.median / echoM.median, 2)}x` : '—'} | **${f ? `${round(f.median / g.median, 3)}` : '—'}** | ${f ? spreadPct(f) : '—'} / ${spreadPct(g)} |`,
+    `| ${s.name} | ${f ? flagNoisy(f) : '—'} | ${flagNoisy(g)} | ${round(g.median / echoM.median, 2)}x | ${f ? `${round(f.median / echoM.median, 2)}x` : '—'} | **${f ? `${round(f.median / g.median, 3)}` : '—'}** | ${f ? spreadPct(f) : '—'} / ${spreadPct(g)} |`,
   );
 }
 if (leftOut.length > 0) say(main, `\nLeft out (their answers were not the scenario's in every re-measured round): ${leftOut.join(', ')}.`);
@@ -849,7 +864,7 @@ say(main, '|---|---|---|---|---|---|---|---|---|');
 for (const r of results)
   say(
     main,
-    `| ${r.server} | ${r.scenario} | ${round((allocated.get(`${r.server}/${r.scenario}`) ?? 0) / 1024, 2)} | ${k(r.gcPerReq)} | ${round((r.gcPerReq * 10_000) / 1e6, 1)}M | ${round(r.scavengesPer10k, 1)} | ${round(r.majorsPer10k, 2)} | ${round(r.max / r.median, 3)} | ${k(r.rounds.reduce((a, x) => a + x.jitPerReq * x.n, 0) / r.rounds.reduce((a, x) => a + x.n, 0))} |`,
+    `| ${r.server} | ${r.scenario} | ${Number.isNaN(allocated.get(`${r.server}/${r.scenario}`) ?? 0) ? 'not measured' : round((allocated.get(`${r.server}/${r.scenario}`) ?? 0) / 1024, 2)} | ${k(r.gcPerReq)} | ${round((r.gcPerReq * 10_000) / 1e6, 1)}M | ${round(r.scavengesPer10k, 1)} | ${round(r.majorsPer10k, 2)} | ${round(r.max / r.median, 3)} | ${k(r.rounds.reduce((a, x) => a + x.jitPerReq * x.n, 0) / r.rounds.reduce((a, x) => a + x.n, 0))} |`,
   );
 if (idle.size > 0) {
   say(main, `\n## Background work while idle (${IDLE_S} s after the warm-up; every round counts it by its wall time)\n`);
@@ -877,29 +892,34 @@ if (TOP > 0) {
   }
 }
 // The picture: the echo, the floor and txgate on a valid submission, txgate's bar split by stage.
-const bars: Bar[] = [{ label: 'bare uWS echo (eth_chainId)', segments: [{ label: 'front end (echo)', value: echoM.median }] }];
+/** A bar's note: the median, flagged where its rounds spread past --max-spread (the figure is then not to be read alone). */
+const noted = (m: { median: number; spread: number }, text = k(m.median)) => barNote(text, m.spread, MAX_SPREAD);
+const bars: Bar[] = [{ label: 'bare uWS echo (eth_chainId)', segments: [{ label: 'front end (echo)', value: echoM.median }], note: noted(echoM) }];
 for (const s of MAIN) {
   const f = of('floor', s.name);
   if (f !== undefined && (s.name === 'valid submission' || costs.length === 0))
-    bars.push({ label: `floor, ${s.name}`, segments: [{ label: 'floor', value: f.median }] });
+    bars.push({ label: `floor, ${s.name}`, segments: [{ label: 'floor', value: f.median }], note: noted(f) });
 }
 if (costs.length > 0) {
   const last = costs.at(-1)!;
   bars.push({
     label: 'txgate, valid submission, by stage',
     segments: [{ label: 'front end (echo)', value: echoM.median }, ...costs.map((c) => ({ label: c.stage, value: c.cost }))],
-    note: `${k(last.fitted)} (measured ${k(last.exit)})`,
+    note: (() => {
+      const sub = of('txgate', 'valid submission');
+      return sub !== undefined ? noted(sub, `${k(last.fitted)} (measured ${k(last.exit)})`) : `${k(last.fitted)} (measured ${k(last.exit)})`;
+    })(),
   });
 }
 for (const s of MAIN) {
   const g = of('txgate', s.name);
   if (g !== undefined && !(costs.length > 0 && s.name === 'valid submission'))
-    bars.push({ label: `txgate, ${s.name}`, segments: [{ label: 'txgate', value: g.median }] });
+    bars.push({ label: `txgate, ${s.name}`, segments: [{ label: 'txgate', value: g.median }], note: noted(g) });
 }
 const svgPath = run.write(
   'instr.svg',
   stackedBarsSvg({
-    title: `Instructions per request (callgrind, median of ${ROUNDS} rounds of ${N}; ${new Date().toISOString().slice(0, 10)})`,
+    title: `Instructions per request (callgrind, ${medianName(ROUNDS)} of ${N}; ${new Date().toISOString().slice(0, 10)})`,
     unit: 'instructions per request',
     bars,
   }),
@@ -907,12 +927,17 @@ const svgPath = run.write(
 main.push(`
 ![instructions per request](${svgPath.split('/').at(-1)})`);
 const minutes = round((Date.now() - started) / 60_000, 1);
-const mdPath = run.write('instr.md', [...main, ...sections.flat(), `\n(${minutes} min)`].join('\n') + '\n');
+// A quick run says how it differs from the committed one (its settings, by the JSON's names).
+const differs =
+  run.outDir === RESULTS_DIR ? '' : differsFrom(RESULTS_DIR, 'instr.json', { requests: N, warmup: WARMUP, rounds: ROUNDS, maxSpread: MAX_SPREAD });
+if (differs !== '') process.stdout.write(`\n${differs}\n`);
+const mdPath = run.write('instr.md', [...main, ...sections.flat(), ...(differs !== '' ? ['', differs] : []), `\n(${minutes} min)`].join('\n') + '\n');
 run.write(
   'instr.json',
   JSON.stringify(
     {
       node: process.version,
+      date: new Date().toISOString(),
       requests: N,
       warmup: WARMUP,
       rounds: ROUNDS,

@@ -8,16 +8,22 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Bench } from 'tinybench';
+import { belowTimer, medianName, timerResolutionMs } from './figures.js';
 
 export interface Row {
   readonly suite: string;
   readonly task: string;
   readonly medianUs: number;
   readonly p99Us: number;
-  readonly opsPerSec: number;
-  /** median / reference median. */
+  /** 1 / median; null where the median is within a few ticks of the timer (an artifact, not a figure). */
+  readonly opsPerSec: number | null;
+  /** median / reference median (null: no reference, or a median below the timer's resolution). */
   readonly ratio: number | null;
+  /** The suite's reference task (its ratio is 1 by definition). */
+  readonly reference: boolean;
   readonly samples: number;
+  /** How the median is named: "median of 3 rounds" (figures.ts). */
+  readonly of: string;
 }
 
 export interface SuiteOptions {
@@ -51,16 +57,21 @@ export async function runSuite(suite: string, tasks: Record<string, () => unknow
   }
   const stats = new Map([...perTask].map(([k, v]) => [k, { median: median(v.medians), p99: median(v.p99s), n: v.n }]));
   const rows: Row[] = [];
-  const ref = opts.reference !== undefined ? stats.get(opts.reference)?.median : undefined;
+  const tick = timerResolutionMs();
+  const refMs = opts.reference !== undefined ? stats.get(opts.reference)?.median : undefined;
+  const ref = refMs !== undefined && !belowTimer(refMs, tick) ? refMs : undefined;
   for (const [task, st] of stats) {
+    const artifact = belowTimer(st.median, tick);
     rows.push({
       suite,
       task,
       medianUs: round(st.median * 1000),
       p99Us: round(st.p99 * 1000),
-      opsPerSec: Math.round(1000 / st.median),
-      ratio: ref !== undefined ? round(st.median / ref, 3) : null,
+      opsPerSec: artifact ? null : Math.round(1000 / st.median),
+      ratio: ref !== undefined && !artifact ? round(st.median / ref, 3) : null,
+      reference: task === opts.reference,
       samples: st.n,
+      of: medianName(rounds),
     });
   }
   return rows;
@@ -71,19 +82,30 @@ export function round(n: number, digits = 2): number {
   return Math.round(n * f) / f;
 }
 
+/**
+ * The rows as an aligned text table (Markdown as well): the reference task is marked, and a time
+ * at the timer's resolution shows as such instead of an ops/s figure.
+ */
 export function table(rows: readonly Row[]): string {
-  const head = ['suite', 'task', 'median µs', 'p99 µs', 'ops/s', 'ratio'];
+  const head = ['suite', 'task', 'median µs', 'p99 µs', 'ops/s', 'ratio to the reference'];
   const body = rows.map((r) => [
     r.suite,
-    r.task,
+    r.reference ? `${r.task} (reference)` : r.task,
     r.medianUs.toFixed(2),
     r.p99Us.toFixed(2),
-    String(r.opsPerSec),
-    r.ratio === null ? '' : r.ratio.toFixed(3) + 'x',
+    r.opsPerSec === null ? "at the timer's resolution: no figure" : String(r.opsPerSec),
+    r.reference ? '1 (reference)' : r.ratio === null ? '' : r.ratio.toFixed(3) + 'x',
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
   const line = (cells: string[]) => '| ' + cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ') + ' |';
-  return [line(head), '|' + widths.map((w) => '-'.repeat(w + 2)).join('|') + '|', ...body.map(line)].join('\n');
+  const of = [...new Set(rows.map((r) => r.of))].join('; ');
+  return [
+    line(head),
+    '|' + widths.map((w) => '-'.repeat(w + 2)).join('|') + '|',
+    ...body.map(line),
+    '',
+    `(each figure: the ${of}; timer resolution ${round(timerResolutionMs() * 1e6, 0)} ns)`,
+  ].join('\n');
 }
 
 /** The committed figures: written only with `--save`. */

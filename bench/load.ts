@@ -43,7 +43,9 @@ import { privateKeyToAddress } from 'viem/accounts';
 import { initCrypto, SYSTEM_SECP256K1_PATH } from '../src/native.js';
 import { keySha256 } from '../src/accounts/keys.js';
 import { gcAgainst, gcObserverSource, readGc, type Sample } from './gc-trace.js';
-import { cpuMicros, median, medianBy, round, startBench } from './lib.js';
+import { loadavg } from 'node:os';
+import { differsFrom, flagged, medianName, noisyNote, roundsProblem, roundsSpread } from './figures.js';
+import { cpuMicros, median, medianBy, RESULTS_DIR, round, startBench } from './lib.js';
 import { stackedBarsSvg, type Bar } from './svg.js';
 
 const SECTIONS = ['throughput', 'latency', 'rate', 'client', 'metrics', 'workers', 'sync', 'soak'];
@@ -53,7 +55,7 @@ const run = startBench(
   'txgate under wrk against a bare uWS echo and the conforming floor, in the same run. The quick run measures the main scenarios, the added latency (one placement) and the sync send; --full adds the variants (busyPoll, recover, system libsecp256k1), every placement, the upstream client, metrics on/off, 1 vs 2 threads and the soak.',
   {
     duration: { kind: 'int', quick: 2, full: 5, help: 'seconds per measurement' },
-    rounds: { kind: 'int', quick: 2, full: 3, help: 'alternating rounds (echo, floor, txgate) per scenario' },
+    rounds: { kind: 'int', quick: 3, full: 3, help: 'alternating rounds (echo, floor, txgate) per scenario, an odd number ≥ 3 (the median round is reported)' },
     connections: { kind: 'int', quick: 64, help: 'wrk connections' },
     soak: { kind: 'int', min: 0, quick: 60, help: 'seconds of the saturated soak (after a 20-s warm-up; 0: none)' },
     pool: { kind: 'int', quick: 4000, full: 20000, help: 'pre-signed distinct transactions' },
@@ -68,6 +70,10 @@ const run = startBench(
   },
 );
 const opt = run.opt;
+if (roundsProblem(opt.rounds) !== null) {
+  process.stderr.write(`bench:load: ${roundsProblem(opt.rounds)} (npm run bench:load -- --help lists the options)\n`);
+  process.exit(2);
+}
 const DURATION = opt.duration;
 const CONNS = opt.connections;
 const ROUNDS = opt.rounds;
@@ -379,7 +385,7 @@ const spread = (ratios: number[]) => (ratios.length > 1 ? `${Math.min(...ratios)
 function throughputRow(name: string, c: Compared): Record<string, unknown> {
   const { txgate: t, echo: e, ratio, ratios } = c;
   say(
-    `| ${name} | ${t.rps} | ${e.rps} | ${ratio}x | ${spread(ratios)} | ${t.p50} / ${t.p99} / ${t.p999} | ${e.p50} / ${e.p99} / ${e.p999} | ${t.cpuUsPerReq} | ${e.cpuUsPerReq} | ${t.non2xx} |`,
+    `| ${name} | ${t.rps} | ${e.rps} | ${ratio}x${noisyNote(roundsSpread(ratios))} | ${spread(ratios)} | ${t.p50} / ${t.p99} / ${t.p999} | ${e.p50} / ${e.p99} / ${e.p999} | ${t.cpuUsPerReq} | ${e.cpuUsPerReq} | ${t.non2xx} |`,
   );
   return {
     scenario: name,
@@ -387,6 +393,7 @@ function throughputRow(name: string, c: Compared): Record<string, unknown> {
     echo: e,
     ratio,
     ratios,
+    spread: round(roundsSpread(ratios), 3),
     cpuRatio: round(t.cpuUsPerReq / e.cpuUsPerReq, 2),
     ...(c.floor !== undefined ? { floor: c.floor, floorRatios: c.floorRatios } : {}),
   };
@@ -427,8 +434,11 @@ const report: Record<string, unknown> = {
   cores,
   duration: DURATION,
   connections: CONNS,
+  rounds: ROUNDS,
   logLevel: opt['log-level'],
   date: new Date().toISOString(),
+  // The host's load average (1, 5, 15 min) at the start: how shared the machine was.
+  loadAverage: loadavg().map((l) => round(l, 2)),
 };
 const lines: string[] = [];
 const say = (s: string) => {
@@ -449,7 +459,7 @@ const wantScenario = (name: string) => opt.scenarios === undefined || opt.scenar
 
 if (want('throughput')) {
   say(
-    `\n## Throughput (1 server thread on core ${SERVER_CORES}; wrk -t1 -c${CONNS} on core ${LOAD_CORES}; ${DURATION} s each, echo (floor) and txgate alternating ${ROUNDS} times: the median round)\n`,
+    `\n## Throughput (1 server thread on core ${SERVER_CORES}; wrk -t1 -c${CONNS} on core ${LOAD_CORES}; ${DURATION} s each, echo (floor) and txgate alternating ${ROUNDS} times: the ${medianName(ROUNDS)}, by txgate / echo; every figure of a row from that one round)\n`,
   );
   say(
     '| scenario | txgate req/s | echo req/s | ratio | ratio, all rounds | txgate p50 / p99 / p99.9 µs | echo p50 / p99 / p99.9 µs | txgate CPU µs/req | echo CPU µs/req | non-2xx |',
@@ -514,7 +524,7 @@ if (want('latency')) {
     const via = probe(gateUrl, bodies, headers, 1000, DURATION);
     const added = { p50: via.p50 - direct.p50, p99: via.p99 - direct.p99 };
     rows.push({ placement: name, direct, via, added });
-    say(`| ${name} | ${direct.p50} / ${direct.p99} | ${via.p50} / ${via.p99} | **${added.p50} / ${added.p99}** | ${via.n} |`);
+    say(`| ${name} | ${direct.p50} / ${direct.p99} | ${via.p50} / ${via.p99} | **${flagged(added.p50)} / ${flagged(added.p99)}** | ${via.n} |`);
   }
   report.latency = rows;
   for (const g of [g2, g3, g4]) if (g !== undefined) await stop(g.child);
@@ -593,11 +603,12 @@ if (want('rate')) {
     const reloads = readFileSync(gates[name].log, 'utf8')
       .split('\n')
       .filter((l) => /reload/i.test(l)).length;
-    const ratio = added.p50 > 0 ? round(added.p99 / added.p50, 2) : null;
+    // A ratio of an added figure below zero (the reference's own noise) is no figure either.
+    const ratio = added.p50 > 0 && added.p99 >= 0 ? round(added.p99 / added.p50, 2) : null;
     rows.push({ path: name, ...p, ...stats[name]!, added, addedP99OverP50: ratio, reloads, gc });
     const label = name === 'http' ? 'client → txgate → stub over HTTP' : 'client → txgate → stub over ws://';
     say(
-      `| ${label} | ${p.p50} / ${p.p99} / ${p.p999} | **${added.p50} / ${added.p99} / ${added.p999}** | ${ratio ?? '—'}x | ${p.n} (${stats[name]!.non200}, ${stats[name]!.unanswered}) | ${gc.minor} / ${gc.major} (${gc.longestMinorMs} / ${gc.longestMajorMs}) | ${gc.tailOverlappingGc} / ${gc.tailOverlappingMajor} of ${gc.tailRequests} | ${gc.requestsOverlappingMajor} | ${reloads} |`,
+      `| ${label} | ${p.p50} / ${p.p99} / ${p.p999} | **${flagged(added.p50)} / ${flagged(added.p99)} / ${flagged(added.p999)}** | ${ratio === null ? '—' : `${ratio}x`} | ${p.n} (${stats[name]!.non200}, ${stats[name]!.unanswered}) | ${gc.minor} / ${gc.major} (${gc.longestMinorMs} / ${gc.longestMajorMs}) | ${gc.tailOverlappingGc} / ${gc.tailOverlappingMajor} of ${gc.tailRequests} | ${gc.requestsOverlappingMajor} | ${reloads} |`,
     );
     tails.push(
       `- over ${name === 'http' ? 'HTTP' : 'ws://'}: ` +
@@ -704,7 +715,7 @@ if (want('sync')) {
   // mode (the plain send, then eth_getTransactionReceipt) on a second one; the stub includes
   // every transaction at once, so this is the sync path's own cost, not a chain's wait.
   say(
-    `\n## The sync send beside the plain send (stub answering with the receipt at once; ${DURATION} s each, alternating ${ROUNDS} times: the median round)\n`,
+    `\n## The sync send beside the plain send (stub answering with the receipt at once; ${DURATION} s each, alternating ${ROUNDS} times: the ${medianName(ROUNDS)}, each against the plain send of the same round)\n`,
   );
   const fwd = await startTxgate({ sequencer: 'http://127.0.0.1:18200', sync: 'forward' });
   const rcp = await startTxgate({ sequencer: 'http://127.0.0.1:18200', sync: 'receipt' });
@@ -715,21 +726,32 @@ if (want('sync')) {
       sync: await measure(fwd.child.pid!, fwd.url, syncScripts.sync, DURATION, CONNS, i === 0),
       receipt: await measure(rcp.child.pid!, rcp.url, syncScripts.sync, DURATION, CONNS, i === 0),
     });
-  say('| scenario | req/s | / plain send, median round | all rounds | p50 / p99 / p99.9 µs | CPU µs/req | CPU / plain send | non-2xx |');
-  say('|---|---|---|---|---|---|---|---|');
+  say(
+    `| scenario | req/s | plain send req/s, the same round | / plain send (${medianName(ROUNDS)}) | all rounds | p50 / p99 / p99.9 µs | CPU µs/req | CPU / plain send, the same round | non-2xx |`,
+  );
+  say('|---|---|---|---|---|---|---|---|---|');
   const rows: Record<string, unknown>[] = [];
+  const plainRps = median(runs.map((r) => r.plain.rps));
+  say(
+    `| plain send (eth_sendRawTransaction): the reference | ${plainRps} (median of its ${ROUNDS} rounds: ${runs.map((r) => r.plain.rps).join(', ')}) | — | 1 (reference) | — | — | ${median(runs.map((r) => r.plain.cpuUsPerReq))} | 1 (reference) | ${runs.reduce((n, r) => n + r.plain.non2xx, 0)} |`,
+  );
+  rows.push({ scenario: 'plain send (eth_sendRawTransaction)', reference: true, rps: runs.map((r) => r.plain.rps), medianRps: plainRps });
   for (const [name, pick] of [
-    ['plain send (eth_sendRawTransaction)', (r: (typeof runs)[number]) => r.plain],
     ['sync send, forward mode', (r: (typeof runs)[number]) => r.sync],
     ['sync send, receipt mode (send, then one receipt read)', (r: (typeof runs)[number]) => r.receipt],
   ] as const) {
+    // Each round's ratio is against the plain send of that same round; the median round's
+    // figures are shown together, its plain send beside them.
     const ratios = runs.map((r) => round(pick(r).rps / r.plain.rps, 3));
     const mid = medianBy(runs, (r) => pick(r).rps / r.plain.rps);
     const m = pick(mid);
     const ratio = round(m.rps / mid.plain.rps, 3);
     const cpu = round(m.cpuUsPerReq / mid.plain.cpuUsPerReq, 2);
-    rows.push({ scenario: name, measured: m, plain: mid.plain, ratio, ratios, cpuRatio: cpu });
-    say(`| ${name} | ${m.rps} | ${ratio}x | ${spread(ratios)} | ${m.p50} / ${m.p99} / ${m.p999} | ${m.cpuUsPerReq} | ${cpu}x | ${m.non2xx} |`);
+    const noise = round(roundsSpread(ratios), 3);
+    rows.push({ scenario: name, measured: m, plain: mid.plain, ratio, ratios, spread: noise, cpuRatio: cpu });
+    say(
+      `| ${name} | ${m.rps} | ${mid.plain.rps} | ${ratio}x${noisyNote(noise)} | ${spread(ratios)} | ${m.p50} / ${m.p99} / ${m.p999} | ${m.cpuUsPerReq} | ${cpu}x | ${m.non2xx} |`,
+    );
   }
   report.sync = rows;
   await stop(fwd.child);
@@ -800,7 +822,7 @@ if (Array.isArray(report.throughput) && report.throughput.length > 0) {
   run.write(
     'load.svg',
     stackedBarsSvg({
-      title: `Latency under wrk -c${CONNS} (the median round of ${ROUNDS}, ${DURATION} s each; ${new Date().toISOString().slice(0, 10)})`,
+      title: `Latency under wrk -c${CONNS} (the ${medianName(ROUNDS)}, ${DURATION} s each; ${new Date().toISOString().slice(0, 10)})`,
       unit: 'latency, µs (p50 / p99 / p99.9)',
       bars,
       format: (v) => `${Math.round(v)}`,
@@ -808,6 +830,13 @@ if (Array.isArray(report.throughput) && report.throughput.length > 0) {
   );
   lines.push('', '![latency percentiles](load.svg)');
 }
+const differs = differsFrom(
+  RESULTS_DIR,
+  'load.json',
+  { duration: DURATION, rounds: ROUNDS, connections: CONNS, logLevel: opt['log-level'] ?? 'info' },
+  (doc, k) => (k === 'rounds' ? (doc.rounds ?? (doc.throughput as { ratios?: unknown[] }[] | undefined)?.[0]?.ratios?.length) : doc[k]),
+);
+if (differs !== '' && run.outDir !== RESULTS_DIR) say(`\n${differs}`);
 const mdPath = run.write('load.md', lines.join('\n') + '\n');
 run.write('load.json', JSON.stringify(report, null, 2) + '\n');
 process.stdout.write(`\nwritten to ${mdPath}, load.json and load.svg\n`);

@@ -24,7 +24,8 @@ import { ANVIL_KEYS, ANVIL_TIP_ADDRESS, startAnvil } from '../src/dev/anvil.js';
 import { sign1559 } from '../src/dev/sign.js';
 import { initCrypto } from '../src/native.js';
 import { keySha256 } from '../src/accounts/keys.js';
-import { median, round, startBench } from './lib.js';
+import { differsFrom } from './figures.js';
+import { median, RESULTS_DIR, round, startBench } from './lib.js';
 
 const run = startBench('bench:sync', 'Submission to receipt on anvil: the sync send against send-then-poll, every flow in the same trials.', {
   trials: { kind: 'int', quick: 15, full: 40, help: 'transactions per flow' },
@@ -221,6 +222,8 @@ const rows = flows.map((f, i) => {
   return row;
 });
 const out = `sync-${BLOCK_S}s`;
+const differs = run.outDir === RESULTS_DIR ? '' : differsFrom(RESULTS_DIR, `${out}.json`, { trials: TRIALS, blockTimeS: BLOCK_S });
+if (differs !== '') say(`\n${differs}`);
 const mdPath = run.write(`${out}.md`, lines.join('\n') + '\n');
 run.write(
   `${out}.json`,

@@ -17,16 +17,21 @@ import { ANVIL_TIP_ADDRESS } from '../src/dev/anvil.js';
 import { sign1559 } from '../src/dev/sign.js';
 import { initCrypto } from '../src/native.js';
 import { keySha256 } from '../src/accounts/keys.js';
-import { cpuMicros, median, round, startBench } from './lib.js';
+import { differsFrom, flagged, medianName, noisyNote, roundsProblem, roundsSpread } from './figures.js';
+import { cpuMicros, median, RESULTS_DIR, round, startBench } from './lib.js';
 
 const run = startBench('bench:ws', 'The WebSocket lane against HTTP on the same txgate: req/s and server CPU per request, then latency at a fixed rate.', {
   seconds: { kind: 'int', quick: 2, full: 5, help: 'seconds per measurement' },
-  rounds: { kind: 'int', quick: 2, full: 3, help: 'alternating rounds (HTTP, WebSocket)' },
+  rounds: { kind: 'int', quick: 3, full: 3, help: 'alternating rounds (HTTP, WebSocket), an odd number ≥ 3 (the median of the rounds is reported)' },
   'in-flight': { kind: 'int', quick: 64, help: 'requests in flight (HTTP connections; frames on the one WebSocket)' },
   rate: { kind: 'int', quick: 1000, help: 'req/s of the latency measurement' },
   pool: { kind: 'int', quick: 4000, full: 20000, help: 'pre-signed distinct transactions' },
 });
 const opt = run.opt;
+if (roundsProblem(opt.rounds) !== null) {
+  process.stderr.write(`bench:ws: ${roundsProblem(opt.rounds)} (npm run bench:ws -- --help lists the options)\n`);
+  process.exit(2);
+}
 const SECONDS = opt.seconds;
 const ROUNDS = opt.rounds;
 const IN_FLIGHT = opt['in-flight'];
@@ -152,6 +157,7 @@ const say = (s: string) => {
   lines.push(s);
   process.stdout.write(s + '\n');
 };
+say(`Each ratio: WebSocket against HTTP in the same round; the ${medianName(ROUNDS)}, every round in brackets.\n`);
 say(
   `| scenario | HTTP req/s (${IN_FLIGHT} connections) | WebSocket req/s (1 connection, ${IN_FLIGHT} in flight) | WS / HTTP req/s, all rounds | server CPU µs/req HTTP / WS | WS / HTTP CPU per request | non-200 |`,
 );
@@ -177,13 +183,15 @@ for (const [name, bodies] of [
     rpsRatios,
     httpCpu: m((r) => r.http.cpuUsPerReq),
     wsCpu: m((r) => r.ws.cpuUsPerReq),
+    // Each ratio is of one round (WebSocket against the HTTP run beside it); the medians of those.
+    rpsRatio: median(rpsRatios),
     cpuRatio: median(cpuRatios),
     cpuRatios,
     non200: rounds.reduce((n, r) => n + r.http.non200 + r.ws.non200, 0),
   };
   throughput.push(row);
   say(
-    `| ${name} | ${row.httpRps} | ${row.wsRps} | ${round(row.wsRps / row.httpRps, 2)}x (${rpsRatios.join(', ')}) | ${row.httpCpu} / ${row.wsCpu} | **${row.cpuRatio}x** (${cpuRatios.join(', ')}) | ${row.non200} |`,
+    `| ${name} | ${row.httpRps} | ${row.wsRps} | ${row.rpsRatio}x${noisyNote(roundsSpread(rpsRatios))} (${rpsRatios.join(', ')}) | ${row.httpCpu} / ${row.wsCpu} | **${row.cpuRatio}x**${noisyNote(roundsSpread(cpuRatios))} (${cpuRatios.join(', ')}) | ${row.non200} |`,
   );
 }
 report.throughput = throughput;
@@ -201,9 +209,13 @@ for (const [name, r] of [
   ['txgate over HTTP (16 connections)', viaHttp],
   ['txgate over one WebSocket', viaWs],
 ] as const)
-  say(`| ${name} | ${r.p50} | ${r.p99} | ${r === direct ? '—' : `${r.p50! - direct.p50!} / ${r.p99! - direct.p99!}`} | ${r.non200} |`);
+  say(
+    `| ${name} | ${r.p50} | ${r.p99} | ${r === direct ? '—' : `${flagged(r.p50! - direct.p50!, '')} / ${flagged(r.p99! - direct.p99!, '')}`} | ${r.non200} |`,
+  );
 report.latency = { rate: RATE, direct, viaHttp, viaWs };
 
+const differs = run.outDir === RESULTS_DIR ? '' : differsFrom(RESULTS_DIR, 'ws.json', { seconds: SECONDS, rounds: ROUNDS, inFlight: IN_FLIGHT });
+if (differs !== '') say(`\n${differs}`);
 const mdPath = run.write('ws.md', lines.join('\n') + '\n');
 run.write('ws.json', JSON.stringify(report, null, 2) + '\n');
 process.stdout.write(`\nwritten to ${mdPath} and ws.json\n`);

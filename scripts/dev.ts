@@ -28,12 +28,12 @@ const HELP = `npm start [-- options]: txgate on a local anvil (chain 4663), for 
   --dir DIR          the development directory: config, accounts, lock (default .dev)
   --sync             turn on eth_sendRawTransactionSync for chain 4663 (anvil as the chain RPC)
   --websocket        turn on the WebSocket lane on the public port
+  --json             JSON log lines instead of readable ones (readable only on a terminal)
+  -h, --help         this help
 
 The config (DIR/txgate.json) is written on each start from these options, unless you edited
 it since: an edited config is yours, used as it is (the options above then do not change it)
-until you delete it. The accounts file is written only when there is none.
-  --json             JSON log lines instead of readable ones (readable only on a terminal)
-  -h, --help         this help`;
+until you delete it. The accounts file is written only when there is none.`;
 
 function fail(message: string): never {
   process.stderr.write(`npm start: ${message}\n`);

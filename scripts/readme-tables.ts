@@ -16,6 +16,7 @@ import { RateLimiter } from '../src/limits/rate-limiter.js';
 import type { RunnerStage } from '../src/pipeline/pipeline.js';
 import { REASON_NAMES, REASONS, RETRY, type Reason, type ReasonSpec } from '../src/reasons.js';
 import { createForwardStage } from '../src/stages/forward.js';
+import { renderClientErrors } from './client-errors-table.js';
 import { renderExamples } from './readme-examples.js';
 import { renderPerf } from './readme-perf.js';
 import { renderKitOutcomes, renderRetry } from './readme-retry.js';
@@ -75,6 +76,7 @@ export const BLOCKS: Readonly<Record<string, () => string>> = {
   reasons: renderReasons,
   retry: renderRetry,
   'kit-outcomes': renderKitOutcomes,
+  'client-errors': renderClientErrors,
   perf: () => renderPerf(),
   config: () => renderFieldTable(CONFIG),
   metrics: renderMetricsTable,

@@ -52,26 +52,50 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
   return config.workers > 1 ? startThreads(config, log, opts.pretty === true) : startSingle(config, log);
 }
 
-async function startInternal(config: Config, log: Logger, snapshots: () => Promise<MetricJSON[][]>, readiness: () => Promise<ReadinessReport>) {
-  if (!config.internal.enabled) return { internal: null, internalPort: null, refresh: async () => {} };
+/**
+ * The internal listener and the readiness it mirrors. From `markDraining()` on (the first thing a stop
+ * does) its /ready answers 503 `draining` until the process exits, whatever the threads still
+ * report: a thread that has finished its drain and exited reports nothing (docs/operations.md#drain-step-by-step).
+ */
+async function startInternal(config: Config, log: Logger, snapshots: () => Promise<MetricJSON[][]>, threads: () => Promise<ReadinessReport>) {
+  let draining = false;
+  // Draining is checked after the threads answer: a refresh begun before the stop cannot undo it.
+  const readiness = async (): Promise<ReadinessReport> => {
+    const r = await threads();
+    return draining ? drainingReport(r) : r;
+  };
+  const markDraining = () => {
+    draining = true;
+    last = drainingReport(last);
+  };
   let last: ReadinessReport = { ready: false, body: '{"status":"not_ready","notReady":["starting"]}' };
   const refresh = async () => {
     last = await readiness();
   };
+  if (!config.internal.enabled) return { internal: null, internalPort: null, timer: undefined, refresh: async () => {}, readiness, markDraining };
   const timer = setInterval(() => void refresh(), 250);
   timer.unref();
   void refresh();
   const internal = new InternalServer({ log, readiness: () => last, snapshots });
   const internalPort = await internal.listen(config.internal.host, config.internal.port);
-  return { internal, internalPort, timer, refresh };
+  return { internal, internalPort, timer, refresh, readiness, markDraining };
+}
+
+/** A report with `draining` first among what is not ready (once, whatever else the threads said). */
+function drainingReport(r: ReadinessReport): ReadinessReport {
+  return readinessReport(['draining', ...(r.notReady ?? []).filter((p) => p !== 'draining' && p !== 'starting')], r.warnings ?? []);
 }
 
 async function startSingle(config: Config, log: Logger): Promise<Service> {
   const app = createApp({ config, log });
   await app.prepare();
-  const readiness = async () => app.readiness.report();
   // The public port opens last: a supervisor that waits for /health finds everything up.
-  const { internal, internalPort, refresh } = await startInternal(config, log, async () => (app.metrics !== null ? [app.metrics.snapshot()] : []), readiness);
+  const { internal, internalPort, refresh, readiness, markDraining } = await startInternal(
+    config,
+    log,
+    async () => (app.metrics !== null ? [app.metrics.snapshot()] : []),
+    async () => app.readiness.report(),
+  );
   // A store that loads in the background (the database) is loaded first: no request meets an empty store.
   await app.store.whenLoaded?.();
   const port = await app.listen();
@@ -86,6 +110,7 @@ async function startSingle(config: Config, log: Logger): Promise<Service> {
       if (app.store.hearsSignal !== true) void app.store.reload?.('SIGHUP');
     },
     async stop() {
+      markDraining();
       await app.stop();
       internal?.close();
     },
@@ -146,8 +171,12 @@ async function startThreads(config: Config, log: Logger, pretty: boolean): Promi
     store.onChange(push);
     if (store.ready) push(store.current()); // a change while the workers started
   }
-  const readiness = async () => mergeReadiness(await pool.snapshots());
-  const { internal, internalPort, timer, refresh } = await startInternal(config, log, async () => (await pool.snapshots()).map((a) => a.metrics), readiness);
+  const { internal, internalPort, timer, refresh, readiness, markDraining } = await startInternal(
+    config,
+    log,
+    async () => (await pool.snapshots()).map((a) => a.metrics),
+    async () => mergeReadiness(await pool.snapshots()),
+  );
   // The public port opens last, on every thread: a supervisor that waits for /health finds
   // the internal listener and every thread up.
   await store?.whenLoaded(); // a shared store's first load is in every thread before the port opens
@@ -164,6 +193,7 @@ async function startThreads(config: Config, log: Logger, pretty: boolean): Promi
       else pool.send({ type: 'reload' });
     },
     async stop() {
+      markDraining();
       await pool.drain();
       if (timer !== undefined) clearInterval(timer);
       internal?.close();

@@ -36,7 +36,7 @@ describe("the README's Performance table", () => {
     const txgate = doc.results.filter((r) => r.server === 'txgate');
     assert.ok(txgate.length >= 4, 'eth_chainId, 401, a submission over HTTP and to a ws:// sequencer');
     for (const r of txgate) {
-      const row = table.split('\n').find((l) => l.startsWith(`| ${r.scenario}: instructions per request |`));
+      const row = table.split('\n').find((l) => l.startsWith(`| ${r.scenario}: instructions per request, median of 5 rounds |`));
       assert.ok(row !== undefined, r.scenario);
       assert.ok(row.includes(`${k(r.median)}, ${Number((r.median / echo).toFixed(2))}x the echo`), row);
     }
@@ -50,7 +50,7 @@ describe("the README's Performance table", () => {
       }),
     );
     assert.notEqual(slower, before);
-    assert.match(slower, /\| eth_chainId: instructions per request \| 88\.0k, /);
+    assert.match(slower, /\| eth_chainId: instructions per request, median of 5 rounds \| 88\.0k, /);
     const fewer = renderPerf(runsWith('ws', (d) => d.throughput.pop()));
     assert.equal(fewer.split('\n').length, before.split('\n').length, 'the same rows');
     assert.notEqual(fewer, before, 'one scenario fewer in the WebSocket row');
@@ -77,5 +77,55 @@ describe("the README's Performance table", () => {
       () => renderPerf(runsWith('load', (d) => (d.throughput[0].ratio = 'fast'))),
       /bench\/results\/load\.json: throughput\.0\.ratio is not a number/,
     );
+  });
+
+  it('calls a figure a median only over an odd count of 3 or more rounds: two rounds show their range, never the upper one as a median', () => {
+    const two = renderPerf(
+      runsWith('load', (d) => {
+        for (const t of d.throughput) t.ratios = [0.316, 0.985];
+        for (const r of d.sync) if (r.ratios !== undefined) r.ratios = [1.318, 0.959];
+      }),
+    );
+    const row = two.split('\n').find((l) => l.startsWith('| req/s under wrk'))!;
+    assert.ok(row.includes('0.316x–0.985x over 2 rounds (no median)'), row);
+    assert.doesNotMatch(row, /median of 2/, 'not called a median');
+    assert.doesNotMatch(row, /0\.985x \(/, 'the upper round is not shown as the figure');
+    const sync = two.split('\n').find((l) => l.startsWith('| the sync send'))!;
+    assert.ok(sync.includes('0.959x–1.318x over 2 rounds (no median)'), sync);
+    const three = renderPerf(runsWith('load', (d) => (d.throughput[0].ratios = [0.9, 0.5, 0.7])));
+    assert.ok(three.includes('0.7x (median of 3 rounds, 0.5x–0.9x) ⚠ noisy: rounds spread 57.1%'), 'the middle of three, flagged noisy');
+    const quiet = renderPerf(runsWith('load', (d) => (d.throughput[0].ratios = [0.9, 0.91, 0.92])));
+    assert.ok(quiet.includes('0.91x (median of 3 rounds, 0.9x–0.92x);'), 'not flagged within 10%');
+  });
+
+  it('flags an added latency below its reference where it is shown, and a noisy instruction count', () => {
+    const below = renderPerf(
+      runsWith('load', (d) => {
+        const http = d.rate.rows.find((r: any) => r.path === 'http');
+        http.added.p999 = -6687;
+        d.latency[0].added.p99 = -12;
+      }),
+    );
+    assert.ok(below.includes('-6687 µs ⚠ below the reference (its own noise: not a figure)'), 'the p99.9 of the fixed rate');
+    assert.ok(below.includes('-12 µs ⚠ below the reference'), 'the added p99 at ~1,000 req/s');
+    const noisy = renderPerf(
+      runsWith('instr-ws-sequencer', (d) => {
+        d.results.find((r: any) => r.server === 'txgate' && r.scenario === 'valid submission').spread = 0.752;
+      }),
+    );
+    assert.match(noisy, /\| valid submission: instructions per request, median of 5 rounds \| [^|]* ⚠ noisy: rounds spread 75\.2% > 10% \|/);
+  });
+
+  it("the sync send is set against the plain send of its own round, and says that round's plain req/s", () => {
+    const doc = readRun('load') as { sync: { scenario: string; plain?: { rps: number } }[] };
+    const table = renderPerf();
+    for (const r of doc.sync.filter((x) => x.scenario.startsWith('sync send')))
+      assert.ok(table.includes(`each round against the plain send of the same round (${r.plain!.rps} req/s in the median round)`), r.scenario);
+  });
+
+  it('says when each run was recorded', () => {
+    const table = renderPerf();
+    const load = readRun('load') as { date: string };
+    assert.ok(table.includes(`| [load](bench/results/load.md) | ${load.date.slice(0, 10)}, `), 'the date of the load run');
   });
 });

@@ -9,7 +9,9 @@ import type { FromWorker, ToWorker, WorkerData, WorkerSnapshot } from './protoco
 
 export class WorkerPool {
   private seq = 0;
-  private readonly waiting = new Map<number, (v: WorkerSnapshot) => void>();
+  private readonly waiting = new Map<number, { worker: Worker; answer: (v: WorkerSnapshot | null) => void }>();
+  /** Workers that have exited (after their drain): they answer nothing more. */
+  private readonly gone = new Set<Worker>();
   private failed: string | null = null;
   private onFailure: ((why: string) => void) | null = null;
 
@@ -25,7 +27,7 @@ export class WorkerPool {
         const w = new Worker(new URL('../worker.js', import.meta.url), { workerData: data(index) });
         w.on('message', (m: FromWorker) => {
           if (acceptWorkerLog(m)) return; // its log lines, written by this thread's sink
-          if (m.type === 'snapshot') pool?.waiting.get(m.id)?.({ metrics: m.metrics, readiness: m.readiness });
+          if (m.type === 'snapshot') pool?.waiting.get(m.id)?.answer({ metrics: m.metrics, readiness: m.readiness });
           else if (m.type === 'fatal') fail(`worker ${index} failed`);
         });
         // A worker reports its own uncaught errors ('fatal') and keeps its sockets until drained.
@@ -48,8 +50,15 @@ export class WorkerPool {
       }),
     );
     pool = new WorkerPool(workers);
+    for (const w of workers) w.once('exit', () => pool?.exited(w));
     for (const why of early) pool.fail(why);
     return pool;
+  }
+
+  /** A worker is gone: what was asked of it is answered with nothing (a snapshot never hangs). */
+  private exited(w: Worker): void {
+    this.gone.add(w);
+    for (const q of this.waiting.values()) if (q.worker === w) q.answer(null);
   }
 
   private fail(why: string): void {
@@ -68,21 +77,27 @@ export class WorkerPool {
     for (const w of this.workers) w.postMessage(m);
   }
 
-  /** Every worker's metrics and readiness, now. */
-  snapshots(): Promise<WorkerSnapshot[]> {
-    return Promise.all(
-      this.workers.map(
-        (w) =>
-          new Promise<WorkerSnapshot>((resolve) => {
-            const id = ++this.seq;
-            this.waiting.set(id, (v) => {
-              this.waiting.delete(id);
-              resolve(v);
-            });
-            w.postMessage({ type: 'snapshot', id } satisfies ToWorker);
-          }),
-      ),
+  /** The metrics and readiness of every worker still running, now (an exited one is left out). */
+  async snapshots(): Promise<WorkerSnapshot[]> {
+    const all = await Promise.all(
+      this.workers
+        .filter((w) => !this.gone.has(w))
+        .map(
+          (w) =>
+            new Promise<WorkerSnapshot | null>((resolve) => {
+              const id = ++this.seq;
+              this.waiting.set(id, {
+                worker: w,
+                answer: (v) => {
+                  this.waiting.delete(id);
+                  resolve(v);
+                },
+              });
+              w.postMessage({ type: 'snapshot', id } satisfies ToWorker);
+            }),
+        ),
     );
+    return all.filter((s): s is WorkerSnapshot => s !== null);
   }
 
   /** Every worker opens the public port; rejects with the first failure. */
@@ -104,16 +119,18 @@ export class WorkerPool {
     ).then(() => {});
   }
 
-  /** Every worker drains and exits. */
+  /** Every worker drains and exits (one already gone has nothing to drain). */
   drain(): Promise<void> {
     return Promise.all(
-      this.workers.map(
-        (w) =>
-          new Promise<void>((resolve) => {
-            w.once('exit', () => resolve());
-            w.postMessage({ type: 'drain' } satisfies ToWorker);
-          }),
-      ),
+      this.workers
+        .filter((w) => !this.gone.has(w))
+        .map(
+          (w) =>
+            new Promise<void>((resolve) => {
+              w.once('exit', () => resolve());
+              w.postMessage({ type: 'drain' } satisfies ToWorker);
+            }),
+        ),
     ).then(() => {});
   }
 }

@@ -33,6 +33,8 @@ export class StubSequencer {
   delayMs = 0;
   /** A delay per call (beside delayMs): answers that overtake each other. */
   delayOf: ((call: Call) => number) | null = null;
+  /** Where set, every eth_sendRawTransaction waits for it before its answer (a forward held in flight). */
+  hold: Promise<void> | null = null;
   /** Delay of the eth_chainId answer (the health probe's). */
   chainIdDelayMs = 0;
   chainIdHex: string;
@@ -102,6 +104,7 @@ export class StubSequencer {
     const b = this.behaviour(call);
     const delay = this.delayMs + (this.delayOf?.(call) ?? 0);
     if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+    if (this.hold !== null) await this.hold;
     return this.answer(b, msg.id, txHash(String(msg.params[0])), req, res);
   }
 

@@ -6,13 +6,17 @@
  *
  * A submission's outcome is settled before ethers sees it: an uncertain answer is looked up on
  * the chain RPC by the locally computed hash, and only the exact same bytes are resent, so
- * ethers is never told "failed" for a transaction that went through. A refusal reaches ethers as
- * txgate's JSON-RPC error object; `txgateReason(error)` reads its `data.reason`.
+ * ethers is never told "failed" for a transaction that went through. A refusal is thrown as an
+ * ethers error with the code an ethers program handles and txgate's reason on it
+ * (errors-ethers.ts); `txgateReason(error)` reads it too. `close()` (or ethers' `destroy()`)
+ * ends its connections; an idle one never keeps the process alive.
  */
 import { JsonRpcProvider, Network, type JsonRpcError, type JsonRpcPayload, type JsonRpcResult } from 'ethers';
+import { ethersErrorOf } from './errors-ethers.js';
 import { NO_ANSWER, Submitter, type SubmitOutcome, type SyncOutcome } from './gate.js';
 import { httpUrlOf, openLink, type RpcLink } from './link.js';
 import { rpcError } from './outcomes.js';
+import { failedReason } from './refusal.js';
 
 /** Anything that answers JSON-RPC reads (an ethers JsonRpcProvider, BrowserProvider, …). */
 export interface ChainRpc {
@@ -76,7 +80,10 @@ export class TxgateProvider extends JsonRpcProvider {
     if (p.method === 'eth_chainId') {
       const a = await this.gate.call('eth_chainId', [], false);
       if (a.kind === 'result') return { id: p.id, result: a.result };
-      return { id: p.id, error: a.kind === 'error' ? { code: a.code, message: a.message, data: a.data } : { code: -32603, message: a.why } };
+      return {
+        id: p.id,
+        error: a.kind === 'error' ? { code: a.code, message: a.message, data: a.data } : { code: -32603, message: a.why, data: { reason: failedReason(a) } },
+      };
     }
     if (p.method === 'eth_sendRawTransaction') {
       const deadline = performance.now() + (this.opts.timeoutMs ?? 10_000) * 3;
@@ -91,10 +98,7 @@ export class TxgateProvider extends JsonRpcProvider {
       if (a.kind === 'result') return { id: p.id, result: a.result };
       return {
         id: p.id,
-        error:
-          a.kind === 'error'
-            ? { code: a.code, message: a.message, data: a.data }
-            : { code: -32603, message: a.why, data: { reason: a.sent ? 'uncertain' : 'unreachable' } },
+        error: a.kind === 'error' ? { code: a.code, message: a.message, data: a.data } : { code: -32603, message: a.why, data: { reason: failedReason(a) } },
       };
     }
     try {
@@ -116,10 +120,20 @@ export class TxgateProvider extends JsonRpcProvider {
     return this.submitter.submitSync(signedTx, o.maxWaitMs);
   }
 
+  /** txgate's refusals as ethers errors (errors-ethers.ts); any other error as ethers reads it. */
+  override getRpcError(payload: JsonRpcPayload, error: JsonRpcError): Error {
+    return ethersErrorOf(payload, error.error) ?? super.getRpcError(payload, error);
+  }
+
   override destroy(): void {
-    super.destroy();
-    void this.gate.close();
-    if (typeof this.opts.rpc === 'string') (this.chain as JsonRpcProvider).destroy();
+    void this.close();
+  }
+
+  /** Ends the provider and its connections (ethers' `destroy()`, awaited until txgate's connection is closed). */
+  async close(): Promise<void> {
+    if (!this.destroyed) super.destroy();
+    if (typeof this.opts.rpc === 'string' && !(this.chain as JsonRpcProvider).destroyed) (this.chain as JsonRpcProvider).destroy();
+    await this.gate.close();
   }
 }
 
@@ -131,3 +145,4 @@ function answer(id: number, out: SubmitOutcome): JsonRpcResult | JsonRpcError {
 
 /** txgate's `data.reason` from an error ethers threw (anywhere in its cause chain), or undefined. */
 export { txgateReason } from './reason.js';
+export { ETHERS_CODES, ethersCodeOf } from './errors-ethers.js';

@@ -8,13 +8,17 @@
  * A submission's outcome is settled before viem sees it: an uncertain answer (timeout, 502, a
  * lost connection) is looked up on the chain RPC by the locally computed hash, and only the
  * exact same bytes are resent, so viem is never told "failed" for a transaction that went
- * through. A refusal surfaces as a viem error whose cause chain holds txgate's JSON-RPC error
- * (`data.reason`); `txgateReason(error)` reads it.
+ * through. A refusal is thrown as a viem `BaseError` subclass naming the reason and what to do
+ * (errors-viem.ts), whose cause chain holds txgate's JSON-RPC error (`data.reason`);
+ * `txgateReason(error)` reads it. `transport.close()` (or `client.transport.close()`) ends the
+ * connection to txgate; an idle one never keeps the process alive.
  */
-import { createTransport, http, RpcRequestError, type EIP1193RequestFn, type Transport } from 'viem';
+import { createTransport, http, type EIP1193RequestFn, type Transport } from 'viem';
+import { viemErrorOf } from './errors-viem.js';
 import { NO_ANSWER, Submitter, type ChainResult } from './gate.js';
 import { openLink } from './link.js';
 import { rpcError } from './outcomes.js';
+import { failedReason } from './refusal.js';
 
 export interface TxgateTransportOptions {
   /** txgate's base URL: http(s)://, or ws(s):// for the WebSocket lane. */
@@ -29,9 +33,18 @@ export interface TxgateTransportOptions {
   readonly maxResends?: number;
 }
 
-export function txgate(o: TxgateTransportOptions): Transport<'txgate'> {
+/** What the transport adds to a client's `transport`: `close()` ends its connection to txgate. */
+export interface TxgateTransportValue {
+  close(): Promise<void>;
+}
+
+/** The transport; `close()` on it (or on a client's `transport`) ends the connection to txgate. */
+export type TxgateTransport = Transport<'txgate', TxgateTransportValue> & TxgateTransportValue;
+
+export function txgate(o: TxgateTransportOptions): TxgateTransport {
   const gate = openLink(o.url, o.apiKey, { connectTimeoutMs: o.connectTimeoutMs ?? 3_000, timeoutMs: o.timeoutMs ?? 10_000 });
-  return (params) => {
+  const value: TxgateTransportValue = { close: () => gate.close() };
+  const transport: Transport<'txgate', TxgateTransportValue> = (params) => {
     const chain = (typeof o.rpc === 'string' ? http(o.rpc) : o.rpc)(params);
     const chainResult: ChainResult = async (method, p) => {
       try {
@@ -47,7 +60,7 @@ export function txgate(o: TxgateTransportOptions): Transport<'txgate'> {
       if (method === 'eth_chainId') {
         const a = await gate.call('eth_chainId', [], false);
         if (a.kind === 'result') return a.result;
-        throw refusal(o.url, method, p, a.kind === 'error' ? a : { code: -32603, message: a.why, data: undefined, status: a.status });
+        throw refusal(o.url, method, p, a.kind === 'error' ? a : { code: -32603, message: a.why, data: { reason: failedReason(a) }, status: a.status });
       }
       if (method === 'eth_sendRawTransactionSync') {
         // viem's sendRawTransactionSync / sendTransactionSync: the receipt in one call where
@@ -56,12 +69,7 @@ export function txgate(o: TxgateTransportOptions): Transport<'txgate'> {
         // unknown to viem; look the hash up on the chain RPC before building a replacement.
         const a = await gate.call(method, p, true);
         if (a.kind === 'result') return a.result;
-        throw refusal(
-          o.url,
-          method,
-          p,
-          a.kind === 'error' ? a : { code: -32603, message: a.why, data: { reason: a.sent ? 'uncertain' : 'unreachable' }, status: a.status },
-        );
+        throw refusal(o.url, method, p, a.kind === 'error' ? a : { code: -32603, message: a.why, data: { reason: failedReason(a) }, status: a.status });
       }
       if (method !== 'eth_sendRawTransaction') return chain.request(args as never);
       const out = await submitter.settle(String(p[0]), {
@@ -73,23 +81,13 @@ export function txgate(o: TxgateTransportOptions): Transport<'txgate'> {
       throw refusal(o.url, method, p, rpcError(out));
     }) as EIP1193RequestFn;
     // retryCount 0: a refusal is never retried blindly (outcomes are settled above).
-    return createTransport({ key: 'txgate', name: 'txgate', type: 'txgate', request, retryCount: 0 });
+    return createTransport({ key: 'txgate', name: 'txgate', type: 'txgate', request, retryCount: 0 }, value);
   };
+  return Object.assign(transport, value);
 }
 
-function refusal(
-  url: string,
-  method: string,
-  params: unknown[],
-  e: { code: number; message: string; data: unknown; status?: number | undefined },
-): RpcRequestError {
-  return new RpcRequestError({
-    body: { method, params },
-    error: { code: e.code, message: e.message, data: e.data },
-    url,
-    ...(e.status !== undefined ? { status: e.status } : {}),
-  });
-}
+const refusal = viemErrorOf;
 
 /** txgate's `data.reason` from an error viem threw (anywhere in its cause chain, whatever copy of viem made it), or undefined. */
 export { txgateReason } from './reason.js';
+export { TxgateNotSentError, TxgatePendingError, TxgateRateLimitedError, TxgateRejectedError, TxgateRpcError, TxgateUncertainError } from './errors-viem.js';

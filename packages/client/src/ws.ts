@@ -8,7 +8,12 @@
  *   submission may have reached a sequencer; the receipt of its hash decides).
  * A dropped connection is reopened in the background with backoff (100 ms doubling to 5 s,
  * with jitter); the server's pings keep an idle one open (answered by `ws` itself).
+ *
+ * An idle connection never keeps the process alive (as undici's idle sockets do not): its socket
+ * is unref'd while no call is in flight and ref'd while one is, so a script that has its answers
+ * ends by itself; `close()` ends the connection at once.
  */
+import type { Socket } from 'node:net';
 import WebSocket from 'ws';
 import type { RpcAnswer } from './http.js';
 import type { LinkTimes, RpcLink } from './link.js';
@@ -28,6 +33,8 @@ export class WsLink implements RpcLink {
   private closed = false;
   private failures = 0;
   private retry: NodeJS.Timeout | null = null;
+  /** The open connection's TCP socket, ref'd exactly while calls are in flight. */
+  private raw: Socket | null = null;
 
   constructor(
     private readonly url: string,
@@ -45,6 +52,7 @@ export class WsLink implements RpcLink {
         resolve({ kind: 'failed', why: `no answer within ${this.times.timeoutMs} ms`, sent: true });
       }, this.times.timeoutMs);
       this.waiting.set(id, { resolve, timer });
+      this.hold();
       sock.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }), (err) => {
         // Not flushed: the connection went while it was queued; it may or may not have left.
         if (err !== undefined && err !== null) this.settle(id, { kind: 'failed', why: `connection lost while sending: ${err.message}`, sent: true });
@@ -57,6 +65,9 @@ export class WsLink implements RpcLink {
     if (this.closed) return Promise.resolve({ kind: 'failed', why: 'closed', sent: false });
     this.opening ??= new Promise<WebSocket | RpcAnswer>((resolve) => {
       const sock = new WebSocket(this.url, { headers: { 'x-api-key': this.apiKey }, handshakeTimeout: this.times.connectTimeoutMs, perMessageDeflate: false });
+      sock.once('upgrade', (res) => {
+        this.raw = res.socket;
+      });
       const done = (v: WebSocket | RpcAnswer) => {
         this.opening = null;
         resolve(v);
@@ -65,6 +76,7 @@ export class WsLink implements RpcLink {
         this.sock = sock;
         this.failures = 0;
         sock.on('message', (data) => this.onMessage(data.toString()));
+        this.hold();
         done(sock);
       });
       // The upgrade refused (401, 403, 421, 429, 503…): every waiting call gets that refusal.
@@ -112,12 +124,21 @@ export class WsLink implements RpcLink {
     if (w === undefined) return;
     this.waiting.delete(id);
     clearTimeout(w.timer);
+    this.hold();
     w.resolve(a);
+  }
+
+  /** The socket keeps the process alive exactly while a call waits for its answer. */
+  private hold(): void {
+    if (this.raw === null) return;
+    if (this.waiting.size > 0 || this.closed) this.raw.ref();
+    else this.raw.unref();
   }
 
   /** The connection dropped: every call in flight is uncertain (it was written); reopen with backoff. */
   private dropped(code: number, why: string): void {
     this.sock = null;
+    this.raw = null;
     for (const id of [...this.waiting.keys()])
       this.settle(id, { kind: 'failed', why: `connection closed with calls in flight (${code}${why !== '' ? ` ${why}` : ''})`, sent: true });
     if (this.closed) return;
@@ -136,7 +157,8 @@ export class WsLink implements RpcLink {
     this.closed = true;
     if (this.retry !== null) clearTimeout(this.retry);
     const sock = this.sock;
-    if (sock === null) return;
+    if (sock === null || sock.readyState === WebSocket.CLOSED) return;
+    this.hold(); // the closing handshake keeps the process alive until it ends (an awaited close() returns)
     await new Promise<void>((resolve) => {
       sock.once('close', () => resolve());
       sock.close(1000);
