@@ -15,7 +15,7 @@ import { writeFileSync } from 'node:fs';
 import { createServer, request, Agent } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { keySha256 } from '../src/stages/auth.js';
+import { keySha256 } from '../src/accounts/keys.js';
 import { ANVIL_TIP_ADDRESS } from '../src/dev/anvil.js';
 import { keccak256 } from '../src/native.js';
 import { signedPool } from './fixtures.js';

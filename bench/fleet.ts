@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { migrate } from '../src/accounts/postgres/migrate.js';
-import { CLIENT_OPTIONS } from '../src/accounts/postgres/store.js';
+import { CLIENT_OPTIONS } from '../src/accounts/postgres/connection.js';
 import { TestPostgres } from '../test/support/postgres.js';
 import { measureEdge, phaseTable, seedFleet } from './fleet-edge.js';
 import { RESULTS_DIR } from './lib.js';

@@ -19,22 +19,21 @@
  * what this floor costs over the bare echo is the contract itself.
  * Usage: node floor-server.js PORT LOGFILE [KEY_SHA256 SEQUENCER_URL TIP_ADDRESS MIN_TIP_WEI [curve|recover]]
  */
-import { HealthBoard } from '../src/forward/health-board.js';
 import { hash } from 'node:crypto';
 import { openSync, writeSync } from 'node:fs';
 import type { HttpResponse } from 'uWebSockets.js';
 import { Exit, REJECT } from '../src/errors.js';
-import { HttpUpstream } from '../src/forward/upstream.js';
+import { HttpUpstream } from '../src/upstreams/http/http-upstream.js';
 import { initCrypto, uws } from '../src/native.js';
 import { classifyRawTxParam } from '../src/stages/route.js';
 import { TxDecoder } from '../src/tx/decoder.js';
-import { ascii, H } from '../src/front/write.js';
+import { ascii, H } from '../src/http/write.js';
 
 const [portArg, logFile, keyHash, sequencerUrl, tipArg, minTipArg, signatureArg] = process.argv.slice(2);
 const port = Number(portArg ?? 18101);
 const logFd = openSync(logFile ?? '/dev/null', 'a');
 const keys = new Map<string, string>(keyHash !== undefined ? [[keyHash, 'load']] : []); // key SHA-256 → account id
-const sequencer = sequencerUrl !== undefined ? new HttpUpstream(sequencerUrl, 64, HealthBoard.allocate(1), 0) : null;
+const sequencer = sequencerUrl !== undefined ? new HttpUpstream(sequencerUrl, 64) : null;
 const tip = (tipArg ?? '').toLowerCase();
 const minTip = BigInt(minTipArg ?? '0');
 await initCrypto();

@@ -1,20 +1,19 @@
 /**
  * The forward's client alone, for bench/forward-cost.ts: calls eth_sendRawTransaction on the
- * stub sequencer through txgate's Upstream for a URL (forward/open-upstream.ts: the HTTP
- * Sequencer or the WsUpstream), `concurrency` at a time, in rounds the driver starts.
+ * stub sequencer through txgate's Upstream for a URL (src/upstreams/registry.ts: the
+ * HttpUpstream or the WsUpstream), `concurrency` at a time, in rounds the driver starts.
  *
  * Usage: node forward-client.js URL CONCURRENCY N WARMUP. Warms up with WARMUP calls, prints
  * `warm`, then for each line `go` on stdin makes N calls and prints `done`; `end` exits.
  */
 import { createInterface } from 'node:readline';
-import { HealthBoard } from '../src/forward/health-board.js';
-import { openUpstream } from '../src/forward/open-upstream.js';
+import { openUpstream } from '../src/upstreams/registry.js';
 
 const [url, concurrency, n, warmup] = [process.argv[2]!, Number(process.argv[3] ?? 8), Number(process.argv[4] ?? 2000), Number(process.argv[5] ?? 20000)];
 const raw =
   '0x02f86f82123780843b9aca0084b2d05e0082520894a0ee7a142d267c1f36714e4a8f75612f20a7972085e8d4a5100080c001a0' + 'ab'.repeat(32) + 'a0' + 'cd'.repeat(32);
 const params = `["${raw}"]`;
-const seq = openUpstream(url, 64, HealthBoard.allocate(1), 0, 2);
+const seq = openUpstream(url, { calls: 64, sockets: 2 });
 const times = { timeoutMs: 5000, queueMs: 5000 };
 
 async function calls(count: number): Promise<void> {

@@ -28,7 +28,7 @@ import { privateKeyToAddress } from 'viem/accounts';
 import { ANVIL_TIP_ADDRESS } from '../src/dev/anvil.js';
 import { sign1559 } from '../src/dev/sign.js';
 import { initCrypto } from '../src/native.js';
-import { keySha256 } from '../src/stages/auth.js';
+import { keySha256 } from '../src/accounts/keys.js';
 import { topFunctions, type TopFunction } from './callgrind-top.js';
 import { median, RESULTS_DIR, round, startBench } from './lib.js';
 import { barNote, differsFrom, medianName, roundsProblem } from './figures.js';

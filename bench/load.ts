@@ -41,7 +41,7 @@ import { ANVIL_TIP_ADDRESS } from '../src/dev/anvil.js';
 import { sign1559 } from '../src/dev/sign.js';
 import { privateKeyToAddress } from 'viem/accounts';
 import { initCrypto, SYSTEM_SECP256K1_PATH } from '../src/native.js';
-import { keySha256 } from '../src/stages/auth.js';
+import { keySha256 } from '../src/accounts/keys.js';
 import { gcAgainst, gcObserverSource, readGc, type Sample } from './gc-trace.js';
 import { loadavg } from 'node:os';
 import { differsFrom, flagged, medianName, noisyNote, roundsProblem, roundsSpread } from './figures.js';

@@ -7,7 +7,6 @@
 import type { Exit } from '../src/errors.js';
 import { body, config, context, recoverDecoders, head, KEY_OFF, KEY_SLOW, pipeline, signedPool, TXS } from './fixtures.js';
 import { Metrics } from '../src/metrics/metrics.js';
-import { STAGE_SAMPLE_MASK } from '../src/pipeline/pipeline.js';
 import { runSuite, type Row, type SuiteOptions } from './lib.js';
 import type { Body, RequestHead } from '../src/pipeline/context.js';
 
@@ -25,23 +24,20 @@ export async function run(o: Pick<SuiteOptions, 'time' | 'rounds'> = {}): Promis
   const go = runner();
   const goRecover = runner(recoverDecoders);
   // The same, with the metrics the server feeds: one request observation per answer, and
-  // per-stage timing on the requests the server samples (STAGE_SAMPLE_MASK).
+  // per-stage timing on the requests the pipeline samples (STAGE_SAMPLE_MASK).
   const metrics = new Metrics(config, { version: 'bench', uws: 'bench' });
   const observer = metrics.requestObserver('http');
-  let seq = 0;
   const pm = pipeline({
     exit: (c, e, stage) => {
       observer.request(c, e, stage, 10);
       done!(e);
     },
-    stage: (_c, i, ms) => observer.stage!(pm.names[i]!, ms),
+    observer,
   });
   const goMetrics = (h: RequestHead, b: Body) =>
     new Promise<Exit>((resolve) => {
       done = resolve;
-      const c = context(h, b, pm.initFields);
-      c.timed = (++seq & STAGE_SAMPLE_MASK) === 0;
-      pm.run(c);
+      pm.run(context(h, b, pm.initFields));
     });
   const untipped = (await signedPool(1, { value: 1n }))[0]!;
   const malformed = TXS[1]!.slice(0, -4);

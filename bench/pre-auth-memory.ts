@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ANVIL_TIP_ADDRESS } from '../src/dev/anvil.js';
-import { keySha256 } from '../src/stages/auth.js';
+import { keySha256 } from '../src/accounts/keys.js';
 import { RESULTS_DIR } from './lib.js';
 
 const { values: opt } = parseArgs({ options: { connections: { type: 'string', default: '8000' }, port: { type: 'string', default: '18231' } } });

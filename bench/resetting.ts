@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { sign1559 } from '../src/dev/sign.js';
 import { initCrypto, keccak256 } from '../src/native.js';
-import { keySha256 } from '../src/stages/auth.js';
+import { keySha256 } from '../src/accounts/keys.js';
 
 const HELP = `usage: npm run bench:resetting -- [--requests N] [--capacity N] [--rounds N] [--dist DIR ...]
   --requests N   concurrent submissions per round (default 200)

@@ -23,7 +23,7 @@ import { privateKeyToAddress } from 'viem/accounts';
 import { ANVIL_KEYS, ANVIL_TIP_ADDRESS, startAnvil } from '../src/dev/anvil.js';
 import { sign1559 } from '../src/dev/sign.js';
 import { initCrypto } from '../src/native.js';
-import { keySha256 } from '../src/stages/auth.js';
+import { keySha256 } from '../src/accounts/keys.js';
 import { differsFrom } from './figures.js';
 import { median, RESULTS_DIR, round, startBench } from './lib.js';
 

@@ -7,17 +7,16 @@
  * (RESULT {} past the last): the load bench runs each in a fresh process, since clients measured
  * one after another in one process disturb each other's figures (heap, JIT state, timers).
  */
-import { HealthBoard } from '../src/forward/health-board.js';
 import { Agent, request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { Pool } from 'undici';
-import { interpret, HttpUpstream } from '../src/forward/upstream.js';
+import { interpret, HttpUpstream } from '../src/upstreams/http/http-upstream.js';
 
 const port = Number(process.argv[2] ?? 18200);
 const raw =
   '0x02f86f82123780843b9aca0084b2d05e0082520894a0ee7a142d267c1f36714e4a8f75612f20a7972085e8d4a5100080c001a0' + 'ab'.repeat(32) + 'a0' + 'cd'.repeat(32);
 const body = `{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["${raw}"]}`;
-const seq = new HttpUpstream(`http://127.0.0.1:${port}`, 16, HealthBoard.allocate(1), 0);
+const seq = new HttpUpstream(`http://127.0.0.1:${port}`, 16);
 const pool = new Pool(`http://127.0.0.1:${port}`, { connections: 16 });
 const agent = new Agent({ keepAlive: true, maxSockets: 16 });
 const headers = { 'content-type': 'application/json' };

@@ -17,9 +17,9 @@ import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type WebSocket from 'ws';
-import { HealthBoard } from '../src/forward/health-board.js';
-import { HttpUpstream, type Upstream } from '../src/forward/upstream.js';
-import { WsUpstream } from '../src/forward/ws-upstream.js';
+import { HttpUpstream } from '../src/upstreams/http/http-upstream.js';
+import type { Upstream } from '../src/upstreams/upstream.js';
+import { WsUpstream } from '../src/upstreams/ws/ws-upstream.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string, dflt: string) => {
@@ -75,9 +75,8 @@ interface Result {
 }
 
 async function child(path: string, url: string, rate: number, seconds: number): Promise<Result> {
-  const board = HealthBoard.allocate(1);
   const conns = path.startsWith('ws') ? Number(path.slice(2)) : 0;
-  const up: Upstream = conns > 0 ? new WsUpstream(url.replace('http:', 'ws:'), 1024, board, 0, conns) : new HttpUpstream(url, 64, board, 0);
+  const up: Upstream = conns > 0 ? new WsUpstream(url.replace('http:', 'ws:'), 1024, conns) : new HttpUpstream(url, 64);
   const perConnection: number[] = [];
   /** The connection the last frame was handed to (call() writes synchronously on an open one). */
   let sentOn = -1;

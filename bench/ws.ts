@@ -16,7 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { ANVIL_TIP_ADDRESS } from '../src/dev/anvil.js';
 import { sign1559 } from '../src/dev/sign.js';
 import { initCrypto } from '../src/native.js';
-import { keySha256 } from '../src/stages/auth.js';
+import { keySha256 } from '../src/accounts/keys.js';
 import { differsFrom, flagged, medianName, noisyNote, roundsProblem, roundsSpread } from './figures.js';
 import { cpuMicros, median, RESULTS_DIR, round, startBench } from './lib.js';
 

@@ -2,48 +2,85 @@
  * `node dist/scripts/imports.js [--check]`: the module graph of src/ from its real imports (type
  * imports included: they couple modules too), grouped by folder, with its cycles and every import
  * that goes against the layer order below (docs/architecture.md explains the layers). `--check`
- * exits 1 when there is a cycle or an upward import.
+ * prints only the problems and exits 1 when there is a cycle or an upward import;
+ * test/imports.test.ts makes the same check in `npm test`.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 
-/** The layers, lowest first: a module may import from its own layer or a lower one. */
-export const LAYERS: readonly (readonly string[])[] = [
-  // base: the reasons table, answers, logs, the configuration readers, native bindings
-  [
-    'reasons.ts',
-    'errors.ts',
-    'log-line.ts',
-    'log-sink.ts',
-    'log.ts',
-    'config-reader.ts',
-    'config-fields.ts',
-    'or-error.ts',
-    'build.ts',
-    'native.ts',
-    'busy-poll.ts',
-    'rpc-id.ts',
-    'rpc-scan.ts',
-    'send-kind.ts',
-  ],
-  ['pipeline'],
-  // the parts the configuration configures, and the configuration, which composes their sections
-  // (the account layer declares its own: accounts/config.ts), with the chains built from it
-  ['tx', 'accounts', 'limits', 'forward', 'express-lane', 'config.ts', 'chains.ts'],
-  // rules over the domain: the sync send, who may submit where
-  ['sync', 'admission.ts'],
-  ['stages'],
-  // what every front end shares: the interface, the port, the answer writer, the request log
-  ['front'],
-  ['http', 'ws', 'metrics'],
-  ['app.ts', 'threads', 'worker.ts', 'service.ts', 'cli.ts', 'dev'],
+/** A layer: its name, what is in it (the docs' layer table), and its units (a top file or folder of src/). */
+export interface Layer {
+  readonly name: string;
+  readonly about: string;
+  readonly units: readonly string[];
+}
+
+/**
+ * The layers, lowest first: a module may import from its own layer or a lower one. The one
+ * declaration: the check below, and the layer table and graph of docs/architecture.md
+ * (`npm run readme`), are made from it.
+ */
+export const LAYERS: readonly Layer[] = [
+  {
+    name: 'base',
+    about:
+      'the reasons table and the answers built from it, logs, the configuration readers, native bindings, the JSON-RPC id rule, the method names, the request read in one pass, the two kinds of send',
+    units: [
+      'reasons.ts',
+      'errors.ts',
+      'log-line.ts',
+      'log-sink.ts',
+      'log.ts',
+      'config-reader.ts',
+      'config-fields.ts',
+      'or-error.ts',
+      'build.ts',
+      'native.ts',
+      'busy-poll.ts',
+      'rpc-id.ts',
+      'rpc-methods.ts',
+      'rpc-scan.ts',
+      'send-kind.ts',
+    ],
+  },
+  { name: 'pipeline', about: 'the request context, the stage and runner types, the builder, `Later`, the answer path', units: ['pipeline'] },
+  {
+    name: 'upstreams',
+    about: 'the kinds of upstream (a sequencer, the chain RPC) and their registry: transports to peers, with no state of the service',
+    units: ['upstreams'],
+  },
+  {
+    name: 'domain',
+    about:
+      'the parts the configuration configures, and the configuration, which composes their sections (the account layer declares its own: `accounts/config.ts`), with the chains built from it',
+    units: ['tx', 'accounts', 'limits', 'forward', 'express-lane', 'config.ts', 'chains.ts'],
+  },
+  { name: 'rules over the domain', about: 'the sync send; who may submit where (host → key → grant)', units: ['sync', 'admission.ts'] },
+  { name: 'stages', about: 'one file per stage, and their order', units: ['stages'] },
+  {
+    name: 'what front ends share',
+    about: 'transport-neutral: the front-end interface, request ids, the request log, readiness, a body received whole, a body as text',
+    units: ['front'],
+  },
+  { name: 'observation', about: 'the metrics: primitives, the families, the observers', units: ['metrics'] },
+  {
+    name: 'HTTP',
+    about: 'the public uWS port (register, listen, drain), the answer writer, the framing checks, the HTTP front end, the internal listener',
+    units: ['http'],
+  },
+  { name: 'the WebSocket lane', about: 'an upgrade on the HTTP port: connections, frames into the same pipeline', units: ['ws'] },
+  {
+    name: 'composition',
+    about: 'the composition root, threads, the process, the CLI, the development setup',
+    units: ['app.ts', 'threads', 'worker.ts', 'service.ts', 'cli.ts', 'dev'],
+  },
 ];
 
 /** The unit a file belongs to: its top folder under src/, or the file itself at the top. */
 export const unitOf = (file: string): string => file.split('/')[0]!;
 
 export function layerOf(unit: string): number {
-  const i = LAYERS.findIndex((l) => l.includes(unit));
+  const i = LAYERS.findIndex((l) => l.units.includes(unit));
   if (i < 0) throw new Error(`${unit}: in no layer (add it to LAYERS in scripts/imports.ts)`);
   return i;
 }
@@ -110,8 +147,17 @@ export function cycles(graph: ReadonlyMap<string, readonly string[]>): string[][
   return out;
 }
 
-function main(): void {
-  const root = join(import.meta.dirname, '../../src');
+/** What the check finds in a tree: the folders' graph, cycles between files and between folders, imports into a higher layer. */
+export interface ImportReport {
+  readonly unitGraph: ReadonlyMap<string, readonly string[]>;
+  readonly fileCycles: readonly string[][];
+  readonly unitCycles: readonly string[][];
+  readonly upward: readonly string[];
+}
+
+export const SRC = join(import.meta.dirname, '../../src');
+
+export function checkImports(root = SRC): ImportReport {
   const files = importGraph(root);
   const units = new Map<string, Set<string>>();
   const upward: string[] = [];
@@ -125,18 +171,42 @@ function main(): void {
       if (layerOf(b) > layerOf(a)) upward.push(`${from} -> ${to}`);
     }
   }
-  const unitGraph = new Map([...units].map(([k, v]) => [k, [...v].sort()]));
+  const unitGraph = new Map([...units].map(([k, v]) => [k, [...v].sort()] as const).sort(([a], [b]) => layerOf(a) - layerOf(b) || a.localeCompare(b)));
+  return { unitGraph, fileCycles: cycles(files), unitCycles: cycles(unitGraph), upward: upward.sort() };
+}
+
+/** The docs' layer table (docs/architecture.md's `layers` block). */
+export function renderLayers(): string {
+  const rows = LAYERS.map((l, i) => `| ${i} | ${l.name} | ${l.units.map((u) => `\`${u}\``).join(', ')} | ${l.about} |`);
+  return ['| # | layer | modules | what |', '|---|---|---|---|', ...rows].join('\n');
+}
+
+/** The docs' graph of folders and what they import, from the real imports (the `imports` block). */
+export function renderImportGraph(root = SRC): string {
+  const r = checkImports(root);
+  const width = Math.max(...[...r.unitGraph.keys()].map((k) => k.length));
+  const lines = [...r.unitGraph].map(([k, v]) => `${k.padEnd(width)} -> ${v.join(', ')}`);
+  return ['```', ...lines, '```'].join('\n');
+}
+
+function main(): void {
+  const r = checkImports();
+  const problems = r.fileCycles.length + r.unitCycles.length + r.upward.length;
+  if (process.argv.includes('--check')) {
+    for (const c of r.fileCycles) console.error(`import cycle between files: ${c.join(' <-> ')}`);
+    for (const c of r.unitCycles) console.error(`import cycle between folders: ${c.join(' <-> ')}`);
+    for (const u of r.upward) console.error(`import into a higher layer: ${u}`);
+    if (problems > 0) process.exit(1);
+    return;
+  }
   console.log('# Folders and what they import');
-  for (const [k, v] of [...unitGraph].sort(([a], [b]) => layerOf(a) - layerOf(b) || a.localeCompare(b))) console.log(`${k} -> ${v.join(', ')}`);
-  const fileCycles = cycles(files);
-  const unitCycles = cycles(unitGraph);
+  for (const [k, v] of r.unitGraph) console.log(`${k} -> ${v.join(', ')}`);
   console.log('\n# Cycles between files');
-  for (const c of fileCycles) console.log(c.join(' <-> '));
+  for (const c of r.fileCycles) console.log(c.join(' <-> '));
   console.log('\n# Cycles between folders');
-  for (const c of unitCycles) console.log(c.join(' <-> '));
+  for (const c of r.unitCycles) console.log(c.join(' <-> '));
   console.log('\n# Imports into a higher layer');
-  for (const u of upward.sort()) console.log(u);
-  if (process.argv.includes('--check') && (fileCycles.length > 0 || unitCycles.length > 0 || upward.length > 0)) process.exit(1);
+  for (const u of r.upward) console.log(u);
 }
 
 if (process.argv[1] !== undefined && import.meta.filename === process.argv[1]) main();

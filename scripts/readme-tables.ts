@@ -3,13 +3,14 @@
  * (from the stage list, each stage's `about`, `adds` and declared reasons), the reasons table
  * (from src/reasons.ts), the retry tables (readme-retry.ts), the Performance figures
  * (readme-perf.ts, from bench/results), the configuration fields (src/config.ts) and the metric
- * families (src/metrics/catalog.ts). `npm run readme` writes each between its markers in
+ * families (src/metrics/catalog.ts), the import layers and graph (imports.ts). `npm run readme` writes each between its markers in
  * whichever page carries them; tests fail when a page differs from the rendering, so no such
  * table is edited by hand.
  */
 import { renderFieldTable } from '../src/config-fields.js';
 import { renderMetricsTable } from '../src/metrics/catalog.js';
 import { HostTable } from '../src/chains.js';
+import { renderImportGraph, renderLayers } from './imports.js';
 import { CONFIG, parseConfig } from '../src/config.js';
 import { RateLimiter } from '../src/limits/rate-limiter.js';
 import type { RunnerStage } from '../src/pipeline/pipeline.js';
@@ -79,6 +80,8 @@ export const BLOCKS: Readonly<Record<string, () => string>> = {
   perf: () => renderPerf(),
   config: () => renderFieldTable(CONFIG),
   metrics: renderMetricsTable,
+  layers: renderLayers,
+  imports: () => renderImportGraph(),
 };
 
 /**

@@ -10,8 +10,6 @@ import type { Account, AccountStore, Grant } from './accounts/types.js';
 import type { ChainRuntime, HostTable } from './chains.js';
 import { Exit, REJECT } from './errors.js';
 
-export { authenticate } from './accounts/keys.js';
-
 /** The chain the Host header names, or 421 misdirected_host. */
 export function hostChain(hosts: HostTable, rawHost: string): ChainRuntime | Exit {
   return hosts.lookup(rawHost) ?? REJECT.misdirected_host;

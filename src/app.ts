@@ -8,14 +8,14 @@ import { openStore } from './accounts/open-store.js';
 import type { AccountStore, ReloadResult } from './accounts/types.js';
 import type { Config } from './config.js';
 import { ChainDuplicates, Duplicates } from './forward/dedup.js';
+import { ChainLink } from './forward/chain-link.js';
 import { ChainForwarder, type ForwardObserver } from './forward/forwarder.js';
-import { HealthBoard, slotIndex } from './forward/health-board.js';
+import type { ForwardRequest } from './forward/parts.js';
+import { HealthBoard } from './forward/health-board.js';
 import { HealthProber, healthProblems } from './forward/health.js';
-import type { FrontEnd } from './front/front-end.js';
-import { PublicPort, portParts } from './front/port.js';
+import { PublicPort, portParts, type UwsFrontEnd } from './http/port.js';
 import { Readiness } from './front/readiness.js';
 import { BodyBudget } from './http/body-budget.js';
-import { quotaHeaders } from './http/quota-headers.js';
 import { HttpFrontEnd } from './http/server.js';
 import { createTipAddressesHandler } from './http/tip-addresses.js';
 import { RateLimiter, type TokenBuckets } from './limits/rate-limiter.js';
@@ -31,9 +31,6 @@ import { buildChains, HostTable, type ChainRuntime } from './chains.js';
 import { TxDecoder } from './tx/decoder.js';
 import { BUILD } from './build.js';
 import { WebSocketLane, type LaneObserver } from './ws/lane.js';
-
-export { buildChains } from './chains.js';
-export { admissionStages, type Admitted } from './stages/list.js';
 
 export interface Observers {
   /** A front end's requests, by its transport label (`http`, `ws`). */
@@ -111,11 +108,10 @@ export function createApp(opts: AppOptions): App {
     bodies: thread.bodies,
     tipAddresses: createTipAddressesHandler({ store, hosts, allowUntipped: config.allowUntipped, maxAgeSeconds: config.tipAddresses.maxAgeSeconds }),
     serverTiming: config.profiling.serverTiming,
-    answerHeaders: quotaHeaders(thread.limiter),
     ...optional('busyPoll', busyPoll ?? undefined),
     ...optional('observer', observer('http')),
   });
-  const frontEnds: FrontEnd[] = [
+  const frontEnds: UwsFrontEnd[] = [
     ...(config.websocket.enabled
       ? [
           new WebSocketLane({
@@ -166,6 +162,7 @@ export function createApp(opts: AppOptions): App {
       thread.local?.close();
       await Promise.all([...sends.forwarders.values()].map((f) => f.close()));
       await Promise.all([...sends.syncSenders.values()].map((s) => s.close()));
+      await Promise.all(sends.links.map((l) => l.close()));
     },
   };
 }
@@ -209,7 +206,7 @@ function singleThread(config: Config, log: Logger): ThreadParts {
     local,
     txTable: null,
     board,
-    prober: new HealthProber(config.chains, board, log),
+    prober: new HealthProber(ChainLink.forChains(config.chains, board, log), log),
     counts: new LocalCounts(),
     bodies: new BodyBudget(BodyBudget.allocate(), config.limits.maxBufferedBodyBytes),
   };
@@ -230,25 +227,23 @@ function workerThread(config: Config, shared: SharedParts): ThreadParts {
 
 /**
  * The sends of every chain: the plain one (the forwarder, with duplicate suppression) and, on the
- * chains that turn it on, the sync one beside it (its own connections, the forwarder's outcome
- * rules, plain send and chain RPC client).
+ * chains that turn it on, the sync one beside it (its own connections; the chain's link: its
+ * outcome rules and chain RPC client; the forwarder's plain send).
  */
 function buildSends(config: Config, log: Logger, thread: ThreadParts, observer: (ForwardObserver & SyncObserver) | undefined) {
   const duplicates = new Duplicates(new Map(config.chains.map((c) => [c.chainId, new ChainDuplicates(config.dedup, thread.txTable)])));
-  const slots = slotIndex(config.chains);
-  const board = thread.board;
-  const forwarders = new Map(
-    config.chains.map((c, i) => [c.chainId, new ChainForwarder(c, duplicates.forChain(c.chainId), log, { board, slots: slots[i]! }, observer)]),
-  );
+  const links = ChainLink.forChains(config.chains, thread.board, log, observer);
+  const forwarders = new Map(links.map((link) => [link.chainId, new ChainForwarder(link, duplicates.forChain(link.chainId), observer)]));
   const syncSenders = new Map(
-    config.chains.flatMap((c, i) =>
-      c.sync.enabled
-        ? [[c.chainId, new SyncSender(c, { board, slots: slots[i]! }, forwarders.get(c.chainId)!, duplicates.forChain(c.chainId), observer)] as const]
-        : [],
-    ),
+    links.flatMap((link) => {
+      if (!link.chain.sync.enabled) return [];
+      const forwarder = forwarders.get(link.chainId)!;
+      const parts = { plainSend: (r: ForwardRequest) => forwarder.forward(r), duplicates: duplicates.forChain(link.chainId), observer };
+      return [[link.chainId, new SyncSender(link, parts)] as const];
+    }),
   );
   // Bytes already in flight cost no rate-limit token, a plain send's or a waiting sync call's: one table (dedup.ts).
-  return { forwarders, syncSenders, inFlight: duplicates };
+  return { links, forwarders, syncSenders, inFlight: duplicates };
 }
 
 function decodersOf(config: Config): Map<number, TxDecoder> {

@@ -15,6 +15,7 @@ import { isObj, Reader } from './config-reader.js';
 import { checkExpressLane, EXPRESS_LANE } from './express-lane/config.js';
 import { LOG_LEVELS, type LogLevel } from './log.js';
 import { SECP256K1_BINDINGS, type Secp256k1Binding } from './native.js';
+import { schemesText, upstreamUrl } from './upstreams/registry.js';
 
 export type ForwardStrategy = 'failover' | 'fanout';
 
@@ -74,16 +75,16 @@ const CHAIN = {
     },
   ),
   sequencers: custom<readonly string[]>(
-    'a non-empty array of http(s) or ws(s) URLs',
+    `a non-empty array of URLs (${schemesText()})`,
     'required',
     'the sequencers, in failover order (credentials in an http URL become Basic auth; logs show only scheme://host:port); a `ws://`/`wss://` sequencer is called over persistent WebSocket connections with the same outcome rules',
     (r, v, path) => {
       const sequencers: string[] = [];
-      if (!Array.isArray(v) || v.length === 0) r.problems.push(`${path}: must be a non-empty array of http(s) or ws(s) URLs`);
+      if (!Array.isArray(v) || v.length === 0) r.problems.push(`${path}: must be a non-empty array of URLs (${schemesText()})`);
       else
         v.forEach((s: unknown, j: number) => {
-          const u = httpUrl(s) ?? wsUrl(s);
-          if (u === undefined) r.problems.push(`${path}[${j}]: must be an http://, https://, ws:// or wss:// URL`);
+          const u = upstreamUrl(s);
+          if (u === undefined) r.problems.push(`${path}[${j}]: must be a URL whose scheme is ${schemesText()}`);
           else sequencers.push(u);
         });
       return sequencers;
@@ -294,8 +295,6 @@ function urlOf(v: unknown, schemes: readonly string[]): string | undefined {
     return undefined;
   }
 }
-const httpUrl = (v: unknown) => urlOf(v, ['http:', 'https:']);
-const wsUrl = (v: unknown) => urlOf(v, ['ws:', 'wss:']);
 
 export function defaultWorkers(): number {
   return Math.max(1, availableParallelism());
@@ -324,10 +323,4 @@ export function deepFreeze<T>(o: T): T {
     for (const v of Object.values(o)) deepFreeze(v);
   }
   return o;
-}
-
-/** A label for a sequencer that is safe to log and show: scheme://host:port, no credentials or path. */
-export function sequencerLabel(url: string): string {
-  const u = new URL(url);
-  return `${u.protocol}//${u.host}`;
 }

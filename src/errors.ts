@@ -36,7 +36,7 @@ export function statusLine(status: number): string {
   return line;
 }
 
-/** An answer header: text, or its bytes encoded once (what the answer writer hands uWS as is, front/write.ts). */
+/** An answer header: text, or its bytes encoded once (what the answer writer hands uWS as is, http/write.ts). */
 export type Header = readonly [name: string | Uint8Array, value: string | Uint8Array];
 
 /**

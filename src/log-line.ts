@@ -64,7 +64,7 @@ function jsonPrefix(key: string): string {
 /**
  * Milliseconds with up to three decimals as JSON text, from whole microseconds (what
  * `String(us / 1000)` gives for these values, without the general number printer a double's
- * conversion runs: ~300 instructions, on every audit line).
+ * conversion runs on every audit line).
  */
 export function millisText(us: number): string {
   if (!(us >= 0 && us < 2 ** 31)) return String(us / 1000);
@@ -103,8 +103,8 @@ export class FastLog {
 
 /**
  * A millisecond time as text, remembered while it is the same millisecond: past 2^31 it is a
- * double, whose conversion runs the general number printer (~250 instructions a line, measured
- * with bench:instr --top), and under load many lines share a millisecond.
+ * double, whose conversion runs the general number printer on every line (bench:instr --top
+ * shows it), and under load many lines share a millisecond.
  */
 let lastMs = -1;
 let lastMsText = '';

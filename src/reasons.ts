@@ -19,7 +19,8 @@ export type Where = string;
  * `not_sent` (nothing reached a sequencer), `uncertain` (it may have), `pending` (accepted, no
  * receipt within the sync wait).
  */
-export type SubmissionOutcome = 'accepted' | 'refused' | 'not_sent' | 'uncertain' | 'pending';
+export const SUBMISSION_OUTCOMES = ['accepted', 'refused', 'not_sent', 'uncertain', 'pending'] as const;
+export type SubmissionOutcome = (typeof SUBMISSION_OUTCOMES)[number];
 
 /**
  * The retry rules, each stated once: every reason names one (`retry`), and the README's retry

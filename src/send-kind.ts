@@ -4,8 +4,6 @@
  * for. The route stage says which on the context (its `send` field); the grant and forward
  * stages read that field. A leaf module: it reads nothing.
  */
-export const SYNC_METHOD = 'eth_sendRawTransactionSync';
-
 /** What kind of send a request is: plain, or sync with the wait it gets (ms). */
 export type Send = { readonly sync: false } | { readonly sync: true; readonly waitMs: number };
 

@@ -10,6 +10,7 @@ import { createApp, slotCount, type App } from './app.js';
 import type { Config } from './config.js';
 import { InternalServer } from './http/internal.js';
 import { readinessReport, type ReadinessReport } from './front/readiness.js';
+import { ChainLink } from './forward/chain-link.js';
 import { HealthBoard } from './forward/health-board.js';
 import { HealthProber } from './forward/health.js';
 import { allocateTable } from './limits/shared-tables.js';
@@ -152,7 +153,7 @@ async function startThreads(config: Config, log: Logger, pretty: boolean): Promi
   // One prober for the process, on this thread: every worker reads its verdicts (and writes a
   // transport error it meets) on the shared board, so readiness and forwarding agree.
   const board = HealthBoard.allocate(slotCount(config));
-  const prober = new HealthProber(config.chains, board, log);
+  const prober = new HealthProber(ChainLink.forChains(config.chains, board, log), log);
   await prober.start();
   const shared = {
     rate: allocateTable(RATE_SLOTS),

@@ -14,7 +14,7 @@ import fc from 'fast-check';
 import { ACCOUNT_LIMITS } from '../src/accounts/limits.js';
 import { AccountsFileError, parseAccounts } from '../src/accounts/parse.js';
 import { checkRow, type FetchedRow } from '../src/accounts/postgres/row-check.js';
-import { keySha256 } from '../src/stages/auth.js';
+import { keySha256 } from '../src/accounts/keys.js';
 import { accountsDoc, eventually, issuedKeys, keysInLogs, newKey, startGate, TIP, type AccountIn, type Gate } from './support/harness.js';
 import { rpc, send } from './support/http.js';
 import { StubSequencer } from './support/stub-sequencer.js';

@@ -13,8 +13,7 @@ import { StoreState } from '../src/accounts/postgres/state.js';
 import { parseConfig } from '../src/config.js';
 import { renderMetrics } from '../src/http/internal.js';
 import { Metrics } from '../src/metrics/metrics.js';
-import { REASON_NAMES } from '../src/reasons.js';
-import { SYNC_OUTCOMES } from '../src/sync/sync-send.js';
+import { REASON_NAMES, SUBMISSION_OUTCOMES } from '../src/reasons.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const dashboard = JSON.parse(readFileSync(join(root, 'dashboards', 'txgate.json'), 'utf8')) as {
@@ -101,7 +100,7 @@ function problems(expr: string): string[] {
     for (const [, label, , value] of m[2]!.matchAll(/(\w+)\s*(=~|!~|!=|=)\s*"([^"]*)"/g)) {
       if (own !== undefined && own.size > 0 && !own.has(label!) && !SCRAPE_LABELS.has(label!)) found.push(`${m[1]} has no label ${label}`);
       if (label === 'reason' && !(REASON_NAMES as readonly string[]).includes(value!) && value !== 'ok') found.push(`no reason ${value}`);
-      if (label === 'outcome' && m[1] === 'txgate_sync_calls_total' && !(SYNC_OUTCOMES as readonly string[]).includes(value!))
+      if (label === 'outcome' && m[1] === 'txgate_sync_calls_total' && !(SUBMISSION_OUTCOMES as readonly string[]).includes(value!))
         found.push(`no sync outcome ${value}`);
     }
   }

@@ -10,9 +10,10 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { parseConfig } from '../src/config.js';
 import { ChainDuplicates } from '../src/forward/dedup.js';
+import { ChainLink } from '../src/forward/chain-link.js';
 import { ChainForwarder } from '../src/forward/forwarder.js';
 import { HealthBoard } from '../src/forward/health-board.js';
-import { HttpUpstream } from '../src/forward/upstream.js';
+import { HttpUpstream } from '../src/upstreams/http/http-upstream.js';
 import { initCrypto } from '../src/native.js';
 import { eventually, keysInLogs, newKey, startGate, stubChain, type Gate } from './support/harness.js';
 import { rpc, send } from './support/http.js';
@@ -241,8 +242,14 @@ describe('fanout with a failing observer (direct)', () => {
         throw new Error('observer failed');
       },
     };
-    const health = { board: HealthBoard.allocate(stubs.length), slots: stubs.map((_, i) => i) };
-    return new ChainForwarder(cfg.chains[0]!, new ChainDuplicates({ acceptedTtlMs: 0, maxEntries: 10 }), pino({ level: 'silent' }), health, observer);
+    const link = new ChainLink({
+      chain: cfg.chains[0]!,
+      board: HealthBoard.allocate(stubs.length),
+      slots: stubs.map((_, i) => i),
+      log: pino({ level: 'silent' }),
+      observer,
+    });
+    return new ChainForwarder(link, new ChainDuplicates({ acceptedTtlMs: 0, maxEntries: 10 }), observer);
   };
   const request = (raw: string) => ({ hash: txHash(raw), rawHex: raw, account: 'mm', reqId: 't-1', sender: null });
   let rejections = 0;
@@ -361,7 +368,7 @@ describe('duplicates, shedding, health', () => {
     const stub = await new StubSequencer().start();
     open.stubs.push(stub);
     stub.behaviour = () => ({ kind: 'hang' });
-    const seq = new HttpUpstream(stub.url, 1, HealthBoard.allocate(1), 0);
+    const seq = new HttpUpstream(stub.url, 1);
     const times = { timeoutMs: 5_000, queueMs: 5_000 };
     const first = seq.call('eth_sendRawTransaction', '["0x01"]', times);
     const second = seq.call('eth_sendRawTransaction', '["0x02"]', times); // waits: one connection

@@ -1,5 +1,5 @@
 /**
- * An HTTP upstream in front of a sequencer at its connection limit (http-connections.ts): the
+ * An HTTP upstream in front of a sequencer at its connection limit (src/upstreams/http/http-connections.ts): the
  * sequencer serves its first connection and closes every other one unread, at accept or once
  * the request's bytes arrived. A connection that has answered is used first; asking again about
  * written bytes (`proven`) waits for one rather than open a fresh one; and through txgate, every
@@ -10,8 +10,8 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { HealthBoard } from '../src/forward/health-board.js';
-import { type Answer, HttpUpstream } from '../src/forward/upstream.js';
+import { HttpUpstream } from '../src/upstreams/http/http-upstream.js';
+import type { Answer } from '../src/upstreams/upstream.js';
 import { keysInLogs, newKey, startGate, stubChain } from './support/harness.js';
 import { rpc } from './support/http.js';
 import { txHash } from './support/stub-sequencer.js';
@@ -69,7 +69,7 @@ describe('an HTTP upstream at a sequencer that serves one connection and closes 
   });
 
   it('asking again (proven) goes over the connection that answered, never a fresh one closed unread, while others are lost', async () => {
-    const u = new HttpUpstream(dataUrl, 4, HealthBoard.allocate(1), 0);
+    const u = new HttpUpstream(dataUrl, 4);
     try {
       assert.ok(answered(await call(u)), 'the first connection is served');
       let lost = 0;
@@ -90,7 +90,7 @@ describe('an HTTP upstream at a sequencer that serves one connection and closes 
 
   it('with no connection that has answered, a proven call opens a fresh one (nothing to wait for)', async () => {
     const { server } = limitedServer(1, 'data');
-    const u = new HttpUpstream(await listen(server), 2, HealthBoard.allocate(1), 0);
+    const u = new HttpUpstream(await listen(server), 2);
     try {
       assert.ok(answered(await call(u, true)));
     } finally {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { StoreState } from '../src/accounts/postgres/state.js';
 import { parseConfig } from '../src/config.js';
-import { ignoredFrames } from '../src/forward/peer-frames.js';
+import { ignoredFrames } from '../src/upstreams/peer-frames.js';
 import { renderMetrics } from '../src/http/internal.js';
 import { type FamilyDecl, METRICS, renderMetricsTable } from '../src/metrics/catalog.js';
 import { Metrics } from '../src/metrics/metrics.js';

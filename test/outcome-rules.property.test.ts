@@ -9,12 +9,15 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { readPlain } from '../src/forward/answer.js';
-import { Attempts, type SendKind } from '../src/forward/attempts.js';
-import type { Answer, Upstream } from '../src/forward/upstream.js';
+import { Attempts } from '../src/forward/attempts.js';
+import type { SendKind } from '../src/forward/parts.js';
+import type { Sequencer } from '../src/forward/sequencer.js';
+import type { Answer } from '../src/upstreams/upstream.js';
 import { createLogger } from '../src/log.js';
-import { readSync, readSyncResend, SYNC_METHOD } from '../src/sync/sync-send.js';
+import { readSync, readSyncResend } from '../src/sync/sync-send.js';
 import { pendingAnswer } from '../src/sync/receipt.js';
 import { result } from '../src/errors.js';
+import { SYNC_METHOD } from '../src/rpc-methods.js';
 
 const HASH = '0x' + 'ab'.repeat(32);
 const OTHER = '0x' + 'cd'.repeat(32);
@@ -178,7 +181,7 @@ describe('outcome rules, properties', () => {
             async (script) => {
               const seqs = script.map((s, i) => new Scripted(`s${i}`, s.sends, s.lookups));
               const attempts = new Attempts(1, { timeoutMs: 40, queueMs: 10 }, null, log);
-              const asSeq = seqs as unknown as Upstream[];
+              const asSeq = seqs as unknown as Sequencer[];
               const exit = await (strategy === 'failover' ? attempts.failover(asSeq, REQ, kind) : attempts.fanout(asSeq, REQ, kind));
               const sync = kind.method !== undefined;
               if (exit.reason === 'ok' || exit.reason === 'sync_timeout') {

@@ -1,5 +1,5 @@
 /**
- * The X-RateLimit headers of an answered submission (src/http/quota-headers.ts), written as bytes:
+ * The X-RateLimit headers of an answered submission (src/stages/quota-headers.ts, the rate-limit stage's), written as bytes:
  * the count is exact on both sides of its table of small counts, from the stage's verdict or the
  * bucket as it stands.
  */
@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { REJECT, result } from '../src/errors.js';
 import type { BaseCtx } from '../src/pipeline/context.js';
-import { quotaHeaders } from '../src/http/quota-headers.js';
+import { quotaHeaders } from '../src/stages/quota-headers.js';
 import type { TokenBuckets } from '../src/limits/rate-limiter.js';
 
 const text = (v: string | Uint8Array) => (typeof v === 'string' ? v : Buffer.from(v).toString('latin1'));

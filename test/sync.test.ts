@@ -340,7 +340,7 @@ describe('eth_sendRawTransactionSync, receipt mode (plain send, then the chain R
     assert.equal(again.json.result.transactionHash, hash, 'a resend is answered from the receipt');
     assert.equal(plainAudits(r, hash).length, 1, 'and not forwarded again');
     const metrics = (await send({ port: r.internalPort!, method: 'GET', path: '/metrics' })).text;
-    assert.match(metrics, /txgate_sync_calls_total\{chain="4663",outcome="executed"\} 2/);
+    assert.match(metrics, /txgate_sync_calls_total\{chain="4663",outcome="accepted"\} 2/);
     assert.match(metrics, /txgate_sync_wait_seconds_count\{chain="4663"\} 1/);
     assert.match(metrics, /txgate_sync_waiting\{chain="4663"\} 0/);
     assert.match(

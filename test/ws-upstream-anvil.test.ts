@@ -1,6 +1,6 @@
 /**
  * A ws:// sequencer that is a real chain: anvil's WebSocket endpoint, reached directly and
- * through a TCP proxy this test controls (forward/ws-upstream.ts). Through the proxy a
+ * through a TCP proxy this test controls (src/upstreams/ws/ws-upstream.ts). Through the proxy a
  * connection is killed with calls in flight, after anvil read them or before it could; txgate
  * reconnects, and every answer stays true: 200 only with the transaction's hash and anvil
  * holding that transaction, a written call resolved by the resend or the lookup (docs/design.md

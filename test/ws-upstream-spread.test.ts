@@ -8,8 +8,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type WebSocket from 'ws';
 import { WebSocketServer } from 'ws';
-import { HealthBoard } from '../src/forward/health-board.js';
-import { WsUpstream } from '../src/forward/ws-upstream.js';
+import { WsUpstream } from '../src/upstreams/ws/ws-upstream.js';
 
 const times = { timeoutMs: 5_000, queueMs: 5_000 };
 
@@ -56,7 +55,7 @@ after(async () => {
 });
 async function start(conns: number): Promise<{ up: WsUpstream; stub: Stub }> {
   const stub = new Stub();
-  const up = new WsUpstream(await stub.url(), 256, HealthBoard.allocate(1), 0, conns);
+  const up = new WsUpstream(await stub.url(), 256, conns);
   opened.push({ up, stub });
   await stub.connections(conns);
   return { up, stub };

@@ -1,5 +1,5 @@
 /**
- * Sequencers over a persistent WebSocket (`ws://` sequencer URLs, forward/ws-upstream.ts)
+ * Sequencers over a persistent WebSocket (`ws://` sequencer URLs, src/upstreams/ws/ws-upstream.ts)
  * against a fault-injecting WebSocket stub (silent, reset after reading,
  * garbage frames, an answer for an unknown id, a duplicate answer). The outcome rules are the
  * HTTP forward's: the hash or a confirming lookup, resolved before any 502. Against anvil's
@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, describe, it } from 'node:test';
 import type WebSocket from 'ws';
 import { WebSocketServer } from 'ws';
-import { ignoredFrames } from '../src/forward/peer-frames.js';
+import { ignoredFrames } from '../src/upstreams/peer-frames.js';
 import { keysInLogs, newKey, startGate, stubChain, type Gate } from './support/harness.js';
 import { rpc } from './support/http.js';
 import { freePort } from './support/processes.js';

@@ -13,7 +13,7 @@
  *   socket, else never sent.
  */
 import { REJECT, reject, result, safeJson, upstreamRejected, type Exit } from '../errors.js';
-import type { Answer } from './upstream.js';
+import type { Answer } from '../upstreams/upstream.js';
 
 /** What one sequencer's part in a plain send came to (the audit line's `outcome`, txgate_forwards_total's label). */
 export const FORWARD_OUTCOMES = ['accepted', 'already_known', 'nonce_known', 'rejected', 'hash_mismatch', 'fault'] as const;

@@ -24,9 +24,8 @@ import { FastLog, millisText } from '../log-line.js';
 import { notSent, uncertain, type Known, type Reading } from './answer.js';
 import { type Part, type AttemptObserver, describe, type ForwardRequest, part, type Role, type SendKind } from './parts.js';
 import { type Asking, lookup, resolve } from './resolve.js';
-import type { CallTimes, Upstream } from './upstream.js';
-
-export type { Part, AttemptObserver, ForwardEvent, ForwardRequest, Role, SendKind } from './parts.js';
+import type { CallTimes, Upstream } from '../upstreams/upstream.js';
+import type { Sequencer } from './sequencer.js';
 
 /** The rules above for one chain's sequencers, shared by its plain send and its sync send. */
 export class Attempts implements Asking {
@@ -44,7 +43,7 @@ export class Attempts implements Asking {
   }
 
   /** Sequencers in order, moving on only when one did not definitely answer; written ones are resolved meanwhile. */
-  async failover(seqs: readonly Upstream[], req: ForwardRequest, kind: SendKind): Promise<Exit> {
+  async failover(seqs: readonly Sequencer[], req: ForwardRequest, kind: SendKind): Promise<Exit> {
     // Made only off the common path (the first sequencer answers with the hash).
     let parts: Part[] | null = null;
     let resolving: Promise<Part>[] | null = null;
@@ -71,7 +70,7 @@ export class Attempts implements Asking {
   }
 
   /** All at once: the first acceptance answers; otherwise the decision waits for every part, resolved. */
-  fanout(seqs: readonly Upstream[], req: ForwardRequest, kind: SendKind): Promise<Exit> {
+  fanout(seqs: readonly Sequencer[], req: ForwardRequest, kind: SendKind): Promise<Exit> {
     return new Promise<Exit>((answer) => {
       const parts: Part[] = [];
       let decided = false;
@@ -136,7 +135,7 @@ export class Attempts implements Asking {
   }
 
   /** One call to one sequencer, and the lookup its answer asks for; an unresolved part is resolved by the caller. */
-  async sendTo(seq: Upstream, req: ForwardRequest, kind: SendKind): Promise<Part> {
+  async sendTo(seq: Sequencer, req: ForwardRequest, kind: SendKind): Promise<Part> {
     const t = performance.now();
     let r = kind.read(await kind.call(seq, req), req.hash);
     // A connection lost before the bytes went (reset at connect, a kept-alive one closed by the
@@ -153,7 +152,7 @@ export class Attempts implements Asking {
   }
 
   /** A reading other than an acceptance by hash, with the lookup a suggestive answer asks for. */
-  private async conclude(seq: Upstream, req: ForwardRequest, r: Reading, t: number): Promise<Part> {
+  private async conclude(seq: Sequencer, req: ForwardRequest, r: Reading, t: number): Promise<Part> {
     switch (r.t) {
       case 'accepted':
         return part(seq, 'accepted', r.outcome, 'hash', r.exit, t, r.detail);
@@ -182,7 +181,7 @@ export class Attempts implements Asking {
   }
 
   /** Rule 2 (resolve.ts). */
-  resolve(seq: Upstream, req: ForwardRequest, kind: SendKind, first: Part, others: { readonly accepted: boolean }): Promise<Part> {
+  resolve(seq: Sequencer, req: ForwardRequest, kind: SendKind, first: Part, others: { readonly accepted: boolean }): Promise<Part> {
     return resolve(this, seq, req, kind, first, others);
   }
 

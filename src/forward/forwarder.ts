@@ -7,54 +7,46 @@
  * Identical bytes in flight share one forward; a hash accepted moments ago is answered at once
  * (dedup.ts).
  * In-flight forwards are bounded: beyond `maxInFlight`, 503 overloaded at once; within it, a
- * forward waits at most `queueMs` for a connection to a sequencer (upstream.ts).
+ * forward waits at most `queueMs` for a connection to a sequencer (src/upstreams/).
  * A client that disconnects does not cancel a forward already sent.
  */
 import type { ChainConfig } from '../config.js';
 import { reject, REJECT, result, type Exit } from '../errors.js';
-import type { Logger } from '../log.js';
+import type { CallTimes } from '../upstreams/upstream.js';
 import { readPlain } from './answer.js';
-import { Attempts, type AttemptObserver, type ForwardRequest, type SendKind } from './attempts.js';
-import { HealthBoard } from './health-board.js';
-import { HttpUpstream, type CallTimes, type Upstream } from './upstream.js';
-import { openUpstream } from './open-upstream.js';
+import type { Attempts } from './attempts.js';
+import type { AttemptObserver, ForwardRequest, SendKind } from './parts.js';
+import type { ChainLink } from './chain-link.js';
 import type { ChainDuplicates } from './dedup.js';
-
-export type { ForwardRequest } from './attempts.js';
-export type { ForwardEvent } from './attempts.js';
+import type { Sequencer } from './sequencer.js';
+import { SEND_METHOD } from '../rpc-methods.js';
 
 export interface ForwardObserver extends AttemptObserver {
   inFlight?(chainId: number, n: number): void;
 }
 
 export class ChainForwarder {
-  readonly sequencers: readonly Upstream[];
+  readonly sequencers: readonly Sequencer[];
   private inFlight = 0;
-  /** The outcome rules, shared with the chain's sync send. */
-  readonly attempts: Attempts;
-  /** The chain's own RPC (`chains[].rpc`), for lookups and the sync send's receipts; else null. */
-  readonly rpc: Upstream | null;
+  readonly config: ChainConfig;
+  private readonly attempts: Attempts;
   private readonly plain: SendKind;
 
   constructor(
-    readonly config: ChainConfig,
+    /** The chain's sequencers, health and outcome rules. */
+    private readonly link: ChainLink,
     /** This chain's duplicate suppression (also asked by the rate-limit stage). */
     private readonly dups: ChainDuplicates,
-    readonly log: Logger,
-    /** The process-wide sequencer health, and this chain's slots in it. */
-    health: { readonly board: HealthBoard; readonly slots: readonly number[] },
     private readonly observer: ForwardObserver = {},
   ) {
-    this.sequencers = config.sequencers.map((u, i) =>
-      openUpstream(u, config.forward.connections, health.board, health.slots[i]!, config.forward.wsConnections),
-    );
+    const config = link.chain;
+    this.config = config;
+    this.attempts = link.attempts;
+    this.sequencers = link.open({ calls: config.forward.connections, sockets: config.forward.wsConnections });
     const times: CallTimes = { timeoutMs: config.forward.timeoutMs, queueMs: config.forward.queueMs };
-    // The chain RPC is no sequencer: a health board of its own, which nothing marks down.
-    this.rpc = config.rpc === null ? null : new HttpUpstream(config.rpc, Math.max(4, Math.min(config.sync.maxWaiting, 64)), HealthBoard.allocate(1), 0);
-    this.attempts = new Attempts(config.chainId, times, this.rpc, log, observer);
     this.plain = {
       method: undefined,
-      call: (seq, req) => seq.call('eth_sendRawTransaction', `["${req.rawHex}"]`, times),
+      call: (seq, req) => seq.call(SEND_METHOD, `["${req.rawHex}"]`, times),
       read: readPlain,
       readResend: readPlain,
       knownExit: result,
@@ -102,7 +94,7 @@ export class ChainForwarder {
     const p = run.then(
       (exit) => this.settle(req, exit),
       (e: unknown) => {
-        this.log.error({ err: e, tx: hash, account: req.account, reqId: req.reqId }, 'forward failed unexpectedly: outcome uncertain');
+        this.link.log.error({ err: e, tx: hash, account: req.account, reqId: req.reqId }, 'forward failed unexpectedly: outcome uncertain');
         return this.settle(req, reject('upstream_error', undefined, { txHash: hash }));
       },
     );
@@ -117,7 +109,8 @@ export class ChainForwarder {
     return exit;
   }
 
+  /** Closes its sequencer clients, waiting for calls written (the link's chain RPC is the link's to close). */
   close(): Promise<unknown> {
-    return Promise.all([...this.sequencers.map((s) => s.close()), this.rpc?.close(true)]);
+    return Promise.all(this.sequencers.map((s) => s.close()));
   }
 }

@@ -4,16 +4,18 @@
  * chain's id. Verdicts go to the process-wide HealthBoard, which every thread's forwarder and
  * readiness read. Transitions are logged; readiness fails while a chain has no sequencer up.
  */
-import { type ChainConfig, sequencerLabel } from '../config.js';
+import type { ChainConfig } from '../config.js';
 import type { Logger } from '../log.js';
-import { type HealthBoard, slotIndex } from './health-board.js';
-import type { Upstream } from './upstream.js';
-import { openUpstream } from './open-upstream.js';
+import { upstreamLabel } from '../upstreams/upstream.js';
 import { preview } from './answer.js';
+import type { ChainLink } from './chain-link.js';
+import { type HealthBoard, slotIndex } from './health-board.js';
+import type { Sequencer } from './sequencer.js';
+import { CHAIN_ID_METHOD } from '../rpc-methods.js';
 
 interface Probed {
   readonly chain: ChainConfig;
-  readonly seqs: readonly Upstream[];
+  readonly seqs: readonly Sequencer[];
 }
 
 export class HealthProber {
@@ -21,12 +23,11 @@ export class HealthProber {
   private readonly chains: readonly Probed[];
 
   constructor(
-    chains: readonly ChainConfig[],
-    private readonly board: HealthBoard,
+    /** Every chain's link: its sequencers, probed on a connection of the prober's own each. */
+    links: readonly ChainLink[],
     private readonly log: Logger,
   ) {
-    const slots = slotIndex(chains);
-    this.chains = chains.map((chain, c) => ({ chain, seqs: chain.sequencers.map((u, i) => openUpstream(u, 1, board, slots[c]![i]!, 1)) }));
+    this.chains = links.map((link) => ({ chain: link.chain, seqs: link.open({ calls: 1, sockets: 1 }) }));
   }
 
   /** Probes every sequencer once now (resolves when all answered), then on each chain's interval. */
@@ -43,15 +44,15 @@ export class HealthProber {
     return Promise.all(this.chains.flatMap((p) => p.seqs.map((s) => this.probe(p.chain, s))));
   }
 
-  private async probe(chain: ChainConfig, s: Upstream): Promise<void> {
-    const a = await s.call('eth_chainId', '[]', { timeoutMs: chain.probe.timeoutMs, queueMs: chain.probe.timeoutMs });
+  private async probe(chain: ChainConfig, s: Sequencer): Promise<void> {
+    const a = await s.call(CHAIN_ID_METHOD, '[]', { timeoutMs: chain.probe.timeoutMs, queueMs: chain.probe.timeoutMs });
     let problem = '';
     if (a.kind === 'fault') problem = a.why;
     else if (a.kind === 'error') problem = `eth_chainId error ${a.code}: ${a.message.slice(0, 120)}`;
     else if (typeof a.result !== 'string' || !/^0x[0-9a-fA-F]+$/.test(a.result) || parseInt(a.result, 16) !== chain.chainId)
       problem = `eth_chainId answered ${preview(a.result).slice(0, 40)}, expected 0x${chain.chainId.toString(16)}`;
     const now = problem === '' ? 'up' : 'down';
-    const before = this.board.set(s.slot, now, problem);
+    const before = s.report(now, problem);
     if (before !== now) {
       if (now === 'up') this.log.info({ chainId: chain.chainId, sequencer: s.label }, 'sequencer up');
       else this.log.warn({ chainId: chain.chainId, sequencer: s.label, problem }, 'sequencer down');
@@ -75,7 +76,7 @@ export function healthProblems(chains: readonly ChainConfig[], board: HealthBoar
     const why = chain.sequencers
       .map((u, i) => {
         const slot = mine[i]!;
-        return `${sequencerLabel(u)} ${board.state(slot) === 'unknown' ? 'not probed yet' : board.problem(slot)}`;
+        return `${upstreamLabel(u)} ${board.state(slot) === 'unknown' ? 'not probed yet' : board.problem(slot)}`;
       })
       .join('; ');
     bad.push(`chain ${chain.chainId}: no healthy sequencer (${why})`);

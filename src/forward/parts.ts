@@ -6,7 +6,8 @@
  */
 import type { Exit } from '../errors.js';
 import type { ForwardOutcome, Reading, Rule } from './answer.js';
-import type { Answer, Upstream } from './upstream.js';
+import type { Answer } from '../upstreams/upstream.js';
+import type { Sequencer } from './sequencer.js';
 
 export interface ForwardRequest {
   readonly hash: string;
@@ -21,7 +22,7 @@ export interface ForwardRequest {
 export interface SendKind {
   /** The method named in the audit line (undefined: the plain send, which is also in the forward metrics). */
   readonly method: string | undefined;
-  call(seq: Upstream, req: ForwardRequest): Promise<Answer>;
+  call(seq: Sequencer, req: ForwardRequest): Promise<Answer>;
   read(a: Answer, hash: string): Reading;
   /** What an answer to a resend of the same bytes (the plain method) says. */
   readResend(a: Answer, hash: string): Reading;
@@ -31,7 +32,7 @@ export interface SendKind {
 
 /** What one sequencer's part in a forward came to. */
 export interface Part {
-  readonly seq: Upstream;
+  readonly seq: Sequencer;
   readonly state: 'accepted' | 'refused' | 'unresolved' | 'not_sent';
   /** For the audit line and the forward metrics. */
   readonly outcome: ForwardOutcome;
@@ -60,7 +61,15 @@ export interface AttemptObserver {
 export type Role = 'final' | 'winner' | 'loser' | 'pending';
 
 /** A part as concluded now (`t`: when it started). */
-export function part(seq: Upstream, state: Part['state'], outcome: ForwardOutcome, rule: Rule, exit: Exit | null, t: number, detail: string | undefined): Part {
+export function part(
+  seq: Sequencer,
+  state: Part['state'],
+  outcome: ForwardOutcome,
+  rule: Rule,
+  exit: Exit | null,
+  t: number,
+  detail: string | undefined,
+): Part {
   return { seq, state, outcome, rule, exit, ms: performance.now() - t, detail, busy: false, transport: false };
 }
 

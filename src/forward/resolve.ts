@@ -3,12 +3,14 @@
  * by asking the sequencer again (the hash, then the same bytes) until it tells or the forward's
  * time budget runs out; and the lookup of a hash, on the sequencer and on the chain's RPC. Asking
  * again goes over a connection of that sequencer that has answered before, where one exists
- * (http-connections.ts): a fresh one may be closed unread again, by the same connection limit
+ * (src/upstreams/http/http-connections.ts): a fresh one may be closed unread again, by the same connection limit
  * that lost the first write.
  */
 import { readLookup, type Known } from './answer.js';
 import { type Part, type ForwardRequest, part, type SendKind } from './parts.js';
-import type { CallTimes, Upstream } from './upstream.js';
+import type { CallTimes, Upstream } from '../upstreams/upstream.js';
+import type { Sequencer } from './sequencer.js';
+import { LOOKUP_METHOD, SEND_METHOD } from '../rpc-methods.js';
 
 const MIN_PAUSE_MS = 10;
 const MAX_PAUSE_MS = 200;
@@ -34,7 +36,7 @@ export interface Asking {
  */
 export async function resolve(
   at: Asking,
-  seq: Upstream,
+  seq: Sequencer,
   req: ForwardRequest,
   kind: SendKind,
   first: Part,
@@ -66,7 +68,7 @@ export async function resolve(
     tries++;
     const bound = Math.max(1, left > 2 * reserve ? left - reserve : left);
     const r = kind.readResend(
-      await seq.call('eth_sendRawTransaction', params, { timeoutMs: bound, queueMs: Math.max(1, Math.min(bound, at.times.queueMs)), proven: true }),
+      await seq.call(SEND_METHOD, params, { timeoutMs: bound, queueMs: Math.max(1, Math.min(bound, at.times.queueMs)), proven: true }),
       req.hash,
     );
     const again = `${first.detail ?? 'no answer'}; resent ${tries}x`;
@@ -95,13 +97,10 @@ export async function resolve(
 export async function lookup(at: Asking, seq: Upstream, hash: string, deadline: number): Promise<Known> {
   const params = `["${hash}"]`;
   const left = () => Math.max(1, Math.min(deadline - performance.now(), at.times.timeoutMs));
-  // On a connection that has answered before, where one exists (upstream.ts, CallTimes.proven).
-  const k = readLookup(
-    await seq.call('eth_getTransactionByHash', params, { timeoutMs: left(), queueMs: Math.min(left(), at.times.queueMs), proven: true }),
-    hash,
-  );
+  // On a connection that has answered before, where one exists (src/upstreams/upstream.ts, CallTimes.proven).
+  const k = readLookup(await seq.call(LOOKUP_METHOD, params, { timeoutMs: left(), queueMs: Math.min(left(), at.times.queueMs), proven: true }), hash);
   if (k === 'known' || at.rpc === null) return k;
-  const r = readLookup(await at.rpc.call('eth_getTransactionByHash', params, { timeoutMs: left(), queueMs: Math.min(left(), at.times.queueMs) }), hash);
+  const r = readLookup(await at.rpc.call(LOOKUP_METHOD, params, { timeoutMs: left(), queueMs: Math.min(left(), at.times.queueMs) }), hash);
   return r === 'known' ? 'known' : k;
 }
 

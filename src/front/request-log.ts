@@ -2,7 +2,7 @@
  * The one log line of each request, built field by field (log-line.ts) and batched by the log
  * sink: a pipeline answer on POST / (eth_chainId successes, the clients' keep-alive, at debug;
  * everything else at info), a refusal by the front end before the pipeline (404, 405, framing),
- * and a GET answer. And the Server-Timing header of a profiled request.
+ * and a GET answer.
  */
 import type { Exit } from '../errors.js';
 import { FastLog } from '../log-line.js';
@@ -11,6 +11,7 @@ import type { ExitLog } from '../pipeline/answer-path.js';
 import type { BaseCtx } from '../pipeline/context.js';
 import { finished } from '../stages/list.js';
 import { outcomeOf } from '../reasons.js';
+import { CHAIN_ID_METHOD, SEND_METHOD } from '../rpc-methods.js';
 
 export class RequestLog implements ExitLog {
   private readonly fast: FastLog;
@@ -21,7 +22,7 @@ export class RequestLog implements ExitLog {
 
   /**
    * A pipeline answer. `unanswered`: the answer was to close its connection, and the connection
-   * closed before it could be written (write.ts). `via` names the request while its method is
+   * closed before it could be written (http/write.ts). `via` names the request while its method is
    * unknown (`POST /`).
    */
   exit(base: BaseCtx, exit: Exit, stage: string, err: unknown, micros: number, unanswered: boolean, via: string): void {
@@ -33,11 +34,11 @@ export class RequestLog implements ExitLog {
       this.log.error({ reqId: ctx.reqId, status: exit.status, stage, err }, 'request failed');
       return;
     }
-    const line = this.fast.line(ok && rpc?.method === 'eth_chainId' ? 'debug' : 'info');
+    const line = this.fast.line(ok && rpc?.method === CHAIN_ID_METHOD ? 'debug' : 'info');
     if (line === null) return;
     line.str('reqId', ctx.reqId);
     if (rpc === undefined) line.str('method', via);
-    else if (rpc.method === 'eth_sendRawTransaction' || rpc.method === 'eth_chainId') line.str('method', rpc.method);
+    else if (rpc.method === SEND_METHOD || rpc.method === CHAIN_ID_METHOD) line.str('method', rpc.method);
     else line.text('method', rpc.method, 64);
     if (!unanswered) line.json('status', exit.status);
     line.json('us', micros);
@@ -55,7 +56,7 @@ export class RequestLog implements ExitLog {
     else {
       if (ctx.aborted && exit.reason !== 'client_closed') line.json('clientGone', true);
       // The message is the outcome (reasons.ts): accepted, refused, not_sent, uncertain, pending.
-      line.end(ok && rpc?.method === 'eth_chainId' ? 'request' : exit.outcome);
+      line.end(ok && rpc?.method === CHAIN_ID_METHOD ? 'request' : exit.outcome);
     }
   }
 
@@ -83,14 +84,4 @@ export class RequestLog implements ExitLog {
     if (account !== undefined) line.str('account', account);
     line.json('us', micros).end(status === 0 ? 'closed unanswered' : status < 400 ? 'request' : outcomeOf(reason ?? 'internal_error'));
   }
-}
-
-/** `host;dur=0.003, size_cap;dur=0.010, …` for the stages that ran (`names`: the pipeline's). */
-export function serverTiming(t: Float64Array, names: readonly string[]): string {
-  let s = '';
-  for (let i = 0; i < t.length; i++) {
-    const ms = t[i]!;
-    if (ms > 0) s += (s === '' ? '' : ', ') + `${names[i]};dur=${ms.toFixed(3)}`;
-  }
-  return s;
 }

@@ -11,8 +11,8 @@ import type { RequestHead } from '../pipeline/context.js';
 import type { Readiness } from '../front/readiness.js';
 import type { RequestIds } from '../front/request-ids.js';
 import type { RequestLog } from '../front/request-log.js';
-import { duplicateHeader } from '../front/framing.js';
-import { announcesBody, H, writeAnswer } from '../front/write.js';
+import { duplicateHeader } from './framing.js';
+import { announcesBody, H, writeAnswer } from './write.js';
 
 /** An answer to a GET outside the pipeline (tip addresses). */
 export interface GetAnswer {

@@ -5,35 +5,33 @@
  *
  * uWS rules (docs/design.md §7.1): read what is needed from `req` synchronously; register onAborted before
  * returning; copy every onData chunk kept; every write goes inside `res.cork()` with the status
- * first (front/write.ts), and one writer (`respond`) guards against a second answer or writing to a
+ * first (write.ts), and one writer (`respond`) guards against a second answer or writing to a
  * gone client.
  */
 // The module binding, not the global (a lazy getter on globalThis, looked up on every call).
 import { performance } from 'node:perf_hooks';
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
-import { type Exit, REJECT, type Header } from '../errors.js';
-import type { FrontEnd, PortParts } from '../front/front-end.js';
+import { type Exit, REJECT } from '../errors.js';
+import type { UwsFrontEnd, UwsPortParts } from './port.js';
 import type { RequestIds } from '../front/request-ids.js';
-import { serverTiming } from '../front/request-log.js';
-import { RequestContext, type BaseCtx, type FieldInitializer, type RequestHead } from '../pipeline/context.js';
+import { RequestContext, type FieldInitializer, type RequestHead } from '../pipeline/context.js';
 import { BodyReader } from './body-reader.js';
 import type { BodyBudget } from './body-budget.js';
-import { isJsonContentType, readFraming } from '../front/framing.js';
+import { isJsonContentType, readFraming } from './framing.js';
 import { getRoutes, type TipAddressesHandler } from './get-routes.js';
-import { STAGE_SAMPLE_MASK, type Pipeline, type PipelineHooks, type RequestObserver } from '../pipeline/pipeline.js';
+import type { Pipeline, PipelineHooks, RequestObserver } from '../pipeline/pipeline.js';
 import { AnswerPath, type AnswerWriter } from '../pipeline/answer-path.js';
-import { announcesBody, H, writeAnswer } from '../front/write.js';
+import { announcesBody, H, writeAnswer } from './write.js';
 
 export interface HttpDeps {
-  readonly port: PortParts;
+  readonly port: UwsPortParts;
   readonly buildPipeline: (hooks: PipelineHooks) => Pipeline;
   readonly tipAddresses: TipAddressesHandler;
   readonly observer?: RequestObserver;
+  /** Every request timed, its stages' times in a Server-Timing header (`profiling.serverTiming`). */
   readonly serverTiming?: boolean;
   /** Busy polling beside this server thread (config `busyPoll`): told of every request. */
   readonly busyPoll?: { touch(): void };
-  /** Headers a pipeline answer carries beside its own (the rate-limit headers). */
-  readonly answerHeaders?: (ctx: BaseCtx, exit: Exit) => readonly Header[] | undefined;
   /** The process-wide budget for bodies being read (config `limits.maxBufferedBodyBytes`). */
   readonly bodies: BodyBudget;
 }
@@ -41,7 +39,6 @@ export interface HttpDeps {
 /** A request's context, with what the server keeps beside it: its uWS response and body reader. */
 class HttpContext extends RequestContext {
   responded = false;
-  timings: Float64Array | null = null;
 
   constructor(
     reqId: string,
@@ -67,14 +64,12 @@ function unansweredDetail(detail: string | undefined): string {
   return `${detail === undefined ? '' : `${detail}: `}closed before the answer (a request followed it on the connection, or the client left)`;
 }
 
-export class HttpFrontEnd implements FrontEnd, AnswerWriter<HttpContext> {
+export class HttpFrontEnd implements UwsFrontEnd, AnswerWriter<HttpContext> {
   readonly transport = 'http';
   private readonly pipeline: Pipeline;
   private readonly answers: AnswerPath<HttpContext>;
   private readonly ids: RequestIds;
-  private readonly port: PortParts;
-  /** Every request is timed per stage with Server-Timing on; else 1 in 64 feeds the metrics. */
-  private readonly timeMask: number;
+  private readonly port: UwsPortParts;
   private readonly busy: { touch(): void } | undefined;
   private readonly bodies: BodyBudget;
 
@@ -83,23 +78,13 @@ export class HttpFrontEnd implements FrontEnd, AnswerWriter<HttpContext> {
     this.ids = deps.port.ids;
     this.busy = deps.busyPoll;
     this.bodies = deps.bodies;
-    this.timeMask = deps.serverTiming === true ? 0 : deps.observer?.stage !== undefined ? STAGE_SAMPLE_MASK : -1;
     this.answers = new AnswerPath<HttpContext>(this, {
       log: deps.port.requestLog,
       via: 'POST /',
       ...(deps.observer !== undefined ? { observer: deps.observer } : {}),
     });
-    const hooks: PipelineHooks = { exit: this.answers.exit };
-    if (deps.observer?.stage !== undefined || deps.serverTiming === true) {
-      const obs = deps.observer;
-      const timing = deps.serverTiming === true;
-      hooks.stage = (ctx, i, ms) => {
-        obs?.stage?.(this.pipeline.names[i]!, ms);
-        if (timing) ((ctx as HttpContext).timings ??= new Float64Array(this.pipeline.names.length))[i] = ms;
-      };
-    }
+    const hooks: PipelineHooks = { exit: this.answers.exit, observer: deps.observer, timeEvery: deps.serverTiming };
     this.pipeline = deps.buildPipeline(hooks);
-    deps.observer?.stages?.(this.pipeline.names);
   }
 
   /** Its routes: POST /, the GET resources, 404 and 405 for the rest (a WebSocket upgrade on `GET /` goes to its own front end first). */
@@ -186,7 +171,6 @@ export class HttpFrontEnd implements FrontEnd, AnswerWriter<HttpContext> {
       new BodyReader<HttpContext>(res, hasBody, contentLength, this.bodies, this.failed),
       this.pipeline.initFields,
     );
-    if (this.timeMask >= 0 && (this.ids.seq & this.timeMask) === 0) ctx.timed = true;
     res.onAborted(() => ctx.abort());
     this.answers.begin();
     this.pipeline.run(ctx);
@@ -199,10 +183,8 @@ export class HttpFrontEnd implements FrontEnd, AnswerWriter<HttpContext> {
   write(ctx: HttpContext, exit: Exit): boolean | Promise<boolean> {
     if (ctx.responded || ctx.aborted) return true;
     ctx.responded = true;
-    let headers = exit.headers;
-    const extra = this.deps.answerHeaders?.(ctx, exit);
-    if (extra !== undefined) headers = headers === undefined ? extra : [...headers, ...extra];
-    if (ctx.timings !== null) headers = [...(headers ?? []), ['server-timing', serverTiming(ctx.timings, this.pipeline.names)]];
+    // The Exit's own, the stages' (the quota) and Server-Timing: the pipeline's to say, HTTP's to write.
+    const headers = this.pipeline.headers(ctx, exit);
     // A body left unread (early exit before or during reading) would be parsed as the next
     // request: close the connection instead of draining an unbounded body. Draining, every
     // answer closes, so a keep-alive client moves to another edge.

@@ -9,21 +9,24 @@ import { buildFamilies, familyJSON, METRICS, type Feature } from './catalog.js';
 import type { Counter, FastHistogram } from './families.js';
 import type { MetricJSON } from './json.js';
 import type { ReloadResult, StoreSync } from '../accounts/types.js';
-import { sequencerLabel, type Config } from '../config.js';
+import type { Config } from '../config.js';
 import type { Exit } from '../errors.js';
-import { REASON_NAMES, REASONS, type Where } from '../reasons.js';
-import type { ForwardEvent, ForwardObserver } from '../forward/forwarder.js';
+import { REASON_NAMES, REASONS, SUBMISSION_OUTCOMES, type SubmissionOutcome, type Where } from '../reasons.js';
+import type { ForwardObserver } from '../forward/forwarder.js';
+import type { ForwardEvent } from '../forward/parts.js';
 import { FORWARD_OUTCOMES } from '../forward/answer.js';
-import { SYNC_OUTCOMES, type SyncObserver, type SyncOutcome } from '../sync/sync-send.js';
+import type { SyncObserver } from '../sync/sync-send.js';
 import { type HealthBoard, slotIndex } from '../forward/health-board.js';
 import type { BaseCtx } from '../pipeline/context.js';
 import type { RequestObserver } from '../pipeline/pipeline.js';
 import { finished } from '../stages/list.js';
 import { droppedLogLines } from '../log.js';
-import { IGNORED_FRAME_SOURCES, ignoredFrames } from '../forward/peer-frames.js';
+import { IGNORED_FRAME_SOURCES, ignoredFrames } from '../upstreams/peer-frames.js';
+import { upstreamLabel } from '../upstreams/upstream.js';
+import { CHAIN_ID_METHOD, SEND_METHOD, SYNC_METHOD } from '../rpc-methods.js';
 
 /** The method label: a fixed set, never free text (index order is used on the hot path). */
-const METHODS = ['eth_chainId', 'eth_sendRawTransaction', 'other', 'unparsed', 'eth_sendRawTransactionSync'] as const;
+const METHODS = [CHAIN_ID_METHOD, SEND_METHOD, 'other', 'unparsed', SYNC_METHOD] as const;
 const SYNC_METHOD_INDEX = 4;
 /** The reasons given at these stages, from the one reasons table. */
 const at = (...where: Where[]) => REASON_NAMES.filter((r) => REASONS[r].stages.some((w) => where.includes(w)));
@@ -83,7 +86,7 @@ export class Metrics {
     for (const c of config.chains) {
       this.f.inFlight.child({ chain: c.chainId });
       for (const s of c.sequencers) {
-        const sequencer = sequencerLabel(s);
+        const sequencer = upstreamLabel(s);
         this.sequencerChildren(c.chainId, sequencer);
         this.f.up.child({ chain: c.chainId, sequencer });
       }
@@ -139,11 +142,11 @@ export class Metrics {
     const mi =
       rpc === undefined
         ? 3
-        : rpc.method === 'eth_chainId'
+        : rpc.method === CHAIN_ID_METHOD
           ? 0
-          : rpc.method === 'eth_sendRawTransaction'
+          : rpc.method === SEND_METHOD
             ? 1
-            : rpc.method === 'eth_sendRawTransactionSync' && this.syncServed
+            : rpc.method === SYNC_METHOD && this.syncServed
               ? SYNC_METHOD_INDEX
               : 2;
     const reason = exit.reason;
@@ -206,7 +209,7 @@ export class Metrics {
     let c = this.bySyncChain.get(chain);
     if (c === undefined) {
       const outcomes: Record<string, Counter> = {};
-      for (const outcome of SYNC_OUTCOMES) outcomes[outcome] = this.f.syncCalls.child({ chain, outcome });
+      for (const outcome of SUBMISSION_OUTCOMES) outcomes[outcome] = this.f.syncCalls.child({ chain, outcome });
       c = { outcomes, wait: this.f.syncWait.child({ chain }), waiting: this.f.syncWaiting.child({ chain }) };
       this.bySyncChain.set(chain, c);
     }
@@ -214,10 +217,10 @@ export class Metrics {
   }
 
   readonly forward: ForwardObserver & SyncObserver = {
-    sync: (chainId: number, outcome: SyncOutcome, seconds: number | null) => {
+    sync: (chainId: number, outcome: SubmissionOutcome, seconds: number | null) => {
       const c = this.syncChildren(chainId);
       c.outcomes[outcome]!.value++;
-      if (outcome === 'executed' && seconds !== null) c.wait.observe(seconds);
+      if (outcome === 'accepted' && seconds !== null) c.wait.observe(seconds);
     },
     syncWaiting: (chainId: number, n: number) => {
       this.syncChildren(chainId).waiting.value = n;
@@ -253,7 +256,7 @@ export class Metrics {
     const slots = slotIndex(this.config.chains);
     this.config.chains.forEach((c, ci) => {
       c.sequencers.forEach((u, i) => {
-        this.f.up.child({ chain: c.chainId, sequencer: sequencerLabel(u) }).value = board.state(slots[ci]![i]!) === 'up' ? 1 : 0;
+        this.f.up.child({ chain: c.chainId, sequencer: upstreamLabel(u) }).value = board.state(slots[ci]![i]!) === 'up' ? 1 : 0;
       });
     });
   }

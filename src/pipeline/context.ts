@@ -60,8 +60,10 @@ export interface BaseCtx {
   aborted: boolean;
   /** The id of the parsed request as JSON ('null' until parsed). */
   idJson: string;
-  /** Time each stage of this request (profiling, or the sampled per-stage metrics). */
+  /** Time each stage of this request (profiling, or the sampled per-stage metrics): set by the pipeline. */
   timed: boolean;
+  /** Each stage's time in ms where they are kept for the Server-Timing header (profiling), else null. */
+  timings: Float64Array | null;
 }
 
 /** Sets a context's stage fields to undefined, in the pipeline's order (see fieldInitializer). */
@@ -84,6 +86,7 @@ export class RequestContext implements BaseCtx {
   aborted = false;
   idJson = 'null';
   timed = false;
+  timings: Float64Array | null = null;
 
   /**
    * `init`: sets the fields the pipeline's stages add (Pipeline.initFields), so every context

@@ -1,15 +1,19 @@
 /**
  * Stages and the runner. A stage *returns* its verdict: the enriched context (continue) or an
- * Exit (answer now). No next() onion, so no "next called twice". The runner is a plain loop
- * that waits only when a stage really returned a Later or a Promise, and stops when the client
- * has gone.
+ * Exit (answer now). No next() onion, so no "next called twice". The runner is straight-line
+ * code compiled once for the stage list (`compiled`, below); it waits only when a stage really
+ * returned a Later or a Promise, and stops when the client has gone. What every front end needs
+ * of a run is the runner's: the sampled per-stage timing (for every front end's requests) and
+ * the answer's headers, which a stage may contribute (`Stage.headers`).
  */
 // The module binding, not the global (a lazy getter on globalThis, looked up on every call).
 import { performance } from 'node:perf_hooks';
-import { Exit, REJECT } from '../errors.js';
+import { Exit, type Header, REJECT } from '../errors.js';
 import type { ExitLabel, Reason } from '../reasons.js';
 import { fieldInitializer, type BaseCtx, type FieldInitializer } from './context.js';
 import { Later } from './later.js';
+import { compiled } from './compiled.js';
+import { serverTiming } from './server-timing.js';
 
 /**
  * Per-stage timing for the metrics: the requests whose sequence number has these bits clear
@@ -42,6 +46,12 @@ export interface Stage<In extends BaseCtx, Add extends object, Name extends stri
   readonly setsId?: true;
   readonly run: <C extends In>(ctx: C) => StageResult<C & Add>;
   /**
+   * Headers it adds to the answer, whichever stage gave it (the rate-limit stage's quota), read
+   * by a front end whose answers carry headers (Pipeline.headers); its fields are set only where
+   * it ran.
+   */
+  readonly headers?: (ctx: BaseCtx & Partial<In & Add>, exit: Exit) => readonly Header[] | undefined;
+  /**
    * Never set: it makes `In` contravariant, so that the builder refuses a stage placed where a
    * field it reads has not been added yet (generic `run` alone would not be checked for it).
    */
@@ -64,23 +74,31 @@ export interface RunnerStage {
   readonly reasons: readonly ExitLabel[];
   readonly setsId?: true;
   run(ctx: BaseCtx): unknown;
+  headers?(ctx: BaseCtx, exit: Exit): readonly Header[] | undefined;
 }
 
+/** What a front end hands the pipeline it runs. */
 export interface PipelineHooks {
   /** Called once per request with the answer and the name of the stage that gave it. */
   exit(ctx: BaseCtx, exit: Exit, stage: string, error: unknown): void;
-  /** Per-stage duration in ms, for requests whose context has `timed` set (the stage's index in `names`). */
-  stage?(ctx: BaseCtx, stageIndex: number, ms: number): void;
+  /** The per-stage metrics of the front end's requests: 1 request in STAGE_SAMPLE_MASK + 1 is timed (every one with `timeEvery`). */
+  readonly observer?: StageObserver | undefined;
+  /** Time every request and keep its stages' times for the Server-Timing header (`profiling.serverTiming`). */
+  readonly timeEvery?: boolean | undefined;
 }
 
-/** What watches every answer (the metrics): told by the front end once the answer is written. */
-export interface RequestObserver {
-  /** Once per answered (or abandoned) request, after the response was written. */
-  request(ctx: BaseCtx, exit: Exit, stage: string, micros: number): void;
+/** The per-stage series: told each timed stage's duration by the pipeline. */
+export interface StageObserver {
   /** A timed stage's duration, by the stage's name. */
   stage?(stage: string, ms: number): void;
   /** The pipeline's stage names, once it is built (so per-stage series exist before a sample). */
   stages?(names: readonly string[]): void;
+}
+
+/** What watches every answer (the metrics): told by the front end once the answer is written. */
+export interface RequestObserver extends StageObserver {
+  /** Once per answered (or abandoned) request, after the response was written. */
+  request(ctx: BaseCtx, exit: Exit, stage: string, micros: number): void;
 }
 
 export class Pipeline {
@@ -91,6 +109,12 @@ export class Pipeline {
   readonly initFields: FieldInitializer;
 
   private readonly hooks: PipelineHooks;
+  /** Requests run, for the sample: one in `timeMask + 1` is timed (-1: none, 0: every one). */
+  private seq = 0;
+  private readonly timeMask: number;
+  private readonly observer: StageObserver | undefined;
+  /** The headers the stages add to an answer, as one function (null: no stage adds any). */
+  private readonly stageHeaders: ((ctx: BaseCtx, exit: Exit) => readonly Header[] | undefined) | null;
 
   constructor(
     private readonly stages: readonly RunnerStage[],
@@ -101,11 +125,31 @@ export class Pipeline {
     this.fields = stages.flatMap((s) => (typeof s.adds === 'string' ? [s.adds] : (s.adds ?? [])));
     this.initFields = fieldInitializer(this.fields);
     this.fast = compiled(stages, this);
+    this.observer = hooks.observer?.stage !== undefined ? hooks.observer : undefined;
+    this.timeMask = hooks.timeEvery === true ? 0 : this.observer !== undefined ? STAGE_SAMPLE_MASK : -1;
+    this.stageHeaders = stageHeaders(stages);
+    hooks.observer?.stages?.(this.names);
   }
 
   /** Runs the stages from the first; `hooks.exit` is called exactly once. */
   run(ctx: BaseCtx): void {
+    if (this.timeMask >= 0 && (++this.seq & this.timeMask) === 0) {
+      ctx.timed = true;
+      if (this.timeMask === 0) ctx.timings = new Float64Array(this.stages.length);
+    }
     this.step(ctx, 0);
+  }
+
+  /**
+   * The headers of an answer, for a front end whose answers carry them: the Exit's own, those
+   * the stages add (`Stage.headers`), and Server-Timing where the request's stage times are kept.
+   */
+  headers(ctx: BaseCtx, exit: Exit): readonly Header[] | undefined {
+    let headers = exit.headers;
+    const extra = this.stageHeaders?.(ctx, exit);
+    if (extra !== undefined) headers = headers === undefined ? extra : [...headers, ...extra];
+    if (ctx.timings !== null) headers = [...(headers ?? []), ['server-timing', serverTiming(ctx.timings, this.names)]];
+    return headers;
   }
 
   /**
@@ -113,8 +157,14 @@ export class Pipeline {
    * every other one the straight-line code compiled for this stage list.
    */
   private step(ctx: BaseCtx, from: number): void {
-    if (ctx.timed && this.hooks.stage !== undefined) this.timedStep(ctx, from);
+    if (ctx.timed) this.timedStep(ctx, from);
     else this.fast(ctx, from);
+  }
+
+  /** A timed stage's duration: to the per-stage series, and kept for Server-Timing. */
+  private timed(ctx: BaseCtx, i: number, ms: number): void {
+    this.observer?.stage?.(this.names[i]!, ms);
+    if (ctx.timings !== null) ctx.timings[i] = ms;
   }
 
   /**
@@ -166,12 +216,12 @@ export class Pipeline {
         return;
       }
       if (out === ctx) {
-        hooks.stage!(ctx, i, performance.now() - t);
+        this.timed(ctx, i, performance.now() - t);
         continue;
       }
       if (out instanceof Later) {
         (out as Later<unknown>).on((v) => {
-          hooks.stage!(ctx, i, performance.now() - t);
+          this.timed(ctx, i, performance.now() - t);
           this.resume(ctx, v, i);
         });
         return;
@@ -179,14 +229,14 @@ export class Pipeline {
       if (out instanceof Promise) {
         out.then(
           (v: unknown) => {
-            hooks.stage!(ctx, i, performance.now() - t);
+            this.timed(ctx, i, performance.now() - t);
             this.resume(ctx, v, i);
           },
           (e: unknown) => hooks.exit(ctx, REJECT.internal_error, this.names[i]!, e),
         );
         return;
       }
-      hooks.stage!(ctx, i, performance.now() - t);
+      this.timed(ctx, i, performance.now() - t);
       if (out instanceof Exit) {
         hooks.exit(ctx, out, this.names[i]!, undefined);
         return;
@@ -203,33 +253,19 @@ export class Pipeline {
   }
 }
 
-/**
- * The stage list as straight-line code: `case i:` calls stage i and falls through to the next
- * while a stage returns the context itself; anything else (or the last stage passing the context
- * on, which `verdict` refuses) goes to the pipeline's `verdict` with the stage's index, a throw
- * to its `threw` (method calls on one object: no closure between them). Built with `new Function` from the stages' count only (no name or
- * input goes into the source).
- */
-function compiled(
-  stages: readonly RunnerStage[],
-  p: { verdict(ctx: BaseCtx, out: unknown, i: number): void; threw(ctx: BaseCtx, i: number, e: unknown): void },
-): (ctx: BaseCtx, from: number) => void {
-  const cases = stages.map((_, i) => `      case ${i}: i = ${i}; out = s${i}.run(ctx); if (out !== ctx) break;`).join('\n');
-  // The verdict is given outside the try: a throw there (an exit hook) is not a stage's.
-  const src = `return function runStages(ctx, from) {
-  let i = from;
-  let out = ctx;
-  try {
-    switch (from) {
-${cases}
+/** The stages' answer headers as one function: the one stage's own where one adds any (the common case: no loop per answer), else each in stage order. */
+function stageHeaders(stages: readonly RunnerStage[]): ((ctx: BaseCtx, exit: Exit) => readonly Header[] | undefined) | null {
+  const adding = stages.filter((s) => s.headers !== undefined);
+  if (adding.length === 0) return null;
+  if (adding.length === 1) return adding[0]!.headers!.bind(adding[0]);
+  return (ctx, exit) => {
+    let all: Header[] | undefined;
+    for (const s of adding) {
+      const h = s.headers!(ctx, exit);
+      if (h !== undefined) (all ??= []).push(...h);
     }
-  } catch (e) {
-    return p.threw(ctx, i, e);
-  }
-  return p.verdict(ctx, out, i);
-};`;
-  const args = stages.map((_, i) => `s${i}`);
-  return new Function(...args, 'p', src)(...stages, p) as (ctx: BaseCtx, from: number) => void;
+    return all;
+  };
 }
 
 /** Reasons any point may give: the client left, or a stage threw. */

@@ -7,15 +7,12 @@
  * act on.
  */
 import { Exit } from '../errors.js';
-import { authenticate } from '../admission.js';
+import { authenticate } from '../accounts/keys.js';
 import type { Account, AccountStore } from '../accounts/types.js';
 import { fieldSetter, type BaseCtx } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
 
 const setAccount = fieldSetter('account');
-
-/** The key helpers live with the accounts; re-exported for the stage's users. */
-export { keySha256, MAX_KEY_LENGTH } from '../accounts/keys.js';
 
 export function createAuthStage(store: AccountStore): Stage<BaseCtx, { readonly account: Account }, 'auth'> {
   return {

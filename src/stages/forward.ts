@@ -11,7 +11,7 @@ import type { RawTxParam } from './route.js';
 import type { TerminalStage } from '../pipeline/pipeline.js';
 import type { Send } from '../send-kind.js';
 import type { Exit } from '../errors.js';
-import type { ForwardRequest } from '../forward/attempts.js';
+import type { ForwardRequest } from '../forward/parts.js';
 
 /** A chain's sync send (sync/sync-send.ts's SyncSender, built beside the forwarder in the composition root). */
 export interface SyncSend {

@@ -11,8 +11,6 @@ import type { Stage } from '../pipeline/pipeline.js';
 
 const setChain = fieldSetter('chain');
 
-export { HostTable, hostName } from '../chains.js';
-
 export function createHostStage(hosts: HostTable): Stage<BaseCtx, { readonly chain: ChainRuntime }, 'host'> {
   return {
     name: 'host',

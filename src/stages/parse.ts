@@ -13,8 +13,6 @@ import { scanRequest } from '../rpc-scan.js';
 
 const setRpc = fieldSetter('rpc');
 
-export { idLiteral } from '../rpc-id.js';
-
 const NO_PARAMS: readonly unknown[] = Object.freeze([]);
 
 /** A body the JSON.parse path refuses: the answer, and the id it echoes ('null' when none was valid). */

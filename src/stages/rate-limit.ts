@@ -11,6 +11,7 @@ import { retryAfterSeconds, type Quota, type TokenBuckets } from '../limits/rate
 import { fieldSetter, type BaseCtx } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
 import type { DecodedTx } from '../tx/types.js';
+import { quotaHeaders } from './quota-headers.js';
 
 const setQuota = fieldSetter('quota');
 
@@ -41,5 +42,7 @@ export function createRateLimitStage(
         ['x-ratelimit-remaining', '0'],
       ]);
     },
+    // Every answer to a submission whose grant is known says how much of the quota is left.
+    headers: quotaHeaders(limiter),
   };
 }

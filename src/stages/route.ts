@@ -10,7 +10,8 @@ import { reject, REJECT } from '../errors.js';
 import type { ChainRuntime } from '../chains.js';
 import { fieldSetter, type BaseCtx, type Body, type RpcRequest } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
-import { PLAIN_SEND, requestedWaitMs, SYNC_METHOD, type Send } from '../send-kind.js';
+import { PLAIN_SEND, requestedWaitMs, type Send } from '../send-kind.js';
+import { CHAIN_ID_METHOD, SEND_METHOD, SYNC_METHOD } from '../rpc-methods.js';
 
 const setRawTx = fieldSetter('rawTx');
 const setSend = fieldSetter('send');
@@ -61,12 +62,12 @@ export function createRouteStage(limits: {
     adds: ['rawTx', 'send'],
     run(ctx) {
       const { method, params } = ctx.rpc;
-      if (method === 'eth_sendRawTransaction') {
+      if (method === SEND_METHOD) {
         if (params.length !== 1) return BAD_SEND_PARAMS;
         const raw = ctx.rpc.paramsHex ? evenHex(params[0] as string) : classifyRawTxParam(params[0]);
         return raw === undefined ? BAD_SEND_PARAMS : setSend(setRawTx(ctx, raw), PLAIN_SEND);
       }
-      if (method === 'eth_chainId') {
+      if (method === CHAIN_ID_METHOD) {
         if (ctx.body.bytes > chainIdCap) return chainIdTooLarge;
         if (params.length !== 0) return BAD_CHAINID_PARAMS;
         return ctx.chain.chainIdAnswer;

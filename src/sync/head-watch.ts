@@ -7,11 +7,12 @@
  * subscription only delays a receipt, never changes an outcome.
  */
 import { WebSocket } from 'undici';
-import { sequencerLabel } from '../config.js';
-import { ignoredFrames } from '../forward/peer-frames.js';
+import { ignoredFrames } from '../upstreams/peer-frames.js';
+import { upstreamLabel } from '../upstreams/upstream.js';
 import type { Logger } from '../log.js';
+import { SUBSCRIBE_METHOD, SUBSCRIPTION_METHOD } from '../rpc-methods.js';
 
-const SUBSCRIBE = '{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}';
+const SUBSCRIBE = `{"jsonrpc":"2.0","id":1,"method":"${SUBSCRIBE_METHOD}","params":["newHeads"]}`;
 const MIN_RETRY_MS = 100;
 const MAX_RETRY_MS = 5_000;
 /** A head notification is a few kB; a frame beyond this is not parsed. */
@@ -34,7 +35,7 @@ export class HeadWatch {
     private readonly log: Logger,
     private readonly changed: () => void,
   ) {
-    this.label = sequencerLabel(url);
+    this.label = upstreamLabel(url);
     this.connect();
   }
 
@@ -68,7 +69,7 @@ export class HeadWatch {
         ignoredFrames.chain_rpc++;
         return;
       }
-      if (m.method === 'eth_subscription') {
+      if (m.method === SUBSCRIPTION_METHOD) {
         this.heads++;
         this.changed();
       } else if (m.id === 1 && !this.live) {

@@ -14,11 +14,13 @@
  */
 import type { ChainConfig } from '../config.js';
 import type { Exit } from '../errors.js';
-import type { Attempts, ForwardRequest } from '../forward/attempts.js';
-import type { CallTimes, Upstream } from '../forward/upstream.js';
+import type { Attempts } from '../forward/attempts.js';
+import type { ForwardRequest } from '../forward/parts.js';
 import type { Logger } from '../log.js';
+import type { CallTimes, Upstream } from '../upstreams/upstream.js';
 import { HeadWatch } from './head-watch.js';
 import { executedAnswer, isReceiptOf, pendingAnswer } from './receipt.js';
+import { RECEIPT_METHOD } from '../rpc-methods.js';
 
 /**
  * While the head subscription is live a call asks on each head, and also after this many
@@ -43,7 +45,7 @@ export class ReceiptWaiter {
   constructor(
     private readonly chain: ChainConfig,
     /**
-     * The chain RPC (the forwarder's client: called as a sequencer is, keep-alive connections of
+     * The chain RPC (the chain link's client: called as a sequencer is, keep-alive connections of
      * its own, the same answer classification; it is no sequencer, nothing marks it down).
      */
     private readonly rpc: Upstream,
@@ -70,7 +72,7 @@ export class ReceiptWaiter {
         queueMs: Math.max(1, Math.min(left, this.chain.forward.queueMs)),
       };
       const seen = this.heads?.heads;
-      const a = await this.rpc.call('eth_getTransactionReceipt', params, times);
+      const a = await this.rpc.call(RECEIPT_METHOD, params, times);
       const executed = a.kind === 'result' && isReceiptOf(a.result, req.hash) ? executedAnswer(a.result) : null;
       if (executed !== null) return { exit: executed, receipt: (a as { result: ReceiptCallEnd['receipt'] }).result };
       // null (not yet), an error or a fault: ask again within the wait, at the next head (at

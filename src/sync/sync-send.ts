@@ -19,18 +19,17 @@
 import type { ChainConfig } from '../config.js';
 import { reject, REJECT, type Exit } from '../errors.js';
 import { peerText, readError, readFault, readPlain, type Reading } from '../forward/answer.js';
-import type { ForwardRequest, SendKind } from '../forward/attempts.js';
+import type { ForwardRequest, SendKind } from '../forward/parts.js';
+import type { ChainLink } from '../forward/chain-link.js';
 import type { ChainDuplicates } from '../forward/dedup.js';
-import type { ChainForwarder } from '../forward/forwarder.js';
-import type { HealthBoard } from '../forward/health-board.js';
-import type { Answer, CallTimes, Upstream } from '../forward/upstream.js';
-import { openUpstream } from '../forward/open-upstream.js';
+import type { Sequencer } from '../forward/sequencer.js';
 import { FastLog } from '../log-line.js';
-import { SYNC_METHOD } from '../send-kind.js';
+import type { SubmissionOutcome } from '../reasons.js';
+import type { Answer, CallTimes } from '../upstreams/upstream.js';
 import { executedAnswer, isReceiptOf, pendingAnswer } from './receipt.js';
 import { ReceiptWaiter } from './receipt-wait.js';
+import { RECEIPT_METHOD, SYNC_METHOD } from '../rpc-methods.js';
 
-export { SYNC_METHOD, requestedWaitMs } from '../send-kind.js';
 const DRAINED = Symbol('drained');
 const ENDED = Symbol('the asked wait ended');
 
@@ -67,35 +66,30 @@ export function readSyncResend(a: Answer, hash: string): Reading {
 
 /** The sync metrics' hooks. */
 export interface SyncObserver {
-  /** A sync call answered: what it came to and how long it waited (null: answered without a wait). */
-  sync?(chainId: number, outcome: SyncOutcome, seconds: number | null): void;
+  /**
+   * A sync call answered: what its answer means for the submission (reasons.ts, the one outcome
+   * vocabulary: `accepted` is the receipt) and how long it waited (null: answered without a wait).
+   */
+  sync?(chainId: number, outcome: SubmissionOutcome, seconds: number | null): void;
   /** Sync calls waiting now on this chain (this thread). */
   syncWaiting?(chainId: number, n: number): void;
 }
 
-/** What a sync call came to, for the metrics (txgate_sync_calls_total's outcome label). */
-export type SyncOutcome = 'executed' | 'pending' | 'refused' | 'uncertain' | 'not_sent';
-export const SYNC_OUTCOMES: readonly SyncOutcome[] = ['executed', 'pending', 'refused', 'uncertain', 'not_sent'];
-
-function syncOutcome(exit: Exit): SyncOutcome {
-  switch (exit.reason) {
-    case 'ok':
-      return 'executed';
-    case 'sync_timeout':
-      return 'pending';
-    case 'upstream_error':
-    case 'internal_error':
-      return 'uncertain';
-    case 'upstream_unavailable':
-    case 'overloaded':
-      return 'not_sent';
-    default:
-      return 'refused';
-  }
+/** What a sync send is built from besides its chain's link, named. */
+export interface SyncSendParts {
+  /** The chain's plain send (the forwarder's), which the `receipt` mode goes through. */
+  readonly plainSend: (req: ForwardRequest) => Exit | Promise<Exit>;
+  /** The chain's duplicate table: a call waiting now is in it, and a resend joins it. */
+  readonly duplicates: ChainDuplicates;
+  readonly observer?: SyncObserver | undefined;
 }
 
 export class SyncSender {
-  private readonly sequencers: readonly Upstream[];
+  private readonly chain: ChainConfig;
+  private readonly sequencers: readonly Sequencer[];
+  private readonly plainSend: SyncSendParts['plainSend'];
+  private readonly duplicates: ChainDuplicates;
+  private readonly observer: SyncObserver;
   /** `receipt` mode: the plain send, then the chain RPC's receipt. */
   private readonly receiptWaiter: ReceiptWaiter | null;
   private waiting = 0;
@@ -107,19 +101,18 @@ export class SyncSender {
   private readonly fast: FastLog;
 
   constructor(
-    private readonly chain: ChainConfig,
-    health: { readonly board: HealthBoard; readonly slots: readonly number[] },
-    /** The chain's forwarder: its plain send (receipt mode), its outcome rules and its chain RPC client. */
-    private readonly plain: Pick<ChainForwarder, 'attempts' | 'rpc' | 'log' | 'forward'>,
-    /** The chain's duplicate table: a call waiting now is in it, and a resend joins it. */
-    private readonly duplicates: ChainDuplicates,
-    private readonly observer: SyncObserver = {},
+    /** The chain's sequencers, health, outcome rules and chain RPC client. */
+    private readonly link: ChainLink,
+    parts: SyncSendParts,
   ) {
-    const conns = chain.sync.maxWaiting;
-    this.fast = new FastLog(plain.log);
-    this.receiptWaiter = chain.sync.mode === 'receipt' ? new ReceiptWaiter(chain, plain.rpc!, plain.attempts, plain.log) : null;
-    this.sequencers =
-      this.receiptWaiter !== null ? [] : chain.sequencers.map((u, i) => openUpstream(u, conns, health.board, health.slots[i]!, chain.forward.wsConnections));
+    const chain = link.chain;
+    this.chain = chain;
+    this.plainSend = parts.plainSend;
+    this.duplicates = parts.duplicates;
+    this.observer = parts.observer ?? {};
+    this.fast = new FastLog(link.log);
+    this.receiptWaiter = chain.sync.mode === 'receipt' ? new ReceiptWaiter(chain, link.rpc!, link.attempts, link.log) : null;
+    this.sequencers = this.receiptWaiter !== null ? [] : link.open({ calls: chain.sync.maxWaiting, sockets: chain.forward.wsConnections });
   }
 
   send(req: ForwardRequest, waitMs: number): Exit | Promise<Exit> {
@@ -134,12 +127,12 @@ export class SyncSender {
     this.observer.syncWaiting?.(this.chain.chainId, ++this.waiting);
     const run =
       this.receiptWaiter === null
-        ? this.settleByReceipt(req, this.plain.attempts.failover(this.sequencers, req, this.kind(waitMs)), started + waitMs)
+        ? this.settleByReceipt(req, this.link.attempts.failover(this.sequencers, req, this.kind(waitMs)), started + waitMs)
         : this.viaReceipt(req, started + waitMs);
     const p = run.then(
       (exit) => this.settled(hash, exit, started),
       (e: unknown) => {
-        this.plain.log.error({ err: e, tx: hash, reqId: req.reqId }, 'sync send failed unexpectedly: outcome uncertain');
+        this.link.log.error({ err: e, tx: hash, reqId: req.reqId }, 'sync send failed unexpectedly: outcome uncertain');
         return this.settled(hash, reject('upstream_error', undefined, { txHash: hash }), started);
       },
     );
@@ -160,9 +153,9 @@ export class SyncSender {
     if (exit.reason !== 'sync_timeout' && exit.reason !== 'upstream_rejected') return exit;
     const left = Math.min(deadline - performance.now(), this.chain.forward.timeoutMs);
     if (left < 1) return exit;
-    const at = this.plain.rpc ?? this.sequencers.find((s) => s.eligible);
+    const at = this.link.rpc ?? this.sequencers.find((s) => s.eligible);
     if (at === undefined) return exit;
-    const a = await at.call('eth_getTransactionReceipt', `["${req.hash}"]`, {
+    const a = await at.call(RECEIPT_METHOD, `["${req.hash}"]`, {
       timeoutMs: left,
       queueMs: Math.max(1, Math.min(left, this.chain.forward.queueMs)),
     });
@@ -195,7 +188,7 @@ export class SyncSender {
 
   /** Counts a call's answer; `ms`: how long it waited, null for one answered without a wait (a held receipt, a refusal). */
   private counted(exit: Exit, ms: number | null): Exit {
-    this.observer.sync?.(this.chain.chainId, syncOutcome(exit), ms === null ? null : ms / 1000);
+    this.observer.sync?.(this.chain.chainId, exit.outcome, ms === null ? null : ms / 1000);
     return exit;
   }
 
@@ -211,7 +204,7 @@ export class SyncSender {
   /** `receipt` mode: the plain send (its own audit line), then the receipt; a line for what the wait came to. */
   private async viaReceipt(req: ForwardRequest, deadline: number): Promise<Exit> {
     const t = performance.now();
-    const out = await this.receiptWaiter!.obtain(req, deadline, (r) => this.plain.forward(r));
+    const out = await this.receiptWaiter!.obtain(req, deadline, this.plainSend);
     if (out.exit.reason !== 'ok' && out.exit.reason !== 'sync_timeout') return out.exit;
     const line = this.fast.line('info');
     if (line === null) return out.exit;
@@ -243,7 +236,7 @@ export class SyncSender {
    * same lookup (the receipt may still come after the answer). A hash it does not know (yet)
    * waits for the sequencer's own answer, as only that says whether it was accepted.
    */
-  private async syncCall(seq: Upstream, req: ForwardRequest, params: string, times: CallTimes, endAfterMs: number | null): Promise<Answer> {
+  private async syncCall(seq: Sequencer, req: ForwardRequest, params: string, times: CallTimes, endAfterMs: number | null): Promise<Answer> {
     const call = seq.call(SYNC_METHOD, params, times);
     let wake: (() => void) | undefined;
     let timer: NodeJS.Timeout | undefined;
@@ -257,7 +250,7 @@ export class SyncSender {
     if (wake !== undefined) this.drainWakers.delete(wake);
     clearTimeout(timer);
     if (first !== DRAINED && first !== ENDED) return first;
-    const known = await this.plain.attempts.lookup(seq, req.hash, performance.now() + this.chain.forward.timeoutMs);
+    const known = await this.link.attempts.lookup(seq, req.hash, performance.now() + this.chain.forward.timeoutMs);
     const why = first === DRAINED ? 'draining; the sequencer knows the hash' : 'the asked wait ended; the sequencer knows the hash';
     return known === 'known' ? { kind: 'error', code: 4, message: why, data: undefined } : call;
   }

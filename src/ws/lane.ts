@@ -22,7 +22,7 @@ import type { TemplatedApp, WebSocket } from 'uWebSockets.js';
 import type { AdmissionParts } from '../admission.js';
 import type { WebSocketConfig } from '../config.js';
 import { REJECT, type Exit } from '../errors.js';
-import type { FrontEnd, PortParts } from '../front/front-end.js';
+import type { UwsFrontEnd, UwsPortParts } from '../http/port.js';
 import type { ConnectionCounts } from '../limits/shared-tables.js';
 import { uws } from '../native.js';
 import { AnswerPath, type AnswerWriter } from '../pipeline/answer-path.js';
@@ -48,7 +48,7 @@ export interface LaneObserver {
 }
 
 export interface LaneDeps {
-  readonly port: PortParts;
+  readonly port: UwsPortParts;
   readonly config: WebSocketConfig;
   readonly maxBodyBytes: number;
   /** The host table and the account store the upgrade admits by (admission.ts). */
@@ -60,7 +60,7 @@ export interface LaneDeps {
   readonly counts: ConnectionCounts;
 }
 
-export class WebSocketLane implements FrontEnd, AnswerWriter<FrameContext> {
+export class WebSocketLane implements UwsFrontEnd, AnswerWriter<FrameContext> {
   readonly transport = 'ws';
   private readonly pipeline: Pipeline;
   private readonly answers: AnswerPath<FrameContext>;
@@ -74,7 +74,8 @@ export class WebSocketLane implements FrontEnd, AnswerWriter<FrameContext> {
       via: 'ws',
       ...(deps.observer !== undefined ? { observer: deps.observer } : {}),
     });
-    this.pipeline = deps.buildPipeline({ exit: this.answers.exit });
+    // Its requests are sampled into the per-stage series by the pipeline, as every front end's.
+    this.pipeline = deps.buildPipeline({ exit: this.answers.exit, observer: deps.observer });
     this.softBackpressure = deps.config.maxBackpressureBytes >> 1;
   }
 

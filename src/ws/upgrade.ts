@@ -7,9 +7,9 @@ import type { HttpRequest, HttpResponse, us_socket_context_t } from 'uWebSockets
 import { keySha256 } from '../accounts/keys.js';
 import { admit, refused, type AdmissionParts } from '../admission.js';
 import { type Exit, REJECT, reject } from '../errors.js';
-import type { PortParts } from '../front/front-end.js';
-import { duplicateHeader } from '../front/framing.js';
-import { announcesBody, H, writeAnswer } from '../front/write.js';
+import type { UwsPortParts } from '../http/port.js';
+import { duplicateHeader } from '../http/framing.js';
+import { announcesBody, H, writeAnswer } from '../http/write.js';
 import type { ConnectionCounts } from '../limits/shared-tables.js';
 import { quote } from '../log-line.js';
 import { Connection } from './connection.js';
@@ -18,7 +18,7 @@ import { Connection } from './connection.js';
 const WS_VERSION = reject('websocket_version', undefined, undefined, [['sec-websocket-version', '13']]);
 
 export interface UpgradeDeps {
-  readonly port: PortParts;
+  readonly port: UwsPortParts;
   readonly admission: AdmissionParts;
   /** Open connections per account, per process (shared by the worker threads where there are several). */
   readonly counts: ConnectionCounts;

@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { REJECT } from '../../src/errors.js';
-import { createHostStage, hostName } from '../../src/stages/host.js';
+import { createHostStage } from '../../src/stages/host.js';
+import { hostName } from '../../src/chains.js';
 import { given, passed } from '../support/stage-context.js';
 import { hosts } from '../support/stage-fixtures.js';
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseAccounts } from '../../src/accounts/parse.js';
 import { type Exit, REJECT } from '../../src/errors.js';
-import { keySha256 } from '../../src/stages/auth.js';
+import { keySha256 } from '../../src/accounts/keys.js';
 import { createSenderStage } from '../../src/stages/sender.js';
 import { given, passed } from '../support/stage-context.js';
 import { decoded, grantOf } from '../support/stage-fixtures.js';

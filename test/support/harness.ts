@@ -12,7 +12,7 @@ import { startService } from '../../src/service.js';
 import { parseConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { initCrypto } from '../../src/native.js';
-import { keySha256 } from '../../src/stages/auth.js';
+import { keySha256 } from '../../src/accounts/keys.js';
 
 /** Every log line of every server started in this test process. */
 export const capturedLogs: string[] = [];

@@ -4,7 +4,7 @@ import type { Account, AccountStore } from '../../src/accounts/types.js';
 import { buildChains, HostTable, type ChainRuntime } from '../../src/chains.js';
 import { parseConfig } from '../../src/config.js';
 import type { RpcRequest } from '../../src/pipeline/context.js';
-import { keySha256 } from '../../src/stages/auth.js';
+import { keySha256 } from '../../src/accounts/keys.js';
 import type { DecodedTx } from '../../src/tx/types.js';
 
 export const config = parseConfig(

@@ -35,8 +35,6 @@ import { RowChecker } from './row-checker.js';
 import type { AccountChange } from './snapshot.js';
 import { problemOf, STORE_PROBLEMS, StoreState } from './state.js';
 
-export { CHANNEL, CLIENT_OPTIONS, HEARTBEAT_MS, reconnectDelay, STATEMENT_TIMEOUT_MS } from './connection.js';
-
 /** Between two fetches for notifications. */
 const FETCH_GAP_MS = 20;
 /** Accounts queued by notifications; past this the queue is dropped for one diff load. */

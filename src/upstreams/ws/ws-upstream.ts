@@ -1,9 +1,9 @@
 /**
- * One sequencer over persistent WebSockets (`ws://`/`wss://` sequencer URLs): a few
- * connections (`forward.wsConnections`), many calls in flight on each (at most
+ * An upstream over persistent WebSockets (`ws://`/`wss://` URLs): a few connections
+ * (`forward.wsConnections` for a sequencer), many calls in flight on each (at most
  * `forward.connections` for the sequencer), answers matched by id, pings, reconnect with
- * backoff. No HTTP head to write or parse per call. It is an Upstream like the HTTP Sequencer,
- * and the outcome rules (attempts.ts) are the same:
+ * backoff. No HTTP head to write or parse per call. It is an Upstream like the HTTP one
+ * (http/http-upstream.ts), and the outcome rules (forward/attempts.ts) are the same:
  * - a call is written when its frame is handed to the socket; before that (no connection open
  *   within `queueMs`, the connection lost first) it ends unsent;
  * - a connection lost with calls written on it ends each of them as a written fault (to be
@@ -20,11 +20,10 @@
  * one queue per bound, in deadline order, under one timer instead of a timer each.
  */
 import WebSocket from 'ws';
-import { sequencerLabel } from '../config.js';
-import { ignoredFrames } from './peer-frames.js';
+import { ignoredFrames } from '../peer-frames.js';
+import { Queue } from '../queue.js';
+import { type Answer, type CallTimes, classify, noConnection, type Upstream, type UpstreamKind, upstreamLabel } from '../upstream.js';
 import { Deadlines } from './deadlines.js';
-import type { HealthBoard } from './health-board.js';
-import { classify, type Answer, type CallTimes, type Upstream } from './upstream.js';
 
 const MAX_ANSWER_BYTES = 1 << 20;
 const MIN_RETRY_MS = 100;
@@ -67,7 +66,7 @@ export class WsUpstream implements Upstream {
   readonly labelJson: string;
   private readonly links: Link[] = [];
   private readonly pending = new Map<number, Pending>();
-  private waiting: Waiting[] = [];
+  private readonly waiting = new Queue<Waiting>();
   private seq = 0;
   /** The connection chosen last (pick). */
   private last = -1;
@@ -84,24 +83,14 @@ export class WsUpstream implements Upstream {
     readonly url: string,
     /** Calls in flight at once on all its connections. */
     private readonly maxInFlight: number,
-    private readonly board: HealthBoard,
-    readonly slot: number,
     /** How many connections to keep open. */
     conns = 2,
   ) {
-    this.label = sequencerLabel(url);
+    this.label = upstreamLabel(url);
     this.labelJson = JSON.stringify(this.label);
     for (let i = 0; i < conns; i++) this.connect(i);
     this.pinger = setInterval(() => this.ping(), PING_MS);
     this.pinger.unref();
-  }
-
-  get eligible(): boolean {
-    return this.board.eligible(this.slot);
-  }
-
-  markDown(why: string): void {
-    this.board.set(this.slot, 'down', why);
   }
 
   call(method: string, paramsJson: string, times: CallTimes): Promise<Answer> {
@@ -117,7 +106,7 @@ export class WsUpstream implements Upstream {
         done: false,
         expire: setTimeout(() => {
           w.done = true;
-          resolve({ kind: 'fault', why: `no connection to the sequencer within ${times.queueMs} ms`, sent: false, busy: true });
+          resolve(noConnection(times));
         }, times.queueMs),
       };
       this.waiting.push(w);
@@ -127,8 +116,8 @@ export class WsUpstream implements Upstream {
   /**
    * The open connection with the fewest calls in flight, if the bound allows one more; ties go
    * round the connections from the one after the last chosen. (Ties to the first one put nearly
-   * every call on connection 0 at a rate whose answers come back before the next call: 3,415 of
-   * 4,000 with 8 connections, bench/upstream-rate.ts.)
+   * every call on connection 0 at a rate whose answers come back before the next call:
+   * bench/upstream-rate.ts counts the spread.)
    */
   private pick(): Link | null {
     if (this.pending.size >= this.maxInFlight) return null;
@@ -178,8 +167,7 @@ export class WsUpstream implements Upstream {
 
   /** Calls waiting for a connection (or for room under the bound) take what is free now. */
   private drainWaiting(): void {
-    while (this.waiting.length > 0) {
-      const w = this.waiting[0]!;
+    for (let w = this.waiting.peek(); w !== undefined; w = this.waiting.peek()) {
       if (w.done) {
         this.waiting.shift();
         continue;
@@ -295,13 +283,12 @@ export class WsUpstream implements Upstream {
       for (const l of this.links) l?.ws.terminate();
       this.deadlines.close();
     };
-    for (const w of this.waiting) {
+    for (const w of this.waiting.clear()) {
       if (w.done) continue;
       w.done = true;
       clearTimeout(w.expire);
       w.resolve({ kind: 'fault', why: 'the sequencer client is closing', sent: false });
     }
-    this.waiting = [];
     if (abandon || this.pending.size === 0) {
       end();
       return Promise.resolve();
@@ -317,3 +304,9 @@ export class WsUpstream implements Upstream {
     });
   }
 }
+
+/** ws:// and wss:// upstreams: `calls` in flight at once on `sockets` connections. */
+export const wsKind: UpstreamKind = {
+  schemes: ['ws:', 'wss:'],
+  open: (url, o) => new WsUpstream(url, o.calls, o.sockets),
+};

@@ -1,27 +1,28 @@
 /**
- * X-RateLimit-Limit and X-RateLimit-Remaining on every answer to an authenticated submission
- * whose grant is known, so a client can pace itself before it is refused: from the rate-limit
- * stage's verdict when it ran, else from the bucket as it stands (nothing spent). A 429 carries
- * them already. On the hot path the headers are bytes encoded once (a string is UTF-8-encoded by
- * uWS.js on every write, front/write.ts): the names, the limit once per grant, small counts from
- * a table.
+ * The rate-limit stage's answer headers (Stage.headers): X-RateLimit-Limit and
+ * X-RateLimit-Remaining on every answer to an authenticated submission whose grant is known, so a
+ * client can pace itself before it is refused: from the stage's verdict when it ran, else from
+ * the bucket as it stands (nothing spent). A 429 carries them already. On the hot path the
+ * headers are bytes encoded once (a string is UTF-8-encoded by uWS.js on every write,
+ * http/write.ts): the names, the limit once per grant, small counts from a table.
  */
 import type { Grant } from '../accounts/types.js';
 import type { Exit, Header } from '../errors.js';
+import type { Quota, TokenBuckets } from '../limits/rate-limiter.js';
 import type { BaseCtx } from '../pipeline/context.js';
-import { finished } from '../stages/list.js';
-import type { TokenBuckets } from '../limits/rate-limiter.js';
+
+/** The fields read, each set only where its stage ran. */
+type Answered = BaseCtx & { readonly grant?: Grant | undefined; readonly rawTx?: unknown; readonly quota?: Quota | undefined };
 
 const encoder = new TextEncoder();
 const LIMIT = encoder.encode('x-ratelimit-limit');
 const REMAINING = encoder.encode('x-ratelimit-remaining');
 const COUNTS = Array.from({ length: 1024 }, (_, i): Header => [REMAINING, encoder.encode(String(i))]);
 
-export function quotaHeaders(limiter: TokenBuckets): (ctx: BaseCtx, exit: Exit) => readonly Header[] | undefined {
+export function quotaHeaders(limiter: TokenBuckets): (ctx: Answered, exit: Exit) => readonly Header[] | undefined {
   const limits = new WeakMap<Grant, Header>();
-  return (base, exit) => {
+  return (ctx, exit) => {
     if (exit.reason === 'rate_limited') return undefined; // its Exit carries them
-    const ctx = finished(base);
     const grant = ctx.grant;
     if (grant === undefined || ctx.rawTx === undefined) return undefined;
     const { perSecond, burst } = grant.rateLimit;

@@ -4,12 +4,12 @@
  * in deadline order, under one timer; a call with any other bound (a lookup's, a resend's) gets a
  * timer of its own. A call answered meanwhile is passed over when the queue reaches it.
  */
+import { Queue } from '../queue.js';
 
-/** Calls with one answer bound: their ids in the order written, from `head`. */
+/** Calls with one answer bound: their ids in the order written. */
 interface Lane {
   readonly ms: number;
-  ids: number[];
-  head: number;
+  readonly ids: Queue<number>;
   timer: NodeJS.Timeout | null;
 }
 
@@ -28,7 +28,8 @@ export class Deadlines {
   /** Call `id` expires `ms` from now: in its bound's queue (null), or by the timer returned. */
   add(id: number, ms: number): NodeJS.Timeout | null {
     let lane = this.lanes.get(ms);
-    if (lane === undefined && this.lanes.size < this.maxLanes && Number.isInteger(ms)) this.lanes.set(ms, (lane = { ms, ids: [], head: 0, timer: null }));
+    if (lane === undefined && this.lanes.size < this.maxLanes && Number.isInteger(ms))
+      this.lanes.set(ms, (lane = { ms, ids: new Queue<number>(), timer: null }));
     if (lane === undefined) return setTimeout(() => this.expire(id), ms);
     lane.ids.push(id);
     if (lane.timer === null) {
@@ -47,22 +48,14 @@ export class Deadlines {
   private sweep(lane: Lane): void {
     lane.timer = null;
     const now = performance.now();
-    while (lane.head < lane.ids.length) {
-      const id = lane.ids[lane.head]!;
+    for (let id = lane.ids.peek(); id !== undefined; id = lane.ids.peek()) {
       const deadline = this.deadlineOf(id);
       if (deadline !== undefined && deadline > now) {
         lane.timer = setTimeout(() => this.sweep(lane), Math.max(1, deadline - now));
         break;
       }
-      lane.head++;
+      lane.ids.shift();
       if (deadline !== undefined) this.expire(id);
-    }
-    if (lane.head === lane.ids.length) {
-      lane.ids = [];
-      lane.head = 0;
-    } else if (lane.head > 1024 && lane.head * 2 > lane.ids.length) {
-      lane.ids = lane.ids.slice(lane.head);
-      lane.head = 0;
     }
   }
 }

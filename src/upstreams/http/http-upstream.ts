@@ -1,6 +1,6 @@
 /**
- * One sequencer: keep-alive connections (http-connections.ts: those that have answered are
- * used first) and a JSON-RPC call over undici's `dispatch` (the cheapest client path measured:
+ * An upstream over HTTP (http://, https://): keep-alive connections (http-connections.ts:
+ * those that have answered are used first) and a JSON-RPC call over undici's `dispatch` (the cheapest client path measured:
  * no stream or promise machinery per request). Every call ends
  * in exactly one Answer: a JSON-RPC result, a JSON-RPC error, or a fault (transport error,
  * timeout, 5xx, non-JSON-RPC body) — the distinction the forwarding rules hinge on.
@@ -12,23 +12,9 @@
  * sequencer, never time spent waiting for a connection.
  */
 import type { Dispatcher } from 'undici';
-import { sequencerLabel } from '../config.js';
-import type { HealthBoard } from './health-board.js';
+import { Queue } from '../queue.js';
+import { type Answer, type CallTimes, classify, noConnection, type Upstream, type UpstreamKind, upstreamLabel } from '../upstream.js';
 import { type Conn, HttpConnections } from './http-connections.js';
-
-export type Answer =
-  | { readonly kind: 'result'; readonly result: unknown }
-  | { readonly kind: 'error'; readonly code: number; readonly message: string; readonly data: unknown }
-  /** `busy`: no connection to the sequencer was free in time (load, not an unreachable sequencer). */
-  | { readonly kind: 'fault'; readonly why: string; readonly sent: boolean; readonly busy?: true };
-
-/** The answer of a call that got no connection in time: never written. */
-const noConnection = (times: CallTimes): Answer => ({
-  kind: 'fault',
-  why: `no connection to the sequencer within ${times.queueMs} ms`,
-  sent: false,
-  busy: true,
-});
 
 const MAX_ANSWER_BYTES = 1 << 20;
 
@@ -42,39 +28,6 @@ interface Waiting {
   cancelled: boolean;
 }
 
-/**
- * One upstream JSON-RPC endpoint as the outcome rules see it (a sequencer, the chain RPC):
- * `call` ends in exactly one Answer, whose fault says whether the request was written. Served
- * over HTTP (HttpUpstream, below) or over a persistent WebSocket (ws-upstream.ts).
- */
-export interface Upstream {
-  readonly url: string;
-  readonly label: string;
-  /** The label as a JSON string, for log lines. */
-  readonly labelJson: string;
-  readonly slot: number;
-  /** Not taken out by the health board. */
-  readonly eligible: boolean;
-  /** Takes the upstream out on every thread until a probe sees it back. */
-  markDown(why: string): void;
-  call(method: string, paramsJson: string, times: CallTimes): Promise<Answer>;
-  /** Calls not written end unsent; written ones are waited for, or cut (`abandon`). */
-  close(abandon?: boolean): Promise<void>;
-}
-
-export interface CallTimes {
-  /** The answer's bound, from the moment the request is written. */
-  readonly timeoutMs: number;
-  /** How long the call may wait for a connection (ours, then undici's connect) before it is written. */
-  readonly queueMs: number;
-  /**
-   * Rather wait (within `queueMs`) for a connection that has answered before than open a fresh
-   * one, where one exists: asking again about written bytes (resolve.ts), which a fresh connection
-   * to a sequencer at its connection limit would lose again. Over HTTP only.
-   */
-  readonly proven?: boolean;
-}
-
 export class HttpUpstream implements Upstream {
   readonly label: string;
   /** The label as a JSON string, for log lines. */
@@ -83,18 +36,14 @@ export class HttpUpstream implements Upstream {
   private readonly path: string;
   private readonly headers: string[];
   private seq = 0;
-  private waiting: Waiting[] = [];
-  private head = 0;
+  private readonly waiting = new Queue<Waiting>();
 
   constructor(
     readonly url: string,
     connections: number,
-    /** The process-wide health view and this sequencer's slot in it. */
-    private readonly board: HealthBoard,
-    readonly slot: number,
   ) {
     const u = new URL(url);
-    this.label = sequencerLabel(url);
+    this.label = upstreamLabel(url);
     this.labelJson = JSON.stringify(this.label);
     this.path = u.pathname + u.search;
     // A flat [name, value, …] array: undici walks it without an object key iteration per call.
@@ -108,15 +57,6 @@ export class HttpUpstream implements Upstream {
       keepAliveMaxTimeout: 600_000,
       connect: { timeout: 2_000 },
     });
-  }
-
-  get eligible(): boolean {
-    return this.board.eligible(this.slot);
-  }
-
-  /** Takes the sequencer out on every thread until a probe sees it back. */
-  markDown(why: string): void {
-    this.board.set(this.slot, 'down', why);
   }
 
   /** `{"jsonrpc":"2.0","id":N,"method":…,"params":…}` with params already serialized. */
@@ -152,28 +92,20 @@ export class HttpUpstream implements Upstream {
   /** A call ended on `c`: the first waiting call (not expired) that can take a connection now takes one. */
   private release(c: Conn, answered: boolean): void {
     this.conns.give(c, answered);
-    for (let i = this.head; i < this.waiting.length; i++) {
-      const w = this.waiting[i]!;
-      if (w.cancelled) {
-        if (i === this.head) this.head++;
-        continue;
-      }
+    const { waiting } = this;
+    for (let k = 0; k < waiting.length; k++) {
+      const w = waiting.at(k)!;
+      if (w.cancelled) continue;
       const next = this.conns.take(w.proven);
       // A call that waits for a proven connection lets the ones behind it take this one.
       if (next === null) continue;
       w.cancelled = true;
-      if (i === this.head) this.head++;
       clearTimeout(w.expire);
       w.run(next);
       break;
     }
-    if (this.head === this.waiting.length) {
-      this.waiting = [];
-      this.head = 0;
-    } else if (this.head > 1024 && this.head * 2 > this.waiting.length) {
-      this.waiting = this.waiting.slice(this.head);
-      this.head = 0;
-    }
+    // The calls ended at the front (taken, expired) leave the queue; those behind a waiting one stay until it goes.
+    while (waiting.peek()?.cancelled === true) waiting.shift();
   }
 
   private dispatch(c: Conn, body: string, times: CallTimes, deadline: number, resolve: (a: Answer) => void): void {
@@ -273,8 +205,7 @@ export class HttpUpstream implements Upstream {
    * sync calls already answered by the drain, which would otherwise hold the exit for their wait).
    */
   close(abandon = false): Promise<void> {
-    for (let i = this.head; i < this.waiting.length; i++) {
-      const w = this.waiting[i]!;
+    for (const w of this.waiting.clear()) {
       if (w.cancelled) continue;
       clearTimeout(w.expire);
       w.cancelled = true;
@@ -296,18 +227,8 @@ export function interpret(status: number, text: string): Answer {
   return classify(msg, `HTTP ${status}`, status >= 200 && status < 300);
 }
 
-/**
- * A parsed JSON-RPC answer (an HTTP body, a WebSocket frame): a result, an error with a numeric
- * code and a string message, or a fault for anything else. `where` names the carrier in a fault.
- */
-export function classify(msg: unknown, where: string, resultAllowed = true): Answer {
-  if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) return { kind: 'fault', why: `${where} with a non-JSON-RPC body`, sent: true };
-  const m = msg as Record<string, unknown>;
-  if ('error' in m && typeof m.error === 'object' && m.error !== null) {
-    const e = m.error as Record<string, unknown>;
-    if (typeof e.code === 'number' && typeof e.message === 'string') return { kind: 'error', code: e.code, message: e.message, data: e.data };
-    return { kind: 'fault', why: `${where} with a malformed JSON-RPC error`, sent: true };
-  }
-  if ('result' in m && resultAllowed) return { kind: 'result', result: m.result };
-  return { kind: 'fault', why: `${where} without a JSON-RPC result`, sent: true };
-}
+/** http:// and https:// upstreams. */
+export const httpKind: UpstreamKind = {
+  schemes: ['http:', 'https:'],
+  open: (url, o) => new HttpUpstream(url, o.calls),
+};

@@ -3,18 +3,33 @@
  * as one. Draining: /ready turns 503, the listen socket closes (no new connections), every front
  * end answers what is in flight within the grace period, then every connection is closed.
  */
-import type { TemplatedApp, us_listen_socket } from 'uWebSockets.js';
+import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import { REJECT } from '../errors.js';
 import type { Logger } from '../log.js';
 import { uws } from '../native.js';
-import type { FrontEnd, Handler, PortParts } from './front-end.js';
-import type { Readiness } from './readiness.js';
-import { RequestIds } from './request-ids.js';
-import { RequestLog } from './request-log.js';
+import type { FrontEnd, PortParts } from '../front/front-end.js';
+import type { Readiness } from '../front/readiness.js';
+import { RequestIds } from '../front/request-ids.js';
+import { RequestLog } from '../front/request-log.js';
 import { writeAnswer } from './write.js';
 
-/** The parts the front ends of one port share (front-end.ts). */
-export function portParts(log: Logger, readiness: Readiness, idPrefix?: string): PortParts {
+/** A uWS route handler. */
+export type Handler = (res: HttpResponse, req: HttpRequest) => void;
+
+/** A front end on the public uWS port. */
+export type UwsFrontEnd = FrontEnd<TemplatedApp>;
+
+/** What the front ends of the uWS port share: the transport-neutral parts, and the handler guard. */
+export interface UwsPortParts extends PortParts {
+  /**
+   * A handler that throws is answered 500 instead: uWS aborts the whole process when a handler
+   * returns without answering or registering onAborted.
+   */
+  guard(h: Handler): Handler;
+}
+
+/** The parts the front ends of one port share (front/front-end.ts). */
+export function portParts(log: Logger, readiness: Readiness, idPrefix?: string): UwsPortParts {
   const ids = new RequestIds(idPrefix);
   return {
     log,
@@ -43,7 +58,7 @@ export class PublicPort {
   private listenSocket: us_listen_socket | null = null;
 
   constructor(
-    readonly frontEnds: readonly FrontEnd[],
+    readonly frontEnds: readonly UwsFrontEnd[],
     private readonly readiness: Readiness,
   ) {
     this.app = uws().App();

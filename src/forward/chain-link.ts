@@ -1,0 +1,68 @@
+/**
+ * A chain's link to its sequencers: what the plain send (forwarder.ts), the sync send
+ * (sync/sync-send.ts) and the prober (health.ts) share for one chain. It opens sequencer clients
+ * on the chain's health slots (each user on connections of its own, so a wait never holds a
+ * connection another needs), and holds the chain RPC's client and the outcome rules
+ * (attempts.ts) the sends conclude by.
+ */
+import type { ChainConfig } from '../config.js';
+import type { Logger } from '../log.js';
+import { openUpstream } from '../upstreams/registry.js';
+import type { CallTimes, OpenOptions, Upstream } from '../upstreams/upstream.js';
+import { Attempts } from './attempts.js';
+import type { AttemptObserver } from './parts.js';
+import { type HealthBoard, slotIndex } from './health-board.js';
+import { Sequencer } from './sequencer.js';
+
+export interface ChainLinkParts {
+  readonly chain: ChainConfig;
+  /** The process-wide sequencer health. */
+  readonly board: HealthBoard;
+  /** This chain's slots on it, in the order of `chain.sequencers`. */
+  readonly slots: readonly number[];
+  readonly log: Logger;
+  /** The forward metrics' hook, fed by the outcome rules. */
+  readonly observer?: AttemptObserver | undefined;
+}
+
+export class ChainLink {
+  readonly chain: ChainConfig;
+  readonly log: Logger;
+  /** The chain's own RPC (`chains[].rpc`), for lookups and the sync send's receipts; else null. It is no sequencer: nothing marks it down. */
+  readonly rpc: Upstream | null;
+  /** The outcome rules, for every send on this chain. */
+  readonly attempts: Attempts;
+  private readonly board: HealthBoard;
+  private readonly slots: readonly number[];
+
+  constructor(parts: ChainLinkParts) {
+    const { chain } = parts;
+    this.chain = chain;
+    this.log = parts.log;
+    this.board = parts.board;
+    this.slots = parts.slots;
+    const times: CallTimes = { timeoutMs: chain.forward.timeoutMs, queueMs: chain.forward.queueMs };
+    this.rpc = chain.rpc === null ? null : openUpstream(chain.rpc, { calls: Math.max(4, Math.min(chain.sync.maxWaiting, 64)), sockets: 1 });
+    this.attempts = new Attempts(chain.chainId, times, this.rpc, parts.log, parts.observer);
+  }
+
+  /** One link per chain, on the chains' slots of `board` (configuration order). */
+  static forChains(chains: readonly ChainConfig[], board: HealthBoard, log: Logger, observer?: AttemptObserver): ChainLink[] {
+    const slots = slotIndex(chains);
+    return chains.map((chain, i) => new ChainLink({ chain, board, slots: slots[i]!, log, observer }));
+  }
+
+  get chainId(): number {
+    return this.chain.chainId;
+  }
+
+  /** A client per sequencer, in failover order, on connections of the caller's own; the caller closes them. */
+  open(options: OpenOptions): Sequencer[] {
+    return this.chain.sequencers.map((url, i) => new Sequencer(openUpstream(url, options), this.board, this.slots[i]!));
+  }
+
+  /** Closes the chain RPC's client (cutting calls still in flight: their answers have no one to go to). */
+  close(): Promise<void> {
+    return this.rpc?.close(true) ?? Promise.resolve();
+  }
+}
