@@ -30,8 +30,8 @@ export const LAYERS: readonly (readonly string[])[] = [
   // the parts the configuration configures, and the configuration, which composes their sections
   // (the account layer declares its own: accounts/config.ts), with the chains built from it
   ['tx', 'accounts', 'limits', 'forward', 'config.ts', 'chains.ts'],
-  // rules over the domain: the sync send, who may submit where
-  ['sync', 'admission.ts'],
+  // rules over the domain: the sync send, tracking accepted transactions, who may submit where
+  ['sync', 'track', 'admission.ts'],
   ['stages'],
   // what every front end shares: the interface, the port, the answer writer, the request log
   ['front'],

@@ -31,6 +31,9 @@ import { buildChains, HostTable, type ChainRuntime } from './chains.js';
 import { TxDecoder } from './tx/decoder.js';
 import { BUILD } from './build.js';
 import { WebSocketLane, type LaneObserver } from './ws/lane.js';
+import { HeadWatch } from './sync/head-watch.js';
+import { Tracker, type TrackObserver } from './track/tracker.js';
+import { trackedObserver } from './track/observe.js';
 
 export { buildChains } from './chains.js';
 export { admissionStages, type Admitted } from './stages/list.js';
@@ -41,6 +44,8 @@ export interface Observers {
   /** The WebSocket lane's connections (with `websocket.enabled`). */
   readonly wsLane?: LaneObserver;
   readonly forward?: ForwardObserver & SyncObserver;
+  /** The trackers' moves (chains with `track.enabled`). */
+  readonly track?: TrackObserver;
   readonly accountsReload?: (result: ReloadResult, accounts: number) => void;
 }
 
@@ -67,6 +72,8 @@ export interface App {
   readonly chains: readonly ChainRuntime[];
   readonly store: AccountStore;
   readonly forwarders: ReadonlyMap<number, ChainForwarder>;
+  /** The chains that track their accepted transactions (`chains[].track`), by chain id. */
+  readonly trackers: ReadonlyMap<number, Tracker>;
   readonly limiter: TokenBuckets;
   /** The metrics sink of this app (null when metrics are disabled). */
   readonly metrics: Metrics | null;
@@ -90,13 +97,15 @@ export function createApp(opts: AppOptions): App {
   if (store.state !== undefined) metrics?.watchAccounts(store.state);
   const thread = opts.shared === undefined ? singleThread(config, log) : workerThread(config, opts.shared);
   metrics?.watchHealth(thread.board);
-  const sends = buildSends(config, log, thread, obs.forward);
+  const sends = buildSends(config, log, thread, obs.forward, obs.track);
   const readiness = readinessOf(config, store, thread.board);
+  readiness.warn(() => trackingProblems(sends.trackers));
+  metrics?.watchTrackers(sends.trackers);
 
   const decoders = decodersOf(config);
   const buildPipeline = (hooks: PipelineHooks) =>
-    admissionStages({ config, hosts, store, decoders, limiter: thread.limiter, duplicates: sends.inFlight }).end(
-      createForwardStage(sends.forwarders, sends.syncSenders),
+    admissionStages({ config, hosts, store, decoders, limiter: thread.limiter, duplicates: sends.inFlight, trackers: sends.trackers }).end(
+      createForwardStage(sends.plainSends, sends.syncSends),
       hooks,
     );
   const busyPoll = busyPollOf(config, log);
@@ -141,6 +150,7 @@ export function createApp(opts: AppOptions): App {
     chains,
     store,
     forwarders: sends.forwarders,
+    trackers: sends.trackers,
     limiter: thread.limiter,
     metrics,
     async prepare() {
@@ -166,6 +176,7 @@ export function createApp(opts: AppOptions): App {
       thread.local?.close();
       await Promise.all([...sends.forwarders.values()].map((f) => f.close()));
       await Promise.all([...sends.syncSenders.values()].map((s) => s.close()));
+      await sends.closeTracking();
     },
   };
 }
@@ -180,6 +191,7 @@ function metricsObservers(metrics: Metrics): Observers {
     requests: (transport) => metrics.requestObserver(transport),
     wsLane: metrics.wsLane,
     forward: metrics.forward,
+    track: metrics.track,
     accountsReload: metrics.accountsReload,
   };
 }
@@ -233,12 +245,21 @@ function workerThread(config: Config, shared: SharedParts): ThreadParts {
  * chains that turn it on, the sync one beside it (its own connections, the forwarder's outcome
  * rules, plain send and chain RPC client).
  */
-function buildSends(config: Config, log: Logger, thread: ThreadParts, observer: (ForwardObserver & SyncObserver) | undefined) {
+function buildSends(
+  config: Config,
+  log: Logger,
+  thread: ThreadParts,
+  observer: (ForwardObserver & SyncObserver) | undefined,
+  trackObserver: TrackObserver | undefined,
+) {
   const duplicates = new Duplicates(new Map(config.chains.map((c) => [c.chainId, new ChainDuplicates(config.dedup, thread.txTable)])));
   const slots = slotIndex(config.chains);
   const board = thread.board;
+  const trackers = new Map<number, Tracker>();
+  // A tracked chain's forwards tell its tracker which sequencer accepted by which rule; the others' observer is unchanged.
+  const observerOf = (c: Config['chains'][number]) => (c.track.enabled ? trackedObserver(observer, () => trackers.get(c.chainId)) : observer);
   const forwarders = new Map(
-    config.chains.map((c, i) => [c.chainId, new ChainForwarder(c, duplicates.forChain(c.chainId), log, { board, slots: slots[i]! }, observer)]),
+    config.chains.map((c, i) => [c.chainId, new ChainForwarder(c, duplicates.forChain(c.chainId), log, { board, slots: slots[i]! }, observerOf(c))]),
   );
   const syncSenders = new Map(
     config.chains.flatMap((c, i) =>
@@ -247,8 +268,23 @@ function buildSends(config: Config, log: Logger, thread: ThreadParts, observer: 
         : [],
     ),
   );
+  // Tracking: one head subscription per chain (the sync send's where it has one), one tracker per tracked chain.
+  const ownHeads: HeadWatch[] = [];
+  for (const c of config.chains) {
+    if (!c.track.enabled) continue;
+    let heads = syncSenders.get(c.chainId)?.heads ?? null;
+    if (heads === null && c.rpcWs !== null) ownHeads.push((heads = new HeadWatch(c.rpcWs, log, () => {})));
+    trackers.set(c.chainId, new Tracker(c, log, heads, trackObserver));
+  }
+  // What the forward stage calls: a tracked chain's sends followed by its tracker, the others' as they are.
+  const plainSends = new Map([...forwarders].map(([id, f]) => [id, trackers.get(id)?.wrap(f) ?? f] as const));
+  const syncSends = new Map([...syncSenders].map(([id, s]) => [id, trackers.get(id)?.wrapSync(s) ?? s] as const));
+  const closeTracking = async () => {
+    for (const h of ownHeads) h.close();
+    await Promise.all([...trackers.values()].map((t) => t.close()));
+  };
   // Bytes already in flight cost no rate-limit token, a plain send's or a waiting sync call's: one table (dedup.ts).
-  return { forwarders, syncSenders, inFlight: duplicates };
+  return { forwarders, syncSenders, plainSends, syncSends, trackers, closeTracking, inFlight: duplicates };
 }
 
 function decodersOf(config: Config): Map<number, TxDecoder> {
@@ -273,6 +309,17 @@ function busyPollOf(config: Config, log: Logger): BusyPoll | null {
     return null;
   }
   return new BusyPoll({ onRefused: (why) => log.warn({ why }, 'busy polling refused: the spinner could not lower its priority') });
+}
+
+/** /ready's detail for a tracker whose watcher stalled or whose chain RPC fails (a warning: submissions are unaffected). */
+function trackingProblems(trackers: ReadonlyMap<number, Tracker>): string | null {
+  const problems: string[] = [];
+  for (const [chainId, t] of trackers) {
+    const w = t.watcher;
+    if (w.stalled) problems.push(`chain ${chainId}: the transaction watcher stalled (restarted ${w.restarts}x): ${w.problem ?? ''}`.trimEnd());
+    else if (w.problem !== null) problems.push(`chain ${chainId}: the transaction watcher: ${w.problem}`);
+  }
+  return problems.length === 0 ? null : problems.join('; ');
 }
 
 /** Sequencer slots on the health board: one per configured sequencer. */

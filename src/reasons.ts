@@ -331,6 +331,15 @@ export const REASONS = {
     action: 'The sequencer accepted it; the receipt did not come within the wait.',
     retry: 'lookup',
   },
+  chain_unavailable: {
+    stages: ['grant'],
+    when: '`txgate_getTransactionStatus` of a hash this edge does not track for the account: the chain RPC did not answer',
+    status: 503,
+    code: -32002,
+    message: 'The chain RPC did not answer: the status could not be read',
+    action: 'Nothing was sent. Ask again after a backoff; the edge that accepted the transaction answers from its own table.',
+    retry: 'backoff',
+  },
   overloaded: {
     stages: ['front_end', 'size_cap', 'forward'],
     when: 'front end: a WebSocket connection at `maxInFlight`, or its answers unread; size cap: the process-wide body budget spent, refused unread',

@@ -6,8 +6,17 @@
  */
 export const SYNC_METHOD = 'eth_sendRawTransactionSync';
 
-/** What kind of send a request is: plain, or sync with the wait it gets (ms). */
-export type Send = { readonly sync: false } | { readonly sync: true; readonly waitMs: number };
+/** The status query of a tracked chain (src/track/): no send, answered once the grant is known. */
+export const STATUS_METHOD = 'txgate_getTransactionStatus';
+
+/**
+ * What kind of send a request is: plain, or sync with the wait it gets (ms); or `status`, a
+ * status query, which rides the same admission (host, key, grant) and is answered at the grant.
+ */
+export type Send = { readonly sync: false } | { readonly sync: true; readonly waitMs: number } | { readonly sync: 'status' };
+
+/** Every status query shares this one value. */
+export const STATUS_QUERY: Send = Object.freeze({ sync: 'status' });
 
 /** Every plain send shares this one value (nothing allocated per request). */
 export const PLAIN_SEND: Send = Object.freeze({ sync: false });

@@ -55,6 +55,8 @@ export interface ForwardEvent {
 
 export interface AttemptObserver {
   forward?(e: ForwardEvent): void;
+  /** A sequencer accepted the transaction, by this rule (`hash`, `lookup`, `resend`): told before the send answers (tracking, src/track/). */
+  accepted?(chainId: number, hash: string, sequencer: string, rule: Rule): void;
 }
 
 export type Role = 'final' | 'winner' | 'loser' | 'pending';

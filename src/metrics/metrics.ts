@@ -21,6 +21,8 @@ import type { RequestObserver } from '../pipeline/pipeline.js';
 import { finished } from '../stages/list.js';
 import { droppedLogLines } from '../log.js';
 import { IGNORED_FRAME_SOURCES, ignoredFrames } from '../forward/peer-frames.js';
+import type { Tracker, TrackObserver } from '../track/tracker.js';
+import { TrackMetrics } from './track.js';
 
 /** The method label: a fixed set, never free text (index order is used on the hot path). */
 const METHODS = ['eth_chainId', 'eth_sendRawTransaction', 'other', 'unparsed', 'eth_sendRawTransactionSync'] as const;
@@ -80,6 +82,7 @@ export class Metrics {
     // The sync series of the chains that turned the method on, bound up front (alerts see zeros).
     for (const c of config.chains) if (c.sync.enabled) this.syncChildren(c.chainId);
     if (config.websocket.enabled) this.f.wsOpen.child({});
+    this.tracking.bind(config.chains.filter((c) => c.track.enabled).map((c) => c.chainId));
     for (const c of config.chains) {
       this.f.inFlight.child({ chain: c.chainId });
       for (const s of c.sequencers) {
@@ -235,6 +238,15 @@ export class Metrics {
     },
   };
 
+  /** The tracking series (chains with `track.enabled`). */
+  private readonly tracking = new TrackMetrics(this.f);
+  readonly track: TrackObserver = this.tracking.observer;
+
+  /** The chains' trackers, read at each snapshot. */
+  watchTrackers(trackers: ReadonlyMap<number, Tracker>): void {
+    this.tracking.watch(trackers);
+  }
+
   private board: HealthBoard | null = null;
   private accountsState: StoreSync | null = null;
   /** The state of an account store synced from a remote source, read at each snapshot. */
@@ -274,9 +286,16 @@ export class Metrics {
       this.f.storeResyncs.child({}).value = s.resyncs;
       this.f.storeFailures.child({}).value = s.failures;
     }
+    this.tracking.read();
     this.f.logDropped.child({}).value = droppedLogLines();
     for (const source of IGNORED_FRAME_SOURCES) this.f.framesIgnored.child({ source }).value = ignoredFrames[source];
-    const on: Record<Feature, boolean> = { always: true, websocket: this.config.websocket.enabled, sync: this.bySyncChain.size > 0, store: s !== null };
+    const on: Record<Feature, boolean> = {
+      always: true,
+      websocket: this.config.websocket.enabled,
+      sync: this.bySyncChain.size > 0,
+      store: s !== null,
+      track: this.config.chains.some((c) => c.track.enabled),
+    };
     const out: MetricJSON[] = [];
     for (const key of Object.keys(METRICS) as (keyof typeof METRICS)[]) if (on[METRICS[key].part]) out.push(familyJSON(this.f[key], METRICS[key]));
     return out;

@@ -1,0 +1,144 @@
+/**
+ * The status table of one chain (per thread): every transaction this edge accepted, with its
+ * timeline, bounded. Final entries stay `keepMs`; when the table is full the oldest final entry
+ * goes first (counted), and a table full of pending entries refuses to track a new acceptance
+ * (counted): never the submission. Every move goes through `move`, which refuses a transition
+ * states.ts does not list, bumps the entry's version and tells the listener once.
+ */
+import { isFinal, mayMove, type TrackState } from './states.js';
+
+/** One tracked transaction. Times are epoch ms; fields unset until their state (kept flat: one hidden class, few bytes). */
+export class Entry {
+  state: TrackState = 'pending';
+  /** Bumped on every move: the order of the changes pushed for it. */
+  version = 1;
+  /** The sender, once the chain or a policy told it (the nonce check needs it). */
+  sender: string | null;
+  /** The signed bytes, kept only until the sender is known (a replaced transaction is found by its sender). */
+  raw: string | null;
+  blockNumber = -1;
+  blockHash: string | null = null;
+  index = -1;
+  gasUsed = -1;
+  /** The block's own timestamp (seconds). */
+  blockTime = 0;
+  /** When this edge saw the block. */
+  seenAt = 0;
+  replacedBy: string | null = null;
+  /** Reorgs that took it out. */
+  reorgs = 0;
+  updatedAt: number;
+  /** The watcher's: the head number from which the drop/replace check may run. */
+  checkFrom = 0;
+  /** The head when it was accepted (the search for a replacement starts there). */
+  sinceBlock = 0;
+
+  constructor(
+    readonly hash: string,
+    readonly account: string,
+    readonly nonce: number,
+    readonly receivedAt: number,
+    readonly acceptedAt: number,
+    /** The sequencer that accepted it, and the rule that established it (`hash`, `lookup`, `resend`). */
+    readonly sequencer: string,
+    readonly rule: string,
+    sender: string | null,
+    raw: string | null,
+  ) {
+    this.sender = sender;
+    this.raw = sender === null ? raw : null;
+    this.updatedAt = acceptedAt;
+  }
+}
+
+export interface TableCounts {
+  /** Final entries dropped from a full table before their `keepMs`. */
+  evicted: number;
+  /** Acceptances not tracked: the table was full of pending entries. */
+  refused: number;
+}
+
+export class TrackTable {
+  private readonly all = new Map<string, Entry>();
+  /** Final entries, oldest final first (re-entered when a reorg makes one final again). */
+  private readonly finals = new Map<string, Entry>();
+  readonly counts: TableCounts = { evicted: 0, refused: 0 };
+
+  constructor(
+    private readonly max: number,
+    private readonly keepMs: number,
+    /** Told after every move (and the first state), once. */
+    private readonly changed: (e: Entry, from: TrackState | null) => void,
+  ) {}
+
+  get size(): number {
+    return this.all.size;
+  }
+
+  get pending(): number {
+    return this.all.size - this.finals.size;
+  }
+
+  get(hash: string): Entry | undefined {
+    return this.all.get(hash);
+  }
+
+  /** Tracks a new acceptance; false when the table is full of pending entries (not tracked). An entry already there is kept. */
+  add(e: Entry): boolean {
+    if (this.all.has(e.hash)) return true;
+    if (this.all.size >= this.max) {
+      const oldest = this.finals.keys().next();
+      if (oldest.done === true) {
+        this.counts.refused++;
+        return false;
+      }
+      this.remove(oldest.value);
+      this.counts.evicted++;
+    }
+    this.all.set(e.hash, e);
+    this.changed(e, null);
+    return true;
+  }
+
+  /** Moves an entry along a listed transition (else throws: a bug, never the chain's input). */
+  move(e: Entry, to: TrackState, now: number): void {
+    const from = e.state;
+    if (!mayMove(from, to)) throw new Error(`tracker: no transition ${from} -> ${to}`);
+    e.state = to;
+    e.version++;
+    e.updatedAt = now;
+    if (isFinal(to)) {
+      this.finals.delete(e.hash);
+      this.finals.set(e.hash, e);
+    } else this.finals.delete(e.hash);
+    this.changed(e, from);
+  }
+
+  /** Final entries past `keepMs` leave the table. */
+  sweep(now: number): void {
+    for (const [hash, e] of this.finals) {
+      if (now - e.updatedAt < this.keepMs) break;
+      this.remove(hash);
+    }
+  }
+
+  /** The pending entries (the watcher's checks). */
+  *pendingEntries(): IterableIterator<Entry> {
+    for (const e of this.all.values()) if (e.state === 'pending') yield e;
+  }
+
+  /** Entries in a given block (a reorg takes them out), included or replaced there. */
+  *inBlock(blockHash: string): IterableIterator<Entry> {
+    for (const e of this.all.values()) if (e.blockHash === blockHash && e.state !== 'pending') yield e;
+  }
+
+  /** Entries in any block (a reorg deeper than remembered takes them all out). */
+  inAnyBlock(): Entry[] {
+    return [...this.all.values()].filter((e) => e.blockHash !== null && e.state !== 'pending');
+  }
+
+  private remove(hash: string): void {
+    this.all.delete(hash);
+    this.finals.delete(hash);
+  }
+}
