@@ -79,7 +79,7 @@ export class Watcher implements WatchState {
 
   /** A new acceptance: looked up at the next pass, checked once past its thresholds. */
   track(e: Entry): void {
-    e.sinceBlock = this.head < 0 ? 0 : this.head;
+    e.sinceBlock = Math.max(this.head, 0);
     e.checkFrom = e.sinceBlock + this.config.dropAfterBlocks;
     this.fresh.push(e);
     this.due.add(e);
@@ -157,6 +157,11 @@ export class Watcher implements WatchState {
       const b = await this.block(n);
       if (b === null || gen !== this.gen) return;
       if (this.canon.get(n)?.hash !== b.hash) await this.reorg(n, gen);
+      else if (n < this.head) {
+        // Rolled back: the blocks above it are gone.
+        this.log.warn({ from: this.head, to: n }, 'tracker: the chain rolled back');
+        this.dropAbove(n);
+      }
     }
     let next = Math.max(this.head + 1, n - MAX_BLOCKS_PER_PASS + 1);
     while (next <= n && gen === this.gen) {
