@@ -82,7 +82,7 @@ export class Metrics {
     // The sync series of the chains that turned the method on, bound up front (alerts see zeros).
     for (const c of config.chains) if (c.sync.enabled) this.syncChildren(c.chainId);
     if (config.websocket.enabled) this.f.wsOpen.child({});
-    this.tracking.bind(config.chains.filter((c) => c.track.enabled).map((c) => c.chainId));
+    this.tracking.bind(config.chains.filter((c) => c.track.enabled));
     for (const c of config.chains) {
       this.f.inFlight.child({ chain: c.chainId });
       for (const s of c.sequencers) {

@@ -2,6 +2,7 @@
  * The tracking metrics (chains with `track.enabled`): the moves the trackers report, and their
  * tables and watchers read at each snapshot.
  */
+import { sequencerLabel } from '../config.js';
 import type { TrackState } from '../track/states.js';
 import type { Entry } from '../track/table.js';
 import type { Tracker, TrackObserver } from '../track/tracker.js';
@@ -16,8 +17,11 @@ export class TrackMetrics {
   constructor(private readonly f: F) {}
 
   /** Bound up front for the chains that track (alerts see zeros, not gaps). */
-  bind(chainIds: readonly number[]): void {
-    for (const chain of chainIds) {
+  bind(chains: readonly { readonly chainId: number; readonly sequencers: readonly string[] }[]): void {
+    for (const { chainId: chain, sequencers } of chains) {
+      for (const s of sequencers) this.f.inclusion.child({ chain, sequencer: sequencerLabel(s) });
+      for (const state of ['pending', 'final']) this.f.tracked.child({ chain, state });
+      this.f.trackHead.child({ chain });
       for (const state of ['included', 'reverted', 'replaced', 'dropped']) this.f.trackFinal.child({ chain, state });
       this.f.trackReorged.child({ chain });
       for (const kind of ['final', 'refused']) this.f.trackEvicted.child({ chain, kind });
