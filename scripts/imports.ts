@@ -36,7 +36,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   // what every front end shares: the interface, the port, the answer writer, the request log
   ['front'],
   ['http', 'ws', 'metrics'],
-  ['app.ts', 'threads', 'worker.ts', 'service.ts', 'cli.ts', 'dev'],
+  ['app.ts', 'tracking.ts', 'threads', 'worker.ts', 'service.ts', 'cli.ts', 'dev'],
 ];
 
 /** The unit a file belongs to: its top folder under src/, or the file itself at the top. */

@@ -31,9 +31,8 @@ import { buildChains, HostTable, type ChainRuntime } from './chains.js';
 import { TxDecoder } from './tx/decoder.js';
 import { BUILD } from './build.js';
 import { WebSocketLane, type LaneObserver } from './ws/lane.js';
-import { HeadWatch } from './sync/head-watch.js';
-import { Tracker, type TrackObserver } from './track/tracker.js';
-import { trackedObserver } from './track/observe.js';
+import type { Tracker, TrackObserver } from './track/tracker.js';
+import { Tracking } from './tracking.js';
 
 export { buildChains } from './chains.js';
 export { admissionStages, type Admitted } from './stages/list.js';
@@ -99,7 +98,7 @@ export function createApp(opts: AppOptions): App {
   metrics?.watchHealth(thread.board);
   const sends = buildSends(config, log, thread, obs.forward, obs.track);
   const readiness = readinessOf(config, store, thread.board);
-  readiness.warn(() => trackingProblems(sends.trackers));
+  readiness.warn(() => sends.tracking.problems());
   metrics?.watchTrackers(sends.trackers);
 
   const decoders = decodersOf(config);
@@ -134,6 +133,7 @@ export function createApp(opts: AppOptions): App {
             maxBodyBytes: config.limits.maxBodyBytes,
             admission: { hosts, store },
             counts: thread.counts,
+            tracking: sends.tracking.laneFeeds(),
             ...optional('observer', observer('ws')),
             ...optional('lane', obs.wsLane),
           }),
@@ -176,7 +176,7 @@ export function createApp(opts: AppOptions): App {
       thread.local?.close();
       await Promise.all([...sends.forwarders.values()].map((f) => f.close()));
       await Promise.all([...sends.syncSenders.values()].map((s) => s.close()));
-      await sends.closeTracking();
+      await sends.tracking.close();
     },
   };
 }
@@ -255,9 +255,9 @@ function buildSends(
   const duplicates = new Duplicates(new Map(config.chains.map((c) => [c.chainId, new ChainDuplicates(config.dedup, thread.txTable)])));
   const slots = slotIndex(config.chains);
   const board = thread.board;
-  const trackers = new Map<number, Tracker>();
-  // A tracked chain's forwards tell its tracker which sequencer accepted by which rule; the others' observer is unchanged.
-  const observerOf = (c: Config['chains'][number]) => (c.track.enabled ? trackedObserver(observer, () => trackers.get(c.chainId)) : observer);
+  // A tracked chain's forwards tell its tracker which sequencer accepted by which rule (tracking.ts).
+  const tracking = new Tracking(config, log, trackObserver);
+  const observerOf = (c: Config['chains'][number]) => tracking.observerOf(c, observer);
   const forwarders = new Map(
     config.chains.map((c, i) => [c.chainId, new ChainForwarder(c, duplicates.forChain(c.chainId), log, { board, slots: slots[i]! }, observerOf(c))]),
   );
@@ -268,23 +268,9 @@ function buildSends(
         : [],
     ),
   );
-  // Tracking: one head subscription per chain (the sync send's where it has one), one tracker per tracked chain.
-  const ownHeads: HeadWatch[] = [];
-  for (const c of config.chains) {
-    if (!c.track.enabled) continue;
-    let heads = syncSenders.get(c.chainId)?.heads ?? null;
-    if (heads === null && c.rpcWs !== null) ownHeads.push((heads = new HeadWatch(c.rpcWs, log, () => {})));
-    trackers.set(c.chainId, new Tracker(c, log, heads, trackObserver));
-  }
-  // What the forward stage calls: a tracked chain's sends followed by its tracker, the others' as they are.
-  const plainSends = new Map([...forwarders].map(([id, f]) => [id, trackers.get(id)?.wrap(f) ?? f] as const));
-  const syncSends = new Map([...syncSenders].map(([id, s]) => [id, trackers.get(id)?.wrapSync(s) ?? s] as const));
-  const closeTracking = async () => {
-    for (const h of ownHeads) h.close();
-    await Promise.all([...trackers.values()].map((t) => t.close()));
-  };
+  const { plainSends, syncSends } = tracking.attach(forwarders, syncSenders);
   // Bytes already in flight cost no rate-limit token, a plain send's or a waiting sync call's: one table (dedup.ts).
-  return { forwarders, syncSenders, plainSends, syncSends, trackers, closeTracking, inFlight: duplicates };
+  return { forwarders, syncSenders, plainSends, syncSends, tracking, trackers: tracking.trackers, inFlight: duplicates };
 }
 
 function decodersOf(config: Config): Map<number, TxDecoder> {
@@ -309,17 +295,6 @@ function busyPollOf(config: Config, log: Logger): BusyPoll | null {
     return null;
   }
   return new BusyPoll({ onRefused: (why) => log.warn({ why }, 'busy polling refused: the spinner could not lower its priority') });
-}
-
-/** /ready's detail for a tracker whose watcher stalled or whose chain RPC fails (a warning: submissions are unaffected). */
-function trackingProblems(trackers: ReadonlyMap<number, Tracker>): string | null {
-  const problems: string[] = [];
-  for (const [chainId, t] of trackers) {
-    const w = t.watcher;
-    if (w.stalled) problems.push(`chain ${chainId}: the transaction watcher stalled (restarted ${w.restarts}x): ${w.problem ?? ''}`.trimEnd());
-    else if (w.problem !== null) problems.push(`chain ${chainId}: the transaction watcher: ${w.problem}`);
-  }
-  return problems.length === 0 ? null : problems.join('; ');
 }
 
 /** Sequencer slots on the health board: one per configured sequencer. */

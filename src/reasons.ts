@@ -169,12 +169,13 @@ export const REASONS = {
     retry: 'fix',
   },
   invalid_params: {
-    stages: ['route', 'decode'],
+    stages: ['front_end', 'route', 'decode'],
+    when: 'front end: `txgate_subscribe` / `txgate_unsubscribe` on the WebSocket lane',
     status: 400,
     code: -32602,
     message: 'Invalid params',
     action:
-      'eth_chainId takes []; eth_sendRawTransaction takes exactly one 0x-prefixed hex string; eth_sendRawTransactionSync takes that string, then optionally a timeout in ms.',
+      'eth_chainId takes []; eth_sendRawTransaction takes exactly one 0x-prefixed hex string; eth_sendRawTransactionSync takes that string, then optionally a timeout in ms; txgate_getTransactionStatus takes one transaction hash.',
     retry: 'fix',
   },
   credentials_stale: {
