@@ -117,6 +117,15 @@ describe('tracking accepted transactions', () => {
     );
     assert.ok(s.inclusionMs >= 0 && s.acceptedAt >= s.receivedAt && s.block.seenAt >= s.acceptedAt && s.block.timestamp > 0);
     assert.deepEqual(told.get(hash), ['pending', 'included']);
+    const audit = gate.logs.find((l) => l.includes('"audit":"track"') && l.includes(hash));
+    assert.ok(audit !== undefined, 'the final state has its audit line');
+    assert.deepEqual(((a) => [a.state, a.account, a.block, a.inclusionMs, a.rule])(JSON.parse(audit)), [
+      'included',
+      'desk',
+      s.block.number,
+      s.inclusionMs,
+      'hash',
+    ]);
   });
 
   it('another account asking: answered exactly as an unknown hash is (from the chain); another edge: from the chain', async () => {

@@ -59,7 +59,7 @@ export class Tracker {
 
   constructor(
     chain: ChainConfig,
-    log: Logger,
+    private readonly log: Logger,
     heads: HeadSource | null,
     private readonly observer: TrackObserver = {},
   ) {
@@ -147,9 +147,36 @@ export class Tracker {
 
   private tell(e: Entry, from: TrackState | null): void {
     this.observer.changed?.(this.chainId, e, from);
+    if (from !== null) this.audit(e, from);
     if (this.listeners.size === 0) return;
     const status = entryStatus(e, this.chainId);
     for (const l of this.listeners) l(e, status);
+  }
+
+  /**
+   * The audit line of a move after acceptance: a final state with its figures (the block, the
+   * latency from acceptance to the block seen, from receipt to acceptance), or a reorg's return to pending.
+   */
+  private audit(e: Entry, from: TrackState): void {
+    const inBlock = e.state === 'included' || e.state === 'reverted';
+    const line: Record<string, unknown> = {
+      audit: 'track',
+      tx: e.hash,
+      account: e.account,
+      chainId: this.chainId,
+      state: e.state,
+      from,
+      sequencer: e.sequencer,
+      rule: e.rule,
+      acceptMs: e.acceptedAt - e.receivedAt,
+    };
+    if (inBlock)
+      Object.assign(line, { block: e.blockNumber, blockHash: e.blockHash, index: e.index, gasUsed: e.gasUsed, inclusionMs: e.seenAt - e.acceptedAt });
+    if (e.state === 'replaced') Object.assign(line, { replacedBy: e.replacedBy, block: e.blockNumber });
+    if (e.state === 'dropped' || e.state === 'replaced') line.pendingMs = e.updatedAt - e.acceptedAt;
+    if (e.reorgs > 0) line.reorgs = e.reorgs;
+    if (e.state === 'pending') this.log.warn(line, 'tracked transaction taken out by a reorg: pending again');
+    else this.log.info(line, e.state);
   }
 
   /** Every change from now on; returns the unsubscription. */
