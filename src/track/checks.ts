@@ -9,7 +9,7 @@
  */
 import type { TrackConfig } from '../config.js';
 import { findByNonce, hex, readSeen, type Receipt } from './blocks.js';
-import { quantity, type ChainRpc } from './chain-rpc.js';
+import { hash32, quantity, type ChainRpc } from './chain-rpc.js';
 import type { Entry, TrackTable } from './table.js';
 
 const CALL_MS = 5_000;
@@ -66,7 +66,7 @@ export class DueChecks {
       const s = g.ok ? readSeen(g.value, e.hash) : undefined;
       if (s === null) unknown.push(e);
       else {
-        if (s !== undefined && s.from !== null && e.sender === null) e.sender = s.from;
+        if (s !== undefined && s.from !== null && e.sender === null) e.sender = this.table.sender(s.from);
         if (s !== undefined && s.blockNumber !== null) await this.inBlock(e, null);
         later.push(e);
       }
@@ -78,7 +78,10 @@ export class DueChecks {
   /** Entries the chain does not know: the sender's nonce says replaced or dropped. */
   private async nonces(entries: Entry[], head: number, alive: () => boolean): Promise<void> {
     for (const e of entries) {
-      if (e.sender === null && e.raw !== null) e.sender = this.recover(e.raw);
+      if (e.sender === null && e.raw !== null) {
+        const r = this.recover(e.raw);
+        e.sender = r === null ? null : this.table.sender(r);
+      }
       e.raw = null;
     }
     const known = entries.filter((e) => e.sender !== null);
@@ -135,10 +138,8 @@ export class DueChecks {
       const by = g.ok ? findByNonce(g.value, sender, e.nonce) : null;
       if (by === e.hash) return this.inBlock(e, null); // it was this one after all
       if (by !== null && e.state === 'pending') {
-        const bh = (g as { value: { hash?: unknown } }).value.hash;
-        e.replacedBy = by;
-        e.blockNumber = found;
-        e.blockHash = typeof bh === 'string' ? bh.toLowerCase() : null;
+        const bh = hash32((g as { value: { hash?: unknown } }).value.hash);
+        if (bh !== null) e.at = { number: found, hash: bh, index: -1, gasUsed: -1, time: 0, seenAt: Date.now(), replacedBy: by };
       }
     }
     if (e.state === 'pending') this.table.move(e, 'replaced', Date.now());

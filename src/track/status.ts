@@ -11,9 +11,9 @@ import type { Entry } from './table.js';
 
 /** An entry as a status object (JSON text). */
 export function entryStatus(e: Entry, chainId: number): string {
-  const inBlock = e.blockHash !== null && e.state !== 'pending';
-  const block =
-    inBlock && e.state !== 'replaced' ? { number: e.blockNumber, hash: e.blockHash, index: e.index, timestamp: e.blockTime, seenAt: e.seenAt } : null;
+  const at = e.state === 'included' || e.state === 'reverted' ? e.at : null;
+  const block = at === null ? null : { number: at.number, hash: at.hash, index: at.index, timestamp: at.time, seenAt: at.seenAt };
+  const replaced = e.state === 'replaced' ? e.at : null;
   return JSON.stringify({
     hash: e.hash,
     status: e.state,
@@ -26,10 +26,10 @@ export function entryStatus(e: Entry, chainId: number): string {
     sequencer: e.sequencer,
     rule: e.rule,
     block,
-    gasUsed: block === null ? null : e.gasUsed,
-    inclusionMs: block === null ? null : Math.max(0, e.seenAt - e.acceptedAt),
-    replacedBy: e.replacedBy,
-    replacedIn: e.state === 'replaced' && e.blockHash !== null ? { number: e.blockNumber, hash: e.blockHash } : null,
+    gasUsed: at === null ? null : at.gasUsed,
+    inclusionMs: at === null ? null : Math.max(0, at.seenAt - e.acceptedAt),
+    replacedBy: replaced?.replacedBy ?? null,
+    replacedIn: replaced === null ? null : { number: replaced.number, hash: replaced.hash },
     reorgs: e.reorgs,
     updatedAt: e.updatedAt,
   });

@@ -7,7 +7,24 @@
  */
 import { isFinal, mayMove, type TrackState } from './states.js';
 
-/** One tracked transaction. Times are epoch ms; fields unset until their state (kept flat: one hidden class, few bytes). */
+/** Where a tracked transaction (or its replacement) landed: set only once it did (a pending entry carries none). */
+export interface Landing {
+  readonly number: number;
+  readonly hash: string;
+  /** For an inclusion: its index, gas used, the block's own timestamp (s) and when this edge saw the block (epoch ms); -1 for a replacement. */
+  readonly index: number;
+  readonly gasUsed: number;
+  readonly time: number;
+  readonly seenAt: number;
+  /** For a replacement: the transaction that used the nonce. */
+  readonly replacedBy: string | null;
+}
+
+/**
+ * One tracked transaction. Times are epoch ms. Kept small (docs/tracking.md gives the figure):
+ * where it landed is one field, null while pending; times after the acceptance are kept as
+ * small offsets from it; the sequencer label, the rule and the account are shared strings.
+ */
 export class Entry {
   state: TrackState = 'pending';
   /** Bumped on every move: the order of the changes pushed for it. */
@@ -16,28 +33,23 @@ export class Entry {
   sender: string | null;
   /** The signed bytes, kept only until the sender is known (a replaced transaction is found by its sender). */
   raw: string | null;
-  blockNumber = -1;
-  blockHash: string | null = null;
-  index = -1;
-  gasUsed = -1;
-  /** The block's own timestamp (seconds). */
-  blockTime = 0;
-  /** When this edge saw the block. */
-  seenAt = 0;
-  replacedBy: string | null = null;
+  /** Where it landed (included, reverted) or its replacement did (replaced); null otherwise. */
+  at: Landing | null = null;
   /** Reorgs that took it out. */
   reorgs = 0;
-  updatedAt: number;
   /** The watcher's: the head number from which the drop/replace check may run. */
   checkFrom = 0;
   /** The head when it was accepted (the search for a replacement starts there). */
   sinceBlock = 0;
+  /** `updatedAt - acceptedAt`, and `acceptedAt - receivedAt`: offsets, small integers. */
+  private updatedMs = 0;
+  private readonly receivedMs: number;
 
   constructor(
     readonly hash: string,
     readonly account: string,
     readonly nonce: number,
-    readonly receivedAt: number,
+    receivedAt: number,
     readonly acceptedAt: number,
     /** The sequencer that accepted it, and the rule that established it (`hash`, `lookup`, `resend`). */
     readonly sequencer: string,
@@ -47,7 +59,19 @@ export class Entry {
   ) {
     this.sender = sender;
     this.raw = sender === null ? raw : null;
-    this.updatedAt = acceptedAt;
+    this.receivedMs = acceptedAt - receivedAt;
+  }
+
+  get receivedAt(): number {
+    return this.acceptedAt - this.receivedMs;
+  }
+
+  get updatedAt(): number {
+    return this.acceptedAt + this.updatedMs;
+  }
+
+  set updatedAt(t: number) {
+    this.updatedMs = t - this.acceptedAt;
   }
 }
 
@@ -70,6 +94,18 @@ export class TrackTable {
     /** Told after every move (and the first state), once. */
     private readonly changed: (e: Entry, from: TrackState | null) => void,
   ) {}
+
+  /** Senders seen, one string each (a desk sends from few addresses: its entries share them). */
+  private readonly senders = new Map<string, string>();
+
+  /** The one copy of a sender's address string (bounded: past 4,096 addresses it starts over). */
+  sender(address: string): string {
+    const known = this.senders.get(address);
+    if (known !== undefined) return known;
+    if (this.senders.size >= 4096) this.senders.clear();
+    this.senders.set(address, address);
+    return address;
+  }
 
   get size(): number {
     return this.all.size;
@@ -129,12 +165,12 @@ export class TrackTable {
 
   /** Entries in a given block (a reorg takes them out), included or replaced there. */
   *inBlock(blockHash: string): IterableIterator<Entry> {
-    for (const e of this.all.values()) if (e.blockHash === blockHash && e.state !== 'pending') yield e;
+    for (const e of this.all.values()) if (e.at !== null && e.at.hash === blockHash && e.state !== 'pending') yield e;
   }
 
   /** Entries in any block (a reorg deeper than remembered takes them all out). */
   inAnyBlock(): Entry[] {
-    return [...this.all.values()].filter((e) => e.blockHash !== null && e.state !== 'pending');
+    return [...this.all.values()].filter((e) => e.at !== null && e.state !== 'pending');
   }
 
   private remove(hash: string): void {

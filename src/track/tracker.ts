@@ -134,13 +134,8 @@ export class Tracker {
   }
 
   private include(e: Entry, r: Receipt, time: number, seenAt: number): void {
-    e.blockNumber = r.blockNumber;
-    e.blockHash = r.blockHash;
-    e.index = r.index;
-    e.gasUsed = r.gasUsed;
-    e.blockTime = time;
-    e.seenAt = seenAt;
-    if (e.sender === null && r.from !== null) e.sender = r.from;
+    e.at = { number: r.blockNumber, hash: r.blockHash, index: r.index, gasUsed: r.gasUsed, time, seenAt, replacedBy: null };
+    if (e.sender === null && r.from !== null) e.sender = this.table.sender(r.from);
     e.raw = null;
     this.table.move(e, r.ok ? 'included' : 'reverted', seenAt);
   }
@@ -158,6 +153,7 @@ export class Tracker {
    * latency from acceptance to the block seen, from receipt to acceptance), or a reorg's return to pending.
    */
   private audit(e: Entry, from: TrackState): void {
+    const at = e.at;
     const inBlock = e.state === 'included' || e.state === 'reverted';
     const line: Record<string, unknown> = {
       audit: 'track',
@@ -170,9 +166,9 @@ export class Tracker {
       rule: e.rule,
       acceptMs: e.acceptedAt - e.receivedAt,
     };
-    if (inBlock)
-      Object.assign(line, { block: e.blockNumber, blockHash: e.blockHash, index: e.index, gasUsed: e.gasUsed, inclusionMs: e.seenAt - e.acceptedAt });
-    if (e.state === 'replaced') Object.assign(line, { replacedBy: e.replacedBy, block: e.blockNumber });
+    if (inBlock && at !== null)
+      Object.assign(line, { block: at.number, blockHash: at.hash, index: at.index, gasUsed: at.gasUsed, inclusionMs: at.seenAt - e.acceptedAt });
+    if (e.state === 'replaced') Object.assign(line, { replacedBy: at?.replacedBy ?? null, block: at?.number ?? null });
     if (e.state === 'dropped' || e.state === 'replaced') line.pendingMs = e.updatedAt - e.acceptedAt;
     if (e.reorgs > 0) line.reorgs = e.reorgs;
     if (e.state === 'pending') this.log.warn(line, 'tracked transaction taken out by a reorg: pending again');

@@ -265,13 +265,7 @@ export class Watcher implements WatchState {
 
   private unapply(e: Entry): void {
     if (e.state === 'pending') return;
-    e.blockNumber = -1;
-    e.blockHash = null;
-    e.index = -1;
-    e.gasUsed = -1;
-    e.blockTime = 0;
-    e.seenAt = 0;
-    e.replacedBy = null;
+    e.at = null;
     e.reorgs++;
     this.table.move(e, 'pending', Date.now());
     this.fresh.push(e);
@@ -295,7 +289,7 @@ export class Watcher implements WatchState {
       const s = g.ok ? readSeen(g.value, e.hash) : undefined;
       if (s === undefined) return; // no answer: the due check asks again
       if (s !== null && e.sender === null && s.from !== null) {
-        e.sender = s.from;
+        e.sender = this.table.sender(s.from);
         e.raw = null;
       }
       if (s !== null && s.blockNumber !== null && s.blockNumber <= this.head) inBlock.push(e);
