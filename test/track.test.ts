@@ -174,20 +174,38 @@ describe('tracking accepted transactions', () => {
     assert.deepEqual(told.get(hash), ['pending', 'dropped']);
   });
 
-  it('a reorg: included, back to pending when its block leaves the canonical chain, then final again', async () => {
-    const hash = await submit(gate, await signed(6, await nonceOf(mining, 6)));
+  it('the sync send is tracked too: its receipt is an acceptance', async () => {
+    const g = await startGate({
+      chainB: false,
+      sequencers: [mining.url],
+      accounts: [{ id: 'desk', keys: [key], allowUntipped: true, grants: [{ sync: true }] }],
+      config: { allowUntipped: true },
+      chainA: { rpc: mining.url, track: TRACK, sync: { enabled: true, maxWaitMs: 3000, syncTimeoutFormat: 'omit' } },
+    });
+    try {
+      const r = await rpc(g.port, 'eth_sendRawTransactionSync', [await signed(5, await nonceOf(mining, 5))], { key });
+      assert.equal(r.status, 200, JSON.stringify(r.json));
+      const hash = r.json.result.transactionHash as string;
+      const s = await until(g, hash, 'included');
+      assert.deepEqual([s.source, s.block.number], ['edge', Number(r.json.result.blockNumber)]);
+    } finally {
+      await g.stop();
+    }
+  });
+
+  it('a reorg: included, back to pending when its block leaves the canonical chain, then included again where it lands', async () => {
+    const raw = await signed(6, await nonceOf(mining, 6));
+    const hash = await submit(gate, raw);
     const s = await until(gate, hash, 'included');
-    // Past the block, so the reorg takes it out.
+    // The blocks from its own on replaced, the transaction in the first new one.
     const head = Number((await chainCall(mining, 'eth_blockNumber', [])).result);
-    assert.equal((await chainCall(mining, 'anvil_reorg', [head - s.block.number + 1, []])).error, undefined);
-    await eventually(() => (told.get(hash) ?? []).includes('pending') && told.get(hash)!.length >= 3, 15_000);
-    const after = (await eventually(async () => {
-      const v = await status(gate, hash);
-      return v.status !== 'pending' ? v : null;
-    }, 20_000))!;
-    assert.ok(['included', 'dropped'].includes(after.status), after.status);
-    assert.equal(after.reorgs, 1);
-    assert.deepEqual(told.get(hash)!.slice(0, 3), ['pending', 'included', 'pending']);
+    assert.equal((await chainCall(mining, 'anvil_reorg', [head - s.block.number + 1, [[raw, 0]]])).error, undefined);
+    await eventually(() => (told.get(hash) ?? []).length >= 4, 20_000);
+    assert.deepEqual(told.get(hash), ['pending', 'included', 'pending', 'included']);
+    const again = await status(gate, hash);
+    const receipt = (await chainCall(mining, 'eth_getTransactionReceipt', [hash])).result;
+    assert.deepEqual([again.status, again.reorgs, again.block.hash], ['included', 1, receipt.blockHash]);
+    assert.notEqual(again.block.hash, s.block.hash);
   });
 
   it('a rollback: included, back to pending, then dropped (anvil forgets the transaction)', async () => {
