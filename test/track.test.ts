@@ -11,7 +11,7 @@ import { startAnvil, type Anvil } from '../src/dev/anvil.js';
 import type { Entry } from '../src/track/table.js';
 import { eventually, keysInLogs, MIN_TIP, newKey, startGate, TIP, type Gate } from './support/harness.js';
 import { freePort } from './support/processes.js';
-import { rpc } from './support/http.js';
+import { rpc, send } from './support/http.js';
 import { SIGNERS } from './support/txs.js';
 
 const key = newKey();
@@ -88,6 +88,26 @@ const until = (g: Gate, hash: string, want: string, ms = 15_000): Promise<Record
   }, ms) as Promise<Record<string, any>>;
 
 describe('tracking accepted transactions', () => {
+  it('the status queries have series of their own where a chain tracks', async () => {
+    const g = await startGate({
+      chainB: false,
+      sequencers: [mining.url],
+      accounts,
+      internal: true,
+      config: { allowUntipped: true },
+      chainA: { rpc: mining.url, track: TRACK },
+    });
+    try {
+      await status(g, '0x' + 'cd'.repeat(32));
+      const metrics = (await send({ port: g.internalPort!, method: 'GET', path: '/metrics' })).text;
+      assert.match(metrics, /txgate_requests_total\{method="txgate_getTransactionStatus",status="200",reason="ok",transport="http"\} 1/);
+      assert.match(metrics, /txgate_requests_total\{method="txgate_getTransactionStatus",status="503",reason="chain_unavailable",transport="http"\} 0/);
+      assert.match(metrics, /txgate_tracked_final_total\{chain="4663",state="dropped"\} 0/);
+    } finally {
+      await g.stop();
+    }
+  });
+
   it('off (the default): txgate_getTransactionStatus is a method not served', async () => {
     const r = await rpc(gateOff.port, 'txgate_getTransactionStatus', ['0x' + '11'.repeat(32)], { key });
     assert.equal(r.status, 400);

@@ -98,7 +98,10 @@ export const METRICS = {
     'txgate_requests_total',
     'counter',
     [
-      ['method', '`eth_chainId`, `eth_sendRawTransaction`, `eth_sendRawTransactionSync` where a chain serves it, `other`, `unparsed`'],
+      [
+        'method',
+        '`eth_chainId`, `eth_sendRawTransaction`, `eth_sendRawTransactionSync` where a chain serves it, `txgate_getTransactionStatus` where a chain tracks, `other` (the WebSocket lane subscriptions included), `unparsed`',
+      ],
       ['status', ''],
       ['reason', '`ok` or the refusal reason'],
       ['transport', '`http`: `POST /`; `ws`: a WebSocket frame, `status` its `data.status`'],

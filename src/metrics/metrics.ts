@@ -25,8 +25,9 @@ import type { Tracker, TrackObserver } from '../track/tracker.js';
 import { TrackMetrics } from './track.js';
 
 /** The method label: a fixed set, never free text (index order is used on the hot path). */
-const METHODS = ['eth_chainId', 'eth_sendRawTransaction', 'other', 'unparsed', 'eth_sendRawTransactionSync'] as const;
+const METHODS = ['eth_chainId', 'eth_sendRawTransaction', 'other', 'unparsed', 'eth_sendRawTransactionSync', 'txgate_getTransactionStatus'] as const;
 const SYNC_METHOD_INDEX = 4;
+const STATUS_METHOD_INDEX = 5;
 /** The reasons given at these stages, from the one reasons table. */
 const at = (...where: Where[]) => REASON_NAMES.filter((r) => REASONS[r].stages.some((w) => where.includes(w)));
 /** A method's outcomes are bound up front, derived from where each reason is given. */
@@ -40,6 +41,8 @@ const POSSIBLE: Record<(typeof METHODS)[number], readonly string[]> = {
   eth_sendRawTransaction: submissionOutcomes(),
   // Its own series only where a chain serves it (else it is a method not served: `other`).
   eth_sendRawTransactionSync: submissionOutcomes(),
+  // A status query: the admission before the grant, which answers it (its own series only where a chain tracks).
+  txgate_getTransactionStatus: ['ok', ...at('size_cap', 'auth', 'grant').filter((r) => r !== 'sync_not_granted'), 'invalid_params', 'internal_error'],
 };
 function submissionOutcomes(): string[] {
   return [
@@ -73,12 +76,15 @@ export class Metrics {
 
   /** Some chain serves eth_sendRawTransactionSync: the method has series of its own. */
   private readonly syncServed: boolean;
+  /** Some chain tracks its transactions: txgate_getTransactionStatus has series of its own. */
+  private readonly statusServed: boolean;
 
   constructor(
     private readonly config: Config,
     build: { version: string; uws: string },
   ) {
     this.syncServed = config.chains.some((c) => c.sync.enabled);
+    this.statusServed = config.chains.some((c) => c.track.enabled);
     // The sync series of the chains that turned the method on, bound up front (alerts see zeros).
     for (const c of config.chains) if (c.sync.enabled) this.syncChildren(c.chainId);
     if (config.websocket.enabled) this.f.wsOpen.child({});
@@ -121,7 +127,7 @@ export class Metrics {
     const requests: Map<string, Counter>[] = [];
     const durations: Record<string, FastHistogram>[] = [];
     METHODS.forEach((method, i) => {
-      if (i === SYNC_METHOD_INDEX && !this.syncServed) return;
+      if ((i === SYNC_METHOD_INDEX && !this.syncServed) || (i === STATUS_METHOD_INDEX && !this.statusServed)) return;
       const m = new Map<string, Counter>();
       for (const reason of POSSIBLE[method]) {
         const status = reason === 'ok' ? 200 : REASONS[reason as keyof typeof REASONS].status;
@@ -148,7 +154,9 @@ export class Metrics {
             ? 1
             : rpc.method === 'eth_sendRawTransactionSync' && this.syncServed
               ? SYNC_METHOD_INDEX
-              : 2;
+              : rpc.method === 'txgate_getTransactionStatus' && this.statusServed
+                ? STATUS_METHOD_INDEX
+                : 2;
     const reason = exit.reason;
     const byReason = t.requests[mi]!;
     let c = byReason.get(reason);
