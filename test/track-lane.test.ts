@@ -31,7 +31,8 @@ before(async () => {
     sequencers: [anvil.url],
     accounts,
     config: { allowUntipped: true, websocket: { enabled: true } },
-    chainA: { rpc: anvil.url, track: { enabled: true, pollMs: 100, maxSubscriptions: 2 } },
+    // New heads from the chain RPC's subscription (the poll a slow backstop).
+    chainA: { rpc: anvil.url, rpcWs: anvil.url.replace('http', 'ws'), track: { enabled: true, pollMs: 2000, maxSubscriptions: 2 } },
   });
 });
 after(async () => {
@@ -108,6 +109,10 @@ describe('tracking on the WebSocket lane', () => {
     const overHttp = await rpc(gate.port, 'txgate_getTransactionStatus', [hash], { key });
     assert.deepEqual(overHttp.json.result, pushed.at(-1));
     assert.deepEqual(theirs.pushes(otherSub), [], "another account's subscription hears nothing of them");
+    assert.ok(
+      gate.logs.some((l) => l.includes('chain RPC head subscription live')),
+      'the watcher woke on the heads of the subscription',
+    );
     await Promise.all([desk.close(), theirs.close()]);
   });
 

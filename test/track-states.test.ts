@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { block } from '../scripts/readme-tables.js';
+import { parseConfig } from '../src/config.js';
 import { isFinal, mayMove, STATES, statesTable, TRANSITIONS, transitionsTable, type TrackState } from '../src/track/states.js';
 import { entryStatus } from '../src/track/status.js';
 import { Entry, TrackTable } from '../src/track/table.js';
@@ -75,6 +76,13 @@ describe('tracked states: the state machine', () => {
     assert.equal(kept.size, 1);
     kept.sweep(1100);
     assert.equal(kept.size, 0);
+  });
+
+  it('the configuration: off by default; on, it needs the chain RPC', () => {
+    const chain = { chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:8547'] };
+    assert.equal(parseConfig({ chains: [chain] }, root, {}).chains[0]!.track.enabled, false);
+    assert.throws(() => parseConfig({ chains: [{ ...chain, track: { enabled: true } }] }, root, {}), /chains\[0\]\.rpc: required by track\.enabled/);
+    assert.equal(parseConfig({ chains: [{ ...chain, rpc: 'http://127.0.0.1:8545', track: { enabled: true } }] }, root, {}).chains[0]!.track.enabled, true);
   });
 
   it('docs/tracking.md: the tables are the ones rendered from the code, and read back they are the code', () => {
