@@ -104,7 +104,7 @@ export function createApp(opts: AppOptions): App {
   const decoders = decodersOf(config);
   const buildPipeline = (hooks: PipelineHooks) =>
     admissionStages({ config, hosts, store, decoders, limiter: thread.limiter, duplicates: sends.inFlight, trackers: sends.trackers }).end(
-      createForwardStage(sends.plainSends, sends.syncSends),
+      createForwardStage(sends.forwarders, sends.syncSenders),
       hooks,
     );
   const busyPoll = busyPollOf(config, log);
@@ -268,9 +268,9 @@ function buildSends(
         : [],
     ),
   );
-  const { plainSends, syncSends } = tracking.attach(forwarders, syncSenders);
+  tracking.attach(syncSenders);
   // Bytes already in flight cost no rate-limit token, a plain send's or a waiting sync call's: one table (dedup.ts).
-  return { forwarders, syncSenders, plainSends, syncSends, tracking, trackers: tracking.trackers, inFlight: duplicates };
+  return { forwarders, syncSenders, tracking, trackers: tracking.trackers, inFlight: duplicates };
 }
 
 function decodersOf(config: Config): Map<number, TxDecoder> {

@@ -1,9 +1,8 @@
 /**
  * Tracking accepted transactions, composed (`chains[].track`; src/track/, docs/tracking.md): a
  * tracker per tracked chain, the one head subscription per chain it shares with the sync send,
- * the forward's observer and the stage's sends of those chains, /ready's detail and the
- * WebSocket lane's feeds. A chain without tracking gets nothing of it: its observer and its
- * sends are the forwarder's own.
+ * the forward's observer of those chains, /ready's detail and the WebSocket lane's feeds. A chain
+ * without tracking gets nothing of it: its forward's observer is the one it had.
  */
 import type { ChainConfig, Config } from './config.js';
 import type { ForwardObserver } from './forward/forwarder.js';
@@ -11,7 +10,6 @@ import type { Logger } from './log.js';
 import { HeadWatch } from './sync/head-watch.js';
 import { trackedObserver } from './track/observe.js';
 import { Tracker, type TrackObserver } from './track/tracker.js';
-import type { PlainSend, SyncSend } from './stages/forward.js';
 
 export class Tracking {
   readonly trackers = new Map<number, Tracker>();
@@ -28,23 +26,14 @@ export class Tracking {
     return c.track.enabled ? trackedObserver(base, () => this.trackers.get(c.chainId)) : base;
   }
 
-  /**
-   * The trackers, once the sends exist (a chain's head subscription is its sync send's where it
-   * has one), and the sends the forward stage calls: a tracked chain's followed by its tracker.
-   */
-  attach<P extends PlainSend, S extends SyncSend & { readonly heads: HeadWatch | null }>(
-    forwarders: ReadonlyMap<number, P>,
-    syncSenders: ReadonlyMap<number, S>,
-  ) {
+  /** The trackers, once the sends exist (a chain's head subscription is its sync send's where it has one). */
+  attach(syncSenders: ReadonlyMap<number, { readonly heads: HeadWatch | null }>): void {
     for (const c of this.config.chains) {
       if (!c.track.enabled) continue;
       let heads = syncSenders.get(c.chainId)?.heads ?? null;
       if (heads === null && c.rpcWs !== null) this.ownHeads.push((heads = new HeadWatch(c.rpcWs, this.log, () => {})));
       this.trackers.set(c.chainId, new Tracker(c, this.log, heads, this.observer));
     }
-    const plainSends = new Map<number, PlainSend>([...forwarders].map(([id, f]) => [id, this.trackers.get(id)?.wrap(f) ?? f]));
-    const syncSends = new Map<number, SyncSend>([...syncSenders].map(([id, s]) => [id, this.trackers.get(id)?.wrapSync(s) ?? s]));
-    return { plainSends, syncSends };
   }
 
   /** What the WebSocket lane subscribes to, by chain. */

@@ -2,6 +2,7 @@
  * The forward stage: hands the original signed hex to the chain's forwarder, which answers with
  * the sequencer's acceptance (the hash) or an unambiguous failure (see forward/forwarder.ts).
  */
+import type { ChainForwarder } from '../forward/forwarder.js';
 import type { Account } from '../accounts/types.js';
 import type { ChainRuntime } from '../chains.js';
 import type { BaseCtx } from '../pipeline/context.js';
@@ -12,24 +13,13 @@ import type { Send } from '../send-kind.js';
 import type { Exit } from '../errors.js';
 import type { ForwardRequest } from '../forward/attempts.js';
 
-/** What a send is told of the submission beyond the request: the decoded transaction, and when it arrived (tracking reads them). */
-export interface SubmissionFacts {
-  readonly tx: DecodedTx;
-  readonly t0: number;
-}
-
 /** A chain's sync send (sync/sync-send.ts's SyncSender, built beside the forwarder in the composition root). */
 export interface SyncSend {
-  send(req: ForwardRequest, waitMs: number, facts?: SubmissionFacts): Exit | Promise<Exit>;
-}
-
-/** A chain's plain send: its forwarder, or (a tracked chain) the forwarder followed by the tracker. */
-export interface PlainSend {
-  forward(req: ForwardRequest, facts?: SubmissionFacts): Exit | Promise<Exit>;
+  send(req: ForwardRequest, waitMs: number): Exit | Promise<Exit>;
 }
 
 export function createForwardStage(
-  forwarders: ReadonlyMap<number, PlainSend>,
+  forwarders: ReadonlyMap<number, ChainForwarder>,
   /** eth_sendRawTransactionSync, for the chains that turn it on. */
   syncSenders: ReadonlyMap<number, SyncSend> = new Map(),
 ): TerminalStage<
@@ -56,11 +46,12 @@ export function createForwardStage(
         account: ctx.account.id,
         reqId: ctx.reqId,
         sender: ctx.sender,
+        t0: ctx.t0,
       };
       // The route stage says sync only where the chain enables it (so its sender exists).
       const send = ctx.send;
-      if (send.sync === true) return syncSenders.get(ctx.chain.chainId)!.send(req, send.waitMs, ctx);
-      return forwarder.forward(req, ctx);
+      if (send.sync === true) return syncSenders.get(ctx.chain.chainId)!.send(req, send.waitMs);
+      return forwarder.forward(req);
     },
   };
 }

@@ -57,6 +57,7 @@ export function readReceipt(v: unknown, hash: string): Receipt | null {
 
 export interface Seen {
   readonly from: string | null;
+  readonly nonce: number | null;
   /** The block it is in, or null while in the pool. */
   readonly blockNumber: number | null;
 }
@@ -67,7 +68,11 @@ export function readSeen(v: unknown, hash: string): Seen | null | undefined {
   if (typeof v !== 'object') return undefined;
   const t = v as Record<string, unknown>;
   if (hash32(t.hash) !== hash) return undefined;
-  return { from: address(t.from), blockNumber: t.blockNumber === null || t.blockNumber === undefined ? null : quantity(t.blockNumber) };
+  return {
+    from: address(t.from),
+    nonce: quantity(t.nonce),
+    blockNumber: t.blockNumber === null || t.blockNumber === undefined ? null : quantity(t.blockNumber),
+  };
 }
 
 /** In a block fetched with its transactions: the hash of the one from `sender` with `nonce`, or null. */

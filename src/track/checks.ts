@@ -10,7 +10,7 @@
 import type { TrackConfig } from '../config.js';
 import { findByNonce, hex, readSeen, type Receipt } from './blocks.js';
 import { hash32, quantity, type ChainRpc } from './chain-rpc.js';
-import type { Entry, TrackTable } from './table.js';
+import { learn, type Entry, type TrackTable } from './table.js';
 
 const CALL_MS = 5_000;
 /** Entries checked per pass at most (the rest wait for the next). */
@@ -24,8 +24,8 @@ export class DueChecks {
     private readonly config: TrackConfig,
     private readonly table: TrackTable,
     private readonly rpc: ChainRpc,
-    /** The sender of signed bytes (an acceptance whose sender no one told), or null. */
-    private readonly recover: (raw: string) => string | null,
+    /** The sender and nonce of signed bytes (an acceptance the chain did not tell of), or null. */
+    private readonly recover: (raw: string) => { sender: string; nonce: number } | null,
     /** A pending entry the chain says is in a block: its receipt read, and included if canonical. */
     private readonly inBlock: (e: Entry, r: Receipt | null) => Promise<void>,
   ) {}
@@ -66,7 +66,7 @@ export class DueChecks {
       const s = g.ok ? readSeen(g.value, e.hash) : undefined;
       if (s === null) unknown.push(e);
       else {
-        if (s !== undefined && s.from !== null && e.sender === null) e.sender = this.table.sender(s.from);
+        if (s !== undefined) learn(this.table, e, s);
         if (s !== undefined && s.blockNumber !== null) await this.inBlock(e, null);
         later.push(e);
       }
@@ -78,13 +78,13 @@ export class DueChecks {
   /** Entries the chain does not know: the sender's nonce says replaced or dropped. */
   private async nonces(entries: Entry[], head: number, alive: () => boolean): Promise<void> {
     for (const e of entries) {
-      if (e.sender === null && e.raw !== null) {
+      if ((e.sender === null || e.nonce < 0) && e.raw !== null) {
         const r = this.recover(e.raw);
-        e.sender = r === null ? null : this.table.sender(r);
+        if (r !== null) learn(this.table, e, { from: r.sender, nonce: r.nonce });
       }
       e.raw = null;
     }
-    const known = entries.filter((e) => e.sender !== null);
+    const known = entries.filter((e) => e.sender !== null && e.nonce >= 0);
     const counts = await this.rpc.batch(
       known.map((e) => ({ method: 'eth_getTransactionCount', params: [e.sender, 'latest'] })),
       CALL_MS,
@@ -95,7 +95,7 @@ export class DueChecks {
       if (e.state !== 'pending') continue;
       const i = known.indexOf(e);
       if (i < 0) {
-        // No sender to ask about (bytes that do not recover): the chain does not know it.
+        // No sender or nonce to ask about (bytes that do not decode): the chain does not know it.
         this.table.move(e, 'dropped', now);
         continue;
       }

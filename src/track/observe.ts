@@ -1,14 +1,15 @@
 /**
  * The forward's observer of a tracked chain: the chain's own observer (the metrics), and the
- * tracker told which sequencer accepted a hash by which rule. A chain without tracking keeps its
+ * tracker told of each acceptance where it is decided (forward/attempts.ts), with the sequencer
+ * and the rule; the plain send's and the sync send's alike (they share the outcome rules). A chain without tracking keeps its
  * observer as it is (no hook: nothing added to its forwards).
  */
-import type { ForwardObserver } from '../forward/forwarder.js';
+import type { ForwardObserver, ForwardRequest } from '../forward/forwarder.js';
 import type { Tracker } from './tracker.js';
 
 export function trackedObserver<O extends ForwardObserver>(base: O | undefined, tracker: () => Tracker | undefined): O & ForwardObserver {
   return {
     ...(base ?? ({} as O)),
-    accepted: (_chainId: number, hash: string, sequencer: string, rule: string) => tracker()?.attemptAccepted(hash, sequencer, rule),
+    accepted: (_chainId: number, req: ForwardRequest, sequencer: string, rule: string) => tracker()?.accepted(req, sequencer, rule),
   };
 }

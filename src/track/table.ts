@@ -31,7 +31,7 @@ export class Entry {
   version = 1;
   /** The sender, once the chain or a policy told it (the nonce check needs it). */
   sender: string | null;
-  /** The signed bytes, kept only until the sender is known (a replaced transaction is found by its sender). */
+  /** The signed bytes, kept only until the sender and the nonce are known (a replaced transaction is found by them). */
   raw: string | null;
   /** Where it landed (included, reverted) or its replacement did (replaced); null otherwise. */
   at: Landing | null = null;
@@ -45,10 +45,13 @@ export class Entry {
   private updatedMs = 0;
   private readonly receivedMs: number;
 
+  /** The sender's nonce it uses, once the chain (or its bytes) told it; -1 until then. */
+  nonce: number;
+
   constructor(
     readonly hash: string,
     readonly account: string,
-    readonly nonce: number,
+    nonce: number,
     receivedAt: number,
     readonly acceptedAt: number,
     /** The sequencer that accepted it, and the rule that established it (`hash`, `lookup`, `resend`). */
@@ -58,7 +61,8 @@ export class Entry {
     raw: string | null,
   ) {
     this.sender = sender;
-    this.raw = sender === null ? raw : null;
+    this.nonce = nonce;
+    this.raw = sender === null || nonce < 0 ? raw : null;
     this.receivedMs = acceptedAt - receivedAt;
   }
 
@@ -177,4 +181,11 @@ export class TrackTable {
     this.all.delete(hash);
     this.finals.delete(hash);
   }
+}
+
+/** What the chain told of a tracked transaction (its sender, its nonce): kept, and its bytes let go once both are known. */
+export function learn(table: TrackTable, e: Entry, told: { readonly from: string | null; readonly nonce: number | null }): void {
+  if (e.sender === null && told.from !== null) e.sender = table.sender(told.from);
+  if (e.nonce < 0 && told.nonce !== null) e.nonce = told.nonce;
+  if (e.sender !== null && e.nonce >= 0) e.raw = null;
 }

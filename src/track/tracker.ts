@@ -4,10 +4,10 @@
  * and the status answers. Per thread: each worker thread tracks what it accepted (a status asked
  * of another thread, or another edge, is answered from the chain).
  *
- * An acceptance becomes known in two places, both outside the forward code: the forward's
- * observer (`attemptAccepted`: which sequencer, which rule) and the send's answer (`wrap`,
- * `wrapSync`: a 200 with the hash, or the sync send's receipt or code 4). A chain without
- * tracking gets neither: its sends are the forwarder's own.
+ * An acceptance becomes known where it is decided: the forward's observer (forward/attempts.ts,
+ * through observe.ts) tells `accepted` with the request, the sequencer and the rule, for the
+ * plain send and the sync send alike, before the answer is written. A chain without tracking has
+ * no such observer: nothing is added to its forwards.
  */
 import type { ChainConfig } from '../config.js';
 import { Exit, reject } from '../errors.js';
@@ -20,18 +20,14 @@ import { chainStatus, entryStatus } from './status.js';
 import { Entry, TrackTable } from './table.js';
 import { Watcher, type HeadSource, type WatchState } from './watcher.js';
 
-/** What a submission tells the tracker beside the forward's request: its nonce, and when it arrived (performance.now()). */
-export interface Submitted {
-  readonly tx: { readonly nonce: bigint };
-  readonly t0: number;
-}
-
-/** The forward's request, as far as tracking reads it. */
+/** The forward's request, as far as tracking reads it (forward/parts.ts's ForwardRequest). */
 export interface Forwarded {
   readonly hash: string;
   readonly rawHex: string;
   readonly account: string;
   readonly sender: string | null;
+  /** When the request arrived (performance.now()). */
+  readonly t0?: number;
 }
 
 type Answer = Exit | Promise<Exit>;
@@ -45,15 +41,11 @@ export interface TrackObserver {
 /** Told of every change of an entry: the entry and its status object. */
 export type ChangeListener = (e: Entry, status: string) => void;
 
-const ACCEPTING_RULES: ReadonlySet<string> = new Set(['hash', 'lookup', 'resend']);
-
 export class Tracker {
   readonly table: TrackTable;
   readonly watcher: WatchState;
   private readonly watch: Watcher;
   private readonly rpc: ChainRpc;
-  /** Which sequencer and rule accepted a hash in flight (the forward's observer), until its answer. */
-  private readonly forwardedBy = new Map<string, string>();
   private readonly listeners = new Set<ChangeListener>();
   private readonly chainId: number;
 
@@ -68,68 +60,26 @@ export class Tracker {
     this.rpc = new ChainRpc(chain.rpc!);
     this.table = new TrackTable(cfg.maxTracked, cfg.keepMs, (e, from) => this.tell(e, from));
     const decoder = new TxDecoder(chain.chainId, chain.hardfork, { signature: 'recover' });
-    const recover = (raw: string): string | null => {
+    const recover = (raw: string): { sender: string; nonce: number } | null => {
       const tx = decoder.decode(Buffer.from(raw.slice(2), 'hex'), { txTypes: new Set([0, 1, 2, 4]) });
       if (tx instanceof Exit) return null;
-      const s = tx.sender();
-      return typeof s === 'string' ? s : null;
+      const sender = tx.sender();
+      return typeof sender === 'string' && tx.nonce <= BigInt(Number.MAX_SAFE_INTEGER) ? { sender, nonce: Number(tx.nonce) } : null;
     };
     this.watch = new Watcher(cfg, this.table, this.rpc, log, (e, r, time, seenAt) => this.include(e, r, time, seenAt), recover, heads);
     this.watcher = this.watch;
   }
 
-  /** The forward's observer: a sequencer accepted `hash` by `rule` (called before the send answers). */
-  attemptAccepted(hash: string, sequencer: string, rule: string): void {
-    if (!ACCEPTING_RULES.has(rule) || this.forwardedBy.has(hash)) return;
-    if (this.forwardedBy.size >= 65_536) this.forwardedBy.clear(); // answers that never came (a bound, not a path)
-    this.forwardedBy.set(hash, `${sequencer}\n${rule}`);
-  }
-
-  /** The plain send of a tracked chain: the forwarder's, and its acceptance tracked. */
-  wrap<S extends { forward(req: Forwarded): Answer }>(plain: S): { forward(req: Forwarded, about?: Submitted): Answer } {
-    return {
-      forward: (req, about) => this.follow(plain.forward(req), req, about, false),
-    };
-  }
-
-  /** The sync send of a tracked chain: a receipt or code 4 is an acceptance too. */
-  wrapSync<S extends { send(req: Forwarded, waitMs: number): Answer }>(sync: S): { send(req: Forwarded, waitMs: number, about?: Submitted): Answer } {
-    return {
-      send: (req, waitMs, about) => this.follow(sync.send(req, waitMs), req, about, true),
-    };
-  }
-
-  private follow(out: Answer, req: Forwarded, about: Submitted | undefined, sync: boolean): Answer {
-    if (out instanceof Exit) {
-      this.settled(out, req, about, sync);
-      return out;
-    }
-    return out.then((exit) => {
-      this.settled(exit, req, about, sync);
-      return exit;
-    });
-  }
-
-  private settled(exit: Exit, req: Forwarded, about: Submitted | undefined, sync: boolean): void {
-    const by = this.forwardedBy.get(req.hash);
-    if (by !== undefined) this.forwardedBy.delete(req.hash);
-    if (exit.reason !== 'ok' && !(sync && exit.reason === 'sync_timeout')) return;
-    if (this.table.get(req.hash) !== undefined) return; // the same bytes again: tracked since the first
+  /**
+   * A sequencer accepted `req` by `rule` (the forward's observer, as the acceptance is decided):
+   * tracked from now (the same bytes again, or another sequencer's acceptance of them, are
+   * tracked once). Its nonce and sender come with the first lookup (or from its bytes).
+   */
+  accepted(req: Forwarded, sequencer: string, rule: string): void {
+    if (this.table.get(req.hash) !== undefined) return;
     const now = Date.now();
-    const received = about === undefined ? now : Math.round(now - (performance.now() - about.t0));
-    const cut = by === undefined ? -1 : by.indexOf('\n');
-    const nonce = about === undefined ? -1 : Number(about.tx.nonce);
-    const e = new Entry(
-      req.hash,
-      req.account,
-      nonce,
-      received,
-      now,
-      cut < 0 ? 'unknown' : by!.slice(0, cut),
-      cut < 0 ? 'dedup' : by!.slice(cut + 1),
-      req.sender,
-      req.rawHex,
-    );
+    const received = req.t0 === undefined ? now : Math.round(now - (performance.now() - req.t0));
+    const e = new Entry(req.hash, req.account, -1, received, now, sequencer, rule, req.sender, req.rawHex);
     if (this.table.add(e)) this.watch.track(e);
   }
 

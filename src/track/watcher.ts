@@ -15,7 +15,7 @@ import type { Logger } from '../log.js';
 import { hex, readBlock, readReceipt, readSeen, type Block, type Receipt } from './blocks.js';
 import type { ChainRpc } from './chain-rpc.js';
 import { DueChecks } from './checks.js';
-import type { Entry, TrackTable } from './table.js';
+import { learn, type Entry, type TrackTable } from './table.js';
 
 /** Calls to the chain RPC end within this (a pass has `stallMs` in all). */
 const CALL_MS = 5_000;
@@ -66,7 +66,7 @@ export class Watcher implements WatchState {
     /** Told of every block applied, with the time it was seen (the inclusion latency). */
     private readonly included: (e: Entry, r: Receipt, time: number, seenAt: number) => void,
     /** Moves a pending entry to `dropped` or `replaced` (checks.ts decides). */
-    recover: (raw: string) => string | null,
+    recover: (raw: string) => { sender: string; nonce: number } | null,
     heads: HeadSource | null,
   ) {
     this.due = new DueChecks(config, table, rpc, recover, (e, r) => this.includeVia(e, r));
@@ -288,10 +288,7 @@ export class Watcher implements WatchState {
       const g = seen[i]!;
       const s = g.ok ? readSeen(g.value, e.hash) : undefined;
       if (s === undefined) return; // no answer: the due check asks again
-      if (s !== null && e.sender === null && s.from !== null) {
-        e.sender = this.table.sender(s.from);
-        e.raw = null;
-      }
+      if (s !== null) learn(this.table, e, s);
       if (s !== null && s.blockNumber !== null && s.blockNumber <= this.head) inBlock.push(e);
     });
     for (const e of inBlock) await this.includeVia(e, null);
