@@ -13,7 +13,9 @@
  *    (process.cpuUsage, medians of rounds), and the ratio. The socket read of the answer is not
  *    in it (a few µs per 70 kB on loopback).
  */
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { parseConfig } from '../src/config.js';
@@ -29,6 +31,12 @@ const run = startBench('bench:track', 'Tracking: memory per tracked transaction,
   txs: { kind: 'int', min: 1, quick: 1_000, help: 'transactions in a watched block' },
   blocks: { kind: 'int', min: 10, quick: 200, full: 1000, help: 'blocks per round' },
   rounds: { kind: 'int', min: 3, quick: 5, full: 9, help: 'rounds (medians are reported)' },
+  accepts: {
+    kind: 'int',
+    min: 0,
+    quick: 20_000,
+    help: 'acceptances counted under callgrind for the instructions per acceptance (0: not measured; needs valgrind)',
+  },
 });
 const o = run.opt;
 // A full collection on demand (for the heap figures), without a node flag on the command line.
@@ -154,6 +162,33 @@ for (let r = 0; r < o.rounds; r++) {
   process.stderr.write(`memory: round ${r + 1}/${o.rounds}\n`);
 }
 const w = await watcherCost();
+/**
+ * Instructions one acceptance adds on the serving thread (the tracker's hook: the entry, the
+ * table, the watcher's queues, their share of the collections): callgrind's total for `accepts`
+ * acceptances less the same run without the hook, over `accepts`.
+ */
+function instructions(mode: 'track' | 'none'): number | null {
+  const r = spawnSync(
+    'valgrind',
+    ['--tool=callgrind', '--callgrind-out-file=/dev/null', 'node', join(import.meta.dirname, 'track-accept.js'), String(o.accepts), mode],
+    { encoding: 'utf8' },
+  );
+  const m = /Collected : (\d+)/.exec(r.stderr ?? '');
+  return r.status === 0 && m !== null ? Number(m[1]) : null;
+}
+let perAccept: number | null = null;
+if (o.accepts > 0) {
+  const runs: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const none = instructions('none');
+    const track = instructions('track');
+    if (none === null || track === null) break;
+    runs.push((track - none) / o.accepts);
+    process.stderr.write(`instructions: round ${i + 1}/3\n`);
+  }
+  perAccept = runs.length === 3 ? median(runs) : null;
+  if (perAccept === null) process.stderr.write('bench:track: valgrind did not run: instructions per acceptance not measured\n');
+}
 const result = {
   node: process.version,
   entries: o.entries,
@@ -164,11 +199,16 @@ const result = {
   msPerIdleBlock: round(w.idle, 4),
   msPerBlock: round(w.busy, 4),
   ratioToIdle: round(w.busy / w.idle, 2),
+  instructionsPerAcceptance: perAccept === null ? null : Math.round(perAccept),
 };
 const lines = [
   `memory per tracked transaction (${o.entries.toLocaleString('en')} tracked, median of ${o.rounds}): ${result.bytesPerEntryTracked} bytes once its sender is known; ${result.bytesPerEntryJustAccepted} bytes just accepted (its signed bytes held until the first lookup, one pass)`,
   `watcher, ${o.pending.toLocaleString('en')} pending, blocks of ${o.txs.toLocaleString('en')} transactions: ${result.msPerBlock} ms of the serving thread per block; an idle block ${result.msPerIdleBlock} ms; ratio ${result.ratioToIdle}x (median of ${o.rounds} rounds of ${o.blocks} blocks)`,
 ];
+if (perAccept !== null)
+  lines.push(
+    `instructions one acceptance adds (callgrind, ${o.accepts.toLocaleString('en')} acceptances less none, median of 3): ${(perAccept / 1000).toFixed(1)}k`,
+  );
 for (const l of lines) process.stdout.write(l + '\n');
 process.stdout.write(`results: ${run.write('track.json', JSON.stringify(result, null, 2) + '\n')}\n`);
 run.write('track.md', lines.map((l) => `- ${l}`).join('\n') + '\n');

@@ -123,9 +123,9 @@ export class TrackTable {
     return this.all.get(hash);
   }
 
-  /** Tracks a new acceptance; false when the table is full of pending entries (not tracked). An entry already there is kept. */
+  /** Tracks a new acceptance (true); false when its hash is tracked already (that entry is kept) or the table is full of pending entries (not tracked, counted). */
   add(e: Entry): boolean {
-    if (this.all.has(e.hash)) return true;
+    if (this.all.has(e.hash)) return false;
     if (this.all.size >= this.max) {
       const oldest = this.finals.keys().next();
       if (oldest.done === true) {

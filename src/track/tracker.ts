@@ -76,10 +76,11 @@ export class Tracker {
    * tracked once). Its nonce and sender come with the first lookup (or from its bytes).
    */
   accepted(req: Forwarded, sequencer: string, rule: string): void {
-    if (this.table.get(req.hash) !== undefined) return;
-    const now = Date.now();
-    const received = req.t0 === undefined ? now : Math.round(now - (performance.now() - req.t0));
-    const e = new Entry(req.hash, req.account, -1, received, now, sequencer, rule, req.sender, req.rawHex);
+    // Epoch ms from the monotonic clock and an offset the watcher refreshes (one clock read here).
+    const t = performance.now();
+    const offset = this.watch.clockOffset;
+    const now = Math.round(t + offset);
+    const e = new Entry(req.hash, req.account, -1, req.t0 === undefined ? now : Math.round(req.t0 + offset), now, sequencer, rule, req.sender, req.rawHex);
     if (this.table.add(e)) this.watch.track(e);
   }
 

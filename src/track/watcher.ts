@@ -41,6 +41,8 @@ export interface WatchState {
 
 export class Watcher implements WatchState {
   head = -1;
+  /** `Date.now() - performance.now()`, refreshed every pass: an acceptance's epoch time from one monotonic clock read. */
+  clockOffset = Date.now() - performance.now();
   stalled = false;
   restarts = 0;
   problem: string | null = null;
@@ -140,6 +142,7 @@ export class Watcher implements WatchState {
 
   /** One pass: new blocks (and reorgs), the fresh lookups, the due checks, the sweep. */
   private async pass(gen: number): Promise<void> {
+    this.clockOffset = Date.now() - performance.now();
     const latest = await this.rpc.one('eth_blockNumber', [], CALL_MS);
     const n = latest.ok ? quantityOf(latest.value) : null;
     if (gen !== this.gen) return;
@@ -169,7 +172,9 @@ export class Watcher implements WatchState {
       if (b === null || gen !== this.gen) return;
       const parent = this.canon.get(next - 1);
       if (parent !== undefined && parent.hash !== b.parent) {
-        next = (await this.reorg(next - 1, gen)) + 1;
+        const ancestor = await this.reorg(next - 1, gen);
+        if (ancestor === null) return; // the chain did not answer the walk back: the next pass tries again
+        next = ancestor + 1;
         continue;
       }
       await this.apply(b, gen);
@@ -225,17 +230,17 @@ export class Watcher implements WatchState {
   /**
    * A reorg under block `from`: the blocks remembered are compared from `from` down with the
    * chain's; each that differs is taken out (its entries back to pending), down to the common
-   * ancestor, whose number is returned. Deeper than remembered: every entry in a block is
-   * looked up again and the walk restarts from the chain's block.
+   * ancestor, whose number is returned (null: the chain did not answer the walk, or the pass was
+   * abandoned). Deeper than remembered: every entry in a block is looked up again and the walk
+   * restarts from the chain's block.
    */
-  private async reorg(from: number, gen: number): Promise<number> {
+  private async reorg(from: number, gen: number): Promise<number | null> {
     let k = from;
     for (; k >= 0; k--) {
       const mine = this.canon.get(k);
       if (mine === undefined) break;
       const b = await this.block(k);
-      if (gen !== this.gen) return k;
-      if (b === null) return this.head; // the chain did not answer: the next pass tries again
+      if (gen !== this.gen || b === null) return null;
       if (b.hash === mine.hash) {
         this.dropAbove(k);
         this.log.warn({ ancestor: k, depth: from - k }, 'tracker: reorg');
@@ -275,8 +280,9 @@ export class Watcher implements WatchState {
 
   /** Once after acceptance (or a reorg, or a missing receipt): by hash, its sender and whether a block has it already. */
   private async lookupFresh(gen: number): Promise<void> {
-    const batch = this.fresh.filter((e) => e.state === 'pending').slice(0, 1000);
-    this.fresh = this.fresh.length > batch.length ? this.fresh.filter((e) => e.state === 'pending' && !batch.includes(e)) : [];
+    const waiting = this.fresh.filter((e) => e.state === 'pending');
+    const batch = waiting.length > 1000 ? waiting.slice(0, 1000) : waiting;
+    this.fresh = waiting.length > 1000 ? waiting.slice(1000) : [];
     if (batch.length === 0) return;
     const seen = await this.rpc.batch(
       batch.map((e) => ({ method: 'eth_getTransactionByHash', params: [e.hash] })),
