@@ -338,7 +338,8 @@ export const REASONS = {
     status: 503,
     code: -32002,
     message: 'The chain RPC did not answer: the status could not be read',
-    action: 'Nothing was sent. Ask again after a backoff; the edge that accepted the transaction answers from its own table.',
+    action:
+      'A status query: the chain RPC could not be read for a hash this edge does not track for the account. The edge that accepted the transaction answers from its own table.',
     retry: 'backoff',
   },
   overloaded: {

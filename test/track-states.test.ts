@@ -11,7 +11,10 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { block } from '../scripts/readme-tables.js';
+import { Writable } from 'node:stream';
 import { parseConfig } from '../src/config.js';
+import { createLogger } from '../src/log.js';
+import { Tracker } from '../src/track/tracker.js';
 import { isFinal, mayMove, STATES, statesTable, TRANSITIONS, transitionsTable, type TrackState } from '../src/track/states.js';
 import { entryStatus } from '../src/track/status.js';
 import { Entry, TrackTable } from '../src/track/table.js';
@@ -76,6 +79,24 @@ describe('tracked states: the state machine', () => {
     assert.equal(kept.size, 1);
     kept.sweep(1100);
     assert.equal(kept.size, 0);
+  });
+
+  it('an acceptance the tracker fails to take never throws into the forward that told it', async () => {
+    const chain = parseConfig(
+      { chains: [{ chainId: 4663, hosts: ['x'], sequencers: ['http://127.0.0.1:9'], rpc: 'http://127.0.0.1:9', track: { enabled: true, pollMs: 60_000 } }] },
+      root,
+      {},
+    ).chains[0]!;
+    const lines: string[] = [];
+    const log = createLogger({ level: 'info', destination: new Writable({ write: (c: Buffer, _e, cb) => (lines.push(c.toString()), cb()) }) });
+    const tracker = new Tracker(chain, log, null);
+    tracker.listen(() => {
+      throw new Error('a listener that breaks');
+    });
+    const req = { hash: hashOf(77), rawHex: '0x02', account: 'desk', sender: null, t0: performance.now() };
+    assert.doesNotThrow(() => tracker.accepted(req, 'http://seq', 'hash'));
+    await tracker.close();
+    assert.ok(lines.some((l) => l.includes('could not be tracked')));
   });
 
   it('the configuration: off by default; on, it needs the chain RPC', () => {

@@ -76,12 +76,17 @@ export class Tracker {
    * tracked once). Its nonce and sender come with the first lookup (or from its bytes).
    */
   accepted(req: Forwarded, sequencer: string, rule: string): void {
-    // Epoch ms from the monotonic clock and an offset the watcher refreshes (one clock read here).
-    const t = performance.now();
-    const offset = this.watch.clockOffset;
-    const now = Math.round(t + offset);
-    const e = new Entry(req.hash, req.account, -1, req.t0 === undefined ? now : Math.round(req.t0 + offset), now, sequencer, rule, req.sender, req.rawHex);
-    if (this.table.add(e)) this.watch.track(e);
+    // Called inside the forward: whatever goes wrong here must not change the submission's answer.
+    try {
+      // Epoch ms from the monotonic clock and an offset the watcher refreshes (one clock read here).
+      const t = performance.now();
+      const offset = this.watch.clockOffset;
+      const now = Math.round(t + offset);
+      const e = new Entry(req.hash, req.account, -1, req.t0 === undefined ? now : Math.round(req.t0 + offset), now, sequencer, rule, req.sender, req.rawHex);
+      if (this.table.add(e)) this.watch.track(e);
+    } catch (err) {
+      this.log.error({ err, tx: req.hash }, 'tracker: an acceptance could not be tracked (the submission is unaffected)');
+    }
   }
 
   private include(e: Entry, r: Receipt, time: number, seenAt: number): void {
