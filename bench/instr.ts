@@ -67,11 +67,17 @@ const RECEIPT_HOST = 'receipt.localhost';
 /** The same plain send to a sequencer over a persistent WebSocket (ws://): WS_CHAIN, its own host and stub. */
 const WS_CHAIN = 4665;
 const WS_HOST = 'ws-sequencer.localhost';
+/** The same plain send on a chain that tracks its accepted transactions (`chains[].track`): TRACK_CHAIN, its own host and stub. */
+const TRACK_CHAIN = 4666;
+const TRACK_HOST = 'tracked.localhost';
 const grant = { chainId: 4663, rateLimit: { perSecond: 1e6, burst: 1e6 }, tipAddresses: [ANVIL_TIP_ADDRESS], minTipWei: MIN_TIP.toString() };
 const POOL = 512;
 const valid = Array.from({ length: POOL }, (_, i) => rpc('eth_sendRawTransaction', [tx(i)], i));
 const syncValid = Array.from({ length: POOL }, (_, i) => rpc('eth_sendRawTransactionSync', [tx(i)], i));
 const validWs = Array.from({ length: POOL }, (_, i) => rpc('eth_sendRawTransaction', [tx(i, { chainId: WS_CHAIN })], i));
+// Every tracked submission is a new transaction (a repeated hash is tracked once): a pool as long as a run's requests.
+const TRACKED_POOL = 8192;
+const validTracked = Array.from({ length: TRACKED_POOL }, (_, i) => rpc('eth_sendRawTransaction', [tx(i, { chainId: TRACK_CHAIN })], i));
 const syncReceipt = Array.from({ length: POOL }, (_, i) => rpc('eth_sendRawTransactionSync', [tx(i, { chainId: RECEIPT_CHAIN })], i));
 
 interface Scenario {
@@ -102,6 +108,8 @@ const MAIN: Scenario[] = [
   { name: 'valid submission, sender-listed grant', status: 200, ...sub(keys.listed, valid) },
   // The same submission forwarded to a ws:// sequencer (frames on persistent connections, no HTTP head either way).
   { name: 'valid submission to a WebSocket sequencer', status: 200, host: WS_HOST, ...sub(keys.load, validWs) },
+  // The same submission where the chain tracks it: the acceptance's entry in the status table on top.
+  { name: 'valid submission, tracked chain', status: 200, host: TRACK_HOST, ...sub(keys.load, validTracked) },
   // The stub answers with the receipt at once: the sync path's own cost.
   { name: 'sync submission', status: 200, ...sub(keys.sync, syncValid) },
   { name: 'sync submission (receipt mode)', status: 200, host: RECEIPT_HOST, ...sub(keys.sync, syncReceipt) },
@@ -205,7 +213,7 @@ writeFileSync(
   join(dir, 'accounts.json'),
   JSON.stringify({
     accounts: [
-      { id: 'load', keySha256: [keySha256(keys.load)], grants: [grant, { ...grant, chainId: WS_CHAIN }] },
+      { id: 'load', keySha256: [keySha256(keys.load)], grants: [grant, { ...grant, chainId: WS_CHAIN }, { ...grant, chainId: TRACK_CHAIN }] },
       { id: 'listed', keySha256: [keySha256(keys.listed)], grants: [{ ...grant, senders: senders.map((k) => privateKeyToAddress(k as `0x${string}`)) }] },
       { id: 'other-chain', keySha256: [keySha256(keys.otherChain)], grants: [{ ...grant, chainId: 10 }] },
       { id: 'limited', keySha256: [keySha256(keys.limited)], grants: [{ ...grant, rateLimit: { perSecond: 1e-9, burst: 1 } }] },
@@ -222,13 +230,18 @@ function requestText(s: Scenario, i: number): string {
 }
 
 // --- the load: CONNS keep-alive connections, one request in flight on each ------------------
+/** Where each long-pool scenario's next round starts. */
+const cursor = new Map<string, number>();
 /**
  * Sends `n` requests of `s`; resolves with the count of answers by status. A connection the
  * server closes is replaced (a request in flight on it is not counted: only answers are).
  */
 function load(port: number, s: Scenario, n: number): Promise<Map<number, number>> {
   const statuses = new Map<number, number>();
-  let next = 0;
+  // A pool longer than the common one (the tracked chain's) goes on where the last round stopped: every request new.
+  let next = s.bodies.length > POOL ? (cursor.get(s.name) ?? 0) : 0;
+  if (s.bodies.length > POOL) cursor.set(s.name, next + n);
+  n += next;
   const connection = () =>
     new Promise<void>((resolve, reject) => {
       const sock = connect(port, '127.0.0.1');
@@ -643,6 +656,7 @@ for (const [port, chainId] of [
   [STUB, 4663],
   [STUB + 1, RECEIPT_CHAIN],
   [STUB + 2, WS_CHAIN],
+  [STUB + 3, TRACK_CHAIN],
 ]) {
   const stub = spawn('node', [join(dist, 'bench/stub-sequencer.js'), String(port), '0', String(chainId)], { stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(stub);
@@ -709,6 +723,16 @@ writeFileSync(
         forward: { connections: 64, timeoutMs: 30_000, queueMs: 30_000 },
         probe: { intervalMs: 600_000, timeoutMs: 60_000 },
         sync: { enabled: true, mode: 'receipt', receiptTtlMs: 0 },
+      },
+      {
+        chainId: TRACK_CHAIN,
+        hosts: [TRACK_HOST],
+        sequencers: [`http://127.0.0.1:${STUB + 3}`],
+        rpc: `http://127.0.0.1:${STUB + 3}`,
+        forward: { connections: 64, timeoutMs: 30_000, queueMs: 30_000 },
+        probe: { intervalMs: 600_000, timeoutMs: 60_000 },
+        // The watcher off the measured rounds as the probes are (its first pass at start, then once a minute).
+        track: { enabled: true, pollMs: 60_000, stallMs: 600_000 },
       },
       {
         chainId: WS_CHAIN,

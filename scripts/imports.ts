@@ -55,7 +55,11 @@ export const LAYERS: readonly Layer[] = [
       'the parts the configuration configures, and the configuration, which composes their sections (the account layer declares its own: `accounts/config.ts`), with the chains built from it',
     units: ['tx', 'accounts', 'limits', 'forward', 'express-lane', 'config.ts', 'chains.ts'],
   },
-  { name: 'rules over the domain', about: 'the sync send; who may submit where (host → key → grant)', units: ['sync', 'admission.ts'] },
+  {
+    name: 'rules over the domain',
+    about: 'the sync send; following accepted transactions to their block; who may submit where (host → key → grant)',
+    units: ['sync', 'track', 'admission.ts'],
+  },
   { name: 'stages', about: 'one file per stage, and their order', units: ['stages'] },
   {
     name: 'what front ends share',
@@ -72,7 +76,7 @@ export const LAYERS: readonly Layer[] = [
   {
     name: 'composition',
     about: 'the composition root, threads, the process, the CLI, the development setup',
-    units: ['app.ts', 'threads', 'worker.ts', 'service.ts', 'cli.ts', 'dev'],
+    units: ['app.ts', 'tracking.ts', 'threads', 'worker.ts', 'service.ts', 'cli.ts', 'dev'],
   },
 ];
 

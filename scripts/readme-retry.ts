@@ -29,7 +29,7 @@ const KIT: readonly { kind: string; outcome: SubmissionOutcome; also: string; do
     kind: 'accepted',
     outcome: 'accepted',
     also: '200 with a `result`',
-    does: 'polls `eth_getTransactionReceipt` on the chain RPC (100 ms doubling to 2 s)',
+    does: 'where the edge tracks the chain, waits on its status (pushed on the lane, polled over HTTP) and reads the receipt once; else polls `eth_getTransactionReceipt` on the chain RPC (100 ms doubling to 2 s)',
     cap: '`timeoutMs` → `timeout`',
   },
   { kind: 'rejected', outcome: 'refused', also: '', does: 'returns it at once', cap: 'none' },

@@ -7,6 +7,7 @@
  * whichever page carries them; tests fail when a page differs from the rendering, so no such
  * table is edited by hand.
  */
+import { statesTable, transitionsTable } from '../src/track/states.js';
 import { renderFieldTable } from '../src/config-fields.js';
 import { renderMetricsTable } from '../src/metrics/catalog.js';
 import { HostTable } from '../src/chains.js';
@@ -82,6 +83,8 @@ export const BLOCKS: Readonly<Record<string, () => string>> = {
   metrics: renderMetricsTable,
   layers: renderLayers,
   imports: () => renderImportGraph(),
+  'track-states': statesTable,
+  'track-transitions': transitionsTable,
 };
 
 /**

@@ -31,6 +31,8 @@ import { buildChains, HostTable, type ChainRuntime } from './chains.js';
 import { TxDecoder } from './tx/decoder.js';
 import { BUILD } from './build.js';
 import { WebSocketLane, type LaneObserver } from './ws/lane.js';
+import type { Tracker, TrackObserver } from './track/tracker.js';
+import { Tracking } from './tracking.js';
 
 export interface Observers {
   /** A front end's requests, by its transport label (`http`, `ws`). */
@@ -38,6 +40,8 @@ export interface Observers {
   /** The WebSocket lane's connections (with `websocket.enabled`). */
   readonly wsLane?: LaneObserver;
   readonly forward?: ForwardObserver & SyncObserver;
+  /** The trackers' moves (chains with `track.enabled`). */
+  readonly track?: TrackObserver;
   readonly accountsReload?: (result: ReloadResult, accounts: number) => void;
 }
 
@@ -64,6 +68,8 @@ export interface App {
   readonly chains: readonly ChainRuntime[];
   readonly store: AccountStore;
   readonly forwarders: ReadonlyMap<number, ChainForwarder>;
+  /** The chains that track their accepted transactions (`chains[].track`), by chain id. */
+  readonly trackers: ReadonlyMap<number, Tracker>;
   readonly limiter: TokenBuckets;
   /** The metrics sink of this app (null when metrics are disabled). */
   readonly metrics: Metrics | null;
@@ -87,12 +93,14 @@ export function createApp(opts: AppOptions): App {
   if (store.state !== undefined) metrics?.watchAccounts(store.state);
   const thread = opts.shared === undefined ? singleThread(config, log) : workerThread(config, opts.shared);
   metrics?.watchHealth(thread.board);
-  const sends = buildSends(config, log, thread, obs.forward);
+  const sends = buildSends(config, log, thread, obs.forward, obs.track);
   const readiness = readinessOf(config, store, thread.board);
+  readiness.warn(() => sends.tracking.problems());
+  metrics?.watchTrackers(sends.trackers);
 
   const decoders = decodersOf(config);
   const buildPipeline = (hooks: PipelineHooks) =>
-    admissionStages({ config, hosts, store, decoders, limiter: thread.limiter, duplicates: sends.inFlight }).end(
+    admissionStages({ config, hosts, store, decoders, limiter: thread.limiter, duplicates: sends.inFlight, trackers: sends.trackers }).end(
       createForwardStage(sends.forwarders, sends.syncSenders),
       hooks,
     );
@@ -121,6 +129,7 @@ export function createApp(opts: AppOptions): App {
             maxBodyBytes: config.limits.maxBodyBytes,
             admission: { hosts, store },
             counts: thread.counts,
+            tracking: sends.tracking.laneFeeds(),
             ...optional('observer', observer('ws')),
             ...optional('lane', obs.wsLane),
           }),
@@ -137,6 +146,7 @@ export function createApp(opts: AppOptions): App {
     chains,
     store,
     forwarders: sends.forwarders,
+    trackers: sends.trackers,
     limiter: thread.limiter,
     metrics,
     async prepare() {
@@ -163,6 +173,7 @@ export function createApp(opts: AppOptions): App {
       await Promise.all([...sends.forwarders.values()].map((f) => f.close()));
       await Promise.all([...sends.syncSenders.values()].map((s) => s.close()));
       await Promise.all(sends.links.map((l) => l.close()));
+      await sends.tracking.close();
     },
   };
 }
@@ -177,6 +188,7 @@ function metricsObservers(metrics: Metrics): Observers {
     requests: (transport) => metrics.requestObserver(transport),
     wsLane: metrics.wsLane,
     forward: metrics.forward,
+    track: metrics.track,
     accountsReload: metrics.accountsReload,
   };
 }
@@ -230,10 +242,20 @@ function workerThread(config: Config, shared: SharedParts): ThreadParts {
  * chains that turn it on, the sync one beside it (its own connections; the chain's link: its
  * outcome rules and chain RPC client; the forwarder's plain send).
  */
-function buildSends(config: Config, log: Logger, thread: ThreadParts, observer: (ForwardObserver & SyncObserver) | undefined) {
+function buildSends(
+  config: Config,
+  log: Logger,
+  thread: ThreadParts,
+  observer: (ForwardObserver & SyncObserver) | undefined,
+  trackObserver: TrackObserver | undefined,
+) {
   const duplicates = new Duplicates(new Map(config.chains.map((c) => [c.chainId, new ChainDuplicates(config.dedup, thread.txTable)])));
-  const links = ChainLink.forChains(config.chains, thread.board, log, observer);
-  const forwarders = new Map(links.map((link) => [link.chainId, new ChainForwarder(link, duplicates.forChain(link.chainId), observer)]));
+  // A tracked chain's forwards tell its tracker which sequencer accepted by which rule (tracking.ts).
+  const tracking = new Tracking(config, log, trackObserver);
+  const links = ChainLink.forChains(config.chains, thread.board, log, (c) => tracking.observerOf(c, observer));
+  const forwarders = new Map(
+    links.map((link) => [link.chainId, new ChainForwarder(link, duplicates.forChain(link.chainId), tracking.observerOf(link.chain, observer))]),
+  );
   const syncSenders = new Map(
     links.flatMap((link) => {
       if (!link.chain.sync.enabled) return [];
@@ -242,8 +264,9 @@ function buildSends(config: Config, log: Logger, thread: ThreadParts, observer: 
       return [[link.chainId, new SyncSender(link, parts)] as const];
     }),
   );
+  tracking.attach(syncSenders);
   // Bytes already in flight cost no rate-limit token, a plain send's or a waiting sync call's: one table (dedup.ts).
-  return { links, forwarders, syncSenders, inFlight: duplicates };
+  return { links, forwarders, syncSenders, tracking, trackers: tracking.trackers, inFlight: duplicates };
 }
 
 function decodersOf(config: Config): Map<number, TxDecoder> {

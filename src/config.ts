@@ -149,6 +149,31 @@ const CHAIN = {
   },
   /** Timeboost's express lane (src/express-lane/): off unless a deployment turns it on. */
   expressLane: EXPRESS_LANE,
+  /** Following accepted transactions to their block (src/track/): off unless a deployment turns it on (docs/tracking.md). */
+  track: {
+    enabled: bool(
+      false,
+      'follow every transaction accepted on this chain to its block and serve `txgate_getTransactionStatus` (needs `rpc`; off: 400 `method_not_found`)',
+    ),
+    dropAfterBlocks: int(20, 1, 100_000, 'blocks a pending transaction waits before the chain is asked whether it still knows it (with `dropAfterMs`, both)'),
+    dropAfterMs: int(
+      30_000,
+      0,
+      86_400_000,
+      'how long a pending transaction waits before the chain is asked whether it still knows it (with `dropAfterBlocks`, both)',
+    ),
+    keepMs: int(600_000, 1_000, 86_400_000, 'how long a final state (included, reverted, replaced, dropped) stays answerable'),
+    maxTracked: int(
+      100_000,
+      1,
+      10_000_000,
+      'transactions tracked at once, per thread; the oldest final ones go first; full of pending ones, a new acceptance is not tracked (the submission is unaffected)',
+    ),
+    pollMs: int(1000, 50, 60_000, 'how often the chain RPC is asked for new blocks while no head subscription (`rpcWs`) is live'),
+    reorgDepth: int(64, 1, 1024, 'blocks remembered to find the common ancestor of a reorg; a deeper one re-checks every tracked transaction'),
+    stallMs: int(30_000, 1_000, 600_000, 'a watcher pass that has not finished in this long is abandoned and the watcher restarted (`/ready` says so)'),
+    maxSubscriptions: int(16, 1, 1024, 'WebSocket lane: `transactionStatus` subscriptions per connection'),
+  },
 } satisfies Section;
 
 /** The rules between one chain's fields. */
@@ -156,6 +181,7 @@ function checkChain(r: Reader, c: Values<typeof CHAIN>, raw: Record<string, unkn
   if (c.sync.mode === 'receipt' && raw.rpc === undefined)
     r.problems.push(`${f}.rpc: required by sync.mode "receipt" (the chain RPC the receipts are read from)`);
   checkExpressLane(r, c.expressLane, raw.rpc !== undefined, f);
+  if (c.track.enabled && raw.rpc === undefined) r.problems.push(`${f}.rpc: required by track.enabled (the chain RPC the blocks are read from)`);
 }
 
 /** uWS counts idle time in 4-second ticks and needs at least 8 s (0 turns the timeout off). */
@@ -246,6 +272,7 @@ export const CONFIG = {
 export type Config = Values<typeof CONFIG>;
 export type ChainConfig = Config['chains'][number];
 export type SyncConfig = ChainConfig['sync'];
+export type TrackConfig = ChainConfig['track'];
 export type WebSocketConfig = Config['websocket'];
 
 /**

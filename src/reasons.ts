@@ -170,12 +170,13 @@ export const REASONS = {
     retry: 'fix',
   },
   invalid_params: {
-    stages: ['route', 'decode'],
+    stages: ['front_end', 'route', 'decode'],
+    when: 'front end: `txgate_subscribe` / `txgate_unsubscribe` on the WebSocket lane',
     status: 400,
     code: -32602,
     message: 'Invalid params',
     action:
-      'eth_chainId takes []; eth_sendRawTransaction takes exactly one 0x-prefixed hex string; eth_sendRawTransactionSync takes that string, then optionally a timeout in ms.',
+      'eth_chainId takes []; eth_sendRawTransaction takes exactly one 0x-prefixed hex string; eth_sendRawTransactionSync takes that string, then optionally a timeout in ms; txgate_getTransactionStatus takes one transaction hash.',
     retry: 'fix',
   },
   credentials_stale: {
@@ -331,6 +332,16 @@ export const REASONS = {
     message: 'The transaction was accepted; no receipt within the wait',
     action: 'The sequencer accepted it; the receipt did not come within the wait.',
     retry: 'lookup',
+  },
+  chain_unavailable: {
+    stages: ['grant'],
+    when: '`txgate_getTransactionStatus` of a hash this edge does not track for the account: the chain RPC did not answer',
+    status: 503,
+    code: -32002,
+    message: 'The chain RPC did not answer: the status could not be read',
+    action:
+      'A status query: the chain RPC could not be read for a hash this edge does not track for the account. The edge that accepted the transaction answers from its own table.',
+    retry: 'backoff',
   },
   overloaded: {
     stages: ['front_end', 'size_cap', 'forward'],

@@ -37,7 +37,16 @@ before(async () => {
   const config = parseConfig(
     {
       websocket: { enabled: true },
-      chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:8547'], rpc: 'http://127.0.0.1:8545', sync: { enabled: true } }],
+      chains: [
+        {
+          chainId: 4663,
+          hosts: ['localhost'],
+          sequencers: ['http://127.0.0.1:8547'],
+          rpc: 'http://127.0.0.1:8545',
+          sync: { enabled: true },
+          track: { enabled: true },
+        },
+      ],
     },
     root,
     {},
@@ -138,6 +147,8 @@ describe('dashboards/txgate.json', () => {
       /txgate_requests_total\{[^}]*reason="upstream_error"/,
       /txgate_sync_wait_seconds_bucket/,
       /txgate_accounts_snapshot_age_seconds/,
+      /txgate_inclusion_seconds_bucket/,
+      /txgate_track_watcher_stalled/,
     ])
       assert.match(text, needle);
   });

@@ -143,6 +143,8 @@ describe('docs', () => {
       ['docs/clients.md', 'reasons'],
       ['docs/clients.md', 'kit-outcomes'],
       ['docs/design.md', 'stages'],
+      ['docs/tracking.md', 'track-states'],
+      ['docs/tracking.md', 'track-transitions'],
     ];
     for (const [page, block] of carries) assert.ok(read(join(ROOT, page)).includes(`<!-- ${block}:start -->`), `${page} carries the ${block} table`);
   });

@@ -20,7 +20,14 @@ const root = join(import.meta.dirname, '..', '..');
 const declared: FamilyDecl[] = Object.values(METRICS);
 
 function metrics(everything: boolean): Metrics {
-  const chain = { chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:8547'], rpc: 'http://127.0.0.1:8545', sync: { enabled: everything } };
+  const chain = {
+    chainId: 4663,
+    hosts: ['localhost'],
+    sequencers: ['http://127.0.0.1:8547'],
+    rpc: 'http://127.0.0.1:8545',
+    sync: { enabled: everything },
+    track: { enabled: everything },
+  };
   const config = parseConfig({ websocket: { enabled: everything }, chains: [chain] }, root, {});
   const m = new Metrics(config, { version: '0.0.0-test', uws: 'test' });
   if (everything) {

@@ -194,6 +194,7 @@ export class Attempts implements Asking {
   finish(req: ForwardRequest, a: Part, role: Role, kind: SendKind): Role {
     if (a.transport && (a.state === 'unresolved' || a.state === 'not_sent')) a.seq.markDown(a.detail ?? 'transport');
     this.audit(req, a, role, kind.method);
+    if (a.state === 'accepted' && this.observer.accepted !== undefined) this.observer.accepted(this.chainId, req, a.seq.label, a.rule);
     return role;
   }
 

@@ -47,9 +47,14 @@ export class ChainLink {
   }
 
   /** One link per chain, on the chains' slots of `board` (configuration order). */
-  static forChains(chains: readonly ChainConfig[], board: HealthBoard, log: Logger, observer?: AttemptObserver): ChainLink[] {
+  static forChains(
+    chains: readonly ChainConfig[],
+    board: HealthBoard,
+    log: Logger,
+    observerOf: (chain: ChainConfig) => AttemptObserver | undefined = () => undefined,
+  ): ChainLink[] {
     const slots = slotIndex(chains);
-    return chains.map((chain, i) => new ChainLink({ chain, board, slots: slots[i]!, log, observer }));
+    return chains.map((chain, i) => new ChainLink({ chain, board, slots: slots[i]!, log, observer: observerOf(chain) }));
   }
 
   get chainId(): number {

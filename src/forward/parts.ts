@@ -16,6 +16,8 @@ export interface ForwardRequest {
   readonly reqId: string;
   /** The recovered sender, when a policy recovered it (for the audit line); else null. */
   readonly sender: string | null;
+  /** When the request arrived (performance.now()): the start of a tracked transaction's timeline. */
+  readonly t0?: number;
 }
 
 /** A kind of send: its call, what its answers say, and its acceptance when a lookup or a resend establishes it. */
@@ -56,6 +58,8 @@ export interface ForwardEvent {
 
 export interface AttemptObserver {
   forward?(e: ForwardEvent): void;
+  /** A sequencer accepted the transaction, by this rule (`hash`, `lookup`, `resend`): told before the send answers (tracking, src/track/). */
+  accepted?(chainId: number, req: ForwardRequest, sequencer: string, rule: Rule): void;
 }
 
 export type Role = 'final' | 'winner' | 'loser' | 'pending';

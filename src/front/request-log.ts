@@ -56,7 +56,8 @@ export class RequestLog implements ExitLog {
     else {
       if (ctx.aborted && exit.reason !== 'client_closed') line.json('clientGone', true);
       // The message is the outcome (reasons.ts): accepted, refused, not_sent, uncertain, pending.
-      line.end(ok && rpc?.method === CHAIN_ID_METHOD ? 'request' : exit.outcome);
+      // A query (eth_chainId, a transaction's status) answered is a request, not a submission's outcome.
+      line.end(ok && (rpc?.method === CHAIN_ID_METHOD || ctx.send?.sync === 'status') ? 'request' : exit.outcome);
     }
   }
 

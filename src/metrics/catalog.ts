@@ -13,7 +13,7 @@ import { STAGE_SAMPLE_MASK } from '../pipeline/pipeline.js';
 export type FamilyType = 'counter' | 'gauge' | 'histogram';
 
 /** Which part of the service a family belongs to: it is in a snapshot only where that part is on. */
-export type Feature = 'always' | 'websocket' | 'sync' | 'store';
+export type Feature = 'always' | 'websocket' | 'sync' | 'store' | 'track';
 
 export interface FamilyDecl {
   readonly name: string;
@@ -27,6 +27,8 @@ export interface FamilyDecl {
   /** How the threads' values combine at a scrape: summed, or the max of one process-wide value every thread reports alike. */
   readonly aggregator: 'sum' | 'max';
   readonly part: Feature;
+  /** A histogram's buckets (seconds), where not the latency buckets. */
+  readonly buckets?: readonly number[];
 }
 
 const family = <T extends FamilyType>(
@@ -35,8 +37,20 @@ const family = <T extends FamilyType>(
   labels: FamilyDecl['labels'],
   help: string,
   doc: string,
-  o: { aggregator?: 'sum' | 'max'; part?: Feature } = {},
-): FamilyDecl & { readonly type: T } => ({ name, type, labels, help, doc, aggregator: o.aggregator ?? 'sum', part: o.part ?? 'always' });
+  o: { aggregator?: 'sum' | 'max'; part?: Feature; buckets?: readonly number[] } = {},
+): FamilyDecl & { readonly type: T } => ({
+  name,
+  type,
+  labels,
+  help,
+  doc,
+  aggregator: o.aggregator ?? 'sum',
+  part: o.part ?? 'always',
+  ...(o.buckets === undefined ? {} : { buckets: o.buckets }),
+});
+
+/** Inclusion latency buckets (seconds): a fast sequencer's block is a fraction of a second, a congested L1 minutes. */
+export const INCLUSION_BUCKETS = [0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 15, 30, 60, 120, 300, 600];
 
 /** Every family, in the order a snapshot lists them. */
 export const METRICS = {
@@ -84,7 +98,10 @@ export const METRICS = {
     'txgate_requests_total',
     'counter',
     [
-      ['method', '`eth_chainId`, `eth_sendRawTransaction`, `eth_sendRawTransactionSync` where a chain serves it, `other`, `unparsed`'],
+      [
+        'method',
+        '`eth_chainId`, `eth_sendRawTransaction`, `eth_sendRawTransactionSync` where a chain serves it, `txgate_getTransactionStatus` where a chain tracks, `other` (the WebSocket lane subscriptions included), `unparsed`',
+      ],
       ['status', ''],
       ['reason', '`ok` or the refusal reason'],
       ['transport', '`http`: `POST /`; `ws`: a WebSocket frame, `status` its `data.status`'],
@@ -213,6 +230,85 @@ export const METRICS = {
     'WebSocket frames from peers that answered nothing and were dropped (unknown or repeated ids, notifications, garbage), by source.',
     'frames from peers that answered nothing and were dropped (unknown or repeated ids, notifications, garbage); a steady rise is a peer speaking another protocol',
   ),
+  inclusion: family(
+    'txgate_inclusion_seconds',
+    'histogram',
+    [
+      ['chain', ''],
+      ['sequencer', 'the sequencer that accepted it'],
+    ],
+    'Tracked transactions: time from the acceptance to the edge seeing the block that includes it, by chain and sequencer.',
+    'tracking: time from the acceptance (the 200) to this edge seeing the block that includes it (where `chains[].track` is on)',
+    { part: 'track', buckets: INCLUSION_BUCKETS },
+  ),
+  trackFinal: family(
+    'txgate_tracked_final_total',
+    'counter',
+    [
+      ['chain', ''],
+      ['state', '`included`, `reverted`, `replaced`, `dropped`'],
+    ],
+    'Tracked transactions that reached a final state, by chain and state.',
+    'tracking: transactions that reached a final state (`included`, `reverted`, `replaced`, `dropped`)',
+    { part: 'track' },
+  ),
+  trackReorged: family(
+    'txgate_tracked_reorged_total',
+    'counter',
+    [['chain', '']],
+    'Tracked transactions a reorg took out of the canonical chain (back to pending), by chain.',
+    'tracking: transactions a reorg took out of the canonical chain (back to `pending`)',
+    { part: 'track' },
+  ),
+  tracked: family(
+    'txgate_tracked',
+    'gauge',
+    [
+      ['chain', ''],
+      ['state', '`pending`, `final`'],
+    ],
+    'Transactions in the status table now, by chain and state (pending, final).',
+    'tracking: transactions in the status table now',
+    { part: 'track' },
+  ),
+  trackEvicted: family(
+    'txgate_tracked_evictions_total',
+    'counter',
+    [
+      ['chain', ''],
+      ['kind', '`final` (dropped before `keepMs` from a full table), `refused` (a full table of pending: not tracked)'],
+    ],
+    'Status table evictions (final entries dropped before keepMs) and refusals (a table full of pending entries), by chain.',
+    'tracking: final entries evicted from a full table, and acceptances not tracked (table full of pending ones: raise `maxTracked`)',
+    { part: 'track' },
+  ),
+  trackHead: family(
+    'txgate_track_head',
+    'gauge',
+    [['chain', '']],
+    'The last block the transaction watcher applied, by chain.',
+    'tracking: the last block the watcher applied',
+    {
+      aggregator: 'max',
+      part: 'track',
+    },
+  ),
+  trackStalled: family(
+    'txgate_track_watcher_stalled',
+    'gauge',
+    [['chain', '']],
+    '1 while the transaction watcher of the chain is stalled (a pass abandoned and none ended since), else 0.',
+    'tracking: 1 while the watcher is stalled (the chain RPC does not answer in `stallMs`); `/ready` says so',
+    { aggregator: 'max', part: 'track' },
+  ),
+  trackRestarts: family(
+    'txgate_track_watcher_restarts_total',
+    'counter',
+    [['chain', '']],
+    'Transaction watcher passes abandoned after stallMs and restarted, by chain.',
+    'tracking: watcher passes abandoned after `stallMs` and restarted',
+    { part: 'track' },
+  ),
 } as const satisfies Record<string, FamilyDecl>;
 
 /** The families of a set of declarations, by the same keys: a histogram's children are FastHistograms, any other's Counters. */
@@ -222,7 +318,7 @@ export type Families<D extends Record<string, FamilyDecl>> = {
 
 export function buildFamilies<D extends Record<string, FamilyDecl>>(decls: D): Families<D> {
   const out: Record<string, Family<Counter> | Family<FastHistogram>> = {};
-  for (const [key, d] of Object.entries(decls)) out[key] = d.type === 'histogram' ? histograms(d.name, d.help) : counters(d.name, d.help);
+  for (const [key, d] of Object.entries(decls)) out[key] = d.type === 'histogram' ? histograms(d.name, d.help, d.buckets) : counters(d.name, d.help);
   return out as Families<D>;
 }
 

@@ -84,7 +84,7 @@ export function counters(name: string, help: string): Family<Counter> {
   return new Family(name, help, () => new Counter());
 }
 
-/** A family of latency histograms (LATENCY_BUCKETS). */
-export function histograms(name: string, help: string): Family<FastHistogram> {
-  return new Family(name, help, () => new FastHistogram(LATENCY_BUCKETS));
+/** A family of latency histograms (LATENCY_BUCKETS, or the buckets given). */
+export function histograms(name: string, help: string, buckets: readonly number[] = LATENCY_BUCKETS): Family<FastHistogram> {
+  return new Family(name, help, () => new FastHistogram(buckets));
 }

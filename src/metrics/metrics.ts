@@ -23,11 +23,14 @@ import { finished } from '../stages/list.js';
 import { droppedLogLines } from '../log.js';
 import { IGNORED_FRAME_SOURCES, ignoredFrames } from '../upstreams/peer-frames.js';
 import { upstreamLabel } from '../upstreams/upstream.js';
-import { CHAIN_ID_METHOD, SEND_METHOD, SYNC_METHOD } from '../rpc-methods.js';
+import { CHAIN_ID_METHOD, SEND_METHOD, STATUS_METHOD, SYNC_METHOD } from '../rpc-methods.js';
+import type { Tracker, TrackObserver } from '../track/tracker.js';
+import { TrackMetrics } from './track.js';
 
 /** The method label: a fixed set, never free text (index order is used on the hot path). */
-const METHODS = [CHAIN_ID_METHOD, SEND_METHOD, 'other', 'unparsed', SYNC_METHOD] as const;
+const METHODS = [CHAIN_ID_METHOD, SEND_METHOD, 'other', 'unparsed', SYNC_METHOD, STATUS_METHOD] as const;
 const SYNC_METHOD_INDEX = 4;
+const STATUS_METHOD_INDEX = 5;
 /** The reasons given at these stages, from the one reasons table. */
 const at = (...where: Where[]) => REASON_NAMES.filter((r) => REASONS[r].stages.some((w) => where.includes(w)));
 /** A method's outcomes are bound up front, derived from where each reason is given. */
@@ -41,6 +44,8 @@ const POSSIBLE: Record<(typeof METHODS)[number], readonly string[]> = {
   eth_sendRawTransaction: submissionOutcomes(),
   // Its own series only where a chain serves it (else it is a method not served: `other`).
   eth_sendRawTransactionSync: submissionOutcomes(),
+  // A status query: the admission before the grant, which answers it (its own series only where a chain tracks).
+  txgate_getTransactionStatus: ['ok', ...at('size_cap', 'auth', 'grant').filter((r) => r !== 'sync_not_granted'), 'invalid_params', 'internal_error'],
 };
 function submissionOutcomes(): string[] {
   return [
@@ -74,15 +79,19 @@ export class Metrics {
 
   /** Some chain serves eth_sendRawTransactionSync: the method has series of its own. */
   private readonly syncServed: boolean;
+  /** Some chain tracks its transactions: txgate_getTransactionStatus has series of its own. */
+  private readonly statusServed: boolean;
 
   constructor(
     private readonly config: Config,
     build: { version: string; uws: string },
   ) {
     this.syncServed = config.chains.some((c) => c.sync.enabled);
+    this.statusServed = config.chains.some((c) => c.track.enabled);
     // The sync series of the chains that turned the method on, bound up front (alerts see zeros).
     for (const c of config.chains) if (c.sync.enabled) this.syncChildren(c.chainId);
     if (config.websocket.enabled) this.f.wsOpen.child({});
+    this.tracking.bind(config.chains.filter((c) => c.track.enabled));
     for (const c of config.chains) {
       this.f.inFlight.child({ chain: c.chainId });
       for (const s of c.sequencers) {
@@ -121,7 +130,7 @@ export class Metrics {
     const requests: Map<string, Counter>[] = [];
     const durations: Record<string, FastHistogram>[] = [];
     METHODS.forEach((method, i) => {
-      if (i === SYNC_METHOD_INDEX && !this.syncServed) return;
+      if ((i === SYNC_METHOD_INDEX && !this.syncServed) || (i === STATUS_METHOD_INDEX && !this.statusServed)) return;
       const m = new Map<string, Counter>();
       for (const reason of POSSIBLE[method]) {
         const status = reason === 'ok' ? 200 : REASONS[reason as keyof typeof REASONS].status;
@@ -148,7 +157,9 @@ export class Metrics {
             ? 1
             : rpc.method === SYNC_METHOD && this.syncServed
               ? SYNC_METHOD_INDEX
-              : 2;
+              : rpc.method === STATUS_METHOD && this.statusServed
+                ? STATUS_METHOD_INDEX
+                : 2;
     const reason = exit.reason;
     const byReason = t.requests[mi]!;
     let c = byReason.get(reason);
@@ -238,6 +249,15 @@ export class Metrics {
     },
   };
 
+  /** The tracking series (chains with `track.enabled`). */
+  private readonly tracking = new TrackMetrics(this.f);
+  readonly track: TrackObserver = this.tracking.observer;
+
+  /** The chains' trackers, read at each snapshot. */
+  watchTrackers(trackers: ReadonlyMap<number, Tracker>): void {
+    this.tracking.watch(trackers);
+  }
+
   private board: HealthBoard | null = null;
   private accountsState: StoreSync | null = null;
   /** The state of an account store synced from a remote source, read at each snapshot. */
@@ -277,9 +297,16 @@ export class Metrics {
       this.f.storeResyncs.child({}).value = s.resyncs;
       this.f.storeFailures.child({}).value = s.failures;
     }
+    this.tracking.read();
     this.f.logDropped.child({}).value = droppedLogLines();
     for (const source of IGNORED_FRAME_SOURCES) this.f.framesIgnored.child({ source }).value = ignoredFrames[source];
-    const on: Record<Feature, boolean> = { always: true, websocket: this.config.websocket.enabled, sync: this.bySyncChain.size > 0, store: s !== null };
+    const on: Record<Feature, boolean> = {
+      always: true,
+      websocket: this.config.websocket.enabled,
+      sync: this.bySyncChain.size > 0,
+      store: s !== null,
+      track: this.config.chains.some((c) => c.track.enabled),
+    };
     const out: MetricJSON[] = [];
     for (const key of Object.keys(METRICS) as (keyof typeof METRICS)[]) if (on[METRICS[key].part]) out.push(familyJSON(this.f[key], METRICS[key]));
     return out;

@@ -46,10 +46,11 @@ export function createForwardStage(
         account: ctx.account.id,
         reqId: ctx.reqId,
         sender: ctx.sender,
+        t0: ctx.t0,
       };
       // The route stage says sync only where the chain enables it (so its sender exists).
       const send = ctx.send;
-      if (send.sync) return syncSenders.get(ctx.chain.chainId)!.send(req, send.waitMs);
+      if (send.sync === true) return syncSenders.get(ctx.chain.chainId)!.send(req, send.waitMs);
       return forwarder.forward(req);
     },
   };

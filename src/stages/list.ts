@@ -15,7 +15,7 @@ import type { TxDecoder } from '../tx/decoder.js';
 import { createAuthStage } from './auth.js';
 import { createDecodeStage } from './decode.js';
 import { createFeeStage } from './fee.js';
-import { createGrantStage } from './grant.js';
+import { createGrantStage, type StatusAnswers } from './grant.js';
 import { createHostStage } from './host.js';
 import { createParseStage } from './parse.js';
 import { createRateLimitStage, type DuplicateCheck } from './rate-limit.js';
@@ -30,6 +30,8 @@ export interface AdmissionParts {
   readonly decoders: ReadonlyMap<number, TxDecoder>;
   readonly limiter: TokenBuckets;
   readonly duplicates?: DuplicateCheck;
+  /** The chains that track their transactions: their status answers (txgate_getTransactionStatus). */
+  readonly trackers?: ReadonlyMap<number, StatusAnswers>;
 }
 
 /** The admission stages in their order; the forward stage (forward.ts) ends the pipeline. */
@@ -40,7 +42,7 @@ export function admissionStages(p: AdmissionParts) {
     .add(createParseStage())
     .add(createRouteStage(p.config.limits))
     .add(createAuthStage(p.store))
-    .add(createGrantStage())
+    .add(createGrantStage(p.trackers))
     .add(createDecodeStage(p.decoders))
     .add(createFeeStage(p.config))
     .add(createSenderStage())

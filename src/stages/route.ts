@@ -10,8 +10,8 @@ import { reject, REJECT } from '../errors.js';
 import type { ChainRuntime } from '../chains.js';
 import { fieldSetter, type BaseCtx, type Body, type RpcRequest } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
-import { PLAIN_SEND, requestedWaitMs, type Send } from '../send-kind.js';
-import { CHAIN_ID_METHOD, SEND_METHOD, SYNC_METHOD } from '../rpc-methods.js';
+import { PLAIN_SEND, requestedWaitMs, STATUS_QUERY, type Send } from '../send-kind.js';
+import { CHAIN_ID_METHOD, SEND_METHOD, STATUS_METHOD, SYNC_METHOD } from '../rpc-methods.js';
 
 const setRawTx = fieldSetter('rawTx');
 const setSend = fieldSetter('send');
@@ -41,6 +41,9 @@ function evenHex(p: string): string | undefined {
 /** Also what decode answers for a string that is neither hex nor a Solana transaction. */
 export const BAD_SEND_PARAMS = reject('invalid_params', 'Invalid params: eth_sendRawTransaction takes exactly one 0x-prefixed hex string');
 const BAD_CHAINID_PARAMS = reject('invalid_params', 'Invalid params: eth_chainId takes no params');
+const BAD_STATUS_PARAMS = reject('invalid_params', 'Invalid params: txgate_getTransactionStatus takes exactly one transaction hash (0x and 64 hex digits)');
+/** A transaction hash: 0x and 64 hex digits. */
+const TX_HASH = /^0[xX][0-9a-fA-F]{64}$/;
 const BAD_SYNC_PARAMS = reject(
   'invalid_params',
   'Invalid params: eth_sendRawTransactionSync takes one 0x-prefixed hex string, then optionally a timeout in ms (a positive integer or 0x-hex)',
@@ -79,6 +82,12 @@ export function createRouteStage(limits: {
         const waitMs = requestedWaitMs(params[1], ctx.chain.config.sync.maxWaitMs);
         if (raw === undefined || waitMs === undefined) return BAD_SYNC_PARAMS;
         return setSend(setRawTx(ctx, raw), { sync: true, waitMs } as Send);
+      }
+      if (method === STATUS_METHOD && ctx.chain.config.track.enabled) {
+        // Where the chain tracks (off: method_not_found); answered at the grant, once the account is known.
+        const h = params.length === 1 ? params[0] : undefined;
+        if (typeof h !== 'string' || !TX_HASH.test(h)) return BAD_STATUS_PARAMS;
+        return setSend(setRawTx(ctx, '0x' + h.slice(2).toLowerCase()), STATUS_QUERY);
       }
       return REJECT.method_not_found;
     },

@@ -28,6 +28,8 @@ export class HeadWatch {
   private retry: NodeJS.Timeout | null = null;
   private closed = false;
   private readonly label: string;
+  /** Others told as `changed` is (the tracker's watcher shares this subscription: one per chain and thread). */
+  private readonly listeners = new Set<() => void>();
 
   /** `changed`: called on every head and whenever `live` changes (a waiting call looks again). */
   constructor(
@@ -71,13 +73,13 @@ export class HeadWatch {
       }
       if (m.method === SUBSCRIPTION_METHOD) {
         this.heads++;
-        this.changed();
+        this.tell();
       } else if (m.id === 1 && !this.live) {
         if (typeof m.result === 'string') {
           this.live = true;
           this.retryMs = MIN_RETRY_MS;
           this.log.info({ rpcWs: this.label }, 'chain RPC head subscription live');
-          this.changed();
+          this.tell();
         } else {
           // A node that does not offer newHeads: try again later, poll meanwhile.
           const e = m.error;
@@ -100,13 +102,24 @@ export class HeadWatch {
     }
   }
 
+  /** Calls `fn` on every head and change of `live`, as `changed`; returns the unsubscription. */
+  listen(fn: () => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  private tell(): void {
+    this.changed();
+    for (const fn of this.listeners) fn();
+  }
+
   private lost(ws: WebSocket): void {
     if (this.ws !== ws) return;
     this.ws = null;
     if (this.live) {
       this.live = false;
       this.log.warn({ rpcWs: this.label }, 'chain RPC head subscription lost: polling until it is back');
-      this.changed();
+      this.tell();
     }
     this.again();
   }

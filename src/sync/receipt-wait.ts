@@ -39,8 +39,8 @@ export class ReceiptWaiter {
   private draining = false;
   /** Woken by a head, a change of the subscription's state, or drain. */
   private readonly wakers = new Set<() => void>();
-  /** The chain RPC's new heads, where `chains[].rpcWs` is set. */
-  private readonly heads: HeadWatch | null;
+  /** The chain RPC's new heads, where `chains[].rpcWs` is set (shared with the chain's tracker). */
+  readonly heads: HeadWatch | null;
 
   constructor(
     private readonly chain: ChainConfig,

@@ -29,6 +29,7 @@ import type { Answer, CallTimes } from '../upstreams/upstream.js';
 import { executedAnswer, isReceiptOf, pendingAnswer } from './receipt.js';
 import { ReceiptWaiter } from './receipt-wait.js';
 import { RECEIPT_METHOD, SYNC_METHOD } from '../rpc-methods.js';
+import type { HeadWatch } from './head-watch.js';
 
 const DRAINED = Symbol('drained');
 const ENDED = Symbol('the asked wait ended');
@@ -223,6 +224,11 @@ export class SyncSender {
    * one the sequencer does not know (yet) waits for the sequencer's own answer, within the
    * wait plus the forward timeout, as only that says whether it was accepted.
    */
+  /** The chain RPC's head subscription of the `receipt` mode (with `rpcWs`), else null: the chain's tracker shares it. */
+  get heads(): HeadWatch | null {
+    return this.receiptWaiter?.heads ?? null;
+  }
+
   drain(): void {
     this.receiptWaiter?.drain();
     this.draining = true;

@@ -34,6 +34,7 @@ import { CLOSE, type Connection, FrameContext } from './connection.js';
 import { WholeBody } from '../front/whole-body.js';
 import { createUpgrade } from './upgrade.js';
 import { utf8Text } from '../front/utf8.js';
+import { Subscriptions, type StatusFeed } from './subscriptions.js';
 
 /** Frames up to this many times the body cap are read to answer them by id. */
 const FRAME_SLACK = 4;
@@ -58,6 +59,8 @@ export interface LaneDeps {
   readonly lane?: LaneObserver;
   /** Open connections per account, per process (shared by the worker threads where there are several). */
   readonly counts: ConnectionCounts;
+  /** The chains that track their transactions (`chains[].track`): their status feeds, for `transactionStatus` subscriptions (subscriptions.ts). */
+  readonly tracking?: ReadonlyMap<number, { readonly feed: StatusFeed; readonly maxSubscriptions: number }>;
 }
 
 export class WebSocketLane implements UwsFrontEnd, AnswerWriter<FrameContext> {
@@ -67,8 +70,12 @@ export class WebSocketLane implements UwsFrontEnd, AnswerWriter<FrameContext> {
   private readonly conns = new Set<Connection>();
   private timer: NodeJS.Timeout | null = null;
   private readonly softBackpressure: number;
+  /** Tracked chains' feeds (null: no chain tracks, no frame is looked at); each connection's subscriptions. */
+  private readonly tracking: LaneDeps['tracking'] | null;
+  private readonly subs = new Map<Connection, Subscriptions>();
 
   constructor(private readonly deps: LaneDeps) {
+    this.tracking = deps.tracking !== undefined && deps.tracking.size > 0 ? deps.tracking : null;
     this.answers = new AnswerPath<FrameContext>(this, {
       log: deps.port.requestLog,
       via: 'ws',
@@ -134,11 +141,35 @@ export class WebSocketLane implements UwsFrontEnd, AnswerWriter<FrameContext> {
           ? REJECT.overloaded
           : null);
     if (refusal === null) {
+      if (this.tracking !== null && this.subscription(conn, ctx, text)) return;
       this.pipeline.run(ctx);
       return;
     }
     ctx.idJson = idJsonOfText(text);
     this.answers.exit(ctx, refusal, 'front_end', undefined);
+  }
+
+  /** A `txgate_subscribe` / `txgate_unsubscribe` frame on a tracked chain's connection, answered here (true); else false. */
+  private subscription(conn: Connection, ctx: FrameContext, text: string): boolean {
+    const t = this.tracking!.get(conn.chainId);
+    if (t === undefined) return false;
+    let s = this.subs.get(conn);
+    if (s === undefined) {
+      s = new Subscriptions(t.feed, conn.account, t.maxSubscriptions, (frame) => this.push(conn, frame));
+      this.subs.set(conn, s);
+    }
+    const a = s.answer(text);
+    if (a === null) return false;
+    ctx.idJson = a.idJson;
+    this.answers.exit(ctx, a.exit, 'front_end', undefined);
+    return true;
+  }
+
+  /** A subscription's push; a connection that cannot take it is closed, as for an answer. */
+  private push(conn: Connection, frame: string): void {
+    const ws = conn.ws;
+    if (ws === null) return;
+    if (ws.send(frame, false, false) === 2) this.end(conn, CLOSE.notReading, 'answers not read');
   }
 
   /** The lane's answer writer: one frame per request, unless the connection is gone (then false: unanswered). */
@@ -168,6 +199,8 @@ export class WebSocketLane implements UwsFrontEnd, AnswerWriter<FrameContext> {
   private close(conn: Connection, code: number): void {
     conn.ws = null;
     this.conns.delete(conn);
+    this.subs.get(conn)?.close();
+    this.subs.delete(conn);
     if (conn.counted) this.deps.counts.release(conn.account);
     conn.counted = false;
     // Requests not yet forwarded stop at their next step (never sent); those written to a

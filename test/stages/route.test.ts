@@ -17,6 +17,15 @@ const syncChain = buildChains(
   ),
 )[0]!;
 
+/** Chain 4663 tracking its accepted transactions. */
+const trackedChain = buildChains(
+  parseConfig(
+    { chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'], rpc: 'http://127.0.0.1:9', track: { enabled: true } }] },
+    '/',
+    {},
+  ),
+)[0]!;
+
 describe('route stage', () => {
   const stage = createRouteStage({ chainIdMaxBodyBytes: 512 });
   const r = (method: string, params: unknown[], bytes = 60) => given({ chain: chainA, body: { text: '', bytes }, rpc: rpc(method, params) }).run(stage);
@@ -47,5 +56,15 @@ describe('route stage', () => {
   it('refuses other params and other methods', () => {
     for (const params of [[], ['0x1'], ['0x', '0x'], [1], ['hello world']]) assert.equal(reason(r('eth_sendRawTransaction', params)), 'invalid_params');
     assert.equal(reason(r('eth_sendTransaction', [])), 'method_not_found');
+  });
+  it('a status query: one transaction hash, lower-cased, passed on as such where the chain tracks; a method not served elsewhere', () => {
+    const q = (chain: typeof chainA, params: unknown[]) =>
+      given({ chain, body: { text: '', bytes: 60 }, rpc: rpc('txgate_getTransactionStatus', params) }).run(stage);
+    const hash = '0x' + 'AB'.repeat(32);
+    const out = passed(q(trackedChain, [hash]));
+    assert.deepEqual([out.send, out.rawTx], [{ sync: 'status' }, hash.toLowerCase()]);
+    for (const bad of [[], [hash, 1], ['0x12'], [42], [hash.slice(0, 65) + 'z']])
+      assert.equal(reason(q(trackedChain, bad)), 'invalid_params', JSON.stringify(bad));
+    assert.equal(reason(q(chainA, [hash])), 'method_not_found');
   });
 });

@@ -9,6 +9,7 @@ import { createKeccak } from 'hash-wasm';
 import { HttpClient, rpcCall, type RpcAnswer } from './http.js';
 import { openLinks, type RpcLink } from './link.js';
 import { kindOf } from './outcomes.js';
+import { EdgeStatus, finalOnEdge, type TxStatus, type WatchOptions } from './status.js';
 
 export interface TxgateOptions {
   /**
@@ -62,6 +63,10 @@ export interface Receipt {
 export type WaitOutcome =
   | { readonly kind: 'mined'; readonly hash: string; readonly receipt: Receipt; readonly status: 'success' | 'reverted' }
   | Extract<SubmitOutcome, { kind: 'rejected' }>
+  /** Replaced: another transaction of the same sender and nonce was included (the edge tracks the chain: docs/tracking.md). */
+  | { readonly kind: 'replaced'; readonly hash: string; readonly replacedBy: string | null }
+  /** Dropped: not included, and the chain no longer knows it; its nonce is unused (the edge tracks the chain). */
+  | { readonly kind: 'dropped'; readonly hash: string }
   /** No receipt (with the confirmations asked) within the time given: the transaction may still land. */
   | { readonly kind: 'timeout'; readonly hash: string; readonly last: SubmitOutcome | null }
   /**
@@ -225,6 +230,10 @@ export class Txgate {
   private readonly submitter: Submitter;
 
   private readonly gate: RpcLink;
+  /** The edge's transaction status, where the deployment tracks the chain. */
+  private readonly edge: EdgeStatus;
+  /** Whether the edge serves the status (learnt at the first call: tracking is per deployment). */
+  private tracks: boolean | null = null;
   /** For what only HTTP serves (GET /tip-addresses). */
   private readonly web: HttpClient;
 
@@ -234,6 +243,7 @@ export class Txgate {
     private readonly chain: HttpClient,
   ) {
     this.gate = links.link;
+    this.edge = new EdgeStatus(this.gate);
     this.web = links.web;
     this.submitter = new Submitter(this.gate, async (m, p) => {
       const r = await rpcCall(chain, m, p);
@@ -305,9 +315,50 @@ export class Txgate {
     // Accepted, or still uncertain after every resend: the receipt decides. Not forwarded or
     // rate-limited until the time ran out: nothing can land, so no receipt will come.
     if (out.kind === 'not_forwarded' || out.kind === 'rate_limited') return { kind: 'gave_up', hash: out.hash, last: out };
+    // Where the edge tracks the chain: its status decides (no receipt polling of our own).
+    const onEdge = this.tracks === false ? null : await this.waitOnEdge(out.hash, deadline);
+    if (onEdge !== null && (onEdge.kind !== 'mined' || (o.confirmations ?? 1) <= 1)) return onEdge;
     const receipt = await this.waitForReceipt(out.hash, o.confirmations ?? 1, deadline);
     if (receipt === null) return { kind: 'timeout', hash: out.hash, last: out };
     return { kind: 'mined', hash: out.hash, receipt, status: receipt.status === '0x1' ? 'success' : 'reverted' };
+  }
+
+  /**
+   * The edge's status of a transaction (`txgate_getTransactionStatus`, docs/tracking.md): its
+   * own for a transaction it accepted for this account, else the chain's receipt. Throws
+   * TxgateError `method_not_found` where the deployment does not track the chain.
+   */
+  async status(hash: string): Promise<TxStatus> {
+    this.lastUse = performance.now();
+    const s = await this.edge.status(hash);
+    if (s.kind === 'status') return s.status;
+    if (s.kind === 'not_served') throw new TxgateError('this deployment does not track the chain (txgate_getTransactionStatus not served)', 'method_not_found');
+    const a = s.answer;
+    const reason = a.kind === 'error' ? (a.data as { reason?: unknown } | undefined)?.reason : undefined;
+    throw new TxgateError(
+      `txgate_getTransactionStatus failed: ${a.kind === 'failed' ? a.why : a.kind === 'error' ? a.message : 'unexpected answer'}`,
+      typeof reason === 'string' ? reason : 'unexpected_answer',
+    );
+  }
+
+  /** Each change of a transaction's status until a final one (pushed on the WebSocket lane, polled over HTTP); ends at the timeout. */
+  watch(hash: string, o: WatchOptions = {}): AsyncGenerator<TxStatus> {
+    this.lastUse = performance.now();
+    return this.edge.watch(hash, o);
+  }
+
+  /** submitAndWait on the edge's status (status.ts); null where the edge does not track the chain (then remembered). */
+  private async waitOnEdge(hash: string, deadline: number): Promise<WaitOutcome | null> {
+    if (this.tracks === null) {
+      const first = await this.edge.status(hash);
+      if (first.kind === 'failed') return null;
+      this.tracks = first.kind === 'status';
+      if (!this.tracks) return null;
+    }
+    return finalOnEdge(this.edge, hash, deadline, async () => {
+      const r = await this.chainCall('eth_getTransactionReceipt', [hash]);
+      return r.kind === 'result' && isReceipt(r.result) ? r.result : null;
+    });
   }
 
   /** The receipt, once `confirmations` blocks include it; null at the deadline. Bounded backoff: 100 ms doubling to 2 s. */

@@ -6,3 +6,4 @@ export { classify, connectTxgate, Txgate, TxgateError } from './gate.js';
 export type { Receipt, SubmitOutcome, SyncOutcome, TipAddresses, TxgateOptions, WaitOptions, WaitOutcome } from './gate.js';
 export { kindOf, OUTCOMES, rpcError } from './outcomes.js';
 export type { OutcomeKind, OutcomeReason, OutcomeRow } from './outcomes.js';
+export type { StatusAnswer, TxStatus, TxStatusName, WatchOptions } from './status.js';

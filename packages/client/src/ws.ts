@@ -35,6 +35,8 @@ export class WsLink implements RpcLink {
   private retry: NodeJS.Timeout | null = null;
   /** The open connection's TCP socket, ref'd exactly while calls are in flight. */
   private raw: Socket | null = null;
+  /** Who hears the lane's pushes (`txgate_subscription` frames: status.ts). */
+  private readonly pushes = new Set<(params: unknown) => void>();
 
   constructor(
     private readonly url: string,
@@ -58,6 +60,12 @@ export class WsLink implements RpcLink {
         if (err !== undefined && err !== null) this.settle(id, { kind: 'failed', why: `connection lost while sending: ${err.message}`, sent: true });
       });
     });
+  }
+
+  /** Hears every push of the lane (a subscription's frames); returns the unsubscription. */
+  onPush(fn: (params: unknown) => void): () => void {
+    this.pushes.add(fn);
+    return () => this.pushes.delete(fn);
   }
 
   /** Opens the connection (one attempt shared by every caller): the socket, or the answer every waiting call gets. */
@@ -109,6 +117,10 @@ export class WsLink implements RpcLink {
       m = JSON.parse(text);
     } catch {
       return; // not JSON-RPC: nothing to match it to
+    }
+    if (typeof m === 'object' && m !== null && (m as { method?: unknown }).method === 'txgate_subscription') {
+      for (const fn of this.pushes) fn((m as { params?: unknown }).params);
+      return;
     }
     if (typeof m !== 'object' || m === null || typeof m.id !== 'number') return; // id null: a frame that could not be read
     const e = m.error;

@@ -1,0 +1,63 @@
+/**
+ * The tracking metrics (chains with `track.enabled`): the moves the trackers report, and their
+ * tables and watchers read at each snapshot.
+ */
+import { upstreamLabel } from '../upstreams/upstream.js';
+import type { TrackState } from '../track/states.js';
+import type { Entry } from '../track/table.js';
+import type { Tracker, TrackObserver } from '../track/tracker.js';
+import type { Families } from './catalog.js';
+import type { METRICS } from './catalog.js';
+
+type F = Families<typeof METRICS>;
+
+export class TrackMetrics {
+  private trackers: ReadonlyMap<number, Tracker> = new Map();
+
+  constructor(private readonly f: F) {}
+
+  /** Bound up front for the chains that track (alerts see zeros, not gaps). */
+  bind(chains: readonly { readonly chainId: number; readonly sequencers: readonly string[] }[]): void {
+    for (const { chainId: chain, sequencers } of chains) {
+      for (const s of sequencers) this.f.inclusion.child({ chain, sequencer: upstreamLabel(s) });
+      for (const state of ['pending', 'final']) this.f.tracked.child({ chain, state });
+      this.f.trackHead.child({ chain });
+      for (const state of ['included', 'reverted', 'replaced', 'dropped']) this.f.trackFinal.child({ chain, state });
+      this.f.trackReorged.child({ chain });
+      for (const kind of ['final', 'refused']) this.f.trackEvicted.child({ chain, kind });
+      this.f.trackStalled.child({ chain });
+      this.f.trackRestarts.child({ chain });
+    }
+  }
+
+  readonly observer: TrackObserver = {
+    changed: (chain: number, e: Entry, from: TrackState | null) => {
+      if (from === null) return;
+      if (e.state === 'pending') {
+        this.f.trackReorged.child({ chain }).value++;
+        return;
+      }
+      this.f.trackFinal.child({ chain, state: e.state }).value++;
+      if ((e.state === 'included' || e.state === 'reverted') && e.reorgs === 0 && e.at !== null)
+        this.f.inclusion.child({ chain, sequencer: e.sequencer }).observe(Math.max(0, e.at.seenAt - e.acceptedAt) / 1000);
+    },
+  };
+
+  watch(trackers: ReadonlyMap<number, Tracker>): void {
+    this.trackers = trackers;
+  }
+
+  /** The tables and watchers, read at a snapshot. */
+  read(): void {
+    for (const [chain, t] of this.trackers) {
+      const table = t.table;
+      this.f.tracked.child({ chain, state: 'pending' }).value = table.pending;
+      this.f.tracked.child({ chain, state: 'final' }).value = table.size - table.pending;
+      this.f.trackEvicted.child({ chain, kind: 'final' }).value = table.counts.evicted;
+      this.f.trackEvicted.child({ chain, kind: 'refused' }).value = table.counts.refused;
+      this.f.trackHead.child({ chain }).value = Math.max(0, t.watcher.head);
+      this.f.trackStalled.child({ chain }).value = t.watcher.stalled ? 1 : 0;
+      this.f.trackRestarts.child({ chain }).value = t.watcher.restarts;
+    }
+  }
+}

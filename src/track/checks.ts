@@ -1,0 +1,163 @@
+/**
+ * The drop/replace check: run only for pending entries past both thresholds (`dropAfterBlocks`
+ * blocks and `dropAfterMs` since acceptance), oldest first, in batches. The chain is asked for
+ * the hash: known (in its pool or a block), the entry waits another `dropAfterBlocks`; not
+ * known, the sender's nonce on the chain decides: used by another transaction, `replaced` (the
+ * replacement found by a search over the blocks since acceptance); unused, `dropped`.
+ * Entries join the queue in acceptance order and re-join at its end, so the queue stays in
+ * due order and a pass reads only the entries that are due.
+ */
+import type { TrackConfig } from '../config.js';
+import { findByNonce, hex, readSeen, type Receipt } from './blocks.js';
+import { hash32, quantity, type ChainRpc } from './chain-rpc.js';
+import { learn, type Entry, type TrackTable } from './table.js';
+import { BLOCK_METHOD, LOOKUP_METHOD, NONCE_METHOD } from '../rpc-methods.js';
+
+const CALL_MS = 5_000;
+/** Entries checked per pass at most (the rest wait for the next). */
+const MAX_PER_PASS = 1_000;
+
+export class DueChecks {
+  private queue: Entry[] = [];
+  private at = 0;
+
+  constructor(
+    private readonly config: TrackConfig,
+    private readonly table: TrackTable,
+    private readonly rpc: ChainRpc,
+    /** The sender and nonce of signed bytes (an acceptance the chain did not tell of), or null. */
+    private readonly recover: (raw: string) => { sender: string; nonce: number } | null,
+    /** A pending entry the chain says is in a block: its receipt read, and included if canonical. */
+    private readonly inBlock: (e: Entry, r: Receipt | null) => Promise<void>,
+  ) {}
+
+  add(e: Entry): void {
+    this.queue.push(e);
+  }
+
+  get size(): number {
+    return this.queue.length - this.at;
+  }
+
+  /** Checks the entries due at block `head` and time `now` (`alive`: false once the pass was abandoned). */
+  async run(head: number, now: number, alive: () => boolean): Promise<void> {
+    const due: Entry[] = [];
+    while (this.at < this.queue.length && due.length < MAX_PER_PASS) {
+      const e = this.queue[this.at]!;
+      if (e.state !== 'pending') {
+        this.at++;
+        continue;
+      }
+      if (e.checkFrom > head || now - e.acceptedAt < this.config.dropAfterMs) break;
+      this.at++;
+      due.push(e);
+    }
+    this.compact();
+    if (due.length === 0) return;
+    const seen = await this.rpc.batch(
+      due.map((e) => ({ method: LOOKUP_METHOD, params: [e.hash] })),
+      CALL_MS,
+    );
+    if (!alive()) return this.requeue(due, head);
+    const unknown: Entry[] = [];
+    const later: Entry[] = [];
+    for (let i = 0; i < due.length; i++) {
+      const e = due[i]!;
+      const g = seen[i]!;
+      const s = g.ok ? readSeen(g.value, e.hash) : undefined;
+      if (s === null) unknown.push(e);
+      else {
+        if (s !== undefined) learn(this.table, e, s);
+        if (s !== undefined && s.blockNumber !== null) await this.inBlock(e, null);
+        later.push(e);
+      }
+    }
+    this.requeue(later, head);
+    if (unknown.length > 0) await this.nonces(unknown, head, alive);
+  }
+
+  /** Entries the chain does not know: the sender's nonce says replaced or dropped. */
+  private async nonces(entries: Entry[], head: number, alive: () => boolean): Promise<void> {
+    for (const e of entries) {
+      if ((e.sender === null || e.nonce < 0) && e.raw !== null) {
+        const r = this.recover(e.raw);
+        if (r !== null) learn(this.table, e, { from: r.sender, nonce: r.nonce });
+      }
+      e.raw = null;
+    }
+    const known = entries.filter((e) => e.sender !== null && e.nonce >= 0);
+    const counts = await this.rpc.batch(
+      known.map((e) => ({ method: NONCE_METHOD, params: [e.sender, 'latest'] })),
+      CALL_MS,
+    );
+    if (!alive()) return this.requeue(entries, head);
+    const now = Date.now();
+    for (const e of entries) {
+      if (e.state !== 'pending') continue;
+      const i = known.indexOf(e);
+      if (i < 0) {
+        // No sender or nonce to ask about (bytes that do not decode): the chain does not know it.
+        this.table.move(e, 'dropped', now);
+        continue;
+      }
+      const g = counts[i]!;
+      const n = g.ok ? quantity(g.value) : null;
+      if (n === null) {
+        this.requeue([e], head);
+        continue;
+      }
+      if (n <= e.nonce) this.table.move(e, 'dropped', now);
+      else await this.replaced(e, head);
+    }
+  }
+
+  /** The nonce was used by another transaction: which one, by a search for the block that used it. */
+  private async replaced(e: Entry, head: number): Promise<void> {
+    const sender = e.sender!;
+    let lo = Math.max(0, e.sinceBlock - 1);
+    let hi = head;
+    const countAt = async (b: number): Promise<number | null> => {
+      const g = await this.rpc.one(NONCE_METHOD, [sender, hex(b)], CALL_MS);
+      return g.ok ? quantity(g.value) : null;
+    };
+    // The first block after which the nonce is used (lo: not yet, hi: used); unknown state: give up the search.
+    const before = await countAt(lo);
+    let found: number | null = null;
+    if (before !== null && before <= e.nonce) {
+      while (hi - lo > 1) {
+        const mid = (lo + hi) >> 1;
+        const c = await countAt(mid);
+        if (c === null) break;
+        if (c > e.nonce) hi = mid;
+        else lo = mid;
+      }
+      if (hi - lo === 1) found = hi;
+    }
+    if (e.state !== 'pending') return;
+    if (found !== null) {
+      const g = await this.rpc.one(BLOCK_METHOD, [hex(found), true], CALL_MS);
+      const by = g.ok ? findByNonce(g.value, sender, e.nonce) : null;
+      if (by === e.hash) return this.inBlock(e, null); // it was this one after all
+      if (by !== null && e.state === 'pending') {
+        const bh = hash32((g as { value: { hash?: unknown } }).value.hash);
+        if (bh !== null) e.at = { number: found, hash: bh, index: -1, gasUsed: -1, time: 0, seenAt: Date.now(), replacedBy: by };
+      }
+    }
+    if (e.state === 'pending') this.table.move(e, 'replaced', Date.now());
+  }
+
+  private requeue(entries: readonly Entry[], head: number): void {
+    for (const e of entries) {
+      if (e.state !== 'pending') continue;
+      e.checkFrom = head + this.config.dropAfterBlocks;
+      this.queue.push(e);
+    }
+  }
+
+  private compact(): void {
+    if (this.at > 1024 && this.at * 2 > this.queue.length) {
+      this.queue = this.queue.slice(this.at);
+      this.at = 0;
+    }
+  }
+}

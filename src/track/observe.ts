@@ -1,0 +1,16 @@
+/**
+ * The forward's observer of a tracked chain: the chain's own observer (the metrics), and the
+ * tracker told of each acceptance where it is decided (forward/attempts.ts), with the sequencer
+ * and the rule; the plain send's and the sync send's alike (they share the outcome rules). A chain without tracking keeps its
+ * observer as it is (no hook: nothing added to its forwards).
+ */
+import type { ForwardObserver } from '../forward/forwarder.js';
+import type { ForwardRequest } from '../forward/parts.js';
+import type { Tracker } from './tracker.js';
+
+export function trackedObserver<O extends ForwardObserver>(base: O | undefined, tracker: () => Tracker | undefined): O & ForwardObserver {
+  return {
+    ...(base ?? ({} as O)),
+    accepted: (_chainId: number, req: ForwardRequest, sequencer: string, rule: string) => tracker()?.accepted(req, sequencer, rule),
+  };
+}

@@ -1,0 +1,191 @@
+/**
+ * The status table of one chain (per thread): every transaction this edge accepted, with its
+ * timeline, bounded. Final entries stay `keepMs`; when the table is full the oldest final entry
+ * goes first (counted), and a table full of pending entries refuses to track a new acceptance
+ * (counted): never the submission. Every move goes through `move`, which refuses a transition
+ * states.ts does not list, bumps the entry's version and tells the listener once.
+ */
+import { isFinal, mayMove, type TrackState } from './states.js';
+
+/** Where a tracked transaction (or its replacement) landed: set only once it did (a pending entry carries none). */
+export interface Landing {
+  readonly number: number;
+  readonly hash: string;
+  /** For an inclusion: its index, gas used, the block's own timestamp (s) and when this edge saw the block (epoch ms); -1 for a replacement. */
+  readonly index: number;
+  readonly gasUsed: number;
+  readonly time: number;
+  readonly seenAt: number;
+  /** For a replacement: the transaction that used the nonce. */
+  readonly replacedBy: string | null;
+}
+
+/**
+ * One tracked transaction. Times are epoch ms. Kept small (docs/tracking.md gives the figure):
+ * where it landed is one field, null while pending; times after the acceptance are kept as
+ * small offsets from it; the sequencer label, the rule and the account are shared strings.
+ */
+export class Entry {
+  state: TrackState = 'pending';
+  /** Bumped on every move: the order of the changes pushed for it. */
+  version = 1;
+  /** The sender, once the chain or a policy told it (the nonce check needs it). */
+  sender: string | null;
+  /** The signed bytes, kept only until the sender and the nonce are known (a replaced transaction is found by them). */
+  raw: string | null;
+  /** Where it landed (included, reverted) or its replacement did (replaced); null otherwise. */
+  at: Landing | null = null;
+  /** Reorgs that took it out. */
+  reorgs = 0;
+  /** The watcher's: the head number from which the drop/replace check may run. */
+  checkFrom = 0;
+  /** The head when it was accepted (the search for a replacement starts there). */
+  sinceBlock = 0;
+  /** `updatedAt - acceptedAt`, and `acceptedAt - receivedAt`: offsets, small integers. */
+  private updatedMs = 0;
+  private readonly receivedMs: number;
+
+  /** The sender's nonce it uses, once the chain (or its bytes) told it; -1 until then. */
+  nonce: number;
+
+  constructor(
+    readonly hash: string,
+    readonly account: string,
+    nonce: number,
+    receivedAt: number,
+    readonly acceptedAt: number,
+    /** The sequencer that accepted it, and the rule that established it (`hash`, `lookup`, `resend`). */
+    readonly sequencer: string,
+    readonly rule: string,
+    sender: string | null,
+    raw: string | null,
+  ) {
+    this.sender = sender;
+    this.nonce = nonce;
+    this.raw = sender === null || nonce < 0 ? raw : null;
+    this.receivedMs = acceptedAt - receivedAt;
+  }
+
+  get receivedAt(): number {
+    return this.acceptedAt - this.receivedMs;
+  }
+
+  get updatedAt(): number {
+    return this.acceptedAt + this.updatedMs;
+  }
+
+  set updatedAt(t: number) {
+    this.updatedMs = t - this.acceptedAt;
+  }
+}
+
+export interface TableCounts {
+  /** Final entries dropped from a full table before their `keepMs`. */
+  evicted: number;
+  /** Acceptances not tracked: the table was full of pending entries. */
+  refused: number;
+}
+
+export class TrackTable {
+  private readonly all = new Map<string, Entry>();
+  /** Final entries, oldest final first (re-entered when a reorg makes one final again). */
+  private readonly finals = new Map<string, Entry>();
+  readonly counts: TableCounts = { evicted: 0, refused: 0 };
+
+  constructor(
+    private readonly max: number,
+    private readonly keepMs: number,
+    /** Told after every move (and the first state), once. */
+    private readonly changed: (e: Entry, from: TrackState | null) => void,
+  ) {}
+
+  /** Senders seen, one string each (a desk sends from few addresses: its entries share them). */
+  private readonly senders = new Map<string, string>();
+
+  /** The one copy of a sender's address string (bounded: past 4,096 addresses it starts over). */
+  sender(address: string): string {
+    const known = this.senders.get(address);
+    if (known !== undefined) return known;
+    if (this.senders.size >= 4096) this.senders.clear();
+    this.senders.set(address, address);
+    return address;
+  }
+
+  get size(): number {
+    return this.all.size;
+  }
+
+  get pending(): number {
+    return this.all.size - this.finals.size;
+  }
+
+  get(hash: string): Entry | undefined {
+    return this.all.get(hash);
+  }
+
+  /** Tracks a new acceptance (true); false when its hash is tracked already (that entry is kept) or the table is full of pending entries (not tracked, counted). */
+  add(e: Entry): boolean {
+    if (this.all.has(e.hash)) return false;
+    if (this.all.size >= this.max) {
+      const oldest = this.finals.keys().next();
+      if (oldest.done === true) {
+        this.counts.refused++;
+        return false;
+      }
+      this.remove(oldest.value);
+      this.counts.evicted++;
+    }
+    this.all.set(e.hash, e);
+    this.changed(e, null);
+    return true;
+  }
+
+  /** Moves an entry along a listed transition (else throws: a bug, never the chain's input). */
+  move(e: Entry, to: TrackState, now: number): void {
+    const from = e.state;
+    if (!mayMove(from, to)) throw new Error(`tracker: no transition ${from} -> ${to}`);
+    e.state = to;
+    e.version++;
+    e.updatedAt = now;
+    if (isFinal(to)) {
+      this.finals.delete(e.hash);
+      this.finals.set(e.hash, e);
+    } else this.finals.delete(e.hash);
+    this.changed(e, from);
+  }
+
+  /** Final entries past `keepMs` leave the table. */
+  sweep(now: number): void {
+    for (const [hash, e] of this.finals) {
+      if (now - e.updatedAt < this.keepMs) break;
+      this.remove(hash);
+    }
+  }
+
+  /** The pending entries (the watcher's checks). */
+  *pendingEntries(): IterableIterator<Entry> {
+    for (const e of this.all.values()) if (e.state === 'pending') yield e;
+  }
+
+  /** Entries in a given block (a reorg takes them out), included or replaced there. */
+  *inBlock(blockHash: string): IterableIterator<Entry> {
+    for (const e of this.all.values()) if (e.at !== null && e.at.hash === blockHash && e.state !== 'pending') yield e;
+  }
+
+  /** Entries in any block (a reorg deeper than remembered takes them all out). */
+  inAnyBlock(): Entry[] {
+    return [...this.all.values()].filter((e) => e.at !== null && e.state !== 'pending');
+  }
+
+  private remove(hash: string): void {
+    this.all.delete(hash);
+    this.finals.delete(hash);
+  }
+}
+
+/** What the chain told of a tracked transaction (its sender, its nonce): kept, and its bytes let go once both are known. */
+export function learn(table: TrackTable, e: Entry, told: { readonly from: string | null; readonly nonce: number | null }): void {
+  if (e.sender === null && told.from !== null) e.sender = table.sender(told.from);
+  if (e.nonce < 0 && told.nonce !== null) e.nonce = told.nonce;
+  if (e.sender !== null && e.nonce >= 0) e.raw = null;
+}

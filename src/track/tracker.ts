@@ -1,0 +1,180 @@
+/**
+ * Following one chain's accepted transactions to their block (`chains[].track`, off by default;
+ * docs/tracking.md): the status table, its watcher, the hooks where an acceptance becomes known,
+ * and the status answers. Per thread: each worker thread tracks what it accepted (a status asked
+ * of another thread, or another edge, is answered from the chain).
+ *
+ * An acceptance becomes known where it is decided: the forward's observer (forward/attempts.ts,
+ * through observe.ts) tells `accepted` with the request, the sequencer and the rule, for the
+ * plain send and the sync send alike, before the answer is written. A chain without tracking has
+ * no such observer: nothing is added to its forwards.
+ */
+import type { ChainConfig } from '../config.js';
+import { Exit, reject } from '../errors.js';
+import type { Logger } from '../log.js';
+import { TxDecoder } from '../tx/decoder.js';
+import { readReceipt, type Receipt } from './blocks.js';
+import { ChainRpc } from './chain-rpc.js';
+import type { TrackState } from './states.js';
+import { chainStatus, entryStatus } from './status.js';
+import { Entry, TrackTable } from './table.js';
+import { Watcher, type HeadSource, type WatchState } from './watcher.js';
+import { RECEIPT_METHOD } from '../rpc-methods.js';
+
+/** The forward's request, as far as tracking reads it (forward/parts.ts's ForwardRequest). */
+export interface Forwarded {
+  readonly hash: string;
+  readonly rawHex: string;
+  readonly account: string;
+  readonly sender: string | null;
+  /** When the request arrived (performance.now()). */
+  readonly t0?: number;
+}
+
+type Answer = Exit | Promise<Exit>;
+
+/** The tracker's metrics hooks. */
+export interface TrackObserver {
+  /** An entry moved (`from` null: tracking began). */
+  changed?(chainId: number, e: Entry, from: TrackState | null): void;
+}
+
+/** Told of every change of an entry: the entry and its status object. */
+export type ChangeListener = (e: Entry, status: string) => void;
+
+export class Tracker {
+  readonly table: TrackTable;
+  readonly watcher: WatchState;
+  private readonly watch: Watcher;
+  private readonly rpc: ChainRpc;
+  private readonly listeners = new Set<ChangeListener>();
+  private readonly chainId: number;
+
+  constructor(
+    chain: ChainConfig,
+    private readonly log: Logger,
+    heads: HeadSource | null,
+    private readonly observer: TrackObserver = {},
+  ) {
+    this.chainId = chain.chainId;
+    const cfg = chain.track;
+    this.rpc = new ChainRpc(chain.rpc!);
+    this.table = new TrackTable(cfg.maxTracked, cfg.keepMs, (e, from) => this.tell(e, from));
+    const decoder = new TxDecoder(chain.chainId, chain.hardfork, { signature: 'recover' });
+    const recover = (raw: string): { sender: string; nonce: number } | null => {
+      const tx = decoder.decode(Buffer.from(raw.slice(2), 'hex'), { txTypes: new Set([0, 1, 2, 4]) });
+      if (tx instanceof Exit) return null;
+      const sender = tx.sender();
+      return typeof sender === 'string' && tx.nonce <= BigInt(Number.MAX_SAFE_INTEGER) ? { sender, nonce: Number(tx.nonce) } : null;
+    };
+    this.watch = new Watcher(cfg, this.table, this.rpc, log, (e, r, time, seenAt) => this.include(e, r, time, seenAt), recover, heads);
+    this.watcher = this.watch;
+  }
+
+  /**
+   * A sequencer accepted `req` by `rule` (the forward's observer, as the acceptance is decided):
+   * tracked from now (the same bytes again, or another sequencer's acceptance of them, are
+   * tracked once). Its nonce and sender come with the first lookup (or from its bytes).
+   */
+  accepted(req: Forwarded, sequencer: string, rule: string): void {
+    // Called inside the forward: whatever goes wrong here must not change the submission's answer.
+    try {
+      // Epoch ms from the monotonic clock and an offset the watcher refreshes (one clock read here).
+      const t = performance.now();
+      const offset = this.watch.clockOffset;
+      const now = Math.round(t + offset);
+      const e = new Entry(req.hash, req.account, -1, req.t0 === undefined ? now : Math.round(req.t0 + offset), now, sequencer, rule, req.sender, req.rawHex);
+      if (this.table.add(e)) this.watch.track(e);
+    } catch (err) {
+      this.log.error({ err, tx: req.hash }, 'tracker: an acceptance could not be tracked (the submission is unaffected)');
+    }
+  }
+
+  private include(e: Entry, r: Receipt, time: number, seenAt: number): void {
+    e.at = { number: r.blockNumber, hash: r.blockHash, index: r.index, gasUsed: r.gasUsed, time, seenAt, replacedBy: null };
+    if (e.sender === null && r.from !== null) e.sender = this.table.sender(r.from);
+    e.raw = null;
+    this.table.move(e, r.ok ? 'included' : 'reverted', seenAt);
+  }
+
+  private tell(e: Entry, from: TrackState | null): void {
+    this.observer.changed?.(this.chainId, e, from);
+    if (from !== null) this.audit(e, from);
+    if (this.listeners.size === 0) return;
+    const status = entryStatus(e, this.chainId);
+    for (const l of this.listeners) l(e, status);
+  }
+
+  /**
+   * The audit line of a move after acceptance: a final state with its figures (the block, the
+   * latency from acceptance to the block seen, from receipt to acceptance), or a reorg's return to pending.
+   */
+  private audit(e: Entry, from: TrackState): void {
+    const at = e.at;
+    const inBlock = e.state === 'included' || e.state === 'reverted';
+    const line: Record<string, unknown> = {
+      audit: 'track',
+      tx: e.hash,
+      account: e.account,
+      chainId: this.chainId,
+      state: e.state,
+      from,
+      sequencer: e.sequencer,
+      rule: e.rule,
+      acceptMs: e.acceptedAt - e.receivedAt,
+    };
+    if (inBlock && at !== null)
+      Object.assign(line, { block: at.number, blockHash: at.hash, index: at.index, gasUsed: at.gasUsed, inclusionMs: at.seenAt - e.acceptedAt });
+    if (e.state === 'replaced') Object.assign(line, { replacedBy: at?.replacedBy ?? null, block: at?.number ?? null });
+    if (e.state === 'dropped' || e.state === 'replaced') line.pendingMs = e.updatedAt - e.acceptedAt;
+    if (e.reorgs > 0) line.reorgs = e.reorgs;
+    if (e.state === 'pending') this.log.warn(line, 'tracked transaction taken out by a reorg: pending again');
+    else this.log.info(line, e.state);
+  }
+
+  /** Every change from now on; returns the unsubscription. */
+  listen(fn: ChangeListener): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  /** The status of a hash this edge tracks for `account`, or null (not tracked, or another account's). */
+  own(account: string, hash: string): Entry | null {
+    const e = this.table.get(hash);
+    return e !== undefined && e.account === account ? e : null;
+  }
+
+  /**
+   * txgate_getTransactionStatus: the entry of the account's own transaction; anything else
+   * (unknown here, or another account's: answered alike) from the chain's receipt.
+   */
+  status(account: string, hash: string): Answer {
+    const e = this.own(account, hash);
+    if (e !== null) return statusExit(entryStatus(e, this.chainId));
+    return this.fromChain(hash);
+  }
+
+  private async fromChain(hash: string): Promise<Exit> {
+    const g = await this.rpc.one(RECEIPT_METHOD, [hash], 5_000);
+    if (!g.ok) return reject('chain_unavailable', undefined, { txHash: hash });
+    if (g.value === null) return statusExit(chainStatus(hash, this.chainId, null));
+    const r = readReceipt(g.value, hash);
+    return r === null
+      ? reject('chain_unavailable', 'The chain RPC answered something other than a receipt of this transaction', { txHash: hash })
+      : statusExit(chainStatus(hash, this.chainId, r));
+  }
+
+  /** Its entry's status object (for the lane's subscription). */
+  statusOf(e: Entry): string {
+    return entryStatus(e, this.chainId);
+  }
+
+  close(): Promise<void> {
+    this.watch.close();
+    return this.rpc.close();
+  }
+}
+
+function statusExit(json: string): Exit {
+  return new Exit(200, 'ok', ',"result":' + json + '}');
+}

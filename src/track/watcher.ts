@@ -1,0 +1,328 @@
+/**
+ * One chain's watcher: it follows the chain's blocks and moves the tracked transactions
+ * (docs/tracking.md). Its cost goes by block, not by transaction: each new block's transaction
+ * hashes are fetched once and looked up in the table (O(transactions in the block)); receipts are
+ * fetched only for tracked hashes found in it; a transaction is looked up by hash once after its
+ * acceptance (its sender, and whether it was already in a block), and then only when it is past
+ * its thresholds (the drop/replace check, checks.ts). A reorg is found by the parent hash and
+ * walked back to the common ancestor over the last `reorgDepth` blocks remembered; deeper, every
+ * included entry is looked up again. Passes run one at a time, woken by a new head (the head
+ * subscription where live) or every `pollMs`; a pass that has not ended in `stallMs` is abandoned
+ * (its results ignored) and a fresh one started.
+ */
+import type { TrackConfig } from '../config.js';
+import type { Logger } from '../log.js';
+import { hex, readBlock, readReceipt, readSeen, type Block, type Receipt } from './blocks.js';
+import type { ChainRpc } from './chain-rpc.js';
+import { DueChecks } from './checks.js';
+import { learn, type Entry, type TrackTable } from './table.js';
+import { BLOCK_METHOD, LOOKUP_METHOD, RECEIPT_METHOD } from '../rpc-methods.js';
+
+/** Calls to the chain RPC end within this (a pass has `stallMs` in all). */
+const CALL_MS = 5_000;
+/** Blocks read per pass at most: a watcher far behind jumps ahead (the skipped ones are found by the lookups). */
+const MAX_BLOCKS_PER_PASS = 256;
+
+/** Where new heads come from: the chain RPC's subscription (sync/head-watch.ts), shared with the sync send. */
+export interface HeadSource {
+  readonly live: boolean;
+  /** Calls `fn` on every head and change of `live`; returns the unsubscription. */
+  listen(fn: () => void): () => void;
+}
+
+export interface WatchState {
+  /** The last block applied (-1 before the first). */
+  readonly head: number;
+  /** The watcher is stalled (a pass abandoned, none ended since). */
+  readonly stalled: boolean;
+  readonly restarts: number;
+  /** The last pass's problem (the chain RPC's failure in words), or null. */
+  readonly problem: string | null;
+}
+
+export class Watcher implements WatchState {
+  head = -1;
+  /** `Date.now() - performance.now()`, refreshed every pass: an acceptance's epoch time from one monotonic clock read. */
+  clockOffset = Date.now() - performance.now();
+  stalled = false;
+  restarts = 0;
+  problem: string | null = null;
+  /** The last `reorgDepth` canonical blocks: number → hash, time. */
+  private readonly canon = new Map<number, { hash: string; time: number }>();
+  /** Accepted since the last pass: looked up once by hash. */
+  private fresh: Entry[] = [];
+  private readonly due: DueChecks;
+  private running = false;
+  private again = false;
+  private gen = 0;
+  private passStarted = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private watchdog: NodeJS.Timeout;
+  private unlisten: (() => void) | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly config: TrackConfig,
+    private readonly table: TrackTable,
+    private readonly rpc: ChainRpc,
+    private readonly log: Logger,
+    /** Told of every block applied, with the time it was seen (the inclusion latency). */
+    private readonly included: (e: Entry, r: Receipt, time: number, seenAt: number) => void,
+    /** Moves a pending entry to `dropped` or `replaced` (checks.ts decides). */
+    recover: (raw: string) => { sender: string; nonce: number } | null,
+    heads: HeadSource | null,
+  ) {
+    this.due = new DueChecks(config, table, rpc, recover, (e, r) => this.includeVia(e, r));
+    this.unlisten = heads?.listen(() => this.wake()) ?? null;
+    this.watchdog = setInterval(() => this.checkStall(), Math.max(250, config.stallMs / 4));
+    this.watchdog.unref();
+    this.schedule(heads);
+    this.wake();
+  }
+
+  /** A new acceptance: looked up at the next pass, checked once past its thresholds. */
+  track(e: Entry): void {
+    e.sinceBlock = Math.max(this.head, 0);
+    e.checkFrom = e.sinceBlock + this.config.dropAfterBlocks;
+    this.fresh.push(e);
+    this.due.add(e);
+  }
+
+  /** Runs a pass now, or right after the one running. */
+  wake(): void {
+    if (this.closed) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    void this.run();
+  }
+
+  private schedule(heads: HeadSource | null): void {
+    // The poll: every pollMs without a live subscription, ten times rarer with one (a backstop).
+    const tick = () => {
+      if (this.closed) return;
+      this.wake();
+      this.timer = setTimeout(tick, heads?.live === true ? this.config.pollMs * 10 : this.config.pollMs);
+      this.timer.unref();
+    };
+    this.timer = setTimeout(tick, this.config.pollMs);
+    this.timer.unref();
+  }
+
+  private async run(): Promise<void> {
+    this.running = true;
+    const gen = this.gen;
+    this.passStarted = performance.now();
+    try {
+      do {
+        this.again = false;
+        await this.pass(gen);
+        if (gen !== this.gen) return;
+        this.stalled = false;
+      } while (this.again && !this.closed);
+    } catch (e) {
+      // A bug, never the chain's input (read into values or null): said, and the next pass runs.
+      this.problem = `watcher pass failed: ${e instanceof Error ? e.message : String(e)}`.slice(0, 300);
+      this.log.error({ err: e }, 'tracker: a watcher pass failed');
+    } finally {
+      if (gen === this.gen) this.running = false;
+    }
+  }
+
+  private checkStall(): void {
+    if (!this.running || performance.now() - this.passStarted < this.config.stallMs) return;
+    this.gen++;
+    this.running = false;
+    this.stalled = true;
+    this.restarts++;
+    this.problem = `a watcher pass did not end within ${this.config.stallMs} ms: restarted`;
+    this.log.warn({ stallMs: this.config.stallMs }, 'tracker: the watcher stalled (the chain RPC did not answer in time); restarted');
+    this.wake();
+  }
+
+  /** One pass: new blocks (and reorgs), the fresh lookups, the due checks, the sweep. */
+  private async pass(gen: number): Promise<void> {
+    this.clockOffset = Date.now() - performance.now();
+    const latest = await this.rpc.one('eth_blockNumber', [], CALL_MS);
+    const n = latest.ok ? quantityOf(latest.value) : null;
+    if (gen !== this.gen) return;
+    if (n === null) {
+      this.problem = `chain RPC eth_blockNumber: ${latest.ok ? 'not a block number' : latest.why}`;
+      return;
+    }
+    if (this.head < 0) {
+      const b = await this.block(n);
+      if (b === null || gen !== this.gen) return;
+      this.remember(b);
+      this.head = n;
+    } else if (n <= this.head) {
+      // No new block: the head may have been replaced at its height (a reorg of the same length, a rollback).
+      const b = await this.block(n);
+      if (b === null || gen !== this.gen) return;
+      if (this.canon.get(n)?.hash !== b.hash) await this.reorg(n, gen);
+      else if (n < this.head) {
+        // Rolled back: the blocks above it are gone.
+        this.log.warn({ from: this.head, to: n }, 'tracker: the chain rolled back');
+        this.dropAbove(n);
+      }
+    }
+    let next = Math.max(this.head + 1, n - MAX_BLOCKS_PER_PASS + 1);
+    while (next <= n && gen === this.gen) {
+      const b = await this.block(next);
+      if (b === null || gen !== this.gen) return;
+      const parent = this.canon.get(next - 1);
+      if (parent !== undefined && parent.hash !== b.parent) {
+        const ancestor = await this.reorg(next - 1, gen);
+        if (ancestor === null) return; // the chain did not answer the walk back: the next pass tries again
+        next = ancestor + 1;
+        continue;
+      }
+      await this.apply(b, gen);
+      next++;
+    }
+    if (gen !== this.gen) return;
+    await this.lookupFresh(gen);
+    if (gen !== this.gen) return;
+    await this.due.run(this.head, Date.now(), () => gen === this.gen);
+    this.table.sweep(Date.now());
+    this.problem = null;
+  }
+
+  private async block(n: number): Promise<Block | null> {
+    const got = await this.rpc.one(BLOCK_METHOD, [hex(n), false], CALL_MS);
+    const b = got.ok ? readBlock(got.value, n) : null;
+    if (b === null) this.problem = `chain RPC eth_getBlockByNumber ${n}: ${got.ok ? (got.value === null ? 'no such block' : 'not that block') : got.why}`;
+    return b;
+  }
+
+  private remember(b: Block): void {
+    this.canon.set(b.number, { hash: b.hash, time: b.time });
+    this.canon.delete(b.number - this.config.reorgDepth);
+  }
+
+  /** A new canonical block: its tracked transactions, their receipts. */
+  private async apply(b: Block, gen: number): Promise<void> {
+    const seenAt = Date.now();
+    let found: Entry[] | null = null;
+    const table = this.table;
+    for (const h of b.txs) {
+      if (typeof h !== 'string') continue;
+      const e = table.get(h);
+      if (e !== undefined && e.state === 'pending') (found ??= []).push(e);
+    }
+    if (found !== null) {
+      const got = await this.rpc.batch(
+        found.map((e) => ({ method: RECEIPT_METHOD, params: [e.hash] })),
+        CALL_MS,
+      );
+      if (gen !== this.gen) return;
+      found.forEach((e, i) => {
+        const g = got[i]!;
+        const r = g.ok ? readReceipt(g.value, e.hash) : null;
+        if (r !== null && r.blockHash === b.hash && e.state === 'pending') this.included(e, r, b.time, seenAt);
+        else this.fresh.push(e); // no receipt yet (a node behind its head): looked up again next pass
+      });
+    }
+    this.remember(b);
+    this.head = b.number;
+  }
+
+  /**
+   * A reorg under block `from`: the blocks remembered are compared from `from` down with the
+   * chain's; each that differs is taken out (its entries back to pending), down to the common
+   * ancestor, whose number is returned (null: the chain did not answer the walk, or the pass was
+   * abandoned). Deeper than remembered: every entry in a block is looked up again and the walk
+   * restarts from the chain's block.
+   */
+  private async reorg(from: number, gen: number): Promise<number | null> {
+    let k = from;
+    for (; k >= 0; k--) {
+      const mine = this.canon.get(k);
+      if (mine === undefined) break;
+      const b = await this.block(k);
+      if (gen !== this.gen || b === null) return null;
+      if (b.hash === mine.hash) {
+        this.dropAbove(k);
+        this.log.warn({ ancestor: k, depth: from - k }, 'tracker: reorg');
+        return k;
+      }
+    }
+    // Deeper than remembered (or the chain rolled back below our first block).
+    this.log.warn({ from, depth: this.config.reorgDepth }, 'tracker: reorg deeper than remembered: every included transaction is looked up again');
+    this.dropAbove(-1);
+    for (const e of this.table.inAnyBlock()) this.unapply(e);
+    this.head = Math.max(-1, k);
+    if (this.head < 0) return -1;
+    const b = await this.block(this.head);
+    if (b !== null) this.remember(b);
+    return this.head;
+  }
+
+  /** Forgets the blocks above `k` (their entries back to pending). */
+  private dropAbove(k: number): void {
+    for (const [n, b] of [...this.canon]) {
+      if (n <= k) continue;
+      for (const e of [...this.table.inBlock(b.hash)]) this.unapply(e);
+      this.canon.delete(n);
+    }
+    this.head = Math.min(this.head, k);
+  }
+
+  private unapply(e: Entry): void {
+    if (e.state === 'pending') return;
+    e.at = null;
+    e.reorgs++;
+    this.table.move(e, 'pending', Date.now());
+    this.fresh.push(e);
+    e.checkFrom = Math.max(0, this.head) + this.config.dropAfterBlocks;
+    this.due.add(e);
+  }
+
+  /** Once after acceptance (or a reorg, or a missing receipt): by hash, its sender and whether a block has it already. */
+  private async lookupFresh(gen: number): Promise<void> {
+    const waiting = this.fresh.filter((e) => e.state === 'pending');
+    const batch = waiting.length > 1000 ? waiting.slice(0, 1000) : waiting;
+    this.fresh = waiting.length > 1000 ? waiting.slice(1000) : [];
+    if (batch.length === 0) return;
+    const seen = await this.rpc.batch(
+      batch.map((e) => ({ method: LOOKUP_METHOD, params: [e.hash] })),
+      CALL_MS,
+    );
+    if (gen !== this.gen) return;
+    const inBlock: Entry[] = [];
+    batch.forEach((e, i) => {
+      const g = seen[i]!;
+      const s = g.ok ? readSeen(g.value, e.hash) : undefined;
+      if (s === undefined) return; // no answer: the due check asks again
+      if (s !== null) learn(this.table, e, s);
+      if (s !== null && s.blockNumber !== null && s.blockNumber <= this.head) inBlock.push(e);
+    });
+    for (const e of inBlock) await this.includeVia(e, null);
+  }
+
+  /** A pending entry the chain says is in a block already applied: its receipt, if the block is canonical. */
+  private async includeVia(e: Entry, known: Receipt | null): Promise<void> {
+    let r = known;
+    if (r === null) {
+      const g = await this.rpc.one(RECEIPT_METHOD, [e.hash], CALL_MS);
+      r = g.ok ? readReceipt(g.value, e.hash) : null;
+    }
+    if (r === null || e.state !== 'pending') return;
+    const b = this.canon.get(r.blockNumber);
+    if (b === undefined || b.hash !== r.blockHash) return; // not a block we hold canonical: its block will bring it
+    this.included(e, r, b.time, Date.now());
+  }
+
+  close(): void {
+    this.closed = true;
+    this.gen++;
+    clearInterval(this.watchdog);
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.unlisten?.();
+  }
+}
+
+function quantityOf(v: unknown): number | null {
+  return typeof v === 'string' && /^0x[0-9a-fA-F]{1,14}$/.test(v) ? Number.parseInt(v.slice(2), 16) : null;
+}
