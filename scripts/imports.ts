@@ -29,7 +29,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['pipeline'],
   // the parts the configuration configures, and the configuration, which composes their sections
   // (the account layer declares its own: accounts/config.ts), with the chains built from it
-  ['tx', 'accounts', 'limits', 'forward', 'config.ts', 'chains.ts'],
+  ['tx', 'accounts', 'limits', 'forward', 'tls', 'config.ts', 'chains.ts'],
   // rules over the domain: the sync send, who may submit where
   ['sync', 'admission.ts'],
   ['stages'],

@@ -31,6 +31,7 @@ import { buildChains, HostTable, type ChainRuntime } from './chains.js';
 import { TxDecoder } from './tx/decoder.js';
 import { BUILD } from './build.js';
 import { WebSocketLane, type LaneObserver } from './ws/lane.js';
+import { TlsEdge, type TlsObserver } from './tls/edge.js';
 
 export { buildChains } from './chains.js';
 export { admissionStages, type Admitted } from './stages/list.js';
@@ -42,6 +43,8 @@ export interface Observers {
   readonly wsLane?: LaneObserver;
   readonly forward?: ForwardObserver & SyncObserver;
   readonly accountsReload?: (result: ReloadResult, accounts: number) => void;
+  /** Certificates in force and their reloads (with `listen.tls.enabled`). */
+  readonly tls?: TlsObserver;
 }
 
 export interface AppOptions {
@@ -70,6 +73,8 @@ export interface App {
   readonly limiter: TokenBuckets;
   /** The metrics sink of this app (null when metrics are disabled). */
   readonly metrics: Metrics | null;
+  /** TLS on the public port (null when `listen.tls` is off): reload re-reads its certificates. */
+  readonly tls: TlsEdge | null;
   /** Loads accounts and probes sequencers once (this app's prober, if it runs one). */
   prepare(): Promise<void>;
   /** Opens the public port (after prepare); resolves with the bound port. */
@@ -132,7 +137,8 @@ export function createApp(opts: AppOptions): App {
       : []),
     http,
   ];
-  const publicPort = new PublicPort(frontEnds, readiness);
+  const tls = config.listen.tls.enabled ? new TlsEdge(config.listen.tls, log, obs.tls) : null;
+  const publicPort = new PublicPort(frontEnds, readiness, tls === null ? undefined : (register) => tls.open(register));
 
   return {
     port: publicPort,
@@ -143,14 +149,17 @@ export function createApp(opts: AppOptions): App {
     forwarders: sends.forwarders,
     limiter: thread.limiter,
     metrics,
+    tls,
     async prepare() {
       await store.start();
       await thread.prober?.start();
       thread.local?.startSweeping();
       if (busyPoll !== null) await busyPoll.started;
     },
-    listen() {
-      return publicPort.listen(config.listen.host, config.listen.port);
+    async listen() {
+      const bound = await publicPort.listen(config.listen.host, config.listen.port);
+      await tls?.watchFiles();
+      return bound;
     },
     async start() {
       await this.prepare();
@@ -159,6 +168,7 @@ export function createApp(opts: AppOptions): App {
     async stop() {
       // Sync calls waiting for a receipt from the chain RPC answer now (code 4 with the hash).
       for (const s of sends.syncSenders.values()) s.drain();
+      tls?.close();
       await publicPort.drain(config.shutdown.graceMs);
       await busyPoll?.stop();
       await thread.prober?.stop();
@@ -181,6 +191,7 @@ function metricsObservers(metrics: Metrics): Observers {
     wsLane: metrics.wsLane,
     forward: metrics.forward,
     accountsReload: metrics.accountsReload,
+    tls: metrics.tls,
   };
 }
 

@@ -26,7 +26,7 @@ export interface Service {
   readonly internalPort: number | null;
   readonly chains: readonly number[];
   readiness(): Promise<ReadinessReport>;
-  /** Re-read the accounts in every thread (SIGHUP), where the store does not hear the signal itself. */
+  /** Re-read the accounts in every thread (SIGHUP), where the store does not hear the signal itself, and the TLS certificates. */
   reload(): void;
   stop(): Promise<void>;
   /**
@@ -83,6 +83,7 @@ async function startSingle(config: Config, log: Logger): Promise<Service> {
     readiness,
     reload: () => {
       if (app.store.hearsSignal !== true) void app.store.reload?.('SIGHUP');
+      app.tls?.reload('SIGHUP');
     },
     async stop() {
       await app.stop();
@@ -161,6 +162,7 @@ async function startThreads(config: Config, log: Logger, pretty: boolean): Promi
     reload: () => {
       if (store !== null) void store.reload('SIGHUP');
       else pool.send({ type: 'reload' });
+      if (config.listen.tls.enabled) pool.send({ type: 'tlsReload' });
     },
     async stop() {
       await pool.drain();

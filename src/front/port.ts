@@ -42,12 +42,20 @@ export class PublicPort {
   readonly app: TemplatedApp;
   private listenSocket: us_listen_socket | null = null;
 
+  /**
+   * `makeApp`: an app other than plain HTTP (TLS: tls/edge.ts), built with `register`, which it
+   * calls wherever the routes must be (its own router, every server name's).
+   */
   constructor(
     readonly frontEnds: readonly FrontEnd[],
     private readonly readiness: Readiness,
+    makeApp?: (register: (app: TemplatedApp) => void) => TemplatedApp,
   ) {
-    this.app = uws().App();
-    for (const f of frontEnds) f.register(this.app);
+    const register = (app: TemplatedApp) => {
+      for (const f of frontEnds) f.register(app);
+    };
+    if (makeApp !== undefined) this.app = makeApp(register);
+    else register((this.app = uws().App()));
   }
 
   listen(host: string, port: number): Promise<number> {

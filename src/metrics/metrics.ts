@@ -21,6 +21,7 @@ import type { RequestObserver } from '../pipeline/pipeline.js';
 import { finished } from '../stages/list.js';
 import { droppedLogLines } from '../log.js';
 import { IGNORED_FRAME_SOURCES, ignoredFrames } from '../forward/peer-frames.js';
+import type { TlsObserver } from '../tls/edge.js';
 
 /** The method label: a fixed set, never free text (index order is used on the hot path). */
 const METHODS = ['eth_chainId', 'eth_sendRawTransaction', 'other', 'unparsed', 'eth_sendRawTransactionSync'] as const;
@@ -80,6 +81,7 @@ export class Metrics {
     // The sync series of the chains that turned the method on, bound up front (alerts see zeros).
     for (const c of config.chains) if (c.sync.enabled) this.syncChildren(c.chainId);
     if (config.websocket.enabled) this.f.wsOpen.child({});
+    if (config.listen.tls.enabled) for (const result of ['rotated', 'unchanged', 'invalid']) this.f.tlsReloads.child({ result });
     for (const c of config.chains) {
       this.f.inFlight.child({ chain: c.chainId });
       for (const s of c.sequencers) {
@@ -263,6 +265,15 @@ export class Metrics {
     this.f.loaded.child({}).value = accounts;
   };
 
+  readonly tls: TlsObserver = {
+    certificate: (host, notAfter) => {
+      this.f.tlsExpiry.child({ host }).value = notAfter;
+    },
+    reload: (result) => {
+      this.f.tlsReloads.child({ result }).value++;
+    },
+  };
+
   /** Everything, in prom-client's getMetricsAsJSON form: the declared families of the parts that are on, in their order. */
   snapshot(): MetricJSON[] {
     this.readHealth();
@@ -276,7 +287,13 @@ export class Metrics {
     }
     this.f.logDropped.child({}).value = droppedLogLines();
     for (const source of IGNORED_FRAME_SOURCES) this.f.framesIgnored.child({ source }).value = ignoredFrames[source];
-    const on: Record<Feature, boolean> = { always: true, websocket: this.config.websocket.enabled, sync: this.bySyncChain.size > 0, store: s !== null };
+    const on: Record<Feature, boolean> = {
+      always: true,
+      websocket: this.config.websocket.enabled,
+      sync: this.bySyncChain.size > 0,
+      store: s !== null,
+      tls: this.config.listen.tls.enabled,
+    };
     const out: MetricJSON[] = [];
     for (const key of Object.keys(METRICS) as (keyof typeof METRICS)[]) if (on[METRICS[key].part]) out.push(familyJSON(this.f[key], METRICS[key]));
     return out;
