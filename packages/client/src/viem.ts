@@ -12,7 +12,7 @@
  * (`data.reason`); `txgateReason(error)` reads it.
  */
 import { createTransport, http, RpcRequestError, type EIP1193RequestFn, type Transport } from 'viem';
-import { NO_ANSWER, Submitter, type ChainResult } from './gate.js';
+import { caOf, NO_ANSWER, Submitter, type ChainResult } from './gate.js';
 import { openLink } from './link.js';
 import { rpcError } from './outcomes.js';
 
@@ -25,12 +25,14 @@ export interface TxgateTransportOptions {
   /** Connection and whole-call bounds, default 3,000 and 10,000 ms (the spec's starting values). */
   readonly connectTimeoutMs?: number;
   readonly timeoutMs?: number;
+  /** PEM certificate(s) of the CA to trust for https:// and wss:// (a private deployment's own CA), instead of the system's. */
+  readonly ca?: string | Buffer;
   /** Resends of the same bytes while the outcome is uncertain or not forwarded, default 3. */
   readonly maxResends?: number;
 }
 
 export function txgate(o: TxgateTransportOptions): Transport<'txgate'> {
-  const gate = openLink(o.url, o.apiKey, { connectTimeoutMs: o.connectTimeoutMs ?? 3_000, timeoutMs: o.timeoutMs ?? 10_000 });
+  const gate = openLink(o.url, o.apiKey, { connectTimeoutMs: o.connectTimeoutMs ?? 3_000, timeoutMs: o.timeoutMs ?? 10_000, ...caOf(o) });
   return (params) => {
     const chain = (typeof o.rpc === 'string' ? http(o.rpc) : o.rpc)(params);
     const chainResult: ChainResult = async (method, p) => {
