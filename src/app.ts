@@ -32,6 +32,7 @@ import { TxDecoder } from './tx/decoder.js';
 import { BUILD } from './build.js';
 import { WebSocketLane, type LaneObserver } from './ws/lane.js';
 import { TlsEdge, type TlsObserver } from './tls/edge.js';
+import { freePort } from './tls/free-port.js';
 
 export { buildChains } from './chains.js';
 export { admissionStages, type Admitted } from './stages/list.js';
@@ -138,7 +139,11 @@ export function createApp(opts: AppOptions): App {
     http,
   ];
   const tls = config.listen.tls.enabled ? new TlsEdge(config.listen.tls, log, obs.tls) : null;
-  const publicPort = new PublicPort(frontEnds, readiness, tls === null ? undefined : (register) => tls.open(register));
+  const publicPort: PublicPort = new PublicPort(
+    frontEnds,
+    readiness,
+    tls === null ? undefined : (register) => tls.open(register, (next) => publicPort.swap(next)),
+  );
 
   return {
     port: publicPort,
@@ -157,7 +162,9 @@ export function createApp(opts: AppOptions): App {
       if (busyPoll !== null) await busyPoll.started;
     },
     async listen() {
-      const bound = await publicPort.listen(config.listen.host, config.listen.port);
+      // A TLS rotation listens again on the same port, which needs a port bound by number.
+      const port = tls !== null && config.listen.port === 0 ? await freePort(config.listen.host) : config.listen.port;
+      const bound = await publicPort.listen(config.listen.host, port);
       await tls?.watchFiles();
       return bound;
     },

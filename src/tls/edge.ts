@@ -3,18 +3,15 @@
  * thread), its certificates chosen by SNI, rotated without a restart.
  *
  * How uWS serves certificates, and what follows from it:
- * - The SSLApp's own context (the certificate it is built with) cannot be replaced. It serves
- *   only the clients that send no server name (a client connecting by IP address).
- * - Every server name added (`addServerName`) gets a context of its own, and a router of its
- *   own: a name without routes answers nothing. So every route is registered on every name
- *   (`register(app.domain(name))`), the same front ends, the same handlers.
- * - A name is rotated by removing it and adding it again with the new certificate: new
- *   handshakes get the new one; open connections keep the certificate they shook hands with
- *   and are served by the new name's routes (the same handlers).
- * - The default certificate is served to every other server name through wildcard names, one
- *   per depth (`*`, `*.*`, … up to WILDCARD_DEPTH labels); a host's own name wins over them.
- *   So the default rotates too, except for clients that send no server name: they get the
- *   certificate the process started with until it restarts (its expiry is its own series).
+ * - The SSLApp's own context (the default certificate) cannot be replaced, and every server
+ *   name added (`addServerName`) gets a router of its own, which `removeServerName` deletes
+ *   while the connections that shook hands under that name still route through it. So a name
+ *   is never removed, and every route is registered on every name (`register(app.domain(name))`).
+ * - A rotation builds a new app with the certificates in force, the same front ends registered
+ *   on it, and hands it to the port (`swap`): the new app listens on the same address (the
+ *   port is bound with SO_REUSEPORT), then the old app's listen socket closes. New handshakes
+ *   get the new certificates; open connections stay on the old app, with the certificate they
+ *   shook hands with, served by the same handlers, until they close (drain closes every app).
  */
 import { isMainThread, workerData } from 'node:worker_threads';
 import type { TemplatedApp } from 'uWebSockets.js';
@@ -27,36 +24,27 @@ import { FileWatch } from './watch.js';
 /** Every worker thread rotates its own app, but the operator reads one line: the first thread (or the main thread) speaks. */
 const SPEAKS = isMainThread || (workerData as { index?: unknown } | null)?.index === 0;
 
-/** Server names of up to this many labels get the default certificate by SNI. */
-export const WILDCARD_DEPTH = 8;
-/** The `host` label of the default certificate served by SNI, and of the one served without a server name. */
+/** The `host` label of the default certificate's expiry series. */
 export const DEFAULT_HOST = '*';
-export const NO_SERVER_NAME = '(none)';
 
 export type TlsReloadResult = 'rotated' | 'unchanged' | 'invalid';
 
 export interface TlsObserver {
-  /** A certificate now in force for `host` (a server name, DEFAULT_HOST or NO_SERVER_NAME), expiring at `notAfter` (Unix seconds). */
+  /** A certificate now in force for `host` (server names, or DEFAULT_HOST), expiring at `notAfter` (Unix seconds). */
   certificate(host: string, notAfter: number): void;
   /** A reload's outcome, per certificate source looked at. */
   reload(result: TlsReloadResult): void;
 }
 
-/** One certificate source and the server names it is served to. */
+/** One certificate source and the server names it is served to (none: the default). */
 interface Served {
   readonly src: PairSource;
-  /** The server names (patterns) it is added under. */
   readonly names: readonly string[];
   /** The `host` label(s) of its expiry series. */
   readonly label: string;
   pair: CertPair;
   /** The bytes last refused: the same bytes seen again (watch, then poll) are not refused twice. */
   refused: string;
-}
-
-/** The wildcard names covering every server name of 1 to WILDCARD_DEPTH labels. */
-export function wildcardNames(): string[] {
-  return Array.from({ length: WILDCARD_DEPTH }, (_, i) => Array.from({ length: i + 1 }, () => '*').join('.'));
 }
 
 /** The certificate sources of a configuration (passphrases read from the environment). */
@@ -87,6 +75,7 @@ export function tlsStartProblem(cfg: TlsConfig, env: NodeJS.ProcessEnv = process
 export class TlsEdge {
   private app: TemplatedApp | null = null;
   private register: ((app: TemplatedApp) => void) | null = null;
+  private swap: ((app: TemplatedApp) => boolean) | null = null;
   private served: Served[] = [];
   private watch: FileWatch | null = null;
 
@@ -116,40 +105,41 @@ export class TlsEdge {
   }
 
   /**
-   * The SSLApp with every certificate in force, `register` called on its own routes and on every
-   * server name's. Throws a PairError (one line) when a certificate does not load.
+   * The SSLApp with every certificate, `register` called on its own routes and on every server
+   * name's. Throws a PairError (one line) when a certificate does not load. `swap` puts a
+   * rotation's new app in place of the one listening (false: not done, e.g. draining).
    */
-  open(register: (app: TemplatedApp) => void): TemplatedApp {
+  open(register: (app: TemplatedApp) => void, swap: (app: TemplatedApp) => boolean): TemplatedApp {
     const { def, hosts } = pairSources(this.cfg);
-    const first = loadPair(def);
-    let app: TemplatedApp;
-    try {
-      app = stage(first, def.passphrase, (opts) => uws().SSLApp(opts));
-    } catch (e) {
-      throw new PairError(`listen.tls: uWS refused the certificate ${def.certFile} (${(e as Error).message})`);
-    }
-    this.app = app;
-    this.register = register;
-    register(app);
-    this.observer?.certificate(NO_SERVER_NAME, first.notAfter);
     this.served = [
-      { src: def, names: wildcardNames(), label: DEFAULT_HOST, pair: first, refused: '' },
+      { src: def, names: [], label: DEFAULT_HOST, pair: loadPair(def), refused: '' },
       ...hosts.map((h) => ({ src: h.src, names: h.names, label: h.names.join(','), pair: loadPair(h.src), refused: '' })),
     ];
-    for (const s of this.served) this.add(s);
-    return app;
+    this.register = register;
+    this.swap = swap;
+    return this.build();
   }
 
-  /** Adds every name of `s` with its pair, each with the routes. */
-  private add(s: Served): void {
-    const app = this.app!;
-    stage(s.pair, s.src.passphrase, (opts) => {
-      for (const name of s.names) {
-        app.addServerName(name, opts);
-        this.register!(app.domain(name));
-      }
-    });
-    for (const name of s.label === DEFAULT_HOST ? [DEFAULT_HOST] : s.names) this.observer?.certificate(name, s.pair.notAfter);
+  /** An app serving the pairs in force. */
+  private build(): TemplatedApp {
+    const [def, ...hosts] = this.served;
+    let app: TemplatedApp;
+    try {
+      app = stage(def!.pair, def!.src.passphrase, (opts) => uws().SSLApp(opts));
+    } catch (e) {
+      throw new PairError(`listen.tls: uWS refused the certificate ${def!.src.certFile} (${(e as Error).message})`);
+    }
+    this.register!(app);
+    for (const s of hosts)
+      stage(s.pair, s.src.passphrase, (opts) => {
+        for (const name of s.names) {
+          app.addServerName(name, opts);
+          this.register!(app.domain(name));
+        }
+      });
+    for (const s of this.served) this.observer?.certificate(s.label, s.pair.notAfter);
+    this.app = app;
+    return app;
   }
 
   /**
@@ -160,7 +150,8 @@ export class TlsEdge {
   reload(trigger: string): TlsReloadResult[] {
     if (this.app === null) return [];
     const forced = trigger === 'SIGHUP';
-    return this.served.map((s) => {
+    const before = this.served.map((s) => s.pair);
+    const results = this.served.map((s): TlsReloadResult => {
       const digest = digestOf(s.src);
       if (digest === s.pair.digest || (digest !== null && digest === s.refused && !forced)) return this.tell('unchanged', s, trigger, forced);
       let pair: CertPair;
@@ -175,23 +166,49 @@ export class TlsEdge {
         else this.log.debug({ trigger }, line);
         return 'invalid';
       }
-      const old = s.pair;
-      for (const name of s.names) this.app!.removeServerName(name);
-      s.pair = pair;
-      s.refused = '';
-      this.add(s);
-      this.observer?.reload('rotated');
       const fields = {
         trigger,
         names: s.label,
         fingerprint: pair.fingerprint,
         expires: new Date(pair.notAfter * 1000).toISOString(),
-        previous: old.fingerprint,
+        previous: s.pair.fingerprint,
       };
+      s.pair = pair;
+      s.refused = '';
+      this.observer?.reload('rotated');
       if (this.speaks) this.log.info(fields, `${s.src.field}: certificate rotated (new handshakes get it; open connections keep theirs)`);
       else this.log.debug(fields, 'certificate rotated');
       return 'rotated';
     });
+    if (results.includes('rotated') && !this.rotate(trigger))
+      this.served.forEach((s, i) => {
+        s.pair = before[i]!;
+        this.observer?.certificate(s.label, s.pair.notAfter);
+      });
+    return results;
+  }
+
+  /** A new app with the pairs in force, in place of the one listening. */
+  private rotate(trigger: string): boolean {
+    const old = this.app;
+    let next: TemplatedApp;
+    try {
+      next = this.build();
+    } catch (e) {
+      this.app = old;
+      this.log.error({ err: e, trigger }, 'TLS rotation failed: the certificates in force stay');
+      return false;
+    }
+    if (!this.swap!(next)) {
+      this.app = old;
+      this.log.error(
+        { trigger },
+        'TLS rotation not applied (the new app could not listen beside the old one, or the port is draining): the certificates the port started with stay',
+      );
+      (next as unknown as { close(): void }).close();
+      return false;
+    }
+    return true;
   }
 
   private tell(result: TlsReloadResult, s: Served, trigger: string, forced: boolean): TlsReloadResult {
