@@ -38,6 +38,7 @@ before(async () => {
   const config = parseConfig(
     {
       websocket: { enabled: true },
+      listen: { tls: { enabled: true, certFile: 'c.pem', keyFile: 'k.pem' } },
       chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:8547'], rpc: 'http://127.0.0.1:8545', sync: { enabled: true } }],
     },
     root,
@@ -49,6 +50,7 @@ before(async () => {
   metrics.requestObserver('http').stages?.(['host', 'parse']);
   metrics.requestObserver('ws');
   metrics.wsLane.opened();
+  metrics.tls.certificate('*', 1);
   metrics.wsLane.closed(1000);
   metrics.accountsReload('loaded', 1);
   const text = await renderMetrics([metrics.snapshot()]);
