@@ -21,7 +21,11 @@ const declared: FamilyDecl[] = Object.values(METRICS);
 
 function metrics(everything: boolean): Metrics {
   const chain = { chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:8547'], rpc: 'http://127.0.0.1:8545', sync: { enabled: everything } };
-  const config = parseConfig({ websocket: { enabled: everything }, listen: { tls: { enabled: everything, certFile: 'c.pem', keyFile: 'k.pem' } }, chains: [chain] }, root, {});
+  const config = parseConfig(
+    { websocket: { enabled: everything }, listen: { tls: { enabled: everything, certFile: 'c.pem', keyFile: 'k.pem' } }, chains: [chain] },
+    root,
+    {},
+  );
   const m = new Metrics(config, { version: '0.0.0-test', uws: 'test' });
   if (everything) {
     m.watchAccounts(StoreState.allocate());

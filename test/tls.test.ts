@@ -16,7 +16,15 @@ import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { Agent, fetch } from 'undici';
 import WebSocket from 'ws';
-import { eventually, keysInLogs, newKey, startGate, type Gate } from './support/harness.js';
+import { Wallet } from 'ethers';
+import { createPublicClient, createWalletClient, http, type Hex } from 'viem';
+import { ANVIL_KEYS, startAnvil, type Anvil } from '../src/dev/anvil.js';
+import { connectTxgate } from '../packages/client/src/index.js';
+import { TxgateProvider } from '../packages/client/src/ethers.js';
+import { txgate } from '../packages/client/src/viem.js';
+import { eventually, keysInLogs, MIN_TIP, newKey, startGate, TIP, type Gate } from './support/harness.js';
+import { freePort } from './support/processes.js';
+import { SIGNERS } from './support/txs.js';
 import { makeCa, makeLeaf, type Leaf, type TestCa } from './support/tls-certs.js';
 import { StubSequencer } from './support/stub-sequencer.js';
 import { parseConfig, type ConfigError } from '../src/config.js';
@@ -353,5 +361,90 @@ describe('certificates checked before they are served', () => {
     assert.deepEqual(problems({ enabled: true, certFile: 'c', keyFile: 'k', hosts: [{ names: ['bad name'], certFile: 'c', keyFile: 'k' }] }), [
       'listen.tls.hosts[0].names[0]: must be a server name (a hostname, or *. and a hostname)',
     ]);
+  });
+});
+
+describe('the client kit, viem and ethers over https:// and wss://, against anvil, trusting the CA with `ca`', () => {
+  let anvil: Anvil;
+  let g: Gate;
+  const k = newKey();
+  const chainOf = (url: string) =>
+    ({ id: 4663, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [url] } } }) as const;
+
+  before(async () => {
+    anvil = await startAnvil({ port: await freePort(), chainId: 4663 });
+    g = await startGate({
+      chainB: false,
+      sequencers: [anvil.url],
+      accounts: [{ id: 'mm', keys: [k], allowUntipped: true }],
+      config: {
+        allowUntipped: true,
+        websocket: { enabled: true },
+        listen: { host: '127.0.0.1', port: 0, tls: { enabled: true, certFile: def.certFile, keyFile: def.keyFile } },
+      },
+    });
+  });
+  after(async () => {
+    await g.stop();
+    await anvil.stop();
+  });
+
+  const transfer = (signer: number, nonce: number): Promise<Hex> =>
+    SIGNERS[signer]!.signTransaction({
+      type: 'eip1559',
+      chainId: 4663,
+      nonce,
+      to: TIP as Hex,
+      value: MIN_TIP,
+      gas: 21000n,
+      maxFeePerGas: 10n ** 10n,
+      maxPriorityFeePerGas: 10n ** 9n,
+    });
+
+  it('the kit over wss:// and over https://: connect checks the chain id, submitAndWait is mined', async () => {
+    const chainRpc = createPublicClient({ transport: http(anvil.url) });
+    for (const url of [`wss://localhost:${g.port}`, `https://localhost:${g.port}`]) {
+      const gate = await connectTxgate({ url, apiKey: k, chainId: 4663, chainRpcUrl: anvil.url, ca: ca.pem });
+      try {
+        const raw = await transfer(0, await chainRpc.getTransactionCount({ address: SIGNERS[0]!.address, blockTag: 'pending' }));
+        const mined = await gate.submitAndWait(raw, { timeoutMs: 20_000 });
+        assert.equal(mined.kind, 'mined', `${url}: ${JSON.stringify(mined)}`);
+        assert.ok(Array.isArray((await gate.tipAddresses()).tipAddresses), 'GET /tip-addresses over https');
+      } finally {
+        await gate.close();
+      }
+    }
+  });
+
+  it('the kit without the CA: connect fails (the certificate is not trusted), nothing sent', async () => {
+    const e = await connectTxgate({ url: `https://localhost:${g.port}`, apiKey: k, chainId: 4663, chainRpcUrl: anvil.url }).catch((err: Error) => err);
+    assert.ok(e instanceof Error);
+  });
+
+  it('viem: txgate({ url: "https://…", ca }) — sendTransaction works unmodified and is mined', async () => {
+    const wallet = createWalletClient({
+      account: SIGNERS[1]!,
+      chain: chainOf(anvil.url),
+      transport: txgate({ url: `https://localhost:${g.port}`, apiKey: k, rpc: anvil.url, ca: ca.pem }),
+    });
+    const hash = await wallet.sendTransaction({ to: TIP as Hex, value: MIN_TIP, chain: chainOf(anvil.url) });
+    const receipt = await createPublicClient({ transport: http(anvil.url) }).waitForTransactionReceipt({ hash, timeout: 20_000 });
+    assert.equal(receipt.status, 'success');
+  });
+
+  it('ethers: TxgateProvider({ url: "https://…", ca }) — wallet.sendTransaction and tx.wait() work', async () => {
+    const provider = new TxgateProvider({ url: `https://localhost:${g.port}`, apiKey: k, rpc: anvil.url, chainId: 4663, pollingInterval: 200, ca: ca.pem });
+    try {
+      const wallet = new Wallet(ANVIL_KEYS[2]!, provider);
+      const sent = await wallet.sendTransaction({ to: TIP, value: MIN_TIP });
+      const receipt = await sent.wait(1, 20_000);
+      assert.equal(receipt?.status, 1);
+      assert.ok(
+        g.logs.some((l) => l.includes(sent.hash)),
+        'it went through txgate',
+      );
+    } finally {
+      provider.destroy();
+    }
   });
 });
