@@ -4,7 +4,8 @@
  * environment, SIGHUP rotating the certificate in every worker thread, and SIGTERM draining.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { X509Certificate } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
@@ -96,14 +97,21 @@ describe('SIGHUP and SIGTERM with worker threads', () => {
       const next = makeLeaf(ca, 'localhost', { stem: 'hup' });
       cli.proc.kill('SIGHUP');
       // Every thread rotated: many new handshakes, spread over both threads by the kernel, all get the new one.
-      await eventually(async () => (await Promise.all(Array.from({ length: 16 }, () => fingerprint(cli.port)))).every((f) => f === next.fingerprint), 10_000);
-      const rotated = cli
-        .out()
-        .split('\n')
-        .filter((l) => l.includes('certificate rotated') && l.includes('"level":"info"'));
-      assert.ok(rotated.length >= 1, 'logged');
+      // (A handshake the kernel queued on the old listen socket the instant it closed is reset: docs/operations.md#tls.)
+      await eventually(
+        async () => (await Promise.all(Array.from({ length: 16 }, () => fingerprint(cli.port).catch(() => 'reset')))).every((f) => f === next.fingerprint),
+        10_000,
+      );
+      // Worker threads' lines reach stdout in batches.
+      const rotated = await eventually(() => {
+        const lines = cli
+          .out()
+          .split('\n')
+          .filter((l) => l.includes('certificate rotated') && l.includes('"level":"info"'));
+        return lines.length > 0 ? lines : null;
+      }, 10_000);
       assert.ok(
-        rotated.every((l) => l.includes('"worker":0')),
+        rotated!.every((l) => l.includes('"worker":0')),
         'one thread speaks for the process',
       );
     } finally {
@@ -111,5 +119,23 @@ describe('SIGHUP and SIGTERM with worker threads', () => {
     }
     const code = await new Promise((r) => cli.proc.once('exit', (c) => r(c)));
     assert.equal(code, 0);
+  });
+});
+
+describe('npm start -- --tls', () => {
+  it('the development CA is made once and kept; the server certificate is made at each start, for localhost, and loads', async () => {
+    const { makeDevTls } = await import('../src/dev/dev-tls.js');
+    const { loadPair } = await import('../src/tls/pair.js');
+    const dev = join(dir, 'dev');
+    const first = makeDevTls(dev);
+    const ca1 = readFileSync(first.caFile, 'utf8');
+    const pair1 = loadPair({ field: 'listen.tls', certFile: first.certFile, keyFile: first.keyFile, passphrase: null });
+    const second = makeDevTls(dev);
+    assert.equal(readFileSync(second.caFile, 'utf8'), ca1, 'the CA is kept: trusted once');
+    const pair2 = loadPair({ field: 'listen.tls', certFile: second.certFile, keyFile: second.keyFile, passphrase: null });
+    assert.notEqual(pair2.fingerprint, pair1.fingerprint, 'a fresh server certificate');
+    const x509 = new X509Certificate(readFileSync(second.certFile));
+    assert.ok(x509.verify(new X509Certificate(ca1).publicKey), 'signed by the development CA');
+    assert.ok(x509.checkHost('localhost') !== undefined && x509.checkIP('127.0.0.1') !== undefined);
   });
 });

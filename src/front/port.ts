@@ -87,7 +87,10 @@ export class PublicPort {
       got.sock = s;
     });
     if (got.sock === false) return false;
-    uws().us_listen_socket_close(this.listenSocket);
+    // The old listen socket closes after the loop's next poll has accepted what the kernel queued
+    // on it meanwhile (closing it drops its queue): only a connection arriving in that instant is lost.
+    const old = this.listenSocket;
+    setImmediate(() => uws().us_listen_socket_close(old));
     this.listenSocket = got.sock;
     this.retired.push(this.app);
     this.app = app;
