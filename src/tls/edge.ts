@@ -151,6 +151,8 @@ export class TlsEdge {
     if (this.app === null) return [];
     const forced = trigger === 'SIGHUP';
     const before = this.served.map((s) => s.pair);
+    /** Said once the new app is in place. */
+    const said: (() => void)[] = [];
     const results = this.served.map((s): TlsReloadResult => {
       const digest = digestOf(s.src);
       if (digest === s.pair.digest || (digest !== null && digest === s.refused && !forced)) return this.tell('unchanged', s, trigger, forced);
@@ -175,20 +177,30 @@ export class TlsEdge {
       };
       s.pair = pair;
       s.refused = '';
-      this.observer?.reload('rotated');
-      if (this.speaks) this.log.info(fields, `${s.src.field}: certificate rotated (new handshakes get it; open connections keep theirs)`);
-      else this.log.debug(fields, 'certificate rotated');
+      said.push(() => {
+        this.observer?.reload('rotated');
+        if (this.speaks) this.log.info(fields, `${s.src.field}: certificate rotated (new handshakes get it; open connections keep theirs)`);
+        else this.log.debug(fields, 'certificate rotated');
+      });
       return 'rotated';
     });
-    if (results.includes('rotated') && !this.rotate(trigger))
-      this.served.forEach((s, i) => {
-        s.pair = before[i]!;
-        this.observer?.certificate(s.label, s.pair.notAfter);
-      });
-    return results;
+    if (!results.includes('rotated')) return results;
+    if (this.rotate(trigger)) {
+      for (const say of said) say();
+      return results;
+    }
+    this.served.forEach((s, i) => {
+      s.pair = before[i]!;
+      this.observer?.certificate(s.label, s.pair.notAfter);
+    });
+    return results.map((r) => (r === 'rotated' ? 'invalid' : r));
   }
 
-  /** A new app with the pairs in force, in place of the one listening. */
+  /**
+   * A new app with the pairs in force, in place of the one listening. The old app stays (a few
+   * contexts and routers, until the process ends) serving its open connections: uWS tells no one
+   * when its last connection closes.
+   */
   private rotate(trigger: string): boolean {
     const old = this.app;
     let next: TemplatedApp;
