@@ -24,7 +24,7 @@ import { TxgateProvider } from '../packages/client/src/ethers.js';
 import { txgate } from '../packages/client/src/viem.js';
 import { eventually, keysInLogs, MIN_TIP, newKey, startGate, TIP, type Gate } from './support/harness.js';
 import { freePort } from './support/processes.js';
-import { SIGNERS } from './support/txs.js';
+import { sign1559, SIGNERS } from './support/txs.js';
 import { makeCa, makeLeaf, type Leaf, type TestCa } from './support/tls-certs.js';
 import { StubSequencer } from './support/stub-sequencer.js';
 import { parseConfig, type ConfigError } from '../src/config.js';
@@ -250,6 +250,39 @@ describe('HTTPS on the public port', () => {
     assert.match((await t.post(A)).status, /^HTTP\/1\.1 200/);
     t.sock.destroy();
     await Promise.race([closed, new Promise((_, j) => setTimeout(() => j(new Error('the stalled handshake was never closed')), 30_000))]);
+  });
+});
+
+describe('drain over TLS', () => {
+  it('SIGTERM (stop): a submission in flight on a kept-alive TLS connection is answered, then the connection is closed', async () => {
+    const slow = await new StubSequencer().start();
+    slow.delayMs = 400;
+    const g = await startGate({
+      chainB: false,
+      sequencers: [slow.url],
+      accounts: [{ id: 'mm', keys: [key], allowUntipped: true }],
+      config: { listen: { host: '127.0.0.1', port: 0, tls: { enabled: true, certFile: def.certFile, keyFile: def.keyFile } } },
+    });
+    try {
+      const sock = await new Promise<TLSSocket>((resolve, reject) => {
+        const s = tlsConnect({ host: '127.0.0.1', port: g.port, servername: 'localhost', ca: ca.pem }, () => resolve(s));
+        s.once('error', reject);
+      });
+      let text = '';
+      sock.on('data', (d: Buffer) => (text += d.toString()));
+      const closed = new Promise<void>((r) => sock.once('close', () => r()));
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'eth_sendRawTransaction', params: [await sign1559({ nonce: 900 })] });
+      sock.write(`POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nX-Api-Key: ${key}\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+      await eventually(() => slow.calls.some((c) => c.method === 'eth_sendRawTransaction'));
+      const stopped = g.stop();
+      await closed;
+      await stopped;
+      assert.match(text, /^HTTP\/1\.1 200/, text);
+      assert.match(text, /connection: close/i, 'the answer says the connection closes');
+      assert.match(text, /"id":7,"result":"0x[0-9a-f]{64}"/);
+    } finally {
+      await slow.stop();
+    }
   });
 });
 
