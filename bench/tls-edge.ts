@@ -37,7 +37,13 @@ const bench = startBench(
   {
     requests: { kind: 'int', quick: 2000, full: 20000, help: 'kept-alive requests per round (timed rounds)' },
     handshakes: { kind: 'int', quick: 300, full: 3000, help: 'new-connection requests per round (timed rounds)' },
-    'instr-requests': { kind: 'int', quick: 300, full: 2000, help: 'requests per round under callgrind (either kind)' },
+    'instr-requests': { kind: 'int', quick: 300, full: 2000, help: 'kept-alive requests per round under callgrind' },
+    'instr-handshakes': {
+      kind: 'int',
+      quick: 30,
+      full: 300,
+      help: 'new-connection requests per round under callgrind (a full handshake each: millions of instructions)',
+    },
     connections: { kind: 'int', quick: 8, full: 16, help: 'concurrent connections (one request in flight on each)' },
     rounds: { kind: 'int', quick: 3, full: 5, help: 'measured rounds per scenario (the median is reported)' },
     port: { kind: 'int', min: 1024, quick: 19300, help: 'first of the loopback ports used (8 consecutive)' },
@@ -393,13 +399,13 @@ const counted: Counted[] = [];
 {
   process.stderr.write('  starting the servers under callgrind (node takes tens of seconds there)\n');
   const servers = await startServers(true);
-  const n = opt['instr-requests'];
   for (const sc of SCENARIOS) {
+    const n = sc.kept ? opt['instr-requests'] : opt['instr-handshakes'];
     for (const t of targetsOf(servers)) {
       // Warm-up, uninstrumented: the hot code tiered up before anything is counted.
       await runRound(t, sc, sc.kept ? 2000 : 100);
       for (const [, c] of t.procs) control('--instr=on', c.pid!);
-      await runRound(t, sc, Math.min(n, 100)); // warm-up, instrumented (callgrind's own code cache)
+      await runRound(t, sc, Math.min(n, 50)); // warm-up, instrumented (callgrind's own code cache)
       const rounds: { instr: Record<string, number>; total: number }[] = [];
       for (let r = 0; r < opt.rounds; r++) {
         for (const [, c] of t.procs) control('-z', c.pid!);
@@ -426,7 +432,7 @@ stub.kill('SIGTERM');
 const k = (n: number) => `${round(n / 1000, 1)}k`;
 const lines: string[] = [];
 lines.push(
-  `bench:tls (${opt.connections} connections, ${opt.rounds} rounds, medians; timed: ${opt.requests} kept-alive / ${opt.handshakes} new-connection requests per round; counted under callgrind: ${opt['instr-requests']} per round)`,
+  `bench:tls (${opt.connections} connections, ${opt.rounds} rounds, medians; timed: ${opt.requests} kept-alive / ${opt.handshakes} new-connection requests per round; counted under callgrind: ${opt['instr-requests']} kept-alive / ${opt['instr-handshakes']} new-connection per round)`,
 );
 lines.push(
   `${spawnSync('nginx', ['-v'], { encoding: 'utf8' }).stderr.trim()}, ${spawnSync('valgrind', ['--version'], { encoding: 'utf8' }).stdout.trim()}, node ${process.version}`,
