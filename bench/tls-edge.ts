@@ -35,8 +35,8 @@ const bench = startBench(
   'bench:tls',
   'TLS at the edge: txgate terminating TLS itself against nginx terminating it in front of plain txgate (req/s, p50 added, instructions per request of every process).',
   {
-    requests: { kind: 'int', quick: 2000, full: 20000, help: 'kept-alive requests per round (timed rounds)' },
-    handshakes: { kind: 'int', quick: 300, full: 3000, help: 'new-connection requests per round (timed rounds)' },
+    requests: { kind: 'int', quick: 1000, full: 20000, help: 'kept-alive requests per round (timed rounds)' },
+    handshakes: { kind: 'int', quick: 100, full: 3000, help: 'new-connection requests per round (timed rounds)' },
     'instr-requests': { kind: 'int', quick: 300, full: 2000, help: 'kept-alive requests per round under callgrind' },
     'instr-handshakes': {
       kind: 'int',
@@ -403,7 +403,7 @@ const counted: Counted[] = [];
     const n = sc.kept ? opt['instr-requests'] : opt['instr-handshakes'];
     for (const t of targetsOf(servers)) {
       // Warm-up, uninstrumented: the hot code tiered up before anything is counted.
-      await runRound(t, sc, sc.kept ? 2000 : 100);
+      await runRound(t, sc, sc.kept ? (bench.full ? 3000 : 800) : 50);
       for (const [, c] of t.procs) control('--instr=on', c.pid!);
       await runRound(t, sc, Math.min(n, 50)); // warm-up, instrumented (callgrind's own code cache)
       const rounds: { instr: Record<string, number>; total: number }[] = [];

@@ -49,7 +49,7 @@ const tlsConfig = () => ({
   keyFile: def.keyFile,
   hosts: [
     { names: [A], certFile: leafA.certFile, keyFile: leafA.keyFile },
-    { names: [B], certFile: leafB.certFile, keyFile: leafB.keyFile },
+    { names: [B, '*.wild.example'], certFile: leafB.certFile, keyFile: leafB.keyFile },
   ],
 });
 
@@ -156,6 +156,8 @@ describe('HTTPS on the public port', () => {
   it('SNI chooses the host certificate; another name and no name get the default one', async () => {
     assert.equal(await fingerprintOf(A), leafA.fingerprint);
     assert.equal(await fingerprintOf(B), leafB.fingerprint);
+    assert.equal(await fingerprintOf('x.wild.example'), leafB.fingerprint, 'a wildcard name: one label');
+    assert.equal(await fingerprintOf('x.y.wild.example'), def.fingerprint);
     assert.equal(await fingerprintOf('other.example'), def.fingerprint);
     assert.equal(await fingerprintOf('localhost'), def.fingerprint);
     assert.equal(await fingerprintOf(undefined), def.fingerprint);
