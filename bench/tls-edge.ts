@@ -293,12 +293,18 @@ const SCENARIOS: Scenario[] = [
   { name: 'eth_chainId, new connection each', kept: false, bodies: [rpc('eth_chainId', [])], auth: false },
 ];
 
-/** One round: `n` requests over `opt.connections` workers; latencies in µs. */
-async function runRound(t: Target, sc: Scenario, n: number): Promise<number[]> {
+/** The kept-alive connections of a round, opened (handshakes done) before it is measured. */
+async function openAll(t: Target, sc: Scenario): Promise<Sock[]> {
+  return sc.kept ? Promise.all(Array.from({ length: opt.connections }, () => open(t))) : [];
+}
+
+/** One round: `n` requests over `opt.connections` workers (on `kept`'s connections, kept-alive); latencies in µs. */
+async function runRound(t: Target, sc: Scenario, n: number, kept?: Sock[]): Promise<number[]> {
   let next = 0;
   const lat: number[] = [];
-  const worker = async () => {
-    let s = sc.kept ? await open(t) : null;
+  const socks = kept ?? (await openAll(t, sc));
+  const worker = async (w: number) => {
+    let s = sc.kept ? socks[w]! : null;
     for (;;) {
       const i = next++;
       if (i >= n) break;
@@ -310,9 +316,9 @@ async function runRound(t: Target, sc: Scenario, n: number): Promise<number[]> {
       if (status !== 200) throw new Error(`${t.name} ${sc.name}: status ${status}`);
       if (!sc.kept) s!.destroy();
     }
-    s?.destroy();
+    if (kept === undefined) s?.destroy();
   };
-  await Promise.all(Array.from({ length: opt.connections }, worker));
+  await Promise.all(Array.from({ length: opt.connections }, (_, w) => worker(w)));
   return lat;
 }
 
@@ -374,11 +380,13 @@ const timed: Timed[] = [];
       await runRound(t, sc, Math.min(n, 300)); // warm-up (JIT, pools)
       const rounds: { rps: number; perCore: number; p50: number }[] = [];
       for (let r = 0; r < opt.rounds; r++) {
+        const socks = await openAll(t, sc);
         const cpu0 = t.procs.map(([, c]) => cpuSeconds(c.pid!));
         const t0 = process.hrtime.bigint();
-        const lat = await runRound(t, sc, n);
+        const lat = await runRound(t, sc, n, socks);
         const wall = Number(process.hrtime.bigint() - t0) / 1e9;
         const cpu = t.procs.reduce((sum, [, c], i) => sum + cpuSeconds(c.pid!) - cpu0[i]!, 0);
+        for (const s of socks) s.destroy();
         rounds.push({ rps: n / wall, perCore: cpu > 0 ? n / cpu : Number.NaN, p50: median(lat) });
       }
       timed.push({
@@ -408,13 +416,16 @@ const counted: Counted[] = [];
       await runRound(t, sc, Math.min(n, 50)); // warm-up, instrumented (callgrind's own code cache)
       const rounds: { instr: Record<string, number>; total: number }[] = [];
       for (let r = 0; r < opt.rounds; r++) {
+        // Kept-alive: the connections' handshakes before the counters are zeroed (they are the new-connection scenario's).
+        const socks = await openAll(t, sc);
         for (const [, c] of t.procs) control('-z', c.pid!);
-        await runRound(t, sc, n);
+        await runRound(t, sc, n, socks);
         const instr: Record<string, number> = {};
         for (const [name, c] of t.procs) {
           control('-d', c.pid!);
           instr[name] = dumped(c.pid!) / n;
         }
+        for (const s of socks) s.destroy();
         rounds.push({ instr, total: Object.values(instr).reduce((a, b) => a + b, 0) });
       }
       const totals = rounds.map((r) => r.total);
