@@ -113,7 +113,7 @@ const txgateConfig = (port: number, withTls: boolean) => ({
       chainId: 4663,
       hosts: ['127.0.0.1', 'localhost'],
       sequencers: [`http://127.0.0.1:${P.stub}`],
-      forward: { connections: 64 },
+      forward: { connections: 64, timeoutMs: 30_000, queueMs: 30_000 },
       probe: { intervalMs: 600_000, timeoutMs: 60_000 },
     },
   ],
