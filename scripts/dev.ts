@@ -19,6 +19,8 @@ import { listenFailure } from '../src/http/listen-failure.js';
 import { createLogger } from '../src/log.js';
 import { initCrypto, uws } from '../src/native.js';
 import { startService } from '../src/service.js';
+import { makeDevTls, type DevTls } from '../src/dev/dev-tls.js';
+import { tlsStartProblem } from '../src/tls/edge.js';
 
 const HELP = `npm start [-- options]: txgate on a local anvil (chain 4663), for development
 
@@ -28,6 +30,8 @@ const HELP = `npm start [-- options]: txgate on a local anvil (chain 4663), for 
   --dir DIR          the development directory: config, accounts, lock (default .dev)
   --sync             turn on eth_sendRawTransactionSync for chain 4663 (anvil as the chain RPC)
   --websocket        turn on the WebSocket lane on the public port
+  --tls              serve HTTPS (and WSS) with a throw-away certificate for localhost,
+                     signed by a development CA kept in DIR/tls/ca.pem (trust that file)
   --json             JSON log lines instead of readable ones (readable only on a terminal)
   -h, --help         this help
 
@@ -49,6 +53,7 @@ let values: {
   help: boolean;
   sync: boolean;
   websocket: boolean;
+  tls: boolean;
 };
 try {
   ({ values } = parseArgs({
@@ -61,6 +66,7 @@ try {
       help: { type: 'boolean', short: 'h', default: false },
       sync: { type: 'boolean', default: false },
       websocket: { type: 'boolean', default: false },
+      tls: { type: 'boolean', default: false },
     },
   }) as { values: typeof values });
 } catch (e) {
@@ -115,13 +121,32 @@ try {
 } catch (e) {
   fail(`${(e as Error).message} (choose another port with --anvil-port)`);
 }
-const files = writeDevFiles(dir, { port, internalPort, sequencer: anvil.url, sync: values.sync, websocket: values.websocket });
+let devTls: DevTls | undefined;
+try {
+  devTls = values.tls ? makeDevTls(dir) : undefined;
+} catch (e) {
+  await anvil.stop();
+  fail((e as Error).message);
+}
+const files = writeDevFiles(dir, {
+  port,
+  internalPort,
+  sequencer: anvil.url,
+  sync: values.sync,
+  websocket: values.websocket,
+  ...(devTls !== undefined ? { tls: { certFile: devTls.certFile, keyFile: devTls.keyFile } } : {}),
+});
 let config: ReturnType<typeof loadConfigFile>;
 try {
   config = loadConfigFile(files.configFile);
 } catch (e) {
   await anvil.stop();
   fail((e as Error).message.replace(/\s*\n\s*/g, '; '));
+}
+const tlsProblem = tlsStartProblem(config.listen.tls);
+if (tlsProblem !== null) {
+  await anvil.stop();
+  fail(tlsProblem);
 }
 const accountsProblem = await storeStartProblem(config.accounts, files.configFile);
 if (accountsProblem !== null) {
@@ -139,7 +164,8 @@ try {
   fail(`txgate did not start: ${(e as Error).message}`);
 }
 
-const base = `http://127.0.0.1:${service.port}`;
+const secure = config.listen.tls.enabled;
+const base = secure ? `https://localhost:${service.port}` : `http://127.0.0.1:${service.port}`;
 const defaults = service.port === 8080 && anvilPort === 8545;
 const devChain = config.chains.find((c) => c.chainId === 4663);
 const extensions: string[] = [];
@@ -148,10 +174,17 @@ if (devChain?.sync.enabled === true)
     `  sync send       eth_sendRawTransactionSync on ${base}: the receipt in one call`,
     `                  try: npm run demo -- --sync${defaults ? '' : ` --url ${base} --rpc ${anvil.url}`}`,
   );
+if (devTls !== undefined)
+  extensions.push(
+    `  TLS             a throw-away certificate for localhost, made now: ${devTls.certFile}`,
+    `                  signed by the development CA ${devTls.caFile} (kept; trust it, never beyond this machine):`,
+    `                  curl --cacert ${devTls.caFile} …; node: NODE_EXTRA_CA_CERTS=${devTls.caFile}, or the kit's \`ca\` option;`,
+    `                  system-wide (Debian): cp it to /usr/local/share/ca-certificates/txgate-dev.crt, then update-ca-certificates`,
+  );
 if (config.websocket.enabled)
   extensions.push(
-    `  WebSocket lane  ws://127.0.0.1:${service.port}/ (X-Api-Key on the upgrade; one JSON-RPC request per text frame)`,
-    `                  try: npm run demo -- --url ws://127.0.0.1:${service.port}${anvilPort === 8545 ? '' : ` --rpc ${anvil.url}`}`,
+    `  WebSocket lane  ${secure ? `wss://localhost` : `ws://127.0.0.1`}:${service.port}/ (X-Api-Key on the upgrade; one JSON-RPC request per text frame)`,
+    `                  try: npm run demo -- --url ${secure ? `wss://localhost` : `ws://127.0.0.1`}:${service.port}${anvilPort === 8545 ? '' : ` --rpc ${anvil.url}`}`,
   );
 process.stdout.write(`
 txgate (development) is up
@@ -163,7 +196,7 @@ txgate (development) is up
   metrics         http://127.0.0.1:${service.internalPort}/metrics   (internal listener)
   config          ${files.configFile}${files.configWritten ? '' : '   (edited by you: used as it is; delete it to get the generated one)'}
   accounts        ${files.accountsFile}${files.accountsCreated ? '' : '   (kept from an earlier run)'}
-${extensions.length > 0 ? extensions.join('\n') + '\n' : ''}  try             npm run demo${defaults ? '' : ` -- --url ${base} --rpc ${anvil.url}`}        (in another terminal)
+${extensions.length > 0 ? extensions.join('\n') + '\n' : ''}  try             ${secure ? `NODE_EXTRA_CA_CERTS=${devTls!.caFile} npm run demo -- --url ${base}${anvilPort === 8545 ? '' : ` --rpc ${anvil.url}`}` : `npm run demo${defaults ? '' : ` -- --url ${base} --rpc ${anvil.url}`}`}        (in another terminal)
 
 `);
 

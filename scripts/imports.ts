@@ -53,7 +53,7 @@ export const LAYERS: readonly Layer[] = [
     name: 'domain',
     about:
       'the parts the configuration configures, and the configuration, which composes their sections (the account layer declares its own: `accounts/config.ts`), with the chains built from it',
-    units: ['tx', 'accounts', 'limits', 'forward', 'express-lane', 'config.ts', 'chains.ts'],
+    units: ['tx', 'accounts', 'limits', 'forward', 'express-lane', 'tls', 'config.ts', 'chains.ts'],
   },
   {
     name: 'rules over the domain',

@@ -33,6 +33,8 @@ import { BUILD } from './build.js';
 import { WebSocketLane, type LaneObserver } from './ws/lane.js';
 import type { Tracker, TrackObserver } from './track/tracker.js';
 import { Tracking } from './tracking.js';
+import { TlsEdge, type TlsObserver } from './tls/edge.js';
+import { freePort } from './tls/free-port.js';
 
 export interface Observers {
   /** A front end's requests, by its transport label (`http`, `ws`). */
@@ -43,6 +45,8 @@ export interface Observers {
   /** The trackers' moves (chains with `track.enabled`). */
   readonly track?: TrackObserver;
   readonly accountsReload?: (result: ReloadResult, accounts: number) => void;
+  /** Certificates in force and their reloads (with `listen.tls.enabled`). */
+  readonly tls?: TlsObserver;
 }
 
 export interface AppOptions {
@@ -73,6 +77,8 @@ export interface App {
   readonly limiter: TokenBuckets;
   /** The metrics sink of this app (null when metrics are disabled). */
   readonly metrics: Metrics | null;
+  /** TLS on the public port (null when `listen.tls` is off): reload re-reads its certificates. */
+  readonly tls: TlsEdge | null;
   /** Loads accounts and probes sequencers once (this app's prober, if it runs one). */
   prepare(): Promise<void>;
   /** Opens the public port (after prepare); resolves with the bound port. */
@@ -137,7 +143,12 @@ export function createApp(opts: AppOptions): App {
       : []),
     http,
   ];
-  const publicPort = new PublicPort(frontEnds, readiness);
+  const tls = config.listen.tls.enabled ? new TlsEdge(config.listen.tls, log, obs.tls) : null;
+  const publicPort: PublicPort = new PublicPort(
+    frontEnds,
+    readiness,
+    tls === null ? undefined : (register) => tls.open(register, (next) => publicPort.swap(next)),
+  );
 
   return {
     port: publicPort,
@@ -149,14 +160,19 @@ export function createApp(opts: AppOptions): App {
     trackers: sends.trackers,
     limiter: thread.limiter,
     metrics,
+    tls,
     async prepare() {
       await store.start();
       await thread.prober?.start();
       thread.local?.startSweeping();
       if (busyPoll !== null) await busyPoll.started;
     },
-    listen() {
-      return publicPort.listen(config.listen.host, config.listen.port);
+    async listen() {
+      // A TLS rotation listens again on the same port, which needs a port bound by number.
+      const port = tls !== null && config.listen.port === 0 ? await freePort(config.listen.host) : config.listen.port;
+      const bound = await publicPort.listen(config.listen.host, port);
+      await tls?.watchFiles();
+      return bound;
     },
     async start() {
       await this.prepare();
@@ -165,6 +181,7 @@ export function createApp(opts: AppOptions): App {
     async stop() {
       // Sync calls waiting for a receipt from the chain RPC answer now (code 4 with the hash).
       for (const s of sends.syncSenders.values()) s.drain();
+      tls?.close();
       await publicPort.drain(config.shutdown.graceMs);
       await busyPoll?.stop();
       await thread.prober?.stop();
@@ -190,6 +207,7 @@ function metricsObservers(metrics: Metrics): Observers {
     forward: metrics.forward,
     track: metrics.track,
     accountsReload: metrics.accountsReload,
+    tls: metrics.tls,
   };
 }
 

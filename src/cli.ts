@@ -14,6 +14,7 @@ import { startService } from './service.js';
 import { listenFailure } from './http/listen-failure.js';
 import { AddressTaken, claimAddress } from './http/address-claim.js';
 import { storeStartProblem } from './accounts/open-store.js';
+import { tlsStartProblem } from './tls/edge.js';
 
 const USAGE = 'usage: txgate --config <file> [--pretty]   (txgate --help for more)';
 
@@ -30,10 +31,10 @@ Serves POST / (eth_chainId, eth_sendRawTransaction; eth_sendRawTransactionSync o
 sync on; the WebSocket lane on GET / with websocket on), GET /tip-addresses, GET /health and
 GET /ready on listen.host:listen.port, and /metrics on the internal listener.
 Signals: SIGTERM or SIGINT drain (requests in flight are answered) and exit 0; SIGHUP re-reads
-the accounts file. Exit status: 0 after a drain; 1 after an uncaught error, without the native
+the accounts file and the TLS certificates (listen.tls). Exit status: 0 after a drain; 1 after an uncaught error, without the native
 bindings, when the address is served already (by another txgate or anything else), or without
 usable accounts (the file missing or invalid, the database not answering within
-accounts.startWaitMs), each said in one line on stderr; 2 for bad arguments or an invalid configuration (every problem listed).`;
+accounts.startWaitMs), or with a TLS certificate that does not load, each said in one line on stderr; 2 for bad arguments or an invalid configuration (every problem listed).`;
 
 function parseCliArgs() {
   return parseArgs({
@@ -94,6 +95,12 @@ async function main(): Promise<number> {
     return 1;
   }
 
+  const tlsProblem = tlsStartProblem(config.listen.tls);
+  if (tlsProblem !== null) {
+    process.stderr.write(`txgate: ${tlsProblem}\n`);
+    return 1;
+  }
+
   // One txgate per address, however many threads each has (address-claim.ts): checked before
   // anything starts, held until the process ends.
   try {
@@ -124,6 +131,7 @@ async function main(): Promise<number> {
     {
       host: config.listen.host,
       port: service.port,
+      tls: config.listen.tls.enabled,
       internalPort: service.internalPort,
       workers: config.workers,
       secp256k1: config.crypto.secp256k1,

@@ -16,6 +16,7 @@ import { checkExpressLane, EXPRESS_LANE } from './express-lane/config.js';
 import { LOG_LEVELS, type LogLevel } from './log.js';
 import { SECP256K1_BINDINGS, type Secp256k1Binding } from './native.js';
 import { schemesText, upstreamUrl } from './upstreams/registry.js';
+import { checkTls, TLS } from './tls/config.js';
 
 export type ForwardStrategy = 'failover' | 'fanout';
 
@@ -195,6 +196,7 @@ export const CONFIG = {
   listen: {
     host: str('0.0.0.0', "the public listener's address"),
     port: int(8080, 0, 65535, "the public listener's port (0: any free port)"),
+    tls: TLS,
   },
   internal: {
     enabled: bool(true, 'the internal listener (metrics, health and readiness mirrors); never expose it publicly'),
@@ -284,6 +286,7 @@ export function parseConfig(input: unknown, baseDir: string, env: NodeJS.Process
   if (!isObj(input)) r.problems.push('config: must be a JSON object');
   const cfg = readSection(r, CONFIG, input, 'config', '', { baseDir, env });
   checkAccounts(r, cfg.accounts);
+  checkTls(r, cfg.listen.tls);
   if (isObj(input) && Array.isArray(input.chains)) checkChains(r, input.chains);
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   const limits = { ...cfg.limits, chainIdMaxBodyBytes: Math.min(cfg.limits.chainIdMaxBodyBytes, cfg.limits.maxBodyBytes) };

@@ -3,7 +3,6 @@
  * sharing the port), and the internal listener (metrics aggregated over every thread, health
  * and readiness mirrors) on the main thread. With one worker, everything runs on the main thread.
  */
-import { createServer } from 'node:net';
 import { openSharedStore } from './accounts/open-store.js';
 import type { SharedAccountStore } from './accounts/types.js';
 import { createApp, slotCount, type App } from './app.js';
@@ -18,6 +17,7 @@ import { BodyBudget } from './http/body-budget.js';
 import type { Logger } from './log.js';
 import type { MetricJSON } from './metrics/json.js';
 import { WorkerPool } from './threads/pool.js';
+import { freePort } from './tls/free-port.js';
 import type { WorkerSnapshot } from './threads/protocol.js';
 
 export interface Service {
@@ -27,7 +27,7 @@ export interface Service {
   readonly internalPort: number | null;
   readonly chains: readonly number[];
   readiness(): Promise<ReadinessReport>;
-  /** Re-read the accounts in every thread (SIGHUP), where the store does not hear the signal itself. */
+  /** Re-read the accounts in every thread (SIGHUP), where the store does not hear the signal itself, and the TLS certificates. */
   reload(): void;
   stop(): Promise<void>;
   /**
@@ -108,6 +108,7 @@ async function startSingle(config: Config, log: Logger): Promise<Service> {
     readiness,
     reload: () => {
       if (app.store.hearsSignal !== true) void app.store.reload?.('SIGHUP');
+      app.tls?.reload('SIGHUP');
     },
     async stop() {
       markDraining();
@@ -118,14 +119,6 @@ async function startSingle(config: Config, log: Logger): Promise<Service> {
       /* one thread: an uncaught error reaches the CLI's own handler */
     },
   };
-}
-
-async function freePort(host: string): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, host, () => r()));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
 }
 
 /** Readiness over every thread: ready when each is, else the union of their problems. */
@@ -191,6 +184,7 @@ async function startThreads(config: Config, log: Logger, pretty: boolean): Promi
     reload: () => {
       if (store !== null) void store.reload('SIGHUP');
       else pool.send({ type: 'reload' });
+      if (config.listen.tls.enabled) pool.send({ type: 'tlsReload' });
     },
     async stop() {
       markDraining();

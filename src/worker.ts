@@ -50,6 +50,7 @@ port.on('message', (m: ToWorker) => {
   else if (m.type === 'snapshot') send({ type: 'snapshot', id: m.id, metrics: app.metrics?.snapshot() ?? [], readiness: app.readiness.report() });
   else if (m.type === 'accounts') mirror?.update(m.update);
   else if (m.type === 'reload' && app.store.hearsSignal !== true) void app.store.reload?.('SIGHUP');
+  else if (m.type === 'tlsReload') app.tls?.reload('SIGHUP');
   else if (m.type === 'drain')
     void app.stop().then(() => {
       // The worker's batched log lines reach stdout before the thread is let go (bounded: a

@@ -12,7 +12,15 @@ import { describe, it } from 'node:test';
 import { DEFAULT_OUT, parseBenchArgs, UsageError, type OptionSpec } from '../bench/lib.js';
 
 const root = join(import.meta.dirname, '..', '..');
-const BENCHES = { bench: 'run', 'bench:load': 'load', 'bench:burst': 'burst', 'bench:instr': 'instr', 'bench:ws': 'ws', 'bench:sync': 'sync' };
+const BENCHES = {
+  bench: 'run',
+  'bench:load': 'load',
+  'bench:burst': 'burst',
+  'bench:instr': 'instr',
+  'bench:ws': 'ws',
+  'bench:sync': 'sync',
+  'bench:tls': 'tls-edge',
+};
 
 function bench(file: string, args: string[]) {
   const r = spawnSync(process.execPath, [join(root, 'dist', 'bench', `${file}.js`), ...args], { encoding: 'utf8', timeout: 30_000 });

@@ -15,7 +15,7 @@ const minimal = { chains: [{ chainId: 4663, hosts: ['Fast.Chain-A.example'], seq
 describe('configuration', () => {
   it('everything but chains has a default', () => {
     const c = parseConfig(minimal, '/etc/txgate', {});
-    assert.deepEqual(c.listen, { host: '0.0.0.0', port: 8080 });
+    assert.deepEqual(c.listen, { host: '0.0.0.0', port: 8080, tls: { enabled: false, certFile: null, keyFile: null, passphraseEnv: null, hosts: [] } });
     assert.deepEqual(c.internal, { enabled: true, host: '127.0.0.1', port: 9464 });
     assert.deepEqual(c.limits, { maxBodyBytes: 65536, chainIdMaxBodyBytes: 512, maxBufferedBodyBytes: 64 * 1024 * 1024 });
     assert.equal(c.allowUntipped, false);

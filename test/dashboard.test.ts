@@ -37,6 +37,7 @@ before(async () => {
   const config = parseConfig(
     {
       websocket: { enabled: true },
+      listen: { tls: { enabled: true, certFile: 'c.pem', keyFile: 'k.pem' } },
       chains: [
         {
           chainId: 4663,
@@ -57,6 +58,7 @@ before(async () => {
   metrics.requestObserver('http').stages?.(['host', 'parse']);
   metrics.requestObserver('ws');
   metrics.wsLane.opened();
+  metrics.tls.certificate('*', 1);
   metrics.wsLane.closed(1000);
   metrics.accountsReload('loaded', 1);
   const text = await renderMetrics([metrics.snapshot()]);

@@ -28,13 +28,18 @@ function metrics(everything: boolean): Metrics {
     sync: { enabled: everything },
     track: { enabled: everything },
   };
-  const config = parseConfig({ websocket: { enabled: everything }, chains: [chain] }, root, {});
+  const config = parseConfig(
+    { websocket: { enabled: everything }, listen: { tls: { enabled: everything, certFile: 'c.pem', keyFile: 'k.pem' } }, chains: [chain] },
+    root,
+    {},
+  );
   const m = new Metrics(config, { version: '0.0.0-test', uws: 'test' });
   if (everything) {
     m.watchAccounts(StoreState.allocate());
     // Series bound on first use.
     m.requestObserver('http').stages?.(['host', 'parse']);
     m.wsLane.opened();
+    m.tls.certificate('*', 1);
     m.wsLane.closed(1000);
   }
   m.accountsReload('loaded', 1);

@@ -53,6 +53,8 @@ export interface DevExtensions {
   readonly sync?: boolean;
   /** The WebSocket lane on the public port. */
   readonly websocket?: boolean;
+  /** HTTPS (and WSS) on the public port with these files (dev-tls.ts). */
+  readonly tls?: { readonly certFile: string; readonly keyFile: string };
 }
 
 export interface DevFiles {
@@ -67,7 +69,7 @@ export interface DevFiles {
 /** The development config for these ports, sequencer and extensions. */
 export function devConfig(opts: { port: number; internalPort: number; sequencer: string } & DevExtensions): Record<string, unknown> {
   return {
-    listen: { host: '127.0.0.1', port: opts.port },
+    listen: { host: '127.0.0.1', port: opts.port, ...(opts.tls !== undefined ? { tls: { enabled: true, ...opts.tls } } : {}) },
     internal: { host: '127.0.0.1', port: opts.internalPort },
     chains: [
       {

@@ -54,15 +54,26 @@ export function portParts(log: Logger, readiness: Readiness, idPrefix?: string):
 }
 
 export class PublicPort {
-  readonly app: TemplatedApp;
+  app: TemplatedApp;
   private listenSocket: us_listen_socket | null = null;
+  private bound: { host: string; port: number } | null = null;
+  /** Apps replaced by `swap`, serving the connections they accepted until those close. */
+  private readonly retired: TemplatedApp[] = [];
 
+  /**
+   * `makeApp`: an app other than plain HTTP (TLS: tls/edge.ts), built with `register`, which it
+   * calls wherever the routes must be (its own router, every server name's).
+   */
   constructor(
     readonly frontEnds: readonly UwsFrontEnd[],
     private readonly readiness: Readiness,
+    makeApp?: (register: (app: TemplatedApp) => void) => TemplatedApp,
   ) {
-    this.app = uws().App();
-    for (const f of frontEnds) f.register(this.app);
+    const register = (app: TemplatedApp) => {
+      for (const f of frontEnds) f.register(app);
+    };
+    if (makeApp !== undefined) this.app = makeApp(register);
+    else register((this.app = uws().App()));
   }
 
   listen(host: string, port: number): Promise<number> {
@@ -71,9 +82,34 @@ export class PublicPort {
         if (sock === false) return reject(new Error(`cannot listen on ${host}:${port}`));
         this.listenSocket = sock;
         this.readiness.listening = true;
-        resolve(uws().us_socket_local_port(sock as never));
+        const bound = uws().us_socket_local_port(sock as never);
+        this.bound = { host, port: bound };
+        resolve(bound);
       });
     });
+  }
+
+  /**
+   * Puts `app` (its routes registered) in place of the app listening: it listens on the same
+   * address (SO_REUSEPORT), then the old listen socket closes; the old app keeps serving the
+   * connections it accepted. False (nothing changed) when not listening or draining.
+   */
+  swap(app: TemplatedApp): boolean {
+    if (this.listenSocket === null || this.bound === null || this.readiness.draining) return false;
+    const got: { sock: us_listen_socket | false } = { sock: false };
+    // uWS calls back before listen returns.
+    app.listen(this.bound.host, this.bound.port, (s) => {
+      got.sock = s;
+    });
+    if (got.sock === false) return false;
+    // The old listen socket closes after the loop's next poll has accepted what the kernel queued
+    // on it meanwhile (closing it drops its queue): only a connection arriving in that instant is lost.
+    const old = this.listenSocket;
+    setImmediate(() => uws().us_listen_socket_close(old));
+    this.listenSocket = got.sock;
+    this.retired.push(this.app);
+    this.app = app;
+    return true;
   }
 
   async drain(graceMs: number): Promise<{ unfinished: number }> {
@@ -83,7 +119,7 @@ export class PublicPort {
       this.listenSocket = null;
     }
     const drained = await Promise.all(this.frontEnds.map((f) => f.drain(graceMs)));
-    (this.app as unknown as { close(): void }).close();
+    for (const app of [...this.retired, this.app]) (app as unknown as { close(): void }).close();
     return { unfinished: drained.reduce((n, d) => n + d.unfinished, 0) };
   }
 }

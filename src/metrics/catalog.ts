@@ -13,7 +13,7 @@ import { STAGE_SAMPLE_MASK } from '../pipeline/pipeline.js';
 export type FamilyType = 'counter' | 'gauge' | 'histogram';
 
 /** Which part of the service a family belongs to: it is in a snapshot only where that part is on. */
-export type Feature = 'always' | 'websocket' | 'sync' | 'store' | 'track';
+export type Feature = 'always' | 'websocket' | 'sync' | 'store' | 'track' | 'tls';
 
 export interface FamilyDecl {
   readonly name: string;
@@ -200,6 +200,27 @@ export const METRICS = {
     [['result', '`loaded`, `unchanged`, `invalid`']],
     'Accounts file reloads, by result (loaded, unchanged, invalid).',
     'accounts file reloads',
+  ),
+  tlsExpiry: family(
+    'txgate_tls_certificate_expiry_seconds',
+    'gauge',
+    [
+      [
+        'host',
+        'the server names of a `listen.tls.hosts` entry, `*` (the default certificate, by SNI) or `(none)` (clients sending no server name: the certificate loaded at start)',
+      ],
+    ],
+    'Unix time at which each TLS certificate in force expires, by host.',
+    'when each certificate in force expires (Unix seconds); alert well before `time()` reaches it (with `listen.tls.enabled`)',
+    { aggregator: 'max', part: 'tls' },
+  ),
+  tlsReloads: family(
+    'txgate_tls_reloads_total',
+    'counter',
+    [['result', '`rotated`, `unchanged`, `invalid`']],
+    'TLS certificate reloads (SIGHUP, file change), by result, per certificate looked at.',
+    'certificate reloads; `invalid`: a new certificate refused, the one in force kept (with `listen.tls.enabled`)',
+    { aggregator: 'max', part: 'tls' },
   ),
   loaded: family('txgate_accounts_loaded', 'gauge', [], 'Accounts in the snapshot in force.', 'accounts in force', { aggregator: 'max' }),
   info: family(

@@ -26,6 +26,7 @@ import { upstreamLabel } from '../upstreams/upstream.js';
 import { CHAIN_ID_METHOD, SEND_METHOD, STATUS_METHOD, SYNC_METHOD } from '../rpc-methods.js';
 import type { Tracker, TrackObserver } from '../track/tracker.js';
 import { TrackMetrics } from './track.js';
+import type { TlsObserver } from '../tls/edge.js';
 
 /** The method label: a fixed set, never free text (index order is used on the hot path). */
 const METHODS = [CHAIN_ID_METHOD, SEND_METHOD, 'other', 'unparsed', SYNC_METHOD, STATUS_METHOD] as const;
@@ -92,6 +93,7 @@ export class Metrics {
     for (const c of config.chains) if (c.sync.enabled) this.syncChildren(c.chainId);
     if (config.websocket.enabled) this.f.wsOpen.child({});
     this.tracking.bind(config.chains.filter((c) => c.track.enabled));
+    if (config.listen.tls.enabled) for (const result of ['rotated', 'unchanged', 'invalid']) this.f.tlsReloads.child({ result });
     for (const c of config.chains) {
       this.f.inFlight.child({ chain: c.chainId });
       for (const s of c.sequencers) {
@@ -286,6 +288,15 @@ export class Metrics {
     this.f.loaded.child({}).value = accounts;
   };
 
+  readonly tls: TlsObserver = {
+    certificate: (host, notAfter) => {
+      this.f.tlsExpiry.child({ host }).value = notAfter;
+    },
+    reload: (result) => {
+      this.f.tlsReloads.child({ result }).value++;
+    },
+  };
+
   /** Everything, in prom-client's getMetricsAsJSON form: the declared families of the parts that are on, in their order. */
   snapshot(): MetricJSON[] {
     this.readHealth();
@@ -306,6 +317,7 @@ export class Metrics {
       sync: this.bySyncChain.size > 0,
       store: s !== null,
       track: this.config.chains.some((c) => c.track.enabled),
+      tls: this.config.listen.tls.enabled,
     };
     const out: MetricJSON[] = [];
     for (const key of Object.keys(METRICS) as (keyof typeof METRICS)[]) if (on[METRICS[key].part]) out.push(familyJSON(this.f[key], METRICS[key]));

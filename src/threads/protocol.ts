@@ -30,7 +30,13 @@ export interface WorkerData {
 }
 
 /** Main thread → worker. */
-export type ToWorker = { type: 'snapshot'; id: number } | { type: 'listen' } | { type: 'reload' } | { type: 'accounts'; update: unknown } | { type: 'drain' };
+export type ToWorker =
+  | { type: 'snapshot'; id: number }
+  | { type: 'listen' }
+  | { type: 'reload' }
+  | { type: 'tlsReload' }
+  | { type: 'accounts'; update: unknown }
+  | { type: 'drain' };
 
 /** What a worker reports of itself at a snapshot. */
 export interface WorkerSnapshot {

@@ -13,7 +13,7 @@
  */
 import { JsonRpcProvider, Network, type JsonRpcError, type JsonRpcPayload, type JsonRpcResult } from 'ethers';
 import { ethersErrorOf } from './errors-ethers.js';
-import { NO_ANSWER, Submitter, type SubmitOutcome, type SyncOutcome } from './gate.js';
+import { caOf, NO_ANSWER, Submitter, type SubmitOutcome, type SyncOutcome } from './gate.js';
 import { httpUrlOf, openLink, type RpcLink } from './link.js';
 import { rpcError } from './outcomes.js';
 import { failedReason } from './refusal.js';
@@ -34,6 +34,8 @@ export interface TxgateProviderOptions {
   /** Connection and whole-call bounds, default 3,000 and 10,000 ms (the spec's starting values). */
   readonly connectTimeoutMs?: number;
   readonly timeoutMs?: number;
+  /** PEM certificate(s) of the CA to trust for https:// and wss:// (a private deployment's own CA), instead of the system's. */
+  readonly ca?: string | Buffer;
   /** Resends of the same bytes while the outcome is uncertain or not forwarded, default 3. */
   readonly maxResends?: number;
   /** How often ethers polls the chain RPC for new blocks (tx.wait()), default 1,000 ms. */
@@ -55,7 +57,7 @@ export class TxgateProvider extends JsonRpcProvider {
       pollingInterval: o.pollingInterval ?? 1_000,
     });
     this.opts = o;
-    this.gate = openLink(o.url, o.apiKey, { connectTimeoutMs: o.connectTimeoutMs ?? 3_000, timeoutMs: o.timeoutMs ?? 10_000 });
+    this.gate = openLink(o.url, o.apiKey, { connectTimeoutMs: o.connectTimeoutMs ?? 3_000, timeoutMs: o.timeoutMs ?? 10_000, ...caOf(o) });
     this.chain =
       typeof o.rpc === 'string'
         ? new JsonRpcProvider(o.rpc, network, { batchMaxCount: 1, ...(network !== undefined ? { staticNetwork: network } : {}) })

@@ -27,6 +27,8 @@ export interface TxgateOptions {
   readonly connectTimeoutMs?: number;
   /** Whole-call bound, default 10,000 ms (the spec's starting value). */
   readonly timeoutMs?: number;
+  /** PEM certificate(s) of the CA to trust for https:// and wss:// (a private deployment's own CA), instead of the system's. */
+  readonly ca?: string | Buffer;
   /** Ping (eth_chainId) when no call went out for this long, default 5,000 ms; 0 turns it off. */
   readonly keepAliveMs?: number;
 }
@@ -262,7 +264,8 @@ export class Txgate {
   /** Connects and checks eth_chainId; throws TxgateError (`chain_mismatch`, `unreachable`) rather than go on. */
   static async connect(opts: TxgateOptions): Promise<Txgate> {
     const times = { connectTimeoutMs: opts.connectTimeoutMs ?? 3_000, timeoutMs: opts.timeoutMs ?? 10_000 };
-    const g = new Txgate(opts, openLinks(opts.url, opts.apiKey, times), new HttpClient(opts.chainRpcUrl, times));
+    // The CA to trust is txgate's; the chain RPC is reached with the system's.
+    const g = new Txgate(opts, openLinks(opts.url, opts.apiKey, { ...times, ...caOf(opts) }), new HttpClient(opts.chainRpcUrl, times));
     const a = await g.gate.call('eth_chainId', [], false);
     const id = chainIdIn(a);
     if (id === null || id !== opts.chainId) {
@@ -417,6 +420,11 @@ export class Txgate {
 }
 
 /** connectTxgate({ url, apiKey, chainId, chainRpcUrl }): checks eth_chainId (stops on a mismatch) and keeps the connection warm. */
+/** The `ca` option, where given (for the link's times: exactOptionalPropertyTypes). */
+export function caOf(o: { readonly ca?: string | Buffer }): { ca?: string | Buffer } {
+  return o.ca !== undefined ? { ca: o.ca } : {};
+}
+
 export function connectTxgate(opts: TxgateOptions): Promise<Txgate> {
   return Txgate.connect(opts);
 }

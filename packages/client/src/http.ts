@@ -12,6 +12,8 @@ export interface HttpOptions {
   readonly timeoutMs: number;
   /** Keep-alive connections kept per origin. */
   readonly connections?: number;
+  /** PEM certificate(s) of the CA to trust for https:// (a private deployment), instead of the system's. */
+  readonly ca?: string | Buffer;
 }
 
 export type HttpAnswer =
@@ -35,7 +37,7 @@ export class HttpClient {
     this.pool = new Pool(u.origin, {
       connections: opts.connections ?? 8,
       pipelining: 1,
-      connect: { timeout: opts.connectTimeoutMs },
+      connect: { timeout: opts.connectTimeoutMs, ...(opts.ca !== undefined ? { ca: opts.ca } : {}) },
       // txgate closes idle connections after ~10 s: let go of them first, so a request is never
       // written to a connection the server is closing (which would leave a submission uncertain).
       keepAliveTimeout: 8_000,

@@ -15,6 +15,8 @@ export interface RpcLink {
 export interface LinkTimes {
   readonly connectTimeoutMs: number;
   readonly timeoutMs: number;
+  /** PEM certificate(s) of the CA to trust for https:// and wss:// (a private deployment), instead of the system's. */
+  readonly ca?: string | Buffer;
 }
 
 /** Whether a txgate URL names the WebSocket lane (ws:// or wss://). */

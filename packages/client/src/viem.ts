@@ -15,7 +15,7 @@
  */
 import { createTransport, http, type EIP1193RequestFn, type Transport } from 'viem';
 import { viemErrorOf } from './errors-viem.js';
-import { NO_ANSWER, Submitter, type ChainResult } from './gate.js';
+import { caOf, NO_ANSWER, Submitter, type ChainResult } from './gate.js';
 import { openLink } from './link.js';
 import { rpcError } from './outcomes.js';
 import { failedReason } from './refusal.js';
@@ -29,6 +29,8 @@ export interface TxgateTransportOptions {
   /** Connection and whole-call bounds, default 3,000 and 10,000 ms (the spec's starting values). */
   readonly connectTimeoutMs?: number;
   readonly timeoutMs?: number;
+  /** PEM certificate(s) of the CA to trust for https:// and wss:// (a private deployment's own CA), instead of the system's. */
+  readonly ca?: string | Buffer;
   /** Resends of the same bytes while the outcome is uncertain or not forwarded, default 3. */
   readonly maxResends?: number;
 }
@@ -42,7 +44,7 @@ export interface TxgateTransportValue {
 export type TxgateTransport = Transport<'txgate', TxgateTransportValue> & TxgateTransportValue;
 
 export function txgate(o: TxgateTransportOptions): TxgateTransport {
-  const gate = openLink(o.url, o.apiKey, { connectTimeoutMs: o.connectTimeoutMs ?? 3_000, timeoutMs: o.timeoutMs ?? 10_000 });
+  const gate = openLink(o.url, o.apiKey, { connectTimeoutMs: o.connectTimeoutMs ?? 3_000, timeoutMs: o.timeoutMs ?? 10_000, ...caOf(o) });
   const value: TxgateTransportValue = { close: () => gate.close() };
   const transport: Transport<'txgate', TxgateTransportValue> = (params) => {
     const chain = (typeof o.rpc === 'string' ? http(o.rpc) : o.rpc)(params);

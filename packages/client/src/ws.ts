@@ -72,7 +72,12 @@ export class WsLink implements RpcLink {
   private open(): Promise<WebSocket | RpcAnswer> {
     if (this.closed) return Promise.resolve({ kind: 'failed', why: 'closed', sent: false });
     this.opening ??= new Promise<WebSocket | RpcAnswer>((resolve) => {
-      const sock = new WebSocket(this.url, { headers: { 'x-api-key': this.apiKey }, handshakeTimeout: this.times.connectTimeoutMs, perMessageDeflate: false });
+      const sock = new WebSocket(this.url, {
+        headers: { 'x-api-key': this.apiKey },
+        handshakeTimeout: this.times.connectTimeoutMs,
+        perMessageDeflate: false,
+        ...(this.times.ca !== undefined ? { ca: this.times.ca } : {}),
+      });
       sock.once('upgrade', (res) => {
         this.raw = res.socket;
       });
