@@ -13,7 +13,7 @@ import { createPublicClient, http, type Hex } from 'viem';
 import { connectTxgate, type Txgate, TxgateError } from '../packages/client/src/index.js';
 import type { TxStatus } from '../packages/client/src/status.js';
 import { startAnvil, type Anvil } from '../src/dev/anvil.js';
-import { keysInLogs, MIN_TIP, newKey, startGate, TIP, type Gate } from './support/harness.js';
+import { eventually, keysInLogs, MIN_TIP, newKey, startGate, TIP, type Gate } from './support/harness.js';
 import { freePort } from './support/processes.js';
 import { SIGNERS } from './support/txs.js';
 
@@ -122,6 +122,10 @@ describe('the client kit on a tracking edge', () => {
       const n = await createPublicClient({ transport: http(anvil.url) }).getTransactionCount({ address: SIGNERS[3]!.address, blockTag: 'pending' });
       const first = await signed(3, n + 1);
       const waiting = kit.submitAndWait(first, { timeoutMs: 30_000 });
+      // The replacement goes only once the first is accepted (else the sequencer may take it first
+      // and refuse the first as underpriced: the two submissions race on the lane).
+      const firstHash = await kit.hashOf(first);
+      await eventually(async () => (await kit.status(firstHash)).status === 'pending', 10_000);
       const replacement = await kit.submit(await signed(3, n + 1, 3n * 10n ** 10n));
       await kit.submit(await signed(3, n));
       const out = await waiting;
