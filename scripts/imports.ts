@@ -83,11 +83,36 @@ export const LAYERS: readonly Layer[] = [
 /** The unit a file belongs to: its top folder under src/, or the file itself at the top. */
 export const unitOf = (file: string): string => file.split('/')[0]!;
 
-export function layerOf(unit: string): number {
-  const i = LAYERS.findIndex((l) => l.units.includes(unit));
-  if (i < 0) throw new Error(`${unit}: in no layer (add it to LAYERS in scripts/imports.ts)`);
+export function layerOf(unit: string, layers: readonly Layer[] = LAYERS): number {
+  const i = layers.findIndex((l) => l.units.includes(unit));
+  if (i < 0) throw new Error(`${unit}: in no layer (add it to ${layers === CLIENT_LAYERS ? 'CLIENT_LAYERS' : 'LAYERS'} in scripts/imports.ts)`);
   return i;
 }
+
+/**
+ * The client package's layers (packages/client/src), lowest first, by the same rule: what an
+ * answer is and how it is carried; links and readings; what is built on them; the kit and the
+ * adapters; the package's entry.
+ */
+export const CLIENT_LAYERS: readonly Layer[] = [
+  {
+    name: 'answers',
+    about: 'an answer over HTTP (`http.ts`), what a link is (`rpc-link.ts`), the outcome table (`outcomes.ts`), the reason of an error (`reason.ts`)',
+    units: ['http.ts', 'rpc-link.ts', 'outcomes.ts', 'reason.ts'],
+  },
+  {
+    name: 'links and readings',
+    about: "the WebSocket lane (`ws.ts`) and the link a URL names (`link.ts`); a submission's outcomes (`submission.ts`); a refusal described (`refusal.ts`)",
+    units: ['ws.ts', 'link.ts', 'submission.ts', 'refusal.ts'],
+  },
+  {
+    name: 'on the links',
+    about: "submission with its outcome resolved (`submitter.ts`), the edge's status (`status.ts`), refusals as each library's errors",
+    units: ['submitter.ts', 'status.ts', 'errors-ethers.ts', 'errors-viem.ts'],
+  },
+  { name: 'the kit and the adapters', about: 'the kit (`gate.ts`), the viem transport, the ethers provider', units: ['gate.ts', 'viem.ts', 'ethers.ts'] },
+  { name: 'entry', about: "the package's exports", units: ['index.ts'] },
+];
 
 /** Every relative import of every .ts file under `root`, as paths relative to `root`. */
 export function importGraph(root: string): Map<string, string[]> {
@@ -160,8 +185,9 @@ export interface ImportReport {
 }
 
 export const SRC = join(import.meta.dirname, '../../src');
+export const CLIENT_SRC = join(import.meta.dirname, '../../packages/client/src');
 
-export function checkImports(root = SRC): ImportReport {
+export function checkImports(root = SRC, layers: readonly Layer[] = LAYERS): ImportReport {
   const files = importGraph(root);
   const units = new Map<string, Set<string>>();
   const upward: string[] = [];
@@ -172,16 +198,20 @@ export function checkImports(root = SRC): ImportReport {
       if (a === b) continue;
       if (!units.has(a)) units.set(a, new Set());
       units.get(a)!.add(b);
-      if (layerOf(b) > layerOf(a)) upward.push(`${from} -> ${to}`);
+      if (layerOf(b, layers) > layerOf(a, layers)) upward.push(`${from} -> ${to}`);
     }
   }
-  const unitGraph = new Map([...units].map(([k, v]) => [k, [...v].sort()] as const).sort(([a], [b]) => layerOf(a) - layerOf(b) || a.localeCompare(b)));
+  // Every module is in a layer, importing or not.
+  for (const f of files.keys()) layerOf(unitOf(f), layers);
+  const unitGraph = new Map(
+    [...units].map(([k, v]) => [k, [...v].sort()] as const).sort(([a], [b]) => layerOf(a, layers) - layerOf(b, layers) || a.localeCompare(b)),
+  );
   return { unitGraph, fileCycles: cycles(files), unitCycles: cycles(unitGraph), upward: upward.sort() };
 }
 
 /** The docs' layer table (docs/architecture.md's `layers` block). */
-export function renderLayers(): string {
-  const rows = LAYERS.map((l, i) => `| ${i} | ${l.name} | ${l.units.map((u) => `\`${u}\``).join(', ')} | ${l.about} |`);
+export function renderLayers(layers: readonly Layer[] = LAYERS): string {
+  const rows = layers.map((l, i) => `| ${i} | ${l.name} | ${l.units.map((u) => `\`${u}\``).join(', ')} | ${l.about} |`);
   return ['| # | layer | modules | what |', '|---|---|---|---|', ...rows].join('\n');
 }
 
@@ -195,11 +225,17 @@ export function renderImportGraph(root = SRC): string {
 
 function main(): void {
   const r = checkImports();
-  const problems = r.fileCycles.length + r.unitCycles.length + r.upward.length;
   if (process.argv.includes('--check')) {
-    for (const c of r.fileCycles) console.error(`import cycle between files: ${c.join(' <-> ')}`);
-    for (const c of r.unitCycles) console.error(`import cycle between folders: ${c.join(' <-> ')}`);
-    for (const u of r.upward) console.error(`import into a higher layer: ${u}`);
+    let problems = 0;
+    for (const [tree, t] of [
+      ['src', r],
+      ['packages/client/src', checkImports(CLIENT_SRC, CLIENT_LAYERS)],
+    ] as const) {
+      for (const c of t.fileCycles) console.error(`${tree}: import cycle between files: ${c.join(' <-> ')}`);
+      for (const c of t.unitCycles) console.error(`${tree}: import cycle between folders: ${c.join(' <-> ')}`);
+      for (const u of t.upward) console.error(`${tree}: import into a higher layer: ${u}`);
+      problems += t.fileCycles.length + t.unitCycles.length + t.upward.length;
+    }
     if (problems > 0) process.exit(1);
     return;
   }

@@ -11,7 +11,7 @@ import { statesTable, transitionsTable } from '../src/track/states.js';
 import { renderFieldTable } from '../src/config-fields.js';
 import { renderMetricsTable } from '../src/metrics/catalog.js';
 import { HostTable } from '../src/chains.js';
-import { renderImportGraph, renderLayers } from './imports.js';
+import { CLIENT_LAYERS, renderImportGraph, renderLayers } from './imports.js';
 import { CONFIG, parseConfig } from '../src/config.js';
 import { RateLimiter } from '../src/limits/rate-limiter.js';
 import type { RunnerStage } from '../src/pipeline/pipeline.js';
@@ -81,7 +81,8 @@ export const BLOCKS: Readonly<Record<string, () => string>> = {
   perf: () => renderPerf(),
   config: () => renderFieldTable(CONFIG),
   metrics: renderMetricsTable,
-  layers: renderLayers,
+  layers: () => renderLayers(),
+  'client-layers': () => renderLayers(CLIENT_LAYERS),
   imports: () => renderImportGraph(),
   'track-states': statesTable,
   'track-transitions': transitionsTable,

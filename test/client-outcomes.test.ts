@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { kindOf, OUTCOMES, rpcError, type OutcomeRow } from '../packages/client/src/outcomes.js';
-import { classify } from '../packages/client/src/gate.js';
+import { classify } from '../packages/client/src/submission.js';
 import { REASON_NAMES, REASONS, RETRY } from '../src/reasons.js';
 import { kitKindOf } from '../scripts/readme-retry.js';
 

@@ -17,7 +17,7 @@ import { pathToFileURL } from 'node:url';
 import { BaseError, createPublicClient, createWalletClient, http, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { connectTxgate, TxgateError, type Txgate } from '../packages/client/src/index.js';
-import { NO_ANSWER, Submitter, type ChainResult } from '../packages/client/src/gate.js';
+import { NO_ANSWER, Submitter, type ChainResult } from '../packages/client/src/submitter.js';
 import { openLink } from '../packages/client/src/link.js';
 import { TxgateProvider, txgateReason as ethersReason } from '../packages/client/src/ethers.js';
 import { txgate, txgateReason as viemReason } from '../packages/client/src/viem.js';

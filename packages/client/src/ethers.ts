@@ -13,8 +13,10 @@
  */
 import { JsonRpcProvider, Network, type JsonRpcError, type JsonRpcPayload, type JsonRpcResult } from 'ethers';
 import { ethersErrorOf } from './errors-ethers.js';
-import { caOf, NO_ANSWER, Submitter, type SubmitOutcome, type SyncOutcome } from './gate.js';
-import { httpUrlOf, openLink, type RpcLink } from './link.js';
+import { httpUrlOf, openLink } from './link.js';
+import type { RpcLink } from './rpc-link.js';
+import type { SubmitOutcome, SyncOutcome } from './submission.js';
+import { caOf, NO_ANSWER, Submitter } from './submitter.js';
 import { rpcError } from './outcomes.js';
 import { failedReason } from './refusal.js';
 

@@ -5,11 +5,12 @@
  * the receipt with bounded backoff. It never signs anything, so it can never create a second
  * transaction.
  */
-import { createKeccak } from 'hash-wasm';
 import { HttpClient, rpcCall, type RpcAnswer } from './http.js';
-import { openLinks, type RpcLink } from './link.js';
-import { kindOf } from './outcomes.js';
+import { openLinks } from './link.js';
+import type { RpcLink } from './rpc-link.js';
 import { EdgeStatus, finalOnEdge, type TxStatus, type WatchOptions } from './status.js';
+import { type Receipt, type SubmitOutcome, type SyncOutcome, TxgateError, type WaitOutcome } from './submission.js';
+import { caOf, jitter, NO_ANSWER, sleep, Submitter } from './submitter.js';
 
 export interface TxgateOptions {
   /**
@@ -33,50 +34,6 @@ export interface TxgateOptions {
   readonly keepAliveMs?: number;
 }
 
-/** What one submission came to. Never thrown: every protocol answer is one of these. */
-export type SubmitOutcome =
-  /** The sequencer accepted it: the hash (not yet a receipt). */
-  | { readonly kind: 'accepted'; readonly hash: string }
-  /** Refused for a reason that resending the same bytes will not change (400, 401, 402, 403, 413, 421, or the sequencer's own JSON-RPC error). */
-  | { readonly kind: 'rejected'; readonly hash: string; readonly reason: string; readonly code: number; readonly message: string; readonly status: number }
-  /** 429: wait this long (with jitter), then the same bytes may go again. */
-  | { readonly kind: 'rate_limited'; readonly hash: string; readonly retryAfterMs: number }
-  /** 503 or no connection: definitely not forwarded; the same bytes may go again after a backoff (txgate's retry table). */
-  | { readonly kind: 'not_forwarded'; readonly hash: string; readonly reason: string }
-  /** A timeout, a 502, a lost connection: it may or may not have been accepted. Check the receipt of `hash`; resend only these bytes. */
-  | { readonly kind: 'uncertain'; readonly hash: string; readonly why: string };
-
-/** What one eth_sendRawTransactionSync came to (`submitSync`). */
-export type SyncOutcome =
-  /** Executed: the receipt as the chain gave it (`status` "0x1" success, "0x0" reverted). */
-  | { readonly kind: 'executed'; readonly hash: string; readonly receipt: Receipt & Readonly<Record<string, unknown>> }
-  /** Accepted, no receipt within the wait: not lost; look the hash up (waitForReceipt). */
-  | { readonly kind: 'pending'; readonly hash: string }
-  | Exclude<SubmitOutcome, { kind: 'accepted' }>;
-
-export interface Receipt {
-  readonly transactionHash: string;
-  /** "0x1" executed, "0x0" reverted. */
-  readonly status: string;
-  readonly blockNumber: string;
-  readonly [field: string]: unknown;
-}
-
-export type WaitOutcome =
-  | { readonly kind: 'mined'; readonly hash: string; readonly receipt: Receipt; readonly status: 'success' | 'reverted' }
-  | Extract<SubmitOutcome, { kind: 'rejected' }>
-  /** Replaced: another transaction of the same sender and nonce was included (the edge tracks the chain: docs/tracking.md). */
-  | { readonly kind: 'replaced'; readonly hash: string; readonly replacedBy: string | null }
-  /** Dropped: not included, and the chain no longer knows it; its nonce is unused (the edge tracks the chain). */
-  | { readonly kind: 'dropped'; readonly hash: string }
-  /** No receipt (with the confirmations asked) within the time given: the transaction may still land. */
-  | { readonly kind: 'timeout'; readonly hash: string; readonly last: SubmitOutcome | null }
-  /**
-   * Every attempt until `timeoutMs` was answered "not sent" (rate_limited, not_forwarded):
-   * nothing reached a sequencer, so nothing can land. `last` is the last answer.
-   */
-  | { readonly kind: 'gave_up'; readonly hash: string; readonly last: Extract<SubmitOutcome, { kind: 'rate_limited' | 'not_forwarded' }> };
-
 export interface WaitOptions {
   /** Blocks including the receipt's own, default 1. */
   readonly confirmations?: number;
@@ -97,132 +54,6 @@ export interface TipAddresses {
   readonly txTypes: readonly string[];
   readonly untippedAllowed: boolean;
   readonly senderAllowList: boolean;
-}
-
-export class TxgateError extends Error {
-  constructor(
-    message: string,
-    readonly reason: string,
-  ) {
-    super(message);
-    this.name = 'TxgateError';
-  }
-}
-
-/** What a chain RPC call gives when it could not be made (no connection, an error, a timeout). */
-export const NO_ANSWER: unique symbol = Symbol('no answer from the chain RPC');
-
-/** A chain RPC call: the result (null: none, e.g. no receipt yet), or NO_ANSWER. */
-export type ChainResult = (method: string, params: readonly unknown[]) => Promise<unknown>;
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-/** Full jitter within [ms/2, ms]. */
-const jitter = (ms: number) => ms / 2 + Math.random() * (ms / 2);
-
-/**
- * Submission with its outcome resolved, shared by the kit and the viem and ethers adapters:
- * txgate for the bytes, the chain RPC to tell whether an uncertain attempt landed.
- */
-export class Submitter {
-  private keccak: ((b: Uint8Array) => string) | null = null;
-
-  constructor(
-    private readonly gate: RpcLink,
-    private readonly chainResult: ChainResult,
-  ) {}
-
-  /** The transaction hash of signed bytes: keccak-256 of the raw transaction. */
-  async hashOf(rawTx: string): Promise<string> {
-    if (this.keccak === null) {
-      const hasher = await createKeccak(256);
-      this.keccak = (b) => '0x' + hasher.init().update(b).digest('hex');
-    }
-    return this.keccak(hexBytes(rawTx));
-  }
-
-  async submit(rawTx: string): Promise<SubmitOutcome> {
-    const hash = await this.hashOf(rawTx);
-    const a = await this.gate.call('eth_sendRawTransaction', [rawTx], true);
-    return classify(a, hash);
-  }
-
-  /** One eth_sendRawTransactionSync: executed (the receipt of these bytes), pending (accepted, no receipt in the wait), or a submit outcome. */
-  async submitSync(rawTx: string, maxWaitMs?: number): Promise<SyncOutcome> {
-    const hash = await this.hashOf(rawTx);
-    const params = maxWaitMs === undefined ? [rawTx] : [rawTx, maxWaitMs];
-    const a = await this.gate.call('eth_sendRawTransactionSync', params, true);
-    if (a.kind === 'result') {
-      const r = a.result as { transactionHash?: unknown } | null;
-      if (typeof r === 'object' && r !== null && typeof r.transactionHash === 'string' && r.transactionHash.toLowerCase() === hash)
-        return { kind: 'executed', hash, receipt: r as Receipt & Record<string, unknown> };
-      return { kind: 'uncertain', hash, why: 'answered something other than the receipt of these bytes' };
-    }
-    if (a.kind === 'error') {
-      const reason = (a.data as { reason?: unknown } | undefined)?.reason;
-      if (kindOf(typeof reason === 'string' ? reason : undefined, a.status) === 'pending') return { kind: 'pending', hash };
-    }
-    const out = classify(a, hash);
-    return out.kind === 'accepted' ? { kind: 'pending', hash } : out;
-  }
-
-  /** Whether the chain RPC knows this hash (mined, or pending in its pool); null when it could not be asked. */
-  async known(hash: string): Promise<boolean | null> {
-    const receipt = await this.chainResult('eth_getTransactionReceipt', [hash]);
-    if (receipt !== NO_ANSWER && receipt != null) return true;
-    const tx = await this.chainResult('eth_getTransactionByHash', [hash]);
-    if (tx !== NO_ANSWER && tx != null) return true;
-    return receipt === NO_ANSWER || tx === NO_ANSWER ? null : false;
-  }
-
-  /**
-   * Submits until the outcome is definite: accepted (or found on the chain after an uncertain
-   * attempt), rejected, or, when the resends or the time run out, the last outcome. Only the
-   * same bytes are ever resent; a refusal after an uncertain attempt is checked against the
-   * chain (the first attempt may have landed), and is final only if the chain RPC answers that
-   * it does not have the transaction: when it cannot be asked, the outcome stays uncertain.
-   */
-  async settle(rawTx: string, o: SettleOptions): Promise<SubmitOutcome> {
-    let doubt = false;
-    let uncertainResends = 0;
-    let unsentResends = 0;
-    for (let attempt = 0; ; attempt++) {
-      const out = await this.submit(rawTx);
-      if (out.kind === 'accepted') return out;
-      if (out.kind === 'uncertain') doubt = true;
-      if ((out.kind === 'rejected' || out.kind === 'uncertain') && doubt) {
-        const landed = await this.known(out.hash);
-        if (landed === true) return { kind: 'accepted', hash: out.hash };
-        if (landed === null && out.kind === 'rejected')
-          return {
-            kind: 'uncertain',
-            hash: out.hash,
-            why: `refused (${out.reason}) after an uncertain attempt, and the chain RPC could not tell whether that one landed`,
-          };
-      }
-      if (out.kind === 'rejected') return out;
-      // rate_limited: wait what txgate said (plus up to 20%, so a crowd does not come back at
-      // once); not_forwarded and uncertain: back off, 100 ms doubling to 2 s, with jitter.
-      const wait = out.kind === 'rate_limited' ? out.retryAfterMs * (1 + Math.random() * 0.2) : jitter(Math.min(2_000, 100 * 2 ** Math.min(attempt, 5)));
-      const exhausted = out.kind === 'uncertain' ? uncertainResends >= o.maxResends : unsentResends >= (o.maxUnsentResends ?? Number.POSITIVE_INFINITY);
-      const left = o.deadline - performance.now();
-      // Out of resends or time: after an uncertain attempt, it stays uncertain (it may have
-      // landed). A wait that would pass the deadline ends at it, for one last attempt.
-      if (exhausted || left <= 0)
-        return doubt && out.kind !== 'uncertain' ? { kind: 'uncertain', hash: out.hash, why: `an earlier attempt was uncertain; last: ${out.kind}` } : out;
-      if (out.kind === 'uncertain') uncertainResends++;
-      else unsentResends++;
-      await sleep(Math.min(wait, left));
-    }
-  }
-}
-
-export interface SettleOptions {
-  /** Resends after an uncertain answer. */
-  readonly maxResends: number;
-  /** Resends after an answer that says nothing was sent (rate_limited, not_forwarded); default: until the deadline. */
-  readonly maxUnsentResends?: number;
-  /** performance.now() after which nothing more is sent. */
-  readonly deadline: number;
 }
 
 export class Txgate {
@@ -420,37 +251,8 @@ export class Txgate {
 }
 
 /** connectTxgate({ url, apiKey, chainId, chainRpcUrl }): checks eth_chainId (stops on a mismatch) and keeps the connection warm. */
-/** The `ca` option, where given (for the link's times: exactOptionalPropertyTypes). */
-export function caOf(o: { readonly ca?: string | Buffer }): { ca?: string | Buffer } {
-  return o.ca !== undefined ? { ca: o.ca } : {};
-}
-
 export function connectTxgate(opts: TxgateOptions): Promise<Txgate> {
   return Txgate.connect(opts);
-}
-
-/** What txgate's answer means for the client (docs/design.md §1.2; docs/clients.md). */
-export function classify(a: RpcAnswer, hash: string): SubmitOutcome {
-  if (a.kind === 'failed') {
-    if (!a.sent) return { kind: 'not_forwarded', hash, reason: 'unreachable' };
-    return { kind: 'uncertain', hash, why: a.why };
-  }
-  if (a.kind === 'result') {
-    if (typeof a.result === 'string' && a.result.toLowerCase() === hash) return { kind: 'accepted', hash };
-    return { kind: 'uncertain', hash, why: `answered ${String(a.result).slice(0, 80)}, not the hash of these bytes` };
-  }
-  const data = (typeof a.data === 'object' && a.data !== null ? a.data : {}) as { reason?: unknown; retryAfterMs?: unknown };
-  const known = typeof data.reason === 'string' ? data.reason : undefined;
-  const reason = known ?? 'unexpected_answer';
-  const kind = kindOf(known, a.status);
-  if (kind === 'rejected') return { kind: 'rejected', hash, reason, code: a.code, message: a.message, status: a.status };
-  if (kind === 'rate_limited') {
-    const header = Number(a.headers['retry-after']);
-    const retryAfterMs = typeof data.retryAfterMs === 'number' ? data.retryAfterMs : Number.isFinite(header) ? header * 1000 : 1000;
-    return { kind: 'rate_limited', hash, retryAfterMs };
-  }
-  if (kind === 'not_forwarded') return { kind: 'not_forwarded', hash, reason };
-  return { kind: 'uncertain', hash, why: `HTTP ${a.status} ${reason}: ${a.message}` };
 }
 
 /** The chain id an eth_chainId answer carries, or null. */
@@ -465,9 +267,4 @@ function isQuantity(v: unknown): v is string {
 
 function isReceipt(v: unknown): v is Receipt {
   return typeof v === 'object' && v !== null && isQuantity((v as Receipt).status) && isQuantity((v as Receipt).blockNumber);
-}
-
-function hexBytes(rawTx: string): Uint8Array {
-  if (!/^0x(?:[0-9a-fA-F]{2})+$/.test(rawTx)) throw new TxgateError('a signed transaction is 0x-prefixed hex', 'invalid_params');
-  return Buffer.from(rawTx.slice(2), 'hex');
 }

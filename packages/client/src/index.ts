@@ -2,8 +2,10 @@
  * `txgate-client`: the spec's client flow as a library. See gate.ts for the flow and README
  * "Clients" for how to use it.
  */
-export { classify, connectTxgate, Txgate, TxgateError } from './gate.js';
-export type { Receipt, SubmitOutcome, SyncOutcome, TipAddresses, TxgateOptions, WaitOptions, WaitOutcome } from './gate.js';
+export { connectTxgate, Txgate } from './gate.js';
+export type { TipAddresses, TxgateOptions, WaitOptions } from './gate.js';
+export { classify, TxgateError } from './submission.js';
+export type { Receipt, SubmitOutcome, SyncOutcome, WaitOutcome } from './submission.js';
 export { kindOf, OUTCOMES, rpcError } from './outcomes.js';
 export type { OutcomeKind, OutcomeReason, OutcomeRow } from './outcomes.js';
 export type { StatusAnswer, TxStatus, TxStatusName, WatchOptions } from './status.js';

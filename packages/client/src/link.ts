@@ -4,20 +4,8 @@
  * the URL's scheme. Both give the same RpcAnswer, so the outcome rules are the same.
  */
 import { HttpClient, rpcCall, type RpcAnswer } from './http.js';
+import type { LinkTimes, RpcLink } from './rpc-link.js';
 import { WsLink } from './ws.js';
-
-export interface RpcLink {
-  /** One JSON-RPC call: `auth` sends the API key (HTTP; the WebSocket was authenticated at its upgrade). */
-  call(method: string, params: readonly unknown[], auth: boolean): Promise<RpcAnswer>;
-  close(): Promise<void>;
-}
-
-export interface LinkTimes {
-  readonly connectTimeoutMs: number;
-  readonly timeoutMs: number;
-  /** PEM certificate(s) of the CA to trust for https:// and wss:// (a private deployment), instead of the system's. */
-  readonly ca?: string | Buffer;
-}
 
 /** Whether a txgate URL names the WebSocket lane (ws:// or wss://). */
 export const isWebSocketUrl = (url: string): boolean => /^wss?:\/\//i.test(url);

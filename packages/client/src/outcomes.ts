@@ -95,7 +95,7 @@ export function kindOf(reason: string | undefined, status: number): OutcomeKind 
   return 'uncertain';
 }
 
-/** What the adapters need of an outcome (gate.ts SubmitOutcome, but accepted). */
+/** What the adapters need of an outcome (submission.ts SubmitOutcome, but accepted). */
 export type Refusal =
   | { readonly kind: 'rejected'; readonly reason: string; readonly code: number; readonly message: string; readonly status: number }
   | { readonly kind: 'rate_limited'; readonly retryAfterMs: number }

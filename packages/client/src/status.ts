@@ -5,9 +5,9 @@
  * a slower status call as a backstop, which also covers a reconnect: a subscription does not
  * survive one), polled over HTTP. Every status seen is yielded once, in version order.
  */
-import type { Receipt, WaitOutcome } from './gate.js';
+import type { Receipt, WaitOutcome } from './submission.js';
 import type { RpcAnswer } from './http.js';
-import type { RpcLink } from './link.js';
+import type { RpcLink } from './rpc-link.js';
 
 export type TxStatusName = 'pending' | 'included' | 'reverted' | 'replaced' | 'dropped' | 'unknown';
 

@@ -15,7 +15,7 @@
  */
 import { createTransport, http, type EIP1193RequestFn, type Transport } from 'viem';
 import { viemErrorOf } from './errors-viem.js';
-import { caOf, NO_ANSWER, Submitter, type ChainResult } from './gate.js';
+import { caOf, NO_ANSWER, Submitter, type ChainResult } from './submitter.js';
 import { openLink } from './link.js';
 import { rpcError } from './outcomes.js';
 import { failedReason } from './refusal.js';

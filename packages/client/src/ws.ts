@@ -16,7 +16,7 @@
 import type { Socket } from 'node:net';
 import WebSocket from 'ws';
 import type { RpcAnswer } from './http.js';
-import type { LinkTimes, RpcLink } from './link.js';
+import type { LinkTimes, RpcLink } from './rpc-link.js';
 
 interface Waiting {
   readonly resolve: (a: RpcAnswer) => void;
