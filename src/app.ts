@@ -31,6 +31,8 @@ import { buildChains, HostTable, type ChainRuntime } from './chains.js';
 import { TxDecoder } from './tx/decoder.js';
 import { BUILD } from './build.js';
 import { WebSocketLane, type LaneObserver } from './ws/lane.js';
+import { ExpressLanes, type OpenOptions as LaneOpenOptions } from './express-lane/lanes.js';
+import type { LaneBox } from './forward/express-send.js';
 
 export interface Observers {
   /** A front end's requests, by its transport label (`http`, `ws`). */
@@ -53,6 +55,8 @@ export interface AppOptions {
    * sequencer health board the main thread's prober writes (this app then runs no prober).
    */
   readonly shared?: SharedParts;
+  /** How the express lanes open (tests: a round clock that follows the chain's). */
+  readonly lanes?: LaneOpenOptions;
 }
 
 export interface App {
@@ -67,7 +71,9 @@ export interface App {
   readonly limiter: TokenBuckets;
   /** The metrics sink of this app (null when metrics are disabled). */
   readonly metrics: Metrics | null;
-  /** Loads accounts and probes sequencers once (this app's prober, if it runs one). */
+  /** The express lanes of this thread (open after prepare; none where no chain enables one). */
+  readonly lanes: LaneBox;
+  /** Loads accounts, opens the express lanes (LaneStartError: one line) and probes sequencers once (this app's prober, if it runs one). */
   prepare(): Promise<void>;
   /** Opens the public port (after prepare); resolves with the bound port. */
   listen(): Promise<number>;
@@ -87,8 +93,11 @@ export function createApp(opts: AppOptions): App {
   if (store.state !== undefined) metrics?.watchAccounts(store.state);
   const thread = opts.shared === undefined ? singleThread(config, log) : workerThread(config, opts.shared);
   metrics?.watchHealth(thread.board);
-  const sends = buildSends(config, log, thread, obs.forward);
-  const readiness = readinessOf(config, store, thread.board);
+  // Each thread follows the auction itself (docs/express-lane.md#threads): opened in prepare.
+  const lanes: LaneBox = { lanes: ExpressLanes.none };
+  metrics?.watchLanes(lanes);
+  const sends = buildSends(config, log, thread, obs.forward, lanes);
+  const readiness = readinessOf(config, store, thread.board, lanes);
 
   const decoders = decodersOf(config);
   const buildPipeline = (hooks: PipelineHooks) =>
@@ -139,7 +148,10 @@ export function createApp(opts: AppOptions): App {
     forwarders: sends.forwarders,
     limiter: thread.limiter,
     metrics,
+    lanes,
     async prepare() {
+      if (config.chains.some((c) => c.expressLane.enabled))
+        lanes.lanes = await ExpressLanes.open(config.chains, { note: (msg) => log.warn(msg), ...opts.lanes });
       await store.start();
       await thread.prober?.start();
       thread.local?.startSweeping();
@@ -163,6 +175,7 @@ export function createApp(opts: AppOptions): App {
       await Promise.all([...sends.forwarders.values()].map((f) => f.close()));
       await Promise.all([...sends.syncSenders.values()].map((s) => s.close()));
       await Promise.all(sends.links.map((l) => l.close()));
+      await lanes.lanes.close();
     },
   };
 }
@@ -230,10 +243,10 @@ function workerThread(config: Config, shared: SharedParts): ThreadParts {
  * chains that turn it on, the sync one beside it (its own connections; the chain's link: its
  * outcome rules and chain RPC client; the forwarder's plain send).
  */
-function buildSends(config: Config, log: Logger, thread: ThreadParts, observer: (ForwardObserver & SyncObserver) | undefined) {
+function buildSends(config: Config, log: Logger, thread: ThreadParts, observer: (ForwardObserver & SyncObserver) | undefined, lanes: LaneBox) {
   const duplicates = new Duplicates(new Map(config.chains.map((c) => [c.chainId, new ChainDuplicates(config.dedup, thread.txTable)])));
   const links = ChainLink.forChains(config.chains, thread.board, log, observer);
-  const forwarders = new Map(links.map((link) => [link.chainId, new ChainForwarder(link, duplicates.forChain(link.chainId), observer)]));
+  const forwarders = new Map(links.map((link) => [link.chainId, new ChainForwarder(link, duplicates.forChain(link.chainId), observer, lanes)]));
   const syncSenders = new Map(
     links.flatMap((link) => {
       if (!link.chain.sync.enabled) return [];
@@ -250,12 +263,13 @@ function decodersOf(config: Config): Map<number, TxDecoder> {
   return new Map(config.chains.map((c) => [c.chainId, new TxDecoder(c.chainId, c.hardfork, { signature: config.crypto.signature })]));
 }
 
-/** /ready's checks: the account store (loaded, not stale) and the sequencers' health. */
-function readinessOf(config: Config, store: AccountStore, board: HealthBoard): Readiness {
+/** /ready's checks: the account store (loaded, not stale) and the sequencers' health; each express lane's state is said (`warnings`), never unready. */
+function readinessOf(config: Config, store: AccountStore, board: HealthBoard, lanes: LaneBox): Readiness {
   const readiness = new Readiness();
   readiness.add(() => accountsProblem(store, config.accounts.maxStaleMs));
   readiness.warn(() => (store.ready && store.problem ? `${store.problem} (the last good accounts stay in force)` : null));
   readiness.add(() => healthProblems(config.chains, board));
+  readiness.warn(() => laneWarnings(lanes));
   return readiness;
 }
 
@@ -279,4 +293,12 @@ export function slotCount(config: Config): number {
 export function accountsProblem(store: AccountStore, maxStaleMs: number): string | null {
   if (!store.ready) return store.problem ? `accounts not loaded: ${store.problem}` : 'accounts not loaded';
   return store.stale ? `accounts stale: the account store has not been reached for over ${maxStaleMs} ms (credentials_stale)` : null;
+}
+
+/** Each express lane that would not wrap now, and why (stale auction state: the plain path until a read succeeds). */
+function laneWarnings(box: LaneBox): string | null {
+  const w: string[] = [];
+  for (const [chain, s] of box.lanes.status())
+    if (!s.fresh) w.push(`express lane ${chain}: auction state stale (${s.readFailures} failed reads; the plain path)`);
+  return w.length === 0 ? null : w.join('; ');
 }

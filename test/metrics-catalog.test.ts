@@ -19,8 +19,17 @@ import { block } from '../scripts/readme-tables.js';
 const root = join(import.meta.dirname, '..', '..');
 const declared: FamilyDecl[] = Object.values(METRICS);
 
+const LANE = { enabled: true, auction: `0x${'11'.repeat(20)}`, endpoint: 'http://127.0.0.1:8547', keyEnv: 'EL_KEY' };
+
 function metrics(everything: boolean): Metrics {
-  const chain = { chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:8547'], rpc: 'http://127.0.0.1:8545', sync: { enabled: everything } };
+  const chain = {
+    chainId: 4663,
+    hosts: ['localhost'],
+    sequencers: ['http://127.0.0.1:8547'],
+    rpc: 'http://127.0.0.1:8545',
+    sync: { enabled: everything },
+    ...(everything ? { expressLane: LANE } : {}),
+  };
   const config = parseConfig({ websocket: { enabled: everything }, chains: [chain] }, root, {});
   const m = new Metrics(config, { version: '0.0.0-test', uws: 'test' });
   if (everything) {

@@ -46,6 +46,7 @@ export function createForwardStage(
         account: ctx.account.id,
         reqId: ctx.reqId,
         sender: ctx.sender,
+        holder: ctx.account,
       };
       // The route stage says sync only where the chain enables it (so its sender exists).
       const send = ctx.send;
