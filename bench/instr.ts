@@ -151,6 +151,10 @@ const run = startBench('bench:instr', 'Instructions per request under callgrind:
     help: 'the main scenarios measured (the echo answers eth_chainId alone, the floor four of them)',
   },
   'no-stages': { kind: 'flag', help: "skip txgate's per-stage table" },
+  'express-lane': {
+    kind: 'flag',
+    help: "chain 4663 enables the express lane (the stub serves its auction, a round nobody holds, and its endpoint) and the load account's grant has it: a plain submission's cost with the lane configured but not in control",
+  },
   'max-spread': {
     kind: 'number',
     min: 0.1,
@@ -205,7 +209,14 @@ writeFileSync(
   join(dir, 'accounts.json'),
   JSON.stringify({
     accounts: [
-      { id: 'load', keySha256: [keySha256(keys.load)], grants: [grant, { ...grant, chainId: WS_CHAIN }] },
+      {
+        id: 'load',
+        keySha256: [keySha256(keys.load)],
+        grants: [
+          { ...grant, ...(opt['express-lane'] ? { expressLane: true } : {}) },
+          { ...grant, chainId: WS_CHAIN },
+        ],
+      },
       { id: 'listed', keySha256: [keySha256(keys.listed)], grants: [{ ...grant, senders: senders.map((k) => privateKeyToAddress(k as `0x${string}`)) }] },
       { id: 'other-chain', keySha256: [keySha256(keys.otherChain)], grants: [{ ...grant, chainId: 10 }] },
       { id: 'limited', keySha256: [keySha256(keys.limited)], grants: [{ ...grant, rateLimit: { perSecond: 1e-9, burst: 1 } }] },
@@ -678,6 +689,13 @@ const SERVERS = {
     scenarios: MAIN.filter((s) => want(s.name)),
   },
 } as const;
+/** The express lane on chain 4663 (--express-lane): the stub answers the auction's reads with a round nobody holds. */
+function expressLane() {
+  const keyFile = join(dir, 'controller.key');
+  writeFileSync(keyFile, '0x' + '42'.repeat(32), { mode: 0o600 });
+  const stub = `http://127.0.0.1:${STUB}`;
+  return { rpc: stub, expressLane: { enabled: true, auction: `0x${'ab'.repeat(20)}`, endpoint: stub, keyFile } };
+}
 writeFileSync(
   SERVERS.txgate.args[2]!,
   JSON.stringify({
@@ -700,6 +718,7 @@ writeFileSync(
         probe: { intervalMs: 600_000, timeoutMs: 60_000 },
         // No receipt held for resends (the pool repeats), as dedup is off.
         sync: { enabled: true, receiptTtlMs: 0 },
+        ...(opt['express-lane'] ? expressLane() : {}),
       },
       {
         chainId: RECEIPT_CHAIN,

@@ -4,7 +4,9 @@
  * chain id. As a chain that includes every transaction at once, it also answers
  * eth_sendRawTransactionSync with a receipt of the transaction (EIP-7966), and
  * eth_getTransactionReceipt with a receipt of the hash asked for (a chain RPC for the sync
- * send's receipt mode). Usage: node stub-sequencer.js PORT [DELAY_MS] [CHAIN_ID]
+ * send's receipt mode). As an express lane auction contract whose rounds nobody holds (a round of
+ * 60 s from 0, no controller, no logs): eth_call, eth_blockNumber, eth_getLogs.
+ * Usage: node stub-sequencer.js PORT [DELAY_MS] [CHAIN_ID]
  */
 import { initCrypto, keccak256, uws } from '../src/native.js';
 import { onBody } from './uws-body.js';
@@ -35,15 +37,17 @@ function answerOf(text: string): { answer: string; method: unknown } {
     const result =
       msg?.method === 'eth_chainId'
         ? `"${chainHex}"`
-        : arg === null
-          ? null
-          : msg?.method === 'eth_sendRawTransaction'
-            ? `"${hashOf(arg)}"`
-            : msg?.method === 'eth_sendRawTransactionSync'
-              ? receipt(hashOf(arg))
-              : msg?.method === 'eth_getTransactionReceipt'
-                ? receipt(arg.toLowerCase())
-                : null;
+        : msg?.method === 'eth_call' || msg?.method === 'eth_blockNumber' || msg?.method === 'eth_getLogs'
+          ? auctionAnswer(msg.method, p)
+          : arg === null
+            ? null
+            : msg?.method === 'eth_sendRawTransaction'
+              ? `"${hashOf(arg)}"`
+              : msg?.method === 'eth_sendRawTransactionSync'
+                ? receipt(hashOf(arg))
+                : msg?.method === 'eth_getTransactionReceipt'
+                  ? receipt(arg.toLowerCase())
+                  : null;
     return {
       method: msg?.method,
       answer:
@@ -55,6 +59,15 @@ function answerOf(text: string): { answer: string; method: unknown } {
     // A bench tool still answers what it does not understand, instead of dying mid-run.
     return { method: undefined, answer: '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}' };
   }
+}
+
+/** The auction's reads: roundTimingInfo() (offset 0, 60 s rounds, 15 s closing, 15 s reserve), resolvedRounds() (none), the head, no logs. */
+function auctionAnswer(method: string, params: unknown): string {
+  if (method === 'eth_blockNumber') return '"0x1"';
+  if (method === 'eth_getLogs') return '[]';
+  const data = Array.isArray(params) ? (params[0] as { data?: unknown } | undefined)?.data : undefined;
+  const word = (n: number) => n.toString(16).padStart(64, '0');
+  return data === '0x0152682d' ? `"0x${word(0)}${word(60)}${word(15)}${word(15)}"` : `"0x${word(0).repeat(4)}"`;
 }
 
 const decoder = new TextDecoder();

@@ -10,6 +10,9 @@
  * any gate's log line.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type Hex, keccak256 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
@@ -17,9 +20,9 @@ import WebSocket from 'ws';
 import { ANVIL_KEYS, type Anvil, startAnvil } from '../src/dev/anvil.js';
 import { type Auction, deployAuction } from './support/express-lane.js';
 import { type Endpoint, startEndpoint } from './support/express-lane-endpoint.js';
-import { eventually, type Gate, keysInLogs, newKey, startGate } from './support/harness.js';
+import { accountsDoc, eventually, type Gate, keysInLogs, newKey, startGate } from './support/harness.js';
 import { rpc } from './support/http.js';
-import { freePort } from './support/processes.js';
+import { freePort, runCli } from './support/processes.js';
 import { sign1559 } from './support/txs.js';
 
 const CHAIN = 4663;
@@ -235,5 +238,42 @@ describe('the express lane, wired', () => {
     assert.deepEqual(seqs, [(1n << 64n) - 1n, (1n << 64n) - 1n]);
     assert.equal(await landed(a), true);
     assert.equal(await landed(b), true);
+  });
+});
+
+describe('the express lane at start', () => {
+  /** A config file for the CLI: chain 4663 on anvil with the lane, its key in a file only its owner reads. */
+  const configFile = (workers: number, lane: Record<string, unknown>): string => {
+    const dir = mkdtempSync(join(tmpdir(), 'txgate-el-'));
+    writeFileSync(join(dir, 'accounts.json'), JSON.stringify(accountsDoc([{ id: 'desk', keys: [newKey()], grants: [{ expressLane: true }] }])));
+    writeFileSync(join(dir, 'controller.key'), OURS_KEY, { mode: 0o600 });
+    const expressLane = { enabled: true, auction: auction.address.toLowerCase(), endpoint: endpoint.url, keyFile: 'controller.key', ...lane };
+    const chains = [{ chainId: CHAIN, hosts: ['localhost'], sequencers: [anvil.url], rpc: anvil.url, expressLane }];
+    const file = join(dir, 'txgate.json');
+    writeFileSync(
+      file,
+      JSON.stringify({ listen: { host: '127.0.0.1', port: 0 }, internal: { enabled: false }, workers, chains, accounts: { file: join(dir, 'accounts.json') } }),
+    );
+    return file;
+  };
+  const oneLine = (stderr: string): string => {
+    const lines = stderr.trim().split('\n');
+    assert.equal(lines.length, 1, `one line, got:\n${stderr}`);
+    assert.equal(stderr.includes(OURS_KEY.slice(2)), false, 'the controller key on stderr');
+    return lines[0]!;
+  };
+
+  for (const workers of [1, 2])
+    it(`a contract that does not answer: one line naming the chain, exit 1 (workers: ${workers})`, async () => {
+      const r = await runCli(configFile(workers, { auction: '0x000000000000000000000000000000000000dead' }));
+      assert.equal(r.code, 1);
+      assert.match(oneLine(r.stderr), /^txgate: chains\[0\]\.expressLane: .*does not answer roundTimingInfo\(\)/);
+      assert.doesNotMatch(r.stdout, /txgate listening/);
+    });
+
+  it('the ordered mode with more than one worker thread is a configuration problem (exit 2, as every one)', async () => {
+    const r = await runCli(configFile(2, { sequence: 'ordered' }));
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /chains\[0\]\.expressLane\.sequence: "ordered" needs workers: 1/);
   });
 });
