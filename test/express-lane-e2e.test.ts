@@ -24,6 +24,7 @@ import { accountsDoc, eventually, type Gate, keysInLogs, newKey, startGate } fro
 import { rpc } from './support/http.js';
 import { freePort, runCli } from './support/processes.js';
 import { sign1559 } from './support/txs.js';
+import { classify } from '../packages/client/src/gate.js';
 
 const CHAIN = 4663;
 const OURS_KEY = ANVIL_KEYS[4] as Hex;
@@ -120,6 +121,12 @@ describe('the express lane, wired', () => {
     assert.equal(r.status, 200, r.text);
     assert.equal(r.json.result, keccak256(raw));
     assert.equal(r.headers['x-txgate-lane'], 'express');
+    // The client kit says which lane carried it.
+    assert.deepEqual(classify({ kind: 'result', result: r.json.result, status: r.status, headers: r.headers }, keccak256(raw)), {
+      kind: 'accepted',
+      hash: keccak256(raw),
+      lane: 'express',
+    });
     const lines = audits(gate, raw);
     assert.equal(lines.length, 1, JSON.stringify(lines));
     assert.equal(lines[0]!.lane, 'express');
