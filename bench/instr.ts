@@ -155,6 +155,10 @@ const run = startBench('bench:instr', 'Instructions per request under callgrind:
     kind: 'flag',
     help: "chain 4663 enables the express lane (the stub serves its auction, a round nobody holds, and its endpoint) and the load account's grant has it: a plain submission's cost with the lane configured but not in control",
   },
+  'express-lane-held': {
+    kind: 'flag',
+    help: "as --express-lane, but the stub's auction names txgate's controller for the round: every valid submission is wrapped (the endpoint answers null, the lookup finds the hash)",
+  },
   'max-spread': {
     kind: 'number',
     min: 0.1,
@@ -205,6 +209,10 @@ const MAX_SPREAD = opt['max-spread'] / 100;
 const TOP = opt.top;
 const IDLE_S = opt.idle;
 const dist = join(import.meta.dirname, '..');
+const LANE = opt['express-lane'] || opt['express-lane-held'];
+/** The controller key txgate holds with --express-lane (a bench key), and what the stub's auction names. */
+const LANE_KEY = `0x${'42'.repeat(32)}` as const;
+const LANE_HOLDER = opt['express-lane-held'] ? privateKeyToAddress(LANE_KEY).toLowerCase() : '-';
 writeFileSync(
   join(dir, 'accounts.json'),
   JSON.stringify({
@@ -213,7 +221,7 @@ writeFileSync(
         id: 'load',
         keySha256: [keySha256(keys.load)],
         grants: [
-          { ...grant, ...(opt['express-lane'] ? { expressLane: true } : {}) },
+          { ...grant, ...(LANE ? { expressLane: true } : {}) },
           { ...grant, chainId: WS_CHAIN },
         ],
       },
@@ -655,7 +663,9 @@ for (const [port, chainId] of [
   [STUB + 1, RECEIPT_CHAIN],
   [STUB + 2, WS_CHAIN],
 ]) {
-  const stub = spawn('node', [join(dist, 'bench/stub-sequencer.js'), String(port), '0', String(chainId)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const stub = spawn('node', [join(dist, 'bench/stub-sequencer.js'), String(port), '0', String(chainId), LANE_HOLDER], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   children.push(stub);
   await new Promise<void>((resolve) => stub.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve()));
 }
@@ -692,9 +702,9 @@ const SERVERS = {
 /** The express lane on chain 4663 (--express-lane): the stub answers the auction's reads with a round nobody holds. */
 function expressLane() {
   const keyFile = join(dir, 'controller.key');
-  writeFileSync(keyFile, '0x' + '42'.repeat(32), { mode: 0o600 });
+  writeFileSync(keyFile, LANE_KEY, { mode: 0o600 });
   const stub = `http://127.0.0.1:${STUB}`;
-  return { rpc: stub, expressLane: { enabled: true, auction: `0x${'ab'.repeat(20)}`, endpoint: stub, keyFile } };
+  return { rpc: stub, expressLane: { enabled: true, auction: `0x${'ab'.repeat(20)}`, endpoint: stub, keyFile, marginMs: 0 } };
 }
 writeFileSync(
   SERVERS.txgate.args[2]!,
@@ -718,7 +728,7 @@ writeFileSync(
         probe: { intervalMs: 600_000, timeoutMs: 60_000 },
         // No receipt held for resends (the pool repeats), as dedup is off.
         sync: { enabled: true, receiptTtlMs: 0 },
-        ...(opt['express-lane'] ? expressLane() : {}),
+        ...(LANE ? expressLane() : {}),
       },
       {
         chainId: RECEIPT_CHAIN,
