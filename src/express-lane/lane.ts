@@ -181,7 +181,11 @@ export class ExpressLane {
     return readLaneAnswer(text);
   }
 
-  /** Sends `sub` on the lane's own connections to the endpoint and reads the answer (releasing `sub`). */
+  /**
+   * Sends `sub` on the lane's own connections to the endpoint and reads the answer (releasing
+   * `sub`): for tests and tools. The service sends through the chain's link instead
+   * (forward/express-send.ts), by the outcome rules of every forward.
+   */
   async send(sub: LaneSubmission, timeoutMs: number): Promise<LaneReading> {
     let reading: LaneReading;
     try {
