@@ -4,7 +4,11 @@
  * chain id. As a chain that includes every transaction at once, it also answers
  * eth_sendRawTransactionSync with a receipt of the transaction (EIP-7966), and
  * eth_getTransactionReceipt with a receipt of the hash asked for (a chain RPC for the sync
- * send's receipt mode). Usage: node stub-sequencer.js PORT [DELAY_MS] [CHAIN_ID]
+ * send's receipt mode). As an express lane auction contract (rounds of a day from 0, no logs;
+ * the current round held by HOLDER, or by nobody: `-`): eth_call, eth_blockNumber, eth_getLogs;
+ * as its endpoint, timeboost_sendExpressLaneTransaction answered null, and
+ * eth_getTransactionByHash answered with the transaction (every one is taken at once).
+ * Usage: node stub-sequencer.js PORT [DELAY_MS] [CHAIN_ID] [HOLDER]
  */
 import { initCrypto, keccak256, uws } from '../src/native.js';
 import { onBody } from './uws-body.js';
@@ -12,6 +16,7 @@ import { onBody } from './uws-body.js';
 const port = Number(process.argv[2] ?? 18200);
 const delayMs = Number(process.argv[3] ?? 0);
 const chainHex = '0x' + Number(process.argv[4] ?? 4663).toString(16);
+const holder = process.argv[5] === undefined || process.argv[5] === '-' ? null : process.argv[5].toLowerCase();
 await initCrypto();
 
 type Rpc = { id?: unknown; method?: unknown; params?: unknown };
@@ -35,15 +40,21 @@ function answerOf(text: string): { answer: string; method: unknown } {
     const result =
       msg?.method === 'eth_chainId'
         ? `"${chainHex}"`
-        : arg === null
-          ? null
-          : msg?.method === 'eth_sendRawTransaction'
-            ? `"${hashOf(arg)}"`
-            : msg?.method === 'eth_sendRawTransactionSync'
-              ? receipt(hashOf(arg))
-              : msg?.method === 'eth_getTransactionReceipt'
-                ? receipt(arg.toLowerCase())
-                : null;
+        : msg?.method === 'eth_call' || msg?.method === 'eth_blockNumber' || msg?.method === 'eth_getLogs'
+          ? auctionAnswer(msg.method, p)
+          : msg?.method === 'timeboost_sendExpressLaneTransaction'
+            ? 'null'
+            : arg === null
+              ? null
+              : msg?.method === 'eth_sendRawTransaction'
+                ? `"${hashOf(arg)}"`
+                : msg?.method === 'eth_sendRawTransactionSync'
+                  ? receipt(hashOf(arg))
+                  : msg?.method === 'eth_getTransactionReceipt'
+                    ? receipt(arg.toLowerCase())
+                    : msg?.method === 'eth_getTransactionByHash'
+                      ? `{"hash":"${arg.toLowerCase()}"}`
+                      : null;
     return {
       method: msg?.method,
       answer:
@@ -55,6 +66,19 @@ function answerOf(text: string): { answer: string; method: unknown } {
     // A bench tool still answers what it does not understand, instead of dying mid-run.
     return { method: undefined, answer: '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}' };
   }
+}
+
+const DAY = 86_400;
+/** The auction's reads: roundTimingInfo() (offset 0, rounds of a day, 15 s closing, 15 s reserve), resolvedRounds(), the head, no logs. */
+function auctionAnswer(method: string, params: unknown): string {
+  if (method === 'eth_blockNumber') return '"0x1"';
+  if (method === 'eth_getLogs') return '[]';
+  const data = Array.isArray(params) ? (params[0] as { data?: unknown } | undefined)?.data : undefined;
+  const word = (n: number) => n.toString(16).padStart(64, '0');
+  if (data === '0x0152682d') return `"0x${word(0)}${word(DAY)}${word(15)}${word(15)}"`;
+  // resolvedRounds(): (controller, round) twice, the latest first.
+  const round = Math.floor(Date.now() / 1000 / DAY);
+  return holder === null ? `"0x${word(0).repeat(4)}"` : `"0x${holder.slice(2).padStart(64, '0')}${word(round)}${word(0)}${word(0)}"`;
 }
 
 const decoder = new TextDecoder();

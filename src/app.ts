@@ -35,6 +35,8 @@ import type { Tracker, TrackObserver } from './track/tracker.js';
 import { Tracking } from './tracking.js';
 import { TlsEdge, type TlsObserver } from './tls/edge.js';
 import { freePort } from './tls/free-port.js';
+import { ExpressLanes, type OpenOptions as LaneOpenOptions } from './express-lane/lanes.js';
+import type { LaneBox } from './forward/express-send.js';
 
 export interface Observers {
   /** A front end's requests, by its transport label (`http`, `ws`). */
@@ -61,6 +63,8 @@ export interface AppOptions {
    * sequencer health board the main thread's prober writes (this app then runs no prober).
    */
   readonly shared?: SharedParts;
+  /** How the express lanes open (tests: a round clock that follows the chain's). */
+  readonly lanes?: LaneOpenOptions;
 }
 
 export interface App {
@@ -79,7 +83,9 @@ export interface App {
   readonly metrics: Metrics | null;
   /** TLS on the public port (null when `listen.tls` is off): reload re-reads its certificates. */
   readonly tls: TlsEdge | null;
-  /** Loads accounts and probes sequencers once (this app's prober, if it runs one). */
+  /** The express lanes of this thread (open after prepare; none where no chain enables one). */
+  readonly lanes: LaneBox;
+  /** Loads accounts, opens the express lanes (LaneStartError: one line) and probes sequencers once (this app's prober, if it runs one). */
   prepare(): Promise<void>;
   /** Opens the public port (after prepare); resolves with the bound port. */
   listen(): Promise<number>;
@@ -99,8 +105,11 @@ export function createApp(opts: AppOptions): App {
   if (store.state !== undefined) metrics?.watchAccounts(store.state);
   const thread = opts.shared === undefined ? singleThread(config, log) : workerThread(config, opts.shared);
   metrics?.watchHealth(thread.board);
-  const sends = buildSends(config, log, thread, obs.forward, obs.track);
-  const readiness = readinessOf(config, store, thread.board);
+  // Each thread follows the auction itself (docs/express-lane.md#threads): opened in prepare.
+  const lanes: LaneBox = { lanes: ExpressLanes.none };
+  metrics?.watchLanes(lanes);
+  const sends = buildSends(config, log, thread, obs.forward, obs.track, lanes);
+  const readiness = readinessOf(config, store, thread.board, lanes);
   readiness.warn(() => sends.tracking.problems());
   metrics?.watchTrackers(sends.trackers);
 
@@ -161,7 +170,10 @@ export function createApp(opts: AppOptions): App {
     limiter: thread.limiter,
     metrics,
     tls,
+    lanes,
     async prepare() {
+      if (config.chains.some((c) => c.expressLane.enabled))
+        lanes.lanes = await ExpressLanes.open(config.chains, { note: (msg) => log.warn(msg), ...opts.lanes });
       await store.start();
       await thread.prober?.start();
       thread.local?.startSweeping();
@@ -191,6 +203,7 @@ export function createApp(opts: AppOptions): App {
       await Promise.all([...sends.syncSenders.values()].map((s) => s.close()));
       await Promise.all(sends.links.map((l) => l.close()));
       await sends.tracking.close();
+      await lanes.lanes.close();
     },
   };
 }
@@ -266,13 +279,14 @@ function buildSends(
   thread: ThreadParts,
   observer: (ForwardObserver & SyncObserver) | undefined,
   trackObserver: TrackObserver | undefined,
+  lanes: LaneBox,
 ) {
   const duplicates = new Duplicates(new Map(config.chains.map((c) => [c.chainId, new ChainDuplicates(config.dedup, thread.txTable)])));
   // A tracked chain's forwards tell its tracker which sequencer accepted by which rule (tracking.ts).
   const tracking = new Tracking(config, log, trackObserver);
   const links = ChainLink.forChains(config.chains, thread.board, log, (c) => tracking.observerOf(c, observer));
   const forwarders = new Map(
-    links.map((link) => [link.chainId, new ChainForwarder(link, duplicates.forChain(link.chainId), tracking.observerOf(link.chain, observer))]),
+    links.map((link) => [link.chainId, new ChainForwarder(link, duplicates.forChain(link.chainId), tracking.observerOf(link.chain, observer), lanes)]),
   );
   const syncSenders = new Map(
     links.flatMap((link) => {
@@ -291,12 +305,13 @@ function decodersOf(config: Config): Map<number, TxDecoder> {
   return new Map(config.chains.map((c) => [c.chainId, new TxDecoder(c.chainId, c.hardfork, { signature: config.crypto.signature })]));
 }
 
-/** /ready's checks: the account store (loaded, not stale) and the sequencers' health. */
-function readinessOf(config: Config, store: AccountStore, board: HealthBoard): Readiness {
+/** /ready's checks: the account store (loaded, not stale) and the sequencers' health; each express lane's state is said (`warnings`), never unready. */
+function readinessOf(config: Config, store: AccountStore, board: HealthBoard, lanes: LaneBox): Readiness {
   const readiness = new Readiness();
   readiness.add(() => accountsProblem(store, config.accounts.maxStaleMs));
   readiness.warn(() => (store.ready && store.problem ? `${store.problem} (the last good accounts stay in force)` : null));
   readiness.add(() => healthProblems(config.chains, board));
+  readiness.warn(() => laneWarnings(lanes));
   return readiness;
 }
 
@@ -320,4 +335,12 @@ export function slotCount(config: Config): number {
 export function accountsProblem(store: AccountStore, maxStaleMs: number): string | null {
   if (!store.ready) return store.problem ? `accounts not loaded: ${store.problem}` : 'accounts not loaded';
   return store.stale ? `accounts stale: the account store has not been reached for over ${maxStaleMs} ms (credentials_stale)` : null;
+}
+
+/** Each express lane that would not wrap now, and why (stale auction state: the plain path until a read succeeds). */
+function laneWarnings(box: LaneBox): string | null {
+  const w: string[] = [];
+  for (const [chain, s] of box.lanes.status())
+    if (!s.fresh) w.push(`express lane ${chain}: auction state stale (${s.readFailures} failed reads; the plain path)`);
+  return w.length === 0 ? null : w.join('; ');
 }

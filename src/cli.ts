@@ -11,6 +11,7 @@ import { createLogger, flushLogs } from './log.js';
 import { initCrypto, NativeLoadError, uws } from './native.js';
 import { BUILD } from './build.js';
 import { startService } from './service.js';
+import { LaneStartError } from './express-lane/control.js';
 import { listenFailure } from './http/listen-failure.js';
 import { AddressTaken, claimAddress } from './http/address-claim.js';
 import { storeStartProblem } from './accounts/open-store.js';
@@ -117,6 +118,12 @@ async function main(): Promise<number> {
   try {
     service = await startService(config, log, { pretty });
   } catch (e) {
+    if (e instanceof LaneStartError) {
+      log.fatal({ why: e.message }, 'express lane: cannot start');
+      await new Promise<void>((r) => flushLogs(log, r));
+      process.stderr.write(`txgate: ${e.message}\n`);
+      return 1;
+    }
     const l = listenFailure(e);
     if (l === null) throw e;
     const field = l.internal ? 'internal.port' : 'listen.port';

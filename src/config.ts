@@ -287,6 +287,11 @@ export function parseConfig(input: unknown, baseDir: string, env: NodeJS.Process
   const cfg = readSection(r, CONFIG, input, 'config', '', { baseDir, env });
   checkAccounts(r, cfg.accounts);
   checkTls(r, cfg.listen.tls);
+  // The ordered mode's counter is one lane object's; each worker thread has its own (docs/express-lane.md).
+  cfg.chains.forEach((c, i) => {
+    if (c.expressLane.enabled && c.expressLane.sequence === 'ordered' && cfg.workers > 1)
+      r.problems.push(`chains[${i}].expressLane.sequence: "ordered" needs workers: 1 (each worker thread has a lane of its own; use "dont-care")`);
+  });
   if (isObj(input) && Array.isArray(input.chains)) checkChains(r, input.chains);
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   const limits = { ...cfg.limits, chainIdMaxBodyBytes: Math.min(cfg.limits.chainIdMaxBodyBytes, cfg.limits.maxBodyBytes) };

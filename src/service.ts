@@ -18,6 +18,7 @@ import type { Logger } from './log.js';
 import type { MetricJSON } from './metrics/json.js';
 import { WorkerPool } from './threads/pool.js';
 import { freePort } from './tls/free-port.js';
+import { ExpressLanes } from './express-lane/lanes.js';
 import type { WorkerSnapshot } from './threads/protocol.js';
 
 export interface Service {
@@ -141,6 +142,9 @@ async function sharedStore(config: Config, log: Logger): Promise<SharedAccountSt
 
 async function startThreads(config: Config, log: Logger, pretty: boolean): Promise<Service> {
   // Every thread must bind the same port: resolve an ephemeral one first.
+  // Each worker thread opens its own lanes (docs/express-lane.md#threads); the contract is checked
+  // here first, so that a start refused says so in one line on this thread.
+  if (config.chains.some((c) => c.expressLane.enabled)) await (await ExpressLanes.open(config.chains)).close();
   const listenPort = config.listen.port === 0 ? await freePort(config.listen.host) : config.listen.port;
   const cfg: Config = { ...config, listen: { ...config.listen, port: listenPort } };
   // One prober for the process, on this thread: every worker reads its verdicts (and writes a

@@ -96,7 +96,8 @@ export class ExpressLane {
     private readonly o: LaneOptions,
     readonly control: RoundControl,
     private readonly rpc: RpcCaller,
-    private readonly endpoint: RpcCaller,
+    /** The endpoint's own caller, for `send` (made on first use: the service sends through its upstream, forward/express-send.ts). */
+    private endpoint: RpcCaller | null,
   ) {
     this.#seq = o.config.sequence === 'ordered' ? new OrderedSequence(o.config.maxFutureDistance) : null;
     this.#chainId = BigInt(o.chainId);
@@ -124,7 +125,7 @@ export class ExpressLane {
       throw e;
     }
     control.start();
-    return new ExpressLane(o, control, rpc, o.endpoint ?? rpcCaller(c.endpoint, 8));
+    return new ExpressLane(o, control, rpc, o.endpoint ?? null);
   }
 
   #now(): number {
@@ -180,10 +181,15 @@ export class ExpressLane {
     return readLaneAnswer(text);
   }
 
-  /** Sends `sub` on the lane's own connections to the endpoint and reads the answer (releasing `sub`). */
+  /**
+   * Sends `sub` on the lane's own connections to the endpoint and reads the answer (releasing
+   * `sub`): for tests and tools. The service sends through the chain's link instead
+   * (forward/express-send.ts), by the outcome rules of every forward.
+   */
   async send(sub: LaneSubmission, timeoutMs: number): Promise<LaneReading> {
     let reading: LaneReading;
     try {
+      this.endpoint ??= rpcCaller(this.o.config.endpoint ?? '', 8);
       reading = readLaneAnswer(await this.endpoint.callText(sub.method, sub.paramsJson, timeoutMs));
     } catch (e) {
       reading = readLaneFailure(e);
@@ -211,6 +217,6 @@ export class ExpressLane {
   async close(): Promise<void> {
     await this.control.stop();
     if (this.o.rpc === undefined) await this.rpc.close();
-    if (this.o.endpoint === undefined) await this.endpoint.close();
+    if (this.o.endpoint === undefined) await this.endpoint?.close();
   }
 }

@@ -1,5 +1,6 @@
 /**
- * A small JSON-RPC caller for the express lane's reads and its endpoint: one request, a bounded
+ * A small JSON-RPC caller for the express lane's reads of the auction (and `ExpressLane.send`'s
+ * endpoint calls; the service sends submissions through its upstream, forward/express-send.ts): one request, a bounded
  * time and a bounded answer. A peer that stalls, closes, answers garbage or answers too much is
  * an `RpcFailure` with a short reason in words (never the peer's text unbounded, never a crash).
  * URLs are never put in a reason whole: a credential in one stays out of logs and errors.

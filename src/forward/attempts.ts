@@ -38,6 +38,8 @@ export class Attempts implements Asking {
     readonly rpc: Upstream | null,
     readonly log: Logger,
     private readonly observer: AttemptObserver = {},
+    /** The chain enables the express lane: its audit lines name the lane (`"lane":"plain"` here). */
+    private readonly laneNamed = false,
   ) {
     this.fast = new FastLog(log);
   }
@@ -203,10 +205,11 @@ export class Attempts implements Asking {
     const us = Math.round(a.ms * 1000);
     const ms = us / 1000;
     if (method === undefined && this.observer.forward !== undefined)
-      this.observer.forward({ chainId: this.chainId, sequencer: a.seq.label, outcome: a.outcome, ms });
+      this.observer.forward({ chainId: this.chainId, sequencer: a.seq.label, outcome: a.outcome, ms, lane: 'plain' });
     const line = this.fast.line(a.state === 'unresolved' || a.state === 'not_sent' ? 'warn' : 'info');
     if (line === null) return;
     line.str('audit', 'forward');
+    if (this.laneNamed) line.str('lane', 'plain');
     if (method !== undefined) line.str('method', method);
     line.str('reqId', req.reqId).str('account', req.account).str('tx', req.hash).json('chainId', this.chainId);
     line.json('sequencer', a.seq.labelJson).str('outcome', a.outcome).str('rule', a.rule).str('role', role).json('ms', millisText(us));

@@ -30,6 +30,8 @@ export class ChainLink {
   readonly log: Logger;
   /** The chain's own RPC (`chains[].rpc`), for lookups and the sync send's receipts; else null. It is no sequencer: nothing marks it down. */
   readonly rpc: Upstream | null;
+  /** The express lane's endpoint (`expressLane.endpoint`) where the chain enables the lane; else null. */
+  readonly lane: Upstream | null;
   /** The outcome rules, for every send on this chain. */
   readonly attempts: Attempts;
   private readonly board: HealthBoard;
@@ -43,7 +45,9 @@ export class ChainLink {
     this.slots = parts.slots;
     const times: CallTimes = { timeoutMs: chain.forward.timeoutMs, queueMs: chain.forward.queueMs };
     this.rpc = chain.rpc === null ? null : openUpstream(chain.rpc, { calls: Math.max(4, Math.min(chain.sync.maxWaiting, 64)), sockets: 1 });
-    this.attempts = new Attempts(chain.chainId, times, this.rpc, parts.log, parts.observer);
+    const el = chain.expressLane;
+    this.lane = el.enabled && el.endpoint !== null ? openUpstream(el.endpoint, { calls: 8, sockets: 1 }) : null;
+    this.attempts = new Attempts(chain.chainId, times, this.rpc, parts.log, parts.observer, this.lane !== null);
   }
 
   /** One link per chain, on the chains' slots of `board` (configuration order). */
@@ -66,8 +70,8 @@ export class ChainLink {
     return this.chain.sequencers.map((url, i) => new Sequencer(openUpstream(url, options), this.board, this.slots[i]!));
   }
 
-  /** Closes the chain RPC's client (cutting calls still in flight: their answers have no one to go to). */
-  close(): Promise<void> {
-    return this.rpc?.close(true) ?? Promise.resolve();
+  /** Closes the chain RPC's and the lane endpoint's clients (cutting calls still in flight: their answers have no one to go to). */
+  async close(): Promise<void> {
+    await Promise.all([this.rpc?.close(true), this.lane?.close(true)]);
   }
 }

@@ -9,6 +9,9 @@
  * In-flight forwards are bounded: beyond `maxInFlight`, 503 overloaded at once; within it, a
  * forward waits at most `queueMs` for a connection to a sequencer (src/upstreams/).
  * A client that disconnects does not cancel a forward already sent.
+ * On a chain that enables the express lane, a granted account's submission goes to the lane's
+ * endpoint instead while the round is ours (express-send.ts), and every forwarded answer says
+ * which lane carried it.
  */
 import type { ChainConfig } from '../config.js';
 import { reject, REJECT, result, type Exit } from '../errors.js';
@@ -19,6 +22,7 @@ import type { AttemptObserver, ForwardRequest, SendKind } from './parts.js';
 import type { ChainLink } from './chain-link.js';
 import type { ChainDuplicates } from './dedup.js';
 import type { Sequencer } from './sequencer.js';
+import { ExpressSend, type LaneBox, withLane } from './express-send.js';
 import { SEND_METHOD } from '../rpc-methods.js';
 
 export interface ForwardObserver extends AttemptObserver {
@@ -31,6 +35,8 @@ export class ChainForwarder {
   readonly config: ChainConfig;
   private readonly attempts: Attempts;
   private readonly plain: SendKind;
+  /** The express lane's rule, on a chain that enables it; else null (the plain path only). */
+  private readonly express: ExpressSend | null;
 
   constructor(
     /** The chain's sequencers, health and outcome rules. */
@@ -38,6 +44,8 @@ export class ChainForwarder {
     /** This chain's duplicate suppression (also asked by the rate-limit stage). */
     private readonly dups: ChainDuplicates,
     private readonly observer: ForwardObserver = {},
+    /** The process's express lanes, once open (none: never wrapped). */
+    lanes?: LaneBox,
   ) {
     const config = link.chain;
     this.config = config;
@@ -51,6 +59,8 @@ export class ChainForwarder {
       readResend: readPlain,
       knownExit: result,
     };
+    this.express =
+      link.lane === null || lanes === undefined ? null : new ExpressSend(config.chainId, lanes, link.lane, this.attempts, times, link.log, observer);
   }
 
   get chainId(): number {
@@ -83,14 +93,14 @@ export class ChainForwarder {
 
     this.inFlight++;
     this.observer.inFlight?.(this.chainId, this.inFlight);
-    const run =
-      this.config.forward.strategy === 'fanout'
-        ? this.attempts.fanout(
-            this.sequencers.filter((s) => s.eligible),
-            req,
-            this.plain,
-          )
-        : this.attempts.failover(this.sequencers, req, this.plain);
+    const express = this.express;
+    let run: Promise<Exit>;
+    if (express === null) run = this.plainRun(req);
+    else {
+      const sub = express.take(req);
+      const lookupAt = this.sequencers.find((s) => s.eligible) ?? this.sequencers[0]!;
+      run = sub === null ? this.plainRun(req).then((e) => withLane(e, 'plain')) : express.send(req, sub, lookupAt, () => this.plainRun(req));
+    }
     const p = run.then(
       (exit) => this.settle(req, exit),
       (e: unknown) => {
@@ -100,6 +110,17 @@ export class ChainForwarder {
     );
     this.dups.track(hash, p);
     return p;
+  }
+
+  /** The plain path: the chain's sequencers by its strategy. */
+  private plainRun(req: ForwardRequest): Promise<Exit> {
+    return this.config.forward.strategy === 'fanout'
+      ? this.attempts.fanout(
+          this.sequencers.filter((s) => s.eligible),
+          req,
+          this.plain,
+        )
+      : this.attempts.failover(this.sequencers, req, this.plain);
   }
 
   private settle(req: ForwardRequest, exit: Exit): Exit {

@@ -7,6 +7,7 @@
 import type { Exit } from '../errors.js';
 import type { ForwardOutcome, Reading, Rule } from './answer.js';
 import type { Answer } from '../upstreams/upstream.js';
+import type { Granted } from '../express-lane/lane.js';
 import type { Sequencer } from './sequencer.js';
 
 export interface ForwardRequest {
@@ -18,6 +19,8 @@ export interface ForwardRequest {
   readonly sender: string | null;
   /** When the request arrived (performance.now()): the start of a tracked transaction's timeline. */
   readonly t0?: number;
+  /** The account's grants, for the express lane's rule (express-send.ts); absent: never wrapped. */
+  readonly holder?: Granted | undefined;
 }
 
 /** A kind of send: its call, what its answers say, and its acceptance when a lookup or a resend establishes it. */
@@ -54,6 +57,8 @@ export interface ForwardEvent {
   readonly sequencer: string;
   readonly outcome: ForwardOutcome;
   readonly ms: number;
+  /** Which lane carried the call: the sequencers (`plain`) or the express lane's endpoint. */
+  readonly lane: 'plain' | 'express';
 }
 
 export interface AttemptObserver {

@@ -13,7 +13,7 @@ import { STAGE_SAMPLE_MASK } from '../pipeline/pipeline.js';
 export type FamilyType = 'counter' | 'gauge' | 'histogram';
 
 /** Which part of the service a family belongs to: it is in a snapshot only where that part is on. */
-export type Feature = 'always' | 'websocket' | 'sync' | 'store' | 'track' | 'tls';
+export type Feature = 'always' | 'websocket' | 'sync' | 'store' | 'track' | 'tls' | 'expressLane';
 
 export interface FamilyDecl {
   readonly name: string;
@@ -134,9 +134,26 @@ export const METRICS = {
       ['chain', ''],
       ['sequencer', ''],
       ['outcome', ''],
+      ['lane', '`plain` (the sequencers), `express` (the express lane endpoint, its `sequencer` label)'],
     ],
-    'Answers from sequencers to forwarded transactions, by chain, sequencer and outcome.',
-    "sequencer answers to forwarded `eth_sendRawTransaction` (the sync receipt mode's sends included; the sync method's own calls are in `txgate_sync_calls_total`: they last until the block)",
+    'Answers from sequencers to forwarded transactions, by chain, sequencer, outcome and lane.',
+    "sequencer answers to forwarded `eth_sendRawTransaction` (the sync receipt mode's sends included; the sync method's own calls are in `txgate_sync_calls_total`: they last until the block); `lane=\"express\"`: the express lane endpoint's, each concluded by the lookup or a refusal ([express-lane.md](express-lane.md))",
+  ),
+  laneControlled: family(
+    'txgate_express_lane_controlled',
+    'gauge',
+    [['chain', '']],
+    'Whether a granted submission on the chain would take the express lane now (1) or the plain path (0).',
+    "1 while the edge's controller holds the round (fresh auction state, not within `marginMs` of its end), else 0",
+    { aggregator: 'max', part: 'expressLane' },
+  ),
+  laneRound: family(
+    'txgate_express_lane_round',
+    'gauge',
+    [['chain', '']],
+    'The current express lane auction round, by chain.',
+    "the auction's current round on the edge's clock",
+    { aggregator: 'max', part: 'expressLane' },
   ),
   upstream: family(
     'txgate_upstream_duration_seconds',

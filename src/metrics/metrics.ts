@@ -14,6 +14,7 @@ import type { Exit } from '../errors.js';
 import { REASON_NAMES, REASONS, SUBMISSION_OUTCOMES, type SubmissionOutcome, type Where } from '../reasons.js';
 import type { ForwardObserver } from '../forward/forwarder.js';
 import type { ForwardEvent } from '../forward/parts.js';
+import type { LaneBox } from '../forward/express-send.js';
 import { FORWARD_OUTCOMES } from '../forward/answer.js';
 import type { SyncObserver } from '../sync/sync-send.js';
 import { type HealthBoard, slotIndex } from '../forward/health-board.js';
@@ -82,6 +83,8 @@ export class Metrics {
   private readonly syncServed: boolean;
   /** Some chain tracks its transactions: txgate_getTransactionStatus has series of its own. */
   private readonly statusServed: boolean;
+  /** Some chain enables the express lane: its gauges are in a snapshot. */
+  private readonly lanesOn: boolean;
 
   constructor(
     private readonly config: Config,
@@ -89,6 +92,7 @@ export class Metrics {
   ) {
     this.syncServed = config.chains.some((c) => c.sync.enabled);
     this.statusServed = config.chains.some((c) => c.track.enabled);
+    this.lanesOn = config.chains.some((c) => c.expressLane.enabled);
     // The sync series of the chains that turned the method on, bound up front (alerts see zeros).
     for (const c of config.chains) if (c.sync.enabled) this.syncChildren(c.chainId);
     if (config.websocket.enabled) this.f.wsOpen.child({});
@@ -96,6 +100,10 @@ export class Metrics {
     if (config.listen.tls.enabled) for (const result of ['rotated', 'unchanged', 'invalid']) this.f.tlsReloads.child({ result });
     for (const c of config.chains) {
       this.f.inFlight.child({ chain: c.chainId });
+      if (c.expressLane.enabled) {
+        this.f.laneControlled.child({ chain: c.chainId });
+        this.f.laneRound.child({ chain: c.chainId });
+      }
       for (const s of c.sequencers) {
         const sequencer = upstreamLabel(s);
         this.sequencerChildren(c.chainId, sequencer);
@@ -199,20 +207,36 @@ export class Metrics {
   private readonly inFlightByChain = new Map<number, Counter>();
   private readonly limitedByAccount = new Map<string, Counter>();
 
-  /** chain → sequencer → pre-bound children: a forward event builds no label string. */
+  /** chain → sequencer → pre-bound children: a forward event builds no label string (the express lane's endpoint: its own map). */
   private readonly bySequencer = new Map<number, Map<string, { outcomes: Record<string, Counter>; latency: FastHistogram }>>();
+  private readonly byLaneEndpoint = new Map<number, Map<string, { outcomes: Record<string, Counter>; latency: FastHistogram }>>();
 
-  private sequencerChildren(chain: number, sequencer: string) {
-    let m = this.bySequencer.get(chain);
-    if (m === undefined) this.bySequencer.set(chain, (m = new Map()));
+  private sequencerChildren(chain: number, sequencer: string, lane: 'plain' | 'express' = 'plain') {
+    const by = lane === 'plain' ? this.bySequencer : this.byLaneEndpoint;
+    let m = by.get(chain);
+    if (m === undefined) by.set(chain, (m = new Map()));
     let c = m.get(sequencer);
     if (c === undefined) {
       const outcomes: Record<string, Counter> = {};
-      for (const outcome of OUTCOMES) outcomes[outcome] = this.f.forwards.child({ chain, sequencer, outcome });
+      for (const outcome of OUTCOMES) outcomes[outcome] = this.f.forwards.child({ chain, sequencer, outcome, lane });
       c = { outcomes, latency: this.f.upstream.child({ chain, sequencer }) };
       m.set(sequencer, c);
     }
     return c;
+  }
+
+  private lanes: LaneBox | null = null;
+  /** The express lanes the `txgate_express_lane_*` gauges read at each snapshot. */
+  watchLanes(box: LaneBox): void {
+    this.lanes = box;
+  }
+
+  private readLanes(): void {
+    if (this.lanes === null) return;
+    for (const [chain, s] of this.lanes.lanes.status()) {
+      this.f.laneControlled.child({ chain }).value = s.controlled ? 1 : 0;
+      this.f.laneRound.child({ chain }).value = s.round;
+    }
   }
 
   /** chain → the sync series of a chain with sync on (bound at start-up; none where sync is off). */
@@ -239,7 +263,7 @@ export class Metrics {
       this.syncChildren(chainId).waiting.value = n;
     },
     forward: (e: ForwardEvent) => {
-      const c = this.sequencerChildren(e.chainId, e.sequencer);
+      const c = this.sequencerChildren(e.chainId, e.sequencer, e.lane);
       const n = c.outcomes[e.outcome];
       if (n !== undefined) n.value++;
       c.latency.observe(e.ms / 1000);
@@ -300,6 +324,7 @@ export class Metrics {
   /** Everything, in prom-client's getMetricsAsJSON form: the declared families of the parts that are on, in their order. */
   snapshot(): MetricJSON[] {
     this.readHealth();
+    this.readLanes();
     const s = this.accountsState;
     if (s !== null) {
       this.f.storeAge.child({}).value = Math.round(Math.min(s.ageMs(), 1e12)) / 1000;
@@ -318,6 +343,7 @@ export class Metrics {
       store: s !== null,
       track: this.config.chains.some((c) => c.track.enabled),
       tls: this.config.listen.tls.enabled,
+      expressLane: this.lanesOn,
     };
     const out: MetricJSON[] = [];
     for (const key of Object.keys(METRICS) as (keyof typeof METRICS)[]) if (on[METRICS[key].part]) out.push(familyJSON(this.f[key], METRICS[key]));

@@ -2,6 +2,7 @@
  * Starts the real txgate (uWS front end, real stages) in this process on an ephemeral port,
  * with its logs captured so tests can assert on them, and an accounts file in a temp dir.
  */
+import type { OpenOptions as LaneOpenOptions } from '../../src/express-lane/lanes.js';
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,6 +38,7 @@ export interface GrantIn {
   feePatterns?: unknown[];
   senders?: string[];
   sync?: boolean;
+  expressLane?: boolean;
 }
 
 export interface AccountIn {
@@ -63,6 +65,7 @@ export function accountsDoc(accounts: AccountIn[]): unknown {
         feePatterns: g.feePatterns ?? [{ kind: 'transfer' }],
         ...(g.senders !== undefined ? { senders: g.senders } : {}),
         ...(g.sync !== undefined ? { sync: g.sync } : {}),
+        ...(g.expressLane !== undefined ? { expressLane: g.expressLane } : {}),
       })),
     })),
   };
@@ -94,6 +97,8 @@ export interface GateOptions {
   chainB?: boolean;
   /** Fields merged into chain 4663's config (e.g. `sync`). */
   chainA?: Record<string, unknown>;
+  /** How the express lanes open (a round clock that follows the chain's, the key's environment). */
+  lanes?: LaneOpenOptions;
 }
 
 export async function startGate(opts: GateOptions = {}): Promise<Gate> {
@@ -162,7 +167,12 @@ export async function startGate(opts: GateOptions = {}): Promise<Gate> {
       stop: () => service.stop().finally(() => rmSync(dir, { recursive: true, force: true })),
     };
   }
-  const app = createApp({ config, log, ...(opts.observers !== undefined ? { observers: opts.observers } : {}) });
+  const app = createApp({
+    config,
+    log,
+    ...(opts.observers !== undefined ? { observers: opts.observers } : {}),
+    ...(opts.lanes !== undefined ? { lanes: opts.lanes } : {}),
+  });
   const port = await app.start();
   return {
     app,

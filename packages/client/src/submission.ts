@@ -9,8 +9,11 @@ import { kindOf } from './outcomes.js';
 
 /** What one submission came to. Never thrown: every protocol answer is one of these. */
 export type SubmitOutcome =
-  /** The sequencer accepted it: the hash (not yet a receipt). */
-  | { readonly kind: 'accepted'; readonly hash: string }
+  /**
+   * The sequencer accepted it: the hash (not yet a receipt). `lane`: on a chain with Timeboost's
+   * express lane, which lane carried it (txgate's `X-Txgate-Lane` header); absent elsewhere.
+   */
+  | { readonly kind: 'accepted'; readonly hash: string; readonly lane?: 'express' | 'plain' }
   /** Refused for a reason that resending the same bytes will not change (400, 401, 402, 403, 413, 421, or the sequencer's own JSON-RPC error). */
   | { readonly kind: 'rejected'; readonly hash: string; readonly reason: string; readonly code: number; readonly message: string; readonly status: number }
   /** 429: wait this long (with jitter), then the same bytes may go again. */
@@ -68,7 +71,10 @@ export function classify(a: RpcAnswer, hash: string): SubmitOutcome {
     return { kind: 'uncertain', hash, why: a.why };
   }
   if (a.kind === 'result') {
-    if (typeof a.result === 'string' && a.result.toLowerCase() === hash) return { kind: 'accepted', hash };
+    if (typeof a.result === 'string' && a.result.toLowerCase() === hash) {
+      const lane = a.headers['x-txgate-lane'];
+      return lane === 'express' || lane === 'plain' ? { kind: 'accepted', hash, lane } : { kind: 'accepted', hash };
+    }
     return { kind: 'uncertain', hash, why: `answered ${String(a.result).slice(0, 80)}, not the hash of these bytes` };
   }
   const data = (typeof a.data === 'object' && a.data !== null ? a.data : {}) as { reason?: unknown; retryAfterMs?: unknown };

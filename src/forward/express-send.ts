@@ -1,0 +1,141 @@
+/**
+ * The express lane's part in a forward (docs/express-lane.md): the one rule every forward of a
+ * chain that enables `expressLane` goes through (forwarder.ts: the HTTP front end's, the
+ * WebSocket lane's and the sync send's receipt mode alike).
+ *
+ * - `take(req)`: the wrapped submission when the account's grant has `expressLane` and the lane
+ *   says the round is ours (express-lane/lane.ts), else null: the plain path, exactly as without
+ *   the lane.
+ * - `send(req, sub, plain)`: the submission goes to the lane's endpoint, an upstream of its own
+ *   (the chain's link holds it), instead of the sequencers. Its answer is read by the outcome
+ *   rules (docs/design.md §5): `null` is not an acceptance (the hash is confirmed by a lookup on
+ *   a sequencer, then the chain RPC, within the forward's time budget, else 502 uncertain with
+ *   `data.txHash`); a refusal that proves the bytes were not sequenced falls back to the plain
+ *   path with the same bytes; anything else (a fault after writing, garbage, another error) is
+ *   resolved by the same lookup, never taken as a refusal. The submission is released exactly
+ *   once, with what its answer meant.
+ *
+ * The answer says which lane carried the submission (`X-Txgate-Lane`), as does its audit line
+ * (`lane`).
+ */
+import { Exit, type Header, result } from '../errors.js';
+import { type LaneReading, readLaneError } from '../express-lane/answer.js';
+import type { Granted, LaneSubmission } from '../express-lane/lane.js';
+import type { ExpressLanes } from '../express-lane/lanes.js';
+import type { Logger } from '../log.js';
+import { FastLog, millisText } from '../log-line.js';
+import type { Answer, CallTimes, Upstream } from '../upstreams/upstream.js';
+import { uncertain } from './answer.js';
+import type { Attempts } from './attempts.js';
+import type { AttemptObserver, ForwardRequest } from './parts.js';
+
+export type LaneName = 'express' | 'plain';
+
+/** The lanes of the process, set once they are open (the composition root opens them at start). */
+export interface LaneBox {
+  lanes: ExpressLanes;
+}
+
+const HEADER: Record<LaneName, readonly Header[]> = {
+  express: [[Buffer.from('x-txgate-lane'), Buffer.from('express')]],
+  plain: [[Buffer.from('x-txgate-lane'), Buffer.from('plain')]],
+};
+
+/** `exit` with the header naming the lane that carried the submission. */
+export function withLane(exit: Exit, lane: LaneName): Exit {
+  const h = HEADER[lane];
+  return new Exit(exit.status, exit.reason, exit.tail, exit.headers === undefined ? h : [...exit.headers, ...h], exit.detail);
+}
+
+/** The endpoint's answer (an upstream's Answer) in the lane's outcome terms (express-lane/answer.ts). */
+export function readLaneUpstream(a: Answer): LaneReading {
+  if (a.kind === 'result') return a.result === null ? { kind: 'queued' } : { kind: 'unknown', why: 'a result other than null' };
+  if (a.kind === 'error') return readLaneError(a.code, a.message);
+  // Never written: nothing reached the endpoint, so nothing can have been sequenced by it.
+  return a.sent ? { kind: 'unknown', why: a.why } : { kind: 'not-sequenced', code: 'REQUEST_REFUSED', lostControl: false };
+}
+
+const MIN_PAUSE_MS = 10;
+const MAX_PAUSE_MS = 200;
+
+export class ExpressSend {
+  private readonly fast: FastLog;
+
+  constructor(
+    private readonly chainId: number,
+    private readonly box: LaneBox,
+    /** The lane's endpoint (`expressLane.endpoint`), an upstream of its own. */
+    readonly endpoint: Upstream,
+    private readonly attempts: Attempts,
+    private readonly times: CallTimes,
+    log: Logger,
+    private readonly observer: AttemptObserver = {},
+  ) {
+    this.fast = new FastLog(log);
+  }
+
+  /** The wrapped submission, or null: the plain path. */
+  take(req: ForwardRequest): LaneSubmission | null {
+    const holder: Granted | undefined = req.holder;
+    return holder === undefined ? null : this.box.lanes.submissionFor(this.chainId, req.rawHex, holder);
+  }
+
+  /**
+   * Sends `sub` to the lane's endpoint and concludes by the rules above; `plain` runs the plain
+   * path (after a refusal proving the bytes were not sequenced); `lookupAt` is where the hash is
+   * looked up first (a sequencer of the chain), the chain RPC after it.
+   */
+  async send(req: ForwardRequest, sub: LaneSubmission, lookupAt: Upstream, plain: () => Promise<Exit>): Promise<Exit> {
+    const t = performance.now();
+    let reading: LaneReading;
+    let detail: string;
+    try {
+      const a = await this.endpoint.call(sub.method, sub.paramsJson, this.times);
+      reading = readLaneUpstream(a);
+      detail = a.kind === 'fault' ? a.why : a.kind === 'error' ? a.message.slice(0, 200) : a.result === null ? 'null' : 'a result other than null';
+    } catch {
+      reading = { kind: 'unknown', why: 'internal error' };
+      detail = 'internal error';
+    }
+    sub.release(reading);
+    if (reading.kind === 'not-sequenced') {
+      this.audit(req, sub, 'rejected', 'answer', t, `refused (${reading.code}): ${detail}; the plain path with the same bytes`);
+      return withLane(await plain(), 'plain');
+    }
+    // `null` (queued) or no definite answer: the bytes may be in the lane; the lookup decides.
+    const known = await this.confirm(req.hash, lookupAt);
+    if (known) {
+      this.audit(req, sub, 'accepted', 'lookup', t, `${detail}; the hash is known`);
+      return withLane(result(req.hash), 'express');
+    }
+    this.audit(req, sub, 'fault', 'unresolved', t, `${detail}; the lookup did not find the hash within ${this.times.timeoutMs} ms`);
+    return withLane(uncertain(req.hash), 'express');
+  }
+
+  /** eth_getTransactionByHash (a sequencer, then the chain RPC) until it knows the hash or the forward's budget runs out. */
+  private async confirm(hash: string, at: Upstream): Promise<boolean> {
+    const deadline = performance.now() + this.times.timeoutMs;
+    let pause = MIN_PAUSE_MS;
+    for (;;) {
+      if ((await this.attempts.lookup(at, hash, deadline)) === 'known') return true;
+      const left = deadline - performance.now();
+      if (left <= 0) return false;
+      await new Promise((r) => setTimeout(r, Math.min(pause, left)));
+      pause = Math.min(pause * 2, MAX_PAUSE_MS);
+    }
+  }
+
+  /** The lane's audit line (and the forward metrics, labelled `lane="express"`). */
+  private audit(req: ForwardRequest, sub: LaneSubmission, outcome: 'accepted' | 'rejected' | 'fault', rule: string, t: number, detail: string): void {
+    const us = Math.round((performance.now() - t) * 1000);
+    this.observer.forward?.({ chainId: this.chainId, sequencer: this.endpoint.label, outcome, ms: us / 1000, lane: 'express' });
+    const line = this.fast.line(outcome === 'fault' ? 'warn' : 'info');
+    if (line === null) return;
+    line.str('audit', 'forward').str('lane', 'express');
+    line.str('reqId', req.reqId).str('account', req.account).str('tx', req.hash).json('chainId', this.chainId);
+    line.json('sequencer', this.endpoint.labelJson).str('outcome', outcome).str('rule', rule).json('ms', millisText(us));
+    line.json('round', sub.round).text('detail', detail, 400);
+    if (req.sender !== null) line.str('sender', req.sender);
+    line.end('forward');
+  }
+}
