@@ -248,6 +248,18 @@ describe('the express lane, wired', () => {
   });
 });
 
+describe('the express lane when the chain RPC goes away', () => {
+  it("a lane whose auction state is stale is named in /ready's warnings and not taken as ours", async () => {
+    await controlled(gate);
+    await anvil.stop();
+    await eventually(() => gate.app.readiness.warnings().some((w) => /express lane 4663: auction state stale/.test(w)), 10_000);
+    assert.equal(gate.app.lanes.lanes.status().get(CHAIN)!.controlled, false);
+    // Back for the tests after (a fresh chain: the lane is refused at start there, as the contract is gone).
+    anvil = await startAnvil({ port: await freePort(), chainId: CHAIN });
+    auction = await deployAuction(anvil.url, CHAIN);
+  });
+});
+
 describe('the express lane at start', () => {
   /** A config file for the CLI: chain 4663 on anvil with the lane, its key in a file only its owner reads. */
   const configFile = (workers: number, lane: Record<string, unknown>): string => {
