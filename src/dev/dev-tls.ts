@@ -16,6 +16,27 @@ export interface DevTls {
 
 const openssl = (args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'pipe', 'pipe'] });
 
+/** A self-signed P-256 CA (`CN=subject`, valid `days`) written to `keyFile` and `certFile` (the TLS tests make theirs with it too). */
+export function makeCaFiles(keyFile: string, certFile: string, subject: string, days: number): void {
+  openssl([
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-keyout',
+    keyFile,
+    '-out',
+    certFile,
+    '-days',
+    String(days),
+    '-subj',
+    `/CN=${subject}`,
+  ]);
+}
+
 /** The CA (kept) and a fresh server certificate; throws one line when openssl is missing or fails. */
 export function makeDevTls(dir: string): DevTls {
   const tls = join(dir, 'tls');
@@ -27,23 +48,7 @@ export function makeDevTls(dir: string): DevTls {
   try {
     if (!existsSync(caFile) || !existsSync(caKey)) {
       // Valid for a year, for development only: never trust it beyond this machine.
-      openssl([
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:P-256',
-        '-nodes',
-        '-keyout',
-        caKey,
-        '-out',
-        caFile,
-        '-days',
-        '365',
-        '-subj',
-        '/CN=txgate development CA',
-      ]);
+      makeCaFiles(caKey, caFile, 'txgate development CA', 365);
     }
     const csr = join(tls, 'server.csr');
     const ext = join(tls, 'server.ext');

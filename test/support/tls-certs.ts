@@ -2,6 +2,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { makeCaFiles } from '../../src/dev/dev-tls.js';
 
 export interface TestCa {
   readonly dir: string;
@@ -15,23 +16,7 @@ const openssl = (args: string[]) => execFileSync('openssl', args, { stdio: ['ign
 export function makeCa(dir: string, name = 'txgate test CA'): TestCa {
   const certFile = join(dir, `${name.replace(/\W/g, '_')}.pem`);
   const keyFile = join(dir, `${name.replace(/\W/g, '_')}.key`);
-  openssl([
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:P-256',
-    '-nodes',
-    '-keyout',
-    keyFile,
-    '-out',
-    certFile,
-    '-days',
-    '2',
-    '-subj',
-    `/CN=${name}`,
-  ]);
+  makeCaFiles(keyFile, certFile, name, 2);
   return { dir, certFile, keyFile, pem: readFileSync(certFile) };
 }
 
