@@ -10,11 +10,11 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createPublicClient, http, type Hex } from 'viem';
+import type { Hex } from 'viem';
 import { startAnvil, type Anvil } from '../src/dev/anvil.js';
-import { keysInLogs, MIN_TIP, newKey, startGate, TIP, type Gate } from './support/harness.js';
+import { keysInLogs, newKey, startGate, type Gate } from './support/harness.js';
 import { freePort } from './support/processes.js';
-import { SIGNERS } from './support/txs.js';
+import { signNext } from './support/txs.js';
 
 const key = newKey();
 let anvil: Anvil;
@@ -42,20 +42,7 @@ function run(file: string, env: Record<string, string>, ms = 60_000): Promise<{ 
   });
 }
 
-async function signed(signer: number): Promise<Hex> {
-  const account = SIGNERS[signer]!;
-  const nonce = await createPublicClient({ transport: http(anvil.url) }).getTransactionCount({ address: account.address, blockTag: 'pending' });
-  return account.signTransaction({
-    type: 'eip1559',
-    chainId: 4663,
-    nonce,
-    to: TIP as Hex,
-    value: MIN_TIP,
-    gas: 21000n,
-    maxFeePerGas: 3_000_000_000n,
-    maxPriorityFeePerGas: 1_000_000_000n,
-  });
-}
+const signed = (signer: number): Promise<Hex> => signNext(anvil.url, signer, { maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n });
 
 before(async () => {
   anvil = await startAnvil({ port: await freePort(), chainId: 4663 });

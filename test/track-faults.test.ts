@@ -9,15 +9,14 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { createPublicClient, http, type Hex } from 'viem';
 import { WebSocketServer } from 'ws';
 import { startAnvil, type Anvil } from '../src/dev/anvil.js';
 import { findByNonce, readBlock, readReceipt, readSeen } from '../src/track/blocks.js';
 import { readBatch } from '../src/track/chain-rpc.js';
-import { eventually, keysInLogs, MIN_TIP, newKey, startGate, TIP, type Gate } from './support/harness.js';
+import { eventually, keysInLogs, newKey, startGate, type Gate } from './support/harness.js';
 import { freePort } from './support/processes.js';
 import { rpc, send } from './support/http.js';
-import { SIGNERS } from './support/txs.js';
+import { signNext } from './support/txs.js';
 
 const key = newKey();
 const accounts = [{ id: 'desk', keys: [key], allowUntipped: true }];
@@ -138,18 +137,7 @@ describe('tracking: a hostile chain RPC', () => {
     await new Promise<void>((r) => wss.once('listening', () => r()));
     const wsUrl = `ws://127.0.0.1:${(wss.address() as AddressInfo).port}`;
     const g = await trackedGate(anvil.url, { rpcWs: wsUrl }, [anvil.url]);
-    const signer = SIGNERS[1]!;
-    const nonce = await createPublicClient({ transport: http(anvil.url) }).getTransactionCount({ address: signer.address, blockTag: 'pending' });
-    const raw = await signer.signTransaction({
-      type: 'eip1559',
-      chainId: 4663,
-      nonce,
-      to: TIP as Hex,
-      value: MIN_TIP,
-      gas: 21000n,
-      maxFeePerGas: 10n ** 10n,
-      maxPriorityFeePerGas: 10n ** 9n,
-    });
+    const raw = await signNext(anvil.url, 1);
     const hash = (await rpc(g.port, 'eth_sendRawTransaction', [raw], { key })).json.result as string;
     await eventually(async () => (await rpc(g.port, 'txgate_getTransactionStatus', [hash], { key })).json.result.status === 'included', 15_000);
     for (const c of wss.clients) c.terminate();

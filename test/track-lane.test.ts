@@ -8,12 +8,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
-import { createPublicClient, http, type Hex } from 'viem';
+import type { Hex } from 'viem';
 import { startAnvil, type Anvil } from '../src/dev/anvil.js';
-import { eventually, keysInLogs, MIN_TIP, newKey, startGate, TIP, type Gate } from './support/harness.js';
+import { eventually, keysInLogs, newKey, startGate, type Gate } from './support/harness.js';
 import { freePort } from './support/processes.js';
 import { rpc } from './support/http.js';
-import { SIGNERS } from './support/txs.js';
+import { signNext } from './support/txs.js';
 
 const key = newKey();
 const other = newKey();
@@ -72,19 +72,7 @@ class Lane {
   }
 }
 
-async function signed(signer: number): Promise<Hex> {
-  const nonce = await createPublicClient({ transport: http(anvil.url) }).getTransactionCount({ address: SIGNERS[signer]!.address, blockTag: 'pending' });
-  return SIGNERS[signer]!.signTransaction({
-    type: 'eip1559',
-    chainId: 4663,
-    nonce,
-    to: TIP as Hex,
-    value: MIN_TIP,
-    gas: 21000n,
-    maxFeePerGas: 10n ** 10n,
-    maxPriorityFeePerGas: 10n ** 9n,
-  });
-}
+const signed = (signer: number): Promise<Hex> => signNext(anvil.url, signer);
 
 describe('tracking on the WebSocket lane', () => {
   it("a subscription pushes every change of the account's transactions, in order, each equal to the status answered", async () => {

@@ -1,6 +1,6 @@
 /** Transactions signed by an independent library (viem), for tests. */
 import { privateKeyToAccount } from 'viem/accounts';
-import { encodeFunctionData, parseAbi, type Hex } from 'viem';
+import { createPublicClient, encodeFunctionData, http, parseAbi, type Hex } from 'viem';
 import { ANVIL_KEYS } from '../../src/dev/anvil.js';
 import { intBytes, signFields1559 } from '../../src/dev/sign.js';
 import { MIN_TIP, TIP } from './harness.js';
@@ -33,6 +33,12 @@ export function sign1559(t: TxIn = {}): Promise<Hex> {
     maxFeePerGas: t.maxFeePerGas ?? 3_000_000_000n,
     maxPriorityFeePerGas: t.maxPriorityFeePerGas ?? 1_000_000_000n,
   });
+}
+
+/** A tipped transfer by SIGNERS[signer] at its next nonce on the chain RPC `rpcUrl` (pending ones counted), with fees a local chain takes at once. */
+export async function signNext(rpcUrl: string, signer: number, t: TxIn = {}): Promise<Hex> {
+  const nonce = await createPublicClient({ transport: http(rpcUrl) }).getTransactionCount({ address: SIGNERS[signer]!.address, blockTag: 'pending' });
+  return sign1559({ signer, nonce, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 10n ** 9n, ...t });
 }
 
 export function signLegacy(t: TxIn & { protected?: boolean } = {}): Promise<Hex> {
