@@ -3,12 +3,12 @@
  * every figure is read from a run's JSON, and the command that reproduces a run is rendered from
  * the settings that run recorded. `npm run readme` writes it between `<!-- perf:start -->` and
  * `<!-- perf:end -->`; a test fails when the README differs from the JSON. What may be called a
- * figure is bench/figures.ts's rule: a median only of an odd count of rounds (3 or more), a
+ * figure is bench/shared/figures.ts's rule: a median only of an odd count of rounds (3 or more), a
  * figure below its reference or from noisy rounds flagged in its cell.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { flagged, hasMedian, noisyNote, roundsSpread } from '../bench/figures.js';
+import { flagged, hasMedian, noisyNote, roundsSpread } from '../bench/shared/figures.js';
 
 export const RESULTS_DIR = join(import.meta.dirname, '../../bench/results');
 

@@ -1,5 +1,5 @@
 /**
- * The benches' command line (bench/lib.ts, one parser for all): --help, a refused option or value
+ * The benches' command line (bench/shared/lib.ts, one parser for all): --help, a refused option or value
  * in one line with exit 2, quick and --full defaults, where results go, and the temporary files
  * removed when a run is stopped with Ctrl-C (SIGINT).
  */
@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { DEFAULT_OUT, parseBenchArgs, UsageError, type OptionSpec } from '../bench/lib.js';
+import { DEFAULT_OUT, parseBenchArgs, UsageError, type OptionSpec } from '../bench/shared/lib.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const BENCHES = {
@@ -23,7 +23,7 @@ const BENCHES = {
 };
 
 function bench(file: string, args: string[]) {
-  const r = spawnSync(process.execPath, [join(root, 'dist', 'bench', `${file}.js`), ...args], { encoding: 'utf8', timeout: 30_000 });
+  const r = spawnSync(process.execPath, [join(root, 'dist', 'bench', 'entry', `${file}.js`), ...args], { encoding: 'utf8', timeout: 30_000 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -124,7 +124,7 @@ describe('a bench stopped with Ctrl-C', () => {
     const out = mkdtempSync(join(tmpdir(), 'txgate-bench-out-'));
     try {
       // A sequencer that answers after a minute: the burst is in flight when the signal comes.
-      const child = spawn(process.execPath, [join(root, 'dist', 'bench', 'burst.js'), '--n', '20', '--delay', '60000', '--out', out], {
+      const child = spawn(process.execPath, [join(root, 'dist', 'bench', 'entry', 'burst.js'), '--n', '20', '--delay', '60000', '--out', out], {
         env: { ...process.env, TMPDIR: tmp },
         stdio: ['ignore', 'pipe', 'pipe'],
       });

@@ -15,15 +15,15 @@
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { parseConfig } from '../src/config.js';
-import { createLogger } from '../src/log.js';
-import { readBatch, type Call, type ChainRpc, type Got } from '../src/track/chain-rpc.js';
-import { Entry, TrackTable } from '../src/track/table.js';
-import { Watcher } from '../src/track/watcher.js';
-import { median, round, startBench } from './lib.js';
+import { parseConfig } from '../../src/config.js';
+import { createLogger } from '../../src/log.js';
+import { readBatch, type Call, type ChainRpc, type Got } from '../../src/track/chain-rpc.js';
+import { Entry, TrackTable } from '../../src/track/table.js';
+import { Watcher } from '../../src/track/watcher.js';
+import { median, round, startBench } from '../shared/lib.js';
+import { driver } from '../shared/paths.js';
 
 const run = startBench('bench:track', 'Tracking: memory per tracked transaction, and the watcher cost per block with many pending.', {
   entries: { kind: 'int', min: 1000, quick: 100_000, help: 'acceptances tracked for the memory figure' },
@@ -168,11 +168,9 @@ const w = await watcherCost();
  * acceptances less the same run without the hook, over `accepts`.
  */
 function instructions(mode: 'track' | 'none'): number | null {
-  const r = spawnSync(
-    'valgrind',
-    ['--tool=callgrind', '--callgrind-out-file=/dev/null', 'node', join(import.meta.dirname, 'track-accept.js'), String(o.accepts), mode],
-    { encoding: 'utf8' },
-  );
+  const r = spawnSync('valgrind', ['--tool=callgrind', '--callgrind-out-file=/dev/null', 'node', driver('track-accept'), String(o.accepts), mode], {
+    encoding: 'utf8',
+  });
   const m = /Collected : (\d+)/.exec(r.stderr ?? '');
   return r.status === 0 && m !== null ? Number(m[1]) : null;
 }

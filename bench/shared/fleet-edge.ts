@@ -19,10 +19,11 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Sql } from 'postgres';
 import { Pool } from 'undici';
-import { keySha256 } from '../src/accounts/keys.js';
-import { freePort, writeCliConfig } from '../test/support/processes.js';
+import { keySha256 } from '../../src/accounts/keys.js';
+import { freePort, writeCliConfig } from '../../test/support/processes.js';
 import { round } from './lib.js';
-import type { StallReport } from './stall-probe.js';
+import type { StallReport } from '../drivers/stall-probe.js';
+import { driver } from './paths.js';
 
 const TIP = '0xa0ee7a142d267c1f36714e4a8f75612f20a79720';
 const PROBE_KEY = 'bench-probe-key-0';
@@ -65,7 +66,7 @@ export interface PhaseResult {
   readonly stalls: StallReport | null;
 }
 
-const PROBE_MODULE = pathToFileURL(join(import.meta.dirname, 'stall-probe.js')).href;
+const PROBE_MODULE = pathToFileURL(driver('stall-probe')).href;
 
 export async function measureEdge(o: EdgeOptions): Promise<PhaseResult[]> {
   const { sql } = o;

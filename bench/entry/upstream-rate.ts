@@ -7,19 +7,19 @@
  * within 0.2 ms of each other, the span from the first one's due time), and for ws:// how the
  * calls were spread over the connections.
  *
- * Usage: node dist/bench/upstream-rate.js [--rate 1000] [--seconds 5] [--rounds 2]
+ * Usage: node dist/bench/entry/upstream-rate.js [--rate 1000] [--seconds 5] [--rounds 2]
  *   [--paths http,ws2,ws8] (wsN: N connections) [--port 18297] [--stub-core 0] [--json FILE]
- *   node dist/bench/upstream-rate.js --child PATH URL RATE SECONDS   (one path; prints RESULT {…})
+ *   node dist/bench/entry/upstream-rate.js --child PATH URL RATE SECONDS   (one path; prints RESULT {…})
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type WebSocket from 'ws';
-import { HttpUpstream } from '../src/upstreams/http/http-upstream.js';
-import type { Upstream } from '../src/upstreams/upstream.js';
-import { WsUpstream } from '../src/upstreams/ws/ws-upstream.js';
+import { HttpUpstream } from '../../src/upstreams/http/http-upstream.js';
+import type { Upstream } from '../../src/upstreams/upstream.js';
+import { WsUpstream } from '../../src/upstreams/ws/ws-upstream.js';
+import { server } from '../shared/paths.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string, dflt: string) => {
@@ -28,9 +28,9 @@ const flag = (name: string, dflt: string) => {
 };
 if (args.includes('--help')) {
   process.stdout.write(
-    'Usage: node dist/bench/upstream-rate.js [--rate 1000] [--seconds 5] [--rounds 2] [--paths http,ws2,ws8] [--port 18297] [--stub-core 0] [--json FILE]\n' +
+    'Usage: node dist/bench/entry/upstream-rate.js [--rate 1000] [--seconds 5] [--rounds 2] [--paths http,ws2,ws8] [--port 18297] [--stub-core 0] [--json FILE]\n' +
       "(the driver runs on core 1; --stub-core 1 puts the stub beside it, as bench:load's fixed rate puts it beside txgate)\n" +
-      'Drives HttpUpstream / WsUpstream (wsN: N connections) directly against bench/stub-sequencer at a fixed rate;\n' +
+      'Drives HttpUpstream / WsUpstream (wsN: N connections) directly against bench/servers/stub-sequencer at a fixed rate;\n' +
       'prints per path p50/p99/p99.9/max µs, the longest stall and how ws:// calls were spread over connections.\n',
   );
   process.exit(0);
@@ -193,13 +193,12 @@ const seconds = Number(flag('seconds', '5'));
 const rounds = Number(flag('rounds', '2'));
 const paths = flag('paths', 'http,ws2,ws8').split(',');
 const port = Number(flag('port', '18297'));
-const here = dirname(fileURLToPath(import.meta.url));
 // uWS listens with SO_REUSEPORT: a port someone else's stub holds would be shared without a word.
 await new Promise<void>((ok, fail) => {
   const probe = createServer().once('error', () => fail(new Error(`port ${port} is taken: pick another with --port`)));
   probe.listen(port, '127.0.0.1', () => probe.close(() => ok()));
 });
-const stub = spawn('taskset', ['-c', flag('stub-core', '0'), 'node', join(here, 'stub-sequencer.js'), String(port)], { stdio: ['ignore', 'pipe', 'inherit'] });
+const stub = spawn('taskset', ['-c', flag('stub-core', '0'), 'node', server('stub-sequencer'), String(port)], { stdio: ['ignore', 'pipe', 'inherit'] });
 await new Promise<void>((r) => stub.stdout!.once('data', () => r()));
 const results: Result[] = [];
 try {

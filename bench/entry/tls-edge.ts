@@ -24,12 +24,13 @@ import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect as netConnect } from 'node:net';
 import { join } from 'node:path';
 import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
-import { ANVIL_TIP_ADDRESS } from '../src/dev/anvil.js';
-import { makeDevTls } from '../src/dev/dev-tls.js';
-import { sign1559 } from '../src/dev/sign.js';
-import { initCrypto } from '../src/native.js';
-import { keySha256 } from '../src/accounts/keys.js';
-import { median, round, startBench } from './lib.js';
+import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
+import { makeDevTls } from '../../src/dev/dev-tls.js';
+import { sign1559 } from '../../src/dev/sign.js';
+import { initCrypto } from '../../src/native.js';
+import { keySha256 } from '../../src/accounts/keys.js';
+import { median, round, startBench } from '../shared/lib.js';
+import { TXGATE_CLI, server } from '../shared/paths.js';
 
 const bench = startBench(
   'bench:tls',
@@ -157,7 +158,6 @@ http {
 );
 
 // --- processes ------------------------------------------------------------------------------
-const dist = join(import.meta.dirname, '..');
 let stopping = false;
 /** Under callgrind: instrumentation off until the measured rounds. */
 const VALGRIND = ['valgrind', '--tool=callgrind', '--instr-atstart=no', '--dump-instr=no', '--collect-jumps=no'];
@@ -182,7 +182,7 @@ function start(name: string, cmd: string[], underCallgrind: boolean): ChildProce
   bench.children.push(c);
   return c;
 }
-const stub = start('stub', [process.execPath, join(dist, 'bench/stub-sequencer.js'), String(P.stub)], false);
+const stub = start('stub', [process.execPath, server('stub-sequencer'), String(P.stub)], false);
 
 interface Servers {
   readonly plain: ChildProcess;
@@ -191,8 +191,8 @@ interface Servers {
 }
 async function startServers(underCallgrind: boolean): Promise<Servers> {
   const servers = {
-    plain: start('plain', [process.execPath, join(dist, 'src/cli.js'), '--config', join(dir, 'plain.json')], underCallgrind),
-    tls: start('tls', [process.execPath, join(dist, 'src/cli.js'), '--config', join(dir, 'tls.json')], underCallgrind),
+    plain: start('plain', [process.execPath, TXGATE_CLI, '--config', join(dir, 'plain.json')], underCallgrind),
+    tls: start('tls', [process.execPath, TXGATE_CLI, '--config', join(dir, 'tls.json')], underCallgrind),
     nginx: start('nginx', ['nginx', '-c', join(dir, 'nginx.conf'), '-p', dir], underCallgrind),
   };
   for (const port of [P.plain, P.tls, P.nginx]) await waitFor(port, underCallgrind ? 600 : 60);

@@ -1,5 +1,5 @@
 /**
- * The forward's client alone, for bench/forward-cost.ts: calls eth_sendRawTransaction on the
+ * The forward's client alone, for bench/entry/forward-cost.ts: calls eth_sendRawTransaction on the
  * stub sequencer through txgate's Upstream for a URL (src/upstreams/registry.ts: the
  * HttpUpstream or the WsUpstream), `concurrency` at a time, in rounds the driver starts.
  *
@@ -7,7 +7,7 @@
  * `warm`, then for each line `go` on stdin makes N calls and prints `done`; `end` exits.
  */
 import { createInterface } from 'node:readline';
-import { openUpstream } from '../src/upstreams/registry.js';
+import { openUpstream } from '../../src/upstreams/registry.js';
 
 const [url, concurrency, n, warmup] = [process.argv[2]!, Number(process.argv[3] ?? 8), Number(process.argv[4] ?? 2000), Number(process.argv[5] ?? 20000)];
 const raw =

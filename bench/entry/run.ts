@@ -1,9 +1,9 @@
 /** `npm run bench`: the in-process bench suites (tinybench); writes latest.json and latest.md and prints a table per suite as it ends. */
-import { roundsProblem } from './figures.js';
-import { startBench, saveRows, table, type Row } from './lib.js';
-import { run as decode } from './decode.bench.js';
-import { run as stages } from './stages.bench.js';
-import { run as pipeline } from './pipeline.bench.js';
+import { roundsProblem } from '../shared/figures.js';
+import { startBench, saveRows, table, type Row } from '../shared/lib.js';
+import { run as decode } from '../micro/decode.bench.js';
+import { run as stages } from '../micro/stages.bench.js';
+import { run as pipeline } from '../micro/pipeline.bench.js';
 
 const suites: Record<string, (o: { time: number; rounds: number }) => Promise<Row[]>> = { decode, stages, pipeline };
 const run = startBench(

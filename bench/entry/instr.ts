@@ -25,15 +25,16 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { privateKeyToAddress } from 'viem/accounts';
-import { ANVIL_TIP_ADDRESS } from '../src/dev/anvil.js';
-import { sign1559 } from '../src/dev/sign.js';
-import { initCrypto } from '../src/native.js';
-import { keySha256 } from '../src/accounts/keys.js';
-import { topFunctions, type TopFunction } from './callgrind-top.js';
-import { median, RESULTS_DIR, round, startBench } from './lib.js';
-import { barNote, differsFrom, medianName, roundsProblem } from './figures.js';
-import { stackedBarsSvg, type Bar } from './svg.js';
-import { noisyRounds, pairedConfidence, spread, stageCosts, type StageCost } from './stage-costs.js';
+import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
+import { sign1559 } from '../../src/dev/sign.js';
+import { initCrypto } from '../../src/native.js';
+import { keySha256 } from '../../src/accounts/keys.js';
+import { topFunctions, type TopFunction } from '../shared/callgrind-top.js';
+import { median, RESULTS_DIR, round, startBench } from '../shared/lib.js';
+import { barNote, differsFrom, medianName, roundsProblem } from '../shared/figures.js';
+import { stackedBarsSvg, type Bar } from '../shared/svg.js';
+import { noisyRounds, pairedConfidence, spread, stageCosts, type StageCost } from '../shared/stage-costs.js';
+import { TXGATE_CLI, server } from '../shared/paths.js';
 
 // --- fixtures -------------------------------------------------------------------------------
 await initCrypto();
@@ -216,7 +217,6 @@ const CONNS = opt.connections;
 const MAX_SPREAD = opt['max-spread'] / 100;
 const TOP = opt.top;
 const IDLE_S = opt.idle;
-const dist = join(import.meta.dirname, '..');
 const LANE = opt['express-lane'] || opt['express-lane-held'];
 /** The controller key txgate holds with --express-lane (a bench key), and what the stub's auction names. */
 const LANE_KEY = `0x${'42'.repeat(32)}` as const;
@@ -678,7 +678,7 @@ for (const [port, chainId] of [
   [STUB + 2, WS_CHAIN],
   [STUB + 3, TRACK_CHAIN],
 ]) {
-  const stub = spawn('node', [join(dist, 'bench/stub-sequencer.js'), String(port), '0', String(chainId), LANE_HOLDER], {
+  const stub = spawn('node', [server('stub-sequencer'), String(port), '0', String(chainId), LANE_HOLDER], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   children.push(stub);
@@ -693,11 +693,11 @@ process.stderr.write(
 );
 
 const SERVERS = {
-  echo: { port: BASE, args: [join(dist, 'bench/echo-server.js'), String(BASE)], scenarios: [MAIN[0]!] },
+  echo: { port: BASE, args: [server('echo-server'), String(BASE)], scenarios: [MAIN[0]!] },
   floor: {
     port: BASE + 1,
     args: [
-      join(dist, 'bench/floor-server.js'),
+      server('floor-server'),
       String(BASE + 1),
       join(dir, 'floor.log'),
       keySha256(keys.load),
@@ -709,7 +709,7 @@ const SERVERS = {
   },
   txgate: {
     port: BASE + 2,
-    args: [join(dist, 'src/cli.js'), '--config', join(dir, 'txgate.json')],
+    args: [TXGATE_CLI, '--config', join(dir, 'txgate.json')],
     ready: '/ready',
     scenarios: MAIN.filter((s) => want(s.name)),
   },

@@ -13,12 +13,13 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { ANVIL_TIP_ADDRESS } from '../src/dev/anvil.js';
-import { sign1559 } from '../src/dev/sign.js';
-import { initCrypto } from '../src/native.js';
-import { keySha256 } from '../src/accounts/keys.js';
-import { differsFrom, flagged, medianName, noisyNote, roundsProblem, roundsSpread } from './figures.js';
-import { cpuMicros, median, RESULTS_DIR, round, startBench } from './lib.js';
+import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
+import { sign1559 } from '../../src/dev/sign.js';
+import { initCrypto } from '../../src/native.js';
+import { keySha256 } from '../../src/accounts/keys.js';
+import { differsFrom, flagged, medianName, noisyNote, roundsProblem, roundsSpread } from '../shared/figures.js';
+import { cpuMicros, median, RESULTS_DIR, round, startBench } from '../shared/lib.js';
+import { TXGATE_CLI, driver, server } from '../shared/paths.js';
 
 const run = startBench('bench:ws', 'The WebSocket lane against HTTP on the same txgate: req/s and server CPU per request, then latency at a fixed rate.', {
   seconds: { kind: 'int', quick: 2, full: 5, help: 'seconds per measurement' },
@@ -36,7 +37,6 @@ const SECONDS = opt.seconds;
 const ROUNDS = opt.rounds;
 const IN_FLIGHT = opt['in-flight'];
 const RATE = opt.rate;
-const dist = join(import.meta.dirname, '..');
 const dir = run.tmp;
 const KEY = 'txg_ws_' + randomBytes(24).toString('base64url');
 const children = run.children;
@@ -98,7 +98,7 @@ async function ready(url: string, child: ChildProcess): Promise<void> {
 
 const STUB = 18210;
 const GATE = 18211;
-const stub = spawn('taskset', ['-c', LOAD_CORE, 'node', join(dist, 'bench/stub-sequencer.js'), String(STUB)], { stdio: 'ignore' });
+const stub = spawn('taskset', ['-c', LOAD_CORE, 'node', server('stub-sequencer'), String(STUB)], { stdio: 'ignore' });
 children.push(stub);
 await ready(`http://127.0.0.1:${STUB}/`, stub);
 const cfg = join(dir, 'txgate.json');
@@ -122,7 +122,7 @@ writeFileSync(
     accounts: { file: join(dir, 'accounts.json') },
   }),
 );
-const gate = spawn('taskset', ['-c', SERVER_CORE, 'node', join(dist, 'src/cli.js'), '--config', cfg], { stdio: 'ignore' });
+const gate = spawn('taskset', ['-c', SERVER_CORE, 'node', TXGATE_CLI, '--config', cfg], { stdio: 'ignore' });
 children.push(gate);
 await ready(`http://127.0.0.1:${GATE}/`, gate);
 
@@ -131,7 +131,7 @@ function generate(input: Record<string, unknown>): Promise<Record<string, number
   const file = join(dir, `in-${inputs++}.json`);
   writeFileSync(file, JSON.stringify({ key: KEY, inFlight: IN_FLIGHT, seconds: SECONDS, ...input }));
   return new Promise((resolve, reject) => {
-    const c = spawn('taskset', ['-c', LOAD_CORE, 'node', join(dist, 'bench/ws-client.js'), file], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const c = spawn('taskset', ['-c', LOAD_CORE, 'node', driver('ws-client'), file], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     c.stdout.on('data', (d: Buffer) => (out += d));
     c.stderr.on('data', (d: Buffer) => (out += d));

@@ -5,9 +5,9 @@
  * adds to one accepted submission on the serving thread. Usage: node track-accept.js N track|none
  */
 import { randomBytes } from 'node:crypto';
-import { parseConfig } from '../src/config.js';
-import { createLogger } from '../src/log.js';
-import { Tracker } from '../src/track/tracker.js';
+import { parseConfig } from '../../src/config.js';
+import { createLogger } from '../../src/log.js';
+import { Tracker } from '../../src/track/tracker.js';
 
 const n = Number(process.argv[2] ?? 20_000);
 const mode = process.argv[3] ?? 'track';

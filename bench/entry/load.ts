@@ -37,16 +37,17 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { ANVIL_TIP_ADDRESS } from '../src/dev/anvil.js';
-import { sign1559 } from '../src/dev/sign.js';
+import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
+import { sign1559 } from '../../src/dev/sign.js';
 import { privateKeyToAddress } from 'viem/accounts';
-import { initCrypto, SYSTEM_SECP256K1_PATH } from '../src/native.js';
-import { keySha256 } from '../src/accounts/keys.js';
-import { gcAgainst, gcObserverSource, readGc, type Sample } from './gc-trace.js';
+import { initCrypto, SYSTEM_SECP256K1_PATH } from '../../src/native.js';
+import { keySha256 } from '../../src/accounts/keys.js';
+import { gcAgainst, gcObserverSource, readGc, type Sample } from '../drivers/gc-trace.js';
 import { loadavg } from 'node:os';
-import { differsFrom, flagged, medianName, noisyNote, roundsProblem, roundsSpread } from './figures.js';
-import { cpuMicros, median, medianBy, RESULTS_DIR, round, startBench } from './lib.js';
-import { stackedBarsSvg, type Bar } from './svg.js';
+import { differsFrom, flagged, medianName, noisyNote, roundsProblem, roundsSpread } from '../shared/figures.js';
+import { cpuMicros, median, medianBy, RESULTS_DIR, round, startBench } from '../shared/lib.js';
+import { stackedBarsSvg, type Bar } from '../shared/svg.js';
+import { TXGATE_CLI, driver, server } from '../shared/paths.js';
 
 const SECTIONS = ['throughput', 'latency', 'rate', 'client', 'metrics', 'workers', 'sync', 'soak'];
 const SCENARIOS = ['eth_chainId', '401 unauthorized', '402 fee_rejected', 'valid submission', 'valid submission, sender-listed grant'];
@@ -77,7 +78,6 @@ if (roundsProblem(opt.rounds) !== null) {
 const DURATION = opt.duration;
 const CONNS = opt.connections;
 const ROUNDS = opt.rounds;
-const dist = join(import.meta.dirname, '..');
 const dir = run.tmp;
 const KEY = 'txg_load_' + randomBytes(24).toString('base64url');
 const KEY_LISTED = 'txg_load_listed_' + randomBytes(24).toString('base64url');
@@ -293,7 +293,7 @@ async function startTxgate(o: {
     nodeArgs.push('--require', pre);
   }
   const log = join(dir, `txgate-${portSeq}.log`);
-  const child = await start(['node', ...nodeArgs, join(dist, 'src/cli.js'), '--config', cfg], cores, 'txgate', `http://127.0.0.1:${port}/ready`);
+  const child = await start(['node', ...nodeArgs, TXGATE_CLI, '--config', cfg], cores, 'txgate', `http://127.0.0.1:${port}/ready`);
   return { child, url: `http://127.0.0.1:${port}/`, log };
 }
 
@@ -341,7 +341,7 @@ async function measure(pid: number, url: string, script: string, seconds = DURAT
 
 /** Fixed-rate latency probe: one keep-alive connection, one request every 1/rate s. */
 function probe(url: string, bodies: string[], headers: Record<string, string>, rate: number, seconds: number): { p50: number; p99: number; n: number } {
-  const script = join(dist, 'bench/latency-probe.js');
+  const script = driver('latency-probe');
   const input = join(dir, `probe-${Date.now()}.json`);
   writeFileSync(input, JSON.stringify({ url, bodies, headers, rate, seconds }));
   const r = spawnSync('taskset', ['-c', LOAD_CORES, 'node', script, input], { encoding: 'utf8' });
@@ -414,7 +414,7 @@ function floorTable(rows: Record<string, unknown>[]): void {
   if (withFloor.length === 0) return;
   say('\n## Against the conforming floor (the same rounds: echo, floor, txgate)\n');
   say(
-    "The floor (`bench/floor-server.ts`) is one flat uWS handler doing only what the contract makes any implementation do for these requests: read the headers, decode and JSON.parse the body, check the envelope, echo the id, send Content-Type and X-Request-Id; for a submission, hash the key and look it up (401: the error body and a log line), decode and verify the transaction (txgate's decoder, curve check as txgate's default), check the tip (402), forward it with undici (txgate's HttpUpstream), check the hash, answer, and log a request and an audit line.\n",
+    "The floor (`bench/servers/floor-server.ts`) is one flat uWS handler doing only what the contract makes any implementation do for these requests: read the headers, decode and JSON.parse the body, check the envelope, echo the id, send Content-Type and X-Request-Id; for a submission, hash the key and look it up (401: the error body and a log line), decode and verify the transaction (txgate's decoder, curve check as txgate's default), check the tip (402), forward it with undici (txgate's HttpUpstream), check the hash, answer, and log a request and an audit line.\n",
   );
   say(
     '| scenario | echo req/s | floor req/s | txgate req/s | floor / echo | floor / echo, all rounds | txgate / echo | **txgate / floor** | CPU µs/req echo / floor / txgate |',
@@ -446,10 +446,10 @@ const say = (s: string) => {
   process.stdout.write(s + '\n');
 };
 
-const stub = await start(['node', join(dist, 'bench/stub-sequencer.js'), '18200'], LOAD_CORES, 'stub');
-const echo = await start(['node', join(dist, 'bench/echo-server.js'), '18100'], SERVER_CORES, 'echo');
+const stub = await start(['node', server('stub-sequencer'), '18200'], LOAD_CORES, 'stub');
+const echo = await start(['node', server('echo-server'), '18100'], SERVER_CORES, 'echo');
 const floor = await start(
-  ['node', join(dist, 'bench/floor-server.js'), '18101', join(dir, 'floor.log'), keySha256(KEY), 'http://127.0.0.1:18200', ANVIL_TIP_ADDRESS, '1000000000000'],
+  ['node', server('floor-server'), '18101', join(dir, 'floor.log'), keySha256(KEY), 'http://127.0.0.1:18200', ANVIL_TIP_ADDRESS, '1000000000000'],
   SERVER_CORES,
   'floor',
 );
@@ -497,7 +497,7 @@ if (want('latency')) {
   // one core and the difference also counts two cross-core wake-ups (shown for comparison).
   say('\n## Added latency at ~1,000 req/s (client→txgate→stub minus client→stub)\n');
   const bodies = validBodies.slice(0, 6000);
-  const near = await start(['node', join(dist, 'bench/stub-sequencer.js'), '18202'], SERVER_CORES, 'stub on the server core');
+  const near = await start(['node', server('stub-sequencer'), '18202'], SERVER_CORES, 'stub on the server core');
   const g2 = await startTxgate({ sequencer: 'http://127.0.0.1:18202' });
   // The quick run: the default configuration with the stub on the server's core alone.
   const g3 = run.full ? await startTxgate({ sequencer: 'http://127.0.0.1:18202', busyPoll: true }) : undefined;
@@ -541,7 +541,7 @@ if (want('rate')) {
     `\n## Added latency at a fixed rate: ${RATE} submissions/s, open loop (${opt['rate-seconds']} s a path in ${RATE_ROUNDS} alternating rounds, ${opt['rate-connections']} connections; latency from when each request was due)\n`,
   );
   const stubPort = 18203;
-  const near = await start(['node', join(dist, 'bench/stub-sequencer.js'), String(stubPort)], SERVER_CORES, 'stub on the server core');
+  const near = await start(['node', server('stub-sequencer'), String(stubPort)], SERVER_CORES, 'stub on the server core');
   const gcFile = { http: join(dir, 'gc-http.jsonl'), ws: join(dir, 'gc-ws.jsonl') };
   const gates = {
     http: await startTxgate({ sequencer: `http://127.0.0.1:${stubPort}`, gcOut: gcFile.http }),
@@ -565,7 +565,7 @@ if (want('rate')) {
       const out = join(dir, `rate-${name}-${r}.json`);
       const input = join(dir, `rate-${name}-${r}-input.json`);
       writeFileSync(input, JSON.stringify({ url, bodies, headers, rate: RATE, seconds: perRound, warmup, connections: opt['rate-connections'], out }));
-      const p = spawnSync('taskset', ['-c', LOAD_CORES, 'node', join(dist, 'bench/rate-probe.js'), input], { encoding: 'utf8' });
+      const p = spawnSync('taskset', ['-c', LOAD_CORES, 'node', driver('rate-probe'), input], { encoding: 'utf8' });
       const m = /RESULT (\{.*\})/.exec(p.stdout ?? '');
       if (m === null) throw new Error(`rate probe (${name}) failed: ${p.stdout}${p.stderr}`);
       const res = JSON.parse(m[1]!) as { non200: number; unanswered: number; maxQueued: number; probeGcMs: number };
@@ -638,8 +638,7 @@ if (want('rate')) {
 
 if (want('client')) {
   say('\n## Upstream client alone (CPU µs per call to the stub, client on core ' + SERVER_CORES + ')\n');
-  const runClient = (i: number) =>
-    spawnSync('taskset', ['-c', SERVER_CORES, 'node', join(dist, 'bench/upstream-client.js'), '18200', String(i)], { encoding: 'utf8' });
+  const runClient = (i: number) => spawnSync('taskset', ['-c', SERVER_CORES, 'node', driver('upstream-client'), '18200', String(i)], { encoding: 'utf8' });
   const rows: Record<string, Record<string, number>> = {};
   // One fresh process per client (see upstream-client.ts), until one past the last answers {}.
   for (let i = 0; ; i++) {
@@ -763,7 +762,7 @@ await stop(gate.child);
 if (want('soak') && opt.soak > 0) {
   const seconds = opt.soak;
   say(`\n## Saturation (${seconds} s after a 20-s saturated warm-up, 512 connections, stub answering after 50 ms, maxInFlight 256)\n`);
-  const slow = await start(['node', join(dist, 'bench/stub-sequencer.js'), '18201', '50'], LOAD_CORES, 'slow stub');
+  const slow = await start(['node', server('stub-sequencer'), '18201', '50'], LOAD_CORES, 'slow stub');
   const g = await startTxgate({ sequencer: 'http://127.0.0.1:18201', maxInFlight: 256 });
   const pid = g.child.pid!;
   const rss: number[] = [];

@@ -1,5 +1,5 @@
 /**
- * `bash scripts/built.sh bench/forward-cost`: instructions per call of the forward's client alone (callgrind), the
+ * `bash scripts/built.sh bench/entry/forward-cost`: instructions per call of the forward's client alone (callgrind), the
  * HTTP Sequencer against the WsUpstream, each calling the stub sequencer (uninstrumented, on
  * the other core) with a submission, 8 calls in flight, in the same run. What bench:instr's
  * valid submissions differ by, without the rest of txgate's request around it: steadier on a
@@ -17,8 +17,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { topFunctions } from './callgrind-top.js';
-import { median, round, startBench } from './lib.js';
+import { topFunctions } from '../shared/callgrind-top.js';
+import { median, round, startBench } from '../shared/lib.js';
+import { driver, server } from '../shared/paths.js';
 
 const run = startBench('bench:forward-cost', "Instructions per call of the forward's client alone under callgrind: HTTP against ws://, the same run.", {
   calls: { kind: 'int', min: 100, quick: 5000, full: 20000, help: 'calls per measured round' },
@@ -40,7 +41,6 @@ const run = startBench('bench:forward-cost', "Instructions per call of the forwa
   keep: { kind: 'text', arg: 'DIR', help: 'keep the callgrind dumps in DIR' },
 });
 const opt = run.opt;
-const dist = join(import.meta.dirname, '..');
 const dir = run.tmp;
 for (const tool of ['valgrind', 'callgrind_control', 'callgrind_annotate'])
   if (spawnSync('which', [tool]).status !== 0) {
@@ -72,7 +72,7 @@ const control = (flag: string, pid: number) => {
   if (r.status !== 0) throw new Error(`callgrind_control ${flag}: ${r.stderr}`);
 };
 
-const stub = spawn('taskset', ['-c', STUB_CORE, 'node', join(dist, 'bench/stub-sequencer.js'), String(PORT)], { stdio: ['ignore', 'pipe', 'inherit'] });
+const stub = spawn('taskset', ['-c', STUB_CORE, 'node', server('stub-sequencer'), String(PORT)], { stdio: ['ignore', 'pipe', 'inherit'] });
 run.children.push(stub);
 await waitLine(stub, 'ready', 15_000);
 
@@ -99,7 +99,7 @@ async function measureClient(tag: string, url: string, rounds: number, named: bo
       'node',
       '--single-threaded',
       ...(named ? ['--perf-basic-prof'] : []),
-      join(dist, 'bench/forward-client.js'),
+      driver('forward-client'),
       url,
       String(opt.concurrency),
       String(opt.calls),

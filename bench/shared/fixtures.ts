@@ -1,19 +1,19 @@
 /** Bench fixtures: a configuration, accounts, signed transactions and contexts, built once. */
-import { parseAccounts } from '../src/accounts/parse.js';
-import type { AccountStore } from '../src/accounts/types.js';
-import { admissionStages, type Admitted } from '../src/stages/list.js';
-import { buildChains } from '../src/chains.js';
-import { parseConfig } from '../src/config.js';
-import { ANVIL_KEYS, ANVIL_TIP_ADDRESS } from '../src/dev/anvil.js';
-import { result } from '../src/errors.js';
-import { RateLimiter } from '../src/limits/rate-limiter.js';
-import { initCrypto, keccak256 } from '../src/native.js';
-import { RequestContext, type Body, type BodyResult, type FieldInitializer, type RequestHead } from '../src/pipeline/context.js';
-import { Later } from '../src/pipeline/later.js';
-import type { PipelineHooks, TerminalStage } from '../src/pipeline/pipeline.js';
-import { HostTable } from '../src/chains.js';
-import { keySha256 } from '../src/accounts/keys.js';
-import { TxDecoder } from '../src/tx/decoder.js';
+import { parseAccounts } from '../../src/accounts/parse.js';
+import type { AccountStore } from '../../src/accounts/types.js';
+import { admissionStages, type Admitted } from '../../src/stages/list.js';
+import { buildChains } from '../../src/chains.js';
+import { parseConfig } from '../../src/config.js';
+import { ANVIL_KEYS, ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
+import { result } from '../../src/errors.js';
+import { RateLimiter } from '../../src/limits/rate-limiter.js';
+import { initCrypto, keccak256 } from '../../src/native.js';
+import { RequestContext, type Body, type BodyResult, type FieldInitializer, type RequestHead } from '../../src/pipeline/context.js';
+import { Later } from '../../src/pipeline/later.js';
+import type { PipelineHooks, TerminalStage } from '../../src/pipeline/pipeline.js';
+import { HostTable } from '../../src/chains.js';
+import { keySha256 } from '../../src/accounts/keys.js';
+import { TxDecoder } from '../../src/tx/decoder.js';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { Hex } from 'viem';
 

@@ -15,11 +15,12 @@ import { writeFileSync } from 'node:fs';
 import { createServer, request, Agent } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { keySha256 } from '../src/accounts/keys.js';
-import { ANVIL_TIP_ADDRESS } from '../src/dev/anvil.js';
-import { keccak256 } from '../src/native.js';
-import { signedPool } from './fixtures.js';
-import { startBench } from './lib.js';
+import { keySha256 } from '../../src/accounts/keys.js';
+import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
+import { keccak256 } from '../../src/native.js';
+import { signedPool } from '../shared/fixtures.js';
+import { startBench } from '../shared/lib.js';
+import { TXGATE_CLI } from '../shared/paths.js';
 
 const run = startBench(
   'bench:burst',
@@ -85,7 +86,7 @@ writeFileSync(
   }),
 );
 
-const child = spawn(process.execPath, [join(import.meta.dirname, '../src/cli.js'), '--config', join(dir, 'txgate.json')], {
+const child = spawn(process.execPath, [TXGATE_CLI, '--config', join(dir, 'txgate.json')], {
   stdio: ['ignore', 'pipe', 'inherit'],
 });
 run.children.push(child);

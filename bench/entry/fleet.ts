@@ -11,11 +11,12 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
-import { migrate } from '../src/accounts/postgres/migrate.js';
-import { CLIENT_OPTIONS } from '../src/accounts/postgres/connection.js';
-import { TestPostgres } from '../test/support/postgres.js';
-import { measureEdge, phaseTable, seedFleet } from './fleet-edge.js';
-import { RESULTS_DIR } from './lib.js';
+import { migrate } from '../../src/accounts/postgres/migrate.js';
+import { CLIENT_OPTIONS } from '../../src/accounts/postgres/connection.js';
+import { TestPostgres } from '../../test/support/postgres.js';
+import { measureEdge, phaseTable, seedFleet } from '../shared/fleet-edge.js';
+import { RESULTS_DIR } from '../shared/lib.js';
+import { TXGATE_CLI } from '../shared/paths.js';
 
 const { values } = parseArgs({
   options: {
@@ -36,7 +37,7 @@ const sql = postgres(pg.url(), { ...CLIENT_OPTIONS, max: 4 });
 try {
   await migrate(sql);
   await seedFleet(sql);
-  const cli = values.cli ?? join(import.meta.dirname, '../src/cli.js');
+  const cli = values.cli ?? TXGATE_CLI;
   const results = await measureEdge({
     sql,
     url: pg.url(),

@@ -10,7 +10,7 @@
  * eth_getTransactionByHash answered with the transaction (every one is taken at once).
  * Usage: node stub-sequencer.js PORT [DELAY_MS] [CHAIN_ID] [HOLDER]
  */
-import { initCrypto, keccak256, uws } from '../src/native.js';
+import { initCrypto, keccak256, uws } from '../../src/native.js';
 import { onBody } from './uws-body.js';
 
 const port = Number(process.argv[2] ?? 18200);

@@ -4,11 +4,11 @@
  * each stage N. The reference is "all
  * pass": each rejection is a fraction of it.
  */
-import type { Exit } from '../src/errors.js';
-import { body, config, context, recoverDecoders, head, KEY_OFF, KEY_SLOW, pipeline, signedPool, TXS } from './fixtures.js';
-import { Metrics } from '../src/metrics/metrics.js';
-import { runSuite, type Row, type SuiteOptions } from './lib.js';
-import type { Body, RequestHead } from '../src/pipeline/context.js';
+import type { Exit } from '../../src/errors.js';
+import { body, config, context, recoverDecoders, head, KEY_OFF, KEY_SLOW, pipeline, signedPool, TXS } from '../shared/fixtures.js';
+import { Metrics } from '../../src/metrics/metrics.js';
+import { runSuite, type Row, type SuiteOptions } from '../shared/lib.js';
+import type { Body, RequestHead } from '../../src/pipeline/context.js';
 
 export async function run(o: Pick<SuiteOptions, 'time' | 'rounds'> = {}): Promise<Row[]> {
   let done: ((e: Exit) => void) | null = null;

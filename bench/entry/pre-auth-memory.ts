@@ -1,5 +1,5 @@
 /**
- * `node dist/bench/pre-auth-memory.js [--connections 8000]`: what txgate's memory does when many
+ * `node dist/bench/entry/pre-auth-memory.js [--connections 8000]`: what txgate's memory does when many
  * connections each send 60 KiB of a declared 64 KiB body and stall, first with no key, then with
  * a valid key, in one run against one txgate process (its CLI, one thread): RSS before, the
  * highest seen while the connections are open, and after they close, with what each connection
@@ -13,9 +13,10 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ANVIL_TIP_ADDRESS } from '../src/dev/anvil.js';
-import { keySha256 } from '../src/accounts/keys.js';
-import { RESULTS_DIR } from './lib.js';
+import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
+import { keySha256 } from '../../src/accounts/keys.js';
+import { RESULTS_DIR } from '../shared/lib.js';
+import { TXGATE_CLI } from '../shared/paths.js';
 
 const { values: opt } = parseArgs({ options: { connections: { type: 'string', default: '8000' }, port: { type: 'string', default: '18231' } } });
 const N = Number(opt.connections);
@@ -23,7 +24,6 @@ const PORT = Number(opt.port);
 const DECLARED = 64 * 1024;
 const SENT = 60 * 1024;
 const KEY = 'txg_mem_' + randomBytes(24).toString('base64url');
-const dist = join(import.meta.dirname, '..');
 const dir = mkdtempSync(join(tmpdir(), 'txgate-mem-'));
 
 writeFileSync(
@@ -50,7 +50,7 @@ writeFileSync(
     accounts: { file: join(dir, 'accounts.json') },
   }),
 );
-const gate = spawn('node', [join(dist, 'src/cli.js'), '--config', cfg], { stdio: 'ignore' });
+const gate = spawn('node', [TXGATE_CLI, '--config', cfg], { stdio: 'ignore' });
 const rssMiB = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${gate.pid}/status`, 'utf8'))![1]) / 1024;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Bench } from 'tinybench';
 import { belowTimer, medianName, timerResolutionMs } from './figures.js';
+import { RESULTS_DIR } from './paths.js';
 
 export interface Row {
   readonly suite: string;
@@ -108,8 +109,7 @@ export function table(rows: readonly Row[]): string {
   ].join('\n');
 }
 
-/** The committed figures: written only with `--save`. */
-export const RESULTS_DIR = join(import.meta.dirname, '../../bench/results');
+export { RESULTS_DIR } from './paths.js';
 
 /** Merges rows (by suite) into `dir`/latest.json. */
 export function saveRows(rows: readonly Row[], dir: string, file = 'latest.json'): string {

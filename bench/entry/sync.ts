@@ -20,12 +20,13 @@ import { randomBytes } from 'node:crypto';
 import { openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { privateKeyToAddress } from 'viem/accounts';
-import { ANVIL_KEYS, ANVIL_TIP_ADDRESS, startAnvil } from '../src/dev/anvil.js';
-import { sign1559 } from '../src/dev/sign.js';
-import { initCrypto } from '../src/native.js';
-import { keySha256 } from '../src/accounts/keys.js';
-import { differsFrom } from './figures.js';
-import { median, RESULTS_DIR, round, startBench } from './lib.js';
+import { ANVIL_KEYS, ANVIL_TIP_ADDRESS, startAnvil } from '../../src/dev/anvil.js';
+import { sign1559 } from '../../src/dev/sign.js';
+import { initCrypto } from '../../src/native.js';
+import { keySha256 } from '../../src/accounts/keys.js';
+import { differsFrom } from '../shared/figures.js';
+import { median, RESULTS_DIR, round, startBench } from '../shared/lib.js';
+import { TXGATE_CLI } from '../shared/paths.js';
 
 const run = startBench('bench:sync', 'Submission to receipt on anvil: the sync send against send-then-poll, every flow in the same trials.', {
   trials: { kind: 'int', quick: 15, full: 40, help: 'transactions per flow' },
@@ -35,7 +36,6 @@ const run = startBench('bench:sync', 'Submission to receipt on anvil: the sync s
 const TRIALS = run.opt.trials;
 const POLLS = run.opt.poll;
 const BLOCK_S = run.opt['block-time'];
-const dist = join(import.meta.dirname, '..');
 const dir = run.tmp;
 const children = run.children;
 await initCrypto();
@@ -83,7 +83,7 @@ async function startTxgate(port: number, sync: Record<string, unknown>, chain: R
       accounts: { file: join(dir, 'accounts.json') },
     }),
   );
-  const child = spawn('node', [join(dist, 'src/cli.js'), '--config', cfg], { stdio: ['ignore', openSync(join(dir, `txgate-${port}.log`), 'w'), 'inherit'] });
+  const child = spawn('node', [TXGATE_CLI, '--config', cfg], { stdio: ['ignore', openSync(join(dir, `txgate-${port}.log`), 'w'), 'inherit'] });
   children.push(child);
   const url = `http://127.0.0.1:${port}/`;
   for (let i = 0; i < 300; i++) {

@@ -10,7 +10,7 @@
 import { Agent, request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { Pool } from 'undici';
-import { interpret, HttpUpstream } from '../src/upstreams/http/http-upstream.js';
+import { interpret, HttpUpstream } from '../../src/upstreams/http/http-upstream.js';
 
 const port = Number(process.argv[2] ?? 18200);
 const raw =

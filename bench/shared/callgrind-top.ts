@@ -2,7 +2,7 @@
  * Self instructions by function in one callgrind dump, with JIT-compiled JavaScript named from
  * node's perf map (`--perf-basic-prof` writes /tmp/perf-PID.map: `START SIZE name` lines, hex;
  * callgrind itself sees only addresses there). Shared by bench:instr's `--top` and
- * bench/forward-cost.ts.
+ * bench/entry/forward-cost.ts.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';

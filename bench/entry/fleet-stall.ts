@@ -16,14 +16,15 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
-import { migrate } from '../src/accounts/postgres/migrate.js';
-import { PostgresAccountStore } from '../src/accounts/postgres/store.js';
-import { CLIENT_OPTIONS } from '../src/accounts/postgres/connection.js';
-import { createLogger } from '../src/log.js';
-import { TestPostgres } from '../test/support/postgres.js';
-import { measureEdge, phaseTable, seedFleet, type PhaseResult } from './fleet-edge.js';
-import { median, RESULTS_DIR, round } from './lib.js';
-import { StallProbe, type StallReport } from './stall-probe.js';
+import { migrate } from '../../src/accounts/postgres/migrate.js';
+import { PostgresAccountStore } from '../../src/accounts/postgres/store.js';
+import { CLIENT_OPTIONS } from '../../src/accounts/postgres/connection.js';
+import { createLogger } from '../../src/log.js';
+import { TestPostgres } from '../../test/support/postgres.js';
+import { measureEdge, phaseTable, seedFleet, type PhaseResult } from '../shared/fleet-edge.js';
+import { median, RESULTS_DIR, round } from '../shared/lib.js';
+import { StallProbe, type StallReport } from '../drivers/stall-probe.js';
+import { TXGATE_CLI } from '../shared/paths.js';
 
 const USAGE = 'Usage: npm run bench:fleet-stall -- [--before PATH/dist/src/cli.js] [--seconds 8] [--rounds 8] [--resync 20000] [--no-store]\n';
 const { values } = parseArgs({
@@ -94,7 +95,7 @@ try {
   await seedFleet(sql);
   const builds: [string, string][] = [];
   if (values.before !== undefined) builds.push(['before', values.before]);
-  builds.push(['after', join(import.meta.dirname, '../src/cli.js')]);
+  builds.push(['after', TXGATE_CLI]);
   const edges: { label: string; cli: string; results: PhaseResult[] }[] = [];
   for (const [label, cli] of builds) {
     process.stdout.write(`edge: ${label} (${cli})\n`);

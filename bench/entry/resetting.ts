@@ -19,9 +19,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
-import { sign1559 } from '../src/dev/sign.js';
-import { initCrypto, keccak256 } from '../src/native.js';
-import { keySha256 } from '../src/accounts/keys.js';
+import { sign1559 } from '../../src/dev/sign.js';
+import { initCrypto, keccak256 } from '../../src/native.js';
+import { keySha256 } from '../../src/accounts/keys.js';
+import { REPO } from '../shared/paths.js';
 
 const HELP = `usage: npm run bench:resetting -- [--requests N] [--capacity N] [--rounds N] [--dist DIR ...]
   --requests N   concurrent submissions per round (default 200)
@@ -68,7 +69,7 @@ if (RESET_AFTER !== 'data' && RESET_AFTER !== 'accept' && RESET_AFTER !== 'close
   console.error(`bench:resetting: --reset-after must be data, accept or close, not ${JSON.stringify(RESET_AFTER)}`);
   process.exit(2);
 }
-const dists = (opt.dist ?? [join(import.meta.dirname, '..', '..')]).map((d) => resolve(d));
+const dists = (opt.dist ?? [REPO]).map((d) => resolve(d));
 
 await initCrypto();
 const dir = mkdtempSync(join(tmpdir(), 'txgate-resetting-'));

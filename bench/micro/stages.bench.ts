@@ -1,18 +1,18 @@
 /** Each cheap stage on its own, and auth + grant + rate limit together (the per-account cost). */
-import { createAuthStage } from '../src/stages/auth.js';
-import { createFeeStage } from '../src/stages/fee.js';
-import { createGrantStage } from '../src/stages/grant.js';
-import { createHostStage } from '../src/stages/host.js';
-import { createParseStage } from '../src/stages/parse.js';
-import { createRateLimitStage } from '../src/stages/rate-limit.js';
-import { createRouteStage } from '../src/stages/route.js';
-import { Exit } from '../src/errors.js';
-import { MirrorAccountStore } from '../src/accounts/postgres/mirror.js';
-import { changesOf } from '../src/accounts/postgres/snapshot.js';
-import { StoreState } from '../src/accounts/postgres/state.js';
-import { ACCOUNT_DOCS, body, config, context, decoders, head, hosts, limiter, store, TXS } from './fixtures.js';
-import { keep, runSuite, type Row, type SuiteOptions } from './lib.js';
-import type { RunnerStage } from '../src/pipeline/pipeline.js';
+import { createAuthStage } from '../../src/stages/auth.js';
+import { createFeeStage } from '../../src/stages/fee.js';
+import { createGrantStage } from '../../src/stages/grant.js';
+import { createHostStage } from '../../src/stages/host.js';
+import { createParseStage } from '../../src/stages/parse.js';
+import { createRateLimitStage } from '../../src/stages/rate-limit.js';
+import { createRouteStage } from '../../src/stages/route.js';
+import { Exit } from '../../src/errors.js';
+import { MirrorAccountStore } from '../../src/accounts/postgres/mirror.js';
+import { changesOf } from '../../src/accounts/postgres/snapshot.js';
+import { StoreState } from '../../src/accounts/postgres/state.js';
+import { ACCOUNT_DOCS, body, config, context, decoders, head, hosts, limiter, store, TXS } from '../shared/fixtures.js';
+import { keep, runSuite, type Row, type SuiteOptions } from '../shared/lib.js';
+import type { RunnerStage } from '../../src/pipeline/pipeline.js';
 
 export async function run(o: Pick<SuiteOptions, 'time' | 'rounds'> = {}): Promise<Row[]> {
   const host = createHostStage(hosts);
