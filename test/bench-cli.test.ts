@@ -88,6 +88,13 @@ describe('the shared option parser', () => {
     const g = parseBenchArgs(specs, ['--full', '--requests=7', '--warmup', '0', '--poll', '5,6.5', '--no-stages', '--keep', 'd']);
     assert.deepEqual({ ...g.opt }, { requests: 7, warmup: 0, poll: [5, 6.5], only: ['a'], keep: 'd', 'no-stages': true });
   });
+  it('-h is --help; --name=value and --name value alike; a value may start with one dash', () => {
+    assert.equal(parseBenchArgs(specs, ['-h']).help, true);
+    assert.equal(parseBenchArgs(specs, ['--help']).help, true);
+    assert.deepEqual(parseBenchArgs(specs, ['--keep=a=b']).opt.keep, 'a=b');
+    assert.deepEqual(parseBenchArgs(specs, ['--keep', '-d']).opt.keep, '-d');
+    assert.throws(() => parseBenchArgs(specs, ['--warmup', '-1']), /--warmup wants an integer ≥ 0, got '-1'/);
+  });
   it('a listed name holding a comma is taken whole', () => {
     assert.deepEqual(parseBenchArgs(specs, ['--only', 'b, with a comma,c']).opt.only, ['b, with a comma', 'c']);
   });
@@ -106,6 +113,9 @@ describe('the shared option parser', () => {
       ['--out'],
       ['--out', 'x', '--save'],
       ['-x'],
+      ['-hx'],
+      ['--'],
+      ['--requests='],
       ['stray'],
     ])
       assert.throws(() => parseBenchArgs(specs, argv), UsageError, argv.join(' '));
