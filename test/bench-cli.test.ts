@@ -149,7 +149,10 @@ describe('a bench stopped with Ctrl-C', () => {
       });
       const dirs = readdirSync(tmp).filter((d) => d.startsWith('txgate-bench-burst-'));
       assert.equal(dirs.length, 1, `its temporary directory, in ${tmp}: ${readdirSync(tmp).join(', ')}`);
-      assert.ok(existsSync(join(tmp, dirs[0]!, 'txgate.json')));
+      // txgate's own directory (its config) inside the bench's.
+      const gateDirs = readdirSync(join(tmp, dirs[0]!)).filter((d) => d.startsWith('txgate-'));
+      assert.equal(gateDirs.length, 1, `txgate's directory in ${dirs[0]}`);
+      assert.ok(existsSync(join(tmp, dirs[0]!, gateDirs[0]!, 'txgate.json')));
       await new Promise((r) => setTimeout(r, 300));
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
       child.kill('SIGINT');

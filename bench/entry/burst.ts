@@ -10,17 +10,13 @@
  *
  * Usage: npm run bench:burst -- [--n 300] [--delay 500] [--workers 1] [--connections N] [--queue-ms N] (--help)
  */
-import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { createServer, request, Agent } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { request, Agent } from 'node:http';
 import { keySha256 } from '../../src/accounts/keys.js';
 import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
-import { keccak256 } from '../../src/native.js';
 import { signedPool } from '../shared/fixtures.js';
 import { startBench } from '../shared/lib.js';
-import { TXGATE_CLI } from '../shared/paths.js';
+import { startTxgate } from '../shared/txgate.js';
+import { hashOf, serveStub } from '../servers/stub-sequencer.js';
 
 const run = startBench(
   'bench:burst',
@@ -38,33 +34,22 @@ const DELAY = run.opt.delay;
 const WORKERS = run.opt.workers;
 const KEY = 'txg_burst_key_0000000000000000000000000000000000';
 
-const hashOf = (raw: string) => '0x' + Buffer.from(keccak256(Buffer.from(raw.slice(2), 'hex'))).toString('hex');
-
 // The sequencer: answers every submission with its hash after DELAY ms, and records what it saw.
 const seen = new Set<string>();
-const stub = createServer((req, res) => {
-  let text = '';
-  req.on('data', (c) => (text += c));
-  req.on('end', () => {
-    const m = JSON.parse(text) as { id: unknown; method: string; params: string[] };
-    const answer = (result: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: m.id, result }));
-    if (m.method === 'eth_chainId') return answer('0x1237');
-    const hash = hashOf(m.params[0]!);
-    seen.add(hash);
-    setTimeout(() => answer(hash), DELAY);
-  });
-});
-stub.keepAliveTimeout = 60_000;
-await new Promise<void>((r) => stub.listen(0, '127.0.0.1', () => r()));
-const stubPort = (stub.address() as AddressInfo).port;
+const stub = await serveStub({ port: 0, delayMs: DELAY, onSubmit: (hash) => seen.add(hash) });
 
-const dir = run.tmp;
 const forward: Record<string, number> = {};
 if (run.opt.connections > 0) forward.connections = run.opt.connections;
 if (run.opt['queue-ms'] > 0) forward.queueMs = run.opt['queue-ms'];
-writeFileSync(
-  join(dir, 'accounts.json'),
-  JSON.stringify({
+const gate = await startTxgate({
+  config: {
+    listen: { host: '127.0.0.1', port: 0 },
+    internal: { enabled: false },
+    workers: WORKERS,
+    log: { level: 'info' },
+    chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [`http://127.0.0.1:${stub.port}`], forward }],
+  },
+  accounts: {
     accounts: [
       {
         id: 'burst',
@@ -72,37 +57,15 @@ writeFileSync(
         grants: [{ chainId: 4663, rateLimit: { perSecond: 1e6, burst: 1e6 }, txTypes: [2], tipAddresses: [ANVIL_TIP_ADDRESS], minTipWei: '1000000000000' }],
       },
     ],
-  }),
-);
-writeFileSync(
-  join(dir, 'txgate.json'),
-  JSON.stringify({
-    listen: { host: '127.0.0.1', port: 0 },
-    internal: { enabled: false },
-    workers: WORKERS,
-    log: { level: 'info' },
-    chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [`http://127.0.0.1:${stubPort}`], forward }],
-    accounts: { file: join(dir, 'accounts.json') },
-  }),
-);
-
-const child = spawn(process.execPath, [TXGATE_CLI, '--config', join(dir, 'txgate.json')], {
-  stdio: ['ignore', 'pipe', 'inherit'],
+  },
+  log: 'pipe',
+  stderr: 'inherit',
+  parent: run.tmp,
+  children: run.children,
 });
-run.children.push(child);
-const port = await new Promise<number>((resolve, reject) => {
-  let out = '';
-  child.stdout.on('data', (c: Buffer) => {
-    out += c.toString();
-    const m = /"port":(\d+)/.exec(out);
-    if (m !== null) resolve(Number(m[1]));
-  });
-  child.once('exit', (code) => reject(new Error(`txgate exited ${code}: ${out}`)));
-});
-child.stdout.resume();
-
+const port = gate.port;
 const txs = await signedPool(N);
-process.stderr.write(`txgate (pid ${child.pid}) on port ${port}; sending ${N} submissions at once\n`);
+process.stderr.write(`txgate (pid ${gate.proc.pid}) on port ${port}; sending ${N} submissions at once\n`);
 const agent = new Agent({ keepAlive: true, maxSockets: N });
 const post = (raw: string) =>
   new Promise<{ status: number; body: string }>((resolve) => {
@@ -183,9 +146,7 @@ const path = run.write(
   ) + '\n',
 );
 console.log(`written to ${path} and burst.md`);
-child.kill('SIGTERM');
-await new Promise((r) => child.once('exit', r));
+await gate.stop();
 agent.destroy();
 stub.close();
-stub.closeAllConnections();
 process.exit(0);

@@ -1,23 +1,36 @@
 /**
- * A stub sequencer for load tests: answers eth_sendRawTransaction at once with the keccak of
- * the raw bytes (the hash txgate expects), after an optional delay, and eth_chainId with the
- * chain id. As a chain that includes every transaction at once, it also answers
+ * The benches' stub sequencer: answers eth_sendRawTransaction at once with the keccak of the raw
+ * bytes (the hash txgate expects), after an optional delay, and eth_chainId with the chain id.
+ * As a chain that includes every transaction at once, it also answers
  * eth_sendRawTransactionSync with a receipt of the transaction (EIP-7966), and
  * eth_getTransactionReceipt with a receipt of the hash asked for (a chain RPC for the sync
  * send's receipt mode). As an express lane auction contract (rounds of a day from 0, no logs;
  * the current round held by HOLDER, or by nobody: `-`): eth_call, eth_blockNumber, eth_getLogs;
  * as its endpoint, timeboost_sendExpressLaneTransaction answered null, and
  * eth_getTransactionByHash answered with the transaction (every one is taken at once).
- * Usage: node stub-sequencer.js PORT [DELAY_MS] [CHAIN_ID] [HOLDER]
+ * HTTP POST and WebSocket frames alike.
+ *
+ * In a bench's own process (`serveStub`, with `onSubmit` to record what it received: bench:burst),
+ * or as a child on its own core (`startStub`, or the command line):
+ *   node dist/bench/servers/stub-sequencer.js PORT [DELAY_MS] [CHAIN_ID] [HOLDER]
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { initCrypto, keccak256, uws } from '../../src/native.js';
 import { onBody } from './uws-body.js';
 
-const port = Number(process.argv[2] ?? 18200);
-const delayMs = Number(process.argv[3] ?? 0);
-const chainHex = '0x' + Number(process.argv[4] ?? 4663).toString(16);
-const holder = process.argv[5] === undefined || process.argv[5] === '-' ? null : process.argv[5].toLowerCase();
-await initCrypto();
+import { server } from '../shared/paths.js';
+
+export interface StubOptions {
+  /** 0: any free port. */
+  readonly port: number;
+  /** Every answer but eth_chainId's this late. */
+  readonly delayMs?: number;
+  readonly chainId?: number;
+  /** The controller the auction names for the current round (null: nobody). */
+  readonly holder?: string | null;
+  /** Called with each submission's hash as it arrives (eth_sendRawTransaction and its sync form). */
+  readonly onSubmit?: (hash: string) => void;
+}
 
 type Rpc = { id?: unknown; method?: unknown; params?: unknown };
 
@@ -27,10 +40,15 @@ const receipt = (hash: string) =>
   `{"type":"0x2","status":"0x1","cumulativeGasUsed":"0x5208","logs":[],"logsBloom":"0x${'0'.repeat(512)}",` +
   `"transactionHash":"${hash}","transactionIndex":"0x0","blockHash":"0x${(++block).toString(16).padStart(64, '0')}","blockNumber":"0x${block.toString(16)}",` +
   `"gasUsed":"0x5208","effectiveGasPrice":"0x3b9aca00","from":"0x${'11'.repeat(20)}","to":"0x${'22'.repeat(20)}","contractAddress":null}`;
-const hashOf = (raw: string) => '0x' + Buffer.from(keccak256(Buffer.from(raw.slice(2), 'hex'))).toString('hex');
+export const hashOf = (raw: string) => '0x' + Buffer.from(keccak256(Buffer.from(raw.slice(2), 'hex'))).toString('hex');
+const submitted = (raw: string, onSubmit?: (hash: string) => void) => {
+  const hash = hashOf(raw);
+  onSubmit?.(hash);
+  return hash;
+};
 
 /** The answer to one JSON-RPC request (an HTTP body or a WebSocket frame), and its method. */
-function answerOf(text: string): { answer: string; method: unknown } {
+function answerOf(text: string, chainHex: string, holder: string | null, onSubmit?: (hash: string) => void): { answer: string; method: unknown } {
   let msg: Rpc | null = null;
   try {
     msg = JSON.parse(text) as Rpc | null;
@@ -41,15 +59,15 @@ function answerOf(text: string): { answer: string; method: unknown } {
       msg?.method === 'eth_chainId'
         ? `"${chainHex}"`
         : msg?.method === 'eth_call' || msg?.method === 'eth_blockNumber' || msg?.method === 'eth_getLogs'
-          ? auctionAnswer(msg.method, p)
+          ? auctionAnswer(msg.method, p, holder)
           : msg?.method === 'timeboost_sendExpressLaneTransaction'
             ? 'null'
             : arg === null
               ? null
               : msg?.method === 'eth_sendRawTransaction'
-                ? `"${hashOf(arg)}"`
+                ? `"${submitted(arg, onSubmit)}"`
                 : msg?.method === 'eth_sendRawTransactionSync'
-                  ? receipt(hashOf(arg))
+                  ? receipt(submitted(arg, onSubmit))
                   : msg?.method === 'eth_getTransactionReceipt'
                     ? receipt(arg.toLowerCase())
                     : msg?.method === 'eth_getTransactionByHash'
@@ -70,7 +88,7 @@ function answerOf(text: string): { answer: string; method: unknown } {
 
 const DAY = 86_400;
 /** The auction's reads: roundTimingInfo() (offset 0, rounds of a day, 15 s closing, 15 s reserve), resolvedRounds(), the head, no logs. */
-function auctionAnswer(method: string, params: unknown): string {
+function auctionAnswer(method: string, params: unknown, holder: string | null): string {
   if (method === 'eth_blockNumber') return '"0x1"';
   if (method === 'eth_getLogs') return '[]';
   const data = Array.isArray(params) ? (params[0] as { data?: unknown } | undefined)?.data : undefined;
@@ -83,39 +101,76 @@ function auctionAnswer(method: string, params: unknown): string {
 
 const decoder = new TextDecoder();
 
-uws()
-  .App()
-  .post('/*', (res) =>
-    onBody(res, (body, aborted) => {
-      const { answer, method } = answerOf(body.toString());
-      const send = () => {
-        if (!aborted())
-          res.cork(() => {
-            res.writeStatus('200 OK').writeHeader('content-type', 'application/json').end(answer);
-          });
-      };
-      if (delayMs > 0 && method !== 'eth_chainId') setTimeout(send, delayMs);
-      else send();
-    }),
-  )
-  // The same answers over WebSocket (a ws:// sequencer): one frame a request, answered by id.
-  .ws('/*', {
-    maxPayloadLength: 1 << 20,
-    idleTimeout: 0,
-    message: (ws, data) => {
-      const { answer, method } = answerOf(decoder.decode(data));
-      if (delayMs > 0 && method !== 'eth_chainId')
-        setTimeout(() => {
-          try {
-            ws.send(answer);
-          } catch {
-            // closed meanwhile
-          }
-        }, delayMs);
-      else ws.send(answer);
-    },
-  })
-  .listen('127.0.0.1', port, (s) => {
-    if (s === false) process.exit(1);
-    process.stdout.write('ready\n');
+/** Serves the stub in this process; resolves with the port it listens on and a close. */
+export async function serveStub(o: StubOptions): Promise<{ port: number; close(): void }> {
+  await initCrypto();
+  const delayMs = o.delayMs ?? 0;
+  const chainHex = '0x' + (o.chainId ?? 4663).toString(16);
+  const holder = o.holder === undefined || o.holder === null ? null : o.holder.toLowerCase();
+  const answer = (text: string) => answerOf(text, chainHex, holder, o.onSubmit);
+  const app = uws()
+    .App()
+    .post('/*', (res) =>
+      onBody(res, (body, aborted) => {
+        const { answer: a, method } = answer(body.toString());
+        const send = () => {
+          if (!aborted())
+            res.cork(() => {
+              res.writeStatus('200 OK').writeHeader('content-type', 'application/json').end(a);
+            });
+        };
+        if (delayMs > 0 && method !== 'eth_chainId') setTimeout(send, delayMs);
+        else send();
+      }),
+    )
+    // The same answers over WebSocket (a ws:// sequencer): one frame a request, answered by id.
+    .ws('/*', {
+      maxPayloadLength: 1 << 20,
+      idleTimeout: 0,
+      message: (ws, data) => {
+        const { answer: a, method } = answer(decoder.decode(data));
+        if (delayMs > 0 && method !== 'eth_chainId')
+          setTimeout(() => {
+            try {
+              ws.send(a);
+            } catch {
+              // closed meanwhile
+            }
+          }, delayMs);
+        else ws.send(a);
+      },
+    });
+  const listening = await new Promise<unknown>((resolve) => app.listen('127.0.0.1', o.port, resolve));
+  if (listening === false) throw new Error(`stub sequencer: port ${o.port} is taken`);
+  return {
+    port: uws().us_socket_local_port(listening as never),
+    close: () => uws().us_listen_socket_close(listening as never),
+  };
+}
+
+/**
+ * Starts the stub as a child process (on `cores` with taskset when given) and resolves once it
+ * listens; it is added to `children` (a bench kills them on exit).
+ */
+export async function startStub(o: Omit<StubOptions, 'onSubmit'> & { readonly cores?: string; readonly children: ChildProcess[] }): Promise<ChildProcess> {
+  const args = [server('stub-sequencer'), String(o.port), String(o.delayMs ?? 0), String(o.chainId ?? 4663), o.holder ?? '-'];
+  const cmd = o.cores !== undefined ? ['taskset', '-c', o.cores, 'node', ...args] : ['node', ...args];
+  const child = spawn(cmd[0]!, cmd.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
+  o.children.push(child);
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve());
+    child.once('exit', (code) => reject(new Error(`stub sequencer on port ${o.port} exited (${code})`)));
   });
+  return child;
+}
+
+if (process.argv[1] === import.meta.filename) {
+  const [port, delayMs, chainId, holder] = process.argv.slice(2);
+  await serveStub({
+    port: Number(port ?? 18200),
+    delayMs: Number(delayMs ?? 0),
+    chainId: Number(chainId ?? 4663),
+    holder: holder === undefined || holder === '-' ? null : holder,
+  }).catch(() => process.exit(1));
+  process.stdout.write('ready\n');
+}
