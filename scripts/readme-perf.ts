@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { flagged, hasMedian, noisyNote, roundsSpread } from '../bench/shared/figures.js';
 import { RESULTS_DIR } from '../bench/shared/paths.js';
-import { kindOf, parseRun, type InstrRun, type LoadRun, type SyncRun, type WsRun } from '../bench/shared/results-schema.js';
+import { kindOf, parseRun, readRun as readChecked, type InstrRun, type LoadRun, type SyncRun, type WsRun } from '../bench/shared/results-schema.js';
 
 export { RESULTS_DIR };
 
@@ -24,7 +24,9 @@ export const PERF_RUNS = ['instr-ws-sequencer', 'instr', 'load', 'ws', 'sync-1s'
 const kilo = (n: number) => `${(n / 1000).toFixed(1)}k`;
 const x = (n: number, digits = 2) => `${Number(n.toFixed(digits))}x`;
 const pct = (n: number) => `${Number((n * 100).toFixed(1))}%`;
-const link = (run: string) => `[${run}](bench/results/${run}.md)`;
+/** A link to a run's Markdown, from the README (`base` '') or from a page of docs/ ('../'). */
+let base = '';
+const link = (run: string) => `[${run}](${base}bench/results/${run}.md)`;
 
 /** One scenario's result in a bench:instr run, by server. */
 const instrResult = (doc: InstrRun, server: string, scenario: string) => doc.results.find((r) => r.server === server && r.scenario === scenario);
@@ -164,8 +166,9 @@ function recorded(doc: { readonly node: string; readonly date?: string; readonly
   return `${date}${doc.cores !== undefined ? `, ${doc.cores} cores` : ''}, ${doc.node}${load}`;
 }
 
-/** The Performance block: the figures, then the command behind each run. */
-export function renderPerf(read: ReadRun = readRun): string {
+/** The Performance block: the figures, then the command behind each run; `linkBase` '../' for a page of docs/. */
+export function renderPerf(read: ReadRun = readRun, linkBase = ''): string {
+  base = linkBase;
   const instr = (run: 'instr-ws-sequencer' | 'instr') => parseRun('instr', run, read(run));
   const sync = (run: 'sync-1s' | 'sync-0.25s') => parseRun('sync', run, read(run));
   const docs = {
@@ -194,4 +197,13 @@ export function renderPerf(read: ReadRun = readRun): string {
     '|---|---|---|',
     ...commands,
   ].join('\n');
+}
+
+/** The in-process suites of `npm run bench` (latest.json): each task's median and its ratio to its suite's reference. */
+export function renderMicro(): string {
+  const doc = readChecked('micro', 'latest');
+  const rows = doc.rows.map((r) => `| ${r.suite} | ${r.task} | ${r.medianUs} | ${r.ratio === null ? "at the timer's resolution" : x(r.ratio, 3)} |`);
+  return [`| suite | task | median µs | ratio to the suite's reference (recorded ${doc.date.slice(0, 10)}, ${doc.node}) |`, '|---|---|---|---|', ...rows].join(
+    '\n',
+  );
 }

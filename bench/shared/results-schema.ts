@@ -115,7 +115,7 @@ export interface SyncRun {
 export interface MicroRun {
   readonly node: string;
   readonly date: string;
-  readonly rows: readonly { readonly suite: string; readonly task: string; readonly medianUs: number }[];
+  readonly rows: readonly { readonly suite: string; readonly task: string; readonly medianUs: number; readonly ratio: number | null }[];
 }
 /** bench:fleet (fleet-LABEL.json). */
 export interface FleetRun {
@@ -284,7 +284,7 @@ const SHAPES: Record<Kind, Check> = {
     latency: obj({ rate: num, direct: percentiles, viaHttp: percentiles, viaWs: percentiles }),
   }),
   sync: obj({ node: str, date: str, trials: num, blockTimeS: num, rows: list(obj({ flow: str, minusSyncMs: num, requestsPerTx: num })) }),
-  micro: obj({ node: str, date: str, rows: list(obj({ suite: str, task: str, medianUs: num })) }),
+  micro: obj({ node: str, date: str, rows: list(obj({ suite: str, task: str, medianUs: num, ratio: numOrNull })) }),
   fleet: obj({ cli: str, seconds: num, results: list(obj({ phase: str, p50Ms: num, p99Ms: num })) }),
   'fleet-stall': obj({ seconds: num, rounds: num, edges: list(obj({ label: str, cli: str })), store: list(obj({ mode: str })) }),
   'pre-auth-memory': obj({ connections: num, phases: list(obj({ phase: str, rssPeakMiB: num })) }),
