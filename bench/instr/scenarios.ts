@@ -196,7 +196,8 @@ export const LANE_KEY_FILE = 'controller.key';
 /**
  * The express lane of a chain whose stub answers the auction's reads. Polled once a minute: the
  * auction's reads (every 250 ms by default: ~1.7M instructions a second here, the idle figure)
- * are background work, not a submission's.
+ * are background work, not a submission's. Each read may take a minute: txgate's first reads, at
+ * its start under callgrind, take longer than the default second.
  */
 const expressLane = (dir: string, stub: string) => ({
   rpc: stub,
@@ -208,6 +209,7 @@ const expressLane = (dir: string, stub: string) => ({
     marginMs: 0,
     pollMs: 60_000,
     staleMs: 600_000,
+    timeoutMs: 60_000,
   },
 });
 
