@@ -1,24 +1,4 @@
-/**
- * `npm run bench:sync`: the time from submission to receipt on a real chain (anvil making a
- * block every `--block-time` s), the sync send (EIP-7966) against the spec's flow (the plain
- * send through txgate, then eth_getTransactionReceipt on the chain RPC every P ms until it
- * comes), in the same run.
- *
- * Every trial submits one transaction per flow at the same instant (each flow its own signer,
- * so all land in the same block), at a random phase of the block interval; each flow's time is
- * measured from its submission to its receipt in hand. The flows differ only in how the receipt
- * reaches the client, so a trial's differences are the flows' own costs whatever the block's
- * phase. Reported per flow: median, mean and p90 ms, HTTP requests per transaction, and the
- * median over trials of the difference to the sync send (forward mode) in the same trial.
- *
- * Flows: the sync send in forward mode (anvil answers the method), in receipt mode with the
- * chain RPC's head subscription (chains[].rpcWs), in receipt mode polling every 100 ms, and
- * send-then-poll at each `--poll` interval. Needs anvil (npm ci installs it). Loopback only.
- */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { openSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { privateKeyToAddress } from 'viem/accounts';
 import { ANVIL_KEYS, ANVIL_TIP_ADDRESS, startAnvil } from '../../src/dev/anvil.js';
 import { sign1559 } from '../../src/dev/sign.js';
@@ -26,7 +6,7 @@ import { initCrypto } from '../../src/native.js';
 import { keySha256 } from '../../src/accounts/keys.js';
 import { differsFrom } from '../shared/figures.js';
 import { median, RESULTS_DIR, round, startBench } from '../shared/lib.js';
-import { TXGATE_CLI } from '../shared/paths.js';
+import { startTxgate } from '../shared/txgate.js';
 
 const run = startBench('bench:sync', 'Submission to receipt on anvil: the sync send against send-then-poll, every flow in the same trials.', {
   trials: { kind: 'int', quick: 15, full: 40, help: 'transactions per flow' },
@@ -47,25 +27,20 @@ children.push(anvil.process);
 const chainRpc = anvil.url;
 const KEY = 'txg_sync_bench_' + randomBytes(24).toString('base64url');
 const MIN_TIP = 1_000_000_000_000n;
-writeFileSync(
-  join(dir, 'accounts.json'),
-  JSON.stringify({
-    accounts: [
-      {
-        id: 'bench',
-        keySha256: [keySha256(KEY)],
-        grants: [{ chainId: CHAIN, rateLimit: { perSecond: 1e6, burst: 1e6 }, tipAddresses: [ANVIL_TIP_ADDRESS], minTipWei: MIN_TIP.toString(), sync: true }],
-      },
-    ],
-  }),
-);
+const accounts = {
+  accounts: [
+    {
+      id: 'bench',
+      keySha256: [keySha256(KEY)],
+      grants: [{ chainId: CHAIN, rateLimit: { perSecond: 1e6, burst: 1e6 }, tipAddresses: [ANVIL_TIP_ADDRESS], minTipWei: MIN_TIP.toString(), sync: true }],
+    },
+  ],
+};
 
 /** A txgate in front of the anvil, with the sync send on in `sync`'s way. */
-async function startTxgate(port: number, sync: Record<string, unknown>, chain: Record<string, unknown> = {}): Promise<string> {
-  const cfg = join(dir, `txgate-${port}.json`);
-  writeFileSync(
-    cfg,
-    JSON.stringify({
+async function startGate(port: number, sync: Record<string, unknown>, chain: Record<string, unknown> = {}): Promise<string> {
+  const gate = await startTxgate({
+    config: {
       listen: { host: '127.0.0.1', port },
       internal: { enabled: false },
       workers: 1,
@@ -80,26 +55,17 @@ async function startTxgate(port: number, sync: Record<string, unknown>, chain: R
           sync: { enabled: true, maxWaitMs: 10_000, syncTimeoutFormat: 'omit', ...sync },
         },
       ],
-      accounts: { file: join(dir, 'accounts.json') },
-    }),
-  );
-  const child = spawn('node', [TXGATE_CLI, '--config', cfg], { stdio: ['ignore', openSync(join(dir, `txgate-${port}.log`), 'w'), 'inherit'] });
-  children.push(child);
-  const url = `http://127.0.0.1:${port}/`;
-  for (let i = 0; i < 300; i++) {
-    if (child.exitCode !== null) throw new Error(`txgate on ${port} exited ${child.exitCode}`);
-    try {
-      if ((await fetch(`${url}ready`)).status === 200) return url;
-    } catch {
-      /* starting */
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`txgate on ${port} not ready`);
+    },
+    accounts,
+    stderr: 'inherit',
+    parent: dir,
+    children,
+  });
+  return gate.url;
 }
-const forward = await startTxgate(18410, { mode: 'forward' });
-const heads = await startTxgate(18411, { mode: 'receipt' }, { rpc: chainRpc, rpcWs: chainRpc.replace(/^http/, 'ws') });
-const polled = await startTxgate(18412, { mode: 'receipt', pollMs: 100 }, { rpc: chainRpc });
+const forward = await startGate(18410, { mode: 'forward' });
+const heads = await startGate(18411, { mode: 'receipt' }, { rpc: chainRpc, rpcWs: chainRpc.replace(/^http/, 'ws') });
+const polled = await startGate(18412, { mode: 'receipt', pollMs: 100 }, { rpc: chainRpc });
 
 // --- one JSON-RPC call over keep-alive fetch ------------------------------------------------------
 let id = 0;

@@ -9,7 +9,7 @@
  * submissions (open loop): straight to the stub, through txgate over HTTP, over WebSocket.
  * Loopback only.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -19,7 +19,9 @@ import { initCrypto } from '../../src/native.js';
 import { keySha256 } from '../../src/accounts/keys.js';
 import { differsFrom, flagged, medianName, noisyNote, roundsProblem, roundsSpread } from '../shared/figures.js';
 import { cpuMicros, median, RESULTS_DIR, round, startBench } from '../shared/lib.js';
-import { TXGATE_CLI, driver, server } from '../shared/paths.js';
+import { startTxgate } from '../shared/txgate.js';
+import { startStub } from '../servers/stub-sequencer.js';
+import { driver } from '../shared/paths.js';
 
 const run = startBench('bench:ws', 'The WebSocket lane against HTTP on the same txgate: req/s and server CPU per request, then latency at a fixed rate.', {
   seconds: { kind: 'int', quick: 2, full: 5, help: 'seconds per measurement' },
@@ -70,41 +72,11 @@ const valid = Array.from({ length: poolSize }, (_, i) =>
   }),
 );
 const chainId = [JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] })];
-writeFileSync(
-  join(dir, 'accounts.json'),
-  JSON.stringify({
-    accounts: [
-      {
-        id: 'ws-bench',
-        keySha256: [keySha256(KEY)],
-        grants: [{ chainId: 4663, rateLimit: { perSecond: 1e6, burst: 1e6 }, tipAddresses: [ANVIL_TIP_ADDRESS], minTipWei: '1000000000000' }],
-      },
-    ],
-  }),
-);
-
-async function ready(url: string, child: ChildProcess): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    if (child.exitCode !== null) throw new Error(`exited before ready: ${url}`);
-    try {
-      if ((await fetch(url, { method: 'POST', body: chainId[0]!, headers: { 'content-type': 'application/json' } })).status === 200) return;
-    } catch {
-      /* starting */
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`not ready: ${url}`);
-}
-
 const STUB = 18210;
 const GATE = 18211;
-const stub = spawn('taskset', ['-c', LOAD_CORE, 'node', server('stub-sequencer'), String(STUB)], { stdio: 'ignore' });
-children.push(stub);
-await ready(`http://127.0.0.1:${STUB}/`, stub);
-const cfg = join(dir, 'txgate.json');
-writeFileSync(
-  cfg,
-  JSON.stringify({
+await startStub({ port: STUB, cores: LOAD_CORE, children });
+const { proc: gate } = await startTxgate({
+  config: {
     listen: { host: '127.0.0.1', port: GATE },
     internal: { enabled: false },
     workers: 1,
@@ -119,12 +91,21 @@ writeFileSync(
         forward: { maxInFlight: 4096, connections: 64, timeoutMs: 5000 },
       },
     ],
-    accounts: { file: join(dir, 'accounts.json') },
-  }),
-);
-const gate = spawn('taskset', ['-c', SERVER_CORE, 'node', TXGATE_CLI, '--config', cfg], { stdio: 'ignore' });
-children.push(gate);
-await ready(`http://127.0.0.1:${GATE}/`, gate);
+  },
+  accounts: {
+    accounts: [
+      {
+        id: 'ws-bench',
+        keySha256: [keySha256(KEY)],
+        grants: [{ chainId: 4663, rateLimit: { perSecond: 1e6, burst: 1e6 }, tipAddresses: [ANVIL_TIP_ADDRESS], minTipWei: '1000000000000' }],
+      },
+    ],
+  },
+  prefix: ['taskset', '-c', SERVER_CORE],
+  log: 'ignore',
+  parent: dir,
+  children,
+});
 
 let inputs = 0;
 function generate(input: Record<string, unknown>): Promise<Record<string, number>> {
