@@ -19,7 +19,8 @@ import { copyFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { topFunctions } from '../shared/callgrind-top.js';
 import { median, round, startBench } from '../shared/lib.js';
-import { driver, server } from '../shared/paths.js';
+import { startStub } from '../servers/stub-sequencer.js';
+import { driver } from '../shared/paths.js';
 
 const run = startBench('bench:forward-cost', "Instructions per call of the forward's client alone under callgrind: HTTP against ws://, the same run.", {
   calls: { kind: 'int', min: 100, quick: 5000, full: 20000, help: 'calls per measured round' },
@@ -72,9 +73,7 @@ const control = (flag: string, pid: number) => {
   if (r.status !== 0) throw new Error(`callgrind_control ${flag}: ${r.stderr}`);
 };
 
-const stub = spawn('taskset', ['-c', STUB_CORE, 'node', server('stub-sequencer'), String(PORT)], { stdio: ['ignore', 'pipe', 'inherit'] });
-run.children.push(stub);
-await waitLine(stub, 'ready', 15_000);
+const stub = await startStub({ port: PORT, cores: STUB_CORE, children: run.children });
 
 interface Row {
   client: string;

@@ -1,22 +1,13 @@
-/**
- * `node dist/bench/entry/pre-auth-memory.js [--connections 8000]`: what txgate's memory does when many
- * connections each send 60 KiB of a declared 64 KiB body and stall, first with no key, then with
- * a valid key, in one run against one txgate process (its CLI, one thread): RSS before, the
- * highest seen while the connections are open, and after they close, with what each connection
- * was answered. The bound this shows is docs/clients.md's ("Limits before authentication").
- * Loopback only; needs `ulimit -n` above twice the connection count.
- */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
 import { keySha256 } from '../../src/accounts/keys.js';
 import { RESULTS_DIR } from '../shared/lib.js';
-import { TXGATE_CLI } from '../shared/paths.js';
+import { resultsJson } from '../shared/results-schema.js';
+import { startTxgate } from '../shared/txgate.js';
 
 const { values: opt } = parseArgs({ options: { connections: { type: 'string', default: '8000' }, port: { type: 'string', default: '18231' } } });
 const N = Number(opt.connections);
@@ -24,11 +15,15 @@ const PORT = Number(opt.port);
 const DECLARED = 64 * 1024;
 const SENT = 60 * 1024;
 const KEY = 'txg_mem_' + randomBytes(24).toString('base64url');
-const dir = mkdtempSync(join(tmpdir(), 'txgate-mem-'));
-
-writeFileSync(
-  join(dir, 'accounts.json'),
-  JSON.stringify({
+const started = await startTxgate({
+  config: {
+    listen: { host: '127.0.0.1', port: PORT },
+    internal: { enabled: false },
+    workers: 1,
+    log: { level: 'warn' },
+    chains: [{ chainId: 4663, hosts: ['127.0.0.1', 'localhost'], sequencers: ['http://127.0.0.1:9'] }],
+  },
+  accounts: {
     accounts: [
       {
         id: 'mem',
@@ -36,21 +31,13 @@ writeFileSync(
         grants: [{ chainId: 4663, rateLimit: { perSecond: 1e6, burst: 1e6 }, tipAddresses: [ANVIL_TIP_ADDRESS], minTipWei: '0' }],
       },
     ],
-  }),
-);
-const cfg = join(dir, 'txgate.json');
-writeFileSync(
-  cfg,
-  JSON.stringify({
-    listen: { host: '127.0.0.1', port: PORT },
-    internal: { enabled: false },
-    workers: 1,
-    log: { level: 'warn' },
-    chains: [{ chainId: 4663, hosts: ['127.0.0.1', 'localhost'], sequencers: ['http://127.0.0.1:9'] }],
-    accounts: { file: join(dir, 'accounts.json') },
-  }),
-);
-const gate = spawn('node', [TXGATE_CLI, '--config', cfg], { stdio: 'ignore' });
+  },
+  log: 'ignore',
+  stderr: 'ignore',
+  // Its sequencer is nobody (port 9): it is not ready, but it listens and answers eth_chainId.
+  ready: 'tcp',
+});
+const gate = started.proc;
 const rssMiB = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${gate.pid}/status`, 'utf8'))![1]) / 1024;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -117,8 +104,7 @@ async function phase(name: string, withKey: boolean): Promise<Phase> {
 const round = (n: number) => Math.round(n * 10) / 10;
 const phases = [await phase(`${N} connections, ${SENT / 1024} KiB of a declared ${DECLARED / 1024} KiB, no key`, false)];
 phases.push(await phase(`${N} connections, ${SENT / 1024} KiB of a declared ${DECLARED / 1024} KiB, a valid key`, true));
-gate.kill('SIGTERM');
-rmSync(dir, { recursive: true, force: true });
+await started.stop();
 
 const lines = [
   '| phase | RSS before (MiB) | peak while open | after close | peak / before | answers |',
@@ -130,6 +116,6 @@ const lines = [
         .join(', ')} |`,
   ),
 ];
-writeFileSync(join(RESULTS_DIR, 'pre-auth-memory.json'), JSON.stringify({ connections: N, declared: DECLARED, sent: SENT, phases }, null, 2) + '\n');
+writeFileSync(join(RESULTS_DIR, 'pre-auth-memory.json'), resultsJson('pre-auth-memory', { connections: N, declared: DECLARED, sent: SENT, phases }));
 writeFileSync(join(RESULTS_DIR, 'pre-auth-memory.md'), lines.join('\n') + '\n');
 process.stdout.write(lines.join('\n') + '\n');

@@ -11,8 +11,8 @@
  * `--dist` runs another build's txgate (e.g. an older commit's dist/) against the same
  * sequencer and load, for a before/after in one run.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, request } from 'node:http';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -22,6 +22,7 @@ import { randomBytes } from 'node:crypto';
 import { sign1559 } from '../../src/dev/sign.js';
 import { initCrypto, keccak256 } from '../../src/native.js';
 import { keySha256 } from '../../src/accounts/keys.js';
+import { startTxgate } from '../shared/txgate.js';
 import { REPO } from '../shared/paths.js';
 
 const HELP = `usage: npm run bench:resetting -- [--requests N] [--capacity N] [--rounds N] [--dist DIR ...]
@@ -125,62 +126,50 @@ await new Promise<void>((r) => seq.listen(0, '127.0.0.1', r));
 const seqUrl = `http://127.0.0.1:${(seq.address() as { port: number }).port}`;
 
 const KEY = randomBytes(24).toString('hex');
-writeFileSync(
-  join(dir, 'accounts.json'),
-  JSON.stringify({
-    accounts: [
-      {
-        id: 'mm',
-        keySha256: [keySha256(KEY)],
-        allowUntipped: true,
-        grants: [
-          {
-            chainId: 4663,
-            rateLimit: { perSecond: 1e6, burst: 1e6 },
-            txTypes: [2],
-            tipAddresses: ['0x' + '33'.repeat(20)],
-            minTipWei: '1',
-            feePatterns: [{ kind: 'transfer' }],
-          },
-        ],
-      },
-    ],
-  }),
-);
+const accounts = {
+  accounts: [
+    {
+      id: 'mm',
+      keySha256: [keySha256(KEY)],
+      allowUntipped: true,
+      grants: [
+        {
+          chainId: 4663,
+          rateLimit: { perSecond: 1e6, burst: 1e6 },
+          txTypes: [2],
+          tipAddresses: ['0x' + '33'.repeat(20)],
+          minTipWei: '1',
+          feePatterns: [{ kind: 'transfer' }],
+        },
+      ],
+    },
+  ],
+};
 
 let port = 19_400 + Math.floor(Math.random() * 500);
-async function startTxgate(dist: string): Promise<{ child: ChildProcess; port: number }> {
+async function startGate(dist: string): Promise<{ child: ChildProcess; port: number; stop: () => Promise<void> }> {
   const p = port++;
-  const cfg = join(dir, `txgate-${p}.json`);
-  writeFileSync(
-    cfg,
-    JSON.stringify({
+  const g = await startTxgate({
+    config: {
       listen: { host: '127.0.0.1', port: p },
       internal: { host: '127.0.0.1', port: p + 1000 },
       workers: 1,
       log: { level: 'fatal' },
       metrics: { enabled: false },
       chains: [{ chainId: 4663, hosts: ['127.0.0.1'], sequencers: [seqUrl], forward: { connections: 64, maxInFlight: 4096, timeoutMs: 2000 } }],
-      accounts: { file: join(dir, 'accounts.json') },
-    }),
-  );
-  const child = spawn('node', [join(dist, 'dist/src/cli.js'), '--config', cfg], {
-    stdio: ['ignore', process.env.BENCH_CHILD_LOG ? 'inherit' : 'ignore', 'inherit'],
+    },
+    accounts,
+    cli: join(dist, 'dist/src/cli.js'),
+    log: process.env.BENCH_CHILD_LOG ? 'pipe' : 'ignore',
+    stderr: 'inherit',
+    parent: dir,
+    children,
+    readyMs: 20_000,
+  }).catch((e: Error) => {
+    throw new Error(`txgate from ${dist} did not become ready (${e.message})`);
   });
-  children.push(child);
-  for (let i = 0; i < 200; i++) {
-    const ok = await new Promise<boolean>((r) => {
-      const q = request({ host: '127.0.0.1', port: p, path: '/ready', agent: false }, (res) => {
-        res.resume();
-        r(res.statusCode === 200);
-      });
-      q.on('error', () => r(false));
-      q.end();
-    });
-    if (ok) return { child, port: p };
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`txgate from ${dist} did not become ready`);
+  if (process.env.BENCH_CHILD_LOG) g.proc.stdout?.pipe(process.stdout);
+  return { child: g.proc, port: p, stop: () => g.stop() };
 }
 
 let nonce = 0;
@@ -212,7 +201,7 @@ console.log(
   `bench:resetting: ${REQUESTS} concurrent submissions, a sequencer serving ${CAPACITY} connections at once and resetting the rest (after: ${RESET_AFTER}), ${ROUNDS} rounds per build`,
 );
 for (const dist of dists) {
-  const g = await startTxgate(dist);
+  const g = await startGate(dist);
   const totals = { ok: 0, uncertain: 0, uncertainUnread: 0, notSent: 0, other: 0, lies: 0, notSentButRead: 0, read: 0, resets: 0 };
   for (let round = 0; round < ROUNDS; round++) {
     // A fresh txgate connection pool each round would need a restart; the rounds reuse it (its kept-alive connections count against the capacity too).
@@ -243,7 +232,7 @@ for (const dist of dists) {
       }
     });
   }
-  g.child.kill('SIGTERM');
+  await g.stop();
   const n = REQUESTS * ROUNDS;
   const pct = (x: number) => `${((100 * x) / n).toFixed(1)}%`;
   console.log(

@@ -11,7 +11,7 @@
  *   [--paths http,ws2,ws8] (wsN: N connections) [--port 18297] [--stub-core 0] [--json FILE]
  *   node dist/bench/entry/upstream-rate.js --child PATH URL RATE SECONDS   (one path; prints RESULT {…})
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -19,7 +19,7 @@ import type WebSocket from 'ws';
 import { HttpUpstream } from '../../src/upstreams/http/http-upstream.js';
 import type { Upstream } from '../../src/upstreams/upstream.js';
 import { WsUpstream } from '../../src/upstreams/ws/ws-upstream.js';
-import { server } from '../shared/paths.js';
+import { startStub } from '../servers/stub-sequencer.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string, dflt: string) => {
@@ -198,8 +198,7 @@ await new Promise<void>((ok, fail) => {
   const probe = createServer().once('error', () => fail(new Error(`port ${port} is taken: pick another with --port`)));
   probe.listen(port, '127.0.0.1', () => probe.close(() => ok()));
 });
-const stub = spawn('taskset', ['-c', flag('stub-core', '0'), 'node', server('stub-sequencer'), String(port)], { stdio: ['ignore', 'pipe', 'inherit'] });
-await new Promise<void>((r) => stub.stdout!.once('data', () => r()));
+const stub = await startStub({ port, cores: flag('stub-core', '0'), children: [] });
 const results: Result[] = [];
 try {
   for (let round = 0; round < rounds; round++)

@@ -1,27 +1,13 @@
-/**
- * One edge (a build's CLI) through the fleet store's phases, over a database the caller set up
- * (seedFleet): bench:fleet runs one build, bench:fleet-stall a before and an after build in one
- * run. A probe sends eth_chainId every 5 ms, open-loop, on up to 16 keep-alive connections:
- * - idle (the reference), then idle but for the two revocations measured;
- * - a NOTIFY flood: 50 a second, any payload (junk, unknown ids, versions held, far-future versions);
- * - the 100,000-address grant changing every second (a new version each time);
- * - the accounts table locked (ACCESS EXCLUSIVE) for the whole phase, a change notified every second.
- * Per phase: p50/p99/max and their ratios to the same edge's idle phase; revocation latency
- * (the UPDATE's commit to the first 401 on GET /tip-addresses) twice but idle and locked; the
- * edge's backends at most (pg_stat_activity); and the serving thread's stalls from inside the
- * edge (stall-probe.ts, preloaded: the longest, how much of it on a CPU, waiting for one, in GC).
- */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Sql } from 'postgres';
 import { Pool } from 'undici';
 import { keySha256 } from '../../src/accounts/keys.js';
-import { freePort, writeCliConfig } from '../../test/support/processes.js';
+import { freePort } from '../../test/support/processes.js';
 import { round } from './lib.js';
+import { startTxgate, type RunningTxgate } from './txgate.js';
 import type { StallReport } from '../drivers/stall-probe.js';
 import { driver } from './paths.js';
 
@@ -74,38 +60,30 @@ export async function measureEdge(o: EdgeOptions): Promise<PhaseResult[]> {
   await sql`UPDATE txgate_accounts SET doc = ${sql.json({ id: 'probe', keySha256: [keySha256(PROBE_KEY)], grants: [GRANT] })} WHERE id = 'probe'`;
   const dir = mkdtempSync(join(tmpdir(), 'txgate-bench-fleet-'));
   const stallFile = join(dir, 'stalls.json');
-  let edge: ChildProcess | null = null;
+  let edge: RunningTxgate | null = null;
   const pool: { p: Pool | null } = { p: null };
   try {
-    const port = await freePort();
-    const config = writeCliConfig(dir, {
-      listen: { host: '127.0.0.1', port },
-      workers: o.workers,
-      log: { level: 'warn' },
-      chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }],
-      accounts: { store: 'postgres', url: o.url, maxStaleMs: 120_000, resyncMs: o.resyncMs },
-    });
-    const started = performance.now();
     // FLEET_EDGE_NODE_ARGS: more node options for the edge (--cpu-prof --cpu-prof-dir=…: NODE_OPTIONS refuses them).
     const extra = (process.env.FLEET_EDGE_NODE_ARGS ?? '').split(' ').filter(Boolean);
-    const proc = spawn(process.execPath, [...extra, '--import', PROBE_MODULE, o.cli, '--config', config], {
-      stdio: ['ignore', 'pipe', 'pipe'],
+    edge = await startTxgate({
+      config: {
+        listen: { host: '127.0.0.1', port: await freePort() },
+        workers: o.workers,
+        log: { level: 'warn' },
+        chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }],
+        accounts: { store: 'postgres', url: o.url, maxStaleMs: 120_000, resyncMs: o.resyncMs },
+      },
+      cli: o.cli,
+      nodeArgs: [...extra, '--import', PROBE_MODULE],
       env: { ...process.env, STALL_PROBE_FILE: stallFile },
+      log: 'pipe',
+      // Log level warn (no request lines), its sequencer nobody: up once it accepts a connection.
+      ready: 'tcp',
+      readyMs: 60_000,
+      parent: dir,
     });
-    edge = proc;
-    let out = '';
-    proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-    // Log level warn (no request lines): the port is known, and up once it accepts a connection.
-    for (;;) {
-      const up = await new Promise<boolean>((r) => {
-        const c = connect(port, '127.0.0.1', () => (c.end(), r(true)));
-        c.on('error', () => r(false));
-      });
-      if (up) break;
-      if (proc.exitCode !== null || performance.now() - started > 60_000) throw new Error(`the edge did not start:\n${out}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    const proc = edge.proc;
+    const port = edge.port;
     let seq = 0;
     /** The edge's stall report since the last call (SIGUSR2 to the preloaded probe). */
     const stalls = async (): Promise<StallReport | null> => {
@@ -295,12 +273,7 @@ export async function measureEdge(o: EdgeOptions): Promise<PhaseResult[]> {
     return results;
   } finally {
     await pool.p?.close();
-    if (edge !== null && edge.exitCode === null) {
-      const gone = new Promise((r) => edge!.once('exit', r));
-      edge.kill('SIGTERM');
-      await Promise.race([gone, new Promise((r) => setTimeout(r, 5_000))]);
-      if (edge.exitCode === null) edge.kill('SIGKILL');
-    }
+    await edge?.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }
