@@ -25,6 +25,7 @@ import { measureEdge, phaseTable, seedFleet, type PhaseResult } from '../shared/
 import { median, RESULTS_DIR, round } from '../shared/lib.js';
 import { StallProbe, type StallReport } from '../drivers/stall-probe.js';
 import { TXGATE_CLI } from '../shared/paths.js';
+import { resultsJson } from '../shared/results-schema.js';
 
 const USAGE = 'Usage: npm run bench:fleet-stall -- [--before PATH/dist/src/cli.js] [--seconds 8] [--rounds 8] [--resync 20000] [--no-store]\n';
 const { values } = parseArgs({
@@ -124,7 +125,7 @@ try {
   writeFileSync(join(RESULTS_DIR, 'fleet-stall.md'), md.join('\n'));
   writeFileSync(
     join(RESULTS_DIR, 'fleet-stall.json'),
-    JSON.stringify({ seconds: SECONDS, resyncMs: Number(values.resync), rounds: ROUNDS, edges, store }, null, 2) + '\n',
+    resultsJson('fleet-stall', { seconds: SECONDS, resyncMs: Number(values.resync), rounds: ROUNDS, edges, store }),
   );
   process.stdout.write(md.join('\n'));
 } finally {

@@ -17,6 +17,7 @@ import { TestPostgres } from '../../test/support/postgres.js';
 import { measureEdge, phaseTable, seedFleet } from '../shared/fleet-edge.js';
 import { RESULTS_DIR } from '../shared/lib.js';
 import { TXGATE_CLI } from '../shared/paths.js';
+import { resultsJson } from '../shared/results-schema.js';
 
 const { values } = parseArgs({
   options: {
@@ -48,7 +49,7 @@ try {
   });
   const file = join(RESULTS_DIR, `fleet-${values.label}.json`);
   const meta = { cli: values.cli ?? 'this tree', workers: Number(values.workers), seconds: Number(values.seconds), resyncMs: Number(values.resync) };
-  writeFileSync(file, JSON.stringify({ ...meta, results }, null, 2) + '\n');
+  writeFileSync(file, resultsJson('fleet', { ...meta, results }));
   const md = phaseTable(values.label, results);
   writeFileSync(file.replace(/\.json$/, '.md'), md + '\n');
   process.stdout.write(`${md}\n`);

@@ -7,6 +7,7 @@ import { keySha256 } from '../../src/accounts/keys.js';
 import { differsFrom } from '../shared/figures.js';
 import { median, RESULTS_DIR, round, startBench } from '../shared/lib.js';
 import { startTxgate } from '../shared/txgate.js';
+import { resultsJson } from '../shared/results-schema.js';
 
 const run = startBench('bench:sync', 'Submission to receipt on anvil: the sync send against send-then-poll, every flow in the same trials.', {
   trials: { kind: 'int', quick: 15, full: 40, help: 'transactions per flow' },
@@ -191,10 +192,7 @@ const out = `sync-${BLOCK_S}s`;
 const differs = run.outDir === RESULTS_DIR ? '' : differsFrom(RESULTS_DIR, `${out}.json`, { trials: TRIALS, blockTimeS: BLOCK_S });
 if (differs !== '') say(`\n${differs}`);
 const mdPath = run.write(`${out}.md`, lines.join('\n') + '\n');
-run.write(
-  `${out}.json`,
-  JSON.stringify({ node: process.version, blockTimeS: BLOCK_S, trials: TRIALS, date: new Date().toISOString(), rows, times }, null, 2) + '\n',
-);
+run.write(`${out}.json`, resultsJson('sync', { node: process.version, blockTimeS: BLOCK_S, trials: TRIALS, date: new Date().toISOString(), rows, times }));
 say(`\nwritten to ${mdPath} and ${out}.json`);
 await anvil.stop();
 process.exit(0);

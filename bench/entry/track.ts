@@ -24,6 +24,7 @@ import { Entry, TrackTable } from '../../src/track/table.js';
 import { Watcher } from '../../src/track/watcher.js';
 import { median, round, startBench } from '../shared/lib.js';
 import { driver } from '../shared/paths.js';
+import { resultsJson } from '../shared/results-schema.js';
 
 const run = startBench('bench:track', 'Tracking: memory per tracked transaction, and the watcher cost per block with many pending.', {
   entries: { kind: 'int', min: 1000, quick: 100_000, help: 'acceptances tracked for the memory figure' },
@@ -208,5 +209,5 @@ if (perAccept !== null)
     `instructions one acceptance adds (callgrind, ${o.accepts.toLocaleString('en')} acceptances less none, median of 3): ${(perAccept / 1000).toFixed(1)}k`,
   );
 for (const l of lines) process.stdout.write(l + '\n');
-process.stdout.write(`results: ${run.write('track.json', JSON.stringify(result, null, 2) + '\n')}\n`);
+process.stdout.write(`results: ${run.write('track.json', resultsJson('track', result))}\n`);
 run.write('track.md', lines.map((l) => `- ${l}`).join('\n') + '\n');

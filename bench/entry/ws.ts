@@ -20,6 +20,7 @@ import { keySha256 } from '../../src/accounts/keys.js';
 import { differsFrom, flagged, medianName, noisyNote, roundsProblem, roundsSpread } from '../shared/figures.js';
 import { cpuMicros, median, RESULTS_DIR, round, startBench } from '../shared/lib.js';
 import { startTxgate } from '../shared/txgate.js';
+import { resultsJson, type WsRun } from '../shared/results-schema.js';
 import { startStub } from '../servers/stub-sequencer.js';
 import { driver } from '../shared/paths.js';
 
@@ -198,6 +199,7 @@ report.latency = { rate: RATE, direct, viaHttp, viaWs };
 const differs = run.outDir === RESULTS_DIR ? '' : differsFrom(RESULTS_DIR, 'ws.json', { seconds: SECONDS, rounds: ROUNDS, inFlight: IN_FLIGHT });
 if (differs !== '') say(`\n${differs}`);
 const mdPath = run.write('ws.md', lines.join('\n') + '\n');
-run.write('ws.json', JSON.stringify(report, null, 2) + '\n');
+// The report is built section by section; its shape is the schema's WsRun (test/bench-results.test.ts reads the committed one).
+run.write('ws.json', resultsJson('ws', report as unknown as WsRun));
 process.stdout.write(`\nwritten to ${mdPath} and ws.json\n`);
 process.exit(0);

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Bench } from 'tinybench';
 import { belowTimer, medianName, timerResolutionMs } from './figures.js';
+import { resultsJson } from './results-schema.js';
 
 export interface Row {
   readonly suite: string;
@@ -114,7 +115,7 @@ export function saveRows(rows: readonly Row[], dir: string, file = 'latest.json'
   const prev: { rows: Row[] } = existsSync(path) ? JSON.parse(readFileSync(path, 'utf8')) : { rows: [] };
   const suites = new Set(rows.map((r) => r.suite));
   const merged = [...prev.rows.filter((r) => !suites.has(r.suite)), ...rows];
-  writeFileSync(path, JSON.stringify({ node: process.version, cpu: cpuModel(), date: new Date().toISOString(), rows: merged }, null, 2) + '\n');
+  writeFileSync(path, resultsJson('micro', { node: process.version, cpu: cpuModel(), date: new Date().toISOString(), rows: merged }));
   return path;
 }
 
