@@ -53,7 +53,7 @@ import {
 import { resultsJson } from '../shared/results-schema.js';
 
 /** The scenarios that need their own chain and are not in the default configuration. */
-const LANE_SCENARIOS = new Set(['valid submission, express lane not ours', 'valid submission, express lane ours']);
+const LANE_SCENARIOS = new Set(['valid submission, express lane not ours', 'valid submission, express lane ours', 'valid submission, express lane off']);
 const run = startBench('bench:instr', 'Instructions per request under callgrind: the bare uWS echo, the conforming floor and txgate, then txgate per stage.', {
   requests: { kind: 'int', quick: 400, full: 2000, help: 'requests per round' },
   warmup: { kind: 'int', quick: 6, full: 3, help: 'unmeasured rounds per scenario, uninstrumented (the first answers of a cold server may be 503s)' },
@@ -176,7 +176,7 @@ const SERVERS: Record<'echo' | 'floor' | 'txgate', ServerDef & { scenarios: read
     port: BASE + 2,
     txgate: {
       config: (dir) => txgateConfig({ stub: STUB, port: BASE + 2, lane4663, chains }, dir),
-      accounts: accounts(lane4663, chains.has('laneNotOurs') || chains.has('laneOurs')),
+      accounts: accounts(lane4663, chains.has('laneNotOurs') || chains.has('laneOurs') || chains.has('laneOff')),
       files: { [LANE_KEY_FILE]: LANE_KEY },
       parent: run.tmp,
     },

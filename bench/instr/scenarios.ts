@@ -64,6 +64,7 @@ export const CHAINS = {
   tracked: { chainId: 4666, host: 'tracked.localhost', stub: 3 },
   laneNotOurs: { chainId: 4667, host: 'lane.localhost', stub: 4 },
   laneOurs: { chainId: 4668, host: 'lane-held.localhost', stub: 5 },
+  laneOff: { chainId: 4669, host: 'bare.localhost', stub: 6 },
 } as const;
 
 /** The controller key txgate holds where its express lane is on (a bench key), and its address (what an auction naming it returns). */
@@ -110,6 +111,8 @@ export const MAIN: readonly Scenario[] = [
   // The valid submission on a chain whose express lane is configured: its auction names nobody's
   // controller for the round (the plain forward, with the lane's check on top), then txgate's (every submission wrapped).
   { name: 'valid submission, express lane not ours', status: 200, host: CHAINS.laneNotOurs.host, ...sub(keys.load, pool(CHAINS.laneNotOurs.chainId)) },
+  // Their reference: a chain configured as theirs (a host as long, a chain RPC, the grant) with no lane.
+  { name: 'valid submission, express lane off', status: 200, host: CHAINS.laneOff.host, ...sub(keys.load, pool(CHAINS.laneOff.chainId)) },
   { name: 'valid submission, express lane ours', status: 200, host: CHAINS.laneOurs.host, ...sub(keys.load, pool(CHAINS.laneOurs.chainId)) },
 ];
 /** The scenarios the floor serves (the contract's four). */
@@ -121,6 +124,7 @@ export const CHAIN_OF: Readonly<Record<string, keyof typeof CHAINS>> = {
   'sync submission (receipt mode)': 'receipt',
   'valid submission, express lane not ours': 'laneNotOurs',
   'valid submission, express lane ours': 'laneOurs',
+  'valid submission, express lane off': 'laneOff',
 };
 
 /** txgate's requests that exit at each stage, in the pipeline's order (the last one forwards). */
@@ -168,7 +172,7 @@ export function accounts(lane4663: boolean, laneChains: boolean) {
           { ...grant, ...(lane4663 ? { expressLane: true } : {}) },
           { ...grant, chainId: CHAINS.ws.chainId },
           { ...grant, chainId: CHAINS.tracked.chainId },
-          ...(laneChains ? [CHAINS.laneNotOurs, CHAINS.laneOurs].map((c) => ({ ...grant, chainId: c.chainId, expressLane: true })) : []),
+          ...(laneChains ? [CHAINS.laneNotOurs, CHAINS.laneOurs, CHAINS.laneOff].map((c) => ({ ...grant, chainId: c.chainId, expressLane: true })) : []),
         ],
       },
       { id: 'listed', keySha256: [keySha256(keys.listed)], grants: [{ ...grant, senders: senders.map((k) => privateKeyToAddress(k as `0x${string}`)) }] },
@@ -241,9 +245,10 @@ export function txgateConfig(o: TxgateSetup, dir: string): Record<string, unknow
     ws: { sequencers: [`ws://127.0.0.1:${o.stub + CHAINS.ws.stub}`], forward: { ...FORWARD, wsConnections: 2 }, probe: PROBE },
     laneNotOurs: { sequencers: [stub(CHAINS.laneNotOurs.stub)], forward: FORWARD, probe: PROBE, ...expressLane(dir, stub(CHAINS.laneNotOurs.stub)) },
     laneOurs: { sequencers: [stub(CHAINS.laneOurs.stub)], forward: FORWARD, probe: PROBE, ...expressLane(dir, stub(CHAINS.laneOurs.stub)) },
+    laneOff: { sequencers: [stub(CHAINS.laneOff.stub)], forward: FORWARD, probe: PROBE, rpc: stub(CHAINS.laneOff.stub) },
   };
   // The chains in the order they have always been written (the config's order is the hosts' table's).
-  const order: (keyof typeof CHAINS)[] = ['receipt', 'tracked', 'ws', 'laneNotOurs', 'laneOurs'];
+  const order: (keyof typeof CHAINS)[] = ['receipt', 'tracked', 'ws', 'laneNotOurs', 'laneOurs', 'laneOff'];
   return {
     listen: { host: '127.0.0.1', port: o.port },
     internal: { host: '127.0.0.1', port: o.port + 1 },
