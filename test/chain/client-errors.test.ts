@@ -19,9 +19,12 @@ import { txgateReason } from '../../packages/client/src/reason.js';
 import { ACTIONS } from '../../packages/client/src/refusal.js';
 import { txgate } from '../../packages/client/src/viem.js';
 import { ANVIL_KEYS, startAnvil, type Anvil } from '../../src/dev/anvil.js';
-import { keysInLogs, MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
+import { MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
 import { freePort } from '../support/processes.js';
 import { SIGNERS } from '../support/txs.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 const RAW = '0x02f86c';
 const HASH = '0x' + 'ab'.repeat(32);
@@ -150,7 +153,6 @@ describe('through the adapters, against anvil and txgate', () => {
   after(async () => {
     await gate.stop();
     await anvil.stop();
-    assert.deepEqual(keysInLogs(), []);
   });
 
   it('ethers: 402 and 401 are SERVER_ERROR with the reason and status; the sequencer\'s "nonce too low" is NONCE_EXPIRED, "insufficient funds" INSUFFICIENT_FUNDS', async () => {

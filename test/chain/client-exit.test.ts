@@ -12,9 +12,12 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Hex } from 'viem';
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
-import { keysInLogs, newKey, startGate, type Gate } from '../support/harness.js';
+import { newKey, startGate, type Gate } from '../support/harness.js';
 import { freePort } from '../support/processes.js';
 import { signNext } from '../support/txs.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 const key = newKey();
 let anvil: Anvil;
@@ -53,7 +56,6 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
   await gate.stop();
   await anvil.stop();
-  assert.deepEqual(keysInLogs(), []);
 });
 
 describe('a script over ws:// without close() exits by itself', () => {

@@ -23,10 +23,13 @@ import { TxgateProvider, txgateReason as ethersReason } from '../../packages/cli
 import { txgate, txgateReason as viemReason } from '../../packages/client/src/viem.js';
 import { ANVIL_KEYS } from '../../src/dev/anvil.js';
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
-import { keysInLogs, MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
+import { MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
 import { rpc } from '../support/http.js';
 import { SIGNERS } from '../support/txs.js';
 import { freePort } from '../support/processes.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 const key = newKey(); // untipped allowed, generous rate
 const strictKey = newKey(); // tips required
@@ -140,7 +143,6 @@ after(async () => {
   await gate.stop();
   await proxy.stop();
   await anvil.stop();
-  assert.deepEqual(keysInLogs(), []);
 });
 
 describe('txgate-client/viem', () => {

@@ -12,9 +12,12 @@ import { promisify } from 'node:util';
 import { FetchRequest, JsonRpcProvider } from 'ethers';
 import { createPublicClient, createWalletClient, http, RpcRequestError, type BaseError, type Hex } from 'viem';
 import { foundryBinary, startAnvil, type Anvil } from '../../src/dev/anvil.js';
-import { keysInLogs, MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
+import { MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
 import { SIGNERS } from '../support/txs.js';
 import { freePort } from '../support/processes.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 const key = newKey();
 const strictKey = newKey(); // no untipped submissions: a 1-wei transfer elsewhere is 402
@@ -66,7 +69,6 @@ before(async () => {
 after(async () => {
   await gate.stop();
   await anvil.stop();
-  assert.deepEqual(keysInLogs(), []);
 });
 
 describe('recipes (docs/clients.md "Without the kit")', () => {

@@ -23,11 +23,14 @@ import { type Anvil, ANVIL_TIP_ADDRESS, startAnvil } from '../../src/dev/anvil.j
 import { DEV_API_KEY, DEV_MIN_TIP_WEI, writeDevFiles } from '../../src/dev/dev-setup.js';
 import { initCrypto } from '../../src/native.js';
 import { EXAMPLES_DIR, exampleFiles, examplesShown, renderExamples } from '../../scripts/readme-examples.js';
-import { eventually, issuedKeys, keysInLogs } from '../support/harness.js';
+import { eventually, issuedKeys } from '../support/harness.js';
 import { rpc, send } from '../support/http.js';
 import { TestPostgres } from '../support/postgres.js';
 import { type CliProcess, freePort, startCli } from '../support/processes.js';
 import { SIGNERS } from '../support/txs.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 const ROOT = join(import.meta.dirname, '../../..');
 /** The pages that may show configuration: the README and every page of docs/. */
@@ -56,7 +59,6 @@ before(async () => {
 after(async () => {
   await a?.stop();
   await b?.stop();
-  assert.deepEqual(keysInLogs(), [], 'an API key appeared in the logs');
 });
 
 const hostPort = (url: string) => new URL(url).host;

@@ -20,11 +20,14 @@ import WebSocket from 'ws';
 import { ANVIL_KEYS, type Anvil, startAnvil } from '../../src/dev/anvil.js';
 import { type Auction, deployAuction } from '../support/express-lane.js';
 import { type Endpoint, startEndpoint } from '../support/express-lane-endpoint.js';
-import { accountsDoc, eventually, type Gate, keysInLogs, newKey, startGate } from '../support/harness.js';
+import { accountsDoc, eventually, type Gate, newKey, startGate } from '../support/harness.js';
 import { rpc } from '../support/http.js';
 import { freePort, runCli } from '../support/processes.js';
 import { sign1559 } from '../support/txs.js';
 import { classify } from '../../packages/client/src/submission.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 const CHAIN = 4663;
 const OURS_KEY = ANVIL_KEYS[4] as Hex;
@@ -91,7 +94,6 @@ after(async () => {
   await Promise.all([gate?.stop(), twin?.stop()]);
   await endpoint?.close();
   await anvil?.stop();
-  assert.deepEqual(keysInLogs(), []);
   for (const g of [gate, twin])
     assert.equal(g.logs.join('\n').toLowerCase().includes(OURS_KEY.slice(2).toLowerCase()), false, 'the controller key in a log line');
 });

@@ -8,15 +8,16 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { claimAddress } from '../../src/http/address-claim.js';
-import { eventually, keysInLogs } from '../support/harness.js';
+import { eventually } from '../support/harness.js';
 import { send } from '../support/http.js';
 import { freePort, runCli, startCli } from '../support/processes.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 const cli = join(import.meta.dirname, '../../src/cli.js');
-
-after(() => assert.deepEqual(keysInLogs(), [], 'an API key appeared in the logs'));
 
 function configFile(port: number, workers: number): string {
   const dir = mkdtempSync(join(tmpdir(), 'txgate-one-'));

@@ -9,15 +9,16 @@ import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { portFree } from '../../src/dev/preflight.js';
-import { capturedLogs, eventually, issuedKeys, keysInLogs } from '../support/harness.js';
+import { capturedLogs, eventually, issuedKeys } from '../support/harness.js';
 import { freePort } from '../support/processes.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 const root = join(import.meta.dirname, '..', '..', '..');
-
-after(() => assert.deepEqual(keysInLogs(), [], 'an API key appeared in the logs'));
 
 async function npm(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
   try {

@@ -10,26 +10,22 @@ import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { ANVIL_KEYS, ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
 import { DEV_API_KEY, DEV_MIN_TIP_WEI } from '../../src/dev/dev-setup.js';
 import { portFree } from '../../src/dev/preflight.js';
 import { initCrypto } from '../../src/native.js';
 import { block } from '../../scripts/readme-tables.js';
-import { capturedLogs, eventually, keysInLogs } from '../support/harness.js';
+import { capturedLogs, eventually } from '../support/harness.js';
 import { freePort } from '../support/processes.js';
 import { txHash } from '../support/stub-sequencer.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged({ except: [DEV_API_KEY] });
 
 const root = join(import.meta.dirname, '..', '..', '..');
 const README = readFileSync(join(root, 'README.md'), 'utf8');
-
-after(() =>
-  assert.deepEqual(
-    keysInLogs().filter((k) => k !== DEV_API_KEY),
-    [],
-  ),
-);
 
 /** The shell lines of the README's first-tx block (its fence and comment lines left out). */
 function firstTxScript(): string {

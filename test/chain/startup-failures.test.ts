@@ -15,6 +15,9 @@ import { portFree } from '../../src/dev/preflight.js';
 import { eventually } from '../support/harness.js';
 import { send } from '../support/http.js';
 import { freePort } from '../support/processes.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 const root = join(import.meta.dirname, '..', '..', '..');
 

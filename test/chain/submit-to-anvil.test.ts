@@ -6,10 +6,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createPublicClient, createWalletClient, http, type Hex } from 'viem';
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
-import { eventually, keysInLogs, MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
+import { eventually, MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
 import { rpc, send } from '../support/http.js';
 import { SIGNERS } from '../support/txs.js';
 import { freePort } from '../support/processes.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 const key = newKey();
 const listed = newKey(); // a grant that only SIGNERS[5] may sign for, with a burst of 1
@@ -41,7 +44,6 @@ before(async () => {
 after(async () => {
   await gate.stop();
   await anvil.stop();
-  assert.deepEqual(keysInLogs(), []);
 });
 
 async function signed(signer: number, t: { to?: Hex; value?: bigint; data?: Hex; gas?: bigint; nonce?: number }): Promise<Hex> {

@@ -9,10 +9,13 @@ import { TxgateProvider } from '../../packages/client/src/ethers.js';
 import { txgate, txgateReason as viemReason } from '../../packages/client/src/viem.js';
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
 import { connectTxgate } from '../../packages/client/src/index.js';
-import { eventually, keysInLogs, MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
+import { eventually, MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
 import { freePort } from '../support/processes.js';
 import { rpc, send } from '../support/http.js';
 import { SIGNERS } from '../support/txs.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 const key = newKey();
 const plain = newKey();
@@ -42,7 +45,6 @@ before(async () => {
 after(async () => {
   await Promise.all([gate.stop(), gateStuck.stop(), gateOff.stop()]);
   await Promise.all([mining.stop(), stuck.stop()]);
-  assert.deepEqual(keysInLogs(), []);
 });
 
 async function signed(url: string, signer: number, nonce?: number, value = MIN_TIP): Promise<Hex> {

@@ -22,13 +22,16 @@ import { ANVIL_KEYS, startAnvil, type Anvil } from '../../src/dev/anvil.js';
 import { connectTxgate } from '../../packages/client/src/index.js';
 import { TxgateProvider } from '../../packages/client/src/ethers.js';
 import { txgate } from '../../packages/client/src/viem.js';
-import { eventually, keysInLogs, MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
+import { eventually, MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
 import { freePort } from '../support/processes.js';
 import { sign1559, SIGNERS } from '../support/txs.js';
 import { makeCa, makeLeaf, type Leaf, type TestCa } from '../support/tls-certs.js';
 import { StubSequencer } from '../support/stub-sequencer.js';
 import { parseConfig, type ConfigError } from '../../src/config.js';
 import { loadPair, PairError } from '../../src/tls/pair.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 const A = 'fast.chain-a.example';
 const B = 'fast.chain-b.example';
@@ -71,7 +74,6 @@ after(async () => {
   await gate.stop();
   await stub.stop();
   rmSync(dir, { recursive: true, force: true });
-  assert.deepEqual(keysInLogs(), []);
 });
 
 /** A TLS connection to the gate with this server name (none: no SNI), its certificate's fingerprint and a request helper. */

@@ -13,9 +13,12 @@ import { createPublicClient, http, type Hex } from 'viem';
 import { connectTxgate, type Txgate, TxgateError } from '../../packages/client/src/index.js';
 import type { TxStatus } from '../../packages/client/src/status.js';
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
-import { eventually, keysInLogs, MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
+import { eventually, MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
 import { freePort } from '../support/processes.js';
 import { SIGNERS } from '../support/txs.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 const key = newKey();
 const accounts = [{ id: 'desk', keys: [key], allowUntipped: true }];
@@ -64,7 +67,6 @@ after(async () => {
   proxy.closeAllConnections();
   proxy.close();
   await anvil.stop();
-  assert.deepEqual(keysInLogs(), []);
 });
 
 const kitOn = (g: Gate, scheme: 'http' | 'ws'): Promise<Txgate> =>

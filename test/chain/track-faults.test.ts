@@ -13,10 +13,13 @@ import { WebSocketServer } from 'ws';
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
 import { findByNonce, readBlock, readReceipt, readSeen } from '../../src/track/blocks.js';
 import { readBatch } from '../../src/track/chain-rpc.js';
-import { eventually, keysInLogs, newKey, startGate, type Gate } from '../support/harness.js';
+import { eventually, newKey, startGate, type Gate } from '../support/harness.js';
 import { freePort } from '../support/processes.js';
 import { rpc, send } from '../support/http.js';
 import { signNext } from '../support/txs.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 const key = newKey();
 const accounts = [{ id: 'desk', keys: [key], allowUntipped: true }];
@@ -64,7 +67,6 @@ after(async () => {
     s.close();
   }
   await anvil.stop();
-  assert.deepEqual(keysInLogs(), []);
 });
 
 const anyJson = fc.jsonValue({ maxDepth: 4 });

@@ -10,10 +10,13 @@ import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
 import type { Hex } from 'viem';
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
-import { eventually, keysInLogs, newKey, startGate, type Gate } from '../support/harness.js';
+import { eventually, newKey, startGate, type Gate } from '../support/harness.js';
 import { freePort } from '../support/processes.js';
 import { rpc } from '../support/http.js';
 import { signNext } from '../support/txs.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 const key = newKey();
 const other = newKey();
@@ -38,7 +41,6 @@ before(async () => {
 after(async () => {
   await gate.stop();
   await anvil.stop();
-  assert.deepEqual(keysInLogs(), []);
 });
 
 type Frame = Record<string, any>;

@@ -9,10 +9,13 @@ import { after, before, describe, it } from 'node:test';
 import { createPublicClient, http, keccak256, type Hex } from 'viem';
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
 import type { Entry } from '../../src/track/table.js';
-import { eventually, keysInLogs, MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
+import { eventually, MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
 import { freePort } from '../support/processes.js';
 import { rpc, send } from '../support/http.js';
 import { SIGNERS } from '../support/txs.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 const key = newKey();
 const other = newKey();
@@ -50,7 +53,6 @@ before(async () => {
 after(async () => {
   await Promise.all([gate.stop(), second.stop(), gateManual.stop(), gateOff.stop()]);
   await Promise.all([mining.stop(), manual.stop()]);
-  assert.deepEqual(keysInLogs(), []);
 });
 
 const chainCall = async (a: Anvil, method: string, params: unknown[]) => (await rpc(Number(new URL(a.url).port), method, params)).json;

@@ -15,12 +15,15 @@ import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
 import { connectTxgate } from '../../packages/client/src/index.js';
 import { TxgateProvider } from '../../packages/client/src/ethers.js';
 import { txgate } from '../../packages/client/src/viem.js';
-import { accountsDoc, eventually, keysInLogs, MIN_TIP, newKey, startGate, TIP, type AccountIn, type Gate } from '../support/harness.js';
+import { accountsDoc, eventually, MIN_TIP, newKey, startGate, TIP, type AccountIn, type Gate } from '../support/harness.js';
 import { freePort } from '../support/processes.js';
 import { send } from '../support/http.js';
 import { StubSequencer, txHash } from '../support/stub-sequencer.js';
 import { sign1559, SIGNERS } from '../support/txs.js';
 import { ANVIL_KEYS } from '../../src/dev/anvil.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 interface Answer {
   readonly id: unknown;
@@ -115,7 +118,6 @@ before(async () => {
 after(async () => {
   await gate.stop();
   await stub.stop();
-  assert.deepEqual(keysInLogs(), []);
 });
 
 describe('the WebSocket lane: off by default', () => {

@@ -11,17 +11,18 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { createPublicClient, http, type Hex } from 'viem';
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
-import { eventually, keysInLogs, MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
+import { eventually, MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
 import { rpc } from '../support/http.js';
 import { freePort } from '../support/processes.js';
 import { txHash } from '../support/stub-sequencer.js';
 import { SIGNERS } from '../support/txs.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 const key = newKey();
 const accounts = [{ id: 'mm', keys: [key], allowUntipped: true, grants: [{ rateLimit: { perSecond: 1e6, burst: 1e6 }, sync: true }] }];
 const submit = (g: Gate, raw: string, method = 'eth_sendRawTransaction') => rpc(g.port, method, [raw], { key });
-
-after(() => assert.deepEqual(keysInLogs(), []));
 
 /**
  * A TCP proxy in front of anvil. Each client connection gets its own connection to anvil; what

@@ -9,18 +9,18 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { ACCOUNT_LIMITS } from '../../src/accounts/limits.js';
 import { AccountsFileError, parseAccounts } from '../../src/accounts/parse.js';
 import { checkRow, type FetchedRow } from '../../src/accounts/postgres/row-check.js';
 import { keySha256 } from '../../src/accounts/keys.js';
-import { accountsDoc, eventually, issuedKeys, keysInLogs, newKey, startGate, TIP, type AccountIn, type Gate } from '../support/harness.js';
+import { accountsDoc, eventually, issuedKeys, newKey, TIP, type AccountIn } from '../support/harness.js';
 import { rpc, send } from '../support/http.js';
 import { StubSequencer } from '../support/stub-sequencer.js';
 import { sign1559 } from '../support/txs.js';
+import { useGate } from '../support/gate-fixture.js';
 
-let gate: Gate;
 let stub: StubSequencer;
 const acme = newKey();
 const acmeOld = newKey();
@@ -44,14 +44,12 @@ const accounts: AccountIn[] = [
   },
 ];
 
-before(async () => {
+const gate = useGate(async () => {
   stub = await new StubSequencer().start();
-  gate = await startGate({ sequencers: [stub.url], accounts, config: { allowUntipped: true } });
+  return { sequencers: [stub.url], accounts, config: { allowUntipped: true } };
 });
 after(async () => {
-  await gate.stop();
   await stub.stop();
-  assert.deepEqual(keysInLogs(), [], 'an API key appeared in the logs');
 });
 
 const submit = async (key: string | undefined, opts: { host?: string; nonce?: number } = {}) =>

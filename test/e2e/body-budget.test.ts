@@ -7,10 +7,13 @@
  */
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { BodyBudget } from '../../src/http/body-budget.js';
-import { eventually, keysInLogs, newKey, startGate, type Gate } from '../support/harness.js';
+import { eventually, newKey } from '../support/harness.js';
 import { rawSession, statusLines } from '../support/http.js';
+import { keysNeverLogged, useGate } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 describe('BodyBudget', () => {
   it('reserves up to its bound, refuses beyond without reserving, and gives back', () => {
@@ -29,16 +32,9 @@ describe('BodyBudget', () => {
 });
 
 describe('the pre-authentication bound and the body budget, end to end', () => {
-  let gate: Gate;
   const key = newKey();
   const BUDGET = 65536;
-  before(async () => {
-    gate = await startGate({ accounts: [{ id: 'acme', keys: [key] }], config: { limits: { maxBufferedBodyBytes: BUDGET } } });
-  });
-  after(async () => {
-    await gate.stop();
-    assert.deepEqual(keysInLogs(), [], 'an API key appeared in the logs');
-  });
+  const gate = useGate({ accounts: [{ id: 'acme', keys: [key] }], config: { limits: { maxBufferedBodyBytes: BUDGET } } });
 
   const head = (cl: number, withKey: boolean) =>
     `POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n${withKey ? `X-Api-Key: ${key}\r\n` : ''}Content-Length: ${cl}\r\n\r\n`;

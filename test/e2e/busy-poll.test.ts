@@ -4,17 +4,18 @@
  * stops with the service; it is refused under a CPU quota. A service with it on answers as usual.
  */
 import assert from 'node:assert/strict';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BusyPoll, cpuQuota } from '../../src/busy-poll.js';
-import { eventually, keysInLogs, newKey, startGate } from '../support/harness.js';
+import { eventually, newKey, startGate } from '../support/harness.js';
 import { rpc } from '../support/http.js';
 import { StubSequencer } from '../support/stub-sequencer.js';
 import { sign1559 } from '../support/txs.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
 
-after(() => assert.deepEqual(keysInLogs(), []));
+keysNeverLogged();
 
 /** Threads of this process running at nice 19 (field 19 of /proc/self/task/TID/stat). */
 function niceThreads(): string[] {

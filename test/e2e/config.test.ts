@@ -8,6 +8,9 @@ import { describe, it } from 'node:test';
 import { ConfigError, parseConfig } from '../../src/config.js';
 import { createRequire } from 'node:module';
 import { uws } from '../../src/native.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 const CLI = join(import.meta.dirname, '../../src/cli.js');
 const minimal = { chains: [{ chainId: 4663, hosts: ['Fast.Chain-A.example'], sequencers: ['http://127.0.0.1:8547'] }] };

@@ -6,11 +6,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { RLP } from '@ethereumjs/rlp';
 import { serializeTransaction, toFunctionSelector, type Hex } from 'viem';
-import { keysInLogs, MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
+import { MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
 import { rpc } from '../support/http.js';
 import { base58, solanaTransfer } from '../support/solana.js';
 import { StubSequencer, txHash } from '../support/stub-sequencer.js';
 import { intBytes, sign1559, sign2930, signLegacy, signRaw1559, tipCall } from '../support/txs.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 const CONTRACT = '0x1111111111111111111111111111111111111111';
 const SELECTOR = toFunctionSelector('payTip(address,uint256)');
@@ -43,7 +46,6 @@ after(async () => {
   await strict.stop();
   await recover.stop();
   await stub.stop();
-  assert.deepEqual(keysInLogs(), [], 'an API key appeared in the logs');
 });
 
 const send = (param: unknown, key = k, g = gate) => rpc(g.port, 'eth_sendRawTransaction', [param], { key });

@@ -13,11 +13,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { initCrypto } from '../../src/native.js';
-import { accountsDoc, capturedLogs, eventually, keysInLogs, newKey } from '../support/harness.js';
+import { accountsDoc, capturedLogs, eventually, newKey } from '../support/harness.js';
 import { rpc } from '../support/http.js';
 import { freePort } from '../support/processes.js';
 import { StubSequencer, txHash } from '../support/stub-sequencer.js';
 import { sign1559 } from '../support/txs.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 const root = join(import.meta.dirname, '..', '..', '..');
 const deploy = join(root, 'deploy');
@@ -31,7 +34,6 @@ before(async () => {
 });
 after(async () => {
   await slow.stop();
-  assert.deepEqual(keysInLogs(), [], 'an API key appeared in the logs');
 });
 
 /** A configuration on a fixed free port (a health check reads the port from it), two threads. */

@@ -11,22 +11,21 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { initCrypto } from '../../src/native.js';
-import { accountsDoc, eventually, keysInLogs, newKey } from '../support/harness.js';
+import { accountsDoc, eventually, newKey } from '../support/harness.js';
 import { rpc, send, type Reply } from '../support/http.js';
 import { startCli, writeCliConfig } from '../support/processes.js';
 import { StubSequencer, txHash } from '../support/stub-sequencer.js';
 import { sign1559 } from '../support/txs.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 const key = newKey();
 
 before(async () => {
   await initCrypto();
-});
-
-after(() => {
-  assert.deepEqual(keysInLogs(), []);
 });
 
 /** One poll of /ready: its status and notReady, or the connection error's code. */

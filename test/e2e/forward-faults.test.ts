@@ -15,10 +15,13 @@ import { ChainForwarder } from '../../src/forward/forwarder.js';
 import { HealthBoard } from '../../src/forward/health-board.js';
 import { HttpUpstream } from '../../src/upstreams/http/http-upstream.js';
 import { initCrypto } from '../../src/native.js';
-import { eventually, keysInLogs, newKey, startGate, stubChain, type Gate } from '../support/harness.js';
+import { eventually, newKey, startGate, stubChain, type Gate } from '../support/harness.js';
 import { rpc, send } from '../support/http.js';
 import { StubSequencer, txHash } from '../support/stub-sequencer.js';
 import { sign1559 } from '../support/txs.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 const key = newKey();
 const accounts = [{ id: 'mm', keys: [key], grants: [{ rateLimit: { perSecond: 1e6, burst: 1e6 } }] }];
@@ -48,8 +51,6 @@ afterEach(async () => {
   for (const g of open.gates.splice(0)) await g.stop();
   for (const s of open.stubs.splice(0)) await s.stop();
 });
-after(() => assert.deepEqual(keysInLogs(), []));
-
 const submit = (gate: Gate, raw: string, id: unknown = 1) => rpc(gate.port, 'eth_sendRawTransaction', [raw], { key, id });
 const audit = (gate: Gate) => gate.logs.map((l) => JSON.parse(l)).filter((l) => l.audit === 'forward');
 

@@ -8,24 +8,22 @@
 import assert from 'node:assert/strict';
 import { Agent } from 'node:http';
 import { connect } from 'node:net';
-import { after, before, describe, it } from 'node:test';
-import { eventually, keysInLogs, newKey, startGate, type Gate } from '../support/harness.js';
+import { after, describe, it } from 'node:test';
+import { eventually, newKey, startGate } from '../support/harness.js';
 import { rawSegments, send, statusLines } from '../support/http.js';
 import { StubSequencer } from '../support/stub-sequencer.js';
 import { sign1559 } from '../support/txs.js';
+import { useGate } from '../support/gate-fixture.js';
 
-let gate: Gate;
 let stub: StubSequencer;
 const key = newKey();
 
-before(async () => {
+const gate = useGate(async () => {
   stub = await new StubSequencer().start();
-  gate = await startGate({ sequencers: [stub.url], accounts: [{ id: 'acme', keys: [key] }] });
+  return { sequencers: [stub.url], accounts: [{ id: 'acme', keys: [key] }] };
 });
 after(async () => {
-  await gate.stop();
   await stub.stop();
-  assert.deepEqual(keysInLogs(), [], 'an API key appeared in the logs');
 });
 
 const chainIdBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] });

@@ -5,20 +5,14 @@
  * connection closed, on POST /, GET /tip-addresses and the upgrade alike.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { eventually, keysInLogs, newKey, startGate, type Gate } from '../support/harness.js';
+import { describe, it } from 'node:test';
+import { eventually, newKey } from '../support/harness.js';
 import { rawSession, statusLines } from '../support/http.js';
+import { useGate } from '../support/gate-fixture.js';
 
-let gate: Gate;
 const key = newKey();
 
-before(async () => {
-  gate = await startGate({ accounts: [{ id: 'acme', keys: [key] }], config: { websocket: { enabled: true } } });
-});
-after(async () => {
-  await gate.stop();
-  assert.deepEqual(keysInLogs(), [], 'an API key appeared in the logs');
-});
+const gate = useGate({ accounts: [{ id: 'acme', keys: [key] }], config: { websocket: { enabled: true } } });
 
 const chainIdBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] });
 const post = (headers: string, body = chainIdBody) =>

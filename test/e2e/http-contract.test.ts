@@ -5,14 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { REASONS } from '../../src/reasons.js';
-import { eventually, keysInLogs, newKey, startGate, type Gate } from '../support/harness.js';
+import { eventually, newKey } from '../support/harness.js';
 import { rawExchange, rawSession, rpc, send } from '../support/http.js';
 import { StubSequencer, txHash } from '../support/stub-sequencer.js';
 import { sign1559 } from '../support/txs.js';
+import { useGate } from '../support/gate-fixture.js';
 
-let gate: Gate;
 let stub: StubSequencer;
 const key = newKey();
 
@@ -20,14 +20,12 @@ function errorBody(reason: keyof typeof REASONS, id: unknown = null, message: st
   return { jsonrpc: '2.0', id, error: { code: REASONS[reason].code, message, data: { reason } } };
 }
 
-before(async () => {
+const gate = useGate(async () => {
   stub = await new StubSequencer().start();
-  gate = await startGate({ sequencers: [stub.url], accounts: [{ id: 'acme', keys: [key] }] });
+  return { sequencers: [stub.url], accounts: [{ id: 'acme', keys: [key] }] };
 });
 after(async () => {
-  await gate.stop();
   await stub.stop();
-  assert.deepEqual(keysInLogs(), [], 'an API key appeared in the logs');
 });
 
 describe('eth_chainId', () => {

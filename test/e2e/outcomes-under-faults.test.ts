@@ -5,12 +5,15 @@
  * a written sequencer that faults is asked again (the hash, the same bytes) before any 502.
  */
 import assert from 'node:assert/strict';
-import { after, afterEach, describe, it } from 'node:test';
+import { afterEach, describe, it } from 'node:test';
 import WebSocket from 'ws';
-import { eventually, keysInLogs, newKey, startGate, stubChain, type Gate } from '../support/harness.js';
+import { eventually, newKey, startGate, stubChain, type Gate } from '../support/harness.js';
 import { rpc, send } from '../support/http.js';
 import { type Behaviour, type Call, StubSequencer, txHash } from '../support/stub-sequencer.js';
 import { sign1559 } from '../support/txs.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 const key = newKey();
 const accounts = [{ id: 'mm', keys: [key], grants: [{ rateLimit: { perSecond: 1e6, burst: 1e6 }, sync: true }] }];
@@ -42,8 +45,6 @@ afterEach(async () => {
   for (const g of open.gates.splice(0)) await g.stop();
   for (const s of open.stubs.splice(0)) await s.stop();
 });
-after(() => assert.deepEqual(keysInLogs(), []));
-
 const submit = (gate: Gate, raw: string, method = 'eth_sendRawTransaction') => rpc(gate.port, method, [raw], { key });
 const audits = (gate: Gate, raw: string) => gate.logs.map((l) => JSON.parse(l)).filter((l) => l.audit === 'forward' && l.tx === txHash(raw));
 /** Never an acceptance: no result, no 202. */

@@ -6,21 +6,17 @@
  * 413. The declared and the chunked form of the same request get the same answer. Over real HTTP.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { keysInLogs, newKey, startGate, type Gate } from '../support/harness.js';
+import { describe, it } from 'node:test';
+import { newKey } from '../support/harness.js';
 import { rawSession, send } from '../support/http.js';
+import { keysNeverLogged, useGate } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 describe('the pre-authentication cap at 512 and 513 bytes, declared and chunked', () => {
-  let gate: Gate;
   const key = newKey();
   const wrongKey = newKey();
-  before(async () => {
-    gate = await startGate({ accounts: [{ id: 'acme', keys: [key] }] });
-  });
-  after(async () => {
-    await gate.stop();
-    assert.deepEqual(keysInLogs(), [], 'an API key appeared in the logs');
-  });
+  const gate = useGate({ accounts: [{ id: 'acme', keys: [key] }] });
 
   const base = { jsonrpc: '2.0', id: 7, method: 'eth_chainId', params: [] };
   const pad = (n: number) => {

@@ -11,10 +11,13 @@ import { after, before, describe, it } from 'node:test';
 import { block } from '../../scripts/readme-tables.js';
 import { renderKitOutcomes, renderRetry } from '../../scripts/readme-retry.js';
 import { outcomeOf, REASON_NAMES, REASONS, RETRY } from '../../src/reasons.js';
-import { eventually, type Gate, keysInLogs, newKey, startGate } from '../support/harness.js';
+import { eventually, type Gate, newKey, startGate } from '../support/harness.js';
 import { rpc } from '../support/http.js';
 import { StubSequencer } from '../support/stub-sequencer.js';
 import { sign1559 } from '../support/txs.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 const README = readFileSync(join(import.meta.dirname, '../../../README.md'), 'utf8');
 const CLIENTS = readFileSync(join(import.meta.dirname, '../../../docs/clients.md'), 'utf8');
@@ -67,7 +70,6 @@ describe('request log lines name the outcome', () => {
   after(async () => {
     await gate.stop();
     await stub.stop().catch(() => {});
-    assert.deepEqual(keysInLogs(), []);
   });
 
   const lineOf = async (reqId: string) =>

@@ -5,13 +5,16 @@
  * string (every escape), against JSON.parse as the judge of what the text means.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import WebSocket from 'ws';
 import { idJsonOf, idJsonOfText, idLiteral } from '../../src/rpc-id.js';
-import { eventually, keysInLogs, newKey, startGate, type Gate } from '../support/harness.js';
+import { eventually, newKey } from '../support/harness.js';
 import { send } from '../support/http.js';
 import { jsonNumberText } from '../support/json-text.js';
+import { keysNeverLogged, useGate } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 /** A JSON number as the grammar allows it, one a double holds (a finite id). */
 const jsonNumber = jsonNumberText.filter((t) => Number.isFinite(JSON.parse(t)));
@@ -75,15 +78,8 @@ describe('idLiteral / idJsonOf', () => {
 });
 
 describe('echoed as sent, end to end', () => {
-  let gate: Gate;
   const key = newKey();
-  before(async () => {
-    gate = await startGate({ accounts: [{ id: 'acme', keys: [key] }], config: { websocket: { enabled: true } } });
-  });
-  after(async () => {
-    await gate.stop();
-    assert.deepEqual(keysInLogs(), [], 'an API key appeared in the logs');
-  });
+  const gate = useGate({ accounts: [{ id: 'acme', keys: [key] }], config: { websocket: { enabled: true } } });
 
   const body = (id: string) => `{"jsonrpc":"2.0","id":${id},"method":"eth_chainId","params":[]}`;
 

@@ -15,6 +15,9 @@ import { after, describe, it } from 'node:test';
 import { initCrypto, npmSecp256k1Addon, secp256k1, secp256k1Binding, SYSTEM_SECP256K1_PATH, systemSecp256k1Addon } from '../../src/native.js';
 import { TxDecoder } from '../../src/tx/decoder.js';
 import { VECTORS, vectorMismatches } from '../support/vectors.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 const built = existsSync(SYSTEM_SECP256K1_PATH);
 const skip = built ? false : `not built: ${SYSTEM_SECP256K1_PATH} (npm run build:secp256k1)`;

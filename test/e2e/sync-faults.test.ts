@@ -5,12 +5,15 @@
  * and, in `receipt` mode, for the chain RPC.
  */
 import assert from 'node:assert/strict';
-import { after, afterEach, describe, it } from 'node:test';
-import { keysInLogs, newKey, startGate, stubChain, type Gate } from '../support/harness.js';
+import { afterEach, describe, it } from 'node:test';
+import { newKey, startGate, stubChain, type Gate } from '../support/harness.js';
 import { rpc } from '../support/http.js';
 import { freePort } from '../support/processes.js';
 import { StubSequencer, txHash } from '../support/stub-sequencer.js';
 import { sign1559 } from '../support/txs.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 const key = newKey();
 const accounts = [{ id: 'mm', keys: [key], grants: [{ rateLimit: { perSecond: 1e6, burst: 1e6 }, sync: true }] }];
@@ -36,8 +39,6 @@ afterEach(async () => {
   for (const g of open.gates.splice(0)) await g.stop();
   for (const s of open.stubs.splice(0)) await s.stop();
 });
-after(() => assert.deepEqual(keysInLogs(), []));
-
 const syncCall = (gate: Gate, raw: string) => rpc(gate.port, 'eth_sendRawTransactionSync', [raw], { key });
 const TX_OBJECT = (hash: string) => ({ hash, nonce: '0x0', blockNumber: null });
 

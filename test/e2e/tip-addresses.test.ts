@@ -4,11 +4,14 @@
  * for (never a neighbour a double rounds to).
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { parseChainIdParam } from '../../src/http/tip-addresses.js';
-import { keysInLogs, newKey, startGate, type Gate } from '../support/harness.js';
+import { newKey } from '../support/harness.js';
 import { send } from '../support/http.js';
+import { keysNeverLogged, useGate } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 describe('parseChainIdParam', () => {
   it('reads decimal and hex of any length exactly; nothing else', () => {
@@ -33,15 +36,8 @@ describe('parseChainIdParam', () => {
 });
 
 describe('GET /tip-addresses?chainId=', () => {
-  let gate: Gate;
   const key = newKey();
-  before(async () => {
-    gate = await startGate({ accounts: [{ id: 'acme', keys: [key] }] });
-  });
-  after(async () => {
-    await gate.stop();
-    assert.deepEqual(keysInLogs(), [], 'an API key appeared in the logs');
-  });
+  const gate = useGate({ accounts: [{ id: 'acme', keys: [key] }] });
   const get = (q: string) => send({ port: gate.port, method: 'GET', path: `/tip-addresses?chainId=${q}`, headers: { 'x-api-key': key } });
 
   it('a granted chain by every spelling: 200', async () => {

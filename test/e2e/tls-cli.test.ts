@@ -10,9 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
-import { eventually, keysInLogs } from '../support/harness.js';
+import { eventually } from '../support/harness.js';
 import { runCli, startCli, writeCliConfig } from '../support/processes.js';
 import { makeCa, makeLeaf, type Leaf, type TestCa } from '../support/tls-certs.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 let dir: string;
 let ca: TestCa;
@@ -30,7 +33,6 @@ before(() => {
 });
 after(() => {
   rmSync(dir, { recursive: true, force: true });
-  assert.deepEqual(keysInLogs(), []);
 });
 
 const config = (tls: Record<string, unknown>, extra: Record<string, unknown> = {}) =>

@@ -12,11 +12,14 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
 import { initCrypto } from '../../src/native.js';
-import { accountsDoc, eventually, keysInLogs, newKey } from '../support/harness.js';
+import { accountsDoc, eventually, newKey } from '../support/harness.js';
 import { rpc, send } from '../support/http.js';
 import { StubSequencer, txHash } from '../support/stub-sequencer.js';
 import { sign1559 } from '../support/txs.js';
 import { freePort, startCli, writeCliConfig } from '../support/processes.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 const key = newKey();
 const limited = newKey();
@@ -61,7 +64,6 @@ before(async () => {
 after(async () => {
   if (child.exitCode === null) child.kill('SIGKILL');
   await stub.stop();
-  assert.deepEqual(keysInLogs(), []);
 });
 
 describe('two worker threads', () => {

@@ -6,15 +6,18 @@
  * WebSocket endpoint: test/chain/ws-upstream-anvil.test.ts.
  */
 import assert from 'node:assert/strict';
-import { after, afterEach, describe, it } from 'node:test';
+import { afterEach, describe, it } from 'node:test';
 import type WebSocket from 'ws';
 import { WebSocketServer } from 'ws';
 import { ignoredFrames } from '../../src/upstreams/peer-frames.js';
-import { keysInLogs, newKey, startGate, stubChain, type Gate } from '../support/harness.js';
+import { newKey, startGate, stubChain, type Gate } from '../support/harness.js';
 import { rpc } from '../support/http.js';
 import { freePort } from '../support/processes.js';
 import { txHash } from '../support/stub-sequencer.js';
 import { sign1559 } from '../support/txs.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 const key = newKey();
 const accounts = [{ id: 'mm', keys: [key], allowUntipped: true, grants: [{ rateLimit: { perSecond: 1e6, burst: 1e6 }, sync: true }] }];
@@ -67,8 +70,6 @@ afterEach(async () => {
   for (const g of open.gates.splice(0)) await g.stop();
   for (const s of open.stubs.splice(0)) await s.stop();
 });
-after(() => assert.deepEqual(keysInLogs(), []));
-
 async function stubGate(forward: Record<string, unknown> = {}): Promise<{ gate: Gate; stub: WsStub }> {
   const stub = await new WsStub().ready();
   open.stubs.push(stub);

@@ -9,19 +9,13 @@
  */
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { keysInLogs, newKey, startGate, type Gate } from '../support/harness.js';
+import { newKey } from '../support/harness.js';
+import { useGate } from '../support/gate-fixture.js';
 
-let gate: Gate;
 const key = newKey();
-before(async () => {
-  gate = await startGate({ accounts: [{ id: 'acme', keys: [key] }] });
-});
-after(async () => {
-  await gate.stop();
-  assert.deepEqual(keysInLogs(), [], 'an API key appeared in the logs');
-});
+const gate = useGate({ accounts: [{ id: 'acme', keys: [key] }] });
 
 const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] });
 const byte = fc.integer({ min: 0, max: 255 });

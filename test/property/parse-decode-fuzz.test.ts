@@ -6,31 +6,29 @@
  */
 import assert from 'node:assert/strict';
 import { Agent } from 'node:http';
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { REASONS } from '../../src/reasons.js';
-import { keysInLogs, newKey, startGate, type Gate } from '../support/harness.js';
+import { newKey } from '../support/harness.js';
 import { rpc, send } from '../support/http.js';
 import { StubSequencer } from '../support/stub-sequencer.js';
 import { sign1559, signLegacy } from '../support/txs.js';
+import { useGate } from '../support/gate-fixture.js';
 
-let gate: Gate;
 let stub: StubSequencer;
 const key = newKey();
 const agent = new Agent({ keepAlive: true, maxSockets: 1 });
 
-before(async () => {
+const gate = useGate(async () => {
   stub = await new StubSequencer().start();
-  gate = await startGate({
+  return {
     sequencers: [stub.url],
     accounts: [{ id: 'fuzz', keys: [key], grants: [{ txTypes: [0, 1, 2, 4], rateLimit: { perSecond: 1e6, burst: 1e6 } }] }],
-  });
+  };
 });
 after(async () => {
   agent.destroy();
-  await gate.stop();
   await stub.stop();
-  assert.deepEqual(keysInLogs(), []);
 });
 
 const known = new Set(Object.keys(REASONS));

@@ -5,7 +5,7 @@
  * answers. The gate runs in this process: a throw out of any reader would end the test run.
  */
 import assert from 'node:assert/strict';
-import { after, afterEach, describe, it } from 'node:test';
+import { afterEach, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { WebSocketServer } from 'ws';
 import { peerText, preview, readLookup, readPlain } from '../../src/forward/answer.js';
@@ -13,10 +13,13 @@ import { interpret } from '../../src/upstreams/http/http-upstream.js';
 import type { Answer } from '../../src/upstreams/upstream.js';
 import { parseFrame } from '../../src/sync/head-watch.js';
 import { readSync, readSyncResend } from '../../src/sync/sync-send.js';
-import { eventually, keysInLogs, newKey, startGate, stubChain, type Gate } from '../support/harness.js';
+import { eventually, newKey, startGate, stubChain, type Gate } from '../support/harness.js';
 import { rpc, send } from '../support/http.js';
 import { type Behaviour, StubSequencer, txHash } from '../support/stub-sequencer.js';
 import { sign1559 } from '../support/txs.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 const HASH = '0x' + 'ab'.repeat(32);
 const DEEP = '['.repeat(200_000) + ']'.repeat(200_000);
@@ -100,8 +103,6 @@ afterEach(async () => {
   for (const s of open.stubs.splice(0)) await s.stop();
   for (const w of open.servers.splice(0)) await new Promise((r) => w.close(() => r(undefined)));
 });
-after(() => assert.deepEqual(keysInLogs(), []));
-
 /** Frames a hostile chain RPC may send on the head subscription. */
 const FRAMES: Array<string | Buffer> = [
   'null',

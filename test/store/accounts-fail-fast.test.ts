@@ -14,15 +14,16 @@ import { after, before, describe, it } from 'node:test';
 import postgres from 'postgres';
 import { migrate } from '../../src/accounts/postgres/migrate.js';
 import { portFree } from '../../src/dev/preflight.js';
-import { accountsDoc, eventually, type Gate, keysInLogs, newKey, startGate } from '../support/harness.js';
+import { accountsDoc, eventually, type Gate, newKey, startGate } from '../support/harness.js';
 import { send } from '../support/http.js';
 import { TestPostgres } from '../support/postgres.js';
 import { freePort, runCli, startCli } from '../support/processes.js';
 import { StubSequencer } from '../support/stub-sequencer.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 const cli = join(import.meta.dirname, '../../src/cli.js');
-
-after(() => assert.deepEqual(keysInLogs(), [], 'an API key appeared in the logs'));
 
 function oneLine(stderr: string): string {
   const lines = stderr.trim().split('\n');

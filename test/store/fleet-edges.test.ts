@@ -21,12 +21,15 @@ import { PostgresAccountStore } from '../../src/accounts/postgres/store.js';
 import { StoreState } from '../../src/accounts/postgres/state.js';
 import { createLogger } from '../../src/log.js';
 import { initCrypto } from '../../src/native.js';
-import { eventually, issuedKeys, keysInLogs, TIP } from '../support/harness.js';
+import { eventually, issuedKeys, TIP } from '../support/harness.js';
 import { rpc, send } from '../support/http.js';
 import { TestPostgres } from '../support/postgres.js';
 import { StubSequencer } from '../support/stub-sequencer.js';
 import { sign1559 } from '../support/txs.js';
 import { startCli, writeCliConfig } from '../support/processes.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 const CLI = join(import.meta.dirname, '../../scripts/accounts.js');
 const MAX_STALE_MS = 2_000;
@@ -175,7 +178,6 @@ after(async () => {
   link?.close();
   await stub?.stop();
   await pg?.destroy();
-  assert.deepEqual(keysInLogs(), []);
 });
 
 describe('the database account store', () => {

@@ -12,11 +12,14 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { initCrypto } from '../../src/native.js';
-import { eventually, issuedKeys, keysInLogs, startGate, type Gate } from '../support/harness.js';
+import { eventually, issuedKeys, startGate, type Gate } from '../support/harness.js';
 import { rpc, send } from '../support/http.js';
 import { TestPostgres } from '../support/postgres.js';
 import { StubSequencer } from '../support/stub-sequencer.js';
 import { sign1559 } from '../support/txs.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 const root = join(import.meta.dirname, '..', '..', '..');
 const CLI = join(root, 'dist', 'scripts', 'accounts.js');
@@ -59,7 +62,6 @@ after(async () => {
   for (const g of gates) await g.stop();
   await stub.stop();
   await pg.destroy();
-  assert.deepEqual(keysInLogs(), [], 'an API key appeared in the logs');
 });
 
 /** The recipe's URLs point at 127.0.0.1:5432 and db.internal:5432: here, the test server's port. */

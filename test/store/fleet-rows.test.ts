@@ -18,10 +18,13 @@ import { PostgresAccountStore } from '../../src/accounts/postgres/store.js';
 import { CLIENT_OPTIONS } from '../../src/accounts/postgres/connection.js';
 import { StoreState } from '../../src/accounts/postgres/state.js';
 import { createLogger } from '../../src/log.js';
-import { eventually, keysInLogs, newKey, startGate, TIP, type Gate } from '../support/harness.js';
+import { eventually, newKey, startGate, TIP, type Gate } from '../support/harness.js';
 import { send } from '../support/http.js';
 import { TestPostgres } from '../support/postgres.js';
 import { freePort } from '../support/processes.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged();
 
 let pg: TestPostgres;
 const stores: PostgresAccountStore[] = [];
@@ -35,7 +38,6 @@ before(async () => {
 after(async () => {
   for (const s of stores) s.close();
   await pg.destroy();
-  assert.deepEqual(keysInLogs(), [], 'an API key appeared in the logs');
 });
 
 function doc(id: string, keys: string[], extra: Record<string, unknown> = {}, grant: Record<string, unknown> = {}): Record<string, unknown> {
