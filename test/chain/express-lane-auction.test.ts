@@ -11,28 +11,21 @@ import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type Hex, keccak256 } from 'viem';
+import type { Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { Account, Grant } from '../../src/accounts/types.js';
-import { ANVIL_KEYS, type Anvil, startAnvil } from '../../src/dev/anvil.js';
+import { ANVIL_KEYS, type Anvil } from '../../src/dev/anvil.js';
 import { EXPRESS_LANE_DEFAULTS } from '../support/express-lane-config.js';
-import { type Auction, deployAuction } from '../support/express-lane.js';
-import { type Endpoint, startEndpoint } from '../support/express-lane-endpoint.js';
+import type { Auction } from '../support/express-lane.js';
+import { CHAIN, knownTo, landedOn, nextLaneTx, OURS, OURS_KEY, SENDER, startLaneChain, THEIRS, THEIRS_KEY } from '../support/express-lane-chain.js';
+import type { Endpoint } from '../support/express-lane-endpoint.js';
 import { eventually } from '../support/harness.js';
-import { freePort } from '../support/processes.js';
 import { sign1559 } from '../support/txs.js';
 import { initCrypto } from '../../src/native.js';
 import { ExpressLanes } from '../../src/express-lane/lanes.js';
 import { LaneStartError } from '../../src/express-lane/control.js';
 import type { ExpressLane } from '../../src/express-lane/lane.js';
 
-const CHAIN = 4663;
-const OURS_KEY = ANVIL_KEYS[4] as Hex;
-const THEIRS_KEY = ANVIL_KEYS[5] as Hex;
-const OURS = privateKeyToAccount(OURS_KEY).address.toLowerCase() as Hex;
-const THEIRS = privateKeyToAccount(THEIRS_KEY).address.toLowerCase() as Hex;
-/** The sender of the transactions sent through the lane. */
-const SENDER = 6;
 const notes: string[] = [];
 const errors: string[] = [];
 
@@ -68,29 +61,15 @@ const open = (over: Record<string, unknown> = {}, key: string = OURS_KEY) =>
     note: (m) => notes.push(m),
   });
 
-async function nextTx(): Promise<Hex> {
-  const nonce = await auction.pub.getTransactionCount({ address: privateKeyToAccount(ANVIL_KEYS[SENDER] as Hex).address, blockTag: 'pending' });
-  return sign1559({ signer: SENDER, nonce, chainId: CHAIN });
-}
-/** Mined and successful (waits for the receipt: anvil mines just after it answers). */
-const landed = async (raw: Hex): Promise<boolean> => {
-  try {
-    return (await auction.pub.waitForTransactionReceipt({ hash: keccak256(raw), timeout: 10_000, pollingInterval: 50 })).status === 'success';
-  } catch {
-    return false;
-  }
-};
-/** Known to the chain at all (pool or block): the bytes were handed to it. */
-const known = async (raw: Hex): Promise<boolean> =>
-  (await auction.pub.request({ method: 'eth_getTransactionByHash', params: [keccak256(raw)] } as never)) !== null;
+const nextTx = () => nextLaneTx(auction);
+const landed = (raw: Hex) => landedOn(auction, raw);
+const known = (raw: Hex) => knownTo(auction, raw);
 const controlled = (l: ExpressLane = lane) => eventually(() => l.status().controlled === true, 5000);
 const notControlled = (l: ExpressLane = lane) => eventually(() => l.status().controlled === false, 5000);
 
 before(async () => {
   await initCrypto();
-  anvil = await startAnvil({ port: await freePort(), chainId: CHAIN });
-  auction = await deployAuction(anvil.url, CHAIN);
-  endpoint = await startEndpoint(auction, anvil.url);
+  ({ anvil, auction, endpoint } = await startLaneChain());
   lanes = await open();
   lane = lanes.byChain.get(CHAIN)!;
 });

@@ -15,24 +15,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type Hex, keccak256 } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
 import WebSocket from 'ws';
-import { ANVIL_KEYS, type Anvil, startAnvil } from '../../src/dev/anvil.js';
+import { type Anvil, startAnvil } from '../../src/dev/anvil.js';
 import { type Auction, deployAuction } from '../support/express-lane.js';
-import { type Endpoint, startEndpoint } from '../support/express-lane-endpoint.js';
+import { CHAIN, knownTo, landedOn, nextLaneTx, OURS, OURS_KEY, startLaneChain } from '../support/express-lane-chain.js';
+import type { Endpoint } from '../support/express-lane-endpoint.js';
 import { accountsDoc, eventually, type Gate, newKey, startGate } from '../support/harness.js';
 import { rpc } from '../support/http.js';
 import { freePort, runCli } from '../support/processes.js';
-import { sign1559 } from '../support/txs.js';
 import { classify } from '../../packages/client/src/submission.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 
 keysNeverLogged();
 
-const CHAIN = 4663;
-const OURS_KEY = ANVIL_KEYS[4] as Hex;
-const OURS = privateKeyToAccount(OURS_KEY).address.toLowerCase() as Hex;
-const SENDER = 6;
 const desk = newKey();
 const other = newKey();
 
@@ -60,19 +55,9 @@ const gateOf = () =>
     lanes: { env: { EL_KEY: OURS_KEY }, clock: auction.clock },
   });
 
-async function nextTx(): Promise<Hex> {
-  const nonce = await auction.pub.getTransactionCount({ address: privateKeyToAccount(ANVIL_KEYS[SENDER] as Hex).address, blockTag: 'pending' });
-  return sign1559({ signer: SENDER, nonce, chainId: CHAIN });
-}
-const landed = async (raw: Hex): Promise<boolean> => {
-  try {
-    return (await auction.pub.waitForTransactionReceipt({ hash: keccak256(raw), timeout: 10_000, pollingInterval: 50 })).status === 'success';
-  } catch {
-    return false;
-  }
-};
-const known = async (raw: Hex): Promise<boolean> =>
-  (await auction.pub.request({ method: 'eth_getTransactionByHash', params: [keccak256(raw)] } as never)) !== null;
+const nextTx = () => nextLaneTx(auction);
+const landed = (raw: Hex) => landedOn(auction, raw);
+const known = (raw: Hex) => knownTo(auction, raw);
 const controlled = (g: Gate) => eventually(() => g.app.lanes.lanes.status().get(CHAIN)?.controlled === true, 5000);
 /** The forward audit lines of `raw` from line `since` on (a transaction that never landed is signed again with the same nonce: the same bytes). */
 const audits = (g: Gate, raw: Hex, since = 0) =>
@@ -83,9 +68,7 @@ const audits = (g: Gate, raw: Hex, since = 0) =>
 const submit = (g: Gate, raw: Hex, key = desk) => rpc(g.port, 'eth_sendRawTransaction', [raw], { key });
 
 before(async () => {
-  anvil = await startAnvil({ port: await freePort(), chainId: CHAIN });
-  auction = await deployAuction(anvil.url, CHAIN);
-  endpoint = await startEndpoint(auction, anvil.url);
+  ({ anvil, auction, endpoint } = await startLaneChain());
   gate = await gateOf();
   twin = await gateOf();
 });

@@ -24,7 +24,7 @@ import { TxgateProvider } from '../../packages/client/src/ethers.js';
 import { txgate } from '../../packages/client/src/viem.js';
 import { eventually, MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
 import { freePort } from '../support/processes.js';
-import { sign1559, SIGNERS } from '../support/txs.js';
+import { sign1559, SIGNERS, signNext } from '../support/txs.js';
 import { makeCa, makeLeaf, type Leaf, type TestCa } from '../support/tls-certs.js';
 import { StubSequencer } from '../support/stub-sequencer.js';
 import { parseConfig, type ConfigError } from '../../src/config.js';
@@ -426,24 +426,11 @@ describe('the client kit, viem and ethers over https:// and wss://, against anvi
     await anvil.stop();
   });
 
-  const transfer = (signer: number, nonce: number): Promise<Hex> =>
-    SIGNERS[signer]!.signTransaction({
-      type: 'eip1559',
-      chainId: 4663,
-      nonce,
-      to: TIP as Hex,
-      value: MIN_TIP,
-      gas: 21000n,
-      maxFeePerGas: 10n ** 10n,
-      maxPriorityFeePerGas: 10n ** 9n,
-    });
-
   it('the kit over wss:// and over https://: connect checks the chain id, submitAndWait is mined', async () => {
-    const chainRpc = createPublicClient({ transport: http(anvil.url) });
     for (const url of [`wss://localhost:${g.port}`, `https://localhost:${g.port}`]) {
       const gate = await connectTxgate({ url, apiKey: k, chainId: 4663, chainRpcUrl: anvil.url, ca: ca.pem });
       try {
-        const raw = await transfer(0, await chainRpc.getTransactionCount({ address: SIGNERS[0]!.address, blockTag: 'pending' }));
+        const raw = await signNext(anvil.url, 0);
         const mined = await gate.submitAndWait(raw, { timeoutMs: 20_000 });
         assert.equal(mined.kind, 'mined', `${url}: ${JSON.stringify(mined)}`);
         assert.ok(Array.isArray((await gate.tipAddresses()).tipAddresses), 'GET /tip-addresses over https');

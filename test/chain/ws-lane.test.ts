@@ -19,7 +19,7 @@ import { accountsDoc, eventually, MIN_TIP, newKey, startGate, TIP, type AccountI
 import { freePort } from '../support/processes.js';
 import { send } from '../support/http.js';
 import { StubSequencer, txHash } from '../support/stub-sequencer.js';
-import { sign1559, SIGNERS } from '../support/txs.js';
+import { LOCAL_FEES, sign1559, SIGNERS, signNext } from '../support/txs.js';
 import { ANVIL_KEYS } from '../../src/dev/anvil.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 
@@ -455,18 +455,6 @@ describe('the WebSocket lane against anvil, with the client kit and both adapter
   let anvil: Anvil;
   let g: Gate;
   const k = newKey();
-  /** A tipped transfer signed by SIGNERS[signer] with this nonce. */
-  const transfer = (signer: number, nonce: number): Promise<Hex> =>
-    SIGNERS[signer]!.signTransaction({
-      type: 'eip1559',
-      chainId: 4663,
-      nonce,
-      to: TIP as Hex,
-      value: MIN_TIP,
-      gas: 21000n,
-      maxFeePerGas: 10n ** 10n,
-      maxPriorityFeePerGas: 10n ** 9n,
-    });
   const chainOf = (url: string) =>
     ({ id: 4663, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [url] } } }) as const;
 
@@ -490,20 +478,7 @@ describe('the WebSocket lane against anvil, with the client kit and both adapter
     // the order the forwards reach anvil in cannot leave one waiting behind a gap.
     const senders = Array.from({ length: 300 }, () => privateKeyToAccount(generatePrivateKey()));
     for (const a of senders) await chainRpc.request({ method: 'anvil_setBalance' as never, params: [a.address, '0x56bc75e2d63100000'] as never });
-    const raws = await Promise.all(
-      senders.map((a) =>
-        a.signTransaction({
-          type: 'eip1559',
-          chainId: 4663,
-          nonce: 0,
-          to: TIP as Hex,
-          value: MIN_TIP,
-          gas: 21000n,
-          maxFeePerGas: 10n ** 10n,
-          maxPriorityFeePerGas: 10n ** 9n,
-        }),
-      ),
-    );
+    const raws = await Promise.all(senders.map((a) => sign1559({ account: a, nonce: 0, ...LOCAL_FEES })));
     const c = await connected(g.port, k);
     try {
       const answers = await Promise.all(raws.map((raw, i) => c.call('eth_sendRawTransaction', [raw], i)));
@@ -519,7 +494,7 @@ describe('the WebSocket lane against anvil, with the client kit and both adapter
     try {
       const chainRpc = createPublicClient({ transport: http(anvil.url) });
       const base = await chainRpc.getTransactionCount({ address: SIGNERS[0]!.address, blockTag: 'pending' });
-      const raws = await Promise.all(Array.from({ length: 20 }, (_, i) => transfer(0, base + i)));
+      const raws = await Promise.all(Array.from({ length: 20 }, (_, i) => sign1559({ signer: 0, nonce: base + i, ...LOCAL_FEES })));
       const outs = await Promise.all(raws.map((r) => gate.submit(r)));
       assert.deepEqual(
         outs.map((o) => o.kind),
@@ -527,7 +502,7 @@ describe('the WebSocket lane against anvil, with the client kit and both adapter
       );
       // The 20 went in flight together, so anvil may hold one above a gap for a later block:
       // the next one is signed by another sender.
-      const more = await transfer(1, await chainRpc.getTransactionCount({ address: SIGNERS[1]!.address, blockTag: 'pending' }));
+      const more = await signNext(anvil.url, 1);
       const mined = await gate.submitAndWait(more, { timeoutMs: 20_000 });
       assert.equal(mined.kind, 'mined', JSON.stringify(mined));
       const opens = g.logs.filter((l) => l.includes('"msg":"websocket open"') && l.includes('"account":"mm"')).length;
