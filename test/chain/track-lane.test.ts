@@ -6,17 +6,15 @@
  * survives a reconnect.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import WebSocket from 'ws';
 import type { Hex } from 'viem';
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
-import { eventually, newKey, startGate, type Gate } from '../support/harness.js';
+import { eventually, newKey } from '../support/harness.js';
 import { freePort } from '../support/processes.js';
 import { rpc } from '../support/http.js';
 import { signNext } from '../support/txs.js';
-import { keysNeverLogged } from '../support/gate-fixture.js';
-
-keysNeverLogged();
+import { useGate } from '../support/gate-fixture.js';
 
 const key = newKey();
 const other = newKey();
@@ -25,21 +23,19 @@ const accounts = [
   { id: 'other', keys: [other], allowUntipped: true },
 ];
 let anvil: Anvil;
-let gate: Gate;
 
-before(async () => {
+const gate = useGate(async () => {
   anvil = await startAnvil({ port: await freePort(), chainId: 4663, blockTime: 1 });
-  gate = await startGate({
+  return {
     chainB: false,
     sequencers: [anvil.url],
     accounts,
     config: { allowUntipped: true, websocket: { enabled: true } },
     // New heads from the chain RPC's subscription (the poll a slow backstop).
     chainA: { rpc: anvil.url, rpcWs: anvil.url.replace('http', 'ws'), track: { enabled: true, pollMs: 2000, maxSubscriptions: 2 } },
-  });
+  };
 });
 after(async () => {
-  await gate.stop();
   await anvil.stop();
 });
 

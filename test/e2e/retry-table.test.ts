@@ -11,11 +11,11 @@ import { after, before, describe, it } from 'node:test';
 import { block } from '../../scripts/readme-tables.js';
 import { renderKitOutcomes, renderRetry } from '../../scripts/readme-retry.js';
 import { outcomeOf, REASON_NAMES, REASONS, RETRY } from '../../src/reasons.js';
-import { eventually, type Gate, newKey, startGate } from '../support/harness.js';
+import { eventually, newKey } from '../support/harness.js';
 import { rpc } from '../support/http.js';
 import { StubSequencer } from '../support/stub-sequencer.js';
 import { sign1559 } from '../support/txs.js';
-import { keysNeverLogged } from '../support/gate-fixture.js';
+import { keysNeverLogged, useGate } from '../support/gate-fixture.js';
 
 keysNeverLogged();
 
@@ -60,17 +60,13 @@ describe('the retry table', () => {
 
 describe('request log lines name the outcome', () => {
   let stub: StubSequencer;
-  let gate: Gate;
   const key = newKey();
-  before(async () => {
+  const gate = useGate(async () => {
     stub = await new StubSequencer().start();
-    gate = await startGate({ sequencers: [stub.url], accounts: [{ id: 'mm', keys: [key] }] });
-    await eventually(async () => (await rpc(gate.port, 'eth_chainId', [])).status === 200);
+    return { sequencers: [stub.url], accounts: [{ id: 'mm', keys: [key] }] };
   });
-  after(async () => {
-    await gate.stop();
-    await stub.stop().catch(() => {});
-  });
+  before(() => eventually(async () => (await rpc(gate.port, 'eth_chainId', [])).status === 200));
+  after(() => stub.stop().catch(() => {}));
 
   const lineOf = async (reqId: string) =>
     (await eventually(
