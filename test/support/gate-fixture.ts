@@ -7,8 +7,8 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { after, before } from 'node:test';
-import { keysInLogs, liveGates, startGate, type Gate, type GateOptions } from './harness.js';
-import { liveProcesses } from './processes.js';
+import { capturedLogs, issuedKeys, liveGates, startGate, type Gate, type GateOptions } from './harness.js';
+import { liveProcesses, processOutputs } from './processes.js';
 
 let checking = false;
 let exempt: readonly string[] = [];
@@ -26,8 +26,9 @@ export function keysNeverLogged(opts: { except?: readonly string[] } = {}): void
   after(async () => {
     await Promise.all([...liveGates].map((g) => g.stop()));
     await Promise.all([...liveProcesses].map(endProcess));
+    const all = [...capturedLogs, ...processOutputs.map((out) => out())].join('\n');
     assert.deepEqual(
-      keysInLogs().filter((k) => !exempt.includes(k)),
+      issuedKeys.filter((k) => !exempt.includes(k) && all.includes(k)),
       [],
       'an API key appeared in a captured log line or process output',
     );
@@ -39,8 +40,8 @@ export function keysNeverLogged(opts: { except?: readonly string[] } = {}): void
  * in an `after` hook, with the file's key check registered. Options given as a function are
  * computed in that hook, so the function may first start what the gate needs (a stub sequencer,
  * an anvil) and name it: node:test (Node 20) runs a file's top-level `before` hooks concurrently,
- * so another top-level hook cannot be relied on to have run first. The object returned stands for the gate from
- * the first test on; reading it before the hook ran throws.
+ * so another top-level hook cannot be relied on to have run first. The object returned stands
+ * for the gate from the first test on; reading it before the hook ran throws.
  */
 export function useGate(opts: GateOptions | (() => GateOptions | Promise<GateOptions>) = {}): Gate {
   let gate: Gate | undefined;
