@@ -292,7 +292,12 @@ function buildSends(
     links.flatMap((link) => {
       if (!link.chain.sync.enabled) return [];
       const forwarder = forwarders.get(link.chainId)!;
-      const parts = { plainSend: (r: ForwardRequest) => forwarder.forward(r), duplicates: duplicates.forChain(link.chainId), observer };
+      const parts = {
+        plainSend: (r: ForwardRequest) => forwarder.forward(r),
+        laneTakes: (r: ForwardRequest) => forwarder.laneTakes(r),
+        duplicates: duplicates.forChain(link.chainId),
+        observer,
+      };
       return [[link.chainId, new SyncSender(link, parts)] as const];
     }),
   );
@@ -312,6 +317,7 @@ function readinessOf(config: Config, store: AccountStore, board: HealthBoard, la
   readiness.warn(() => (store.ready && store.problem ? `${store.problem} (the last good accounts stay in force)` : null));
   readiness.add(() => healthProblems(config.chains, board));
   readiness.warn(() => laneWarnings(lanes));
+  readiness.describe('expressLane', () => laneDetail(lanes));
   return readiness;
 }
 
@@ -335,6 +341,25 @@ export function slotCount(config: Config): number {
 export function accountsProblem(store: AccountStore, maxStaleMs: number): string | null {
   if (!store.ready) return store.problem ? `accounts not loaded: ${store.problem}` : 'accounts not loaded';
   return store.stale ? `accounts stale: the account store has not been reached for over ${maxStaleMs} ms (credentials_stale)` : null;
+}
+
+/** Each express lane's round and control by chain id (public facts: the contract says them on chain), or null: no lane. */
+function laneDetail(box: LaneBox): Record<string, unknown> | null {
+  const status = box.lanes.status();
+  if (status.size === 0) return null;
+  return Object.fromEntries(
+    [...status].map(([chain, s]) => [
+      chain,
+      {
+        round: s.round,
+        controlled: s.controlled,
+        controller: s.controller,
+        nextController: s.nextController,
+        msUntilRoundEnd: s.msUntilRoundEnd,
+        fresh: s.fresh,
+      },
+    ]),
+  );
 }
 
 /** Each express lane that would not wrap now, and why (stale auction state: the plain path until a read succeeds). */

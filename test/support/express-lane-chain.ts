@@ -34,10 +34,10 @@ export async function startLaneChain(): Promise<LaneChain> {
   return { anvil, auction, endpoint: await startEndpoint(auction, anvil.url) };
 }
 
-/** A transfer by SENDER at its next nonce on the auction's chain (pending ones counted). */
-export async function nextLaneTx(auction: Auction): Promise<Hex> {
-  const nonce = await auction.pub.getTransactionCount({ address: SIGNERS[SENDER]!.address, blockTag: 'pending' });
-  return sign1559({ signer: SENDER, nonce, chainId: CHAIN });
+/** A transfer by SIGNERS[signer] (SENDER by default) at its next nonce on the auction's chain (pending ones counted). */
+export async function nextLaneTx(auction: Auction, signer = SENDER): Promise<Hex> {
+  const nonce = await auction.pub.getTransactionCount({ address: SIGNERS[signer]!.address, blockTag: 'pending' });
+  return sign1559({ signer, nonce, chainId: CHAIN });
 }
 
 /** Mined and successful (waits for the receipt: anvil mines just after it answers). */
