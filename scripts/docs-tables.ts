@@ -4,7 +4,7 @@
  * declarations in src/config.ts, the metric families from theirs in src/metrics/catalog.ts) with
  * the same renderers as the README's (readme-tables.ts;
  * `npm run readme` renders the README and docs/ together). `--check` writes nothing and exits 1
- * when a page is out of date; test/docs.test.ts makes the same check.
+ * when a page is out of date; test/unit/docs.test.ts makes the same check.
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -3,7 +3,7 @@
  * imports included: they couple modules too), grouped by folder, with its cycles and every import
  * that goes against the layer order below (docs/architecture.md explains the layers). `--check`
  * prints only the problems and exits 1 when there is a cycle or an upward import;
- * test/imports.test.ts makes the same check in `npm test`.
+ * test/unit/import-layers.test.ts makes the same check in `npm test`.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';

@@ -8,3 +8,5 @@ find dist -name '*.js' -print0 | while IFS= read -r -d '' f; do
   src=${f#dist/}
   [ -f "${src%.js}.ts" ] || rm -f "$f" "${f%.js}.d.ts" "$f.map"
 done
+# Folders a move left empty (a test tier renamed, a module moved) go too.
+find dist -mindepth 1 -type d -empty -delete

@@ -6,7 +6,7 @@
  *
  * It is an exact shortcut, never a second reading: where it answers, its answer is what the
  * parse stage's JSON.parse path gives for the same text (the same id, the id's text as sent, the
- * same method and params: test/rpc-scan.test.ts checks it against that path over generated and
+ * same method and params: test/property/rpc-scan.test.ts checks it against that path over generated and
  * mutated bodies); anything else (an escape, another member, a nested value, a duplicate, a
  * number param, malformed JSON) it leaves to that path by answering undefined. One pass over the
  * text, no intermediate object, no id walk: the known methods come back as the interned

@@ -199,7 +199,7 @@ report.latency = { rate: RATE, direct, viaHttp, viaWs };
 const differs = run.outDir === RESULTS_DIR ? '' : differsFrom(RESULTS_DIR, 'ws.json', { seconds: SECONDS, rounds: ROUNDS, inFlight: IN_FLIGHT });
 if (differs !== '') say(`\n${differs}`);
 const mdPath = run.write('ws.md', lines.join('\n') + '\n');
-// The report is built section by section; its shape is the schema's WsRun (test/bench-results.test.ts reads the committed one).
+// The report is built section by section; its shape is the schema's WsRun (test/unit/bench-results.test.ts reads the committed one).
 run.write('ws.json', resultsJson('ws', report as unknown as WsRun));
 process.stdout.write(`\nwritten to ${mdPath} and ws.json\n`);
 process.exit(0);

@@ -2,7 +2,7 @@
  * The service's metric families, declared once: name, type, labels, help and what an operator
  * reads in them. The declarations build the families (metrics.ts), make each thread's snapshot
  * (in this order, with these types and aggregators) and render the metrics table in
- * docs/observability.md (scripts/docs-tables.ts); test/metrics-catalog.test.ts keeps the three
+ * docs/observability.md (scripts/docs-tables.ts); test/unit/metrics-catalog.test.ts keeps the three
  * in step.
  */
 import { LOG_BUFFER_BYTES } from '../log.js';

@@ -155,7 +155,7 @@ export async function startGate(opts: GateOptions = {}): Promise<Gate> {
   const log = createLogger({ level: config.log.level, destination });
   if (opts.internal === true) {
     const service = await startService(config, log);
-    return {
+    return live({
       app: service.app!,
       port: service.port,
       internalPort: service.internalPort,
@@ -164,8 +164,8 @@ export async function startGate(opts: GateOptions = {}): Promise<Gate> {
       accountsFile,
       logs,
       writeAccounts,
-      stop: () => service.stop().finally(() => rmSync(dir, { recursive: true, force: true })),
-    };
+      stop: once(() => service.stop().finally(() => rmSync(dir, { recursive: true, force: true }))),
+    });
   }
   const app = createApp({
     config,
@@ -174,7 +174,7 @@ export async function startGate(opts: GateOptions = {}): Promise<Gate> {
     ...(opts.lanes !== undefined ? { lanes: opts.lanes } : {}),
   });
   const port = await app.start();
-  return {
+  return live({
     app,
     port,
     internalPort: null,
@@ -183,8 +183,23 @@ export async function startGate(opts: GateOptions = {}): Promise<Gate> {
     accountsFile,
     logs,
     writeAccounts,
-    stop: () => app.stop().finally(() => rmSync(dir, { recursive: true, force: true })),
-  };
+    stop: once(() => app.stop().finally(() => rmSync(dir, { recursive: true, force: true }))),
+  });
+}
+
+/** Every gate of this test process not yet stopped (test/support/gate-fixture.ts stops them). */
+export const liveGates = new Set<Gate>();
+
+function live(gate: Gate): Gate {
+  liveGates.add(gate);
+  const stop = gate.stop;
+  return Object.assign(gate, { stop: () => (liveGates.delete(gate), stop()) });
+}
+
+/** `stop` run once: a second call (the file's own after hook and the fixture's) gets the first one's promise. */
+function once(stop: () => Promise<void>): () => Promise<void> {
+  let stopping: Promise<void> | undefined;
+  return () => (stopping ??= stop());
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * A process whose threads log as fast as they can (for test/log-lines.test.ts): the main thread
+ * A process whose threads log as fast as they can (for test/e2e/log-lines-from-threads.test.ts): the main thread
  * starts `threads` worker threads wired as the service wires them (their lines go to this
  * thread's sink), each writing `lines` lines through the txgate logger, half pino lines and half
  * request lines (FastLog), some longer than a pipe's 4-KiB atomic write; the main thread writes

@@ -5,6 +5,14 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { capturedLogs, eventually } from './harness.js';
 
+/**
+ * Every txgate process started by startCli or runCli that has not exited (test/support/gate-fixture.ts
+ * ends them before it reads their output), and everything each one wrote, stdout and stderr whole
+ * (a key split across two chunks is still found), read when the file's key check runs.
+ */
+export const liveProcesses = new Set<ChildProcess>();
+export const processOutputs: (() => string)[] = [];
+
 /** A TCP port free on 127.0.0.1 right now. */
 export async function freePort(): Promise<number> {
   const s = createServer();
@@ -43,6 +51,9 @@ export async function startCli(configFile: string, nodeArgs: string[] = []): Pro
     capturedLogs.push(...d.toString().split('\n').filter(Boolean));
   });
   proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  liveProcesses.add(proc);
+  processOutputs.push(() => out);
+  proc.once('exit', () => liveProcesses.delete(proc));
   const line = await eventually(() => out.split('\n').find((l) => l.includes('txgate listening')), 20_000);
   const info = JSON.parse(line as string) as { port: number; internalPort: number | null };
   return { proc, port: info.port, internalPort: info.internalPort, out: () => out };
@@ -56,9 +67,12 @@ export function runCli(configFile: string, ms = 60_000): Promise<{ code: number 
     let stderr = '';
     p.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
     p.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    liveProcesses.add(p);
+    processOutputs.push(() => `${stdout}\n${stderr}`);
     const t = setTimeout(() => p.kill('SIGKILL'), ms);
     p.on('exit', (code) => {
       clearTimeout(t);
+      liveProcesses.delete(p);
       resolve({ code, stdout, stderr });
     });
   });

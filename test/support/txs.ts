@@ -1,5 +1,5 @@
 /** Transactions signed by an independent library (viem), for tests. */
-import { privateKeyToAccount } from 'viem/accounts';
+import { type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
 import { createPublicClient, encodeFunctionData, http, parseAbi, type Hex } from 'viem';
 import { ANVIL_KEYS } from '../../src/dev/anvil.js';
 import { intBytes, signFields1559 } from '../../src/dev/sign.js';
@@ -8,7 +8,10 @@ import { MIN_TIP, TIP } from './harness.js';
 export const SIGNERS = ANVIL_KEYS.map((k) => privateKeyToAccount(k as Hex));
 
 export interface TxIn {
+  /** Which of SIGNERS signs (0 by default)... */
   signer?: number;
+  /** ...or this account. */
+  account?: PrivateKeyAccount;
   chainId?: number;
   nonce?: number;
   to?: Hex | null;
@@ -22,7 +25,7 @@ export interface TxIn {
 /** A tipped EIP-1559 transfer by default. */
 export function sign1559(t: TxIn = {}): Promise<Hex> {
   const to = t.to === undefined ? (TIP as Hex) : t.to;
-  return SIGNERS[t.signer ?? 0]!.signTransaction({
+  return (t.account ?? SIGNERS[t.signer ?? 0]!).signTransaction({
     type: 'eip1559',
     chainId: t.chainId ?? 4663,
     nonce: t.nonce ?? 0,
@@ -35,10 +38,13 @@ export function sign1559(t: TxIn = {}): Promise<Hex> {
   });
 }
 
+/** Fees a local chain (anvil) takes at once. */
+export const LOCAL_FEES = { maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 10n ** 9n } as const;
+
 /** A tipped transfer by SIGNERS[signer] at its next nonce on the chain RPC `rpcUrl` (pending ones counted), with fees a local chain takes at once. */
 export async function signNext(rpcUrl: string, signer: number, t: TxIn = {}): Promise<Hex> {
   const nonce = await createPublicClient({ transport: http(rpcUrl) }).getTransactionCount({ address: SIGNERS[signer]!.address, blockTag: 'pending' });
-  return sign1559({ signer, nonce, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 10n ** 9n, ...t });
+  return sign1559({ signer, nonce, ...LOCAL_FEES, ...t });
 }
 
 export function signLegacy(t: TxIn & { protected?: boolean } = {}): Promise<Hex> {

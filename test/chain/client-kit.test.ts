@@ -1,0 +1,449 @@
+/**
+ * The client side of the contract, against a real anvil and a real txgate: the kit
+ * (txgate-client), the viem transport (txgate-client/viem) and the ethers provider (txgate-client/ethers),
+ * unmodified wallet code through each, refusals as definite outcomes with their reason, and
+ * faults injected by a proxy between txgate and anvil (an answer lost after anvil took the
+ * transaction; a submission dropped before anvil saw it): never a second transaction, never
+ * "failed" for one that landed.
+ */
+import assert from 'node:assert/strict';
+import { createServer as createHttpServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { Wallet } from 'ethers';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { BaseError, createPublicClient, createWalletClient, http, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { connectTxgate, TxgateError, type Txgate } from '../../packages/client/src/index.js';
+import { NO_ANSWER, Submitter, type ChainResult } from '../../packages/client/src/submitter.js';
+import { openLink } from '../../packages/client/src/link.js';
+import { TxgateProvider, txgateReason as ethersReason } from '../../packages/client/src/ethers.js';
+import { txgate, txgateReason as viemReason } from '../../packages/client/src/viem.js';
+import { ANVIL_KEYS } from '../../src/dev/anvil.js';
+import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
+import { MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
+import { rpc } from '../support/http.js';
+import { SIGNERS } from '../support/txs.js';
+import { freePort } from '../support/processes.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged();
+
+const key = newKey(); // untipped allowed, generous rate
+const strictKey = newKey(); // tips required
+const slowKey = newKey(); // burst 1
+const crowdKey = newKey(); // burst 1, 2 per second
+let anvil: Anvil;
+let proxy: FaultProxy;
+let gate: Gate;
+let base: string;
+let kit: Txgate;
+
+const chainDef = (url: string) =>
+  ({ id: 4663, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [url] } } }) as const;
+
+/** Between txgate and anvil: forwards everything, and can break the next submission one of two ways. */
+class FaultProxy {
+  /** What anvil received: the raw transactions, in order. */
+  readonly forwarded: string[] = [];
+  /** The next eth_sendRawTransaction: 'lose-answer' (anvil gets it, txgate never hears back), 'drop' (anvil never sees it). */
+  next: 'lose-answer' | 'drop' | null = null;
+  private readonly held: ServerResponse[] = [];
+  private readonly server: Server;
+  port = 0;
+
+  constructor(private readonly upstream: string) {
+    this.server = createHttpServer((req, res) => void this.handle(req, res));
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<this> {
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', () => r()));
+    this.port = (this.server.address() as AddressInfo).port;
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    for (const r of this.held) r.destroy();
+    this.server.closeAllConnections();
+    await new Promise<void>((r) => this.server.close(() => r()));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let body = '';
+    for await (const c of req) body += c;
+    const msg = JSON.parse(body) as { method: string; params: string[] };
+    const fault = msg.method === 'eth_sendRawTransaction' ? this.next : null;
+    if (fault !== null) this.next = null;
+    if (fault === 'drop') {
+      req.socket.destroy();
+      return;
+    }
+    if (msg.method === 'eth_sendRawTransaction') this.forwarded.push(msg.params[0]!);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const up = request(this.upstream, { method: 'POST', headers: { 'content-type': 'application/json' } }, (r) => {
+        let text = '';
+        r.on('data', (c) => (text += c));
+        r.on('end', () => resolve(text));
+      });
+      up.on('error', reject);
+      up.end(body);
+    });
+    if (fault === 'lose-answer') {
+      this.held.push(res); // anvil took it; the answer never comes back
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
+  }
+}
+
+const chainRpc = () => createPublicClient({ chain: chainDef(anvil.url), transport: http(anvil.url) });
+
+async function signed(signer: number, t: { to?: Hex; value?: bigint; gas?: bigint; chainId?: number } = {}): Promise<Hex> {
+  const account = SIGNERS[signer]!;
+  const c = chainRpc();
+  const nonce = await c.getTransactionCount({ address: account.address, blockTag: 'pending' });
+  const fees = await c.estimateFeesPerGas();
+  return account.signTransaction({
+    type: 'eip1559',
+    chainId: t.chainId ?? 4663,
+    nonce,
+    to: t.to ?? (TIP as Hex),
+    value: t.value ?? MIN_TIP,
+    gas: t.gas ?? 21000n,
+    maxFeePerGas: fees.maxFeePerGas!,
+    maxPriorityFeePerGas: fees.maxPriorityFeePerGas!,
+  });
+}
+
+before(async () => {
+  anvil = await startAnvil({ port: await freePort(), chainId: 4663 });
+  proxy = await new FaultProxy(anvil.url).start();
+  gate = await startGate({
+    chainB: false,
+    sequencers: [proxy.url],
+    accounts: [
+      { id: 'kit', keys: [key], allowUntipped: true, grants: [{ rateLimit: { perSecond: 1000, burst: 1000 } }] },
+      { id: 'strict', keys: [strictKey] },
+      { id: 'slow', keys: [slowKey], grants: [{ rateLimit: { perSecond: 0.001, burst: 1 } }] },
+      { id: 'crowd', keys: [crowdKey], allowUntipped: true, grants: [{ rateLimit: { perSecond: 2, burst: 1 } }] },
+    ],
+    config: { allowUntipped: true },
+  });
+  base = `http://127.0.0.1:${gate.port}`;
+  kit = await connectTxgate({ url: base, apiKey: key, chainId: 4663, chainRpcUrl: anvil.url });
+});
+after(async () => {
+  await kit.close();
+  await gate.stop();
+  await proxy.stop();
+  await anvil.stop();
+});
+
+describe('txgate-client/viem', () => {
+  it('walletClient.sendTransaction and waitForTransactionReceipt, unmodified: receipt 0x1', async () => {
+    const transport = txgate({ url: base, apiKey: key, rpc: anvil.url });
+    const wallet = createWalletClient({ account: privateKeyToAccount(ANVIL_KEYS[0] as Hex), chain: chainDef(base), transport });
+    const client = createPublicClient({ chain: chainDef(base), transport });
+    const hash = await wallet.sendTransaction({ to: TIP as Hex, value: MIN_TIP });
+    const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: 50, timeout: 10_000 });
+    assert.equal(receipt.status, 'success');
+    assert.ok(proxy.forwarded.length > 0, 'the submission went through txgate');
+  });
+  it('a refusal is a viem error carrying data.reason, sent once (no retries)', async () => {
+    const transport = txgate({ url: base, apiKey: strictKey, rpc: anvil.url });
+    const wallet = createWalletClient({ account: privateKeyToAccount(ANVIL_KEYS[1] as Hex), chain: chainDef(base), transport });
+    const before = gate.logs.length;
+    const e = await wallet.sendTransaction({ to: '0x3333333333333333333333333333333333333333', value: 1n }).catch((x: unknown) => x);
+    assert.equal(viemReason(e), 'fee_rejected');
+    const lines = gate.logs
+      .slice(before)
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.method === 'eth_sendRawTransaction');
+    assert.equal(lines.length, 1, 'one attempt: a 402 is not retried');
+  });
+  it("errors made by a second copy of viem (a client project's own) still give txgateReason, by shape: 402 and 401", async () => {
+    // The client project's viem is not the one this package resolves: a real copy of viem's ESM
+    // build under another path, so its classes (BaseError, RpcRequestError…) are other classes.
+    const copy = mkdtempSync(join(process.cwd(), 'node_modules', '.viem-copy-'));
+    try {
+      const src = join(process.cwd(), 'node_modules', 'viem');
+      cpSync(join(src, 'package.json'), join(copy, 'viem', 'package.json'));
+      cpSync(join(src, '_esm'), join(copy, 'viem', '_esm'), { recursive: true });
+      cpSync(join(src, 'node_modules'), join(copy, 'viem', 'node_modules'), { recursive: true });
+      const theirs = (await import(pathToFileURL(join(copy, 'viem', '_esm', 'index.js')).href)) as typeof import('viem');
+      const theirAccounts = (await import(pathToFileURL(join(copy, 'viem', '_esm', 'accounts', 'index.js')).href)) as typeof import('viem/accounts');
+      assert.notEqual(theirs.BaseError, BaseError, 'two copies of viem');
+      for (const [apiKey, reason] of [
+        [strictKey, 'fee_rejected'],
+        [newKey(), 'unauthorized'],
+      ] as const) {
+        const wallet = theirs.createWalletClient({
+          account: theirAccounts.privateKeyToAccount(ANVIL_KEYS[1] as Hex),
+          chain: chainDef(base),
+          transport: txgate({ url: base, apiKey, rpc: anvil.url }),
+        });
+        const e = await wallet.sendTransaction({ to: '0x3333333333333333333333333333333333333333', value: 1n }).catch((x: unknown) => x);
+        assert.ok(e instanceof theirs.BaseError && !(e instanceof BaseError), 'the error is of the other copy');
+        assert.equal(viemReason(e), reason);
+      }
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('txgate-client/ethers', () => {
+  it('wallet.sendTransaction and tx.wait(), unmodified: status 1', async () => {
+    const provider = new TxgateProvider({ url: base, apiKey: key, rpc: anvil.url, chainId: 4663, pollingInterval: 50 });
+    try {
+      const wallet = new Wallet(ANVIL_KEYS[2]!, provider);
+      const tx = await wallet.sendTransaction({ to: TIP, value: MIN_TIP });
+      const receipt = await tx.wait(1, 10_000);
+      assert.equal(receipt?.status, 1);
+    } finally {
+      provider.destroy();
+    }
+  });
+  it('provider.broadcastTransaction (which asks for the block number beside it): status 1', async () => {
+    const provider = new TxgateProvider({ url: base, apiKey: key, rpc: anvil.url, pollingInterval: 50 });
+    try {
+      const raw = await signed(3);
+      const tx = await provider.broadcastTransaction(raw);
+      const receipt = await tx.wait(1, 10_000);
+      assert.equal(receipt?.status, 1);
+    } finally {
+      provider.destroy();
+    }
+  });
+  it('a refusal carries data.reason', async () => {
+    const provider = new TxgateProvider({ url: base, apiKey: strictKey, rpc: anvil.url, chainId: 4663 });
+    try {
+      const e = await provider.broadcastTransaction(await signed(4, { to: '0x3333333333333333333333333333333333333333', value: 1n })).catch((x: unknown) => x);
+      assert.equal(ethersReason(e), 'fee_rejected');
+    } finally {
+      provider.destroy();
+    }
+  });
+});
+
+describe('txgate-client', () => {
+  it('connectTxgate stops on a chain id mismatch', async () => {
+    await assert.rejects(
+      connectTxgate({ url: base, apiKey: key, chainId: 1, chainRpcUrl: anvil.url }),
+      (e: unknown) => e instanceof TxgateError && e.reason === 'chain_mismatch',
+    );
+  });
+  it('submitAndWait: a reverting call is accepted, and its receipt is 0x0', async () => {
+    const deployer = SIGNERS[1]!;
+    const c = chainRpc();
+    const deployTx = await deployer.signTransaction({
+      type: 'eip1559',
+      chainId: 4663,
+      nonce: await c.getTransactionCount({ address: deployer.address, blockTag: 'pending' }),
+      data: '0x6460006000fd6000526005601bf3',
+      gas: 100_000n,
+      maxFeePerGas: 10_000_000_000n,
+      maxPriorityFeePerGas: 1_000_000_000n,
+    });
+    const contract = (await c.waitForTransactionReceipt({ hash: await c.sendRawTransaction({ serializedTransaction: deployTx }), pollingInterval: 50 }))
+      .contractAddress!;
+    const out = await kit.submitAndWait(await signed(2, { to: contract, value: 0n, gas: 60_000n }), { timeoutMs: 10_000 });
+    assert.equal(out.kind, 'mined');
+    assert.ok(out.kind === 'mined' && out.status === 'reverted' && out.receipt.status === '0x0');
+  });
+  it('refusals are definite outcomes with their reason: 401, 402, 400 rejected; 429 rate_limited', async () => {
+    const wrong = await connectTxgate({ url: base, apiKey: 'txg_not_a_key', chainId: 4663, chainRpcUrl: anvil.url });
+    const strict = await connectTxgate({ url: base, apiKey: strictKey, chainId: 4663, chainRpcUrl: anvil.url });
+    const slow = await connectTxgate({ url: base, apiKey: slowKey, chainId: 4663, chainRpcUrl: anvil.url });
+    try {
+      const r401 = await wrong.submit(await signed(0));
+      assert.deepEqual([r401.kind, r401.kind === 'rejected' && r401.reason, r401.kind === 'rejected' && r401.status], ['rejected', 'unauthorized', 401]);
+      const r402 = await strict.submit(await signed(0, { to: '0x3333333333333333333333333333333333333333', value: 1n }));
+      assert.deepEqual([r402.kind, r402.kind === 'rejected' && r402.reason, r402.kind === 'rejected' && r402.status], ['rejected', 'fee_rejected', 402]);
+      const r400 = await kit.submit(await signed(0, { chainId: 1 }));
+      assert.deepEqual([r400.kind, r400.kind === 'rejected' && r400.reason, r400.kind === 'rejected' && r400.status], ['rejected', 'chain_mismatch', 400]);
+      const first = await slow.submit(await signed(3));
+      assert.equal(first.kind, 'accepted');
+      const r429 = await slow.submit(await signed(4));
+      assert.equal(r429.kind, 'rate_limited');
+      assert.ok(r429.kind === 'rate_limited' && r429.retryAfterMs > 0);
+    } finally {
+      await Promise.all([wrong.close(), strict.close(), slow.close()]);
+    }
+  });
+  it('X-RateLimit-Limit and -Remaining on every authenticated submission answer, not only 429', async () => {
+    const ok = await rpc(gate.port, 'eth_sendRawTransaction', [await signed(0)], { key });
+    assert.equal(ok.status, 200);
+    assert.equal(ok.headers['x-ratelimit-limit'], '1000');
+    assert.match(String(ok.headers['x-ratelimit-remaining']), /^\d+$/);
+    const refused = await rpc(gate.port, 'eth_sendRawTransaction', [await signed(0, { to: '0x3333333333333333333333333333333333333333', value: 1n })], {
+      key: strictKey,
+    });
+    assert.equal(refused.status, 402);
+    assert.equal(refused.headers['x-ratelimit-limit'], '1000');
+    const unauthenticated = await rpc(gate.port, 'eth_sendRawTransaction', [await signed(0)], { key: 'txg_nope' });
+    assert.equal(unauthenticated.headers['x-ratelimit-limit'], undefined, 'no grant, no allowance to show');
+  });
+  it('tipAddresses reads GET /tip-addresses and revalidates it with its ETag (304)', async () => {
+    const a = await kit.tipAddresses();
+    assert.deepEqual(a.tipAddresses, [TIP]);
+    const before = gate.logs.length;
+    const b = await kit.tipAddresses();
+    assert.deepEqual(b, a);
+    assert.ok(gate.logs.slice(before).some((l) => JSON.parse(l).status === 304));
+  });
+  it('submitAndWait waits out rate limiting until timeoutMs: six at once against a bucket of 1 at 2/s, all mined', async () => {
+    const crowd = await connectTxgate({ url: base, apiKey: crowdKey, chainId: 4663, chainRpcUrl: anvil.url });
+    try {
+      const signer = SIGNERS[6]!;
+      const c = chainRpc();
+      const nonce = await c.getTransactionCount({ address: signer.address, blockTag: 'pending' });
+      const fees = await c.estimateFeesPerGas();
+      const raws = await Promise.all(
+        [0, 1, 2, 3, 4, 5].map((i) =>
+          signer.signTransaction({
+            type: 'eip1559',
+            chainId: 4663,
+            nonce: nonce + i,
+            to: TIP as Hex,
+            value: MIN_TIP,
+            gas: 21000n,
+            maxFeePerGas: fees.maxFeePerGas!,
+            maxPriorityFeePerGas: fees.maxPriorityFeePerGas!,
+          }),
+        ),
+      );
+      const before = gate.logs.length;
+      const outs = await Promise.all(raws.map((r) => crowd.submitAndWait(r, { timeoutMs: 20_000 })));
+      assert.deepEqual(
+        outs.map((o) => o.kind),
+        ['mined', 'mined', 'mined', 'mined', 'mined', 'mined'],
+        JSON.stringify(outs.filter((o) => o.kind !== 'mined')),
+      );
+      const refused = gate.logs.slice(before).filter((l) => JSON.parse(l).reason === 'rate_limited').length;
+      assert.ok(refused >= 5, `the bucket did refuse (${refused} times); the kit waited and resent`);
+      assert.equal(await c.getTransactionCount({ address: signer.address }), nonce + 6, 'no nonce gap: every one executed');
+    } finally {
+      await crowd.close();
+    }
+  });
+  it('submitAndWait resends through not_forwarded until the sequencer is back, and says gave_up only when timeoutMs is spent', async () => {
+    // A stand-in for txgate that answers 503 not_forwarded while `down`, and otherwise passes
+    // the request to the real txgate.
+    let down = true;
+    let refusedWhileDown = 0;
+    const stand = createHttpServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks);
+        if (down && JSON.parse(body.toString()).method === 'eth_sendRawTransaction') {
+          refusedWhileDown++;
+          res.writeHead(503, { 'content-type': 'application/json' });
+          res.end(
+            JSON.stringify({ jsonrpc: '2.0', id: 1, error: { code: -32002, message: 'no healthy sequencer', data: { reason: 'upstream_unavailable' } } }),
+          );
+          return;
+        }
+        const up = request(
+          base,
+          { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': String(req.headers['x-api-key'] ?? '') } },
+          (r) => {
+            res.writeHead(r.statusCode ?? 502, { 'content-type': 'application/json' });
+            r.pipe(res);
+          },
+        );
+        up.end(body);
+      });
+    });
+    await new Promise<void>((r) => stand.listen(0, '127.0.0.1', () => r()));
+    const standUrl = `http://127.0.0.1:${(stand.address() as AddressInfo).port}`;
+    const k = await connectTxgate({ url: standUrl, apiKey: key, chainId: 4663, chainRpcUrl: anvil.url });
+    try {
+      // Down for the whole wait: gave_up (nothing was sent, nothing can land), not before timeoutMs.
+      const raw = await signed(2);
+      const t0 = performance.now();
+      const gaveUp = await k.submitAndWait(raw, { timeoutMs: 2_500 });
+      assert.equal(gaveUp.kind, 'gave_up', JSON.stringify(gaveUp));
+      assert.equal(gaveUp.kind === 'gave_up' && gaveUp.last.kind, 'not_forwarded');
+      assert.ok(performance.now() - t0 >= 2_450, 'it resent until the time given was spent');
+      assert.ok(refusedWhileDown > 5, `more than the old 5 resends (${refusedWhileDown} attempts)`);
+      // Back after ~1.5 s of a 20-s wait: the same bytes go through and are mined.
+      setTimeout(() => {
+        down = false;
+      }, 1_500).unref();
+      const out = await k.submitAndWait(raw, { timeoutMs: 20_000 });
+      assert.equal(out.kind, 'mined', JSON.stringify(out));
+    } finally {
+      await k.close();
+      stand.close();
+    }
+  });
+  it('the answer is lost after anvil took the transaction: txgate looks the hash up on the same sequencer and answers accepted; nothing resent', async () => {
+    const raw = await signed(4);
+    proxy.next = 'lose-answer';
+    const before = proxy.forwarded.length;
+    const out = await kit.submitAndWait(raw, { timeoutMs: 20_000 });
+    assert.equal(out.kind, 'mined', JSON.stringify(out));
+    assert.equal(out.kind === 'mined' && out.status, 'success');
+    assert.equal(proxy.forwarded.length - before, 1, 'anvil saw the bytes once: nothing more was sent');
+    const audit = gate.logs.map((l) => JSON.parse(l)).filter((l) => l.audit === 'forward' && l.tx === out.hash);
+    assert.ok(
+      audit.some((l) => l.rule === 'lookup' && /resent 0x/.test(l.detail)),
+      `txgate resolved the lost answer by the lookup: ${JSON.stringify(audit)}`,
+    );
+  });
+  it('a submission dropped before anvil saw it: resent once with the same bytes; exactly one transaction on chain', async () => {
+    const signer = SIGNERS[5]!;
+    const nonceBefore = await chainRpc().getTransactionCount({ address: signer.address });
+    const raw = await signed(5);
+    proxy.next = 'drop';
+    const before = proxy.forwarded.length;
+    const out = await kit.submitAndWait(raw, { timeoutMs: 20_000 });
+    assert.equal(out.kind, 'mined', JSON.stringify(out));
+    assert.deepEqual(proxy.forwarded.slice(before), [raw], 'anvil saw exactly these bytes, once');
+    assert.equal(await chainRpc().getTransactionCount({ address: signer.address }), nonceBefore + 1, 'one transaction, not two');
+  });
+  it('refused on a resend after an uncertain attempt, with the chain RPC unreachable: uncertain, never rejected (the first attempt may have landed)', async () => {
+    // A stand-in for txgate: the first submission's connection is cut after the request was
+    // read (uncertain), the resend is refused by the sequencer (HTTP 200 with its error).
+    let calls = 0;
+    const stand = createHttpServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        if (++calls % 2 === 1) return void res.socket?.destroy();
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: 1, error: { code: -32003, message: 'nonce too low', data: { reason: 'upstream_rejected' } } }));
+      });
+    });
+    await new Promise<void>((r) => stand.listen(0, '127.0.0.1', () => r()));
+    const link = openLink(`http://127.0.0.1:${(stand.address() as AddressInfo).port}`, 'k', { connectTimeoutMs: 1_000, timeoutMs: 2_000 });
+    try {
+      const raw = await signed(6);
+      const settle = (chainResult: ChainResult) => new Submitter(link, chainResult).settle(raw, { maxResends: 3, deadline: performance.now() + 10_000 });
+      const unreachable = await settle(async () => NO_ANSWER);
+      assert.equal(unreachable.kind, 'uncertain', JSON.stringify(unreachable));
+      // The same sequence with a chain RPC that answers it has no such transaction: rejected.
+      const absent = await settle(async () => null);
+      assert.equal(absent.kind, 'rejected', JSON.stringify(absent));
+      assert.equal(calls, 4);
+    } finally {
+      await link.close();
+      stand.close();
+    }
+  });
+  it('is a package of its own: txgate-client, txgate-client/viem, txgate-client/ethers resolve to its build', async () => {
+    const client = await import('txgate-client');
+    const viem = await import('txgate-client/viem');
+    const ethers = await import('txgate-client/ethers');
+    assert.equal(typeof client.connectTxgate, 'function');
+    assert.equal(typeof viem.txgate, 'function');
+    assert.equal(typeof ethers.TxgateProvider, 'function');
+  });
+});

@@ -1,0 +1,413 @@
+/**
+ * eth_sendRawTransactionSync (EIP-7966) against real anvil chains: one mining a block every
+ * second (the receipt comes within the wait), one that never mines (it never does).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createPublicClient, createWalletClient, http, keccak256, type Hex } from 'viem';
+import { TxgateProvider } from '../../packages/client/src/ethers.js';
+import { txgate, txgateReason as viemReason } from '../../packages/client/src/viem.js';
+import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
+import { connectTxgate } from '../../packages/client/src/index.js';
+import { eventually, MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
+import { freePort } from '../support/processes.js';
+import { rpc, send } from '../support/http.js';
+import { SIGNERS } from '../support/txs.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+
+keysNeverLogged();
+
+const key = newKey();
+const plain = newKey();
+const tight = newKey(); // a grant without sync
+let mining: Anvil;
+let stuck: Anvil;
+let gate: Gate;
+let gateStuck: Gate;
+let gateOff: Gate;
+
+const SYNC = { enabled: true, maxWaitMs: 3000, syncTimeoutFormat: 'omit' }; // anvil takes the transaction alone
+const accounts = [
+  { id: 'sync', keys: [key], allowUntipped: true, grants: [{ sync: true }] },
+  { id: 'plain', keys: [plain], allowUntipped: true },
+  // One token, refilled once in 1,000 s: a second one spent shows as 429.
+  { id: 'tight', keys: [tight], allowUntipped: true, grants: [{ sync: true, rateLimit: { perSecond: 0.001, burst: 1 } }] },
+];
+
+before(async () => {
+  mining = await startAnvil({ port: await freePort(), chainId: 4663, blockTime: 1 });
+  stuck = await startAnvil({ port: await freePort(), chainId: 4663, extraArgs: ['--no-mining'] });
+  const config = { allowUntipped: true };
+  gate = await startGate({ chainB: false, sequencers: [mining.url], accounts, config, chainA: { sync: SYNC } });
+  gateStuck = await startGate({ chainB: false, sequencers: [stuck.url], accounts, config, chainA: { sync: { ...SYNC, maxWaitMs: 500 } } });
+  gateOff = await startGate({ chainB: false, sequencers: [mining.url], accounts, config, internal: true });
+});
+after(async () => {
+  await Promise.all([gate.stop(), gateStuck.stop(), gateOff.stop()]);
+  await Promise.all([mining.stop(), stuck.stop()]);
+});
+
+async function signed(url: string, signer: number, nonce?: number, value = MIN_TIP): Promise<Hex> {
+  const chainRpc = createPublicClient({ transport: http(url) });
+  const account = SIGNERS[signer]!;
+  const n = nonce ?? (await chainRpc.getTransactionCount({ address: account.address, blockTag: 'pending' }));
+  return account.signTransaction({
+    type: 'eip1559',
+    chainId: 4663,
+    nonce: n,
+    to: TIP as Hex,
+    value,
+    gas: 21000n,
+    maxFeePerGas: 10n ** 10n,
+    maxPriorityFeePerGas: 10n ** 9n,
+  });
+}
+
+/** A txgate in front of one anvil, chain A's settings (its sync and chain RPC) as given. */
+const gateOn = (a: Anvil, chainA: Record<string, unknown>) =>
+  startGate({ chainB: false, sequencers: [a.url], accounts, config: { allowUntipped: true }, chainA });
+const syncCall = (g: Gate, k: string, params: unknown[]) => rpc(g.port, 'eth_sendRawTransactionSync', params, { key: k });
+const audits = (g: Gate, hash: string) => g.logs.filter((l) => l.includes('"audit":"forward"') && l.includes(hash) && l.includes('eth_sendRawTransactionSync'));
+
+describe('eth_sendRawTransactionSync', () => {
+  it('off (the default): refused as any method not served, 400 method_not_found', async () => {
+    const r = await syncCall(gateOff, key, [await signed(mining.url, 1)]);
+    assert.equal(r.status, 400);
+    assert.equal(r.json.error.data.reason, 'method_not_found');
+    const metrics = (await send({ port: gateOff.internalPort!, method: 'GET', path: '/metrics' })).text;
+    assert.match(metrics, /txgate_requests_total\{method="other",status="400",reason="method_not_found",transport="http"\} 1/);
+    assert.doesNotMatch(metrics, /eth_sendRawTransactionSync|txgate_sync_/, 'no sync series where no chain serves it');
+  });
+
+  it('a grant without sync: 403 sync_not_granted, nothing sent', async () => {
+    const raw = await signed(mining.url, 1);
+    const r = await syncCall(gate, plain, [raw]);
+    assert.equal(r.status, 403);
+    assert.equal(r.json.error.data.reason, 'sync_not_granted');
+  });
+
+  it('bad params: 400 invalid_params (a timeout that is not a positive integer or 0x-hex)', async () => {
+    const raw = await signed(mining.url, 1);
+    for (const params of [[raw, 'soon'], [raw, -5], [raw, 1, 2], []]) {
+      const r = await syncCall(gate, key, params);
+      assert.equal(r.status, 400, JSON.stringify(params));
+      assert.equal(r.json.error.data.reason, 'invalid_params');
+    }
+  });
+
+  it('executed: 200 with the receipt as the chain gave it, in one call; a concurrent resend joins it, a later one is answered from it', async () => {
+    const raw = await signed(mining.url, 2);
+    const [a, b] = await Promise.all([syncCall(gate, key, [raw, '0xbb8']), syncCall(gate, key, [raw, 3000])]);
+    for (const r of [a, b]) {
+      assert.equal(r.status, 200, JSON.stringify(r.json));
+      assert.equal(r.json.result.status, '0x1');
+      assert.match(r.json.result.blockNumber, /^0x[0-9a-f]+$/);
+    }
+    const hash = a.json.result.transactionHash as string;
+    assert.equal(b.json.result.transactionHash, hash);
+    const receipt = await createPublicClient({ transport: http(mining.url) }).getTransactionReceipt({ hash: hash as Hex });
+    assert.equal(receipt.status, 'success');
+    assert.equal(audits(gate, hash).length, 1, 'one forward for both');
+    const again = await syncCall(gate, key, [raw]);
+    assert.equal(again.status, 200);
+    assert.equal(again.json.result.transactionHash, hash);
+    assert.equal(audits(gate, hash).length, 1, 'answered from the receipt, not forwarded again');
+    assert.ok(audits(gate, hash)[0]!.includes('status 0x1 block'), 'the audit line carries the receipt status and block');
+  });
+
+  it('a resend of executed bytes whose receipt this edge no longer holds answers the same receipt, every time (never a refusal, never 202 while the chain has it)', async () => {
+    // receiptTtlMs 0: every resend is forwarded again, as on another thread or edge; the
+    // sequencer says "nonce too low" or "already known" for bytes it executed.
+    const forget = { sync: { ...SYNC, receiptTtlMs: 0 } };
+    for (const g of [await gateOn(mining, forget), await gateOn(mining, { ...forget, rpc: mining.url })]) {
+      try {
+        for (let tx = 0; tx < 3; tx++) {
+          const raw = await signed(mining.url, 5);
+          const first = await syncCall(g, key, [raw]);
+          assert.equal(first.status, 200, JSON.stringify(first.json));
+          for (let i = 0; i < 4; i++) {
+            const again = await syncCall(g, key, [raw]);
+            assert.equal(again.status, 200, `resend ${i} of tx ${tx}: ${JSON.stringify(again.json)}`);
+            assert.equal(again.json.result.transactionHash, first.json.result.transactionHash);
+            assert.equal(again.json.result.blockHash, first.json.result.blockHash);
+            assert.equal(again.json.result.status, '0x1');
+          }
+          assert.ok(g.logs.some((l) => l.includes('settled by the chain') && l.includes(first.json.result.transactionHash)));
+        }
+      } finally {
+        await g.stop();
+      }
+    }
+  });
+
+  it('accepted without a receipt in the wait: 202, code 4, data.txHash (never "not sent"); the transaction is in the pool', async () => {
+    const raw = await signed(stuck.url, 3);
+    const r = await syncCall(gateStuck, key, [raw, 60_000]); // capped by maxWaitMs (500)
+    assert.equal(r.status, 202, JSON.stringify(r.json));
+    assert.equal(r.json.error.code, 4);
+    assert.equal(r.json.error.data.reason, 'sync_timeout');
+    const hash = r.json.error.data.txHash as Hex;
+    const tx = await createPublicClient({ transport: http(stuck.url) }).getTransaction({ hash });
+    assert.equal(tx.hash, hash);
+  });
+
+  it('drain: a call waiting at a sequencer that knows its hash is answered at once, code 4 with the hash (not cut off at the grace period)', async () => {
+    // A wait far past the grace period (2 s): without the drain's answer the call would be cut off.
+    const g = await gateOn(stuck, { sync: { ...SYNC, maxWaitMs: 60_000 } });
+    const raw = await signed(stuck.url, 0);
+    const hash = keccak256(raw);
+    const call = syncCall(g, key, [raw]);
+    const chainRpc = createPublicClient({ transport: http(stuck.url) });
+    await eventually(async () => (await chainRpc.getTransaction({ hash }).catch(() => null)) !== null);
+    await g.stop();
+    const res = await call;
+    assert.equal(res.status, 202, JSON.stringify(res.json));
+    assert.deepEqual([res.json.error.code, res.json.error.data.reason, res.json.error.data.txHash], [4, 'sync_timeout', hash]);
+    assert.ok(g.logs.some((l) => l.includes('"audit":"forward"') && l.includes(hash) && l.includes('draining; the sequencer knows the hash')));
+  });
+
+  it('a resend joining a waiting call spends no rate-limit token (bytes in flight cost none, as for the plain send)', async () => {
+    const g = await gateOn(stuck, { sync: { ...SYNC, maxWaitMs: 1500 } });
+    try {
+      const raw = await signed(stuck.url, 3);
+      const first = syncCall(g, tight, [raw]);
+      const chainRpc = createPublicClient({ transport: http(stuck.url) });
+      await eventually(async () => (await chainRpc.getTransaction({ hash: keccak256(raw) }).catch(() => null)) !== null);
+      const joined = await syncCall(g, tight, [raw]);
+      assert.notEqual(joined.status, 429, JSON.stringify(joined.json));
+      assert.equal((await first).status, 202);
+      // The bucket is empty all the same: other bytes are refused.
+      const other = await syncCall(g, tight, [await signed(stuck.url, 4)]);
+      assert.equal(other.status, 429, JSON.stringify(other.json));
+    } finally {
+      await g.stop();
+    }
+  });
+
+  it('the wait asked for is the wait given, where the sequencer cannot be told it (omit): ended by txgate, code 4 for a hash the sequencer knows', async () => {
+    // The forward timeout is far past the asked wait: only txgate's own end of the wait answers in time.
+    const g = await gateOn(stuck, { sync: { ...SYNC, maxWaitMs: 60_000 }, forward: { timeoutMs: 60_000 } });
+    try {
+      const raw = await signed(stuck.url, 5);
+      const r = await syncCall(g, key, [raw, 1000]);
+      assert.equal(r.status, 202, JSON.stringify(r.json));
+      assert.deepEqual([r.json.error.code, r.json.error.data.txHash], [4, keccak256(raw)]);
+      assert.ok(g.logs.some((l) => l.includes('"audit":"forward"') && l.includes('the asked wait ended; the sequencer knows the hash')));
+    } finally {
+      await g.stop();
+    }
+  });
+
+  it('executed and reverted: 200 with the receipt, status 0x0 (it executed; the chain says how)', async () => {
+    const chainRpc = createPublicClient({ transport: http(mining.url) });
+    const reverter = '0x00000000000000000000000000000000000f00d5';
+    // PUSH1 0 PUSH1 0 REVERT
+    assert.equal((await rpc(Number(new URL(mining.url).port), 'anvil_setCode', [reverter, '0x60006000fd'])).status, 200);
+    const account = SIGNERS[0]!;
+    const raw = await account.signTransaction({
+      type: 'eip1559',
+      chainId: 4663,
+      nonce: await chainRpc.getTransactionCount({ address: account.address, blockTag: 'pending' }),
+      to: reverter,
+      gas: 50_000n,
+      maxFeePerGas: 10n ** 10n,
+      maxPriorityFeePerGas: 10n ** 9n,
+    });
+    const r = await syncCall(gate, key, [raw]);
+    assert.equal(r.status, 200, JSON.stringify(r.json));
+    assert.deepEqual([r.json.result.transactionHash, r.json.result.status], [keccak256(raw), '0x0']);
+    assert.ok(audits(gate, keccak256(raw))[0]!.includes('status 0x0 block'), 'the audit line carries the status');
+  });
+
+  it('beyond maxWaiting: 503 overloaded before anything is sent; the waiting call is answered as ever', async () => {
+    const g = await gateOn(stuck, { sync: { ...SYNC, maxWaiting: 1, maxWaitMs: 1500 } });
+    try {
+      const chainRpc = createPublicClient({ transport: http(stuck.url) });
+      const first = await signed(stuck.url, 1);
+      const waiting = syncCall(g, key, [first]);
+      await eventually(async () => (await chainRpc.getTransaction({ hash: keccak256(first) }).catch(() => null)) !== null);
+      const second = await signed(stuck.url, 2);
+      const r = await syncCall(g, key, [second]);
+      assert.equal(r.status, 503, JSON.stringify(r.json));
+      assert.equal(r.json.error.data.reason, 'overloaded');
+      assert.equal(await chainRpc.getTransaction({ hash: keccak256(second) }).catch(() => null), null, 'not sent');
+      const w = await waiting;
+      assert.deepEqual([w.status, w.json.error.code, w.json.error.data.txHash], [202, 4, keccak256(first)]);
+    } finally {
+      await g.stop();
+    }
+  });
+
+  it('refused by the sequencer (nonce too low, other bytes): passed through as for the plain send', async () => {
+    const first = await signed(mining.url, 4);
+    assert.equal((await syncCall(gate, key, [first])).status, 200);
+    const clash = await signed(mining.url, 4, 0, MIN_TIP + 1n); // other bytes for the nonce taken
+    const r = await syncCall(gate, key, [clash]);
+    assert.equal(r.status, 200);
+    assert.equal(r.json.error.data.reason, 'upstream_rejected');
+  });
+
+  it('the client kit: submitSync returns the receipt as the outcome, or pending with the hash', async () => {
+    const kit = await connectTxgate({ url: `http://127.0.0.1:${gate.port}`, apiKey: key, chainId: 4663, chainRpcUrl: mining.url });
+    const out = await kit.submitSync(await signed(mining.url, 5), { maxWaitMs: 3000 });
+    assert.equal(out.kind, 'executed');
+    assert.equal(out.kind === 'executed' && out.receipt.status, '0x1');
+    await kit.close();
+    const kitStuck = await connectTxgate({ url: `http://127.0.0.1:${gateStuck.port}`, apiKey: key, chainId: 4663, chainRpcUrl: stuck.url });
+    const raw = await signed(stuck.url, 6);
+    const p = await kitStuck.submitSync(raw);
+    assert.equal(p.kind, 'pending');
+    assert.equal(p.kind === 'pending' && p.hash, await kitStuck.hashOf(raw));
+    await kitStuck.close();
+  });
+  it('viem: sendRawTransactionSync and sendTransactionSync through the txgate transport return the executed receipt in one call', async () => {
+    const chain = {
+      id: 4663,
+      name: 'anvil',
+      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+      rpcUrls: { default: { http: [mining.url] } },
+    } as const;
+    const transport = txgate({ url: `http://127.0.0.1:${gate.port}`, apiKey: key, rpc: mining.url });
+    const wallet = createWalletClient({ account: SIGNERS[0]!, chain, transport });
+    const raw = await signed(mining.url, 1);
+    const receipt = await wallet.sendRawTransactionSync({ serializedTransaction: raw });
+    assert.equal(receipt.status, 'success');
+    assert.equal(receipt.transactionHash, keccak256(raw));
+    const sent = await wallet.sendTransactionSync({ to: TIP as Hex, value: MIN_TIP });
+    assert.equal(sent.status, 'success');
+    assert.ok(audits(gate, sent.transactionHash).length >= 1, 'it went through txgate, not to the chain RPC');
+    // A grant without sync: viem throws with txgate's reason.
+    const plainWallet = createWalletClient({
+      account: SIGNERS[0]!,
+      chain,
+      transport: txgate({ url: `http://127.0.0.1:${gate.port}`, apiKey: plain, rpc: mining.url }),
+    });
+    const err = await plainWallet.sendRawTransactionSync({ serializedTransaction: await signed(mining.url, 2) }).catch((e: unknown) => e);
+    assert.equal(viemReason(err), 'sync_not_granted');
+  });
+
+  it('ethers: TxgateProvider.submitSync gives the kit outcome, and send("eth_sendRawTransactionSync") the receipt', async () => {
+    const provider = new TxgateProvider({ url: `http://127.0.0.1:${gate.port}`, apiKey: key, rpc: mining.url, chainId: 4663 });
+    try {
+      const out = await provider.submitSync(await signed(mining.url, 3), { maxWaitMs: 3000 });
+      assert.equal(out.kind, 'executed', JSON.stringify(out));
+      const receipt = (await provider.send('eth_sendRawTransactionSync', [await signed(mining.url, 4)])) as { status: string; transactionHash: string };
+      assert.equal(receipt.status, '0x1');
+      assert.ok(audits(gate, receipt.transactionHash).length >= 1);
+    } finally {
+      provider.destroy();
+    }
+  });
+});
+
+/**
+ * `receipt` mode: the sequencer takes only the plain send (anvil stands in for one: it is sent
+ * eth_sendRawTransaction alone), and the receipt is read from the chain RPC (`chains[].rpc`,
+ * the same anvil).
+ */
+describe('eth_sendRawTransactionSync, receipt mode (plain send, then the chain RPC)', () => {
+  let r: Gate;
+  let rStuck: Gate;
+  const plainAudits = (g: Gate, hash: string) => g.logs.filter((l) => l.includes('"audit":"forward"') && l.includes(hash));
+  before(async () => {
+    const config = { allowUntipped: true };
+    const mode = { ...SYNC, mode: 'receipt', pollMs: 50 };
+    r = await startGate({ chainB: false, sequencers: [mining.url], accounts, config, internal: true, chainA: { rpc: mining.url, sync: mode } });
+    rStuck = await startGate({
+      chainB: false,
+      sequencers: [stuck.url],
+      accounts,
+      config,
+      chainA: { rpc: stuck.url, sync: { ...mode, maxWaitMs: 500 } },
+    });
+  });
+  after(async () => {
+    await Promise.all([r.stop(), rStuck.stop()]);
+  });
+
+  it('executed: the plain send is forwarded (its audit line), the receipt read from the chain RPC comes back in the one call, and is counted', async () => {
+    const raw = await signed(mining.url, 6);
+    const hash = keccak256(raw);
+    const res = await syncCall(r, key, [raw]);
+    assert.equal(res.status, 200, JSON.stringify(res.json));
+    assert.equal(res.json.result.transactionHash, hash);
+    assert.equal(res.json.result.status, '0x1');
+    const audit = plainAudits(r, hash);
+    assert.equal(audit.length, 1);
+    assert.doesNotMatch(audit[0]!, /eth_sendRawTransactionSync/, 'the sequencer was sent the plain method');
+    const line = r.logs.find((l) => l.includes('"msg":"sync receipt"') && l.includes(hash));
+    assert.ok(line !== undefined, 'a line for what the wait came to');
+    assert.match(line, /"outcome":"executed","status":"0x1","block":"0x[0-9a-f]+"/);
+    const again = await syncCall(r, key, [raw]);
+    assert.equal(again.json.result.transactionHash, hash, 'a resend is answered from the receipt');
+    assert.equal(plainAudits(r, hash).length, 1, 'and not forwarded again');
+    const metrics = (await send({ port: r.internalPort!, method: 'GET', path: '/metrics' })).text;
+    assert.match(metrics, /txgate_sync_calls_total\{chain="4663",outcome="accepted"\} 2/);
+    assert.match(metrics, /txgate_sync_wait_seconds_count\{chain="4663"\} 1/);
+    assert.match(metrics, /txgate_sync_waiting\{chain="4663"\} 0/);
+    assert.match(
+      metrics,
+      /txgate_requests_total\{method="eth_sendRawTransactionSync",status="200",reason="ok",transport="http"\} 2/,
+      'the method has series of its own',
+    );
+  });
+
+  it('accepted, no receipt within the wait: 202, code 4, data.txHash; the transaction is in the pool', async () => {
+    const raw = await signed(stuck.url, 4);
+    const res = await syncCall(rStuck, key, [raw, '0xea60']); // hex, capped by maxWaitMs (500)
+    assert.equal(res.status, 202, JSON.stringify(res.json));
+    assert.deepEqual([res.json.error.code, res.json.error.data.reason, res.json.error.data.txHash], [4, 'sync_timeout', keccak256(raw)]);
+    const tx = await createPublicClient({ transport: http(stuck.url) }).getTransaction({ hash: keccak256(raw) });
+    assert.equal(tx.hash, keccak256(raw));
+  });
+
+  it("refused by the sequencer: the plain send's answer, nothing waited for", async () => {
+    const first = await signed(mining.url, 3);
+    assert.equal((await syncCall(r, key, [first])).status, 200);
+    const clash = await signed(mining.url, 3, 0, MIN_TIP + 1n);
+    const res = await syncCall(r, key, [clash]);
+    assert.equal(res.status, 200);
+    assert.equal(res.json.error.data.reason, 'upstream_rejected');
+  });
+
+  it("with the chain RPC's WebSocket (rpcWs): the receipt is asked for on each new head, not on the interval", async () => {
+    // pollMs past the wait: polling alone would ask once, right after the send (before the next
+    // block), and answer 202; the head subscription asks again when the block comes.
+    const wsUrl = mining.url.replace(/^http/, 'ws');
+    const g = await gateOn(mining, { rpc: mining.url, rpcWs: wsUrl, sync: { ...SYNC, mode: 'receipt', pollMs: 5000, maxWaitMs: 4000 } });
+    try {
+      await eventually(() => g.logs.some((l) => l.includes('chain RPC head subscription live')));
+      const raw = await signed(mining.url, 5);
+      const res = await syncCall(g, key, [raw]);
+      assert.equal(res.status, 200, JSON.stringify(res.json));
+      assert.equal(res.json.result.transactionHash, keccak256(raw));
+    } finally {
+      await g.stop();
+    }
+  });
+
+  it('with rpcWs unreachable: polled every pollMs as without it (a subscription only ever speeds a receipt up)', async () => {
+    const g = await gateOn(mining, { rpc: mining.url, rpcWs: `ws://127.0.0.1:${await freePort()}/`, sync: { ...SYNC, mode: 'receipt', pollMs: 50 } });
+    try {
+      const raw = await signed(mining.url, 6);
+      const res = await syncCall(g, key, [raw]);
+      assert.equal(res.status, 200, JSON.stringify(res.json));
+      assert.equal(res.json.result.transactionHash, keccak256(raw));
+      assert.ok(!g.logs.some((l) => l.includes('head subscription live')));
+    } finally {
+      await g.stop();
+    }
+  });
+
+  it('drain: a call waiting for its receipt is answered at once, code 4 with its hash (not cut off at the grace period)', async () => {
+    // A wait far past the grace period (2 s): without the drain's answer the call would be cut off.
+    const g = await gateOn(stuck, { rpc: stuck.url, sync: { ...SYNC, mode: 'receipt', maxWaitMs: 60_000 } });
+    const raw = await signed(stuck.url, 5);
+    const call = syncCall(g, key, [raw]);
+    await eventually(() => g.logs.some((l) => l.includes('"audit":"forward"') && l.includes(keccak256(raw))));
+    await g.stop();
+    const res = await call;
+    assert.equal(res.status, 202, JSON.stringify(res.json));
+    assert.deepEqual([res.json.error.code, res.json.error.data.txHash], [4, keccak256(raw)]);
+  });
+});

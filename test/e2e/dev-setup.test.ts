@@ -1,0 +1,66 @@
+/**
+ * `npm start`'s development directory: an existing accounts file is kept (accounts added with
+ * the CLI survive a restart), and a second development txgate on the same directory is refused
+ * while the first runs.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { lockDevDir, writeDevFiles } from '../../src/dev/dev-setup.js';
+
+const opts = { port: 8080, internalPort: 9464, sequencer: 'http://127.0.0.1:8545' };
+
+describe('npm start: the development directory', () => {
+  it('writes the accounts file once, then keeps it; the config follows the flags', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'txgate-dev-'));
+    const first = writeDevFiles(dir, opts);
+    assert.equal(first.accountsCreated, true);
+    const edited = JSON.parse(readFileSync(first.accountsFile, 'utf8'));
+    edited.accounts.push({ id: 'added-with-the-cli', keySha256: ['ab'.repeat(32)], grants: [] });
+    writeFileSync(first.accountsFile, JSON.stringify(edited));
+    const second = writeDevFiles(dir, { ...opts, port: 8081 });
+    assert.equal(second.accountsCreated, false);
+    assert.ok(readFileSync(second.accountsFile, 'utf8').includes('added-with-the-cli'), 'not overwritten');
+    assert.equal(JSON.parse(readFileSync(second.configFile, 'utf8')).listen.port, 8081);
+  });
+  it('the config is rewritten while it is what npm start wrote; once edited it is kept as it is, until deleted', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'txgate-dev-'));
+    const first = writeDevFiles(dir, opts);
+    assert.equal(first.configWritten, true);
+    const ext = writeDevFiles(dir, { ...opts, sync: true, websocket: true });
+    assert.equal(ext.configWritten, true);
+    const cfg = JSON.parse(readFileSync(ext.configFile, 'utf8'));
+    assert.deepEqual(cfg.chains[0].sync, { enabled: true, syncTimeoutFormat: 'omit' });
+    assert.equal(cfg.chains[0].rpc, opts.sequencer);
+    assert.equal(cfg.websocket.enabled, true);
+    cfg.log = { level: 'debug' };
+    writeFileSync(ext.configFile, JSON.stringify(cfg));
+    const kept = writeDevFiles(dir, { ...opts, port: 8082 });
+    assert.equal(kept.configWritten, false);
+    assert.deepEqual(JSON.parse(readFileSync(kept.configFile, 'utf8')), cfg, 'the edited config is untouched');
+    rmSync(kept.configFile);
+    const again = writeDevFiles(dir, { ...opts, port: 8082 });
+    assert.equal(again.configWritten, true);
+    assert.equal(JSON.parse(readFileSync(again.configFile, 'utf8')).listen.port, 8082);
+  });
+  it('a second claim on a directory in use is refused, naming the holder; a stale lock is taken over', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'txgate-dev-'));
+    // A live holder: another process.
+    const holder = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
+    writeFileSync(join(dir, 'lock'), String(holder.pid));
+    try {
+      assert.throws(() => lockDevDir(dir), new RegExp(`in use by another development txgate \\(pid ${holder.pid}\\)`));
+    } finally {
+      holder.kill('SIGKILL');
+      await new Promise((r) => holder.once('exit', r));
+    }
+    // The holder is gone: its lock is stale.
+    const release = lockDevDir(dir);
+    assert.equal(readFileSync(join(dir, 'lock'), 'utf8'), String(process.pid));
+    release();
+    assert.equal(existsSync(join(dir, 'lock')), false);
+  });
+});

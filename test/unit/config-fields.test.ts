@@ -1,0 +1,115 @@
+/**
+ * The configuration fields are declared once (src/config.ts, CONFIG): the table in
+ * docs/operations.md is the one rendered from the declarations, row for row, and the declarations
+ * are what validation reads: every declared field is checked under its own name, has the default
+ * the table shows, and no field is read that is not declared.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { fieldRows, renderFieldTable } from '../../src/config-fields.js';
+import { CONFIG, ConfigError, parseConfig } from '../../src/config.js';
+import { block } from '../../scripts/readme-tables.js';
+
+const OPERATIONS = readFileSync(join(import.meta.dirname, '../../../docs/operations.md'), 'utf8');
+// A TLS host entry: its fields are read only where a list has an element.
+const minimal = {
+  chains: [{ chainId: 4663, hosts: ['a.example'], sequencers: ['http://127.0.0.1:8547'] }],
+  listen: { tls: { hosts: [{ names: ['a.example'] }] } },
+};
+const declared = fieldRows(CONFIG).map((f) => f.path);
+
+/** Every leaf of a parsed configuration as `a.b` (array elements as `a[].b`). */
+function leaves(v: unknown, prefix = ''): string[] {
+  if (Array.isArray(v) && v.length > 0 && typeof v[0] === 'object') return leaves(v[0], `${prefix}[]`);
+  if (typeof v === 'object' && v !== null && !Array.isArray(v)) return Object.entries(v).flatMap(([k, x]) => leaves(x, prefix === '' ? k : `${prefix}.${k}`));
+  return [prefix];
+}
+
+/** `input` with `value` at a declared path (`chains[]` is the first chain). */
+function withValue(path: string, value: unknown): Record<string, unknown> {
+  const out = structuredClone(minimal) as Record<string, unknown>;
+  let at: Record<string, unknown> = out;
+  const keys = path.replace('[]', '.0').split('.');
+  keys.slice(0, -1).forEach((k) => {
+    const next = (at[k] ?? {}) as Record<string, unknown>;
+    at[k] = next;
+    at = next;
+  });
+  at[keys.at(-1)!] = value;
+  return out;
+}
+
+function problems(input: unknown): readonly string[] {
+  try {
+    parseConfig(input, '/etc/txgate', {});
+    return [];
+  } catch (e) {
+    assert.ok(e instanceof ConfigError);
+    return e.problems;
+  }
+}
+
+describe('configuration fields, declared once', () => {
+  it('the table in docs/operations.md is the one rendered from the declarations (node dist/scripts/docs-tables.js)', () => {
+    assert.equal(block(OPERATIONS, 'config'), renderFieldTable(CONFIG), 'docs/operations.md is out of date: run node dist/scripts/docs-tables.js');
+  });
+
+  it('the table has a row for every declared field and none other, in declaration order', () => {
+    const rows = [...block(OPERATIONS, 'config').matchAll(/^\| `([^`]+)` \|/gm)].map((m) => m[1]!);
+    assert.deepEqual(rows, declared);
+    assert.equal(new Set(rows).size, rows.length, 'a field is listed once');
+  });
+
+  it('what validation produces is exactly the declared fields', () => {
+    assert.deepEqual(leaves(parseConfig(minimal, '/etc/txgate', {})).sort(), [...declared].sort());
+  });
+
+  it('every declared field is validated under its own name', () => {
+    for (const path of declared) {
+      const named = path.replace('[]', '[0]');
+      assert.ok(
+        problems(withValue(path, { not: 'a value' })).some((p) => p.startsWith(named)),
+        `${path}: a bad value is reported under its name\n${problems(withValue(path, { not: 'a value' })).join('\n')}`,
+      );
+    }
+  });
+
+  it('every default the table shows is the default validation gives', () => {
+    const parsed = parseConfig({ chains: [{ chainId: 1, hosts: ['a.example'], sequencers: ['http://127.0.0.1:8547'] }] }, '/etc/txgate', {});
+    let checked = 0;
+    for (const f of fieldRows(CONFIG)) {
+      const shown = /^`(.*)`$/.exec(f.shown)?.[1];
+      if (shown === undefined) continue;
+      let v: unknown = parsed;
+      for (const k of f.path.replace('[]', '.0').split('.')) v = (v as Record<string, unknown>)[k];
+      const want = f.path === 'accounts.file' ? join('/etc/txgate', shown) : shown;
+      assert.equal(String(v), want, f.path);
+      checked++;
+    }
+    assert.ok(checked > 40, `defaults checked: ${checked}`);
+  });
+
+  it('a field that is not declared is refused, naming it', () => {
+    assert.ok(problems({ ...minimal, listen: { hots: 'x' } }).includes('listen.hots: unknown field'));
+    assert.ok(problems(withValue('chains[].sync.wait', 1)).includes('chains[0].sync.wait: unknown field'));
+  });
+
+  it('any JSON value, as the whole file or at any declared field, gives a configuration or a ConfigError, never another error', () => {
+    const check = (input: unknown) => {
+      try {
+        parseConfig(input, '/etc/txgate', {});
+      } catch (e) {
+        if (!(e instanceof ConfigError)) throw e;
+        assert.ok(e.problems.length > 0);
+      }
+    };
+    fc.assert(fc.property(fc.jsonValue(), check), { numRuns: 300 });
+    fc.assert(
+      fc.property(fc.constantFrom(...declared), fc.jsonValue(), (path, value) => check(withValue(path, value))),
+      { numRuns: 1000 },
+    );
+  });
+});

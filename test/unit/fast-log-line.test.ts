@@ -1,0 +1,39 @@
+/**
+ * The fast log line (src/log-line.ts): its fields make valid JSON with the keys and values given
+ * (a key's prefix is built once and reused), and the audit line's milliseconds are the text
+ * String(us / 1000) gives, without the number printer.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { LogLine, millisText } from '../../src/log-line.js';
+
+describe('log line', () => {
+  it('fields in order, each key with its value, the same on a second line with the same keys', () => {
+    const out: string[] = [];
+    const line = new LogLine({ write: (s) => out.push(s) });
+    for (const n of [1, 2]) {
+      line.s = '{"level":"info"';
+      line
+        .str('reqId', `r-${n}`)
+        .json('status', 200 + n)
+        .text('detail', `a "quoted" \n line ${n}`)
+        .json('ok', true)
+        .end('request');
+    }
+    assert.deepEqual(
+      out.map((s) => JSON.parse(s)),
+      [1, 2].map((n) => ({ level: 'info', reqId: `r-${n}`, status: 200 + n, detail: `a "quoted" \n line ${n}`, ok: true, msg: 'request' })),
+    );
+  });
+
+  it('milliseconds from whole microseconds: the text String(us / 1000) gives (property)', () => {
+    for (let us = 0; us < 20_000; us++) assert.equal(millisText(us), String(us / 1000));
+    fc.assert(
+      fc.property(fc.oneof(fc.nat(2 ** 31 - 1), fc.integer({ min: 2 ** 31, max: 2 ** 45 })), (us) => {
+        assert.equal(millisText(us), String(us / 1000));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+});

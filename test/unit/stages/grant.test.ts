@@ -1,0 +1,39 @@
+/** The grant stage: submission enabled, a grant for the host's chain, and for the sync method a sync grant. */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { REJECT } from '../../../src/errors.js';
+import { createGrantStage } from '../../../src/stages/grant.js';
+import { PLAIN_SEND, STATUS_QUERY } from '../../../src/send-kind.js';
+import { result } from '../../../src/errors.js';
+import { given, passed } from '../../support/stage-context.js';
+import { account, chainA, chainB } from '../../support/stage-fixtures.js';
+
+describe('grant stage', () => {
+  const grant = createGrantStage();
+  const send = PLAIN_SEND;
+  const rawTx = '0x02';
+  it('the grant of the host chain; 403 disabled; 403 not granted', () => {
+    assert.equal(passed(given({ send, rawTx, account: account('a'), chain: chainA }).run(grant)).grant.chainId, 4663);
+    assert.equal(given({ send, rawTx, account: account('off'), chain: chainA }).run(grant), REJECT.submission_disabled);
+    assert.equal(given({ send, rawTx, account: account('a'), chain: chainB }).run(grant), REJECT.chain_not_granted);
+  });
+  it('a context without a field the stage reads does not compile (the builder checks stage tests too)', () => {
+    // @ts-expect-error: `chain` is missing, and the grant stage reads it (tsc fails on an unused directive)
+    assert.throws(() => given({ send, rawTx, account: account('a') }).run(grant), TypeError);
+  });
+  it('a send the route stage calls sync needs a sync grant', () => {
+    assert.equal(given({ send: { sync: true, waitMs: 2000 }, rawTx, account: account('a'), chain: chainA }).run(grant), REJECT.sync_not_granted);
+  });
+  it('a status query of a tracked chain is answered here, for the account asking, once granted', () => {
+    const asked: string[] = [];
+    const answer = result('0xaa');
+    const tracking = createGrantStage(new Map([[4663, { status: (acc: string, hash: string) => (asked.push(`${acc} ${hash}`), answer) }]]));
+    const hash = '0x' + '11'.repeat(32);
+    assert.equal(given({ send: STATUS_QUERY, rawTx: hash, account: account('a'), chain: chainA }).run(tracking), answer);
+    assert.deepEqual(asked, [`a ${hash}`]);
+    // Refused as a submission would be: the status of nothing is told to an account that may not submit there.
+    assert.equal(given({ send: STATUS_QUERY, rawTx: hash, account: account('a'), chain: chainB }).run(tracking), REJECT.chain_not_granted);
+    assert.equal(given({ send: STATUS_QUERY, rawTx: hash, account: account('off'), chain: chainA }).run(tracking), REJECT.submission_disabled);
+    assert.equal(asked.length, 1);
+  });
+});
