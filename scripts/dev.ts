@@ -7,6 +7,7 @@
  * gives it its own). Any start-up failure is one line naming the problem and the option to
  * change, and exit 1, with nothing left running.
  */
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfigFile } from '../src/config.js';
@@ -200,10 +201,16 @@ ${extensions.length > 0 ? extensions.join('\n') + '\n' : ''}  try             ${
 
 `);
 
+/** How long a stop may take before anvil is killed and the process exits anyway (a drain stuck on a peer must not leave both running). */
+const STOP_WITHIN_MS = 15_000;
 let stopping = false;
 const stop = async () => {
   if (stopping) return;
   stopping = true;
+  setTimeout(() => {
+    anvil.process.kill('SIGKILL');
+    process.exit(1);
+  }, STOP_WITHIN_MS).unref();
   await service.stop();
   await anvil.stop();
   log.flush();
@@ -213,8 +220,31 @@ process.on('SIGINT', () => void stop());
 process.on('SIGTERM', () => void stop());
 process.on('SIGHUP', () => void stop());
 // `npm start` runs this under a shell that does not pass SIGTERM on: when the process that
-// started this one is gone (this one re-parented), stop too, anvil included.
+// started this one is gone (this one re-parented), or the npm process above that shell is,
+// stop too, anvil included.
 const parent = process.ppid;
+const npm = process.env.npm_lifecycle_event === undefined ? null : parentOf(parent);
 setInterval(() => {
-  if (process.ppid !== parent) void stop();
+  if (process.ppid !== parent || (npm !== null && !alive(npm))) void stop();
 }, 250).unref();
+
+/** The parent of process `pid` (Linux's /proc), or null where it cannot be read. */
+function parentOf(pid: number): number | null {
+  try {
+    // /proc/PID/stat: "pid (comm) state ppid …"; comm may hold spaces and parentheses, so read after the last ')'.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    return Number.isInteger(ppid) && ppid > 1 ? ppid : null;
+  } catch {
+    return null;
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

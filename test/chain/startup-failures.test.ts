@@ -122,15 +122,24 @@ describe('npm start fails loudly', () => {
   it('SIGTERM to the npm process of `npm start` stops txgate and its anvil; its output has no ANSI codes when redirected', async () => {
     const p = await ports();
     const dir = mkdtempSync(join(tmpdir(), 'txgate-dev-'));
-    const npm = spawn('npm', ['start', '--silent', '--', ...devArgs(dir, p).slice(1)], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    // A process group of its own: whatever happens below, nothing it started outlives the test.
+    const npm = spawn('npm', ['start', '--silent', '--', ...devArgs(dir, p).slice(1)], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let out = '';
     npm.stdout.on('data', (d: Buffer) => (out += d.toString()));
     npm.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    await eventually(() => out.includes('is up'), 60_000);
-    assert.ok(!(await portFree('127.0.0.1', p.anvil)) && !(await portFree('127.0.0.1', p.port)), 'both running');
-    npm.kill('SIGTERM');
-    await eventually(async () => (await portFree('127.0.0.1', p.anvil)) && (await portFree('127.0.0.1', p.port)), 10_000);
-    assert.ok(!out.includes('\u001b['), 'no ANSI escape codes in redirected output');
+    try {
+      await eventually(() => out.includes('is up'), 60_000);
+      assert.ok(!(await portFree('127.0.0.1', p.anvil)) && !(await portFree('127.0.0.1', p.port)), 'both running');
+      npm.kill('SIGTERM');
+      await eventually(async () => (await portFree('127.0.0.1', p.anvil)) && (await portFree('127.0.0.1', p.port)), 20_000);
+      assert.ok(!out.includes('\u001b['), 'no ANSI escape codes in redirected output');
+    } finally {
+      try {
+        process.kill(-npm.pid!, 'SIGKILL');
+      } catch {
+        /* the group is gone: everything stopped */
+      }
+    }
   });
 });
 
