@@ -19,7 +19,7 @@
 import { RLP } from '@ethereumjs/rlp';
 import { orError } from '../or-error.js';
 import type { Common } from '@ethereumjs/common';
-import type { SignatureCheck } from '../config.js';
+import type { SignatureCheck } from '../config-schema.js';
 import { reject, REJECT, type Exit } from '../errors.js';
 import { chainCommon, NATIVE_CRYPTO } from './crypto.js';
 import { Lean1559 } from './lean1559.js';
