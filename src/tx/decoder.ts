@@ -84,7 +84,7 @@ export class TxDecoder {
     }
 
     let values: Values;
-    // The lean path splits the 0x02 list itself (the same strictness as RLP.decode, ~2 µs less);
+    // The lean path splits the 0x02 list itself (the same strictness as RLP.decode, cheaper: docs/performance.md);
     // anything it refuses goes through RLP.decode below for the precise error.
     const split = type === 2 && this.lean ? splitList(payload) : null;
     if (split !== null) values = split;
