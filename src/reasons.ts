@@ -25,7 +25,7 @@ export type SubmissionOutcome = (typeof SUBMISSION_OUTCOMES)[number];
 /**
  * What one sequencer's part in a forward came to, in the same words: `accepted`, `refused`,
  * `not_sent`, or `uncertain` (written, no definite answer: asked again before it stands,
- * docs/design.md §5.2). The audit line's `outcome` is a part's answer's outcome where it has one
+ * docs/design.md §5.4). The audit line's `outcome` is a part's answer's outcome where it has one
  * (`Exit.outcome`: a sync part accepted without its receipt is `pending`), else this.
  */
 export type PartState = Exclude<SubmissionOutcome, 'pending'>;
@@ -37,8 +37,7 @@ export type PartState = Exclude<SubmissionOutcome, 'pending'>;
  * acceptance, while others were still out: the answer waited for them). The role `pending` is
  * not the outcome `pending`.
  */
-export const ROLES = ['final', 'winner', 'loser', 'pending'] as const;
-export type Role = (typeof ROLES)[number];
+export type Role = 'final' | 'winner' | 'loser' | 'pending';
 
 /**
  * The retry rules, each stated once: every reason names one (`retry`), and the README's retry
