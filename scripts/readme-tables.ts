@@ -20,7 +20,7 @@ import { REASON_NAMES, REASONS, RETRY, type Reason, type ReasonSpec } from '../s
 import { createForwardStage } from '../src/stages/forward.js';
 import { renderClientErrors } from './client-errors-table.js';
 import { renderExamples } from './readme-examples.js';
-import { renderPerf } from './readme-perf.js';
+import { renderMicro, renderPerf } from './readme-perf.js';
 import { renderKitOutcomes, renderRetry } from './readme-retry.js';
 import { admissionStages } from '../src/stages/list.js';
 
@@ -80,6 +80,8 @@ export const BLOCKS: Readonly<Record<string, () => string>> = {
   'kit-outcomes': renderKitOutcomes,
   'client-errors': renderClientErrors,
   perf: () => renderPerf(),
+  'perf-doc': () => renderPerf(undefined, '../'),
+  'perf-micro': renderMicro,
   config: () => renderFieldTable(CONFIG),
   metrics: renderMetricsTable,
   layers: () => renderLayers(),

@@ -247,7 +247,12 @@ function buildSends(
     links.flatMap((link) => {
       if (!link.chain.sync.enabled) return [];
       const forwarder = forwarders.get(link.chainId)!;
-      const parts = { plainSend: (r: ForwardRequest) => forwarder.forward(r), duplicates: duplicates.forChain(link.chainId), observer };
+      const parts = {
+        plainSend: (r: ForwardRequest) => forwarder.forward(r),
+        laneTakes: (r: ForwardRequest) => forwarder.laneTakes(r),
+        duplicates: duplicates.forChain(link.chainId),
+        observer,
+      };
       return [[link.chainId, new SyncSender(link, parts)] as const];
     }),
   );

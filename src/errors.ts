@@ -77,6 +77,11 @@ export class Exit {
     return (this.outcomeName ??= outcomeOf(this.reason));
   }
 
+  /** This answer with `extra` headers after its own (a new Exit: many are shared). */
+  withHeaders(extra: readonly Header[]): Exit {
+    return new Exit(this.status, this.reason, this.tail, this.headers === undefined ? extra : [...this.headers, ...extra], this.detail);
+  }
+
   /** `detail` as a JSON string literal for a log line (bounded), quoted once per Exit: many are reused. */
   detailJson(): string | null {
     if (this.detail === undefined) return null;

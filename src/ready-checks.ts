@@ -1,7 +1,8 @@
 /**
  * /ready's checks, as the composition root (app.ts) adds them: the account store (loaded, not
  * stale) and the sequencers' health make the edge unready; a store's last failed reload and each
- * express lane's stale auction state are said in `warnings`, never unready.
+ * express lane's stale auction state are said in `warnings`, never unready, and each lane's
+ * round and control under `expressLane`.
  */
 import type { AccountStore } from './accounts/types.js';
 import type { Config } from './config.js';
@@ -16,6 +17,7 @@ export function readinessOf(config: Config, store: AccountStore, board: HealthBo
   readiness.warn(() => (store.ready && store.problem ? `${store.problem} (the last good accounts stay in force)` : null));
   readiness.add(() => healthProblems(config.chains, board));
   readiness.warn(() => laneWarnings(lanes));
+  readiness.describe('expressLane', () => laneDetail(lanes));
   return readiness;
 }
 
@@ -23,6 +25,25 @@ export function readinessOf(config: Config, store: AccountStore, board: HealthBo
 export function accountsProblem(store: AccountStore, maxStaleMs: number): string | null {
   if (!store.ready) return store.problem ? `accounts not loaded: ${store.problem}` : 'accounts not loaded';
   return store.stale ? `accounts stale: the account store has not been reached for over ${maxStaleMs} ms (credentials_stale)` : null;
+}
+
+/** Each express lane's round and control by chain id (public facts: the contract says them on chain), or null: no lane. */
+function laneDetail(box: LaneBox): Record<string, unknown> | null {
+  const status = box.lanes.status();
+  if (status.size === 0) return null;
+  return Object.fromEntries(
+    [...status].map(([chain, s]) => [
+      chain,
+      {
+        round: s.round,
+        controlled: s.controlled,
+        controller: s.controller,
+        nextController: s.nextController,
+        msUntilRoundEnd: s.msUntilRoundEnd,
+        fresh: s.fresh,
+      },
+    ]),
+  );
 }
 
 /** Each express lane that would not wrap now, and why (stale auction state: the plain path until a read succeeds). */

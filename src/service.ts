@@ -85,7 +85,7 @@ async function startInternal(config: Config, log: Logger, snapshots: () => Promi
 
 /** A report with `draining` first among what is not ready (once, whatever else the threads said). */
 function drainingReport(r: ReadinessReport): ReadinessReport {
-  return readinessReport(['draining', ...(r.notReady ?? []).filter((p) => p !== 'draining' && p !== 'starting')], r.warnings ?? []);
+  return readinessReport(['draining', ...(r.notReady ?? []).filter((p) => p !== 'draining' && p !== 'starting')], r.warnings ?? [], r.detail);
 }
 
 async function startSingle(config: Config, log: Logger): Promise<Service> {
@@ -123,11 +123,11 @@ async function startSingle(config: Config, log: Logger): Promise<Service> {
   };
 }
 
-/** Readiness over every thread: ready when each is, else the union of their problems. */
+/** Readiness over every thread: ready when each is, else the union of their problems; the detail as the first thread says it. */
 function mergeReadiness(all: readonly WorkerSnapshot[]): ReadinessReport {
   const notReady = [...new Set(all.flatMap((a) => a.readiness.notReady ?? []))];
   const warnings = [...new Set(all.flatMap((a) => a.readiness.warnings ?? []))];
-  return readinessReport(notReady, warnings);
+  return readinessReport(notReady, warnings, all[0]?.readiness.detail);
 }
 
 /**

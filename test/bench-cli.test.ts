@@ -1,5 +1,5 @@
 /**
- * The benches' command line (bench/lib.ts, one parser for all): --help, a refused option or value
+ * The benches' command line (bench/shared/lib.ts, one parser for all): --help, a refused option or value
  * in one line with exit 2, quick and --full defaults, where results go, and the temporary files
  * removed when a run is stopped with Ctrl-C (SIGINT).
  */
@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { DEFAULT_OUT, parseBenchArgs, UsageError, type OptionSpec } from '../bench/lib.js';
+import { DEFAULT_OUT, parseBenchArgs, UsageError, type OptionSpec } from '../bench/shared/lib.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const BENCHES = {
@@ -23,7 +23,7 @@ const BENCHES = {
 };
 
 function bench(file: string, args: string[]) {
-  const r = spawnSync(process.execPath, [join(root, 'dist', 'bench', `${file}.js`), ...args], { encoding: 'utf8', timeout: 30_000 });
+  const r = spawnSync(process.execPath, [join(root, 'dist', 'bench', 'entry', `${file}.js`), ...args], { encoding: 'utf8', timeout: 30_000 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -88,6 +88,13 @@ describe('the shared option parser', () => {
     const g = parseBenchArgs(specs, ['--full', '--requests=7', '--warmup', '0', '--poll', '5,6.5', '--no-stages', '--keep', 'd']);
     assert.deepEqual({ ...g.opt }, { requests: 7, warmup: 0, poll: [5, 6.5], only: ['a'], keep: 'd', 'no-stages': true });
   });
+  it('-h is --help; --name=value and --name value alike; a value may start with one dash', () => {
+    assert.equal(parseBenchArgs(specs, ['-h']).help, true);
+    assert.equal(parseBenchArgs(specs, ['--help']).help, true);
+    assert.deepEqual(parseBenchArgs(specs, ['--keep=a=b']).opt.keep, 'a=b');
+    assert.deepEqual(parseBenchArgs(specs, ['--keep', '-d']).opt.keep, '-d');
+    assert.throws(() => parseBenchArgs(specs, ['--warmup', '-1']), /--warmup wants an integer ≥ 0, got '-1'/);
+  });
   it('a listed name holding a comma is taken whole', () => {
     assert.deepEqual(parseBenchArgs(specs, ['--only', 'b, with a comma,c']).opt.only, ['b, with a comma', 'c']);
   });
@@ -106,6 +113,9 @@ describe('the shared option parser', () => {
       ['--out'],
       ['--out', 'x', '--save'],
       ['-x'],
+      ['-hx'],
+      ['--'],
+      ['--requests='],
       ['stray'],
     ])
       assert.throws(() => parseBenchArgs(specs, argv), UsageError, argv.join(' '));
@@ -124,7 +134,7 @@ describe('a bench stopped with Ctrl-C', () => {
     const out = mkdtempSync(join(tmpdir(), 'txgate-bench-out-'));
     try {
       // A sequencer that answers after a minute: the burst is in flight when the signal comes.
-      const child = spawn(process.execPath, [join(root, 'dist', 'bench', 'burst.js'), '--n', '20', '--delay', '60000', '--out', out], {
+      const child = spawn(process.execPath, [join(root, 'dist', 'bench', 'entry', 'burst.js'), '--n', '20', '--delay', '60000', '--out', out], {
         env: { ...process.env, TMPDIR: tmp },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
@@ -139,7 +149,10 @@ describe('a bench stopped with Ctrl-C', () => {
       });
       const dirs = readdirSync(tmp).filter((d) => d.startsWith('txgate-bench-burst-'));
       assert.equal(dirs.length, 1, `its temporary directory, in ${tmp}: ${readdirSync(tmp).join(', ')}`);
-      assert.ok(existsSync(join(tmp, dirs[0]!, 'txgate.json')));
+      // txgate's own directory (its config) inside the bench's.
+      const gateDirs = readdirSync(join(tmp, dirs[0]!)).filter((d) => d.startsWith('txgate-'));
+      assert.equal(gateDirs.length, 1, `txgate's directory in ${dirs[0]}`);
+      assert.ok(existsSync(join(tmp, dirs[0]!, gateDirs[0]!, 'txgate.json')));
       await new Promise((r) => setTimeout(r, 300));
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
       child.kill('SIGINT');

@@ -1,5 +1,5 @@
 /**
- * What a bench may call a figure (bench/figures.ts, used by every bench and the README's table):
+ * What a bench may call a figure (bench/shared/figures.ts, used by every bench and the README's table):
  * a median only of an odd count of 3 or more rounds (an even --rounds is refused, one line, exit
  * 2), noise and figures below their reference flagged where printed, a time at the timer's
  * resolution never printed as ops/s, the suite's reference named in its table, and a quick run
@@ -22,9 +22,9 @@ import {
   roundsProblem,
   roundsSpread,
   timerResolutionMs,
-} from '../bench/figures.js';
-import { runSuite, table } from '../bench/lib.js';
-import { stackedBarsSvg } from '../bench/svg.js';
+} from '../bench/shared/figures.js';
+import { runSuite, table } from '../bench/shared/lib.js';
+import { stackedBarsSvg } from '../bench/shared/svg.js';
 
 const root = join(import.meta.dirname, '..', '..');
 
@@ -44,7 +44,7 @@ describe('medians', () => {
     ['run', 'bench'],
   ] as const)
     it(`${name} --rounds 2: refused in one line, exit 2, nothing run`, () => {
-      const r = spawnSync(process.execPath, [join(root, 'dist', 'bench', `${file}.js`), '--rounds', '2'], { encoding: 'utf8', timeout: 30_000 });
+      const r = spawnSync(process.execPath, [join(root, 'dist', 'bench', 'entry', `${file}.js`), '--rounds', '2'], { encoding: 'utf8', timeout: 30_000 });
       assert.equal(r.status, 2, r.stdout + r.stderr);
       assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
       assert.match(r.stderr, /--rounds wants an odd number ≥ 3/);

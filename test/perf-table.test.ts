@@ -60,12 +60,21 @@ describe("the README's Performance table", () => {
   });
 
   it('renders each run its command from what the run recorded', () => {
+    // A committed run of each kind with the settings changed (a command is rendered from a whole run, checked by its schema).
+    const instr = readRun('instr') as { results: object[] };
+    const result = { ...instr.results[0], server: 'txgate', scenario: 'eth_chainId' };
     assert.equal(
-      command('instr', { requests: 2000, warmup: 3, rounds: 5, maxSpread: 0.05, stageCosts: [], results: [{ server: 'txgate', scenario: 'eth_chainId' }] }),
+      command('instr', { ...instr, requests: 2000, warmup: 3, rounds: 5, maxSpread: 0.05, stageCosts: [], results: [result] }),
       'npm run bench:instr -- --requests 2000 --warmup 3 --rounds 5 --max-spread 5 --no-stages --scenarios "eth_chainId"',
     );
+    const row = (flow: string) => ({ flow, minusSyncMs: 0, requestsPerTx: 1 });
     assert.equal(
-      command('sync-x', { trials: 7, blockTimeS: 2, rows: [{ flow: 'sync send, forward mode' }, { flow: 'send, then poll the chain RPC every 300 ms' }] }),
+      command('sync-x', {
+        ...(readRun('sync-1s') as object),
+        trials: 7,
+        blockTimeS: 2,
+        rows: [row('sync send, forward mode'), row('send, then poll the chain RPC every 300 ms')],
+      }),
       'npm run bench:sync -- --trials 7 --block-time 2 --poll 300',
     );
     for (const run of PERF_RUNS) assert.match(command(run, readRun(run)), /^npm run bench:[a-z]+ -- /, run);

@@ -145,6 +145,15 @@ export class ExpressLane {
     return !(round === this.#suspendedRound && c.changes === this.#suspendedAt && nowMs < this.#suspendedUntil);
   }
 
+  /**
+   * Whether `account`'s submission would be wrapped now (its grant, and the round ours): what a
+   * send that must choose its method before the forward asks (the sync send, sync/sync-send.ts).
+   * Takes no sequence number; the forward's own `submissionFor` still decides.
+   */
+  wouldWrap(account: Granted, nowMs = this.#now()): boolean {
+    return account.grants.get(this.o.chainId)?.expressLane === true && this.controlled(nowMs);
+  }
+
   /** The wrapped submission for `rawTxHex`, or null: the plain path. */
   submissionFor(rawTxHex: string, account: Granted, nowMs = this.#now()): LaneSubmission | null {
     if (account.grants.get(this.o.chainId)?.expressLane !== true) return null;

@@ -72,6 +72,12 @@ export class ExpressLanes {
     return lane === undefined ? null : lane.submissionFor(rawTxHex, account, nowMs);
   }
 
+  /** Whether `account`'s submission on chain `chainId` would be wrapped now (lane.ts `wouldWrap`). */
+  wouldWrap(chainId: number, account: Granted, nowMs?: number): boolean {
+    const lane = this.byChain.get(chainId);
+    return lane?.wouldWrap(account, nowMs) === true;
+  }
+
   readAnswer(text: string): LaneReading {
     return readLaneAnswer(text);
   }

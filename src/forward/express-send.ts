@@ -18,7 +18,7 @@
  * The answer says which lane carried the submission (`X-Txgate-Lane`), as does its audit line
  * (`lane`).
  */
-import { Exit, type Header, result } from '../errors.js';
+import { type Exit, type Header, result } from '../errors.js';
 import { type LaneReading, readLaneError } from '../express-lane/answer.js';
 import type { Granted, LaneSubmission } from '../express-lane/lane.js';
 import type { ExpressLanes } from '../express-lane/lanes.js';
@@ -44,8 +44,7 @@ const HEADER: Record<LaneName, readonly Header[]> = {
 
 /** `exit` with the header naming the lane that carried the submission. */
 export function withLane(exit: Exit, lane: LaneName): Exit {
-  const h = HEADER[lane];
-  return new Exit(exit.status, exit.reason, exit.tail, exit.headers === undefined ? h : [...exit.headers, ...h], exit.detail);
+  return exit.withHeaders(HEADER[lane]);
 }
 
 /** The endpoint's answer (an upstream's Answer) in the lane's outcome terms (express-lane/answer.ts). */
@@ -81,6 +80,12 @@ export class ExpressSend {
     return holder === undefined ? null : this.box.lanes.submissionFor(this.chainId, req.rawHex, holder);
   }
 
+  /** Whether `req` would be wrapped now (no sequence number taken): the sync send's choice of method. */
+  wouldTake(req: ForwardRequest): boolean {
+    const holder: Granted | undefined = req.holder;
+    return holder !== undefined && this.box.lanes.wouldWrap(this.chainId, holder);
+  }
+
   /**
    * Sends `sub` to the lane's endpoint and concludes by the rules above; `plain` runs the plain
    * path (after a refusal proving the bytes were not sequenced); `lookupAt` is where the hash is
@@ -107,6 +112,7 @@ export class ExpressSend {
     const known = await this.confirm(req.hash, lookupAt);
     if (known) {
       this.audit(req, sub, 'accepted', 'accepted', 'lookup', t, `${detail}; the hash is known`);
+      this.observer.accepted?.(this.chainId, req, this.endpoint.label, 'lookup');
       return withLane(result(req.hash), 'express');
     }
     this.audit(req, sub, 'uncertain', 'fault', null, t, `${detail}; the lookup did not find the hash within ${this.times.timeoutMs} ms`);

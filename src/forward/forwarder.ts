@@ -67,6 +67,15 @@ export class ChainForwarder {
     return this.config.chainId;
   }
 
+  /**
+   * Whether the express lane would carry `req` now (its account's grant, the round ours): a
+   * send that must choose its method first asks this (the sync send takes the plain method and
+   * the receipt then, sync/sync-send.ts). False on a chain without the lane.
+   */
+  laneTakes(req: ForwardRequest): boolean {
+    return this.express?.wouldTake(req) === true;
+  }
+
   /** The answer for a verified transaction; synchronous when no forward is needed. */
   forward(req: ForwardRequest): Exit | Promise<Exit> {
     const { hash } = req;
@@ -95,14 +104,18 @@ export class ChainForwarder {
     this.observer.inFlight?.(this.chainId, this.inFlight);
     const express = this.express;
     let run: Promise<Exit>;
-    if (express === null) run = this.plainRun(req);
-    else {
-      const sub = express.take(req);
+    // On a chain with the lane, a plain forward's answer names its lane too (the lane's own answers name theirs).
+    let namePlain = false;
+    const sub = express === null ? null : express.take(req);
+    if (sub === null) {
+      run = this.plainRun(req);
+      namePlain = express !== null;
+    } else {
       const lookupAt = this.sequencers.find((s) => s.eligible) ?? this.sequencers[0]!;
-      run = sub === null ? this.plainRun(req).then((e) => withLane(e, 'plain')) : express.send(req, sub, lookupAt, () => this.plainRun(req));
+      run = express!.send(req, sub, lookupAt, () => this.plainRun(req));
     }
     const p = run.then(
-      (exit) => this.settle(req, exit),
+      (exit) => this.settle(req, namePlain ? withLane(exit, 'plain') : exit),
       (e: unknown) => {
         this.link.log.error({ err: e, tx: hash, account: req.account, reqId: req.reqId }, 'forward failed unexpectedly: outcome uncertain');
         return this.settle(req, reject('upstream_error', undefined, { txHash: hash }));

@@ -59,6 +59,12 @@ export class ReceiptWaiter {
   /** Forwards with `send` (the plain path), then asks for the receipt until `deadline` (performance.now() ms). */
   async obtain(req: ForwardRequest, deadline: number, send: (req: ForwardRequest) => Exit | Promise<Exit>): Promise<ReceiptCallEnd> {
     const sent = await send(req);
+    const end = await this.follow(req, deadline, sent);
+    // The send's answer headers (the lane that carried it: forward/express-send.ts) stay on the answer.
+    return sent.headers === undefined || end.exit === sent ? end : { exit: end.exit.withHeaders(sent.headers), receipt: end.receipt };
+  }
+
+  private async follow(req: ForwardRequest, deadline: number, sent: Exit): Promise<ReceiptCallEnd> {
     // Uncertain (written, no answer): the receipt, or the chain knowing the hash, settles it.
     const uncertain = sent.reason === 'upstream_error';
     if (sent.reason !== 'ok' && !uncertain) return { exit: sent, receipt: null };

@@ -1,8 +1,10 @@
 /**
  * eth_sendRawTransactionSync (EIP-7966) for one chain. In `receipt` mode the plain send goes
  * through the chain's forwarder and the receipt is read from the chain RPC (receipt-wait.ts);
- * in `forward` mode (below) the sync method goes to the sequencer with the remaining wait, and
- * its answers are concluded by the plain send's rules (forward/attempts.ts), read as follows:
+ * in `forward` mode (below) the sync method goes to the sequencer with the remaining wait (a
+ * submission the express lane carries goes as in `receipt` mode: Nitro has no synchronous lane
+ * method), and its answers are concluded by the plain send's rules (forward/attempts.ts), read
+ * as follows:
  * - a receipt of this very hash: 200, `result` the receipt as the chain gave it (status 0x1 or 0x0);
  * - the EIP's timeout (code 4), "already known", "nonce too low": accepted without a receipt in
  *   the wait (202 sync_timeout, code 4, `data.txHash`) only where the lookup returns this very
@@ -30,6 +32,7 @@ import { executedAnswer, isReceiptOf, pendingAnswer } from './receipt.js';
 import { ReceiptWaiter } from './receipt-wait.js';
 import { RECEIPT_METHOD, SYNC_METHOD } from '../rpc-methods.js';
 import type { HeadWatch } from './head-watch.js';
+import { withLane } from '../forward/express-send.js';
 
 const DRAINED = Symbol('drained');
 const ENDED = Symbol('the asked wait ended');
@@ -83,6 +86,12 @@ export interface SyncSendParts {
   /** The chain's duplicate table: a call waiting now is in it, and a resend joins it. */
   readonly duplicates: ChainDuplicates;
   readonly observer?: SyncObserver | undefined;
+  /**
+   * Whether the chain's express lane would carry the submission now (the forwarder's
+   * `laneTakes`): in `forward` mode such a call goes as the `receipt` mode's do (the plain
+   * send, which the lane carries, then the receipt), Nitro having no synchronous lane method.
+   */
+  readonly laneTakes?: ((req: ForwardRequest) => boolean) | undefined;
 }
 
 export class SyncSender {
@@ -91,8 +100,12 @@ export class SyncSender {
   private readonly plainSend: SyncSendParts['plainSend'];
   private readonly duplicates: ChainDuplicates;
   private readonly observer: SyncObserver;
-  /** `receipt` mode: the plain send, then the chain RPC's receipt. */
+  /** The plain send, then the chain RPC's receipt: every call in `receipt` mode, the express lane's in `forward` mode. */
   private readonly receiptWaiter: ReceiptWaiter | null;
+  private readonly receiptMode: boolean;
+  private readonly laneTakes: (req: ForwardRequest) => boolean;
+  /** A `forward`-mode chain with the express lane. */
+  private readonly laneChain: boolean;
   private waiting = 0;
   private readonly receipts = new Map<string, { exit: Exit; at: number }>();
   /** Set by drain: forward-mode calls the sequencer knows answer code 4 at once. */
@@ -112,8 +125,14 @@ export class SyncSender {
     this.duplicates = parts.duplicates;
     this.observer = parts.observer ?? {};
     this.fast = new FastLog(link.log);
-    this.receiptWaiter = chain.sync.mode === 'receipt' ? new ReceiptWaiter(chain, link.rpc!, link.attempts, link.log) : null;
-    this.sequencers = this.receiptWaiter !== null ? [] : link.open({ calls: chain.sync.maxWaiting, sockets: chain.forward.wsConnections });
+    this.receiptMode = chain.sync.mode === 'receipt';
+    const laneTakes = parts.laneTakes;
+    // A `forward`-mode chain with the express lane: the lane's submissions wait for their receipt here.
+    const laneAside = !this.receiptMode && link.lane !== null && link.rpc !== null && laneTakes !== undefined;
+    this.laneChain = laneAside;
+    this.laneTakes = laneAside ? laneTakes : () => false;
+    this.receiptWaiter = this.receiptMode || laneAside ? new ReceiptWaiter(chain, link.rpc!, link.attempts, link.log) : null;
+    this.sequencers = this.receiptMode ? [] : link.open({ calls: chain.sync.maxWaiting, sockets: chain.forward.wsConnections });
   }
 
   send(req: ForwardRequest, waitMs: number): Exit | Promise<Exit> {
@@ -122,14 +141,18 @@ export class SyncSender {
     if (held !== undefined && performance.now() - held.at < this.chain.sync.receiptTtlMs) return this.counted(held.exit, null);
     const joined = this.duplicates.waitingCall(hash);
     if (joined !== undefined) return joined;
-    if (this.receiptWaiter === null && !this.sequencers.some((s) => s.eligible)) return this.counted(REJECT.upstream_unavailable, null);
+    const viaReceipt = this.receiptMode || this.laneTakes(req);
+    if (!viaReceipt && !this.sequencers.some((s) => s.eligible)) return this.counted(REJECT.upstream_unavailable, null);
     if (this.waiting >= this.chain.sync.maxWaiting) return this.counted(REJECT.overloaded, null);
     const started = performance.now();
     this.observer.syncWaiting?.(this.chain.chainId, ++this.waiting);
-    const run =
-      this.receiptWaiter === null
-        ? this.settleByReceipt(req, this.link.attempts.failover(this.sequencers, req, this.kind(waitMs)), started + waitMs)
-        : this.viaReceipt(req, started + waitMs);
+    let run: Promise<Exit>;
+    if (viaReceipt) run = this.viaReceipt(req, started + waitMs);
+    else {
+      run = this.settleByReceipt(req, this.link.attempts.failover(this.sequencers, req, this.kind(waitMs)), started + waitMs);
+      // On a chain with the express lane every forwarded answer names its lane (the sequencers' here).
+      if (this.laneChain) run = run.then((e) => withLane(e, 'plain'));
+    }
     const p = run.then(
       (exit) => this.settled(hash, exit, started),
       (e: unknown) => {
@@ -202,7 +225,7 @@ export class SyncSender {
     return this.counted(exit, performance.now() - started);
   }
 
-  /** `receipt` mode: the plain send (its own audit line), then the receipt; a line for what the wait came to. */
+  /** The plain send (its own audit line, its lane), then the receipt; a line for what the wait came to. */
   private async viaReceipt(req: ForwardRequest, deadline: number): Promise<Exit> {
     const t = performance.now();
     const out = await this.receiptWaiter!.obtain(req, deadline, this.plainSend);

@@ -7,13 +7,22 @@
 import type { RpcAnswer } from './http.js';
 import { kindOf } from './outcomes.js';
 
+/** Which lane carried a submission on a chain with Timeboost's express lane (txgate's `X-Txgate-Lane`). */
+export type Lane = 'express' | 'plain';
+
+/** The lane an answer names (its `X-Txgate-Lane` header), or undefined: the chain has no express lane, or nothing was forwarded. */
+export function laneOf(headers: Readonly<Record<string, string | string[] | undefined>>): Lane | undefined {
+  const lane = headers['x-txgate-lane'];
+  return lane === 'express' || lane === 'plain' ? lane : undefined;
+}
+
 /** What one submission came to. Never thrown: every protocol answer is one of these. */
 export type SubmitOutcome =
   /**
    * The sequencer accepted it: the hash (not yet a receipt). `lane`: on a chain with Timeboost's
    * express lane, which lane carried it (txgate's `X-Txgate-Lane` header); absent elsewhere.
    */
-  | { readonly kind: 'accepted'; readonly hash: string; readonly lane?: 'express' | 'plain' }
+  | { readonly kind: 'accepted'; readonly hash: string; readonly lane?: Lane }
   /** Refused for a reason that resending the same bytes will not change (400, 401, 402, 403, 413, 421, or the sequencer's own JSON-RPC error). */
   | { readonly kind: 'rejected'; readonly hash: string; readonly reason: string; readonly code: number; readonly message: string; readonly status: number }
   /** 429: wait this long (with jitter), then the same bytes may go again. */
@@ -25,10 +34,13 @@ export type SubmitOutcome =
 
 /** What one eth_sendRawTransactionSync came to (`submitSync`). */
 export type SyncOutcome =
-  /** Executed: the receipt as the chain gave it (`status` "0x1" success, "0x0" reverted). */
-  | { readonly kind: 'executed'; readonly hash: string; readonly receipt: Receipt & Readonly<Record<string, unknown>> }
+  /**
+   * Executed: the receipt as the chain gave it (`status` "0x1" success, "0x0" reverted). `lane`:
+   * on a chain with the express lane, which lane carried it (as for `accepted`).
+   */
+  | { readonly kind: 'executed'; readonly hash: string; readonly receipt: Receipt & Readonly<Record<string, unknown>>; readonly lane?: Lane }
   /** Accepted, no receipt within the wait: not lost; look the hash up (waitForReceipt). */
-  | { readonly kind: 'pending'; readonly hash: string }
+  | { readonly kind: 'pending'; readonly hash: string; readonly lane?: Lane }
   | Exclude<SubmitOutcome, { kind: 'accepted' }>;
 
 export interface Receipt {
@@ -72,8 +84,8 @@ export function classify(a: RpcAnswer, hash: string): SubmitOutcome {
   }
   if (a.kind === 'result') {
     if (typeof a.result === 'string' && a.result.toLowerCase() === hash) {
-      const lane = a.headers['x-txgate-lane'];
-      return lane === 'express' || lane === 'plain' ? { kind: 'accepted', hash, lane } : { kind: 'accepted', hash };
+      const lane = laneOf(a.headers);
+      return lane === undefined ? { kind: 'accepted', hash } : { kind: 'accepted', hash, lane };
     }
     return { kind: 'uncertain', hash, why: `answered ${String(a.result).slice(0, 80)}, not the hash of these bytes` };
   }

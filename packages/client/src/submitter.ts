@@ -6,7 +6,7 @@
 import { createKeccak } from 'hash-wasm';
 import type { RpcLink } from './rpc-link.js';
 import { kindOf } from './outcomes.js';
-import { classify, hexBytes, type Receipt, type SubmitOutcome, type SyncOutcome } from './submission.js';
+import { classify, hexBytes, laneOf, type Receipt, type SubmitOutcome, type SyncOutcome } from './submission.js';
 
 /** What a chain RPC call gives when it could not be made (no connection, an error, a timeout). */
 export const NO_ANSWER: unique symbol = Symbol('no answer from the chain RPC');
@@ -50,18 +50,20 @@ export class Submitter {
     const hash = await this.hashOf(rawTx);
     const params = maxWaitMs === undefined ? [rawTx] : [rawTx, maxWaitMs];
     const a = await this.gate.call('eth_sendRawTransactionSync', params, true);
+    const lane = a.kind === 'failed' ? undefined : laneOf(a.headers);
+    const named = lane === undefined ? {} : { lane };
     if (a.kind === 'result') {
       const r = a.result as { transactionHash?: unknown } | null;
       if (typeof r === 'object' && r !== null && typeof r.transactionHash === 'string' && r.transactionHash.toLowerCase() === hash)
-        return { kind: 'executed', hash, receipt: r as Receipt & Record<string, unknown> };
+        return { kind: 'executed', hash, receipt: r as Receipt & Record<string, unknown>, ...named };
       return { kind: 'uncertain', hash, why: 'answered something other than the receipt of these bytes' };
     }
     if (a.kind === 'error') {
       const reason = (a.data as { reason?: unknown } | undefined)?.reason;
-      if (kindOf(typeof reason === 'string' ? reason : undefined, a.status) === 'pending') return { kind: 'pending', hash };
+      if (kindOf(typeof reason === 'string' ? reason : undefined, a.status) === 'pending') return { kind: 'pending', hash, ...named };
     }
     const out = classify(a, hash);
-    return out.kind === 'accepted' ? { kind: 'pending', hash } : out;
+    return out.kind === 'accepted' ? { kind: 'pending', hash, ...named } : out;
   }
 
   /** Whether the chain RPC knows this hash (mined, or pending in its pool); null when it could not be asked. */

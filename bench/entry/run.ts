@@ -1,0 +1,35 @@
+/** `npm run bench`: the in-process bench suites (tinybench); writes latest.json and latest.md and prints a table per suite as it ends. */
+import { roundsProblem } from '../shared/figures.js';
+import { startBench, saveRows, table, type Row } from '../shared/lib.js';
+import { run as decode } from '../micro/decode.bench.js';
+import { run as stages } from '../micro/stages.bench.js';
+import { run as pipeline } from '../micro/pipeline.bench.js';
+
+const suites: Record<string, (o: { time: number; rounds: number }) => Promise<Row[]>> = { decode, stages, pipeline };
+const run = startBench(
+  'bench',
+  "In-process bench suites: decode/verify, the stages, the whole pipeline; each figure also as a ratio to its suite's reference task.",
+  {
+    suites: { kind: 'list', choices: Object.keys(suites), help: 'only these suites' },
+    'time-ms': { kind: 'int', quick: 300, full: 700, help: 'measuring time per task, split over the rounds' },
+    rounds: { kind: 'int', quick: 3, full: 5, help: "interleaved rounds per suite, an odd number ≥ 3 (the median of the rounds' medians)" },
+  },
+);
+const bad = roundsProblem(run.opt.rounds);
+if (bad !== null) {
+  process.stderr.write(`bench: ${bad} (npm run bench -- --help lists the options)\n`);
+  process.exit(2);
+}
+const rows: Row[] = [];
+const md: string[] = [`# npm run bench (${new Date().toISOString()}, Node ${process.version})`, ''];
+for (const [name, suite] of Object.entries(suites)) {
+  if (run.opt.suites !== undefined && !run.opt.suites.includes(name)) continue;
+  process.stderr.write(`running ${name}…\n`);
+  const got = await suite({ time: run.opt['time-ms'], rounds: run.opt.rounds });
+  process.stdout.write(table(got) + '\n\n');
+  md.push(`## ${name}`, '', table(got), '');
+  rows.push(...got);
+}
+const json = saveRows(rows, run.outDir);
+const mdPath = run.write('latest.md', md.join('\n'));
+process.stdout.write(`written to ${mdPath} and ${json}\n`);

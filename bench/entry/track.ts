@@ -1,0 +1,213 @@
+/**
+ * `npm run bench:track`: what tracking accepted transactions costs (docs/tracking.md), measured
+ * in-process on the tracker's own code (src/track/):
+ *
+ * 1. Memory per tracked transaction: the heap after `--entries` acceptances tracked (entries in
+ *    the table and its due queue, hashes fresh strings as a request makes them), less the heap
+ *    before, per entry: just accepted (the signed bytes still held until the first lookup tells
+ *    the sender), and after it (the sender known, the bytes let go). Medians of `--rounds`.
+ * 2. The watcher's cost on the serving thread per block: `--pending` pending transactions tracked,
+ *    blocks of `--txs` transactions (none of them tracked: the cost of watching) read from a chain
+ *    RPC stand-in that answers the JSON text a node sends (parsed here, as undici's body would
+ *    be), against an idle block (no transaction) in the same run: CPU time per block
+ *    (process.cpuUsage, medians of rounds), and the ratio. The socket read of the answer is not
+ *    in it (a few µs per 70 kB on loopback).
+ */
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { parseConfig } from '../../src/config.js';
+import { createLogger } from '../../src/log.js';
+import { readBatch, type Call, type ChainRpc, type Got } from '../../src/track/chain-rpc.js';
+import { Entry, TrackTable } from '../../src/track/table.js';
+import { Watcher } from '../../src/track/watcher.js';
+import { median, round, startBench } from '../shared/lib.js';
+import { driver } from '../shared/paths.js';
+import { resultsJson } from '../shared/results-schema.js';
+
+const run = startBench('bench:track', 'Tracking: memory per tracked transaction, and the watcher cost per block with many pending.', {
+  entries: { kind: 'int', min: 1000, quick: 100_000, help: 'acceptances tracked for the memory figure' },
+  pending: { kind: 'int', min: 0, quick: 10_000, help: 'pending transactions tracked while blocks are watched' },
+  txs: { kind: 'int', min: 1, quick: 1_000, help: 'transactions in a watched block' },
+  blocks: { kind: 'int', min: 10, quick: 200, full: 1000, help: 'blocks per round' },
+  rounds: { kind: 'int', min: 3, quick: 5, full: 9, help: 'rounds (medians are reported)' },
+  accepts: {
+    kind: 'int',
+    min: 0,
+    quick: 20_000,
+    help: 'acceptances counted under callgrind for the instructions per acceptance (0: not measured; needs valgrind)',
+  },
+});
+const o = run.opt;
+// A full collection on demand (for the heap figures), without a node flag on the command line.
+setFlagsFromString('--expose_gc');
+const gc = runInNewContext('gc') as () => void;
+const hex = (n: number) => '0x' + randomBytes(n).toString('hex');
+const ACCOUNT = 'desk';
+const SEQUENCER = 'https://sequencer.example';
+/** A signed EIP-1559 transfer is ~115 bytes: 232 hex characters with its 0x. */
+const RAW_HEX = 232;
+
+// --- 1. memory per tracked transaction -----------------------------------------------------
+function heap(): number {
+  gc();
+  gc();
+  return process.memoryUsage().heapUsed;
+}
+
+function memoryRound(n: number, senderKnown: boolean): number {
+  const table = new TrackTable(n + 1, 600_000, () => {});
+  const queue: Entry[] = [];
+  // A desk sends from a few addresses.
+  const senders = Array.from({ length: 16 }, () => hex(20));
+  const before = heap();
+  for (let i = 0; i < n; i++) {
+    // The strings the request made (the hash; the signed bytes until the first lookup) are the entry's to keep alive.
+    const e = new Entry(hex(32), ACCOUNT, i, Date.now(), Date.now(), SEQUENCER, 'hash', null, senderKnown ? null : hex((RAW_HEX - 2) / 2));
+    // The sender told by the first lookup (a string of its own, as the chain RPC's answer made it), kept once per address.
+    if (senderKnown) e.sender = table.sender(senders[i % senders.length]!.toUpperCase().toLowerCase());
+    table.add(e);
+    queue.push(e);
+  }
+  const after = heap();
+  if (table.size !== n || queue.length !== n) throw new Error('not tracked');
+  return (after - before) / n;
+}
+
+// --- 2. the watcher per block ------------------------------------------------------------------
+class StandIn {
+  latest = 0;
+  /** The JSON text of a block answer by transactions count, made once. */
+  private readonly text = new Map<number, string>();
+  txs = 0;
+  one(method: string, params: readonly unknown[]): Promise<Got> {
+    return this.batch([{ method, params }]).then((g) => g[0]!);
+  }
+  batch(calls: readonly Call[]): Promise<Got[]> {
+    const parts = calls.map((c, i) => `{"jsonrpc":"2.0","id":${i},"result":${this.result(c)}}`);
+    // Parsed as a node's answer is: the whole text, then each call's result read.
+    return Promise.resolve(readBatch(`[${parts.join(',')}]`, calls.length));
+  }
+  private result(c: Call): string {
+    if (c.method === 'eth_blockNumber') return `"0x${this.latest.toString(16)}"`;
+    if (c.method === 'eth_getBlockByNumber') {
+      const n = Number.parseInt(String(c.params[0]).slice(2), 16);
+      let body = this.text.get(this.txs);
+      if (body === undefined) this.text.set(this.txs, (body = Array.from({ length: this.txs }, () => `"${hex(32)}"`).join(',')));
+      const h = (k: number) => `"0x${k.toString(16).padStart(64, '0')}"`;
+      return `{"number":"0x${n.toString(16)}","hash":${h(n + 1)},"parentHash":${h(n)},"timestamp":"0x${n.toString(16)}","transactions":[${body}]}`;
+    }
+    return 'null';
+  }
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+const config = parseConfig({ chains: [{ chainId: 1, hosts: ['x'], sequencers: ['http://127.0.0.1:9'], rpc: 'http://127.0.0.1:9' }] }, '.', {}).chains[0]!.track;
+// No drop check in the measure (it runs past thresholds only), no poll: blocks come when told.
+const trackCfg = { ...config, dropAfterBlocks: 100_000, dropAfterMs: 86_400_000, pollMs: 60_000, stallMs: 600_000 };
+const log = createLogger({ level: 'error' });
+
+async function watchRound(standIn: StandIn, watcher: Watcher, txs: number, blocks: number): Promise<number> {
+  standIn.txs = txs;
+  const cpu0 = process.cpuUsage();
+  for (let b = 0; b < blocks; b++) {
+    standIn.latest++;
+    watcher.wake();
+    while (watcher.head !== standIn.latest) await new Promise<void>((r) => setImmediate(r));
+  }
+  const d = process.cpuUsage(cpu0);
+  return (d.user + d.system) / 1000 / blocks;
+}
+
+async function watcherCost(): Promise<{ idle: number; busy: number }> {
+  const standIn = new StandIn();
+  const table = new TrackTable(o.pending + 10, 600_000, () => {});
+  const watcher = new Watcher(
+    trackCfg,
+    table,
+    standIn as unknown as ChainRpc,
+    log,
+    () => {},
+    () => null,
+    null,
+  );
+  // The first pass reads the head; then the pending acceptances, their first lookups done (1,000 a pass).
+  await watchRound(standIn, watcher, 0, 1);
+  for (let i = 0; i < o.pending; i++) {
+    const e = new Entry(hex(32), ACCOUNT, i, Date.now(), Date.now(), SEQUENCER, 'hash', hex(20), null);
+    table.add(e);
+    watcher.track(e);
+  }
+  await watchRound(standIn, watcher, 0, Math.ceil(o.pending / 1000) + 2);
+  await watchRound(standIn, watcher, o.txs, 20); // warm-up
+  const idle: number[] = [];
+  const busy: number[] = [];
+  for (let r = 0; r < o.rounds; r++) {
+    idle.push(await watchRound(standIn, watcher, 0, o.blocks));
+    busy.push(await watchRound(standIn, watcher, o.txs, o.blocks));
+    process.stderr.write(`watcher: round ${r + 1}/${o.rounds}\n`);
+  }
+  if (table.pending !== o.pending) throw new Error(`pending ${table.pending}, not ${o.pending}`);
+  watcher.close();
+  return { idle: median(idle), busy: median(busy) };
+}
+
+const accepted: number[] = [];
+const looked: number[] = [];
+for (let r = 0; r < o.rounds; r++) {
+  accepted.push(memoryRound(o.entries, false));
+  looked.push(memoryRound(o.entries, true));
+  process.stderr.write(`memory: round ${r + 1}/${o.rounds}\n`);
+}
+const w = await watcherCost();
+/**
+ * Instructions one acceptance adds on the serving thread (the tracker's hook: the entry, the
+ * table, the watcher's queues, their share of the collections): callgrind's total for `accepts`
+ * acceptances less the same run without the hook, over `accepts`.
+ */
+function instructions(mode: 'track' | 'none'): number | null {
+  const r = spawnSync('valgrind', ['--tool=callgrind', '--callgrind-out-file=/dev/null', 'node', driver('track-accept'), String(o.accepts), mode], {
+    encoding: 'utf8',
+  });
+  const m = /Collected : (\d+)/.exec(r.stderr ?? '');
+  return r.status === 0 && m !== null ? Number(m[1]) : null;
+}
+let perAccept: number | null = null;
+if (o.accepts > 0) {
+  const runs: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const none = instructions('none');
+    const track = instructions('track');
+    if (none === null || track === null) break;
+    runs.push((track - none) / o.accepts);
+    process.stderr.write(`instructions: round ${i + 1}/3\n`);
+  }
+  perAccept = runs.length === 3 ? median(runs) : null;
+  if (perAccept === null) process.stderr.write('bench:track: valgrind did not run: instructions per acceptance not measured\n');
+}
+const result = {
+  node: process.version,
+  entries: o.entries,
+  bytesPerEntryJustAccepted: round(median(accepted), 0),
+  bytesPerEntryTracked: round(median(looked), 0),
+  pending: o.pending,
+  txsPerBlock: o.txs,
+  msPerIdleBlock: round(w.idle, 4),
+  msPerBlock: round(w.busy, 4),
+  ratioToIdle: round(w.busy / w.idle, 2),
+  instructionsPerAcceptance: perAccept === null ? null : Math.round(perAccept),
+};
+const lines = [
+  `memory per tracked transaction (${o.entries.toLocaleString('en')} tracked, median of ${o.rounds}): ${result.bytesPerEntryTracked} bytes once its sender is known; ${result.bytesPerEntryJustAccepted} bytes just accepted (its signed bytes held until the first lookup, one pass)`,
+  `watcher, ${o.pending.toLocaleString('en')} pending, blocks of ${o.txs.toLocaleString('en')} transactions: ${result.msPerBlock} ms of the serving thread per block; an idle block ${result.msPerIdleBlock} ms; ratio ${result.ratioToIdle}x (median of ${o.rounds} rounds of ${o.blocks} blocks)`,
+];
+if (perAccept !== null)
+  lines.push(
+    `instructions one acceptance adds (callgrind, ${o.accepts.toLocaleString('en')} acceptances less none, median of 3): ${(perAccept / 1000).toFixed(1)}k`,
+  );
+for (const l of lines) process.stdout.write(l + '\n');
+process.stdout.write(`results: ${run.write('track.json', resultsJson('track', result))}\n`);
+run.write('track.md', lines.map((l) => `- ${l}`).join('\n') + '\n');

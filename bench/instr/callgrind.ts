@@ -1,0 +1,153 @@
+/**
+ * bench:instr's servers under valgrind's callgrind: started with instrumentation off (switched
+ * on after the warm-up), a round between `callgrind_control -z` and `-d`, the dump read for its
+ * total, the garbage collector's and the JIT's share, and node's --trace-gc-nvp lines kept.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { topFunctions, type TopFunction } from '../shared/callgrind-top.js';
+import { startTxgate, type TxgateSpec } from '../shared/txgate.js';
+
+export interface Server {
+  readonly name: string;
+  readonly child: ChildProcess;
+  readonly port: number;
+  /** --trace-gc-nvp lines seen so far. */
+  readonly gc: string[];
+  stop(): Promise<void>;
+}
+
+// Instrumentation off until the measured rounds (callgrind_control --instr=on after the
+// warm-up): node's start and the warm-up run several times faster uninstrumented.
+const VALGRIND = ['--tool=callgrind', '--instr-atstart=no', '--smc-check=all-non-file', '--dump-instr=no', '--collect-jumps=no'];
+const NODE = ['--single-threaded', '--trace-gc-nvp'];
+/** With --top, JIT code is named from node's perf map (/tmp/perf-PID.map). */
+const perfMapOf = (pid: number) => `/tmp/perf-${pid}.map`;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** How a server is started: a bench server's script and arguments (ready when it prints `ready`), or txgate from a config. */
+export type ServerDef = { readonly port: number; readonly args: readonly string[] } | { readonly port: number; readonly txgate: TxgateSpec };
+
+export class Callgrind {
+  private kept = 0;
+  /**
+   * @param dir where the dumps are written (and removed once read)
+   * @param keep with --keep: where every dump is copied
+   * @param top with --top: functions listed per scenario (node then runs with --perf-basic-prof)
+   */
+  constructor(
+    private readonly dir: string,
+    private readonly children: ChildProcess[],
+    private readonly keep: string | undefined,
+    private readonly top: number,
+  ) {
+    if (keep !== undefined) mkdirSync(keep, { recursive: true });
+  }
+
+  /**
+   * Starts a server: under callgrind, or (`plain`) as node alone with a 1-MB young generation, so
+   * that scavenges come often enough to count the bytes allocated per request precisely.
+   */
+  async start(name: string, def: ServerDef, plain = false): Promise<Server> {
+    const nodeArgs = plain
+      ? ['--single-threaded', '--max-semi-space-size=1', '--trace-gc-nvp']
+      : [...NODE, ...(this.top > 0 && name !== 'echo' ? ['--perf-basic-prof'] : [])];
+    const prefix = plain ? [] : ['valgrind', ...VALGRIND, `--callgrind-out-file=${join(this.dir, `cg.${name}.%p`)}`];
+    const gc: string[] = [];
+    let out = '';
+    const keepGc = (child: ChildProcess) => {
+      let rest = '';
+      child.stdout!.on('data', (d: Buffer) => {
+        const lines = (rest + d.toString()).split('\n');
+        rest = lines.pop()!;
+        for (const l of lines) {
+          if (l.includes(' gc=')) gc.push(l);
+          else if (out.length < 20_000) out += l + '\n';
+        }
+      });
+    };
+    if ('txgate' in def) {
+      // node under callgrind starts in tens of seconds
+      const t = await startTxgate({ ...def.txgate, prefix, nodeArgs, log: 'pipe', readyMs: 300_000, children: this.children });
+      keepGc(t.proc);
+      return { name, child: t.proc, port: def.port, gc, stop: () => t.stop(20_000) };
+    }
+    const cmd = [...prefix, 'node', ...nodeArgs, ...def.args];
+    const child = spawn(cmd[0]!, cmd.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.children.push(child);
+    keepGc(child);
+    let err = '';
+    child.stderr!.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-4000)));
+    const deadline = Date.now() + 300_000;
+    while (!out.includes('ready')) {
+      if (child.exitCode !== null) throw new Error(`${name} exited under valgrind: ${err}`);
+      if (Date.now() > deadline) throw new Error(`${name} did not start under valgrind: ${err}`);
+      await sleep(500);
+    }
+    const stop = async () => {
+      const done = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await Promise.race([done, sleep(20_000)]);
+      child.kill('SIGKILL');
+    };
+    return { name, child, port: def.port, gc, stop };
+  }
+
+  control(flag: '-z' | '-d' | '--instr=on', pid: number): void {
+    const r = spawnSync('callgrind_control', [flag, String(pid)], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`callgrind_control ${flag} ${pid}: ${r.stderr}`);
+  }
+
+  /**
+   * The newest dump of `server`: total instructions, GC's share (inclusive), and the JIT's:
+   * TurboFan compiling a function that tiered up (V8's Runtime_CompileOptimized, inclusive; with
+   * node --single-threaded it runs on the main thread, inside whichever round the function got
+   * hot in). With --top, the functions with the most self instructions per `per` (requests, seconds).
+   */
+  readDump(server: Server, per: number): { ir: number; gcIr: number; jitIr: number; top?: readonly TopFunction[] } {
+    const pid = server.child.pid!;
+    const prefix = `cg.${server.name}.${pid}.`;
+    const files = readdirSync(this.dir)
+      .filter((f) => f.startsWith(prefix))
+      .sort((a, b) => Number(a.slice(prefix.length)) - Number(b.slice(prefix.length)));
+    const file = join(this.dir, files.at(-1)!);
+    const text = readFileSync(file, 'utf8');
+    const ir = Number(/^totals: (\d+)/m.exec(text)?.[1] ?? /^summary: (\d+)/m.exec(text)?.[1]);
+    const annotated = spawnSync('callgrind_annotate', ['--inclusive=yes', '--threshold=100', file], { encoding: 'utf8', maxBuffer: 64 << 20 }).stdout;
+    const gcLine = annotated.split('\n').find((l) => l.includes('v8::internal::Heap::CollectGarbage(v8::internal::AllocationSpace'));
+    const gcIr = gcLine === undefined ? 0 : Number(gcLine.trim().split(' ')[0]!.replace(/,/g, ''));
+    const jitIr = annotated
+      .split('\n')
+      .filter((l) => l.includes('v8::internal::Runtime_CompileOptimized'))
+      .reduce((a, l) => a + Number(l.trim().split(' ')[0]!.replace(/,/g, '')), 0);
+    const top = this.top > 0 && server.name !== 'echo' ? topFunctions(file, perfMapOf(pid), this.top, per) : undefined;
+    for (const f of files) {
+      if (this.keep !== undefined) copyFileSync(join(this.dir, f), join(this.keep, `${f}.${++this.kept}`));
+      rmSync(join(this.dir, f));
+    }
+    return { ir, gcIr, jitIr, ...(top !== undefined ? { top } : {}) };
+  }
+}
+
+/**
+ * The GC lines of a round: bytes allocated, scavenges and full collections. The bytes are the
+ * heap's growth between collections (this line's total_size_before less the previous line's
+ * total_size_after); the lines' own `allocated=` counts from the last full collection.
+ */
+export function gcOf(lines: readonly string[], before?: string): { allocated: number; scavenges: number; majors: number } {
+  let allocated = 0;
+  let scavenges = 0;
+  let majors = 0;
+  const size = (l: string | undefined, field: string) => (l === undefined ? undefined : Number(new RegExp(` ${field}=(\\d+)`).exec(l)?.[1]));
+  let after = size(before, 'total_size_after');
+  for (const l of lines) {
+    const b = size(l, 'total_size_before');
+    if (after !== undefined && b !== undefined) allocated += b - after;
+    after = size(l, 'total_size_after');
+    const kind = / gc=(\w+)/.exec(l)?.[1];
+    if (kind === 's') scavenges++;
+    else if (kind !== undefined) majors++;
+  }
+  return { allocated, scavenges, majors };
+}

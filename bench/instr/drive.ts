@@ -1,0 +1,123 @@
+/**
+ * bench:instr's load: a round of requests of a scenario, over HTTP (`connections` keep-alive
+ * connections, one request in flight on each) or the WebSocket lane (one connection, as many
+ * frames in flight), counted by the status of the answers.
+ */
+import { connect } from 'node:net';
+import WebSocket from 'ws';
+import { POOL, type Scenario } from './scenarios.js';
+
+/** Answers counted in a round. */
+export const answered = (statuses: Map<number, number>) => [...statuses.values()].reduce((a, b) => a + b, 0);
+
+function requestText(s: Scenario, i: number): string {
+  const body = s.bodies[i % s.bodies.length]!;
+  let h = `POST / HTTP/1.1\r\nHost: ${s.host ?? 'localhost'}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n`;
+  for (const [k, v] of Object.entries(s.headers)) h += `${k}: ${v}\r\n`;
+  return h + '\r\n' + body;
+}
+
+export class Driver {
+  /** Where each long-pool scenario's next round starts. */
+  private readonly cursor = new Map<string, number>();
+  /** The WebSocket connections of the ws scenarios, by scenario: opened once, kept across rounds. */
+  private readonly lanes = new Map<string, WebSocket>();
+
+  constructor(private readonly connections: number) {}
+
+  /** A round's requests over the scenario's transport. */
+  drive(port: number, s: Scenario, n: number): Promise<Map<number, number>> {
+    return s.ws ? this.loadWs(port, s, n) : this.load(port, s, n);
+  }
+
+  /** Closes the WebSocket connections (before their server stops). */
+  closeLanes(): void {
+    for (const ws of this.lanes.values()) ws.terminate();
+    this.lanes.clear();
+  }
+
+  /**
+   * Sends `n` requests of `s`; resolves with the count of answers by status. A connection the
+   * server closes is replaced (a request in flight on it is not counted: only answers are).
+   */
+  private load(port: number, s: Scenario, n: number): Promise<Map<number, number>> {
+    const statuses = new Map<number, number>();
+    // A pool longer than the common one (the tracked chain's) goes on where the last round stopped: every request new.
+    let next = s.bodies.length > POOL ? (this.cursor.get(s.name) ?? 0) : 0;
+    if (s.bodies.length > POOL) this.cursor.set(s.name, next + n);
+    n += next;
+    const connection = () =>
+      new Promise<void>((resolve, reject) => {
+        const sock = connect(port, '127.0.0.1');
+        sock.setNoDelay(true);
+        let buf: Buffer = Buffer.alloc(0);
+        const send = () => {
+          if (next >= n) return void sock.end();
+          sock.write(requestText(s, next++));
+        };
+        sock.on('connect', send);
+        sock.on('data', (d: Buffer) => {
+          buf = buf.length === 0 ? d : Buffer.concat([buf, d]);
+          for (;;) {
+            const end = buf.indexOf('\r\n\r\n');
+            if (end < 0) return;
+            const head = buf.subarray(0, end).toString('latin1');
+            const len = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+            if (buf.length < end + 4 + len) return;
+            const status = Number(head.slice(9, 12));
+            statuses.set(status, (statuses.get(status) ?? 0) + 1);
+            buf = buf.subarray(end + 4 + len);
+            send();
+          }
+        });
+        sock.on('close', () => resolve());
+        sock.on('error', reject);
+      });
+    const one = async () => {
+      while (next < n) await connection();
+    };
+    return Promise.all(Array.from({ length: this.connections }, one)).then(() => statuses);
+  }
+
+  private async lane(port: number, s: Scenario): Promise<WebSocket> {
+    const open = this.lanes.get(s.name);
+    if (open !== undefined && open.readyState === WebSocket.OPEN) return open;
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/`, {
+      headers: { host: s.host ?? 'localhost', 'x-api-key': s.headers['x-api-key'] ?? '' },
+      perMessageDeflate: false,
+    });
+    await new Promise((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('unexpected-response', (_q, r) => reject(new Error(`${s.name}: the upgrade was refused ${r.statusCode}`)));
+      ws.once('error', reject);
+    });
+    this.lanes.set(s.name, ws);
+    return ws;
+  }
+
+  /** Sends `n` frames of `s` on its connection, `connections` in flight; resolves with the count of answers by data.status. */
+  private async loadWs(port: number, s: Scenario, n: number): Promise<Map<number, number>> {
+    const ws = await this.lane(port, s);
+    const statuses = new Map<number, number>();
+    let sent = 0;
+    let got = 0;
+    return new Promise((resolve, reject) => {
+      const send = () => {
+        if (sent < n) ws.send(s.bodies[sent++ % s.bodies.length]!);
+      };
+      const onMessage = (d: Buffer) => {
+        const a = JSON.parse(d.toString()) as { error?: { data?: { status?: number } } };
+        const status = a.error === undefined ? 200 : (a.error.data?.status ?? 0);
+        statuses.set(status, (statuses.get(status) ?? 0) + 1);
+        if (++got < n) return send();
+        ws.off('message', onMessage);
+        ws.off('close', onClose);
+        resolve(statuses);
+      };
+      const onClose = (code: number) => reject(new Error(`${s.name}: the connection closed (${code}) after ${got} of ${n} answers`));
+      ws.on('message', onMessage);
+      ws.once('close', onClose);
+      for (let i = 0; i < this.connections; i++) send();
+    });
+  }
+}

@@ -1,0 +1,308 @@
+/**
+ * The results JSON the benches write into bench/results/ and scripts/readme-perf.ts reads back:
+ * one typed interface per kind of run, the writer the benches use, and a reader that checks a
+ * file's shape against its kind and names the file and the path of the first field that does not
+ * fit ("bench/results/load.json: throughput.0.ratio is not a number"). Each interface lists the
+ * fields a reader relies on; a run may record more (its settings, raw samples) beside them.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { StageCost } from './stage-costs.js';
+import { RESULTS_DIR } from './paths.js';
+
+// --- the kinds of run ------------------------------------------------------------------------------
+
+export interface InstrRound {
+  readonly n: number;
+  readonly perReq: number;
+  readonly jitPerReq: number;
+  readonly seconds: number;
+  readonly gcIr: number;
+  readonly scavenges: number;
+  readonly majors: number;
+}
+export interface InstrResult {
+  readonly server: string;
+  readonly scenario: string;
+  readonly median: number;
+  readonly min: number;
+  readonly max: number;
+  readonly spread: number;
+  readonly remeasured: number;
+  readonly gcPerReq: number;
+  readonly scavengesPer10k: number;
+  readonly majorsPer10k: number;
+  readonly rounds: readonly InstrRound[];
+}
+export interface PairedRange {
+  readonly median: number;
+  readonly lo: number;
+  readonly hi: number;
+}
+/** bench:instr (instr.json, instr-ws-sequencer.json). */
+export interface InstrRun {
+  readonly node: string;
+  readonly date?: string;
+  readonly requests: number;
+  readonly warmup: number;
+  readonly rounds: number;
+  readonly maxSpread: number;
+  readonly results: readonly InstrResult[];
+  readonly stageCosts: readonly StageCost[];
+  /** The sender allow-list's recovery over the fee exit (a run with the per-stage table). */
+  readonly sender?: { readonly exit: number; readonly paired: PairedRange };
+  readonly wsForward?: { readonly exit: number; readonly cost: number; readonly paired: PairedRange };
+  /** Bytes allocated per request by "server/scenario" (null: not measured). */
+  readonly allocated: Readonly<Record<string, number | null>>;
+  readonly idle: Readonly<Record<string, { readonly perSecond: number }>>;
+}
+
+export interface Percentiles {
+  readonly p50: number;
+  readonly p99: number;
+}
+/** bench:load (load.json). */
+export interface LoadRun {
+  readonly node: string;
+  readonly date: string;
+  readonly cores?: number;
+  readonly loadAverage?: readonly number[];
+  readonly duration: number;
+  readonly connections: number;
+  readonly logLevel: string;
+  readonly throughput: readonly { readonly scenario: string; readonly ratio: number; readonly ratios: readonly number[] }[];
+  readonly latency: readonly { readonly placement: string; readonly direct: Percentiles; readonly added: Percentiles }[];
+  readonly sync: readonly {
+    readonly scenario: string;
+    readonly ratios?: readonly number[];
+    readonly plain?: { readonly rps: number };
+    readonly cpuRatio?: number;
+  }[];
+  readonly rate?: {
+    readonly rate: number;
+    readonly rows: readonly {
+      readonly path: string;
+      readonly p50: number;
+      readonly p99: number;
+      readonly p999: number;
+      readonly added?: Percentiles & { readonly p999: number };
+      readonly gc?: { readonly minor: number; readonly major: number };
+    }[];
+  };
+}
+
+/** bench:ws (ws.json). */
+export interface WsRun {
+  readonly node: string;
+  readonly date: string;
+  readonly seconds: number;
+  readonly rounds: number;
+  readonly inFlight: number;
+  readonly throughput: readonly { readonly scenario: string; readonly cpuRatios: readonly number[]; readonly rpsRatios: readonly number[] }[];
+  readonly latency: { readonly rate: number; readonly direct: Percentiles; readonly viaHttp: Percentiles; readonly viaWs: Percentiles };
+}
+
+/** bench:sync (sync-1s.json, sync-0.25s.json). */
+export interface SyncRun {
+  readonly node: string;
+  readonly date: string;
+  readonly trials: number;
+  readonly blockTimeS: number;
+  readonly rows: readonly { readonly flow: string; readonly minusSyncMs: number; readonly requestsPerTx: number }[];
+}
+
+/** npm run bench's tinybench suites (latest.json). */
+export interface MicroRun {
+  readonly node: string;
+  readonly date: string;
+  readonly rows: readonly { readonly suite: string; readonly task: string; readonly medianUs: number; readonly ratio: number | null }[];
+}
+/** bench:fleet (fleet-LABEL.json). */
+export interface FleetRun {
+  readonly cli: string;
+  readonly seconds: number;
+  readonly results: readonly { readonly phase: string; readonly p50Ms: number; readonly p99Ms: number }[];
+}
+/** bench:fleet-stall (fleet-stall.json). */
+export interface FleetStallRun {
+  readonly seconds: number;
+  readonly rounds: number;
+  readonly edges: readonly { readonly label: string; readonly cli: string }[];
+  readonly store: readonly { readonly mode: string }[];
+}
+/** dist/bench/entry/pre-auth-memory.js (pre-auth-memory.json). */
+export interface PreAuthMemoryRun {
+  readonly connections: number;
+  readonly phases: readonly { readonly phase: string; readonly rssPeakMiB: number }[];
+}
+/** bench:track (track.json). */
+export interface TrackRun {
+  readonly node: string;
+  readonly entries: number;
+  readonly ratioToIdle: number;
+}
+
+export interface Runs {
+  readonly instr: InstrRun;
+  readonly load: LoadRun;
+  readonly ws: WsRun;
+  readonly sync: SyncRun;
+  readonly micro: MicroRun;
+  readonly fleet: FleetRun;
+  readonly 'fleet-stall': FleetStallRun;
+  readonly 'pre-auth-memory': PreAuthMemoryRun;
+  readonly track: TrackRun;
+}
+export type Kind = keyof Runs;
+
+/** The kind of a results file, by its name (without .json). */
+export function kindOf(name: string): Kind {
+  if (name.startsWith('instr')) return 'instr';
+  if (name.startsWith('sync')) return 'sync';
+  if (name.startsWith('fleet-stall')) return 'fleet-stall';
+  if (name.startsWith('fleet-')) return 'fleet';
+  if (name === 'latest') return 'micro';
+  if (name === 'load' || name === 'ws' || name === 'pre-auth-memory' || name === 'track') return name;
+  throw new Error(`bench/results/${name}.json: no kind of run by that name`);
+}
+
+// --- writing ---------------------------------------------------------------------------------------
+
+/** A run's JSON text, as every bench writes it (two-space indented, a newline at the end). */
+export function resultsJson<K extends Kind, T extends Runs[K]>(_kind: K, doc: T): string {
+  return JSON.stringify(doc, null, 2) + '\n';
+}
+
+// --- reading ---------------------------------------------------------------------------------------
+
+type Path = readonly (string | number)[];
+/** Checks a value at a path; throws with the path's first misfit. */
+type Check = (v: unknown, path: Path, fail: (path: Path, what: string) => never) => void;
+
+const num: Check = (v, p, fail) => {
+  if (typeof v !== 'number' || !Number.isFinite(v)) fail(p, 'is not a number');
+};
+/** A number, or null where a figure was not measured. */
+const numOrNull: Check = (v, p, fail) => {
+  if (v !== null) num(v, p, fail);
+};
+const str: Check = (v, p, fail) => {
+  if (typeof v !== 'string') fail(p, 'is not a string');
+};
+const list =
+  (item: Check): Check =>
+  (v, p, fail) => {
+    if (!Array.isArray(v)) fail(p, 'is not a list');
+    for (const [i, x] of (v as unknown[]).entries()) item(x, [...p, i], fail);
+  };
+const record =
+  (value: Check): Check =>
+  (v, p, fail) => {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) fail(p, 'is not an object');
+    for (const [k, x] of Object.entries(v as object)) value(x, [...p, k], fail);
+  };
+/** An object with these fields; a field in `optional` may be absent. */
+const obj =
+  (fields: Record<string, Check>, optional: readonly string[] = []): Check =>
+  (v, p, fail) => {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) fail(p, 'is not an object');
+    for (const [k, check] of Object.entries(fields)) {
+      const o = v as Record<string, unknown>;
+      if (!(k in o)) {
+        if (optional.includes(k)) continue;
+        fail([...p, k], '');
+      }
+      check(o[k], [...p, k], fail);
+    }
+  };
+
+const percentiles = obj({ p50: num, p99: num });
+const paired = obj({ median: num, lo: num, hi: num });
+const SHAPES: Record<Kind, Check> = {
+  instr: obj(
+    {
+      node: str,
+      date: str,
+      requests: num,
+      warmup: num,
+      rounds: num,
+      maxSpread: num,
+      results: list(
+        obj({
+          server: str,
+          scenario: str,
+          median: num,
+          min: num,
+          max: num,
+          spread: num,
+          remeasured: num,
+          gcPerReq: num,
+          scavengesPer10k: num,
+          majorsPer10k: num,
+          rounds: list(obj({ n: num, perReq: num, jitPerReq: num, seconds: num, gcIr: num, scavenges: num, majors: num })),
+        }),
+      ),
+      stageCosts: list(obj({ stage: str, exit: num, fitted: num, cost: num, paired })),
+      sender: obj({ exit: num, paired }),
+      wsForward: obj({ exit: num, cost: num, paired }),
+      allocated: record(numOrNull),
+      idle: record(obj({ perSecond: num })),
+    },
+    ['date', 'sender', 'wsForward'],
+  ),
+  load: obj(
+    {
+      node: str,
+      date: str,
+      cores: num,
+      loadAverage: list(num),
+      duration: num,
+      connections: num,
+      logLevel: str,
+      throughput: list(obj({ scenario: str, ratio: num, ratios: list(num) })),
+      latency: list(obj({ placement: str, direct: percentiles, added: percentiles })),
+      sync: list(obj({ scenario: str, ratios: list(num), plain: obj({ rps: num }), cpuRatio: num }, ['ratios', 'plain', 'cpuRatio'])),
+      rate: obj({
+        rate: num,
+        rows: list(
+          obj({ path: str, p50: num, p99: num, p999: num, added: obj({ p50: num, p99: num, p999: num }), gc: obj({ minor: num, major: num }) }, [
+            'added',
+            'gc',
+          ]),
+        ),
+      }),
+    },
+    ['cores', 'loadAverage', 'rate'],
+  ),
+  ws: obj({
+    node: str,
+    date: str,
+    seconds: num,
+    rounds: num,
+    inFlight: num,
+    throughput: list(obj({ scenario: str, cpuRatios: list(num), rpsRatios: list(num) })),
+    latency: obj({ rate: num, direct: percentiles, viaHttp: percentiles, viaWs: percentiles }),
+  }),
+  sync: obj({ node: str, date: str, trials: num, blockTimeS: num, rows: list(obj({ flow: str, minusSyncMs: num, requestsPerTx: num })) }),
+  micro: obj({ node: str, date: str, rows: list(obj({ suite: str, task: str, medianUs: num, ratio: numOrNull })) }),
+  fleet: obj({ cli: str, seconds: num, results: list(obj({ phase: str, p50Ms: num, p99Ms: num })) }),
+  'fleet-stall': obj({ seconds: num, rounds: num, edges: list(obj({ label: str, cli: str })), store: list(obj({ mode: str })) }),
+  'pre-auth-memory': obj({ connections: num, phases: list(obj({ phase: str, rssPeakMiB: num })) }),
+  track: obj({ node: str, entries: num, ratioToIdle: num }),
+};
+
+/**
+ * A run's parsed JSON checked against its kind: the typed run, or an error naming the file and
+ * the first field that does not fit.
+ */
+export function parseRun<K extends Kind>(kind: K, name: string, doc: unknown): Runs[K] {
+  SHAPES[kind](doc, [], (path, what) => {
+    throw new Error(`bench/results/${name}.json: ${what === '' ? `no ${path.join('.')}` : `${path.length > 0 ? `${path.join('.')} ` : ''}${what}`}`);
+  });
+  return doc as Runs[K];
+}
+
+/** A committed run by its name in bench/results/ (without .json), read and checked. */
+export function readRun<K extends Kind>(kind: K, name: string, dir = RESULTS_DIR): Runs[K] {
+  return parseRun(kind, name, JSON.parse(readFileSync(join(dir, `${name}.json`), 'utf8')));
+}

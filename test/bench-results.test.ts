@@ -1,0 +1,40 @@
+/**
+ * The results files the benches write and the README reads (bench/shared/results-schema.ts):
+ * every committed run in bench/results/ parses through the schema's reader for its kind, and a
+ * file whose shape changed is refused naming the file and the field.
+ */
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { RESULTS_DIR } from '../bench/shared/paths.js';
+import { kindOf, parseRun, readRun, resultsJson } from '../bench/shared/results-schema.js';
+
+const committed = readdirSync(RESULTS_DIR)
+  .filter((f) => f.endsWith('.json'))
+  .map((f) => f.slice(0, -'.json'.length));
+
+describe('the bench results schema', () => {
+  it('has committed runs to check', () => {
+    assert.ok(committed.length >= 10, committed.join(', '));
+    for (const name of ['instr', 'instr-ws-sequencer', 'load', 'ws', 'sync-1s', 'sync-0.25s']) assert.ok(committed.includes(name), name);
+  });
+  for (const name of committed)
+    it(`bench/results/${name}.json parses as a ${kindOf(name)} run`, () => {
+      const doc = readRun(kindOf(name), name);
+      assert.equal(typeof doc, 'object');
+    });
+  it('refuses a changed shape, naming the file and the first field that does not fit', () => {
+    const instr = JSON.parse(readFileSync(join(RESULTS_DIR, 'instr.json'), 'utf8'));
+    instr.results[1].median = '263k';
+    assert.throws(() => parseRun('instr', 'instr', instr), /^Error: bench\/results\/instr\.json: results\.1\.median is not a number$/);
+    delete instr.results;
+    assert.throws(() => parseRun('instr', 'instr', instr), /bench\/results\/instr\.json: no results$/);
+    assert.throws(() => parseRun('ws', 'ws', []), /^Error: bench\/results\/ws\.json: is not an object$/);
+    assert.throws(() => kindOf('mystery'), /no kind of run by that name/);
+  });
+  it('a run written by resultsJson reads back as itself', () => {
+    const doc = readRun('sync', 'sync-1s');
+    assert.deepEqual(parseRun('sync', 'x', JSON.parse(resultsJson('sync', doc))), doc);
+  });
+});
