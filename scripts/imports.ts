@@ -52,8 +52,8 @@ export const LAYERS: readonly Layer[] = [
   {
     name: 'domain',
     about:
-      'the parts the configuration configures, and the configuration, which composes their sections (the account layer declares its own: `accounts/config.ts`), with the chains built from it',
-    units: ['tx', 'accounts', 'limits', 'forward', 'express-lane', 'tls', 'config.ts', 'chains.ts'],
+      'the parts the configuration configures, and the configuration: every field declared once (`config-schema.ts`, composing the sections the parts declare: the account layer its own, `accounts/config.ts`), read and checked (`config.ts`), with the chains built from it',
+    units: ['tx', 'accounts', 'limits', 'forward', 'express-lane', 'tls', 'config-schema.ts', 'config.ts', 'chains.ts'],
   },
   {
     name: 'rules over the domain',
@@ -75,8 +75,8 @@ export const LAYERS: readonly Layer[] = [
   { name: 'the WebSocket lane', about: 'an upgrade on the HTTP port: connections, frames into the same pipeline', units: ['ws'] },
   {
     name: 'composition',
-    about: 'the composition root, threads, the process, the CLI, the development setup',
-    units: ['app.ts', 'tracking.ts', 'threads', 'worker.ts', 'service.ts', 'cli.ts', 'dev'],
+    about: "the composition root, /ready's checks, threads, the process, the CLI, the development setup",
+    units: ['app.ts', 'ready-checks.ts', 'tracking.ts', 'threads', 'worker.ts', 'service.ts', 'cli.ts', 'dev'],
   },
 ];
 

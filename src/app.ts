@@ -1,7 +1,8 @@
 /**
  * The composition root: from a validated configuration, the per-chain runtime, the parts that
- * depend on the thread mode, the sends (forwarders and sync senders), the stages in their order,
- * the account store, the readiness checks and the front ends on the public port.
+ * depend on the thread mode (threads/thread-parts.ts), the sends (forwarders and sync senders),
+ * the stages in their order, the account store, the readiness checks (ready-checks.ts) and the
+ * front ends on the public port.
  */
 import { BusyPoll, cpuQuota } from './busy-poll.js';
 import { openStore } from './accounts/open-store.js';
@@ -11,15 +12,11 @@ import { ChainDuplicates, Duplicates } from './forward/dedup.js';
 import { ChainLink } from './forward/chain-link.js';
 import { ChainForwarder, type ForwardObserver } from './forward/forwarder.js';
 import type { ForwardRequest } from './forward/parts.js';
-import { HealthBoard } from './forward/health-board.js';
-import { HealthProber, healthProblems } from './forward/health.js';
 import { PublicPort, portParts, type UwsFrontEnd } from './http/port.js';
-import { Readiness } from './front/readiness.js';
-import { BodyBudget } from './http/body-budget.js';
+import type { Readiness } from './front/readiness.js';
 import { HttpFrontEnd } from './http/server.js';
 import { createTipAddressesHandler } from './http/tip-addresses.js';
-import { RateLimiter, type TokenBuckets } from './limits/rate-limiter.js';
-import { type ConnectionCounts, LocalCounts, SharedCounts, SharedRateTable, SharedTxTable } from './limits/shared-tables.js';
+import type { TokenBuckets } from './limits/rate-limiter.js';
 import type { Logger } from './log.js';
 import { Metrics } from './metrics/metrics.js';
 import type { PipelineHooks, RequestObserver } from './pipeline/pipeline.js';
@@ -27,6 +24,8 @@ import { createForwardStage } from './stages/forward.js';
 import { admissionStages } from './stages/list.js';
 import { SyncSender, type SyncObserver } from './sync/sync-send.js';
 import type { SharedParts } from './threads/protocol.js';
+import { singleThread, type ThreadParts, workerThread } from './threads/thread-parts.js';
+import { readinessOf } from './ready-checks.js';
 import { buildChains, HostTable, type ChainRuntime } from './chains.js';
 import { TxDecoder } from './tx/decoder.js';
 import { BUILD } from './build.js';
@@ -224,50 +223,6 @@ function metricsObservers(metrics: Metrics): Observers {
   };
 }
 
-/** What depends on the thread mode: the one place that branches on it. */
-interface ThreadParts {
-  readonly limiter: TokenBuckets;
-  /** This thread's own rate limiter (to sweep and close), with a single thread. */
-  readonly local: RateLimiter | null;
-  /** The process-wide transactions in flight (duplicate suppression across threads), with worker threads. */
-  readonly txTable: SharedTxTable | null;
-  readonly board: HealthBoard;
-  /** The sequencer prober, run by the thread that owns the board. */
-  readonly prober: HealthProber | null;
-  /** Open WebSocket connections per account, per process. */
-  readonly counts: ConnectionCounts;
-  /** The process-wide budget for bodies being read. */
-  readonly bodies: BodyBudget;
-}
-
-/** A single thread: its own tables, board and prober. */
-function singleThread(config: Config, log: Logger): ThreadParts {
-  const local = new RateLimiter();
-  const board = HealthBoard.allocate(slotCount(config));
-  return {
-    limiter: local,
-    local,
-    txTable: null,
-    board,
-    prober: new HealthProber(ChainLink.forChains(config.chains, board, log), log),
-    counts: new LocalCounts(),
-    bodies: new BodyBudget(BodyBudget.allocate(), config.limits.maxBufferedBodyBytes),
-  };
-}
-
-/** A worker thread: the process-wide tables, and the board the main thread's prober writes. */
-function workerThread(config: Config, shared: SharedParts): ThreadParts {
-  return {
-    limiter: new SharedRateTable(shared.rate),
-    local: null,
-    txTable: new SharedTxTable(shared.tx),
-    board: new HealthBoard(shared.health),
-    prober: null,
-    counts: new SharedCounts(shared.conns),
-    bodies: new BodyBudget(shared.bodies, config.limits.maxBufferedBodyBytes),
-  };
-}
-
 /**
  * The sends of every chain: the plain one (the forwarder, with duplicate suppression) and, on the
  * chains that turn it on, the sync one beside it (its own connections; the chain's link: its
@@ -310,17 +265,6 @@ function decodersOf(config: Config): Map<number, TxDecoder> {
   return new Map(config.chains.map((c) => [c.chainId, new TxDecoder(c.chainId, c.hardfork, { signature: config.crypto.signature })]));
 }
 
-/** /ready's checks: the account store (loaded, not stale) and the sequencers' health; each express lane's state is said (`warnings`), never unready. */
-function readinessOf(config: Config, store: AccountStore, board: HealthBoard, lanes: LaneBox): Readiness {
-  const readiness = new Readiness();
-  readiness.add(() => accountsProblem(store, config.accounts.maxStaleMs));
-  readiness.warn(() => (store.ready && store.problem ? `${store.problem} (the last good accounts stay in force)` : null));
-  readiness.add(() => healthProblems(config.chains, board));
-  readiness.warn(() => laneWarnings(lanes));
-  readiness.describe('expressLane', () => laneDetail(lanes));
-  return readiness;
-}
-
 /** The busy-polling spinner (config `busyPoll`), unless refused: under a CPU quota, which a spinner would spend. */
 function busyPollOf(config: Config, log: Logger): BusyPoll | null {
   if (!config.busyPoll) return null;
@@ -330,42 +274,4 @@ function busyPollOf(config: Config, log: Logger): BusyPoll | null {
     return null;
   }
   return new BusyPoll({ onRefused: (why) => log.warn({ why }, 'busy polling refused: the spinner could not lower its priority') });
-}
-
-/** Sequencer slots on the health board: one per configured sequencer. */
-export function slotCount(config: Config): number {
-  return config.chains.reduce((n, c) => n + c.sequencers.length, 0);
-}
-
-/** The readiness problem of the account store, if any: never loaded, or stale. */
-export function accountsProblem(store: AccountStore, maxStaleMs: number): string | null {
-  if (!store.ready) return store.problem ? `accounts not loaded: ${store.problem}` : 'accounts not loaded';
-  return store.stale ? `accounts stale: the account store has not been reached for over ${maxStaleMs} ms (credentials_stale)` : null;
-}
-
-/** Each express lane's round and control by chain id (public facts: the contract says them on chain), or null: no lane. */
-function laneDetail(box: LaneBox): Record<string, unknown> | null {
-  const status = box.lanes.status();
-  if (status.size === 0) return null;
-  return Object.fromEntries(
-    [...status].map(([chain, s]) => [
-      chain,
-      {
-        round: s.round,
-        controlled: s.controlled,
-        controller: s.controller,
-        nextController: s.nextController,
-        msUntilRoundEnd: s.msUntilRoundEnd,
-        fresh: s.fresh,
-      },
-    ]),
-  );
-}
-
-/** Each express lane that would not wrap now, and why (stale auction state: the plain path until a read succeeds). */
-function laneWarnings(box: LaneBox): string | null {
-  const w: string[] = [];
-  for (const [chain, s] of box.lanes.status())
-    if (!s.fresh) w.push(`express lane ${chain}: auction state stale (${s.readFailures} failed reads; the plain path)`);
-  return w.length === 0 ? null : w.join('; ');
 }

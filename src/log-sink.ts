@@ -3,7 +3,7 @@
  *
  * One `write(2)` per line is what made logging the largest cost after signature recovery (on a
  * loaded server each async write is a thread-pool hand-off, a system call and a completion
- * wake-up; two lines per submission cost ~30 µs of CPU here, measured with the load bench).
+ * wake-up, for each of a submission's two lines; docs/performance.md has the load bench's figures).
  * Lines are appended to an in-memory batch instead, and the batch goes out in one write when it
  * reaches `batchBytes` or `flushMs` after its first line, whichever comes first. At most one
  * write is in flight (lines stay in order); what arrives meanwhile joins the next batch.

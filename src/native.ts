@@ -3,7 +3,7 @@
  * silent fall-back to a slow JavaScript implementation:
  * - uWebSockets.js: the package's entry point falls back to a pure-JS server when its binary
  *   does not load; we require the binary for this platform/ABI directly instead.
- * - secp256k1: its index.js falls back to `elliptic` (≈25x slower); we require `bindings` only.
+ * - secp256k1: its index.js falls back to `elliptic` (pure JS, far slower); we require `bindings` only.
  *   Optionally (crypto.secp256k1 = "system") recovery goes through the system's libsecp256k1
  *   instead, via native/secp256k1-system.c; if that binding is missing, start-up fails.
  * - keccak-256: hash-wasm (WebAssembly, one reused hasher; no JS fall-back exists).
@@ -112,7 +112,8 @@ export function secp256k1Addon(): Secp256k1Addon {
 
 /**
  * Whether `compressed` (0x02 or 0x03, then a 32-byte x) is a point on secp256k1: a square root
- * modulo p, ~5 µs, where a recovery is ~50. The `curve` signature check (tx/decoder.ts).
+ * modulo p, a fraction of a recovery's cost (docs/performance.md). The `curve` signature check
+ * (tx/decoder.ts).
  */
 export function isCurvePoint(compressed: Uint8Array): boolean {
   return npmSecp256k1Addon().publicKeyVerify(compressed) === 0;

@@ -23,6 +23,23 @@ export const SUBMISSION_OUTCOMES = ['accepted', 'refused', 'not_sent', 'uncertai
 export type SubmissionOutcome = (typeof SUBMISSION_OUTCOMES)[number];
 
 /**
+ * What one sequencer's part in a forward came to, in the same words: `accepted`, `refused`,
+ * `not_sent`, or `uncertain` (written, no definite answer: asked again before it stands,
+ * docs/design.md §5.4). The audit line's `outcome` is a part's answer's outcome where it has one
+ * (`Exit.outcome`: a sync part accepted without its receipt is `pending`), else this.
+ */
+export type PartState = Exclude<SubmissionOutcome, 'pending'>;
+
+/**
+ * A part's place in its forward's answer (the audit line's `role`), not an outcome: `final` (a
+ * part the answer was decided on), `winner` (fanout: the acceptance that answered), `loser`
+ * (settled after another sequencer's acceptance had answered), `pending` (fanout: settled, no
+ * acceptance, while others were still out: the answer waited for them). The role `pending` is
+ * not the outcome `pending`.
+ */
+export type Role = 'final' | 'winner' | 'loser' | 'pending';
+
+/**
  * The retry rules, each stated once: every reason names one (`retry`), and the README's retry
  * table, Errors table and client kit table are rendered from here (`npm run readme`).
  */

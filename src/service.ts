@@ -5,7 +5,8 @@
  */
 import { openSharedStore } from './accounts/open-store.js';
 import type { SharedAccountStore } from './accounts/types.js';
-import { createApp, slotCount, type App } from './app.js';
+import { createApp, type App } from './app.js';
+import { slotCount } from './threads/thread-parts.js';
 import type { Config } from './config.js';
 import { InternalServer } from './http/internal.js';
 import { readinessReport, type ReadinessReport } from './front/readiness.js';

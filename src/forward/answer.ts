@@ -6,22 +6,28 @@
  * - a JSON-RPC error whose wording suggests the bytes are there ("already known" in any node's
  *   words, "nonce too low"): a question for eth_getTransactionByHash (`check`). Accepted only
  *   if the lookup returns this very transaction; the refusal it says it is where the lookup
- *   answers null; unresolved where the lookup cannot tell. A wording never decides;
+ *   answers null; uncertain where the lookup cannot tell. A wording never decides;
  * - any other JSON-RPC error: the sequencer's refusal, passed through;
- * - any other result (another hash, a non-string): nobody can tell from it (unresolved);
- * - a fault (transport, timeout, 5xx, garbage): unresolved if the bytes were handed to the
+ * - any other result (another hash, a non-string): nobody can tell from it (uncertain);
+ * - a fault (transport, timeout, 5xx, garbage): uncertain if the bytes were handed to the
  *   socket, else never sent.
  */
 import { REJECT, reject, result, safeJson, upstreamRejected, type Exit } from '../errors.js';
 import type { Answer } from '../upstreams/upstream.js';
 
-/** What one sequencer's part in a plain send came to (the audit line's `outcome`, txgate_forwards_total's label). */
+/**
+ * What a sequencer's answer said in a plain send (the audit line's `answer`, txgate_forwards_total's
+ * `outcome` label), finer than what the part came to (reasons.ts PartState, the audit line's `outcome`).
+ */
 export const FORWARD_OUTCOMES = ['accepted', 'already_known', 'nonce_known', 'rejected', 'hash_mismatch', 'fault'] as const;
 /** The sync method's parts add its own: a receipt (`executed`), or accepted without one in the wait. */
 export type ForwardOutcome = (typeof FORWARD_OUTCOMES)[number] | 'executed' | 'accepted_no_receipt';
 
-/** How one sequencer's part in a forward was established (the audit line's `rule`). */
-export type Rule = 'hash' | 'lookup' | 'resend' | 'answer' | 'unresolved' | 'not_sent';
+/**
+ * What established a definite part (the audit line's `rule`): the hash in the answer, a lookup, a
+ * resend, or the sequencer's own refusal (`answer`). A part with none (`uncertain`, `not_sent`) has no rule.
+ */
+export type Rule = 'hash' | 'lookup' | 'resend' | 'answer';
 
 /** What one answer says, before any lookup or resend. */
 export type Reading =
@@ -39,7 +45,7 @@ export type Reading =
     }
   | { readonly t: 'refused'; readonly exit: Exit; readonly detail: string }
   /** Written, and the answer says nothing definite (a fault after writing, another hash, garbage). */
-  | { readonly t: 'unresolved'; readonly outcome: 'fault' | 'hash_mismatch'; readonly detail: string; readonly transport?: boolean }
+  | { readonly t: 'uncertain'; readonly outcome: 'fault' | 'hash_mismatch'; readonly detail: string; readonly transport?: boolean }
   | { readonly t: 'not_sent'; readonly busy: boolean; readonly detail: string; readonly transport: boolean };
 
 /**
@@ -60,7 +66,7 @@ const plainConfirmed = (hash: string, detail: string): { exit: Exit; outcome: Fo
 export function readPlain(a: Answer, hash: string): Reading {
   if (a.kind === 'result') {
     if (typeof a.result === 'string' && a.result.length === 66 && a.result.toLowerCase() === hash) return ACCEPTED(hash);
-    return { t: 'unresolved', outcome: 'hash_mismatch', detail: `answered ${preview(a.result)}, not the hash` };
+    return { t: 'uncertain', outcome: 'hash_mismatch', detail: `answered ${preview(a.result)}, not the hash` };
   }
   if (a.kind === 'error') return readError(a, plainConfirmed(hash, a.message));
   return readFault(a);
@@ -76,7 +82,7 @@ export function readError(a: Extract<Answer, { kind: 'error' }>, confirmed: { ex
 
 export function readFault(a: Extract<Answer, { kind: 'fault' }>): Reading {
   const transport = a.why.startsWith('transport');
-  if (a.sent) return { t: 'unresolved', outcome: 'fault', detail: a.why, transport };
+  if (a.sent) return { t: 'uncertain', outcome: 'fault', detail: a.why, transport };
   return { t: 'not_sent', busy: a.busy === true, detail: a.why, transport };
 }
 

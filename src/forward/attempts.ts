@@ -10,19 +10,21 @@
  *    socket, another hash, a wording the lookup cannot confirm) is resolved before anything is
  *    concluded: the same bytes are resent to the same sequencer on a fresh connection (safe by
  *    construction), and the hash looked up there, until it tells or the forward's time budget
- *    (`forward.timeoutMs` from the fault) runs out. Only then is it unresolved.
- * 3. A refusal is definite only when no written sequencer is unresolved: accepted if any
- *    sequencer accepted; else 502 uncertain (with `data.txHash`) if any is unresolved; else the
+ *    (`forward.timeoutMs` from the fault) runs out. Only then is it uncertain.
+ * 3. A refusal is definite only when no written sequencer is uncertain: accepted if any
+ *    sequencer accepted; else 502 uncertain (with `data.txHash`) if any is uncertain; else the
  *    first refusal; else nothing was sent (503 overloaded or unavailable).
  *
- * Each sequencer's part (parts.ts) is one audit line naming the rule that established it (`hash`,
- * `lookup`, `resend`, `answer`: its own refusal, `unresolved`, `not_sent`).
+ * Each sequencer's part (parts.ts) is one audit line: its outcome in the one vocabulary
+ * (reasons.ts), what its answer said, and the rule that established a definite one (`hash`,
+ * `lookup`, `resend`, `answer`: its own refusal).
  */
 import type { Exit } from '../errors.js';
 import type { Logger } from '../log.js';
 import { FastLog, millisText } from '../log-line.js';
 import { notSent, uncertain, type Known, type Reading } from './answer.js';
-import { type Part, type AttemptObserver, describe, type ForwardRequest, part, type Role, type SendKind } from './parts.js';
+import { type Part, type AttemptObserver, describe, type ForwardRequest, part, partOutcome, type SendKind } from './parts.js';
+import type { Role } from '../reasons.js';
 import { type Asking, lookup, resolve } from './resolve.js';
 import type { CallTimes, Upstream } from '../upstreams/upstream.js';
 import type { Sequencer } from './sequencer.js';
@@ -54,7 +56,7 @@ export class Attempts implements Asking {
     for (const seq of seqs) {
       if (!seq.eligible) continue;
       const a = await this.sendTo(seq, req, kind);
-      if (a.state === 'unresolved') {
+      if (a.state === 'uncertain') {
         const o = (others ??= { accepted: false });
         (resolving ??= []).push(this.resolve(seq, req, kind, a, o).then((r) => (this.finish(req, r, o.accepted ? 'loser' : 'final', kind), r)));
         continue;
@@ -94,12 +96,12 @@ export class Attempts implements Asking {
       };
       for (const seq of seqs) {
         this.sendTo(seq, req, kind)
-          .then((a) => (a.state === 'unresolved' ? this.resolve(seq, req, kind, a, others) : a))
+          .then((a) => (a.state === 'uncertain' ? this.resolve(seq, req, kind, a, others) : a))
           .then((a) => this.finish(req, a, settled(a), kind))
           .catch((e: unknown) => {
-            // Unexpected (a throwing logger or observer): the part is unresolved, never unanswered.
+            // Unexpected (a throwing logger or observer): the part is uncertain, never unanswered.
             this.log.error({ err: e, tx: req.hash, reqId: req.reqId, sequencer: seq.label }, 'fanout attempt failed unexpectedly: outcome uncertain');
-            if (!parts.some((p) => p.seq === seq)) settled(part(seq, 'unresolved', 'fault', 'unresolved', null, performance.now(), 'internal error'));
+            if (!parts.some((p) => p.seq === seq)) settled(part(seq, 'uncertain', 'fault', null, null, performance.now(), 'internal error'));
           });
       }
     });
@@ -111,17 +113,17 @@ export class Attempts implements Asking {
    */
   decide(req: ForwardRequest, parts: readonly Part[]): Exit {
     let refused: Part | null = null;
-    let unresolved = false;
+    let uncertainPart = false;
     let busy = false;
     for (const p of parts) {
       if (p.state === 'accepted') return p.exit!;
-      if (p.state === 'unresolved') unresolved = true;
+      if (p.state === 'uncertain') uncertainPart = true;
       else if (p.state === 'refused') refused ??= p;
       else if (p.busy) busy = true;
     }
-    if (unresolved) {
+    if (uncertainPart) {
       this.log.warn(
-        { tx: req.hash, account: req.account, reqId: req.reqId, chainId: this.chainId, rule: 'unresolved', parts: describe(parts) },
+        { tx: req.hash, account: req.account, reqId: req.reqId, chainId: this.chainId, outcome: 'uncertain', parts: describe(parts) },
         refused !== null
           ? 'a sequencer refused while another that was written could not tell: outcome uncertain'
           : 'no sequencer gave a definite answer: outcome uncertain',
@@ -130,13 +132,13 @@ export class Attempts implements Asking {
     }
     if (refused !== null) return refused.exit!;
     this.log.warn(
-      { tx: req.hash, account: req.account, reqId: req.reqId, chainId: this.chainId, rule: 'not_sent', parts: describe(parts) },
+      { tx: req.hash, account: req.account, reqId: req.reqId, chainId: this.chainId, outcome: 'not_sent', parts: describe(parts) },
       'no sequencer took the transaction: not forwarded',
     );
     return notSent(busy);
   }
 
-  /** One call to one sequencer, and the lookup its answer asks for; an unresolved part is resolved by the caller. */
+  /** One call to one sequencer, and the lookup its answer asks for; an uncertain part is resolved by the caller. */
   async sendTo(seq: Sequencer, req: ForwardRequest, kind: SendKind): Promise<Part> {
     const t = performance.now();
     let r = kind.read(await kind.call(seq, req), req.hash);
@@ -145,7 +147,7 @@ export class Attempts implements Asking {
     if (r.t === 'not_sent' && r.transport && !r.busy) r = kind.read(await kind.call(seq, req), req.hash);
     // The common path: the hash, at once.
     if (r.t === 'accepted') return part(seq, 'accepted', r.outcome, 'hash', r.exit, t, r.detail);
-    if (r.t === 'unresolved' && r.outcome === 'hash_mismatch')
+    if (r.t === 'uncertain' && r.outcome === 'hash_mismatch')
       this.log.error(
         { tx: req.hash, account: req.account, reqId: req.reqId, sequencer: seq.label, detail: r.detail },
         'SEQUENCER RETURNED A DIFFERENT HASH: not reporting acceptance',
@@ -161,9 +163,9 @@ export class Attempts implements Asking {
       case 'refused':
         return part(seq, 'refused', 'rejected', 'answer', r.exit, t, r.detail);
       case 'not_sent':
-        return { ...part(seq, 'not_sent', 'fault', 'not_sent', null, t, `${r.detail} (not sent)`), busy: r.busy, transport: r.transport };
-      case 'unresolved':
-        return { ...part(seq, 'unresolved', r.outcome, 'unresolved', null, t, r.detail), transport: r.transport === true };
+        return { ...part(seq, 'not_sent', 'fault', null, null, t, `${r.detail} (not sent)`), busy: r.busy, transport: r.transport };
+      case 'uncertain':
+        return { ...part(seq, 'uncertain', r.outcome, null, null, t, r.detail), transport: r.transport === true };
       case 'check': {
         const known = await this.lookup(seq, req.hash, performance.now() + this.times.timeoutMs);
         if (known === 'known') return part(seq, 'accepted', r.confirmed.outcome, 'lookup', r.confirmed.exit, t, `${r.detail}; the hash is known`);
@@ -171,9 +173,9 @@ export class Attempts implements Asking {
           return part(seq, 'refused', 'rejected', 'answer', r.unconfirmed, t, `${r.detail}; the hash is unknown`);
         return part(
           seq,
-          'unresolved',
+          'uncertain',
           'fault',
-          'unresolved',
+          null,
           null,
           t,
           `${r.detail}; the lookup ${known === 'unknown' ? 'does not know the hash' : known === 'no_lookup' ? 'is not served' : 'failed'}`,
@@ -194,9 +196,10 @@ export class Attempts implements Asking {
 
   /** A part's audit line and metrics; a transport fault left standing takes the sequencer out until a probe sees it back. */
   finish(req: ForwardRequest, a: Part, role: Role, kind: SendKind): Role {
-    if (a.transport && (a.state === 'unresolved' || a.state === 'not_sent')) a.seq.markDown(a.detail ?? 'transport');
+    if (a.transport && (a.state === 'uncertain' || a.state === 'not_sent')) a.seq.markDown(a.detail ?? 'transport');
     this.audit(req, a, role, kind.method);
-    if (a.state === 'accepted' && this.observer.accepted !== undefined) this.observer.accepted(this.chainId, req, a.seq.label, a.rule);
+    // An accepted part always has its rule (hash, lookup, resend).
+    if (a.state === 'accepted' && this.observer.accepted !== undefined) this.observer.accepted(this.chainId, req, a.seq.label, a.rule!);
     return role;
   }
 
@@ -206,13 +209,15 @@ export class Attempts implements Asking {
     const ms = us / 1000;
     if (method === undefined && this.observer.forward !== undefined)
       this.observer.forward({ chainId: this.chainId, sequencer: a.seq.label, outcome: a.outcome, ms, lane: 'plain' });
-    const line = this.fast.line(a.state === 'unresolved' || a.state === 'not_sent' ? 'warn' : 'info');
+    const line = this.fast.line(a.state === 'uncertain' || a.state === 'not_sent' ? 'warn' : 'info');
     if (line === null) return;
     line.str('audit', 'forward');
     if (this.laneNamed) line.str('lane', 'plain');
     if (method !== undefined) line.str('method', method);
     line.str('reqId', req.reqId).str('account', req.account).str('tx', req.hash).json('chainId', this.chainId);
-    line.json('sequencer', a.seq.labelJson).str('outcome', a.outcome).str('rule', a.rule).str('role', role).json('ms', millisText(us));
+    line.json('sequencer', a.seq.labelJson).str('outcome', partOutcome(a)).str('answer', a.outcome);
+    if (a.rule !== null) line.str('rule', a.rule);
+    line.str('role', role).json('ms', millisText(us));
     if (a.detail !== undefined) line.text('detail', a.detail, 400);
     if (a.state === 'not_sent') line.json('sent', false);
     if (req.sender !== null) line.str('sender', req.sender);

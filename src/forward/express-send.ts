@@ -25,7 +25,8 @@ import type { ExpressLanes } from '../express-lane/lanes.js';
 import type { Logger } from '../log.js';
 import { FastLog, millisText } from '../log-line.js';
 import type { Answer, CallTimes, Upstream } from '../upstreams/upstream.js';
-import { uncertain } from './answer.js';
+import type { PartState } from '../reasons.js';
+import { type Rule, uncertain } from './answer.js';
 import type { Attempts } from './attempts.js';
 import type { AttemptObserver, ForwardRequest } from './parts.js';
 
@@ -104,17 +105,17 @@ export class ExpressSend {
     }
     sub.release(reading);
     if (reading.kind === 'not-sequenced') {
-      this.audit(req, sub, 'rejected', 'answer', t, `refused (${reading.code}): ${detail}; the plain path with the same bytes`);
+      this.audit(req, sub, 'not_sent', 'rejected', 'answer', t, `refused (${reading.code}): ${detail}; the plain path with the same bytes`);
       return withLane(await plain(), 'plain');
     }
     // `null` (queued) or no definite answer: the bytes may be in the lane; the lookup decides.
     const known = await this.confirm(req.hash, lookupAt);
     if (known) {
-      this.audit(req, sub, 'accepted', 'lookup', t, `${detail}; the hash is known`);
+      this.audit(req, sub, 'accepted', 'accepted', 'lookup', t, `${detail}; the hash is known`);
       this.observer.accepted?.(this.chainId, req, this.endpoint.label, 'lookup');
       return withLane(result(req.hash), 'express');
     }
-    this.audit(req, sub, 'fault', 'unresolved', t, `${detail}; the lookup did not find the hash within ${this.times.timeoutMs} ms`);
+    this.audit(req, sub, 'uncertain', 'fault', null, t, `${detail}; the lookup did not find the hash within ${this.times.timeoutMs} ms`);
     return withLane(uncertain(req.hash), 'express');
   }
 
@@ -131,15 +132,29 @@ export class ExpressSend {
     }
   }
 
-  /** The lane's audit line (and the forward metrics, labelled `lane="express"`). */
-  private audit(req: ForwardRequest, sub: LaneSubmission, outcome: 'accepted' | 'rejected' | 'fault', rule: string, t: number, detail: string): void {
+  /**
+   * The lane's audit line (and the forward metrics, labelled `lane="express"`): the part's outcome
+   * (reasons.ts; a refusal proving the bytes were not sequenced is `not_sent`: the plain path
+   * carries them), what the endpoint's answer said, and the rule that established a definite one.
+   */
+  private audit(
+    req: ForwardRequest,
+    sub: LaneSubmission,
+    outcome: PartState,
+    answer: 'accepted' | 'rejected' | 'fault',
+    rule: Rule | null,
+    t: number,
+    detail: string,
+  ): void {
     const us = Math.round((performance.now() - t) * 1000);
-    this.observer.forward?.({ chainId: this.chainId, sequencer: this.endpoint.label, outcome, ms: us / 1000, lane: 'express' });
-    const line = this.fast.line(outcome === 'fault' ? 'warn' : 'info');
+    this.observer.forward?.({ chainId: this.chainId, sequencer: this.endpoint.label, outcome: answer, ms: us / 1000, lane: 'express' });
+    const line = this.fast.line(outcome === 'uncertain' ? 'warn' : 'info');
     if (line === null) return;
     line.str('audit', 'forward').str('lane', 'express');
     line.str('reqId', req.reqId).str('account', req.account).str('tx', req.hash).json('chainId', this.chainId);
-    line.json('sequencer', this.endpoint.labelJson).str('outcome', outcome).str('rule', rule).json('ms', millisText(us));
+    line.json('sequencer', this.endpoint.labelJson).str('outcome', outcome).str('answer', answer);
+    if (rule !== null) line.str('rule', rule);
+    line.json('ms', millisText(us));
     line.json('round', sub.round).text('detail', detail, 400);
     if (req.sender !== null) line.str('sender', req.sender);
     line.end('forward');

@@ -2,7 +2,7 @@
  * Forwarding one chain's transactions to its sequencers, with outcomes that are never
  * ambiguous: the rules are attempts.ts's (an acceptance is a hash or a confirming lookup; a
  * written sequencer with no definite answer is asked again before anything is concluded; a
- * refusal is definite only when no written sequencer is unresolved; 502 only when a sequencer
+ * refusal is definite only when no written sequencer is uncertain; 502 only when a sequencer
  * that may have the bytes could not tell; 503 when nothing was sent).
  * Identical bytes in flight share one forward; a hash accepted moments ago is answered at once
  * (dedup.ts).

@@ -5,6 +5,7 @@
  * resolve.ts.
  */
 import type { Exit } from '../errors.js';
+import type { PartState, SubmissionOutcome } from '../reasons.js';
 import type { ForwardOutcome, Reading, Rule } from './answer.js';
 import type { Answer } from '../upstreams/upstream.js';
 import type { Granted } from '../express-lane/lane.js';
@@ -38,10 +39,12 @@ export interface SendKind {
 /** What one sequencer's part in a forward came to. */
 export interface Part {
   readonly seq: Sequencer;
-  readonly state: 'accepted' | 'refused' | 'unresolved' | 'not_sent';
-  /** For the audit line and the forward metrics. */
+  /** In the outcome vocabulary (reasons.ts): `uncertain` until asked again (resolve.ts), and after, if still no definite answer. */
+  readonly state: PartState;
+  /** What the sequencer's answer said (the audit line's `answer`, the forward metrics' `outcome` label). */
   readonly outcome: ForwardOutcome;
-  readonly rule: Rule;
+  /** What established an accepted or refused part; null for the others. */
+  readonly rule: Rule | null;
   /** The answer this part gives, for accepted and refused. */
   readonly exit: Exit | null;
   readonly ms: number;
@@ -67,14 +70,12 @@ export interface AttemptObserver {
   accepted?(chainId: number, req: ForwardRequest, sequencer: string, rule: Rule): void;
 }
 
-export type Role = 'final' | 'winner' | 'loser' | 'pending';
-
 /** A part as concluded now (`t`: when it started). */
 export function part(
   seq: Sequencer,
   state: Part['state'],
   outcome: ForwardOutcome,
-  rule: Rule,
+  rule: Rule | null,
   exit: Exit | null,
   t: number,
   detail: string | undefined,
@@ -82,7 +83,12 @@ export function part(
   return { seq, state, outcome, rule, exit, ms: performance.now() - t, detail, busy: false, transport: false };
 }
 
-/** The parts, a line each, for the log line of an undecided forward. */
+/** The parts, a line each, for the log line of an undecided forward: the sequencer, its part's outcome (and rule), what it said. */
 export function describe(parts: readonly Part[]): string[] {
-  return parts.map((p) => `${p.seq.label}: ${p.state} (${p.rule}) ${p.detail ?? ''}`.trimEnd());
+  return parts.map((p) => `${p.seq.label}: ${partOutcome(p)}${p.rule === null ? '' : ` (${p.rule})`} ${p.detail ?? ''}`.trimEnd());
+}
+
+/** What a part means for the submission (the audit line's `outcome`): its answer's outcome where it has one, else its state. */
+export function partOutcome(p: Part): SubmissionOutcome {
+  return p.exit !== null ? p.exit.outcome : p.state;
 }

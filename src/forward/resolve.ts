@@ -30,7 +30,7 @@ export interface Asking {
  * transaction is an acceptance; so is a resend answered with the hash, and one refused in
  * words that do not suggest the bytes are there is its own refusal. Anything else is asked
  * again while the sequencer faults; an answer that will not change by asking again (another
- * hash, an endpoint that serves no lookup) leaves the part unresolved, as does the budget's end.
+ * hash, an endpoint that serves no lookup) leaves the part uncertain, as does the budget's end.
  * A suggestive refusal ("already known", "nonce too low") with a lookup answering null is
  * never a refusal here: the sequencer may still be taking the bytes first written.
  */
@@ -74,16 +74,16 @@ export async function resolve(
     const again = `${first.detail ?? 'no answer'}; resent ${tries}x`;
     if (r.t === 'accepted') return part(seq, 'accepted', 'accepted', 'resend', kind.knownExit(req.hash), t, `${again}: the hash`);
     if (r.t === 'refused') return part(seq, 'refused', 'rejected', 'resend', r.exit, t, `${again}: refused: ${r.detail}`);
-    transport = (r.t === 'unresolved' || r.t === 'not_sent') && r.transport === true;
-    said = r.t === 'unresolved' && r.outcome === 'hash_mismatch' ? MISMATCH : r.t === 'check' ? r.detail : FAULT;
+    transport = (r.t === 'uncertain' || r.t === 'not_sent') && r.transport === true;
+    said = r.t === 'uncertain' && r.outcome === 'hash_mismatch' ? MISMATCH : r.t === 'check' ? r.detail : FAULT;
     await sleep(Math.min(pause, deadline - performance.now()));
     pause = Math.min(pause * 2, MAX_PAUSE_MS);
     ask = 'lookup';
   }
   return {
     ...first,
-    state: 'unresolved',
-    rule: 'unresolved',
+    state: 'uncertain',
+    rule: null,
     ms: performance.now() - t,
     transport,
     detail: `${first.detail ?? 'no answer'}; resent ${tries}x, could not tell (last: ${said})`,

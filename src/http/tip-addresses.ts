@@ -33,8 +33,8 @@ const LIST_JSON = JSON.stringify(LIST);
 /**
  * The answer for one grant and its ETag. The address list is spliced in as the JSON text it
  * already is (address-list.ts), and the ETag hashes the answer with the list's digest in its
- * place: a 100,000-address grant's answer costs one copy of its bytes (~1 ms), no string (a
- * 4.5-MB string costs its allocation, its collection, and a UTF-8 copy on every write).
+ * place: a 100,000-address grant's answer costs one copy of its bytes, no string (a string of
+ * megabytes costs its allocation, its collection, and a UTF-8 copy on every write).
  */
 export function tipAddressesAnswer(account: Account, grant: Grant, allowUntippedDeployment: boolean): Cached {
   const text = JSON.stringify({

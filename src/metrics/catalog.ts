@@ -1,13 +1,11 @@
 /**
  * The service's metric families, declared once: name, type, labels, help and what an operator
- * reads in them. The declarations build the families (metrics.ts), make each thread's snapshot
- * (in this order, with these types and aggregators) and render the metrics table in
+ * reads in them. The declarations build the families (family-set.ts, for metrics.ts), make each
+ * thread's snapshot (in this order, with these types and aggregators) and render the metrics table in
  * docs/observability.md (scripts/docs-tables.ts); test/unit/metrics-catalog.test.ts keeps the three
  * in step.
  */
 import { LOG_BUFFER_BYTES } from '../log.js';
-import { type Counter, counterJSON, counters, type Family, type FastHistogram, histogramJSON, histograms } from './families.js';
-import type { MetricJSON } from './json.js';
 import { STAGE_SAMPLE_MASK } from '../pipeline/pipeline.js';
 
 export type FamilyType = 'counter' | 'gauge' | 'histogram';
@@ -348,22 +346,6 @@ export const METRICS = {
     { part: 'track' },
   ),
 } as const satisfies Record<string, FamilyDecl>;
-
-/** The families of a set of declarations, by the same keys: a histogram's children are FastHistograms, any other's Counters. */
-export type Families<D extends Record<string, FamilyDecl>> = {
-  readonly [K in keyof D]: D[K]['type'] extends 'histogram' ? Family<FastHistogram> : Family<Counter>;
-};
-
-export function buildFamilies<D extends Record<string, FamilyDecl>>(decls: D): Families<D> {
-  const out: Record<string, Family<Counter> | Family<FastHistogram>> = {};
-  for (const [key, d] of Object.entries(decls)) out[key] = d.type === 'histogram' ? histograms(d.name, d.help, d.buckets) : counters(d.name, d.help);
-  return out as Families<D>;
-}
-
-/** A family built by buildFamilies from `d`, in prom-client's JSON form. */
-export function familyJSON(f: Family<Counter> | Family<FastHistogram>, d: FamilyDecl): MetricJSON {
-  return d.type === 'histogram' ? histogramJSON(f as Family<FastHistogram>) : counterJSON(f as Family<Counter>, d.aggregator, d.type);
-}
 
 /** Families not declared here that the internal listener adds (prom-client's process metrics). */
 const EXTERNAL_ROWS = ['| `txgate_process_*`, `txgate_nodejs_*` | | | process CPU, memory, event-loop lag, GC (prom-client defaults) |'];

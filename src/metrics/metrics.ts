@@ -5,79 +5,33 @@
  * with prom-client's AggregatorRegistry and render the text format: one scrape shows the whole
  * process.
  */
-import { buildFamilies, familyJSON, METRICS, type Feature } from './catalog.js';
+import { METRICS, type Feature } from './catalog.js';
+import { buildFamilies, familyJSON } from './family-set.js';
 import type { Counter, FastHistogram } from './families.js';
 import type { MetricJSON } from './json.js';
 import type { ReloadResult, StoreSync } from '../accounts/types.js';
 import type { Config } from '../config.js';
-import type { Exit } from '../errors.js';
-import { REASON_NAMES, REASONS, SUBMISSION_OUTCOMES, type SubmissionOutcome, type Where } from '../reasons.js';
+import { SUBMISSION_OUTCOMES, type SubmissionOutcome } from '../reasons.js';
 import type { ForwardObserver } from '../forward/forwarder.js';
 import type { ForwardEvent } from '../forward/parts.js';
 import type { LaneBox } from '../forward/express-send.js';
 import { FORWARD_OUTCOMES } from '../forward/answer.js';
 import type { SyncObserver } from '../sync/sync-send.js';
 import { type HealthBoard, slotIndex } from '../forward/health-board.js';
-import type { BaseCtx } from '../pipeline/context.js';
 import type { RequestObserver } from '../pipeline/pipeline.js';
-import { finished } from '../stages/list.js';
 import { droppedLogLines } from '../log.js';
 import { IGNORED_FRAME_SOURCES, ignoredFrames } from '../upstreams/peer-frames.js';
 import { upstreamLabel } from '../upstreams/upstream.js';
-import { CHAIN_ID_METHOD, SEND_METHOD, STATUS_METHOD, SYNC_METHOD } from '../rpc-methods.js';
 import type { Tracker, TrackObserver } from '../track/tracker.js';
+import { RequestMetrics } from './requests.js';
 import { TrackMetrics } from './track.js';
 import type { TlsObserver } from '../tls/edge.js';
 
-/** The method label: a fixed set, never free text (index order is used on the hot path). */
-const METHODS = [CHAIN_ID_METHOD, SEND_METHOD, 'other', 'unparsed', SYNC_METHOD, STATUS_METHOD] as const;
-const SYNC_METHOD_INDEX = 4;
-const STATUS_METHOD_INDEX = 5;
-/** The reasons given at these stages, from the one reasons table. */
-const at = (...where: Where[]) => REASON_NAMES.filter((r) => REASONS[r].stages.some((w) => where.includes(w)));
-/** A method's outcomes are bound up front, derived from where each reason is given. */
-const POSSIBLE: Record<(typeof METHODS)[number], readonly string[]> = {
-  // Refused before the method is known.
-  unparsed: at('host', 'size_cap', 'parse', 'any'),
-  // Answered at the route stage: its refusals, or a failure.
-  eth_chainId: ['ok', ...at('route').filter((r) => r !== 'method_not_found'), 'internal_error'],
-  other: ['method_not_found'],
-  // Any stage's but the host's, the parse's and the unknown-method refusal.
-  eth_sendRawTransaction: submissionOutcomes(),
-  // Its own series only where a chain serves it (else it is a method not served: `other`).
-  eth_sendRawTransactionSync: submissionOutcomes(),
-  // A status query: the admission before the grant, which answers it (its own series only where a chain tracks).
-  txgate_getTransactionStatus: ['ok', ...at('size_cap', 'auth', 'grant').filter((r) => r !== 'sync_not_granted'), 'invalid_params', 'internal_error'],
-};
-function submissionOutcomes(): string[] {
-  return [
-    'ok',
-    ...REASON_NAMES.filter((r) => REASONS[r].stages.some((w) => w !== 'front_end' && w !== 'host')).filter(
-      (r) => !at('parse').includes(r) && r !== 'method_not_found',
-    ),
-  ];
-}
 const OUTCOMES = FORWARD_OUTCOMES;
-
-/** One transport's request series: by method index, by reason. */
-interface TransportSeries {
-  readonly transport: string;
-  readonly requests: Map<string, Counter>[];
-  readonly durations: Record<string, FastHistogram>[];
-}
 
 export class Metrics {
   /** Every family, built from its declaration (catalog.ts). */
   private readonly f = buildFamilies(METRICS);
-
-  /** By stage name: bound when the pipeline is built (stages), or on a stage's first sample. */
-  private readonly stageChildren = new Map<string, FastHistogram>();
-
-  private stageSeries(stage: string): FastHistogram {
-    let h = this.stageChildren.get(stage);
-    if (h === undefined) this.stageChildren.set(stage, (h = this.f.stages.child({ stage })));
-    return h;
-  }
 
   /** Some chain serves eth_sendRawTransactionSync: the method has series of its own. */
   private readonly syncServed: boolean;
@@ -85,6 +39,8 @@ export class Metrics {
   private readonly statusServed: boolean;
   /** Some chain enables the express lane: its gauges are in a snapshot. */
   private readonly lanesOn: boolean;
+  /** The front ends' request series and the pipeline's stage series. */
+  private readonly requests: RequestMetrics;
 
   constructor(
     private readonly config: Config,
@@ -93,6 +49,7 @@ export class Metrics {
     this.syncServed = config.chains.some((c) => c.sync.enabled);
     this.statusServed = config.chains.some((c) => c.track.enabled);
     this.lanesOn = config.chains.some((c) => c.expressLane.enabled);
+    this.requests = new RequestMetrics(this.f, this.syncServed, this.statusServed);
     // The sync series of the chains that turned the method on, bound up front (alerts see zeros).
     for (const c of config.chains) if (c.sync.enabled) this.syncChildren(c.chainId);
     if (config.websocket.enabled) this.f.wsOpen.child({});
@@ -122,72 +79,10 @@ export class Metrics {
   /**
    * The observer of a front end's requests, by its `transport` label (front/front-end.ts): its
    * series, the outcomes each method can have bound up front (so alerts see zeros, not gaps);
-   * anything else binds on first use. The stage series are the pipeline's, whichever transport.
+   * anything else binds on first use (requests.ts).
    */
   requestObserver(transport: string): RequestObserver {
-    const series = this.bindRequests(transport);
-    return {
-      request: (ctx: BaseCtx, exit: Exit, _stage: string, micros: number) => this.observe(series, ctx, exit, micros),
-      stage: (stage: string, ms: number) => this.stageSeries(stage).observe(ms / 1000),
-      // Bound up front, as the request series: alerts see zeros, not gaps.
-      stages: (names: readonly string[]) => {
-        for (const n of names) this.stageSeries(n);
-      },
-    };
-  }
-
-  private bindRequests(transport: string): TransportSeries {
-    const requests: Map<string, Counter>[] = [];
-    const durations: Record<string, FastHistogram>[] = [];
-    METHODS.forEach((method, i) => {
-      if ((i === SYNC_METHOD_INDEX && !this.syncServed) || (i === STATUS_METHOD_INDEX && !this.statusServed)) return;
-      const m = new Map<string, Counter>();
-      for (const reason of POSSIBLE[method]) {
-        const status = reason === 'ok' ? 200 : REASONS[reason as keyof typeof REASONS].status;
-        m.set(reason, this.f.requests.child({ method, status, reason, transport }));
-      }
-      requests[i] = m;
-      durations[i] = {
-        ok: this.f.duration.child({ method, outcome: 'ok', transport }),
-        rejected: this.f.duration.child({ method, outcome: 'rejected', transport }),
-        upstream: this.f.duration.child({ method, outcome: 'upstream', transport }),
-      };
-    });
-    return { transport, requests, durations };
-  }
-
-  private observe(t: TransportSeries, ctx: BaseCtx, exit: Exit, micros: number): void {
-    const rpc = finished(ctx).rpc;
-    const mi =
-      rpc === undefined
-        ? 3
-        : rpc.method === CHAIN_ID_METHOD
-          ? 0
-          : rpc.method === SEND_METHOD
-            ? 1
-            : rpc.method === SYNC_METHOD && this.syncServed
-              ? SYNC_METHOD_INDEX
-              : rpc.method === STATUS_METHOD && this.statusServed
-                ? STATUS_METHOD_INDEX
-                : 2;
-    const reason = exit.reason;
-    const byReason = t.requests[mi]!;
-    let c = byReason.get(reason);
-    if (c === undefined) {
-      c = this.f.requests.child({ method: METHODS[mi]!, status: exit.status, reason, transport: t.transport });
-      byReason.set(reason, c);
-    }
-    c.value++;
-    const d = t.durations[mi]!;
-    (reason === 'ok' ? d.ok! : reason.startsWith('upstream') ? d.upstream! : d.rejected!).observe(micros / 1e6);
-    if (reason === 'rate_limited') {
-      const account = finished(ctx).account;
-      if (account !== undefined) {
-        let c = this.limitedByAccount.get(account.id);
-        if (c === undefined) this.limitedByAccount.set(account.id, (c = this.f.limited.child({ account: account.id })));
-        c.value++;
-      }
-    }
+    return this.requests.observer(transport);
   }
 
   /** The WebSocket lane's connections. */
@@ -205,7 +100,6 @@ export class Metrics {
   };
 
   private readonly inFlightByChain = new Map<number, Counter>();
-  private readonly limitedByAccount = new Map<string, Counter>();
 
   /** chain → sequencer → pre-bound children: a forward event builds no label string (the express lane's endpoint: its own map). */
   private readonly bySequencer = new Map<number, Map<string, { outcomes: Record<string, Counter>; latency: FastHistogram }>>();

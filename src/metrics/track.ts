@@ -6,8 +6,8 @@ import { upstreamLabel } from '../upstreams/upstream.js';
 import type { TrackState } from '../track/states.js';
 import type { Entry } from '../track/table.js';
 import type { Tracker, TrackObserver } from '../track/tracker.js';
-import type { Families } from './catalog.js';
 import type { METRICS } from './catalog.js';
+import type { Families } from './family-set.js';
 
 type F = Families<typeof METRICS>;
 

@@ -73,8 +73,8 @@ const NO_FIELDS: FieldInitializer = () => {};
 
 /**
  * The initializer of a list of field names, compiled once: one plain store per field, as class
- * field declarations would make (a loop of computed-key stores is several times slower, on
- * every request). The names come from the stages' code, never from input.
+ * field declarations would make (a loop of computed-key stores is a generic keyed store, paid
+ * on every request). The names come from the stages' code, never from input.
  */
 export function fieldInitializer(fields: readonly string[]): FieldInitializer {
   for (const f of fields) fieldName(f);

@@ -8,7 +8,7 @@
  * - a receipt of this very hash: 200, `result` the receipt as the chain gave it (status 0x1 or 0x0);
  * - the EIP's timeout (code 4), "already known", "nonce too low": accepted without a receipt in
  *   the wait (202 sync_timeout, code 4, `data.txHash`) only where the lookup returns this very
- *   transaction; code 4 unconfirmed is unresolved (resent and looked up, then 502 with the hash),
+ *   transaction; code 4 unconfirmed is uncertain (resent and looked up, then 502 with the hash),
  *   the others unconfirmed are the refusal they say they are;
  * - any other JSON-RPC error: the sequencer's refusal passed through (its code 5 included);
  * - a fault: resolved as for the plain send, then 502 uncertain if written, 503 if not.
@@ -48,12 +48,12 @@ export function readSync(a: Answer, hash: string): Reading {
       const r = a.result as { status?: unknown; blockNumber?: unknown };
       return { t: 'accepted', exit, outcome: 'executed', detail: `status ${peerText(r.status)} block ${peerText(r.blockNumber)}` };
     }
-    return { t: 'unresolved', outcome: 'hash_mismatch', detail: 'answered something other than the receipt of this transaction' };
+    return { t: 'uncertain', outcome: 'hash_mismatch', detail: 'answered something other than the receipt of this transaction' };
   }
   if (a.kind === 'fault') return readFault(a);
   const confirmed = { exit: pendingAnswer(hash), outcome: 'accepted_no_receipt' as const };
   // The EIP's timeout says the transaction was taken: true only where the lookup confirms it,
-  // and never a refusal (unresolved where the lookup does not).
+  // and never a refusal (uncertain where the lookup does not).
   if (a.code === 4) return { t: 'check', confirmed, unconfirmed: null, detail: `code 4: ${a.message.slice(0, 200)}` };
   return readError(a, confirmed);
 }
@@ -61,7 +61,7 @@ export function readSync(a: Answer, hash: string): Reading {
 /**
  * A resend of the same bytes by the plain method, for a sync call: read as the plain send's,
  * except that a code 4 is never passed on as a refusal (a client of the sync method reads code
- * 4 as "accepted, no receipt yet"): the lookup decides, else it stays unresolved.
+ * 4 as "accepted, no receipt yet"): the lookup decides, else it stays uncertain.
  */
 export function readSyncResend(a: Answer, hash: string): Reading {
   if (a.kind === 'error' && a.code === 4) return readSync(a, hash);
@@ -188,7 +188,7 @@ export class SyncSender {
     const line = this.fast.line('info');
     if (line !== null) {
       const r = a.kind === 'result' ? (a.result as { status?: unknown; blockNumber?: unknown }) : {};
-      line.str('tx', req.hash).str('account', req.account).str('reqId', req.reqId).str('outcome', 'executed').str('was', exit.reason);
+      line.str('tx', req.hash).str('account', req.account).str('reqId', req.reqId).str('outcome', executed.outcome).str('was', exit.reason);
       line.text('status', peerText(r.status), 66).text('block', peerText(r.blockNumber), 66).end('sync receipt: settled by the chain');
     }
     return executed;
@@ -233,7 +233,7 @@ export class SyncSender {
     const line = this.fast.line('info');
     if (line === null) return out.exit;
     line.str('tx', req.hash).str('account', req.account).str('reqId', req.reqId);
-    line.str('outcome', out.receipt === null ? 'accepted_no_receipt' : 'executed');
+    line.str('outcome', out.exit.outcome);
     // The receipt's fields as the chain gave them: text from outside.
     if (out.receipt !== null) line.text('status', peerText(out.receipt.status), 66).text('block', peerText(out.receipt.blockNumber), 66);
     line.json('ms', Math.round(performance.now() - t)).end('sync receipt');

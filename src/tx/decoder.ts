@@ -19,7 +19,7 @@
 import { RLP } from '@ethereumjs/rlp';
 import { orError } from '../or-error.js';
 import type { Common } from '@ethereumjs/common';
-import type { SignatureCheck } from '../config.js';
+import type { SignatureCheck } from '../config-schema.js';
 import { reject, REJECT, type Exit } from '../errors.js';
 import { chainCommon, NATIVE_CRYPTO } from './crypto.js';
 import { Lean1559 } from './lean1559.js';
@@ -84,7 +84,7 @@ export class TxDecoder {
     }
 
     let values: Values;
-    // The lean path splits the 0x02 list itself (the same strictness as RLP.decode, ~2 µs less);
+    // The lean path splits the 0x02 list itself (the same strictness as RLP.decode, cheaper: docs/performance.md);
     // anything it refuses goes through RLP.decode below for the precise error.
     const split = type === 2 && this.lean ? splitList(payload) : null;
     if (split !== null) values = split;

@@ -6,7 +6,7 @@
  * but the last, the sender recovered only when asked for (a grant's sender allow-list).
  */
 import type { Common } from '@ethereumjs/common';
-import type { SignatureCheck } from '../config.js';
+import type { SignatureCheck } from '../config-schema.js';
 import { reject, REJECT, type Exit } from '../errors.js';
 import { isCurvePoint, keccak256, keccak256Parts, secp256k1Addon } from '../native.js';
 import { invalid } from './refuse.js';

@@ -43,7 +43,7 @@ async function ourRound(): Promise<void> {
   }
   await controlled();
 }
-type AuditLine = { lane?: string; outcome: string; rule: string; sequencer: string; method?: string; round?: number };
+type AuditLine = { lane?: string; outcome: string; answer: string; rule?: string; sequencer: string; method?: string; round?: number };
 const audits = (raw: Hex, since = 0): AuditLine[] =>
   gate.logs
     .slice(since)
@@ -204,10 +204,10 @@ describe('faults of the endpoint, through the gate', () => {
     assert.equal(r.json.result, keccak256(raw));
     assert.equal(r.headers['x-txgate-lane'], 'plain');
     assert.deepEqual(
-      audits(raw, since).map((a) => [a.lane, a.outcome]),
+      audits(raw, since).map((a) => [a.lane, a.outcome, a.answer]),
       [
-        ['express', 'rejected'],
-        ['plain', 'accepted'],
+        ['express', 'not_sent', 'rejected'],
+        ['plain', 'accepted', 'accepted'],
       ],
     );
     assert.equal(await landed(raw), true);

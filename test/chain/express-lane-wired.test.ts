@@ -64,7 +64,7 @@ const audits = (g: Gate, raw: Hex, since = 0) =>
   g.logs
     .slice(since)
     .filter((l) => l.includes('"audit":"forward"') && l.includes(keccak256(raw)))
-    .map((l) => JSON.parse(l) as { lane?: string; outcome: string; rule: string; sequencer: string });
+    .map((l) => JSON.parse(l) as { lane?: string; outcome: string; answer: string; rule?: string; sequencer: string });
 const submit = (g: Gate, raw: Hex, key = desk) => rpc(g.port, 'eth_sendRawTransaction', [raw], { key });
 
 before(async () => {
@@ -147,10 +147,10 @@ describe('the express lane, wired', () => {
     assert.equal(r.headers['x-txgate-lane'], 'plain');
     const lines = audits(gate, raw);
     assert.deepEqual(
-      lines.map((a) => [a.lane, a.outcome]),
+      lines.map((a) => [a.lane, a.outcome, a.answer]),
       [
-        ['express', 'rejected'],
-        ['plain', 'accepted'],
+        ['express', 'not_sent', 'rejected'],
+        ['plain', 'accepted', 'accepted'],
       ],
     );
     assert.equal(await landed(raw), true);
@@ -167,8 +167,8 @@ describe('the express lane, wired', () => {
     assert.equal(r.json.error.data.txHash, keccak256(raw));
     assert.equal(r.headers['x-txgate-lane'], 'express');
     assert.deepEqual(
-      audits(gate, raw).map((a) => [a.lane, a.rule]),
-      [['express', 'unresolved']],
+      audits(gate, raw).map((a) => [a.lane, a.outcome, a.rule]),
+      [['express', 'uncertain', undefined]],
     );
     assert.equal(await known(raw), false);
   });
@@ -182,8 +182,8 @@ describe('the express lane, wired', () => {
     assert.equal(r.status, 502, r.text);
     assert.equal(r.json.error.data.txHash, keccak256(raw));
     assert.deepEqual(
-      audits(gate, raw, since).map((a) => [a.lane, a.rule]),
-      [['express', 'unresolved']],
+      audits(gate, raw, since).map((a) => [a.lane, a.outcome, a.rule]),
+      [['express', 'uncertain', undefined]],
     );
   });
 

@@ -337,7 +337,7 @@ describe('eth_sendRawTransactionSync, receipt mode (plain send, then the chain R
     assert.doesNotMatch(audit[0]!, /eth_sendRawTransactionSync/, 'the sequencer was sent the plain method');
     const line = r.logs.find((l) => l.includes('"msg":"sync receipt"') && l.includes(hash));
     assert.ok(line !== undefined, 'a line for what the wait came to');
-    assert.match(line, /"outcome":"executed","status":"0x1","block":"0x[0-9a-f]+"/);
+    assert.match(line, /"outcome":"accepted","status":"0x1","block":"0x[0-9a-f]+"/);
     const again = await syncCall(r, key, [raw]);
     assert.equal(again.json.result.transactionHash, hash, 'a resend is answered from the receipt');
     assert.equal(plainAudits(r, hash).length, 1, 'and not forwarded again');

@@ -127,7 +127,8 @@ describe('outcomes with one sequencer', () => {
       assert.deepEqual(r.json.result, txHash(raw), message);
       const line = audit(gate).find((l) => l.tx === txHash(raw));
       assert.equal(line?.rule, 'lookup');
-      assert.equal(line?.outcome, 'already_known');
+      assert.equal(line?.outcome, 'accepted');
+      assert.equal(line?.answer, 'already_known');
       // The same wording for a hash the sequencer does not know: the refusal it says it is.
       const other = await next();
       const refused = await submit(gate, other);
@@ -158,8 +159,9 @@ describe('outcomes with one sequencer', () => {
     assert.equal(r.json.error.data.reason, 'upstream_error');
     assert.equal(r.json.error.data.txHash, txHash(raw));
     const audit = gate.logs.map((l) => JSON.parse(l)).find((l) => l.audit === 'forward' && l.tx === txHash(raw));
-    assert.equal(audit?.outcome, 'fault');
-    assert.equal(audit?.rule, 'unresolved');
+    assert.equal(audit?.outcome, 'uncertain');
+    assert.equal(audit?.answer, 'fault');
+    assert.equal(audit?.rule, undefined);
     assert.match(audit?.detail, /nonce too low; the lookup failed/);
   });
   it('any other JSON-RPC error passes through with HTTP 200 and its code and message', async () => {
@@ -362,7 +364,7 @@ describe('duplicates, shedding, health', () => {
     }
     assert.equal(by(200).length, sent.size, 'everything the sequencer saw was answered 200');
     assert.ok(by(200).length >= 4 && by(503).length >= 4, `both outcomes occur (${by(200).length} × 200, ${by(503).length} × 503)`);
-    const unsent = audit(gate).filter((l) => l.outcome === 'fault');
+    const unsent = audit(gate).filter((l) => l.outcome === 'not_sent');
     assert.ok(unsent.length > 0 && unsent.every((l) => l.sent === false), 'the audit lines say the shed ones were not sent');
   });
   it('closing the client ends a call still waiting for a connection as never sent (no forward left hanging)', async () => {

@@ -101,7 +101,7 @@ describe('an acceptance is a hash, never a wording', () => {
     const r = await submit(gate, raw);
     assert.equal(r.status, 502, JSON.stringify(r.json));
     assert.deepEqual([r.json.error.data.reason, r.json.error.data.txHash], ['upstream_error', txHash(raw)]);
-    assert.equal(audits(gate, raw)[0]?.rule, 'unresolved');
+    assert.equal(audits(gate, raw)[0]?.outcome, 'uncertain');
   });
 
   it('HTTP: a lookup answering another transaction, or garbage, confirms nothing', async () => {
@@ -198,7 +198,7 @@ for (const strategy of ['failover', 'fanout'] as const) {
           assert.deepEqual([r.json.error.data.reason, r.json.error.data.txHash], ['upstream_error', txHash(raw)]);
           const lines = audits(gate, raw);
           assert.ok(
-            lines.some((l) => l.rule === 'unresolved'),
+            lines.some((l) => l.outcome === 'uncertain'),
             JSON.stringify(lines),
           );
           // A reset left standing takes A out until the next probe (every 100 ms) sees it back.

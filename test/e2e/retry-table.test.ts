@@ -2,7 +2,8 @@
  * One retry table: every reason names one retry rule (src/reasons.ts RETRY), the retry table
  * (README.md and docs/clients.md), the Errors table and the client kit table (docs/clients.md)
  * are rendered from it, no reason's advice restates a
- * retry rule of its own, and each request's log line names its outcome.
+ * retry rule of its own, and each request's log line names its outcome, in the words of its
+ * forward's audit lines.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { block } from '../../scripts/readme-tables.js';
 import { renderKitOutcomes, renderRetry } from '../../scripts/readme-retry.js';
+import { notSent, uncertain } from '../../src/forward/answer.js';
 import { outcomeOf, REASON_NAMES, REASONS, RETRY } from '../../src/reasons.js';
 import { eventually, newKey } from '../support/harness.js';
 import { rpc } from '../support/http.js';
@@ -55,6 +57,11 @@ describe('the retry table', () => {
       const expected = s === 202 ? 'pending' : s === 502 || s === 500 ? 'uncertain' : s === 429 || s === 503 || s === 499 ? 'not_sent' : 'refused';
       assert.equal(outcomeOf(r), expected, r);
     }
+    // A sequencer's part with no answer is named by its state (the audit line's outcome): the
+    // word of the answer the forward gives for it.
+    assert.equal(uncertain('0x00').outcome, 'uncertain');
+    assert.equal(notSent(true).outcome, 'not_sent');
+    assert.equal(notSent(false).outcome, 'not_sent');
   });
 });
 
@@ -77,6 +84,12 @@ describe('request log lines name the outcome', () => {
       3000,
     ))!;
 
+  const auditOutcomes = (reqId: string) =>
+    gate.logs
+      .map((l) => JSON.parse(l) as { reqId?: string; audit?: string; outcome?: string })
+      .filter((l) => l.reqId === reqId && l.audit === 'forward')
+      .map((l) => l.outcome);
+
   it('accepted (200), refused (401), uncertain (502), not_sent (503): no line says "rejected"', async () => {
     const cases: [number, string, () => void, string | undefined][] = [
       [200, 'accepted', () => (stub.behaviour = () => ({ kind: 'accept' })), key],
@@ -88,7 +101,10 @@ describe('request log lines name the outcome', () => {
       arrange();
       const r = await rpc(gate.port, 'eth_sendRawTransaction', [await sign1559({ nonce: nonce++ })], k === undefined ? {} : { key: k });
       assert.equal(r.status, status, r.text);
-      assert.equal((await lineOf(String(r.headers['x-request-id']))).msg, msg);
+      const reqId = String(r.headers['x-request-id']);
+      assert.equal((await lineOf(reqId)).msg, msg);
+      // The forward's audit line says the same word (one vocabulary, reasons.ts).
+      if (status !== 401) assert.deepEqual(auditOutcomes(reqId), [msg]);
     }
     // Not sent: the only sequencer is down (the health board says so before anything is written).
     await stub.stop();
@@ -98,6 +114,11 @@ describe('request log lines name the outcome', () => {
     }, 10_000);
     assert.equal(down!.json.error.data.reason, 'upstream_unavailable');
     assert.equal((await lineOf(String(down!.headers['x-request-id']))).msg, 'not_sent');
+    // A part tried before the board knew (connection refused) is not_sent too; none once it knows.
+    assert.ok(
+      auditOutcomes(String(down!.headers['x-request-id'])).every((o) => o === 'not_sent'),
+      'nothing was sent',
+    );
     assert.ok(!gate.logs.some((l) => JSON.parse(l).msg === 'rejected'));
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The configuration fields are declared once (src/config.ts, CONFIG): the table in
+ * The configuration fields are declared once (src/config-schema.ts, CONFIG): the table in
  * docs/operations.md is the one rendered from the declarations, row for row, and the declarations
  * are what validation reads: every declared field is checked under its own name, has the default
  * the table shows, and no field is read that is not declared.
@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { fieldRows, renderFieldTable } from '../../src/config-fields.js';
-import { CONFIG, ConfigError, parseConfig } from '../../src/config.js';
+import { ConfigError, parseConfig } from '../../src/config.js';
+import { CONFIG } from '../../src/config-schema.js';
 import { block } from '../../scripts/readme-tables.js';
 
 const OPERATIONS = readFileSync(join(import.meta.dirname, '../../../docs/operations.md'), 'utf8');

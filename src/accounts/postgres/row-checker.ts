@@ -1,10 +1,10 @@
 /**
  * Where the fleet store checks a large row (over INLINE_BYTES of JSON; a small one is read
- * with its batch and checked in place: < 1 ms): on a thread of its own (row-check-worker.ts),
+ * with its batch and checked in place): on a thread of its own (row-check-worker.ts),
  * which reads the row itself by primary key on a connection of its own, so that the transfer
- * of a 100,000-address grant (~4.6 MB), its JSON parse (~40 ms) and its checksums (~130 ms)
- * never hold the thread that serves (with one worker thread, the store runs on it). What comes
- * back is the account with its address lists as two strings each (address-list.ts): installing
+ * of a 100,000-address grant (megabytes), its JSON parse and its checksums (bench:fleet-stall
+ * measures them) never hold the thread that serves (with one worker thread, the store runs on
+ * it). What comes back is the account with its address lists as two strings each (address-list.ts): installing
  * it costs no parse and no Set of 100,000 entries.
  */
 import { Worker } from 'node:worker_threads';
