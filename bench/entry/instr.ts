@@ -215,6 +215,13 @@ for (const { name, def, server: pending } of starting) {
   driver.closeLanes();
   await srv.stop();
   results.push(...measured.filter((m) => def.scenarios.some((s) => s.name === m.scenario)));
+  if (name === 'echo' && !results.some((r) => r.server === 'echo')) {
+    // Every ratio is to the echo: without it there is nothing to report.
+    process.stderr.write(
+      `bench:instr: the bare uWS echo on port ${BASE} misanswered in every round (another process on the port?): no reference; try another --port-base\n`,
+    );
+    process.exit(1);
+  }
   if (!withStages) continue;
   const exit = (scenario: string) => measured.find((m) => m.scenario === scenario)!;
   const echo = results.find((r) => r.server === 'echo')!;
