@@ -21,6 +21,7 @@ import { createForwardStage } from '../src/stages/forward.js';
 import { renderClientErrors } from './client-errors-table.js';
 import { renderExamples } from './readme-examples.js';
 import { renderMicro, renderPerf } from './readme-perf.js';
+import { renderExpressLaneCost } from './express-lane-cost.js';
 import { renderKitOutcomes, renderRetry } from './readme-retry.js';
 import { admissionStages } from '../src/stages/list.js';
 
@@ -82,6 +83,7 @@ export const BLOCKS: Readonly<Record<string, () => string>> = {
   perf: () => renderPerf(),
   'perf-doc': () => renderPerf(undefined, '../'),
   'perf-micro': renderMicro,
+  'express-lane-cost': () => renderExpressLaneCost(),
   config: () => renderFieldTable(CONFIG),
   metrics: renderMetricsTable,
   layers: () => renderLayers(),
