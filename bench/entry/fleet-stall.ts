@@ -14,7 +14,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { migrate } from '../../src/accounts/postgres/migrate.js';
 import { PostgresAccountStore } from '../../src/accounts/postgres/store.js';
@@ -25,18 +24,17 @@ import { measureEdge, phaseTable, seedFleet, type PhaseResult } from '../shared/
 import { median, RESULTS_DIR, round } from '../shared/lib.js';
 import { StallProbe, type StallReport } from '../drivers/stall-probe.js';
 import { TXGATE_CLI } from '../shared/paths.js';
+import { parseOwnArgs } from '../shared/options.js';
 import { resultsJson } from '../shared/results-schema.js';
 
 const USAGE = 'Usage: npm run bench:fleet-stall -- [--before PATH/dist/src/cli.js] [--seconds 8] [--rounds 8] [--resync 20000] [--no-store]\n';
-const { values } = parseArgs({
-  options: {
-    before: { type: 'string' },
-    seconds: { type: 'string', default: '8' },
-    rounds: { type: 'string', default: '8' },
-    resync: { type: 'string', default: '20000' },
-    'no-store': { type: 'boolean', default: false },
-    help: { type: 'boolean', default: false },
-  },
+const values = parseOwnArgs('bench:fleet-stall', {
+  before: { type: 'string' },
+  seconds: { type: 'string', default: '8' },
+  rounds: { type: 'string', default: '8' },
+  resync: { type: 'string', default: '20000' },
+  'no-store': { type: 'boolean', default: false },
+  help: { type: 'boolean', default: false },
 });
 if (values.help) {
   process.stdout.write(USAGE);

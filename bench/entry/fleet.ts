@@ -9,7 +9,6 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { migrate } from '../../src/accounts/postgres/migrate.js';
 import { CLIENT_OPTIONS } from '../../src/accounts/postgres/connection.js';
@@ -17,17 +16,16 @@ import { TestPostgres } from '../../test/support/postgres.js';
 import { measureEdge, phaseTable, seedFleet } from '../shared/fleet-edge.js';
 import { RESULTS_DIR } from '../shared/lib.js';
 import { TXGATE_CLI } from '../shared/paths.js';
+import { parseOwnArgs } from '../shared/options.js';
 import { resultsJson } from '../shared/results-schema.js';
 
-const { values } = parseArgs({
-  options: {
-    seconds: { type: 'string', default: '8' },
-    workers: { type: 'string', default: '1' },
-    cli: { type: 'string' },
-    label: { type: 'string', default: 'after' },
-    resync: { type: 'string', default: '20000' },
-    help: { type: 'boolean', default: false },
-  },
+const values = parseOwnArgs('bench:fleet', {
+  seconds: { type: 'string', default: '8' },
+  workers: { type: 'string', default: '1' },
+  cli: { type: 'string' },
+  label: { type: 'string', default: 'after' },
+  resync: { type: 'string', default: '20000' },
+  help: { type: 'boolean', default: false },
 });
 if (values.help) {
   process.stdout.write('Usage: npm run bench:fleet -- [--seconds 8] [--workers 1] [--resync 20000] [--cli PATH/dist/src/cli.js] [--label after]\n');

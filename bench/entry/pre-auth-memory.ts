@@ -2,14 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
 import { keySha256 } from '../../src/accounts/keys.js';
 import { RESULTS_DIR } from '../shared/lib.js';
 import { resultsJson } from '../shared/results-schema.js';
 import { startTxgate } from '../shared/txgate.js';
+import { parseOwnArgs } from '../shared/options.js';
 
-const { values: opt } = parseArgs({ options: { connections: { type: 'string', default: '8000' }, port: { type: 'string', default: '18231' } } });
+const opt = parseOwnArgs('bench:pre-auth-memory', { connections: { type: 'string', default: '8000' }, port: { type: 'string', default: '18231' } });
 const N = Number(opt.connections);
 const PORT = Number(opt.port);
 const DECLARED = 64 * 1024;

@@ -13,7 +13,7 @@
  *    (process.cpuUsage, medians of rounds), and the ratio. The socket read of the answer is not
  *    in it (a few µs per 70 kB on loopback).
  */
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -168,19 +168,26 @@ const w = await watcherCost();
  * table, the watcher's queues, their share of the collections): callgrind's total for `accepts`
  * acceptances less the same run without the hook, over `accepts`.
  */
-function instructions(mode: 'track' | 'none'): number | null {
-  const r = spawnSync('valgrind', ['--tool=callgrind', '--callgrind-out-file=/dev/null', 'node', driver('track-accept'), String(o.accepts), mode], {
-    encoding: 'utf8',
+function instructions(mode: 'track' | 'none'): Promise<number | null> {
+  return new Promise((resolve) => {
+    const p = spawn('valgrind', ['--tool=callgrind', '--callgrind-out-file=/dev/null', 'node', driver('track-accept'), String(o.accepts), mode], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    p.on('error', () => resolve(null));
+    p.on('close', (code) => {
+      const m = /Collected : (\d+)/.exec(stderr);
+      resolve(code === 0 && m !== null ? Number(m[1]) : null);
+    });
   });
-  const m = /Collected : (\d+)/.exec(r.stderr ?? '');
-  return r.status === 0 && m !== null ? Number(m[1]) : null;
 }
 let perAccept: number | null = null;
 if (o.accepts > 0) {
   const runs: number[] = [];
   for (let i = 0; i < 3; i++) {
-    const none = instructions('none');
-    const track = instructions('track');
+    // Both at once (a core each): counted instructions do not depend on what else runs.
+    const [none, track] = await Promise.all([instructions('none'), instructions('track')]);
     if (none === null || track === null) break;
     runs.push((track - none) / o.accepts);
     process.stderr.write(`instructions: round ${i + 1}/3\n`);

@@ -5,7 +5,7 @@
  */
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 
 /**
  * One option of a bench: its kind, what it does, and its value in the quick run (the default)
@@ -185,3 +185,16 @@ export function helpText(name: string, about: string, specs: Record<string, Opti
 
 /** Where results go unless --out or --save says otherwise: outside the repository. */
 export const DEFAULT_OUT = join(tmpdir(), 'txgate-bench');
+
+/**
+ * `node:util` parseArgs for a bench with options of its own (not the spec format above): a
+ * refused command line is one line on stderr naming the bench, and exit 2, never a stack trace.
+ */
+export function parseOwnArgs<T extends ParseArgsConfig['options']>(bench: string, options: T): ReturnType<typeof parseArgs<{ options: T }>>['values'] {
+  try {
+    return parseArgs({ options, args: process.argv.slice(2) }).values;
+  } catch (e) {
+    process.stderr.write(`${bench}: ${(e as Error).message} (--help lists the options)\n`);
+    process.exit(2);
+  }
+}

@@ -68,6 +68,21 @@ describe('every bench: --help and refused command lines', () => {
     });
 });
 
+describe('the benches with options of their own: a refused command line is one line, exit 2', () => {
+  for (const [name, file] of [
+    ['bench:fleet', 'fleet'],
+    ['bench:fleet-stall', 'fleet-stall'],
+    ['bench:pre-auth-memory', 'pre-auth-memory'],
+    ['bench:resetting', 'resetting'],
+  ] as const)
+    it(`${name} --frobnicate`, () => {
+      const r = bench(file, ['--frobnicate']);
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(oneLine(r.stderr, name), new RegExp(`^${name}: Unknown option '--frobnicate' \\(--help lists the options\\)$`));
+      assert.equal(r.stdout, '');
+    });
+});
+
 describe('the shared option parser', () => {
   const specs = {
     requests: { kind: 'int', quick: 400, full: 2000, help: '' },
