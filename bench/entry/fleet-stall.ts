@@ -9,7 +9,7 @@
  * - the store in this process (this tree): ROUNDS changes of the grant, each waited for, the row
  *   checked on the checker's thread against checked in place; the store thread's stalls alike.
  * Writes bench/results/fleet-stall.{json,md}.
- * Usage: npm run bench:fleet-stall -- [--before PATH/dist/src/cli.js] [--seconds 8] [--rounds 8] [--resync 20000] [--no-store]
+ * Usage: npm run bench:fleet-stall -- [--before PATH/dist/src/cli.js] [--seconds 8] [--rounds 8] [--resync 20000] [--no-store] [--out DIR | --save]
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,13 +21,14 @@ import { CLIENT_OPTIONS } from '../../src/accounts/postgres/connection.js';
 import { createLogger } from '../../src/log.js';
 import { TestPostgres } from '../../test/support/postgres.js';
 import { measureEdge, phaseTable, seedFleet, type PhaseResult } from '../shared/fleet-edge.js';
-import { median, RESULTS_DIR, round } from '../shared/lib.js';
+import { median, round } from '../shared/lib.js';
 import { StallProbe, type StallReport } from '../drivers/stall-probe.js';
 import { TXGATE_CLI } from '../shared/paths.js';
-import { parseOwnArgs } from '../shared/options.js';
+import { OUT_OPTIONS, parseOwnArgs, resultsDir } from '../shared/options.js';
 import { resultsJson } from '../shared/results-schema.js';
 
-const USAGE = 'Usage: npm run bench:fleet-stall -- [--before PATH/dist/src/cli.js] [--seconds 8] [--rounds 8] [--resync 20000] [--no-store]\n';
+const USAGE =
+  'Usage: npm run bench:fleet-stall -- [--before PATH/dist/src/cli.js] [--seconds 8] [--rounds 8] [--resync 20000] [--no-store] [--out DIR | --save]\n';
 const values = parseOwnArgs('bench:fleet-stall', {
   before: { type: 'string' },
   seconds: { type: 'string', default: '8' },
@@ -35,11 +36,13 @@ const values = parseOwnArgs('bench:fleet-stall', {
   resync: { type: 'string', default: '20000' },
   'no-store': { type: 'boolean', default: false },
   help: { type: 'boolean', default: false },
+  ...OUT_OPTIONS,
 });
 if (values.help) {
   process.stdout.write(USAGE);
   process.exit(0);
 }
+const OUT = resultsDir('bench:fleet-stall', values);
 const ROUNDS = Number(values.rounds);
 const SECONDS = Number(values.seconds);
 
@@ -120,11 +123,8 @@ try {
       }),
       '',
     );
-  writeFileSync(join(RESULTS_DIR, 'fleet-stall.md'), md.join('\n'));
-  writeFileSync(
-    join(RESULTS_DIR, 'fleet-stall.json'),
-    resultsJson('fleet-stall', { seconds: SECONDS, resyncMs: Number(values.resync), rounds: ROUNDS, edges, store }),
-  );
+  writeFileSync(join(OUT, 'fleet-stall.md'), md.join('\n'));
+  writeFileSync(join(OUT, 'fleet-stall.json'), resultsJson('fleet-stall', { seconds: SECONDS, resyncMs: Number(values.resync), rounds: ROUNDS, edges, store }));
   process.stdout.write(md.join('\n'));
 } finally {
   await sql.end({ timeout: 1 });

@@ -4,7 +4,7 @@
  * PostgreSQL, 20 small accounts and one grant of 100,000 tip addresses, through the phases of
  * fleet-edge.ts (idle, revocations, a NOTIFY flood, the large grant changing every second, the
  * table locked), as ratios to idle in the same run.
- * Usage: npm run bench:fleet -- [--seconds 8] [--workers 1] [--resync 20000] [--cli PATH/dist/src/cli.js] [--label after]
+ * Usage: npm run bench:fleet -- [--seconds 8] [--workers 1] [--resync 20000] [--cli PATH/dist/src/cli.js] [--label after] [--out DIR | --save]
  * (--cli runs another build of txgate; bench:fleet-stall runs a before and an after build in one run.)
  */
 import { writeFileSync } from 'node:fs';
@@ -14,9 +14,8 @@ import { migrate } from '../../src/accounts/postgres/migrate.js';
 import { CLIENT_OPTIONS } from '../../src/accounts/postgres/connection.js';
 import { TestPostgres } from '../../test/support/postgres.js';
 import { measureEdge, phaseTable, seedFleet } from '../shared/fleet-edge.js';
-import { RESULTS_DIR } from '../shared/lib.js';
 import { TXGATE_CLI } from '../shared/paths.js';
-import { parseOwnArgs } from '../shared/options.js';
+import { OUT_OPTIONS, parseOwnArgs, resultsDir } from '../shared/options.js';
 import { resultsJson } from '../shared/results-schema.js';
 
 const values = parseOwnArgs('bench:fleet', {
@@ -26,11 +25,15 @@ const values = parseOwnArgs('bench:fleet', {
   label: { type: 'string', default: 'after' },
   resync: { type: 'string', default: '20000' },
   help: { type: 'boolean', default: false },
+  ...OUT_OPTIONS,
 });
 if (values.help) {
-  process.stdout.write('Usage: npm run bench:fleet -- [--seconds 8] [--workers 1] [--resync 20000] [--cli PATH/dist/src/cli.js] [--label after]\n');
+  process.stdout.write(
+    'Usage: npm run bench:fleet -- [--seconds 8] [--workers 1] [--resync 20000] [--cli PATH/dist/src/cli.js] [--label after] [--out DIR | --save]\n',
+  );
   process.exit(0);
 }
+const OUT = resultsDir('bench:fleet', values);
 const pg = await TestPostgres.start();
 const sql = postgres(pg.url(), { ...CLIENT_OPTIONS, max: 4 });
 try {
@@ -45,7 +48,7 @@ try {
     workers: Number(values.workers),
     resyncMs: Number(values.resync),
   });
-  const file = join(RESULTS_DIR, `fleet-${values.label}.json`);
+  const file = join(OUT, `fleet-${values.label}.json`);
   const meta = { cli: values.cli ?? 'this tree', workers: Number(values.workers), seconds: Number(values.seconds), resyncMs: Number(values.resync) };
   writeFileSync(file, resultsJson('fleet', { ...meta, results }));
   const md = phaseTable(values.label, results);

@@ -4,12 +4,16 @@ import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
 import { keySha256 } from '../../src/accounts/keys.js';
-import { RESULTS_DIR } from '../shared/lib.js';
 import { resultsJson } from '../shared/results-schema.js';
 import { startTxgate } from '../shared/txgate.js';
-import { parseOwnArgs } from '../shared/options.js';
+import { OUT_OPTIONS, parseOwnArgs, resultsDir } from '../shared/options.js';
 
-const opt = parseOwnArgs('bench:pre-auth-memory', { connections: { type: 'string', default: '8000' }, port: { type: 'string', default: '18231' } });
+const opt = parseOwnArgs('bench:pre-auth-memory', {
+  connections: { type: 'string', default: '8000' },
+  port: { type: 'string', default: '18231' },
+  ...OUT_OPTIONS,
+});
+const OUT = resultsDir('bench:pre-auth-memory', opt);
 const N = Number(opt.connections);
 const PORT = Number(opt.port);
 const DECLARED = 64 * 1024;
@@ -116,6 +120,6 @@ const lines = [
         .join(', ')} |`,
   ),
 ];
-writeFileSync(join(RESULTS_DIR, 'pre-auth-memory.json'), resultsJson('pre-auth-memory', { connections: N, declared: DECLARED, sent: SENT, phases }));
-writeFileSync(join(RESULTS_DIR, 'pre-auth-memory.md'), lines.join('\n') + '\n');
+writeFileSync(join(OUT, 'pre-auth-memory.json'), resultsJson('pre-auth-memory', { connections: N, declared: DECLARED, sent: SENT, phases }));
+writeFileSync(join(OUT, 'pre-auth-memory.md'), lines.join('\n') + '\n');
 process.stdout.write(lines.join('\n') + '\n');

@@ -3,9 +3,11 @@
  * quick and --full values); node:util's parseArgs splits the line, and every refusal is one line
  * (a UsageError) that startBench prints before exiting 2.
  */
+import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { RESULTS_DIR } from './paths.js';
 
 /**
  * One option of a bench: its kind, what it does, and its value in the quick run (the default)
@@ -197,4 +199,21 @@ export function parseOwnArgs<T extends ParseArgsConfig['options']>(bench: string
     process.stderr.write(`${bench}: ${(e as Error).message} (--help lists the options)\n`);
     process.exit(2);
   }
+}
+
+/** `--out DIR` and `--save` for a bench with options of its own (parseOwnArgs): where its results go. */
+export const OUT_OPTIONS = { out: { type: 'string' }, save: { type: 'boolean', default: false } } as const;
+
+/**
+ * The folder a bench writes its results to: `--out DIR` (default $TMPDIR/txgate-bench), or
+ * bench/results/ (the committed figures) only with `--save`; made if missing.
+ */
+export function resultsDir(bench: string, o: { readonly out?: string | undefined; readonly save?: boolean | undefined }): string {
+  if (o.save === true && o.out !== undefined) {
+    process.stderr.write(`${bench}: --save writes bench/results/ and --out DIR writes DIR: give one of them\n`);
+    process.exit(2);
+  }
+  const dir = o.save === true ? RESULTS_DIR : resolve(o.out ?? DEFAULT_OUT);
+  mkdirSync(dir, { recursive: true });
+  return dir;
 }
