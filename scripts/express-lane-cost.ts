@@ -4,7 +4,7 @@
  * by side): each scenario's instructions per request (median of the run's rounds, and their
  * range), bytes allocated, and the ratio to the same chain configured with no lane.
  */
-import { readRun, type InstrRun } from '../bench/shared/results-schema.js';
+import { readRun, type InstrRun } from '../bench/common/results-schema.js';
 
 export const EXPRESS_LANE_RUN = 'instr-express-lane';
 

@@ -3,14 +3,14 @@
  * every figure is read from a run's JSON, and the command that reproduces a run is rendered from
  * the settings that run recorded. `npm run readme` writes it between `<!-- perf:start -->` and
  * `<!-- perf:end -->`; a test fails when the README differs from the JSON. What may be called a
- * figure is bench/shared/figures.ts's rule: a median only of an odd count of rounds (3 or more), a
+ * figure is bench/common/figures.ts's rule: a median only of an odd count of rounds (3 or more), a
  * figure below its reference or from noisy rounds flagged in its cell.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { flagged, hasMedian, noisyNote, roundsSpread } from '../bench/shared/figures.js';
-import { RESULTS_DIR } from '../bench/shared/paths.js';
-import { kindOf, parseRun, readRun as readChecked, type InstrRun, type LoadRun, type SyncRun, type WsRun } from '../bench/shared/results-schema.js';
+import { flagged, hasMedian, noisyNote, roundsSpread } from '../bench/common/figures.js';
+import { RESULTS_DIR } from '../bench/common/paths.js';
+import { kindOf, parseRun, readRun as readChecked, type InstrRun, type LoadRun, type SyncRun, type WsRun } from '../bench/common/results-schema.js';
 
 export { RESULTS_DIR };
 

@@ -13,9 +13,9 @@
 import { request, Agent } from 'node:http';
 import { keySha256 } from '../../src/accounts/keys.js';
 import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
-import { signedPool } from '../shared/fixtures.js';
-import { startBench } from '../shared/lib.js';
-import { startTxgate } from '../shared/txgate.js';
+import { signedPool } from '../common/fixtures.js';
+import { startBench } from '../common/lib.js';
+import { startTxgate } from '../common/txgate.js';
 import { hashOf, serveStub } from '../servers/stub-sequencer.js';
 
 const run = startBench(

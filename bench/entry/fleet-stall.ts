@@ -20,12 +20,12 @@ import { PostgresAccountStore } from '../../src/accounts/postgres/store.js';
 import { CLIENT_OPTIONS } from '../../src/accounts/postgres/connection.js';
 import { createLogger } from '../../src/log.js';
 import { TestPostgres } from '../../test/support/postgres.js';
-import { measureEdge, phaseTable, seedFleet, type PhaseResult } from '../shared/fleet-edge.js';
-import { median, round } from '../shared/lib.js';
+import { measureEdge, phaseTable, seedFleet, type PhaseResult } from '../common/fleet-edge.js';
+import { median, round } from '../common/lib.js';
 import { StallProbe, type StallReport } from '../drivers/stall-probe.js';
-import { TXGATE_CLI } from '../shared/paths.js';
-import { OUT_OPTIONS, parseOwnArgs, resultsDir } from '../shared/options.js';
-import { resultsJson } from '../shared/results-schema.js';
+import { TXGATE_CLI } from '../common/paths.js';
+import { OUT_OPTIONS, parseOwnArgs, resultsDir } from '../common/options.js';
+import { resultsJson } from '../common/results-schema.js';
 
 const USAGE =
   'Usage: npm run bench:fleet-stall -- [--before PATH/dist/src/cli.js] [--seconds 8] [--rounds 8] [--resync 20000] [--no-store] [--out DIR | --save]\n';

@@ -13,10 +13,10 @@ import postgres from 'postgres';
 import { migrate } from '../../src/accounts/postgres/migrate.js';
 import { CLIENT_OPTIONS } from '../../src/accounts/postgres/connection.js';
 import { TestPostgres } from '../../test/support/postgres.js';
-import { measureEdge, phaseTable, seedFleet } from '../shared/fleet-edge.js';
-import { TXGATE_CLI } from '../shared/paths.js';
-import { OUT_OPTIONS, parseOwnArgs, resultsDir } from '../shared/options.js';
-import { resultsJson } from '../shared/results-schema.js';
+import { measureEdge, phaseTable, seedFleet } from '../common/fleet-edge.js';
+import { TXGATE_CLI } from '../common/paths.js';
+import { OUT_OPTIONS, parseOwnArgs, resultsDir } from '../common/options.js';
+import { resultsJson } from '../common/results-schema.js';
 
 const values = parseOwnArgs('bench:fleet', {
   seconds: { type: 'string', default: '8' },

@@ -17,10 +17,10 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { topFunctions } from '../shared/callgrind-top.js';
-import { median, round, startBench } from '../shared/lib.js';
+import { topFunctions } from '../common/callgrind-top.js';
+import { median, round, startBench } from '../common/lib.js';
 import { startStub } from '../servers/stub-sequencer.js';
-import { driver } from '../shared/paths.js';
+import { driver } from '../common/paths.js';
 
 const run = startBench('bench:forward-cost', "Instructions per call of the forward's client alone under callgrind: HTTP against ws://, the same run.", {
   calls: { kind: 'int', min: 100, quick: 5000, full: 20000, help: 'calls per measured round' },

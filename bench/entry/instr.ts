@@ -24,10 +24,10 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
 import { keySha256 } from '../../src/accounts/keys.js';
-import { differsFrom, roundsProblem } from '../shared/figures.js';
-import { median, RESULTS_DIR, round, startBench } from '../shared/lib.js';
-import { server } from '../shared/paths.js';
-import { stageCosts, type StageCost } from '../shared/stage-costs.js';
+import { differsFrom, roundsProblem } from '../common/figures.js';
+import { median, RESULTS_DIR, round, startBench } from '../common/lib.js';
+import { server } from '../common/paths.js';
+import { stageCosts, type StageCost } from '../common/stage-costs.js';
 import { startStub } from '../servers/stub-sequencer.js';
 import { Callgrind, type ServerDef } from '../instr/callgrind.js';
 import { Driver } from '../instr/drive.js';
@@ -50,7 +50,7 @@ import {
   WS_SEQUENCER,
   type Scenario,
 } from '../instr/scenarios.js';
-import { resultsJson } from '../shared/results-schema.js';
+import { resultsJson } from '../common/results-schema.js';
 
 /** The scenarios that need their own chain and are not in the default configuration. */
 const LANE_SCENARIOS = new Set(['valid submission, express lane not ours', 'valid submission, express lane ours', 'valid submission, express lane off']);

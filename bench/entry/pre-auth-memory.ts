@@ -4,9 +4,9 @@ import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
 import { keySha256 } from '../../src/accounts/keys.js';
-import { resultsJson } from '../shared/results-schema.js';
-import { startTxgate } from '../shared/txgate.js';
-import { OUT_OPTIONS, parseOwnArgs, resultsDir } from '../shared/options.js';
+import { resultsJson } from '../common/results-schema.js';
+import { startTxgate } from '../common/txgate.js';
+import { OUT_OPTIONS, parseOwnArgs, resultsDir } from '../common/options.js';
 
 const opt = parseOwnArgs('bench:pre-auth-memory', {
   connections: { type: 'string', default: '8000' },

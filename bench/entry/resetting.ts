@@ -22,8 +22,8 @@ import { randomBytes } from 'node:crypto';
 import { sign1559 } from '../../src/dev/sign.js';
 import { initCrypto, keccak256 } from '../../src/native.js';
 import { keySha256 } from '../../src/accounts/keys.js';
-import { startTxgate } from '../shared/txgate.js';
-import { REPO } from '../shared/paths.js';
+import { startTxgate } from '../common/txgate.js';
+import { REPO } from '../common/paths.js';
 
 const HELP = `usage: npm run bench:resetting -- [--requests N] [--capacity N] [--rounds N] [--dist DIR ...]
   --requests N   concurrent submissions per round (default 200)

@@ -4,10 +4,10 @@ import { ANVIL_KEYS, ANVIL_TIP_ADDRESS, startAnvil } from '../../src/dev/anvil.j
 import { sign1559 } from '../../src/dev/sign.js';
 import { initCrypto } from '../../src/native.js';
 import { keySha256 } from '../../src/accounts/keys.js';
-import { differsFrom } from '../shared/figures.js';
-import { median, RESULTS_DIR, round, startBench } from '../shared/lib.js';
-import { startTxgate } from '../shared/txgate.js';
-import { resultsJson } from '../shared/results-schema.js';
+import { differsFrom } from '../common/figures.js';
+import { median, RESULTS_DIR, round, startBench } from '../common/lib.js';
+import { startTxgate } from '../common/txgate.js';
+import { resultsJson } from '../common/results-schema.js';
 
 const run = startBench('bench:sync', 'Submission to receipt on anvil: the sync send against send-then-poll, every flow in the same trials.', {
   trials: { kind: 'int', quick: 15, full: 40, help: 'transactions per flow' },

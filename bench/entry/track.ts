@@ -22,9 +22,9 @@ import { createLogger } from '../../src/log.js';
 import { readBatch, type Call, type ChainRpc, type Got } from '../../src/track/chain-rpc.js';
 import { Entry, TrackTable } from '../../src/track/table.js';
 import { Watcher } from '../../src/track/watcher.js';
-import { median, round, startBench } from '../shared/lib.js';
-import { driver } from '../shared/paths.js';
-import { resultsJson } from '../shared/results-schema.js';
+import { median, round, startBench } from '../common/lib.js';
+import { driver } from '../common/paths.js';
+import { resultsJson } from '../common/results-schema.js';
 
 const run = startBench('bench:track', 'Tracking: memory per tracked transaction, and the watcher cost per block with many pending.', {
   entries: { kind: 'int', min: 1000, quick: 100_000, help: 'acceptances tracked for the memory figure' },

@@ -17,12 +17,12 @@ import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
 import { sign1559 } from '../../src/dev/sign.js';
 import { initCrypto } from '../../src/native.js';
 import { keySha256 } from '../../src/accounts/keys.js';
-import { differsFrom, flagged, medianName, noisyNote, roundsProblem, roundsSpread } from '../shared/figures.js';
-import { cpuMicros, median, RESULTS_DIR, round, startBench } from '../shared/lib.js';
-import { startTxgate } from '../shared/txgate.js';
-import { resultsJson, type WsRun } from '../shared/results-schema.js';
+import { differsFrom, flagged, medianName, noisyNote, roundsProblem, roundsSpread } from '../common/figures.js';
+import { cpuMicros, median, RESULTS_DIR, round, startBench } from '../common/lib.js';
+import { startTxgate } from '../common/txgate.js';
+import { resultsJson, type WsRun } from '../common/results-schema.js';
 import { startStub } from '../servers/stub-sequencer.js';
-import { driver } from '../shared/paths.js';
+import { driver } from '../common/paths.js';
 
 const run = startBench('bench:ws', 'The WebSocket lane against HTTP on the same txgate: req/s and server CPU per request, then latency at a fixed rate.', {
   seconds: { kind: 'int', quick: 2, full: 5, help: 'seconds per measurement' },

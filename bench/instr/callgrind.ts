@@ -6,8 +6,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { topFunctions, type TopFunction } from '../shared/callgrind-top.js';
-import { startTxgate, type TxgateSpec } from '../shared/txgate.js';
+import { topFunctions, type TopFunction } from '../common/callgrind-top.js';
+import { startTxgate, type TxgateSpec } from '../common/txgate.js';
 
 export interface Server {
   readonly name: string;

@@ -3,9 +3,9 @@
  * interleaved round by round, noisy or misanswered rounds measured again, each scenario summed up
  * as the median of its rounds; and bytes allocated per request on a server started plain.
  */
-import type { TopFunction } from '../shared/callgrind-top.js';
-import { median, round } from '../shared/lib.js';
-import { noisyRounds, spread } from '../shared/stage-costs.js';
+import type { TopFunction } from '../common/callgrind-top.js';
+import { median, round } from '../common/lib.js';
+import { noisyRounds, spread } from '../common/stage-costs.js';
 import { gcOf, type Callgrind, type Server } from './callgrind.js';
 import { answered, type Driver } from './drive.js';
 import type { Scenario } from './scenarios.js';

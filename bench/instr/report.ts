@@ -2,11 +2,11 @@
  * bench:instr's rendering: the console lines as the run goes, the Markdown tables, the picture
  * and the JSON, from what was measured. Nothing is measured here.
  */
-import { barNote, medianName } from '../shared/figures.js';
-import { round } from '../shared/lib.js';
-import { pairedConfidence, type StageCost } from '../shared/stage-costs.js';
-import { stackedBarsSvg, type Bar } from '../shared/svg.js';
-import type { TopFunction } from '../shared/callgrind-top.js';
+import { barNote, medianName } from '../common/figures.js';
+import { round } from '../common/lib.js';
+import { pairedConfidence, type StageCost } from '../common/stage-costs.js';
+import { stackedBarsSvg, type Bar } from '../common/svg.js';
+import type { TopFunction } from '../common/callgrind-top.js';
 import { pct, type Measured } from './measure.js';
 import type { Scenario } from './scenarios.js';
 

@@ -1,14 +1,14 @@
 /**
  * bench:load's processes and measurements: the child servers pinned to their cores, txgate
- * started from a config through bench/shared/txgate.ts, wrk runs with txgate's CPU read around
+ * started from a config through bench/common/txgate.ts, wrk runs with txgate's CPU read around
  * them, the fixed-rate latency probe, and txgate against the echo (and the floor) round by round.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cpuMicros, medianBy, round } from '../shared/lib.js';
-import { driver, server } from '../shared/paths.js';
-import { startTxgate } from '../shared/txgate.js';
+import { cpuMicros, medianBy, round } from '../common/lib.js';
+import { driver, server } from '../common/paths.js';
+import { startTxgate } from '../common/txgate.js';
 import { gcObserverSource } from '../drivers/gc-trace.js';
 
 export interface WrkResult {

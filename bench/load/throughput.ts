@@ -4,9 +4,9 @@
  */
 import { existsSync } from 'node:fs';
 import { SYSTEM_SECP256K1_PATH } from '../../src/native.js';
-import { flagged, medianName, noisyNote, roundsSpread } from '../shared/figures.js';
-import { round } from '../shared/lib.js';
-import { stackedBarsSvg, type Bar } from '../shared/svg.js';
+import { flagged, medianName, noisyNote, roundsSpread } from '../common/figures.js';
+import { round } from '../common/lib.js';
+import { stackedBarsSvg, type Bar } from '../common/svg.js';
 import { spread, type LoadContext } from './context.js';
 import { JSON_CT } from './fixtures.js';
 import { stop, type Compared, type GateOptions, type Measured } from './harness.js';

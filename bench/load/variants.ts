@@ -3,9 +3,9 @@
  * worker threads, the sync send beside the plain send, and a saturated soak.
  */
 import { spawnSync } from 'node:child_process';
-import { medianName, noisyNote, roundsSpread } from '../shared/figures.js';
-import { median, medianBy, round } from '../shared/lib.js';
-import { driver } from '../shared/paths.js';
+import { medianName, noisyNote, roundsSpread } from '../common/figures.js';
+import { median, medianBy, round } from '../common/lib.js';
+import { driver } from '../common/paths.js';
 import { spread, type LoadContext } from './context.js';
 import { rssMB, stop, type Measured } from './harness.js';
 

@@ -17,8 +17,8 @@ import { parseAccounts } from '../../src/accounts/parse.js';
 import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
 import { Exit } from '../../src/errors.js';
 import { TxDecoder } from '../../src/tx/decoder.js';
-import { BYTES, hashOf, referenceDecoders } from '../shared/fixtures.js';
-import { keep, runSuite, type Row, type SuiteOptions } from '../shared/lib.js';
+import { BYTES, hashOf, referenceDecoders } from '../common/fixtures.js';
+import { keep, runSuite, type Row, type SuiteOptions } from '../common/lib.js';
 
 export async function run(o: Pick<SuiteOptions, 'time' | 'rounds'> = {}): Promise<Row[]> {
   const jsCommon = chainCommon(4663, 'prague', null);

@@ -18,7 +18,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { initCrypto, keccak256, uws } from '../../src/native.js';
 import { onBody } from './uws-body.js';
 
-import { server } from '../shared/paths.js';
+import { server } from '../common/paths.js';
 
 export interface StubOptions {
   /** 0: any free port. */

@@ -1,6 +1,6 @@
 /**
  * bench:tls's servers: the stub sequencer, plain txgate, txgate terminating TLS (both started
- * through bench/shared/txgate.ts) and nginx terminating TLS in front of the plain one; natively or
+ * through bench/common/txgate.ts) and nginx terminating TLS in front of the plain one; natively or
  * every one under valgrind's callgrind, instrumentation off until the measured rounds.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -8,7 +8,7 @@ import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect as netConnect } from 'node:net';
 import { join } from 'node:path';
 import { startStub } from '../servers/stub-sequencer.js';
-import { startTxgate, type RunningTxgate } from '../shared/txgate.js';
+import { startTxgate, type RunningTxgate } from '../common/txgate.js';
 import type { Target } from './client.js';
 
 /** The ports: the stub's, plain txgate's, TLS txgate's and nginx's (each txgate's internal port one up). */

@@ -14,7 +14,7 @@ import { type Hex, keccak256 } from 'viem';
 import type { Anvil } from '../../src/dev/anvil.js';
 import type { Auction } from '../support/express-lane.js';
 import { CHAIN, landedOn, nextLaneTx, OURS, OURS_KEY, startLaneChain } from '../support/express-lane-chain.js';
-import type { Endpoint } from '../support/express-lane-endpoint.js';
+import type { Endpoint, EndpointFault } from '../support/express-lane-endpoint.js';
 import { eventually, type Gate, newKey, startGate } from '../support/harness.js';
 import { rpc, send } from '../support/http.js';
 import { connectTxgate } from '../../packages/client/src/index.js';
@@ -176,41 +176,39 @@ describe('ordered sequence numbers through the forward', () => {
 });
 
 describe('faults of the endpoint, through the gate', () => {
-  it('the endpoint reads the bytes, then never answers: the lookup finds them (200 with the hash, express)', async () => {
+  /** One submission in our round while the endpoint has `fault`: its answer (200 with the hash, landed) and its audit lines. */
+  async function through(fault: EndpointFault) {
     await ourRound();
-    endpoint.fault = 'timeout-after-read';
+    endpoint.fault = fault;
     const raw = await nextTx();
     const since = gate.logs.length;
     const r = await submit(raw);
     endpoint.fault = 'none';
     assert.equal(r.status, 200, r.text);
     assert.equal(r.json.result, keccak256(raw));
-    assert.equal(r.headers['x-txgate-lane'], 'express');
+    assert.equal(await landed(raw), true);
+    return { lane: r.headers['x-txgate-lane'], lines: audits(raw, since) };
+  }
+
+  it('the endpoint reads the bytes, then never answers: the lookup finds them (200 with the hash, express)', async () => {
+    const { lane, lines } = await through('timeout-after-read');
+    assert.equal(lane, 'express');
     assert.deepEqual(
-      audits(raw, since).map((a) => [a.lane, a.outcome, a.rule]),
+      lines.map((a) => [a.lane, a.outcome, a.rule]),
       [['express', 'accepted', 'lookup']],
     );
-    assert.equal(await landed(raw), true);
   });
 
   it('the round changed in flight (BAD_ROUND_NUMBER): the plain path with the same bytes, which land once', async () => {
-    await ourRound();
-    endpoint.fault = 'wrong-round';
-    const raw = await nextTx();
-    const since = gate.logs.length;
-    const r = await submit(raw);
-    endpoint.fault = 'none';
-    assert.equal(r.status, 200, r.text);
-    assert.equal(r.json.result, keccak256(raw));
-    assert.equal(r.headers['x-txgate-lane'], 'plain');
+    const { lane, lines } = await through('wrong-round');
+    assert.equal(lane, 'plain');
     assert.deepEqual(
-      audits(raw, since).map((a) => [a.lane, a.outcome, a.answer]),
+      lines.map((a) => [a.lane, a.outcome, a.answer]),
       [
         ['express', 'not_sent', 'rejected'],
         ['plain', 'accepted', 'accepted'],
       ],
     );
-    assert.equal(await landed(raw), true);
   });
 });
 

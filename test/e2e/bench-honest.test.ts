@@ -1,5 +1,5 @@
 /**
- * What a bench may call a figure (bench/shared/figures.ts, used by every bench and the README's table):
+ * What a bench may call a figure (bench/common/figures.ts, used by every bench and the README's table):
  * a median only of an odd count of 3 or more rounds (an even --rounds is refused, one line, exit
  * 2), noise and figures below their reference flagged where printed, a time at the timer's
  * resolution never printed as ops/s, the suite's reference named in its table, and a quick run
@@ -22,9 +22,9 @@ import {
   roundsProblem,
   roundsSpread,
   timerResolutionMs,
-} from '../../bench/shared/figures.js';
-import { runSuite, table } from '../../bench/shared/lib.js';
-import { stackedBarsSvg } from '../../bench/shared/svg.js';
+} from '../../bench/common/figures.js';
+import { runSuite, table } from '../../bench/common/lib.js';
+import { stackedBarsSvg } from '../../bench/common/svg.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 

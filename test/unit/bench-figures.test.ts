@@ -1,13 +1,13 @@
 /**
- * The figures behind bench:instr's per-stage table (bench/shared/stage-costs.ts) and the benches'
- * pictures (bench/shared/svg.ts): stage costs are never negative whatever the rounds measured, the
+ * The figures behind bench:instr's per-stage table (bench/common/stage-costs.ts) and the benches'
+ * pictures (bench/common/svg.ts): stage costs are never negative whatever the rounds measured, the
  * noisy rounds are the ones that break the bound, and the SVG draws what it is given.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { isotonic, noisyRounds, pairedConfidence, spread, stageCosts } from '../../bench/shared/stage-costs.js';
-import { escapeXml, stackedBarsSvg } from '../../bench/shared/svg.js';
+import { isotonic, noisyRounds, pairedConfidence, spread, stageCosts } from '../../bench/common/stage-costs.js';
+import { escapeXml, stackedBarsSvg } from '../../bench/common/svg.js';
 
 const rounds = fc.array(fc.double({ min: 1_000, max: 1_000_000, noNaN: true }), { minLength: 1, maxLength: 7 });
 

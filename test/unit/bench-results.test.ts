@@ -1,5 +1,5 @@
 /**
- * The results files the benches write and the README reads (bench/shared/results-schema.ts):
+ * The results files the benches write and the README reads (bench/common/results-schema.ts):
  * every committed run in bench/results/ parses through the schema's reader for its kind, and a
  * file whose shape changed is refused naming the file and the field.
  */
@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { RESULTS_DIR } from '../../bench/shared/paths.js';
-import { kindOf, parseRun, readRun, resultsJson } from '../../bench/shared/results-schema.js';
+import { RESULTS_DIR } from '../../bench/common/paths.js';
+import { kindOf, parseRun, readRun, resultsJson } from '../../bench/common/results-schema.js';
 
 const committed = readdirSync(RESULTS_DIR)
   .filter((f) => f.endsWith('.json'))
