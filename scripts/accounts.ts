@@ -4,7 +4,7 @@
  * New keys are printed once, here, and never written anywhere.
  */
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { readCommandLine } from '../src/cli-args.js';
 import { AccountsFileError } from '../src/accounts/parse.js';
 import {
   addGrant,
@@ -29,9 +29,12 @@ const USAGE = `usage: npm run accounts -- <command> [--file accounts.json | --db
 
   create  --id ID --chain N --rate R --burst B --tip 0xADDR [--tip …] --min-tip WEI
           [--tx-types 2,0,1,4] [--call 0xTO:0xSELECTOR:RECEIVER_ARG:AMOUNT_ARG] [--no-transfer]
-          [--allow-untipped] [--senders 0xA,0xB] [--sync]  prints the new API key once
+          [--allow-untipped] [--senders 0xA,0xB] [--sync] [--express-lane]
+                                                     prints the new API key once
                                                      --senders: only these addresses may sign (403 sender_not_allowed)
                                                      --sync: may use eth_sendRawTransactionSync where the chain enables it
+                                                     --express-lane: may be carried by the chain's Timeboost express
+                                                     lane where the chain enables it (docs/express-lane.md)
   grant-add     --id ID --chain N --rate R --burst B --tip 0xADDR … --min-tip WEI [...]
   grant-remove  --id ID --chain N
   rotate-key    --id ID                              adds a new key (printed once); old keys stay valid
@@ -59,6 +62,7 @@ const OPTIONS = {
   'allow-untipped': { type: 'boolean' },
   senders: { type: 'string' },
   sync: { type: 'boolean' },
+  'express-lane': { type: 'boolean' },
   hash: { type: 'string' },
   'key-stdin': { type: 'boolean' },
   'edge-role': { type: 'string' },
@@ -73,9 +77,9 @@ function usageError(message: string): never {
   process.exit(2);
 }
 
-let parsed: ReturnType<typeof parseArgs<{ allowPositionals: true; options: typeof OPTIONS }>>;
+let parsed: ReturnType<typeof readCommandLine<typeof OPTIONS, true>>;
 try {
-  parsed = parseArgs({ allowPositionals: true, options: OPTIONS });
+  parsed = readCommandLine(OPTIONS, { allowPositionals: true });
 } catch (e) {
   usageError((e as Error).message);
 }
@@ -125,6 +129,7 @@ function grantFromFlags(): GrantSpec {
     feePatterns,
     ...(values.senders !== undefined ? { senders: values.senders.split(',').map((a) => a.trim()) } : {}),
     ...(values.sync === true ? { sync: true } : {}),
+    ...(values['express-lane'] === true ? { expressLane: true } : {}),
   };
 }
 

@@ -14,6 +14,9 @@ stale() {
   [ -n "$(find tsconfig.json packages/client/tsconfig.json -newer dist/.tsbuildinfo -print -quit)" ]
 }
 if stale; then
+  # Said on stderr before and after: a first start builds for a while, and silence looks like a hang.
+  started=$SECONDS
+  echo "txgate: building (the sources changed since the last build, or none yet; about 15 s the first time)…" >&2
   # The client package first: the tests and the demo import it by name.
   node node_modules/typescript/bin/tsc -p packages/client/tsconfig.json
   node node_modules/typescript/bin/tsc -p tsconfig.json
@@ -21,5 +24,6 @@ if stale; then
   # tsc leaves its build info untouched when no output changed (a source saved unchanged):
   # stamp the build, or that source would look newer on every start.
   touch dist/.tsbuildinfo
+  echo "txgate: built in $((SECONDS - started)) s" >&2
 fi
 exec node "dist/$entry.js" "$@"

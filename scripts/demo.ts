@@ -4,7 +4,7 @@
  * RPC; an EIP-1559 transaction paying the tip, signed locally; submitted with X-Api-Key and
  * settled to a definite outcome; the receipt polled on the chain RPC with bounded backoff.
  */
-import { parseArgs } from 'node:util';
+import { readCommandLine } from '../src/cli-args.js';
 import { createPublicClient, http, parseGwei, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { connectTxgate, TxgateError } from '../packages/client/src/index.js';
@@ -16,42 +16,49 @@ const HELP = `npm run demo [-- options]: the client flow against a running txgat
   --url URL        txgate's base URL (default $TXGATE_URL or http://127.0.0.1:8080); ws://… uses
                    the WebSocket lane (npm start -- --websocket)
   --sync           one eth_sendRawTransactionSync: the receipt in the answer (npm start -- --sync)
+  --track          then the edge's status of the transaction: txgate_getTransactionStatus
+                   (npm start -- --track)
   --rpc URL        the chain's own RPC: nonce, gas, fees, receipts (default $CHAIN_RPC_URL or http://127.0.0.1:8545)
   --chain-id N     the chain id txgate must answer (default 4663)
   -h, --help       this help
 
 The API key is $TXGATE_API_KEY, or npm start's development key. It signs with anvil's funded
 test key #0, pays the tip from GET /tip-addresses, submits, and prints the hash and the
-receipt status. Exit 0 executed, 1 refused or not reachable, 2 reverted, 3 no receipt in time.`;
+receipt status. Exit 0 executed, 1 refused or not reachable, 2 a bad option or value, 3 reverted,
+4 no receipt in time.`;
 
-function fail(message: string): never {
+function fail(message: string, code = 1): never {
   process.stderr.write(`demo: ${message.replace(/\s*\n\s*/g, ' ')}\n`);
-  process.exit(1);
+  process.exit(code);
 }
 
-let values: { url: string; rpc: string; 'chain-id': string; help: boolean; sync: boolean };
+/** Bad input: one line, exit 2 (docs/operations.md "Exit status"). */
+function usage(message: string): never {
+  fail(message, 2);
+}
+
+let values: { url: string; rpc: string; 'chain-id': string; help: boolean; sync: boolean; track: boolean };
 try {
-  ({ values } = parseArgs({
-    options: {
-      url: { type: 'string', default: process.env.TXGATE_URL ?? 'http://127.0.0.1:8080' },
-      rpc: { type: 'string', default: process.env.CHAIN_RPC_URL ?? 'http://127.0.0.1:8545' },
-      'chain-id': { type: 'string', default: '4663' },
-      help: { type: 'boolean', short: 'h', default: false },
-      sync: { type: 'boolean', default: false },
-    },
+  ({ values } = readCommandLine({
+    url: { type: 'string', default: process.env.TXGATE_URL ?? 'http://127.0.0.1:8080' },
+    rpc: { type: 'string', default: process.env.CHAIN_RPC_URL ?? 'http://127.0.0.1:8545' },
+    'chain-id': { type: 'string', default: '4663' },
+    help: { type: 'boolean', short: 'h', default: false },
+    sync: { type: 'boolean', default: false },
+    track: { type: 'boolean', default: false },
   }) as { values: typeof values });
 } catch (e) {
-  fail(`${(e as Error).message} (npm run demo -- --help lists the options)`);
+  usage(`${(e as Error).message} (npm run demo -- --help lists the options)`);
 }
 if (values.help) {
   process.stdout.write(HELP + '\n');
   process.exit(0);
 }
 const chainId = Number(values['chain-id']);
-if (!Number.isSafeInteger(chainId) || chainId <= 0) fail(`--chain-id ${JSON.stringify(values['chain-id'])} is not a chain id`);
+if (!Number.isSafeInteger(chainId) || chainId <= 0) usage(`--chain-id ${JSON.stringify(values['chain-id'])} is not a chain id`);
 if (!URL.canParse(values.url) || !/^(https?|wss?):$/.test(new URL(values.url).protocol))
-  fail(`--url ${JSON.stringify(values.url)} is not an http(s) or ws(s) URL`);
-if (!URL.canParse(values.rpc) || !/^https?:$/.test(new URL(values.rpc).protocol)) fail(`--rpc ${JSON.stringify(values.rpc)} is not an http(s) URL`);
+  usage(`--url ${JSON.stringify(values.url)} is not an http(s) or ws(s) URL`);
+if (!URL.canParse(values.rpc) || !/^https?:$/.test(new URL(values.rpc).protocol)) usage(`--rpc ${JSON.stringify(values.rpc)} is not an http(s) URL`);
 
 // 1. Connect: eth_chainId must be the expected chain, else stop.
 let gate: Awaited<ReturnType<typeof connectTxgate>>;
@@ -91,31 +98,47 @@ console.log(`2. signed EIP-1559 tx: nonce ${nonce}, gas ${gas}, tip ${tips.minTi
 // With --sync: one call, the receipt in its answer (or "pending": accepted, no receipt in the wait).
 if (values.sync) {
   const o = await gate.submitSync(signed);
-  await gate.close();
   if (o.kind === 'executed') {
     console.log(`3. executed (eth_sendRawTransactionSync): ${o.hash}`);
     console.log(`4. receipt status ${o.receipt.status} in block ${Number.parseInt(o.receipt.blockNumber, 16)}`);
+    await edgeStatus(o.hash);
+    await gate.close();
     console.log(`hash ${o.hash}\nstatus ${o.receipt.status}`);
-    process.exit(o.receipt.status === '0x1' ? 0 : 2);
+    process.exit(o.receipt.status === '0x1' ? 0 : 3);
   }
+  await gate.close();
   if (o.kind === 'pending') console.error(`3. accepted, no receipt within the wait: ${o.hash}`);
   else console.error(`3. ${o.kind}: ${JSON.stringify(o)}`);
-  process.exit(o.kind === 'rejected' ? 1 : 3);
+  process.exit(o.kind === 'rejected' ? 1 : 4);
 }
 
 // 3–5. Submit and settle (an uncertain answer is resolved by the receipt of the local hash; only
 // these bytes are ever resent), then the receipt from the chain RPC.
 const out = await gate.submitAndWait(signed, { timeoutMs: 30_000 });
-await gate.close();
 if (out.kind === 'mined') {
   console.log(`3. accepted by the sequencer: ${out.hash}`);
   console.log(`4. receipt status ${out.receipt.status} in block ${Number.parseInt(out.receipt.blockNumber, 16)}`);
+  await edgeStatus(out.hash);
+  await gate.close();
   console.log(`hash ${out.hash}\nstatus ${out.receipt.status}`);
-  process.exit(out.status === 'success' ? 0 : 2);
+  process.exit(out.status === 'success' ? 0 : 3);
 }
+await gate.close();
 if (out.kind === 'rejected') console.error(`3. refused: HTTP ${out.status} ${out.reason}: ${out.message}`);
 else if (out.kind === 'gave_up') console.error(`3. not sent: every attempt was refused before the sequencer (last: ${JSON.stringify(out.last)})`);
 else if (out.kind === 'replaced') console.error(`3. replaced: ${out.replacedBy ?? 'another transaction'} used its nonce`);
 else if (out.kind === 'dropped') console.error('3. dropped: the chain no longer knows it and its nonce is unused');
 else console.error(`3. no receipt for ${out.hash} in time (last answer: ${JSON.stringify(out.last)})`);
-process.exit(out.kind === 'rejected' ? 1 : 3);
+process.exit(out.kind === 'rejected' ? 1 : 4);
+
+/** With --track: the edge's status of the transaction (txgate_getTransactionStatus), one line. */
+async function edgeStatus(hash: string): Promise<void> {
+  if (!values.track) return;
+  try {
+    const s = await gate.status(hash);
+    console.log(`5. the edge's status: ${s.status}${s.block === null ? '' : ` in block ${s.block.number}`} (txgate_getTransactionStatus, source ${s.source})`);
+  } catch (e) {
+    await gate.close();
+    fail(`txgate_getTransactionStatus: ${(e as Error).message}`);
+  }
+}

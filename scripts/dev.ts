@@ -4,13 +4,14 @@
  * is already there: accounts added with the CLI survive a restart), and runs txgate on
  * 127.0.0.1:8080 with readable logs. Ctrl-C, SIGTERM (to it or to the npm process that runs it)
  * stop both. A second `npm start` on the same directory is refused while the first runs (--dir
- * gives it its own). Any start-up failure is one line naming the problem and the option to
- * change, and exit 1, with nothing left running.
+ * gives it its own). A bad option or an invalid config is exit 2 (each problem on its line, as
+ * `txgate` says them); any other start-up failure is one line naming the problem and the option
+ * to change, and exit 1, with nothing left running (docs/operations.md "Exit status").
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
-import { loadConfigFile } from '../src/config.js';
+import { readCommandLine } from '../src/cli-args.js';
+import { ConfigError, loadConfigFile } from '../src/config.js';
 import { ANVIL_KEYS, ANVIL_TIP_ADDRESS, startAnvil, type Anvil } from '../src/dev/anvil.js';
 import { DEV_API_KEY, DEV_MIN_TIP_WEI, lockDevDir, writeDevFiles } from '../src/dev/dev-setup.js';
 import { portFree } from '../src/dev/preflight.js';
@@ -31,6 +32,8 @@ const HELP = `npm start [-- options]: txgate on a local anvil (chain 4663), for 
   --dir DIR          the development directory: config, accounts, lock (default .dev)
   --sync             turn on eth_sendRawTransactionSync for chain 4663 (anvil as the chain RPC)
   --websocket        turn on the WebSocket lane on the public port
+  --track            turn on tracking for chain 4663 (anvil as the chain RPC): each accepted
+                     transaction followed to its block, txgate_getTransactionStatus served
   --tls              serve HTTPS (and WSS) with a throw-away certificate for localhost,
                      signed by a development CA kept in DIR/tls/ca.pem (trust that file)
   --json             JSON log lines instead of readable ones (readable only on a terminal)
@@ -40,9 +43,14 @@ The config (DIR/txgate.json) is written on each start from these options, unless
 it since: an edited config is yours, used as it is (the options above then do not change it)
 until you delete it. The accounts file is written only when there is none.`;
 
-function fail(message: string): never {
+function fail(message: string, code = 1): never {
   process.stderr.write(`npm start: ${message}\n`);
-  process.exit(1);
+  process.exit(code);
+}
+
+/** Bad input (an option, a value, the config): exit 2. */
+function usage(message: string): never {
+  fail(message, 2);
 }
 
 let values: {
@@ -55,23 +63,23 @@ let values: {
   sync: boolean;
   websocket: boolean;
   tls: boolean;
+  track: boolean;
 };
 try {
-  ({ values } = parseArgs({
-    options: {
-      port: { type: 'string', default: '8080' },
-      'anvil-port': { type: 'string', default: '8545' },
-      'internal-port': { type: 'string', default: '9464' },
-      json: { type: 'boolean', default: false },
-      dir: { type: 'string', default: '.dev' },
-      help: { type: 'boolean', short: 'h', default: false },
-      sync: { type: 'boolean', default: false },
-      websocket: { type: 'boolean', default: false },
-      tls: { type: 'boolean', default: false },
-    },
+  ({ values } = readCommandLine({
+    port: { type: 'string', default: '8080' },
+    'anvil-port': { type: 'string', default: '8545' },
+    'internal-port': { type: 'string', default: '9464' },
+    json: { type: 'boolean', default: false },
+    dir: { type: 'string', default: '.dev' },
+    help: { type: 'boolean', short: 'h', default: false },
+    sync: { type: 'boolean', default: false },
+    websocket: { type: 'boolean', default: false },
+    tls: { type: 'boolean', default: false },
+    track: { type: 'boolean', default: false },
   }) as { values: typeof values });
 } catch (e) {
-  fail(`${(e as Error).message} (npm start -- --help lists the options)`);
+  usage(`${(e as Error).message} (npm start -- --help lists the options)`);
 }
 if (values.help) {
   process.stdout.write(HELP + '\n');
@@ -79,11 +87,11 @@ if (values.help) {
 }
 const ports = { port: values.port, 'anvil-port': values['anvil-port'], 'internal-port': values['internal-port'] };
 for (const [name, v] of Object.entries(ports))
-  if (!/^\d{1,5}$/.test(v) || Number(v) < 1 || Number(v) > 65535) fail(`--${name} ${JSON.stringify(v)} is not a port (1-65535)`);
+  if (!/^\d{1,5}$/.test(v) || Number(v) < 1 || Number(v) > 65535) usage(`--${name} ${JSON.stringify(v)} is not a port (1-65535)`);
 const port = Number(values.port);
 const anvilPort = Number(values['anvil-port']);
 const internalPort = Number(values['internal-port']);
-if (new Set([port, anvilPort, internalPort]).size !== 3) fail('--port, --anvil-port and --internal-port must differ');
+if (new Set([port, anvilPort, internalPort]).size !== 3) usage('--port, --anvil-port and --internal-port must differ');
 
 try {
   uws();
@@ -135,6 +143,7 @@ const files = writeDevFiles(dir, {
   sequencer: anvil.url,
   sync: values.sync,
   websocket: values.websocket,
+  track: values.track,
   ...(devTls !== undefined ? { tls: { certFile: devTls.certFile, keyFile: devTls.keyFile } } : {}),
 });
 let config: ReturnType<typeof loadConfigFile>;
@@ -142,6 +151,8 @@ try {
   config = loadConfigFile(files.configFile);
 } catch (e) {
   await anvil.stop();
+  // As txgate says it: every problem on its own line, exit 2.
+  if (e instanceof ConfigError) usage(`${files.configFile}: ${e.message}`);
   fail((e as Error).message.replace(/\s*\n\s*/g, '; '));
 }
 const tlsProblem = tlsStartProblem(config.listen.tls);
@@ -167,13 +178,21 @@ try {
 
 const secure = config.listen.tls.enabled;
 const base = secure ? `https://localhost:${service.port}` : `http://127.0.0.1:${service.port}`;
-const defaults = service.port === 8080 && anvilPort === 8545;
+// Over TLS node must trust the development CA: every demo line carries it, as printed.
+const withCa = devTls === undefined ? '' : `NODE_EXTRA_CA_CERTS=${devTls.caFile} `;
+/** `npm run demo` with these options, on this run's URL and chain RPC where they are not the defaults. */
+const demo = (flags: string[], url = base) => {
+  const args = [...flags, ...(url === 'http://127.0.0.1:8080' ? [] : ['--url', url]), ...(anvilPort === 8545 ? [] : ['--rpc', anvil.url])];
+  return `${withCa}npm run demo${args.length > 0 ? ` -- ${args.join(' ')}` : ''}`;
+};
 const devChain = config.chains.find((c) => c.chainId === 4663);
 const extensions: string[] = [];
 if (devChain?.sync.enabled === true)
+  extensions.push(`  sync send       eth_sendRawTransactionSync on ${base}: the receipt in one call`, `                  try: ${demo(['--sync'])}`);
+if (devChain?.track.enabled === true)
   extensions.push(
-    `  sync send       eth_sendRawTransactionSync on ${base}: the receipt in one call`,
-    `                  try: npm run demo -- --sync${defaults ? '' : ` --url ${base} --rpc ${anvil.url}`}`,
+    `  tracking        each accepted transaction followed to its block; txgate_getTransactionStatus on ${base}`,
+    `                  try: ${demo(['--track'])}   (prints the status the edge answers)`,
   );
 if (devTls !== undefined)
   extensions.push(
@@ -182,11 +201,10 @@ if (devTls !== undefined)
     `                  curl --cacert ${devTls.caFile} …; node: NODE_EXTRA_CA_CERTS=${devTls.caFile}, or the kit's \`ca\` option;`,
     `                  system-wide (Debian): cp it to /usr/local/share/ca-certificates/txgate-dev.crt, then update-ca-certificates`,
   );
-if (config.websocket.enabled)
-  extensions.push(
-    `  WebSocket lane  ${secure ? `wss://localhost` : `ws://127.0.0.1`}:${service.port}/ (X-Api-Key on the upgrade; one JSON-RPC request per text frame)`,
-    `                  try: npm run demo -- --url ${secure ? `wss://localhost` : `ws://127.0.0.1`}:${service.port}${anvilPort === 8545 ? '' : ` --rpc ${anvil.url}`}`,
-  );
+if (config.websocket.enabled) {
+  const lane = `${secure ? `wss://localhost` : `ws://127.0.0.1`}:${service.port}`;
+  extensions.push(`  WebSocket lane  ${lane}/ (X-Api-Key on the upgrade; one JSON-RPC request per text frame)`, `                  try: ${demo([], lane)}`);
+}
 process.stdout.write(`
 txgate (development) is up
   base URL        ${base}            (eth_chainId → 0x1237)
@@ -197,7 +215,7 @@ txgate (development) is up
   metrics         http://127.0.0.1:${service.internalPort}/metrics   (internal listener)
   config          ${files.configFile}${files.configWritten ? '' : '   (edited by you: used as it is; delete it to get the generated one)'}
   accounts        ${files.accountsFile}${files.accountsCreated ? '' : '   (kept from an earlier run)'}
-${extensions.length > 0 ? extensions.join('\n') + '\n' : ''}  try             ${secure ? `NODE_EXTRA_CA_CERTS=${devTls!.caFile} npm run demo -- --url ${base}${anvilPort === 8545 ? '' : ` --rpc ${anvil.url}`}` : `npm run demo${defaults ? '' : ` -- --url ${base} --rpc ${anvil.url}`}`}        (in another terminal)
+${extensions.length > 0 ? extensions.join('\n') + '\n' : ''}  try             ${demo([])}        (in another terminal)
 
 `);
 

@@ -5,7 +5,7 @@
  * drains gracefully and exits 0; after an uncaught error (in any thread) it drains the same
  * way and exits 1.
  */
-import { parseArgs } from 'node:util';
+import { readCommandLine, UsageError } from './cli-args.js';
 import { ConfigError, loadConfigFile, type Config } from './config.js';
 import { createLogger, flushLogs } from './log.js';
 import { initCrypto, NativeLoadError, uws } from './native.js';
@@ -38,13 +38,11 @@ usable accounts (the file missing or invalid, the database not answering within
 accounts.startWaitMs), or with a TLS certificate that does not load, each said in one line on stderr; 2 for bad arguments or an invalid configuration (every problem listed).`;
 
 function parseCliArgs() {
-  return parseArgs({
-    options: {
-      config: { type: 'string', short: 'c' },
-      pretty: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-      version: { type: 'boolean', short: 'v' },
-    },
+  return readCommandLine({
+    config: { type: 'string', short: 'c' },
+    pretty: { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+    version: { type: 'boolean', short: 'v' },
   });
 }
 
@@ -53,7 +51,8 @@ async function main(): Promise<number> {
   try {
     args = parseCliArgs();
   } catch (e) {
-    process.stderr.write(`txgate: ${(e as Error).message}\n${USAGE}\n`);
+    if (!(e instanceof UsageError)) throw e;
+    process.stderr.write(`txgate: ${e.message}\n${USAGE}\n`);
     return 2;
   }
   if (args.values.help === true) {

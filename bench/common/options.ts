@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { readCommandLine } from '../../src/cli-args.js';
 import { RESULTS_DIR } from './paths.js';
 
 /**
@@ -194,7 +195,7 @@ export const DEFAULT_OUT = join(tmpdir(), 'txgate-bench');
  */
 export function parseOwnArgs<T extends ParseArgsConfig['options']>(bench: string, options: T): ReturnType<typeof parseArgs<{ options: T }>>['values'] {
   try {
-    return parseArgs({ options, args: process.argv.slice(2) }).values;
+    return readCommandLine(options ?? {}).values as ReturnType<typeof parseArgs<{ options: T }>>['values'];
   } catch (e) {
     process.stderr.write(`${bench}: ${(e as Error).message} (--help lists the options)\n`);
     process.exit(2);

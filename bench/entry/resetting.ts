@@ -17,7 +17,7 @@ import { createServer, request } from 'node:http';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { readCommandLine } from '../../src/cli-args.js';
 import { randomBytes } from 'node:crypto';
 import { sign1559 } from '../../src/dev/sign.js';
 import { initCrypto, keccak256 } from '../../src/native.js';
@@ -36,15 +36,13 @@ const HELP = `usage: npm run bench:resetting -- [--requests N] [--capacity N] [-
 
 let opt: { requests: string; capacity: string; rounds: string; dist?: string[]; 'reset-after': string; help?: boolean };
 try {
-  opt = parseArgs({
-    options: {
-      requests: { type: 'string', default: '200' },
-      capacity: { type: 'string', default: '8' },
-      rounds: { type: 'string', default: '3' },
-      dist: { type: 'string', multiple: true },
-      'reset-after': { type: 'string', default: 'data' },
-      help: { type: 'boolean', short: 'h' },
-    },
+  opt = readCommandLine({
+    requests: { type: 'string', default: '200' },
+    capacity: { type: 'string', default: '8' },
+    rounds: { type: 'string', default: '3' },
+    dist: { type: 'string', multiple: true },
+    'reset-after': { type: 'string', default: 'data' },
+    help: { type: 'boolean', short: 'h' },
   }).values as typeof opt;
 } catch (e) {
   console.error(`bench:resetting: ${(e as Error).message} (--help lists the options)`);

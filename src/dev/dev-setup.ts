@@ -53,6 +53,8 @@ export interface DevExtensions {
   readonly sync?: boolean;
   /** The WebSocket lane on the public port. */
   readonly websocket?: boolean;
+  /** Tracking on chain 4663 (anvil is the chain RPC): txgate_getTransactionStatus served (docs/tracking.md). */
+  readonly track?: boolean;
   /** HTTPS (and WSS) on the public port with these files (dev-tls.ts). */
   readonly tls?: { readonly certFile: string; readonly keyFile: string };
 }
@@ -76,7 +78,9 @@ export function devConfig(opts: { port: number; internalPort: number; sequencer:
         chainId: DEV_CHAIN_ID,
         hosts: ['localhost', '127.0.0.1'],
         sequencers: [opts.sequencer],
-        ...(opts.sync === true ? { rpc: opts.sequencer, sync: { enabled: true, syncTimeoutFormat: 'omit' } } : {}),
+        ...(opts.sync === true || opts.track === true ? { rpc: opts.sequencer } : {}),
+        ...(opts.sync === true ? { sync: { enabled: true, syncTimeoutFormat: 'omit' } } : {}),
+        ...(opts.track === true ? { track: { enabled: true } } : {}),
       },
     ],
     accounts: { file: './accounts.json' },

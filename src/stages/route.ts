@@ -44,6 +44,18 @@ const BAD_CHAINID_PARAMS = reject('invalid_params', 'Invalid params: eth_chainId
 const BAD_STATUS_PARAMS = reject('invalid_params', 'Invalid params: txgate_getTransactionStatus takes exactly one transaction hash (0x and 64 hex digits)');
 /** A transaction hash: 0x and 64 hex digits. */
 const TX_HASH = /^0[xX][0-9a-fA-F]{64}$/;
+/**
+ * A method of an extension the chain leaves off: method_not_found, naming the setting that turns
+ * it on (docs/operations.md "Extensions"), for HTTP and the WebSocket lane alike.
+ */
+const SYNC_OFF = reject(
+  'method_not_found',
+  'Method not found: eth_sendRawTransactionSync is off on this chain (the deployment turns it on with chains[].sync.enabled)',
+);
+const STATUS_OFF = reject(
+  'method_not_found',
+  'Method not found: txgate_getTransactionStatus is off on this chain (the deployment turns it on with chains[].track.enabled)',
+);
 const BAD_SYNC_PARAMS = reject(
   'invalid_params',
   'Invalid params: eth_sendRawTransactionSync takes one 0x-prefixed hex string, then optionally a timeout in ms (a positive integer or 0x-hex)',
@@ -89,6 +101,8 @@ export function createRouteStage(limits: {
         if (typeof h !== 'string' || !TX_HASH.test(h)) return BAD_STATUS_PARAMS;
         return setSend(setRawTx(ctx, '0x' + h.slice(2).toLowerCase()), STATUS_QUERY);
       }
+      if (method === SYNC_METHOD) return SYNC_OFF;
+      if (method === STATUS_METHOD) return STATUS_OFF;
       return REJECT.method_not_found;
     },
   };

@@ -26,7 +26,7 @@ import type { UwsFrontEnd, UwsPortParts } from '../http/port.js';
 import type { ConnectionCounts } from '../limits/shared-tables.js';
 import { uws } from '../native.js';
 import { AnswerPath, type AnswerWriter } from '../pipeline/answer-path.js';
-import type { RequestHead } from '../pipeline/context.js';
+import { fieldSetter, type RequestHead } from '../pipeline/context.js';
 import type { Pipeline, PipelineHooks, RequestObserver } from '../pipeline/pipeline.js';
 import { idJsonOfText } from '../rpc-id.js';
 import { overBodyCap } from '../stages/size-cap.js';
@@ -35,6 +35,9 @@ import { WholeBody } from '../front/whole-body.js';
 import { createUpgrade } from './upgrade.js';
 import { utf8Text } from '../front/utf8.js';
 import { Subscriptions, type StatusFeed } from './subscriptions.js';
+
+const setRpc = fieldSetter('rpc');
+const NO_PARAMS: readonly unknown[] = Object.freeze([]);
 
 /** Frames up to this many times the body cap are read to answer them by id. */
 const FRAME_SLACK = 4;
@@ -161,6 +164,8 @@ export class WebSocketLane implements UwsFrontEnd, AnswerWriter<FrameContext> {
     const a = s.answer(text);
     if (a === null) return false;
     ctx.idJson = a.idJson;
+    // Its method named, as a parsed request's: counted under `other` and logged as itself (docs/operations.md "Metrics").
+    setRpc(ctx, { id: 0, idJson: a.idJson, method: a.method, params: NO_PARAMS, paramsHex: false });
     this.answers.exit(ctx, a.exit, 'front_end', undefined);
     return true;
   }

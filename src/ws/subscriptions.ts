@@ -50,7 +50,7 @@ export class Subscriptions {
    * The answer to a frame that names one of the two methods (null: not ours, the pipeline's).
    * Answers are (status, body tail) pairs as any Exit.
    */
-  answer(text: string): { readonly exit: Exit; readonly idJson: string } | null {
+  answer(text: string): { readonly exit: Exit; readonly idJson: string; readonly method: string } | null {
     if (!text.includes('"txgate_subscribe"') && !text.includes('"txgate_unsubscribe"')) return null;
     let m: unknown;
     try {
@@ -64,7 +64,7 @@ export class Subscriptions {
     if (!(typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) || id === null || id === undefined)) return null;
     const idJson = id === undefined ? 'null' : JSON.stringify(id);
     const p = Array.isArray(params) ? params : [];
-    return { exit: method === SUBSCRIBE ? this.subscribe(p) : this.unsubscribe(p), idJson };
+    return { exit: method === SUBSCRIBE ? this.subscribe(p) : this.unsubscribe(p), idJson, method };
   }
 
   private subscribe(p: readonly unknown[]): Exit {

@@ -2,7 +2,8 @@
  * scripts/built.sh (npm start, demo, accounts) compiles only when a compiler input is newer than
  * the last build: a TypeScript source or a tsconfig.json; never for data a run writes (bench
  * results, JSON anywhere in the tree). Run in a copy of the layout with a recording stand-in for
- * tsc, so the test measures the decision, not the compiler.
+ * tsc, so the test measures the decision, not the compiler. A build says so on stderr, before
+ * and after (a first `npm start` builds for a while); a start without one says nothing.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -48,9 +49,12 @@ const runs = () => {
   return existsSync(f) ? readFileSync(f, 'utf8').length / 2 : 0; // two tsc runs per build
 };
 const start = () => {
+  const before = runs();
   const r = spawnSync('bash', [join(tree, 'scripts/built.sh'), 'scripts/s'], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
   assert.equal(r.stdout, 'ran\n');
+  if (runs() > before) assert.match(r.stderr, /^txgate: building [^\n]*…\ntxgate: built in \d+ s\n$/, 'a build is said, before and after');
+  else assert.equal(r.stderr, '', 'no build: nothing said');
 };
 
 describe('scripts/built.sh: what triggers a build', () => {
