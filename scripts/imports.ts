@@ -75,8 +75,8 @@ export const LAYERS: readonly Layer[] = [
   { name: 'the WebSocket lane', about: 'an upgrade on the HTTP port: connections, frames into the same pipeline', units: ['ws'] },
   {
     name: 'composition',
-    about: "the composition root, /ready's checks, threads, the process, the CLI, the development setup",
-    units: ['app.ts', 'ready-checks.ts', 'tracking.ts', 'threads', 'worker.ts', 'service.ts', 'cli.ts', 'dev'],
+    about: "the composition root, /ready's checks, threads, the process, the CLI and the command-line reader every tool shares, the development setup",
+    units: ['app.ts', 'ready-checks.ts', 'tracking.ts', 'threads', 'worker.ts', 'service.ts', 'cli.ts', 'cli-args.ts', 'dev'],
   },
 ];
 
