@@ -39,7 +39,11 @@ describe('method_not_found for an extension the chain leaves off', () => {
       assert.deepEqual([r.json.error.code, r.json.error.data.reason], [-32601, 'method_not_found']);
       assert.ok(r.json.error.message.includes(method) && r.json.error.message.includes(setting), r.json.error.message);
       const f = await laneAnswer(method, params);
-      assert.deepEqual(f.error, { ...r.json.error, data: { ...r.json.error.data, status: 400 } }, 'the lane answers the same (data.status carries the HTTP status)');
+      assert.deepEqual(
+        f.error,
+        { ...r.json.error, data: { ...r.json.error.data, status: 400 } },
+        'the lane answers the same (data.status carries the HTTP status)',
+      );
     });
   }
   it('a method never served: the plain method_not_found', async () => {
