@@ -46,6 +46,14 @@ export class Attempts implements Asking {
     this.fast = new FastLog(log);
   }
 
+  /**
+   * The same rules within another time budget: every lookup and the resolving of rule 2 bounded
+   * by `times` (a sync call settles within what is left of its wait: sync/budget.ts).
+   */
+  within(times: CallTimes): Attempts {
+    return new Attempts(this.chainId, times, this.rpc, this.log, this.observer, this.laneNamed);
+  }
+
   /** Sequencers in order, moving on only when one did not definitely answer; written ones are resolved meanwhile. */
   async failover(seqs: readonly Sequencer[], req: ForwardRequest, kind: SendKind): Promise<Exit> {
     // Made only off the common path (the first sequencer answers with the hash).

@@ -33,9 +33,9 @@ import { ReceiptWaiter } from './receipt-wait.js';
 import { RECEIPT_METHOD, SYNC_METHOD } from '../rpc-methods.js';
 import type { HeadWatch } from './head-watch.js';
 import { withLane } from '../forward/express-send.js';
+import { syncBudget, toldWaitMs } from './budget.js';
 
 const DRAINED = Symbol('drained');
-const ENDED = Symbol('the asked wait ended');
 
 /** Receipts kept to answer resends (the oldest goes first), each for `sync.receiptTtlMs`. */
 const MAX_RECEIPTS = 10_000;
@@ -149,7 +149,10 @@ export class SyncSender {
     let run: Promise<Exit>;
     if (viaReceipt) run = this.viaReceipt(req, started + waitMs);
     else {
-      run = this.settleByReceipt(req, this.link.attempts.failover(this.sequencers, req, this.kind(waitMs)), started + waitMs);
+      // The wait holds everything (sync/budget.ts): the sequencer's part, then settling within the rest.
+      const budget = syncBudget(waitMs, this.chain.forward.timeoutMs);
+      const attempts = this.link.attempts.within({ timeoutMs: budget.settleMs, queueMs: Math.min(budget.settleMs, this.chain.forward.queueMs) });
+      run = this.settleByReceipt(req, attempts.failover(this.sequencers, req, this.kind(started + budget.sequencerMs)), started + waitMs);
       // On a chain with the express lane every forwarded answer names its lane (the sequencers' here).
       if (this.laneChain) run = run.then((e) => withLane(e, 'plain'));
     }
@@ -194,15 +197,24 @@ export class SyncSender {
     return executed;
   }
 
-  /** The sync method as a kind of send: its call with the wait, its readings, code 4 where a lookup or a resend establishes acceptance. */
-  private kind(waitMs: number): SendKind {
+  /**
+   * The sync method as a kind of send: its call held by the sequencer until `sequencerEnd` at
+   * the latest (the wait it is told, where the format tells it), its readings, code 4 where a
+   * lookup or a resend establishes acceptance; the rest of the wait is for settling (sync/budget.ts).
+   */
+  private kind(sequencerEnd: number): SendKind {
     const format = this.chain.sync.syncTimeoutFormat;
-    const times: CallTimes = { timeoutMs: waitMs + this.chain.forward.timeoutMs, queueMs: this.chain.forward.queueMs };
+    const queueMs = this.chain.forward.queueMs;
     return {
       method: SYNC_METHOD,
       call: (seq, req) => {
-        const params = format === 'omit' ? `["${req.rawHex}"]` : `["${req.rawHex}",${format === 'hex' ? `"0x${waitMs.toString(16)}"` : String(waitMs)}]`;
-        return this.syncCall(seq, req, params, times, format === 'omit' ? waitMs : null);
+        // What is left of the sequencer's part now (a second sequencer of a failover gets less).
+        const heldMs = Math.max(1, Math.floor(sequencerEnd - performance.now()));
+        const times: CallTimes = { timeoutMs: heldMs, queueMs: Math.min(queueMs, heldMs) };
+        // Told a little less than it may hold the call, so that its own answer (code 4) comes before the cut.
+        const told = toldWaitMs(heldMs);
+        const params = format === 'omit' ? `["${req.rawHex}"]` : `["${req.rawHex}",${format === 'hex' ? `"0x${told.toString(16)}"` : String(told)}]`;
+        return this.syncCall(seq, req, params, times);
       },
       read: readSync,
       readResend: readSyncResend,
@@ -259,29 +271,23 @@ export class SyncSender {
   }
 
   /**
-   * A forward-mode sync call: the sequencer's answer; or, once drain starts, or at the asked
-   * wait's end where the sequencer cannot be told the wait (`syncTimeoutFormat` "omit"), the
-   * EIP's timeout (code 4) where the sequencer knows the hash, which the rules confirm by the
-   * same lookup (the receipt may still come after the answer). A hash it does not know (yet)
-   * waits for the sequencer's own answer, as only that says whether it was accepted.
+   * A forward-mode sync call: the sequencer's answer within its part of the wait (`times`), in
+   * every format: one that holds the call past it is cut there (told the wait or not), a fault
+   * after the write that the rules settle within the rest of the wait (the lookup first: a
+   * sequencer that knows the hash makes it 202 code 4). Once drain starts, the EIP's timeout
+   * (code 4) where the sequencer knows the hash, which the rules confirm by the same lookup (the
+   * receipt may still come after the answer); a hash it does not know (yet) waits for the
+   * sequencer's own answer within the call's bound, as only that says whether it was accepted.
    */
-  private async syncCall(seq: Sequencer, req: ForwardRequest, params: string, times: CallTimes, endAfterMs: number | null): Promise<Answer> {
+  private async syncCall(seq: Sequencer, req: ForwardRequest, params: string, times: CallTimes): Promise<Answer> {
     const call = seq.call(SYNC_METHOD, params, times);
     let wake: (() => void) | undefined;
-    let timer: NodeJS.Timeout | undefined;
-    const cut = this.draining
-      ? Promise.resolve(DRAINED)
-      : new Promise<typeof DRAINED | typeof ENDED>((resolve) => {
-          this.drainWakers.add((wake = () => resolve(DRAINED)));
-          if (endAfterMs !== null) timer = setTimeout(() => resolve(ENDED), endAfterMs);
-        });
+    const cut = this.draining ? Promise.resolve(DRAINED) : new Promise<typeof DRAINED>((resolve) => this.drainWakers.add((wake = () => resolve(DRAINED))));
     const first = await Promise.race([call, cut]);
     if (wake !== undefined) this.drainWakers.delete(wake);
-    clearTimeout(timer);
-    if (first !== DRAINED && first !== ENDED) return first;
+    if (first !== DRAINED) return first;
     const known = await this.link.attempts.lookup(seq, req.hash, performance.now() + this.chain.forward.timeoutMs);
-    const why = first === DRAINED ? 'draining; the sequencer knows the hash' : 'the asked wait ended; the sequencer knows the hash';
-    return known === 'known' ? { kind: 'error', code: 4, message: why, data: undefined } : call;
+    return known === 'known' ? { kind: 'error', code: 4, message: 'draining; the sequencer knows the hash', data: undefined } : call;
   }
 
   /**
