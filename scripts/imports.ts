@@ -97,8 +97,9 @@ export function layerOf(unit: string, layers: readonly Layer[] = LAYERS): number
 export const CLIENT_LAYERS: readonly Layer[] = [
   {
     name: 'answers',
-    about: 'an answer over HTTP (`http.ts`), what a link is (`rpc-link.ts`), the outcome table (`outcomes.ts`), the reason of an error (`reason.ts`)',
-    units: ['http.ts', 'rpc-link.ts', 'outcomes.ts', 'reason.ts'],
+    about:
+      'an answer over HTTP (`http.ts`), what a link is (`rpc-link.ts`), the outcome table (`outcomes.ts`), the reason of an error (`reason.ts`), why a TLS connection failed (`tls-cause.ts`)',
+    units: ['tls-cause.ts', 'http.ts', 'rpc-link.ts', 'outcomes.ts', 'reason.ts'],
   },
   {
     name: 'links and readings',

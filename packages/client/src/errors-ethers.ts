@@ -110,6 +110,7 @@ export function ethersErrorOf(payload: { method: string; params?: unknown }, err
     ...(code === 'INVALID_ARGUMENT' ? { argument: 'signedTransaction', value: transaction } : {}),
     ...(r.txHash !== undefined ? { txHash: r.txHash } : {}),
     ...(r.retryAfterMs !== undefined ? { retryAfterMs: r.retryAfterMs } : {}),
+    ...(r.tls !== undefined ? { tls: r.tls } : {}),
   };
   return makeError(r.shortMessage, code, info as never) as EthersError;
 }

@@ -10,6 +10,7 @@
 import { BaseError, RpcRequestError } from 'viem';
 import type { OutcomeKind } from './outcomes.js';
 import { describeRefusal, type Refused, type RpcErrorObject } from './refusal.js';
+import type { TlsCause } from './tls-cause.js';
 
 /** Where the reasons table is, in txgate's repository (viem prints it as the error's `Docs:` line). */
 export const VIEM_DOCS = { docsBaseUrl: '', docsPath: 'docs/clients.md', docsSlug: 'reasons-in-viem-and-ethers' } as const;
@@ -22,6 +23,8 @@ export class TxgateRpcError extends BaseError {
   readonly rpcCode: number;
   readonly txHash: string | undefined;
   readonly retryAfterMs: number | undefined;
+  /** txgate could not be reached over TLS: why (`certificate_untrusted`, `certificate_expired`, `hostname_mismatch`, `tls_protocol`). */
+  readonly tls: TlsCause | undefined;
 
   constructor(r: Refused, cause: RpcRequestError, name: string) {
     super(r.shortMessage, { cause, ...VIEM_DOCS, name, details: r.detail });
@@ -31,6 +34,7 @@ export class TxgateRpcError extends BaseError {
     this.rpcCode = r.rpcCode;
     this.txHash = r.txHash;
     this.retryAfterMs = r.retryAfterMs;
+    this.tls = r.tls;
   }
 }
 

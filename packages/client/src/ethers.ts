@@ -18,7 +18,7 @@ import type { RpcLink } from './rpc-link.js';
 import type { SubmitOutcome, SyncOutcome } from './submission.js';
 import { caOf, NO_ANSWER, Submitter } from './submitter.js';
 import { rpcError } from './outcomes.js';
-import { failedReason } from './refusal.js';
+import { failedError } from './refusal.js';
 
 /** Anything that answers JSON-RPC reads (an ethers JsonRpcProvider, BrowserProvider, …). */
 export interface ChainRpc {
@@ -86,7 +86,7 @@ export class TxgateProvider extends JsonRpcProvider {
       if (a.kind === 'result') return { id: p.id, result: a.result };
       return {
         id: p.id,
-        error: a.kind === 'error' ? { code: a.code, message: a.message, data: a.data } : { code: -32603, message: a.why, data: { reason: failedReason(a) } },
+        error: a.kind === 'error' ? { code: a.code, message: a.message, data: a.data } : failedError(a),
       };
     }
     if (p.method === 'eth_sendRawTransaction') {
@@ -102,7 +102,7 @@ export class TxgateProvider extends JsonRpcProvider {
       if (a.kind === 'result') return { id: p.id, result: a.result };
       return {
         id: p.id,
-        error: a.kind === 'error' ? { code: a.code, message: a.message, data: a.data } : { code: -32603, message: a.why, data: { reason: failedReason(a) } },
+        error: a.kind === 'error' ? { code: a.code, message: a.message, data: a.data } : failedError(a),
       };
     }
     try {

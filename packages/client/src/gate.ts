@@ -109,6 +109,8 @@ export class Txgate {
           typeof reason === 'string' ? reason : 'unexpected_answer',
         );
       }
+      // A TLS handshake that failed is said with its cause (the certificate, the name, the protocol).
+      if (a.kind === 'failed' && a.tls !== undefined) throw new TxgateError(`txgate at ${new URL(opts.url).origin}: ${a.why}`, 'unreachable', a.tls);
       if (id === null) throw new TxgateError(`txgate at ${new URL(opts.url).origin} did not answer eth_chainId`, 'unreachable');
       throw new TxgateError(`txgate serves chain ${id} (0x${id.toString(16)}), not ${opts.chainId}: stopping`, 'chain_mismatch');
     }
@@ -218,7 +220,7 @@ export class Txgate {
     if (cached !== null) headers['if-none-match'] = cached.etag;
     this.lastUse = performance.now();
     const a = await this.web.request('GET', chainId === undefined ? '/tip-addresses' : `/tip-addresses?chainId=${chainId}`, headers);
-    if (a.kind === 'failed') throw new TxgateError(`GET /tip-addresses failed: ${a.why}`, 'unreachable');
+    if (a.kind === 'failed') throw new TxgateError(`GET /tip-addresses failed: ${a.why}`, 'unreachable', a.tls);
     if (a.status === 304 && cached !== null) return cached.value;
     let body: { error?: { message?: string; data?: { reason?: string } } } & Partial<TipAddresses>;
     try {

@@ -4,6 +4,7 @@
  * connect never did; anything after that may have).
  */
 import { Pool, errors } from 'undici';
+import { TLS_CAUSES, type TlsCause, tlsCauseOf } from './tls-cause.js';
 
 export interface HttpOptions {
   /** Connection establishment bound (the spec's starting value: 3 s). */
@@ -18,8 +19,11 @@ export interface HttpOptions {
 
 export type HttpAnswer =
   | { readonly kind: 'response'; readonly status: number; readonly headers: Record<string, string | string[] | undefined>; readonly text: string }
-  /** `sent: false`: the request never left (no connection); `true`: it may have reached the server. */
-  | { readonly kind: 'failed'; readonly why: string; readonly sent: boolean };
+  /**
+   * `sent: false`: the request never left (no connection); `true`: it may have reached the
+   * server. `tls`: the connection's TLS handshake failed, and why (nothing was sent).
+   */
+  | { readonly kind: 'failed'; readonly why: string; readonly sent: boolean; readonly tls?: TlsCause };
 
 /** Errors raised before a request is written: the server never saw it. */
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
@@ -60,6 +64,8 @@ export class HttpClient {
       return { kind: 'response', status: r.statusCode, headers: r.headers, text };
     } catch (e) {
       const err = e as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
+      const tls = tlsCauseOf(err);
+      if (tls !== null) return tlsFailed(tls);
       const code = err.code ?? err.cause?.code ?? '';
       const sent = !(NOT_SENT.has(code) || e instanceof errors.ConnectTimeoutError);
       const why =
@@ -86,7 +92,12 @@ export type RpcAnswer =
       readonly status: number;
       readonly headers: Record<string, string | string[] | undefined>;
     }
-  | { readonly kind: 'failed'; readonly why: string; readonly sent: boolean; readonly status?: number };
+  | { readonly kind: 'failed'; readonly why: string; readonly sent: boolean; readonly status?: number; readonly tls?: TlsCause };
+
+/** A connection whose TLS handshake failed: never sent, its cause named (tls-cause.ts). */
+export function tlsFailed(tls: TlsCause): { readonly kind: 'failed'; readonly why: string; readonly sent: false; readonly tls: TlsCause } {
+  return { kind: 'failed', why: `TLS failed (${tls}): ${TLS_CAUSES[tls]}`, sent: false, tls };
+}
 
 let ids = 0;
 

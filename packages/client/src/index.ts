@@ -9,3 +9,4 @@ export type { Receipt, SubmitOutcome, SyncOutcome, WaitOutcome } from './submiss
 export { kindOf, OUTCOMES, rpcError } from './outcomes.js';
 export type { OutcomeKind, OutcomeReason, OutcomeRow } from './outcomes.js';
 export type { StatusAnswer, TxStatus, TxStatusName, WatchOptions } from './status.js';
+export type { TlsCause } from './tls-cause.js';

@@ -5,6 +5,7 @@
  * this one description, so their messages and fields say the same thing.
  */
 import { OUTCOMES, type OutcomeKind, type OutcomeReason, type OutcomeRow } from './outcomes.js';
+import { TLS_CAUSES, type TlsCause } from './tls-cause.js';
 
 /** The JSON-RPC error object an adapter holds (txgate's, or the one `rpcError` made of an outcome). */
 export interface RpcErrorObject {
@@ -27,6 +28,8 @@ export interface Refused {
   readonly shortMessage: string;
   readonly txHash?: string;
   readonly retryAfterMs?: number;
+  /** txgate could not be reached over TLS: why (tls-cause.ts; the kit's `data.tls`). */
+  readonly tls?: TlsCause;
 }
 
 /** What the client does next, by outcome: the README's retry table in one sentence each. */
@@ -43,6 +46,19 @@ export function failedReason(a: { readonly sent: boolean; readonly status?: numb
   return a.status !== undefined ? 'unexpected_answer' : a.sent ? 'uncertain' : 'unreachable';
 }
 
+/**
+ * The JSON-RPC error an adapter raises for a call that got no JSON-RPC answer: the kit's reason,
+ * and where the TLS handshake failed, its cause in `data.tls` (tls-cause.ts) and in the message.
+ */
+export function failedError(a: { readonly why: string; readonly sent: boolean; readonly status?: number | undefined; readonly tls?: string | undefined }): {
+  readonly code: number;
+  readonly message: string;
+  readonly data: { readonly reason: string; readonly tls?: string };
+  readonly status?: number | undefined;
+} {
+  return { code: -32603, message: a.why, data: { reason: failedReason(a), ...(a.tls !== undefined ? { tls: a.tls } : {}) }, status: a.status };
+}
+
 /** The description of a JSON-RPC error that carries a reason the outcome table knows, else null (not txgate's). */
 export function describeRefusal(e: RpcErrorObject): Refused | null {
   const data = (typeof e.data === 'object' && e.data !== null ? e.data : {}) as {
@@ -50,6 +66,7 @@ export function describeRefusal(e: RpcErrorObject): Refused | null {
     txHash?: unknown;
     retryAfterMs?: unknown;
     status?: unknown;
+    tls?: unknown;
   };
   if (typeof data.reason !== 'string' || !Object.hasOwn(OUTCOMES, data.reason)) return null;
   const reason = data.reason as OutcomeReason;
@@ -58,6 +75,7 @@ export function describeRefusal(e: RpcErrorObject): Refused | null {
   const txHash = typeof data.txHash === 'string' ? data.txHash : undefined;
   const retryAfterMs = typeof data.retryAfterMs === 'number' ? data.retryAfterMs : undefined;
   const detail = String(e.message ?? '');
+  const tls = typeof data.tls === 'string' && Object.hasOwn(TLS_CAUSES, data.tls) ? (data.tls as TlsCause) : undefined;
   const action = row.kind === 'rate_limited' && retryAfterMs !== undefined ? `not sent: resend the same bytes after ${retryAfterMs} ms` : ACTIONS[row.kind];
   const shortMessage = `txgate ${reason} (${row.kind}, HTTP ${status}): ${detail.replace(/\.$/, '')}; ${action}${txHash !== undefined && !detail.includes(txHash) ? ` (${txHash})` : ''}.`;
   return {
@@ -69,5 +87,6 @@ export function describeRefusal(e: RpcErrorObject): Refused | null {
     shortMessage,
     ...(txHash !== undefined ? { txHash } : {}),
     ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+    ...(tls !== undefined ? { tls } : {}),
   };
 }

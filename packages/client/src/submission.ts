@@ -5,6 +5,7 @@
  * behind every adapter (submitter.ts) and the edge's status (status.ts).
  */
 import type { RpcAnswer } from './http.js';
+import type { TlsCause } from './tls-cause.js';
 import { kindOf } from './outcomes.js';
 
 /** Which lane carried a submission on a chain with Timeboost's express lane (txgate's `X-Txgate-Lane`). */
@@ -70,6 +71,8 @@ export class TxgateError extends Error {
   constructor(
     message: string,
     readonly reason: string,
+    /** Where txgate could not be reached over TLS: why (tls-cause.ts). */
+    readonly tls?: TlsCause,
   ) {
     super(message);
     this.name = 'TxgateError';

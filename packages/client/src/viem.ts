@@ -18,7 +18,7 @@ import { viemErrorOf } from './errors-viem.js';
 import { caOf, NO_ANSWER, Submitter, type ChainResult } from './submitter.js';
 import { openLink } from './link.js';
 import { rpcError } from './outcomes.js';
-import { failedReason } from './refusal.js';
+import { failedError } from './refusal.js';
 
 export interface TxgateTransportOptions {
   /** txgate's base URL: http(s)://, or ws(s):// for the WebSocket lane. */
@@ -62,7 +62,7 @@ export function txgate(o: TxgateTransportOptions): TxgateTransport {
       if (method === 'eth_chainId') {
         const a = await gate.call('eth_chainId', [], false);
         if (a.kind === 'result') return a.result;
-        throw refusal(o.url, method, p, a.kind === 'error' ? a : { code: -32603, message: a.why, data: { reason: failedReason(a) }, status: a.status });
+        throw refusal(o.url, method, p, a.kind === 'error' ? a : failedError(a));
       }
       if (method === 'eth_sendRawTransactionSync') {
         // viem's sendRawTransactionSync / sendTransactionSync: the receipt in one call where
@@ -71,7 +71,7 @@ export function txgate(o: TxgateTransportOptions): TxgateTransport {
         // unknown to viem; look the hash up on the chain RPC before building a replacement.
         const a = await gate.call(method, p, true);
         if (a.kind === 'result') return a.result;
-        throw refusal(o.url, method, p, a.kind === 'error' ? a : { code: -32603, message: a.why, data: { reason: failedReason(a) }, status: a.status });
+        throw refusal(o.url, method, p, a.kind === 'error' ? a : failedError(a));
       }
       if (method !== 'eth_sendRawTransaction') return chain.request(args as never);
       const out = await submitter.settle(String(p[0]), {

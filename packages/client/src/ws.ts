@@ -15,7 +15,8 @@
  */
 import type { Socket } from 'node:net';
 import WebSocket from 'ws';
-import type { RpcAnswer } from './http.js';
+import { type RpcAnswer, tlsFailed } from './http.js';
+import { tlsCauseOf } from './tls-cause.js';
 import type { LinkTimes, RpcLink } from './rpc-link.js';
 
 interface Waiting {
@@ -106,7 +107,10 @@ export class WsLink implements RpcLink {
         res.on('error', () => done({ kind: 'failed', why: `upgrade refused with HTTP ${res.statusCode}`, sent: false }));
       });
       sock.once('error', (e) => {
-        if (this.sock !== sock) done({ kind: 'failed', why: `cannot connect: ${e.message}`, sent: false });
+        if (this.sock !== sock) {
+          const tls = tlsCauseOf(e);
+          done(tls !== null ? tlsFailed(tls) : { kind: 'failed', why: `cannot connect: ${e.message}`, sent: false });
+        }
       });
       sock.once('close', (code, why) => {
         if (this.sock === sock) this.dropped(code, why.toString());
