@@ -28,11 +28,20 @@ describe('txgate-client, the package', () => {
   });
   it('npm pack holds its build and README only, a few tens of kB', () => {
     const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-    const [packed] = JSON.parse(out) as { name: string; unpackedSize: number; files: { path: string }[] }[];
+    const [packed] = JSON.parse(out) as { name: string; size: number; unpackedSize: number; files: { path: string }[] }[];
     assert.equal(packed!.name, 'txgate-client');
     const files = packed!.files.map((f) => f.path).sort();
     for (const f of files) assert.match(f, /^(dist\/[a-z-]+\.(js|d\.ts)|README\.md|package\.json)$/, f);
     for (const entry of ['dist/index.js', 'dist/viem.js', 'dist/ethers.js', 'dist/index.d.ts']) assert.ok(files.includes(entry), entry);
     assert.ok(packed!.unpackedSize < 200_000, `unpacked ${packed!.unpackedSize} bytes`);
+    // docs/clients.md says what the packed file weighs: within 15% of what npm pack writes now.
+    const docs = readFileSync(join(process.cwd(), 'docs', 'clients.md'), 'utf8');
+    const m = /writes txgate-client-[\d.]+\.tgz \((\d+) kB; (\d+) kB unpacked\)/.exec(docs);
+    assert.ok(m !== null, 'docs/clients.md names the packed size');
+    for (const [said, real] of [
+      [Number(m[1]), packed!.size / 1000],
+      [Number(m[2]), packed!.unpackedSize / 1000],
+    ] as const)
+      assert.ok(Math.abs(said - real) / real <= 0.15, `docs/clients.md says ${said} kB; npm pack: ${real.toFixed(1)} kB (update the figure)`);
   });
 });
