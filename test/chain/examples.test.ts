@@ -8,8 +8,7 @@
  * with the development key and reads its receipt from the chain.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createPublicClient, type Hex, http } from 'viem';
@@ -29,6 +28,7 @@ import { TestPostgres } from '../support/postgres.js';
 import { type CliProcess, freePort, startCli } from '../support/processes.js';
 import { SIGNERS } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { tempDir } from '../support/temp-dir.js';
 
 keysNeverLogged();
 
@@ -54,7 +54,7 @@ before(async () => {
   b = await startAnvil({ port: await freePort(), chainId: 4663 });
   dead = await freePort();
   // npm start's development accounts (the development key; its grant allows the sync send).
-  devAccounts = writeDevFiles(mkdtempSync(join(tmpdir(), 'txgate-ex-dev-')), { port: 1, internalPort: 2, sequencer: 'http://127.0.0.1:3' }).accountsFile;
+  devAccounts = writeDevFiles(tempDir('txgate-ex-dev-'), { port: 1, internalPort: 2, sequencer: 'http://127.0.0.1:3' }).accountsFile;
 });
 after(async () => {
   await a?.stop();
@@ -75,7 +75,7 @@ async function materialize(name: string, o: { first?: string; second?: string; a
   cfg.listen = { ...cfg.listen, host: '127.0.0.1', port: await freePort() };
   cfg.internal = { ...cfg.internal, host: '127.0.0.1', port: await freePort() };
   cfg.accounts = o.accounts ?? { ...cfg.accounts, file: devAccounts };
-  const dir = mkdtempSync(join(tmpdir(), 'txgate-ex-'));
+  const dir = tempDir('txgate-ex-');
   const file = join(dir, name);
   writeFileSync(file, JSON.stringify(cfg));
   return file;
@@ -143,7 +143,7 @@ describe('the docs show the examples', () => {
 describe('each example, run against anvil', () => {
   it('txgate.json with accounts.json (the development key hash in place of the placeholder): a submission executes', async () => {
     const doc = readFileSync(join(EXAMPLES_DIR, 'accounts.json'), 'utf8').replace('0'.repeat(64), keySha256(DEV_API_KEY));
-    const dir = mkdtempSync(join(tmpdir(), 'txgate-ex-acc-'));
+    const dir = tempDir('txgate-ex-acc-');
     writeFileSync(join(dir, 'accounts.json'), doc);
     const file = await materialize('txgate.json', { accounts: { file: join(dir, 'accounts.json') } });
     await withCli(file, async (g) => {
@@ -224,7 +224,7 @@ describe('each example, run against anvil', () => {
         await admin.close();
       }
       const text = readFileSync(join(EXAMPLES_DIR, 'fleet.json'), 'utf8').replace('db.internal:5432', `127.0.0.1:${pg.port}`);
-      const dir = mkdtempSync(join(tmpdir(), 'txgate-ex-fleet-'));
+      const dir = tempDir('txgate-ex-fleet-');
       writeFileSync(join(dir, 'fleet.json'), text);
       const file = await materialize('fleet.json', { accounts: JSON.parse(text).accounts });
       await withCli(file, async (g) => {

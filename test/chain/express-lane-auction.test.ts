@@ -7,8 +7,7 @@
  * The controller key never appears in any line the lanes wrote or any error they raised.
  */
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Hex } from 'viem';
@@ -25,6 +24,7 @@ import { initCrypto } from '../../src/native.js';
 import { ExpressLanes } from '../../src/express-lane/lanes.js';
 import { LaneStartError } from '../../src/express-lane/control.js';
 import type { ExpressLane } from '../../src/express-lane/lane.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const notes: string[] = [];
 const errors: string[] = [];
@@ -103,7 +103,7 @@ describe('express lane on the real auction contract', () => {
       errors.push(e.message);
     }
     // A key file others may read is refused; the line names the file and its mode, not the key.
-    const dir = mkdtempSync(join(tmpdir(), 'el-key-'));
+    const dir = tempDir('el-key-');
     const file = join(dir, 'controller.key');
     writeFileSync(file, OURS_KEY);
     chmodSync(file, 0o644);

@@ -10,8 +10,7 @@
  * any gate's log line.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type Hex, keccak256 } from 'viem';
@@ -25,6 +24,7 @@ import { rpc } from '../support/http.js';
 import { freePort, runCli } from '../support/processes.js';
 import { classify } from '../../packages/client/src/submission.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { tempDir } from '../support/temp-dir.js';
 
 keysNeverLogged();
 
@@ -248,7 +248,7 @@ describe('the express lane when the chain RPC goes away', () => {
 describe('the express lane at start', () => {
   /** A config file for the CLI: chain 4663 on anvil with the lane, its key in a file only its owner reads. */
   const configFile = (workers: number, lane: Record<string, unknown>): string => {
-    const dir = mkdtempSync(join(tmpdir(), 'txgate-el-'));
+    const dir = tempDir('txgate-el-');
     writeFileSync(join(dir, 'accounts.json'), JSON.stringify(accountsDoc([{ id: 'desk', keys: [newKey()], grants: [{ expressLane: true }] }])));
     writeFileSync(join(dir, 'controller.key'), OURS_KEY, { mode: 0o600 });
     const expressLane = { enabled: true, auction: auction.address.toLowerCase(), endpoint: endpoint.url, keyFile: 'controller.key', ...lane };

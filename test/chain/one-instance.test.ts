@@ -5,8 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { claimAddress } from '../../src/http/address-claim.js';
@@ -14,13 +13,14 @@ import { eventually } from '../support/harness.js';
 import { send } from '../support/http.js';
 import { freePort, runCli, startCli } from '../support/processes.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { tempDir } from '../support/temp-dir.js';
 
 keysNeverLogged();
 
 const cli = join(import.meta.dirname, '../../src/cli.js');
 
 function configFile(port: number, workers: number): string {
-  const dir = mkdtempSync(join(tmpdir(), 'txgate-one-'));
+  const dir = tempDir('txgate-one-');
   writeFileSync(join(dir, 'accounts.json'), JSON.stringify({ accounts: [] }));
   const file = join(dir, 'txgate.json');
   const chains = [{ chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }];
@@ -93,7 +93,7 @@ describe('one txgate per address', () => {
 
   it('beside npm start: a txgate on its address exits 1 with the one line', async () => {
     const [port, anvil, internal] = [await freePort(), await freePort(), await freePort()];
-    const dir = mkdtempSync(join(tmpdir(), 'txgate-dev-'));
+    const dir = tempDir('txgate-dev-');
     const dev = spawn(
       process.execPath,
       [

@@ -6,8 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
@@ -15,6 +14,7 @@ import { portFree } from '../../src/dev/preflight.js';
 import { capturedLogs, eventually, issuedKeys } from '../support/harness.js';
 import { freePort } from '../support/processes.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { tempDir } from '../support/temp-dir.js';
 
 keysNeverLogged();
 
@@ -32,7 +32,7 @@ async function npm(args: string[], cwd: string): Promise<{ code: number; stdout:
 
 describe('npm run accounts', () => {
   it('a relative --file is from the directory the user ran npm in; the absolute path is printed', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'txgate-cwd-'));
+    const dir = tempDir('txgate-cwd-');
     const r = await npm(
       [
         '--prefix',
@@ -71,7 +71,7 @@ describe('npm run accounts', () => {
 
 describe('npm start -- --sync --websocket', () => {
   it('turns both on for the development chain; the banner says how to call them, and those calls execute', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'txgate-dev-'));
+    const dir = tempDir('txgate-dev-');
     const [port, anvil, internal] = [await freePort(), await freePort(), await freePort()];
     const p = spawn(
       process.execPath,
@@ -116,7 +116,7 @@ describe('npm start -- --sync --websocket', () => {
 
 describe('npm start with an invalid accounts file', () => {
   it('one line naming the file and the problem, exit 1, its anvil stopped', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'txgate-dev-'));
+    const dir = tempDir('txgate-dev-');
     writeFileSync(join(dir, 'accounts.json'), '{ "accounts": 5 }');
     const [port, anvil, internal] = [await freePort(), await freePort(), await freePort()];
     const r = await promisify(execFile)(

@@ -7,8 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
@@ -21,6 +20,7 @@ import { capturedLogs, eventually } from '../support/harness.js';
 import { freePort } from '../support/processes.js';
 import { txHash } from '../support/stub-sequencer.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { tempDir } from '../support/temp-dir.js';
 
 keysNeverLogged({ except: [DEV_API_KEY] });
 
@@ -47,7 +47,7 @@ describe("the README's first signed transaction", () => {
 
   it('run as written beside npm start: 200 with the hash of the signed bytes, and the receipt', async () => {
     await initCrypto();
-    const dir = mkdtempSync(join(tmpdir(), 'txgate-first-tx-'));
+    const dir = tempDir('txgate-first-tx-');
     const [port, anvil, internal] = [await freePort(), await freePort(), await freePort()];
     const p = spawn(
       process.execPath,

@@ -5,9 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { startAnvil } from '../../src/dev/anvil.js';
@@ -16,6 +15,7 @@ import { eventually } from '../support/harness.js';
 import { send } from '../support/http.js';
 import { freePort } from '../support/processes.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { tempDir } from '../support/temp-dir.js';
 
 keysNeverLogged();
 
@@ -76,7 +76,7 @@ describe('npm start fails loudly', () => {
     const p = await ports();
     const holder = await silentHolder(p.anvil);
     try {
-      const r = await run(devArgs(mkdtempSync(join(tmpdir(), 'txgate-dev-')), p));
+      const r = await run(devArgs(tempDir('txgate-dev-'), p));
       assert.equal(r.code, 1);
       assert.match(oneLine(r.stderr), new RegExp(`127\\.0\\.0\\.1:${p.anvil} .*already in use.*--anvil-port`));
       assert.ok(await portFree('127.0.0.1', p.port), 'txgate never started');
@@ -88,7 +88,7 @@ describe('npm start fails loudly', () => {
     const p = await ports();
     const holder = await silentHolder(p.port);
     try {
-      const r = await run(devArgs(mkdtempSync(join(tmpdir(), 'txgate-dev-')), p));
+      const r = await run(devArgs(tempDir('txgate-dev-'), p));
       assert.equal(r.code, 1);
       assert.match(oneLine(r.stderr), /already in use.*--port$/);
       assert.ok(await portFree('127.0.0.1', p.anvil), 'no anvil left behind');
@@ -96,14 +96,14 @@ describe('npm start fails loudly', () => {
       holder.close();
     }
   });
-  it('bad options: one line, exit 1; --help works', async () => {
+  it('bad options: one line, exit 2 (bad input, docs/operations.md "Exit status"); --help works', async () => {
     for (const args of [
       ['--prot', '1'],
       ['--port', 'abc'],
       ['--port', '8080', '--anvil-port', '8080'],
     ]) {
       const r = await run(['dist/scripts/dev.js', ...args]);
-      assert.equal(r.code, 1, args.join(' '));
+      assert.equal(r.code, 2, args.join(' '));
       oneLine(r.stderr);
     }
     const help = await run(['dist/scripts/dev.js', '--help']);
@@ -121,7 +121,7 @@ describe('npm start fails loudly', () => {
   });
   it('SIGTERM to the npm process of `npm start` stops txgate and its anvil; its output has no ANSI codes when redirected', async () => {
     const p = await ports();
-    const dir = mkdtempSync(join(tmpdir(), 'txgate-dev-'));
+    const dir = tempDir('txgate-dev-');
     // A process group of its own: whatever happens below, nothing it started outlives the test.
     const npm = spawn('npm', ['start', '--silent', '--', ...devArgs(dir, p).slice(1)], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let out = '';
@@ -145,7 +145,7 @@ describe('npm start fails loudly', () => {
 
 /** A CLI config (no accounts, a sequencer nobody answers on) in a directory of its own. */
 function configFile(host: string, port: number, extra: Record<string, unknown>): string {
-  const dir = mkdtempSync(join(tmpdir(), 'txgate-cli-'));
+  const dir = tempDir('txgate-cli-');
   writeFileSync(join(dir, 'accounts.json'), JSON.stringify({ accounts: [] }));
   const file = join(dir, 'txgate.json');
   const chains = [{ chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }];

@@ -7,8 +7,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { ACCOUNT_LIMITS } from '../../src/accounts/limits.js';
@@ -20,6 +19,7 @@ import { rpc, send } from '../support/http.js';
 import { StubSequencer } from '../support/stub-sequencer.js';
 import { sign1559 } from '../support/txs.js';
 import { useGate } from '../support/gate-fixture.js';
+import { tempDir } from '../support/temp-dir.js';
 
 let stub: StubSequencer;
 const acme = newKey();
@@ -325,7 +325,7 @@ describe('limits on one account', () => {
   });
 
   it('the onboarding CLI refuses a change past a limit (a 65th key), writing nothing', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'txgate-limits-'));
+    const dir = tempDir('txgate-limits-');
     const file = join(dir, 'accounts.json');
     const keys = Array.from({ length: ACCOUNT_LIMITS.keys }, (_, i) => keySha256(`k${i}`));
     writeFileSync(file, JSON.stringify({ accounts: [{ id: 'full', keySha256: keys, grants: [grant([TIP])] }] }));

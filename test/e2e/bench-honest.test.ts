@@ -7,8 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import {
@@ -25,6 +24,7 @@ import {
 } from '../../bench/common/figures.js';
 import { runSuite, table } from '../../bench/common/lib.js';
 import { stackedBarsSvg } from '../../bench/common/svg.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 
@@ -117,7 +117,7 @@ describe('the timer', () => {
 
 describe('a quick run against the committed one', () => {
   it('names each setting that differs, with the committed value; nothing when they match or none is committed', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'txgate-differs-'));
+    const dir = tempDir('txgate-differs-');
     writeFileSync(join(dir, 'instr.json'), JSON.stringify({ requests: 2000, rounds: 5, warmup: 3 }));
     assert.equal(
       differsFrom(dir, 'instr.json', { requests: 400, rounds: 3, warmup: 3 }),

@@ -1,14 +1,14 @@
 /** Configuration: defaults, validation reporting every problem with its field, CLI exit codes. */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ConfigError, parseConfig } from '../../src/config.js';
 import { createRequire } from 'node:module';
 import { uws } from '../../src/native.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { tempDir } from '../support/temp-dir.js';
 
 keysNeverLogged();
 
@@ -107,7 +107,7 @@ describe('configuration', () => {
 });
 
 describe('the txgate command', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'txgate-cli-'));
+  const dir = tempDir('txgate-cli-');
   it('exits 2 on a bad config, listing the problems on stderr', () => {
     const f = join(dir, 'bad.json');
     writeFileSync(f, JSON.stringify({ chains: [{ chainId: 'x' }] }));

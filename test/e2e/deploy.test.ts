@@ -8,8 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { initCrypto } from '../../src/native.js';
@@ -19,6 +18,7 @@ import { freePort } from '../support/processes.js';
 import { StubSequencer, txHash } from '../support/stub-sequencer.js';
 import { sign1559 } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { tempDir } from '../support/temp-dir.js';
 
 keysNeverLogged();
 
@@ -38,7 +38,7 @@ after(async () => {
 
 /** A configuration on a fixed free port (a health check reads the port from it), two threads. */
 async function config(): Promise<{ file: string; port: number }> {
-  const dir = mkdtempSync(join(tmpdir(), 'txgate-deploy-'));
+  const dir = tempDir('txgate-deploy-');
   writeFileSync(join(dir, 'accounts.json'), JSON.stringify(accountsDoc([{ id: 'mm', keys: [key] }])));
   const port = await freePort();
   const file = join(dir, 'txgate.json');

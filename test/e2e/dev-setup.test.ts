@@ -5,17 +5,17 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { lockDevDir, writeDevFiles } from '../../src/dev/dev-setup.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const opts = { port: 8080, internalPort: 9464, sequencer: 'http://127.0.0.1:8545' };
 
 describe('npm start: the development directory', () => {
   it('writes the accounts file once, then keeps it; the config follows the flags', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'txgate-dev-'));
+    const dir = tempDir('txgate-dev-');
     const first = writeDevFiles(dir, opts);
     assert.equal(first.accountsCreated, true);
     const edited = JSON.parse(readFileSync(first.accountsFile, 'utf8'));
@@ -27,7 +27,7 @@ describe('npm start: the development directory', () => {
     assert.equal(JSON.parse(readFileSync(second.configFile, 'utf8')).listen.port, 8081);
   });
   it('the config is rewritten while it is what npm start wrote; once edited it is kept as it is, until deleted', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'txgate-dev-'));
+    const dir = tempDir('txgate-dev-');
     const first = writeDevFiles(dir, opts);
     assert.equal(first.configWritten, true);
     const ext = writeDevFiles(dir, { ...opts, sync: true, websocket: true });
@@ -47,7 +47,7 @@ describe('npm start: the development directory', () => {
     assert.equal(JSON.parse(readFileSync(again.configFile, 'utf8')).listen.port, 8082);
   });
   it('a second claim on a directory in use is refused, naming the holder; a stale lock is taken over', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'txgate-dev-'));
+    const dir = tempDir('txgate-dev-');
     // A live holder: another process.
     const holder = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
     writeFileSync(join(dir, 'lock'), String(holder.pid));

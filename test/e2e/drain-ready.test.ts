@@ -7,9 +7,8 @@
  * and the process exits 0 (docs/operations.md#drain-step-by-step).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { Agent } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { initCrypto } from '../../src/native.js';
@@ -19,6 +18,7 @@ import { startCli, writeCliConfig } from '../support/processes.js';
 import { StubSequencer, txHash } from '../support/stub-sequencer.js';
 import { sign1559 } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { tempDir } from '../support/temp-dir.js';
 
 keysNeverLogged();
 
@@ -44,7 +44,7 @@ describe('/ready during a drain', () => {
       const stub = await new StubSequencer().start();
       let release = () => {};
       stub.hold = new Promise<void>((r) => (release = r));
-      const dir = mkdtempSync(join(tmpdir(), 'txgate-drain-'));
+      const dir = tempDir('txgate-drain-');
       writeFileSync(join(dir, 'accounts.json'), JSON.stringify(accountsDoc([{ id: 'mm', keys: [key] }])));
       const g = await startCli(
         writeCliConfig(dir, {

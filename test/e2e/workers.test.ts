@@ -6,8 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
@@ -18,6 +17,7 @@ import { StubSequencer, txHash } from '../support/stub-sequencer.js';
 import { sign1559 } from '../support/txs.js';
 import { freePort, startCli, writeCliConfig } from '../support/processes.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { tempDir } from '../support/temp-dir.js';
 
 keysNeverLogged();
 
@@ -31,7 +31,7 @@ let internalPort = 0;
 before(async () => {
   await initCrypto();
   stub = await new StubSequencer().start();
-  const dir = mkdtempSync(join(tmpdir(), 'txgate-workers-'));
+  const dir = tempDir('txgate-workers-');
   writeFileSync(
     join(dir, 'accounts.json'),
     JSON.stringify(
@@ -162,7 +162,7 @@ describe('two worker threads', () => {
 
 /** The CLI in a child process with `config` (accounts: key 'mm'); resolves once it logged its start-up line. */
 async function spawnGate(config: Record<string, unknown>): Promise<{ proc: ChildProcess; port: number; internalPort: number; out: () => string }> {
-  const dir = mkdtempSync(join(tmpdir(), 'txgate-cli-'));
+  const dir = tempDir('txgate-cli-');
   writeFileSync(join(dir, 'accounts.json'), JSON.stringify(accountsDoc([{ id: 'mm', keys: [key] }])));
   const g = await startCli(writeCliConfig(dir, { internal: { host: '127.0.0.1', port: 0 }, workers: 2, ...config }));
   return { proc: g.proc, port: g.port, internalPort: g.internalPort ?? 0, out: g.out };
@@ -222,7 +222,7 @@ describe('one view of sequencer health per process', () => {
     // A slow first probe: a public port opened before it ended would answer /ready 503 meanwhile.
     seq.chainIdDelayMs = 400;
     const internal = await freePort();
-    const dir = mkdtempSync(join(tmpdir(), 'txgate-order-'));
+    const dir = tempDir('txgate-order-');
     const pub = await freePort();
     writeFileSync(join(dir, 'accounts.json'), JSON.stringify(accountsDoc([{ id: 'mm', keys: [key] }])));
     writeFileSync(
@@ -251,7 +251,7 @@ describe('one view of sequencer health per process', () => {
 describe('an uncaught error (a bug)', () => {
   for (const workers of [2, 1]) {
     it(`${workers === 2 ? 'in one of two worker threads' : 'with one thread'}: requests in flight are answered, then the process exits 1`, async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'txgate-fail-'));
+      const dir = tempDir('txgate-fail-');
       const flag = join(dir, 'fail-now');
       // Fault injection from outside the product: a preload (inherited by the worker threads)
       // that throws an uncaught error in thread 1 (or the main thread) once the flag file exists.

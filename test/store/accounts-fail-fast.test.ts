@@ -7,8 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import postgres from 'postgres';
@@ -20,6 +19,7 @@ import { TestPostgres } from '../support/postgres.js';
 import { freePort, runCli, startCli } from '../support/processes.js';
 import { StubSequencer } from '../support/stub-sequencer.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { tempDir } from '../support/temp-dir.js';
 
 keysNeverLogged();
 
@@ -34,7 +34,7 @@ function oneLine(stderr: string): string {
 
 /** A config in a directory of its own (accounts file accounts.json beside it, written when given). */
 function config(port: number, accounts: string | null, fields: Record<string, unknown> = {}): { file: string; dir: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'txgate-ff-'));
+  const dir = tempDir('txgate-ff-');
   if (accounts !== null) writeFileSync(join(dir, 'accounts.json'), accounts);
   const file = join(dir, 'txgate.json');
   const chains = [{ chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }];

@@ -9,9 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket, type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
@@ -28,6 +26,7 @@ import { StubSequencer } from '../support/stub-sequencer.js';
 import { sign1559 } from '../support/txs.js';
 import { startCli, writeCliConfig } from '../support/processes.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { tempDir } from '../support/temp-dir.js';
 
 keysNeverLogged();
 
@@ -130,7 +129,7 @@ const keyOf = (out: string): string => {
 };
 
 async function startEdge(workers: number): Promise<Edge> {
-  const dir = mkdtempSync(join(tmpdir(), 'txgate-edge-'));
+  const dir = tempDir('txgate-edge-');
   const g = await startCli(
     writeCliConfig(dir, {
       workers,

@@ -5,8 +5,7 @@
  * configuration section and the grant field. The readers of peers: test/e2e/express-lane-readers.test.ts.
  */
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { before, describe, it } from 'node:test';
@@ -21,6 +20,7 @@ import { OrderedSequence } from '../../src/express-lane/sequence.js';
 import { DONT_CARE_SEQUENCE, messageBytes, submissionParams } from '../../src/express-lane/submission.js';
 import { initCrypto } from '../../src/native.js';
 import { sign1559 } from '../support/txs.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const KEY = ANVIL_KEYS[4] as Hex;
 const AUCTION = '0x5fbdb2315678afecb367f032d93f642f64180aa3';
@@ -134,7 +134,7 @@ describe("the controller key's custody", () => {
   it('never printed; a file others may read refused; one line naming the source', () => {
     const hex = KEY.slice(2);
     for (const shown of [inspect(key), JSON.stringify({ key }), String(key)]) assert.equal(shown.includes(hex), false, shown);
-    const dir = mkdtempSync(join(tmpdir(), 'el-key-'));
+    const dir = tempDir('el-key-');
     const file = join(dir, 'k');
     writeFileSync(file, `${KEY}\n`);
     chmodSync(file, 0o640);
@@ -176,7 +176,7 @@ describe('configuration and grants', () => {
         return true;
       },
     );
-    const dir = mkdtempSync(join(tmpdir(), 'el-cfg-'));
+    const dir = tempDir('el-cfg-');
     writeFileSync(join(dir, 'k'), KEY);
     chmodSync(join(dir, 'k'), 0o644);
     const on = { enabled: true, auction: AUCTION, endpoint: 'http://127.0.0.1:2', keyFile: 'k' };
