@@ -12,8 +12,9 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { readCommandLine } from '../src/cli-args.js';
 import { ConfigError, loadConfigFile } from '../src/config.js';
-import { ANVIL_KEYS, ANVIL_TIP_ADDRESS, startAnvil, type Anvil } from '../src/dev/anvil.js';
-import { DEV_API_KEY, DEV_MIN_TIP_WEI, lockDevDir, writeDevFiles } from '../src/dev/dev-setup.js';
+import { startAnvil, type Anvil } from '../src/dev/anvil.js';
+import { banner } from '../src/dev/banner.js';
+import { lockDevDir, writeDevFiles } from '../src/dev/dev-setup.js';
 import { portFree } from '../src/dev/preflight.js';
 import { claimAddress } from '../src/http/address-claim.js';
 import { storeStartProblem } from '../src/accounts/open-store.js';
@@ -176,48 +177,22 @@ try {
   fail(`txgate did not start: ${(e as Error).message}`);
 }
 
-const secure = config.listen.tls.enabled;
-const base = secure ? `https://localhost:${service.port}` : `http://127.0.0.1:${service.port}`;
-// Over TLS node must trust the development CA: every demo line carries it, as printed.
-const withCa = devTls === undefined ? '' : `NODE_EXTRA_CA_CERTS=${devTls.caFile} `;
-/** `npm run demo` with these options, on this run's URL and chain RPC where they are not the defaults. */
-const demo = (flags: string[], url = base) => {
-  const args = [...flags, ...(url === 'http://127.0.0.1:8080' ? [] : ['--url', url]), ...(anvilPort === 8545 ? [] : ['--rpc', anvil.url])];
-  return `${withCa}npm run demo${args.length > 0 ? ` -- ${args.join(' ')}` : ''}`;
-};
 const devChain = config.chains.find((c) => c.chainId === 4663);
-const extensions: string[] = [];
-if (devChain?.sync.enabled === true)
-  extensions.push(`  sync send       eth_sendRawTransactionSync on ${base}: the receipt in one call`, `                  try: ${demo(['--sync'])}`);
-if (devChain?.track.enabled === true)
-  extensions.push(
-    `  tracking        each accepted transaction followed to its block; txgate_getTransactionStatus on ${base}`,
-    `                  try: ${demo(['--track'])}   (prints the status the edge answers)`,
-  );
-if (devTls !== undefined)
-  extensions.push(
-    `  TLS             a throw-away certificate for localhost, made now: ${devTls.certFile}`,
-    `                  signed by the development CA ${devTls.caFile} (kept; trust it, never beyond this machine):`,
-    `                  curl --cacert ${devTls.caFile} …; node: NODE_EXTRA_CA_CERTS=${devTls.caFile}, or the kit's \`ca\` option;`,
-    `                  system-wide (Debian): cp it to /usr/local/share/ca-certificates/txgate-dev.crt, then update-ca-certificates`,
-  );
-if (config.websocket.enabled) {
-  const lane = `${secure ? `wss://localhost` : `ws://127.0.0.1`}:${service.port}`;
-  extensions.push(`  WebSocket lane  ${lane}/ (X-Api-Key on the upgrade; one JSON-RPC request per text frame)`, `                  try: ${demo([], lane)}`);
-}
-process.stdout.write(`
-txgate (development) is up
-  base URL        ${base}            (eth_chainId → 0x1237)
-  API key         ${DEV_API_KEY}   (X-Api-Key; development only)
-  tip address     ${ANVIL_TIP_ADDRESS}   (min tip ${DEV_MIN_TIP_WEI} wei, pattern: transfer)
-  chain RPC       ${anvil.url}           (anvil, chain 4663, started by this process: nonce, gas, receipts)
-  funded test key ${ANVIL_KEYS[0]}
-  metrics         http://127.0.0.1:${service.internalPort}/metrics   (internal listener)
-  config          ${files.configFile}${files.configWritten ? '' : '   (edited by you: used as it is; delete it to get the generated one)'}
-  accounts        ${files.accountsFile}${files.accountsCreated ? '' : '   (kept from an earlier run)'}
-${extensions.length > 0 ? extensions.join('\n') + '\n' : ''}  try             ${demo([])}        (in another terminal)
-
-`);
+process.stdout.write(
+  banner({
+    port: service.port,
+    internalPort: service.internalPort ?? internalPort,
+    anvilUrl: anvil.url,
+    sync: devChain?.sync.enabled === true,
+    track: devChain?.track.enabled === true,
+    websocket: config.websocket.enabled,
+    tls: devTls === undefined ? null : { certFile: devTls.certFile, caFile: devTls.caFile },
+    configFile: files.configFile,
+    configWritten: files.configWritten,
+    accountsFile: files.accountsFile,
+    accountsCreated: files.accountsCreated,
+  }),
+);
 
 /** How long a stop may take before anvil is killed and the process exits anyway (a drain stuck on a peer must not leave both running). */
 const STOP_WITHIN_MS = 15_000;

@@ -1,0 +1,169 @@
+/**
+ * Every command `npm start` prints and every fenced shell block of the README and docs/ runs as
+ * written. `npm start` (the real scripts/dev.js, on free ports) is started twice, with all of its
+ * flags: once in plain HTTP (--sync --websocket --track) and once over TLS (the same and --tls);
+ * its banner's commands are those of each flag alone, for the same TLS (test/unit/dev-banner.test.ts),
+ * so these two starts print every command any flag or pair of flags prints. Each `try` command
+ * is run as printed, in a shell. The docs' blocks run beside the plain start (its flags change
+ * nothing they use), with the ports they name (8080, 8545, 9464) moved to this run's; a block that needs more than the development
+ * gate (PostgreSQL, root, a chain with the auction contract, a project of your own) is marked
+ * `<!-- needs: … -->` on the line before its fence and skipped here by name. Commands run in a
+ * folder inside the checkout (where npm and npx find it), removed afterwards: a file a command
+ * writes (an accounts file, a key) lands there.
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import { DEV_API_KEY } from '../../src/dev/dev-setup.js';
+import { portFree } from '../../src/dev/preflight.js';
+import { capturedLogs, eventually, issuedKeys } from '../support/harness.js';
+import { freePort } from '../support/processes.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+import { tempDir } from '../support/temp-dir.js';
+
+keysNeverLogged({ except: [DEV_API_KEY] });
+
+const root = join(import.meta.dirname, '..', '..', '..');
+const walk = mkdtempSync(join(root, '.walk-'));
+after(() => rmSync(walk, { recursive: true, force: true }));
+const env = { ...process.env };
+for (const v of ['TXGATE_ACCOUNTS', 'TXGATE_ACCOUNTS_DB', 'TXGATE_URL', 'TXGATE_API_KEY', 'CHAIN_RPC_URL', 'NODE_EXTRA_CA_CERTS']) delete env[v];
+
+interface Block {
+  readonly where: string;
+  readonly text: string;
+  readonly needs: string | null;
+}
+
+/** The fenced sh/bash blocks of a page, each with its `<!-- needs: … -->` mark (the line before its fence), if any. */
+function shellBlocks(page: string): Block[] {
+  const lines = readFileSync(join(root, page), 'utf8').split('\n');
+  const out: Block[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const open = /^(\s*)```(sh|bash|shell)\s*$/.exec(lines[i]!);
+    if (open === null) continue;
+    const indent = open[1]!.length;
+    const body: string[] = [];
+    let j = i + 1;
+    for (; j < lines.length && !/^\s*```\s*$/.test(lines[j]!); j++) body.push(lines[j]!.slice(indent));
+    const needs = /^\s*<!-- needs: (.+?) -->\s*$/.exec(lines[i - 1] ?? '')?.[1] ?? null;
+    out.push({ where: `${page}:${i + 1}`, text: body.join('\n'), needs });
+    i = j;
+  }
+  return out;
+}
+
+const PAGES = [
+  'README.md',
+  ...readdirSync(join(root, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
+const BLOCKS = PAGES.flatMap(shellBlocks);
+
+async function sh(script: string, timeout = 90_000): Promise<{ code: number; out: string }> {
+  const file = join(tempDir('txgate-walk-'), 'run.sh');
+  writeFileSync(file, script + '\n');
+  try {
+    const r = await promisify(execFile)('bash', ['-e', file], { cwd: walk, env, encoding: 'utf8', timeout });
+    return { code: 0, out: r.stdout + r.stderr };
+  } catch (e) {
+    const x = e as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof x.code === 'number' ? x.code : 1, out: (x.stdout ?? '') + (x.stderr ?? '') };
+  }
+}
+
+interface Dev {
+  readonly proc: ChildProcess;
+  readonly out: () => string;
+  readonly port: number;
+  readonly anvil: number;
+  readonly internal: number;
+}
+
+async function startDev(flags: string[]): Promise<Dev> {
+  const dir = tempDir('txgate-walk-dev-');
+  const [port, anvil, internal] = [await freePort(), await freePort(), await freePort()];
+  const proc = spawn(
+    process.execPath,
+    ['dist/scripts/dev.js', '--dir', dir, '--port', String(port), '--anvil-port', String(anvil), '--internal-port', String(internal), '--json', ...flags],
+    { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let out = '';
+  proc.stdout!.on('data', (d: Buffer) => {
+    out += d.toString();
+    capturedLogs.push(d.toString());
+  });
+  proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  await eventually(() => out.includes('is up') || proc.exitCode !== null, 60_000);
+  assert.ok(out.includes('is up'), out);
+  return { proc, out: () => out, port, anvil, internal };
+}
+
+async function stopDev(d: Dev): Promise<void> {
+  d.proc.kill('SIGTERM');
+  const code = await new Promise<number | null>((r) => (d.proc.exitCode !== null ? r(d.proc.exitCode) : d.proc.once('exit', r)));
+  assert.equal(code, 0, `npm start stopped cleanly:\n${d.out().slice(-2000)}`);
+  await eventually(async () => (await portFree('127.0.0.1', d.anvil)) && (await portFree('127.0.0.1', d.port)), 10_000);
+}
+
+/** The commands the banner prints (`try: …`, and the demo's `try` line), as printed. */
+const printed = (out: string) => [...out.matchAll(/^ +try:? +(.+?)(?: {3,}\(.*\))? *$/gm)].map((m) => m[1]!);
+
+async function runPrinted(d: Dev, expect: { demos: number; curls: number }): Promise<void> {
+  const commands = printed(d.out());
+  assert.equal(commands.filter((c) => c.includes('npm run demo')).length, expect.demos, commands.join('\n'));
+  assert.equal(commands.filter((c) => c.startsWith('curl ')).length, expect.curls, commands.join('\n'));
+  for (const c of commands) {
+    const r = await sh(c);
+    assert.equal(r.code, 0, `${c}\n${r.out}`);
+    if (c.includes('npm run demo')) assert.match(r.out, /^status 0x1$/m, `${c}\n${r.out}`);
+    if (c.includes('--track')) assert.match(r.out, /the edge's status: (pending|included)/, `${c}\n${r.out}`);
+  }
+}
+
+/** The plain start (all flags but --tls), shared by its banner's commands and the docs' blocks; started at first use. */
+let plain: Dev | null = null;
+const plainDev = async () => (plain ??= await startDev(['--sync', '--websocket', '--track']));
+after(async () => {
+  if (plain !== null) await stopDev(plain);
+});
+
+describe('every command npm start prints runs as printed', () => {
+  it('npm start -- --sync --websocket --track: the demo, the sync send, tracking, the WebSocket lane', async () => {
+    await runPrinted(await plainDev(), { demos: 4, curls: 0 });
+  });
+  it('npm start -- --tls --sync --websocket --track: every line over TLS, each with the development CA (wss:// included), and curl', async () => {
+    const d = await startDev(['--tls', '--sync', '--websocket', '--track']);
+    try {
+      await runPrinted(d, { demos: 4, curls: 1 });
+    } finally {
+      await stopDev(d);
+    }
+  });
+});
+
+describe('every fenced shell block of the README and docs/ runs as written beside npm start', () => {
+  for (const b of BLOCKS) {
+    if (b.needs !== null) {
+      it(b.where, { skip: `needs ${b.needs}` }, () => {});
+      continue;
+    }
+    it(b.where, async () => {
+      const dev = await plainDev();
+      const script = b.text.replaceAll('8080', String(dev.port)).replaceAll('8545', String(dev.anvil)).replaceAll('9464', String(dev.internal));
+      const r = await sh(script);
+      assert.equal(r.code, 0, `${b.where}:\n${script}\n--- output:\n${r.out}`);
+      for (const k of r.out.matchAll(/(txg_[A-Za-z0-9_-]{43})/g)) issuedKeys.push(k[1]!);
+    });
+  }
+  it('the blocks walked include the first transaction, the onboarding commands and the express lane key', () => {
+    const walked = BLOCKS.filter((b) => b.needs === null).map((b) => b.text);
+    assert.ok(walked.some((t) => t.includes('eth_sendRawTransaction')));
+    assert.ok(walked.some((t) => t.includes('npm run accounts -- create')));
+    assert.ok(walked.some((t) => t.includes('cast wallet new')));
+  });
+});
