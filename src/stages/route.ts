@@ -11,7 +11,7 @@ import type { ChainRuntime } from '../chains.js';
 import { fieldSetter, type BaseCtx, type Body, type RpcRequest } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
 import { PLAIN_SEND, requestedWaitMs, STATUS_QUERY, type Send } from '../send-kind.js';
-import { CHAIN_ID_METHOD, SEND_METHOD, STATUS_METHOD, SYNC_METHOD } from '../rpc-methods.js';
+import { CHAIN_ID_METHOD, LANE_SUBSCRIBE_METHOD, LANE_UNSUBSCRIBE_METHOD, SEND_METHOD, STATUS_METHOD, SYNC_METHOD } from '../rpc-methods.js';
 
 const setRawTx = fieldSetter('rawTx');
 const setSend = fieldSetter('send');
@@ -55,6 +55,11 @@ const SYNC_OFF = reject(
 const STATUS_OFF = reject(
   'method_not_found',
   'Method not found: txgate_getTransactionStatus is off on this chain (the deployment turns it on with chains[].track.enabled)',
+);
+/** The lane's subscriptions reach the pipeline only where they are not served: over HTTP, or on a chain that does not track. */
+const SUBSCRIBE_OFF = reject(
+  'method_not_found',
+  'Method not found: txgate_subscribe and txgate_unsubscribe are served on the WebSocket lane of a chain that tracks (chains[].track.enabled, websocket.enabled)',
 );
 const BAD_SYNC_PARAMS = reject(
   'invalid_params',
@@ -103,6 +108,7 @@ export function createRouteStage(limits: {
       }
       if (method === SYNC_METHOD) return SYNC_OFF;
       if (method === STATUS_METHOD) return STATUS_OFF;
+      if (method === LANE_SUBSCRIBE_METHOD || method === LANE_UNSUBSCRIBE_METHOD) return SUBSCRIBE_OFF;
       return REJECT.method_not_found;
     },
   };

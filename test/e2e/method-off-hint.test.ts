@@ -17,6 +17,7 @@ const HASH = '0x' + 'ab'.repeat(32);
 const CASES: [method: string, params: unknown[], setting: string][] = [
   ['eth_sendRawTransactionSync', ['0x02'], 'chains[].sync.enabled'],
   ['txgate_getTransactionStatus', [HASH], 'chains[].track.enabled'],
+  ['txgate_subscribe', ['transactionStatus'], 'chains[].track.enabled'],
 ];
 
 function laneAnswer(method: string, params: unknown[]): Promise<Record<string, any>> {
