@@ -35,7 +35,8 @@ before(async () => {
       { id: 'e2e', keys: [key], allowUntipped: true },
       { id: 'listed', keys: [listed], grants: [{ rateLimit: { perSecond: 0.001, burst: 1 }, senders: [SIGNERS[5]!.address] }] },
     ],
-    config: { allowUntipped: true },
+    // A short accepted window: the resend past it is tested without waiting out the default 5 s.
+    config: { allowUntipped: true, dedup: { acceptedTtlMs: 1000 } },
   });
   chainRpc = createPublicClient({ chain: chain(anvil.url), transport: http(anvil.url) });
   const base = `http://127.0.0.1:${gate.port}`;
@@ -114,7 +115,7 @@ describe('against a real anvil', () => {
     const a = await rpc(gate.port, 'eth_sendRawTransaction', [raw], { key });
     assert.equal(a.status, 200);
     await chainRpc.waitForTransactionReceipt({ hash: a.json.result, pollingInterval: 50 });
-    await new Promise((r) => setTimeout(r, 5100)); // past the 5 s accepted window
+    await new Promise((r) => setTimeout(r, 1100)); // past the 1 s accepted window (dedup.acceptedTtlMs above)
     const b = await rpc(gate.port, 'eth_sendRawTransaction', [raw], { key });
     assert.equal(b.status, 200, b.text);
     assert.equal(b.json.result, a.json.result, 'a mined tx resubmitted is still reported with its hash');
