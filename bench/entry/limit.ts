@@ -25,7 +25,8 @@ import { Driver } from '../instr/drive.js';
 import { Measure, type Measured } from '../instr/measure.js';
 import { measuredLine } from '../instr/report.js';
 import { accounts, CHAINS, keys, LANE_KEY, LANE_KEY_FILE, MAIN, STAGES, txgateConfig, type Scenario } from '../instr/scenarios.js';
-import { askOnce, LIMIT, limitRow, limitTables, partName, partsOf, type Captured, type LimitRow } from '../limit/parts.js';
+import { askOnce, LIMIT, partName, partsOf, type Captured } from '../limit/parts.js';
+import { limitRow, limitTables, type LimitRow } from '../limit/report.js';
 import { NODE_FLAGS } from '../limit/flags.js';
 
 const run = startBench('bench:limit', 'The hot path against its limit: txgate beside each irreducible part of a scenario, alone, in one callgrind run.', {
@@ -53,7 +54,7 @@ const run = startBench('bench:limit', 'The hot path against its limit: txgate be
     kind: 'int',
     min: 1024,
     quick: 18350,
-    help: 'first of the loopback ports used (the servers PORT..PORT+3, the parts PORT+10.., the stubs PORT+100..PORT+106): two runs at once need bases 200 apart',
+    help: 'first of the loopback ports used (the echo PORT, txgate PORT+2 and PORT+3, the parts server PORT+4 and its parts PORT+10.., the stubs PORT+100..PORT+106): two runs at once need bases 200 apart',
   },
 });
 const opt = run.opt;
@@ -105,7 +106,7 @@ const txgateP = cg.start('txgate', {
     parent: run.tmp,
   },
 });
-const partsP = cg.start('parts', { port: BASE + 3, args: [server('limit-server'), String(BASE + 3)] });
+const partsP = cg.start('parts', { port: BASE + 4, args: [server('limit-server'), String(BASE + 4)] });
 for (const p of [echoP, txgateP, partsP]) p.catch(() => undefined);
 
 // txgate's answer and log lines for one request of each scenario: what the parts server replays.
