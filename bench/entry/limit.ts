@@ -31,7 +31,7 @@ import { NODE_FLAGS } from '../limit/flags.js';
 
 const run = startBench('bench:limit', 'The hot path against its limit: txgate beside each irreducible part of a scenario, alone, in one callgrind run.', {
   requests: { kind: 'int', quick: 300, full: 2000, help: 'requests per round' },
-  warmup: { kind: 'int', quick: 4, full: 3, help: 'unmeasured rounds per scenario, uninstrumented' },
+  warmup: { kind: 'int', quick: 8, full: 4, help: 'unmeasured rounds per scenario, uninstrumented' },
   rounds: { kind: 'int', quick: 3, full: 5, help: 'measured rounds per scenario, an odd number ≥ 3 (their median is the figure)' },
   connections: { kind: 'int', quick: 8, help: 'connections, one request in flight on each' },
   scenarios: {
@@ -49,7 +49,13 @@ const run = startBench('bench:limit', 'The hot path against its limit: txgate be
     full: 5,
     help: "bound on a scenario's rounds' spread, % of their median: rounds beyond it are measured again",
   },
-  retries: { kind: 'int', min: 0, quick: 1, full: 2, help: "times a scenario's noisy rounds are measured again" },
+  retries: {
+    kind: 'int',
+    min: 0,
+    quick: 2,
+    full: 3,
+    help: "times a scenario's noisy rounds (or rounds in which TurboFan compiled more than 5% of the count) are measured again",
+  },
   'port-base': {
     kind: 'int',
     min: 1024,
@@ -74,6 +80,8 @@ const settings = {
   maxSpread: opt['max-spread'] / 100,
   retries: opt.retries,
   idleS: 0,
+  maxJit: 0.05,
+  interleaveWarmup: true,
 };
 const chosen = LIMIT.filter((l) => opt.scenarios === undefined || opt.scenarios.includes(l.name));
 const scenarioOf = (name: string) => MAIN.find((s) => s.name === name)!;
