@@ -172,6 +172,15 @@ export interface LimitRun {
   readonly stageCosts: readonly StageCost[];
 }
 
+/** The CI guard's base and tolerances (guard.json; bench/guard/verdict.ts's GuardFile). */
+export interface GuardRun {
+  readonly commit: string;
+  readonly date: string;
+  readonly scenarios: Readonly<
+    Record<string, { readonly tolerance: number; readonly noise: { readonly runs: number; readonly ratios: readonly number[]; readonly worst: number } }>
+  >;
+}
+
 export interface Runs {
   readonly instr: InstrRun;
   readonly load: LoadRun;
@@ -183,6 +192,7 @@ export interface Runs {
   readonly 'pre-auth-memory': PreAuthMemoryRun;
   readonly track: TrackRun;
   readonly limit: LimitRun;
+  readonly guard: GuardRun;
 }
 export type Kind = keyof Runs;
 
@@ -193,7 +203,7 @@ export function kindOf(name: string): Kind {
   if (name.startsWith('fleet-stall')) return 'fleet-stall';
   if (name.startsWith('fleet-')) return 'fleet';
   if (name === 'latest') return 'micro';
-  if (name === 'load' || name === 'ws' || name === 'pre-auth-memory' || name === 'track' || name === 'limit') return name;
+  if (name === 'load' || name === 'ws' || name === 'pre-auth-memory' || name === 'track' || name === 'limit' || name === 'guard') return name;
   throw new Error(`bench/results/${name}.json: no kind of run by that name`);
 }
 
@@ -320,6 +330,7 @@ const SHAPES: Record<Kind, Check> = {
   'fleet-stall': obj({ seconds: num, rounds: num, edges: list(obj({ label: str, cli: str })), store: list(obj({ mode: str })) }),
   'pre-auth-memory': obj({ connections: num, phases: list(obj({ phase: str, rssPeakMiB: num })) }),
   track: obj({ node: str, entries: num, ratioToIdle: num }),
+  guard: obj({ commit: str, date: str, scenarios: record(obj({ tolerance: num, noise: obj({ runs: num, ratios: list(num), worst: num }) })) }),
   limit: obj({
     node: str,
     date: str,

@@ -12,7 +12,8 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { roundsProblem } from '../common/figures.js';
-import { median, RESULTS_DIR, startBench } from '../common/lib.js';
+import { median, startBench } from '../common/lib.js';
+import { readRun, resultsJson } from '../common/results-schema.js';
 import { REPO } from '../common/paths.js';
 import { startStub } from '../servers/stub-sequencer.js';
 import { Callgrind } from '../instr/callgrind.js';
@@ -68,7 +69,7 @@ if (opt['noise-from'] !== undefined) {
   };
   for (const [s, t] of Object.entries(file.scenarios))
     process.stdout.write(`${s}: tolerance +${(t.tolerance * 100).toFixed(1)}% (${t.noise.runs} runs, worst ${(t.noise.worst * 100).toFixed(2)}%)\n`);
-  const path = run.write('guard.json', JSON.stringify(file, null, 2) + '\n');
+  const path = run.write('guard.json', resultsJson('guard', file));
   process.stdout.write(`written to ${path}\n`);
   process.exit(0);
 }
@@ -85,7 +86,7 @@ if (spawnSync('which', ['callgrind_control']).status !== 0) {
   process.stderr.write('bench:guard: valgrind is not installed: the guard counts instructions with callgrind (Debian: apt-get install -y valgrind)\n');
   process.exit(1);
 }
-const guard = JSON.parse(readFileSync(join(RESULTS_DIR, 'guard.json'), 'utf8')) as GuardFile;
+const guard: GuardFile = readRun('guard', 'guard');
 const baseCommit = opt['base-commit'] ?? guard.commit;
 
 const BASE = opt['port-base'];

@@ -25,12 +25,16 @@ export interface LimitRow {
   readonly remains: readonly { readonly stage: string; readonly cost: number; readonly parts: number; readonly rest: number }[];
 }
 
-/** The stage each part is done in (the audit lines are written at every exit: the request log's line from the first). */
+/**
+ * The stage each part is counted in: the audit lines are written at every exit (the request
+ * log's line from the first); a whole decode and signature check in the fee exit's, the exit at
+ * decode being a malformed transaction refused at its first bytes.
+ */
 const STAGE_OF: Record<Part, string> = {
   transport: 'front end',
   envelope: 'size_cap + parse',
   lookup: 'auth',
-  decode: 'decode',
+  decode: 'fee',
   forward: 'forward',
   audit: 'host',
 };
