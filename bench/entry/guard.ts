@@ -3,8 +3,8 @@
  * "The guard in CI"). Two txgates under callgrind in one run on one machine, the base build
  * (`--base-cli`: the tree bench/results/guard.json names, built apart by scripts/instr-guard.sh)
  * and this one, each scenario counted on both as bench:instr counts it (bench/instr/), with
- * bench:limit's fixed node flags; a scenario whose candidate / base is above 1 + its tolerance
- * fails the run (exit 1). The tolerances are derived from runs of one tree against itself
+ * bench:limit's fixed node flags, round by round side by side; a scenario whose candidate / base
+ * (the median of the rounds' paired ratios) is above 1 + its tolerance fails the run (exit 1). The tolerances are derived from runs of one tree against itself
  * (`--noise-from DIR`: the guard-run JSON of such runs, in one directory) and committed with the
  * base's commit in bench/results/guard.json.
  */
@@ -16,11 +16,10 @@ import { median, startBench } from '../common/lib.js';
 import { readRun, resultsJson } from '../common/results-schema.js';
 import { REPO } from '../common/paths.js';
 import { startStub } from '../servers/stub-sequencer.js';
-import { Callgrind } from '../instr/callgrind.js';
+import { Callgrind, type Server } from '../instr/callgrind.js';
 import { Driver } from '../instr/drive.js';
-import { Measure, type Measured } from '../instr/measure.js';
-import { measuredLine } from '../instr/report.js';
-import { accounts, CHAINS, MAIN, txgateConfig, WS_SEQUENCER } from '../instr/scenarios.js';
+import { Measure, type Round } from '../instr/measure.js';
+import { accounts, CHAINS, MAIN, type Scenario, txgateConfig, WS_SEQUENCER } from '../instr/scenarios.js';
 import { NODE_FLAGS } from '../limit/flags.js';
 import { type GuardFile, toleranceOf, verdictLine, verdicts } from '../guard/verdict.js';
 
@@ -35,9 +34,9 @@ const run = startBench(
       help: "the base build's dist/src/cli.js (scripts/instr-guard.sh builds the commit bench/results/guard.json names)",
     },
     'base-commit': { kind: 'text', arg: 'SHA', help: "the commit the base build is of (said in the report; default guard.json's)" },
-    requests: { kind: 'int', quick: 300, full: 1000, help: 'requests per round' },
-    warmup: { kind: 'int', quick: 8, full: 8, help: 'unmeasured rounds per scenario, uninstrumented' },
-    rounds: { kind: 'int', quick: 3, full: 5, help: 'measured rounds per scenario, an odd number ≥ 3 (their median is the figure)' },
+    requests: { kind: 'int', quick: 200, full: 1000, help: 'requests per round' },
+    warmup: { kind: 'int', quick: 24, full: 24, help: 'unmeasured rounds per scenario, uninstrumented, interleaved over the scenarios (V8 compiles for about 18 of 4 x 300 requests)' },
+    rounds: { kind: 'int', quick: 5, full: 7, help: 'measured rounds per scenario, an odd number ≥ 3 (the median of their paired ratios is the figure)' },
     'noise-from': {
       kind: 'text',
       arg: 'DIR',
@@ -94,24 +93,13 @@ const STUB = BASE + 100;
 const chains = new Set<keyof typeof CHAINS>(['ws']);
 await startStub({ port: STUB, chainId: 4663, holder: null, children: run.children });
 await startStub({ port: STUB + CHAINS.ws.stub, chainId: CHAINS.ws.chainId, holder: null, children: run.children });
-// A round in which TurboFan compiled more than 5% of its count is measured again (up to 3 times): the code ran partly in a lower tier.
-const settings = {
-  requests: opt.requests,
-  warmup: opt.warmup,
-  rounds: opt.rounds,
-  maxSpread: 0.05,
-  retries: 3,
-  idleS: 0,
-  maxJit: 0.05,
-  interleaveWarmup: true,
-};
 const cg = new Callgrind(run.tmp, run.children, undefined, 0, NODE_FLAGS);
 const driver = new Driver(8);
-const measure = new Measure(settings, cg, driver, {
+const measure = new Measure({ requests: opt.requests, warmup: opt.warmup, rounds: opt.rounds, maxSpread: 1, retries: 0, idleS: 0 }, cg, driver, {
   idle: () => undefined,
-  measured: (m) => process.stderr.write(measuredLine(m, settings.maxSpread) + '\n'),
+  measured: () => undefined,
   note: () => undefined,
-  leftOut: (_w, line) => process.stderr.write(line + '\n'),
+  leftOut: () => undefined,
 });
 const scenarios = MAIN.filter((s) => GUARDED.includes(s.name));
 const txgate = (name: string, port: number, cli: string) =>
@@ -120,21 +108,39 @@ const txgate = (name: string, port: number, cli: string) =>
     txgate: { config: (dir) => txgateConfig({ stub: STUB, port, lane4663: false, chains }, dir), accounts: accounts(false, false), cli, parent: run.tmp },
   });
 const started = Date.now();
-const pending = [txgate('base', BASE, run.userPath(opt['base-cli'])), txgate('candidate', BASE + 2, join(REPO, 'dist/src/cli.js'))];
-for (const p of pending) p.catch(() => undefined);
-const measured: Measured[][] = [];
-for (const p of pending) {
-  const srv = await p;
-  measured.push(await measure.set(srv, scenarios));
+const servers = await Promise.all([txgate('base', BASE, run.userPath(opt['base-cli'])), txgate('candidate', BASE + 2, join(REPO, 'dist/src/cli.js'))]);
+// Like with like: both builds warmed and counted round by round side by side (round r of a
+// scenario on the base, then on the candidate), so a round's wall-time-bound work (timers, the
+// log's batches) is alike on both; warm-up rounds interleaved over the scenarios as the counted ones.
+for (let i = 0; i < opt.warmup; i++) for (const s of scenarios) for (const srv of servers) await driver.drive(srv.port, s, opt.requests);
+for (const srv of servers) cg.control('--instr=on', srv.child.pid!);
+/** A round in which TurboFan compiled more than 5% of its count ran partly in a lower tier: counted again, up to 3 times. */
+const steady = async (srv: Server, s: Scenario): Promise<Round> => {
+  let r = await measure.oneRound(srv, s);
+  for (let k = 0; k < 3 && (r.jitPerReq > 0.05 * r.perReq || r.unexpected !== undefined); k++) r = await measure.oneRound(srv, s);
+  if (r.unexpected !== undefined) throw new Error(`${srv.name} / ${s.name}: expected every answer ${s.status}, got ${r.unexpected}`);
+  return r;
+};
+const rounds = new Map(scenarios.map((s) => [s.name, [[], []] as [Round[], Round[]]]));
+for (let r = 0; r < opt.rounds; r++) for (const s of scenarios) for (const [i, srv] of servers.entries()) rounds.get(s.name)![i]!.push(await steady(srv, s));
+for (const srv of servers) {
   driver.closeLanes();
   await srv.stop();
 }
-const [base, candidate] = measured as [Measured[], Measured[]];
-const counts = GUARDED.map((scenario) => ({
-  scenario,
-  base: median(base.find((m) => m.scenario === scenario)!.rounds.map((r) => r.perReq)),
-  candidate: median(candidate.find((m) => m.scenario === scenario)!.rounds.map((r) => r.perReq)),
-}));
+/** Each round's count with the scenario's collections spread evenly over its rounds (bench:instr's withMeanGc). */
+const perReq = (rs: readonly Round[]) => {
+  const mean = rs.reduce((a, r) => a + r.gcIr, 0) / rs.reduce((a, r) => a + r.n, 0);
+  return rs.map((r) => r.perReq - r.gcIr / r.n + mean);
+};
+const counts = GUARDED.map((scenario) => {
+  const [b, c] = rounds.get(scenario)!.map(perReq) as [number[], number[]];
+  for (const [name, xs] of [
+    ['base', b],
+    ['candidate', c],
+  ] as const)
+    process.stderr.write(`${name.padEnd(9)} ${scenario.padEnd(44)} ${xs.map((x) => `${(x / 1000).toFixed(1)}k`).join(' ')}\n`);
+  return { scenario, base: median(b), candidate: median(c), ratio: median(c.map((x, i) => x / b[i]!)) };
+});
 const vs = verdicts(counts, guard.scenarios);
 process.stdout.write(
   `bench:guard: this build against ${baseCommit.slice(0, 12)}${baseCommit === guard.commit ? ' (bench/results/guard.json)' : ''}, ${opt.requests} requests x ${opt.rounds} rounds\n`,

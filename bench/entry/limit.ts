@@ -31,7 +31,7 @@ import { NODE_FLAGS } from '../limit/flags.js';
 
 const run = startBench('bench:limit', 'The hot path against its limit: txgate beside each irreducible part of a scenario, alone, in one callgrind run.', {
   requests: { kind: 'int', quick: 300, full: 2000, help: 'requests per round' },
-  warmup: { kind: 'int', quick: 8, full: 4, help: 'unmeasured rounds per scenario, uninstrumented' },
+  warmup: { kind: 'int', quick: 16, full: 16, help: 'unmeasured rounds per scenario, uninstrumented' },
   rounds: { kind: 'int', quick: 3, full: 5, help: 'measured rounds per scenario, an odd number ≥ 3 (their median is the figure)' },
   connections: { kind: 'int', quick: 8, help: 'connections, one request in flight on each' },
   scenarios: {

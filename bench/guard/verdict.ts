@@ -37,15 +37,18 @@ export interface Verdict {
   readonly pass: boolean;
 }
 
-/** Each scenario's verdict: the candidate fails when dearer than the base by more than its tolerance. */
+/**
+ * Each scenario's verdict: the candidate fails when dearer than the base by more than its
+ * tolerance. The ratio is `ratio` when given (the median of the rounds' paired ratios), else candidate / base.
+ */
 export function verdicts(
-  counts: readonly { readonly scenario: string; readonly base: number; readonly candidate: number }[],
+  counts: readonly { readonly scenario: string; readonly base: number; readonly candidate: number; readonly ratio?: number }[],
   tolerances: GuardFile['scenarios'],
 ): Verdict[] {
-  return counts.map(({ scenario, base, candidate }) => {
+  return counts.map(({ scenario, base, candidate, ratio: paired }) => {
     const t = tolerances[scenario];
     if (t === undefined) throw new Error(`bench/results/guard.json: no tolerance for "${scenario}"`);
-    const ratio = candidate / base;
+    const ratio = paired ?? candidate / base;
     return { scenario, base, candidate, ratio, tolerance: t.tolerance, pass: ratio <= 1 + t.tolerance };
   });
 }

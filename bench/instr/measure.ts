@@ -93,7 +93,7 @@ export class Measure {
   ) {}
 
   /** One measured round of `s`: the requests between callgrind_control -z and -d. */
-  private async oneRound(server: Server, s: Scenario): Promise<Round> {
+  async oneRound(server: Server, s: Scenario): Promise<Round> {
     this.cg.control('-z', server.child.pid!);
     const gcFrom = server.gc.length;
     const t = performance.now();
