@@ -14,7 +14,7 @@ export const RESULTS_DIR = join(REPO, 'bench/results');
 export const TXGATE_CLI = join(DIST, 'src/cli.js');
 
 /** A child server (bench/servers/NAME.ts), as built. */
-export const server = (name: 'stub-sequencer' | 'echo-server' | 'floor-server') => join(DIST, 'bench/servers', `${name}.js`);
+export const server = (name: 'stub-sequencer' | 'echo-server' | 'floor-server' | 'limit-server') => join(DIST, 'bench/servers', `${name}.js`);
 /** A load driver or probe (bench/drivers/NAME.ts), as built. */
 export const driver = (
   name: 'forward-client' | 'ws-client' | 'upstream-client' | 'latency-probe' | 'rate-probe' | 'stall-probe' | 'track-accept' | 'gc-trace',

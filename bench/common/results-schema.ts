@@ -142,6 +142,45 @@ export interface TrackRun {
   readonly ratioToIdle: number;
 }
 
+/** bench:limit (limit.json): each scenario's irreducible parts beside txgate. */
+export interface LimitRun {
+  readonly node: string;
+  readonly date: string;
+  readonly requests: number;
+  readonly warmup: number;
+  readonly rounds: number;
+  readonly maxSpread: number;
+  readonly nodeFlags: readonly string[];
+  readonly echo: { readonly median: number; readonly spread: number };
+  readonly rows: readonly {
+    readonly scenario: string;
+    readonly parts: readonly { readonly part: string; readonly cost: number }[];
+    readonly sum: number;
+    readonly txgate: number;
+    readonly ratio: number;
+    readonly echoRatio: number;
+    readonly remains: readonly { readonly stage: string; readonly cost: number; readonly parts: number; readonly rest: number }[];
+  }[];
+  readonly results: readonly {
+    readonly server: string;
+    readonly scenario: string;
+    readonly median: number;
+    readonly min: number;
+    readonly max: number;
+    readonly spread: number;
+  }[];
+  readonly stageCosts: readonly StageCost[];
+}
+
+/** The CI guard's base and tolerances (guard.json; bench/guard/verdict.ts's GuardFile). */
+export interface GuardRun {
+  readonly commit: string;
+  readonly date: string;
+  readonly scenarios: Readonly<
+    Record<string, { readonly tolerance: number; readonly noise: { readonly runs: number; readonly ratios: readonly number[]; readonly worst: number } }>
+  >;
+}
+
 export interface Runs {
   readonly instr: InstrRun;
   readonly load: LoadRun;
@@ -152,6 +191,8 @@ export interface Runs {
   readonly 'fleet-stall': FleetStallRun;
   readonly 'pre-auth-memory': PreAuthMemoryRun;
   readonly track: TrackRun;
+  readonly limit: LimitRun;
+  readonly guard: GuardRun;
 }
 export type Kind = keyof Runs;
 
@@ -162,7 +203,7 @@ export function kindOf(name: string): Kind {
   if (name.startsWith('fleet-stall')) return 'fleet-stall';
   if (name.startsWith('fleet-')) return 'fleet';
   if (name === 'latest') return 'micro';
-  if (name === 'load' || name === 'ws' || name === 'pre-auth-memory' || name === 'track') return name;
+  if (name === 'load' || name === 'ws' || name === 'pre-auth-memory' || name === 'track' || name === 'limit' || name === 'guard') return name;
   throw new Error(`bench/results/${name}.json: no kind of run by that name`);
 }
 
@@ -289,6 +330,30 @@ const SHAPES: Record<Kind, Check> = {
   'fleet-stall': obj({ seconds: num, rounds: num, edges: list(obj({ label: str, cli: str })), store: list(obj({ mode: str })) }),
   'pre-auth-memory': obj({ connections: num, phases: list(obj({ phase: str, rssPeakMiB: num })) }),
   track: obj({ node: str, entries: num, ratioToIdle: num }),
+  guard: obj({ commit: str, date: str, scenarios: record(obj({ tolerance: num, noise: obj({ runs: num, ratios: list(num), worst: num }) })) }),
+  limit: obj({
+    node: str,
+    date: str,
+    requests: num,
+    warmup: num,
+    rounds: num,
+    maxSpread: num,
+    nodeFlags: list(str),
+    echo: obj({ median: num, spread: num }),
+    rows: list(
+      obj({
+        scenario: str,
+        parts: list(obj({ part: str, cost: num })),
+        sum: num,
+        txgate: num,
+        ratio: num,
+        echoRatio: num,
+        remains: list(obj({ stage: str, cost: num, parts: num, rest: num })),
+      }),
+    ),
+    results: list(obj({ server: str, scenario: str, median: num, min: num, max: num, spread: num })),
+    stageCosts: list(obj({ stage: str, exit: num, fitted: num, cost: num, paired })),
+  }),
 };
 
 /**

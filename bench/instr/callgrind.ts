@@ -41,6 +41,8 @@ export class Callgrind {
     private readonly children: ChildProcess[],
     private readonly keep: string | undefined,
     private readonly top: number,
+    /** node flags added for every server under callgrind (bench:limit's fixed seeds and heap). */
+    private readonly nodeFlags: readonly string[] = [],
   ) {
     if (keep !== undefined) mkdirSync(keep, { recursive: true });
   }
@@ -52,7 +54,7 @@ export class Callgrind {
   async start(name: string, def: ServerDef, plain = false): Promise<Server> {
     const nodeArgs = plain
       ? ['--single-threaded', '--max-semi-space-size=1', '--trace-gc-nvp']
-      : [...NODE, ...(this.top > 0 && name !== 'echo' ? ['--perf-basic-prof'] : [])];
+      : [...NODE, ...this.nodeFlags, ...(this.top > 0 && name !== 'echo' ? ['--perf-basic-prof'] : [])];
     const prefix = plain ? [] : ['valgrind', ...VALGRIND, `--callgrind-out-file=${join(this.dir, `cg.${name}.%p`)}`];
     const gc: string[] = [];
     let out = '';

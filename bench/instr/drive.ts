@@ -27,7 +27,7 @@ export class Driver {
 
   /** A round's requests over the scenario's transport. */
   drive(port: number, s: Scenario, n: number): Promise<Map<number, number>> {
-    return s.ws ? this.loadWs(port, s, n) : this.load(port, s, n);
+    return s.ws ? this.loadWs(s.port ?? port, s, n) : this.load(s.port ?? port, s, n);
   }
 
   /** Closes the WebSocket connections (before their server stops). */

@@ -53,6 +53,18 @@ export interface Settings {
   /** The bound on a scenario's rounds' spread (a fraction of the median), and how often rounds beyond it are measured again. */
   readonly maxSpread: number;
   readonly retries: number;
+  /**
+   * A round in which TurboFan compiled more than this share of its count (jitPerReq / perReq) ran
+   * partly in a lower tier: measured again like a noisy round (bench:limit, the CI guard; unset: never).
+   */
+  readonly maxJit?: number;
+  /**
+   * The warm-up rounds interleaved as the measured ones are (round r of every scenario side by
+   * side), so that the code has seen every scenario's types before the first measured round:
+   * warmed one scenario after another, each later scenario's types deoptimized what the earlier
+   * ones had compiled, and it compiled again in the measured rounds (bench:limit, the CI guard).
+   */
+  readonly interleaveWarmup?: boolean;
   /** Seconds each server is measured idle after its warm-up (0: not). */
   readonly idleS: number;
 }
@@ -81,7 +93,7 @@ export class Measure {
   ) {}
 
   /** One measured round of `s`: the requests between callgrind_control -z and -d. */
-  private async oneRound(server: Server, s: Scenario): Promise<Round> {
+  async oneRound(server: Server, s: Scenario): Promise<Round> {
     this.cg.control('-z', server.child.pid!);
     const gcFrom = server.gc.length;
     const t = performance.now();
@@ -116,7 +128,8 @@ export class Measure {
   async set(server: Server, scenarios: readonly Scenario[]): Promise<Measured[]> {
     const { o, cg } = this;
     const pid = server.child.pid!;
-    for (const s of scenarios) for (let i = 0; i < o.warmup; i++) await this.driver.drive(server.port, s, o.requests);
+    if (o.interleaveWarmup === true) for (let i = 0; i < o.warmup; i++) for (const s of scenarios) await this.driver.drive(server.port, s, o.requests);
+    else for (const s of scenarios) for (let i = 0; i < o.warmup; i++) await this.driver.drive(server.port, s, o.requests);
     cg.control('--instr=on', pid);
     if (o.idleS > 0) {
       cg.control('-z', pid);
@@ -143,11 +156,12 @@ export class Measure {
       for (let attempt = 0; attempt < Math.max(o.retries, 2); attempt++) {
         const per = withMeanGc(rs).map((x) => x.perReq);
         const wrong = rs.flatMap((x, j) => (x.unexpected !== undefined ? [j] : []));
-        const noisy = attempt < o.retries ? noisyRounds(per, o.maxSpread) : [];
+        const jitty = o.maxJit === undefined || attempt >= o.retries ? [] : rs.flatMap((x, j) => (x.jitPerReq > o.maxJit! * x.perReq ? [j] : []));
+        const noisy = attempt < o.retries ? [...noisyRounds(per, o.maxSpread), ...jitty] : [];
         const again = [...new Set([...wrong, ...noisy])].sort((a, b) => a - b);
         if (again.length === 0) break;
         this.progress.note(
-          `${server.name} / ${s.name}: ${wrong.length > 0 ? `answers not all ${s.status} (${rs[wrong[0]!]!.unexpected})` : `rounds spread ${pct(spread(per))} > ${pct(o.maxSpread)}`}: measuring round${again.length > 1 ? 's' : ''} ${again.map((j) => j + 1).join(', ')} again`,
+          `${server.name} / ${s.name}: ${wrong.length > 0 ? `answers not all ${s.status} (${rs[wrong[0]!]!.unexpected})` : `rounds spread ${pct(spread(per))}${jitty.length > 0 ? `, ${jitty.length} compiling` : ''}`}: measuring round${again.length > 1 ? 's' : ''} ${again.map((j) => j + 1).join(', ')} again`,
         );
         for (const j of again) rs[j] = await this.oneRound(server, s);
         remeasured += again.length;

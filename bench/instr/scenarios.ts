@@ -26,6 +26,8 @@ export interface Scenario {
    * a result).
    */
   readonly ws?: true;
+  /** Requests sent to this port rather than the server's (bench:limit's parts server: a port per part). */
+  readonly port?: number;
 }
 
 export const keys = {

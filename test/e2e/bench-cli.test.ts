@@ -17,6 +17,7 @@ const BENCHES = {
   'bench:load': 'load',
   'bench:burst': 'burst',
   'bench:instr': 'instr',
+  'bench:limit': 'limit',
   'bench:ws': 'ws',
   'bench:sync': 'sync',
   'bench:tls': 'tls-edge',

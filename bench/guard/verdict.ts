@@ -1,0 +1,61 @@
+/**
+ * The CI guard's verdict (docs/performance.md, "The guard in CI"): each scenario's candidate
+ * count over the base's, counted in the same run on the same machine, against a tolerance
+ * derived from the spread of that ratio over repeated runs of one tree. Pure: no measuring here.
+ */
+
+/** The committed guard file (bench/results/guard.json): the base tree and the tolerances. */
+export interface GuardFile {
+  /** The commit whose build is the base: the tree the committed figures were measured at. */
+  readonly commit: string;
+  readonly date: string;
+  /** Per scenario: the tolerance (a fraction: 0.02 is 2%) and the noise it was derived from. */
+  readonly scenarios: Readonly<Record<string, { readonly tolerance: number; readonly noise: Noise }>>;
+}
+
+/** candidate / base over repeated runs of one tree (an unchanged tree against itself). */
+export interface Noise {
+  readonly runs: number;
+  readonly ratios: readonly number[];
+  /** max |ratio − 1| over the runs. */
+  readonly worst: number;
+}
+
+/** How a tolerance follows from the noise: the worst excursion seen, doubled, at least 1%. */
+export function toleranceOf(ratios: readonly number[]): { tolerance: number; noise: Noise } {
+  const worst = Math.max(0, ...ratios.map((r) => Math.abs(r - 1)));
+  // rounded up to 0.1% (after rounding away the float error of the doubling)
+  return { tolerance: Math.max(0.01, Math.ceil(Math.round(worst * 2 * 1e6) / 1000) / 1000), noise: { runs: ratios.length, ratios, worst } };
+}
+
+export interface Verdict {
+  readonly scenario: string;
+  readonly base: number;
+  readonly candidate: number;
+  readonly ratio: number;
+  readonly tolerance: number;
+  readonly pass: boolean;
+}
+
+/**
+ * Each scenario's verdict: the candidate fails when dearer than the base by more than its
+ * tolerance. The ratio is `ratio` when given (the median of the rounds' paired ratios), else candidate / base.
+ */
+export function verdicts(
+  counts: readonly { readonly scenario: string; readonly base: number; readonly candidate: number; readonly ratio?: number }[],
+  tolerances: GuardFile['scenarios'],
+): Verdict[] {
+  return counts.map(({ scenario, base, candidate, ratio: paired }) => {
+    const t = tolerances[scenario];
+    if (t === undefined) throw new Error(`bench/results/guard.json: no tolerance for "${scenario}"`);
+    const ratio = paired ?? candidate / base;
+    return { scenario, base, candidate, ratio, tolerance: t.tolerance, pass: ratio <= 1 + t.tolerance };
+  });
+}
+
+/** One line per scenario, as CI prints them. */
+export function verdictLine(v: Verdict): string {
+  const k = (n: number) => `${(n / 1000).toFixed(1)}k`;
+  const pct = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)}%`;
+  return `${v.pass ? 'pass' : 'FAIL'}  ${v.scenario.padEnd(44)} base ${k(v.base).padStart(7)}  candidate ${k(v.candidate).padStart(7)}  ${pct(v.ratio - 1).padStart(7)} (tolerance +${(v.tolerance * 100).toFixed(1)}%)`;
+}
