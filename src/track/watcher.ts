@@ -33,7 +33,9 @@ export interface HeadSource {
 export interface WatchState {
   /** The last block applied (-1 before the first). */
   readonly head: number;
-  /** The watcher is stalled (a pass abandoned, none ended since). */
+  /** The chain's head as last read (-1 before the first). */
+  readonly chainHead: number;
+  /** The watcher is stalled: a pass abandoned and none ended since, or its head lags the chain's by more than `maxLagBlocks`. */
   readonly stalled: boolean;
   readonly restarts: number;
   /** The last pass's problem (the chain RPC's failure in words), or null. */
@@ -42,6 +44,7 @@ export interface WatchState {
 
 export class Watcher implements WatchState {
   head = -1;
+  chainHead = -1;
   /** `Date.now() - performance.now()`, refreshed every pass: an acceptance's epoch time from one monotonic clock read. */
   clockOffset = Date.now() - performance.now();
   stalled = false;
@@ -60,6 +63,8 @@ export class Watcher implements WatchState {
   private watchdog: NodeJS.Timeout;
   private unlisten: (() => void) | null = null;
   private closed = false;
+  /** Set by a restart after a lag: the next pass starts within `maxLagBlocks` of the chain's head. */
+  private jump = false;
 
   constructor(
     private readonly config: TrackConfig,
@@ -119,7 +124,7 @@ export class Watcher implements WatchState {
         this.again = false;
         await this.pass(gen);
         if (gen !== this.gen) return;
-        this.stalled = false;
+        this.stalled = this.lagging();
       } while (this.again && !this.closed);
     } catch (e) {
       // A bug, never the chain's input (read into values or null): said, and the next pass runs.
@@ -128,6 +133,24 @@ export class Watcher implements WatchState {
     } finally {
       if (gen === this.gen) this.running = false;
     }
+  }
+
+  /**
+   * Past the lag bound: the head applied is more than `maxLagBlocks` behind the chain's last read
+   * (blocks that do not come, a pass that ends early every time): a stall, said and restarted.
+   */
+  private lagging(): boolean {
+    const lag = this.chainHead - this.head;
+    if (this.head < 0 || lag <= this.config.maxLagBlocks) return false;
+    this.problem = `the watcher's head ${this.head} lags the chain's ${this.chainHead} by more than ${this.config.maxLagBlocks} blocks: restarted`;
+    if (!this.stalled) {
+      // Restarted: the next pass starts within the bound of the chain's head (the blocks skipped
+      // are found by looking every pending transaction up again).
+      this.restarts++;
+      this.jump = true;
+      this.log.warn({ head: this.head, chainHead: this.chainHead, maxLagBlocks: this.config.maxLagBlocks }, 'tracker: the watcher lags the chain; restarted');
+    }
+    return true;
   }
 
   private checkStall(): void {
@@ -151,6 +174,7 @@ export class Watcher implements WatchState {
       this.problem = `chain RPC eth_blockNumber: ${latest.ok ? 'not a block number' : latest.why}`;
       return;
     }
+    this.chainHead = n;
     if (this.head < 0) {
       const b = await this.block(n);
       if (b === null || gen !== this.gen) return;
@@ -167,7 +191,13 @@ export class Watcher implements WatchState {
         this.dropAbove(n);
       }
     }
-    let next = Math.max(this.head + 1, n - MAX_BLOCKS_PER_PASS + 1);
+    let next = Math.max(this.head + 1, n - (this.jump ? Math.min(MAX_BLOCKS_PER_PASS, this.config.maxLagBlocks) : MAX_BLOCKS_PER_PASS) + 1);
+    this.jump = false;
+    if (next > this.head + 1 && this.head >= 0) {
+      // Blocks skipped: what they hold is found by looking every pending transaction up.
+      this.log.warn({ from: this.head + 1, to: next - 1 }, 'tracker: blocks skipped; every pending transaction is looked up');
+      this.fresh = [...this.table.pendingEntries()];
+    }
     while (next <= n && gen === this.gen) {
       const b = await this.block(next);
       if (b === null || gen !== this.gen) return;
@@ -186,7 +216,7 @@ export class Watcher implements WatchState {
     if (gen !== this.gen) return;
     await this.due.run(this.head, Date.now(), () => gen === this.gen);
     this.table.sweep(Date.now());
-    this.problem = null;
+    if (this.chainHead - this.head <= this.config.maxLagBlocks) this.problem = null;
   }
 
   private async block(n: number): Promise<Block | null> {
@@ -308,9 +338,11 @@ export class Watcher implements WatchState {
       const g = await this.rpc.one(RECEIPT_METHOD, [e.hash], CALL_MS);
       r = g.ok ? readReceipt(g.value, e.hash) : null;
     }
-    if (r === null || e.state !== 'pending') return;
-    const b = this.canon.get(r.blockNumber);
-    if (b === undefined || b.hash !== r.blockHash) return; // not a block we hold canonical: its block will bring it
+    if (r === null || e.state !== 'pending' || r.blockNumber > this.head) return; // a block not applied yet brings it
+    let b: { hash: string; time: number } | null | undefined = this.canon.get(r.blockNumber);
+    // A block the watcher skipped (it jumped ahead, or is older than the blocks remembered): read to see it is canonical.
+    if (b === undefined) b = await this.block(r.blockNumber);
+    if (b === null || b.hash !== r.blockHash || e.state !== 'pending') return; // not canonical: a later block or lookup brings it
     this.included(e, r, b.time, Date.now());
   }
 
