@@ -256,7 +256,7 @@ function buildSends(
       return [[link.chainId, new SyncSender(link, parts)] as const];
     }),
   );
-  tracking.attach(syncSenders);
+  tracking.attach(syncSenders, duplicates);
   // Bytes already in flight cost no rate-limit token, a plain send's or a waiting sync call's: one table (dedup.ts).
   return { links, forwarders, syncSenders, tracking, trackers: tracking.trackers, inFlight: duplicates };
 }

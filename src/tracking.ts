@@ -5,6 +5,7 @@
  * without tracking gets nothing of it: its forward's observer is the one it had.
  */
 import type { ChainConfig, Config } from './config.js';
+import type { Duplicates } from './forward/dedup.js';
 import type { ForwardObserver } from './forward/forwarder.js';
 import type { Logger } from './log.js';
 import { HeadWatch } from './sync/head-watch.js';
@@ -27,12 +28,13 @@ export class Tracking {
   }
 
   /** The trackers, once the sends exist (a chain's head subscription is its sync send's where it has one). */
-  attach(syncSenders: ReadonlyMap<number, { readonly heads: HeadWatch | null }>): void {
+  attach(syncSenders: ReadonlyMap<number, { readonly heads: HeadWatch | null }>, duplicates: Duplicates): void {
     for (const c of this.config.chains) {
       if (!c.track.enabled) continue;
       let heads = syncSenders.get(c.chainId)?.heads ?? null;
       if (heads === null && c.rpcWs !== null) this.ownHeads.push((heads = new HeadWatch(c.rpcWs, this.log, () => {})));
-      this.trackers.set(c.chainId, new Tracker(c, this.log, heads, this.observer));
+      const dedup = duplicates.forChain(c.chainId);
+      this.trackers.set(c.chainId, new Tracker(c, this.log, heads, this.observer, (hash) => dedup.forget(hash)));
     }
   }
 

@@ -55,6 +55,8 @@ export class Tracker {
     private readonly log: Logger,
     heads: HeadSource | null,
     private readonly observer: TrackObserver = {},
+    /** Told of a hash found dropped: the duplicate cache forgets it, so that a resend is forwarded (forward/dedup.ts). */
+    private readonly dropped: (hash: string) => void = () => {},
   ) {
     this.chainId = chain.chainId;
     const cfg = chain.track;
@@ -85,6 +87,14 @@ export class Tracker {
       const now = Math.round(t + offset);
       const e = new Entry(req.hash, req.account, -1, req.t0 === undefined ? now : Math.round(req.t0 + offset), now, sequencer, rule, req.sender, req.rawHex);
       if (this.table.add(e)) this.watch.track(e);
+      else {
+        // The same bytes accepted again after the tracker found them dropped: a new life of the hash.
+        const old = this.table.get(req.hash);
+        if (old !== undefined && old.state === 'dropped' && old.account === req.account) {
+          this.table.revive(old, e);
+          this.watch.track(e);
+        }
+      }
     } catch (err) {
       this.log.error({ err, tx: req.hash }, 'tracker: an acceptance could not be tracked (the submission is unaffected)');
     }
@@ -98,6 +108,7 @@ export class Tracker {
   }
 
   private tell(e: Entry, from: TrackState | null): void {
+    if (e.state === 'dropped') this.dropped(e.hash);
     this.observer.changed?.(this.chainId, e, from);
     if (from !== null) this.audit(e, from);
     if (this.listeners.size === 0) return;
@@ -128,7 +139,8 @@ export class Tracker {
     if (e.state === 'replaced') Object.assign(line, { replacedBy: at?.replacedBy ?? null, block: at?.number ?? null });
     if (e.state === 'dropped' || e.state === 'replaced') line.pendingMs = e.updatedAt - e.acceptedAt;
     if (e.reorgs > 0) line.reorgs = e.reorgs;
-    if (e.state === 'pending') this.log.warn(line, 'tracked transaction taken out by a reorg: pending again');
+    if (from === 'dropped') this.log.info(line, 'tracked transaction accepted again after dropped: pending');
+    else if (e.state === 'pending') this.log.warn(line, 'tracked transaction taken out by a reorg: pending again');
     else this.log.info(line, e.state);
   }
 
