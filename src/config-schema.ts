@@ -158,7 +158,7 @@ const CHAIN = {
       100_000,
       1,
       10_000_000,
-      'transactions tracked at once, per thread; the oldest final ones go first; full of pending ones, a new acceptance is not tracked (the submission is unaffected)',
+      'transactions tracked at once, per process; the oldest final ones go first; full of pending ones, a new acceptance is not tracked (the submission is unaffected)',
     ),
     pollMs: int(1000, 50, 60_000, 'how often the chain RPC is asked for new blocks while no head subscription (`rpcWs`) is live'),
     reorgDepth: int(64, 1, 1024, 'blocks remembered to find the common ancestor of a reorg; a deeper one re-checks every tracked transaction'),
