@@ -31,6 +31,7 @@ import { TxDecoder } from './tx/decoder.js';
 import { BUILD } from './build.js';
 import { WebSocketLane, type LaneObserver } from './ws/lane.js';
 import type { Tracker, TrackObserver } from './track/tracker.js';
+import type { TrackSeamPart } from './threads/track-seam.js';
 import { Tracking } from './tracking.js';
 import { TlsEdge, type TlsObserver } from './tls/edge.js';
 import { freePort } from './tls/free-port.js';
@@ -64,6 +65,8 @@ export interface AppOptions {
   readonly shared?: SharedParts;
   /** How the express lanes open (tests: a round clock that follows the chain's). */
   readonly lanes?: LaneOpenOptions;
+  /** With several worker threads: this thread's part of the one tracker per process (threads/track-seam.ts). */
+  readonly trackSeam?: TrackSeamPart | null;
 }
 
 export interface App {
@@ -107,14 +110,14 @@ export function createApp(opts: AppOptions): App {
   // Each thread follows the auction itself (docs/express-lane.md#threads): opened in prepare.
   const lanes: LaneBox = { lanes: ExpressLanes.none };
   metrics?.watchLanes(lanes);
-  const sends = buildSends(config, log, thread, obs.forward, obs.track, lanes);
+  const sends = buildSends(config, log, thread, obs.forward, new Tracking(config, log, obs.track, opts.trackSeam ?? null), lanes);
   const readiness = readinessOf(config, store, thread.board, lanes);
   readiness.warn(() => sends.tracking.problems());
   metrics?.watchTrackers(sends.trackers);
 
   const decoders = decodersOf(config);
   const buildPipeline = (hooks: PipelineHooks) =>
-    admissionStages({ config, hosts, store, decoders, limiter: thread.limiter, duplicates: sends.inFlight, trackers: sends.trackers }).end(
+    admissionStages({ config, hosts, store, decoders, limiter: thread.limiter, duplicates: sends.inFlight, trackers: sends.tracking.chains }).end(
       createForwardStage(sends.forwarders, sends.syncSenders),
       hooks,
     );
@@ -233,12 +236,11 @@ function buildSends(
   log: Logger,
   thread: ThreadParts,
   observer: (ForwardObserver & SyncObserver) | undefined,
-  trackObserver: TrackObserver | undefined,
+  tracking: Tracking,
   lanes: LaneBox,
 ) {
   const duplicates = new Duplicates(new Map(config.chains.map((c) => [c.chainId, new ChainDuplicates(config.dedup, thread.txTable)])));
   // A tracked chain's forwards tell its tracker which sequencer accepted by which rule (tracking.ts).
-  const tracking = new Tracking(config, log, trackObserver);
   const links = ChainLink.forChains(config.chains, thread.board, log, (c) => tracking.observerOf(c, observer));
   const forwarders = new Map(
     links.map((link) => [link.chainId, new ChainForwarder(link, duplicates.forChain(link.chainId), tracking.observerOf(link.chain, observer), lanes)]),
@@ -256,7 +258,7 @@ function buildSends(
       return [[link.chainId, new SyncSender(link, parts)] as const];
     }),
   );
-  tracking.attach(syncSenders);
+  tracking.attach(syncSenders, duplicates);
   // Bytes already in flight cost no rate-limit token, a plain send's or a waiting sync call's: one table (dedup.ts).
   return { links, forwarders, syncSenders, tracking, trackers: tracking.trackers, inFlight: duplicates };
 }

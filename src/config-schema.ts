@@ -158,11 +158,17 @@ const CHAIN = {
       100_000,
       1,
       10_000_000,
-      'transactions tracked at once, per thread; the oldest final ones go first; full of pending ones, a new acceptance is not tracked (the submission is unaffected)',
+      'transactions tracked at once, per process; the oldest final ones go first; full of pending ones, a new acceptance is not tracked (the submission is unaffected)',
     ),
     pollMs: int(1000, 50, 60_000, 'how often the chain RPC is asked for new blocks while no head subscription (`rpcWs`) is live'),
     reorgDepth: int(64, 1, 1024, 'blocks remembered to find the common ancestor of a reorg; a deeper one re-checks every tracked transaction'),
     stallMs: int(30_000, 1_000, 600_000, 'a watcher pass that has not finished in this long is abandoned and the watcher restarted (`/ready` says so)'),
+    maxLagBlocks: int(
+      32,
+      1,
+      100_000,
+      "the watcher's head more than this many blocks behind the chain's after a pass is a stall: restarted within this many blocks of the chain's head (`/ready` says so)",
+    ),
     maxSubscriptions: int(16, 1, 1024, 'WebSocket lane: `transactionStatus` subscriptions per connection'),
   },
 } satisfies Section;

@@ -21,6 +21,8 @@ import { WorkerPool } from './threads/pool.js';
 import { freePort } from './tls/free-port.js';
 import { ExpressLanes } from './express-lane/lanes.js';
 import type { WorkerSnapshot } from './threads/protocol.js';
+import type { TrackSeamPart } from './threads/track-seam.js';
+import { MessageChannel } from 'node:worker_threads';
 
 export interface Service {
   /** The in-thread app (single-threaded mode only). */
@@ -141,6 +143,16 @@ async function sharedStore(config: Config, log: Logger): Promise<SharedAccountSt
   return store;
 }
 
+/**
+ * One tracker per process (docs/tracking.md#one-tracker-per-process): worker 0 owns the tracked
+ * chains' trackers, every other worker a port to it. None where no chain tracks.
+ */
+function trackSeams(config: Config): TrackSeamPart[] {
+  if (!config.chains.some((c) => c.track.enabled)) return [];
+  const channels = Array.from({ length: config.workers - 1 }, () => new MessageChannel());
+  return [{ role: 'owner', ports: channels.map((c) => c.port1) }, ...channels.map((c): TrackSeamPart => ({ role: 'remote', port: c.port2 }))];
+}
+
 async function startThreads(config: Config, log: Logger, pretty: boolean): Promise<Service> {
   // Every thread must bind the same port: resolve an ephemeral one first.
   // Each worker thread opens its own lanes (docs/express-lane.md#threads); the contract is checked
@@ -163,7 +175,12 @@ async function startThreads(config: Config, log: Logger, pretty: boolean): Promi
   const store = await sharedStore(config, log);
   const accounts = store === null ? null : store.mirrorSeed();
   const colorize = process.stdout.isTTY === true;
-  const pool = await WorkerPool.start(config.workers, (index) => ({ config: cfg, index, shared, accounts, pretty, colorize }), log);
+  const seams = trackSeams(config);
+  const pool = await WorkerPool.start(
+    config.workers,
+    (index) => ({ config: cfg, index, shared, accounts, pretty, colorize, track: seams[index] ?? null }),
+    log,
+  );
   if (store !== null) {
     const push = (update: unknown) => pool.send({ type: 'accounts', update });
     store.onChange(push);

@@ -1,47 +1,75 @@
 /**
  * Tracking accepted transactions, composed (`chains[].track`; src/track/, docs/tracking.md): a
- * tracker per tracked chain, the one head subscription per chain it shares with the sync send,
- * the forward's observer of those chains, /ready's detail and the WebSocket lane's feeds. A chain
+ * tracker per tracked chain and process, the one head subscription per chain it shares with the
+ * sync send, the forward's observer of those chains, /ready's detail and the WebSocket lane's
+ * feeds. With several worker threads one of them owns the trackers and every other reaches them
+ * through the seam (threads/track-seam.ts): the same answers and pushes on every thread. A chain
  * without tracking gets nothing of it: its forward's observer is the one it had.
  */
 import type { ChainConfig, Config } from './config.js';
+import type { Duplicates } from './forward/dedup.js';
 import type { ForwardObserver } from './forward/forwarder.js';
 import type { Logger } from './log.js';
+import type { StatusAnswers } from './stages/grant.js';
 import { HeadWatch } from './sync/head-watch.js';
-import { trackedObserver } from './track/observe.js';
+import { RemoteTracker, TrackOwner, TrackRemote, type TrackSeamPart } from './threads/track-seam.js';
+import { type Acceptor, trackedObserver } from './track/observe.js';
 import { Tracker, type TrackObserver } from './track/tracker.js';
+import type { StatusFeed } from './ws/subscriptions.js';
+
+/** What the stages and the lane use of a tracked chain: the tracker, or its seam on a thread that does not own it. */
+type TrackedChain = Acceptor & StatusAnswers & StatusFeed;
 
 export class Tracking {
+  /** The trackers this thread owns (all of them with one thread; none on a worker that is not the owner). */
   readonly trackers = new Map<number, Tracker>();
+  /** Every tracked chain's answers, acceptances and feed on this thread. */
+  readonly chains = new Map<number, TrackedChain>();
   private readonly ownHeads: HeadWatch[] = [];
+  private owner: TrackOwner | null = null;
+  private readonly remote: TrackRemote | null;
+  private readonly remotes: RemoteTracker[] = [];
 
   constructor(
     private readonly config: Config,
     private readonly log: Logger,
     private readonly observer: TrackObserver | undefined,
-  ) {}
+    private readonly seam: TrackSeamPart | null = null,
+  ) {
+    this.remote = seam?.role === 'remote' && config.chains.some((c) => c.track.enabled) ? new TrackRemote(seam.port, log) : null;
+  }
 
   /** The forward's observer of a chain: told which sequencer accepted by which rule where the chain tracks. */
   observerOf<O extends ForwardObserver>(c: ChainConfig, base: O | undefined): O | undefined {
-    return c.track.enabled ? trackedObserver(base, () => this.trackers.get(c.chainId)) : base;
+    return c.track.enabled ? trackedObserver(base, () => this.chains.get(c.chainId)) : base;
   }
 
   /** The trackers, once the sends exist (a chain's head subscription is its sync send's where it has one). */
-  attach(syncSenders: ReadonlyMap<number, { readonly heads: HeadWatch | null }>): void {
+  attach(syncSenders: ReadonlyMap<number, { readonly heads: HeadWatch | null }>, duplicates: Duplicates): void {
     for (const c of this.config.chains) {
       if (!c.track.enabled) continue;
+      if (this.remote !== null) {
+        const r = new RemoteTracker(c.chainId, c.rpc!, this.remote);
+        this.remotes.push(r);
+        this.chains.set(c.chainId, r);
+        continue;
+      }
       let heads = syncSenders.get(c.chainId)?.heads ?? null;
       if (heads === null && c.rpcWs !== null) this.ownHeads.push((heads = new HeadWatch(c.rpcWs, this.log, () => {})));
-      this.trackers.set(c.chainId, new Tracker(c, this.log, heads, this.observer));
+      const dedup = duplicates.forChain(c.chainId);
+      const t = new Tracker(c, this.log, heads, this.observer, (hash) => dedup.forget(hash));
+      this.trackers.set(c.chainId, t);
+      this.chains.set(c.chainId, t);
     }
+    if (this.seam?.role === 'owner' && this.trackers.size > 0) this.owner = new TrackOwner(this.trackers, this.seam.ports, this.log);
   }
 
   /** What the WebSocket lane subscribes to, by chain. */
-  laneFeeds(): Map<number, { feed: Tracker; maxSubscriptions: number }> {
+  laneFeeds(): Map<number, { feed: StatusFeed; maxSubscriptions: number }> {
     return new Map(
       this.config.chains
-        .filter((c) => this.trackers.has(c.chainId))
-        .map((c) => [c.chainId, { feed: this.trackers.get(c.chainId)!, maxSubscriptions: c.track.maxSubscriptions }]),
+        .filter((c) => this.chains.has(c.chainId))
+        .map((c) => [c.chainId, { feed: this.chains.get(c.chainId)!, maxSubscriptions: c.track.maxSubscriptions }]),
     );
   }
 
@@ -58,6 +86,9 @@ export class Tracking {
 
   async close(): Promise<void> {
     for (const h of this.ownHeads) h.close();
+    this.owner?.close();
+    this.remote?.close();
     await Promise.all([...this.trackers.values()].map((t) => t.close()));
+    await Promise.all(this.remotes.map((r) => r.close()));
   }
 }

@@ -23,6 +23,7 @@ const app = createApp({
   log,
   idPrefix: `w${data.index}.${process.pid.toString(36)}`,
   shared: data.shared,
+  trackSeam: data.track,
   ...(mirror !== null ? { store: mirror } : {}),
 });
 await app.prepare();

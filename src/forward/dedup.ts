@@ -29,6 +29,10 @@ export class RecentlyAccepted {
     return false;
   }
 
+  delete(hash: string): void {
+    this.expiry.delete(hash);
+  }
+
   add(hash: string, now: number): void {
     if (this.ttlMs === 0) return;
     this.expiry.delete(hash);
@@ -117,11 +121,24 @@ export class ChainDuplicates {
     this.pending.set(hash, outcome);
   }
 
-  /** The claimed hash's forward ended: accepted (remembered for the window) or not. */
+  /**
+   * The claimed hash's forward ended: accepted (remembered for the window) or not. With several
+   * threads the window is the shared table's alone (one place to forget it: `forget`).
+   */
   settle(hash: string, accepted: boolean): void {
     this.pending.delete(hash);
-    if (accepted) this.recent.add(hash, performance.now());
-    this.shared?.settle(hash, accepted, this.dedup.acceptedTtlMs);
+    if (this.shared === null) {
+      if (accepted) this.recent.add(hash, performance.now());
+    } else this.shared.settle(hash, accepted, this.dedup.acceptedTtlMs);
+  }
+
+  /**
+   * A hash the tracker found dropped is no longer "accepted moments ago": a resend of the same
+   * bytes is forwarded (docs/tracking.md#the-states, `dropped`). A forward in flight is left alone.
+   */
+  forget(hash: string): void {
+    this.recent.delete(hash);
+    if (this.shared !== null && this.shared.peek(hash) === 'accepted') this.shared.settle(hash, false, 0);
   }
 
   /** A claimed hash that was never forwarded (refused before): let the next one try. */

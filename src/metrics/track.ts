@@ -34,7 +34,7 @@ export class TrackMetrics {
     changed: (chain: number, e: Entry, from: TrackState | null) => {
       if (from === null) return;
       if (e.state === 'pending') {
-        this.f.trackReorged.child({ chain }).value++;
+        if (from !== 'dropped') this.f.trackReorged.child({ chain }).value++; // else a resend after dropped
         return;
       }
       this.f.trackFinal.child({ chain, state: e.state }).value++;

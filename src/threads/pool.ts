@@ -24,7 +24,10 @@ export class WorkerPool {
     const fail = (why: string) => (pool === null ? early.push(why) : pool.fail(why));
     const workers = await Promise.all(
       Array.from({ length: count }, (_, index) => {
-        const w = new Worker(new URL('../worker.js', import.meta.url), { workerData: data(index) });
+        const workerData = data(index);
+        const t = workerData.track;
+        const transferList = t === null ? [] : t.role === 'owner' ? [...t.ports] : [t.port];
+        const w = new Worker(new URL('../worker.js', import.meta.url), { workerData, transferList });
         w.on('message', (m: FromWorker) => {
           if (acceptWorkerLog(m)) return; // its log lines, written by this thread's sink
           if (m.type === 'snapshot') pool?.waiting.get(m.id)?.answer({ metrics: m.metrics, readiness: m.readiness });

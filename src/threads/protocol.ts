@@ -7,6 +7,7 @@ import type { ReadinessReport } from '../front/readiness.js';
 import type { SharedTableBuffers } from '../limits/shared-tables.js';
 import type { MetricJSON } from '../metrics/json.js';
 import type { WorkerLogBatch } from '../log.js';
+import type { TrackSeamPart } from './track-seam.js';
 
 /** What the threads of one process share: the rate-limit, transaction and connection-count tables, the sequencer health board and the body budget. */
 export interface SharedParts {
@@ -27,6 +28,8 @@ export interface WorkerData {
   /** Human-readable log lines (`txgate --pretty`) as the main thread's, coloured when its stdout is a terminal. */
   readonly pretty: boolean;
   readonly colorize: boolean;
+  /** With a tracked chain: this worker's part of the one tracker per process (track-seam.ts); its ports are transferred. */
+  readonly track: TrackSeamPart | null;
 }
 
 /** Main thread → worker. */

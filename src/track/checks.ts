@@ -18,6 +18,8 @@ const CALL_MS = 5_000;
 const MAX_PER_PASS = 1_000;
 
 export class DueChecks {
+  /** Accepted since the last pass (or taken out by a reorg, or without a receipt yet): looked up once by hash. */
+  fresh: Entry[] = [];
   private queue: Entry[] = [];
   private at = 0;
 
@@ -144,6 +146,28 @@ export class DueChecks {
       }
     }
     if (e.state === 'pending') this.table.move(e, 'replaced', Date.now());
+  }
+
+  /** Once after acceptance (or a reorg, or a missing receipt): by hash, its sender and whether a block has it already. */
+  async lookupFresh(head: number, alive: () => boolean): Promise<void> {
+    const waiting = this.fresh.filter((e) => e.state === 'pending');
+    const batch = waiting.length > 1000 ? waiting.slice(0, 1000) : waiting;
+    this.fresh = waiting.length > 1000 ? waiting.slice(1000) : [];
+    if (batch.length === 0) return;
+    const seen = await this.rpc.batch(
+      batch.map((e) => ({ method: LOOKUP_METHOD, params: [e.hash] })),
+      CALL_MS,
+    );
+    if (!alive()) return;
+    const inBlock: Entry[] = [];
+    batch.forEach((e, i) => {
+      const g = seen[i]!;
+      const s = g.ok ? readSeen(g.value, e.hash) : undefined;
+      if (s === undefined) return; // no answer: the due check asks again
+      if (s !== null) learn(this.table, e, s);
+      if (s !== null && s.blockNumber !== null && s.blockNumber <= head) inBlock.push(e);
+    });
+    for (const e of inBlock) await this.inBlock(e, null);
   }
 
   private requeue(entries: readonly Entry[], head: number): void {

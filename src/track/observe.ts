@@ -6,9 +6,13 @@
  */
 import type { ForwardObserver } from '../forward/forwarder.js';
 import type { ForwardRequest } from '../forward/parts.js';
-import type { Tracker } from './tracker.js';
 
-export function trackedObserver<O extends ForwardObserver>(base: O | undefined, tracker: () => Tracker | undefined): O & ForwardObserver {
+/** Told of each acceptance: the tracker, or on a thread that does not own it, its hand-off (threads/track-seam.ts). */
+export interface Acceptor {
+  accepted(req: ForwardRequest, sequencer: string, rule: string): void;
+}
+
+export function trackedObserver<O extends ForwardObserver>(base: O | undefined, tracker: () => Acceptor | undefined): O & ForwardObserver {
   return {
     ...(base ?? ({} as O)),
     accepted: (_chainId: number, req: ForwardRequest, sequencer: string, rule: string) => tracker()?.accepted(req, sequencer, rule),

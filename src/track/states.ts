@@ -3,7 +3,7 @@
  * moves an entry only along a row of TRANSITIONS (`move` refuses any other), and the table of
  * docs/tracking.md is rendered from these rows (`npm run readme`; a test fails when it differs).
  * A final state is left only by a reorg that takes its block (or its replacement's) out of the
- * canonical chain.
+ * canonical chain, and `dropped` also by a new acceptance of the same bytes (a resend).
  */
 
 /** What the edge knows of a transaction it accepted. */
@@ -65,6 +65,7 @@ export const TRANSITIONS: readonly Transition[] = [
   { from: 'included', to: 'pending', when: 'a reorg took its block out of the canonical chain' },
   { from: 'reverted', to: 'pending', when: 'a reorg took its block out of the canonical chain' },
   { from: 'replaced', to: 'pending', when: "a reorg took the replacement's block out of the canonical chain" },
+  { from: 'dropped', to: 'pending', when: 'a sequencer accepted the same bytes again (a resend after `dropped`): followed from this acceptance on' },
 ];
 
 const ALLOWED = new Set(TRANSITIONS.map((t) => `${t.from}>${t.to}`));

@@ -140,6 +140,19 @@ export class TrackTable {
     return true;
   }
 
+  /**
+   * A new life of a hash the table found dropped: `next` (a new acceptance of the same bytes)
+   * takes its place, pending, one version on (the pushes stay in order), its reorgs carried.
+   */
+  revive(old: Entry, next: Entry): void {
+    if (old.state !== 'dropped' || !mayMove('dropped', 'pending')) throw new Error(`tracker: no transition ${old.state} -> pending`);
+    next.version = old.version + 1;
+    next.reorgs = old.reorgs;
+    this.finals.delete(old.hash);
+    this.all.set(old.hash, next);
+    this.changed(next, 'dropped');
+  }
+
   /** Moves an entry along a listed transition (else throws: a bug, never the chain's input). */
   move(e: Entry, to: TrackState, now: number): void {
     const from = e.state;

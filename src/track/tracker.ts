@@ -10,16 +10,17 @@
  * no such observer: nothing is added to its forwards.
  */
 import type { ChainConfig } from '../config.js';
-import { Exit, reject } from '../errors.js';
+import { Exit } from '../errors.js';
 import type { Logger } from '../log.js';
 import { TxDecoder } from '../tx/decoder.js';
-import { readReceipt, type Receipt } from './blocks.js';
+import type { Receipt } from './blocks.js';
+import { chainAnswer, statusExit } from './chain-status.js';
 import { ChainRpc } from './chain-rpc.js';
 import type { TrackState } from './states.js';
-import { chainStatus, entryStatus } from './status.js';
+import { entryStatus } from './status.js';
 import { Entry, TrackTable } from './table.js';
-import { Watcher, type HeadSource, type WatchState } from './watcher.js';
-import { RECEIPT_METHOD } from '../rpc-methods.js';
+import { Watcher } from './watcher.js';
+import type { HeadSource, WatchState } from './watch-state.js';
 
 /** The forward's request, as far as tracking reads it (forward/parts.ts's ForwardRequest). */
 export interface Forwarded {
@@ -32,6 +33,18 @@ export interface Forwarded {
 }
 
 type Answer = Exit | Promise<Exit>;
+
+/** An acceptance handed from another thread of the process: the request's fields and its times (epoch ms). */
+export interface HandedAcceptance {
+  readonly hash: string;
+  readonly rawHex: string;
+  readonly account: string;
+  readonly sender: string | null;
+  readonly receivedAt: number;
+  readonly acceptedAt: number;
+  readonly sequencer: string;
+  readonly rule: string;
+}
 
 /** The tracker's metrics hooks. */
 export interface TrackObserver {
@@ -55,6 +68,8 @@ export class Tracker {
     private readonly log: Logger,
     heads: HeadSource | null,
     private readonly observer: TrackObserver = {},
+    /** Told of a hash found dropped: the duplicate cache forgets it, so that a resend is forwarded (forward/dedup.ts). */
+    private readonly dropped: (hash: string) => void = () => {},
   ) {
     this.chainId = chain.chainId;
     const cfg = chain.track;
@@ -83,10 +98,30 @@ export class Tracker {
       const t = performance.now();
       const offset = this.watch.clockOffset;
       const now = Math.round(t + offset);
-      const e = new Entry(req.hash, req.account, -1, req.t0 === undefined ? now : Math.round(req.t0 + offset), now, sequencer, rule, req.sender, req.rawHex);
-      if (this.table.add(e)) this.watch.track(e);
+      this.follow(new Entry(req.hash, req.account, -1, req.t0 === undefined ? now : Math.round(req.t0 + offset), now, sequencer, rule, req.sender, req.rawHex));
     } catch (err) {
       this.log.error({ err, tx: req.hash }, 'tracker: an acceptance could not be tracked (the submission is unaffected)');
+    }
+  }
+
+  /** An acceptance another thread of the process handed over (threads/track-seam.ts), its times epoch ms. */
+  acceptedElsewhere(a: HandedAcceptance): void {
+    try {
+      this.follow(new Entry(a.hash, a.account, -1, a.receivedAt, a.acceptedAt, a.sequencer, a.rule, a.sender, a.rawHex));
+    } catch (err) {
+      this.log.error({ err, tx: a.hash }, 'tracker: an acceptance could not be tracked (the submission is unaffected)');
+    }
+  }
+
+  private follow(e: Entry): void {
+    if (this.table.add(e)) this.watch.track(e);
+    else {
+      // The same bytes accepted again after the tracker found them dropped: a new life of the hash.
+      const old = this.table.get(e.hash);
+      if (old !== undefined && old.state === 'dropped' && old.account === e.account) {
+        this.table.revive(old, e);
+        this.watch.track(e);
+      }
     }
   }
 
@@ -98,6 +133,7 @@ export class Tracker {
   }
 
   private tell(e: Entry, from: TrackState | null): void {
+    if (e.state === 'dropped') this.dropped(e.hash);
     this.observer.changed?.(this.chainId, e, from);
     if (from !== null) this.audit(e, from);
     if (this.listeners.size === 0) return;
@@ -128,7 +164,8 @@ export class Tracker {
     if (e.state === 'replaced') Object.assign(line, { replacedBy: at?.replacedBy ?? null, block: at?.number ?? null });
     if (e.state === 'dropped' || e.state === 'replaced') line.pendingMs = e.updatedAt - e.acceptedAt;
     if (e.reorgs > 0) line.reorgs = e.reorgs;
-    if (e.state === 'pending') this.log.warn(line, 'tracked transaction taken out by a reorg: pending again');
+    if (from === 'dropped') this.log.info(line, 'tracked transaction accepted again after dropped: pending');
+    else if (e.state === 'pending') this.log.warn(line, 'tracked transaction taken out by a reorg: pending again');
     else this.log.info(line, e.state);
   }
 
@@ -154,14 +191,8 @@ export class Tracker {
     return this.fromChain(hash);
   }
 
-  private async fromChain(hash: string): Promise<Exit> {
-    const g = await this.rpc.one(RECEIPT_METHOD, [hash], 5_000);
-    if (!g.ok) return reject('chain_unavailable', undefined, { txHash: hash });
-    if (g.value === null) return statusExit(chainStatus(hash, this.chainId, null));
-    const r = readReceipt(g.value, hash);
-    return r === null
-      ? reject('chain_unavailable', 'The chain RPC answered something other than a receipt of this transaction', { txHash: hash })
-      : statusExit(chainStatus(hash, this.chainId, r));
+  private fromChain(hash: string): Promise<Exit> {
+    return chainAnswer(this.rpc, this.chainId, hash);
   }
 
   /** Its entry's status object (for the lane's subscription). */
@@ -173,8 +204,4 @@ export class Tracker {
     this.watch.close();
     return this.rpc.close();
   }
-}
-
-function statusExit(json: string): Exit {
-  return new Exit(200, 'ok', ',"result":' + json + '}');
 }

@@ -12,36 +12,22 @@
  */
 import type { TrackConfig } from '../config.js';
 import type { Logger } from '../log.js';
-import { hex, readBlock, readReceipt, readSeen, type Block, type Receipt } from './blocks.js';
+import { hex, readBlock, readReceipt, type Block, type Receipt } from './blocks.js';
 import type { ChainRpc } from './chain-rpc.js';
 import { DueChecks } from './checks.js';
-import { learn, type Entry, type TrackTable } from './table.js';
-import { BLOCK_METHOD, LOOKUP_METHOD, RECEIPT_METHOD } from '../rpc-methods.js';
+import type { Entry, TrackTable } from './table.js';
+import { BLOCK_METHOD, RECEIPT_METHOD } from '../rpc-methods.js';
+import type { HeadSource, WatchState } from './watch-state.js';
+import { quantity } from './chain-rpc.js';
 
 /** Calls to the chain RPC end within this (a pass has `stallMs` in all). */
 const CALL_MS = 5_000;
 /** Blocks read per pass at most: a watcher far behind jumps ahead (the skipped ones are found by the lookups). */
 const MAX_BLOCKS_PER_PASS = 256;
 
-/** Where new heads come from: the chain RPC's subscription (sync/head-watch.ts), shared with the sync send. */
-export interface HeadSource {
-  readonly live: boolean;
-  /** Calls `fn` on every head and change of `live`; returns the unsubscription. */
-  listen(fn: () => void): () => void;
-}
-
-export interface WatchState {
-  /** The last block applied (-1 before the first). */
-  readonly head: number;
-  /** The watcher is stalled (a pass abandoned, none ended since). */
-  readonly stalled: boolean;
-  readonly restarts: number;
-  /** The last pass's problem (the chain RPC's failure in words), or null. */
-  readonly problem: string | null;
-}
-
 export class Watcher implements WatchState {
   head = -1;
+  chainHead = -1;
   /** `Date.now() - performance.now()`, refreshed every pass: an acceptance's epoch time from one monotonic clock read. */
   clockOffset = Date.now() - performance.now();
   stalled = false;
@@ -49,8 +35,6 @@ export class Watcher implements WatchState {
   problem: string | null = null;
   /** The last `reorgDepth` canonical blocks: number → hash, time. */
   private readonly canon = new Map<number, { hash: string; time: number }>();
-  /** Accepted since the last pass: looked up once by hash. */
-  private fresh: Entry[] = [];
   private readonly due: DueChecks;
   private running = false;
   private again = false;
@@ -60,6 +44,8 @@ export class Watcher implements WatchState {
   private watchdog: NodeJS.Timeout;
   private unlisten: (() => void) | null = null;
   private closed = false;
+  /** Set by a restart after a lag: the next pass starts within `maxLagBlocks` of the chain's head. */
+  private jump = false;
 
   constructor(
     private readonly config: TrackConfig,
@@ -84,7 +70,7 @@ export class Watcher implements WatchState {
   track(e: Entry): void {
     e.sinceBlock = Math.max(this.head, 0);
     e.checkFrom = e.sinceBlock + this.config.dropAfterBlocks;
-    this.fresh.push(e);
+    this.due.fresh.push(e);
     this.due.add(e);
   }
 
@@ -119,7 +105,7 @@ export class Watcher implements WatchState {
         this.again = false;
         await this.pass(gen);
         if (gen !== this.gen) return;
-        this.stalled = false;
+        this.stalled = this.lagging();
       } while (this.again && !this.closed);
     } catch (e) {
       // A bug, never the chain's input (read into values or null): said, and the next pass runs.
@@ -128,6 +114,24 @@ export class Watcher implements WatchState {
     } finally {
       if (gen === this.gen) this.running = false;
     }
+  }
+
+  /**
+   * Past the lag bound: the head applied is more than `maxLagBlocks` behind the chain's last read
+   * (blocks that do not come, a pass that ends early every time): a stall, said and restarted.
+   */
+  private lagging(): boolean {
+    const lag = this.chainHead - this.head;
+    if (this.head < 0 || lag <= this.config.maxLagBlocks) return false;
+    this.problem = `the watcher's head ${this.head} lags the chain's ${this.chainHead} by more than ${this.config.maxLagBlocks} blocks: restarted`;
+    if (!this.stalled) {
+      // Restarted: the next pass starts within the bound of the chain's head (the blocks skipped
+      // are found by looking every pending transaction up again).
+      this.restarts++;
+      this.jump = true;
+      this.log.warn({ head: this.head, chainHead: this.chainHead, maxLagBlocks: this.config.maxLagBlocks }, 'tracker: the watcher lags the chain; restarted');
+    }
+    return true;
   }
 
   private checkStall(): void {
@@ -145,12 +149,13 @@ export class Watcher implements WatchState {
   private async pass(gen: number): Promise<void> {
     this.clockOffset = Date.now() - performance.now();
     const latest = await this.rpc.one('eth_blockNumber', [], CALL_MS);
-    const n = latest.ok ? quantityOf(latest.value) : null;
+    const n = latest.ok ? quantity(latest.value) : null;
     if (gen !== this.gen) return;
     if (n === null) {
       this.problem = `chain RPC eth_blockNumber: ${latest.ok ? 'not a block number' : latest.why}`;
       return;
     }
+    this.chainHead = n;
     if (this.head < 0) {
       const b = await this.block(n);
       if (b === null || gen !== this.gen) return;
@@ -167,7 +172,13 @@ export class Watcher implements WatchState {
         this.dropAbove(n);
       }
     }
-    let next = Math.max(this.head + 1, n - MAX_BLOCKS_PER_PASS + 1);
+    let next = Math.max(this.head + 1, n - (this.jump ? Math.min(MAX_BLOCKS_PER_PASS, this.config.maxLagBlocks) : MAX_BLOCKS_PER_PASS) + 1);
+    this.jump = false;
+    if (next > this.head + 1 && this.head >= 0) {
+      // Blocks skipped: what they hold is found by looking every pending transaction up.
+      this.log.warn({ from: this.head + 1, to: next - 1 }, 'tracker: blocks skipped; every pending transaction is looked up');
+      this.due.fresh = [...this.table.pendingEntries()];
+    }
     while (next <= n && gen === this.gen) {
       const b = await this.block(next);
       if (b === null || gen !== this.gen) return;
@@ -182,11 +193,11 @@ export class Watcher implements WatchState {
       next++;
     }
     if (gen !== this.gen) return;
-    await this.lookupFresh(gen);
+    await this.due.lookupFresh(this.head, () => gen === this.gen);
     if (gen !== this.gen) return;
     await this.due.run(this.head, Date.now(), () => gen === this.gen);
     this.table.sweep(Date.now());
-    this.problem = null;
+    if (this.chainHead - this.head <= this.config.maxLagBlocks) this.problem = null;
   }
 
   private async block(n: number): Promise<Block | null> {
@@ -221,7 +232,7 @@ export class Watcher implements WatchState {
         const g = got[i]!;
         const r = g.ok ? readReceipt(g.value, e.hash) : null;
         if (r !== null && r.blockHash === b.hash && e.state === 'pending') this.included(e, r, b.time, seenAt);
-        else this.fresh.push(e); // no receipt yet (a node behind its head): looked up again next pass
+        else this.due.fresh.push(e); // no receipt yet (a node behind its head): looked up again next pass
       });
     }
     this.remember(b);
@@ -274,31 +285,9 @@ export class Watcher implements WatchState {
     e.at = null;
     e.reorgs++;
     this.table.move(e, 'pending', Date.now());
-    this.fresh.push(e);
+    this.due.fresh.push(e);
     e.checkFrom = Math.max(0, this.head) + this.config.dropAfterBlocks;
     this.due.add(e);
-  }
-
-  /** Once after acceptance (or a reorg, or a missing receipt): by hash, its sender and whether a block has it already. */
-  private async lookupFresh(gen: number): Promise<void> {
-    const waiting = this.fresh.filter((e) => e.state === 'pending');
-    const batch = waiting.length > 1000 ? waiting.slice(0, 1000) : waiting;
-    this.fresh = waiting.length > 1000 ? waiting.slice(1000) : [];
-    if (batch.length === 0) return;
-    const seen = await this.rpc.batch(
-      batch.map((e) => ({ method: LOOKUP_METHOD, params: [e.hash] })),
-      CALL_MS,
-    );
-    if (gen !== this.gen) return;
-    const inBlock: Entry[] = [];
-    batch.forEach((e, i) => {
-      const g = seen[i]!;
-      const s = g.ok ? readSeen(g.value, e.hash) : undefined;
-      if (s === undefined) return; // no answer: the due check asks again
-      if (s !== null) learn(this.table, e, s);
-      if (s !== null && s.blockNumber !== null && s.blockNumber <= this.head) inBlock.push(e);
-    });
-    for (const e of inBlock) await this.includeVia(e, null);
   }
 
   /** A pending entry the chain says is in a block already applied: its receipt, if the block is canonical. */
@@ -308,9 +297,11 @@ export class Watcher implements WatchState {
       const g = await this.rpc.one(RECEIPT_METHOD, [e.hash], CALL_MS);
       r = g.ok ? readReceipt(g.value, e.hash) : null;
     }
-    if (r === null || e.state !== 'pending') return;
-    const b = this.canon.get(r.blockNumber);
-    if (b === undefined || b.hash !== r.blockHash) return; // not a block we hold canonical: its block will bring it
+    if (r === null || e.state !== 'pending' || r.blockNumber > this.head) return; // a block not applied yet brings it
+    let b: { hash: string; time: number } | null | undefined = this.canon.get(r.blockNumber);
+    // A block the watcher skipped (it jumped ahead, or is older than the blocks remembered): read to see it is canonical.
+    if (b === undefined) b = await this.block(r.blockNumber);
+    if (b === null || b.hash !== r.blockHash || e.state !== 'pending') return; // not canonical: a later block or lookup brings it
     this.included(e, r, b.time, Date.now());
   }
 
@@ -321,8 +312,4 @@ export class Watcher implements WatchState {
     if (this.timer !== null) clearTimeout(this.timer);
     this.unlisten?.();
   }
-}
-
-function quantityOf(v: unknown): number | null {
-  return typeof v === 'string' && /^0x[0-9a-fA-F]{1,14}$/.test(v) ? Number.parseInt(v.slice(2), 16) : null;
 }

@@ -16,17 +16,18 @@
  * to the pipeline untouched.
  */
 import { Exit, reject } from '../errors.js';
-import type { ChangeListener } from '../track/tracker.js';
-import type { Entry } from '../track/table.js';
 
 import { LANE_SUBSCRIBE_METHOD as SUBSCRIBE, LANE_UNSUBSCRIBE_METHOD as UNSUBSCRIBE } from '../rpc-methods.js';
 /** Hashes one subscription may name. */
 const MAX_HASHES = 1024;
 const TX_HASH = /^0[xX][0-9a-fA-F]{64}$/;
 
-/** What the lane needs of a chain's tracker. */
+/** Told of every change of a tracked transaction: whose and which, and its status object (JSON text). */
+export type FeedListener = (change: { readonly account: string; readonly hash: string }, status: string) => void;
+
+/** What the lane needs of a chain's tracker (the tracker, or on another thread its seam: threads/track-seam.ts). */
 export interface StatusFeed {
-  listen(fn: ChangeListener): () => void;
+  listen(fn: FeedListener): () => void;
 }
 
 /** A connection's subscriptions. */
@@ -82,7 +83,7 @@ export class Subscriptions {
     const id = '0x' + (++this.next).toString(16);
     const idJson = JSON.stringify(id);
     const account = this.account;
-    const off = this.feed.listen((e: Entry, status: string) => {
+    const off = this.feed.listen((e, status) => {
       if (e.account !== account || (hashes !== null && !hashes.has(e.hash))) return;
       this.push(`{"jsonrpc":"2.0","method":"txgate_subscription","params":{"subscription":${idJson},"result":${status}}}`);
     });

@@ -1,0 +1,82 @@
+/**
+ * One tracker per process (docs/tracking.md#one-tracker-per-process), with two worker threads
+ * (`workers` is the number of cores by default: 2 on the machines these tests run on) against a
+ * real anvil: 20 submissions over HTTP, each on a new connection (spread over both threads by
+ * the kernel), each status then asked on a new connection: 20 of 20 answered by the edge
+ * (`source: "edge"`, with the acceptance's times); a lane subscription on one connection is told
+ * of 20 of 20, each pushed pending then included, in order; the watcher's metrics are the
+ * process's (one head).
+ */
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import WebSocket from 'ws';
+import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
+import { eventually, newKey } from '../support/harness.js';
+import { freePort } from '../support/processes.js';
+import { rpc, send } from '../support/http.js';
+import { signNext } from '../support/txs.js';
+import { useGate } from '../support/gate-fixture.js';
+
+const key = newKey();
+let anvil: Anvil;
+
+const gate = useGate(async () => {
+  anvil = await startAnvil({ port: await freePort(), chainId: 4663 });
+  return {
+    chainB: false,
+    sequencers: [anvil.url],
+    accounts: [{ id: 'desk', keys: [key], allowUntipped: true }],
+    internal: true,
+    config: { allowUntipped: true, workers: 2, websocket: { enabled: true } },
+    chainA: { rpc: anvil.url, track: { enabled: true, pollMs: 100 } },
+  };
+});
+after(() => anvil.stop());
+
+describe('one tracker per process (workers: 2)', () => {
+  it('20 of 20 statuses over new connections from the edge; a lane subscription told of 20 of 20 submissions made on other connections', async () => {
+    const ws = new WebSocket(`ws://127.0.0.1:${gate.port}/`, { headers: { host: 'localhost', 'x-api-key': key }, perMessageDeflate: false });
+    const frames: Record<string, any>[] = [];
+    ws.on('message', (d) => frames.push(JSON.parse(d.toString())));
+    await new Promise((r, j) => ws.once('open', r).once('error', j));
+    ws.send('{"jsonrpc":"2.0","id":1,"method":"txgate_subscribe","params":["transactionStatus"]}');
+    const sub = (await eventually(() => frames.find((f) => f.id === 1), 5_000))!.result as string;
+
+    const hashes: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const r = await rpc(gate.port, 'eth_sendRawTransaction', [await signNext(anvil.url, 1 + (i % 4))], { key });
+      assert.equal(r.status, 200, JSON.stringify(r.json));
+      hashes.push(r.json.result as string);
+    }
+    const sources = [];
+    for (const hash of hashes) {
+      const s = (await rpc(gate.port, 'txgate_getTransactionStatus', [hash], { key })).json.result;
+      sources.push(s.source === 'edge' && typeof s.acceptedAt === 'number' ? 'edge' : JSON.stringify(s));
+    }
+    assert.deepEqual(sources, Array(20).fill('edge'));
+
+    const pushed = () => frames.filter((f) => f.params?.subscription === sub).map((f) => f.params.result as Record<string, any>);
+    await eventually(() => hashes.every((h) => pushed().some((p) => p.hash === h && p.status === 'included')), 15_000).catch(() =>
+      assert.fail(`told of ${new Set(pushed().map((p) => p.hash)).size} of 20`),
+    );
+    for (const h of hashes)
+      assert.deepEqual(
+        pushed()
+          .filter((p) => p.hash === h)
+          .map((p) => [p.status, p.version, p.source]),
+        [
+          ['pending', 1, 'edge'],
+          ['included', 2, 'edge'],
+        ],
+        h,
+      );
+    ws.close();
+
+    // One watcher in the process: its head is the chain's, once.
+    const head = Number((await rpc(Number(new URL(anvil.url).port), 'eth_blockNumber', [])).json.result);
+    await eventually(async () => {
+      const m = (await send({ port: gate.internalPort!, method: 'GET', path: '/metrics' })).text;
+      return m.includes(`txgate_track_head{chain="4663"} ${head}`) && /txgate_tracked\{chain="4663",state="final"\} 20\b/.test(m);
+    }, 5_000);
+  });
+});
