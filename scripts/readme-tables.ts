@@ -11,7 +11,7 @@ import { statesTable, transitionsTable } from '../src/track/states.js';
 import { renderFieldTable } from '../src/config-fields.js';
 import { renderMetricsTable } from '../src/metrics/catalog.js';
 import { HostTable } from '../src/chains.js';
-import { CLIENT_LAYERS, renderImportGraph, renderLayers } from './imports.js';
+import { BENCH_LAYERS, CLIENT_LAYERS, renderImportGraph, renderLayers, SUPPORT_LAYERS } from './imports.js';
 import { parseConfig } from '../src/config.js';
 import { CONFIG } from '../src/config-schema.js';
 import { RateLimiter } from '../src/limits/rate-limiter.js';
@@ -88,6 +88,8 @@ export const BLOCKS: Readonly<Record<string, () => string>> = {
   metrics: renderMetricsTable,
   layers: () => renderLayers(),
   'client-layers': () => renderLayers(CLIENT_LAYERS),
+  'bench-layers': () => renderLayers(BENCH_LAYERS),
+  'support-layers': () => renderLayers(SUPPORT_LAYERS),
   imports: () => renderImportGraph(),
   'track-states': statesTable,
   'track-transitions': transitionsTable,

@@ -33,7 +33,7 @@ import { WebSocketLane, type LaneObserver } from './ws/lane.js';
 import type { Tracker, TrackObserver } from './track/tracker.js';
 import { Tracking } from './tracking.js';
 import { TlsEdge, type TlsObserver } from './tls/edge.js';
-import { freePort } from './tls/free-port.js';
+import { freePort } from './base/free-port.js';
 import { ExpressLanes, type OpenOptions as LaneOpenOptions } from './express-lane/lanes.js';
 import type { LaneBox } from './forward/express-send.js';
 

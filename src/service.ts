@@ -18,7 +18,7 @@ import { BodyBudget } from './http/body-budget.js';
 import type { Logger } from './log.js';
 import type { MetricJSON } from './metrics/json.js';
 import { WorkerPool } from './threads/pool.js';
-import { freePort } from './tls/free-port.js';
+import { freePort } from './base/free-port.js';
 import { ExpressLanes } from './express-lane/lanes.js';
 import type { WorkerSnapshot } from './threads/protocol.js';
 

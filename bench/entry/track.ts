@@ -22,7 +22,8 @@ import { createLogger } from '../../src/log.js';
 import { readBatch, type Call, type ChainRpc, type Got } from '../../src/track/chain-rpc.js';
 import { Entry, TrackTable } from '../../src/track/table.js';
 import { Watcher } from '../../src/track/watcher.js';
-import { median, round, startBench } from '../common/lib.js';
+import { startBench } from '../common/bench-run.js';
+import { median, round } from '../common/figures.js';
 import { driver } from '../common/paths.js';
 import { resultsJson } from '../common/results-schema.js';
 

@@ -18,7 +18,7 @@ import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
 import { Exit } from '../../src/errors.js';
 import { TxDecoder } from '../../src/tx/decoder.js';
 import { BYTES, hashOf, referenceDecoders } from '../common/fixtures.js';
-import { keep, runSuite, type Row, type SuiteOptions } from '../common/lib.js';
+import { keep, runSuite, type Row, type SuiteOptions } from '../common/suite.js';
 
 export async function run(o: Pick<SuiteOptions, 'time' | 'rounds'> = {}): Promise<Row[]> {
   const jsCommon = chainCommon(4663, 'prague', null);

@@ -7,7 +7,7 @@
 import type { Exit } from '../../src/errors.js';
 import { body, config, context, recoverDecoders, head, KEY_OFF, KEY_SLOW, pipeline, signedPool, TXS } from '../common/fixtures.js';
 import { Metrics } from '../../src/metrics/metrics.js';
-import { runSuite, type Row, type SuiteOptions } from '../common/lib.js';
+import { runSuite, type Row, type SuiteOptions } from '../common/suite.js';
 import type { Body, RequestHead } from '../../src/pipeline/context.js';
 
 export async function run(o: Pick<SuiteOptions, 'time' | 'rounds'> = {}): Promise<Row[]> {

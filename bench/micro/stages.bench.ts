@@ -11,7 +11,7 @@ import { MirrorAccountStore } from '../../src/accounts/postgres/mirror.js';
 import { changesOf } from '../../src/accounts/postgres/snapshot.js';
 import { StoreState } from '../../src/accounts/postgres/state.js';
 import { ACCOUNT_DOCS, body, config, context, decoders, head, hosts, limiter, store, TXS } from '../common/fixtures.js';
-import { keep, runSuite, type Row, type SuiteOptions } from '../common/lib.js';
+import { keep, runSuite, type Row, type SuiteOptions } from '../common/suite.js';
 import type { RunnerStage } from '../../src/pipeline/pipeline.js';
 
 export async function run(o: Pick<SuiteOptions, 'time' | 'rounds'> = {}): Promise<Row[]> {

@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Hex } from 'viem';
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
 import { newKey, startGate, type Gate } from '../support/harness.js';
-import { freePort } from '../support/processes.js';
+import { freePort } from '../../src/base/free-port.js';
 import { signNext } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 

@@ -25,8 +25,9 @@ import { initCrypto } from '../../src/native.js';
 import { EXAMPLES_DIR, exampleFiles, examplesShown, renderExamples } from '../../scripts/readme-examples.js';
 import { eventually, issuedKeys } from '../support/harness.js';
 import { rpc, send } from '../support/http.js';
-import { TestPostgres } from '../support/postgres.js';
-import { type CliProcess, freePort, startCli } from '../support/processes.js';
+import { TestPostgres } from '../../src/dev/postgres.js';
+import { freePort } from '../../src/base/free-port.js';
+import { type CliProcess, startCli } from '../support/processes.js';
 import { SIGNERS } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 

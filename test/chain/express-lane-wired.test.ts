@@ -22,7 +22,8 @@ import { CHAIN, knownTo, landedOn, nextLaneTx, OURS, OURS_KEY, startLaneChain } 
 import type { Endpoint } from '../support/express-lane-endpoint.js';
 import { accountsDoc, eventually, type Gate, newKey, startGate } from '../support/harness.js';
 import { rpc } from '../support/http.js';
-import { freePort, runCli } from '../support/processes.js';
+import { freePort } from '../../src/base/free-port.js';
+import { runCli } from '../support/processes.js';
 import { classify } from '../../packages/client/src/submission.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 

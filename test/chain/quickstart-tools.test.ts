@@ -13,7 +13,7 @@ import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { portFree } from '../../src/dev/preflight.js';
 import { capturedLogs, eventually, issuedKeys } from '../support/harness.js';
-import { freePort } from '../support/processes.js';
+import { freePort } from '../../src/base/free-port.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 
 keysNeverLogged();

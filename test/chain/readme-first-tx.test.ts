@@ -18,7 +18,7 @@ import { portFree } from '../../src/dev/preflight.js';
 import { initCrypto } from '../../src/native.js';
 import { block } from '../../scripts/readme-tables.js';
 import { capturedLogs, eventually } from '../support/harness.js';
-import { freePort } from '../support/processes.js';
+import { freePort } from '../../src/base/free-port.js';
 import { txHash } from '../support/stub-sequencer.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 

@@ -14,7 +14,7 @@ import { startAnvil } from '../../src/dev/anvil.js';
 import { portFree } from '../../src/dev/preflight.js';
 import { eventually } from '../support/harness.js';
 import { send } from '../support/http.js';
-import { freePort } from '../support/processes.js';
+import { freePort } from '../../src/base/free-port.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 
 keysNeverLogged();

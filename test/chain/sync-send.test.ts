@@ -10,7 +10,7 @@ import { txgate, txgateReason as viemReason } from '../../packages/client/src/vi
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
 import { connectTxgate } from '../../packages/client/src/index.js';
 import { eventually, MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
-import { freePort } from '../support/processes.js';
+import { freePort } from '../../src/base/free-port.js';
 import { rpc, send } from '../support/http.js';
 import { SIGNERS } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';

@@ -23,7 +23,7 @@ import { connectTxgate } from '../../packages/client/src/index.js';
 import { TxgateProvider } from '../../packages/client/src/ethers.js';
 import { txgate } from '../../packages/client/src/viem.js';
 import { eventually, MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
-import { freePort } from '../support/processes.js';
+import { freePort } from '../../src/base/free-port.js';
 import { sign1559, SIGNERS, signNext } from '../support/txs.js';
 import { makeCa, makeLeaf, type Leaf, type TestCa } from '../support/tls-certs.js';
 import { StubSequencer } from '../support/stub-sequencer.js';

@@ -16,7 +16,7 @@ import { connectTxgate } from '../../packages/client/src/index.js';
 import { TxgateProvider } from '../../packages/client/src/ethers.js';
 import { txgate } from '../../packages/client/src/viem.js';
 import { accountsDoc, eventually, MIN_TIP, newKey, startGate, TIP, type AccountIn, type Gate } from '../support/harness.js';
-import { freePort } from '../support/processes.js';
+import { freePort } from '../../src/base/free-port.js';
 import { send } from '../support/http.js';
 import { StubSequencer, txHash } from '../support/stub-sequencer.js';
 import { LOCAL_FEES, sign1559, SIGNERS, signNext } from '../support/txs.js';

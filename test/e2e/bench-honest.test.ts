@@ -23,7 +23,7 @@ import {
   roundsSpread,
   timerResolutionMs,
 } from '../../bench/common/figures.js';
-import { runSuite, table } from '../../bench/common/lib.js';
+import { runSuite, table } from '../../bench/common/suite.js';
 import { stackedBarsSvg } from '../../bench/common/svg.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');

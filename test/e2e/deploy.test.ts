@@ -15,7 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import { initCrypto } from '../../src/native.js';
 import { accountsDoc, capturedLogs, eventually, newKey } from '../support/harness.js';
 import { rpc } from '../support/http.js';
-import { freePort } from '../support/processes.js';
+import { freePort } from '../../src/base/free-port.js';
 import { StubSequencer, txHash } from '../support/stub-sequencer.js';
 import { sign1559 } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';

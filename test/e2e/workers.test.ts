@@ -16,7 +16,8 @@ import { accountsDoc, eventually, newKey } from '../support/harness.js';
 import { rpc, send } from '../support/http.js';
 import { StubSequencer, txHash } from '../support/stub-sequencer.js';
 import { sign1559 } from '../support/txs.js';
-import { freePort, startCli, writeCliConfig } from '../support/processes.js';
+import { freePort } from '../../src/base/free-port.js';
+import { startCli, writeCliConfig } from '../support/processes.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 
 keysNeverLogged();

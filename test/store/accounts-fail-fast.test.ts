@@ -16,8 +16,9 @@ import { migrate } from '../../src/accounts/postgres/migrate.js';
 import { portFree } from '../../src/dev/preflight.js';
 import { accountsDoc, eventually, type Gate, newKey, startGate } from '../support/harness.js';
 import { send } from '../support/http.js';
-import { TestPostgres } from '../support/postgres.js';
-import { freePort, runCli, startCli } from '../support/processes.js';
+import { TestPostgres } from '../../src/dev/postgres.js';
+import { freePort } from '../../src/base/free-port.js';
+import { runCli, startCli } from '../support/processes.js';
 import { StubSequencer } from '../support/stub-sequencer.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 

@@ -23,7 +23,7 @@ import { createLogger } from '../../src/log.js';
 import { initCrypto } from '../../src/native.js';
 import { eventually, issuedKeys, TIP } from '../support/harness.js';
 import { rpc, send } from '../support/http.js';
-import { TestPostgres } from '../support/postgres.js';
+import { TestPostgres } from '../../src/dev/postgres.js';
 import { StubSequencer } from '../support/stub-sequencer.js';
 import { sign1559 } from '../support/txs.js';
 import { startCli, writeCliConfig } from '../support/processes.js';

@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { initCrypto } from '../../src/native.js';
 import { eventually, issuedKeys, startGate, type Gate } from '../support/harness.js';
 import { rpc, send } from '../support/http.js';
-import { TestPostgres } from '../support/postgres.js';
+import { TestPostgres } from '../../src/dev/postgres.js';
 import { StubSequencer } from '../support/stub-sequencer.js';
 import { sign1559 } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';

@@ -20,8 +20,8 @@ import { StoreState } from '../../src/accounts/postgres/state.js';
 import { createLogger } from '../../src/log.js';
 import { eventually, newKey, startGate, TIP, type Gate } from '../support/harness.js';
 import { send } from '../support/http.js';
-import { TestPostgres } from '../support/postgres.js';
-import { freePort } from '../support/processes.js';
+import { TestPostgres } from '../../src/dev/postgres.js';
+import { freePort } from '../../src/base/free-port.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 
 keysNeverLogged();
