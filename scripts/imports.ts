@@ -147,7 +147,7 @@ export const SUPPORT_LAYERS: readonly Layer[] = [
   {
     name: 'parts',
     about:
-      'the gate in this process (`harness.ts`), Ethereum test vectors, stage contexts and fixtures, stub sequencers, certificates, the auction contract, HTTP and JSON-text helpers, worker-thread logs, Solana bytes',
+      'the gate in this process (`harness.ts`), Ethereum test vectors, stage contexts and fixtures, stub sequencers, certificates, the auction contract, HTTP and JSON-text helpers, worker-thread logs, Solana bytes, a WebSocket lane client, a proxy that loses or drops a submission, a TCP link a test can cut',
     units: [
       'harness.ts',
       'vectors.ts',
@@ -161,12 +161,16 @@ export const SUPPORT_LAYERS: readonly Layer[] = [
       'json-text.ts',
       'log-threads.ts',
       'solana.ts',
+      'ws-client.ts',
+      'fault-proxy.ts',
+      'cuttable-link.ts',
     ],
   },
   {
     name: 'on the parts',
-    about: 'txgate as the CLI (`processes.ts`), signed transactions sent through a gate (`txs.ts`), the express lane endpoint (`express-lane-endpoint.ts`)',
-    units: ['processes.ts', 'txs.ts', 'express-lane-endpoint.ts'],
+    about:
+      "txgate as the CLI (`processes.ts`), signed transactions sent through a gate (`txs.ts`), the express lane endpoint (`express-lane-endpoint.ts`), the fleet store's database for a file (`fleet-db.ts`)",
+    units: ['processes.ts', 'txs.ts', 'express-lane-endpoint.ts', 'fleet-db.ts'],
   },
   {
     name: 'fixtures',
