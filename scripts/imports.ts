@@ -26,7 +26,7 @@ export const LAYERS: readonly Layer[] = [
   {
     name: 'base',
     about:
-      'the reasons table and the answers built from it, logs, the configuration readers, native bindings, the JSON-RPC id rule, the method names, the request read in one pass, the two kinds of send, a free port (`base/`)',
+      'the reasons table and the answers built from it, logs, the configuration readers, native bindings, the JSON-RPC id rule, the method names, the request read in one pass, the two kinds of send, a free port and the one file watch (`base/`)',
     units: [
       'base',
       'reasons.ts',
