@@ -30,7 +30,7 @@ const HELP = `npm start [-- options]: txgate on a local anvil (chain 4663), for 
   --internal-port N  the internal listener's port, /metrics (default 9464)
   --dir DIR          the development directory: config, accounts, lock (default .dev)
   --sync             turn on eth_sendRawTransactionSync for chain 4663 (anvil as the chain RPC)
-  --websocket        turn on the WebSocket lane on the public port
+  --websocket        turn on the WebSocket transport on the public port
   --tls              serve HTTPS (and WSS) with a throw-away certificate for localhost,
                      signed by a development CA kept in DIR/tls/ca.pem (trust that file)
   --json             JSON log lines instead of readable ones (readable only on a terminal)
@@ -184,7 +184,7 @@ if (devTls !== undefined)
   );
 if (config.websocket.enabled)
   extensions.push(
-    `  WebSocket lane  ${secure ? `wss://localhost` : `ws://127.0.0.1`}:${service.port}/ (X-Api-Key on the upgrade; one JSON-RPC request per text frame)`,
+    `  WebSocket transport  ${secure ? `wss://localhost` : `ws://127.0.0.1`}:${service.port}/ (X-Api-Key on the upgrade; one JSON-RPC request per text frame)`,
     `                  try: npm run demo -- --url ${secure ? `wss://localhost` : `ws://127.0.0.1`}:${service.port}${anvilPort === 8545 ? '' : ` --rpc ${anvil.url}`}`,
   );
 process.stdout.write(`

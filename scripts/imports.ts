@@ -75,7 +75,7 @@ export const LAYERS: readonly Layer[] = [
     about: 'the public uWS port (register, listen, drain), the answer writer, the framing checks, the HTTP front end, the internal listener',
     units: ['http'],
   },
-  { name: 'the WebSocket lane', about: 'an upgrade on the HTTP port: connections, frames into the same pipeline', units: ['ws'] },
+  { name: 'the WebSocket transport', about: 'an upgrade on the HTTP port: connections, frames into the same pipeline', units: ['ws'] },
   {
     name: 'composition',
     about: "the composition root, /ready's checks, threads, the process, the CLI, the development setup",
@@ -105,7 +105,8 @@ export const CLIENT_LAYERS: readonly Layer[] = [
   },
   {
     name: 'links and readings',
-    about: "the WebSocket lane (`ws.ts`) and the link a URL names (`link.ts`); a submission's outcomes (`submission.ts`); a refusal described (`refusal.ts`)",
+    about:
+      "the WebSocket transport (`ws.ts`) and the link a URL names (`link.ts`); a submission's outcomes (`submission.ts`); a refusal described (`refusal.ts`)",
     units: ['ws.ts', 'link.ts', 'submission.ts', 'refusal.ts'],
   },
   {
@@ -147,7 +148,7 @@ export const SUPPORT_LAYERS: readonly Layer[] = [
   {
     name: 'parts',
     about:
-      'the gate in this process (`harness.ts`), Ethereum test vectors, stage contexts and fixtures, stub sequencers, certificates, the auction contract, HTTP and JSON-text helpers, worker-thread logs, Solana bytes, a WebSocket lane client, a proxy that loses or drops a submission, a TCP link a test can cut',
+      'the gate in this process (`harness.ts`), Ethereum test vectors, stage contexts and fixtures, stub sequencers, certificates, the auction contract deployed (`auction.ts`), HTTP and JSON-text helpers, worker-thread logs, Solana bytes, a WebSocket transport client, a proxy that loses or drops a submission, a TCP link a test can cut',
     units: [
       'harness.ts',
       'vectors.ts',
@@ -155,7 +156,7 @@ export const SUPPORT_LAYERS: readonly Layer[] = [
       'stage-fixtures.ts',
       'stub-sequencer.ts',
       'tls-certs.ts',
-      'express-lane.ts',
+      'auction.ts',
       'express-lane-config.ts',
       'http.ts',
       'json-text.ts',

@@ -29,19 +29,19 @@ import { readinessOf } from './ready-checks.js';
 import { buildChains, HostTable, type ChainRuntime } from './chains.js';
 import { TxDecoder } from './tx/decoder.js';
 import { BUILD } from './build.js';
-import { WebSocketLane, type LaneObserver } from './ws/lane.js';
+import { WebSocketTransport, type WsObserver } from './ws/frames.js';
 import type { Tracker, TrackObserver } from './track/tracker.js';
 import { Tracking } from './tracking.js';
 import { TlsEdge, type TlsObserver } from './tls/edge.js';
 import { freePort } from './base/free-port.js';
 import { ExpressLanes, type OpenOptions as LaneOpenOptions } from './express-lane/lanes.js';
-import type { LaneBox } from './forward/express-send.js';
+import type { ExpressLanesRef } from './forward/express-send.js';
 
 export interface Observers {
   /** A front end's requests, by its transport label (`http`, `ws`). */
   readonly requests?: (transport: string) => RequestObserver;
-  /** The WebSocket lane's connections (with `websocket.enabled`). */
-  readonly wsLane?: LaneObserver;
+  /** The WebSocket transport's connections (with `websocket.enabled`). */
+  readonly wsTransport?: WsObserver;
   readonly forward?: ForwardObserver & SyncObserver;
   /** The trackers' moves (chains with `track.enabled`). */
   readonly track?: TrackObserver;
@@ -83,7 +83,7 @@ export interface App {
   /** TLS on the public port (null when `listen.tls` is off): reload re-reads its certificates. */
   readonly tls: TlsEdge | null;
   /** The express lanes of this thread (open after prepare; none where no chain enables one). */
-  readonly lanes: LaneBox;
+  readonly lanes: ExpressLanesRef;
   /** Loads accounts, opens the express lanes (LaneStartError: one line) and probes sequencers once (this app's prober, if it runs one). */
   prepare(): Promise<void>;
   /** Opens the public port (after prepare); resolves with the bound port. */
@@ -105,7 +105,7 @@ export function createApp(opts: AppOptions): App {
   const thread = opts.shared === undefined ? singleThread(config, log) : workerThread(config, opts.shared);
   metrics?.watchHealth(thread.board);
   // Each thread follows the auction itself (docs/express-lane.md#threads): opened in prepare.
-  const lanes: LaneBox = { lanes: ExpressLanes.none };
+  const lanes: ExpressLanesRef = { lanes: ExpressLanes.none };
   metrics?.watchLanes(lanes);
   const sends = buildSends(config, log, thread, obs.forward, obs.track, lanes);
   const readiness = readinessOf(config, store, thread.board, lanes);
@@ -122,7 +122,7 @@ export function createApp(opts: AppOptions): App {
   const port = portParts(log, readiness, opts.idPrefix);
   const observer = (transport: string) => obs.requests?.(transport);
 
-  // The front ends on the public port, registered in this order (the WebSocket lane's upgrade on
+  // The front ends on the public port, registered in this order (the WebSocket transport's upgrade on
   // `GET /` before HTTP's routes, as uWS has always been given them).
   const http = new HttpFrontEnd({
     port,
@@ -136,7 +136,7 @@ export function createApp(opts: AppOptions): App {
   const frontEnds: UwsFrontEnd[] = [
     ...(config.websocket.enabled
       ? [
-          new WebSocketLane({
+          new WebSocketTransport({
             port,
             buildPipeline,
             config: config.websocket,
@@ -145,7 +145,7 @@ export function createApp(opts: AppOptions): App {
             counts: thread.counts,
             tracking: sends.tracking.laneFeeds(),
             ...optional('observer', observer('ws')),
-            ...optional('lane', obs.wsLane),
+            ...optional('connections', obs.wsTransport),
           }),
         ]
       : []),
@@ -215,7 +215,7 @@ function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]
 function metricsObservers(metrics: Metrics): Observers {
   return {
     requests: (transport) => metrics.requestObserver(transport),
-    wsLane: metrics.wsLane,
+    wsTransport: metrics.wsTransport,
     forward: metrics.forward,
     track: metrics.track,
     accountsReload: metrics.accountsReload,
@@ -234,7 +234,7 @@ function buildSends(
   thread: ThreadParts,
   observer: (ForwardObserver & SyncObserver) | undefined,
   trackObserver: TrackObserver | undefined,
-  lanes: LaneBox,
+  lanes: ExpressLanesRef,
 ) {
   const duplicates = new Duplicates(new Map(config.chains.map((c) => [c.chainId, new ChainDuplicates(config.dedup, thread.txTable)])));
   // A tracked chain's forwards tell its tracker which sequencer accepted by which rule (tracking.ts).

@@ -163,7 +163,7 @@ const CHAIN = {
     pollMs: int(1000, 50, 60_000, 'how often the chain RPC is asked for new blocks while no head subscription (`rpcWs`) is live'),
     reorgDepth: int(64, 1, 1024, 'blocks remembered to find the common ancestor of a reorg; a deeper one re-checks every tracked transaction'),
     stallMs: int(30_000, 1_000, 600_000, 'a watcher pass that has not finished in this long is abandoned and the watcher restarted (`/ready` says so)'),
-    maxSubscriptions: int(16, 1, 1024, 'WebSocket lane: `transactionStatus` subscriptions per connection'),
+    maxSubscriptions: int(16, 1, 1024, 'WebSocket transport: `transactionStatus` subscriptions per connection'),
   },
 } satisfies Section;
 
@@ -238,9 +238,9 @@ export const CONFIG = {
     false,
     'spin a nice-19 thread beside each server thread while traffic flows, so the core never idles (see below); it parks after 1 s without requests; refused under a CPU quota (cgroup `cpu.max`, Kubernetes CPU limits), which a spinner would spend',
   ),
-  /** The WebSocket lane on the public port (src/ws/): off unless a deployment turns it on (docs/design.md §6.1). */
+  /** The WebSocket transport on the public port (src/ws/): off unless a deployment turns it on (docs/design.md §6.1). */
   websocket: {
-    enabled: bool(false, 'the WebSocket lane on `GET /` (see [Extensions](#extensions))'),
+    enabled: bool(false, 'the WebSocket transport on `GET /` (see [Extensions](#extensions))'),
     maxInFlight: int(256, 1, 65_536, 'requests in flight per connection; beyond it a frame is answered 503 `overloaded`, nothing sent'),
     maxConnectionsPerAccount: int(
       16,

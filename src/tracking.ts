@@ -1,7 +1,7 @@
 /**
  * Tracking accepted transactions, composed (`chains[].track`; src/track/, docs/tracking.md): a
  * tracker per tracked chain, the one head subscription per chain it shares with the sync send,
- * the forward's observer of those chains, /ready's detail and the WebSocket lane's feeds. A chain
+ * the forward's observer of those chains, /ready's detail and the WebSocket transport's feeds. A chain
  * without tracking gets nothing of it: its forward's observer is the one it had.
  */
 import type { ChainConfig, Config } from './config.js';
@@ -36,7 +36,7 @@ export class Tracking {
     }
   }
 
-  /** What the WebSocket lane subscribes to, by chain. */
+  /** What the WebSocket transport subscribes to, by chain. */
   laneFeeds(): Map<number, { feed: Tracker; maxSubscriptions: number }> {
     return new Map(
       this.config.chains

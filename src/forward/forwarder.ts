@@ -22,7 +22,7 @@ import type { AttemptObserver, ForwardRequest, SendKind } from './parts.js';
 import type { ChainLink } from './chain-link.js';
 import type { ChainDuplicates } from './dedup.js';
 import type { Sequencer } from './sequencer.js';
-import { ExpressSend, type LaneBox, withLane } from './express-send.js';
+import { ExpressSend, type ExpressLanesRef, withLane } from './express-send.js';
 import { SEND_METHOD } from '../rpc-methods.js';
 
 export interface ForwardObserver extends AttemptObserver {
@@ -45,7 +45,7 @@ export class ChainForwarder {
     private readonly dups: ChainDuplicates,
     private readonly observer: ForwardObserver = {},
     /** The process's express lanes, once open (none: never wrapped). */
-    lanes?: LaneBox,
+    lanes?: ExpressLanesRef,
   ) {
     const config = link.chain;
     this.config = config;

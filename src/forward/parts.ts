@@ -21,7 +21,7 @@ export interface ForwardRequest {
   /** When the request arrived (performance.now()): the start of a tracked transaction's timeline. */
   readonly t0?: number;
   /** The account's grants, for the express lane's rule (express-send.ts); absent: never wrapped. */
-  readonly holder?: Granted | undefined;
+  readonly granted?: Granted | undefined;
 }
 
 /** A kind of send: its call, what its answers say, and its acceptance when a lookup or a resend establishes it. */

@@ -47,7 +47,7 @@ export function createForwardStage(
         reqId: ctx.reqId,
         sender: ctx.sender,
         t0: ctx.t0,
-        holder: ctx.account,
+        granted: ctx.account,
       };
       // The route stage says sync only where the chain enables it (so its sender exists).
       const send = ctx.send;

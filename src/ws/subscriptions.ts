@@ -1,5 +1,5 @@
 /**
- * `transactionStatus` subscriptions on the WebSocket lane, for chains that track their accepted
+ * `transactionStatus` subscriptions on the WebSocket transport, for chains that track their accepted
  * transactions (`chains[].track`; docs/tracking.md). `txgate_subscribe` with
  * `["transactionStatus"]` pushes every change of the connection's account's transactions, with
  * `["transactionStatus", ["0x…", …]]` those of the hashes given (at most MAX_HASHES, still only
@@ -11,7 +11,7 @@
  * of what you need again). At most `track.maxSubscriptions` per connection (beyond:
  * `invalid_params`).
  *
- * These two methods are the lane's own (they need the connection): a frame is looked at here only
+ * These two methods are the transport's own (they need the connection): a frame is looked at here only
  * on a connection whose chain tracks, and only when it names one of them; every other frame goes
  * to the pipeline untouched.
  */
@@ -24,7 +24,7 @@ import { LANE_SUBSCRIBE_METHOD as SUBSCRIBE, LANE_UNSUBSCRIBE_METHOD as UNSUBSCR
 const MAX_HASHES = 1024;
 const TX_HASH = /^0[xX][0-9a-fA-F]{64}$/;
 
-/** What the lane needs of a chain's tracker. */
+/** What the transport needs of a chain's tracker. */
 export interface StatusFeed {
   listen(fn: ChangeListener): () => void;
 }
@@ -38,7 +38,7 @@ export class Subscriptions {
     private readonly feed: StatusFeed,
     private readonly account: string,
     private readonly max: number,
-    /** Sends one push frame; false when the connection could not take it (it is then closed by the lane). */
+    /** Sends one push frame; false when the connection could not take it (it is then closed by the transport). */
     private readonly push: (frame: string) => void,
   ) {}
 

@@ -23,7 +23,7 @@ export interface UpgradeDeps {
   /** Open connections per account, per process (shared by the worker threads where there are several). */
   readonly counts: ConnectionCounts;
   readonly maxConnectionsPerAccount: number;
-  /** Whether the lane is draining its connections. */
+  /** Whether the transport is draining its connections. */
   readonly draining: () => boolean;
 }
 

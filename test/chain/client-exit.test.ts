@@ -1,7 +1,7 @@
 /**
  * A program that used the lane ends by itself (docs/clients.md "Ending a program"): scripts a
  * desk would write, importing `txgate-client` and `txgate-client/viem` by their package names,
- * run as their own processes against a real anvil and a real txgate with the WebSocket lane;
+ * run as their own processes against a real anvil and a real txgate with the WebSocket transport;
  * each submits over `ws://`, prints its outcome, never calls close(), and must exit 0 by itself.
  * A script whose call is still in flight is not cut short: it waits for the answer.
  */

@@ -183,7 +183,7 @@ describe('each example, run against anvil', () => {
       });
     });
 
-  it('websocket.json: a submission over the WebSocket lane executes', async () => {
+  it('websocket.json: a submission over the WebSocket transport executes', async () => {
     await withCli(await materialize('websocket.json'), async (g) => {
       const ws = new WebSocket(`ws://127.0.0.1:${g.port}/`, { headers: { 'x-api-key': DEV_API_KEY, host: 'localhost' } });
       await new Promise((res, rej) => {

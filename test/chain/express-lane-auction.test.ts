@@ -16,7 +16,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import type { Account, Grant } from '../../src/accounts/types.js';
 import { ANVIL_KEYS, type Anvil } from '../../src/dev/anvil.js';
 import { EXPRESS_LANE_DEFAULTS } from '../support/express-lane-config.js';
-import type { Auction } from '../support/express-lane.js';
+import type { Auction } from '../support/auction.js';
 import { CHAIN, knownTo, landedOn, nextLaneTx, OURS, OURS_KEY, SENDER, startLaneChain, THEIRS, THEIRS_KEY } from '../support/express-lane-chain.js';
 import { type Endpoint, sendToEndpoint } from '../support/express-lane-endpoint.js';
 import { openUpstream } from '../../src/upstreams/registry.js';
@@ -188,7 +188,10 @@ describe('express lane on the real auction contract', () => {
     // Garbage, and null then nothing: not an acceptance; the bytes never landed.
     endpoint.fault = 'garbage';
     let raw = await nextTx();
-    assert.deepEqual(await sendToEndpoint(endpointUpstream, lanes.submissionFor(CHAIN, raw, GRANTED)!, 3000), { kind: 'unknown', why: 'HTTP 200 with a non-JSON body' });
+    assert.deepEqual(await sendToEndpoint(endpointUpstream, lanes.submissionFor(CHAIN, raw, GRANTED)!, 3000), {
+      kind: 'unknown',
+      why: 'HTTP 200 with a non-JSON body',
+    });
     endpoint.fault = 'null-then-nothing';
     assert.deepEqual(await sendToEndpoint(endpointUpstream, lanes.submissionFor(CHAIN, raw, GRANTED)!, 3000), { kind: 'queued' });
     assert.equal(await known(raw), false, 'null was only "taken into the queue"');

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { type Hex, keccak256 } from 'viem';
 import type { Anvil } from '../../src/dev/anvil.js';
-import type { Auction } from '../support/express-lane.js';
+import type { Auction } from '../support/auction.js';
 import { CHAIN, landedOn, nextLaneTx, OURS, OURS_KEY, startLaneChain } from '../support/express-lane-chain.js';
 import type { Endpoint, EndpointFault } from '../support/express-lane-endpoint.js';
 import { eventually, newKey } from '../support/harness.js';

@@ -1,5 +1,5 @@
 /**
- * The WebSocket lane against a real anvil: hundreds in flight on one connection, the client kit
+ * The WebSocket transport against a real anvil: hundreds in flight on one connection, the client kit
  * and both adapters (viem, ethers) over ws://, and the kit when its connection drops (a stand-in
  * server injecting the fault). The lane itself: test/e2e/ws-lane.test.ts.
  */
@@ -25,7 +25,7 @@ const WS = { enabled: true, maxInFlight: 64, maxConnectionsPerAccount: 2 };
 let nonce = 50_000;
 const tx = (signer = 0) => sign1559({ signer, nonce: nonce++ });
 
-describe('the WebSocket lane against anvil, with the client kit and both adapters', () => {
+describe('the WebSocket transport against anvil, with the client kit and both adapters', () => {
   let anvil: Anvil;
   const k = newKey();
   const chainOf = (url: string) =>

@@ -1,6 +1,6 @@
 /**
  * Every answer true (forward/attempts.ts), against fault-injecting sequencers, on every path
- * (HTTP, the WebSocket lane, the sync send): no acceptance without the hash or a lookup that
+ * (HTTP, the WebSocket transport, the sync send): no acceptance without the hash or a lookup that
  * returns this very transaction; no definite refusal while a written sequencer is unresolved;
  * a written sequencer that faults is asked again (the hash, the same bytes) before any 502.
  */
@@ -88,7 +88,7 @@ describe('an acceptance is a hash, never a wording', () => {
     }
   });
 
-  it('the WebSocket lane: a misleading refusal is answered as a refusal, a confirmed one with the hash', async () => {
+  it('the WebSocket transport: a misleading refusal is answered as a refusal, a confirmed one with the hash', async () => {
     const { gate, stubs } = await setup(1, {}, {}, { websocket: { enabled: true } });
     const ws = new WebSocket(`ws://127.0.0.1:${gate.port}/`, { headers: { host: 'localhost', 'x-api-key': key }, perMessageDeflate: false });
     await new Promise<void>((resolve, reject) => {

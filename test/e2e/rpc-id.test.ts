@@ -1,6 +1,6 @@
 /**
  * The id rule (src/rpc-id.ts): an id is echoed as the JSON text it arrived as, on POST / and on
- * the WebSocket lane (through the stages, and for a frame refused before them): every spelling
+ * the WebSocket transport (through the stages, and for a frame refused before them): every spelling
  * JSON allows for a number (sign, zero, fraction, exponent of either case and sign) and for a
  * string (every escape), against JSON.parse as the judge of what the text means.
  */

@@ -213,7 +213,7 @@ describe('HTTPS on the public port', () => {
     assert.match(alpn.out, /No ALPN negotiated/);
   });
 
-  it('wss:// on the same port: the WebSocket lane answers over TLS', async () => {
+  it('wss:// on the same port: the WebSocket transport answers over TLS', async () => {
     const ws = new WebSocket(`wss://localhost:${gate.port}/`, { headers: { 'x-api-key': key }, ca: ca.pem, perMessageDeflate: false });
     await new Promise((r, j) => ws.once('open', r).once('error', j));
     const answer = await new Promise<string>((r) => {

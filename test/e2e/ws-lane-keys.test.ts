@@ -1,5 +1,5 @@
 /**
- * The WebSocket lane's connections over time: a key revoked while its connection is open, the
+ * The WebSocket transport's connections over time: a key revoked while its connection is open, the
  * server's pings on an idle connection, drain, and its metrics (a stub sequencer behind it). The
  * upgrade and frames: ws-lane.test.ts.
  */
@@ -36,7 +36,7 @@ after(async () => {
 let nonce = 50_000;
 const tx = (signer = 0) => sign1559({ signer, nonce: nonce++ });
 
-describe('the WebSocket lane: keys, pings, drain', () => {
+describe('the WebSocket transport: keys, pings, drain', () => {
   it('a key revoked while its connection is open: frames refused at once (401), the connection closed with 4001 after answering what is in flight', async () => {
     const k = newKey();
     const g = await startGate({ sequencers: [stub.url], accounts: [...ACCOUNTS, { id: 'rev', keys: [k], allowUntipped: true }], config: { websocket: WS } });

@@ -1,5 +1,5 @@
 /**
- * The WebSocket lane (config `websocket`, off by default): the upgrade's refusals, one JSON-RPC
+ * The WebSocket transport (config `websocket`, off by default): the upgrade's refusals, one JSON-RPC
  * request per frame through the same stages, answers by id in completion order with
  * `data.status`, the per-connection bounds (a stub sequencer makes answers overtake each other
  * and injects faults). Keys, pings and drain: ws-lane-keys.test.ts; the client kit and both
@@ -37,7 +37,7 @@ after(async () => {
 let nonce = 50_000;
 const tx = (signer = 0) => sign1559({ signer, nonce: nonce++ });
 
-describe('the WebSocket lane: off by default', () => {
+describe('the WebSocket transport: off by default', () => {
   it('with websocket off, an upgrade gets what it gets today (405 on GET /), and no ws series exist', async () => {
     const off = await startGate({ sequencers: [stub.url], accounts: ACCOUNTS });
     try {
@@ -56,7 +56,7 @@ describe('the WebSocket lane: off by default', () => {
   });
 });
 
-describe('the WebSocket lane: the upgrade', () => {
+describe('the WebSocket transport: the upgrade', () => {
   it('refuses as HTTP does: 421 for an unknown host, 401 without or with an unknown key, 403 for a disabled account or a chain not granted', async () => {
     const cases: [string | null, string, number, string][] = [
       [key, 'nowhere.example', 421, 'misdirected_host'],
@@ -89,7 +89,7 @@ describe('the WebSocket lane: the upgrade', () => {
   });
 });
 
-describe('the WebSocket lane: frames', () => {
+describe('the WebSocket transport: frames', () => {
   it('eth_chainId and a submission are answered as over HTTP; every error carries data.reason and data.status', async () => {
     const c = await connected(gate.port, key);
     try {

@@ -14,8 +14,8 @@ import type { LaneReading } from '../../src/express-lane/answer.js';
 import type { LaneSubmission } from '../../src/express-lane/lane.js';
 import { readLaneUpstream } from '../../src/forward/express-send.js';
 import type { Upstream } from '../../src/upstreams/upstream.js';
-import type { Auction } from './express-lane.js';
-import { AUCTION_ABI } from './express-lane.js';
+import type { Auction } from './auction.js';
+import { AUCTION_ABI } from './auction.js';
 
 export type EndpointFault =
   | 'none'

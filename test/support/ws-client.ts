@@ -1,5 +1,5 @@
 /**
- * A WebSocket lane client for tests: every answer kept in arrival order, `call` resolving with the
+ * A WebSocket transport client for tests: every answer kept in arrival order, `call` resolving with the
  * answer to its id; `open` an upgrade (opened, or refused with its HTTP status and body) and
  * `connected` one that must open.
  */

@@ -57,9 +57,9 @@ before(async () => {
   // Series bound when the front ends are built (HTTP and WebSocket), or on first use: a stage list, a WebSocket close, a reload.
   metrics.requestObserver('http').stages?.(['host', 'parse']);
   metrics.requestObserver('ws');
-  metrics.wsLane.opened();
+  metrics.wsTransport.opened();
   metrics.tls.certificate('*', 1);
-  metrics.wsLane.closed(1000);
+  metrics.wsTransport.closed(1000);
   metrics.accountsReload('loaded', 1);
   const text = await renderMetrics([metrics.snapshot()]);
   for (const line of text.split('\n')) {

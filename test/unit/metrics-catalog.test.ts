@@ -41,9 +41,9 @@ function metrics(everything: boolean): Metrics {
     m.watchAccounts(StoreState.allocate());
     // Series bound on first use.
     m.requestObserver('http').stages?.(['host', 'parse']);
-    m.wsLane.opened();
+    m.wsTransport.opened();
     m.tls.certificate('*', 1);
-    m.wsLane.closed(1000);
+    m.wsTransport.closed(1000);
   }
   m.accountsReload('loaded', 1);
   return m;
