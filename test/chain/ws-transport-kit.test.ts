@@ -1,7 +1,7 @@
 /**
  * The WebSocket transport against a real anvil: hundreds in flight on one connection, the client kit
  * and both adapters (viem, ethers) over ws://, and the kit when its connection drops (a stand-in
- * server injecting the fault). The lane itself: test/e2e/ws-lane.test.ts.
+ * server injecting the fault). The lane itself: test/e2e/ws-transport.test.ts.
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';

@@ -1,7 +1,7 @@
 /**
  * The WebSocket transport's connections over time: a key revoked while its connection is open, the
  * server's pings on an idle connection, drain, and its metrics (a stub sequencer behind it). The
- * upgrade and frames: ws-lane.test.ts.
+ * upgrade and frames: ws-transport.test.ts.
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';

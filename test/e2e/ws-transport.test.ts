@@ -2,8 +2,8 @@
  * The WebSocket transport (config `websocket`, off by default): the upgrade's refusals, one JSON-RPC
  * request per frame through the same stages, answers by id in completion order with
  * `data.status`, the per-connection bounds (a stub sequencer makes answers overtake each other
- * and injects faults). Keys, pings and drain: ws-lane-keys.test.ts; the client kit and both
- * adapters over it against anvil: test/chain/ws-lane-kit.test.ts.
+ * and injects faults). Keys, pings and drain: ws-transport-keys.test.ts; the client kit and both
+ * adapters over it against anvil: test/chain/ws-transport-kit.test.ts.
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
