@@ -10,15 +10,15 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadConfigFile } from '../src/config.js';
+import { loadConfigFile } from '../src/config/config.js';
 import { ANVIL_KEYS, ANVIL_TIP_ADDRESS, startAnvil, type Anvil } from '../src/dev/anvil.js';
 import { DEV_API_KEY, DEV_MIN_TIP_WEI, lockDevDir, writeDevFiles } from '../src/dev/dev-setup.js';
 import { portFree } from '../src/dev/preflight.js';
 import { claimAddress } from '../src/http/address-claim.js';
 import { storeStartProblem } from '../src/accounts/open-store.js';
 import { listenFailure } from '../src/http/listen-failure.js';
-import { createLogger } from '../src/log.js';
-import { initCrypto, uws } from '../src/native.js';
+import { createLogger } from '../src/log/log.js';
+import { initCrypto, uws } from '../src/base/native.js';
 import { startService } from '../src/service.js';
 import { makeDevTls, type DevTls } from '../src/dev/dev-tls.js';
 import { tlsStartProblem } from '../src/tls/edge.js';

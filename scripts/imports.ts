@@ -26,25 +26,8 @@ export const LAYERS: readonly Layer[] = [
   {
     name: 'base',
     about:
-      'the reasons table and the answers built from it, logs, the configuration readers, native bindings, the JSON-RPC id rule, the method names, the request read in one pass, the two kinds of send, a free port and the one file watch (`base/`)',
-    units: [
-      'base',
-      'reasons.ts',
-      'errors.ts',
-      'log-line.ts',
-      'log-sink.ts',
-      'log.ts',
-      'config-reader.ts',
-      'config-fields.ts',
-      'or-error.ts',
-      'build.ts',
-      'native.ts',
-      'busy-poll.ts',
-      'rpc-id.ts',
-      'rpc-methods.ts',
-      'rpc-scan.ts',
-      'send-kind.ts',
-    ],
+      'the reasons table and the answers built from it, expected failures as values, the configuration readers, native bindings, the build, busy polling, a free port, the one file watch (`base/`); logs (`log/`); the JSON-RPC id rule, the method names, the request read in one pass, the two kinds of send (`rpc/`)',
+    units: ['base', 'log', 'rpc'],
   },
   { name: 'pipeline', about: 'the request context, the stage and runner types, the builder, `Later`, the answer path', units: ['pipeline'] },
   {
@@ -55,13 +38,13 @@ export const LAYERS: readonly Layer[] = [
   {
     name: 'domain',
     about:
-      'the parts the configuration configures, and the configuration: every field declared once (`config-schema.ts`, composing the sections the parts declare: the account layer its own, `accounts/config.ts`), read and checked (`config.ts`), with the chains built from it',
-    units: ['tx', 'accounts', 'limits', 'forward', 'express-lane', 'tls', 'config-schema.ts', 'config.ts', 'chains.ts'],
+      'the parts the configuration configures, and the configuration (`config/`): every field declared once (`config-schema.ts`, composing the sections the parts declare: the account layer its own, `accounts/config.ts`), read and checked (`config.ts`), with the chains built from it (`chains.ts`)',
+    units: ['tx', 'accounts', 'limits', 'forward', 'express-lane', 'tls', 'config'],
   },
   {
     name: 'rules over the domain',
     about: 'the sync send; following accepted transactions to their block; who may submit where (host → key → grant)',
-    units: ['sync', 'track', 'admission.ts'],
+    units: ['sync', 'track', 'admission'],
   },
   { name: 'stages', about: 'one file per stage, and their order', units: ['stages'] },
   {
@@ -78,7 +61,8 @@ export const LAYERS: readonly Layer[] = [
   { name: 'the WebSocket transport', about: 'an upgrade on the HTTP port: connections, frames into the same pipeline', units: ['ws'] },
   {
     name: 'composition',
-    about: "the composition root, /ready's checks, threads, the process, the CLI, the development setup",
+    about:
+      "the top of src/: the composition root (`app.ts`), /ready's checks, tracking composed, the process (`service.ts`, `worker.ts`), the CLI (`cli.ts`); threads; the development setup",
     units: ['app.ts', 'ready-checks.ts', 'tracking.ts', 'threads', 'worker.ts', 'service.ts', 'cli.ts', 'dev'],
   },
 ];

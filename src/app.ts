@@ -4,10 +4,10 @@
  * the stages in their order, the account store, the readiness checks (ready-checks.ts) and the
  * front ends on the public port.
  */
-import { BusyPoll, cpuQuota } from './busy-poll.js';
+import { BusyPoll, cpuQuota } from './base/busy-poll.js';
 import { openStore } from './accounts/open-store.js';
 import type { AccountStore, ReloadResult } from './accounts/types.js';
-import type { Config } from './config.js';
+import type { Config } from './config/config.js';
 import { ChainDuplicates, Duplicates } from './forward/dedup.js';
 import { ChainLink } from './forward/chain-link.js';
 import { ChainForwarder, type ForwardObserver } from './forward/forwarder.js';
@@ -17,7 +17,7 @@ import type { Readiness } from './front/readiness.js';
 import { HttpFrontEnd } from './http/server.js';
 import { createTipAddressesHandler } from './http/tip-addresses.js';
 import type { TokenBuckets } from './limits/rate-limiter.js';
-import type { Logger } from './log.js';
+import type { Logger } from './log/log.js';
 import { Metrics } from './metrics/metrics.js';
 import type { PipelineHooks, RequestObserver } from './pipeline/pipeline.js';
 import { createForwardStage } from './stages/forward.js';
@@ -26,9 +26,9 @@ import { SyncSender, type SyncObserver } from './sync/sync-send.js';
 import type { SharedParts } from './threads/protocol.js';
 import { singleThread, type ThreadParts, workerThread } from './threads/thread-parts.js';
 import { readinessOf } from './ready-checks.js';
-import { buildChains, HostTable, type ChainRuntime } from './chains.js';
+import { buildChains, HostTable, type ChainRuntime } from './config/chains.js';
 import { TxDecoder } from './tx/decoder.js';
-import { BUILD } from './build.js';
+import { BUILD } from './base/build.js';
 import { WebSocketTransport, type WsObserver } from './ws/frames.js';
 import type { Tracker, TrackObserver } from './track/tracker.js';
 import { Tracking } from './tracking.js';

@@ -6,10 +6,10 @@
  * way and exits 1.
  */
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfigFile, type Config } from './config.js';
-import { createLogger, flushLogs } from './log.js';
-import { initCrypto, NativeLoadError, uws } from './native.js';
-import { BUILD } from './build.js';
+import { ConfigError, loadConfigFile, type Config } from './config/config.js';
+import { createLogger, flushLogs } from './log/log.js';
+import { initCrypto, NativeLoadError, uws } from './base/native.js';
+import { BUILD } from './base/build.js';
 import { startService } from './service.js';
 import { LaneStartError } from './express-lane/control.js';
 import { listenFailure } from './http/listen-failure.js';

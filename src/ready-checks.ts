@@ -5,7 +5,7 @@
  * round and control under `expressLane`.
  */
 import type { AccountStore } from './accounts/types.js';
-import type { Config } from './config.js';
+import type { Config } from './config/config.js';
 import type { ExpressLanesRef } from './forward/express-send.js';
 import type { HealthBoard } from './forward/health-board.js';
 import { healthProblems } from './forward/health.js';

@@ -4,9 +4,9 @@
  * the forward's observer of those chains, /ready's detail and the WebSocket transport's feeds. A chain
  * without tracking gets nothing of it: its forward's observer is the one it had.
  */
-import type { ChainConfig, Config } from './config.js';
+import type { ChainConfig, Config } from './config/config.js';
 import type { ForwardObserver } from './forward/forwarder.js';
-import type { Logger } from './log.js';
+import type { Logger } from './log/log.js';
 import { HeadWatch } from './sync/head-watch.js';
 import { trackedObserver } from './track/observe.js';
 import { Tracker, type TrackObserver } from './track/tracker.js';

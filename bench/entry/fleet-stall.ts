@@ -18,7 +18,7 @@ import postgres from 'postgres';
 import { migrate } from '../../src/accounts/postgres/migrate.js';
 import { PostgresAccountStore } from '../../src/accounts/postgres/store.js';
 import { CLIENT_OPTIONS } from '../../src/accounts/postgres/connection.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/log/log.js';
 import { TestPostgres } from '../../src/dev/postgres.js';
 import { measureEdge, phaseTable, seedFleet, type PhaseResult } from '../common/fleet-edge.js';
 import { median, round } from '../common/figures.js';

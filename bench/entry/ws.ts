@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
 import { sign1559 } from '../../src/dev/sign.js';
-import { initCrypto } from '../../src/native.js';
+import { initCrypto } from '../../src/base/native.js';
 import { keySha256 } from '../../src/accounts/keys.js';
 import { differsFrom, flagged, medianName, noisyNote, roundsProblem, roundsSpread } from '../common/figures.js';
 import { startBench } from '../common/bench-run.js';

@@ -8,7 +8,7 @@ import { privateKeyToAddress } from 'viem/accounts';
 import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
 import { sign1559 } from '../../src/dev/sign.js';
 import { keySha256 } from '../../src/accounts/keys.js';
-import { initCrypto } from '../../src/native.js';
+import { initCrypto } from '../../src/base/native.js';
 
 await initCrypto();
 

@@ -6,7 +6,7 @@ import { createHostStage } from '../../src/stages/host.js';
 import { createParseStage } from '../../src/stages/parse.js';
 import { createRateLimitStage } from '../../src/stages/rate-limit.js';
 import { createRouteStage } from '../../src/stages/route.js';
-import { Exit } from '../../src/errors.js';
+import { Exit } from '../../src/base/errors.js';
 import { MirrorAccountStore } from '../../src/accounts/postgres/mirror.js';
 import { changesOf } from '../../src/accounts/postgres/snapshot.js';
 import { StoreState } from '../../src/accounts/postgres/state.js';

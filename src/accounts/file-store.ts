@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { isMainThread, workerData } from 'node:worker_threads';
 import { FileWatch } from '../base/file-watch.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../log/log.js';
 import { parseAccountsText, unreadable } from './file-text.js';
 import { settleKeyClaims } from './key-claims.js';
 import type { AccountsSnapshot } from './parse.js';

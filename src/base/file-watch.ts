@@ -8,7 +8,7 @@
 import { type FSWatcher, watch } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
-import type { Logger } from '../log.js';
+import type { Logger } from '../log/log.js';
 
 export interface WatchOptions {
   /** What the files are, in the log lines: "accounts", "certificate". */

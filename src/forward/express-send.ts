@@ -18,14 +18,14 @@
  * The answer says which lane carried the submission (`X-Txgate-Lane`), as does its audit line
  * (`lane`).
  */
-import { type Exit, type Header, result } from '../errors.js';
+import { type Exit, type Header, result } from '../base/errors.js';
 import { type LaneReading, readLaneError } from '../express-lane/answer.js';
 import type { Granted, LaneSubmission } from '../express-lane/lane.js';
 import type { ExpressLanes } from '../express-lane/lanes.js';
-import type { Logger } from '../log.js';
-import { FastLog, millisText } from '../log-line.js';
+import type { Logger } from '../log/log.js';
+import { FastLog, millisText } from '../log/log-line.js';
 import type { Answer, CallTimes, Upstream } from '../upstreams/upstream.js';
-import type { PartState } from '../reasons.js';
+import type { PartState } from '../base/reasons.js';
 import { type Rule, uncertain } from './answer.js';
 import type { Attempts } from './attempts.js';
 import type { AttemptObserver, ForwardRequest } from './parts.js';

@@ -4,8 +4,8 @@
  * conclude a forward from its parts are in attempts.ts; rule 2 (resolving a written part) is in
  * resolve.ts.
  */
-import type { Exit } from '../errors.js';
-import type { PartState, SubmissionOutcome } from '../reasons.js';
+import type { Exit } from '../base/errors.js';
+import type { PartState, SubmissionOutcome } from '../base/reasons.js';
 import type { ForwardOutcome, Reading, Rule } from './answer.js';
 import type { Answer } from '../upstreams/upstream.js';
 import type { Granted } from '../express-lane/lane.js';

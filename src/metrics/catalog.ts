@@ -5,7 +5,7 @@
  * docs/observability.md (scripts/docs-tables.ts); test/unit/metrics-catalog.test.ts keeps the three
  * in step.
  */
-import { LOG_BUFFER_BYTES } from '../log.js';
+import { LOG_BUFFER_BYTES } from '../log/log.js';
 import { STAGE_SAMPLE_MASK } from '../pipeline/pipeline.js';
 
 export type FamilyType = 'counter' | 'gauge' | 'histogram';

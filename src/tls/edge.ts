@@ -15,8 +15,8 @@
  */
 import { isMainThread, workerData } from 'node:worker_threads';
 import type { TemplatedApp } from 'uWebSockets.js';
-import type { Logger } from '../log.js';
-import { uws } from '../native.js';
+import type { Logger } from '../log/log.js';
+import { uws } from '../base/native.js';
 import type { TlsConfig } from './config.js';
 import { type CertPair, digestOf, loadPair, PairError, type PairSource, stage } from './pair.js';
 import { FileWatch } from '../base/file-watch.js';

@@ -9,9 +9,9 @@
  * plain send and the sync send alike, before the answer is written. A chain without tracking has
  * no such observer: nothing is added to its forwards.
  */
-import type { ChainConfig } from '../config.js';
-import { Exit, reject } from '../errors.js';
-import type { Logger } from '../log.js';
+import type { ChainConfig } from '../config/config.js';
+import { Exit, reject } from '../base/errors.js';
+import type { Logger } from '../log/log.js';
 import { TxDecoder } from '../tx/decoder.js';
 import { readReceipt, type Receipt } from './blocks.js';
 import { ChainRpc } from './chain-rpc.js';
@@ -19,7 +19,7 @@ import type { TrackState } from './states.js';
 import { chainStatus, entryStatus } from './status.js';
 import { Entry, TrackTable } from './table.js';
 import { Watcher, type HeadSource, type WatchState } from './watcher.js';
-import { RECEIPT_METHOD } from '../rpc-methods.js';
+import { RECEIPT_METHOD } from '../rpc/rpc-methods.js';
 
 /** The forward's request, as far as tracking reads it (forward/parts.ts's ForwardRequest). */
 export interface Forwarded {

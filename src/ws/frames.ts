@@ -19,16 +19,16 @@
  * `closed unanswered` (the request log line), so support can say which.
  */
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js';
-import type { AdmissionParts } from '../admission.js';
-import type { WebSocketConfig } from '../config.js';
-import { REJECT, type Exit } from '../errors.js';
+import type { AdmissionParts } from '../admission/admission.js';
+import type { WebSocketConfig } from '../config/config.js';
+import { REJECT, type Exit } from '../base/errors.js';
 import type { UwsFrontEnd, UwsPortParts } from '../http/port.js';
 import type { ConnectionCounts } from '../limits/shared-tables.js';
-import { uws } from '../native.js';
+import { uws } from '../base/native.js';
 import { AnswerPath, type AnswerWriter } from '../pipeline/answer-path.js';
 import type { RequestHead } from '../pipeline/context.js';
 import type { Pipeline, PipelineHooks, RequestObserver } from '../pipeline/pipeline.js';
-import { idJsonOfText } from '../rpc-id.js';
+import { idJsonOfText } from '../rpc/rpc-id.js';
 import { overBodyCap } from '../stages/size-cap.js';
 import { CLOSE, type Connection, FrameContext } from './connection.js';
 import { WholeBody } from '../front/whole-body.js';

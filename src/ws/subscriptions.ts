@@ -15,11 +15,11 @@
  * on a connection whose chain tracks, and only when it names one of them; every other frame goes
  * to the pipeline untouched.
  */
-import { Exit, reject } from '../errors.js';
+import { Exit, reject } from '../base/errors.js';
 import type { ChangeListener } from '../track/tracker.js';
 import type { Entry } from '../track/table.js';
 
-import { LANE_SUBSCRIBE_METHOD as SUBSCRIBE, LANE_UNSUBSCRIBE_METHOD as UNSUBSCRIBE } from '../rpc-methods.js';
+import { LANE_SUBSCRIBE_METHOD as SUBSCRIBE, LANE_UNSUBSCRIBE_METHOD as UNSUBSCRIBE } from '../rpc/rpc-methods.js';
 /** Hashes one subscription may name. */
 const MAX_HASHES = 1024;
 const TX_HASH = /^0[xX][0-9a-fA-F]{64}$/;

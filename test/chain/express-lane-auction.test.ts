@@ -23,7 +23,7 @@ import { openUpstream } from '../../src/upstreams/registry.js';
 import type { Upstream } from '../../src/upstreams/upstream.js';
 import { eventually } from '../support/harness.js';
 import { sign1559 } from '../support/txs.js';
-import { initCrypto } from '../../src/native.js';
+import { initCrypto } from '../../src/base/native.js';
 import { ExpressLanes } from '../../src/express-lane/lanes.js';
 import { LaneStartError } from '../../src/express-lane/control.js';
 import type { ExpressLane } from '../../src/express-lane/lane.js';

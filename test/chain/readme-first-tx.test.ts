@@ -15,7 +15,7 @@ import { promisify } from 'node:util';
 import { ANVIL_KEYS, ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
 import { DEV_API_KEY, DEV_MIN_TIP_WEI } from '../../src/dev/dev-setup.js';
 import { portFree } from '../../src/dev/preflight.js';
-import { initCrypto } from '../../src/native.js';
+import { initCrypto } from '../../src/base/native.js';
 import { block } from '../../scripts/readme-tables.js';
 import { capturedLogs, eventually } from '../support/harness.js';
 import { freePort } from '../../src/base/free-port.js';

@@ -5,9 +5,9 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ConfigError, parseConfig } from '../../src/config.js';
+import { ConfigError, parseConfig } from '../../src/config/config.js';
 import { createRequire } from 'node:module';
-import { uws } from '../../src/native.js';
+import { uws } from '../../src/base/native.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 
 keysNeverLogged();

@@ -12,7 +12,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { initCrypto } from '../../src/native.js';
+import { initCrypto } from '../../src/base/native.js';
 import { accountsDoc, capturedLogs, eventually, newKey } from '../support/harness.js';
 import { rpc } from '../support/http.js';
 import { freePort } from '../../src/base/free-port.js';

@@ -12,7 +12,7 @@ import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
-import { initCrypto } from '../../src/native.js';
+import { initCrypto } from '../../src/base/native.js';
 import { accountsDoc, eventually, newKey } from '../support/harness.js';
 import { rpc, send, type Reply } from '../support/http.js';
 import { startCli, writeCliConfig } from '../support/processes.js';

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { REASONS } from '../../src/reasons.js';
+import { REASONS } from '../../src/base/reasons.js';
 import { newKey } from '../support/harness.js';
 import { rawExchange, rpc, send } from '../support/http.js';
 import { StubSequencer } from '../support/stub-sequencer.js';

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { makeCa, makeLeaf, type Leaf, type TestCa } from '../support/tls-certs.js';
-import { parseConfig, type ConfigError } from '../../src/config.js';
+import { parseConfig, type ConfigError } from '../../src/config/config.js';
 import { loadPair, PairError } from '../../src/tls/pair.js';
 
 const A = 'fast.chain-a.example';

@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { initCrypto } from '../../src/native.js';
+import { initCrypto } from '../../src/base/native.js';
 import { eventually, issuedKeys, startGate, type Gate } from '../support/harness.js';
 import { rpc, send } from '../support/http.js';
 import { TestPostgres } from '../../src/dev/postgres.js';

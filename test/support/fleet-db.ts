@@ -13,7 +13,7 @@ import { CLIENT_OPTIONS } from '../../src/accounts/postgres/connection.js';
 import { migrate } from '../../src/accounts/postgres/migrate.js';
 import { PostgresAccountStore } from '../../src/accounts/postgres/store.js';
 import { TestPostgres } from '../../src/dev/postgres.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/log/log.js';
 import { eventually, TIP } from './harness.js';
 
 export class FleetDb {

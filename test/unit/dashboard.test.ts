@@ -10,10 +10,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { StoreState } from '../../src/accounts/postgres/state.js';
-import { parseConfig } from '../../src/config.js';
+import { parseConfig } from '../../src/config/config.js';
 import { renderMetrics } from '../../src/http/internal.js';
 import { Metrics } from '../../src/metrics/metrics.js';
-import { REASON_NAMES, SUBMISSION_OUTCOMES } from '../../src/reasons.js';
+import { REASON_NAMES, SUBMISSION_OUTCOMES } from '../../src/base/reasons.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 const dashboard = JSON.parse(readFileSync(join(root, 'dashboards', 'txgate.json'), 'utf8')) as {

@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, it } from 'node:test';
-import { parseConfig } from '../../src/config.js';
+import { parseConfig } from '../../src/config/config.js';
 import { openMirror, openSharedStore, openStore } from '../../src/accounts/open-store.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/log/log.js';
 
 const SRC = join(import.meta.dirname, '../../../src');
 const SEAM = new Set(['types.ts', 'open-store.ts', 'config.ts', 'keys.ts']);

@@ -6,14 +6,14 @@
  * docs/operations.md all come from these declarations.
  */
 import { availableParallelism } from 'node:os';
-import { ACCOUNTS } from './accounts/config.js';
-import { bool, choices, custom, int, list, oneOf, type Section, str, type Values } from './config-fields.js';
-import type { Reader } from './config-reader.js';
-import { checkExpressLane, EXPRESS_LANE } from './express-lane/config.js';
-import { LOG_LEVELS, type LogLevel } from './log.js';
-import { SECP256K1_BINDINGS, type Secp256k1Binding } from './native.js';
-import { schemesText, upstreamUrl } from './upstreams/registry.js';
-import { TLS } from './tls/config.js';
+import { ACCOUNTS } from '../accounts/config.js';
+import { bool, choices, custom, int, list, oneOf, type Section, str, type Values } from '../base/config-fields.js';
+import type { Reader } from '../base/config-reader.js';
+import { checkExpressLane, EXPRESS_LANE } from '../express-lane/config.js';
+import { LOG_LEVELS, type LogLevel } from '../log/log.js';
+import { SECP256K1_BINDINGS, type Secp256k1Binding } from '../base/native.js';
+import { schemesText, upstreamUrl } from '../upstreams/registry.js';
+import { TLS } from '../tls/config.js';
 
 export type ForwardStrategy = 'failover' | 'fanout';
 
