@@ -14,7 +14,7 @@ import { DEV_API_KEY } from '../src/dev/dev-setup.js';
 const HELP = `npm run demo [-- options]: the client flow against a running txgate (npm start)
 
   --url URL        txgate's base URL (default $TXGATE_URL or http://127.0.0.1:8080); ws://… uses
-                   the WebSocket lane (npm start -- --websocket)
+                   the WebSocket transport (npm start -- --websocket)
   --sync           one eth_sendRawTransactionSync: the receipt in the answer (npm start -- --sync)
   --track          then the edge's status of the transaction: txgate_getTransactionStatus
                    (npm start -- --track)

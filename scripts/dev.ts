@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { readCommandLine } from '../src/cli-args.js';
-import { ConfigError, loadConfigFile } from '../src/config.js';
+import { ConfigError, loadConfigFile } from '../src/config/config.js';
 import { startAnvil, type Anvil } from '../src/dev/anvil.js';
 import { banner } from '../src/dev/banner.js';
 import { lockDevDir, writeDevFiles } from '../src/dev/dev-setup.js';
@@ -19,8 +19,8 @@ import { portFree } from '../src/dev/preflight.js';
 import { claimAddress } from '../src/http/address-claim.js';
 import { storeStartProblem } from '../src/accounts/open-store.js';
 import { listenFailure } from '../src/http/listen-failure.js';
-import { createLogger } from '../src/log.js';
-import { initCrypto, uws } from '../src/native.js';
+import { createLogger } from '../src/log/log.js';
+import { initCrypto, uws } from '../src/base/native.js';
 import { startService } from '../src/service.js';
 import { makeDevTls, type DevTls } from '../src/dev/dev-tls.js';
 import { tlsStartProblem } from '../src/tls/edge.js';
@@ -32,7 +32,7 @@ const HELP = `npm start [-- options]: txgate on a local anvil (chain 4663), for 
   --internal-port N  the internal listener's port, /metrics (default 9464)
   --dir DIR          the development directory: config, accounts, lock (default .dev)
   --sync             turn on eth_sendRawTransactionSync for chain 4663 (anvil as the chain RPC)
-  --websocket        turn on the WebSocket lane on the public port
+  --websocket        turn on the WebSocket transport on the public port
   --track            turn on tracking for chain 4663 (anvil as the chain RPC): each accepted
                      transaction followed to its block, txgate_getTransactionStatus served
   --tls              serve HTTPS (and WSS) with a throw-away certificate for localhost,

@@ -1,7 +1,7 @@
 /**
  * `node dist/scripts/docs-tables.js [--check]`: renders the generated blocks in docs/*.md
  * (wherever a page has their markers: the stages, reasons, the configuration fields from their
- * declarations in src/config.ts, the metric families from theirs in src/metrics/catalog.ts) with
+ * declarations in src/config/config.ts, the metric families from theirs in src/metrics/catalog.ts) with
  * the same renderers as the README's (readme-tables.ts;
  * `npm run readme` renders the README and docs/ together). `--check` writes nothing and exits 1
  * when a page is out of date; test/unit/docs.test.ts makes the same check.

@@ -1,9 +1,11 @@
 /**
  * `node dist/scripts/imports.js [--check]`: the module graph of src/ from its real imports (type
  * imports included: they couple modules too), grouped by folder, with its cycles and every import
- * that goes against the layer order below (docs/architecture.md explains the layers). `--check`
- * prints only the problems and exits 1 when there is a cycle or an upward import;
- * test/unit/import-layers.test.ts makes the same check in `npm test`.
+ * that goes against the layer order below (docs/architecture.md explains the layers); and the
+ * same rule over every tree of the repository that code is imported from (`TREES`: src/, the
+ * client package, bench/, test/support/), each by its own layers, with the trees each may import.
+ * `--check` prints only the problems and exits 1 when there is a cycle, an upward import or an
+ * import into a tree not allowed; test/unit/import-layers.test.ts makes the same check in `npm test`.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
@@ -24,24 +26,8 @@ export const LAYERS: readonly Layer[] = [
   {
     name: 'base',
     about:
-      'the reasons table and the answers built from it, logs, the configuration readers, native bindings, the JSON-RPC id rule, the method names, the request read in one pass, the two kinds of send',
-    units: [
-      'reasons.ts',
-      'errors.ts',
-      'log-line.ts',
-      'log-sink.ts',
-      'log.ts',
-      'config-reader.ts',
-      'config-fields.ts',
-      'or-error.ts',
-      'build.ts',
-      'native.ts',
-      'busy-poll.ts',
-      'rpc-id.ts',
-      'rpc-methods.ts',
-      'rpc-scan.ts',
-      'send-kind.ts',
-    ],
+      'the reasons table and the answers built from it, expected failures as values, the configuration readers, native bindings, the build, busy polling, a free port, the one file watch (`base/`); logs (`log/`); the JSON-RPC id rule, the method names, the request read in one pass, the two kinds of send (`rpc/`)',
+    units: ['base', 'log', 'rpc'],
   },
   { name: 'pipeline', about: 'the request context, the stage and runner types, the builder, `Later`, the answer path', units: ['pipeline'] },
   {
@@ -52,13 +38,13 @@ export const LAYERS: readonly Layer[] = [
   {
     name: 'domain',
     about:
-      'the parts the configuration configures, and the configuration: every field declared once (`config-schema.ts`, composing the sections the parts declare: the account layer its own, `accounts/config.ts`), read and checked (`config.ts`), with the chains built from it',
-    units: ['tx', 'accounts', 'limits', 'forward', 'express-lane', 'tls', 'config-schema.ts', 'config.ts', 'chains.ts'],
+      'the parts the configuration configures, and the configuration (`config/`): every field declared once (`config-schema.ts`, composing the sections the parts declare: the account layer its own, `accounts/config.ts`), read and checked (`config.ts`), with the chains built from it (`chains.ts`)',
+    units: ['tx', 'accounts', 'limits', 'forward', 'express-lane', 'tls', 'config'],
   },
   {
     name: 'rules over the domain',
     about: 'the sync send; following accepted transactions to their block; who may submit where (host → key → grant)',
-    units: ['sync', 'track', 'admission.ts'],
+    units: ['sync', 'track', 'admission'],
   },
   { name: 'stages', about: 'one file per stage, and their order', units: ['stages'] },
   {
@@ -72,10 +58,11 @@ export const LAYERS: readonly Layer[] = [
     about: 'the public uWS port (register, listen, drain), the answer writer, the framing checks, the HTTP front end, the internal listener',
     units: ['http'],
   },
-  { name: 'the WebSocket lane', about: 'an upgrade on the HTTP port: connections, frames into the same pipeline', units: ['ws'] },
+  { name: 'the WebSocket transport', about: 'an upgrade on the HTTP port: connections, frames into the same pipeline', units: ['ws'] },
   {
     name: 'composition',
-    about: "the composition root, /ready's checks, threads, the process, the CLI and the command-line reader every tool shares, the development setup",
+    about:
+      "the top of src/: the composition root (`app.ts`), /ready's checks, tracking composed, the process (`service.ts`, `worker.ts`), the CLI (`cli.ts`) and the command-line reader every tool shares (`cli-args.ts`); threads; the development setup",
     units: ['app.ts', 'ready-checks.ts', 'tracking.ts', 'threads', 'worker.ts', 'service.ts', 'cli.ts', 'cli-args.ts', 'dev'],
   },
 ];
@@ -85,7 +72,7 @@ export const unitOf = (file: string): string => file.split('/')[0]!;
 
 export function layerOf(unit: string, layers: readonly Layer[] = LAYERS): number {
   const i = layers.findIndex((l) => l.units.includes(unit));
-  if (i < 0) throw new Error(`${unit}: in no layer (add it to ${layers === CLIENT_LAYERS ? 'CLIENT_LAYERS' : 'LAYERS'} in scripts/imports.ts)`);
+  if (i < 0) throw new Error(`${unit}: in no layer (add it to ${layersName(layers)} in scripts/imports.ts)`);
   return i;
 }
 
@@ -103,7 +90,8 @@ export const CLIENT_LAYERS: readonly Layer[] = [
   },
   {
     name: 'links and readings',
-    about: "the WebSocket lane (`ws.ts`) and the link a URL names (`link.ts`); a submission's outcomes (`submission.ts`); a refusal described (`refusal.ts`)",
+    about:
+      "the WebSocket transport (`ws.ts`) and the link a URL names (`link.ts`); a submission's outcomes (`submission.ts`); a refusal described (`refusal.ts`)",
     units: ['ws.ts', 'link.ts', 'submission.ts', 'refusal.ts'],
   },
   {
@@ -115,8 +103,91 @@ export const CLIENT_LAYERS: readonly Layer[] = [
   { name: 'entry', about: "the package's exports", units: ['index.ts'] },
 ];
 
-/** Every relative import of every .ts file under `root`, as paths relative to `root`. */
-export function importGraph(root: string): Map<string, string[]> {
+/**
+ * The benches' layers (bench/), lowest first, a unit a folder: the load clients and probes, run
+ * as processes of their own; what every bench shares; the peers a bench runs; the measuring
+ * parts; the commands. A bench may import src/ (the code it measures), never test/.
+ */
+export const BENCH_LAYERS: readonly Layer[] = [
+  { name: 'drivers', about: 'load clients and probes, each run as a process of its own (`drivers/`)', units: ['drivers'] },
+  {
+    name: 'shared',
+    about: "the command line, a run's start and its results, figures and medians, the txgate starter, the fleet edge (`common/`)",
+    units: ['common'],
+  },
+  { name: 'peers', about: 'the stub sequencer, the echo and the floor a bench runs txgate against (`servers/`)', units: ['servers'] },
+  {
+    name: 'measuring',
+    about: 'instruction counting (`instr/`), the hot path against its parts (`limit/`), load (`load/`), the tinybench suites (`micro/`), the TLS edge (`tls/`)',
+    units: ['instr', 'limit', 'load', 'micro', 'tls'],
+  },
+  { name: 'commands', about: 'what `npm run bench:*` runs (`entry/`)', units: ['entry'] },
+];
+
+/**
+ * test/support/'s layers, lowest first, a unit a file: the parts a test builds on; a gate in this
+ * process or as the CLI, and what needs one; the fixture and the express lane's chain, built on
+ * those. Test files (test/<tier>/) are above every layer and import any of them.
+ */
+export const SUPPORT_LAYERS: readonly Layer[] = [
+  {
+    name: 'parts',
+    about:
+      'the gate in this process (`harness.ts`), Ethereum test vectors, stage contexts and fixtures, stub sequencers, certificates, the auction contract deployed (`auction.ts`), HTTP and JSON-text helpers, worker-thread logs, Solana bytes, a WebSocket transport client, a proxy that loses or drops a submission, a TCP link a test can cut',
+    units: [
+      'harness.ts',
+      'vectors.ts',
+      'stage-context.ts',
+      'stage-fixtures.ts',
+      'stub-sequencer.ts',
+      'tls-certs.ts',
+      'auction.ts',
+      'express-lane-config.ts',
+      'http.ts',
+      'json-text.ts',
+      'log-threads.ts',
+      'solana.ts',
+      'ws-client.ts',
+      'fault-proxy.ts',
+      'cuttable-link.ts',
+    ],
+  },
+  {
+    name: 'on the parts',
+    about:
+      "txgate as the CLI (`processes.ts`), signed transactions sent through a gate (`txs.ts`), the express lane endpoint (`express-lane-endpoint.ts`), the fleet store's database for a file (`fleet-db.ts`)",
+    units: ['processes.ts', 'txs.ts', 'express-lane-endpoint.ts', 'fleet-db.ts'],
+  },
+  {
+    name: 'fixtures',
+    about: 'the fixture `useGate` (`gate-fixture.ts`), the express lane on a real chain (`express-lane-chain.ts`)',
+    units: ['gate-fixture.ts', 'express-lane-chain.ts'],
+  },
+];
+
+const layersName = (layers: readonly Layer[]): string =>
+  layers === CLIENT_LAYERS ? 'CLIENT_LAYERS' : layers === BENCH_LAYERS ? 'BENCH_LAYERS' : layers === SUPPORT_LAYERS ? 'SUPPORT_LAYERS' : 'LAYERS';
+
+/**
+ * A tree of the repository the check reads, from the repository root: its folder, its layers,
+ * and the trees it may import (their folders). Nothing imports a tree not listed for it; the
+ * import cycles are looked for across all of them at once.
+ */
+export interface Tree {
+  readonly dir: string;
+  readonly layers: readonly Layer[];
+  readonly imports: readonly string[];
+}
+
+export const TREES: readonly Tree[] = [
+  { dir: 'src', layers: LAYERS, imports: [] },
+  { dir: 'packages/client/src', layers: CLIENT_LAYERS, imports: [] },
+  { dir: 'bench', layers: BENCH_LAYERS, imports: ['src'] },
+  { dir: 'test/support', layers: SUPPORT_LAYERS, imports: ['src'] },
+];
+
+/** Every relative import of every .ts file under `root` (or under each of `dirs` in it), as paths relative to `root`. */
+export function importGraph(root: string, dirs: readonly string[] = ['.']): Map<string, string[]> {
   const graph = new Map<string, string[]>();
   const walk = (dir: string): void => {
     for (const e of readdirSync(dir, { withFileTypes: true })) {
@@ -133,7 +204,7 @@ export function importGraph(root: string): Map<string, string[]> {
       }
     }
   };
-  walk(root);
+  for (const d of dirs) walk(join(root, d));
   // Only edges between modules of the tree (not package.json, native/ and the like).
   for (const [from, to] of graph)
     graph.set(
@@ -185,8 +256,9 @@ export interface ImportReport {
   readonly upward: readonly string[];
 }
 
-export const SRC = join(import.meta.dirname, '../../src');
-export const CLIENT_SRC = join(import.meta.dirname, '../../packages/client/src');
+export const ROOT = join(import.meta.dirname, '../..');
+export const SRC = join(ROOT, 'src');
+export const CLIENT_SRC = join(ROOT, 'packages/client/src');
 
 export function checkImports(root = SRC, layers: readonly Layer[] = LAYERS): ImportReport {
   const files = importGraph(root);
@@ -210,6 +282,34 @@ export function checkImports(root = SRC, layers: readonly Layer[] = LAYERS): Imp
   return { unitGraph, fileCycles: cycles(files), unitCycles: cycles(unitGraph), upward: upward.sort() };
 }
 
+/** What the check finds across the trees: each tree's own report, cycles between files of any trees, imports into a tree not allowed. */
+export interface RepoReport {
+  readonly trees: ReadonlyMap<string, ImportReport>;
+  readonly fileCycles: readonly string[][];
+  readonly across: readonly string[];
+}
+
+/** The tree a path from the root is in (the longest folder that holds it), or undefined. */
+const treeOf = (file: string, trees: readonly Tree[]): Tree | undefined =>
+  trees.filter((t) => file.startsWith(`${t.dir}/`)).sort((a, b) => b.dir.length - a.dir.length)[0];
+
+export function checkRepo(root = ROOT, trees: readonly Tree[] = TREES): RepoReport {
+  const reports = new Map(trees.map((t) => [t.dir, checkImports(join(root, t.dir), t.layers)] as const));
+  const files = importGraph(
+    root,
+    trees.map((t) => t.dir),
+  );
+  const across: string[] = [];
+  for (const [from, tos] of files)
+    for (const to of tos) {
+      const a = treeOf(from, trees)!;
+      const b = treeOf(to, trees)!;
+      if (a !== b && !a.imports.includes(b.dir))
+        across.push(`${from} -> ${to} (${a.dir}/ may import ${a.imports.length === 0 ? 'no other tree' : a.imports.map((d) => `${d}/`).join(', ')})`);
+    }
+  return { trees: reports, fileCycles: cycles(files), across: across.sort() };
+}
+
 /** The docs' layer table (docs/architecture.md's `layers` block). */
 export function renderLayers(layers: readonly Layer[] = LAYERS): string {
   const rows = layers.map((l, i) => `| ${i} | ${l.name} | ${l.units.map((u) => `\`${u}\``).join(', ')} | ${l.about} |`);
@@ -227,15 +327,14 @@ export function renderImportGraph(root = SRC): string {
 function main(): void {
   const r = checkImports();
   if (process.argv.includes('--check')) {
-    let problems = 0;
-    for (const [tree, t] of [
-      ['src', r],
-      ['packages/client/src', checkImports(CLIENT_SRC, CLIENT_LAYERS)],
-    ] as const) {
-      for (const c of t.fileCycles) console.error(`${tree}: import cycle between files: ${c.join(' <-> ')}`);
+    const repo = checkRepo();
+    let problems = repo.fileCycles.length + repo.across.length;
+    for (const c of repo.fileCycles) console.error(`import cycle between files: ${c.join(' <-> ')}`);
+    for (const u of repo.across) console.error(`import into a tree not allowed: ${u}`);
+    for (const [tree, t] of repo.trees) {
       for (const c of t.unitCycles) console.error(`${tree}: import cycle between folders: ${c.join(' <-> ')}`);
       for (const u of t.upward) console.error(`${tree}: import into a higher layer: ${u}`);
-      problems += t.fileCycles.length + t.unitCycles.length + t.upward.length;
+      problems += t.unitCycles.length + t.upward.length;
     }
     if (problems > 0) process.exit(1);
     return;

@@ -120,7 +120,7 @@ function wsRows(run: string, doc: WsRun): string[] {
   const cpu = doc.throughput.map((t) => `${t.scenario} ${overRounds(t.cpuRatios, 2)}, req/s ${overRounds(t.rpsRatios, 2)}`);
   const added = (path: 'viaWs' | 'viaHttp') => doc.latency[path].p50 - doc.latency.direct.p50;
   return [
-    `| the WebSocket lane (one connection, ${doc.inFlight} in flight) against ${doc.inFlight} HTTP connections: server CPU per request, WS / HTTP | ${cpu.join('; ')} | ${link(run)} |`,
+    `| the WebSocket transport (one connection, ${doc.inFlight} in flight) against ${doc.inFlight} HTTP connections: server CPU per request, WS / HTTP | ${cpu.join('; ')} | ${link(run)} |`,
     `| p50 latency added at ${doc.latency.rate} req/s, WebSocket / HTTP (one measurement) | ${flagged(added('viaWs'), '')} / ${flagged(added('viaHttp'))} | ${link(run)} |`,
   ];
 }

@@ -1,10 +1,10 @@
 /**
  * The README's retry tables, rendered from the one statement of each rule (RETRY in
- * src/reasons.ts) and the reasons that name it: the client contract's retry table (each outcome,
+ * src/base/reasons.ts) and the reasons that name it: the client contract's retry table (each outcome,
  * the statuses and reasons that are it, and its rule) and the client kit's table (each kind the
  * kit reports, the outcome it is, and what `submitAndWait` does by that rule).
  */
-import { REASON_NAMES, REASONS, RETRY, type RetryRule, type SubmissionOutcome } from '../src/reasons.js';
+import { REASON_NAMES, REASONS, RETRY, type RetryRule, type SubmissionOutcome } from '../src/base/reasons.js';
 
 const code = (s: string) => `\`${s}\``;
 

@@ -1,22 +1,22 @@
 /**
  * The generated tables of the README and docs/, rendered from the code: the stages in their order
  * (from the stage list, each stage's `about`, `adds` and declared reasons), the reasons table
- * (from src/reasons.ts), the retry tables (readme-retry.ts), the Performance figures
- * (readme-perf.ts, from bench/results), the configuration fields (src/config.ts) and the metric
+ * (from src/base/reasons.ts), the retry tables (readme-retry.ts), the Performance figures
+ * (readme-perf.ts, from bench/results), the configuration fields (src/config/config.ts) and the metric
  * families (src/metrics/catalog.ts), the import layers and graph (imports.ts). `npm run readme` writes each between its markers in
  * whichever page carries them; tests fail when a page differs from the rendering, so no such
  * table is edited by hand.
  */
 import { statesTable, transitionsTable } from '../src/track/states.js';
-import { renderFieldTable } from '../src/config-fields.js';
+import { renderFieldTable } from '../src/base/config-fields.js';
 import { renderMetricsTable } from '../src/metrics/catalog.js';
-import { HostTable } from '../src/chains.js';
-import { CLIENT_LAYERS, renderImportGraph, renderLayers } from './imports.js';
-import { parseConfig } from '../src/config.js';
-import { CONFIG } from '../src/config-schema.js';
+import { HostTable } from '../src/config/chains.js';
+import { BENCH_LAYERS, CLIENT_LAYERS, renderImportGraph, renderLayers, SUPPORT_LAYERS } from './imports.js';
+import { parseConfig } from '../src/config/config.js';
+import { CONFIG } from '../src/config/config-schema.js';
 import { RateLimiter } from '../src/limits/rate-limiter.js';
 import type { RunnerStage } from '../src/pipeline/pipeline.js';
-import { REASON_NAMES, REASONS, RETRY, type Reason, type ReasonSpec } from '../src/reasons.js';
+import { REASON_NAMES, REASONS, RETRY, type Reason, type ReasonSpec } from '../src/base/reasons.js';
 import { createForwardStage } from '../src/stages/forward.js';
 import { renderClientErrors } from './client-errors-table.js';
 import { renderExamples } from './readme-examples.js';
@@ -90,6 +90,8 @@ export const BLOCKS: Readonly<Record<string, () => string>> = {
   metrics: renderMetricsTable,
   layers: () => renderLayers(),
   'client-layers': () => renderLayers(CLIENT_LAYERS),
+  'bench-layers': () => renderLayers(BENCH_LAYERS),
+  'support-layers': () => renderLayers(SUPPORT_LAYERS),
   imports: () => renderImportGraph(),
   'track-states': statesTable,
   'track-transitions': transitionsTable,

@@ -4,10 +4,10 @@
  * the stages in their order, the account store, the readiness checks (ready-checks.ts) and the
  * front ends on the public port.
  */
-import { BusyPoll, cpuQuota } from './busy-poll.js';
+import { BusyPoll, cpuQuota } from './base/busy-poll.js';
 import { openStore } from './accounts/open-store.js';
 import type { AccountStore, ReloadResult } from './accounts/types.js';
-import type { Config } from './config.js';
+import type { Config } from './config/config.js';
 import { ChainDuplicates, Duplicates } from './forward/dedup.js';
 import { ChainLink } from './forward/chain-link.js';
 import { ChainForwarder, type ForwardObserver } from './forward/forwarder.js';
@@ -17,7 +17,7 @@ import type { Readiness } from './front/readiness.js';
 import { HttpFrontEnd } from './http/server.js';
 import { createTipAddressesHandler } from './http/tip-addresses.js';
 import type { TokenBuckets } from './limits/rate-limiter.js';
-import type { Logger } from './log.js';
+import type { Logger } from './log/log.js';
 import { Metrics } from './metrics/metrics.js';
 import type { PipelineHooks, RequestObserver } from './pipeline/pipeline.js';
 import { createForwardStage } from './stages/forward.js';
@@ -26,23 +26,23 @@ import { SyncSender, type SyncObserver } from './sync/sync-send.js';
 import type { SharedParts } from './threads/protocol.js';
 import { singleThread, type ThreadParts, workerThread } from './threads/thread-parts.js';
 import { readinessOf } from './ready-checks.js';
-import { buildChains, HostTable, type ChainRuntime } from './chains.js';
+import { buildChains, HostTable, type ChainRuntime } from './config/chains.js';
 import { TxDecoder } from './tx/decoder.js';
-import { BUILD } from './build.js';
-import { WebSocketLane, type LaneObserver } from './ws/lane.js';
+import { BUILD } from './base/build.js';
+import { WebSocketTransport, type WsObserver } from './ws/frames.js';
 import type { Tracker, TrackObserver } from './track/tracker.js';
 import type { TrackSeamPart } from './threads/track-seam.js';
 import { Tracking } from './tracking.js';
 import { TlsEdge, type TlsObserver } from './tls/edge.js';
-import { freePort } from './tls/free-port.js';
+import { freePort } from './base/free-port.js';
 import { ExpressLanes, type OpenOptions as LaneOpenOptions } from './express-lane/lanes.js';
-import type { LaneBox } from './forward/express-send.js';
+import type { ExpressLanesRef } from './forward/express-send.js';
 
 export interface Observers {
   /** A front end's requests, by its transport label (`http`, `ws`). */
   readonly requests?: (transport: string) => RequestObserver;
-  /** The WebSocket lane's connections (with `websocket.enabled`). */
-  readonly wsLane?: LaneObserver;
+  /** The WebSocket transport's connections (with `websocket.enabled`). */
+  readonly wsTransport?: WsObserver;
   readonly forward?: ForwardObserver & SyncObserver;
   /** The trackers' moves (chains with `track.enabled`). */
   readonly track?: TrackObserver;
@@ -86,7 +86,7 @@ export interface App {
   /** TLS on the public port (null when `listen.tls` is off): reload re-reads its certificates. */
   readonly tls: TlsEdge | null;
   /** The express lanes of this thread (open after prepare; none where no chain enables one). */
-  readonly lanes: LaneBox;
+  readonly lanes: ExpressLanesRef;
   /** Loads accounts, opens the express lanes (LaneStartError: one line) and probes sequencers once (this app's prober, if it runs one). */
   prepare(): Promise<void>;
   /** Opens the public port (after prepare); resolves with the bound port. */
@@ -108,7 +108,7 @@ export function createApp(opts: AppOptions): App {
   const thread = opts.shared === undefined ? singleThread(config, log) : workerThread(config, opts.shared);
   metrics?.watchHealth(thread.board);
   // Each thread follows the auction itself (docs/express-lane.md#threads): opened in prepare.
-  const lanes: LaneBox = { lanes: ExpressLanes.none };
+  const lanes: ExpressLanesRef = { lanes: ExpressLanes.none };
   metrics?.watchLanes(lanes);
   const sends = buildSends(config, log, thread, obs.forward, new Tracking(config, log, obs.track, opts.trackSeam ?? null), lanes);
   const readiness = readinessOf(config, store, thread.board, lanes);
@@ -125,7 +125,7 @@ export function createApp(opts: AppOptions): App {
   const port = portParts(log, readiness, opts.idPrefix);
   const observer = (transport: string) => obs.requests?.(transport);
 
-  // The front ends on the public port, registered in this order (the WebSocket lane's upgrade on
+  // The front ends on the public port, registered in this order (the WebSocket transport's upgrade on
   // `GET /` before HTTP's routes, as uWS has always been given them).
   const http = new HttpFrontEnd({
     port,
@@ -139,7 +139,7 @@ export function createApp(opts: AppOptions): App {
   const frontEnds: UwsFrontEnd[] = [
     ...(config.websocket.enabled
       ? [
-          new WebSocketLane({
+          new WebSocketTransport({
             port,
             buildPipeline,
             config: config.websocket,
@@ -148,7 +148,7 @@ export function createApp(opts: AppOptions): App {
             counts: thread.counts,
             tracking: sends.tracking.laneFeeds(),
             ...optional('observer', observer('ws')),
-            ...optional('lane', obs.wsLane),
+            ...optional('connections', obs.wsTransport),
           }),
         ]
       : []),
@@ -218,7 +218,7 @@ function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]
 function metricsObservers(metrics: Metrics): Observers {
   return {
     requests: (transport) => metrics.requestObserver(transport),
-    wsLane: metrics.wsLane,
+    wsTransport: metrics.wsTransport,
     forward: metrics.forward,
     track: metrics.track,
     accountsReload: metrics.accountsReload,
@@ -237,7 +237,7 @@ function buildSends(
   thread: ThreadParts,
   observer: (ForwardObserver & SyncObserver) | undefined,
   tracking: Tracking,
-  lanes: LaneBox,
+  lanes: ExpressLanesRef,
 ) {
   const duplicates = new Duplicates(new Map(config.chains.map((c) => [c.chainId, new ChainDuplicates(config.dedup, thread.txTable)])));
   // A tracked chain's forwards tell its tracker which sequencer accepted by which rule (tracking.ts).

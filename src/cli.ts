@@ -6,10 +6,10 @@
  * way and exits 1.
  */
 import { readCommandLine, UsageError } from './cli-args.js';
-import { ConfigError, loadConfigFile, type Config } from './config.js';
-import { createLogger, flushLogs } from './log.js';
-import { initCrypto, NativeLoadError, uws } from './native.js';
-import { BUILD } from './build.js';
+import { ConfigError, loadConfigFile, type Config } from './config/config.js';
+import { createLogger, flushLogs } from './log/log.js';
+import { initCrypto, NativeLoadError, uws } from './base/native.js';
+import { BUILD } from './base/build.js';
 import { startService } from './service.js';
 import { LaneStartError } from './express-lane/control.js';
 import { listenFailure } from './http/listen-failure.js';
@@ -29,7 +29,7 @@ usage: txgate --config <file> [--pretty]
   -h, --help          print this help and exit
 
 Serves POST / (eth_chainId, eth_sendRawTransaction; eth_sendRawTransactionSync on chains with
-sync on; the WebSocket lane on GET / with websocket on), GET /tip-addresses, GET /health and
+sync on; the WebSocket transport on GET / with websocket on), GET /tip-addresses, GET /health and
 GET /ready on listen.host:listen.port, and /metrics on the internal listener.
 Signals: SIGTERM or SIGINT drain (requests in flight are answered) and exit 0; SIGHUP re-reads
 the accounts file and the TLS certificates (listen.tls). Exit status: 0 after a drain; 1 after an uncaught error, without the native

@@ -5,13 +5,13 @@
  * round and control under `expressLane`.
  */
 import type { AccountStore } from './accounts/types.js';
-import type { Config } from './config.js';
-import type { LaneBox } from './forward/express-send.js';
+import type { Config } from './config/config.js';
+import type { ExpressLanesRef } from './forward/express-send.js';
 import type { HealthBoard } from './forward/health-board.js';
 import { healthProblems } from './forward/health.js';
 import { Readiness } from './front/readiness.js';
 
-export function readinessOf(config: Config, store: AccountStore, board: HealthBoard, lanes: LaneBox): Readiness {
+export function readinessOf(config: Config, store: AccountStore, board: HealthBoard, lanes: ExpressLanesRef): Readiness {
   const readiness = new Readiness();
   readiness.add(() => accountsProblem(store, config.accounts.maxStaleMs));
   readiness.warn(() => (store.ready && store.problem ? `${store.problem} (the last good accounts stay in force)` : null));
@@ -28,7 +28,7 @@ export function accountsProblem(store: AccountStore, maxStaleMs: number): string
 }
 
 /** Each express lane's round and control by chain id (public facts: the contract says them on chain), or null: no lane. */
-function laneDetail(box: LaneBox): Record<string, unknown> | null {
+function laneDetail(box: ExpressLanesRef): Record<string, unknown> | null {
   const status = box.lanes.status();
   if (status.size === 0) return null;
   return Object.fromEntries(
@@ -47,7 +47,7 @@ function laneDetail(box: LaneBox): Record<string, unknown> | null {
 }
 
 /** Each express lane that would not wrap now, and why (stale auction state: the plain path until a read succeeds). */
-function laneWarnings(box: LaneBox): string | null {
+function laneWarnings(box: ExpressLanesRef): string | null {
   const w: string[] = [];
   for (const [chain, s] of box.lanes.status())
     if (!s.fresh) w.push(`express lane ${chain}: auction state stale (${s.readFailures} failed reads; the plain path)`);

@@ -1,15 +1,15 @@
 /**
  * Tracking accepted transactions, composed (`chains[].track`; src/track/, docs/tracking.md): a
  * tracker per tracked chain and process, the one head subscription per chain it shares with the
- * sync send, the forward's observer of those chains, /ready's detail and the WebSocket lane's
+ * sync send, the forward's observer of those chains, /ready's detail and the WebSocket transport's
  * feeds. With several worker threads one of them owns the trackers and every other reaches them
  * through the seam (threads/track-seam.ts): the same answers and pushes on every thread. A chain
  * without tracking gets nothing of it: its forward's observer is the one it had.
  */
-import type { ChainConfig, Config } from './config.js';
+import type { ChainConfig, Config } from './config/config.js';
 import type { Duplicates } from './forward/dedup.js';
 import type { ForwardObserver } from './forward/forwarder.js';
-import type { Logger } from './log.js';
+import type { Logger } from './log/log.js';
 import type { StatusAnswers } from './stages/grant.js';
 import { HeadWatch } from './sync/head-watch.js';
 import { RemoteTracker, TrackOwner, TrackRemote, type TrackSeamPart } from './threads/track-seam.js';
@@ -64,7 +64,7 @@ export class Tracking {
     if (this.seam?.role === 'owner' && this.trackers.size > 0) this.owner = new TrackOwner(this.trackers, this.seam.ports, this.log);
   }
 
-  /** What the WebSocket lane subscribes to, by chain. */
+  /** What the WebSocket transport subscribes to, by chain. */
   laneFeeds(): Map<number, { feed: StatusFeed; maxSubscriptions: number }> {
     return new Map(
       this.config.chains

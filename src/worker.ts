@@ -7,8 +7,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { openMirror } from './accounts/open-store.js';
 import { createApp } from './app.js';
-import { createLogger, flushLogs } from './log.js';
-import { initCrypto, uws } from './native.js';
+import { createLogger, flushLogs } from './log/log.js';
+import { initCrypto, uws } from './base/native.js';
 import type { FromWorker, ToWorker, WorkerData } from './threads/protocol.js';
 
 const data = workerData as WorkerData;

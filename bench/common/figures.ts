@@ -97,3 +97,17 @@ export function differsFrom(
     .map((d) => `${d.k} ${d.v} (committed: ${String(d.c)})`);
   return diffs.length === 0 ? '' : `this run differs from the committed bench/results/${file}: ${diffs.join(', ')}; compare ratios, not absolute figures`;
 }
+
+export function round(n: number, digits = 2): number {
+  const f = 10 ** digits;
+  return Math.round(n * f) / f;
+}
+
+/** The item with the median key (the upper one of an even count). */
+export function medianBy<T>(xs: readonly T[], key: (x: T) => number): T {
+  return [...xs].sort((a, b) => key(a) - key(b))[Math.floor(xs.length / 2)]!;
+}
+
+export function median(xs: readonly number[]): number {
+  return medianBy(xs, (x) => x);
+}

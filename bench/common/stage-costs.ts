@@ -14,7 +14,7 @@
  *   exit runs every earlier stage's work, so the true exits are non-decreasing up to what their
  *   answers differ by; a pooled exit is shown as such, never as a negative cost.
  */
-import { median } from './lib.js';
+import { median } from './figures.js';
 
 export interface ExitRounds {
   readonly stage: string;

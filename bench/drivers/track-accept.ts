@@ -5,8 +5,8 @@
  * adds to one accepted submission on the serving thread. Usage: node track-accept.js N track|none
  */
 import { randomBytes } from 'node:crypto';
-import { parseConfig } from '../../src/config.js';
-import { createLogger } from '../../src/log.js';
+import { parseConfig } from '../../src/config/config.js';
+import { createLogger } from '../../src/log/log.js';
 import { Tracker } from '../../src/track/tracker.js';
 
 const n = Number(process.argv[2] ?? 20_000);

@@ -14,7 +14,7 @@ import { request, Agent } from 'node:http';
 import { keySha256 } from '../../src/accounts/keys.js';
 import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
 import { signedPool } from '../common/fixtures.js';
-import { startBench } from '../common/lib.js';
+import { startBench } from '../common/bench-run.js';
 import { startTxgate } from '../common/txgate.js';
 import { hashOf, serveStub } from '../servers/stub-sequencer.js';
 

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import postgres from 'postgres';
 import { migrate } from '../../src/accounts/postgres/migrate.js';
 import { CLIENT_OPTIONS } from '../../src/accounts/postgres/connection.js';
-import { TestPostgres } from '../../test/support/postgres.js';
+import { TestPostgres } from '../../src/dev/postgres.js';
 import { measureEdge, phaseTable, seedFleet } from '../common/fleet-edge.js';
 import { TXGATE_CLI } from '../common/paths.js';
 import { OUT_OPTIONS, parseOwnArgs, resultsDir } from '../common/options.js';

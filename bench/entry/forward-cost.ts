@@ -18,7 +18,8 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { topFunctions } from '../common/callgrind-top.js';
-import { median, round, startBench } from '../common/lib.js';
+import { startBench } from '../common/bench-run.js';
+import { median, round } from '../common/figures.js';
 import { startStub } from '../servers/stub-sequencer.js';
 import { driver } from '../common/paths.js';
 

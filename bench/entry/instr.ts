@@ -13,7 +13,7 @@
  * per scenario (bench/instr/report.ts): the median instructions per request and the spread of
  * the rounds, GC instructions per request (v8::internal::Heap::CollectGarbage, inclusive), bytes
  * allocated per request and collections per 10,000 requests (--trace-gc-nvp), each as a ratio to
- * the echo and txgate beside the floor. The WebSocket lane's scenarios (txgate only) send the
+ * the echo and txgate beside the floor. The WebSocket transport's scenarios (txgate only) send the
  * same requests as frames on one connection with as many in flight as the HTTP scenarios have
  * connections. Then txgate per stage: requests that exit at consecutive stages, each stage's
  * cost the difference to the exit before it.
@@ -25,7 +25,9 @@ import { join } from 'node:path';
 import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
 import { keySha256 } from '../../src/accounts/keys.js';
 import { differsFrom, roundsProblem } from '../common/figures.js';
-import { median, RESULTS_DIR, round, startBench } from '../common/lib.js';
+import { startBench } from '../common/bench-run.js';
+import { median, round } from '../common/figures.js';
+import { RESULTS_DIR } from '../common/paths.js';
 import { server } from '../common/paths.js';
 import { stageCosts, type StageCost } from '../common/stage-costs.js';
 import { startStub } from '../servers/stub-sequencer.js';

@@ -14,7 +14,9 @@
 import { spawnSync } from 'node:child_process';
 import { keySha256 } from '../../src/accounts/keys.js';
 import { roundsProblem } from '../common/figures.js';
-import { RESULTS_DIR, round, startBench } from '../common/lib.js';
+import { RESULTS_DIR } from '../common/paths.js';
+import { round } from '../common/figures.js';
+import { startBench } from '../common/bench-run.js';
 import { server } from '../common/paths.js';
 import { stageCosts, type StageCost } from '../common/stage-costs.js';
 import { resultsJson } from '../common/results-schema.js';

@@ -20,7 +20,7 @@ import { join, resolve } from 'node:path';
 import { readCommandLine } from '../../src/cli-args.js';
 import { randomBytes } from 'node:crypto';
 import { sign1559 } from '../../src/dev/sign.js';
-import { initCrypto, keccak256 } from '../../src/native.js';
+import { initCrypto, keccak256 } from '../../src/base/native.js';
 import { keySha256 } from '../../src/accounts/keys.js';
 import { startTxgate } from '../common/txgate.js';
 import { REPO } from '../common/paths.js';

@@ -1,6 +1,7 @@
 /** `npm run bench`: the in-process bench suites (tinybench); writes latest.json and latest.md and prints a table per suite as it ends. */
 import { roundsProblem } from '../common/figures.js';
-import { startBench, saveRows, table, type Row } from '../common/lib.js';
+import { startBench } from '../common/bench-run.js';
+import { saveRows, table, type Row } from '../common/suite.js';
 import { run as decode } from '../micro/decode.bench.js';
 import { run as stages } from '../micro/stages.bench.js';
 import { run as pipeline } from '../micro/pipeline.bench.js';

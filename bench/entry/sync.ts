@@ -2,10 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { privateKeyToAddress } from 'viem/accounts';
 import { ANVIL_KEYS, ANVIL_TIP_ADDRESS, startAnvil } from '../../src/dev/anvil.js';
 import { sign1559 } from '../../src/dev/sign.js';
-import { initCrypto } from '../../src/native.js';
+import { initCrypto } from '../../src/base/native.js';
 import { keySha256 } from '../../src/accounts/keys.js';
 import { differsFrom } from '../common/figures.js';
-import { median, RESULTS_DIR, round, startBench } from '../common/lib.js';
+import { startBench } from '../common/bench-run.js';
+import { median, round } from '../common/figures.js';
+import { RESULTS_DIR } from '../common/paths.js';
 import { startTxgate } from '../common/txgate.js';
 import { resultsJson } from '../common/results-schema.js';
 

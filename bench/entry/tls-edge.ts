@@ -26,9 +26,10 @@ import { readFileSync } from 'node:fs';
 import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
 import { makeDevTls } from '../../src/dev/dev-tls.js';
 import { sign1559 } from '../../src/dev/sign.js';
-import { initCrypto } from '../../src/native.js';
+import { initCrypto } from '../../src/base/native.js';
 import { keySha256 } from '../../src/accounts/keys.js';
-import { median, round, startBench } from '../common/lib.js';
+import { startBench } from '../common/bench-run.js';
+import { median, round } from '../common/figures.js';
 import { openAll, runRound, type ClientSettings, type Scenario } from '../tls/client.js';
 import { control, cpuSeconds, dumped, TlsServers } from '../tls/servers.js';
 

@@ -17,12 +17,13 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { parseConfig } from '../../src/config.js';
-import { createLogger } from '../../src/log.js';
+import { parseConfig } from '../../src/config/config.js';
+import { createLogger } from '../../src/log/log.js';
 import { readBatch, type Call, type ChainRpc, type Got } from '../../src/track/chain-rpc.js';
 import { Entry, TrackTable } from '../../src/track/table.js';
 import { Watcher } from '../../src/track/watcher.js';
-import { median, round, startBench } from '../common/lib.js';
+import { startBench } from '../common/bench-run.js';
+import { median, round } from '../common/figures.js';
 import { driver } from '../common/paths.js';
 import { resultsJson } from '../common/results-schema.js';
 

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:ws`: the WebSocket lane against HTTP on the same txgate, in the same run.
+ * `npm run bench:ws`: the WebSocket transport against HTTP on the same txgate, in the same run.
  *
  * txgate (websocket on) on core 0, the stub sequencer and the load generator (ws-client.ts) on
  * core 1. For valid submissions (a pre-signed pool of distinct transactions from 16 senders)
@@ -15,16 +15,19 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
 import { sign1559 } from '../../src/dev/sign.js';
-import { initCrypto } from '../../src/native.js';
+import { initCrypto } from '../../src/base/native.js';
 import { keySha256 } from '../../src/accounts/keys.js';
 import { differsFrom, flagged, medianName, noisyNote, roundsProblem, roundsSpread } from '../common/figures.js';
-import { cpuMicros, median, RESULTS_DIR, round, startBench } from '../common/lib.js';
+import { startBench } from '../common/bench-run.js';
+import { cpuMicros } from '../common/cpu.js';
+import { median, round } from '../common/figures.js';
+import { RESULTS_DIR } from '../common/paths.js';
 import { startTxgate } from '../common/txgate.js';
 import { resultsJson, type WsRun } from '../common/results-schema.js';
 import { startStub } from '../servers/stub-sequencer.js';
 import { driver } from '../common/paths.js';
 
-const run = startBench('bench:ws', 'The WebSocket lane against HTTP on the same txgate: req/s and server CPU per request, then latency at a fixed rate.', {
+const run = startBench('bench:ws', 'The WebSocket transport against HTTP on the same txgate: req/s and server CPU per request, then latency at a fixed rate.', {
   seconds: { kind: 'int', quick: 2, full: 5, help: 'seconds per measurement' },
   rounds: { kind: 'int', quick: 3, full: 3, help: 'alternating rounds (HTTP, WebSocket), an odd number ≥ 3 (the median of the rounds is reported)' },
   'in-flight': { kind: 'int', quick: 64, help: 'requests in flight (HTTP connections; frames on the one WebSocket)' },

@@ -1,6 +1,6 @@
 /**
  * bench:instr's load: a round of requests of a scenario, over HTTP (`connections` keep-alive
- * connections, one request in flight on each) or the WebSocket lane (one connection, as many
+ * connections, one request in flight on each) or the WebSocket transport (one connection, as many
  * frames in flight), counted by the status of the answers.
  */
 import { connect } from 'node:net';

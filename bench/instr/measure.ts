@@ -4,7 +4,7 @@
  * as the median of its rounds; and bytes allocated per request on a server started plain.
  */
 import type { TopFunction } from '../common/callgrind-top.js';
-import { median, round } from '../common/lib.js';
+import { median, round } from '../common/figures.js';
 import { noisyRounds, spread } from '../common/stage-costs.js';
 import { gcOf, type Callgrind, type Server } from './callgrind.js';
 import { answered, type Driver } from './drive.js';

@@ -3,7 +3,7 @@
  * and the JSON, from what was measured. Nothing is measured here.
  */
 import { barNote, medianName } from '../common/figures.js';
-import { round } from '../common/lib.js';
+import { round } from '../common/figures.js';
 import { pairedConfidence, type StageCost } from '../common/stage-costs.js';
 import { stackedBarsSvg, type Bar } from '../common/svg.js';
 import type { TopFunction } from '../common/callgrind-top.js';

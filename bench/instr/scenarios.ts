@@ -8,7 +8,7 @@ import { privateKeyToAddress } from 'viem/accounts';
 import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
 import { sign1559 } from '../../src/dev/sign.js';
 import { keySha256 } from '../../src/accounts/keys.js';
-import { initCrypto } from '../../src/native.js';
+import { initCrypto } from '../../src/base/native.js';
 
 await initCrypto();
 
@@ -20,7 +20,7 @@ export interface Scenario {
   readonly headers: Record<string, string>;
   readonly host?: string;
   /**
-   * Over the WebSocket lane: one connection (authenticated at its upgrade with the scenario's
+   * Over the WebSocket transport: one connection (authenticated at its upgrade with the scenario's
    * key, opened once before the warm-up) with `--connections` frames in flight, in place of that
    * many HTTP connections with one request each. An answer's status is its data.status (200 for
    * a result).

@@ -4,7 +4,7 @@
  * it and over the echo, and what remains named by stage; and the table the console, limit.md
  * and docs/performance.md (rendered from limit.json) print.
  */
-import { median } from '../common/lib.js';
+import { median } from '../common/figures.js';
 import type { StageCost } from '../common/stage-costs.js';
 import type { Part } from '../servers/limit-server.js';
 import type { LimitScenario } from './parts.js';

@@ -10,7 +10,7 @@ import { privateKeyToAddress } from 'viem/accounts';
 import { keySha256 } from '../../src/accounts/keys.js';
 import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
 import { sign1559 } from '../../src/dev/sign.js';
-import { initCrypto } from '../../src/native.js';
+import { initCrypto } from '../../src/base/native.js';
 
 export const JSON_CT = { 'Content-Type': 'application/json' };
 const rpcBody = (method: string, params: unknown[], id = 1) => JSON.stringify({ jsonrpc: '2.0', id, method, params });

@@ -6,7 +6,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cpuMicros, medianBy, round } from '../common/lib.js';
+import { cpuMicros } from '../common/cpu.js';
+import { medianBy, round } from '../common/figures.js';
 import { driver, server } from '../common/paths.js';
 import { startTxgate } from '../common/txgate.js';
 import { gcObserverSource } from '../drivers/gc-trace.js';

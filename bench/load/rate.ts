@@ -8,7 +8,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gcAgainst, readGc, type Sample } from '../drivers/gc-trace.js';
 import { flagged } from '../common/figures.js';
-import { round } from '../common/lib.js';
+import { round } from '../common/figures.js';
 import { driver } from '../common/paths.js';
 import type { LoadContext } from './context.js';
 import { JSON_CT } from './fixtures.js';

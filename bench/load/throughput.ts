@@ -3,9 +3,9 @@
  * variants of a valid submission with --full), its picture, and the added latency at ~1,000 req/s.
  */
 import { existsSync } from 'node:fs';
-import { SYSTEM_SECP256K1_PATH } from '../../src/native.js';
+import { SYSTEM_SECP256K1_PATH } from '../../src/base/native.js';
 import { flagged, medianName, noisyNote, roundsSpread } from '../common/figures.js';
-import { round } from '../common/lib.js';
+import { round } from '../common/figures.js';
 import { stackedBarsSvg, type Bar } from '../common/svg.js';
 import { spread, type LoadContext } from './context.js';
 import { JSON_CT } from './fixtures.js';

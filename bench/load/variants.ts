@@ -4,7 +4,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { medianName, noisyNote, roundsSpread } from '../common/figures.js';
-import { median, medianBy, round } from '../common/lib.js';
+import { median, medianBy, round } from '../common/figures.js';
 import { driver } from '../common/paths.js';
 import { spread, type LoadContext } from './context.js';
 import { rssMB, stop, type Measured } from './harness.js';

@@ -11,14 +11,14 @@
 import { createTxFromRLP } from '@ethereumjs/tx';
 import { chainCommon } from '../../src/tx/crypto.js';
 import { existsSync } from 'node:fs';
-import { secp256k1Addon, useSecp256k1, SYSTEM_SECP256K1_PATH, systemSecp256k1Addon } from '../../src/native.js';
+import { secp256k1Addon, useSecp256k1, SYSTEM_SECP256K1_PATH, systemSecp256k1Addon } from '../../src/base/native.js';
 import { tipVia } from '../../src/stages/fee.js';
 import { parseAccounts } from '../../src/accounts/parse.js';
 import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
-import { Exit } from '../../src/errors.js';
+import { Exit } from '../../src/base/errors.js';
 import { TxDecoder } from '../../src/tx/decoder.js';
 import { BYTES, hashOf, referenceDecoders } from '../common/fixtures.js';
-import { keep, runSuite, type Row, type SuiteOptions } from '../common/lib.js';
+import { keep, runSuite, type Row, type SuiteOptions } from '../common/suite.js';
 
 export async function run(o: Pick<SuiteOptions, 'time' | 'rounds'> = {}): Promise<Row[]> {
   const jsCommon = chainCommon(4663, 'prague', null);

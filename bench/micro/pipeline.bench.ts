@@ -4,10 +4,10 @@
  * each stage N. The reference is "all
  * pass": each rejection is a fraction of it.
  */
-import type { Exit } from '../../src/errors.js';
+import type { Exit } from '../../src/base/errors.js';
 import { body, config, context, recoverDecoders, head, KEY_OFF, KEY_SLOW, pipeline, signedPool, TXS } from '../common/fixtures.js';
 import { Metrics } from '../../src/metrics/metrics.js';
-import { runSuite, type Row, type SuiteOptions } from '../common/lib.js';
+import { runSuite, type Row, type SuiteOptions } from '../common/suite.js';
 import type { Body, RequestHead } from '../../src/pipeline/context.js';
 
 export async function run(o: Pick<SuiteOptions, 'time' | 'rounds'> = {}): Promise<Row[]> {

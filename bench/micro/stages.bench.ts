@@ -6,12 +6,12 @@ import { createHostStage } from '../../src/stages/host.js';
 import { createParseStage } from '../../src/stages/parse.js';
 import { createRateLimitStage } from '../../src/stages/rate-limit.js';
 import { createRouteStage } from '../../src/stages/route.js';
-import { Exit } from '../../src/errors.js';
+import { Exit } from '../../src/base/errors.js';
 import { MirrorAccountStore } from '../../src/accounts/postgres/mirror.js';
 import { changesOf } from '../../src/accounts/postgres/snapshot.js';
 import { StoreState } from '../../src/accounts/postgres/state.js';
 import { ACCOUNT_DOCS, body, config, context, decoders, head, hosts, limiter, store, TXS } from '../common/fixtures.js';
-import { keep, runSuite, type Row, type SuiteOptions } from '../common/lib.js';
+import { keep, runSuite, type Row, type SuiteOptions } from '../common/suite.js';
 import type { RunnerStage } from '../../src/pipeline/pipeline.js';
 
 export async function run(o: Pick<SuiteOptions, 'time' | 'rounds'> = {}): Promise<Row[]> {

@@ -2,7 +2,7 @@
  * The reference: a bare uWebSockets.js server that reads the POST body (copying it, as txgate
  * does) and answers a small fixed JSON-RPC result. Usage: node echo-server.js PORT
  */
-import { uws } from '../../src/native.js';
+import { uws } from '../../src/base/native.js';
 import { onBody } from './uws-body.js';
 
 const port = Number(process.argv[2] ?? 18100);

@@ -22,9 +22,9 @@
 import { hash } from 'node:crypto';
 import { openSync, writeSync } from 'node:fs';
 import type { HttpResponse } from 'uWebSockets.js';
-import { Exit, REJECT } from '../../src/errors.js';
+import { Exit, REJECT } from '../../src/base/errors.js';
 import { HttpUpstream } from '../../src/upstreams/http/http-upstream.js';
-import { initCrypto, uws } from '../../src/native.js';
+import { initCrypto, uws } from '../../src/base/native.js';
 import { classifyRawTxParam } from '../../src/stages/route.js';
 import { TxDecoder } from '../../src/tx/decoder.js';
 import { ascii, H } from '../../src/http/write.js';

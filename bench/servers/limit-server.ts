@@ -27,9 +27,9 @@ import { pino } from 'pino';
 import { Client, type Dispatcher } from 'undici';
 import type { HttpResponse, HttpRequest } from 'uWebSockets.js';
 import WebSocket from 'ws';
-import { FastLog } from '../../src/log-line.js';
-import { LogSink } from '../../src/log-sink.js';
-import { initCrypto, uws } from '../../src/native.js';
+import { FastLog } from '../../src/log/log-line.js';
+import { LogSink } from '../../src/log/log-sink.js';
+import { initCrypto, uws } from '../../src/base/native.js';
 import { TxDecoder } from '../../src/tx/decoder.js';
 import { onBody } from './uws-body.js';
 

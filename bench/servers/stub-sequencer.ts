@@ -15,7 +15,7 @@
  *   node dist/bench/servers/stub-sequencer.js PORT [DELAY_MS] [CHAIN_ID] [HOLDER]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { initCrypto, keccak256, uws } from '../../src/native.js';
+import { initCrypto, keccak256, uws } from '../../src/base/native.js';
 import { onBody } from './uws-body.js';
 
 import { server } from '../common/paths.js';

@@ -1,11 +1,11 @@
 /**
  * The `accounts` section of the configuration, declared by the account layer: `store` picks a
  * store kind, and each kind lists its own fields (declared once: config-fields.ts) and the rule
- * between them. src/config.ts composes this section with the others; open-store.ts opens the
+ * between them. src/config/config.ts composes this section with the others; open-store.ts opens the
  * kind chosen. A new kind adds its entry here and in open-store.ts.
  */
-import { custom, oneOf, type Section, type Values } from '../config-fields.js';
-import type { Reader } from '../config-reader.js';
+import { custom, oneOf, type Section, type Values } from '../base/config-fields.js';
+import type { Reader } from '../base/config-reader.js';
 import { resolve } from 'node:path';
 import { checkPostgresFields, POSTGRES_FIELDS } from './postgres/config.js';
 

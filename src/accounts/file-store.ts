@@ -1,7 +1,8 @@
 /**
- * The embedded account store: the accounts file, hot-reloaded. The directory is watched (an
- * atomic rename replaces the file's inode, so watching the file itself would go deaf), a
- * 1-second stat poll backs the watcher up, and SIGHUP forces a re-read. A valid new file takes
+ * The embedded account store: the accounts file, hot-reloaded. The directory is watched by the
+ * one file watch (base/file-watch.ts: an atomic rename replaces the file's inode, so watching the
+ * file itself would go deaf), a 1-second stat poll backs the watcher up, and SIGHUP forces a
+ * re-read. A valid new file takes
  * effect at once by swapping one immutable snapshot (requests in flight keep the account they
  * already resolved); an invalid one is refused with one log line naming every problem, and the
  * last good snapshot stays in force. A key hash two accounts list (a hand edit) stays with the
@@ -9,11 +10,10 @@
  * once while it lasts; the key goes to the claimer once its holder gives it up (logged too).
  */
 import { createHash } from 'node:crypto';
-import { watch, type FSWatcher } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
-import { basename, dirname } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { isMainThread, workerData } from 'node:worker_threads';
-import type { Logger } from '../log.js';
+import { FileWatch } from '../base/file-watch.js';
+import type { Logger } from '../log/log.js';
 import { parseAccountsText, unreadable } from './file-text.js';
 import { settleKeyClaims } from './key-claims.js';
 import type { AccountsSnapshot } from './parse.js';
@@ -59,10 +59,7 @@ export class FileAccountStore extends StoreBase implements AccountStore {
   private digest = '';
   /** The content last refused: the same bytes seen again (watch, then poll) are not refused twice. */
   private refusedDigest = '';
-  private watcher: FSWatcher | null = null;
-  private poll: NodeJS.Timeout | null = null;
-  private debounce: NodeJS.Timeout | null = null;
-  private lastStat = '';
+  private watch: FileWatch | null = null;
   private reloading: Promise<ReloadResult> | null = null;
   private again = false;
   private readonly onHup = () => void this.reload('SIGHUP');
@@ -87,50 +84,20 @@ export class FileAccountStore extends StoreBase implements AccountStore {
   async start(): Promise<void> {
     await initChecksum();
     await this.reload('start');
-    const dir = dirname(this.opts.file);
-    const name = basename(this.opts.file);
-    try {
-      this.watcher = watch(dir, { persistent: false }, (_event, file) => {
-        if (file === null || file === name) this.schedule();
-      });
-      this.watcher.on('error', (e) => this.opts.log.warn({ err: e }, 'accounts watcher failed; relying on polling'));
-    } catch (e) {
-      this.opts.log.warn({ err: e, dir }, 'cannot watch the accounts directory; relying on polling');
-    }
-    this.poll = setInterval(() => void this.checkStat(), this.opts.pollMs ?? 1000);
-    this.poll.unref();
+    // Editors and renames fire several events: coalesced for 20 ms.
+    this.watch = new FileWatch([this.opts.file], (trigger) => void this.reload(trigger), this.opts.log, {
+      what: 'accounts',
+      pollMs: this.opts.pollMs,
+      settleMs: 20,
+    });
+    await this.watch.start();
     // Signals reach the main thread only; worker threads are told to reload by a message.
     if (this.hearsSignal) process.on('SIGHUP', this.onHup);
   }
 
   close(): void {
-    this.watcher?.close();
-    if (this.poll !== null) clearInterval(this.poll);
-    if (this.debounce !== null) clearTimeout(this.debounce);
+    this.watch?.close();
     process.off('SIGHUP', this.onHup);
-  }
-
-  private schedule(): void {
-    // Editors and renames fire several events: coalesce them.
-    if (this.debounce !== null) clearTimeout(this.debounce);
-    this.debounce = setTimeout(() => {
-      this.debounce = null;
-      void this.reload('watch');
-    }, 20);
-    this.debounce.unref();
-  }
-
-  private async checkStat(): Promise<void> {
-    try {
-      const s = await stat(this.opts.file);
-      const sig = `${s.ino}:${s.size}:${s.mtimeMs}`;
-      if (sig !== this.lastStat) {
-        this.lastStat = sig;
-        await this.reload('poll');
-      }
-    } catch {
-      /* a missing file is reported by reload when it is next triggered */
-    }
   }
 
   /** Re-reads the file; concurrent triggers coalesce into one more read after the current one. */

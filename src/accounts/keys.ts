@@ -3,7 +3,7 @@
  * the account it names (or why not) here, for the auth stage and GET /tip-addresses alike.
  */
 import { hash } from 'node:crypto';
-import { type Exit, REJECT } from '../errors.js';
+import { type Exit, REJECT } from '../base/errors.js';
 import type { Account, AccountStore } from './types.js';
 
 /** Longer keys are refused without hashing: no key we issue comes close. */

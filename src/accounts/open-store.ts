@@ -12,7 +12,7 @@ import { MirrorAccountStore, type MirrorSeed } from './postgres/mirror.js';
 import { postgresStartProblem } from './postgres/start-check.js';
 import { PostgresAccountStore } from './postgres/store.js';
 import type { AccountStore, MirrorStore, ReloadResult, SharedAccountStore } from './types.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../log/log.js';
 
 interface StoreKind {
   /** The store of one thread (the only thread, or each worker thread when the kind is not shared). */

@@ -6,7 +6,7 @@
  * loads it with the hash held by the first claimer in document order and the other claims named
  * in `contested`, for key-claims.ts to settle against the snapshot in force.
  */
-import { isObj, Reader } from '../config-reader.js';
+import { isObj, Reader } from '../base/config-reader.js';
 import { AddressList } from './address-list.js';
 import { checksumBody } from './checksum.js';
 import { ACCOUNT_LIMITS, capProblems } from './limits.js';

@@ -66,7 +66,7 @@ export interface AnvilOptions {
 /**
  * Starts anvil and resolves once it answers eth_chainId with its own chain id. Fails, with anvil
  * stopped, when anvil exits (its port taken), when whatever answers on the port serves another
- * chain, or when nothing answers in time (each probe is bounded: a holder that accepts and never
+ * chain, or when nothing answers in time (each probe is bounded: a listener that accepts and never
  * answers cannot hang it).
  */
 export async function startAnvil(opts: AnvilOptions = {}): Promise<Anvil> {

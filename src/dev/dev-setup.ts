@@ -51,7 +51,7 @@ function alive(pid: number): boolean {
 export interface DevExtensions {
   /** eth_sendRawTransactionSync on chain 4663 (anvil is the chain RPC; the timeout answer omits the waited time). */
   readonly sync?: boolean;
-  /** The WebSocket lane on the public port. */
+  /** The WebSocket transport on the public port. */
   readonly websocket?: boolean;
   /** Tracking on chain 4663 (anvil is the chain RPC): txgate_getTransactionStatus served (docs/tracking.md). */
   readonly track?: boolean;

@@ -3,7 +3,7 @@
  * that need transactions no library would build). Not used by the service.
  */
 import { RLP } from '@ethereumjs/rlp';
-import { keccak256, secp256k1 } from '../native.js';
+import { keccak256, secp256k1 } from '../base/native.js';
 
 /** Minimal big-endian bytes of n (empty for 0), as RLP integers are encoded. */
 export function intBytes(n: bigint | number): Uint8Array {

@@ -1,11 +1,11 @@
 /**
  * The `chains[].expressLane` section (off unless a deployment turns it on): the auction contract,
  * the endpoint serving timeboost_sendExpressLaneTransaction, where the controller's key is, and
- * how the edge uses the lane. Declared once here; src/config.ts composes it into each chain.
+ * how the edge uses the lane. Declared once here; src/config/config.ts composes it into each chain.
  */
 import { isAbsolute, resolve } from 'node:path';
-import { bool, custom, int, oneOf, type Section, type Values } from '../config-fields.js';
-import type { Reader } from '../config-reader.js';
+import { bool, custom, int, oneOf, type Section, type Values } from '../base/config-fields.js';
+import type { Reader } from '../base/config-reader.js';
 import { keyFileProblem } from './key.js';
 
 export type SequenceMode = 'dont-care' | 'ordered';

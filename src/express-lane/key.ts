@@ -5,7 +5,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { inspect } from 'node:util';
-import { keccak256, secp256k1 } from '../native.js';
+import { keccak256, secp256k1 } from '../base/native.js';
 
 const KEY_HEX = /^(?:0x)?([0-9a-fA-F]{64})$/;
 /** The group order n of secp256k1: a key is 1 ≤ k < n. */

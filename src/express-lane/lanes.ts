@@ -4,12 +4,10 @@
  *
  *   const lanes = await ExpressLanes.open(config.chains);       // LaneStartError / KeyError: one line
  *   lanes.submissionFor(chainId, rawTxHex, account, now)          // null: the plain path
- *   lanes.readAnswer(text)                                        // queued / not-sequenced / unknown
  *   lanes.status()                                                // per chain: round, controller, controlled
  *
  * With no chain enabled, `submissionFor` is one Map lookup that finds nothing.
  */
-import { type LaneReading, readLaneAnswer } from './answer.js';
 import type { ExpressLaneConfig } from './config.js';
 import { LaneStartError } from './control.js';
 import { KeyError, loadControllerKey } from './key.js';
@@ -76,10 +74,6 @@ export class ExpressLanes {
   wouldWrap(chainId: number, account: Granted, nowMs?: number): boolean {
     const lane = this.byChain.get(chainId);
     return lane?.wouldWrap(account, nowMs) === true;
-  }
-
-  readAnswer(text: string): LaneReading {
-    return readLaneAnswer(text);
   }
 
   /** Each lane's state by chain id (for /ready's detail and the metrics: controlled 0/1, the round). */

@@ -20,7 +20,7 @@
  * The sequence number 2^64 − 1 is Nitro's DontCareSequence (timeboost/express_lane_service.go):
  * the submission goes to the queue at once, outside the round's ordering.
  */
-import { keccak256 } from '../native.js';
+import { keccak256 } from '../base/native.js';
 import type { ControllerKey } from './key.js';
 
 export const DONT_CARE_SEQUENCE = (1n << 64n) - 1n;

@@ -12,7 +12,7 @@
  * - a fault (transport, timeout, 5xx, garbage): uncertain if the bytes were handed to the
  *   socket, else never sent.
  */
-import { REJECT, reject, result, safeJson, upstreamRejected, type Exit } from '../errors.js';
+import { REJECT, reject, result, safeJson, upstreamRejected, type Exit } from '../base/errors.js';
 import type { Answer } from '../upstreams/upstream.js';
 
 /**

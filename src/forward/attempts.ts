@@ -19,12 +19,12 @@
  * (reasons.ts), what its answer said, and the rule that established a definite one (`hash`,
  * `lookup`, `resend`, `answer`: its own refusal).
  */
-import type { Exit } from '../errors.js';
-import type { Logger } from '../log.js';
-import { FastLog, millisText } from '../log-line.js';
+import type { Exit } from '../base/errors.js';
+import type { Logger } from '../log/log.js';
+import { FastLog, millisText } from '../log/log-line.js';
 import { notSent, uncertain, type Known, type Reading } from './answer.js';
 import { type Part, type AttemptObserver, describe, type ForwardRequest, part, partOutcome, type SendKind } from './parts.js';
-import type { Role } from '../reasons.js';
+import type { Role } from '../base/reasons.js';
 import { type Asking, lookup, resolve } from './resolve.js';
 import type { CallTimes, Upstream } from '../upstreams/upstream.js';
 import type { Sequencer } from './sequencer.js';

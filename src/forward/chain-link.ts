@@ -5,8 +5,8 @@
  * connection another needs), and holds the chain RPC's client and the outcome rules
  * (attempts.ts) the sends conclude by.
  */
-import type { ChainConfig } from '../config.js';
-import type { Logger } from '../log.js';
+import type { ChainConfig } from '../config/config.js';
+import type { Logger } from '../log/log.js';
 import { openUpstream } from '../upstreams/registry.js';
 import type { CallTimes, OpenOptions, Upstream } from '../upstreams/upstream.js';
 import { Attempts } from './attempts.js';

@@ -8,7 +8,7 @@
  * the in-flight and accepted hashes are shared through a SharedTxTable, so it holds per
  * process (docs/design.md §1.3).
  */
-import type { Exit } from '../errors.js';
+import type { Exit } from '../base/errors.js';
 import type { SharedTxTable } from '../limits/shared-tables.js';
 
 /** Bounded set of recently accepted hashes with expiry (insertion order = expiry order). */

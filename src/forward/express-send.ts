@@ -1,7 +1,7 @@
 /**
  * The express lane's part in a forward (docs/express-lane.md): the one rule every forward of a
  * chain that enables `expressLane` goes through (forwarder.ts: the HTTP front end's, the
- * WebSocket lane's and the sync send's receipt mode alike).
+ * WebSocket transport's and the sync send's receipt mode alike).
  *
  * - `take(req)`: the wrapped submission when the account's grant has `expressLane` and the lane
  *   says the round is ours (express-lane/lane.ts), else null: the plain path, exactly as without
@@ -18,14 +18,14 @@
  * The answer says which lane carried the submission (`X-Txgate-Lane`), as does its audit line
  * (`lane`).
  */
-import { type Exit, type Header, result } from '../errors.js';
+import { type Exit, type Header, result } from '../base/errors.js';
 import { type LaneReading, readLaneError } from '../express-lane/answer.js';
 import type { Granted, LaneSubmission } from '../express-lane/lane.js';
 import type { ExpressLanes } from '../express-lane/lanes.js';
-import type { Logger } from '../log.js';
-import { FastLog, millisText } from '../log-line.js';
+import type { Logger } from '../log/log.js';
+import { FastLog, millisText } from '../log/log-line.js';
 import type { Answer, CallTimes, Upstream } from '../upstreams/upstream.js';
-import type { PartState } from '../reasons.js';
+import type { PartState } from '../base/reasons.js';
 import { type Rule, uncertain } from './answer.js';
 import type { Attempts } from './attempts.js';
 import type { AttemptObserver, ForwardRequest } from './parts.js';
@@ -33,7 +33,7 @@ import type { AttemptObserver, ForwardRequest } from './parts.js';
 export type LaneName = 'express' | 'plain';
 
 /** The lanes of the process, set once they are open (the composition root opens them at start). */
-export interface LaneBox {
+export interface ExpressLanesRef {
   lanes: ExpressLanes;
 }
 
@@ -63,7 +63,7 @@ export class ExpressSend {
 
   constructor(
     private readonly chainId: number,
-    private readonly box: LaneBox,
+    private readonly box: ExpressLanesRef,
     /** The lane's endpoint (`expressLane.endpoint`), an upstream of its own. */
     readonly endpoint: Upstream,
     private readonly attempts: Attempts,
@@ -76,14 +76,14 @@ export class ExpressSend {
 
   /** The wrapped submission, or null: the plain path. */
   take(req: ForwardRequest): LaneSubmission | null {
-    const holder: Granted | undefined = req.holder;
-    return holder === undefined ? null : this.box.lanes.submissionFor(this.chainId, req.rawHex, holder);
+    const granted: Granted | undefined = req.granted;
+    return granted === undefined ? null : this.box.lanes.submissionFor(this.chainId, req.rawHex, granted);
   }
 
   /** Whether `req` would be wrapped now (no sequence number taken): the sync send's choice of method. */
   wouldTake(req: ForwardRequest): boolean {
-    const holder: Granted | undefined = req.holder;
-    return holder !== undefined && this.box.lanes.wouldWrap(this.chainId, holder);
+    const granted: Granted | undefined = req.granted;
+    return granted !== undefined && this.box.lanes.wouldWrap(this.chainId, granted);
   }
 
   /**

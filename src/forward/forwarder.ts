@@ -13,8 +13,8 @@
  * endpoint instead while the round is ours (express-send.ts), and every forwarded answer says
  * which lane carried it.
  */
-import type { ChainConfig } from '../config.js';
-import { reject, REJECT, result, type Exit } from '../errors.js';
+import type { ChainConfig } from '../config/config.js';
+import { reject, REJECT, result, type Exit } from '../base/errors.js';
 import type { CallTimes } from '../upstreams/upstream.js';
 import { readPlain } from './answer.js';
 import type { Attempts } from './attempts.js';
@@ -22,8 +22,8 @@ import type { AttemptObserver, ForwardRequest, SendKind } from './parts.js';
 import type { ChainLink } from './chain-link.js';
 import type { ChainDuplicates } from './dedup.js';
 import type { Sequencer } from './sequencer.js';
-import { ExpressSend, type LaneBox, withLane } from './express-send.js';
-import { SEND_METHOD } from '../rpc-methods.js';
+import { ExpressSend, type ExpressLanesRef, withLane } from './express-send.js';
+import { SEND_METHOD } from '../rpc/rpc-methods.js';
 
 export interface ForwardObserver extends AttemptObserver {
   inFlight?(chainId: number, n: number): void;
@@ -45,7 +45,7 @@ export class ChainForwarder {
     private readonly dups: ChainDuplicates,
     private readonly observer: ForwardObserver = {},
     /** The process's express lanes, once open (none: never wrapped). */
-    lanes?: LaneBox,
+    lanes?: ExpressLanesRef,
   ) {
     const config = link.chain;
     this.config = config;

@@ -8,7 +8,7 @@
  * every write, and the last problem as UTF-8 text (bounded, never a secret: the sequencer's
  * label carries no credentials).
  */
-import type { ChainConfig } from '../config.js';
+import type { ChainConfig } from '../config/config.js';
 
 export type SequencerHealth = 'unknown' | 'up' | 'down';
 

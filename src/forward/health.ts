@@ -4,14 +4,14 @@
  * chain's id. Verdicts go to the process-wide HealthBoard, which every thread's forwarder and
  * readiness read. Transitions are logged; readiness fails while a chain has no sequencer up.
  */
-import type { ChainConfig } from '../config.js';
-import type { Logger } from '../log.js';
+import type { ChainConfig } from '../config/config.js';
+import type { Logger } from '../log/log.js';
 import { upstreamLabel } from '../upstreams/upstream.js';
 import { preview } from './answer.js';
 import type { ChainLink } from './chain-link.js';
 import { type HealthBoard, slotIndex } from './health-board.js';
 import type { Sequencer } from './sequencer.js';
-import { CHAIN_ID_METHOD } from '../rpc-methods.js';
+import { CHAIN_ID_METHOD } from '../rpc/rpc-methods.js';
 
 interface Probed {
   readonly chain: ChainConfig;

@@ -4,8 +4,8 @@
  * conclude a forward from its parts are in attempts.ts; rule 2 (resolving a written part) is in
  * resolve.ts.
  */
-import type { Exit } from '../errors.js';
-import type { PartState, SubmissionOutcome } from '../reasons.js';
+import type { Exit } from '../base/errors.js';
+import type { PartState, SubmissionOutcome } from '../base/reasons.js';
 import type { ForwardOutcome, Reading, Rule } from './answer.js';
 import type { Answer } from '../upstreams/upstream.js';
 import type { Granted } from '../express-lane/lane.js';
@@ -21,7 +21,7 @@ export interface ForwardRequest {
   /** When the request arrived (performance.now()): the start of a tracked transaction's timeline. */
   readonly t0?: number;
   /** The account's grants, for the express lane's rule (express-send.ts); absent: never wrapped. */
-  readonly holder?: Granted | undefined;
+  readonly granted?: Granted | undefined;
 }
 
 /** A kind of send: its call, what its answers say, and its acceptance when a lookup or a resend establishes it. */

@@ -10,7 +10,7 @@ import { readLookup, type Known } from './answer.js';
 import { type Part, type ForwardRequest, part, type SendKind } from './parts.js';
 import type { CallTimes, Upstream } from '../upstreams/upstream.js';
 import type { Sequencer } from './sequencer.js';
-import { LOOKUP_METHOD, SEND_METHOD } from '../rpc-methods.js';
+import { LOOKUP_METHOD, SEND_METHOD } from '../rpc/rpc-methods.js';
 
 const MIN_PAUSE_MS = 10;
 const MAX_PAUSE_MS = 200;

@@ -7,7 +7,7 @@
  * folder with a class implementing this, and a line in the composition root. Nothing here is of
  * one transport: `App` is what the front end registers on (the uWS app of http/port.ts).
  */
-import type { Logger } from '../log.js';
+import type { Logger } from '../log/log.js';
 import type { Readiness } from './readiness.js';
 import type { RequestIds } from './request-ids.js';
 import type { RequestLog } from './request-log.js';

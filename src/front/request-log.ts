@@ -4,14 +4,14 @@
  * everything else at info), a refusal by the front end before the pipeline (404, 405, framing),
  * and a GET answer.
  */
-import type { Exit } from '../errors.js';
-import { FastLog } from '../log-line.js';
-import type { Logger } from '../log.js';
+import type { Exit } from '../base/errors.js';
+import { FastLog } from '../log/log-line.js';
+import type { Logger } from '../log/log.js';
 import type { ExitLog } from '../pipeline/answer-path.js';
 import type { BaseCtx } from '../pipeline/context.js';
 import { finished } from '../stages/list.js';
-import { outcomeOf } from '../reasons.js';
-import { CHAIN_ID_METHOD, SEND_METHOD } from '../rpc-methods.js';
+import { outcomeOf } from '../base/reasons.js';
+import { CHAIN_ID_METHOD, SEND_METHOD } from '../rpc/rpc-methods.js';
 
 export class RequestLog implements ExitLog {
   private readonly fast: FastLog;

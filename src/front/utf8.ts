@@ -1,5 +1,5 @@
 /**
- * A request body's bytes as text, for every front end (POST / and the WebSocket lane). One
+ * A request body's bytes as text, for every front end (POST / and the WebSocket transport). One
  * decoder, straight from uWS's ArrayBuffer: `Buffer.from(ab).toString('utf8')` builds a Buffer
  * object first, and costs more per body (measured under callgrind). The text is the same: invalid sequences become U+FFFD exactly as
  * Buffer's decoding makes them (test/property/utf8.test.ts compares the two over arbitrary bytes), and a

@@ -8,8 +8,8 @@
  * connection over itself, unanswered. One pass over the header lines serves every rule.
  */
 import type { HttpRequest } from 'uWebSockets.js';
-import { REJECT, type Exit } from '../errors.js';
-import { quote } from '../log-line.js';
+import { REJECT, type Exit } from '../base/errors.js';
+import { quote } from '../log/log-line.js';
 import { H } from './write.js';
 
 /** RFC 9110: 1*DIGIT (at most 15 here: beyond any body cap, and exact as a double). A loop: a regular expression costs more on every request. */

@@ -6,7 +6,7 @@
  * never read, and nothing after it is taken for a request. While draining, every answer closes.
  */
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
-import type { Header } from '../errors.js';
+import type { Header } from '../base/errors.js';
 import type { RequestHead } from '../pipeline/context.js';
 import type { Readiness } from '../front/readiness.js';
 import type { RequestIds } from '../front/request-ids.js';

@@ -4,9 +4,9 @@
  */
 import type { HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import client from 'prom-client';
-import type { Logger } from '../log.js';
+import type { Logger } from '../log/log.js';
 import type { MetricJSON } from '../metrics/json.js';
-import { uws } from '../native.js';
+import { uws } from '../base/native.js';
 
 export interface InternalDeps {
   readonly log: Logger;

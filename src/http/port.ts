@@ -4,9 +4,9 @@
  * end answers what is in flight within the grace period, then every connection is closed.
  */
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
-import { REJECT } from '../errors.js';
-import type { Logger } from '../log.js';
-import { uws } from '../native.js';
+import { REJECT } from '../base/errors.js';
+import type { Logger } from '../log/log.js';
+import { uws } from '../base/native.js';
 import type { FrontEnd, PortParts } from '../front/front-end.js';
 import type { Readiness } from '../front/readiness.js';
 import { RequestIds } from '../front/request-ids.js';

@@ -11,7 +11,7 @@
 // The module binding, not the global (a lazy getter on globalThis, looked up on every call).
 import { performance } from 'node:perf_hooks';
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
-import { type Exit, REJECT } from '../errors.js';
+import { type Exit, REJECT } from '../base/errors.js';
 import type { UwsFrontEnd, UwsPortParts } from './port.js';
 import type { RequestIds } from '../front/request-ids.js';
 import { RequestContext, type FieldInitializer, type RequestHead } from '../pipeline/context.js';

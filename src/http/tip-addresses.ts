@@ -6,10 +6,10 @@
  */
 import { createHash } from 'node:crypto';
 import { toChecksumAddress } from '@ethereumjs/util';
-import { type Exit, reject, type Header } from '../errors.js';
-import { admit, refused } from '../admission.js';
+import { type Exit, reject, type Header } from '../base/errors.js';
+import { admit, refused } from '../admission/admission.js';
 import type { Account, AccountStore, Grant } from '../accounts/types.js';
-import type { HostTable } from '../chains.js';
+import type { HostTable } from '../config/chains.js';
 import type { GetAnswer, TipAddressesHandler } from './get-routes.js';
 
 interface Cached {

@@ -5,7 +5,7 @@
  * after its request is ever read as a request (see `writeAnswer`).
  */
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
-import { statusLine, type Header } from '../errors.js';
+import { statusLine, type Header } from '../base/errors.js';
 
 export interface WriteOptions {
   readonly reqId: string;

@@ -5,7 +5,7 @@
  * docs/observability.md (scripts/docs-tables.ts); test/unit/metrics-catalog.test.ts keeps the three
  * in step.
  */
-import { LOG_BUFFER_BYTES } from '../log.js';
+import { LOG_BUFFER_BYTES } from '../log/log.js';
 import { STAGE_SAMPLE_MASK } from '../pipeline/pipeline.js';
 
 export type FamilyType = 'counter' | 'gauge' | 'histogram';
@@ -98,7 +98,7 @@ export const METRICS = {
     [
       [
         'method',
-        '`eth_chainId`, `eth_sendRawTransaction`, `eth_sendRawTransactionSync` where a chain serves it, `txgate_getTransactionStatus` where a chain tracks, `other` (the WebSocket lane subscriptions included), `unparsed`',
+        '`eth_chainId`, `eth_sendRawTransaction`, `eth_sendRawTransactionSync` where a chain serves it, `txgate_getTransactionStatus` where a chain tracks, `other` (the WebSocket transport subscriptions included), `unparsed`',
       ],
       ['status', ''],
       ['reason', '`ok` or the refusal reason'],

@@ -10,16 +10,16 @@ import { buildFamilies, familyJSON } from './family-set.js';
 import type { Counter, FastHistogram } from './families.js';
 import type { MetricJSON } from './json.js';
 import type { ReloadResult, StoreSync } from '../accounts/types.js';
-import type { Config } from '../config.js';
-import { SUBMISSION_OUTCOMES, type SubmissionOutcome } from '../reasons.js';
+import type { Config } from '../config/config.js';
+import { SUBMISSION_OUTCOMES, type SubmissionOutcome } from '../base/reasons.js';
 import type { ForwardObserver } from '../forward/forwarder.js';
 import type { ForwardEvent } from '../forward/parts.js';
-import type { LaneBox } from '../forward/express-send.js';
+import type { ExpressLanesRef } from '../forward/express-send.js';
 import { FORWARD_OUTCOMES } from '../forward/answer.js';
 import type { SyncObserver } from '../sync/sync-send.js';
 import { type HealthBoard, slotIndex } from '../forward/health-board.js';
 import type { RequestObserver } from '../pipeline/pipeline.js';
-import { droppedLogLines } from '../log.js';
+import { droppedLogLines } from '../log/log.js';
 import { IGNORED_FRAME_SOURCES, ignoredFrames } from '../upstreams/peer-frames.js';
 import { upstreamLabel } from '../upstreams/upstream.js';
 import type { Tracker, TrackObserver } from '../track/tracker.js';
@@ -85,9 +85,9 @@ export class Metrics {
     return this.requests.observer(transport);
   }
 
-  /** The WebSocket lane's connections. */
+  /** The WebSocket transport's connections. */
   private readonly wsCloseChildren = new Map<number, Counter>();
-  readonly wsLane = {
+  readonly wsTransport = {
     opened: (): void => {
       this.f.wsOpen.child({}).value++;
     },
@@ -103,10 +103,10 @@ export class Metrics {
 
   /** chain → sequencer → pre-bound children: a forward event builds no label string (the express lane's endpoint: its own map). */
   private readonly bySequencer = new Map<number, Map<string, { outcomes: Record<string, Counter>; latency: FastHistogram }>>();
-  private readonly byLaneEndpoint = new Map<number, Map<string, { outcomes: Record<string, Counter>; latency: FastHistogram }>>();
+  private readonly byExpressEndpoint = new Map<number, Map<string, { outcomes: Record<string, Counter>; latency: FastHistogram }>>();
 
   private sequencerChildren(chain: number, sequencer: string, lane: 'plain' | 'express' = 'plain') {
-    const by = lane === 'plain' ? this.bySequencer : this.byLaneEndpoint;
+    const by = lane === 'plain' ? this.bySequencer : this.byExpressEndpoint;
     let m = by.get(chain);
     if (m === undefined) by.set(chain, (m = new Map()));
     let c = m.get(sequencer);
@@ -119,9 +119,9 @@ export class Metrics {
     return c;
   }
 
-  private lanes: LaneBox | null = null;
+  private lanes: ExpressLanesRef | null = null;
   /** The express lanes the `txgate_express_lane_*` gauges read at each snapshot. */
-  watchLanes(box: LaneBox): void {
+  watchLanes(box: ExpressLanesRef): void {
     this.lanes = box;
   }
 

@@ -5,11 +5,11 @@
  * zeros, not gaps), derived from where each reason is given in the one reasons table; anything
  * else binds on first use.
  */
-import type { Exit } from '../errors.js';
+import type { Exit } from '../base/errors.js';
 import type { BaseCtx } from '../pipeline/context.js';
 import type { RequestObserver } from '../pipeline/pipeline.js';
-import { REASON_NAMES, REASONS, type Where } from '../reasons.js';
-import { CHAIN_ID_METHOD, SEND_METHOD, STATUS_METHOD, SYNC_METHOD } from '../rpc-methods.js';
+import { REASON_NAMES, REASONS, type Where } from '../base/reasons.js';
+import { CHAIN_ID_METHOD, SEND_METHOD, STATUS_METHOD, SYNC_METHOD } from '../rpc/rpc-methods.js';
 import { finished } from '../stages/list.js';
 import type { METRICS } from './catalog.js';
 import type { Families } from './family-set.js';

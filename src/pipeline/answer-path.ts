@@ -5,7 +5,7 @@
  */
 // The module binding, not the global (a lazy getter on globalThis, looked up on every call).
 import { performance } from 'node:perf_hooks';
-import type { Exit } from '../errors.js';
+import type { Exit } from '../base/errors.js';
 import type { BaseCtx } from './context.js';
 import type { RequestObserver } from './pipeline.js';
 

@@ -5,7 +5,7 @@
  * stage reads was added before it. At run time it is one object whose fields are all set up
  * front, in the pipeline's order (one hidden class for every request at every exit).
  */
-import type { ScannedRequest } from '../rpc-scan.js';
+import type { ScannedRequest } from '../rpc/rpc-scan.js';
 
 /**
  * What the front end knows of a request before its body, in terms of no transport: the front

@@ -8,8 +8,8 @@
  */
 // The module binding, not the global (a lazy getter on globalThis, looked up on every call).
 import { performance } from 'node:perf_hooks';
-import { Exit, type Header, REJECT } from '../errors.js';
-import type { ExitLabel, Reason } from '../reasons.js';
+import { Exit, type Header, REJECT } from '../base/errors.js';
+import type { ExitLabel, Reason } from '../base/reasons.js';
 import { fieldInitializer, type BaseCtx, type FieldInitializer } from './context.js';
 import { Later } from './later.js';
 import { compiled } from './compiled.js';

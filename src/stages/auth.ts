@@ -6,7 +6,7 @@
  * (a stale credential cache is a service-side problem, docs/design.md §3.8): never a 401 the client would
  * act on.
  */
-import { Exit } from '../errors.js';
+import { Exit } from '../base/errors.js';
 import { authenticate } from '../accounts/keys.js';
 import type { Account, AccountStore } from '../accounts/types.js';
 import { fieldSetter, type BaseCtx } from '../pipeline/context.js';

@@ -4,10 +4,10 @@
  * replay_unprotected, unsupported_tx_type, chain_mismatch, invalid_signature,
  * invalid_transaction (docs/design.md §3.10). One decoder (one Common) per chain, built at start-up.
  */
-import { Exit, REJECT } from '../errors.js';
+import { Exit, REJECT } from '../base/errors.js';
 import { BAD_SEND_PARAMS, type RawTxParam } from './route.js';
 import type { Grant } from '../accounts/types.js';
-import type { ChainRuntime } from '../chains.js';
+import type { ChainRuntime } from '../config/chains.js';
 import { fieldSetter, type BaseCtx } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
 import type { TxDecoder } from '../tx/decoder.js';

@@ -8,9 +8,9 @@
  * Anything else is 402 fee_rejected, except a plain transfer (empty calldata) when both the
  * account and the deployment allow untipped submissions.
  */
-import { reject, type Exit } from '../errors.js';
+import { reject, type Exit } from '../base/errors.js';
 import type { Account, FeePattern, Grant } from '../accounts/types.js';
-import type { ChainRuntime } from '../chains.js';
+import type { ChainRuntime } from '../config/chains.js';
 import { fieldSetter, type BaseCtx } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
 import type { DecodedTx } from '../tx/types.js';

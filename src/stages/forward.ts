@@ -4,13 +4,13 @@
  */
 import type { ChainForwarder } from '../forward/forwarder.js';
 import type { Account } from '../accounts/types.js';
-import type { ChainRuntime } from '../chains.js';
+import type { ChainRuntime } from '../config/chains.js';
 import type { BaseCtx } from '../pipeline/context.js';
 import type { DecodedTx } from '../tx/types.js';
 import type { RawTxParam } from './route.js';
 import type { TerminalStage } from '../pipeline/pipeline.js';
-import type { Send } from '../send-kind.js';
-import type { Exit } from '../errors.js';
+import type { Send } from '../rpc/send-kind.js';
+import type { Exit } from '../base/errors.js';
 import type { ForwardRequest } from '../forward/parts.js';
 
 /** A chain's sync send (sync/sync-send.ts's SyncSender, built beside the forwarder in the composition root). */
@@ -47,7 +47,7 @@ export function createForwardStage(
         reqId: ctx.reqId,
         sender: ctx.sender,
         t0: ctx.t0,
-        holder: ctx.account,
+        granted: ctx.account,
       };
       // The route stage says sync only where the chain enables it (so its sender exists).
       const send = ctx.send;

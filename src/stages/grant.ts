@@ -4,12 +4,12 @@
  * shares (admission.ts); a send the route stage calls sync needs the grant's `sync` (else 403
  * sync_not_granted).
  */
-import { Exit, REJECT } from '../errors.js';
-import { chainGrant } from '../admission.js';
+import { Exit, REJECT } from '../base/errors.js';
+import { chainGrant } from '../admission/admission.js';
 import type { Account, Grant } from '../accounts/types.js';
-import type { ChainRuntime } from '../chains.js';
+import type { ChainRuntime } from '../config/chains.js';
 import { fieldSetter, type BaseCtx } from '../pipeline/context.js';
-import type { Send } from '../send-kind.js';
+import type { Send } from '../rpc/send-kind.js';
 import type { Stage } from '../pipeline/pipeline.js';
 import type { RawTxParam } from './route.js';
 

@@ -2,10 +2,10 @@
  * The host stage: the Host header (port stripped, case-insensitive, one trailing dot ignored)
  * must be one of a chain's hostnames (docs/design.md §2.2), else 421 before the body is read.
  */
-import { Exit } from '../errors.js';
-import { hostChain } from '../admission.js';
-import type { HostTable } from '../chains.js';
-import type { ChainRuntime } from '../chains.js';
+import { Exit } from '../base/errors.js';
+import { hostChain } from '../admission/admission.js';
+import type { HostTable } from '../config/chains.js';
+import type { ChainRuntime } from '../config/chains.js';
 import { fieldSetter, type BaseCtx } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
 

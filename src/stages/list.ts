@@ -5,12 +5,12 @@
  * stage is its own file, one `.add` line here, and its rows in the reasons table (reasons.ts).
  */
 import type { AccountStore } from '../accounts/types.js';
-import type { HostTable } from '../chains.js';
-import type { Config } from '../config.js';
+import type { HostTable } from '../config/chains.js';
+import type { Config } from '../config/config.js';
 import type { BaseCtx } from '../pipeline/context.js';
 import { PipelineBuilder, type BuiltContext, type BuiltNames } from '../pipeline/pipeline.js';
 import type { TokenBuckets } from '../limits/rate-limiter.js';
-import type { REASONS } from '../reasons.js';
+import type { REASONS } from '../base/reasons.js';
 import type { TxDecoder } from '../tx/decoder.js';
 import { createAuthStage } from './auth.js';
 import { createDecodeStage } from './decode.js';

@@ -4,12 +4,12 @@
  * string (null or absent is invalid); `method` a string; `params` an array (absent = []). The
  * plain shape clients send is read without JSON.parse (rpc-scan.ts), to the same result.
  */
-import { orError } from '../or-error.js';
-import { type Exit, reject, REJECT } from '../errors.js';
+import { orError } from '../base/or-error.js';
+import { type Exit, reject, REJECT } from '../base/errors.js';
 import { fieldSetter, type BaseCtx, type Body, type RpcRequest } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
-import { idJsonOf, validId } from '../rpc-id.js';
-import { scanRequest } from '../rpc-scan.js';
+import { idJsonOf, validId } from '../rpc/rpc-id.js';
+import { scanRequest } from '../rpc/rpc-scan.js';
 
 const setRpc = fieldSetter('rpc');
 

@@ -7,7 +7,7 @@
  * http/write.ts): the names, the limit once per grant, small counts from a table.
  */
 import type { Grant } from '../accounts/types.js';
-import type { Exit, Header } from '../errors.js';
+import type { Exit, Header } from '../base/errors.js';
 import type { Quota, TokenBuckets } from '../limits/rate-limiter.js';
 import type { BaseCtx } from '../pipeline/context.js';
 

@@ -4,9 +4,9 @@
  * transactions do not spend the allowance. A resubmission of bytes already in flight or just
  * accepted is answered by the forwarder without a second forward and spends no token.
  */
-import { reject } from '../errors.js';
+import { reject } from '../base/errors.js';
 import type { Grant } from '../accounts/types.js';
-import type { ChainRuntime } from '../chains.js';
+import type { ChainRuntime } from '../config/chains.js';
 import { retryAfterSeconds, type Quota, type TokenBuckets } from '../limits/rate-limiter.js';
 import { fieldSetter, type BaseCtx } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';

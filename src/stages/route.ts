@@ -6,12 +6,12 @@
  * other shapes pass on so that decode can name them precisely after auth: a JSON object
  * (an unsigned eth_sendTransaction-style object) and a base58/base64 string (Solana wire bytes).
  */
-import { reject, REJECT } from '../errors.js';
-import type { ChainRuntime } from '../chains.js';
+import { reject, REJECT } from '../base/errors.js';
+import type { ChainRuntime } from '../config/chains.js';
 import { fieldSetter, type BaseCtx, type Body, type RpcRequest } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
-import { PLAIN_SEND, requestedWaitMs, STATUS_QUERY, type Send } from '../send-kind.js';
-import { CHAIN_ID_METHOD, LANE_SUBSCRIBE_METHOD, LANE_UNSUBSCRIBE_METHOD, SEND_METHOD, STATUS_METHOD, SYNC_METHOD } from '../rpc-methods.js';
+import { PLAIN_SEND, requestedWaitMs, STATUS_QUERY, type Send } from '../rpc/send-kind.js';
+import { CHAIN_ID_METHOD, LANE_SUBSCRIBE_METHOD, LANE_UNSUBSCRIBE_METHOD, SEND_METHOD, STATUS_METHOD, SYNC_METHOD } from '../rpc/rpc-methods.js';
 
 const setRawTx = fieldSetter('rawTx');
 const setSend = fieldSetter('send');

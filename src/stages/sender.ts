@@ -5,7 +5,7 @@
  * by anyone else, even with a leaked API key, never spend the account's allowance. A grant
  * without a list pays one property read.
  */
-import { Exit, REJECT } from '../errors.js';
+import { Exit, REJECT } from '../base/errors.js';
 import type { Grant } from '../accounts/types.js';
 import { fieldSetter, type BaseCtx } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';

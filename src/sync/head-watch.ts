@@ -9,8 +9,8 @@
 import { WebSocket } from 'undici';
 import { ignoredFrames } from '../upstreams/peer-frames.js';
 import { upstreamLabel } from '../upstreams/upstream.js';
-import type { Logger } from '../log.js';
-import { SUBSCRIBE_METHOD, SUBSCRIPTION_METHOD } from '../rpc-methods.js';
+import type { Logger } from '../log/log.js';
+import { SUBSCRIBE_METHOD, SUBSCRIPTION_METHOD } from '../rpc/rpc-methods.js';
 
 const SUBSCRIBE = `{"jsonrpc":"2.0","id":1,"method":"${SUBSCRIBE_METHOD}","params":["newHeads"]}`;
 const MIN_RETRY_MS = 100;

@@ -12,15 +12,15 @@
  * 502 with the hash. A receipt request that fails (the RPC down, a timeout) is retried until
  * the deadline: it says nothing about the transaction.
  */
-import type { ChainConfig } from '../config.js';
-import type { Exit } from '../errors.js';
+import type { ChainConfig } from '../config/config.js';
+import type { Exit } from '../base/errors.js';
 import type { Attempts } from '../forward/attempts.js';
 import type { ForwardRequest } from '../forward/parts.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../log/log.js';
 import type { CallTimes, Upstream } from '../upstreams/upstream.js';
 import { HeadWatch } from './head-watch.js';
 import { executedAnswer, isReceiptOf, pendingAnswer } from './receipt.js';
-import { RECEIPT_METHOD } from '../rpc-methods.js';
+import { RECEIPT_METHOD } from '../rpc/rpc-methods.js';
 
 /**
  * While the head subscription is live a call asks on each head, and also after this many

@@ -1,5 +1,5 @@
 /** The answers of eth_sendRawTransactionSync built from a receipt, or from its absence (EIP-7966). */
-import { Exit, reject, safeJson } from '../errors.js';
+import { Exit, reject, safeJson } from '../base/errors.js';
 
 /** A receipt of `hash` as the chain gave it. */
 export function isReceiptOf(v: unknown, hash: string): boolean {

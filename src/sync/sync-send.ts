@@ -18,19 +18,19 @@
  * is answered from it for `sync.receiptTtlMs` and never forwarded again. Drain answers a call
  * whose sequencer knows its hash at once (code 4).
  */
-import type { ChainConfig } from '../config.js';
-import { reject, REJECT, type Exit } from '../errors.js';
+import type { ChainConfig } from '../config/config.js';
+import { reject, REJECT, type Exit } from '../base/errors.js';
 import { peerText, readError, readFault, readPlain, type Reading } from '../forward/answer.js';
 import type { ForwardRequest, SendKind } from '../forward/parts.js';
 import type { ChainLink } from '../forward/chain-link.js';
 import type { ChainDuplicates } from '../forward/dedup.js';
 import type { Sequencer } from '../forward/sequencer.js';
-import { FastLog } from '../log-line.js';
-import type { SubmissionOutcome } from '../reasons.js';
+import { FastLog } from '../log/log-line.js';
+import type { SubmissionOutcome } from '../base/reasons.js';
 import type { Answer, CallTimes } from '../upstreams/upstream.js';
 import { executedAnswer, isReceiptOf, pendingAnswer } from './receipt.js';
 import { ReceiptWaiter } from './receipt-wait.js';
-import { RECEIPT_METHOD, SYNC_METHOD } from '../rpc-methods.js';
+import { RECEIPT_METHOD, SYNC_METHOD } from '../rpc/rpc-methods.js';
 import type { HeadWatch } from './head-watch.js';
 import { withLane } from '../forward/express-send.js';
 import { syncBudget, toldWaitMs } from './budget.js';

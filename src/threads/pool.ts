@@ -4,7 +4,7 @@
  * arrive here too, and are written by this thread's sink (log.ts: one writer per process).
  */
 import { Worker } from 'node:worker_threads';
-import { acceptWorkerLog, type Logger } from '../log.js';
+import { acceptWorkerLog, type Logger } from '../log/log.js';
 import type { FromWorker, ToWorker, WorkerData, WorkerSnapshot } from './protocol.js';
 
 export class WorkerPool {

@@ -1,12 +1,12 @@
 /**
  * The messages between the main thread and its worker threads, typed both ways.
  */
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { HealthBoardBuffers } from '../forward/health-board.js';
 import type { ReadinessReport } from '../front/readiness.js';
 import type { SharedTableBuffers } from '../limits/shared-tables.js';
 import type { MetricJSON } from '../metrics/json.js';
-import type { WorkerLogBatch } from '../log.js';
+import type { WorkerLogBatch } from '../log/log.js';
 import type { TrackSeamPart } from './track-seam.js';
 
 /** What the threads of one process share: the rate-limit, transaction and connection-count tables, the sequencer health board and the body budget. */

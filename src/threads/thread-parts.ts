@@ -3,14 +3,14 @@
  * its own rate limiter, health board and prober; a worker thread uses the process-wide tables and
  * reads the board the main thread's prober writes (the composition root, app.ts, takes either).
  */
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { ChainLink } from '../forward/chain-link.js';
 import { HealthBoard } from '../forward/health-board.js';
 import { HealthProber } from '../forward/health.js';
 import { BodyBudget } from '../http/body-budget.js';
 import { RateLimiter, type TokenBuckets } from '../limits/rate-limiter.js';
 import { type ConnectionCounts, LocalCounts, SharedCounts, SharedRateTable, SharedTxTable } from '../limits/shared-tables.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../log/log.js';
 import type { SharedParts } from './protocol.js';
 
 export interface ThreadParts {

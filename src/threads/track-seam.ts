@@ -8,9 +8,9 @@
  * chain by the thread asked, as on the owner.
  */
 import type { MessagePort } from 'node:worker_threads';
-import type { Exit } from '../errors.js';
+import type { Exit } from '../base/errors.js';
 import type { ForwardRequest } from '../forward/parts.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../log/log.js';
 import { chainAnswer, statusExit } from '../track/chain-status.js';
 import { ChainRpc } from '../track/chain-rpc.js';
 import type { Tracker } from '../track/tracker.js';

@@ -6,8 +6,8 @@
  * here (its value is never in the configuration, a log line or a metric).
  */
 import { resolve } from 'node:path';
-import { bool, custom, type ReadContext, readSection, type Section, type Values } from '../config-fields.js';
-import type { Reader } from '../config-reader.js';
+import { bool, custom, type ReadContext, readSection, type Section, type Values } from '../base/config-fields.js';
+import type { Reader } from '../base/config-reader.js';
 
 /** A server name as SNI carries it: a hostname, or `*.` and a hostname (one label of any name). */
 const SERVER_NAME = /^(?:\*\.)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
@@ -52,7 +52,7 @@ const HOST = {
   passphraseEnv: passphraseEnv("the environment variable holding its key's passphrase"),
 } satisfies Section;
 
-/** The `listen.tls` fields (src/config.ts places them under `listen`). */
+/** The `listen.tls` fields (src/config/config.ts places them under `listen`). */
 export const TLS = {
   enabled: bool(false, 'HTTPS and WSS on the public port (see [TLS](#tls)); the internal listener stays plain'),
   certFile: file('the default certificate chain (PEM, leaf first): served to any server name `hosts` does not list; required with `enabled`'),

@@ -15,11 +15,11 @@
  */
 import { isMainThread, workerData } from 'node:worker_threads';
 import type { TemplatedApp } from 'uWebSockets.js';
-import type { Logger } from '../log.js';
-import { uws } from '../native.js';
+import type { Logger } from '../log/log.js';
+import { uws } from '../base/native.js';
 import type { TlsConfig } from './config.js';
 import { type CertPair, digestOf, loadPair, PairError, type PairSource, stage } from './pair.js';
-import { FileWatch } from './watch.js';
+import { FileWatch } from '../base/file-watch.js';
 
 /** Every worker thread rotates its own app, but the operator reads one line: the first thread (or the main thread) speaks. */
 const SPEAKS = isMainThread || (workerData as { index?: unknown } | null)?.index === 0;
@@ -90,7 +90,7 @@ export class TlsEdge {
   /** Rotation on file change (after open): the files' directories watched, a stat poll behind. */
   async watchFiles(pollMs?: number): Promise<void> {
     if (this.app === null || this.watch !== null) return;
-    this.watch = new FileWatch(this.files(), (trigger) => void this.reload(trigger), this.log, pollMs === undefined ? {} : { pollMs });
+    this.watch = new FileWatch(this.files(), (trigger) => void this.reload(trigger), this.log, { what: 'certificate', pollMs });
     await this.watch.start();
   }
 

@@ -3,8 +3,8 @@
  * chain RPC's receipt of a hash this edge does not track for the account asking, answered alike
  * by the thread that owns the tracker and by any other thread of the process.
  */
-import { Exit, reject } from '../errors.js';
-import { RECEIPT_METHOD } from '../rpc-methods.js';
+import { Exit, reject } from '../base/errors.js';
+import { RECEIPT_METHOD } from '../rpc/rpc-methods.js';
 import { readReceipt } from './blocks.js';
 import type { ChainRpc } from './chain-rpc.js';
 import { chainStatus } from './status.js';

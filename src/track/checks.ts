@@ -7,11 +7,11 @@
  * Entries join the queue in acceptance order and re-join at its end, so the queue stays in
  * due order and a pass reads only the entries that are due.
  */
-import type { TrackConfig } from '../config.js';
+import type { TrackConfig } from '../config/config.js';
 import { findByNonce, hex, readSeen, type Receipt } from './blocks.js';
 import { hash32, quantity, type ChainRpc } from './chain-rpc.js';
 import { learn, type Entry, type TrackTable } from './table.js';
-import { BLOCK_METHOD, LOOKUP_METHOD, NONCE_METHOD } from '../rpc-methods.js';
+import { BLOCK_METHOD, LOOKUP_METHOD, NONCE_METHOD } from '../rpc/rpc-methods.js';
 
 const CALL_MS = 5_000;
 /** Entries checked per pass at most (the rest wait for the next). */

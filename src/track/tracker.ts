@@ -9,9 +9,9 @@
  * plain send and the sync send alike, before the answer is written. A chain without tracking has
  * no such observer: nothing is added to its forwards.
  */
-import type { ChainConfig } from '../config.js';
-import { Exit } from '../errors.js';
-import type { Logger } from '../log.js';
+import type { ChainConfig } from '../config/config.js';
+import { Exit } from '../base/errors.js';
+import type { Logger } from '../log/log.js';
 import { TxDecoder } from '../tx/decoder.js';
 import type { Receipt } from './blocks.js';
 import { chainAnswer, statusExit } from './chain-status.js';

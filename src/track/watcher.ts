@@ -10,13 +10,13 @@
  * subscription where live) or every `pollMs`; a pass that has not ended in `stallMs` is abandoned
  * (its results ignored) and a fresh one started.
  */
-import type { TrackConfig } from '../config.js';
-import type { Logger } from '../log.js';
+import type { TrackConfig } from '../config/config.js';
+import type { Logger } from '../log/log.js';
 import { hex, readBlock, readReceipt, type Block, type Receipt } from './blocks.js';
 import type { ChainRpc } from './chain-rpc.js';
 import { DueChecks } from './checks.js';
 import type { Entry, TrackTable } from './table.js';
-import { BLOCK_METHOD, RECEIPT_METHOD } from '../rpc-methods.js';
+import { BLOCK_METHOD, RECEIPT_METHOD } from '../rpc/rpc-methods.js';
 import type { HeadSource, WatchState } from './watch-state.js';
 import { quantity } from './chain-rpc.js';
 

@@ -5,7 +5,7 @@
  */
 import { createCustomCommon, Mainnet, type Common, type CustomCrypto } from '@ethereumjs/common';
 import { paramsTx } from '@ethereumjs/tx';
-import { keccak256, secp256k1 } from '../native.js';
+import { keccak256, secp256k1 } from '../base/native.js';
 
 /** ecrecover over libsecp256k1: the 64-byte uncompressed public key (no 0x04 prefix). */
 export function nativeEcrecover(msgHash: Uint8Array, v: bigint, r: Uint8Array, s: Uint8Array, chainId?: bigint): Uint8Array {

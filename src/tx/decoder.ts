@@ -17,10 +17,10 @@
  * chain's, and a legacy transaction must carry an EIP-155 chain id unless `allowUnprotected`.
  */
 import { RLP } from '@ethereumjs/rlp';
-import { orError } from '../or-error.js';
+import { orError } from '../base/or-error.js';
 import type { Common } from '@ethereumjs/common';
-import type { SignatureCheck } from '../config-schema.js';
-import { reject, REJECT, type Exit } from '../errors.js';
+import type { SignatureCheck } from '../config/config-schema.js';
+import { reject, REJECT, type Exit } from '../base/errors.js';
 import { chainCommon, NATIVE_CRYPTO } from './crypto.js';
 import { Lean1559 } from './lean1559.js';
 import { referenceDecode } from './reference.js';

@@ -6,9 +6,9 @@
  * but the last, the sender recovered only when asked for (a grant's sender allow-list).
  */
 import type { Common } from '@ethereumjs/common';
-import type { SignatureCheck } from '../config-schema.js';
-import { reject, REJECT, type Exit } from '../errors.js';
-import { isCurvePoint, keccak256, keccak256Parts, secp256k1Addon } from '../native.js';
+import type { SignatureCheck } from '../config/config-schema.js';
+import { reject, REJECT, type Exit } from '../base/errors.js';
+import { isCurvePoint, keccak256, keccak256Parts, secp256k1Addon } from '../base/native.js';
 import { invalid } from './refuse.js';
 import { type Bytes, compareBytes, hex, leadingZero, listHeader, toBig, TYPE_2, unsignedSpan, type Values } from './rlp.js';
 import type { DecodedTx } from './types.js';

@@ -10,8 +10,8 @@ import {
   createEOACode7702TxFromBytesArray,
   createLegacyTxFromBytesArray,
 } from '@ethereumjs/tx';
-import { REJECT, type Exit } from '../errors.js';
-import { keccak256 } from '../native.js';
+import { REJECT, type Exit } from '../base/errors.js';
+import { keccak256 } from '../base/native.js';
 import { classify } from './refuse.js';
 import { type Bytes, hex, type Values } from './rlp.js';
 import type { DecodedTx } from './types.js';

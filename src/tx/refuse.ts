@@ -1,5 +1,5 @@
 /** The refusals of decode/verify: an invalid transaction, and @ethereumjs/tx's messages mapped to a stable reason. */
-import { reject, type Exit } from '../errors.js';
+import { reject, type Exit } from '../base/errors.js';
 
 export const invalid = (why: string): Exit => reject('invalid_transaction', `Invalid transaction: ${why}`);
 

@@ -1,4 +1,4 @@
-import type { Exit } from '../errors.js';
+import type { Exit } from '../base/errors.js';
 
 /** A decoded transaction, its signature checked (config `crypto.signature`), as the later stages see it. */
 export interface DecodedTx {

@@ -1,12 +1,12 @@
 /**
- * The WebSocket lane's state: one open connection (what the upgrade admitted, and its requests in
+ * The WebSocket transport's state: one open connection (what the upgrade admitted, and its requests in
  * flight), and a frame's request context (a frame is the whole body: front/whole-body.ts).
  */
 import type { WebSocket } from 'uWebSockets.js';
 import type { WholeBody } from '../front/whole-body.js';
 import { RequestContext, type RequestHead } from '../pipeline/context.js';
 
-/** Close codes the lane sends (docs/clients.md, "the WebSocket lane"). */
+/** Close codes the transport sends (docs/clients.md, "the WebSocket transport"). */
 export const CLOSE = {
   /** Drain: the service is stopping; reconnect (another edge takes it). */
   goingAway: 1001,

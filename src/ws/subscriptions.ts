@@ -1,5 +1,5 @@
 /**
- * `transactionStatus` subscriptions on the WebSocket lane, for chains that track their accepted
+ * `transactionStatus` subscriptions on the WebSocket transport, for chains that track their accepted
  * transactions (`chains[].track`; docs/tracking.md). `txgate_subscribe` with
  * `["transactionStatus"]` pushes every change of the connection's account's transactions, with
  * `["transactionStatus", ["0x…", …]]` those of the hashes given (at most MAX_HASHES, still only
@@ -11,13 +11,13 @@
  * of what you need again). At most `track.maxSubscriptions` per connection (beyond:
  * `invalid_params`).
  *
- * These two methods are the lane's own (they need the connection): a frame is looked at here only
+ * These two methods are the transport's own (they need the connection): a frame is looked at here only
  * on a connection whose chain tracks, and only when it names one of them; every other frame goes
  * to the pipeline untouched.
  */
-import { Exit, reject } from '../errors.js';
+import { Exit, reject } from '../base/errors.js';
 
-import { LANE_SUBSCRIBE_METHOD as SUBSCRIBE, LANE_UNSUBSCRIBE_METHOD as UNSUBSCRIBE } from '../rpc-methods.js';
+import { LANE_SUBSCRIBE_METHOD as SUBSCRIBE, LANE_UNSUBSCRIBE_METHOD as UNSUBSCRIBE } from '../rpc/rpc-methods.js';
 /** Hashes one subscription may name. */
 const MAX_HASHES = 1024;
 const TX_HASH = /^0[xX][0-9a-fA-F]{64}$/;
@@ -25,7 +25,7 @@ const TX_HASH = /^0[xX][0-9a-fA-F]{64}$/;
 /** Told of every change of a tracked transaction: whose and which, and its status object (JSON text). */
 export type FeedListener = (change: { readonly account: string; readonly hash: string }, status: string) => void;
 
-/** What the lane needs of a chain's tracker (the tracker, or on another thread its seam: threads/track-seam.ts). */
+/** What the transport needs of a chain's tracker (the tracker, or on another thread its seam: threads/track-seam.ts). */
 export interface StatusFeed {
   listen(fn: FeedListener): () => void;
 }
@@ -39,7 +39,7 @@ export class Subscriptions {
     private readonly feed: StatusFeed,
     private readonly account: string,
     private readonly max: number,
-    /** Sends one push frame; false when the connection could not take it (it is then closed by the lane). */
+    /** Sends one push frame; false when the connection could not take it (it is then closed by the transport). */
     private readonly push: (frame: string) => void,
   ) {}
 

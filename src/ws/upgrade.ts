@@ -5,13 +5,13 @@
  */
 import type { HttpRequest, HttpResponse, us_socket_context_t } from 'uWebSockets.js';
 import { keySha256 } from '../accounts/keys.js';
-import { admit, refused, type AdmissionParts } from '../admission.js';
-import { type Exit, REJECT, reject } from '../errors.js';
+import { admit, refused, type AdmissionParts } from '../admission/admission.js';
+import { type Exit, REJECT, reject } from '../base/errors.js';
 import type { UwsPortParts } from '../http/port.js';
 import { duplicateHeader } from '../http/framing.js';
 import { announcesBody, H, writeAnswer } from '../http/write.js';
 import type { ConnectionCounts } from '../limits/shared-tables.js';
-import { quote } from '../log-line.js';
+import { quote } from '../log/log-line.js';
 import { Connection } from './connection.js';
 
 /** The upgrade refusal for a version other than 13, naming the one supported (RFC 6455 §4.4). */
@@ -23,7 +23,7 @@ export interface UpgradeDeps {
   /** Open connections per account, per process (shared by the worker threads where there are several). */
   readonly counts: ConnectionCounts;
   readonly maxConnectionsPerAccount: number;
-  /** Whether the lane is draining its connections. */
+  /** Whether the transport is draining its connections. */
   readonly draining: () => boolean;
 }
 

@@ -20,7 +20,7 @@ import { ACTIONS } from '../../packages/client/src/refusal.js';
 import { txgate } from '../../packages/client/src/viem.js';
 import { ANVIL_KEYS, startAnvil, type Anvil } from '../../src/dev/anvil.js';
 import { MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
-import { freePort } from '../support/processes.js';
+import { freePort } from '../../src/base/free-port.js';
 import { SIGNERS } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 

@@ -1,7 +1,7 @@
 /**
  * A program that used the lane ends by itself (docs/clients.md "Ending a program"): scripts a
  * desk would write, importing `txgate-client` and `txgate-client/viem` by their package names,
- * run as their own processes against a real anvil and a real txgate with the WebSocket lane;
+ * run as their own processes against a real anvil and a real txgate with the WebSocket transport;
  * each submits over `ws://`, prints its outcome, never calls close(), and must exit 0 by itself.
  * A script whose call is still in flight is not cut short: it waits for the answer.
  */
@@ -9,19 +9,16 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import type { Hex } from 'viem';
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
-import { newKey, startGate, type Gate } from '../support/harness.js';
-import { freePort } from '../support/processes.js';
+import { newKey } from '../support/harness.js';
+import { freePort } from '../../src/base/free-port.js';
 import { signNext } from '../support/txs.js';
-import { keysNeverLogged } from '../support/gate-fixture.js';
-
-keysNeverLogged();
+import { useGate } from '../support/gate-fixture.js';
 
 const key = newKey();
 let anvil: Anvil;
-let gate: Gate;
 let dir: string;
 
 /** Where the scripts live: inside the checkout, so `txgate-client` resolves as in a desk's project. */
@@ -47,14 +44,13 @@ function run(file: string, env: Record<string, string>, ms = 60_000): Promise<{ 
 
 const signed = (signer: number): Promise<Hex> => signNext(anvil.url, signer, { maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n });
 
-before(async () => {
+const gate = useGate(async () => {
   anvil = await startAnvil({ port: await freePort(), chainId: 4663 });
-  gate = await startGate({ chainB: false, sequencers: [anvil.url], accounts: [{ id: 'x', keys: [key] }], config: { websocket: { enabled: true } } });
   dir = mkdtempSync(join(ROOT, '.client-exit-'));
+  return { chainB: false, sequencers: [anvil.url], accounts: [{ id: 'x', keys: [key] }], config: { websocket: { enabled: true } } };
 });
 after(async () => {
   rmSync(dir, { recursive: true, force: true });
-  await gate.stop();
   await anvil.stop();
 });
 

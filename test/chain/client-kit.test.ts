@@ -1,33 +1,25 @@
 /**
- * The client side of the contract, against a real anvil and a real txgate: the kit
- * (txgate-client), the viem transport (txgate-client/viem) and the ethers provider (txgate-client/ethers),
- * unmodified wallet code through each, refusals as definite outcomes with their reason, and
- * faults injected by a proxy between txgate and anvil (an answer lost after anvil took the
- * transaction; a submission dropped before anvil saw it): never a second transaction, never
- * "failed" for one that landed.
+ * The client kit (txgate-client) against a real anvil and a real txgate: refusals as definite
+ * outcomes with their reason, waiting out rate limits, and faults injected by a proxy between
+ * txgate and anvil (an answer lost after anvil took the transaction; a submission dropped before
+ * anvil saw it): never a second transaction, never "failed" for one that landed. The viem
+ * transport and the ethers provider: client-adapters.test.ts.
  */
 import assert from 'node:assert/strict';
-import { createServer as createHttpServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { Wallet } from 'ethers';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { BaseError, createPublicClient, createWalletClient, http, type Hex } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import { createPublicClient, http, type Hex } from 'viem';
 import { connectTxgate, TxgateError, type Txgate } from '../../packages/client/src/index.js';
 import { NO_ANSWER, Submitter, type ChainResult } from '../../packages/client/src/submitter.js';
 import { openLink } from '../../packages/client/src/link.js';
-import { TxgateProvider, txgateReason as ethersReason } from '../../packages/client/src/ethers.js';
-import { txgate, txgateReason as viemReason } from '../../packages/client/src/viem.js';
-import { ANVIL_KEYS } from '../../src/dev/anvil.js';
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
 import { MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
 import { rpc } from '../support/http.js';
 import { SIGNERS } from '../support/txs.js';
-import { freePort } from '../support/processes.js';
+import { freePort } from '../../src/base/free-port.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { FaultProxy } from '../support/fault-proxy.js';
 
 keysNeverLogged();
 
@@ -43,64 +35,6 @@ let kit: Txgate;
 
 const chainDef = (url: string) =>
   ({ id: 4663, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [url] } } }) as const;
-
-/** Between txgate and anvil: forwards everything, and can break the next submission one of two ways. */
-class FaultProxy {
-  /** What anvil received: the raw transactions, in order. */
-  readonly forwarded: string[] = [];
-  /** The next eth_sendRawTransaction: 'lose-answer' (anvil gets it, txgate never hears back), 'drop' (anvil never sees it). */
-  next: 'lose-answer' | 'drop' | null = null;
-  private readonly held: ServerResponse[] = [];
-  private readonly server: Server;
-  port = 0;
-
-  constructor(private readonly upstream: string) {
-    this.server = createHttpServer((req, res) => void this.handle(req, res));
-  }
-
-  get url(): string {
-    return `http://127.0.0.1:${this.port}`;
-  }
-
-  async start(): Promise<this> {
-    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', () => r()));
-    this.port = (this.server.address() as AddressInfo).port;
-    return this;
-  }
-
-  async stop(): Promise<void> {
-    for (const r of this.held) r.destroy();
-    this.server.closeAllConnections();
-    await new Promise<void>((r) => this.server.close(() => r()));
-  }
-
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    let body = '';
-    for await (const c of req) body += c;
-    const msg = JSON.parse(body) as { method: string; params: string[] };
-    const fault = msg.method === 'eth_sendRawTransaction' ? this.next : null;
-    if (fault !== null) this.next = null;
-    if (fault === 'drop') {
-      req.socket.destroy();
-      return;
-    }
-    if (msg.method === 'eth_sendRawTransaction') this.forwarded.push(msg.params[0]!);
-    const answer = await new Promise<string>((resolve, reject) => {
-      const up = request(this.upstream, { method: 'POST', headers: { 'content-type': 'application/json' } }, (r) => {
-        let text = '';
-        r.on('data', (c) => (text += c));
-        r.on('end', () => resolve(text));
-      });
-      up.on('error', reject);
-      up.end(body);
-    });
-    if (fault === 'lose-answer') {
-      this.held.push(res); // anvil took it; the answer never comes back
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
-  }
-}
 
 const chainRpc = () => createPublicClient({ chain: chainDef(anvil.url), transport: http(anvil.url) });
 
@@ -143,93 +77,6 @@ after(async () => {
   await gate.stop();
   await proxy.stop();
   await anvil.stop();
-});
-
-describe('txgate-client/viem', () => {
-  it('walletClient.sendTransaction and waitForTransactionReceipt, unmodified: receipt 0x1', async () => {
-    const transport = txgate({ url: base, apiKey: key, rpc: anvil.url });
-    const wallet = createWalletClient({ account: privateKeyToAccount(ANVIL_KEYS[0] as Hex), chain: chainDef(base), transport });
-    const client = createPublicClient({ chain: chainDef(base), transport });
-    const hash = await wallet.sendTransaction({ to: TIP as Hex, value: MIN_TIP });
-    const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: 50, timeout: 10_000 });
-    assert.equal(receipt.status, 'success');
-    assert.ok(proxy.forwarded.length > 0, 'the submission went through txgate');
-  });
-  it('a refusal is a viem error carrying data.reason, sent once (no retries)', async () => {
-    const transport = txgate({ url: base, apiKey: strictKey, rpc: anvil.url });
-    const wallet = createWalletClient({ account: privateKeyToAccount(ANVIL_KEYS[1] as Hex), chain: chainDef(base), transport });
-    const before = gate.logs.length;
-    const e = await wallet.sendTransaction({ to: '0x3333333333333333333333333333333333333333', value: 1n }).catch((x: unknown) => x);
-    assert.equal(viemReason(e), 'fee_rejected');
-    const lines = gate.logs
-      .slice(before)
-      .map((l) => JSON.parse(l))
-      .filter((l) => l.method === 'eth_sendRawTransaction');
-    assert.equal(lines.length, 1, 'one attempt: a 402 is not retried');
-  });
-  it("errors made by a second copy of viem (a client project's own) still give txgateReason, by shape: 402 and 401", async () => {
-    // The client project's viem is not the one this package resolves: a real copy of viem's ESM
-    // build under another path, so its classes (BaseError, RpcRequestError…) are other classes.
-    const copy = mkdtempSync(join(process.cwd(), 'node_modules', '.viem-copy-'));
-    try {
-      const src = join(process.cwd(), 'node_modules', 'viem');
-      cpSync(join(src, 'package.json'), join(copy, 'viem', 'package.json'));
-      cpSync(join(src, '_esm'), join(copy, 'viem', '_esm'), { recursive: true });
-      cpSync(join(src, 'node_modules'), join(copy, 'viem', 'node_modules'), { recursive: true });
-      const theirs = (await import(pathToFileURL(join(copy, 'viem', '_esm', 'index.js')).href)) as typeof import('viem');
-      const theirAccounts = (await import(pathToFileURL(join(copy, 'viem', '_esm', 'accounts', 'index.js')).href)) as typeof import('viem/accounts');
-      assert.notEqual(theirs.BaseError, BaseError, 'two copies of viem');
-      for (const [apiKey, reason] of [
-        [strictKey, 'fee_rejected'],
-        [newKey(), 'unauthorized'],
-      ] as const) {
-        const wallet = theirs.createWalletClient({
-          account: theirAccounts.privateKeyToAccount(ANVIL_KEYS[1] as Hex),
-          chain: chainDef(base),
-          transport: txgate({ url: base, apiKey, rpc: anvil.url }),
-        });
-        const e = await wallet.sendTransaction({ to: '0x3333333333333333333333333333333333333333', value: 1n }).catch((x: unknown) => x);
-        assert.ok(e instanceof theirs.BaseError && !(e instanceof BaseError), 'the error is of the other copy');
-        assert.equal(viemReason(e), reason);
-      }
-    } finally {
-      rmSync(copy, { recursive: true, force: true });
-    }
-  });
-});
-
-describe('txgate-client/ethers', () => {
-  it('wallet.sendTransaction and tx.wait(), unmodified: status 1', async () => {
-    const provider = new TxgateProvider({ url: base, apiKey: key, rpc: anvil.url, chainId: 4663, pollingInterval: 50 });
-    try {
-      const wallet = new Wallet(ANVIL_KEYS[2]!, provider);
-      const tx = await wallet.sendTransaction({ to: TIP, value: MIN_TIP });
-      const receipt = await tx.wait(1, 10_000);
-      assert.equal(receipt?.status, 1);
-    } finally {
-      provider.destroy();
-    }
-  });
-  it('provider.broadcastTransaction (which asks for the block number beside it): status 1', async () => {
-    const provider = new TxgateProvider({ url: base, apiKey: key, rpc: anvil.url, pollingInterval: 50 });
-    try {
-      const raw = await signed(3);
-      const tx = await provider.broadcastTransaction(raw);
-      const receipt = await tx.wait(1, 10_000);
-      assert.equal(receipt?.status, 1);
-    } finally {
-      provider.destroy();
-    }
-  });
-  it('a refusal carries data.reason', async () => {
-    const provider = new TxgateProvider({ url: base, apiKey: strictKey, rpc: anvil.url, chainId: 4663 });
-    try {
-      const e = await provider.broadcastTransaction(await signed(4, { to: '0x3333333333333333333333333333333333333333', value: 1n })).catch((x: unknown) => x);
-      assert.equal(ethersReason(e), 'fee_rejected');
-    } finally {
-      provider.destroy();
-    }
-  });
 });
 
 describe('txgate-client', () => {

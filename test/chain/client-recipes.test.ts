@@ -14,7 +14,7 @@ import { createPublicClient, createWalletClient, http, RpcRequestError, type Bas
 import { foundryBinary, startAnvil, type Anvil } from '../../src/dev/anvil.js';
 import { MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
 import { SIGNERS } from '../support/txs.js';
-import { freePort } from '../support/processes.js';
+import { freePort } from '../../src/base/free-port.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 
 keysNeverLogged();

@@ -20,7 +20,7 @@ import { promisify } from 'node:util';
 import { DEV_API_KEY } from '../../src/dev/dev-setup.js';
 import { portFree } from '../../src/dev/preflight.js';
 import { capturedLogs, eventually, issuedKeys } from '../support/harness.js';
-import { freePort } from '../support/processes.js';
+import { freePort } from '../../src/base/free-port.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 import { tempDir } from '../support/temp-dir.js';
 

@@ -17,15 +17,16 @@ import { dbTarget } from '../../src/accounts/postgres/admin.js';
 import { createAccount } from '../../src/accounts/admin.js';
 import { parseAccountsText } from '../../src/accounts/file-text.js';
 import { keySha256 } from '../../src/accounts/keys.js';
-import { loadConfigFile } from '../../src/config.js';
+import { loadConfigFile } from '../../src/config/config.js';
 import { type Anvil, ANVIL_TIP_ADDRESS, startAnvil } from '../../src/dev/anvil.js';
 import { DEV_API_KEY, DEV_MIN_TIP_WEI, writeDevFiles } from '../../src/dev/dev-setup.js';
-import { initCrypto } from '../../src/native.js';
+import { initCrypto } from '../../src/base/native.js';
 import { EXAMPLES_DIR, exampleFiles, examplesShown, renderExamples } from '../../scripts/readme-examples.js';
 import { eventually, issuedKeys } from '../support/harness.js';
 import { rpc, send } from '../support/http.js';
-import { TestPostgres } from '../support/postgres.js';
-import { type CliProcess, freePort, startCli } from '../support/processes.js';
+import { TestPostgres } from '../../src/dev/postgres.js';
+import { freePort } from '../../src/base/free-port.js';
+import { type CliProcess, startCli } from '../support/processes.js';
 import { SIGNERS } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 import { tempDir } from '../support/temp-dir.js';
@@ -182,7 +183,7 @@ describe('each example, run against anvil', () => {
       });
     });
 
-  it('websocket.json: a submission over the WebSocket lane executes', async () => {
+  it('websocket.json: a submission over the WebSocket transport executes', async () => {
     await withCli(await materialize('websocket.json'), async (g) => {
       const ws = new WebSocket(`ws://127.0.0.1:${g.port}/`, { headers: { 'x-api-key': DEV_API_KEY, host: 'localhost' } });
       await new Promise((res, rej) => {

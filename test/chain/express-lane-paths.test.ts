@@ -9,18 +9,16 @@
  * key and no API key in any log line.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { type Hex, keccak256 } from 'viem';
 import type { Anvil } from '../../src/dev/anvil.js';
-import type { Auction } from '../support/express-lane.js';
+import type { Auction } from '../support/auction.js';
 import { CHAIN, landedOn, nextLaneTx, OURS, OURS_KEY, startLaneChain } from '../support/express-lane-chain.js';
 import type { Endpoint, EndpointFault } from '../support/express-lane-endpoint.js';
-import { eventually, type Gate, newKey, startGate } from '../support/harness.js';
+import { eventually, newKey } from '../support/harness.js';
 import { rpc, send } from '../support/http.js';
 import { connectTxgate } from '../../packages/client/src/index.js';
-import { keysNeverLogged } from '../support/gate-fixture.js';
-
-keysNeverLogged();
+import { useGate } from '../support/gate-fixture.js';
 
 /** Not the other express lane tests' sender: its nonces are this file's alone. */
 const SENDER = 5;
@@ -29,7 +27,6 @@ const desk = newKey();
 let anvil: Anvil;
 let auction: Auction;
 let endpoint: Endpoint;
-let gate: Gate;
 
 const nextTx = () => nextLaneTx(auction, SENDER);
 const landed = (raw: Hex) => landedOn(auction, raw);
@@ -52,9 +49,9 @@ const audits = (raw: Hex, since = 0): AuditLine[] =>
 const submit = (raw: Hex) => rpc(gate.port, 'eth_sendRawTransaction', [raw], { key: desk });
 const syncSubmit = (raw: Hex) => rpc(gate.port, 'eth_sendRawTransactionSync', [raw], { key: desk });
 
-before(async () => {
+const gate = useGate(async () => {
   ({ anvil, auction, endpoint } = await startLaneChain());
-  gate = await startGate({
+  return {
     chainB: false,
     sequencers: [anvil.url],
     accounts: [{ id: 'desk', keys: [desk], allowUntipped: true, grants: [{ expressLane: true, sync: true }] }],
@@ -76,11 +73,10 @@ before(async () => {
       },
     },
     lanes: { env: { EL_KEY: OURS_KEY }, clock: auction.clock },
-  });
+  };
 });
 
 after(async () => {
-  await gate?.stop();
   await endpoint?.close();
   await anvil?.stop();
   assert.equal(gate.logs.join('\n').toLowerCase().includes(OURS_KEY.slice(2).toLowerCase()), false, 'the controller key in a log line');

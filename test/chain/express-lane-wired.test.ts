@@ -5,7 +5,7 @@
  * hash; the audit line and `X-Txgate-Lane` say express) and the plain path otherwise (the round
  * not ours, an ungranted account: never wrapped); a refusal proving the bytes were not sequenced
  * falls back to the plain path; `null` then nothing is decided by the lookup (502 uncertain with
- * the hash); the WebSocket lane and the sync send's receipt mode go through the same rule; two
+ * the hash); the WebSocket transport and the sync send's receipt mode go through the same rule; two
  * edges share the controller with don't-care numbers. No controller key and no API key appears in
  * any gate's log line.
  */
@@ -16,12 +16,13 @@ import { after, before, describe, it } from 'node:test';
 import { type Hex, keccak256 } from 'viem';
 import WebSocket from 'ws';
 import { type Anvil, startAnvil } from '../../src/dev/anvil.js';
-import { type Auction, deployAuction } from '../support/express-lane.js';
+import { type Auction, deployAuction } from '../support/auction.js';
 import { CHAIN, knownTo, landedOn, nextLaneTx, OURS, OURS_KEY, startLaneChain } from '../support/express-lane-chain.js';
 import type { Endpoint } from '../support/express-lane-endpoint.js';
 import { accountsDoc, eventually, type Gate, newKey, startGate } from '../support/harness.js';
 import { rpc } from '../support/http.js';
-import { freePort, runCli } from '../support/processes.js';
+import { freePort } from '../../src/base/free-port.js';
+import { runCli } from '../support/processes.js';
 import { classify } from '../../packages/client/src/submission.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 import { tempDir } from '../support/temp-dir.js';
@@ -187,7 +188,7 @@ describe('the express lane, wired', () => {
     );
   });
 
-  it('the WebSocket lane goes through the same rule', async () => {
+  it('the WebSocket transport goes through the same rule', async () => {
     await controlled(gate);
     const raw = await nextTx();
     const since = gate.logs.length;

@@ -9,7 +9,7 @@ import { after, describe, it } from 'node:test';
 import WebSocket from 'ws';
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
 import { eventually, newKey } from '../support/harness.js';
-import { freePort } from '../support/processes.js';
+import { freePort } from '../../src/base/free-port.js';
 import { send } from '../support/http.js';
 import { useGate } from '../support/gate-fixture.js';
 

@@ -11,7 +11,8 @@ import { describe, it } from 'node:test';
 import { claimAddress } from '../../src/http/address-claim.js';
 import { eventually } from '../support/harness.js';
 import { send } from '../support/http.js';
-import { freePort, runCli, startCli } from '../support/processes.js';
+import { freePort } from '../../src/base/free-port.js';
+import { runCli, startCli } from '../support/processes.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 import { tempDir } from '../support/temp-dir.js';
 

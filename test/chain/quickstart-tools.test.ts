@@ -12,7 +12,7 @@ import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { portFree } from '../../src/dev/preflight.js';
 import { capturedLogs, eventually, issuedKeys } from '../support/harness.js';
-import { freePort } from '../support/processes.js';
+import { freePort } from '../../src/base/free-port.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 import { tempDir } from '../support/temp-dir.js';
 
@@ -100,7 +100,7 @@ describe('npm start -- --sync --websocket', () => {
     try {
       await eventually(() => out.includes('is up'), 60_000);
       const sync = /try: npm run demo -- (--sync [^\n]*)/.exec(out)?.[1];
-      const ws = /WebSocket lane +ws:\/\/127\.0\.0\.1:\d+\/[^\n]*\n +try: npm run demo -- ([^\n]*)/.exec(out)?.[1];
+      const ws = /WebSocket transport +ws:\/\/127\.0\.0\.1:\d+\/[^\n]*\n +try: npm run demo -- ([^\n]*)/.exec(out)?.[1];
       assert.ok(sync !== undefined && ws !== undefined, out);
       for (const args of [sync, ws]) {
         const r = await promisify(execFile)(process.execPath, ['dist/scripts/demo.js', ...args.trim().split(/\s+/)], { cwd: root, encoding: 'utf8' });

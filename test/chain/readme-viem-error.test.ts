@@ -13,7 +13,7 @@ import { type BaseError, createWalletClient, TransactionExecutionError } from 'v
 import { TxgateRejectedError, txgate, txgateReason } from '../../packages/client/src/viem.js';
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
 import { newKey } from '../support/harness.js';
-import { freePort } from '../support/processes.js';
+import { freePort } from '../../src/base/free-port.js';
 import { SIGNERS } from '../support/txs.js';
 import { useGate } from '../support/gate-fixture.js';
 

@@ -13,7 +13,7 @@ import { startAnvil } from '../../src/dev/anvil.js';
 import { portFree } from '../../src/dev/preflight.js';
 import { eventually } from '../support/harness.js';
 import { send } from '../support/http.js';
-import { freePort } from '../support/processes.js';
+import { freePort } from '../../src/base/free-port.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 import { tempDir } from '../support/temp-dir.js';
 
@@ -38,7 +38,7 @@ function run(args: string[], ms = 30_000): Promise<{ code: number | null; stdout
 }
 
 /** A TCP listener that accepts and never answers (a hung process holding a port). */
-async function silentHolder(port: number, host = '127.0.0.1'): Promise<Server> {
+async function silentListener(port: number, host = '127.0.0.1'): Promise<Server> {
   const s = createServer(() => {});
   await new Promise<void>((r) => s.listen(port, host, () => r()));
   return s;
@@ -74,26 +74,26 @@ const devArgs = (dir: string, p: { port: number; anvil: number; internal: number
 describe('npm start fails loudly', () => {
   it('the anvil port held by something that accepts and never answers: one line naming --anvil-port, exit 1', async () => {
     const p = await ports();
-    const holder = await silentHolder(p.anvil);
+    const listener = await silentListener(p.anvil);
     try {
       const r = await run(devArgs(tempDir('txgate-dev-'), p));
       assert.equal(r.code, 1);
       assert.match(oneLine(r.stderr), new RegExp(`127\\.0\\.0\\.1:${p.anvil} .*already in use.*--anvil-port`));
       assert.ok(await portFree('127.0.0.1', p.port), 'txgate never started');
     } finally {
-      holder.close();
+      listener.close();
     }
   });
   it('the public port taken: one line naming --port, exit 1, no anvil left running', async () => {
     const p = await ports();
-    const holder = await silentHolder(p.port);
+    const listener = await silentListener(p.port);
     try {
       const r = await run(devArgs(tempDir('txgate-dev-'), p));
       assert.equal(r.code, 1);
       assert.match(oneLine(r.stderr), /already in use.*--port$/);
       assert.ok(await portFree('127.0.0.1', p.anvil), 'no anvil left behind');
     } finally {
-      holder.close();
+      listener.close();
     }
   });
   it('bad options: one line, exit 2 (bad input, docs/operations.md "Exit status"); --help works', async () => {
@@ -159,7 +159,7 @@ function configFile(host: string, port: number, extra: Record<string, unknown>):
 describe('txgate --config fails loudly', () => {
   it('a port in use: one line naming listen.port on stderr, exit 1 (one thread and two)', async () => {
     const port = await freePort();
-    const holder = await silentHolder(port, '0.0.0.0');
+    const listener = await silentListener(port, '0.0.0.0');
     try {
       for (const workers of [1, 2]) {
         const file = configFile('0.0.0.0', port, { workers });
@@ -168,7 +168,7 @@ describe('txgate --config fails loudly', () => {
         assert.match(oneLine(r.stderr), new RegExp(`cannot listen on 0\\.0\\.0\\.0:${port}: the port is in use.*change listen\\.port in `));
       }
     } finally {
-      holder.close();
+      listener.close();
     }
   });
 });

@@ -1,6 +1,7 @@
 /**
  * eth_sendRawTransactionSync (EIP-7966) against real anvil chains: one mining a block every
- * second (the receipt comes within the wait), one that never mines (it never does).
+ * second (the receipt comes within the wait), one that never mines (it never does). Receipt mode:
+ * sync-receipt.test.ts.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -10,7 +11,7 @@ import { txgate, txgateReason as viemReason } from '../../packages/client/src/vi
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
 import { connectTxgate } from '../../packages/client/src/index.js';
 import { eventually, MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
-import { freePort } from '../support/processes.js';
+import { freePort } from '../../src/base/free-port.js';
 import { rpc, send } from '../support/http.js';
 import { SIGNERS } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
@@ -309,109 +310,3 @@ describe('eth_sendRawTransactionSync', () => {
  * eth_sendRawTransaction alone), and the receipt is read from the chain RPC (`chains[].rpc`,
  * the same anvil).
  */
-describe('eth_sendRawTransactionSync, receipt mode (plain send, then the chain RPC)', () => {
-  let r: Gate;
-  let rStuck: Gate;
-  const plainAudits = (g: Gate, hash: string) => g.logs.filter((l) => l.includes('"audit":"forward"') && l.includes(hash));
-  before(async () => {
-    const config = { allowUntipped: true };
-    const mode = { ...SYNC, mode: 'receipt', pollMs: 50 };
-    r = await startGate({ chainB: false, sequencers: [mining.url], accounts, config, internal: true, chainA: { rpc: mining.url, sync: mode } });
-    rStuck = await startGate({
-      chainB: false,
-      sequencers: [stuck.url],
-      accounts,
-      config,
-      chainA: { rpc: stuck.url, sync: { ...mode, maxWaitMs: 500 } },
-    });
-  });
-  after(async () => {
-    await Promise.all([r.stop(), rStuck.stop()]);
-  });
-
-  it('executed: the plain send is forwarded (its audit line), the receipt read from the chain RPC comes back in the one call, and is counted', async () => {
-    const raw = await signed(mining.url, 6);
-    const hash = keccak256(raw);
-    const res = await syncCall(r, key, [raw]);
-    assert.equal(res.status, 200, JSON.stringify(res.json));
-    assert.equal(res.json.result.transactionHash, hash);
-    assert.equal(res.json.result.status, '0x1');
-    const audit = plainAudits(r, hash);
-    assert.equal(audit.length, 1);
-    assert.doesNotMatch(audit[0]!, /eth_sendRawTransactionSync/, 'the sequencer was sent the plain method');
-    const line = r.logs.find((l) => l.includes('"msg":"sync receipt"') && l.includes(hash));
-    assert.ok(line !== undefined, 'a line for what the wait came to');
-    assert.match(line, /"outcome":"accepted","status":"0x1","block":"0x[0-9a-f]+"/);
-    const again = await syncCall(r, key, [raw]);
-    assert.equal(again.json.result.transactionHash, hash, 'a resend is answered from the receipt');
-    assert.equal(plainAudits(r, hash).length, 1, 'and not forwarded again');
-    const metrics = (await send({ port: r.internalPort!, method: 'GET', path: '/metrics' })).text;
-    assert.match(metrics, /txgate_sync_calls_total\{chain="4663",outcome="accepted"\} 2/);
-    assert.match(metrics, /txgate_sync_wait_seconds_count\{chain="4663"\} 1/);
-    assert.match(metrics, /txgate_sync_waiting\{chain="4663"\} 0/);
-    assert.match(
-      metrics,
-      /txgate_requests_total\{method="eth_sendRawTransactionSync",status="200",reason="ok",transport="http"\} 2/,
-      'the method has series of its own',
-    );
-  });
-
-  it('accepted, no receipt within the wait: 202, code 4, data.txHash; the transaction is in the pool', async () => {
-    const raw = await signed(stuck.url, 4);
-    const res = await syncCall(rStuck, key, [raw, '0xea60']); // hex, capped by maxWaitMs (500)
-    assert.equal(res.status, 202, JSON.stringify(res.json));
-    assert.deepEqual([res.json.error.code, res.json.error.data.reason, res.json.error.data.txHash], [4, 'sync_timeout', keccak256(raw)]);
-    const tx = await createPublicClient({ transport: http(stuck.url) }).getTransaction({ hash: keccak256(raw) });
-    assert.equal(tx.hash, keccak256(raw));
-  });
-
-  it("refused by the sequencer: the plain send's answer, nothing waited for", async () => {
-    const first = await signed(mining.url, 3);
-    assert.equal((await syncCall(r, key, [first])).status, 200);
-    const clash = await signed(mining.url, 3, 0, MIN_TIP + 1n);
-    const res = await syncCall(r, key, [clash]);
-    assert.equal(res.status, 200);
-    assert.equal(res.json.error.data.reason, 'upstream_rejected');
-  });
-
-  it("with the chain RPC's WebSocket (rpcWs): the receipt is asked for on each new head, not on the interval", async () => {
-    // pollMs past the wait: polling alone would ask once, right after the send (before the next
-    // block), and answer 202; the head subscription asks again when the block comes.
-    const wsUrl = mining.url.replace(/^http/, 'ws');
-    const g = await gateOn(mining, { rpc: mining.url, rpcWs: wsUrl, sync: { ...SYNC, mode: 'receipt', pollMs: 5000, maxWaitMs: 4000 } });
-    try {
-      await eventually(() => g.logs.some((l) => l.includes('chain RPC head subscription live')));
-      const raw = await signed(mining.url, 5);
-      const res = await syncCall(g, key, [raw]);
-      assert.equal(res.status, 200, JSON.stringify(res.json));
-      assert.equal(res.json.result.transactionHash, keccak256(raw));
-    } finally {
-      await g.stop();
-    }
-  });
-
-  it('with rpcWs unreachable: polled every pollMs as without it (a subscription only ever speeds a receipt up)', async () => {
-    const g = await gateOn(mining, { rpc: mining.url, rpcWs: `ws://127.0.0.1:${await freePort()}/`, sync: { ...SYNC, mode: 'receipt', pollMs: 50 } });
-    try {
-      const raw = await signed(mining.url, 6);
-      const res = await syncCall(g, key, [raw]);
-      assert.equal(res.status, 200, JSON.stringify(res.json));
-      assert.equal(res.json.result.transactionHash, keccak256(raw));
-      assert.ok(!g.logs.some((l) => l.includes('head subscription live')));
-    } finally {
-      await g.stop();
-    }
-  });
-
-  it('drain: a call waiting for its receipt is answered at once, code 4 with its hash (not cut off at the grace period)', async () => {
-    // A wait far past the grace period (2 s): without the drain's answer the call would be cut off.
-    const g = await gateOn(stuck, { rpc: stuck.url, sync: { ...SYNC, mode: 'receipt', maxWaitMs: 60_000 } });
-    const raw = await signed(stuck.url, 5);
-    const call = syncCall(g, key, [raw]);
-    await eventually(() => g.logs.some((l) => l.includes('"audit":"forward"') && l.includes(keccak256(raw))));
-    await g.stop();
-    const res = await call;
-    assert.equal(res.status, 202, JSON.stringify(res.json));
-    assert.deepEqual([res.json.error.code, res.json.error.data.txHash], [4, keccak256(raw)]);
-  });
-});

@@ -14,7 +14,7 @@ import { connectTxgate, type Txgate, TxgateError } from '../../packages/client/s
 import type { TxStatus } from '../../packages/client/src/status.js';
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
 import { eventually, MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
-import { freePort } from '../support/processes.js';
+import { freePort } from '../../src/base/free-port.js';
 import { SIGNERS } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 

@@ -14,7 +14,7 @@ import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
 import { findByNonce, readBlock, readReceipt, readSeen } from '../../src/track/blocks.js';
 import { readBatch } from '../../src/track/chain-rpc.js';
 import { eventually, newKey, startGate, type Gate } from '../support/harness.js';
-import { freePort } from '../support/processes.js';
+import { freePort } from '../../src/base/free-port.js';
 import { rpc, send } from '../support/http.js';
 import { signNext } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';

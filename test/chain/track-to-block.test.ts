@@ -10,7 +10,7 @@ import { createPublicClient, http, keccak256, type Hex } from 'viem';
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
 import type { Entry } from '../../src/track/table.js';
 import { eventually, MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
-import { freePort } from '../support/processes.js';
+import { freePort } from '../../src/base/free-port.js';
 import { rpc, send } from '../support/http.js';
 import { SIGNERS } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';

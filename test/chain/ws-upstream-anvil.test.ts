@@ -13,7 +13,7 @@ import { createPublicClient, http, type Hex } from 'viem';
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
 import { eventually, MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
 import { rpc } from '../support/http.js';
-import { freePort } from '../support/processes.js';
+import { freePort } from '../../src/base/free-port.js';
 import { txHash } from '../support/stub-sequencer.js';
 import { SIGNERS } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';

@@ -1,5 +1,5 @@
 /**
- * The benches' command line (bench/common/lib.ts, one parser for all): --help, a refused option or value
+ * The benches' command line (bench/common/options.ts, one parser for all): --help, a refused option or value
  * in one line with exit 2, quick and --full defaults, where results go, and the temporary files
  * removed when a run is stopped with Ctrl-C (SIGINT).
  */
@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { DEFAULT_OUT, parseBenchArgs, UsageError, type OptionSpec } from '../../bench/common/lib.js';
+import { DEFAULT_OUT, parseBenchArgs, UsageError, type OptionSpec } from '../../bench/common/options.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 const BENCHES = {

@@ -22,7 +22,7 @@ import {
   roundsSpread,
   timerResolutionMs,
 } from '../../bench/common/figures.js';
-import { runSuite, table } from '../../bench/common/lib.js';
+import { runSuite, table } from '../../bench/common/suite.js';
 import { stackedBarsSvg } from '../../bench/common/svg.js';
 import { tempDir } from '../support/temp-dir.js';
 

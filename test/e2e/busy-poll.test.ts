@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BusyPoll, cpuQuota } from '../../src/busy-poll.js';
+import { BusyPoll, cpuQuota } from '../../src/base/busy-poll.js';
 import { eventually, newKey, startGate } from '../support/harness.js';
 import { rpc } from '../support/http.js';
 import { StubSequencer } from '../support/stub-sequencer.js';

@@ -46,18 +46,18 @@ describe('npm start: the development directory', () => {
     assert.equal(again.configWritten, true);
     assert.equal(JSON.parse(readFileSync(again.configFile, 'utf8')).listen.port, 8082);
   });
-  it('a second claim on a directory in use is refused, naming the holder; a stale lock is taken over', async () => {
+  it('a second claim on a directory in use is refused, naming the owner; a stale lock is taken over', async () => {
     const dir = tempDir('txgate-dev-');
-    // A live holder: another process.
-    const holder = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
-    writeFileSync(join(dir, 'lock'), String(holder.pid));
+    // A live owner: another process.
+    const owner = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
+    writeFileSync(join(dir, 'lock'), String(owner.pid));
     try {
-      assert.throws(() => lockDevDir(dir), new RegExp(`in use by another development txgate \\(pid ${holder.pid}\\)`));
+      assert.throws(() => lockDevDir(dir), new RegExp(`in use by another development txgate \\(pid ${owner.pid}\\)`));
     } finally {
-      holder.kill('SIGKILL');
-      await new Promise((r) => holder.once('exit', r));
+      owner.kill('SIGKILL');
+      await new Promise((r) => owner.once('exit', r));
     }
-    // The holder is gone: its lock is stale.
+    // The owner is gone: its lock is stale.
     const release = lockDevDir(dir);
     assert.equal(readFileSync(join(dir, 'lock'), 'utf8'), String(process.pid));
     release();

@@ -11,7 +11,7 @@ import { writeFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
-import { initCrypto } from '../../src/native.js';
+import { initCrypto } from '../../src/base/native.js';
 import { accountsDoc, eventually, newKey } from '../support/harness.js';
 import { rpc, send, type Reply } from '../support/http.js';
 import { startCli, writeCliConfig } from '../support/processes.js';

@@ -16,7 +16,7 @@ import { readLaneAnswer } from '../../src/express-lane/answer.js';
 import { msUntilRoundEnd, RoundControl, roundAt } from '../../src/express-lane/control.js';
 import { ControllerKey } from '../../src/express-lane/key.js';
 import { type RpcCaller, RpcFailure, rpcCaller } from '../../src/express-lane/rpc.js';
-import { initCrypto } from '../../src/native.js';
+import { initCrypto } from '../../src/base/native.js';
 
 const AUCTION = '0x5fbdb2315678afecb367f032d93f642f64180aa3';
 let key: ControllerKey;

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import WebSocket from 'ws';
-import { REASONS } from '../../src/reasons.js';
+import { REASONS } from '../../src/base/reasons.js';
 import { newKey } from '../support/harness.js';
 import { rpc } from '../support/http.js';
 import { useGate } from '../support/gate-fixture.js';

@@ -1,50 +1,24 @@
 /**
  * Every answer true (forward/attempts.ts), against fault-injecting sequencers, on every path
- * (HTTP, the WebSocket lane, the sync send): no acceptance without the hash or a lookup that
+ * (HTTP, the WebSocket transport, the sync send): no acceptance without the hash or a lookup that
  * returns this very transaction; no definite refusal while a written sequencer is unresolved;
  * a written sequencer that faults is asked again (the hash, the same bytes) before any 502.
  */
 import assert from 'node:assert/strict';
-import { afterEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import WebSocket from 'ws';
-import { eventually, newKey, startGate, stubChain, type Gate } from '../support/harness.js';
+import { eventually, newKey, type Gate } from '../support/harness.js';
 import { rpc, send } from '../support/http.js';
-import { type Behaviour, type Call, StubSequencer, txHash } from '../support/stub-sequencer.js';
+import { type Behaviour, type Call, type StubSequencer, txHash } from '../support/stub-sequencer.js';
 import { sign1559 } from '../support/txs.js';
-import { keysNeverLogged } from '../support/gate-fixture.js';
-
-keysNeverLogged();
+import { useStubGates } from '../support/gate-fixture.js';
 
 const key = newKey();
 const accounts = [{ id: 'mm', keys: [key], grants: [{ rateLimit: { perSecond: 1e6, burst: 1e6 }, sync: true }] }];
 let nonce = 90_000;
 const next = () => sign1559({ nonce: nonce++ });
 
-const open: { gates: Gate[]; stubs: StubSequencer[] } = { gates: [], stubs: [] };
-async function setup(n: number, forward: Record<string, unknown> = {}, fields: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) {
-  const stubs = await Promise.all(Array.from({ length: n }, () => new StubSequencer().start()));
-  open.stubs.push(...stubs);
-  const gate = await startGate({
-    accounts,
-    internal: true,
-    config: {
-      chains: [
-        stubChain(
-          stubs.map((s) => s.url),
-          forward,
-          fields,
-        ),
-      ],
-      ...extra,
-    },
-  });
-  open.gates.push(gate);
-  return { gate, stubs };
-}
-afterEach(async () => {
-  for (const g of open.gates.splice(0)) await g.stop();
-  for (const s of open.stubs.splice(0)) await s.stop();
-});
+const setup = useStubGates({ accounts, internal: true });
 const submit = (gate: Gate, raw: string, method = 'eth_sendRawTransaction') => rpc(gate.port, method, [raw], { key });
 const audits = (gate: Gate, raw: string) => gate.logs.map((l) => JSON.parse(l)).filter((l) => l.audit === 'forward' && l.tx === txHash(raw));
 /** Never an acceptance: no result, no 202. */
@@ -114,7 +88,7 @@ describe('an acceptance is a hash, never a wording', () => {
     }
   });
 
-  it('the WebSocket lane: a misleading refusal is answered as a refusal, a confirmed one with the hash', async () => {
+  it('the WebSocket transport: a misleading refusal is answered as a refusal, a confirmed one with the hash', async () => {
     const { gate, stubs } = await setup(1, {}, {}, { websocket: { enabled: true } });
     const ws = new WebSocket(`ws://127.0.0.1:${gate.port}/`, { headers: { host: 'localhost', 'x-api-key': key }, perMessageDeflate: false });
     await new Promise<void>((resolve, reject) => {

@@ -1,5 +1,5 @@
 /**
- * One retry table: every reason names one retry rule (src/reasons.ts RETRY), the retry table
+ * One retry table: every reason names one retry rule (src/base/reasons.ts RETRY), the retry table
  * (README.md and docs/clients.md), the Errors table and the client kit table (docs/clients.md)
  * are rendered from it, no reason's advice restates a
  * retry rule of its own, and each request's log line names its outcome, in the words of its
@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { block } from '../../scripts/readme-tables.js';
 import { renderKitOutcomes, renderRetry } from '../../scripts/readme-retry.js';
 import { notSent, uncertain } from '../../src/forward/answer.js';
-import { outcomeOf, REASON_NAMES, REASONS, RETRY } from '../../src/reasons.js';
+import { outcomeOf, REASON_NAMES, REASONS, RETRY } from '../../src/base/reasons.js';
 import { eventually, newKey } from '../support/harness.js';
 import { rpc } from '../support/http.js';
 import { StubSequencer } from '../support/stub-sequencer.js';

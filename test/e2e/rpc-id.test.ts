@@ -1,6 +1,6 @@
 /**
- * The id rule (src/rpc-id.ts): an id is echoed as the JSON text it arrived as, on POST / and on
- * the WebSocket lane (through the stages, and for a frame refused before them): every spelling
+ * The id rule (src/rpc/rpc-id.ts): an id is echoed as the JSON text it arrived as, on POST / and on
+ * the WebSocket transport (through the stages, and for a frame refused before them): every spelling
  * JSON allows for a number (sign, zero, fraction, exponent of either case and sign) and for a
  * string (every escape), against JSON.parse as the judge of what the text means.
  */
@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import WebSocket from 'ws';
-import { idJsonOf, idJsonOfText, idLiteral } from '../../src/rpc-id.js';
+import { idJsonOf, idJsonOfText, idLiteral } from '../../src/rpc/rpc-id.js';
 import { eventually, newKey } from '../support/harness.js';
 import { send } from '../support/http.js';
 import { jsonNumberText } from '../support/json-text.js';

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { initCrypto, npmSecp256k1Addon, secp256k1, secp256k1Binding, SYSTEM_SECP256K1_PATH, systemSecp256k1Addon } from '../../src/native.js';
+import { initCrypto, npmSecp256k1Addon, secp256k1, secp256k1Binding, SYSTEM_SECP256K1_PATH, systemSecp256k1Addon } from '../../src/base/native.js';
 import { TxDecoder } from '../../src/tx/decoder.js';
 import { VECTORS, vectorMismatches } from '../support/vectors.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';

@@ -12,7 +12,7 @@ import { WebSocketServer } from 'ws';
 import { ignoredFrames } from '../../src/upstreams/peer-frames.js';
 import { newKey, startGate, stubChain, type Gate } from '../support/harness.js';
 import { rpc } from '../support/http.js';
-import { freePort } from '../support/processes.js';
+import { freePort } from '../../src/base/free-port.js';
 import { txHash } from '../support/stub-sequencer.js';
 import { sign1559 } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';

@@ -13,11 +13,11 @@ import { Attempts } from '../../src/forward/attempts.js';
 import type { SendKind } from '../../src/forward/parts.js';
 import type { Sequencer } from '../../src/forward/sequencer.js';
 import type { Answer } from '../../src/upstreams/upstream.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/log/log.js';
 import { readSync, readSyncResend } from '../../src/sync/sync-send.js';
 import { pendingAnswer } from '../../src/sync/receipt.js';
-import { result } from '../../src/errors.js';
-import { SYNC_METHOD } from '../../src/rpc-methods.js';
+import { result } from '../../src/base/errors.js';
+import { SYNC_METHOD } from '../../src/rpc/rpc-methods.js';
 
 const HASH = '0x' + 'ab'.repeat(32);
 const OTHER = '0x' + 'cd'.repeat(32);

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { Agent } from 'node:http';
 import { after, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { REASONS } from '../../src/reasons.js';
+import { REASONS } from '../../src/base/reasons.js';
 import { newKey } from '../support/harness.js';
 import { rpc, send } from '../support/http.js';
 import { StubSequencer } from '../support/stub-sequencer.js';

@@ -1,5 +1,5 @@
 /**
- * The envelope read without JSON.parse (src/rpc-scan.ts) is an exact shortcut: wherever it
+ * The envelope read without JSON.parse (src/rpc/rpc-scan.ts) is an exact shortcut: wherever it
  * answers, its answer is the JSON.parse path's (the parse stage's readRequest) for the same
  * text (and what it says of the params, that they are all 0x-hex, is true), over generated bodies (members in any order, any whitespace, every id spelling,
  * escapes, duplicates, extra members, nested values, number params) and their random mutations;
@@ -8,9 +8,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { scanRequest } from '../../src/rpc-scan.js';
+import { scanRequest } from '../../src/rpc/rpc-scan.js';
 import { readRequest } from '../../src/stages/parse.js';
-import { idJsonOfText } from '../../src/rpc-id.js';
+import { idJsonOfText } from '../../src/rpc/rpc-id.js';
 import { jsonNumberText } from '../support/json-text.js';
 
 const ws = fc.constantFrom('', '', '', ' ', '\n', '\t', '\r\n  ');

@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile, type ChildProcess } from 'node:child_process';
-import { createServer, connect, type Server, type Socket, type AddressInfo } from 'node:net';
+import { createServer, connect, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
@@ -17,16 +17,17 @@ import WebSocket from 'ws';
 import { Writable } from 'node:stream';
 import { PostgresAccountStore } from '../../src/accounts/postgres/store.js';
 import { StoreState } from '../../src/accounts/postgres/state.js';
-import { createLogger } from '../../src/log.js';
-import { initCrypto } from '../../src/native.js';
+import { createLogger } from '../../src/log/log.js';
+import { initCrypto } from '../../src/base/native.js';
 import { eventually, issuedKeys, TIP } from '../support/harness.js';
 import { rpc, send } from '../support/http.js';
-import { TestPostgres } from '../support/postgres.js';
+import { TestPostgres } from '../../src/dev/postgres.js';
 import { StubSequencer } from '../support/stub-sequencer.js';
 import { sign1559 } from '../support/txs.js';
 import { startCli, writeCliConfig } from '../support/processes.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 import { tempDir } from '../support/temp-dir.js';
+import { CuttableLink } from '../support/cuttable-link.js';
 
 keysNeverLogged();
 
@@ -37,69 +38,6 @@ let link: CuttableLink;
 let stub: StubSequencer;
 const edges: Edge[] = [];
 let nonce = 1000;
-
-/** A TCP link from the edges to PostgreSQL that the test can cut, freeze and restore. */
-class CuttableLink {
-  private server: Server;
-  private readonly sockets = new Set<Socket>();
-  private readonly pairs = new Set<readonly [Socket, Socket]>();
-  private cut = false;
-  port = 0;
-
-  constructor(private readonly target: number) {
-    this.server = createServer((c) => {
-      if (this.cut) return void c.destroy();
-      const up = connect(this.target, '127.0.0.1');
-      const pair = [c, up] as const;
-      this.pairs.add(pair);
-      for (const s of pair) {
-        this.sockets.add(s);
-        s.on('close', () => {
-          this.sockets.delete(s);
-          this.pairs.delete(pair);
-        });
-        s.on('error', () => {});
-      }
-      c.pipe(up).pipe(c);
-      up.on('close', () => c.destroy());
-      c.on('close', () => up.destroy());
-    });
-  }
-
-  /**
-   * The connections open now stop carrying anything, in either direction, but stay open (a hung
-   * server, or a host that died silently behind an address a failover moved); new ones work.
-   */
-  freeze(): void {
-    for (const [c, up] of this.pairs) {
-      c.unpipe(up);
-      up.unpipe(c);
-      c.pause();
-      up.pause();
-    }
-    this.pairs.clear();
-  }
-
-  async start(): Promise<this> {
-    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', () => r()));
-    this.port = (this.server.address() as AddressInfo).port;
-    return this;
-  }
-
-  sever(): void {
-    this.cut = true;
-    for (const s of this.sockets) s.destroy();
-  }
-
-  restore(): void {
-    this.cut = false;
-  }
-
-  close(): void {
-    this.sever();
-    this.server.close();
-  }
-}
 
 interface Edge {
   proc: ChildProcess;

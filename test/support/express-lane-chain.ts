@@ -7,9 +7,9 @@
 import { type Hex, keccak256 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { ANVIL_KEYS, type Anvil, startAnvil } from '../../src/dev/anvil.js';
-import { type Auction, deployAuction } from './express-lane.js';
+import { type Auction, deployAuction } from './auction.js';
 import { type Endpoint, startEndpoint } from './express-lane-endpoint.js';
-import { freePort } from './processes.js';
+import { freePort } from '../../src/base/free-port.js';
 import { sign1559, SIGNERS } from './txs.js';
 
 export const CHAIN = 4663;

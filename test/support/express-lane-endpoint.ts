@@ -10,8 +10,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { concat, type Hex, keccak256, pad, recoverMessageAddress, toHex } from 'viem';
-import type { Auction } from './express-lane.js';
-import { AUCTION_ABI } from './express-lane.js';
+import type { LaneReading } from '../../src/express-lane/answer.js';
+import type { LaneSubmission } from '../../src/express-lane/lane.js';
+import { readLaneUpstream } from '../../src/forward/express-send.js';
+import type { Upstream } from '../../src/upstreams/upstream.js';
+import type { Auction } from './auction.js';
+import { AUCTION_ABI } from './auction.js';
 
 export type EndpointFault =
   | 'none'
@@ -181,4 +185,14 @@ export async function startEndpoint(auction: Auction, anvilUrl: string, maxFutur
     },
   };
   return ep;
+}
+
+/**
+ * Sends `sub` to the endpoint as the forward does (forward/express-send.ts: through the endpoint's
+ * upstream, the answer read by `readLaneUpstream`) and releases it with what the answer meant.
+ */
+export async function sendToEndpoint(endpoint: Upstream, sub: LaneSubmission, timeoutMs: number): Promise<LaneReading> {
+  const reading = readLaneUpstream(await endpoint.call(sub.method, sub.paramsJson, { timeoutMs, queueMs: timeoutMs }));
+  sub.release(reading);
+  return reading;
 }

@@ -1,14 +1,16 @@
 /**
  * The file-level gate fixture: `useGate` starts a txgate in this process before the file's tests
- * and stops it after them, and every file that starts a txgate (here, as the CLI, or through
+ * and stops it after them (`useStubGates`: a gate of each test's own over its own stub
+ * sequencers, stopped after the test), and every file that starts a txgate (here, as the CLI, or through
  * `npm start`) checks, after its last test, that no API key handed out in it (issuedKeys) appears
  * in any captured line: the gates' logs and the processes' stdout and stderr.
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { after, before } from 'node:test';
-import { capturedLogs, issuedKeys, liveGates, startGate, type Gate, type GateOptions } from './harness.js';
+import { after, afterEach, before } from 'node:test';
+import { capturedLogs, issuedKeys, liveGates, startGate, stubChain, type Gate, type GateOptions } from './harness.js';
 import { liveProcesses, processOutputs } from './processes.js';
+import { StubSequencer } from './stub-sequencer.js';
 
 let checking = false;
 let exempt: readonly string[] = [];
@@ -56,6 +58,55 @@ export function useGate(opts: GateOptions | (() => GateOptions | Promise<GateOpt
       return Reflect.get(gate, name);
     },
   });
+}
+
+/** Starts `n` stub sequencers and a gate with one chain over them (`stubChain(urls, forward, fields)`, `extra` config fields beside it). */
+export type StubGates = (
+  n: number,
+  forward?: Record<string, unknown>,
+  fields?: Record<string, unknown>,
+  extra?: Record<string, unknown>,
+) => Promise<{ gate: Gate; stubs: StubSequencer[] }>;
+
+/** What stops after the test: a test adds a gate or a stub it started itself. */
+export interface OpenParts {
+  readonly gates: Gate[];
+  readonly stubs: StubSequencer[];
+}
+
+/**
+ * Gates of a test's own, for a file whose every test wants its own configuration and its own
+ * faulty sequencers: each call starts stubs and a gate over them (`base`: the accounts, the
+ * internal listener), and all of them stop after the test that started them, with any a test adds to `open`. Registers the file's
+ * key check.
+ */
+export function useStubGates(base: Pick<GateOptions, 'accounts' | 'internal'>): StubGates & { readonly open: OpenParts } {
+  const open: OpenParts = { gates: [], stubs: [] };
+  keysNeverLogged();
+  afterEach(async () => {
+    for (const g of open.gates.splice(0)) await g.stop();
+    for (const s of open.stubs.splice(0)) await s.stop();
+  });
+  const start: StubGates = async (n, forward = {}, fields = {}, extra = {}) => {
+    const stubs = await Promise.all(Array.from({ length: n }, () => new StubSequencer().start()));
+    open.stubs.push(...stubs);
+    const gate = await startGate({
+      ...base,
+      config: {
+        chains: [
+          stubChain(
+            stubs.map((s) => s.url),
+            forward,
+            fields,
+          ),
+        ],
+        ...extra,
+      },
+    });
+    open.gates.push(gate);
+    return { gate, stubs };
+  };
+  return Object.assign(start, { open });
 }
 
 function endProcess(proc: ChildProcess): Promise<void> {

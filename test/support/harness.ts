@@ -10,9 +10,9 @@ import { Writable } from 'node:stream';
 import { generateKey } from '../../src/accounts/admin.js';
 import { createApp, type App, type Observers } from '../../src/app.js';
 import { startService } from '../../src/service.js';
-import { parseConfig, type Config } from '../../src/config.js';
-import { createLogger } from '../../src/log.js';
-import { initCrypto } from '../../src/native.js';
+import { parseConfig, type Config } from '../../src/config/config.js';
+import { createLogger } from '../../src/log/log.js';
+import { initCrypto } from '../../src/base/native.js';
 import { keySha256 } from '../../src/accounts/keys.js';
 
 /** Every log line of every server started in this test process. */

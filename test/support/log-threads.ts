@@ -7,8 +7,8 @@
  */
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { setImmediate as yieldNow } from 'node:timers/promises';
-import { acceptWorkerLog, createLogger, flushLogs } from '../../src/log.js';
-import { FastLog } from '../../src/log-line.js';
+import { acceptWorkerLog, createLogger, flushLogs } from '../../src/log/log.js';
+import { FastLog } from '../../src/log/log-line.js';
 
 interface Data {
   readonly index: number;

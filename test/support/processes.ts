@@ -1,6 +1,5 @@
 /** Helpers for tests that run txgate as its own process (the real CLI) and need free ports. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, type AddressInfo } from 'node:net';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { capturedLogs, eventually } from './harness.js';
@@ -12,15 +11,6 @@ import { capturedLogs, eventually } from './harness.js';
  */
 export const liveProcesses = new Set<ChildProcess>();
 export const processOutputs: (() => string)[] = [];
-
-/** A TCP port free on 127.0.0.1 right now. */
-export async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 /**
  * Writes `dir/txgate.json` for the CLI: the public port ephemeral on 127.0.0.1, the internal

@@ -5,10 +5,10 @@
  * gives it the wrong type, does not compile (no `any`, nothing injected behind the types).
  */
 import assert from 'node:assert/strict';
-import { Exit } from '../../src/errors.js';
+import { Exit } from '../../src/base/errors.js';
 import { RequestContext, type BaseCtx, type BodyResult, type BodySource, type RequestHead } from '../../src/pipeline/context.js';
 import { PipelineBuilder, type Stage, type StageResult } from '../../src/pipeline/pipeline.js';
-import { result } from '../../src/errors.js';
+import { result } from '../../src/base/errors.js';
 
 export interface Front {
   readonly head?: Partial<RequestHead>;

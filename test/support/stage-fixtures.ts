@@ -1,8 +1,8 @@
 /** What the stage unit tests share: two chains, three accounts, and a decoded transaction of any shape. */
 import { parseAccounts } from '../../src/accounts/parse.js';
 import type { Account, AccountStore } from '../../src/accounts/types.js';
-import { buildChains, HostTable, type ChainRuntime } from '../../src/chains.js';
-import { parseConfig } from '../../src/config.js';
+import { buildChains, HostTable, type ChainRuntime } from '../../src/config/chains.js';
+import { parseConfig } from '../../src/config/config.js';
 import type { RpcRequest } from '../../src/pipeline/context.js';
 import { keySha256 } from '../../src/accounts/keys.js';
 import type { DecodedTx } from '../../src/tx/types.js';

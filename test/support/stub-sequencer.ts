@@ -4,7 +4,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { keccak256 } from '../../src/native.js';
+import { keccak256 } from '../../src/base/native.js';
 
 export interface Call {
   readonly method: string;

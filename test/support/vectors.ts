@@ -1,7 +1,7 @@
 /** The 168 transactions of the Ethereum test suite (test/fixtures), and the check every decoder must pass on them. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Exit } from '../../src/errors.js';
+import { Exit } from '../../src/base/errors.js';
 import type { TxDecoder } from '../../src/tx/decoder.js';
 
 export interface Vector {

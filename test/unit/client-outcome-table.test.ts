@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { kindOf, OUTCOMES, rpcError, type OutcomeRow } from '../../packages/client/src/outcomes.js';
 import { classify } from '../../packages/client/src/submission.js';
-import { REASON_NAMES, REASONS, RETRY } from '../../src/reasons.js';
+import { REASON_NAMES, REASONS, RETRY } from '../../src/base/reasons.js';
 import { kitKindOf } from '../../scripts/readme-retry.js';
 
 const CLIENTS = readFileSync(join(import.meta.dirname, '../../../docs/clients.md'), 'utf8');

@@ -1,5 +1,5 @@
 /**
- * The configuration fields are declared once (src/config-schema.ts, CONFIG): the table in
+ * The configuration fields are declared once (src/config/config-schema.ts, CONFIG): the table in
  * docs/operations.md is the one rendered from the declarations, row for row, and the declarations
  * are what validation reads: every declared field is checked under its own name, has the default
  * the table shows, and no field is read that is not declared.
@@ -9,9 +9,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { fieldRows, renderFieldTable } from '../../src/config-fields.js';
-import { ConfigError, parseConfig } from '../../src/config.js';
-import { CONFIG } from '../../src/config-schema.js';
+import { fieldRows, renderFieldTable } from '../../src/base/config-fields.js';
+import { ConfigError, parseConfig } from '../../src/config/config.js';
+import { CONFIG } from '../../src/config/config-schema.js';
 import { block } from '../../scripts/readme-tables.js';
 
 const OPERATIONS = readFileSync(join(import.meta.dirname, '../../../docs/operations.md'), 'utf8');

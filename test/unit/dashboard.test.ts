@@ -10,10 +10,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { StoreState } from '../../src/accounts/postgres/state.js';
-import { parseConfig } from '../../src/config.js';
+import { parseConfig } from '../../src/config/config.js';
 import { renderMetrics } from '../../src/http/internal.js';
 import { Metrics } from '../../src/metrics/metrics.js';
-import { REASON_NAMES, SUBMISSION_OUTCOMES } from '../../src/reasons.js';
+import { REASON_NAMES, SUBMISSION_OUTCOMES } from '../../src/base/reasons.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 const dashboard = JSON.parse(readFileSync(join(root, 'dashboards', 'txgate.json'), 'utf8')) as {
@@ -57,9 +57,9 @@ before(async () => {
   // Series bound when the front ends are built (HTTP and WebSocket), or on first use: a stage list, a WebSocket close, a reload.
   metrics.requestObserver('http').stages?.(['host', 'parse']);
   metrics.requestObserver('ws');
-  metrics.wsLane.opened();
+  metrics.wsTransport.opened();
   metrics.tls.certificate('*', 1);
-  metrics.wsLane.closed(1000);
+  metrics.wsTransport.closed(1000);
   metrics.accountsReload('loaded', 1);
   const text = await renderMetrics([metrics.snapshot()]);
   for (const line of text.split('\n')) {

@@ -24,7 +24,11 @@ const BASE: BannerFacts = {
 };
 const TLS = { certFile: '/d/tls/server.pem', caFile: '/d/tls/ca.pem' };
 const FLAGS = ['sync', 'track', 'websocket'] as const;
-const subsets = <T>(xs: readonly T[]): T[][] => xs.reduce<T[][]>((all, x) => [...all, ...all.map((s) => [...s, x])], [[]]);
+const subsets = <T>(xs: readonly T[]): T[][] => {
+  const all: T[][] = [[]];
+  for (const x of xs) for (const s of all.slice()) all.push([...s, x]);
+  return all;
+};
 
 describe("npm start's banner: the commands it prints", () => {
   for (const tls of [null, TLS]) {

@@ -12,13 +12,13 @@ import { before, describe, it } from 'node:test';
 import { concat, type Hex, keccak256, pad, recoverMessageAddress, toHex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { parseAccounts } from '../../src/accounts/parse.js';
-import { parseConfig } from '../../src/config.js';
+import { parseConfig } from '../../src/config/config.js';
 import { ANVIL_KEYS } from '../../src/dev/anvil.js';
 import { readLaneAnswer } from '../../src/express-lane/answer.js';
 import { ControllerKey, loadControllerKey } from '../../src/express-lane/key.js';
 import { OrderedSequence } from '../../src/express-lane/sequence.js';
 import { DONT_CARE_SEQUENCE, messageBytes, submissionParams } from '../../src/express-lane/submission.js';
-import { initCrypto } from '../../src/native.js';
+import { initCrypto } from '../../src/base/native.js';
 import { sign1559 } from '../support/txs.js';
 import { tempDir } from '../support/temp-dir.js';
 

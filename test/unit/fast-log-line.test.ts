@@ -1,12 +1,12 @@
 /**
- * The fast log line (src/log-line.ts): its fields make valid JSON with the keys and values given
+ * The fast log line (src/log/log-line.ts): its fields make valid JSON with the keys and values given
  * (a key's prefix is built once and reused), and the audit line's milliseconds are the text
  * String(us / 1000) gives, without the number printer.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { LogLine, millisText } from '../../src/log-line.js';
+import { LogLine, millisText } from '../../src/log/log-line.js';
 
 describe('log line', () => {
   it('fields in order, each key with its value, the same on a second line with the same keys', () => {

@@ -16,7 +16,7 @@ import { parseAccountsText } from '../../src/accounts/file-text.js';
 import { keySha256 } from '../../src/accounts/keys.js';
 import { AccountsFileError, parseAccounts } from '../../src/accounts/parse.js';
 import { settleKeyClaims } from '../../src/accounts/key-claims.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/log/log.js';
 import { newKey, TIP } from '../support/harness.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'txgate-key-claims-'));

@@ -8,7 +8,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { LogSink } from '../../src/log-sink.js';
+import { LogSink } from '../../src/log/log-sink.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'txgate-sink-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { StoreState } from '../../src/accounts/postgres/state.js';
-import { parseConfig } from '../../src/config.js';
+import { parseConfig } from '../../src/config/config.js';
 import { ignoredFrames } from '../../src/upstreams/peer-frames.js';
 import { renderMetrics } from '../../src/http/internal.js';
 import { type FamilyDecl, METRICS, renderMetricsTable } from '../../src/metrics/catalog.js';
@@ -41,9 +41,9 @@ function metrics(everything: boolean): Metrics {
     m.watchAccounts(StoreState.allocate());
     // Series bound on first use.
     m.requestObserver('http').stages?.(['host', 'parse']);
-    m.wsLane.opened();
+    m.wsTransport.opened();
     m.tls.certificate('*', 1);
-    m.wsLane.closed(1000);
+    m.wsTransport.closed(1000);
   }
   m.accountsReload('loaded', 1);
   return m;

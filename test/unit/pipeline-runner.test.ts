@@ -4,14 +4,14 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type Exit, REJECT, result } from '../../src/errors.js';
+import { type Exit, REJECT, result } from '../../src/base/errors.js';
 import { RequestContext, type BaseCtx } from '../../src/pipeline/context.js';
 import { Later } from '../../src/pipeline/later.js';
 import { Pipeline, PipelineBuilder, type PipelineHooks, type Stage } from '../../src/pipeline/pipeline.js';
 import { createApp } from '../../src/app.js';
 import { admissionStages } from '../../src/stages/list.js';
 import { FileAccountStore } from '../../src/accounts/file-store.js';
-import { HostTable } from '../../src/chains.js';
+import { HostTable } from '../../src/config/chains.js';
 import { RateLimiter } from '../../src/limits/rate-limiter.js';
 import { createAuthStage } from '../../src/stages/auth.js';
 import { createGrantStage } from '../../src/stages/grant.js';
@@ -19,8 +19,8 @@ import { createHostStage } from '../../src/stages/host.js';
 import { createRouteStage } from '../../src/stages/route.js';
 import { createParseStage } from '../../src/stages/parse.js';
 import { createSizeCapStage } from '../../src/stages/size-cap.js';
-import { parseConfig } from '../../src/config.js';
-import { createLogger } from '../../src/log.js';
+import { parseConfig } from '../../src/config/config.js';
+import { createLogger } from '../../src/log/log.js';
 import { Writable } from 'node:stream';
 
 const silent = createLogger({ level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type Exit, type Header, REJECT, result } from '../../src/errors.js';
+import { type Exit, type Header, REJECT, result } from '../../src/base/errors.js';
 import { type BaseCtx, RequestContext } from '../../src/pipeline/context.js';
 import { Pipeline, type PipelineHooks, STAGE_SAMPLE_MASK, type Stage } from '../../src/pipeline/pipeline.js';
 

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { REJECT, result } from '../../src/errors.js';
+import { REJECT, result } from '../../src/base/errors.js';
 import type { BaseCtx } from '../../src/pipeline/context.js';
 import { quotaHeaders } from '../../src/stages/quota-headers.js';
 import type { TokenBuckets } from '../../src/limits/rate-limiter.js';

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { entryPoints, lineCount, longFiles, MAX_LINES, reExports, ROOT, TABLES } from '../../scripts/source-rules.js';
+import { entryPoints, lineCount, longFiles, MAX_LINES, RE_EXPORT_TREES, reExports, ROOT, TABLES } from '../../scripts/source-rules.js';
 
 describe('the source rules', () => {
   it('no file over the limit but the listed tables, each listed table a file of the tree with its reason', () => {
@@ -19,8 +19,9 @@ describe('the source rules', () => {
     }
   });
 
-  it('no re-export outside the entry points, which are the client package.json exports', () => {
+  it('no re-export outside the entry points, which are the client package.json exports, in src/, the client package, bench/ and test/support/', () => {
     assert.deepEqual(reExports(), []);
+    assert.deepEqual(RE_EXPORT_TREES, ['src', 'packages/client/src', 'bench', 'test/support']);
     assert.deepEqual(entryPoints(), ['packages/client/src/ethers.ts', 'packages/client/src/index.ts', 'packages/client/src/viem.ts']);
   });
 
@@ -37,12 +38,14 @@ describe('the source rules', () => {
         "export {\n  x,\n  y as z,\n} from './fits.js';\nexport type { T } from './t.js';\nexport * from './fits.js';\n",
       );
       writeFileSync(join(root, 'src/entry.ts'), "export { x } from './fits.js';\n");
+      mkdirSync(join(root, 'bench/common'), { recursive: true });
+      writeFileSync(join(root, 'bench/common/lib.ts'), "export { RESULTS_DIR } from './paths.js';\n");
       const problems = longFiles(root, ['src'], { 'src/table.ts': 'a table, a row a line' });
       assert.equal(problems.length, 1);
       assert.match(problems[0]!, /^src\/stages\/big\.ts: 331 lines/);
       assert.deepEqual(
-        reExports(root, ['src'], ['src/entry.ts']).map((p) => p.split(':')[0]),
-        ['src/again.ts', 'src/again.ts', 'src/again.ts'],
+        reExports(root, ['src', 'bench'], ['src/entry.ts']).map((p) => p.split(':')[0]),
+        ['src/again.ts', 'src/again.ts', 'src/again.ts', 'bench/common/lib.ts'],
       );
     } finally {
       rmSync(root, { recursive: true, force: true });

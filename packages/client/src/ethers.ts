@@ -26,7 +26,7 @@ export interface ChainRpc {
 }
 
 export interface TxgateProviderOptions {
-  /** txgate's base URL: http(s)://, or ws(s):// for the WebSocket lane. */
+  /** txgate's base URL: http(s)://, or ws(s):// for the WebSocket transport. */
   readonly url: string;
   readonly apiKey: string;
   /** The chain RPC: its URL, or an ethers provider. */

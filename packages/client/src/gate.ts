@@ -15,7 +15,7 @@ import { caOf, jitter, NO_ANSWER, sleep, Submitter } from './submitter.js';
 export interface TxgateOptions {
   /**
    * txgate's base URL (the hostname assigned at onboarding): http(s):// for one request per POST,
-   * or ws(s):// for the WebSocket lane where the deployment runs it (one connection, many in flight).
+   * or ws(s):// for the WebSocket transport where the deployment runs it (one connection, many in flight).
    */
   readonly url: string;
   /** The account's API key (sent as X-Api-Key; load it from a secret manager). */
@@ -101,7 +101,7 @@ export class Txgate {
     const id = chainIdIn(a);
     if (id === null || id !== opts.chainId) {
       await g.close();
-      // Over the WebSocket lane the key is checked at the upgrade: its refusal says why (unauthorized…).
+      // Over the WebSocket transport the key is checked at the upgrade: its refusal says why (unauthorized…).
       if (a.kind === 'error') {
         const reason = (a.data as { reason?: unknown } | undefined)?.reason;
         throw new TxgateError(
@@ -177,7 +177,7 @@ export class Txgate {
     );
   }
 
-  /** Each change of a transaction's status until a final one (pushed on the WebSocket lane, polled over HTTP); ends at the timeout. */
+  /** Each change of a transaction's status until a final one (pushed on the WebSocket transport, polled over HTTP); ends at the timeout. */
   watch(hash: string, o: WatchOptions = {}): AsyncGenerator<TxStatus> {
     this.lastUse = performance.now();
     return this.edge.watch(hash, o);

@@ -1,13 +1,13 @@
 /**
  * How the kit reaches txgate for JSON-RPC: over HTTP (one request per POST, the spec's contract)
- * or over the WebSocket lane (one connection, many requests in flight, answers by id), chosen by
+ * or over the WebSocket transport (one connection, many requests in flight, answers by id), chosen by
  * the URL's scheme. Both give the same RpcAnswer, so the outcome rules are the same.
  */
 import { HttpClient, rpcCall, type RpcAnswer } from './http.js';
 import type { LinkTimes, RpcLink } from './rpc-link.js';
 import { WsLink } from './ws.js';
 
-/** Whether a txgate URL names the WebSocket lane (ws:// or wss://). */
+/** Whether a txgate URL names the WebSocket transport (ws:// or wss://). */
 export const isWebSocketUrl = (url: string): boolean => /^wss?:\/\//i.test(url);
 
 /** The HTTP base URL of a txgate URL (ws → http, wss → https): GET /tip-addresses is HTTP only. */
@@ -30,7 +30,7 @@ class HttpLink implements RpcLink {
   }
 }
 
-/** The link a URL names: HTTP (http://, https://) or the WebSocket lane (ws://, wss://). */
+/** The link a URL names: HTTP (http://, https://) or the WebSocket transport (ws://, wss://). */
 export function openLink(url: string, apiKey: string, times: LinkTimes): RpcLink {
   return isWebSocketUrl(url) ? new WsLink(url, apiKey, times) : new HttpLink(new HttpClient(url, times), apiKey);
 }

@@ -18,7 +18,7 @@ export interface Refused {
   /** txgate's `data.reason` (or the kit's own: `unreachable`, `uncertain`, `unexpected_answer`). */
   readonly reason: OutcomeReason;
   readonly outcome: OutcomeKind;
-  /** The HTTP status the reason is answered with (`data.status` over the WebSocket lane). */
+  /** The HTTP status the reason is answered with (`data.status` over the WebSocket transport). */
   readonly status: number;
   /** The JSON-RPC code of the error. */
   readonly rpcCode: number;

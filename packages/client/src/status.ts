@@ -1,7 +1,7 @@
 /**
  * The edge's transaction status, where the deployment tracks the chain (docs/tracking.md):
  * `status(hash)` asks once (`txgate_getTransactionStatus`); `watch(hash)` yields each change
- * until a final state: pushed over the WebSocket lane (a `transactionStatus` subscription, with
+ * until a final state: pushed over the WebSocket transport (a `transactionStatus` subscription, with
  * a slower status call as a backstop, which also covers a reconnect: a subscription does not
  * survive one), polled over HTTP. Every status seen is yielded once, in version order.
  */
@@ -42,7 +42,7 @@ export interface WatchOptions {
   readonly signal?: AbortSignal;
 }
 
-/** A link that can push (the WebSocket lane's): `onPush` hears every subscription frame's params. */
+/** A link that can push (the WebSocket transport's): `onPush` hears every subscription frame's params. */
 export interface PushLink extends RpcLink {
   onPush(fn: (params: unknown) => void): () => void;
 }

@@ -21,7 +21,7 @@ import { rpcError } from './outcomes.js';
 import { failedError } from './refusal.js';
 
 export interface TxgateTransportOptions {
-  /** txgate's base URL: http(s)://, or ws(s):// for the WebSocket lane. */
+  /** txgate's base URL: http(s)://, or ws(s):// for the WebSocket transport. */
   readonly url: string;
   readonly apiKey: string;
   /** The chain RPC: its URL, or a viem transport. */

@@ -36,7 +36,7 @@ export class WsLink implements RpcLink {
   private retry: NodeJS.Timeout | null = null;
   /** The open connection's TCP socket, ref'd exactly while calls are in flight. */
   private raw: Socket | null = null;
-  /** Who hears the lane's pushes (`txgate_subscription` frames: status.ts). */
+  /** Who hears the transport's pushes (`txgate_subscription` frames: status.ts). */
   private readonly pushes = new Set<(params: unknown) => void>();
 
   constructor(
@@ -63,7 +63,7 @@ export class WsLink implements RpcLink {
     });
   }
 
-  /** Hears every push of the lane (a subscription's frames); returns the unsubscription. */
+  /** Hears every push of the transport (a subscription's frames); returns the unsubscription. */
   onPush(fn: (params: unknown) => void): () => void {
     this.pushes.add(fn);
     return () => this.pushes.delete(fn);

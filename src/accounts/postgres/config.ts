@@ -2,8 +2,8 @@
  * The fleet store's configuration fields (`accounts.<field>` with `accounts.store: "postgres"`),
  * declared once (config-fields.ts) and the rule between them.
  */
-import { custom, int } from '../../config-fields.js';
-import type { Reader } from '../../config-reader.js';
+import { custom, int } from '../../base/config-fields.js';
+import type { Reader } from '../../base/config-reader.js';
 
 export const POSTGRES_FIELDS = {
   url: custom<string>('a postgres:// URL', 'none', 'with `postgres`: `postgres://user:password@host:port/db` (the password is never logged)', (r, v, path) => {

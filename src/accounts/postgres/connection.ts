@@ -20,8 +20,8 @@
  * grows to 20 s over an outage's failed attempts).
  */
 import postgres, { type Sql } from 'postgres';
-import { isObj } from '../../config-reader.js';
-import type { Logger } from '../../log.js';
+import { isObj } from '../../base/config-reader.js';
+import type { Logger } from '../../log/log.js';
 import { dbLabel } from './migrate.js';
 import { StoreState } from './state.js';
 

@@ -10,7 +10,7 @@
  * up. A key never moves silently. A refused row is logged once per version with its id and why,
  * its account is not served, and the others stay in force.
  */
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../log/log.js';
 import type { Account } from '../types.js';
 import type { RowVerdict } from './row-check.js';
 import { accountFromWire, LiveSnapshot, type AccountChange, type AccountWire } from './snapshot.js';

@@ -23,7 +23,7 @@
  * see mirror.ts): once it is older than `maxStaleMs`, submissions and GET /tip-addresses get
  * 503 credentials_stale and /ready says why; the store recovers by itself when reachable again.
  */
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../log/log.js';
 import { initChecksum } from '../checksum.js';
 import { StoreBase } from '../store-base.js';
 import type { SharedAccountStore } from '../types.js';

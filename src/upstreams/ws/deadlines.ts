@@ -7,14 +7,14 @@
 import { Queue } from '../queue.js';
 
 /** Calls with one answer bound: their ids in the order written. */
-interface Lane {
+interface Cohort {
   readonly ms: number;
   readonly ids: Queue<number>;
   timer: NodeJS.Timeout | null;
 }
 
 export class Deadlines {
-  private readonly lanes = new Map<number, Lane>();
+  private readonly cohorts = new Map<number, Cohort>();
 
   constructor(
     /** The deadline (performance.now()) of a call still waiting for its answer, else undefined. */
@@ -22,18 +22,18 @@ export class Deadlines {
     /** Ends a call past its bound. */
     private readonly expire: (id: number) => void,
     /** Bounds given a queue of their own. */
-    private readonly maxLanes = 2,
+    private readonly maxCohorts = 2,
   ) {}
 
   /** Call `id` expires `ms` from now: in its bound's queue (null), or by the timer returned. */
   add(id: number, ms: number): NodeJS.Timeout | null {
-    let lane = this.lanes.get(ms);
-    if (lane === undefined && this.lanes.size < this.maxLanes && Number.isInteger(ms))
-      this.lanes.set(ms, (lane = { ms, ids: new Queue<number>(), timer: null }));
-    if (lane === undefined) return setTimeout(() => this.expire(id), ms);
-    lane.ids.push(id);
-    if (lane.timer === null) {
-      const l = lane;
+    let cohort = this.cohorts.get(ms);
+    if (cohort === undefined && this.cohorts.size < this.maxCohorts && Number.isInteger(ms))
+      this.cohorts.set(ms, (cohort = { ms, ids: new Queue<number>(), timer: null }));
+    if (cohort === undefined) return setTimeout(() => this.expire(id), ms);
+    cohort.ids.push(id);
+    if (cohort.timer === null) {
+      const l = cohort;
       l.timer = setTimeout(() => this.sweep(l), ms);
     }
     return null;
@@ -41,20 +41,20 @@ export class Deadlines {
 
   /** Every queue's timer stopped (the client is closing). */
   close(): void {
-    for (const lane of this.lanes.values()) if (lane.timer !== null) clearTimeout(lane.timer);
+    for (const cohort of this.cohorts.values()) if (cohort.timer !== null) clearTimeout(cohort.timer);
   }
 
   /** Calls answered meanwhile are passed over, those due expire; the timer is set for the next. */
-  private sweep(lane: Lane): void {
-    lane.timer = null;
+  private sweep(cohort: Cohort): void {
+    cohort.timer = null;
     const now = performance.now();
-    for (let id = lane.ids.peek(); id !== undefined; id = lane.ids.peek()) {
+    for (let id = cohort.ids.peek(); id !== undefined; id = cohort.ids.peek()) {
       const deadline = this.deadlineOf(id);
       if (deadline !== undefined && deadline > now) {
-        lane.timer = setTimeout(() => this.sweep(lane), Math.max(1, deadline - now));
+        cohort.timer = setTimeout(() => this.sweep(cohort), Math.max(1, deadline - now));
         break;
       }
-      lane.ids.shift();
+      cohort.ids.shift();
       if (deadline !== undefined) this.expire(id);
     }
   }

@@ -38,7 +38,7 @@ interface Pending {
   readonly resolve: (a: Answer) => void;
   /** Its own timer, for a call whose bound has no queue (null: in its bound's deadline queue). */
   readonly timer: NodeJS.Timeout | null;
-  readonly link: Link;
+  readonly conn: Conn;
   /** performance.now() after which it times out. */
   readonly deadline: number;
   readonly timeoutMs: number;
@@ -54,7 +54,7 @@ interface Waiting {
 }
 
 /** One connection. */
-interface Link {
+interface Conn {
   ws: WebSocket;
   open: boolean;
   inFlight: number;
@@ -64,7 +64,7 @@ interface Link {
 export class WsUpstream implements Upstream {
   readonly label: string;
   readonly labelJson: string;
-  private readonly links: Link[] = [];
+  private readonly conns: Conn[] = [];
   private readonly pending = new Map<number, Pending>();
   private readonly waiting = new Queue<Waiting>();
   private seq = 0;
@@ -96,8 +96,8 @@ export class WsUpstream implements Upstream {
   call(method: string, paramsJson: string, times: CallTimes): Promise<Answer> {
     return new Promise<Answer>((resolve) => {
       if (this.closed) return resolve({ kind: 'fault', why: 'the sequencer client is closing', sent: false });
-      const link = this.pick();
-      if (link !== null) return this.write(link, method, paramsJson, times, resolve);
+      const conn = this.pick();
+      if (conn !== null) return this.write(conn, method, paramsJson, times, resolve);
       const w: Waiting = {
         method,
         paramsJson,
@@ -119,14 +119,14 @@ export class WsUpstream implements Upstream {
    * every call on connection 0 at a rate whose answers come back before the next call:
    * bench/entry/upstream-rate.ts counts the spread.)
    */
-  private pick(): Link | null {
+  private pick(): Conn | null {
     if (this.pending.size >= this.maxInFlight) return null;
-    const n = this.links.length;
-    let best: Link | null = null;
+    const n = this.conns.length;
+    let best: Conn | null = null;
     let at = 0;
     for (let k = 1; k <= n; k++) {
       const i = (this.last + k) % n;
-      const l = this.links[i];
+      const l = this.conns[i];
       // OPEN, not merely not yet closed: ws drops a frame sent while closing without a word.
       if (l?.open && l.ws.readyState === WebSocket.OPEN && (best === null || l.inFlight < best.inFlight)) {
         best = l;
@@ -137,20 +137,20 @@ export class WsUpstream implements Upstream {
     return best;
   }
 
-  private write(link: Link, method: string, paramsJson: string, times: CallTimes, resolve: (a: Answer) => void): void {
+  private write(conn: Conn, method: string, paramsJson: string, times: CallTimes, resolve: (a: Answer) => void): void {
     const id = ++this.seq;
     const ms = times.timeoutMs;
     const deadline = performance.now() + ms;
     const timer = this.deadlines.add(id, ms);
-    this.pending.set(id, { resolve, timer, link, deadline, timeoutMs: ms });
-    link.inFlight++;
+    this.pending.set(id, { resolve, timer, conn, deadline, timeoutMs: ms });
+    conn.inFlight++;
     try {
       // Handed to the socket here (ws writes the frame at once on an open connection).
-      link.ws.send(Buffer.from(`{"jsonrpc":"2.0","id":${id},"method":"${method}","params":${paramsJson}}`), SEND);
+      conn.ws.send(Buffer.from(`{"jsonrpc":"2.0","id":${id},"method":"${method}","params":${paramsJson}}`), SEND);
     } catch (e) {
       if (timer !== null) clearTimeout(timer);
       this.pending.delete(id); // its place in a deadline queue is passed over
-      link.inFlight--;
+      conn.inFlight--;
       resolve({ kind: 'fault', why: `transport: ${(e as Error).message}`, sent: false });
     }
   }
@@ -160,7 +160,7 @@ export class WsUpstream implements Upstream {
     const p = this.pending.get(id);
     if (p === undefined) return;
     this.pending.delete(id);
-    p.link.inFlight--;
+    p.conn.inFlight--;
     p.resolve({ kind: 'fault', why: `timeout after ${p.timeoutMs} ms`, sent: true });
     this.drainWaiting();
   }
@@ -172,12 +172,12 @@ export class WsUpstream implements Upstream {
         this.waiting.shift();
         continue;
       }
-      const link = this.pick();
-      if (link === null) return;
+      const conn = this.pick();
+      if (conn === null) return;
       this.waiting.shift();
       w.done = true;
       clearTimeout(w.expire);
-      this.write(link, w.method, w.paramsJson, w.times, w.resolve);
+      this.write(conn, w.method, w.paramsJson, w.times, w.resolve);
     }
   }
 
@@ -191,20 +191,20 @@ export class WsUpstream implements Upstream {
       this.again(i);
       return;
     }
-    const link: Link = { ws, open: false, inFlight: 0, alive: true };
-    this.links[i] = link;
+    const conn: Conn = { ws, open: false, inFlight: 0, alive: true };
+    this.conns[i] = conn;
     ws.on('open', () => {
-      link.open = true;
+      conn.open = true;
       this.retryMs = MIN_RETRY_MS;
       this.drainWaiting();
     });
     ws.on('message', (data, isBinary) => this.frame(data, isBinary));
     ws.on('pong', () => {
-      link.alive = true;
+      conn.alive = true;
     });
     // 'error' is followed by 'close'.
     ws.on('error', () => {});
-    ws.on('close', () => this.lost(i, link));
+    ws.on('close', () => this.lost(i, conn));
   }
 
   /** One frame: the answer to a call in flight, or ignored. Nothing in it may throw out of the listener. */
@@ -231,7 +231,7 @@ export class WsUpstream implements Upstream {
       }
       this.pending.delete(id as number);
       if (p.timer !== null) clearTimeout(p.timer);
-      p.link.inFlight--;
+      p.conn.inFlight--;
       p.resolve(classify(msg, 'WebSocket frame'));
       this.drainWaiting();
     } catch {
@@ -240,15 +240,15 @@ export class WsUpstream implements Upstream {
   }
 
   /** A connection is gone: every call written on it is a written fault; reopened after a pause. */
-  private lost(i: number, link: Link): void {
-    link.open = false;
+  private lost(i: number, conn: Conn): void {
+    conn.open = false;
     for (const [id, p] of this.pending) {
-      if (p.link !== link) continue;
+      if (p.conn !== conn) continue;
       this.pending.delete(id);
       if (p.timer !== null) clearTimeout(p.timer);
       p.resolve({ kind: 'fault', why: 'transport: the WebSocket connection was lost', sent: true });
     }
-    link.inFlight = 0;
+    conn.inFlight = 0;
     this.drainWaiting();
     this.again(i);
   }
@@ -261,7 +261,7 @@ export class WsUpstream implements Upstream {
   }
 
   private ping(): void {
-    for (const l of this.links) {
+    for (const l of this.conns) {
       if (l === undefined || !l.open) continue;
       if (!l.alive) {
         l.ws.terminate();
@@ -280,7 +280,7 @@ export class WsUpstream implements Upstream {
     this.closed = true;
     clearInterval(this.pinger);
     const end = () => {
-      for (const l of this.links) l?.ws.terminate();
+      for (const l of this.conns) l?.ws.terminate();
       this.deadlines.close();
     };
     for (const w of this.waiting.clear()) {

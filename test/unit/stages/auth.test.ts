@@ -1,7 +1,7 @@
 /** The auth stage: the account by the SHA-256 of the presented key. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { REJECT } from '../../../src/errors.js';
+import { REJECT } from '../../../src/base/errors.js';
 import { createAuthStage } from '../../../src/stages/auth.js';
 import { given, passed } from '../../support/stage-context.js';
 import { store } from '../../support/stage-fixtures.js';

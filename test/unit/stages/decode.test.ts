@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { keccak256 } from 'viem';
-import { initCrypto } from '../../../src/native.js';
+import { initCrypto } from '../../../src/base/native.js';
 import type { RawTxParam } from '../../../src/stages/route.js';
 import { createDecodeStage } from '../../../src/stages/decode.js';
 import { TxDecoder } from '../../../src/tx/decoder.js';

@@ -1,7 +1,7 @@
 /** The fee stage: a tip through an approved pattern, or an untipped plain transfer where both allow it. */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { initCrypto } from '../../../src/native.js';
+import { initCrypto } from '../../../src/base/native.js';
 import { createFeeStage, tipVia } from '../../../src/stages/fee.js';
 import type { DecodedTx } from '../../../src/tx/types.js';
 import { given, passed, reason } from '../../support/stage-context.js';

@@ -1,10 +1,10 @@
 /** The grant stage: submission enabled, a grant for the host's chain, and for the sync method a sync grant. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { REJECT } from '../../../src/errors.js';
+import { REJECT } from '../../../src/base/errors.js';
 import { createGrantStage } from '../../../src/stages/grant.js';
-import { PLAIN_SEND, STATUS_QUERY } from '../../../src/send-kind.js';
-import { result } from '../../../src/errors.js';
+import { PLAIN_SEND, STATUS_QUERY } from '../../../src/rpc/send-kind.js';
+import { result } from '../../../src/base/errors.js';
 import { given, passed } from '../../support/stage-context.js';
 import { account, chainA, chainB } from '../../support/stage-fixtures.js';
 

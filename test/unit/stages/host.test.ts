@@ -1,9 +1,9 @@
 /** The host stage: the Host header picks the chain; any other host is 421 before the body is read. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { REJECT } from '../../../src/errors.js';
+import { REJECT } from '../../../src/base/errors.js';
 import { createHostStage } from '../../../src/stages/host.js';
-import { hostName } from '../../../src/chains.js';
+import { hostName } from '../../../src/config/chains.js';
 import { given, passed } from '../../support/stage-context.js';
 import { hosts } from '../../support/stage-fixtures.js';
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { createParseStage } from '../../../src/stages/parse.js';
-import { idLiteral } from '../../../src/rpc-id.js';
+import { idLiteral } from '../../../src/rpc/rpc-id.js';
 import { given, passed, reason } from '../../support/stage-context.js';
 
 describe('parse stage', () => {

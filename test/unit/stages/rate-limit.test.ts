@@ -1,7 +1,7 @@
 /** The rate limit stage: a token per submission from the (account, chain) bucket; none for a duplicate. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Exit } from '../../../src/errors.js';
+import { Exit } from '../../../src/base/errors.js';
 import { RateLimiter } from '../../../src/limits/rate-limiter.js';
 import { createRateLimitStage } from '../../../src/stages/rate-limit.js';
 import { given, passed, reason } from '../../support/stage-context.js';

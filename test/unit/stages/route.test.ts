@@ -1,11 +1,11 @@
 /** The route stage: eth_chainId answered from configuration, the send's one param passed on, the rest refused. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Exit } from '../../../src/errors.js';
+import { Exit } from '../../../src/base/errors.js';
 import { createRouteStage } from '../../../src/stages/route.js';
 import { given, passed, reason } from '../../support/stage-context.js';
-import { buildChains } from '../../../src/chains.js';
-import { parseConfig } from '../../../src/config.js';
+import { buildChains } from '../../../src/config/chains.js';
+import { parseConfig } from '../../../src/config/config.js';
 import { chainA, rpc } from '../../support/stage-fixtures.js';
 
 /** Chain 4663 with the sync method on. */

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseAccounts } from '../../../src/accounts/parse.js';
-import { type Exit, REJECT } from '../../../src/errors.js';
+import { type Exit, REJECT } from '../../../src/base/errors.js';
 import { keySha256 } from '../../../src/accounts/keys.js';
 import { createSenderStage } from '../../../src/stages/sender.js';
 import { given, passed } from '../../support/stage-context.js';

@@ -1,7 +1,7 @@
 /** The size cap stage: the declared size first, then the body read with the cap enforced as it arrives. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type Exit, REJECT } from '../../../src/errors.js';
+import { type Exit, REJECT } from '../../../src/base/errors.js';
 import type { BodyResult } from '../../../src/pipeline/context.js';
 import { createSizeCapStage } from '../../../src/stages/size-cap.js';
 import { given, passed, settled } from '../../support/stage-context.js';

@@ -5,10 +5,10 @@
  * at connect time (the WebSocket upgrade) and GET /tip-addresses apply them together through
  * `admit`, so every path refuses with the same answers in the same order.
  */
-import { authenticate } from './accounts/keys.js';
-import type { Account, AccountStore, Grant } from './accounts/types.js';
-import type { ChainRuntime, HostTable } from './chains.js';
-import { Exit, REJECT } from './errors.js';
+import { authenticate } from '../accounts/keys.js';
+import type { Account, AccountStore, Grant } from '../accounts/types.js';
+import type { ChainRuntime, HostTable } from '../config/chains.js';
+import { Exit, REJECT } from '../base/errors.js';
 
 /** The chain the Host header names, or 421 misdirected_host. */
 export function hostChain(hosts: HostTable, rawHost: string): ChainRuntime | Exit {

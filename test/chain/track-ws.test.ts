@@ -1,5 +1,5 @@
 /**
- * Tracking on the WebSocket lane, against a real anvil mining every second: the status query as
+ * Tracking on the WebSocket transport, against a real anvil mining every second: the status query as
  * a frame, and `transactionStatus` subscriptions pushing each change of the account's
  * transactions (or of the hashes given), in order, each equal to what a status call answers;
  * another account's subscription hears nothing of them; the per-connection bound; nothing
@@ -11,7 +11,7 @@ import WebSocket from 'ws';
 import type { Hex } from 'viem';
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
 import { eventually, newKey } from '../support/harness.js';
-import { freePort } from '../support/processes.js';
+import { freePort } from '../../src/base/free-port.js';
 import { rpc } from '../support/http.js';
 import { signNext } from '../support/txs.js';
 import { useGate } from '../support/gate-fixture.js';
@@ -72,7 +72,7 @@ class Lane {
 
 const signed = (signer: number): Promise<Hex> => signNext(anvil.url, signer);
 
-describe('tracking on the WebSocket lane', () => {
+describe('tracking on the WebSocket transport', () => {
   it("a subscription pushes every change of the account's transactions, in order, each equal to the status answered", async () => {
     const desk = await Lane.open(key);
     const theirs = await Lane.open(other);

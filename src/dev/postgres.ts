@@ -1,5 +1,5 @@
 /**
- * A throwaway PostgreSQL server for the fleet tests: Debian's `postgresql` package, initdb and
+ * A throwaway PostgreSQL server for the fleet tests and benches: Debian's `postgresql` package, initdb and
  * pg_ctl in a temporary directory on a free port, as the `postgres` user (via runuser: initdb
  * refuses root) when the tests run as root. A missing PostgreSQL fails the tests that need it
  * (CI installs it); it is never a silent skip.
@@ -8,7 +8,7 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './processes.js';
+import { freePort } from '../base/free-port.js';
 
 function binDir(): string {
   const root = '/usr/lib/postgresql';

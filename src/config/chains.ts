@@ -3,7 +3,7 @@
  * picks a chain by the Host header (docs/design.md §2.2). Used by the host stage and GET /tip-addresses.
  */
 import type { ChainConfig, Config } from './config.js';
-import { type Exit, result } from './errors.js';
+import { type Exit, result } from '../base/errors.js';
 
 /** Per-chain state built at start-up. */
 export interface ChainRuntime {

@@ -1,17 +1,21 @@
 /**
- * Watches certificate files the way the accounts file is watched (accounts/file-store.ts): the
- * directories are watched (an atomic rename or a certbot symlink swap replaces the inode, so
- * watching the file itself would go deaf), a stat poll backs the watcher up, and the changes of
- * one write (certificate, then key) are coalesced before `changed` is called.
+ * The one watch of files the service re-reads when they change (the accounts file,
+ * accounts/file-store.ts; the certificate files, tls/edge.ts): the directories are watched (an
+ * atomic rename or a certbot symlink swap replaces the inode, so watching the file itself would
+ * go deaf), a stat poll backs the watcher up, and the events of one write are coalesced for
+ * `settleMs` before `changed` is called (an editor's several events; a certificate, then its key).
  */
 import { type FSWatcher, watch } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
-import type { Logger } from '../log.js';
+import type { Logger } from '../log/log.js';
 
 export interface WatchOptions {
-  readonly pollMs?: number;
-  /** How long after the last event the files are read (a certificate and its key are written one after the other). */
+  /** What the files are, in the log lines: "accounts", "certificate". */
+  readonly what: string;
+  /** Stat poll period backing up the watcher (ms; 1000 by default). */
+  readonly pollMs?: number | undefined;
+  /** How long after the last event the files are read (ms; 250 by default). */
   readonly settleMs?: number;
 }
 
@@ -25,7 +29,7 @@ export class FileWatch {
     private readonly files: readonly string[],
     private readonly changed: (trigger: string) => void,
     private readonly log: Logger,
-    private readonly opts: WatchOptions = {},
+    private readonly opts: WatchOptions,
   ) {}
 
   async start(): Promise<void> {
@@ -38,10 +42,10 @@ export class FileWatch {
           // `..data` and friends: a Kubernetes secret volume swaps a symlinked directory.
           if (file === null || names.has(file) || file.startsWith('..')) this.schedule('watch');
         });
-        w.on('error', (e) => this.log.warn({ err: e, dir }, 'certificate watcher failed; relying on polling'));
+        w.on('error', (e) => this.log.warn({ err: e, dir }, `${this.opts.what} watcher failed; relying on polling`));
         this.watchers.push(w);
       } catch (e) {
-        this.log.warn({ err: e, dir }, 'cannot watch a certificate directory; relying on polling');
+        this.log.warn({ err: e, dir }, `cannot watch the ${this.opts.what} directory; relying on polling`);
       }
     }
     this.poll = setInterval(() => void this.checkStat(), this.opts.pollMs ?? 1000);

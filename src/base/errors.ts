@@ -3,7 +3,7 @@
  * Every rejection of the reasons table (reasons.ts) is serialized at start-up, so the reject
  * path allocates only the final string concatenation with the request id and captures no stack.
  */
-import { quote } from './log-line.js';
+import { quote } from '../log/log-line.js';
 import { outcomeOf, REASON_NAMES, REASONS, type Reason, type SubmissionOutcome } from './reasons.js';
 
 const STATUS_TEXT: Record<number, string> = {

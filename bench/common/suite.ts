@@ -1,13 +1,15 @@
 /**
- * Shared bench helpers: run a tinybench suite, report each task's median and p99 per operation,
- * and every figure as a ratio to the suite's reference task measured in the same run (absolute
- * figures drift on a shared machine; ratios hold); the medians and CPU readings every bench uses.
- * The command line and a run's start are in options.ts and bench-run.ts, re-exported here.
+ * A tinybench suite: run it, report each task's median and p99 per operation, and every figure
+ * as a ratio to the suite's reference task measured in the same run (absolute figures drift on a
+ * shared machine; ratios hold); its rows as a table and in the results file.
+ * (The command line is options.ts's, a run's start bench-run.ts's, medians and rounding
+ * figures.ts's, the machine's readings cpu.ts's.)
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Bench } from 'tinybench';
-import { belowTimer, medianName, timerResolutionMs } from './figures.js';
+import { cpuModel } from './cpu.js';
+import { belowTimer, median, medianName, round, timerResolutionMs } from './figures.js';
 import { resultsJson } from './results-schema.js';
 
 export interface Row {
@@ -77,11 +79,6 @@ export async function runSuite(suite: string, tasks: Record<string, () => unknow
   return rows;
 }
 
-export function round(n: number, digits = 2): number {
-  const f = 10 ** digits;
-  return Math.round(n * f) / f;
-}
-
 /**
  * The rows as an aligned text table (Markdown as well): the reference task is marked, and a time
  * at the timer's resolution shows as such instead of an ops/s figure.
@@ -119,35 +116,8 @@ export function saveRows(rows: readonly Row[], dir: string, file = 'latest.json'
   return path;
 }
 
-export function cpuModel(): string {
-  try {
-    return /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? 'unknown';
-  } catch {
-    return 'unknown';
-  }
-}
-
 /** Prevents the optimizer from dropping a benchmarked result. */
 export let sink: unknown;
 export function keep(v: unknown): void {
   sink = v;
 }
-
-/** The item with the median key (the upper one of an even count). */
-export function medianBy<T>(xs: readonly T[], key: (x: T) => number): T {
-  return [...xs].sort((a, b) => key(a) - key(b))[Math.floor(xs.length / 2)]!;
-}
-
-export function median(xs: readonly number[]): number {
-  return medianBy(xs, (x) => x);
-}
-
-/** utime + stime of a process and its threads, in µs (clock ticks are 10 ms). */
-export function cpuMicros(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(f[11]) + Number(f[12])) * 10_000;
-}
-
-export { RESULTS_DIR } from './paths.js';
-export { DEFAULT_OUT, helpText, parseBenchArgs, UsageError, type OptionSpec, type Values } from './options.js';
-export { startBench, type BenchRun } from './bench-run.js';

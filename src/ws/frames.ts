@@ -1,5 +1,5 @@
 /**
- * The WebSocket lane: a second front end on the public port feeding the same stages as POST /
+ * The WebSocket transport: a second front end on the public port feeding the same stages as POST /
  * (docs/design.md §6.3; off unless `websocket.enabled`). `GET /` with `Upgrade: websocket` is
  * authenticated once, at the upgrade (the Host picks the chain, X-Api-Key the account, as HTTP
  * refusals); then each text frame carries one JSON-RPC request, run through the pipeline with a
@@ -19,16 +19,16 @@
  * `closed unanswered` (the request log line), so support can say which.
  */
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js';
-import type { AdmissionParts } from '../admission.js';
-import type { WebSocketConfig } from '../config.js';
-import { REJECT, type Exit } from '../errors.js';
+import type { AdmissionParts } from '../admission/admission.js';
+import type { WebSocketConfig } from '../config/config.js';
+import { REJECT, type Exit } from '../base/errors.js';
 import type { UwsFrontEnd, UwsPortParts } from '../http/port.js';
 import type { ConnectionCounts } from '../limits/shared-tables.js';
-import { uws } from '../native.js';
+import { uws } from '../base/native.js';
 import { AnswerPath, type AnswerWriter } from '../pipeline/answer-path.js';
 import { fieldSetter, type RequestHead } from '../pipeline/context.js';
 import type { Pipeline, PipelineHooks, RequestObserver } from '../pipeline/pipeline.js';
-import { idJsonOfText } from '../rpc-id.js';
+import { idJsonOfText } from '../rpc/rpc-id.js';
 import { overBodyCap } from '../stages/size-cap.js';
 import { CLOSE, type Connection, FrameContext } from './connection.js';
 import { WholeBody } from '../front/whole-body.js';
@@ -45,13 +45,13 @@ const FRAME_SLACK = 4;
 /** How often open connections' keys are checked against the store (a revoked key closes them within the store's bound plus this). */
 const REVOCATION_CHECK_MS = 200;
 
-/** What the lane reports (metrics): connections opened and closed, by close code. */
-export interface LaneObserver {
+/** What the transport reports (metrics): connections opened and closed, by close code. */
+export interface WsObserver {
   opened(): void;
   closed(code: number): void;
 }
 
-export interface LaneDeps {
+export interface WsDeps {
   readonly port: UwsPortParts;
   readonly config: WebSocketConfig;
   readonly maxBodyBytes: number;
@@ -59,14 +59,14 @@ export interface LaneDeps {
   readonly admission: AdmissionParts;
   readonly buildPipeline: (hooks: PipelineHooks) => Pipeline;
   readonly observer?: RequestObserver;
-  readonly lane?: LaneObserver;
+  readonly connections?: WsObserver;
   /** Open connections per account, per process (shared by the worker threads where there are several). */
   readonly counts: ConnectionCounts;
   /** The chains that track their transactions (`chains[].track`): their status feeds, for `transactionStatus` subscriptions (subscriptions.ts). */
   readonly tracking?: ReadonlyMap<number, { readonly feed: StatusFeed; readonly maxSubscriptions: number }>;
 }
 
-export class WebSocketLane implements UwsFrontEnd, AnswerWriter<FrameContext> {
+export class WebSocketTransport implements UwsFrontEnd, AnswerWriter<FrameContext> {
   readonly transport = 'ws';
   private readonly pipeline: Pipeline;
   private readonly answers: AnswerPath<FrameContext>;
@@ -74,10 +74,10 @@ export class WebSocketLane implements UwsFrontEnd, AnswerWriter<FrameContext> {
   private timer: NodeJS.Timeout | null = null;
   private readonly softBackpressure: number;
   /** Tracked chains' feeds (null: no chain tracks, no frame is looked at); each connection's subscriptions. */
-  private readonly tracking: LaneDeps['tracking'] | null;
+  private readonly tracking: WsDeps['tracking'] | null;
   private readonly subs = new Map<Connection, Subscriptions>();
 
-  constructor(private readonly deps: LaneDeps) {
+  constructor(private readonly deps: WsDeps) {
     this.tracking = deps.tracking !== undefined && deps.tracking.size > 0 ? deps.tracking : null;
     this.answers = new AnswerPath<FrameContext>(this, {
       log: deps.port.requestLog,
@@ -122,7 +122,7 @@ export class WebSocketLane implements UwsFrontEnd, AnswerWriter<FrameContext> {
     const conn = ws.getUserData().conn;
     conn.ws = ws;
     this.conns.add(conn);
-    this.deps.lane?.opened();
+    this.deps.connections?.opened();
     this.deps.port.log.info({ conn: conn.id, account: conn.account, chainId: conn.chainId }, 'websocket open');
   }
 
@@ -177,7 +177,7 @@ export class WebSocketLane implements UwsFrontEnd, AnswerWriter<FrameContext> {
     if (ws.send(frame, false, false) === 2) this.end(conn, CLOSE.notReading, 'answers not read');
   }
 
-  /** The lane's answer writer: one frame per request, unless the connection is gone (then false: unanswered). */
+  /** The transport's answer writer: one frame per request, unless the connection is gone (then false: unanswered). */
   write(ctx: FrameContext, exit: Exit): boolean {
     const conn = ctx.conn;
     if (!conn.inFlight.delete(ctx)) return true; // answered already
@@ -211,7 +211,7 @@ export class WebSocketLane implements UwsFrontEnd, AnswerWriter<FrameContext> {
     // Requests not yet forwarded stop at their next step (never sent); those written to a
     // sequencer finish and are logged with their outcome as closed unanswered.
     for (const ctx of conn.inFlight) ctx.aborted = true;
-    this.deps.lane?.closed(code);
+    this.deps.connections?.closed(code);
     this.deps.port.log.info(
       {
         conn: conn.id,

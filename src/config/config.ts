@@ -7,11 +7,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { checkAccounts } from './accounts/config.js';
-import { readSection, type Values } from './config-fields.js';
-import { isObj, Reader } from './config-reader.js';
+import { checkAccounts } from '../accounts/config.js';
+import { readSection, type Values } from '../base/config-fields.js';
+import { isObj, Reader } from '../base/config-reader.js';
 import { CONFIG, hostnameOf } from './config-schema.js';
-import { checkTls } from './tls/config.js';
+import { checkTls } from '../tls/config.js';
 
 export class ConfigError extends Error {
   constructor(readonly problems: readonly string[]) {

@@ -6,14 +6,14 @@
  * docs/operations.md all come from these declarations.
  */
 import { availableParallelism } from 'node:os';
-import { ACCOUNTS } from './accounts/config.js';
-import { bool, choices, custom, int, list, oneOf, type Section, str, type Values } from './config-fields.js';
-import type { Reader } from './config-reader.js';
-import { checkExpressLane, EXPRESS_LANE } from './express-lane/config.js';
-import { LOG_LEVELS, type LogLevel } from './log.js';
-import { SECP256K1_BINDINGS, type Secp256k1Binding } from './native.js';
-import { schemesText, upstreamUrl } from './upstreams/registry.js';
-import { TLS } from './tls/config.js';
+import { ACCOUNTS } from '../accounts/config.js';
+import { bool, choices, custom, int, list, oneOf, type Section, str, type Values } from '../base/config-fields.js';
+import type { Reader } from '../base/config-reader.js';
+import { checkExpressLane, EXPRESS_LANE } from '../express-lane/config.js';
+import { LOG_LEVELS, type LogLevel } from '../log/log.js';
+import { SECP256K1_BINDINGS, type Secp256k1Binding } from '../base/native.js';
+import { schemesText, upstreamUrl } from '../upstreams/registry.js';
+import { TLS } from '../tls/config.js';
 
 export type ForwardStrategy = 'failover' | 'fanout';
 
@@ -169,7 +169,7 @@ const CHAIN = {
       100_000,
       "the watcher's head more than this many blocks behind the chain's after a pass is a stall: restarted within this many blocks of the chain's head (`/ready` says so)",
     ),
-    maxSubscriptions: int(16, 1, 1024, 'WebSocket lane: `transactionStatus` subscriptions per connection'),
+    maxSubscriptions: int(16, 1, 1024, 'WebSocket transport: `transactionStatus` subscriptions per connection'),
   },
 } satisfies Section;
 
@@ -244,9 +244,9 @@ export const CONFIG = {
     false,
     'spin a nice-19 thread beside each server thread while traffic flows, so the core never idles (see below); it parks after 1 s without requests; refused under a CPU quota (cgroup `cpu.max`, Kubernetes CPU limits), which a spinner would spend',
   ),
-  /** The WebSocket lane on the public port (src/ws/): off unless a deployment turns it on (docs/design.md §6.1). */
+  /** The WebSocket transport on the public port (src/ws/): off unless a deployment turns it on (docs/design.md §6.1). */
   websocket: {
-    enabled: bool(false, 'the WebSocket lane on `GET /` (see [Extensions](#extensions))'),
+    enabled: bool(false, 'the WebSocket transport on `GET /` (see [Extensions](#extensions))'),
     maxInFlight: int(256, 1, 65_536, 'requests in flight per connection; beyond it a frame is answered 503 `overloaded`, nothing sent'),
     maxConnectionsPerAccount: int(
       16,

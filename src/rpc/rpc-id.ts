@@ -1,5 +1,5 @@
 /**
- * The id rule, one for every path (POST /, the WebSocket lane, frames refused before parsing):
+ * The id rule, one for every path (POST /, the WebSocket transport, frames refused before parsing):
  * a request's id is echoed as the JSON text it arrived as (JSON-RPC 2.0 §5: the same id), so a
  * number keeps its spelling (`1e2`, `1.0`, `-0`, an integer beyond 2^53) and a string its escapes
  * (`"\u0041"`). An id is a string or a finite number; null, absent or anything else is invalid.

@@ -72,7 +72,7 @@ let secpModule: Secp256k1 | undefined;
 let secpAddon: Secp256k1Addon | undefined;
 
 /** Where `npm run build:secp256k1` puts the system binding. */
-export const SYSTEM_SECP256K1_PATH = fileURLToPath(new URL('../../build/secp256k1-system.node', import.meta.url));
+export const SYSTEM_SECP256K1_PATH = fileURLToPath(new URL('../../../build/secp256k1-system.node', import.meta.url));
 
 /** The binding the hot path calls now (logs and build info take it from the configuration). */
 export function secp256k1Binding(): Secp256k1Binding {

@@ -188,7 +188,7 @@ export const REASONS = {
   },
   invalid_params: {
     stages: ['front_end', 'route', 'decode'],
-    when: 'front end: `txgate_subscribe` / `txgate_unsubscribe` on the WebSocket lane',
+    when: 'front end: `txgate_subscribe` / `txgate_unsubscribe` on the WebSocket transport',
     status: 400,
     code: -32602,
     message: 'Invalid params',

@@ -4,6 +4,8 @@
  * wss://; SNI choosing each host's certificate; SNI and Host disagreeing (the Host rules);
  * rotation on file change and SIGHUP while a keep-alive connection and a WebSocket stay open; a
  * bad new certificate refused with the one in force kept; a client stalling in the handshake.
+ * Certificates checked before they are served: tls-pairs.test.ts; the client kit and adapters
+ * over https:// and wss:// against anvil: test/chain/tls-kit.test.ts.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -13,25 +15,14 @@ import { connect as netConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { Agent, fetch } from 'undici';
 import WebSocket from 'ws';
-import { Wallet } from 'ethers';
-import { createPublicClient, createWalletClient, http, type Hex } from 'viem';
-import { ANVIL_KEYS, startAnvil, type Anvil } from '../../src/dev/anvil.js';
-import { connectTxgate } from '../../packages/client/src/index.js';
-import { TxgateProvider } from '../../packages/client/src/ethers.js';
-import { txgate } from '../../packages/client/src/viem.js';
-import { eventually, MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
-import { freePort } from '../support/processes.js';
-import { sign1559, SIGNERS, signNext } from '../support/txs.js';
+import { eventually, newKey, startGate } from '../support/harness.js';
+import { sign1559 } from '../support/txs.js';
 import { makeCa, makeLeaf, type Leaf, type TestCa } from '../support/tls-certs.js';
 import { StubSequencer } from '../support/stub-sequencer.js';
-import { parseConfig, type ConfigError } from '../../src/config.js';
-import { loadPair, PairError } from '../../src/tls/pair.js';
-import { keysNeverLogged } from '../support/gate-fixture.js';
-
-keysNeverLogged();
+import { useGate } from '../support/gate-fixture.js';
 
 const A = 'fast.chain-a.example';
 const B = 'fast.chain-b.example';
@@ -44,7 +35,6 @@ let def: Leaf;
 let leafA: Leaf;
 let leafB: Leaf;
 let stub: StubSequencer;
-let gate: Gate;
 
 const tlsConfig = () => ({
   enabled: true,
@@ -56,22 +46,21 @@ const tlsConfig = () => ({
   ],
 });
 
-before(async () => {
+const gate = useGate(async () => {
   dir = mkdtempSync(join(tmpdir(), 'txgate-tls-test-'));
   ca = makeCa(dir);
   def = makeLeaf(ca, 'default.test', { stem: 'default' });
   leafA = makeLeaf(ca, A, { stem: 'a' });
   leafB = makeLeaf(ca, B, { stem: 'b' });
   stub = await new StubSequencer().start();
-  gate = await startGate({
+  return {
     sequencers: [stub.url],
     accounts: [{ id: 'mm', keys: [key], allowUntipped: true }],
     config: { listen: { host: '127.0.0.1', port: 0, tls: tlsConfig() }, websocket: { enabled: true } },
     internal: true,
-  });
+  };
 });
 after(async () => {
-  await gate.stop();
   await stub.stop();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -224,7 +213,7 @@ describe('HTTPS on the public port', () => {
     assert.match(alpn.out, /No ALPN negotiated/);
   });
 
-  it('wss:// on the same port: the WebSocket lane answers over TLS', async () => {
+  it('wss:// on the same port: the WebSocket transport answers over TLS', async () => {
     const ws = new WebSocket(`wss://localhost:${gate.port}/`, { headers: { 'x-api-key': key }, ca: ca.pem, perMessageDeflate: false });
     await new Promise((r, j) => ws.once('open', r).once('error', j));
     const answer = await new Promise<string>((r) => {
@@ -345,130 +334,5 @@ describe('rotation without a restart', () => {
     const text = await (await fetch(`http://127.0.0.1:${gate.internalPort}/metrics`)).text();
     assert.match(text, /txgate_tls_reloads_total\{result="invalid"\} [1-9]/);
     assert.match(text, /txgate_tls_reloads_total\{result="rotated"\} [1-9]/);
-  });
-});
-
-describe('certificates checked before they are served', () => {
-  it('an expired certificate is refused, naming the file and the date', () => {
-    const src = { field: 'listen.tls', certFile: leafB.certFile, keyFile: leafB.keyFile, passphrase: null };
-    assert.doesNotThrow(() => loadPair(src));
-    const later = Date.now() + 3 * 86_400_000;
-    assert.throws(
-      () => loadPair(src, later),
-      (e: Error) => e instanceof PairError && /listen\.tls: the certificate .*b\.pem expired on /.test(e.message),
-    );
-  });
-
-  it("a key that is not the certificate's, a missing file, an encrypted key without its passphrase: one line each", () => {
-    const mismatch = { field: 'listen.tls.hosts[0]', certFile: leafA.certFile, keyFile: leafB.keyFile, passphrase: null };
-    assert.throws(() => loadPair(mismatch), /listen\.tls\.hosts\[0\]: the key .* is not the key of the certificate/);
-    assert.throws(() => loadPair({ ...mismatch, certFile: join(dir, 'nope.pem') }), /cannot read the certificate .*nope\.pem \(ENOENT\)/);
-    const locked = makeLeaf(ca, 'locked.example', { passphrase: 'correct horse' });
-    const src = { field: 'listen.tls', certFile: locked.certFile, keyFile: locked.keyFile, passphrase: null };
-    assert.throws(() => loadPair(src), /is encrypted and no passphraseEnv is set/);
-    assert.throws(
-      () => loadPair({ ...src, passphrase: 'wrong' }),
-      (e: Error) => /the passphrase does not open it/.test(e.message) && !e.message.includes('wrong'),
-    );
-    assert.equal(loadPair({ ...src, passphrase: 'correct horse' }).fingerprint, locked.fingerprint);
-  });
-
-  it('the configuration: files required with enabled, a server name listed once, the passphrase variable set', () => {
-    const base = { chains: [{ chainId: 1, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }] };
-    const problems = (tls: unknown, env: NodeJS.ProcessEnv = {}) => {
-      try {
-        parseConfig({ ...base, listen: { tls } }, dir, env);
-        return [];
-      } catch (e) {
-        return (e as ConfigError).problems;
-      }
-    };
-    assert.deepEqual(problems({ enabled: false }), []);
-    assert.deepEqual(problems({ enabled: true }), [
-      'listen.tls.certFile: required by listen.tls.enabled',
-      'listen.tls.keyFile: required by listen.tls.enabled',
-    ]);
-    assert.deepEqual(problems({ enabled: true, certFile: 'c', keyFile: 'k', hosts: [{ names: ['a.example', 'A.example'], certFile: 'c', keyFile: 'k' }] }), [
-      'listen.tls.hosts[0].names: a.example is listed twice',
-    ]);
-    assert.deepEqual(problems({ enabled: true, certFile: 'c', keyFile: 'k', passphraseEnv: 'TLS_PASS' }), [
-      'listen.tls.passphraseEnv: the environment variable TLS_PASS is not set',
-    ]);
-    assert.deepEqual(problems({ enabled: true, certFile: 'c', keyFile: 'k', passphraseEnv: 'TLS_PASS' }, { TLS_PASS: 'x' }), []);
-    assert.deepEqual(problems({ enabled: true, certFile: 'c', keyFile: 'k', hosts: [{ names: ['bad name'], certFile: 'c', keyFile: 'k' }] }), [
-      'listen.tls.hosts[0].names[0]: must be a server name (a hostname, or *. and a hostname)',
-    ]);
-  });
-});
-
-describe('the client kit, viem and ethers over https:// and wss://, against anvil, trusting the CA with `ca`', () => {
-  let anvil: Anvil;
-  let g: Gate;
-  const k = newKey();
-  const chainOf = (url: string) =>
-    ({ id: 4663, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [url] } } }) as const;
-
-  before(async () => {
-    anvil = await startAnvil({ port: await freePort(), chainId: 4663 });
-    g = await startGate({
-      chainB: false,
-      sequencers: [anvil.url],
-      accounts: [{ id: 'mm', keys: [k], allowUntipped: true }],
-      config: {
-        allowUntipped: true,
-        websocket: { enabled: true },
-        listen: { host: '127.0.0.1', port: 0, tls: { enabled: true, certFile: def.certFile, keyFile: def.keyFile } },
-      },
-    });
-  });
-  after(async () => {
-    await g.stop();
-    await anvil.stop();
-  });
-
-  it('the kit over wss:// and over https://: connect checks the chain id, submitAndWait is mined', async () => {
-    for (const url of [`wss://localhost:${g.port}`, `https://localhost:${g.port}`]) {
-      const gate = await connectTxgate({ url, apiKey: k, chainId: 4663, chainRpcUrl: anvil.url, ca: ca.pem });
-      try {
-        const raw = await signNext(anvil.url, 0);
-        const mined = await gate.submitAndWait(raw, { timeoutMs: 20_000 });
-        assert.equal(mined.kind, 'mined', `${url}: ${JSON.stringify(mined)}`);
-        assert.ok(Array.isArray((await gate.tipAddresses()).tipAddresses), 'GET /tip-addresses over https');
-      } finally {
-        await gate.close();
-      }
-    }
-  });
-
-  it('the kit without the CA: connect fails (the certificate is not trusted), nothing sent', async () => {
-    const e = await connectTxgate({ url: `https://localhost:${g.port}`, apiKey: k, chainId: 4663, chainRpcUrl: anvil.url }).catch((err: Error) => err);
-    assert.ok(e instanceof Error);
-  });
-
-  it('viem: txgate({ url: "https://…", ca }) — sendTransaction works unmodified and is mined', async () => {
-    const wallet = createWalletClient({
-      account: SIGNERS[1]!,
-      chain: chainOf(anvil.url),
-      transport: txgate({ url: `https://localhost:${g.port}`, apiKey: k, rpc: anvil.url, ca: ca.pem }),
-    });
-    const hash = await wallet.sendTransaction({ to: TIP as Hex, value: MIN_TIP, chain: chainOf(anvil.url) });
-    const receipt = await createPublicClient({ transport: http(anvil.url) }).waitForTransactionReceipt({ hash, timeout: 20_000 });
-    assert.equal(receipt.status, 'success');
-  });
-
-  it('ethers: TxgateProvider({ url: "https://…", ca }) — wallet.sendTransaction and tx.wait() work', async () => {
-    const provider = new TxgateProvider({ url: `https://localhost:${g.port}`, apiKey: k, rpc: anvil.url, chainId: 4663, pollingInterval: 200, ca: ca.pem });
-    try {
-      const wallet = new Wallet(ANVIL_KEYS[2]!, provider);
-      const sent = await wallet.sendTransaction({ to: TIP, value: MIN_TIP });
-      const receipt = await sent.wait(1, 20_000);
-      assert.equal(receipt?.status, 1);
-      assert.ok(
-        g.logs.some((l) => l.includes(sent.hash)),
-        'it went through txgate',
-      );
-    } finally {
-      provider.destroy();
-    }
   });
 });

@@ -1,0 +1,168 @@
+/**
+ * The viem transport (txgate-client/viem) and the ethers provider (txgate-client/ethers) against
+ * a real anvil and a real txgate: unmodified wallet code through each, refusals carrying
+ * data.reason, sent once. The kit itself: client-kit.test.ts.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Wallet } from 'ethers';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { BaseError, createPublicClient, createWalletClient, http, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { connectTxgate, type Txgate } from '../../packages/client/src/index.js';
+import { TxgateProvider, txgateReason as ethersReason } from '../../packages/client/src/ethers.js';
+import { txgate, txgateReason as viemReason } from '../../packages/client/src/viem.js';
+import { ANVIL_KEYS } from '../../src/dev/anvil.js';
+import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
+import { MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
+import { SIGNERS } from '../support/txs.js';
+import { freePort } from '../../src/base/free-port.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
+import { FaultProxy } from '../support/fault-proxy.js';
+
+keysNeverLogged();
+
+const key = newKey(); // untipped allowed, generous rate
+const strictKey = newKey(); // tips required
+const slowKey = newKey(); // burst 1
+const crowdKey = newKey(); // burst 1, 2 per second
+let anvil: Anvil;
+let proxy: FaultProxy;
+let gate: Gate;
+let base: string;
+let kit: Txgate;
+
+const chainDef = (url: string) =>
+  ({ id: 4663, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [url] } } }) as const;
+
+const chainRpc = () => createPublicClient({ chain: chainDef(anvil.url), transport: http(anvil.url) });
+
+async function signed(signer: number, t: { to?: Hex; value?: bigint; gas?: bigint; chainId?: number } = {}): Promise<Hex> {
+  const account = SIGNERS[signer]!;
+  const c = chainRpc();
+  const nonce = await c.getTransactionCount({ address: account.address, blockTag: 'pending' });
+  const fees = await c.estimateFeesPerGas();
+  return account.signTransaction({
+    type: 'eip1559',
+    chainId: t.chainId ?? 4663,
+    nonce,
+    to: t.to ?? (TIP as Hex),
+    value: t.value ?? MIN_TIP,
+    gas: t.gas ?? 21000n,
+    maxFeePerGas: fees.maxFeePerGas!,
+    maxPriorityFeePerGas: fees.maxPriorityFeePerGas!,
+  });
+}
+
+before(async () => {
+  anvil = await startAnvil({ port: await freePort(), chainId: 4663 });
+  proxy = await new FaultProxy(anvil.url).start();
+  gate = await startGate({
+    chainB: false,
+    sequencers: [proxy.url],
+    accounts: [
+      { id: 'kit', keys: [key], allowUntipped: true, grants: [{ rateLimit: { perSecond: 1000, burst: 1000 } }] },
+      { id: 'strict', keys: [strictKey] },
+      { id: 'slow', keys: [slowKey], grants: [{ rateLimit: { perSecond: 0.001, burst: 1 } }] },
+      { id: 'crowd', keys: [crowdKey], allowUntipped: true, grants: [{ rateLimit: { perSecond: 2, burst: 1 } }] },
+    ],
+    config: { allowUntipped: true },
+  });
+  base = `http://127.0.0.1:${gate.port}`;
+  kit = await connectTxgate({ url: base, apiKey: key, chainId: 4663, chainRpcUrl: anvil.url });
+});
+after(async () => {
+  await kit.close();
+  await gate.stop();
+  await proxy.stop();
+  await anvil.stop();
+});
+
+describe('txgate-client/viem', () => {
+  it('walletClient.sendTransaction and waitForTransactionReceipt, unmodified: receipt 0x1', async () => {
+    const transport = txgate({ url: base, apiKey: key, rpc: anvil.url });
+    const wallet = createWalletClient({ account: privateKeyToAccount(ANVIL_KEYS[0] as Hex), chain: chainDef(base), transport });
+    const client = createPublicClient({ chain: chainDef(base), transport });
+    const hash = await wallet.sendTransaction({ to: TIP as Hex, value: MIN_TIP });
+    const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: 50, timeout: 10_000 });
+    assert.equal(receipt.status, 'success');
+    assert.ok(proxy.forwarded.length > 0, 'the submission went through txgate');
+  });
+  it('a refusal is a viem error carrying data.reason, sent once (no retries)', async () => {
+    const transport = txgate({ url: base, apiKey: strictKey, rpc: anvil.url });
+    const wallet = createWalletClient({ account: privateKeyToAccount(ANVIL_KEYS[1] as Hex), chain: chainDef(base), transport });
+    const before = gate.logs.length;
+    const e = await wallet.sendTransaction({ to: '0x3333333333333333333333333333333333333333', value: 1n }).catch((x: unknown) => x);
+    assert.equal(viemReason(e), 'fee_rejected');
+    const lines = gate.logs
+      .slice(before)
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.method === 'eth_sendRawTransaction');
+    assert.equal(lines.length, 1, 'one attempt: a 402 is not retried');
+  });
+  it("errors made by a second copy of viem (a client project's own) still give txgateReason, by shape: 402 and 401", async () => {
+    // The client project's viem is not the one this package resolves: a real copy of viem's ESM
+    // build under another path, so its classes (BaseError, RpcRequestError…) are other classes.
+    const copy = mkdtempSync(join(process.cwd(), 'node_modules', '.viem-copy-'));
+    try {
+      const src = join(process.cwd(), 'node_modules', 'viem');
+      cpSync(join(src, 'package.json'), join(copy, 'viem', 'package.json'));
+      cpSync(join(src, '_esm'), join(copy, 'viem', '_esm'), { recursive: true });
+      cpSync(join(src, 'node_modules'), join(copy, 'viem', 'node_modules'), { recursive: true });
+      const theirs = (await import(pathToFileURL(join(copy, 'viem', '_esm', 'index.js')).href)) as typeof import('viem');
+      const theirAccounts = (await import(pathToFileURL(join(copy, 'viem', '_esm', 'accounts', 'index.js')).href)) as typeof import('viem/accounts');
+      assert.notEqual(theirs.BaseError, BaseError, 'two copies of viem');
+      for (const [apiKey, reason] of [
+        [strictKey, 'fee_rejected'],
+        [newKey(), 'unauthorized'],
+      ] as const) {
+        const wallet = theirs.createWalletClient({
+          account: theirAccounts.privateKeyToAccount(ANVIL_KEYS[1] as Hex),
+          chain: chainDef(base),
+          transport: txgate({ url: base, apiKey, rpc: anvil.url }),
+        });
+        const e = await wallet.sendTransaction({ to: '0x3333333333333333333333333333333333333333', value: 1n }).catch((x: unknown) => x);
+        assert.ok(e instanceof theirs.BaseError && !(e instanceof BaseError), 'the error is of the other copy');
+        assert.equal(viemReason(e), reason);
+      }
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('txgate-client/ethers', () => {
+  it('wallet.sendTransaction and tx.wait(), unmodified: status 1', async () => {
+    const provider = new TxgateProvider({ url: base, apiKey: key, rpc: anvil.url, chainId: 4663, pollingInterval: 50 });
+    try {
+      const wallet = new Wallet(ANVIL_KEYS[2]!, provider);
+      const tx = await wallet.sendTransaction({ to: TIP, value: MIN_TIP });
+      const receipt = await tx.wait(1, 10_000);
+      assert.equal(receipt?.status, 1);
+    } finally {
+      provider.destroy();
+    }
+  });
+  it('provider.broadcastTransaction (which asks for the block number beside it): status 1', async () => {
+    const provider = new TxgateProvider({ url: base, apiKey: key, rpc: anvil.url, pollingInterval: 50 });
+    try {
+      const raw = await signed(3);
+      const tx = await provider.broadcastTransaction(raw);
+      const receipt = await tx.wait(1, 10_000);
+      assert.equal(receipt?.status, 1);
+    } finally {
+      provider.destroy();
+    }
+  });
+  it('a refusal carries data.reason', async () => {
+    const provider = new TxgateProvider({ url: base, apiKey: strictKey, rpc: anvil.url, chainId: 4663 });
+    try {
+      const e = await provider.broadcastTransaction(await signed(4, { to: '0x3333333333333333333333333333333333333333', value: 1n })).catch((x: unknown) => x);
+      assert.equal(ethersReason(e), 'fee_rejected');
+    } finally {
+      provider.destroy();
+    }
+  });
+});
