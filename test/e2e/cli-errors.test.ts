@@ -2,7 +2,8 @@
  * Every CLI of the project refuses bad input in the same shape (docs/operations.md "Exit status"):
  * `NAME: message` naming the option, in our words (never node:util's parser wording), exit 2; an
  * invalid configuration is every problem on its own line, exit 2, under `txgate` and `npm start`
- * alike.
+ * alike. Every form of a refused command line is tested once, on the reader they share
+ * (test/unit/cli-args.test.ts); here each CLI with one, as a user meets it.
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -44,17 +45,6 @@ describe('every CLI: a bad option is one plain line naming it, exit 2', () => {
       const first = r.stderr.split('\n')[0]!;
       assert.match(first, new RegExp(`^${prefix}: unknown option --bogus-option( |$)`), r.stderr);
       assert.doesNotMatch(r.stderr, NODE_WORDING);
-    });
-    it(`${name}: a value option given none, and a value that starts with a dash`, () => {
-      const opt = script.endsWith('cli.js') ? '--config' : script.endsWith('dev.js') ? '--port' : script.includes('bench') ? '--out' : '--file';
-      if (script.endsWith('demo.js')) return; // every demo option has a default value; --url below
-      const r = run(script, script.endsWith('accounts.js') ? ['list', opt] : [opt]);
-      assert.equal(r.code, 2, r.stderr);
-      assert.match(r.stderr.split('\n')[0]!, new RegExp(`^${prefix}: ${opt} needs a value`), r.stderr);
-      const dash = run(script, script.endsWith('accounts.js') ? ['list', opt, '-x'] : [opt, '-x']);
-      assert.equal(dash.code, 2, dash.stderr);
-      assert.match(dash.stderr.split('\n')[0]!, new RegExp(`^${prefix}: ${opt} needs a value \\(one that starts with a dash is written ${opt}=-x\\)`));
-      assert.doesNotMatch(r.stderr + dash.stderr, NODE_WORDING);
     });
   }
   it('npm run demo --url with no value, and a stray argument', () => {
