@@ -74,7 +74,7 @@ describe('an invalid configuration: every problem on its own line, exit 2, txgat
     assert.ok(lines.some((l) => l.includes('chains[0].bogusKey')) && lines.some((l) => l.includes('listen.port')), r.stderr);
   });
 
-  it('npm start with an edited config: the same lines as txgate gives for the file, exit 2, its anvil stopped', async () => {
+  it('npm start with an edited config: the same lines as txgate gives for the file, exit 2, before anvil is started', async () => {
     const dir = mkdtempSync(join(tmp, 'dev-'));
     const file = join(dir, 'txgate.json');
     writeFileSync(file, JSON.stringify({ ...bad, accounts: { file: './accounts.json' } }, null, 2));
@@ -94,6 +94,6 @@ describe('an invalid configuration: every problem on its own line, exit 2, txgat
     assert.equal(lines[0], `npm start: ${file}: invalid configuration:`);
     const txgate = run('src/cli.js', ['--config', file]).stderr.trim().split('\n');
     assert.deepEqual(lines.slice(1), txgate.slice(1), 'the same problems, one a line');
-    assert.ok(await portFree('127.0.0.1', anvil), 'its anvil was stopped');
+    assert.ok(await portFree('127.0.0.1', anvil), 'no anvil left running');
   });
 });
