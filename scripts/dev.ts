@@ -125,23 +125,18 @@ try {
   fail(`${(e as Error).message}: stop what holds it, or choose another with --port`);
 }
 
-let anvil: Anvil;
-try {
-  anvil = await startAnvil({ port: anvilPort, chainId: 4663, readyWithinMs: 10_000 });
-} catch (e) {
-  fail(`${(e as Error).message} (choose another port with --anvil-port)`);
-}
+// The files and every check of them first: a bad config, certificate or accounts file ends the
+// start at once, before anvil is started (its URL is known from its port).
 let devTls: DevTls | undefined;
 try {
   devTls = values.tls ? makeDevTls(dir) : undefined;
 } catch (e) {
-  await anvil.stop();
   fail((e as Error).message);
 }
 const files = writeDevFiles(dir, {
   port,
   internalPort,
-  sequencer: anvil.url,
+  sequencer: `http://127.0.0.1:${anvilPort}`,
   sync: values.sync,
   websocket: values.websocket,
   track: values.track,
@@ -151,20 +146,20 @@ let config: ReturnType<typeof loadConfigFile>;
 try {
   config = loadConfigFile(files.configFile);
 } catch (e) {
-  await anvil.stop();
   // As txgate says it: every problem on its own line, exit 2.
   if (e instanceof ConfigError) usage(`${files.configFile}: ${e.message}`);
   fail((e as Error).message.replace(/\s*\n\s*/g, '; '));
 }
 const tlsProblem = tlsStartProblem(config.listen.tls);
-if (tlsProblem !== null) {
-  await anvil.stop();
-  fail(tlsProblem);
-}
+if (tlsProblem !== null) fail(tlsProblem);
 const accountsProblem = await storeStartProblem(config.accounts, files.configFile);
-if (accountsProblem !== null) {
-  await anvil.stop();
-  fail(accountsProblem);
+if (accountsProblem !== null) fail(accountsProblem);
+
+let anvil: Anvil;
+try {
+  anvil = await startAnvil({ port: anvilPort, chainId: 4663, readyWithinMs: 10_000 });
+} catch (e) {
+  fail(`${(e as Error).message} (choose another port with --anvil-port)`);
 }
 const log = createLogger({ level: config.log.level, pretty: !values.json });
 let service: Awaited<ReturnType<typeof startService>>;

@@ -125,11 +125,25 @@ async function runPrinted(d: Dev, expect: { demos: number; curls: number }): Pro
   }
 }
 
-/** The plain start (all flags but --tls), shared by its banner's commands and the docs' blocks; started at first use. */
-let plain: Dev | null = null;
-const plainDev = async () => (plain ??= await startDev(['--sync', '--websocket', '--track']));
+/**
+ * The two starts, begun together (each takes seconds: anvil, the certificate): the plain one
+ * (all flags but --tls), shared by its banner's commands and the docs' blocks, and the TLS one.
+ */
+let plainStart: Promise<Dev> | null = null;
+let tlsStart: Promise<Dev> | null = null;
+const begin = () => {
+  plainStart ??= startDev(['--sync', '--websocket', '--track']);
+  tlsStart ??= startDev(['--tls', '--sync', '--websocket', '--track']);
+  // Awaited by the tests; a failed start fails them, never the process.
+  plainStart.catch(() => {});
+  tlsStart.catch(() => {});
+};
+const plainDev = () => (begin(), plainStart!);
 after(async () => {
-  if (plain !== null) await stopDev(plain);
+  for (const p of [plainStart, tlsStart]) {
+    const d = await p?.catch(() => null);
+    if (d != null && d.proc.exitCode === null) await stopDev(d);
+  }
 });
 
 describe('every command npm start prints runs as printed', () => {
@@ -137,12 +151,8 @@ describe('every command npm start prints runs as printed', () => {
     await runPrinted(await plainDev(), { demos: 4, curls: 0 });
   });
   it('npm start -- --tls --sync --websocket --track: every line over TLS, each with the development CA (wss:// included), and curl', async () => {
-    const d = await startDev(['--tls', '--sync', '--websocket', '--track']);
-    try {
-      await runPrinted(d, { demos: 4, curls: 1 });
-    } finally {
-      await stopDev(d);
-    }
+    begin();
+    await runPrinted(await tlsStart!, { demos: 4, curls: 1 });
   });
 });
 
