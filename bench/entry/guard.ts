@@ -35,7 +35,12 @@ const run = startBench(
     },
     'base-commit': { kind: 'text', arg: 'SHA', help: "the commit the base build is of (said in the report; default guard.json's)" },
     requests: { kind: 'int', quick: 200, full: 1000, help: 'requests per round' },
-    warmup: { kind: 'int', quick: 24, full: 24, help: 'unmeasured rounds per scenario, uninstrumented, interleaved over the scenarios (V8 compiles for about 18 of 4 x 300 requests)' },
+    warmup: {
+      kind: 'int',
+      quick: 24,
+      full: 24,
+      help: 'unmeasured rounds per scenario, uninstrumented, interleaved over the scenarios (V8 compiles for about 18 of 4 x 300 requests)',
+    },
     rounds: { kind: 'int', quick: 5, full: 7, help: 'measured rounds per scenario, an odd number ≥ 3 (the median of their paired ratios is the figure)' },
     'noise-from': {
       kind: 'text',
