@@ -118,7 +118,9 @@ const servers = await Promise.all([txgate('base', BASE, run.userPath(opt['base-c
 // Like with like: both builds warmed and counted round by round side by side (round r of a
 // scenario on the base, then on the candidate), so a round's wall-time-bound work (timers, the
 // log's batches) is alike on both; warm-up rounds interleaved over the scenarios as the counted ones.
+process.stderr.write(`bench:guard: both builds started (${((Date.now() - started) / 1000).toFixed(0)} s); warming up\n`);
 for (let i = 0; i < opt.warmup; i++) for (const s of scenarios) for (const srv of servers) await driver.drive(srv.port, s, opt.requests);
+process.stderr.write(`bench:guard: warmed (${((Date.now() - started) / 1000).toFixed(0)} s); counting\n`);
 for (const srv of servers) cg.control('--instr=on', srv.child.pid!);
 /** A round in which TurboFan compiled more than 5% of its count ran partly in a lower tier: counted again, up to 3 times. */
 const steady = async (srv: Server, s: Scenario): Promise<Round> => {
@@ -128,7 +130,10 @@ const steady = async (srv: Server, s: Scenario): Promise<Round> => {
   return r;
 };
 const rounds = new Map(scenarios.map((s) => [s.name, [[], []] as [Round[], Round[]]]));
-for (let r = 0; r < opt.rounds; r++) for (const s of scenarios) for (const [i, srv] of servers.entries()) rounds.get(s.name)![i]!.push(await steady(srv, s));
+for (let r = 0; r < opt.rounds; r++) {
+  for (const s of scenarios) for (const [i, srv] of servers.entries()) rounds.get(s.name)![i]!.push(await steady(srv, s));
+  process.stderr.write(`bench:guard: round ${r + 1}/${opt.rounds} (${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
+}
 for (const srv of servers) {
   driver.closeLanes();
   await srv.stop();
