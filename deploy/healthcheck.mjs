@@ -1,7 +1,7 @@
 // The container's health check: GET /ready on the public listener of the configuration
 // ($TXGATE_CONFIG, default /etc/txgate/txgate.json), read with txgate's own defaults.
 // Exit 0 when ready (200), 1 otherwise (503 names what is not ready; printed).
-import { loadConfigFile } from '../dist/src/config.js';
+import { loadConfigFile } from '../dist/src/config/config.js';
 
 const file = process.env.TXGATE_CONFIG ?? '/etc/txgate/txgate.json';
 const { host, port } = loadConfigFile(file).listen;

@@ -46,7 +46,7 @@ const BAD_STATUS_PARAMS = reject('invalid_params', 'Invalid params: txgate_getTr
 const TX_HASH = /^0[xX][0-9a-fA-F]{64}$/;
 /**
  * A method of an extension the chain leaves off: method_not_found, naming the setting that turns
- * it on (docs/operations.md "Extensions"), for HTTP and the WebSocket lane alike.
+ * it on (docs/operations.md "Extensions"), for HTTP and the WebSocket transport alike.
  */
 const SYNC_OFF = reject(
   'method_not_found',
@@ -59,7 +59,7 @@ const STATUS_OFF = reject(
 /** The lane's subscriptions reach the pipeline only where they are not served: over HTTP, or on a chain that does not track. */
 const SUBSCRIBE_OFF = reject(
   'method_not_found',
-  'Method not found: txgate_subscribe and txgate_unsubscribe are served on the WebSocket lane of a chain that tracks (chains[].track.enabled, websocket.enabled)',
+  'Method not found: txgate_subscribe and txgate_unsubscribe are served on the WebSocket transport of a chain that tracks (chains[].track.enabled, websocket.enabled)',
 );
 const BAD_SYNC_PARAMS = reject(
   'invalid_params',

@@ -147,7 +147,7 @@ after(async () => {
 });
 
 describe('every command npm start prints runs as printed', () => {
-  it('npm start -- --sync --websocket --track: the demo, the sync send, tracking, the WebSocket lane', async () => {
+  it('npm start -- --sync --websocket --track: the demo, the sync send, tracking, the WebSocket transport', async () => {
     await runPrinted(await plainDev(), { demos: 4, curls: 0 });
   });
   it('npm start -- --tls --sync --websocket --track: every line over TLS, each with the development CA (wss:// included), and curl', async () => {

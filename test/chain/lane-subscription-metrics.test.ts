@@ -1,5 +1,5 @@
 /**
- * The WebSocket lane's `txgate_subscribe` / `txgate_unsubscribe` frames, on a tracked chain
+ * The WebSocket transport's `txgate_subscribe` / `txgate_unsubscribe` frames, on a tracked chain
  * (a real anvil as its chain RPC): counted in /metrics under `method="other"` as
  * docs/operations.md says (not `unparsed`), and logged with their own method name and the
  * message `request`: `accepted` is the audit log's word for an accepted transaction alone.

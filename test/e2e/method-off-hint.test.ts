@@ -1,6 +1,6 @@
 /**
  * A method of an extension the chain leaves off (the sync send, the status query) answers
- * method_not_found naming the setting that turns it on, over HTTP and on the WebSocket lane
+ * method_not_found naming the setting that turns it on, over HTTP and on the WebSocket transport
  * alike (one rule, the route stage's); a method txgate never serves keeps the plain answer.
  */
 import assert from 'node:assert/strict';
