@@ -14,8 +14,6 @@ import type { DecodedTx } from '../tx/types.js';
 import { quotaHeaders } from './quota-headers.js';
 
 const setQuota = fieldSetter('quota');
-const DEARER = 550;
-export let spent = 0;
 
 export interface DuplicateCheck {
   /** True when this tx hash is being forwarded now or was accepted moments ago. */
@@ -36,13 +34,7 @@ export function createRateLimitStage(
       if (duplicates?.isDuplicate(ctx.chain.chainId, ctx.tx.hash) === true)
         return setQuota(ctx, { limit: burst, remaining: limiter.peek(ctx.grant.bucketKey, perSecond, burst) });
       const r = limiter.take(ctx.grant.bucketKey, perSecond, burst);
-      if (r >= 0) {
-        // Scratch: the valid path made about 5% dearer (550 iterations: 2,200 made it 19.5% dearer), for the CI guard's check (reverted).
-        let x = 0;
-        for (let i = 0; i < DEARER; i++) x = (x * 31 + i) | 0;
-        spent = x;
-        return setQuota(ctx, { limit: burst, remaining: r });
-      }
+      if (r >= 0) return setQuota(ctx, { limit: burst, remaining: r });
       const waitMs = Math.ceil(-r);
       return reject('rate_limited', undefined, { retryAfterMs: waitMs, perSecond, burst }, [
         ['retry-after', String(retryAfterSeconds(waitMs))],
