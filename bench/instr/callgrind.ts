@@ -71,7 +71,7 @@ export class Callgrind {
     };
     if ('txgate' in def) {
       // node under callgrind starts in tens of seconds
-      const t = await startTxgate({ ...def.txgate, prefix, nodeArgs, log: 'pipe', readyMs: 300_000, children: this.children });
+      const t = await startTxgate({ ...def.txgate, prefix, nodeArgs, log: 'pipe', readyMs: 900_000, children: this.children });
       keepGc(t.proc);
       return { name, child: t.proc, port: def.port, gc, stop: () => t.stop(20_000) };
     }
@@ -81,7 +81,7 @@ export class Callgrind {
     keepGc(child);
     let err = '';
     child.stderr!.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-4000)));
-    const deadline = Date.now() + 300_000;
+    const deadline = Date.now() + 900_000;
     while (!out.includes('ready')) {
       if (child.exitCode !== null) throw new Error(`${name} exited under valgrind: ${err}`);
       if (Date.now() > deadline) throw new Error(`${name} did not start under valgrind: ${err}`);

@@ -18,6 +18,7 @@ const BENCHES = {
   'bench:burst': 'burst',
   'bench:instr': 'instr',
   'bench:limit': 'limit',
+  'bench:guard': 'guard',
   'bench:ws': 'ws',
   'bench:sync': 'sync',
   'bench:tls': 'tls-edge',
