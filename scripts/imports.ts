@@ -118,8 +118,8 @@ export const BENCH_LAYERS: readonly Layer[] = [
   { name: 'peers', about: 'the stub sequencer, the echo and the floor a bench runs txgate against (`servers/`)', units: ['servers'] },
   {
     name: 'measuring',
-    about: 'instruction counting (`instr/`), the hot path against its parts (`limit/`), load (`load/`), the tinybench suites (`micro/`), the TLS edge (`tls/`)',
-    units: ['instr', 'limit', 'load', 'micro', 'tls'],
+    about: 'instruction counting (`instr/`), the hot path against its parts (`limit/`), the verdict of the guard in CI (`guard/`), load (`load/`), the tinybench suites (`micro/`), the TLS edge (`tls/`)',
+    units: ['instr', 'limit', 'guard', 'load', 'micro', 'tls'],
   },
   { name: 'commands', about: 'what `npm run bench:*` runs (`entry/`)', units: ['entry'] },
 ];
@@ -133,7 +133,7 @@ export const SUPPORT_LAYERS: readonly Layer[] = [
   {
     name: 'parts',
     about:
-      'the gate in this process (`harness.ts`), Ethereum test vectors, stage contexts and fixtures, stub sequencers, certificates, the auction contract deployed (`auction.ts`), HTTP and JSON-text helpers, worker-thread logs, Solana bytes, a WebSocket transport client, a proxy that loses or drops a submission, a TCP link a test can cut',
+      'the gate in this process (`harness.ts`), Ethereum test vectors, stage contexts and fixtures, stub sequencers, certificates, the auction contract deployed (`auction.ts`), HTTP and JSON-text helpers, worker-thread logs, Solana bytes, a WebSocket transport client, a proxy that loses or drops a submission, a TCP link a test can cut, a temporary folder removed after the file (`temp-dir.ts`)',
     units: [
       'harness.ts',
       'vectors.ts',
@@ -150,6 +150,7 @@ export const SUPPORT_LAYERS: readonly Layer[] = [
       'ws-client.ts',
       'fault-proxy.ts',
       'cuttable-link.ts',
+      'temp-dir.ts',
     ],
   },
   {
