@@ -53,7 +53,7 @@ export const LAYERS: readonly Layer[] = [
     name: 'domain',
     about:
       'the parts the configuration configures, and the configuration: every field declared once (`config-schema.ts`, composing the sections the parts declare: the account layer its own, `accounts/config.ts`), read and checked (`config.ts`), with the chains built from it',
-    units: ['tx', 'accounts', 'limits', 'forward', 'express-lane', 'tls', 'config-schema.ts', 'config.ts', 'chains.ts'],
+    units: ['tx', 'accounts', 'limits', 'forward', 'express-lane', 'conditional', 'tls', 'config-schema.ts', 'config.ts', 'chains.ts'],
   },
   {
     name: 'rules over the domain',

@@ -77,7 +77,7 @@ export class ExpressSend {
   /** The wrapped submission, or null: the plain path. */
   take(req: ForwardRequest): LaneSubmission | null {
     const holder: Granted | undefined = req.holder;
-    return holder === undefined ? null : this.box.lanes.submissionFor(this.chainId, req.rawHex, holder);
+    return holder === undefined ? null : this.box.lanes.submissionFor(this.chainId, req.rawHex, holder, undefined, req.conditional?.json);
   }
 
   /** Whether `req` would be wrapped now (no sequence number taken): the sync send's choice of method. */

@@ -11,7 +11,7 @@ import type { ChainRuntime } from '../chains.js';
 import { fieldSetter, type BaseCtx, type Body, type RpcRequest } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
 import { PLAIN_SEND, requestedWaitMs, STATUS_QUERY, type Send } from '../send-kind.js';
-import { CHAIN_ID_METHOD, SEND_METHOD, STATUS_METHOD, SYNC_METHOD } from '../rpc-methods.js';
+import { CHAIN_ID_METHOD, CONDITIONAL_METHOD, SEND_METHOD, STATUS_METHOD, SYNC_METHOD } from '../rpc-methods.js';
 
 const setRawTx = fieldSetter('rawTx');
 const setSend = fieldSetter('send');
@@ -44,6 +44,10 @@ const BAD_CHAINID_PARAMS = reject('invalid_params', 'Invalid params: eth_chainId
 const BAD_STATUS_PARAMS = reject('invalid_params', 'Invalid params: txgate_getTransactionStatus takes exactly one transaction hash (0x and 64 hex digits)');
 /** A transaction hash: 0x and 64 hex digits. */
 const TX_HASH = /^0[xX][0-9a-fA-F]{64}$/;
+const BAD_CONDITIONAL_PARAMS = reject(
+  'invalid_params',
+  'Invalid params: eth_sendRawTransactionConditional takes one 0x-prefixed hex string, then its options (an object)',
+);
 const BAD_SYNC_PARAMS = reject(
   'invalid_params',
   'Invalid params: eth_sendRawTransactionSync takes one 0x-prefixed hex string, then optionally a timeout in ms (a positive integer or 0x-hex)',
@@ -88,6 +92,12 @@ export function createRouteStage(limits: {
         const h = params.length === 1 ? params[0] : undefined;
         if (typeof h !== 'string' || !TX_HASH.test(h)) return BAD_STATUS_PARAMS;
         return setSend(setRawTx(ctx, '0x' + h.slice(2).toLowerCase()), STATUS_QUERY);
+      }
+      if (method === CONDITIONAL_METHOD && ctx.chain.config.conditional.enabled) {
+        // Where the chain turns it on (off: method_not_found); the options are read by the conditions stage.
+        const raw = params.length === 2 ? classifyRawTxParam(params[0]) : undefined;
+        if (raw === undefined) return BAD_CONDITIONAL_PARAMS;
+        return setSend(setRawTx(ctx, raw), { sync: 'conditional', options: params[1] } as Send);
       }
       return REJECT.method_not_found;
     },
