@@ -19,6 +19,7 @@ import type { TrackState } from './states.js';
 import { chainStatus, entryStatus } from './status.js';
 import { Entry, TrackTable } from './table.js';
 import { Watcher, type HeadSource, type WatchState } from './watcher.js';
+import { type Bounds, Expiries } from './expiry.js';
 import { RECEIPT_METHOD } from '../rpc-methods.js';
 
 /** The forward's request, as far as tracking reads it (forward/parts.ts's ForwardRequest). */
@@ -29,6 +30,8 @@ export interface Forwarded {
   readonly sender: string | null;
   /** When the request arrived (performance.now()). */
   readonly t0?: number;
+  /** A conditional send's bounds (track/expiry.ts). */
+  readonly conditional?: Bounds | undefined;
 }
 
 type Answer = Exit | Promise<Exit>;
@@ -69,7 +72,12 @@ export class Tracker {
     };
     this.watch = new Watcher(cfg, this.table, this.rpc, log, (e, r, time, seenAt) => this.include(e, r, time, seenAt), recover, heads);
     this.watcher = this.watch;
+    const expiries = new Expiries(this.table, this.rpc);
+    this.expiries = expiries;
+    this.watch.afterPass = (number, time, live) => (time < 0 ? Promise.resolve() : expiries.run({ number, time }, live));
   }
+
+  private readonly expiries: Expiries;
 
   /**
    * A sequencer accepted `req` by `rule` (the forward's observer, as the acceptance is decided):
@@ -84,7 +92,10 @@ export class Tracker {
       const offset = this.watch.clockOffset;
       const now = Math.round(t + offset);
       const e = new Entry(req.hash, req.account, -1, req.t0 === undefined ? now : Math.round(req.t0 + offset), now, sequencer, rule, req.sender, req.rawHex);
-      if (this.table.add(e)) this.watch.track(e);
+      if (this.table.add(e)) {
+        this.watch.track(e);
+        if (req.conditional !== undefined) this.expiries.watch(e, req.conditional);
+      }
     } catch (err) {
       this.log.error({ err, tx: req.hash }, 'tracker: an acceptance could not be tracked (the submission is unaffected)');
     }
@@ -126,7 +137,8 @@ export class Tracker {
     if (inBlock && at !== null)
       Object.assign(line, { block: at.number, blockHash: at.hash, index: at.index, gasUsed: at.gasUsed, inclusionMs: at.seenAt - e.acceptedAt });
     if (e.state === 'replaced') Object.assign(line, { replacedBy: at?.replacedBy ?? null, block: at?.number ?? null });
-    if (e.state === 'dropped' || e.state === 'replaced') line.pendingMs = e.updatedAt - e.acceptedAt;
+    if (e.state === 'dropped' || e.state === 'replaced' || e.state === 'expired') line.pendingMs = e.updatedAt - e.acceptedAt;
+    if (e.state === 'expired') line.expiredBy = e.expiredBy;
     if (e.reorgs > 0) line.reorgs = e.reorgs;
     if (e.state === 'pending') this.log.warn(line, 'tracked transaction taken out by a reorg: pending again');
     else this.log.info(line, e.state);

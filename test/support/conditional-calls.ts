@@ -17,6 +17,8 @@ export interface Answer {
 export class Calls {
   private readonly sockets = new Map<string, Promise<{ ws: WebSocket; waiting: Map<number, (a: Answer) => void> }>>();
   private id = 0;
+  /** Every status pushed on the lane (txgate_subscription), in arrival order. */
+  readonly pushed: { status: string; hash: string; expiredBy: unknown }[] = [];
 
   constructor(private readonly port: () => number) {}
 
@@ -40,7 +42,15 @@ export class Calls {
         const ws = new WebSocket(`ws://127.0.0.1:${this.port()}/`, { headers: { host: 'localhost', 'x-api-key': key }, perMessageDeflate: false });
         const waiting = new Map<number, (a: Answer) => void>();
         ws.on('message', (d) => {
-          const a = JSON.parse(d.toString()) as Answer & { id: number };
+          const a = JSON.parse(d.toString()) as Answer & {
+            id: number;
+            method?: string;
+            params?: { result: { status: string; hash: string; expiredBy: unknown } };
+          };
+          if (a.method === 'txgate_subscription') {
+            this.pushed.push(a.params!.result);
+            return;
+          }
           const status = a.error === undefined ? 200 : ((a.error.data as { status?: number }).status ?? 0);
           waiting.get(a.id)?.({ ...a, status });
           waiting.delete(a.id);
