@@ -92,6 +92,27 @@ describe('eth_sendRawTransactionConditional: off unless turned on', () => {
   });
 });
 
+describe('eth_sendRawTransactionConditional: no head, no refusal at the edge', () => {
+  it('a chain whose RPC does not answer (no head): a bound long passed is forwarded, and the sequencer refuses it', async () => {
+    const blind = await startGate({
+      chainB: false,
+      sequencers: [seq.url],
+      accounts: [{ id: 'desk', keys: [desk], allowUntipped: true, grants: [{ conditional: true }] }],
+      chainA: { rpc: 'http://127.0.0.1:9', conditional: { enabled: true, headPollMs: 50 } },
+    });
+    try {
+      const raw = await fresh();
+      const r = await rpc(blind.port, METHOD, [raw, { blockNumberMax: '0x0' }], { key: desk });
+      assert.equal(r.json.error.code, -32003);
+      assert.equal(r.json.error.data.reason, 'upstream_rejected', 'the sequencer decided, not the edge');
+      assert.match(r.json.error.message, /failed header check/);
+      assert.deepEqual(carried(raw), [METHOD]);
+    } finally {
+      await blind.stop();
+    }
+  });
+});
+
 for (const via of ['http', 'ws'] as Via[]) {
   describe(`eth_sendRawTransactionConditional over ${via}`, () => {
     const send = (raw: Hex, options: unknown, params?: unknown[]) => calls.call(via, desk, METHOD, params ?? [raw, options]);
