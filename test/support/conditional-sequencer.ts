@@ -60,7 +60,7 @@ export interface ConditionalSequencer {
 /** params.TransactionConditionalMaxCost. */
 export const MAX_COST = 1000;
 
-class RpcError extends Error {
+export class RpcError extends Error {
   constructor(
     readonly code: number,
     message: string,
@@ -80,58 +80,73 @@ export function conditionalCost(o: Record<string, unknown>): number {
   return cost;
 }
 
-export async function startConditionalSequencer(anvilUrl: string): Promise<ConditionalSequencer> {
-  const anvil = async (method: string, params: unknown[]): Promise<{ result?: unknown; error?: { code: number; message: string } }> => {
-    const r = await fetch(anvilUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-    });
-    return (await r.json()) as { result?: unknown; error?: { code: number; message: string } };
-  };
-  const read = async (method: string, params: unknown[]): Promise<unknown> => {
-    const a = await anvil(method, params);
+/**
+ * op-geth's checks of the options (api.go's order: the cost, Validate, the header, the state),
+ * against the chain `read` asks; throws the sequencer's JSON-RPC error (RpcError) when one fails.
+ */
+export async function checkConditions(read: (method: string, params: unknown[]) => Promise<unknown>, o: Record<string, unknown>): Promise<void> {
+  const big = (v: unknown) => (v == null ? null : BigInt(v as string));
+  const cost = conditionalCost(o);
+  if (cost > MAX_COST) throw new RpcError(-32005, `conditional cost, ${cost}, exceeded max: ${MAX_COST}`);
+  const [bMin, bMax, tMin, tMax] = [big(o.blockNumberMin), big(o.blockNumberMax), big(o.timestampMin), big(o.timestampMax)];
+  if (bMin !== null && bMax !== null && bMin > bMax)
+    throw new RpcError(-32003, 'failed conditional validation: block number minimum constraint must be less than the maximum');
+  if (tMin !== null && tMax !== null && tMin > tMax)
+    throw new RpcError(-32003, 'failed conditional validation: timestamp minimum constraint must be less than the maximum');
+  const head = (await read('eth_getBlockByNumber', ['latest', false])) as { number: Hex; timestamp: Hex };
+  const [n, t] = [BigInt(head.number), BigInt(head.timestamp)];
+  const header = (why: string) => new RpcError(-32003, `failed header check: ${why}`);
+  if (bMin !== null && bMin > n) throw header('failed block number minimum constraint');
+  if (bMax !== null && bMax < n) throw header('failed block number maximmum constraint');
+  if (tMin !== null && tMin > t) throw header('failed timestamp minimum constraint');
+  if (tMax !== null && tMax < t) throw header('failed timestamp maximum constraint');
+  for (const [addr, want] of Object.entries((o.knownAccounts ?? {}) as Known)) {
+    if (typeof want === 'string') {
+      const proof = (await read('eth_getProof', [addr, [], 'latest'])) as { storageHash: Hex };
+      if (proof.storageHash.toLowerCase() !== want.toLowerCase())
+        throw new RpcError(-32003, `failed state check: failed account storage root constraint. Got ${proof.storageHash}, Expected ${want}`);
+      continue;
+    }
+    for (const [key, value] of Object.entries(want)) {
+      const got =
+        key === 'balance'
+          ? BigInt((await read('eth_getBalance', [addr, 'latest'])) as Hex) === BigInt(value)
+          : key === 'nonce'
+            ? BigInt((await read('eth_getTransactionCount', [addr, 'latest'])) as Hex) === BigInt(value)
+            : key === 'code'
+              ? ((await read('eth_getCode', [addr, 'latest'])) as string).replace(/^0x$/, '') === value.replace(/^0x$/, '')
+              : BigInt((await read('eth_getStorageAt', [addr, key, 'latest'])) as Hex) === BigInt(value);
+      if (!got) throw new RpcError(-32003, `failed state check: failed account storage slot key ${key} constraint`);
+    }
+  }
+}
+
+/** One JSON-RPC call to the chain at `url`: its answer as it came. */
+const ask = async (url: string, method: string, params: unknown[]): Promise<{ result?: unknown; error?: { code: number; message: string } }> => {
+  const r = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  return (await r.json()) as { result?: unknown; error?: { code: number; message: string } };
+};
+
+/** The chain at `url` read for checkConditions: a result, or its error thrown. */
+export function chainReader(url: string): (method: string, params: unknown[]) => Promise<unknown> {
+  return async (method, params) => {
+    const a = await ask(url, method, params);
     if (a.error !== undefined) throw new RpcError(a.error.code, a.error.message);
     return a.result;
   };
-  const big = (v: unknown) => (v == null ? null : BigInt(v as string));
+}
 
+export async function startConditionalSequencer(anvilUrl: string): Promise<ConditionalSequencer> {
+  const anvil = (method: string, params: unknown[]) => ask(anvilUrl, method, params);
+  const read = chainReader(anvilUrl);
   const conditional = async (tx: Hex, o: Record<string, unknown>): Promise<unknown> => {
     if (seq.mode === 'limit') throw new RpcError(-32005, `conditional cost, ${MAX_COST + 1}, exceeded max: ${MAX_COST}`);
     if (seq.mode === 'refuse') throw new RpcError(-32003, 'failed state check: failed account storage root constraint');
-    const cost = conditionalCost(o);
-    if (cost > MAX_COST) throw new RpcError(-32005, `conditional cost, ${cost}, exceeded max: ${MAX_COST}`);
-    const [bMin, bMax, tMin, tMax] = [big(o.blockNumberMin), big(o.blockNumberMax), big(o.timestampMin), big(o.timestampMax)];
-    if (bMin !== null && bMax !== null && bMin > bMax)
-      throw new RpcError(-32003, 'failed conditional validation: block number minimum constraint must be less than the maximum');
-    if (tMin !== null && tMax !== null && tMin > tMax)
-      throw new RpcError(-32003, 'failed conditional validation: timestamp minimum constraint must be less than the maximum');
-    const head = (await read('eth_getBlockByNumber', ['latest', false])) as { number: Hex; timestamp: Hex };
-    const [n, t] = [BigInt(head.number), BigInt(head.timestamp)];
-    const header = (why: string) => new RpcError(-32003, `failed header check: ${why}`);
-    if (bMin !== null && bMin > n) throw header('failed block number minimum constraint');
-    if (bMax !== null && bMax < n) throw header('failed block number maximmum constraint');
-    if (tMin !== null && tMin > t) throw header('failed timestamp minimum constraint');
-    if (tMax !== null && tMax < t) throw header('failed timestamp maximum constraint');
-    for (const [addr, want] of Object.entries((o.knownAccounts ?? {}) as Known)) {
-      if (typeof want === 'string') {
-        const proof = (await read('eth_getProof', [addr, [], 'latest'])) as { storageHash: Hex };
-        if (proof.storageHash.toLowerCase() !== want.toLowerCase())
-          throw new RpcError(-32003, `failed state check: failed account storage root constraint. Got ${proof.storageHash}, Expected ${want}`);
-        continue;
-      }
-      for (const [key, value] of Object.entries(want)) {
-        const got =
-          key === 'balance'
-            ? BigInt((await read('eth_getBalance', [addr, 'latest'])) as Hex) === BigInt(value)
-            : key === 'nonce'
-              ? BigInt((await read('eth_getTransactionCount', [addr, 'latest'])) as Hex) === BigInt(value)
-              : key === 'code'
-                ? ((await read('eth_getCode', [addr, 'latest'])) as string).replace(/^0x$/, '') === value.replace(/^0x$/, '')
-                : BigInt((await read('eth_getStorageAt', [addr, key, 'latest'])) as Hex) === BigInt(value);
-        if (!got) throw new RpcError(-32003, `failed state check: failed account storage slot key ${key} constraint`);
-      }
-    }
+    await checkConditions(read, o);
     if (seq.mode === 'hold') {
       seq.held.push(tx);
       return keccak256(tx);

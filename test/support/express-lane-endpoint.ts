@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { concat, type Hex, keccak256, pad, recoverMessageAddress, toHex } from 'viem';
 import type { Auction } from './express-lane.js';
 import { AUCTION_ABI } from './express-lane.js';
+import { chainReader, checkConditions } from './conditional-sequencer.js';
 
 export type EndpointFault =
   | 'none'
@@ -30,8 +31,10 @@ export interface Endpoint {
   readonly url: string;
   fault: EndpointFault;
   /** Every submission received, and every transaction handed to the chain. */
-  readonly received: { round: number; seq: bigint; signer: string | null }[];
+  readonly received: { round: number; seq: bigint; signer: string | null; options: unknown }[];
   readonly published: Hex[];
+  /** Taken with `options` whose conditions did not hold (op-geth's checks, conditional-sequencer.ts): answered null, never published, as a queue that drops them. */
+  readonly dropped: Hex[];
   close(): Promise<void>;
 }
 
@@ -98,9 +101,21 @@ export async function startEndpoint(auction: Auction, anvilUrl: string, maxFutur
       tx,
     ]);
     const signer = (await recoverMessageAddress({ message: { raw: message }, signature: sig })).toLowerCase();
-    ep.received.push({ round: r, seq, signer });
+    const options = p.options ?? null;
+    ep.received.push({ round: r, seq, signer, options });
     if (ep.fault === 'lost-control' || signer !== controller) throw new NitroError('NOT_EXPRESS_LANE_CONTROLLER');
     if (ep.fault === 'null-then-nothing') return null;
+    if (options !== null) {
+      // The conditions (`options`, ConditionalOptions) checked against the chain before the transaction is published.
+      const unmet = await checkConditions(chainReader(anvilUrl), options as Record<string, unknown>).then(
+        () => false,
+        () => true,
+      );
+      if (unmet) {
+        ep.dropped.push(tx);
+        return null;
+      }
+    }
     if (seq === DONT_CARE) {
       await publish(tx);
       return null;
@@ -174,6 +189,7 @@ export async function startEndpoint(auction: Auction, anvilUrl: string, maxFutur
     fault: 'none',
     received: [],
     published: [],
+    dropped: [],
     async close() {
       for (const r of hanging) r.destroy();
       server.closeAllConnections();
