@@ -15,7 +15,7 @@ import { startConditionalSequencer, type ConditionalSequencer } from '../support
 import { useGate } from '../support/gate-fixture.js';
 import { MIN_TIP, newKey, startGate, TIP } from '../support/harness.js';
 import { freePort } from '../support/processes.js';
-import { rpc } from '../support/http.js';
+import { rpc, send as httpSend } from '../support/http.js';
 import { SIGNERS, signNext } from '../support/txs.js';
 
 const desk = newKey();
@@ -99,6 +99,7 @@ describe('eth_sendRawTransactionConditional: no head, no refusal at the edge', (
       sequencers: [seq.url],
       accounts: [{ id: 'desk', keys: [desk], allowUntipped: true, grants: [{ conditional: true }] }],
       chainA: { rpc: 'http://127.0.0.1:9', conditional: { enabled: true, headPollMs: 50 } },
+      internal: true,
     });
     try {
       const raw = await fresh();
@@ -107,6 +108,8 @@ describe('eth_sendRawTransactionConditional: no head, no refusal at the edge', (
       assert.equal(r.json.error.data.reason, 'upstream_rejected', 'the sequencer decided, not the edge');
       assert.match(r.json.error.message, /failed header check/);
       assert.deepEqual(carried(raw), [METHOD]);
+      const metrics = (await httpSend({ port: blind.internalPort!, method: 'GET', path: '/metrics' })).text;
+      assert.match(metrics, /txgate_requests_total\{method="eth_sendRawTransactionConditional",status="200",reason="upstream_rejected",transport="http"\} 1/);
     } finally {
       await blind.stop();
     }
