@@ -70,27 +70,41 @@ export class ConditionalSend {
 
   /** The answer for a verified transaction with its checked conditions. */
   send(base: ForwardRequest, c: Conditions): Exit | Promise<Exit> {
-    const req: ForwardRequest = { ...base, conditional: c };
-    const key = req.hash + c.json;
+    const key = base.hash + c.json;
     const same = this.pending.get(key);
     if (same !== undefined) return same;
     if (!this.sequencers.some((s) => s.eligible)) return REJECT.upstream_unavailable;
     if (this.inFlight >= this.link.chain.forward.maxInFlight) return REJECT.overloaded;
     this.inFlight++;
+    // One literal (not a spread of the forward stage's request): one shape for every conditional request.
+    const req: ForwardRequest = {
+      hash: base.hash,
+      rawHex: base.rawHex,
+      account: base.account,
+      reqId: base.reqId,
+      sender: base.sender,
+      t0: base.t0 as number, // the forward stage always sets it
+      holder: base.holder,
+      conditional: c,
+    };
     const p = this.run(req).then(
-      (exit) => exit,
+      (exit) => {
+        this.leave(key);
+        return exit;
+      },
       (e: unknown) => {
+        this.leave(key);
         this.link.log.error({ err: e, tx: req.hash, account: req.account, reqId: req.reqId }, 'conditional forward failed unexpectedly: outcome uncertain');
         return reject('upstream_error', undefined, { txHash: req.hash });
       },
     );
     this.pending.set(key, p);
-    const leave = () => {
-      this.inFlight--;
-      this.pending.delete(key);
-    };
-    p.then(leave, leave);
     return p;
+  }
+
+  private leave(key: string): void {
+    this.inFlight--;
+    this.pending.delete(key);
   }
 
   private run(req: ForwardRequest): Promise<Exit> {
