@@ -14,7 +14,7 @@ import type { Exit } from '../errors.js';
 import type { ForwardRequest } from '../forward/parts.js';
 import type { Conditions } from '../conditional/options.js';
 
-/** A chain's conditional send (conditional/send.ts's ConditionalSend, built beside the forwarder in the composition root). */
+/** A chain's conditional send (forward/conditional-send.ts's ConditionalSend, built beside the forwarder in the composition root). */
 export interface ConditionalSendOf {
   send(req: ForwardRequest, c: Conditions): Exit | Promise<Exit>;
 }
