@@ -10,6 +10,8 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { createPublicClient, http, keccak256 } from 'viem';
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
+import { openLink } from '../../packages/client/src/link.js';
+import { EdgeStatus, finalOnEdge } from '../../packages/client/src/status.js';
 import { Calls, type Via } from '../support/conditional-calls.js';
 import { startConditionalSequencer, type ConditionalSequencer } from '../support/conditional-sequencer.js';
 import { useGate } from '../support/gate-fixture.js';
@@ -90,6 +92,14 @@ for (const via of ['http', 'ws'] as Via[]) {
       await mine();
       await eventually(async () => (await status(hash)).status === 'expired', 5_000);
       assert.deepEqual(carriedMethods(hash), [METHOD]);
+      // The client's wait on a tracked chain ends with it (packages/client/src/status.ts).
+      const link = openLink(`${via}://localhost:${gate.port}`, desk, { connectTimeoutMs: 2000, timeoutMs: 5000 });
+      try {
+        const out = await finalOnEdge(new EdgeStatus(link), hash, performance.now() + 5000, async () => null);
+        assert.deepEqual(out, { kind: 'expired', hash, expiredBy: { bound: 'blockNumberMax', head: h + 2 } });
+      } finally {
+        await link.close();
+      }
       if (via === 'ws') {
         await eventually(() => calls.pushed.filter((p) => p.hash === hash).length >= 4, 5_000);
         assert.deepEqual(
