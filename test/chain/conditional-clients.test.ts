@@ -14,7 +14,7 @@ import { TxgateRejectedError, txgate, txgateReason } from '../../packages/client
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
 import { startConditionalSequencer, type ConditionalSequencer } from '../support/conditional-sequencer.js';
 import { useGate } from '../support/gate-fixture.js';
-import { MIN_TIP, newKey, TIP } from '../support/harness.js';
+import { eventually, MIN_TIP, newKey, TIP } from '../support/harness.js';
 import { freePort } from '../support/processes.js';
 import { signNext } from '../support/txs.js';
 
@@ -54,8 +54,19 @@ const unmet = { knownAccounts: { [TIP]: { [ZERO]: ONE } } };
 const costly = { knownAccounts: Object.fromEntries(['0x01', '0x02', '0x03'].map((a) => [`0x${a.slice(2).padStart(40, '0')}`, { [ZERO]: ZERO }])) };
 const passed = async () => {
   const head = await createPublicClient({ transport: http(anvil.url) }).getBlockNumber();
-  await new Promise((r) => setTimeout(r, 200)); // the edge's head poll (every 50 ms) has it
-  return { blockNumberMax: `0x${(head - 1n).toString(16)}` };
+  const bound = { blockNumberMax: `0x${(head - 1n).toString(16)}` };
+  // The edge's head poll has the head once a probe (other bytes) is refused at the edge.
+  const probe = await fresh();
+  const at = `http://localhost:${gate.port}`;
+  await eventually(async () => {
+    const r = await fetch(at, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': desk },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: METHOD, params: [probe, bound] }),
+    });
+    return ((await r.json()) as { error?: { data?: { reason?: string } } }).error?.data?.reason === 'conditions_expired';
+  }, 10_000);
+  return bound;
 };
 
 describe('the kit: submitConditional', () => {

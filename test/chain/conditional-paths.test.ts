@@ -13,7 +13,7 @@ import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
 import { Calls, type Via } from '../support/conditional-calls.js';
 import { startConditionalSequencer, type ConditionalSequencer } from '../support/conditional-sequencer.js';
 import { useGate } from '../support/gate-fixture.js';
-import { MIN_TIP, newKey, startGate, TIP } from '../support/harness.js';
+import { eventually, MIN_TIP, newKey, startGate, TIP } from '../support/harness.js';
 import { freePort } from '../support/processes.js';
 import { rpc, send as httpSend } from '../support/http.js';
 import { SIGNERS, signNext } from '../support/txs.js';
@@ -160,7 +160,12 @@ for (const via of ['http', 'ws'] as Via[]) {
 
     it("a blockNumberMax or timestampMax the chain's head has passed: -32003 conditions_expired at the edge, nothing sent", async () => {
       const h = await head();
-      await new Promise((r) => setTimeout(r, 200)); // the edge's head poll (every 50 ms) has it
+      // The edge's head poll has the head once a probe (other bytes) is refused at the edge.
+      const probe = await fresh();
+      await eventually(
+        async () => (await send(probe, { blockNumberMax: `0x${(h.number - 1n).toString(16)}` })).error?.data.reason === 'conditions_expired',
+        10_000,
+      );
       const raw = await fresh();
       const byNumber = await send(raw, { blockNumberMax: `0x${(h.number - 1n).toString(16)}` });
       assert.equal(byNumber.status, 400);
