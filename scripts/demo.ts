@@ -128,6 +128,7 @@ if (out.kind === 'rejected') console.error(`3. refused: HTTP ${out.status} ${out
 else if (out.kind === 'gave_up') console.error(`3. not sent: every attempt was refused before the sequencer (last: ${JSON.stringify(out.last)})`);
 else if (out.kind === 'replaced') console.error(`3. replaced: ${out.replacedBy ?? 'another transaction'} used its nonce`);
 else if (out.kind === 'dropped') console.error('3. dropped: the chain no longer knows it and its nonce is unused');
+else if (out.kind === 'expired') console.error(`3. expired: the chain passed its ${out.expiredBy?.bound ?? 'bound'} without it`);
 else console.error(`3. no receipt for ${out.hash} in time (last answer: ${JSON.stringify(out.last)})`);
 process.exit(out.kind === 'rejected' ? 1 : 4);
 

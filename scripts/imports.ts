@@ -39,7 +39,7 @@ export const LAYERS: readonly Layer[] = [
     name: 'domain',
     about:
       'the parts the configuration configures, and the configuration (`config/`): every field declared once (`config-schema.ts`, composing the sections the parts declare: the account layer its own, `accounts/config.ts`), read and checked (`config.ts`), with the chains built from it (`chains.ts`)',
-    units: ['tx', 'accounts', 'limits', 'forward', 'express-lane', 'tls', 'config'],
+    units: ['tx', 'accounts', 'limits', 'forward', 'express-lane', 'conditional', 'tls', 'config'],
   },
   {
     name: 'rules over the domain',
@@ -118,7 +118,8 @@ export const BENCH_LAYERS: readonly Layer[] = [
   { name: 'peers', about: 'the stub sequencer, the echo and the floor a bench runs txgate against (`servers/`)', units: ['servers'] },
   {
     name: 'measuring',
-    about: 'instruction counting (`instr/`), the hot path against its parts (`limit/`), the verdict of the guard in CI (`guard/`), load (`load/`), the tinybench suites (`micro/`), the TLS edge (`tls/`)',
+    about:
+      'instruction counting (`instr/`), the hot path against its parts (`limit/`), the verdict of the guard in CI (`guard/`), load (`load/`), the tinybench suites (`micro/`), the TLS edge (`tls/`)',
     units: ['instr', 'limit', 'guard', 'load', 'micro', 'tls'],
   },
   { name: 'commands', about: 'what `npm run bench:*` runs (`entry/`)', units: ['entry'] },
@@ -133,7 +134,7 @@ export const SUPPORT_LAYERS: readonly Layer[] = [
   {
     name: 'parts',
     about:
-      'the gate in this process (`harness.ts`), Ethereum test vectors, stage contexts and fixtures, stub sequencers, certificates, the auction contract deployed (`auction.ts`), HTTP and JSON-text helpers, worker-thread logs, Solana bytes, a WebSocket transport client, a proxy that loses or drops a submission, a TCP link a test can cut, a temporary folder removed after the file (`temp-dir.ts`)',
+      'the gate in this process (`harness.ts`), Ethereum test vectors, stage contexts and fixtures, stub sequencers, certificates, the auction contract deployed (`auction.ts`), HTTP and JSON-text helpers, worker-thread logs, Solana bytes, a WebSocket transport client, a proxy that loses or drops a submission, a TCP link a test can cut, a temporary folder removed after the file (`temp-dir.ts`), the conditional test sequencer (`conditional-sequencer.ts`)',
     units: [
       'harness.ts',
       'vectors.ts',
@@ -151,13 +152,14 @@ export const SUPPORT_LAYERS: readonly Layer[] = [
       'fault-proxy.ts',
       'cuttable-link.ts',
       'temp-dir.ts',
+      'conditional-sequencer.ts',
     ],
   },
   {
     name: 'on the parts',
     about:
-      "txgate as the CLI (`processes.ts`), signed transactions sent through a gate (`txs.ts`), the express lane endpoint (`express-lane-endpoint.ts`), the fleet store's database for a file (`fleet-db.ts`)",
-    units: ['processes.ts', 'txs.ts', 'express-lane-endpoint.ts', 'fleet-db.ts'],
+      "txgate as the CLI (`processes.ts`), signed transactions sent through a gate (`txs.ts`), the express lane endpoint (`express-lane-endpoint.ts`), the fleet store's database for a file (`fleet-db.ts`), a conditional submission over HTTP or the WebSocket transport (`conditional-calls.ts`)",
+    units: ['processes.ts', 'txs.ts', 'express-lane-endpoint.ts', 'fleet-db.ts', 'conditional-calls.ts'],
   },
   {
     name: 'fixtures',

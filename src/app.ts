@@ -23,6 +23,7 @@ import type { PipelineHooks, RequestObserver } from './pipeline/pipeline.js';
 import { createForwardStage } from './stages/forward.js';
 import { admissionStages } from './stages/list.js';
 import { SyncSender, type SyncObserver } from './sync/sync-send.js';
+import { conditionalSends } from './forward/conditional-sends.js';
 import type { SharedParts } from './threads/protocol.js';
 import { singleThread, type ThreadParts, workerThread } from './threads/thread-parts.js';
 import { readinessOf } from './ready-checks.js';
@@ -117,10 +118,16 @@ export function createApp(opts: AppOptions): App {
 
   const decoders = decodersOf(config);
   const buildPipeline = (hooks: PipelineHooks) =>
-    admissionStages({ config, hosts, store, decoders, limiter: thread.limiter, duplicates: sends.inFlight, trackers: sends.tracking.chains }).end(
-      createForwardStage(sends.forwarders, sends.syncSenders),
-      hooks,
-    );
+    admissionStages({
+      config,
+      hosts,
+      store,
+      decoders,
+      limiter: thread.limiter,
+      duplicates: sends.inFlight,
+      trackers: sends.tracking.chains,
+      heads: sends.conditional.heads,
+    }).end(createForwardStage(sends.forwarders, sends.syncSenders, sends.conditional.senders), hooks);
   const busyPoll = busyPollOf(config, log);
   const port = portParts(log, readiness, opts.idPrefix);
   const observer = (transport: string) => obs.requests?.(transport);
@@ -195,6 +202,7 @@ export function createApp(opts: AppOptions): App {
     async stop() {
       // Sync calls waiting for a receipt from the chain RPC answer now (code 4 with the hash).
       for (const s of sends.syncSenders.values()) s.drain();
+      sends.conditional.close();
       tls?.close();
       await publicPort.drain(config.shutdown.graceMs);
       await busyPoll?.stop();
@@ -259,8 +267,9 @@ function buildSends(
     }),
   );
   tracking.attach(syncSenders, duplicates);
+  const conditional = conditionalSends(links, forwarders, lanes, (c) => tracking.observerOf(c, observer));
   // Bytes already in flight cost no rate-limit token, a plain send's or a waiting sync call's: one table (dedup.ts).
-  return { links, forwarders, syncSenders, tracking, trackers: tracking.trackers, inFlight: duplicates };
+  return { links, forwarders, syncSenders, conditional, tracking, trackers: tracking.trackers, inFlight: duplicates };
 }
 
 function decodersOf(config: Config): Map<number, TxDecoder> {

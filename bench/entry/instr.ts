@@ -55,7 +55,14 @@ import {
 import { resultsJson } from '../common/results-schema.js';
 
 /** The scenarios that need their own chain and are not in the default configuration. */
-const LANE_SCENARIOS = new Set(['valid submission, express lane not ours', 'valid submission, express lane ours', 'valid submission, express lane off']);
+const LANE_SCENARIOS = new Set([
+  'valid submission, express lane not ours',
+  'valid submission, express lane ours',
+  'valid submission, express lane off',
+  'valid submission, conditions off',
+  'valid submission, conditions on',
+  'conditional submission, empty options',
+]);
 const run = startBench('bench:instr', 'Instructions per request under callgrind: the bare uWS echo, the conforming floor and txgate, then txgate per stage.', {
   requests: { kind: 'int', quick: 400, full: 2000, help: 'requests per round' },
   warmup: { kind: 'int', quick: 6, full: 3, help: 'unmeasured rounds per scenario, uninstrumented (the first answers of a cold server may be 503s)' },
@@ -102,7 +109,7 @@ const run = startBench('bench:instr', 'Instructions per request under callgrind:
     kind: 'int',
     min: 1024,
     quick: 18150,
-    help: 'first of the loopback ports used (the servers PORT..PORT+3, the stubs PORT+100..PORT+105): two runs at once need bases 200 apart',
+    help: 'first of the loopback ports used (the servers PORT..PORT+3, the stubs PORT+100..PORT+108): two runs at once need bases 200 apart',
   },
 });
 const opt = run.opt;
@@ -178,7 +185,11 @@ const SERVERS: Record<'echo' | 'floor' | 'txgate', ServerDef & { scenarios: read
     port: BASE + 2,
     txgate: {
       config: (dir) => txgateConfig({ stub: STUB, port: BASE + 2, lane4663, chains }, dir),
-      accounts: accounts(lane4663, chains.has('laneNotOurs') || chains.has('laneOurs') || chains.has('laneOff')),
+      accounts: accounts(
+        lane4663,
+        chains.has('laneNotOurs') || chains.has('laneOurs') || chains.has('laneOff'),
+        chains.has('conditionsOn') || chains.has('conditionsOff'),
+      ),
       files: { [LANE_KEY_FILE]: LANE_KEY },
       parent: run.tmp,
     },

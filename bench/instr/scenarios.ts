@@ -67,6 +67,9 @@ export const CHAINS = {
   laneNotOurs: { chainId: 4667, host: 'lane.localhost', stub: 4 },
   laneOurs: { chainId: 4668, host: 'lane-held.localhost', stub: 5 },
   laneOff: { chainId: 4669, host: 'bare.localhost', stub: 6 },
+  // Conditional submissions (docs/conditional.md) off and on, the chains otherwise the same (hosts as long).
+  conditionsOff: { chainId: 4670, host: 'cond-off.localhost', stub: 7 },
+  conditionsOn: { chainId: 4671, host: 'cond-on.localhost', stub: 8 },
 } as const;
 
 /** The controller key txgate holds where its express lane is on (a bench key), and its address (what an auction naming it returns). */
@@ -116,6 +119,19 @@ export const MAIN: readonly Scenario[] = [
   // Their reference: a chain configured as theirs (a host as long, a chain RPC, the grant) with no lane.
   { name: 'valid submission, express lane off', status: 200, host: CHAINS.laneOff.host, ...sub(keys.load, pool(CHAINS.laneOff.chainId)) },
   { name: 'valid submission, express lane ours', status: 200, host: CHAINS.laneOurs.host, ...sub(keys.load, pool(CHAINS.laneOurs.chainId)) },
+  // A plain submission on a chain with conditional submissions off, and on (nothing of them may look at it);
+  // then the conditional method with empty options on that chain (the same transactions).
+  { name: 'valid submission, conditions off', status: 200, host: CHAINS.conditionsOff.host, ...sub(keys.load, pool(CHAINS.conditionsOff.chainId)) },
+  { name: 'valid submission, conditions on', status: 200, host: CHAINS.conditionsOn.host, ...sub(keys.load, pool(CHAINS.conditionsOn.chainId)) },
+  {
+    name: 'conditional submission, empty options',
+    status: 200,
+    host: CHAINS.conditionsOn.host,
+    ...sub(
+      keys.load,
+      Array.from({ length: POOL }, (_, i) => rpc('eth_sendRawTransactionConditional', [tx(i, { chainId: CHAINS.conditionsOn.chainId }), {}], i)),
+    ),
+  },
 ];
 /** The scenarios the floor serves (the contract's four). */
 export const FLOOR = new Set(['eth_chainId', '401 unauthorized', '402 fee_rejected', 'valid submission']);
@@ -127,6 +143,9 @@ export const CHAIN_OF: Readonly<Record<string, keyof typeof CHAINS>> = {
   'valid submission, express lane not ours': 'laneNotOurs',
   'valid submission, express lane ours': 'laneOurs',
   'valid submission, express lane off': 'laneOff',
+  'valid submission, conditions off': 'conditionsOff',
+  'valid submission, conditions on': 'conditionsOn',
+  'conditional submission, empty options': 'conditionsOn',
 };
 
 /** txgate's requests that exit at each stage, in the pipeline's order (the last one forwards). */
@@ -164,7 +183,7 @@ const grant = { chainId: 4663, rateLimit: { perSecond: 1e6, burst: 1e6 }, tipAdd
  * The accounts: the load key (chain 4663's lane granted with --express-lane, the lane chains'
  * with their scenarios), a sender-listed one, one of another chain, a rate-limited one, a sync one.
  */
-export function accounts(lane4663: boolean, laneChains: boolean) {
+export function accounts(lane4663: boolean, laneChains: boolean, conditionChains = false) {
   return {
     accounts: [
       {
@@ -175,6 +194,7 @@ export function accounts(lane4663: boolean, laneChains: boolean) {
           { ...grant, chainId: CHAINS.ws.chainId },
           { ...grant, chainId: CHAINS.tracked.chainId },
           ...(laneChains ? [CHAINS.laneNotOurs, CHAINS.laneOurs, CHAINS.laneOff].map((c) => ({ ...grant, chainId: c.chainId, expressLane: true })) : []),
+          ...(conditionChains ? [CHAINS.conditionsOff, CHAINS.conditionsOn].map((c) => ({ ...grant, chainId: c.chainId, conditional: true })) : []),
         ],
       },
       { id: 'listed', keySha256: [keySha256(keys.listed)], grants: [{ ...grant, senders: senders.map((k) => privateKeyToAddress(k as `0x${string}`)) }] },
@@ -248,9 +268,18 @@ export function txgateConfig(o: TxgateSetup, dir: string): Record<string, unknow
     laneNotOurs: { sequencers: [stub(CHAINS.laneNotOurs.stub)], forward: FORWARD, probe: PROBE, ...expressLane(dir, stub(CHAINS.laneNotOurs.stub)) },
     laneOurs: { sequencers: [stub(CHAINS.laneOurs.stub)], forward: FORWARD, probe: PROBE, ...expressLane(dir, stub(CHAINS.laneOurs.stub)) },
     laneOff: { sequencers: [stub(CHAINS.laneOff.stub)], forward: FORWARD, probe: PROBE, rpc: stub(CHAINS.laneOff.stub) },
+    // Both with a chain RPC; the head poll off the measured rounds as the probes are.
+    conditionsOff: { sequencers: [stub(CHAINS.conditionsOff.stub)], forward: FORWARD, probe: PROBE, rpc: stub(CHAINS.conditionsOff.stub) },
+    conditionsOn: {
+      sequencers: [stub(CHAINS.conditionsOn.stub)],
+      forward: FORWARD,
+      probe: PROBE,
+      rpc: stub(CHAINS.conditionsOn.stub),
+      conditional: { enabled: true, headPollMs: 60_000 },
+    },
   };
   // The chains in the order they have always been written (the config's order is the hosts' table's).
-  const order: (keyof typeof CHAINS)[] = ['receipt', 'tracked', 'ws', 'laneNotOurs', 'laneOurs', 'laneOff'];
+  const order: (keyof typeof CHAINS)[] = ['receipt', 'tracked', 'ws', 'laneNotOurs', 'laneOurs', 'laneOff', 'conditionsOff', 'conditionsOn'];
   return {
     listen: { host: '127.0.0.1', port: o.port },
     internal: { host: '127.0.0.1', port: o.port + 1 },

@@ -64,7 +64,7 @@ function answerOf(text: string, chainHex: string, holder: string | null, onSubmi
             ? 'null'
             : arg === null
               ? null
-              : msg?.method === 'eth_sendRawTransaction'
+              : msg?.method === 'eth_sendRawTransaction' || msg?.method === 'eth_sendRawTransactionConditional'
                 ? `"${submitted(arg, onSubmit)}"`
                 : msg?.method === 'eth_sendRawTransactionSync'
                   ? receipt(submitted(arg, onSubmit))

@@ -181,7 +181,7 @@ function parseGrant(g: unknown, f: string, accountId: string, problems: string[]
   }
   const before = problems.length;
   const r = new Reader(problems);
-  r.known(g, f, ['chainId', 'rateLimit', 'txTypes', 'tipAddresses', 'minTipWei', 'feePatterns', 'senders', 'sync', 'expressLane']);
+  r.known(g, f, ['chainId', 'rateLimit', 'txTypes', 'tipAddresses', 'minTipWei', 'feePatterns', 'senders', 'sync', 'expressLane', 'conditional']);
   const chainId = g.chainId;
   if (typeof chainId !== 'number' || !Number.isSafeInteger(chainId) || chainId < 1) problems.push(`${f}.chainId: must be a positive integer`);
 
@@ -253,6 +253,7 @@ function parseGrant(g: unknown, f: string, accountId: string, problems: string[]
 
   if (g.sync !== undefined && typeof g.sync !== 'boolean') problems.push(`${f}.sync: must be true or false (or absent)`);
   if (g.expressLane !== undefined && typeof g.expressLane !== 'boolean') problems.push(`${f}.expressLane: must be true or false (or absent)`);
+  if (g.conditional !== undefined && typeof g.conditional !== 'boolean') problems.push(`${f}.conditional: must be true or false (or absent)`);
 
   if (problems.length > before) return undefined;
   return Object.freeze({
@@ -266,5 +267,6 @@ function parseGrant(g: unknown, f: string, accountId: string, problems: string[]
     senders,
     sync: g.sync === true,
     expressLane: g.expressLane === true,
+    conditional: g.conditional === true,
   });
 }

@@ -41,6 +41,8 @@ export interface Grant {
   readonly sync: boolean;
   /** May be wrapped into the chain's Timeboost express lane where it is enabled and ours (src/express-lane/). */
   readonly expressLane: boolean;
+  /** May use eth_sendRawTransactionConditional where the chain enables it (else 403 conditional_not_granted; docs/conditional.md). */
+  readonly conditional: boolean;
 }
 
 export interface Account {

@@ -187,13 +187,13 @@ export const REASONS = {
     retry: 'fix',
   },
   invalid_params: {
-    stages: ['front_end', 'route', 'decode'],
+    stages: ['front_end', 'route', 'conditions', 'decode'],
     when: 'front end: `txgate_subscribe` / `txgate_unsubscribe` on the WebSocket transport',
     status: 400,
     code: -32602,
     message: 'Invalid params',
     action:
-      'eth_chainId takes []; eth_sendRawTransaction takes exactly one 0x-prefixed hex string; eth_sendRawTransactionSync takes that string, then optionally a timeout in ms; txgate_getTransactionStatus takes one transaction hash.',
+      'eth_chainId takes []; eth_sendRawTransaction takes exactly one 0x-prefixed hex string; eth_sendRawTransactionSync takes that string, then optionally a timeout in ms; txgate_getTransactionStatus takes one transaction hash; eth_sendRawTransactionConditional takes the hex string and its options, whose shapes and ranges are checked.',
     retry: 'fix',
   },
   credentials_stale: {
@@ -292,6 +292,30 @@ export const REASONS = {
     code: -32003,
     message: 'eth_sendRawTransactionSync is not granted to this account on this chain',
     action: 'Use eth_sendRawTransaction and poll the receipt, or ask for the sync grant.',
+    retry: 'fix',
+  },
+  conditional_not_granted: {
+    stages: ['grant'],
+    status: 403,
+    code: -32003,
+    message: 'eth_sendRawTransactionConditional is not granted to this account on this chain',
+    action: 'Use eth_sendRawTransaction (without conditions), or ask for the conditional grant.',
+    retry: 'fix',
+  },
+  conditions_too_costly: {
+    stages: ['conditions'],
+    status: 400,
+    code: -32005,
+    message: "Limit exceeded: the conditions cost more than the chain's cap",
+    action: 'Fewer `knownAccounts` entries and slots (1 per account, 1 per root or slot, 1 per range; `data.maxCost` is the cap).',
+    retry: 'fix',
+  },
+  conditions_expired: {
+    stages: ['conditions'],
+    status: 400,
+    code: -32003,
+    message: "Transaction rejected: the chain's head is past the conditions' blockNumberMax or timestampMax",
+    action: 'The quote can never be included (`data.bound` names the bound, `data.head` the head): sign a new one with bounds ahead of the chain.',
     retry: 'fix',
   },
   fee_rejected: {

@@ -10,6 +10,7 @@ import { ACCOUNTS } from '../accounts/config.js';
 import { bool, choices, custom, int, list, oneOf, type Section, str, type Values } from '../base/config-fields.js';
 import type { Reader } from '../base/config-reader.js';
 import { checkExpressLane, EXPRESS_LANE } from '../express-lane/config.js';
+import { CONDITIONAL } from '../conditional/config.js';
 import { LOG_LEVELS, type LogLevel } from '../log/log.js';
 import { SECP256K1_BINDINGS, type Secp256k1Binding } from '../base/native.js';
 import { schemesText, upstreamUrl } from '../upstreams/registry.js';
@@ -140,6 +141,8 @@ const CHAIN = {
   },
   /** Timeboost's express lane (src/express-lane/): off unless a deployment turns it on. */
   expressLane: EXPRESS_LANE,
+  /** eth_sendRawTransactionConditional (ERC-7796; src/conditional/): off unless a deployment turns it on. */
+  conditional: CONDITIONAL,
   /** Following accepted transactions to their block (src/track/): off unless a deployment turns it on (docs/tracking.md). */
   track: {
     enabled: bool(

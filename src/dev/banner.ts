@@ -56,7 +56,10 @@ export function banner(f: BannerFacts): string {
     );
   if (f.websocket) {
     const lane = `${secure ? `wss://localhost` : `ws://127.0.0.1`}:${f.port}`;
-    extensions.push(`  WebSocket transport  ${lane}/ (X-Api-Key on the upgrade; one JSON-RPC request per text frame)`, `                  try: ${demo([], lane)}`);
+    extensions.push(
+      `  WebSocket transport  ${lane}/ (X-Api-Key on the upgrade; one JSON-RPC request per text frame)`,
+      `                  try: ${demo([], lane)}`,
+    );
   }
   return `
 txgate (development) is up

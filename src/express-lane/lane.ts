@@ -146,15 +146,15 @@ export class ExpressLane {
     return account.grants.get(this.o.chainId)?.expressLane === true && this.controlled(nowMs);
   }
 
-  /** The wrapped submission for `rawTxHex`, or null: the plain path. */
-  submissionFor(rawTxHex: string, account: Granted, nowMs = this.#now()): LaneSubmission | null {
+  /** The wrapped submission for `rawTxHex` (with its conditions' `options` as JSON, else null), or null: the plain path. */
+  submissionFor(rawTxHex: string, account: Granted, nowMs = this.#now(), options?: string): LaneSubmission | null {
     if (account.grants.get(this.o.chainId)?.expressLane !== true) return null;
     if (!this.controlled(nowMs) || !RAW_HEX.test(rawTxHex)) return null;
     const round = roundAt(this.control.timing, nowMs);
     const seq = this.#seq === null ? DONT_CARE_SEQUENCE : this.#seq.take(round);
     if (seq === null) return null;
     const fields = { chainId: this.#chainId, auction: this.#auction, round: BigInt(round), sequence: seq, tx: Buffer.from(rawTxHex.slice(2), 'hex') };
-    const paramsJson = submissionParams(fields, rawTxHex, this.o.key);
+    const paramsJson = submissionParams(fields, rawTxHex, this.o.key, options);
     let released = false;
     return {
       method: SEND_METHOD,

@@ -65,9 +65,9 @@ export class ExpressLanes {
   }
 
   /** The wrapped submission for `rawTxHex` on chain `chainId`, or null: the plain path. */
-  submissionFor(chainId: number, rawTxHex: string, account: Granted, nowMs?: number): LaneSubmission | null {
+  submissionFor(chainId: number, rawTxHex: string, account: Granted, nowMs?: number, options?: string): LaneSubmission | null {
     const lane = this.byChain.get(chainId);
-    return lane === undefined ? null : lane.submissionFor(rawTxHex, account, nowMs);
+    return lane === undefined ? null : lane.submissionFor(rawTxHex, account, nowMs, options);
   }
 
   /** Whether `account`'s submission on chain `chainId` would be wrapped now (lane.ts `wouldWrap`). */

@@ -63,12 +63,14 @@ const quantity = (v: bigint): string => `0x${v.toString(16)}`;
 
 /**
  * The JSON text of the params array (`[{…}]`) of timeboost_sendExpressLaneTransaction, signed.
- * `txHex` is the transaction as the client sent it (0x hex; its case is kept).
+ * `txHex` is the transaction as the client sent it (0x hex; its case is kept); `options` the
+ * conditions as JSON (eth_sendRawTransactionConditional's, src/conditional/), else null. They are
+ * not part of the signed message (ToMessageBytes).
  */
-export function submissionParams(f: SubmissionFields, txHex: string, key: ControllerKey): string {
+export function submissionParams(f: SubmissionFields, txHex: string, key: ControllerKey, options = 'null'): string {
   const sig = Buffer.from(signSubmission(f, key)).toString('hex');
   return (
     `[{"chainId":"${quantity(f.chainId)}","round":"${quantity(f.round)}","auctionContractAddress":"${f.auction}",` +
-    `"transaction":"${txHex}","options":null,"sequenceNumber":"${quantity(f.sequence)}","signature":"0x${sig}"}]`
+    `"transaction":"${txHex}","options":${options},"sequenceNumber":"${quantity(f.sequence)}","signature":"0x${sig}"}]`
   );
 }

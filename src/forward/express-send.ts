@@ -77,7 +77,7 @@ export class ExpressSend {
   /** The wrapped submission, or null: the plain path. */
   take(req: ForwardRequest): LaneSubmission | null {
     const granted: Granted | undefined = req.granted;
-    return granted === undefined ? null : this.box.lanes.submissionFor(this.chainId, req.rawHex, granted);
+    return granted === undefined ? null : this.box.lanes.submissionFor(this.chainId, req.rawHex, granted, undefined, req.conditional?.json);
   }
 
   /** Whether `req` would be wrapped now (no sequence number taken): the sync send's choice of method. */

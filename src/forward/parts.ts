@@ -7,7 +7,7 @@
 import type { Exit } from '../base/errors.js';
 import type { PartState, SubmissionOutcome } from '../base/reasons.js';
 import type { ForwardOutcome, Reading, Rule } from './answer.js';
-import type { Answer } from '../upstreams/upstream.js';
+import type { Answer, CallTimes } from '../upstreams/upstream.js';
 import type { Granted } from '../express-lane/lane.js';
 import type { Sequencer } from './sequencer.js';
 
@@ -22,6 +22,12 @@ export interface ForwardRequest {
   readonly t0?: number;
   /** The account's grants, for the express lane's rule (express-send.ts); absent: never wrapped. */
   readonly granted?: Granted | undefined;
+  /**
+   * eth_sendRawTransactionConditional (src/conditional/): its options as JSON, forwarded
+   * unchanged (to the express lane too), and the bounds past which it can never be included
+   * (tracking's `expired`); absent for every other send.
+   */
+  readonly conditional?: { readonly json: string; readonly blockNumberMax: bigint | null; readonly timestampMax: bigint | null } | undefined;
 }
 
 /** A kind of send: its call, what its answers say, and its acceptance when a lookup or a resend establishes it. */
@@ -30,8 +36,10 @@ export interface SendKind {
   readonly method: string | undefined;
   call(seq: Sequencer, req: ForwardRequest): Promise<Answer>;
   read(a: Answer, hash: string): Reading;
-  /** What an answer to a resend of the same bytes (the plain method) says. */
+  /** What an answer to a resend of the same bytes (the plain method, unless `resend` says otherwise) says. */
   readResend(a: Answer, hash: string): Reading;
+  /** The resend of rule 2 (resolve.ts) where it must not be the plain method (the conditional send's: never unconditional). */
+  resend?(seq: Sequencer, req: ForwardRequest, times: CallTimes): Promise<Answer>;
   /** The answer when the transaction is known to be accepted without this call's own result (a lookup, a resend). */
   knownExit(hash: string): Exit;
 }

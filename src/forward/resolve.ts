@@ -67,10 +67,8 @@ export async function resolve(
     }
     tries++;
     const bound = Math.max(1, left > 2 * reserve ? left - reserve : left);
-    const r = kind.readResend(
-      await seq.call(SEND_METHOD, params, { timeoutMs: bound, queueMs: Math.max(1, Math.min(bound, at.times.queueMs)), proven: true }),
-      req.hash,
-    );
+    const times = { timeoutMs: bound, queueMs: Math.max(1, Math.min(bound, at.times.queueMs)), proven: true };
+    const r = kind.readResend(await (kind.resend !== undefined ? kind.resend(seq, req, times) : seq.call(SEND_METHOD, params, times)), req.hash);
     const again = `${first.detail ?? 'no answer'}; resent ${tries}x`;
     if (r.t === 'accepted') return part(seq, 'accepted', 'accepted', 'resend', kind.knownExit(req.hash), t, `${again}: the hash`);
     if (r.t === 'refused') return part(seq, 'refused', 'rejected', 'resend', r.exit, t, `${again}: refused: ${r.detail}`);

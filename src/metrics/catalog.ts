@@ -98,7 +98,7 @@ export const METRICS = {
     [
       [
         'method',
-        '`eth_chainId`, `eth_sendRawTransaction`, `eth_sendRawTransactionSync` where a chain serves it, `txgate_getTransactionStatus` where a chain tracks, `other` (the WebSocket transport subscriptions included), `unparsed`',
+        '`eth_chainId`, `eth_sendRawTransaction`, `eth_sendRawTransactionSync` where a chain serves it, `txgate_getTransactionStatus` where a chain tracks, `eth_sendRawTransactionConditional` where a chain serves it, `other` (the WebSocket transport subscriptions included), `unparsed`',
       ],
       ['status', ''],
       ['reason', '`ok` or the refusal reason'],

@@ -49,7 +49,12 @@ export class Metrics {
     this.syncServed = config.chains.some((c) => c.sync.enabled);
     this.statusServed = config.chains.some((c) => c.track.enabled);
     this.lanesOn = config.chains.some((c) => c.expressLane.enabled);
-    this.requests = new RequestMetrics(this.f, this.syncServed, this.statusServed);
+    this.requests = new RequestMetrics(
+      this.f,
+      this.syncServed,
+      this.statusServed,
+      config.chains.some((c) => c.conditional.enabled),
+    );
     // The sync series of the chains that turned the method on, bound up front (alerts see zeros).
     for (const c of config.chains) if (c.sync.enabled) this.syncChildren(c.chainId);
     if (config.websocket.enabled) this.f.wsOpen.child({});

@@ -9,16 +9,17 @@ import type { Exit } from '../base/errors.js';
 import type { BaseCtx } from '../pipeline/context.js';
 import type { RequestObserver } from '../pipeline/pipeline.js';
 import { REASON_NAMES, REASONS, type Where } from '../base/reasons.js';
-import { CHAIN_ID_METHOD, SEND_METHOD, STATUS_METHOD, SYNC_METHOD } from '../rpc/rpc-methods.js';
+import { CHAIN_ID_METHOD, CONDITIONAL_METHOD, SEND_METHOD, STATUS_METHOD, SYNC_METHOD } from '../rpc/rpc-methods.js';
 import { finished } from '../stages/list.js';
 import type { METRICS } from './catalog.js';
 import type { Families } from './family-set.js';
 import type { Counter, FastHistogram } from './families.js';
 
 /** The method label: a fixed set, never free text (index order is used on the hot path). */
-const METHODS = [CHAIN_ID_METHOD, SEND_METHOD, 'other', 'unparsed', SYNC_METHOD, STATUS_METHOD] as const;
+const METHODS = [CHAIN_ID_METHOD, SEND_METHOD, 'other', 'unparsed', SYNC_METHOD, STATUS_METHOD, CONDITIONAL_METHOD] as const;
 const SYNC_METHOD_INDEX = 4;
 const STATUS_METHOD_INDEX = 5;
+const CONDITIONAL_METHOD_INDEX = 6;
 /** The reasons given at these stages, from the one reasons table. */
 const at = (...where: Where[]) => REASON_NAMES.filter((r) => REASONS[r].stages.some((w) => where.includes(w)));
 /** A method's outcomes are bound up front, derived from where each reason is given. */
@@ -32,6 +33,7 @@ const POSSIBLE: Record<(typeof METHODS)[number], readonly string[]> = {
   eth_sendRawTransaction: submissionOutcomes(),
   // Its own series only where a chain serves it (else it is a method not served: `other`).
   eth_sendRawTransactionSync: submissionOutcomes(),
+  eth_sendRawTransactionConditional: submissionOutcomes(),
   // A status query: the admission before the grant, which answers it (its own series only where a chain tracks).
   txgate_getTransactionStatus: ['ok', ...at('size_cap', 'auth', 'grant').filter((r) => r !== 'sync_not_granted'), 'invalid_params', 'internal_error'],
 };
@@ -62,6 +64,8 @@ export class RequestMetrics {
     private readonly syncServed: boolean,
     /** Some chain tracks its transactions: txgate_getTransactionStatus has series of its own. */
     private readonly statusServed: boolean,
+    /** Some chain serves eth_sendRawTransactionConditional: the method has series of its own. */
+    private readonly conditionalServed = false,
   ) {}
 
   /** The observer of one front end's requests; the stage series are the pipeline's, whichever transport. */
@@ -88,6 +92,7 @@ export class RequestMetrics {
     const durations: Record<string, FastHistogram>[] = [];
     METHODS.forEach((method, i) => {
       if ((i === SYNC_METHOD_INDEX && !this.syncServed) || (i === STATUS_METHOD_INDEX && !this.statusServed)) return;
+      if (i === CONDITIONAL_METHOD_INDEX && !this.conditionalServed) return;
       const m = new Map<string, Counter>();
       for (const reason of POSSIBLE[method]) {
         const status = reason === 'ok' ? 200 : REASONS[reason as keyof typeof REASONS].status;
@@ -116,7 +121,9 @@ export class RequestMetrics {
               ? SYNC_METHOD_INDEX
               : rpc.method === STATUS_METHOD && this.statusServed
                 ? STATUS_METHOD_INDEX
-                : 2;
+                : rpc.method === CONDITIONAL_METHOD && this.conditionalServed
+                  ? CONDITIONAL_METHOD_INDEX
+                  : 2;
     const reason = exit.reason;
     const byReason = t.requests[mi]!;
     let c = byReason.get(reason);

@@ -22,7 +22,7 @@ export class TrackMetrics {
       for (const s of sequencers) this.f.inclusion.child({ chain, sequencer: upstreamLabel(s) });
       for (const state of ['pending', 'final']) this.f.tracked.child({ chain, state });
       this.f.trackHead.child({ chain });
-      for (const state of ['included', 'reverted', 'replaced', 'dropped']) this.f.trackFinal.child({ chain, state });
+      for (const state of ['included', 'reverted', 'replaced', 'dropped', 'expired']) this.f.trackFinal.child({ chain, state });
       this.f.trackReorged.child({ chain });
       for (const kind of ['final', 'refused']) this.f.trackEvicted.child({ chain, kind });
       this.f.trackStalled.child({ chain });

@@ -8,6 +8,8 @@
 export const SEND_METHOD = 'eth_sendRawTransaction';
 /** A signed transaction, answered with its receipt (EIP-7966; served where a chain turns it on). */
 export const SYNC_METHOD = 'eth_sendRawTransactionSync';
+/** A signed transaction with its inclusion conditions (ERC-7796; served where a chain turns it on, src/conditional/). */
+export const CONDITIONAL_METHOD = 'eth_sendRawTransactionConditional';
 /** A transaction's status on a tracked chain (src/track/; served where a chain turns tracking on). */
 export const STATUS_METHOD = 'txgate_getTransactionStatus';
 /** The lane's subscriptions to pushed status changes (src/ws/subscriptions.ts). */

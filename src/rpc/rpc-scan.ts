@@ -12,7 +12,8 @@
  * text, no intermediate object, no id walk: the known methods come back as the interned
  * constants the route stage compares against.
  */
-import { CHAIN_ID_METHOD, SEND_METHOD, SYNC_METHOD } from './rpc-methods.js';
+import { orError } from '../base/or-error.js';
+import { CHAIN_ID_METHOD, CONDITIONAL_METHOD, SEND_METHOD, SYNC_METHOD } from './rpc-methods.js';
 
 /** What the parse stage makes of a request (pipeline/context.ts's RpcRequest). */
 export interface ScannedRequest {
@@ -49,9 +50,20 @@ const METHOD_TEXT = '"([^"\\\\\\u0000-\\u001f]*)"';
 const HEX_PARAMS = '\\[(?:"(0[xX][0-9a-fA-F]*)")?\\]';
 const VIEM = new RegExp(`^\\{"jsonrpc":"2\\.0","id":${ID_TEXT},"method":${METHOD_TEXT}(?:,"params":${HEX_PARAMS})?\\}$`);
 const ETHERS = new RegExp(`^\\{"method":${METHOD_TEXT},"params":${HEX_PARAMS},"id":${ID_TEXT},"jsonrpc":"2\\.0"\\}$`);
+// The conditional send in viem's layout (docs/conditional.md): the hex, then the options' text,
+// which JSON.parse reads alone (one that is not one JSON value goes to the whole text's parse).
+const CONDITIONAL = new RegExp(
+  `^\\{"jsonrpc":"2\\.0","id":${ID_TEXT},"method":"${CONDITIONAL_METHOD}","params":\\["(0[xX][0-9a-fA-F]*)",(\\{.*\\})\\]\\}$`,
+  's',
+);
 
 /** The request `t` holds, when it has the plain shape above; undefined: read it with JSON.parse. */
 export function scanRequest(t: string): ScannedRequest | undefined {
+  // Only a body ending in `}]}` can be the conditional layout (every other layout's params end in `"]}` or `[]}`).
+  if (t.charCodeAt(t.length - 3) === 125 /* } */) {
+    const c = CONDITIONAL.exec(t);
+    if (c !== null) return conditional(c[1]!, c[2]!, c[3]!);
+  }
   const v = VIEM.exec(t);
   if (v !== null) return fromLayout(v[1]!, v[2]!, v[3]);
   const e = ETHERS.exec(t);
@@ -69,6 +81,13 @@ function fromLayout(idJson: string, name: string, hex: string | undefined): Scan
   }
   const method = name === SEND ? SEND : name === CHAIN_ID ? CHAIN_ID : name === SEND_SYNC ? SEND_SYNC : name;
   return { id, idJson, method, params: hex === undefined ? NO_PARAMS : [hex], paramsHex: true };
+}
+
+/** The conditional send's layout, from its captures (the id's text, the hex, the options' text). */
+function conditional(idJson: string, hex: string, optionsText: string): ScannedRequest | undefined {
+  const options = orError(JSON.parse, optionsText);
+  const r = options instanceof Error ? undefined : fromLayout(idJson, CONDITIONAL_METHOD, hex);
+  return r === undefined ? undefined : { ...r, params: [hex, options], paramsHex: false };
 }
 
 /** Any other layout of the plain shape: the members one by one. */
@@ -292,5 +311,6 @@ function methodName(t: string, from: number, to: number): string {
   if (len === 22 && name === SEND) return SEND;
   if (len === 11 && name === CHAIN_ID) return CHAIN_ID;
   if (len === 26 && name === SEND_SYNC) return SEND_SYNC;
+  if (len === 33 && name === CONDITIONAL_METHOD) return CONDITIONAL_METHOD;
   return name;
 }

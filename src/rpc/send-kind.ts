@@ -8,7 +8,12 @@
  * What kind of send a request is: plain, or sync with the wait it gets (ms); or `status`, a
  * status query, which rides the same admission (host, key, grant) and is answered at the grant.
  */
-export type Send = { readonly sync: false } | { readonly sync: true; readonly waitMs: number } | { readonly sync: 'status' };
+export type Send =
+  | { readonly sync: false }
+  | { readonly sync: true; readonly waitMs: number }
+  | { readonly sync: 'status' }
+  /** eth_sendRawTransactionConditional: its options as sent, read by the conditions stage (stages/conditions.ts). */
+  | { readonly sync: 'conditional'; readonly options: unknown };
 
 /** Every status query shares this one value. */
 export const STATUS_QUERY: Send = Object.freeze({ sync: 'status' });

@@ -12,6 +12,12 @@ import type { TerminalStage } from '../pipeline/pipeline.js';
 import type { Send } from '../rpc/send-kind.js';
 import type { Exit } from '../base/errors.js';
 import type { ForwardRequest } from '../forward/parts.js';
+import type { Conditions } from '../conditional/options.js';
+
+/** A chain's conditional send (forward/conditional-send.ts's ConditionalSend, built beside the forwarder in the composition root). */
+export interface ConditionalSendOf {
+  send(req: ForwardRequest, c: Conditions): Exit | Promise<Exit>;
+}
 
 /** A chain's sync send (sync/sync-send.ts's SyncSender, built beside the forwarder in the composition root). */
 export interface SyncSend {
@@ -22,6 +28,8 @@ export function createForwardStage(
   forwarders: ReadonlyMap<number, ChainForwarder>,
   /** eth_sendRawTransactionSync, for the chains that turn it on. */
   syncSenders: ReadonlyMap<number, SyncSend> = new Map(),
+  /** eth_sendRawTransactionConditional, for the chains that turn it on. */
+  conditionalSenders: ReadonlyMap<number, ConditionalSendOf> = new Map(),
 ): TerminalStage<
   BaseCtx & {
     readonly send: Send;
@@ -30,6 +38,7 @@ export function createForwardStage(
     readonly tx: DecodedTx;
     readonly account: Account;
     readonly sender: string | null;
+    readonly conditions: Conditions | undefined;
   },
   'forward'
 > {
@@ -52,6 +61,8 @@ export function createForwardStage(
       // The route stage says sync only where the chain enables it (so its sender exists).
       const send = ctx.send;
       if (send.sync === true) return syncSenders.get(ctx.chain.chainId)!.send(req, send.waitMs);
+      // Conditional only where the chain enables it (the route stage), its conditions read (the conditions stage).
+      if (send.sync === 'conditional') return conditionalSenders.get(ctx.chain.chainId)!.send(req, ctx.conditions!);
       return forwarder.forward(req);
     },
   };

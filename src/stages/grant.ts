@@ -2,7 +2,8 @@
  * The chain grant stage: the account must have submission enabled (else 403 submission_disabled)
  * and a grant for the host's chain (else 403 chain_not_granted), the rule connect-time admission
  * shares (admission.ts); a send the route stage calls sync needs the grant's `sync` (else 403
- * sync_not_granted).
+ * sync_not_granted), and the conditional method the grant's `conditional` (else 403
+ * conditional_not_granted).
  */
 import { Exit, REJECT } from '../base/errors.js';
 import { chainGrant } from '../admission/admission.js';
@@ -31,7 +32,7 @@ export function createGrantStage(
   return {
     name: 'grant',
     about: "submission enabled, a grant for the host's chain (for the sync method, a sync grant); a status query is answered here",
-    reasons: ['ok', 'submission_disabled', 'chain_not_granted', 'sync_not_granted', 'chain_unavailable'],
+    reasons: ['ok', 'submission_disabled', 'chain_not_granted', 'sync_not_granted', 'conditional_not_granted', 'chain_unavailable'],
     adds: 'grant',
     run(ctx) {
       const grant = chainGrant(ctx.account, ctx.chain.chainId);
@@ -40,7 +41,9 @@ export function createGrantStage(
       if (sync !== false) {
         // A status query, authenticated and granted like a submission: its answer (src/track/).
         if (sync === 'status') return trackers.get(ctx.chain.chainId)!.status(ctx.account.id, ctx.rawTx as string);
-        if (!grant.sync) return REJECT.sync_not_granted;
+        if (sync === 'conditional') {
+          if (!grant.conditional) return REJECT.conditional_not_granted;
+        } else if (!grant.sync) return REJECT.sync_not_granted;
       }
       return setGrant(ctx, grant);
     },

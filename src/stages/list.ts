@@ -13,6 +13,8 @@ import type { TokenBuckets } from '../limits/rate-limiter.js';
 import type { REASONS } from '../base/reasons.js';
 import type { TxDecoder } from '../tx/decoder.js';
 import { createAuthStage } from './auth.js';
+import { createConditionsStage } from './conditions.js';
+import type { HeadView } from '../conditional/head.js';
 import { createDecodeStage } from './decode.js';
 import { createFeeStage } from './fee.js';
 import { createGrantStage, type StatusAnswers } from './grant.js';
@@ -32,6 +34,8 @@ export interface AdmissionParts {
   readonly duplicates?: DuplicateCheck;
   /** The chains that track their transactions: their status answers (txgate_getTransactionStatus). */
   readonly trackers?: ReadonlyMap<number, StatusAnswers>;
+  /** The heads of the chains that serve eth_sendRawTransactionConditional and have a chain RPC (stages/conditions.ts). */
+  readonly heads?: ReadonlyMap<number, HeadView>;
 }
 
 /** The admission stages in their order; the forward stage (forward.ts) ends the pipeline. */
@@ -43,6 +47,7 @@ export function admissionStages(p: AdmissionParts) {
     .add(createRouteStage(p.config.limits))
     .add(createAuthStage(p.store))
     .add(createGrantStage(p.trackers))
+    .add(createConditionsStage(p.heads))
     .add(createDecodeStage(p.decoders))
     .add(createFeeStage(p.config))
     .add(createSenderStage())

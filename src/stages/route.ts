@@ -11,7 +11,15 @@ import type { ChainRuntime } from '../config/chains.js';
 import { fieldSetter, type BaseCtx, type Body, type RpcRequest } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
 import { PLAIN_SEND, requestedWaitMs, STATUS_QUERY, type Send } from '../rpc/send-kind.js';
-import { CHAIN_ID_METHOD, LANE_SUBSCRIBE_METHOD, LANE_UNSUBSCRIBE_METHOD, SEND_METHOD, STATUS_METHOD, SYNC_METHOD } from '../rpc/rpc-methods.js';
+import {
+  CHAIN_ID_METHOD,
+  CONDITIONAL_METHOD,
+  LANE_SUBSCRIBE_METHOD,
+  LANE_UNSUBSCRIBE_METHOD,
+  SEND_METHOD,
+  STATUS_METHOD,
+  SYNC_METHOD,
+} from '../rpc/rpc-methods.js';
 
 const setRawTx = fieldSetter('rawTx');
 const setSend = fieldSetter('send');
@@ -61,6 +69,14 @@ const SUBSCRIBE_OFF = reject(
   'method_not_found',
   'Method not found: txgate_subscribe and txgate_unsubscribe are served on the WebSocket transport of a chain that tracks (chains[].track.enabled, websocket.enabled)',
 );
+const CONDITIONAL_OFF = reject(
+  'method_not_found',
+  'Method not found: eth_sendRawTransactionConditional is off on this chain (the deployment turns it on with chains[].conditional.enabled)',
+);
+const BAD_CONDITIONAL_PARAMS = reject(
+  'invalid_params',
+  'Invalid params: eth_sendRawTransactionConditional takes one 0x-prefixed hex string, then its options (an object)',
+);
 const BAD_SYNC_PARAMS = reject(
   'invalid_params',
   'Invalid params: eth_sendRawTransactionSync takes one 0x-prefixed hex string, then optionally a timeout in ms (a positive integer or 0x-hex)',
@@ -106,8 +122,15 @@ export function createRouteStage(limits: {
         if (typeof h !== 'string' || !TX_HASH.test(h)) return BAD_STATUS_PARAMS;
         return setSend(setRawTx(ctx, '0x' + h.slice(2).toLowerCase()), STATUS_QUERY);
       }
+      if (method === CONDITIONAL_METHOD && ctx.chain.config.conditional.enabled) {
+        // Where the chain turns it on (off: method_not_found); the options are read by the conditions stage.
+        const raw = params.length === 2 ? classifyRawTxParam(params[0]) : undefined;
+        if (raw === undefined) return BAD_CONDITIONAL_PARAMS;
+        return setSend(setRawTx(ctx, raw), { sync: 'conditional', options: params[1] } as Send);
+      }
       if (method === SYNC_METHOD) return SYNC_OFF;
       if (method === STATUS_METHOD) return STATUS_OFF;
+      if (method === CONDITIONAL_METHOD) return CONDITIONAL_OFF;
       if (method === LANE_SUBSCRIBE_METHOD || method === LANE_UNSUBSCRIBE_METHOD) return SUBSCRIBE_OFF;
       return REJECT.method_not_found;
     },

@@ -14,13 +14,15 @@ import type { Logger } from '../log/log.js';
 import { chainAnswer, statusExit } from '../track/chain-status.js';
 import { ChainRpc } from '../track/chain-rpc.js';
 import type { Tracker } from '../track/tracker.js';
+import type { Bounds } from '../track/expiry.js';
 import type { FeedListener } from '../ws/subscriptions.js';
 
 /** A worker's part of the seam: the owner holds a port to every other worker; each other worker its port to the owner. */
 export type TrackSeamPart = { readonly role: 'owner'; readonly ports: readonly MessagePort[] } | { readonly role: 'remote'; readonly port: MessagePort };
 
 /** An acceptance handed over: hash, signed bytes, account, sender, received and accepted (epoch ms), sequencer, rule. */
-type Handed = [string, string, string, string | null, number, number, string, string];
+/** An acceptance handed over: hash, raw hex, account, sender, received and accepted (epoch ms), sequencer, rule, a conditional send's bounds (track/expiry.ts). */
+type Handed = [string, string, string, string | null, number, number, string, string, Bounds | undefined];
 
 type ToOwner =
   | { readonly t: 'accepted'; readonly chainId: number; readonly items: readonly Handed[] }
@@ -57,8 +59,8 @@ export class TrackOwner {
     try {
       const t = this.trackers.get(m.chainId);
       if (m.t === 'accepted') {
-        for (const [hash, rawHex, account, sender, receivedAt, acceptedAt, sequencer, rule] of m.items)
-          t?.acceptedElsewhere({ hash, rawHex, account, sender, receivedAt, acceptedAt, sequencer, rule });
+        for (const [hash, rawHex, account, sender, receivedAt, acceptedAt, sequencer, rule, conditional] of m.items)
+          t?.acceptedElsewhere({ hash, rawHex, account, sender, receivedAt, acceptedAt, sequencer, rule, conditional });
       } else if (m.t === 'status') {
         const e = t?.own(m.account, m.hash) ?? null;
         port.postMessage({ t: 'status', id: m.id, json: e === null ? null : t!.statusOf(e) } satisfies FromOwner);
@@ -179,7 +181,9 @@ export class RemoteTracker {
   accepted(req: ForwardRequest, sequencer: string, rule: string): void {
     const now = Date.now();
     const receivedAt = req.t0 === undefined ? now : Math.round(performance.timeOrigin + req.t0);
-    this.seam.hand(this.chainId, [req.hash, req.rawHex, req.account, req.sender, receivedAt, now, sequencer, rule]);
+    const c = req.conditional;
+    const bounds = c === undefined ? undefined : { blockNumberMax: c.blockNumberMax, timestampMax: c.timestampMax };
+    this.seam.hand(this.chainId, [req.hash, req.rawHex, req.account, req.sender, receivedAt, now, sequencer, rule, bounds]);
   }
 
   async status(account: string, hash: string): Promise<Exit> {

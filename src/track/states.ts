@@ -7,7 +7,7 @@
  */
 
 /** What the edge knows of a transaction it accepted. */
-export type TrackState = 'pending' | 'included' | 'reverted' | 'replaced' | 'dropped';
+export type TrackState = 'pending' | 'included' | 'reverted' | 'replaced' | 'dropped' | 'expired';
 
 /** Every state a status answer can carry: the tracked ones, and `unknown` (neither this edge nor the chain knows the hash). */
 export type StatusName = TrackState | 'unknown';
@@ -38,6 +38,12 @@ export const STATES: Readonly<Record<StatusName, { readonly final: boolean; read
     means: 'not included within `dropAfterBlocks` and `dropAfterMs`, and the chain no longer knows the hash; its nonce is unused',
     act: 'Not on chain and not in the pool: send it again (the same bytes are safe) or replace it.',
   },
+  expired: {
+    final: true,
+    means:
+      'a conditional transaction ([conditional.md](conditional.md)) whose `blockNumberMax` or `timestampMax` the canonical chain passed while no block had it (`expiredBy`)',
+    act: 'Final: it can never be included; its nonce is unused. Send a new quote.',
+  },
   unknown: {
     final: false,
     means: 'neither this edge (for your account) nor the chain RPC knows the hash',
@@ -62,10 +68,16 @@ export const TRANSITIONS: readonly Transition[] = [
     when: 'past its thresholds the chain does not know the hash, and its sender nonce was used by another transaction',
   },
   { from: 'pending', to: 'dropped', when: 'past its thresholds the chain does not know the hash, and its sender nonce is unused' },
+  {
+    from: 'pending',
+    to: 'expired',
+    when: 'a conditional transaction: a canonical block passed its `blockNumberMax` or `timestampMax`, and the chain has it in no block',
+  },
   { from: 'included', to: 'pending', when: 'a reorg took its block out of the canonical chain' },
   { from: 'reverted', to: 'pending', when: 'a reorg took its block out of the canonical chain' },
   { from: 'replaced', to: 'pending', when: "a reorg took the replacement's block out of the canonical chain" },
   { from: 'dropped', to: 'pending', when: 'a sequencer accepted the same bytes again (a resend after `dropped`): followed from this acceptance on' },
+  { from: 'expired', to: 'pending', when: 'a reorg or a rollback took the chain back to its bound' },
 ];
 
 const ALLOWED = new Set(TRANSITIONS.map((t) => `${t.from}>${t.to}`));

@@ -31,6 +31,7 @@ export function entryStatus(e: Entry, chainId: number): string {
     replacedBy: replaced?.replacedBy ?? null,
     replacedIn: replaced === null ? null : { number: replaced.number, hash: replaced.hash },
     reorgs: e.reorgs,
+    expiredBy: e.state === 'expired' ? e.expiredBy : null,
     updatedAt: e.updatedAt,
   });
 }

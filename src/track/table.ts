@@ -37,6 +37,8 @@ export class Entry {
   at: Landing | null = null;
   /** Reorgs that took it out. */
   reorgs = 0;
+  /** `expired` (track/expiry.ts): the bound the chain passed, and the head that passed it; else null. */
+  expiredBy: { readonly bound: string; readonly head: number } | null = null;
   /** The watcher's: the head number from which the drop/replace check may run. */
   checkFrom = 0;
   /** The head when it was accepted (the search for a replacement starts there). */

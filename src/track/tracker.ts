@@ -21,6 +21,7 @@ import { entryStatus } from './status.js';
 import { Entry, TrackTable } from './table.js';
 import { Watcher } from './watcher.js';
 import type { HeadSource, WatchState } from './watch-state.js';
+import { type Bounds, Expiries } from './expiry.js';
 
 /** The forward's request, as far as tracking reads it (forward/parts.ts's ForwardRequest). */
 export interface Forwarded {
@@ -30,6 +31,8 @@ export interface Forwarded {
   readonly sender: string | null;
   /** When the request arrived (performance.now()). */
   readonly t0?: number;
+  /** A conditional send's bounds (track/expiry.ts). */
+  readonly conditional?: Bounds | undefined;
 }
 
 type Answer = Exit | Promise<Exit>;
@@ -44,6 +47,8 @@ export interface HandedAcceptance {
   readonly acceptedAt: number;
   readonly sequencer: string;
   readonly rule: string;
+  /** A conditional send's bounds (track/expiry.ts). */
+  readonly conditional?: Bounds | undefined;
 }
 
 /** The tracker's metrics hooks. */
@@ -84,7 +89,12 @@ export class Tracker {
     };
     this.watch = new Watcher(cfg, this.table, this.rpc, log, (e, r, time, seenAt) => this.include(e, r, time, seenAt), recover, heads);
     this.watcher = this.watch;
+    const expiries = new Expiries(this.table, this.rpc);
+    this.expiries = expiries;
+    this.watch.afterPass = (number, time, live) => (time < 0 ? Promise.resolve() : expiries.run({ number, time }, live));
   }
+
+  private readonly expiries: Expiries;
 
   /**
    * A sequencer accepted `req` by `rule` (the forward's observer, as the acceptance is decided):
@@ -98,7 +108,10 @@ export class Tracker {
       const t = performance.now();
       const offset = this.watch.clockOffset;
       const now = Math.round(t + offset);
-      this.follow(new Entry(req.hash, req.account, -1, req.t0 === undefined ? now : Math.round(req.t0 + offset), now, sequencer, rule, req.sender, req.rawHex));
+      this.follow(
+        new Entry(req.hash, req.account, -1, req.t0 === undefined ? now : Math.round(req.t0 + offset), now, sequencer, rule, req.sender, req.rawHex),
+        req.conditional,
+      );
     } catch (err) {
       this.log.error({ err, tx: req.hash }, 'tracker: an acceptance could not be tracked (the submission is unaffected)');
     }
@@ -107,22 +120,22 @@ export class Tracker {
   /** An acceptance another thread of the process handed over (threads/track-seam.ts), its times epoch ms. */
   acceptedElsewhere(a: HandedAcceptance): void {
     try {
-      this.follow(new Entry(a.hash, a.account, -1, a.receivedAt, a.acceptedAt, a.sequencer, a.rule, a.sender, a.rawHex));
+      this.follow(new Entry(a.hash, a.account, -1, a.receivedAt, a.acceptedAt, a.sequencer, a.rule, a.sender, a.rawHex), a.conditional);
     } catch (err) {
       this.log.error({ err, tx: a.hash }, 'tracker: an acceptance could not be tracked (the submission is unaffected)');
     }
   }
 
-  private follow(e: Entry): void {
+  private follow(e: Entry, conditional: Bounds | undefined): void {
     if (this.table.add(e)) this.watch.track(e);
     else {
       // The same bytes accepted again after the tracker found them dropped: a new life of the hash.
       const old = this.table.get(e.hash);
-      if (old !== undefined && old.state === 'dropped' && old.account === e.account) {
-        this.table.revive(old, e);
-        this.watch.track(e);
-      }
+      if (old === undefined || old.state !== 'dropped' || old.account !== e.account) return;
+      this.table.revive(old, e);
+      this.watch.track(e);
     }
+    if (conditional !== undefined) this.expiries.watch(e, conditional);
   }
 
   private include(e: Entry, r: Receipt, time: number, seenAt: number): void {
@@ -162,7 +175,8 @@ export class Tracker {
     if (inBlock && at !== null)
       Object.assign(line, { block: at.number, blockHash: at.hash, index: at.index, gasUsed: at.gasUsed, inclusionMs: at.seenAt - e.acceptedAt });
     if (e.state === 'replaced') Object.assign(line, { replacedBy: at?.replacedBy ?? null, block: at?.number ?? null });
-    if (e.state === 'dropped' || e.state === 'replaced') line.pendingMs = e.updatedAt - e.acceptedAt;
+    if (e.state === 'dropped' || e.state === 'replaced' || e.state === 'expired') line.pendingMs = e.updatedAt - e.acceptedAt;
+    if (e.state === 'expired') line.expiredBy = e.expiredBy;
     if (e.reorgs > 0) line.reorgs = e.reorgs;
     if (from === 'dropped') this.log.info(line, 'tracked transaction accepted again after dropped: pending');
     else if (e.state === 'pending') this.log.warn(line, 'tracked transaction taken out by a reorg: pending again');

@@ -28,6 +28,7 @@ const MAX_BLOCKS_PER_PASS = 256;
 export class Watcher implements WatchState {
   head = -1;
   chainHead = -1;
+  afterPass: ((head: number, time: number, live: () => boolean) => Promise<void>) | null = null; // track/expiry.ts AfterPass
   /** `Date.now() - performance.now()`, refreshed every pass: an acceptance's epoch time from one monotonic clock read. */
   clockOffset = Date.now() - performance.now();
   stalled = false;
@@ -196,6 +197,7 @@ export class Watcher implements WatchState {
     await this.due.lookupFresh(this.head, () => gen === this.gen);
     if (gen !== this.gen) return;
     await this.due.run(this.head, Date.now(), () => gen === this.gen);
+    if (this.afterPass !== null && gen === this.gen) await this.afterPass(this.head, this.canon.get(this.head)?.time ?? -1, () => gen === this.gen);
     this.table.sweep(Date.now());
     if (this.chainHead - this.head <= this.config.maxLagBlocks) this.problem = null;
   }

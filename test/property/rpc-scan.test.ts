@@ -65,9 +65,23 @@ const canonical = fc
     }
     return `{${out.join(',')}}`;
   });
+/** The conditional send in viem's layout: the hex, then options of any text (objects, and what only looks like one). */
+const objectText = fc.oneof(
+  fc.dictionary(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 2 })).map((o) => JSON.stringify(o)),
+  fc.dictionary(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 2 })).map((o) => JSON.stringify(o, null, 1)),
+  fc.constantFrom('{}', '{}, {}', '{"a":1},{"b":2}', '{"a":}', '{"a":"x\ny"}', '{"a":"]}"}', '{"a":1} ', '{"__proto__":{"x":1}}', '{"a":1,"a":2}'),
+);
+const conditional = fc
+  .tuple(fc.oneof(jsonNumber, plainString), hex, objectText)
+  .map(([id, h, o]) => `{"jsonrpc":"2.0","id":${id},"method":"eth_sendRawTransactionConditional","params":[${h},${o}]}`);
 /** A body with a character inserted, removed or replaced somewhere. */
 const mutated = fc
-  .tuple(fc.oneof(canonical, body), fc.nat(), fc.constantFrom('', '"', '\\', ',', '}', '{', ' ', '0', 'e', '\u0000', '\u00e9', ':', '[', ']'), fc.nat(2))
+  .tuple(
+    fc.oneof(canonical, body, conditional),
+    fc.nat(),
+    fc.constantFrom('', '"', '\\', ',', '}', '{', ' ', '0', 'e', '\u0000', '\u00e9', ':', '[', ']'),
+    fc.nat(2),
+  )
   .map(([t, at, c, op]) => {
     const i = at % (t.length + 1);
     return op === 0 ? t.slice(0, i) + c + t.slice(i) : op === 1 ? t.slice(0, i) + t.slice(i + 1) : t.slice(0, i) + c + t.slice(i + 1);
@@ -96,7 +110,7 @@ describe('rpc-scan: the envelope read without JSON.parse', () => {
   it('agrees with the JSON.parse path on generated bodies and their mutations (property)', () => {
     let taken = 0;
     fc.assert(
-      fc.property(fc.oneof(body, canonical, mutated), (text) => {
+      fc.property(fc.oneof(body, canonical, mutated, conditional), (text) => {
         if (agrees(text)) taken++;
       }),
       { numRuns: 20_000 },
@@ -113,6 +127,8 @@ describe('rpc-scan: the envelope read without JSON.parse', () => {
       `{"method":"eth_sendRawTransaction","params":["${tx}"],"id":42,"jsonrpc":"2.0"}`,
       `{"jsonrpc":"2.0","id":"req-9","method":"eth_sendRawTransactionSync","params":["${tx}"]}`,
       ' {\n  "jsonrpc" : "2.0" ,\n  "id" : 1.0e0 ,\n  "method" : "eth_chainId"\n}\n',
+      `{"jsonrpc":"2.0","id":3,"method":"eth_sendRawTransactionConditional","params":["${tx}",{}]}`,
+      `{"jsonrpc":"2.0","id":4,"method":"eth_sendRawTransactionConditional","params":["${tx}",{"knownAccounts":{"0x${'11'.repeat(20)}":"0x${'22'.repeat(32)}"},"blockNumberMax":"0x10"}]}`,
     ]) {
       assert.ok(agrees(text), `not read by the shortcut: ${text}`);
     }

@@ -16,6 +16,7 @@ import { readLaneUpstream } from '../../src/forward/express-send.js';
 import type { Upstream } from '../../src/upstreams/upstream.js';
 import type { Auction } from './auction.js';
 import { AUCTION_ABI } from './auction.js';
+import { chainReader, checkConditions } from './conditional-sequencer.js';
 
 export type EndpointFault =
   | 'none'
@@ -34,8 +35,10 @@ export interface Endpoint {
   readonly url: string;
   fault: EndpointFault;
   /** Every submission received, and every transaction handed to the chain. */
-  readonly received: { round: number; seq: bigint; signer: string | null }[];
+  readonly received: { round: number; seq: bigint; signer: string | null; options: unknown }[];
   readonly published: Hex[];
+  /** Taken with `options` whose conditions did not hold (op-geth's checks, conditional-sequencer.ts): answered null, never published, as a queue that drops them. */
+  readonly dropped: Hex[];
   close(): Promise<void>;
 }
 
@@ -102,9 +105,21 @@ export async function startEndpoint(auction: Auction, anvilUrl: string, maxFutur
       tx,
     ]);
     const signer = (await recoverMessageAddress({ message: { raw: message }, signature: sig })).toLowerCase();
-    ep.received.push({ round: r, seq, signer });
+    const options = p.options ?? null;
+    ep.received.push({ round: r, seq, signer, options });
     if (ep.fault === 'lost-control' || signer !== controller) throw new NitroError('NOT_EXPRESS_LANE_CONTROLLER');
     if (ep.fault === 'null-then-nothing') return null;
+    if (options !== null) {
+      // The conditions (`options`, ConditionalOptions) checked against the chain before the transaction is published.
+      const unmet = await checkConditions(chainReader(anvilUrl), options as Record<string, unknown>).then(
+        () => false,
+        () => true,
+      );
+      if (unmet) {
+        ep.dropped.push(tx);
+        return null;
+      }
+    }
     if (seq === DONT_CARE) {
       await publish(tx);
       return null;
@@ -178,6 +193,7 @@ export async function startEndpoint(auction: Auction, anvilUrl: string, maxFutur
     fault: 'none',
     received: [],
     published: [],
+    dropped: [],
     async close() {
       for (const r of hanging) r.destroy();
       server.closeAllConnections();

@@ -39,6 +39,7 @@ export interface GrantIn {
   senders?: string[];
   sync?: boolean;
   expressLane?: boolean;
+  conditional?: boolean;
 }
 
 export interface AccountIn {
@@ -66,6 +67,7 @@ export function accountsDoc(accounts: AccountIn[]): unknown {
         ...(g.senders !== undefined ? { senders: g.senders } : {}),
         ...(g.sync !== undefined ? { sync: g.sync } : {}),
         ...(g.expressLane !== undefined ? { expressLane: g.expressLane } : {}),
+        ...(g.conditional !== undefined ? { conditional: g.conditional } : {}),
       })),
     })),
   };

@@ -96,8 +96,9 @@ export class TxgateProvider extends JsonRpcProvider {
         await this.submitter.settle(String(params[0]), { maxResends: this.opts.maxResends ?? 3, maxUnsentResends: this.opts.maxResends ?? 3, deadline }),
       );
     }
-    if (p.method === 'eth_sendRawTransactionSync') {
-      // provider.send('eth_sendRawTransactionSync', [signed, timeoutMs?]): the receipt (JSON) in one call.
+    if (p.method === 'eth_sendRawTransactionSync' || p.method === 'eth_sendRawTransactionConditional') {
+      // provider.send('eth_sendRawTransactionSync', [signed, timeoutMs?]): the receipt (JSON) in one call;
+      // provider.send('eth_sendRawTransactionConditional', [signed, options]): the hash, or the refusal as an ethers error.
       const a = await this.gate.call(p.method, params, true);
       if (a.kind === 'result') return { id: p.id, result: a.result };
       return {

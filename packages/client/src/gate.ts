@@ -10,7 +10,7 @@ import { openLinks } from './link.js';
 import type { RpcLink } from './rpc-link.js';
 import { EdgeStatus, finalOnEdge, type TxStatus, type WatchOptions } from './status.js';
 import { type Receipt, type SubmitOutcome, type SyncOutcome, TxgateError, type WaitOutcome } from './submission.js';
-import { caOf, jitter, NO_ANSWER, sleep, Submitter } from './submitter.js';
+import { caOf, type ConditionalOptions, jitter, NO_ANSWER, sleep, Submitter } from './submitter.js';
 
 export interface TxgateOptions {
   /**
@@ -130,6 +130,17 @@ export class Txgate {
   async submitSync(rawTx: string, o: { maxWaitMs?: number } = {}): Promise<SyncOutcome> {
     this.lastUse = performance.now();
     return this.submitter.submitSync(rawTx, o.maxWaitMs);
+  }
+
+  /**
+   * eth_sendRawTransactionConditional (ERC-7796; docs/conditional.md), where the deployment and
+   * the account's grant serve it: the signed bytes with their conditions, once; the outcome as
+   * `submit`'s, never thrown (unmet conditions are `rejected` with the sequencer's words, or
+   * `conditions_expired` when the edge saw the chain pass a bound).
+   */
+  submitConditional(rawTx: string, options: ConditionalOptions): Promise<SubmitOutcome> {
+    this.lastUse = performance.now();
+    return this.submitter.submitConditional(rawTx, options);
   }
 
   /** Submits the signed bytes once; the outcome is never thrown (see SubmitOutcome). */

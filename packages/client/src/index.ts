@@ -4,6 +4,7 @@
  */
 export { connectTxgate, Txgate } from './gate.js';
 export type { TipAddresses, TxgateOptions, WaitOptions } from './gate.js';
+export type { ConditionalOptions } from './submitter.js';
 export { classify, TxgateError } from './submission.js';
 export type { Receipt, SubmitOutcome, SyncOutcome, WaitOutcome } from './submission.js';
 export { kindOf, OUTCOMES, rpcError } from './outcomes.js';

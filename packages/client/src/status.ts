@@ -9,7 +9,7 @@ import type { Receipt, WaitOutcome } from './submission.js';
 import type { RpcAnswer } from './http.js';
 import type { RpcLink } from './rpc-link.js';
 
-export type TxStatusName = 'pending' | 'included' | 'reverted' | 'replaced' | 'dropped' | 'unknown';
+export type TxStatusName = 'pending' | 'included' | 'reverted' | 'replaced' | 'dropped' | 'expired' | 'unknown';
 
 /** The status object the edge answers (docs/tracking.md, "The status object"). */
 export interface TxStatus {
@@ -128,7 +128,7 @@ export class EdgeStatus {
 
 /**
  * submitAndWait's wait where the edge tracks the chain: the final state as an outcome (`mined`
- * with the chain's receipt, read once, or the one the status carries; `replaced`; `dropped`),
+ * with the chain's receipt, read once, or the one the status carries; `replaced`; `dropped`; `expired`),
  * or `timeout` with the deadline.
  */
 export async function finalOnEdge(edge: EdgeStatus, hash: string, deadline: number, receipt: () => Promise<Receipt | null>): Promise<WaitOutcome> {
@@ -137,6 +137,8 @@ export async function finalOnEdge(edge: EdgeStatus, hash: string, deadline: numb
   if (last === null || !last.final) return { kind: 'timeout', hash, last: { kind: 'accepted', hash } };
   if (last.status === 'replaced') return { kind: 'replaced', hash, replacedBy: last.replacedBy ?? null };
   if (last.status === 'dropped') return { kind: 'dropped', hash };
+  if (last.status === 'expired') return { kind: 'expired', hash, expiredBy: (last.expiredBy as { bound: string; head: number } | null | undefined) ?? null };
+  if (last.block === null) return { kind: 'timeout', hash, last: { kind: 'accepted', hash } }; // a final state this client does not know
   const r = (await receipt()) ?? receiptOf(last);
   return { kind: 'mined', hash, receipt: r, status: last.status === 'included' ? 'success' : 'reverted' };
 }

@@ -59,6 +59,8 @@ export type WaitOutcome =
   | { readonly kind: 'replaced'; readonly hash: string; readonly replacedBy: string | null }
   /** Dropped: not included, and the chain no longer knows it; its nonce is unused (the edge tracks the chain). */
   | { readonly kind: 'dropped'; readonly hash: string }
+  /** Expired: a conditional transaction whose bound the chain passed unincluded (docs/conditional.md); its nonce is unused. */
+  | { readonly kind: 'expired'; readonly hash: string; readonly expiredBy: { readonly bound: string; readonly head: number } | null }
   /** No receipt (with the confirmations asked) within the time given: the transaction may still land. */
   | { readonly kind: 'timeout'; readonly hash: string; readonly last: SubmitOutcome | null }
   /**

@@ -45,6 +45,15 @@ export class Submitter {
     return classify(a, hash);
   }
 
+  /**
+   * One eth_sendRawTransactionConditional (ERC-7796, where the deployment and the grant serve it):
+   * the bytes with their conditions, never sent without them; the outcome as `submit`'s.
+   */
+  async submitConditional(rawTx: string, options: ConditionalOptions): Promise<SubmitOutcome> {
+    const hash = await this.hashOf(rawTx);
+    return classify(await this.gate.call('eth_sendRawTransactionConditional', [rawTx, options], true), hash);
+  }
+
   /** One eth_sendRawTransactionSync: executed (the receipt of these bytes), pending (accepted, no receipt in the wait), or a submit outcome. */
   async submitSync(rawTx: string, maxWaitMs?: number): Promise<SyncOutcome> {
     const hash = await this.hashOf(rawTx);
@@ -115,6 +124,16 @@ export class Submitter {
       await sleep(Math.min(wait, left));
     }
   }
+}
+
+/** The conditions of eth_sendRawTransactionConditional (docs/conditional.md): quantities as 0x-hex, bounds inclusive. */
+export interface ConditionalOptions {
+  /** Address → its storage root, or an object of slot → value (and `balance`, `nonce`, `code`). */
+  readonly knownAccounts?: Readonly<Record<string, string | Readonly<Record<string, string>>>>;
+  readonly blockNumberMin?: string;
+  readonly blockNumberMax?: string;
+  readonly timestampMin?: string;
+  readonly timestampMax?: string;
 }
 
 export interface SettleOptions {

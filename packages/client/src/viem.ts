@@ -64,9 +64,11 @@ export function txgate(o: TxgateTransportOptions): TxgateTransport {
         if (a.kind === 'result') return a.result;
         throw refusal(o.url, method, p, a.kind === 'error' ? a : failedError(a));
       }
-      if (method === 'eth_sendRawTransactionSync') {
+      if (method === 'eth_sendRawTransactionSync' || method === 'eth_sendRawTransactionConditional') {
         // viem's sendRawTransactionSync / sendTransactionSync: the receipt in one call where
-        // txgate serves it (the deployment and the grant); viem formats the receipt. Not
+        // txgate serves it (the deployment and the grant); viem formats the receipt. And
+        // client.request({ method: 'eth_sendRawTransactionConditional', params: [signed, options] })
+        // (docs/conditional.md): the hash, or the refusal (-32003/-32005) as a TxgateRejectedError. Not
         // resent: a failure in transit throws with data.reason 'uncertain' and data.txHash
         // unknown to viem; look the hash up on the chain RPC before building a replacement.
         const a = await gate.call(method, p, true);
