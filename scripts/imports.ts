@@ -119,7 +119,7 @@ export const BENCH_LAYERS: readonly Layer[] = [
   {
     name: 'measuring',
     about:
-      'instruction counting (`instr/`), the hot path against its parts (`limit/`), the verdict of the guard in CI (`guard/`), load (`load/`), the tinybench suites (`micro/`), the TLS edge (`tls/`)',
+      'instruction counting (`instr/`), the hot path against its parts (`limit/`), the verdict of the instruction-count guard (`guard/`), load (`load/`), the tinybench suites (`micro/`), the TLS edge (`tls/`)',
     units: ['instr', 'limit', 'guard', 'load', 'micro', 'tls'],
   },
   { name: 'commands', about: 'what `npm run bench:*` runs (`entry/`)', units: ['entry'] },

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CI's guard on the hot path's instruction counts (docs/performance.md, "The guard in CI"): the
+# CI's guard on the hot path's instruction counts (docs/performance.md, "The guard"): the
 # base commit bench/results/guard.json names is built into a temporary directory (with this
 # checkout's node_modules when the lockfiles are the same, else its own npm ci), then
 # bench:guard counts both builds under callgrind in one run and fails (exit 1) when a scenario

@@ -1,6 +1,6 @@
 /**
  * `npm run bench:guard`: the CI guard on the hot path's instruction counts (docs/performance.md,
- * "The guard in CI"). Two txgates under callgrind in one run on one machine, the base build
+ * "The guard"). Two txgates under callgrind in one run on one machine, the base build
  * (`--base-cli`: the tree bench/results/guard.json names, built apart by scripts/instr-guard.sh)
  * and this one, each scenario counted on both as bench:instr counts it (bench/instr/), with
  * bench:limit's fixed node flags, round by round side by side; a scenario whose candidate / base
@@ -164,6 +164,6 @@ run.write(
     '\n',
 );
 process.stdout.write(
-  `(${((Date.now() - started) / 60_000).toFixed(1)} min) ${failed.length === 0 ? 'pass' : `FAIL: ${failed.map((v) => v.scenario).join(', ')} dearer than the base beyond the tolerance (docs/performance.md, "The guard in CI")`}\n`,
+  `(${((Date.now() - started) / 60_000).toFixed(1)} min) ${failed.length === 0 ? 'pass' : `FAIL: ${failed.map((v) => v.scenario).join(', ')} dearer than the base beyond the tolerance (docs/performance.md, "The guard")`}\n`,
 );
 process.exit(failed.length === 0 ? 0 : 1);

@@ -1,5 +1,5 @@
 /**
- * The CI guard's verdict (docs/performance.md, "The guard in CI"): each scenario's candidate
+ * The CI guard's verdict (docs/performance.md, "The guard"): each scenario's candidate
  * count over the base's, counted in the same run on the same machine, against a tolerance
  * derived from the spread of that ratio over repeated runs of one tree. Pure: no measuring here.
  */
