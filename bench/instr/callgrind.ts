@@ -69,7 +69,7 @@ export class Callgrind {
     };
     if ('txgate' in def) {
       // node under callgrind starts in tens of seconds
-      const t = await startTxgate({ ...def.txgate, prefix, nodeArgs, log: 'pipe', readyMs: 300_000, children: this.children });
+      const t = await startTxgate({ ...def.txgate, prefix, nodeArgs, log: 'pipe', readyMs: 600_000, children: this.children });
       keepGc(t.proc);
       return { name, child: t.proc, port: def.port, gc, stop: () => t.stop(20_000) };
     }

@@ -62,12 +62,17 @@ export class PinnedConnections {
   /** New connections, until `connections` are held on the worker. */
   async prepare(): Promise<void> {
     this.close();
+    /** Answers by the worker named (-1: none named, null: closed unanswered), for the error. */
+    const seen = new Map<number | null, number>();
     for (let tries = 0; this.held.size < this.connections; ) {
       const need = this.connections - this.held.size;
       if (tries > 64 * this.connections)
-        throw new Error(`no connection landed on worker ${this.worker} in ${tries} tries (does txgate have that many workers?)`);
+        throw new Error(
+          `${this.held.size} of ${this.connections} connections landed on worker ${this.worker} in ${tries} tries (answered by worker: ${JSON.stringify([...seen])})`,
+        );
       tries += need;
       for (const got of await Promise.all(Array.from({ length: need }, () => this.probe()))) {
+        seen.set(got?.worker ?? null, (seen.get(got?.worker ?? null) ?? 0) + 1);
         if (got === null) continue;
         if (got.worker !== this.worker) {
           got.sock.destroy();
