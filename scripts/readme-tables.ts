@@ -22,6 +22,7 @@ import { renderClientErrors } from './client-errors-table.js';
 import { renderExamples } from './readme-examples.js';
 import { renderMicro, renderPerf } from './readme-perf.js';
 import { renderExpressLaneCost } from './express-lane-cost.js';
+import { renderTrackCost } from './track-cost.js';
 import { renderKitOutcomes, renderRetry } from './readme-retry.js';
 import { admissionStages } from '../src/stages/list.js';
 
@@ -84,6 +85,7 @@ export const BLOCKS: Readonly<Record<string, () => string>> = {
   'perf-doc': () => renderPerf(undefined, '../'),
   'perf-micro': renderMicro,
   'express-lane-cost': () => renderExpressLaneCost(),
+  'track-cost': () => renderTrackCost(),
   config: () => renderFieldTable(CONFIG),
   metrics: renderMetricsTable,
   layers: () => renderLayers(),

@@ -130,7 +130,7 @@ async function watchRound(standIn: StandIn, watcher: Watcher, txs: number, block
   return (d.user + d.system) / 1000 / blocks;
 }
 
-async function watcherCost(): Promise<{ idle: number; busy: number }> {
+async function watcherCost(): Promise<{ idle: number[]; busy: number[] }> {
   const standIn = new StandIn();
   const table = new TrackTable(o.pending + 10, 600_000, () => {});
   const watcher = new Watcher(
@@ -160,7 +160,7 @@ async function watcherCost(): Promise<{ idle: number; busy: number }> {
   }
   if (table.pending !== o.pending) throw new Error(`pending ${table.pending}, not ${o.pending}`);
   watcher.close();
-  return { idle: median(idle), busy: median(busy) };
+  return { idle, busy };
 }
 
 const accepted: number[] = [];
@@ -174,7 +174,8 @@ for (let r = 0; r < o.rounds; r++) {
   handedLooked.push(memoryRound(o.entries, true, true));
   process.stderr.write(`memory: round ${r + 1}/${o.rounds}\n`);
 }
-const w = await watcherCost();
+const rounds = await watcherCost();
+const w = { idle: median(rounds.idle), busy: median(rounds.busy) };
 /**
  * Instructions one acceptance adds on the serving thread (the tracker's hook: the entry, the
  * table, the watcher's queues, their share of the collections): callgrind's total for `accepts`
@@ -194,12 +195,13 @@ function instructions(mode: 'track' | 'hand' | 'none'): Promise<number | null> {
     });
   });
 }
+const acceptRuns: number[] = [];
 let perAccept: number | null = null;
 /** The same, handed over by another worker thread to the owner (track-accept.ts `hand`): both ends' work. */
 let perHanded: number | null = null;
 const handedRuns: number[] = [];
 if (o.accepts > 0) {
-  const runs: number[] = [];
+  const runs = acceptRuns;
   for (let i = 0; i < 3; i++) {
     // All at once: counted instructions do not depend on what else runs.
     const [none, track, hand] = await Promise.all([instructions('none'), instructions('track'), instructions('hand')]);
@@ -214,6 +216,8 @@ if (o.accepts > 0) {
 }
 const result = {
   node: process.version,
+  date: new Date().toISOString(),
+  rounds: o.rounds,
   entries: o.entries,
   bytesPerEntryJustAccepted: round(median(accepted), 0),
   bytesPerEntryTracked: round(median(looked), 0),
@@ -221,19 +225,38 @@ const result = {
   bytesPerEntryHandedTracked: round(median(handedLooked), 0),
   pending: o.pending,
   txsPerBlock: o.txs,
+  blocks: o.blocks,
   msPerIdleBlock: round(w.idle, 4),
   msPerBlock: round(w.busy, 4),
   ratioToIdle: round(w.busy / w.idle, 2),
   instructionsPerAcceptance: perAccept === null ? null : Math.round(perAccept),
   instructionsPerHandedAcceptance: perHanded === null ? null : Math.round(perHanded),
+  byRound: {
+    bytesPerEntryTracked: looked.map((x) => round(x, 0)),
+    bytesPerEntryJustAccepted: accepted.map((x) => round(x, 0)),
+    bytesPerEntryHandedTracked: handedLooked.map((x) => round(x, 0)),
+    bytesPerEntryHandedJustAccepted: handedAccepted.map((x) => round(x, 0)),
+    msPerBlock: rounds.busy.map((x) => round(x, 4)),
+    msPerIdleBlock: rounds.idle.map((x) => round(x, 4)),
+    instructionsPerAcceptance: acceptRuns.map(Math.round),
+    instructionsPerHandedAcceptance: handedRuns.map(Math.round),
+  },
 };
+/** A figure's rounds: their range and spread ((max − min) / median, flagged noisy past 10%). */
+const spreadOf = (xs: readonly number[]) => (Math.max(...xs) - Math.min(...xs)) / median(xs);
+const range = (xs: readonly number[], f: (x: number) => string) =>
+  `rounds ${f(Math.min(...xs))}–${f(Math.max(...xs))}, spread ${round(spreadOf(xs) * 100, 1)}%${spreadOf(xs) > 0.1 ? ' ⚠ noisy' : ''}`;
+const b = (x: number) => `${Math.round(x)}`;
+const ms = (x: number) => `${round(x, 4)}`;
+const ki = (x: number) => `${(x / 1000).toFixed(1)}k`;
 const lines = [
-  `memory per tracked transaction (${o.entries.toLocaleString('en')} tracked, median of ${o.rounds}): ${result.bytesPerEntryTracked} bytes once its sender is known; ${result.bytesPerEntryJustAccepted} bytes just accepted (its signed bytes held until the first lookup, one pass); handed over by another worker thread (on the owner, its strings as the port delivers them): ${result.bytesPerEntryHandedTracked} bytes once its sender is known, ${result.bytesPerEntryHandedJustAccepted} just accepted`,
-  `watcher, ${o.pending.toLocaleString('en')} pending, blocks of ${o.txs.toLocaleString('en')} transactions: ${result.msPerBlock} ms of the serving thread per block; an idle block ${result.msPerIdleBlock} ms; ratio ${result.ratioToIdle}x (median of ${o.rounds} rounds of ${o.blocks} blocks)`,
+  `memory per tracked transaction (${o.entries.toLocaleString('en')} tracked, median of ${o.rounds}): ${result.bytesPerEntryTracked} bytes once its sender is known (${range(looked, b)}); ${result.bytesPerEntryJustAccepted} bytes just accepted (its signed bytes held until the first lookup, one pass)`,
+  `the same handed over by another worker thread (the owner's entry, its strings as the port delivers them): ${result.bytesPerEntryHandedTracked} bytes once its sender is known (${range(handedLooked, b)}); ${result.bytesPerEntryHandedJustAccepted} bytes just accepted`,
+  `watcher, ${o.pending.toLocaleString('en')} pending, blocks of ${o.txs.toLocaleString('en')} transactions: ${result.msPerBlock} ms of the serving thread per block (${range(rounds.busy, ms)}); an idle block ${result.msPerIdleBlock} ms (${range(rounds.idle, ms)}); ratio ${result.ratioToIdle}x (median of ${o.rounds} rounds of ${o.blocks} blocks)`,
 ];
 if (perAccept !== null)
   lines.push(
-    `instructions one acceptance adds (callgrind, ${o.accepts.toLocaleString('en')} acceptances less none, median of 3): ${(perAccept / 1000).toFixed(1)}k on the thread that owns the tracker; ${perHanded === null ? '—' : (perHanded / 1000).toFixed(1) + 'k'} handed over by another worker thread (the batch, its structured clone and the owner's handling, both ends counted; rounds ${handedRuns.map((r) => (r / 1000).toFixed(1) + 'k').join(', ')})`,
+    `instructions one acceptance adds (callgrind, ${o.accepts.toLocaleString('en')} acceptances less none, median of 3): ${ki(perAccept)} on the thread that owns the tracker (${range(acceptRuns, ki)}); ${perHanded === null ? '—' : ki(perHanded)} handed over by another worker thread (the batch, its structured clone and the owner's handling, both ends on one thread; ${range(handedRuns, ki)})`,
   );
 for (const l of lines) process.stdout.write(l + '\n');
 process.stdout.write(`results: ${run.write('track.json', resultsJson('track', result))}\n`);
