@@ -23,6 +23,7 @@ import { renderExamples } from './readme-examples.js';
 import { renderMicro, renderPerf } from './readme-perf.js';
 import { renderExpressLaneCost } from './express-lane-cost.js';
 import { renderLimit } from './limit-table.js';
+import { renderTrackCost } from './track-cost.js';
 import { renderKitOutcomes, renderRetry } from './readme-retry.js';
 import { admissionStages } from '../src/stages/list.js';
 
@@ -86,6 +87,7 @@ export const BLOCKS: Readonly<Record<string, () => string>> = {
   'perf-micro': renderMicro,
   'express-lane-cost': () => renderExpressLaneCost(),
   'perf-limit': () => renderLimit(),
+  'track-cost': () => renderTrackCost(),
   config: () => renderFieldTable(CONFIG),
   metrics: renderMetricsTable,
   layers: () => renderLayers(),

@@ -55,6 +55,9 @@ export interface InstrRun {
   /** Bytes allocated per request by "server/scenario" (null: not measured). */
   readonly allocated: Readonly<Record<string, number | null>>;
   readonly idle: Readonly<Record<string, { readonly perSecond: number }>>;
+  /** txgate's worker threads, and the one every HTTP connection was held on (a run with --workers above 1). */
+  readonly workers?: number;
+  readonly worker?: number;
 }
 
 export interface Percentiles {
@@ -138,8 +141,25 @@ export interface PreAuthMemoryRun {
 /** bench:track (track.json). */
 export interface TrackRun {
   readonly node: string;
+  readonly date: string;
+  readonly rounds: number;
   readonly entries: number;
+  /** Bytes per entry (medians): its sender known, just accepted; handed over by another worker thread, the same two. */
+  readonly bytesPerEntryTracked: number;
+  readonly bytesPerEntryJustAccepted: number;
+  readonly bytesPerEntryHandedTracked: number;
+  readonly bytesPerEntryHandedJustAccepted: number;
+  readonly pending: number;
+  readonly txsPerBlock: number;
+  readonly blocks: number;
+  /** ms of the thread per block (medians): with `txsPerBlock` transactions, and idle. */
+  readonly msPerBlock: number;
+  readonly msPerIdleBlock: number;
   readonly ratioToIdle: number;
+  readonly instructionsPerAcceptance: number | null;
+  readonly instructionsPerHandedAcceptance: number | null;
+  /** Every round's figure, by the name of the median it gives. */
+  readonly byRound: Readonly<Record<string, readonly number[]>>;
 }
 
 /** bench:limit (limit.json): each scenario's irreducible parts beside txgate. */
@@ -329,7 +349,25 @@ const SHAPES: Record<Kind, Check> = {
   fleet: obj({ cli: str, seconds: num, results: list(obj({ phase: str, p50Ms: num, p99Ms: num })) }),
   'fleet-stall': obj({ seconds: num, rounds: num, edges: list(obj({ label: str, cli: str })), store: list(obj({ mode: str })) }),
   'pre-auth-memory': obj({ connections: num, phases: list(obj({ phase: str, rssPeakMiB: num })) }),
-  track: obj({ node: str, entries: num, ratioToIdle: num }),
+  track: obj({
+    node: str,
+    date: str,
+    rounds: num,
+    entries: num,
+    bytesPerEntryTracked: num,
+    bytesPerEntryJustAccepted: num,
+    bytesPerEntryHandedTracked: num,
+    bytesPerEntryHandedJustAccepted: num,
+    pending: num,
+    txsPerBlock: num,
+    blocks: num,
+    msPerBlock: num,
+    msPerIdleBlock: num,
+    ratioToIdle: num,
+    instructionsPerAcceptance: numOrNull,
+    instructionsPerHandedAcceptance: numOrNull,
+    byRound: record(list(num)),
+  }),
   guard: obj({ commit: str, date: str, scenarios: record(obj({ tolerance: num, noise: obj({ runs: num, ratios: list(num), worst: num }) })) }),
   limit: obj({
     node: str,

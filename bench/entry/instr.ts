@@ -62,6 +62,7 @@ const LANE_SCENARIOS = new Set([
   'valid submission, conditions off',
   'valid submission, conditions on',
   'conditional submission, empty options',
+  'valid submission, untracked chain',
 ]);
 const run = startBench('bench:instr', 'Instructions per request under callgrind: the bare uWS echo, the conforming floor and txgate, then txgate per stage.', {
   requests: { kind: 'int', quick: 400, full: 2000, help: 'requests per round' },
@@ -105,14 +106,22 @@ const run = startBench('bench:instr', 'Instructions per request under callgrind:
     quick: 10,
     help: "seconds each server is measured idle after its warm-up: its timers' and background work's instructions per second, which every round also counts by its wall time (0: not measured)",
   },
+  workers: { kind: 'int', min: 1, quick: 1, help: "txgate's worker threads (callgrind counts every thread of the process; HTTP scenarios only above 1)" },
+  worker: {
+    kind: 'int',
+    min: 0,
+    quick: 1,
+    help: "with --workers above 1: the worker every HTTP connection to txgate is held on (worker 0 owns each tracked chain's tracker; another hands acceptances over to it)",
+  },
   'port-base': {
     kind: 'int',
     min: 1024,
     quick: 18150,
-    help: 'first of the loopback ports used (the servers PORT..PORT+3, the stubs PORT+100..PORT+108): two runs at once need bases 200 apart',
+    help: 'first of the loopback ports used (the servers PORT..PORT+3, the stubs PORT+100..PORT+109): two runs at once need bases 200 apart',
   },
 });
 const opt = run.opt;
+const want = (name: string) => opt.scenarios === undefined || opt.scenarios.includes(name);
 for (const tool of ['valgrind', 'callgrind_control', 'callgrind_annotate'])
   if (spawnSync('which', [tool]).status !== 0) {
     process.stderr.write(`bench:instr: ${tool} is not installed: it needs valgrind's callgrind (Debian: apt-get install -y valgrind)\n`);
@@ -120,6 +129,11 @@ for (const tool of ['valgrind', 'callgrind_control', 'callgrind_annotate'])
   }
 if (roundsProblem(opt.rounds) !== null) {
   process.stderr.write(`bench:instr: ${roundsProblem(opt.rounds)} (npm run bench:instr -- --help lists the options)\n`);
+  process.exit(2);
+}
+const pinned = opt.workers > 1;
+if (pinned && (opt.worker >= opt.workers || MAIN.some((s) => s.ws === true && want(s.name)))) {
+  process.stderr.write(`bench:instr: --worker must be below --workers (${opt.workers}), and WebSocket scenarios need --workers 1\n`);
   process.exit(2);
 }
 const settings: ReportSettings = {
@@ -138,7 +152,7 @@ const say = (section: string[], lines: readonly string[]) => {
 };
 const leftOut: string[] = [];
 const cg = new Callgrind(run.tmp, run.children, opt.keep === undefined ? undefined : run.userPath(opt.keep), opt.top);
-const driver = new Driver(opt.connections);
+const driver = new Driver(opt.connections, pinned ? { port: opt['port-base'] + 2, worker: opt.worker } : undefined);
 const measure = new Measure(settings, cg, driver, {
   idle: (name, perSecond, seconds) => process.stdout.write(idleLine(name, perSecond, seconds) + '\n'),
   measured: (m) => process.stdout.write(measuredLine(m, settings.maxSpread) + '\n'),
@@ -150,7 +164,6 @@ const measure = new Measure(settings, cg, driver, {
 });
 
 // --- the servers --------------------------------------------------------------------------------
-const want = (name: string) => opt.scenarios === undefined || opt.scenarios.includes(name);
 const BASE = opt['port-base'];
 const STUB = BASE + 100;
 const lane4663 = opt['express-lane'] || opt['express-lane-held'];
@@ -184,11 +197,12 @@ const SERVERS: Record<'echo' | 'floor' | 'txgate', ServerDef & { scenarios: read
   txgate: {
     port: BASE + 2,
     txgate: {
-      config: (dir) => txgateConfig({ stub: STUB, port: BASE + 2, lane4663, chains }, dir),
+      config: (dir) => txgateConfig({ stub: STUB, port: BASE + 2, lane4663, chains, workers: opt.workers }, dir),
       accounts: accounts(
         lane4663,
         chains.has('laneNotOurs') || chains.has('laneOurs') || chains.has('laneOff'),
         chains.has('conditionsOn') || chains.has('conditionsOff'),
+        chains.has('untracked'),
       ),
       files: { [LANE_KEY_FILE]: LANE_KEY },
       parent: run.tmp,
@@ -289,6 +303,7 @@ for (const [name, def] of Object.entries(SERVERS)) {
 // --- the report ----------------------------------------------------------------------------------
 const report: MainReport = { results, main: MAIN, leftOut, allocated, idle: measure.idle };
 const main: string[] = [];
+if (pinned) main.push(`txgate with ${opt.workers} worker threads, every HTTP connection held on worker ${opt.worker}; callgrind counts every thread.\n`);
 say(main, mainTables(report, settings));
 const svgPath = run.write('instr.svg', instrSvg(report, costs, settings));
 main.push(`\n![instructions per request](${svgPath.split('/').at(-1)})`);
@@ -309,6 +324,7 @@ run.write(
     warmup: opt.warmup,
     rounds: opt.rounds,
     maxSpread: settings.maxSpread,
+    ...(pinned ? { workers: opt.workers, worker: opt.worker } : {}),
     results,
     stageCosts: costs,
     ...(sender !== undefined ? { sender } : {}),

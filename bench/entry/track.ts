@@ -5,7 +5,11 @@
  * 1. Memory per tracked transaction: the heap after `--entries` acceptances tracked (entries in
  *    the table and its due queue, hashes fresh strings as a request makes them), less the heap
  *    before, per entry: just accepted (the signed bytes still held until the first lookup tells
- *    the sender), and after it (the sender known, the bytes let go). Medians of `--rounds`.
+ *    the sender), and after it (the sender known, the bytes let go). Medians of `--rounds`. With
+ *    several worker threads the owner (worker 0) holds every other worker's acceptances as its
+ *    port delivers them (src/threads/track-seam.ts): the account, sequencer and rule strings are
+ *    copies of their own per entry, not the config's. Measured too ("handed over": the strings
+ *    through the structured clone a MessagePort makes).
  * 2. The watcher's cost on the serving thread per block: `--pending` pending transactions tracked,
  *    blocks of `--txs` transactions (none of them tracked: the cost of watching) read from a chain
  *    RPC stand-in that answers the JSON text a node sends (parsed here, as undici's body would
@@ -57,7 +61,7 @@ function heap(): number {
   return process.memoryUsage().heapUsed;
 }
 
-function memoryRound(n: number, senderKnown: boolean): number {
+function memoryRound(n: number, senderKnown: boolean, handed = false): number {
   const table = new TrackTable(n + 1, 600_000, () => {});
   const queue: Entry[] = [];
   // A desk sends from a few addresses.
@@ -65,7 +69,11 @@ function memoryRound(n: number, senderKnown: boolean): number {
   const before = heap();
   for (let i = 0; i < n; i++) {
     // The strings the request made (the hash; the signed bytes until the first lookup) are the entry's to keep alive.
-    const e = new Entry(hex(32), ACCOUNT, i, Date.now(), Date.now(), SEQUENCER, 'hash', null, senderKnown ? null : hex((RAW_HEX - 2) / 2));
+    const raw = senderKnown ? null : hex((RAW_HEX - 2) / 2);
+    // Handed over: every string of the item deserialized from the port's message (fresh copies).
+    const item = [hex(32), ACCOUNT, SEQUENCER, 'hash', raw] as const;
+    const [hash, account, sequencer, rule, rawHex] = handed ? structuredClone(item) : item;
+    const e = new Entry(hash, account, i, Date.now(), Date.now(), sequencer, rule, null, rawHex);
     // The sender told by the first lookup (a string of its own, as the chain RPC's answer made it), kept once per address.
     if (senderKnown) e.sender = table.sender(senders[i % senders.length]!.toUpperCase().toLowerCase());
     table.add(e);
@@ -123,7 +131,7 @@ async function watchRound(standIn: StandIn, watcher: Watcher, txs: number, block
   return (d.user + d.system) / 1000 / blocks;
 }
 
-async function watcherCost(): Promise<{ idle: number; busy: number }> {
+async function watcherCost(): Promise<{ idle: number[]; busy: number[] }> {
   const standIn = new StandIn();
   const table = new TrackTable(o.pending + 10, 600_000, () => {});
   const watcher = new Watcher(
@@ -153,23 +161,28 @@ async function watcherCost(): Promise<{ idle: number; busy: number }> {
   }
   if (table.pending !== o.pending) throw new Error(`pending ${table.pending}, not ${o.pending}`);
   watcher.close();
-  return { idle: median(idle), busy: median(busy) };
+  return { idle, busy };
 }
 
 const accepted: number[] = [];
 const looked: number[] = [];
+const handedAccepted: number[] = [];
+const handedLooked: number[] = [];
 for (let r = 0; r < o.rounds; r++) {
   accepted.push(memoryRound(o.entries, false));
   looked.push(memoryRound(o.entries, true));
+  handedAccepted.push(memoryRound(o.entries, false, true));
+  handedLooked.push(memoryRound(o.entries, true, true));
   process.stderr.write(`memory: round ${r + 1}/${o.rounds}\n`);
 }
-const w = await watcherCost();
+const rounds = await watcherCost();
+const w = { idle: median(rounds.idle), busy: median(rounds.busy) };
 /**
  * Instructions one acceptance adds on the serving thread (the tracker's hook: the entry, the
  * table, the watcher's queues, their share of the collections): callgrind's total for `accepts`
  * acceptances less the same run without the hook, over `accepts`.
  */
-function instructions(mode: 'track' | 'none'): Promise<number | null> {
+function instructions(mode: 'track' | 'hand' | 'none'): Promise<number | null> {
   return new Promise((resolve) => {
     const p = spawn('valgrind', ['--tool=callgrind', '--callgrind-out-file=/dev/null', 'node', driver('track-accept'), String(o.accepts), mode], {
       stdio: ['ignore', 'ignore', 'pipe'],
@@ -183,38 +196,68 @@ function instructions(mode: 'track' | 'none'): Promise<number | null> {
     });
   });
 }
+const acceptRuns: number[] = [];
 let perAccept: number | null = null;
+/** The same, handed over by another worker thread to the owner (track-accept.ts `hand`): both ends' work. */
+let perHanded: number | null = null;
+const handedRuns: number[] = [];
 if (o.accepts > 0) {
-  const runs: number[] = [];
+  const runs = acceptRuns;
   for (let i = 0; i < 3; i++) {
-    // Both at once (a core each): counted instructions do not depend on what else runs.
-    const [none, track] = await Promise.all([instructions('none'), instructions('track')]);
-    if (none === null || track === null) break;
+    // All at once: counted instructions do not depend on what else runs.
+    const [none, track, hand] = await Promise.all([instructions('none'), instructions('track'), instructions('hand')]);
+    if (none === null || track === null || hand === null) break;
     runs.push((track - none) / o.accepts);
+    handedRuns.push((hand - none) / o.accepts);
     process.stderr.write(`instructions: round ${i + 1}/3\n`);
   }
   perAccept = runs.length === 3 ? median(runs) : null;
+  perHanded = handedRuns.length === 3 ? median(handedRuns) : null;
   if (perAccept === null) process.stderr.write('bench:track: valgrind did not run: instructions per acceptance not measured\n');
 }
 const result = {
   node: process.version,
+  date: new Date().toISOString(),
+  rounds: o.rounds,
   entries: o.entries,
   bytesPerEntryJustAccepted: round(median(accepted), 0),
   bytesPerEntryTracked: round(median(looked), 0),
+  bytesPerEntryHandedJustAccepted: round(median(handedAccepted), 0),
+  bytesPerEntryHandedTracked: round(median(handedLooked), 0),
   pending: o.pending,
   txsPerBlock: o.txs,
+  blocks: o.blocks,
   msPerIdleBlock: round(w.idle, 4),
   msPerBlock: round(w.busy, 4),
   ratioToIdle: round(w.busy / w.idle, 2),
   instructionsPerAcceptance: perAccept === null ? null : Math.round(perAccept),
+  instructionsPerHandedAcceptance: perHanded === null ? null : Math.round(perHanded),
+  byRound: {
+    bytesPerEntryTracked: looked.map((x) => round(x, 0)),
+    bytesPerEntryJustAccepted: accepted.map((x) => round(x, 0)),
+    bytesPerEntryHandedTracked: handedLooked.map((x) => round(x, 0)),
+    bytesPerEntryHandedJustAccepted: handedAccepted.map((x) => round(x, 0)),
+    msPerBlock: rounds.busy.map((x) => round(x, 4)),
+    msPerIdleBlock: rounds.idle.map((x) => round(x, 4)),
+    instructionsPerAcceptance: acceptRuns.map(Math.round),
+    instructionsPerHandedAcceptance: handedRuns.map(Math.round),
+  },
 };
+/** A figure's rounds: their range and spread ((max − min) / median, flagged noisy past 10%). */
+const spreadOf = (xs: readonly number[]) => (Math.max(...xs) - Math.min(...xs)) / median(xs);
+const range = (xs: readonly number[], f: (x: number) => string) =>
+  `rounds ${f(Math.min(...xs))}–${f(Math.max(...xs))}, spread ${round(spreadOf(xs) * 100, 1)}%${spreadOf(xs) > 0.1 ? ' ⚠ noisy' : ''}`;
+const b = (x: number) => `${Math.round(x)}`;
+const ms = (x: number) => `${round(x, 4)}`;
+const ki = (x: number) => `${(x / 1000).toFixed(1)}k`;
 const lines = [
-  `memory per tracked transaction (${o.entries.toLocaleString('en')} tracked, median of ${o.rounds}): ${result.bytesPerEntryTracked} bytes once its sender is known; ${result.bytesPerEntryJustAccepted} bytes just accepted (its signed bytes held until the first lookup, one pass)`,
-  `watcher, ${o.pending.toLocaleString('en')} pending, blocks of ${o.txs.toLocaleString('en')} transactions: ${result.msPerBlock} ms of the serving thread per block; an idle block ${result.msPerIdleBlock} ms; ratio ${result.ratioToIdle}x (median of ${o.rounds} rounds of ${o.blocks} blocks)`,
+  `memory per tracked transaction (${o.entries.toLocaleString('en')} tracked, median of ${o.rounds}): ${result.bytesPerEntryTracked} bytes once its sender is known (${range(looked, b)}); ${result.bytesPerEntryJustAccepted} bytes just accepted (its signed bytes held until the first lookup, one pass)`,
+  `the same handed over by another worker thread (the owner's entry, its strings as the port delivers them): ${result.bytesPerEntryHandedTracked} bytes once its sender is known (${range(handedLooked, b)}); ${result.bytesPerEntryHandedJustAccepted} bytes just accepted`,
+  `watcher, ${o.pending.toLocaleString('en')} pending, blocks of ${o.txs.toLocaleString('en')} transactions: ${result.msPerBlock} ms of the serving thread per block (${range(rounds.busy, ms)}); an idle block ${result.msPerIdleBlock} ms (${range(rounds.idle, ms)}); ratio ${result.ratioToIdle}x (median of ${o.rounds} rounds of ${o.blocks} blocks)`,
 ];
 if (perAccept !== null)
   lines.push(
-    `instructions one acceptance adds (callgrind, ${o.accepts.toLocaleString('en')} acceptances less none, median of 3): ${(perAccept / 1000).toFixed(1)}k`,
+    `instructions one acceptance adds (callgrind, ${o.accepts.toLocaleString('en')} acceptances less none, median of 3): ${ki(perAccept)} on the thread that owns the tracker (${range(acceptRuns, ki)}); ${perHanded === null ? '—' : ki(perHanded)} handed over by another worker thread (the batch, its structured clone and the owner's handling, both ends on one thread; ${range(handedRuns, ki)})`,
   );
 for (const l of lines) process.stdout.write(l + '\n');
 process.stdout.write(`results: ${run.write('track.json', resultsJson('track', result))}\n`);

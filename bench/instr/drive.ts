@@ -5,6 +5,7 @@
  */
 import { connect } from 'node:net';
 import WebSocket from 'ws';
+import { answers, PinnedConnections } from './pinned.js';
 import { POOL, type Scenario } from './scenarios.js';
 
 /** Answers counted in a round. */
@@ -23,17 +24,31 @@ export class Driver {
   /** The WebSocket connections of the ws scenarios, by scenario: opened once, kept across rounds. */
   private readonly lanes = new Map<string, WebSocket>();
 
-  constructor(private readonly connections: number) {}
+  /** With `pin`, the HTTP connections to that port are held on that worker thread (pinned.ts). */
+  private readonly pinned: PinnedConnections | null;
+
+  constructor(
+    private readonly connections: number,
+    pin?: { readonly port: number; readonly worker: number },
+  ) {
+    this.pinned = pin === undefined ? null : new PinnedConnections(pin.port, pin.worker, connections);
+  }
 
   /** A round's requests over the scenario's transport. */
   drive(port: number, s: Scenario, n: number): Promise<Map<number, number>> {
     return s.ws ? this.loadWs(s.port ?? port, s, n) : this.load(s.port ?? port, s, n);
   }
 
-  /** Closes the WebSocket connections (before their server stops). */
+  /** Before a round's count starts: the connections held on the pinned worker opened. */
+  prepare(port: number): Promise<void> {
+    return this.pinned?.port === port ? this.pinned.prepare() : Promise.resolve();
+  }
+
+  /** Closes the WebSocket connections and the held ones (before their server stops). */
   closeLanes(): void {
     for (const ws of this.lanes.values()) ws.terminate();
     this.lanes.clear();
+    this.pinned?.close();
   }
 
   /**
@@ -46,29 +61,19 @@ export class Driver {
     let next = s.bodies.length > POOL ? (this.cursor.get(s.name) ?? 0) : 0;
     if (s.bodies.length > POOL) this.cursor.set(s.name, next + n);
     n += next;
+    if (this.pinned?.port === port) return this.pinned.load(next, n, (i) => requestText(s, i));
     const connection = () =>
       new Promise<void>((resolve, reject) => {
         const sock = connect(port, '127.0.0.1');
         sock.setNoDelay(true);
-        let buf: Buffer = Buffer.alloc(0);
         const send = () => {
           if (next >= n) return void sock.end();
           sock.write(requestText(s, next++));
         };
         sock.on('connect', send);
-        sock.on('data', (d: Buffer) => {
-          buf = buf.length === 0 ? d : Buffer.concat([buf, d]);
-          for (;;) {
-            const end = buf.indexOf('\r\n\r\n');
-            if (end < 0) return;
-            const head = buf.subarray(0, end).toString('latin1');
-            const len = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? 0);
-            if (buf.length < end + 4 + len) return;
-            const status = Number(head.slice(9, 12));
-            statuses.set(status, (statuses.get(status) ?? 0) + 1);
-            buf = buf.subarray(end + 4 + len);
-            send();
-          }
+        answers(sock, (status) => {
+          statuses.set(status, (statuses.get(status) ?? 0) + 1);
+          send();
         });
         sock.on('close', () => resolve());
         sock.on('error', reject);

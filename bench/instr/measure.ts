@@ -94,6 +94,7 @@ export class Measure {
 
   /** One measured round of `s`: the requests between callgrind_control -z and -d. */
   async oneRound(server: Server, s: Scenario): Promise<Round> {
+    await this.driver.prepare(server.port);
     this.cg.control('-z', server.child.pid!);
     const gcFrom = server.gc.length;
     const t = performance.now();

@@ -70,6 +70,8 @@ export const CHAINS = {
   // Conditional submissions (docs/conditional.md) off and on, the chains otherwise the same (hosts as long).
   conditionsOff: { chainId: 4670, host: 'cond-off.localhost', stub: 7 },
   conditionsOn: { chainId: 4671, host: 'cond-on.localhost', stub: 8 },
+  // The tracked chain's twin with tracking off (a host as long, a chain RPC, the grant): its reference.
+  untracked: { chainId: 4672, host: 'untrack.localhost', stub: 9 },
 } as const;
 
 /** The controller key txgate holds where its express lane is on (a bench key), and its address (what an auction naming it returns). */
@@ -102,6 +104,13 @@ export const MAIN: readonly Scenario[] = [
     status: 200,
     host: CHAINS.tracked.host,
     ...sub(keys.load, pool(CHAINS.tracked.chainId, TRACKED_POOL)),
+  },
+  // Its reference: the same submission on a chain configured as the tracked one, tracking off.
+  {
+    name: 'valid submission, untracked chain',
+    status: 200,
+    host: CHAINS.untracked.host,
+    ...sub(keys.load, pool(CHAINS.untracked.chainId, TRACKED_POOL)),
   },
   // The stub answers with the receipt at once: the sync path's own cost.
   { name: 'sync submission', status: 200, ...sub(keys.sync, pool(undefined, POOL, 'eth_sendRawTransactionSync')) },
@@ -139,6 +148,7 @@ export const FLOOR = new Set(['eth_chainId', '401 unauthorized', '402 fee_reject
 export const CHAIN_OF: Readonly<Record<string, keyof typeof CHAINS>> = {
   'valid submission to a WebSocket sequencer': 'ws',
   'valid submission, tracked chain': 'tracked',
+  'valid submission, untracked chain': 'untracked',
   'sync submission (receipt mode)': 'receipt',
   'valid submission, express lane not ours': 'laneNotOurs',
   'valid submission, express lane ours': 'laneOurs',
@@ -183,7 +193,7 @@ const grant = { chainId: 4663, rateLimit: { perSecond: 1e6, burst: 1e6 }, tipAdd
  * The accounts: the load key (chain 4663's lane granted with --express-lane, the lane chains'
  * with their scenarios), a sender-listed one, one of another chain, a rate-limited one, a sync one.
  */
-export function accounts(lane4663: boolean, laneChains: boolean, conditionChains = false) {
+export function accounts(lane4663: boolean, laneChains: boolean, conditionChains = false, untracked = false) {
   return {
     accounts: [
       {
@@ -193,6 +203,7 @@ export function accounts(lane4663: boolean, laneChains: boolean, conditionChains
           { ...grant, ...(lane4663 ? { expressLane: true } : {}) },
           { ...grant, chainId: CHAINS.ws.chainId },
           { ...grant, chainId: CHAINS.tracked.chainId },
+          ...(untracked ? [{ ...grant, chainId: CHAINS.untracked.chainId }] : []),
           ...(laneChains ? [CHAINS.laneNotOurs, CHAINS.laneOurs, CHAINS.laneOff].map((c) => ({ ...grant, chainId: c.chainId, expressLane: true })) : []),
           ...(conditionChains ? [CHAINS.conditionsOff, CHAINS.conditionsOn].map((c) => ({ ...grant, chainId: c.chainId, conditional: true })) : []),
         ],
@@ -214,6 +225,8 @@ export interface TxgateSetup {
   readonly lane4663: boolean;
   /** The other chains configured (those of the scenarios measured). */
   readonly chains: ReadonlySet<keyof typeof CHAINS>;
+  /** txgate's worker threads (default 1: the thread that listens serves). */
+  readonly workers?: number;
 }
 
 /** The key file every configured express lane reads (its name in txgate's directory). */
@@ -245,7 +258,7 @@ const FORWARD = { connections: 64, timeoutMs: 30_000, queueMs: 30_000 };
 // under callgrind on a busy host a 1-s timeout marks the stub down (503).
 const PROBE = { intervalMs: 600_000, timeoutMs: 60_000 };
 
-/** txgate's config (one thread, dedup off, metrics on, logs at info) in `dir`. */
+/** txgate's config (one thread unless `workers` says, dedup off, metrics on, logs at info) in `dir`. */
 export function txgateConfig(o: TxgateSetup, dir: string): Record<string, unknown> {
   const stub = (n = 0) => `http://127.0.0.1:${o.stub + n}`;
   const extra = {
@@ -277,13 +290,17 @@ export function txgateConfig(o: TxgateSetup, dir: string): Record<string, unknow
       rpc: stub(CHAINS.conditionsOn.stub),
       conditional: { enabled: true, headPollMs: 60_000 },
     },
+    untracked: { sequencers: [stub(CHAINS.untracked.stub)], rpc: stub(CHAINS.untracked.stub), forward: FORWARD, probe: PROBE },
   };
   // The chains in the order they have always been written (the config's order is the hosts' table's).
-  const order: (keyof typeof CHAINS)[] = ['receipt', 'tracked', 'ws', 'laneNotOurs', 'laneOurs', 'laneOff', 'conditionsOff', 'conditionsOn'];
+  const order: (keyof typeof CHAINS)[] = ['receipt', 'tracked', 'ws', 'laneNotOurs', 'laneOurs', 'laneOff', 'conditionsOff', 'conditionsOn', 'untracked'];
   return {
     listen: { host: '127.0.0.1', port: o.port },
-    internal: { host: '127.0.0.1', port: o.port + 1 },
-    workers: 1,
+    // With several workers the internal listener's readiness refresh asks each of them for a
+    // snapshot of its metrics every 250 ms: background work, counted by wall time (under callgrind
+    // most of a round's instructions), and not a request's: off, as the probes are.
+    internal: (o.workers ?? 1) > 1 ? { enabled: false } : { host: '127.0.0.1', port: o.port + 1 },
+    workers: o.workers ?? 1,
     crypto: { signature: 'curve' },
     log: { level: 'info' },
     dedup: { acceptedTtlMs: 0 },
