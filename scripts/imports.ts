@@ -24,7 +24,7 @@ export const LAYERS: readonly Layer[] = [
   {
     name: 'base',
     about:
-      'the reasons table and the answers built from it, logs, the configuration readers, native bindings, the JSON-RPC id rule, the method names, the request read in one pass, the two kinds of send',
+      'the reasons table and the answers built from it, logs, the configuration readers, native bindings, the JSON-RPC id rule, the method names, the request read in one pass, the two kinds of send, the values a peer sends (quantities, hashes)',
     units: [
       'reasons.ts',
       'errors.ts',
@@ -39,6 +39,7 @@ export const LAYERS: readonly Layer[] = [
       'busy-poll.ts',
       'rpc-id.ts',
       'rpc-methods.ts',
+      'rpc-values.ts',
       'rpc-scan.ts',
       'send-kind.ts',
     ],

@@ -258,7 +258,7 @@ function buildSends(
       return [[link.chainId, new SyncSender(link, parts)] as const];
     }),
   );
-  tracking.attach(syncSenders, duplicates);
+  tracking.attach(new Map(links.flatMap((l) => (l.rpc === null ? [] : [[l.chainId, l.rpc] as const]))), syncSenders, duplicates);
   // Bytes already in flight cost no rate-limit token, a plain send's or a waiting sync call's: one table (dedup.ts).
   return { links, forwarders, syncSenders, tracking, trackers: tracking.trackers, inFlight: duplicates };
 }

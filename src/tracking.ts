@@ -15,6 +15,7 @@ import { HeadWatch } from './sync/head-watch.js';
 import { RemoteTracker, TrackOwner, TrackRemote, type TrackSeamPart } from './threads/track-seam.js';
 import { type Acceptor, trackedObserver } from './track/observe.js';
 import { Tracker, type TrackObserver } from './track/tracker.js';
+import type { ChainRpc } from './upstreams/chain-rpc/chain-rpc.js';
 import type { StatusFeed } from './ws/subscriptions.js';
 
 /** What the stages and the lane use of a tracked chain: the tracker, or its seam on a thread that does not own it. */
@@ -44,12 +45,12 @@ export class Tracking {
     return c.track.enabled ? trackedObserver(base, () => this.chains.get(c.chainId)) : base;
   }
 
-  /** The trackers, once the sends exist (a chain's head subscription is its sync send's where it has one). */
-  attach(syncSenders: ReadonlyMap<number, { readonly heads: HeadWatch | null }>, duplicates: Duplicates): void {
+  /** The trackers, once the sends exist (a chain's RPC client is its link's; its head subscription its sync send's where it has one). */
+  attach(rpcs: ReadonlyMap<number, ChainRpc>, syncSenders: ReadonlyMap<number, { readonly heads: HeadWatch | null }>, duplicates: Duplicates): void {
     for (const c of this.config.chains) {
       if (!c.track.enabled) continue;
       if (this.remote !== null) {
-        const r = new RemoteTracker(c.chainId, c.rpc!, this.remote);
+        const r = new RemoteTracker(c.chainId, rpcs.get(c.chainId)!, this.remote);
         this.remotes.push(r);
         this.chains.set(c.chainId, r);
         continue;
@@ -57,7 +58,7 @@ export class Tracking {
       let heads = syncSenders.get(c.chainId)?.heads ?? null;
       if (heads === null && c.rpcWs !== null) this.ownHeads.push((heads = new HeadWatch(c.rpcWs, this.log, () => {})));
       const dedup = duplicates.forChain(c.chainId);
-      const t = new Tracker(c, this.log, heads, this.observer, (hash) => dedup.forget(hash));
+      const t = new Tracker(c, this.log, { rpc: rpcs.get(c.chainId)!, heads, observer: this.observer, dropped: (hash) => dedup.forget(hash) });
       this.trackers.set(c.chainId, t);
       this.chains.set(c.chainId, t);
     }

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { parseConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { Tracker } from '../../src/track/tracker.js';
+import { ChainRpc } from '../../src/upstreams/chain-rpc/chain-rpc.js';
 
 const n = Number(process.argv[2] ?? 20_000);
 const mode = process.argv[3] ?? 'track';
@@ -26,7 +27,7 @@ const chain = parseConfig(
   '.',
   {},
 ).chains[0]!;
-const tracker = new Tracker(chain, createLogger({ level: 'error' }), null);
+const tracker = new Tracker(chain, createLogger({ level: 'error' }), { rpc: new ChainRpc(chain.rpc!) });
 const reqs = Array.from({ length: n }, () => ({
   hash: '0x' + randomBytes(32).toString('hex'),
   rawHex: '0x' + randomBytes(115).toString('hex'),

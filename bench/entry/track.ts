@@ -19,7 +19,8 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { parseConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
-import { readBatch, type Call, type ChainRpc, type Got } from '../../src/track/chain-rpc.js';
+import type { Answer } from '../../src/upstreams/upstream.js';
+import { readBatch, type RpcCall as Call, type ChainRpc } from '../../src/upstreams/chain-rpc/chain-rpc.js';
 import { Entry, TrackTable } from '../../src/track/table.js';
 import { Watcher } from '../../src/track/watcher.js';
 import { median, round, startBench } from '../common/lib.js';
@@ -81,10 +82,10 @@ class StandIn {
   /** The JSON text of a block answer by transactions count, made once. */
   private readonly text = new Map<number, string>();
   txs = 0;
-  one(method: string, params: readonly unknown[]): Promise<Got> {
+  one(method: string, params: readonly unknown[]): Promise<Answer> {
     return this.batch([{ method, params }]).then((g) => g[0]!);
   }
-  batch(calls: readonly Call[]): Promise<Got[]> {
+  batch(calls: readonly Call[]): Promise<Answer[]> {
     const parts = calls.map((c, i) => `{"jsonrpc":"2.0","id":${i},"result":${this.result(c)}}`);
     // Parsed as a node's answer is: the whole text, then each call's result read.
     return Promise.resolve(readBatch(`[${parts.join(',')}]`, calls.length));

@@ -12,7 +12,7 @@ import type { Exit } from '../errors.js';
 import type { ForwardRequest } from '../forward/parts.js';
 import type { Logger } from '../log.js';
 import { chainAnswer, statusExit } from '../track/chain-status.js';
-import { ChainRpc } from '../track/chain-rpc.js';
+import type { ChainRpc } from '../upstreams/chain-rpc/chain-rpc.js';
 import type { Tracker } from '../track/tracker.js';
 import type { FeedListener } from '../ws/subscriptions.js';
 
@@ -166,15 +166,12 @@ export class TrackRemote {
 
 /** A tracked chain on a worker that does not own its tracker: acceptances handed over, status and changes asked of the owner. */
 export class RemoteTracker {
-  private readonly rpc: ChainRpc;
-
   constructor(
     private readonly chainId: number,
-    rpcUrl: string,
+    /** The chain link's client of the chain RPC (a status from the chain alone); closed by the link. */
+    private readonly rpc: ChainRpc,
     private readonly seam: TrackRemote,
-  ) {
-    this.rpc = new ChainRpc(rpcUrl, 1);
-  }
+  ) {}
 
   accepted(req: ForwardRequest, sequencer: string, rule: string): void {
     const now = Date.now();
@@ -192,6 +189,6 @@ export class RemoteTracker {
   }
 
   close(): Promise<void> {
-    return this.rpc.close();
+    return Promise.resolve();
   }
 }

@@ -8,12 +8,12 @@
  * due order and a pass reads only the entries that are due.
  */
 import type { TrackConfig } from '../config.js';
-import { findByNonce, hex, readSeen, type Receipt } from './blocks.js';
-import { hash32, quantity, type ChainRpc } from './chain-rpc.js';
+import { findByNonce, readSeen, type Receipt } from './blocks.js';
+import type { ChainRpc } from '../upstreams/chain-rpc/chain-rpc.js';
+import { CALL_MS, hash32, hexQuantity as hex, quantity } from '../rpc-values.js';
 import { learn, type Entry, type TrackTable } from './table.js';
 import { BLOCK_METHOD, LOOKUP_METHOD, NONCE_METHOD } from '../rpc-methods.js';
 
-const CALL_MS = 5_000;
 /** Entries checked per pass at most (the rest wait for the next). */
 const MAX_PER_PASS = 1_000;
 
@@ -58,7 +58,7 @@ export class DueChecks {
     if (due.length === 0) return;
     const seen = await this.rpc.batch(
       due.map((e) => ({ method: LOOKUP_METHOD, params: [e.hash] })),
-      CALL_MS,
+      { timeoutMs: CALL_MS },
     );
     if (!alive()) return this.requeue(due, head);
     const unknown: Entry[] = [];
@@ -66,7 +66,7 @@ export class DueChecks {
     for (let i = 0; i < due.length; i++) {
       const e = due[i]!;
       const g = seen[i]!;
-      const s = g.ok ? readSeen(g.value, e.hash) : undefined;
+      const s = g.kind === 'result' ? readSeen(g.result, e.hash) : undefined;
       if (s === null) unknown.push(e);
       else {
         if (s !== undefined) learn(this.table, e, s);
@@ -90,7 +90,7 @@ export class DueChecks {
     const known = entries.filter((e) => e.sender !== null && e.nonce >= 0);
     const counts = await this.rpc.batch(
       known.map((e) => ({ method: NONCE_METHOD, params: [e.sender, 'latest'] })),
-      CALL_MS,
+      { timeoutMs: CALL_MS },
     );
     if (!alive()) return this.requeue(entries, head);
     const now = Date.now();
@@ -103,7 +103,7 @@ export class DueChecks {
         continue;
       }
       const g = counts[i]!;
-      const n = g.ok ? quantity(g.value) : null;
+      const n = g.kind === 'result' ? quantity(g.result) : null;
       if (n === null) {
         this.requeue([e], head);
         continue;
@@ -119,8 +119,8 @@ export class DueChecks {
     let lo = Math.max(0, e.sinceBlock - 1);
     let hi = head;
     const countAt = async (b: number): Promise<number | null> => {
-      const g = await this.rpc.one(NONCE_METHOD, [sender, hex(b)], CALL_MS);
-      return g.ok ? quantity(g.value) : null;
+      const g = await this.rpc.one(NONCE_METHOD, [sender, hex(b)], { timeoutMs: CALL_MS });
+      return g.kind === 'result' ? quantity(g.result) : null;
     };
     // The first block after which the nonce is used (lo: not yet, hi: used); unknown state: give up the search.
     const before = await countAt(lo);
@@ -137,11 +137,11 @@ export class DueChecks {
     }
     if (e.state !== 'pending') return;
     if (found !== null) {
-      const g = await this.rpc.one(BLOCK_METHOD, [hex(found), true], CALL_MS);
-      const by = g.ok ? findByNonce(g.value, sender, e.nonce) : null;
+      const g = await this.rpc.one(BLOCK_METHOD, [hex(found), true], { timeoutMs: CALL_MS });
+      const by = g.kind === 'result' ? findByNonce(g.result, sender, e.nonce) : null;
       if (by === e.hash) return this.inBlock(e, null); // it was this one after all
       if (by !== null && e.state === 'pending') {
-        const bh = hash32((g as { value: { hash?: unknown } }).value.hash);
+        const bh = hash32((g as { result: { hash?: unknown } }).result.hash);
         if (bh !== null) e.at = { number: found, hash: bh, index: -1, gasUsed: -1, time: 0, seenAt: Date.now(), replacedBy: by };
       }
     }
@@ -156,13 +156,13 @@ export class DueChecks {
     if (batch.length === 0) return;
     const seen = await this.rpc.batch(
       batch.map((e) => ({ method: LOOKUP_METHOD, params: [e.hash] })),
-      CALL_MS,
+      { timeoutMs: CALL_MS },
     );
     if (!alive()) return;
     const inBlock: Entry[] = [];
     batch.forEach((e, i) => {
       const g = seen[i]!;
-      const s = g.ok ? readSeen(g.value, e.hash) : undefined;
+      const s = g.kind === 'result' ? readSeen(g.result, e.hash) : undefined;
       if (s === undefined) return; // no answer: the due check asks again
       if (s !== null) learn(this.table, e, s);
       if (s !== null && s.blockNumber !== null && s.blockNumber <= head) inBlock.push(e);

@@ -1,8 +1,8 @@
 /**
  * Following one chain's accepted transactions to their block (`chains[].track`, off by default;
  * docs/tracking.md): the status table, its watcher, the hooks where an acceptance becomes known,
- * and the status answers. Per thread: each worker thread tracks what it accepted (a status asked
- * of another thread, or another edge, is answered from the chain).
+ * and the status answers. One per chain and process: with several worker threads the owner
+ * thread holds it and the others reach it through the seam (threads/track-seam.ts).
  *
  * An acceptance becomes known where it is decided: the forward's observer (forward/attempts.ts,
  * through observe.ts) tells `accepted` with the request, the sequencer and the rule, for the
@@ -15,7 +15,7 @@ import type { Logger } from '../log.js';
 import { TxDecoder } from '../tx/decoder.js';
 import type { Receipt } from './blocks.js';
 import { chainAnswer, statusExit } from './chain-status.js';
-import { ChainRpc } from './chain-rpc.js';
+import type { ChainRpc } from '../upstreams/chain-rpc/chain-rpc.js';
 import type { TrackState } from './states.js';
 import { entryStatus } from './status.js';
 import { Entry, TrackTable } from './table.js';
@@ -52,6 +52,17 @@ export interface TrackObserver {
   changed?(chainId: number, e: Entry, from: TrackState | null): void;
 }
 
+/** What a tracker is built from besides its chain, named. */
+export interface TrackerParts {
+  /** The chain's RPC client (the chain link's: one per chain and thread); the tracker does not close it. */
+  readonly rpc: ChainRpc;
+  /** The chain's heads, where the chain has a head subscription. */
+  readonly heads?: HeadSource | null | undefined;
+  readonly observer?: TrackObserver | undefined;
+  /** Told of a hash found dropped: the duplicate cache forgets it, so that a resend is forwarded (forward/dedup.ts). */
+  readonly dropped?: ((hash: string) => void) | undefined;
+}
+
 /** Told of every change of an entry: the entry and its status object. */
 export type ChangeListener = (e: Entry, status: string) => void;
 
@@ -63,17 +74,20 @@ export class Tracker {
   private readonly listeners = new Set<ChangeListener>();
   private readonly chainId: number;
 
+  private readonly observer: TrackObserver;
+  private readonly dropped: (hash: string) => void;
+
   constructor(
     chain: ChainConfig,
     private readonly log: Logger,
-    heads: HeadSource | null,
-    private readonly observer: TrackObserver = {},
-    /** Told of a hash found dropped: the duplicate cache forgets it, so that a resend is forwarded (forward/dedup.ts). */
-    private readonly dropped: (hash: string) => void = () => {},
+    parts: TrackerParts,
   ) {
     this.chainId = chain.chainId;
     const cfg = chain.track;
-    this.rpc = new ChainRpc(chain.rpc!);
+    this.rpc = parts.rpc;
+    this.observer = parts.observer ?? {};
+    this.dropped = parts.dropped ?? ((): void => undefined);
+    const heads = parts.heads ?? null;
     this.table = new TrackTable(cfg.maxTracked, cfg.keepMs, (e, from) => this.tell(e, from));
     const decoder = new TxDecoder(chain.chainId, chain.hardfork, { signature: 'recover' });
     const recover = (raw: string): { sender: string; nonce: number } | null => {
@@ -202,6 +216,6 @@ export class Tracker {
 
   close(): Promise<void> {
     this.watch.close();
-    return this.rpc.close();
+    return Promise.resolve();
   }
 }

@@ -12,16 +12,14 @@
  */
 import type { TrackConfig } from '../config.js';
 import type { Logger } from '../log.js';
-import { hex, readBlock, readReceipt, type Block, type Receipt } from './blocks.js';
-import type { ChainRpc } from './chain-rpc.js';
+import { readBlock, readReceipt, type Block, type Receipt } from './blocks.js';
+import { type ChainRpc, failureText } from '../upstreams/chain-rpc/chain-rpc.js';
 import { DueChecks } from './checks.js';
 import type { Entry, TrackTable } from './table.js';
 import { BLOCK_METHOD, RECEIPT_METHOD } from '../rpc-methods.js';
 import type { HeadSource, WatchState } from './watch-state.js';
-import { quantity } from './chain-rpc.js';
+import { CALL_MS, hexQuantity as hex, quantity } from '../rpc-values.js';
 
-/** Calls to the chain RPC end within this (a pass has `stallMs` in all). */
-const CALL_MS = 5_000;
 /** Blocks read per pass at most: a watcher far behind jumps ahead (the skipped ones are found by the lookups). */
 const MAX_BLOCKS_PER_PASS = 256;
 
@@ -148,11 +146,11 @@ export class Watcher implements WatchState {
   /** One pass: new blocks (and reorgs), the fresh lookups, the due checks, the sweep. */
   private async pass(gen: number): Promise<void> {
     this.clockOffset = Date.now() - performance.now();
-    const latest = await this.rpc.one('eth_blockNumber', [], CALL_MS);
-    const n = latest.ok ? quantity(latest.value) : null;
+    const latest = await this.rpc.one('eth_blockNumber', [], { timeoutMs: CALL_MS });
+    const n = latest.kind === 'result' ? quantity(latest.result) : null;
     if (gen !== this.gen) return;
     if (n === null) {
-      this.problem = `chain RPC eth_blockNumber: ${latest.ok ? 'not a block number' : latest.why}`;
+      this.problem = `chain RPC eth_blockNumber: ${latest.kind === 'result' ? 'not a block number' : failureText(latest)}`;
       return;
     }
     this.chainHead = n;
@@ -201,9 +199,10 @@ export class Watcher implements WatchState {
   }
 
   private async block(n: number): Promise<Block | null> {
-    const got = await this.rpc.one(BLOCK_METHOD, [hex(n), false], CALL_MS);
-    const b = got.ok ? readBlock(got.value, n) : null;
-    if (b === null) this.problem = `chain RPC eth_getBlockByNumber ${n}: ${got.ok ? (got.value === null ? 'no such block' : 'not that block') : got.why}`;
+    const got = await this.rpc.one(BLOCK_METHOD, [hex(n), false], { timeoutMs: CALL_MS });
+    const b = got.kind === 'result' ? readBlock(got.result, n) : null;
+    if (b === null)
+      this.problem = `chain RPC eth_getBlockByNumber ${n}: ${got.kind === 'result' ? (got.result === null ? 'no such block' : 'not that block') : failureText(got)}`;
     return b;
   }
 
@@ -225,12 +224,12 @@ export class Watcher implements WatchState {
     if (found !== null) {
       const got = await this.rpc.batch(
         found.map((e) => ({ method: RECEIPT_METHOD, params: [e.hash] })),
-        CALL_MS,
+        { timeoutMs: CALL_MS },
       );
       if (gen !== this.gen) return;
       found.forEach((e, i) => {
         const g = got[i]!;
-        const r = g.ok ? readReceipt(g.value, e.hash) : null;
+        const r = g.kind === 'result' ? readReceipt(g.result, e.hash) : null;
         if (r !== null && r.blockHash === b.hash && e.state === 'pending') this.included(e, r, b.time, seenAt);
         else this.due.fresh.push(e); // no receipt yet (a node behind its head): looked up again next pass
       });
@@ -294,8 +293,8 @@ export class Watcher implements WatchState {
   private async includeVia(e: Entry, known: Receipt | null): Promise<void> {
     let r = known;
     if (r === null) {
-      const g = await this.rpc.one(RECEIPT_METHOD, [e.hash], CALL_MS);
-      r = g.ok ? readReceipt(g.value, e.hash) : null;
+      const g = await this.rpc.one(RECEIPT_METHOD, [e.hash], { timeoutMs: CALL_MS });
+      r = g.kind === 'result' ? readReceipt(g.result, e.hash) : null;
     }
     if (r === null || e.state !== 'pending' || r.blockNumber > this.head) return; // a block not applied yet brings it
     let b: { hash: string; time: number } | null | undefined = this.canon.get(r.blockNumber);

@@ -12,7 +12,7 @@ import fc from 'fast-check';
 import { WebSocketServer } from 'ws';
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
 import { findByNonce, readBlock, readReceipt, readSeen } from '../../src/track/blocks.js';
-import { readBatch } from '../../src/track/chain-rpc.js';
+import { readBatch } from '../../src/upstreams/chain-rpc/chain-rpc.js';
 import { eventually, newKey, startGate, type Gate } from '../support/harness.js';
 import { freePort } from '../support/processes.js';
 import { rpc, send } from '../support/http.js';
@@ -72,7 +72,7 @@ after(async () => {
 const anyJson = fc.jsonValue({ maxDepth: 4 });
 
 describe('tracking: a hostile chain RPC', () => {
-  it('the readers: any JSON (or text) gives a value or null, never a throw; one Got per call', () => {
+  it('the readers: any JSON (or text) gives a value or null, never a throw; one Answer per call', () => {
     fc.assert(
       fc.property(anyJson, fc.integer({ min: 0, max: 5 }), (v, n) => {
         readBlock(v, n);
@@ -92,10 +92,14 @@ describe('tracking: a hostile chain RPC', () => {
     // Repeated and foreign ids answer nothing twice; a lone error object fails every call.
     const got = readBatch('[{"id":0,"result":"0x1"},{"id":0,"result":"0x2"},{"id":7,"result":1},{"id":"1","result":2}]', 2);
     assert.deepEqual(got, [
-      { ok: true, value: '0x1' },
-      { ok: false, why: 'no answer for this call' },
+      { kind: 'result', result: '0x1' },
+      { kind: 'fault', why: 'no answer for this call', sent: true },
     ]);
-    assert.deepEqual(readBatch('{"error":{"message":"batch not supported"}}', 1), [{ ok: false, why: 'batch not supported' }]);
+    assert.deepEqual(readBatch('{"id":null,"error":{"code":-32600,"message":"batch not supported"}}', 2), [
+      { kind: 'error', code: -32600, message: 'batch not supported', data: undefined },
+      { kind: 'error', code: -32600, message: 'batch not supported', data: undefined },
+    ]);
+    assert.deepEqual(readBatch('{"error":{"message":"no code"}}', 1), [{ kind: 'fault', why: 'not a batch answer', sent: true }]);
     // A receipt of another hash, or a block of another number, is no answer.
     assert.equal(readReceipt({ transactionHash: '0x' + '00'.repeat(32), status: '0x1' }, HASH), null);
     assert.equal(readBlock({ number: '0x2', hash: HASH, parentHash: HASH, timestamp: '0x1', transactions: [] }, 3), null);

@@ -15,6 +15,7 @@ import { Writable } from 'node:stream';
 import { parseConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { Tracker } from '../../src/track/tracker.js';
+import { ChainRpc } from '../../src/upstreams/chain-rpc/chain-rpc.js';
 import { isFinal, mayMove, STATES, statesTable, TRANSITIONS, transitionsTable, type TrackState } from '../../src/track/states.js';
 import { entryStatus } from '../../src/track/status.js';
 import { Entry, TrackTable } from '../../src/track/table.js';
@@ -89,13 +90,15 @@ describe('tracked states: the state machine', () => {
     ).chains[0]!;
     const lines: string[] = [];
     const log = createLogger({ level: 'info', destination: new Writable({ write: (c: Buffer, _e, cb) => (lines.push(c.toString()), cb()) }) });
-    const tracker = new Tracker(chain, log, null);
+    const rpc = new ChainRpc(chain.rpc!);
+    const tracker = new Tracker(chain, log, { rpc });
     tracker.listen(() => {
       throw new Error('a listener that breaks');
     });
     const req = { hash: hashOf(77), rawHex: '0x02', account: 'desk', sender: null, t0: performance.now() };
     assert.doesNotThrow(() => tracker.accepted(req, 'http://seq', 'hash'));
     await tracker.close();
+    await rpc.close();
     assert.ok(lines.some((l) => l.includes('could not be tracked')));
   });
 
