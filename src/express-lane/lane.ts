@@ -4,8 +4,8 @@
  *   const lane = await ExpressLane.open({ chainId, config, rpcUrl, key });   // LaneStartError: one line
  *   const sub = lane.submissionFor(rawTxHex, account, Date.now());
  *   if (sub === null) → the plain path, as without the lane;
- *   else → POST sub.method with sub.paramsJson to the lane's endpoint, then
- *        const reading = lane.readAnswer(answerText)  (or readLaneFailure() when there was no answer)
+ *   else → the chain's link sends sub.method with sub.paramsJson to the lane's endpoint
+ *        (forward/express-send.ts), reads its answer (readLaneUpstream), then
  *        sub.release(reading)                          (exactly once: sequence numbers, control)
  *        reading.kind === 'queued'        → taken into the round's queue, NOT accepted: confirm
  *                                           the hash by a lookup (502 uncertain with the hash if not found)
@@ -19,11 +19,11 @@
  * within the future limit is free. It costs a Map lookup and a field read when the grant lacks
  * `expressLane`; a wrapped submission costs one secp256k1 signature and two keccak passes.
  */
-import { type LaneReading, readLaneAnswer } from './answer.js';
+import { ChainRpc } from '../upstreams/chain-rpc/chain-rpc.js';
+import type { LaneReading } from './answer.js';
 import type { ExpressLaneConfig } from './config.js';
-import { msUntilRoundEnd, RoundControl, roundAt } from './control.js';
+import { type AuctionRpc, msUntilRoundEnd, RoundControl, roundAt } from './control.js';
 import type { ControllerKey } from './key.js';
-import { type RpcCaller, RpcFailure, rpcCaller } from './rpc.js';
 import { OrderedSequence } from './sequence.js';
 import { DONT_CARE_SEQUENCE, SEND_METHOD, submissionParams } from './submission.js';
 
@@ -62,9 +62,8 @@ export interface LaneOptions {
   /** The round clock (ms since the epoch): Date.now by default; a test's clock that follows the chain's. */
   readonly clock?: (() => number) | undefined;
   readonly note?: ((msg: string) => void) | undefined;
-  /** Readers to use instead of opening them (tests). */
-  readonly rpc?: RpcCaller;
-  readonly endpoint?: RpcCaller;
+  /** The reader to use instead of opening a client of `rpcUrl` (tests). */
+  readonly rpc?: AuctionRpc;
 }
 
 /**
@@ -78,12 +77,6 @@ export interface Granted {
 
 const RAW_HEX = /^0x(?:[0-9a-fA-F]{2})+$/;
 
-/** An answer that never came (a timeout, a closed connection): the bytes may be in the lane. */
-export function readLaneFailure(e: unknown): LaneReading {
-  if (e instanceof RpcFailure && e.rpcError !== undefined) return { kind: 'unknown', why: e.reason };
-  return { kind: 'unknown', why: e instanceof RpcFailure ? e.reason : 'no answer' };
-}
-
 export class ExpressLane {
   readonly #seq: OrderedSequence | null;
   readonly #chainId: bigint;
@@ -95,9 +88,8 @@ export class ExpressLane {
   private constructor(
     private readonly o: LaneOptions,
     readonly control: RoundControl,
-    private readonly rpc: RpcCaller,
-    /** The endpoint's own caller, for `send` (made on first use: the service sends through its upstream, forward/express-send.ts). */
-    private endpoint: RpcCaller | null,
+    /** The chain RPC client this lane opened (closed with it), or null (the caller's). */
+    private readonly rpc: ChainRpc | null,
   ) {
     this.#seq = o.config.sequence === 'ordered' ? new OrderedSequence(o.config.maxFutureDistance) : null;
     this.#chainId = BigInt(o.chainId);
@@ -108,7 +100,8 @@ export class ExpressLane {
   static async open(o: LaneOptions): Promise<ExpressLane> {
     const c = o.config;
     if (c.auction === null || c.endpoint === null) throw new Error('expressLane: auction and endpoint are required');
-    const rpc = o.rpc ?? rpcCaller(o.rpcUrl);
+    const own = o.rpc === undefined ? new ChainRpc(o.rpcUrl, 2) : null;
+    const rpc = own ?? o.rpc!;
     let control: RoundControl;
     try {
       control = await RoundControl.open({
@@ -121,11 +114,11 @@ export class ExpressLane {
         ...(o.note === undefined ? {} : { note: o.note }),
       });
     } catch (e) {
-      if (o.rpc === undefined) await rpc.close();
+      await own?.close();
       throw e;
     }
     control.start();
-    return new ExpressLane(o, control, rpc, o.endpoint ?? null);
+    return new ExpressLane(o, control, own);
   }
 
   #now(): number {
@@ -185,28 +178,6 @@ export class ExpressLane {
     };
   }
 
-  /** The endpoint's answer in outcome terms (answer.ts). */
-  readAnswer(text: string): LaneReading {
-    return readLaneAnswer(text);
-  }
-
-  /**
-   * Sends `sub` on the lane's own connections to the endpoint and reads the answer (releasing
-   * `sub`): for tests and tools. The service sends through the chain's link instead
-   * (forward/express-send.ts), by the outcome rules of every forward.
-   */
-  async send(sub: LaneSubmission, timeoutMs: number): Promise<LaneReading> {
-    let reading: LaneReading;
-    try {
-      this.endpoint ??= rpcCaller(this.o.config.endpoint ?? '', 8);
-      reading = readLaneAnswer(await this.endpoint.callText(sub.method, sub.paramsJson, timeoutMs));
-    } catch (e) {
-      reading = readLaneFailure(e);
-    }
-    sub.release(reading);
-    return reading;
-  }
-
   status(nowMs = this.#now()): LaneStatus {
     const c = this.control;
     const round = roundAt(c.timing, nowMs);
@@ -225,7 +196,6 @@ export class ExpressLane {
 
   async close(): Promise<void> {
     await this.control.stop();
-    if (this.o.rpc === undefined) await this.rpc.close();
-    if (this.o.endpoint === undefined) await this.endpoint?.close();
+    await this.rpc?.close();
   }
 }

@@ -4,17 +4,15 @@
  *
  *   const lanes = await ExpressLanes.open(config.chains);       // LaneStartError / KeyError: one line
  *   lanes.submissionFor(chainId, rawTxHex, account, now)          // null: the plain path
- *   lanes.readAnswer(text)                                        // queued / not-sequenced / unknown
  *   lanes.status()                                                // per chain: round, controller, controlled
  *
  * With no chain enabled, `submissionFor` is one Map lookup that finds nothing.
  */
-import { type LaneReading, readLaneAnswer } from './answer.js';
 import type { ExpressLaneConfig } from './config.js';
 import { LaneStartError } from './control.js';
 import { KeyError, loadControllerKey } from './key.js';
 import { ExpressLane, type Granted, type LaneOptions, type LaneStatus, type LaneSubmission } from './lane.js';
-import { RpcFailure, urlOrigin } from './rpc.js';
+import { upstreamLabel } from '../upstreams/upstream.js';
 
 export interface LaneChain {
   readonly chainId: number;
@@ -55,8 +53,8 @@ export class ExpressLanes {
         try {
           lanes.set(c.chainId, await ExpressLane.open({ chainId: c.chainId, config: cfg, rpcUrl: c.rpc, key, ...o }));
         } catch (e) {
-          const why = e instanceof LaneStartError ? e.message : e instanceof RpcFailure ? `reading resolvedRounds() failed (${e.reason})` : 'could not start';
-          throw new LaneStartError(`${where}: ${why} (chain RPC ${urlOrigin(c.rpc)})`);
+          const why = e instanceof LaneStartError ? e.message : 'could not start';
+          throw new LaneStartError(`${where}: ${why} (chain RPC ${upstreamLabel(c.rpc)})`);
         }
       }
     } catch (e) {
@@ -76,10 +74,6 @@ export class ExpressLanes {
   wouldWrap(chainId: number, account: Granted, nowMs?: number): boolean {
     const lane = this.byChain.get(chainId);
     return lane?.wouldWrap(account, nowMs) === true;
-  }
-
-  readAnswer(text: string): LaneReading {
-    return readLaneAnswer(text);
   }
 
   /** Each lane's state by chain id (for /ready's detail and the metrics: controlled 0/1, the round). */

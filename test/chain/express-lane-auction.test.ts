@@ -24,7 +24,11 @@ import { sign1559 } from '../support/txs.js';
 import { initCrypto } from '../../src/native.js';
 import { ExpressLanes } from '../../src/express-lane/lanes.js';
 import { LaneStartError } from '../../src/express-lane/control.js';
-import type { ExpressLane } from '../../src/express-lane/lane.js';
+import type { ExpressLane, LaneSubmission } from '../../src/express-lane/lane.js';
+import type { LaneReading } from '../../src/express-lane/answer.js';
+import { readLaneUpstream } from '../../src/forward/express-send.js';
+import { openUpstream } from '../../src/upstreams/registry.js';
+import type { Upstream } from '../../src/upstreams/upstream.js';
 
 const notes: string[] = [];
 const errors: string[] = [];
@@ -43,6 +47,14 @@ let auction: Auction;
 let endpoint: Endpoint;
 let lanes: ExpressLanes;
 let lane: ExpressLane;
+let endpointUpstream: Upstream;
+
+/** Sends `sub` to the endpoint and reads its answer as the service does (forward/express-send.ts), releasing it. */
+async function laneSend(sub: LaneSubmission, timeoutMs: number): Promise<LaneReading> {
+  const reading = readLaneUpstream(await endpointUpstream.call(sub.method, sub.paramsJson, { timeoutMs, queueMs: timeoutMs }));
+  sub.release(reading);
+  return reading;
+}
 
 const config = (over: Record<string, unknown> = {}) => ({
   ...EXPRESS_LANE_DEFAULTS,
@@ -72,10 +84,12 @@ before(async () => {
   ({ anvil, auction, endpoint } = await startLaneChain());
   lanes = await open();
   lane = lanes.byChain.get(CHAIN)!;
+  endpointUpstream = openUpstream(endpoint.url, { calls: 8, sockets: 1 });
 });
 
 after(async () => {
   await lanes?.close();
+  await endpointUpstream?.close(true);
   await endpoint?.close();
   await anvil?.stop();
   const all = [...notes, ...errors].join('\n');
@@ -142,7 +156,7 @@ describe('express lane on the real auction contract', () => {
     const sub = lanes.submissionFor(CHAIN, raw, GRANTED)!;
     assert.equal(sub.round, round);
     assert.equal(sub.seq, (1n << 64n) - 1n);
-    const reading = await lane.send(sub, 5000);
+    const reading = await laneSend(sub, 5000);
     assert.deepEqual(reading, { kind: 'queued' });
     assert.equal(endpoint.received.at(-1)!.signer, OURS, 'the endpoint recovered our controller from the signature');
     assert.equal(await landed(raw), true);
@@ -182,19 +196,19 @@ describe('express lane on the real auction contract', () => {
     // Garbage, and null then nothing: not an acceptance; the bytes never landed.
     endpoint.fault = 'garbage';
     let raw = await nextTx();
-    assert.deepEqual(await lane.send(lanes.submissionFor(CHAIN, raw, GRANTED)!, 3000), { kind: 'unknown', why: 'garbage' });
+    assert.deepEqual(await laneSend(lanes.submissionFor(CHAIN, raw, GRANTED)!, 3000), { kind: 'unknown', why: 'HTTP 200 with a non-JSON body' });
     endpoint.fault = 'null-then-nothing';
-    assert.deepEqual(await lane.send(lanes.submissionFor(CHAIN, raw, GRANTED)!, 3000), { kind: 'queued' });
+    assert.deepEqual(await laneSend(lanes.submissionFor(CHAIN, raw, GRANTED)!, 3000), { kind: 'queued' });
     assert.equal(await known(raw), false, 'null was only "taken into the queue"');
     // A timeout after reading: unknown, and indeed the bytes landed.
     endpoint.fault = 'timeout-after-read';
-    assert.deepEqual(await lane.send(lanes.submissionFor(CHAIN, raw, GRANTED)!, 500), { kind: 'unknown', why: 'timeout' });
+    assert.deepEqual(await laneSend(lanes.submissionFor(CHAIN, raw, GRANTED)!, 500), { kind: 'unknown', why: 'timeout after 500 ms' });
     assert.equal(await landed(raw), true);
     // Lost control: proven not sequenced (the plain path carries the same bytes); the lane stops
     // wrapping this round for backoffMs, or until the contract names a controller again.
     endpoint.fault = 'lost-control';
     raw = await nextTx();
-    const r = await lane.send(lanes.submissionFor(CHAIN, raw, GRANTED)!, 3000);
+    const r = await laneSend(lanes.submissionFor(CHAIN, raw, GRANTED)!, 3000);
     assert.deepEqual(r, { kind: 'not-sequenced', code: 'NOT_EXPRESS_LANE_CONTROLLER', lostControl: true });
     assert.equal(await known(raw), false);
     assert.equal(lanes.submissionFor(CHAIN, raw, GRANTED, auction.clock()), null, 'not wrapped right after the refusal');
@@ -203,12 +217,12 @@ describe('express lane on the real auction contract', () => {
     const patient = await open({ backoffMs: 600_000 });
     const p = patient.byChain.get(CHAIN)!;
     await controlled(p);
-    assert.equal((await p.send(p.submissionFor(raw, GRANTED)!, 3000)).kind, 'not-sequenced');
+    assert.equal((await laneSend(p.submissionFor(raw, GRANTED)!, 3000)).kind, 'not-sequenced');
     assert.equal(p.submissionFor(raw, GRANTED), null);
     endpoint.fault = 'none';
     await auction.transfer(OURS_KEY, lane.status().round, OURS);
     await controlled(p);
-    assert.deepEqual(await p.send(p.submissionFor(raw, GRANTED)!, 3000), { kind: 'queued' });
+    assert.deepEqual(await laneSend(p.submissionFor(raw, GRANTED)!, 3000), { kind: 'queued' });
     assert.equal(await landed(raw), true);
     await patient.close();
   });
@@ -217,7 +231,7 @@ describe('express lane on the real auction contract', () => {
     const raw = await nextTx();
     const sub = lanes.submissionFor(CHAIN, raw, GRANTED)!;
     await auction.moveTo(1, 5); // the round ends while the submission is on its way
-    const r = await lane.send(sub, 3000);
+    const r = await laneSend(sub, 3000);
     assert.equal(r.kind, 'not-sequenced');
     assert.equal(r.kind === 'not-sequenced' && r.code, 'BAD_ROUND_NUMBER');
     assert.equal(await known(raw), false);
@@ -230,7 +244,7 @@ describe('express lane on the real auction contract', () => {
     await auction.moveTo(1, 5);
     await controlled();
     endpoint.fault = 'wrong-round';
-    const r = await lane.send(lanes.submissionFor(CHAIN, await nextTx(), GRANTED)!, 3000);
+    const r = await laneSend(lanes.submissionFor(CHAIN, await nextTx(), GRANTED)!, 3000);
     assert.equal(r.kind === 'not-sequenced' && r.code, 'BAD_ROUND_NUMBER');
     endpoint.fault = 'none';
     // Another edge whose key is not the controller: its own lane does not wrap; forced, Nitro's rule refuses it.
@@ -249,17 +263,17 @@ describe('express lane on the real auction contract', () => {
     const a = await nextTx();
     const s0 = l.submissionFor(a, GRANTED)!;
     assert.equal(s0.seq, 0n);
-    assert.deepEqual(await l.send(s0, 3000), { kind: 'queued' });
+    assert.deepEqual(await laneSend(s0, 3000), { kind: 'queued' });
     // A refusal before storing (the future limit, say): the number is handed out again.
     endpoint.fault = 'garbage';
     const b = await nextTx();
     const s1 = l.submissionFor(b, GRANTED)!;
     assert.equal(s1.seq, 1n);
-    assert.equal((await l.send(s1, 3000)).kind, 'unknown');
+    assert.equal((await laneSend(s1, 3000)).kind, 'unknown');
     endpoint.fault = 'none';
     const s1again = l.submissionFor(b, GRANTED)!;
     assert.equal(s1again.seq, 1n, 'no gap: the number whose fate is unknown is used again');
-    assert.deepEqual(await l.send(s1again, 3000), { kind: 'queued' });
+    assert.deepEqual(await laneSend(s1again, 3000), { kind: 'queued' });
     const c = l.submissionFor(
       await (async () =>
         sign1559({
@@ -279,7 +293,7 @@ describe('express lane on the real auction contract', () => {
     await controlled(l);
     const d = l.submissionFor(await nextTx(), GRANTED)!;
     assert.equal(d.seq, 0n);
-    assert.deepEqual(await l.send(d, 3000), { kind: 'queued' });
+    assert.deepEqual(await laneSend(d, 3000), { kind: 'queued' });
     await ordered.close();
   });
 
@@ -293,7 +307,7 @@ describe('express lane on the real auction contract', () => {
     const readings = await Promise.all(
       raws.map((raw, i) => {
         const l = i % 2 === 0 ? lane : l2;
-        return l.send(l.submissionFor(raw, GRANTED)!, 3000);
+        return laneSend(l.submissionFor(raw, GRANTED)!, 3000);
       }),
     );
     for (const r of readings) assert.deepEqual(r, { kind: 'queued' });
