@@ -20,7 +20,8 @@ import type { TrackState } from './states.js';
 import { entryStatus } from './status.js';
 import { Entry, TrackTable } from './table.js';
 import { Watcher } from './watcher.js';
-import type { HeadSource, WatchState } from './watch-state.js';
+import type { WatchState } from './watch-state.js';
+import type { HeadSource } from '../upstreams/chain-rpc/chain-heads.js';
 
 /** The forward's request, as far as tracking reads it (forward/parts.ts's ForwardRequest). */
 export interface Forwarded {

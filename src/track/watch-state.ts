@@ -1,14 +1,7 @@
 /**
- * What a watcher (watcher.ts) is given and what it publishes: the head source it wakes on, and
- * the view of its state that /ready (tracking.ts) and the metrics (metrics/track.ts) read.
+ * What a watcher (watcher.ts) publishes: the view of its state that /ready (tracking.ts) and the
+ * metrics (metrics/track.ts) read. The heads it wakes on are the chain's (upstreams/chain-rpc/chain-heads.ts).
  */
-
-/** Where new heads come from: the chain RPC's subscription (sync/head-watch.ts), shared with the sync send. */
-export interface HeadSource {
-  readonly live: boolean;
-  /** Calls `fn` on every head and change of `live`; returns the unsubscription. */
-  listen(fn: () => void): () => void;
-}
 
 export interface WatchState {
   /** The last block applied (-1 before the first). */

@@ -17,7 +17,8 @@ import { type ChainRpc, failureText } from '../upstreams/chain-rpc/chain-rpc.js'
 import { DueChecks } from './checks.js';
 import type { Entry, TrackTable } from './table.js';
 import { BLOCK_METHOD, RECEIPT_METHOD } from '../rpc-methods.js';
-import type { HeadSource, WatchState } from './watch-state.js';
+import type { WatchState } from './watch-state.js';
+import type { HeadSource } from '../upstreams/chain-rpc/chain-heads.js';
 import { CALL_MS, hexQuantity as hex, quantity } from '../rpc-values.js';
 
 /** Blocks read per pass at most: a watcher far behind jumps ahead (the skipped ones are found by the lookups). */
@@ -57,7 +58,7 @@ export class Watcher implements WatchState {
     heads: HeadSource | null,
   ) {
     this.due = new DueChecks(config, table, rpc, recover, (e, r) => this.includeVia(e, r));
-    this.unlisten = heads?.listen(() => this.wake()) ?? null;
+    this.unlisten = heads?.subscribe(() => this.wake()) ?? null;
     this.watchdog = setInterval(() => this.checkStall(), Math.max(250, config.stallMs / 4));
     this.watchdog.unref();
     this.schedule(heads);

@@ -15,7 +15,7 @@ import { address, hash32, hexData, quantity } from '../../src/rpc-values.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Answer } from '../../src/upstreams/upstream.js';
-import { parseFrame } from '../../src/sync/head-watch.js';
+import { parseFrame, readHead } from '../../src/upstreams/chain-rpc/chain-heads.js';
 import { readSync, readSyncResend } from '../../src/sync/sync-send.js';
 import { eventually, newKey, startGate, stubChain, type Gate } from '../support/harness.js';
 import { rpc, send } from '../support/http.js';
@@ -156,11 +156,26 @@ describe('readers of upstream answers never throw', () => {
         (f) => {
           const m = parseFrame(f);
           assert.ok(m === null || (typeof m === 'object' && !Array.isArray(m)));
+          if (m !== null) readHead(m);
         },
       ),
       { numRuns: 500 },
     );
     for (const f of [DEEP, 'null', '1', '[]', 'x'.repeat(2 << 20), new Uint8Array([0xff, 0xfe, 0x00])]) parseFrame(f);
+  });
+
+  it('readHead: any notification gives a head of safe integers and a hash, or null', () => {
+    const q = fc.oneof(fc.anything(), fc.constant('0x10'), fc.constant('0x20000000000000'));
+    const head = fc.record({ number: q, hash: fc.oneof(fc.anything(), fc.constant(HASH)), timestamp: q }, { requiredKeys: [] });
+    fc.assert(
+      fc.property(fc.oneof(fc.anything(), fc.record({ params: fc.oneof(fc.anything(), fc.record({ result: fc.oneof(head, fc.anything()) })) })), (m) => {
+        const h = typeof m === 'object' && m !== null ? readHead(m as { params?: unknown }) : null;
+        if (h !== null) assert.ok(Number.isSafeInteger(h.number) && Number.isSafeInteger(h.timestamp) && h.hash === HASH);
+      }),
+      { numRuns: 2000 },
+    );
+    assert.deepEqual(readHead({ params: { result: { number: '0x10', hash: HASH, timestamp: '0x5' } } })?.number, 16);
+    assert.equal(readHead({ params: { result: { number: '0x20000000000000', hash: HASH, timestamp: '0x5' } } }), null);
   });
 });
 
