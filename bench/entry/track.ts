@@ -65,7 +65,9 @@ function memoryRound(n: number, senderKnown: boolean): number {
   const before = heap();
   for (let i = 0; i < n; i++) {
     // The strings the request made (the hash; the signed bytes until the first lookup) are the entry's to keep alive.
-    const e = new Entry(hex(32), ACCOUNT, i, Date.now(), Date.now(), SEQUENCER, 'hash', null, senderKnown ? null : hex((RAW_HEX - 2) / 2));
+    const now = Date.now();
+    const raw = senderKnown ? null : hex((RAW_HEX - 2) / 2);
+    const e = new Entry({ hash: hex(32), account: ACCOUNT, nonce: i, receivedAt: now, acceptedAt: now, sequencer: SEQUENCER, rule: 'hash', sender: null, raw });
     // The sender told by the first lookup (a string of its own, as the chain RPC's answer made it), kept once per address.
     if (senderKnown) e.sender = table.sender(senders[i % senders.length]!.toUpperCase().toLowerCase());
     table.add(e);
@@ -138,7 +140,18 @@ async function watcherCost(): Promise<{ idle: number; busy: number }> {
   // The first pass reads the head; then the pending acceptances, their first lookups done (1,000 a pass).
   await watchRound(standIn, watcher, 0, 1);
   for (let i = 0; i < o.pending; i++) {
-    const e = new Entry(hex(32), ACCOUNT, i, Date.now(), Date.now(), SEQUENCER, 'hash', hex(20), null);
+    const now = Date.now();
+    const e = new Entry({
+      hash: hex(32),
+      account: ACCOUNT,
+      nonce: i,
+      receivedAt: now,
+      acceptedAt: now,
+      sequencer: SEQUENCER,
+      rule: 'hash',
+      sender: hex(20),
+      raw: null,
+    });
     table.add(e);
     watcher.track(e);
   }

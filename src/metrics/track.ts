@@ -38,7 +38,7 @@ export class TrackMetrics {
         return;
       }
       this.f.trackFinal.child({ chain, state: e.state }).value++;
-      if ((e.state === 'included' || e.state === 'reverted') && e.reorgs === 0 && e.at !== null)
+      if ((e.state === 'included' || e.state === 'reverted') && e.reorgs === 0 && e.at?.kind === 'block')
         this.f.inclusion.child({ chain, sequencer: e.sequencer }).observe(Math.max(0, e.at.seenAt - e.acceptedAt) / 1000);
     },
   };

@@ -113,7 +113,8 @@ export class Tracker {
       const t = performance.now();
       const offset = this.watch.clockOffset;
       const now = Math.round(t + offset);
-      this.follow(new Entry(req.hash, req.account, -1, req.t0 === undefined ? now : Math.round(req.t0 + offset), now, sequencer, rule, req.sender, req.rawHex));
+      const receivedAt = req.t0 === undefined ? now : Math.round(req.t0 + offset);
+      this.follow(new Entry({ hash: req.hash, account: req.account, receivedAt, acceptedAt: now, sequencer, rule, sender: req.sender, raw: req.rawHex }));
     } catch (err) {
       this.log.error({ err, tx: req.hash }, 'tracker: an acceptance could not be tracked (the submission is unaffected)');
     }
@@ -122,7 +123,7 @@ export class Tracker {
   /** An acceptance another thread of the process handed over (threads/track-seam.ts), its times epoch ms. */
   acceptedElsewhere(a: HandedAcceptance): void {
     try {
-      this.follow(new Entry(a.hash, a.account, -1, a.receivedAt, a.acceptedAt, a.sequencer, a.rule, a.sender, a.rawHex));
+      this.follow(new Entry({ ...a, raw: a.rawHex }));
     } catch (err) {
       this.log.error({ err, tx: a.hash }, 'tracker: an acceptance could not be tracked (the submission is unaffected)');
     }
@@ -141,7 +142,7 @@ export class Tracker {
   }
 
   private include(e: Entry, r: Receipt, time: number, seenAt: number): void {
-    e.at = { number: r.blockNumber, hash: r.blockHash, index: r.index, gasUsed: r.gasUsed, time, seenAt, replacedBy: null };
+    e.at = { kind: 'block', number: r.blockNumber, hash: r.blockHash, index: r.index, gasUsed: r.gasUsed, time, seenAt };
     if (e.sender === null && r.from !== null) e.sender = this.table.sender(r.from);
     e.raw = null;
     this.table.move(e, r.ok ? 'included' : 'reverted', seenAt);
@@ -174,9 +175,9 @@ export class Tracker {
       rule: e.rule,
       acceptMs: e.acceptedAt - e.receivedAt,
     };
-    if (inBlock && at !== null)
+    if (inBlock && at?.kind === 'block')
       Object.assign(line, { block: at.number, blockHash: at.hash, index: at.index, gasUsed: at.gasUsed, inclusionMs: at.seenAt - e.acceptedAt });
-    if (e.state === 'replaced') Object.assign(line, { replacedBy: at?.replacedBy ?? null, block: at?.number ?? null });
+    if (e.state === 'replaced') Object.assign(line, at?.kind === 'replacement' ? { replacedBy: at.by, block: at.number } : { replacedBy: null, block: null });
     if (e.state === 'dropped' || e.state === 'replaced') line.pendingMs = e.updatedAt - e.acceptedAt;
     if (e.reorgs > 0) line.reorgs = e.reorgs;
     if (from === 'dropped') this.log.info(line, 'tracked transaction accepted again after dropped: pending');

@@ -119,10 +119,20 @@ describe('tracking: a hostile chain RPC', () => {
     assert.deepEqual([r.json.error.data.reason, r.json.error.data.txHash], ['chain_unavailable', HASH]);
   });
 
-  it('a chain RPC that stalls: the watcher is noticed stalled (metric, /ready) and restarted', async () => {
-    const g = await trackedGate(await chainRpc(null));
+  it("a chain RPC that stalls: the watcher is noticed stalled (metric, /ready) and restarted; the abandoned pass's calls are cut", async () => {
+    // Calls the client cut before an answer (the stub never answers): an abandoned pass's, by its AbortSignal.
+    let cut = 0;
+    const s = createServer((req) => {
+      req.resume();
+      req.socket.once('close', () => cut++);
+    });
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+    servers.push(s);
+    const g = await trackedGate(`http://127.0.0.1:${(s.address() as AddressInfo).port}`);
     const tracker = g.app.trackers.get(4663)!;
     await eventually(() => tracker.watcher.stalled && tracker.watcher.restarts >= 2, 15_000);
+    // The first pass was abandoned a stall ago: its call is cut then, not left to its own 5 s bound.
+    await eventually(() => cut >= 1, 1_000).catch(() => assert.fail(`${cut} calls cut after ${tracker.watcher.restarts} restarts`));
     const metrics = (await send({ port: g.internalPort!, method: 'GET', path: '/metrics' })).text;
     assert.match(metrics, /txgate_track_watcher_stalled\{chain="4663"\} 1/);
     assert.match(metrics, /txgate_track_watcher_restarts_total\{chain="4663"\} [1-9]/);

@@ -23,7 +23,18 @@ import { Entry, TrackTable } from '../../src/track/table.js';
 const root = join(import.meta.dirname, '..', '..', '..');
 const ALL: TrackState[] = ['pending', 'included', 'reverted', 'replaced', 'dropped'];
 const hashOf = (i: number) => '0x' + i.toString(16).padStart(64, '0');
-const entry = (i: number, account = 'desk') => new Entry(hashOf(i), account, i, 1000 + i, 1001 + i, 'http://seq', 'hash', null, '0x02');
+const entry = (i: number, account = 'desk') =>
+  new Entry({
+    hash: hashOf(i),
+    account,
+    nonce: i,
+    receivedAt: 1000 + i,
+    acceptedAt: 1001 + i,
+    sequencer: 'http://seq',
+    rule: 'hash',
+    sender: null,
+    raw: '0x02',
+  });
 
 describe('tracked states: the state machine', () => {
   it('random moves: only listed transitions happen; a final state is left only for pending (a reorg); every change is told once, in order, equal to the status then', () => {
