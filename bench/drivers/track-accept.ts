@@ -37,5 +37,5 @@ const reqs = Array.from({ length: n }, () => ({
   t0: performance.now(),
 }));
 if (mode === 'track') for (const r of reqs) tracker.accepted(r, 'http://sequencer', 'hash');
-if (tracker.table.size !== (mode === 'track' ? n : 0)) throw new Error('not tracked');
+if (tracker.pending + tracker.final !== (mode === 'track' ? n : 0)) throw new Error('not tracked');
 await tracker.close();

@@ -20,7 +20,7 @@ import type { TrackState } from './states.js';
 import { entryStatus } from './status.js';
 import { Entry, TrackTable } from './table.js';
 import { Watcher } from './watcher.js';
-import type { WatchState } from './watch-state.js';
+import type { TrackView, WatchState } from './watch-state.js';
 import type { HeadSource } from '../upstreams/chain-rpc/chain-heads.js';
 
 /** The forward's request, as far as tracking reads it (forward/parts.ts's ForwardRequest). */
@@ -67,8 +67,8 @@ export interface TrackerParts {
 /** Told of every change of an entry: the entry and its status object. */
 export type ChangeListener = (e: Entry, status: string) => void;
 
-export class Tracker {
-  readonly table: TrackTable;
+export class Tracker implements TrackView {
+  private readonly table: TrackTable;
   readonly watcher: WatchState;
   private readonly watch: Watcher;
   private readonly rpc: ChainRpc;
@@ -99,6 +99,22 @@ export class Tracker {
     };
     this.watch = new Watcher(cfg, this.table, this.rpc, log, (e, r, time, seenAt) => this.include(e, r, time, seenAt), recover, heads);
     this.watcher = this.watch;
+  }
+
+  get pending(): number {
+    return this.table.pending;
+  }
+
+  get final(): number {
+    return this.table.size - this.table.pending;
+  }
+
+  get evicted(): number {
+    return this.table.counts.evicted;
+  }
+
+  get refused(): number {
+    return this.table.counts.refused;
   }
 
   /**

@@ -1,7 +1,19 @@
 /**
- * What a watcher (watcher.ts) publishes: the view of its state that /ready (tracking.ts) and the
- * metrics (metrics/track.ts) read. The heads it wakes on are the chain's (upstreams/chain-rpc/chain-heads.ts).
+ * What a tracker publishes, read-only: its table's counts and its watcher's state, the view that
+ * /ready (tracking.ts) and the metrics (metrics/track.ts) read. The heads the watcher wakes on
+ * are the chain's (upstreams/chain-rpc/chain-heads.ts).
  */
+
+/** A tracker as its readers see it (tracker.ts implements it). */
+export interface TrackView {
+  /** Entries pending, and final (kept `keepMs`). */
+  readonly pending: number;
+  readonly final: number;
+  /** Since start: final entries evicted from a full table before their `keepMs`, and acceptances a table full of pending ones refused. */
+  readonly evicted: number;
+  readonly refused: number;
+  readonly watcher: WatchState;
+}
 
 export interface WatchState {
   /** The last block applied (-1 before the first). */
