@@ -334,7 +334,7 @@ export const METRICS = {
     'gauge',
     [['chain', '']],
     '1 while the transaction watcher of the chain is stalled (a pass not ended within stallMs, or its head more than maxLagBlocks behind the chain), else 0.',
-    'tracking: 1 while the watcher is stalled (a pass not ended within `stallMs`, or its head more than `maxLagBlocks` behind the chain\'s); `/ready` says so',
+    "tracking: 1 while the watcher is stalled (a pass not ended within `stallMs`, or its head more than `maxLagBlocks` behind the chain's); `/ready` says so",
     { aggregator: 'max', part: 'track' },
   ),
   trackRestarts: family(
@@ -342,7 +342,7 @@ export const METRICS = {
     'counter',
     [['chain', '']],
     'Transaction watcher restarts, by chain: a pass abandoned after stallMs, or a head more than maxLagBlocks behind the chain.',
-    'tracking: watcher restarts: a pass abandoned after `stallMs`, or a head more than `maxLagBlocks` behind the chain\'s',
+    "tracking: watcher restarts: a pass abandoned after `stallMs`, or a head more than `maxLagBlocks` behind the chain's",
     { part: 'track' },
   ),
 } as const satisfies Record<string, FamilyDecl>;
