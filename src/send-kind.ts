@@ -4,14 +4,8 @@
  * for. The route stage says which on the context (its `send` field); the grant and forward
  * stages read that field. A leaf module: it reads nothing.
  */
-/**
- * What kind of send a request is: plain, or sync with the wait it gets (ms); or `status`, a
- * status query, which rides the same admission (host, key, grant) and is answered at the grant.
- */
-export type Send = { readonly sync: false } | { readonly sync: true; readonly waitMs: number } | { readonly sync: 'status' };
-
-/** Every status query shares this one value. */
-export const STATUS_QUERY: Send = Object.freeze({ sync: 'status' });
+/** What kind of send a request is: plain, or sync with the wait it gets (ms). */
+export type Send = { readonly sync: false } | { readonly sync: true; readonly waitMs: number };
 
 /** Every plain send shares this one value (nothing allocated per request). */
 export const PLAIN_SEND: Send = Object.freeze({ sync: false });

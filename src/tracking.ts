@@ -10,7 +10,7 @@ import type { ChainConfig, Config } from './config.js';
 import type { Duplicates } from './forward/dedup.js';
 import type { ForwardObserver } from './forward/forwarder.js';
 import type { Logger } from './log.js';
-import type { StatusAnswers } from './stages/grant.js';
+import type { StatusAnswers } from './stages/status.js';
 import { RemoteTracker, TrackOwner, TrackRemote, type TrackSeamPart } from './threads/track-seam.js';
 import { type Acceptor, trackedObserver } from './track/observe.js';
 import { Tracker, type TrackObserver } from './track/tracker.js';

@@ -57,7 +57,7 @@ export class RequestLog implements ExitLog {
       if (ctx.aborted && exit.reason !== 'client_closed') line.json('clientGone', true);
       // The message is the outcome (reasons.ts): accepted, refused, not_sent, uncertain, pending.
       // A query (eth_chainId, a transaction's status) answered is a request, not a submission's outcome.
-      line.end(ok && (rpc?.method === CHAIN_ID_METHOD || ctx.send?.sync === 'status') ? 'request' : exit.outcome);
+      line.end(ok && (rpc?.method === CHAIN_ID_METHOD || ctx.statusOf !== undefined) ? 'request' : exit.outcome);
     }
   }
 

@@ -15,7 +15,8 @@ import type { TxDecoder } from '../tx/decoder.js';
 import { createAuthStage } from './auth.js';
 import { createDecodeStage } from './decode.js';
 import { createFeeStage } from './fee.js';
-import { createGrantStage, type StatusAnswers } from './grant.js';
+import { createGrantStage } from './grant.js';
+import { createStatusStage, type StatusAnswers } from './status.js';
 import { createHostStage } from './host.js';
 import { createParseStage } from './parse.js';
 import { createRateLimitStage, type DuplicateCheck } from './rate-limit.js';
@@ -42,7 +43,8 @@ export function admissionStages(p: AdmissionParts) {
     .add(createParseStage())
     .add(createRouteStage(p.config.limits))
     .add(createAuthStage(p.store))
-    .add(createGrantStage(p.trackers))
+    .add(createGrantStage())
+    .add(createStatusStage(p.trackers))
     .add(createDecodeStage(p.decoders))
     .add(createFeeStage(p.config))
     .add(createSenderStage())
