@@ -34,6 +34,7 @@ import { WebSocketTransport, type WsObserver } from './ws/frames.js';
 import type { Tracker, TrackObserver } from './track/tracker.js';
 import type { TrackSeamPart } from './threads/track-seam.js';
 import { Tracking } from './tracking.js';
+import { ChainHeads } from './upstreams/chain-rpc/chain-heads.js';
 import { TlsEdge, type TlsObserver } from './tls/edge.js';
 import { freePort } from './base/free-port.js';
 import { ExpressLanes, type OpenOptions as LaneOpenOptions } from './express-lane/lanes.js';
@@ -213,6 +214,7 @@ export function createApp(opts: AppOptions): App {
       await Promise.all([...sends.syncSenders.values()].map((s) => s.close()));
       await Promise.all(sends.links.map((l) => l.close()));
       await sends.tracking.close();
+      for (const h of sends.heads.values()) h.close();
       await lanes.lanes.close();
     },
   };
@@ -250,6 +252,8 @@ function buildSends(
   const duplicates = new Duplicates(new Map(config.chains.map((c) => [c.chainId, new ChainDuplicates(config.dedup, thread.txTable)])));
   // A tracked chain's forwards tell its tracker which sequencer accepted by which rule (tracking.ts).
   const links = ChainLink.forChains(config.chains, thread.board, log, (c) => tracking.observerOf(c, observer));
+  // Beside each link, the chain's one head source (`rpcWs`): its subscription opens on the first subscriber.
+  const heads = new Map(config.chains.flatMap((c) => (c.rpcWs === null ? [] : [[c.chainId, new ChainHeads(c.rpcWs, log)] as const])));
   const forwarders = new Map(
     links.map((link) => [link.chainId, new ChainForwarder(link, duplicates.forChain(link.chainId), tracking.observerOf(link.chain, observer), lanes)]),
   );
@@ -262,14 +266,15 @@ function buildSends(
         laneTakes: (r: ForwardRequest) => forwarder.laneTakes(r),
         duplicates: duplicates.forChain(link.chainId),
         observer,
+        heads: heads.get(link.chainId) ?? null,
       };
       return [[link.chainId, new SyncSender(link, parts)] as const];
     }),
   );
-  tracking.attach(syncSenders, duplicates);
+  tracking.attach(new Map(links.flatMap((l) => (l.rpc === null ? [] : [[l.chainId, l.rpc] as const]))), heads, duplicates);
   const conditional = conditionalSends(links, forwarders, lanes, (c) => tracking.observerOf(c, observer));
   // Bytes already in flight cost no rate-limit token, a plain send's or a waiting sync call's: one table (dedup.ts).
-  return { links, forwarders, syncSenders, conditional, tracking, trackers: tracking.trackers, inFlight: duplicates };
+  return { links, heads, forwarders, syncSenders, conditional, tracking, trackers: tracking.trackers, inFlight: duplicates };
 }
 
 function decodersOf(config: Config): Map<number, TxDecoder> {

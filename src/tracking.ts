@@ -10,11 +10,12 @@ import type { ChainConfig, Config } from './config/config.js';
 import type { Duplicates } from './forward/dedup.js';
 import type { ForwardObserver } from './forward/forwarder.js';
 import type { Logger } from './log/log.js';
-import type { StatusAnswers } from './stages/grant.js';
-import { HeadWatch } from './sync/head-watch.js';
+import type { StatusAnswers } from './stages/status.js';
 import { RemoteTracker, TrackOwner, TrackRemote, type TrackSeamPart } from './threads/track-seam.js';
 import { type Acceptor, trackedObserver } from './track/observe.js';
 import { Tracker, type TrackObserver } from './track/tracker.js';
+import type { HeadSource } from './upstreams/chain-rpc/chain-heads.js';
+import type { ChainRpc } from './upstreams/chain-rpc/chain-rpc.js';
 import type { StatusFeed } from './ws/subscriptions.js';
 
 /** What the stages and the lane use of a tracked chain: the tracker, or its seam on a thread that does not own it. */
@@ -25,7 +26,6 @@ export class Tracking {
   readonly trackers = new Map<number, Tracker>();
   /** Every tracked chain's answers, acceptances and feed on this thread. */
   readonly chains = new Map<number, TrackedChain>();
-  private readonly ownHeads: HeadWatch[] = [];
   private owner: TrackOwner | null = null;
   private readonly remote: TrackRemote | null;
   private readonly remotes: RemoteTracker[] = [];
@@ -44,20 +44,23 @@ export class Tracking {
     return c.track.enabled ? trackedObserver(base, () => this.chains.get(c.chainId)) : base;
   }
 
-  /** The trackers, once the sends exist (a chain's head subscription is its sync send's where it has one). */
-  attach(syncSenders: ReadonlyMap<number, { readonly heads: HeadWatch | null }>, duplicates: Duplicates): void {
+  /** The trackers, once the chains' links exist (a chain's RPC client is its link's; its heads the chain's, shared with its sync send). */
+  attach(rpcs: ReadonlyMap<number, ChainRpc>, heads: ReadonlyMap<number, HeadSource>, duplicates: Duplicates): void {
     for (const c of this.config.chains) {
       if (!c.track.enabled) continue;
       if (this.remote !== null) {
-        const r = new RemoteTracker(c.chainId, c.rpc!, this.remote);
+        const r = new RemoteTracker(c.chainId, rpcs.get(c.chainId)!, this.remote);
         this.remotes.push(r);
         this.chains.set(c.chainId, r);
         continue;
       }
-      let heads = syncSenders.get(c.chainId)?.heads ?? null;
-      if (heads === null && c.rpcWs !== null) this.ownHeads.push((heads = new HeadWatch(c.rpcWs, this.log, () => {})));
       const dedup = duplicates.forChain(c.chainId);
-      const t = new Tracker(c, this.log, heads, this.observer, (hash) => dedup.forget(hash));
+      const t = new Tracker(c, this.log, {
+        rpc: rpcs.get(c.chainId)!,
+        heads: heads.get(c.chainId) ?? null,
+        observer: this.observer,
+        dropped: (hash) => dedup.forget(hash),
+      });
       this.trackers.set(c.chainId, t);
       this.chains.set(c.chainId, t);
     }
@@ -85,7 +88,6 @@ export class Tracking {
   }
 
   async close(): Promise<void> {
-    for (const h of this.ownHeads) h.close();
     this.owner?.close();
     this.remote?.close();
     await Promise.all([...this.trackers.values()].map((t) => t.close()));

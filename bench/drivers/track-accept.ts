@@ -14,6 +14,7 @@ import { parseConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/log/log.js';
 import { RemoteTracker, TrackOwner, TrackRemote } from '../../src/threads/track-seam.js';
 import { Tracker } from '../../src/track/tracker.js';
+import { ChainRpc } from '../../src/upstreams/chain-rpc/chain-rpc.js';
 
 const n = Number(process.argv[2] ?? 20_000);
 const mode = process.argv[3] ?? 'track';
@@ -34,7 +35,7 @@ const chain = parseConfig(
   {},
 ).chains[0]!;
 const log = createLogger({ level: 'error' });
-const tracker = new Tracker(chain, log, null);
+const tracker = new Tracker(chain, log, { rpc: new ChainRpc(chain.rpc!) });
 const reqs = Array.from({ length: n }, () => ({
   hash: '0x' + randomBytes(32).toString('hex'),
   rawHex: '0x' + randomBytes(115).toString('hex'),
@@ -45,7 +46,7 @@ const reqs = Array.from({ length: n }, () => ({
 }));
 const { port1, port2 } = new MessageChannel();
 const owner = mode === 'hand' ? new TrackOwner(new Map([[chain.chainId, tracker]]), [port1], log) : null;
-const remote = mode === 'hand' ? new RemoteTracker(chain.chainId, RPC, new TrackRemote(port2, log)) : null;
+const remote = mode === 'hand' ? new RemoteTracker(chain.chainId, new ChainRpc(RPC), new TrackRemote(port2, log)) : null;
 const turn = () => new Promise<void>((r) => setImmediate(r));
 for (let i = 0; i < n; i += 8) {
   for (const r of reqs.slice(i, i + 8)) {
@@ -55,8 +56,9 @@ for (let i = 0; i < n; i += 8) {
   await turn();
 }
 // The owner's handling of the last batches.
-for (let waited = 0; mode === 'hand' && tracker.table.size < n && waited < 10_000; waited++) await new Promise((r) => setTimeout(r, 1));
-if (tracker.table.size !== (mode === 'none' ? 0 : n)) throw new Error(`${tracker.table.size} tracked, not ${mode === 'none' ? 0 : n}`);
+for (let waited = 0; mode === 'hand' && tracker.pending + tracker.final < n && waited < 10_000; waited++) await new Promise((r) => setTimeout(r, 1));
+if (tracker.pending + tracker.final !== (mode === 'none' ? 0 : n))
+  throw new Error(`${tracker.pending + tracker.final} tracked, not ${mode === 'none' ? 0 : n}`);
 owner?.close();
 await remote?.close();
 port1.close();

@@ -23,7 +23,8 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { parseConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/log/log.js';
-import { readBatch, type Call, type ChainRpc, type Got } from '../../src/track/chain-rpc.js';
+import type { Answer } from '../../src/upstreams/upstream.js';
+import { readBatch, type RpcCall as Call, type ChainRpc } from '../../src/upstreams/chain-rpc/chain-rpc.js';
 import { Entry, TrackTable } from '../../src/track/table.js';
 import { Watcher } from '../../src/track/watcher.js';
 import { startBench } from '../common/bench-run.js';
@@ -69,11 +70,12 @@ function memoryRound(n: number, senderKnown: boolean, handed = false): number {
   const before = heap();
   for (let i = 0; i < n; i++) {
     // The strings the request made (the hash; the signed bytes until the first lookup) are the entry's to keep alive.
+    const now = Date.now();
     const raw = senderKnown ? null : hex((RAW_HEX - 2) / 2);
     // Handed over: every string of the item deserialized from the port's message (fresh copies).
     const item = [hex(32), ACCOUNT, SEQUENCER, 'hash', raw] as const;
     const [hash, account, sequencer, rule, rawHex] = handed ? structuredClone(item) : item;
-    const e = new Entry(hash, account, i, Date.now(), Date.now(), sequencer, rule, null, rawHex);
+    const e = new Entry({ hash, account, nonce: i, receivedAt: now, acceptedAt: now, sequencer, rule, sender: null, raw: rawHex });
     // The sender told by the first lookup (a string of its own, as the chain RPC's answer made it), kept once per address.
     if (senderKnown) e.sender = table.sender(senders[i % senders.length]!.toUpperCase().toLowerCase());
     table.add(e);
@@ -90,10 +92,10 @@ class StandIn {
   /** The JSON text of a block answer by transactions count, made once. */
   private readonly text = new Map<number, string>();
   txs = 0;
-  one(method: string, params: readonly unknown[]): Promise<Got> {
+  one(method: string, params: readonly unknown[]): Promise<Answer> {
     return this.batch([{ method, params }]).then((g) => g[0]!);
   }
-  batch(calls: readonly Call[]): Promise<Got[]> {
+  batch(calls: readonly Call[]): Promise<Answer[]> {
     const parts = calls.map((c, i) => `{"jsonrpc":"2.0","id":${i},"result":${this.result(c)}}`);
     // Parsed as a node's answer is: the whole text, then each call's result read.
     return Promise.resolve(readBatch(`[${parts.join(',')}]`, calls.length));
@@ -146,7 +148,18 @@ async function watcherCost(): Promise<{ idle: number[]; busy: number[] }> {
   // The first pass reads the head; then the pending acceptances, their first lookups done (1,000 a pass).
   await watchRound(standIn, watcher, 0, 1);
   for (let i = 0; i < o.pending; i++) {
-    const e = new Entry(hex(32), ACCOUNT, i, Date.now(), Date.now(), SEQUENCER, 'hash', hex(20), null);
+    const now = Date.now();
+    const e = new Entry({
+      hash: hex(32),
+      account: ACCOUNT,
+      nonce: i,
+      receivedAt: now,
+      acceptedAt: now,
+      sequencer: SEQUENCER,
+      rule: 'hash',
+      sender: hex(20),
+      raw: null,
+    });
     table.add(e);
     watcher.track(e);
   }

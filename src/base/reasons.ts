@@ -375,7 +375,7 @@ export const REASONS = {
     retry: 'lookup',
   },
   chain_unavailable: {
-    stages: ['grant'],
+    stages: ['status'],
     when: '`txgate_getTransactionStatus` of a hash this edge does not track for the account: the chain RPC did not answer',
     status: 503,
     code: -32002,

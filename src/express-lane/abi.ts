@@ -4,6 +4,7 @@
  * RPC answers for them. A chain RPC is a peer: every reader takes `unknown` and returns a value
  * or undefined, never throws, and bounds what it reads (no answer is trusted to be well formed).
  */
+import { quantity } from '../base/rpc-values.js';
 
 /** `roundTimingInfo()`: (int64 offsetTimestamp, uint64 roundDurationSeconds, uint64 auctionClosingSeconds, uint64 reserveSubmissionSeconds). */
 export const ROUND_TIMING_INFO = '0x0152682d';
@@ -36,7 +37,6 @@ export type AuctionEvent =
   | { readonly kind: 'timing'; readonly block: number };
 
 const HEX_WORDS = /^0x(?:[0-9a-fA-F]{64})+$/;
-const QUANTITY = /^0x(?:0|[1-9a-fA-F][0-9a-fA-F]{0,15})$/;
 export const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
 /** Far beyond any round or second a real contract holds: a bigger one is a lie, not a round. */
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
@@ -65,13 +65,6 @@ const topicAddress = (t: unknown): string | undefined => {
   const w = words(t, 1);
   return w === undefined ? undefined : addressWord(w[0]);
 };
-
-/** A JSON-RPC quantity ("0x1a") as a safe integer, or undefined. */
-export function quantity(v: unknown): number | undefined {
-  if (typeof v !== 'string' || !QUANTITY.test(v)) return undefined;
-  const n = Number.parseInt(v.slice(2), 16);
-  return Number.isSafeInteger(n) ? n : undefined;
-}
 
 /**
  * `roundTimingInfo()`'s answer, or undefined where it is not one a contract could hold: four
@@ -120,7 +113,7 @@ export function readAuctionLog(log: unknown, address: string): AuctionEvent | un
   const l = log as { address?: unknown; topics?: unknown; data?: unknown; blockNumber?: unknown; removed?: unknown };
   if (typeof l.address !== 'string' || l.address.toLowerCase() !== address || l.removed === true) return undefined;
   const block = quantity(l.blockNumber);
-  if (block === undefined || !Array.isArray(l.topics) || l.topics.length === 0 || l.topics.length > 4) return undefined;
+  if (block === null || !Array.isArray(l.topics) || l.topics.length === 0 || l.topics.length > 4) return undefined;
   const topic0 = typeof l.topics[0] === 'string' ? l.topics[0].toLowerCase() : '';
   if (topic0 === SET_ROUND_TIMING_INFO) return { kind: 'timing', block };
   const data = words(l.data, 8);

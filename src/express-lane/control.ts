@@ -11,9 +11,10 @@
  * The round number is Nitro's: whole round durations since the offset, on the edge's clock
  * (timeboost/roundtiminginfo.go, RoundNumberAt, in github.com/OffchainLabs/nitro); 0 before it.
  */
+import { quantity, hexQuantity as hex } from '../base/rpc-values.js';
+import { type ChainRpc, failureText } from '../upstreams/chain-rpc/chain-rpc.js';
 import {
   AUCTION_RESOLVED,
-  quantity,
   RESOLVED_ROUNDS,
   readAuctionLog,
   readResolvedRounds,
@@ -24,13 +25,15 @@ import {
   SET_ROUND_TIMING_INFO,
   ZERO_ADDRESS,
 } from './abi.js';
-import { type RpcCaller, RpcFailure } from './rpc.js';
+
+/** What the lane reads the auction with: the chain RPC client's single call (upstreams/chain-rpc/). */
+export type AuctionRpc = Pick<ChainRpc, 'one'>;
 
 export interface ControlOptions {
   /** The auction contract, lower-case 0x address. */
   readonly auction: string;
   /** The chain RPC. */
-  readonly rpc: RpcCaller;
+  readonly rpc: AuctionRpc;
   /** Between polls. */
   readonly pollMs: number;
   /** Each read's bound. */
@@ -68,8 +71,6 @@ export function msUntilRoundEnd(t: RoundTiming, nowMs: number): number {
   return end - nowMs;
 }
 
-const hex = (n: number): string => `0x${n.toString(16)}`;
-
 export class RoundControl {
   #timing: RoundTiming;
   readonly #controllers = new Map<number, string>();
@@ -104,23 +105,18 @@ export class RoundControl {
    * a contract that does not answer `roundTimingInfo()` with a round clock.
    */
   static async open(o: ControlOptions): Promise<RoundControl> {
-    let timing: RoundTiming | undefined;
-    let why = 'its answer is not a round clock';
-    try {
-      timing = readRoundTiming(await o.rpc.call('eth_call', [{ to: o.auction, data: ROUND_TIMING_INFO }, 'latest'], o.timeoutMs));
-    } catch (e) {
-      why = e instanceof RpcFailure ? (e.rpcError !== undefined ? 'the call reverts or fails' : `the chain RPC: ${e.reason}`) : 'the call failed';
+    const t = await o.rpc.one('eth_call', [{ to: o.auction, data: ROUND_TIMING_INFO }, 'latest'], { timeoutMs: o.timeoutMs });
+    const timing = t.kind === 'result' ? readRoundTiming(t.result) : undefined;
+    if (timing === undefined) {
+      const why = t.kind === 'result' ? 'its answer is not a round clock' : t.kind === 'error' ? 'the call reverts or fails' : `the chain RPC: ${t.why}`;
+      throw new LaneStartError(`the auction contract ${o.auction} does not answer roundTimingInfo() (${why})`);
     }
-    if (timing === undefined) throw new LaneStartError(`the auction contract ${o.auction} does not answer roundTimingInfo() (${why})`);
-    let block: number | undefined;
-    try {
-      block = quantity(await o.rpc.call('eth_blockNumber', [], o.timeoutMs));
-    } catch {
-      /* below */
-    }
-    if (block === undefined) throw new LaneStartError('the chain RPC does not answer eth_blockNumber with a block number');
+    const b = await o.rpc.one('eth_blockNumber', [], { timeoutMs: o.timeoutMs });
+    const block = b.kind === 'result' ? quantity(b.result) : null;
+    if (block === null) throw new LaneStartError('the chain RPC does not answer eth_blockNumber with a block number');
     const c = new RoundControl(o, timing, block);
-    await c.#readResolved(hex(block), (o.clock ?? Date.now)());
+    const why = await c.#readResolved(hex(block), (o.clock ?? Date.now)());
+    if (why !== null) throw new LaneStartError(`reading resolvedRounds() failed (${why})`);
     return c;
   }
 
@@ -160,21 +156,35 @@ export class RoundControl {
 
   /** One poll; never throws (a failure is counted and the state kept). */
   async poll(nowMs = (this.o.clock ?? Date.now)()): Promise<void> {
+    let why: string | null;
     try {
-      await this.#poll(nowMs);
-      this.#lastGoodMs = this.#wall();
-    } catch (e) {
-      this.failures++;
-      if (this.failures === 1 || this.failures % 100 === 0)
-        this.o.note?.(
-          `express lane: reading the auction contract failed (${e instanceof RpcFailure ? e.reason : 'unexpected answer'}; ${this.failures} failures)`,
-        );
+      why = await this.#poll(nowMs);
+    } catch {
+      // A bug, never the chain's input (read into values or a failure): counted as a failed poll.
+      why = 'unexpected answer';
     }
+    if (why === null) {
+      this.#lastGoodMs = this.#wall();
+      return;
+    }
+    this.failures++;
+    if (this.failures === 1 || this.failures % 100 === 0)
+      this.o.note?.(`express lane: reading the auction contract failed (${why}; ${this.failures} failures)`);
   }
 
-  async #poll(nowMs: number): Promise<void> {
-    const head = quantity(await this.o.rpc.call('eth_blockNumber', [], this.o.timeoutMs));
-    if (head === undefined) throw new RpcFailure('garbage');
+  /** One read of the chain RPC: its result, or why there is none (a failure, or `garbage`: not the value asked for). */
+  async #read<T>(method: string, params: readonly unknown[], read: (v: unknown) => T | null | undefined): Promise<{ value: T } | string> {
+    const a = await this.o.rpc.one(method, params, { timeoutMs: this.o.timeoutMs });
+    if (a.kind !== 'result') return failureText(a);
+    const value = read(a.result);
+    return value === null || value === undefined ? 'garbage' : { value };
+  }
+
+  /** One poll: null, or why it failed (the state kept). */
+  async #poll(nowMs: number): Promise<string | null> {
+    const got = await this.#read('eth_blockNumber', [], quantity);
+    if (typeof got === 'string') return got;
+    const head = got.value;
     const round = roundAt(this.#timing, nowMs);
     let reread = round !== this.#lastRound || ++this.#polls % 20 === 0;
     this.#lastRound = round;
@@ -184,7 +194,7 @@ export class RoundControl {
       reread = true;
     } else if (head > this.#lastBlock) {
       const to = Math.min(head, this.#lastBlock + (this.o.maxLogBlocks ?? 1000));
-      const logs = await this.o.rpc.call(
+      const gotLogs = await this.#read(
         'eth_getLogs',
         [
           {
@@ -194,9 +204,10 @@ export class RoundControl {
             topics: [[AUCTION_RESOLVED, SET_EXPRESS_LANE_CONTROLLER, SET_ROUND_TIMING_INFO]],
           },
         ],
-        this.o.timeoutMs,
+        (v) => (Array.isArray(v) && v.length <= MAX_LOGS ? (v as unknown[]) : null),
       );
-      if (!Array.isArray(logs) || logs.length > MAX_LOGS) throw new RpcFailure('garbage');
+      if (typeof gotLogs === 'string') return gotLogs;
+      const logs = gotLogs.value;
       let timing = false;
       for (const l of logs) {
         const ev = readAuctionLog(l, this.o.auction);
@@ -210,23 +221,25 @@ export class RoundControl {
         else this.#set(ev.round, ev.controller, nowMs, true);
       }
       if (timing) {
-        const t = readRoundTiming(await this.o.rpc.call('eth_call', [{ to: this.o.auction, data: ROUND_TIMING_INFO }, hex(to)], this.o.timeoutMs));
-        if (t === undefined) throw new RpcFailure('garbage');
+        const got = await this.#read('eth_call', [{ to: this.o.auction, data: ROUND_TIMING_INFO }, hex(to)], readRoundTiming);
+        if (typeof got === 'string') return got;
+        const t = got.value;
         this.#timing = t;
         this.o.note?.(`express lane: the round clock changed (offset ${t.offsetSeconds} s, rounds of ${t.durationSeconds} s)`);
       }
-      if (reread) await this.#readResolved(hex(to), nowMs);
-      this.#lastBlock = to;
-      return;
+      const why = reread ? await this.#readResolved(hex(to), nowMs) : null;
+      if (why === null) this.#lastBlock = to;
+      return why;
     }
-    if (reread) await this.#readResolved('latest', nowMs);
+    return reread ? this.#readResolved('latest', nowMs) : null;
   }
 
   /** `resolvedRounds()` at `block`: the contract's own word on the latest two rounds (transfers included). */
-  async #readResolved(block: string, nowMs: number): Promise<void> {
-    const rounds = readResolvedRounds(await this.o.rpc.call('eth_call', [{ to: this.o.auction, data: RESOLVED_ROUNDS }, block], this.o.timeoutMs));
-    if (rounds === undefined) throw new RpcFailure('garbage');
-    for (const r of rounds) this.#set(r.round, r.controller, nowMs);
+  async #readResolved(block: string, nowMs: number): Promise<string | null> {
+    const got = await this.#read('eth_call', [{ to: this.o.auction, data: RESOLVED_ROUNDS }, block], readResolvedRounds);
+    if (typeof got === 'string') return got;
+    for (const r of got.value) this.#set(r.round, r.controller, nowMs);
+    return null;
   }
 
   #set(round: number, controller: string, nowMs: number, event = false): void {

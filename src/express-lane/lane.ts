@@ -20,11 +20,11 @@
  * within the future limit is free. It costs a Map lookup and a field read when the grant lacks
  * `expressLane`; a wrapped submission costs one secp256k1 signature and two keccak passes.
  */
+import { ChainRpc } from '../upstreams/chain-rpc/chain-rpc.js';
 import type { LaneReading } from './answer.js';
 import type { ExpressLaneConfig } from './config.js';
-import { msUntilRoundEnd, RoundControl, roundAt } from './control.js';
+import { type AuctionRpc, msUntilRoundEnd, RoundControl, roundAt } from './control.js';
 import type { ControllerKey } from './key.js';
-import { type RpcCaller, rpcCaller } from './rpc.js';
 import { OrderedSequence } from './sequence.js';
 import { DONT_CARE_SEQUENCE, SEND_METHOD, submissionParams } from './submission.js';
 
@@ -63,8 +63,8 @@ export interface LaneOptions {
   /** The round clock (ms since the epoch): Date.now by default; a test's clock that follows the chain's. */
   readonly clock?: (() => number) | undefined;
   readonly note?: ((msg: string) => void) | undefined;
-  /** The auction's reader to use instead of opening one (tests). */
-  readonly rpc?: RpcCaller;
+  /** The reader to use instead of opening a client of `rpcUrl` (tests). */
+  readonly rpc?: AuctionRpc;
 }
 
 /**
@@ -89,7 +89,8 @@ export class ExpressLane {
   private constructor(
     private readonly o: LaneOptions,
     readonly control: RoundControl,
-    private readonly rpc: RpcCaller,
+    /** The chain RPC client this lane opened (closed with it), or null (the caller's). */
+    private readonly rpc: ChainRpc | null,
   ) {
     this.#seq = o.config.sequence === 'ordered' ? new OrderedSequence(o.config.maxFutureDistance) : null;
     this.#chainId = BigInt(o.chainId);
@@ -100,7 +101,8 @@ export class ExpressLane {
   static async open(o: LaneOptions): Promise<ExpressLane> {
     const c = o.config;
     if (c.auction === null || c.endpoint === null) throw new Error('expressLane: auction and endpoint are required');
-    const rpc = o.rpc ?? rpcCaller(o.rpcUrl);
+    const own = o.rpc === undefined ? new ChainRpc(o.rpcUrl, 2) : null;
+    const rpc = own ?? o.rpc!;
     let control: RoundControl;
     try {
       control = await RoundControl.open({
@@ -113,11 +115,11 @@ export class ExpressLane {
         ...(o.note === undefined ? {} : { note: o.note }),
       });
     } catch (e) {
-      if (o.rpc === undefined) await rpc.close();
+      await own?.close();
       throw e;
     }
     control.start();
-    return new ExpressLane(o, control, rpc);
+    return new ExpressLane(o, control, own);
   }
 
   #now(): number {
@@ -195,6 +197,6 @@ export class ExpressLane {
 
   async close(): Promise<void> {
     await this.control.stop();
-    if (this.o.rpc === undefined) await this.rpc.close();
+    await this.rpc?.close();
   }
 }

@@ -12,7 +12,7 @@ import type { ExpressLaneConfig } from './config.js';
 import { LaneStartError } from './control.js';
 import { KeyError, loadControllerKey } from './key.js';
 import { ExpressLane, type Granted, type LaneOptions, type LaneStatus, type LaneSubmission } from './lane.js';
-import { RpcFailure, urlOrigin } from './rpc.js';
+import { upstreamLabel } from '../upstreams/upstream.js';
 
 export interface LaneChain {
   readonly chainId: number;
@@ -53,8 +53,8 @@ export class ExpressLanes {
         try {
           lanes.set(c.chainId, await ExpressLane.open({ chainId: c.chainId, config: cfg, rpcUrl: c.rpc, key, ...o }));
         } catch (e) {
-          const why = e instanceof LaneStartError ? e.message : e instanceof RpcFailure ? `reading resolvedRounds() failed (${e.reason})` : 'could not start';
-          throw new LaneStartError(`${where}: ${why} (chain RPC ${urlOrigin(c.rpc)})`);
+          const why = e instanceof LaneStartError ? e.message : 'could not start';
+          throw new LaneStartError(`${where}: ${why} (chain RPC ${upstreamLabel(c.rpc)})`);
         }
       }
     } catch (e) {

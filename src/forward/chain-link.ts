@@ -7,6 +7,7 @@
  */
 import type { ChainConfig } from '../config/config.js';
 import type { Logger } from '../log/log.js';
+import { ChainRpc } from '../upstreams/chain-rpc/chain-rpc.js';
 import { openUpstream } from '../upstreams/registry.js';
 import type { CallTimes, OpenOptions, Upstream } from '../upstreams/upstream.js';
 import { Attempts } from './attempts.js';
@@ -28,8 +29,11 @@ export interface ChainLinkParts {
 export class ChainLink {
   readonly chain: ChainConfig;
   readonly log: Logger;
-  /** The chain's own RPC (`chains[].rpc`), for lookups and the sync send's receipts; else null. It is no sequencer: nothing marks it down. */
-  readonly rpc: Upstream | null;
+  /**
+   * The chain's own RPC (`chains[].rpc`), else null: the one client of it on this thread, for the
+   * forward's lookups, the sync send's receipts and the chain's tracker. It is no sequencer: nothing marks it down.
+   */
+  readonly rpc: ChainRpc | null;
   /** The express lane's endpoint (`expressLane.endpoint`) where the chain enables the lane; else null. */
   readonly lane: Upstream | null;
   /** The outcome rules, for every send on this chain. */
@@ -44,7 +48,7 @@ export class ChainLink {
     this.board = parts.board;
     this.slots = parts.slots;
     const times: CallTimes = { timeoutMs: chain.forward.timeoutMs, queueMs: chain.forward.queueMs };
-    this.rpc = chain.rpc === null ? null : openUpstream(chain.rpc, { calls: Math.max(4, Math.min(chain.sync.maxWaiting, 64)), sockets: 1 });
+    this.rpc = chain.rpc === null ? null : new ChainRpc(chain.rpc, Math.max(4, Math.min(chain.sync.maxWaiting, 64)));
     const el = chain.expressLane;
     this.lane = el.enabled && el.endpoint !== null ? openUpstream(el.endpoint, { calls: 8, sockets: 1 }) : null;
     this.attempts = new Attempts(chain.chainId, times, this.rpc, parts.log, parts.observer, this.lane !== null);
@@ -72,6 +76,6 @@ export class ChainLink {
 
   /** Closes the chain RPC's and the lane endpoint's clients (cutting calls still in flight: their answers have no one to go to). */
   async close(): Promise<void> {
-    await Promise.all([this.rpc?.close(true), this.lane?.close(true)]);
+    await Promise.all([this.rpc?.close(), this.lane?.close(true)]);
   }
 }

@@ -56,9 +56,9 @@ export class RequestLog implements ExitLog {
     else {
       if (ctx.aborted && exit.reason !== 'client_closed') line.json('clientGone', true);
       // The message is the outcome (reasons.ts): accepted, refused, not_sent, uncertain, pending.
-      // A query answered (eth_chainId, a transaction's status, a lane subscription: anything but
-      // a send) is a request, not a submission's outcome: "accepted" is a transaction's alone.
-      line.end(ok && (ctx.send === undefined || ctx.send.sync === 'status') ? 'request' : exit.outcome);
+      // A query answered (eth_chainId, a transaction's status, a subscription: anything but a
+      // send) is a request, not a submission's outcome: "accepted" is a transaction's alone.
+      line.end(ok && ctx.send === undefined ? 'request' : exit.outcome);
     }
   }
 

@@ -22,7 +22,8 @@ import type { RequestObserver } from '../pipeline/pipeline.js';
 import { droppedLogLines } from '../log/log.js';
 import { IGNORED_FRAME_SOURCES, ignoredFrames } from '../upstreams/peer-frames.js';
 import { upstreamLabel } from '../upstreams/upstream.js';
-import type { Tracker, TrackObserver } from '../track/tracker.js';
+import type { TrackObserver } from '../track/tracker.js';
+import type { TrackView } from '../track/watch-state.js';
 import { RequestMetrics } from './requests.js';
 import { TrackMetrics } from './track.js';
 import type { TlsObserver } from '../tls/edge.js';
@@ -179,7 +180,7 @@ export class Metrics {
   readonly track: TrackObserver = this.tracking.observer;
 
   /** The chains' trackers, read at each snapshot. */
-  watchTrackers(trackers: ReadonlyMap<number, Tracker>): void {
+  watchTrackers(trackers: ReadonlyMap<number, TrackView>): void {
     this.tracking.watch(trackers);
   }
 

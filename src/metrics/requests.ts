@@ -34,8 +34,8 @@ const POSSIBLE: Record<(typeof METHODS)[number], readonly string[]> = {
   // Its own series only where a chain serves it (else it is a method not served: `other`).
   eth_sendRawTransactionSync: submissionOutcomes(),
   eth_sendRawTransactionConditional: submissionOutcomes(),
-  // A status query: the admission before the grant, which answers it (its own series only where a chain tracks).
-  txgate_getTransactionStatus: ['ok', ...at('size_cap', 'auth', 'grant').filter((r) => r !== 'sync_not_granted'), 'invalid_params', 'internal_error'],
+  // A status query: the admission up to the grant, then the status stage, which answers it (its own series only where a chain tracks).
+  txgate_getTransactionStatus: ['ok', ...at('size_cap', 'auth', 'grant', 'status').filter((r) => r !== 'sync_not_granted'), 'invalid_params', 'internal_error'],
 };
 function submissionOutcomes(): string[] {
   return [

@@ -1,18 +1,19 @@
 /**
  * The tracking metrics (chains with `track.enabled`): the moves the trackers report, and their
- * tables and watchers read at each snapshot.
+ * published views (track/watch-state.ts: the tables' counts, the watchers' state) read at each snapshot.
  */
 import { upstreamLabel } from '../upstreams/upstream.js';
 import type { TrackState } from '../track/states.js';
 import type { Entry } from '../track/table.js';
-import type { Tracker, TrackObserver } from '../track/tracker.js';
+import type { TrackObserver } from '../track/tracker.js';
+import type { TrackView } from '../track/watch-state.js';
 import type { METRICS } from './catalog.js';
 import type { Families } from './family-set.js';
 
 type F = Families<typeof METRICS>;
 
 export class TrackMetrics {
-  private trackers: ReadonlyMap<number, Tracker> = new Map();
+  private trackers: ReadonlyMap<number, TrackView> = new Map();
 
   constructor(private readonly f: F) {}
 
@@ -38,23 +39,22 @@ export class TrackMetrics {
         return;
       }
       this.f.trackFinal.child({ chain, state: e.state }).value++;
-      if ((e.state === 'included' || e.state === 'reverted') && e.reorgs === 0 && e.at !== null)
+      if ((e.state === 'included' || e.state === 'reverted') && e.reorgs === 0 && e.at?.kind === 'block')
         this.f.inclusion.child({ chain, sequencer: e.sequencer }).observe(Math.max(0, e.at.seenAt - e.acceptedAt) / 1000);
     },
   };
 
-  watch(trackers: ReadonlyMap<number, Tracker>): void {
+  watch(trackers: ReadonlyMap<number, TrackView>): void {
     this.trackers = trackers;
   }
 
   /** The tables and watchers, read at a snapshot. */
   read(): void {
     for (const [chain, t] of this.trackers) {
-      const table = t.table;
-      this.f.tracked.child({ chain, state: 'pending' }).value = table.pending;
-      this.f.tracked.child({ chain, state: 'final' }).value = table.size - table.pending;
-      this.f.trackEvicted.child({ chain, kind: 'final' }).value = table.counts.evicted;
-      this.f.trackEvicted.child({ chain, kind: 'refused' }).value = table.counts.refused;
+      this.f.tracked.child({ chain, state: 'pending' }).value = t.pending;
+      this.f.tracked.child({ chain, state: 'final' }).value = t.final;
+      this.f.trackEvicted.child({ chain, kind: 'final' }).value = t.evicted;
+      this.f.trackEvicted.child({ chain, kind: 'refused' }).value = t.refused;
       this.f.trackHead.child({ chain }).value = Math.max(0, t.watcher.head);
       this.f.trackStalled.child({ chain }).value = t.watcher.stalled ? 1 : 0;
       this.f.trackRestarts.child({ chain }).value = t.watcher.restarts;

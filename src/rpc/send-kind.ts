@@ -4,19 +4,12 @@
  * for. The route stage says which on the context (its `send` field); the grant and forward
  * stages read that field. A leaf module: it reads nothing.
  */
-/**
- * What kind of send a request is: plain, or sync with the wait it gets (ms); or `status`, a
- * status query, which rides the same admission (host, key, grant) and is answered at the grant.
- */
+/** What kind of send a request is: plain, or sync with the wait it gets (ms), or conditional. */
 export type Send =
   | { readonly sync: false }
   | { readonly sync: true; readonly waitMs: number }
-  | { readonly sync: 'status' }
   /** eth_sendRawTransactionConditional: its options as sent, read by the conditions stage (stages/conditions.ts). */
   | { readonly sync: 'conditional'; readonly options: unknown };
-
-/** Every status query shares this one value. */
-export const STATUS_QUERY: Send = Object.freeze({ sync: 'status' });
 
 /** Every plain send shares this one value (nothing allocated per request). */
 export const PLAIN_SEND: Send = Object.freeze({ sync: false });

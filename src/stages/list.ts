@@ -17,7 +17,8 @@ import { createConditionsStage } from './conditions.js';
 import type { HeadView } from '../conditional/head.js';
 import { createDecodeStage } from './decode.js';
 import { createFeeStage } from './fee.js';
-import { createGrantStage, type StatusAnswers } from './grant.js';
+import { createGrantStage } from './grant.js';
+import { createStatusStage, type StatusAnswers } from './status.js';
 import { createHostStage } from './host.js';
 import { createParseStage } from './parse.js';
 import { createRateLimitStage, type DuplicateCheck } from './rate-limit.js';
@@ -46,7 +47,8 @@ export function admissionStages(p: AdmissionParts) {
     .add(createParseStage())
     .add(createRouteStage(p.config.limits))
     .add(createAuthStage(p.store))
-    .add(createGrantStage(p.trackers))
+    .add(createGrantStage())
+    .add(createStatusStage(p.trackers))
     .add(createConditionsStage(p.heads))
     .add(createDecodeStage(p.decoders))
     .add(createFeeStage(p.config))

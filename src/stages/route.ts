@@ -10,7 +10,7 @@ import { reject, REJECT } from '../base/errors.js';
 import type { ChainRuntime } from '../config/chains.js';
 import { fieldSetter, type BaseCtx, type Body, type RpcRequest } from '../pipeline/context.js';
 import type { Stage } from '../pipeline/pipeline.js';
-import { PLAIN_SEND, requestedWaitMs, STATUS_QUERY, type Send } from '../rpc/send-kind.js';
+import { PLAIN_SEND, requestedWaitMs, type Send } from '../rpc/send-kind.js';
 import {
   CHAIN_ID_METHOD,
   CONDITIONAL_METHOD,
@@ -23,6 +23,7 @@ import {
 
 const setRawTx = fieldSetter('rawTx');
 const setSend = fieldSetter('send');
+const setStatusOf = fieldSetter('statusOf');
 
 /** 0x and hex digits; the even length is checked apart (a plain character class runs faster than pairs, measured). */
 const HEX = /^0[xX][0-9a-fA-F]*$/;
@@ -86,7 +87,7 @@ export function createRouteStage(limits: {
   readonly chainIdMaxBodyBytes: number;
 }): Stage<
   BaseCtx & { readonly chain: ChainRuntime; readonly body: Body; readonly rpc: RpcRequest },
-  { readonly rawTx: RawTxParam; readonly send: Send },
+  { readonly rawTx: RawTxParam; readonly send: Send; readonly statusOf?: string | undefined },
   'route'
 > {
   const chainIdCap = limits.chainIdMaxBodyBytes;
@@ -95,7 +96,7 @@ export function createRouteStage(limits: {
     name: 'route',
     about: "the method: `eth_chainId` is answered here from configuration; a send's one param is passed on",
     reasons: ['ok', 'payload_too_large', 'method_not_found', 'invalid_params'],
-    adds: ['rawTx', 'send'],
+    adds: ['rawTx', 'send', 'statusOf'],
     run(ctx) {
       const { method, params } = ctx.rpc;
       if (method === SEND_METHOD) {
@@ -117,10 +118,15 @@ export function createRouteStage(limits: {
         return setSend(setRawTx(ctx, raw), { sync: true, waitMs } as Send);
       }
       if (method === STATUS_METHOD && ctx.chain.config.track.enabled) {
-        // Where the chain tracks (off: method_not_found); answered at the grant, once the account is known.
+        // Where the chain tracks (off: method_not_found); answered by the status stage, once the
+        // account is known and granted. Its own field: no transaction bytes (`rawTx` stays unset).
         const h = params.length === 1 ? params[0] : undefined;
         if (typeof h !== 'string' || !TX_HASH.test(h)) return BAD_STATUS_PARAMS;
-        return setSend(setRawTx(ctx, '0x' + h.slice(2).toLowerCase()), STATUS_QUERY);
+        return setStatusOf(setSend(ctx, PLAIN_SEND), '0x' + h.slice(2).toLowerCase()) as typeof ctx & {
+          readonly rawTx: RawTxParam;
+          readonly send: Send;
+          readonly statusOf: string;
+        };
       }
       if (method === CONDITIONAL_METHOD && ctx.chain.config.conditional.enabled) {
         // Where the chain turns it on (off: method_not_found); the options are read by the conditions stage.

@@ -4,7 +4,7 @@
  * duplicate suppression, audit line and outcome rules, unchanged), and once the sequencer has
  * accepted the transaction, the chain RPC is asked for its receipt until the wait runs out: on
  * every new head where the chain RPC's WebSocket subscription is live (`chains[].rpcWs`,
- * head-watch.ts), else every `pollMs`. A refusal or a send that never went is answered as the
+ * the chain's heads: upstreams/chain-rpc/chain-heads.ts), else every `pollMs`. A refusal or a send that never went is answered as the
  * plain send answers it (refused, 503 not sent); an accepted transaction is answered with its
  * receipt, or with EIP-7966's code 4 and its hash (never a failure: it was accepted). A send
  * written and not answered (502 uncertain) waits for the receipt too: it comes if the
@@ -16,9 +16,8 @@ import type { ChainConfig } from '../config/config.js';
 import type { Exit } from '../base/errors.js';
 import type { Attempts } from '../forward/attempts.js';
 import type { ForwardRequest } from '../forward/parts.js';
-import type { Logger } from '../log/log.js';
 import type { CallTimes, Upstream } from '../upstreams/upstream.js';
-import { HeadWatch } from './head-watch.js';
+import type { HeadSource } from '../upstreams/chain-rpc/chain-heads.js';
 import { executedAnswer, isReceiptOf, pendingAnswer } from './receipt.js';
 import { RECEIPT_METHOD } from '../rpc/rpc-methods.js';
 
@@ -39,8 +38,7 @@ export class ReceiptWaiter {
   private draining = false;
   /** Woken by a head, a change of the subscription's state, or drain. */
   private readonly wakers = new Set<() => void>();
-  /** The chain RPC's new heads, where `chains[].rpcWs` is set (shared with the chain's tracker). */
-  readonly heads: HeadWatch | null;
+  private readonly unsubscribe: (() => void) | null;
 
   constructor(
     private readonly chain: ChainConfig,
@@ -51,9 +49,10 @@ export class ReceiptWaiter {
     private readonly rpc: Upstream,
     /** The outcome rules' lookup (forward/attempts.ts). */
     private readonly attempts: Attempts,
-    log: Logger,
+    /** The chain's heads (the composition root's, where `chains[].rpcWs` is set), else null. */
+    private readonly heads: HeadSource | null,
   ) {
-    this.heads = chain.rpcWs === null ? null : new HeadWatch(chain.rpcWs, log, () => this.wake());
+    this.unsubscribe = heads?.subscribe(() => this.wake()) ?? null;
   }
 
   /** Forwards with `send` (the plain path), then asks for the receipt until `deadline` (performance.now() ms). */
@@ -77,14 +76,14 @@ export class ReceiptWaiter {
         timeoutMs: Math.max(1, Math.min(left, this.chain.forward.timeoutMs)),
         queueMs: Math.max(1, Math.min(left, this.chain.forward.queueMs)),
       };
-      const seen = this.heads?.heads;
+      const seen = this.heads?.count;
       const a = await this.rpc.call(RECEIPT_METHOD, params, times);
       const executed = a.kind === 'result' && isReceiptOf(a.result, req.hash) ? executedAnswer(a.result) : null;
       if (executed !== null) return { exit: executed, receipt: (a as { result: ReceiptCallEnd['receipt'] }).result };
       // null (not yet), an error or a fault: ask again within the wait, at the next head (at
       // once if one came while asking) or after the interval.
       const live = this.heads?.live === true;
-      if (live && this.heads!.heads !== seen) continue;
+      if (live && this.heads!.count !== seen) continue;
       await this.pause(Math.min(live ? pollMs * BACKSTOP_POLLS : pollMs, deadline - performance.now()));
     }
   }
@@ -119,7 +118,7 @@ export class ReceiptWaiter {
   }
 
   close(): Promise<void> {
-    this.heads?.close();
+    this.unsubscribe?.();
     return Promise.resolve();
   }
 }

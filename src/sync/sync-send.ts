@@ -31,7 +31,7 @@ import type { Answer, CallTimes } from '../upstreams/upstream.js';
 import { executedAnswer, isReceiptOf, pendingAnswer } from './receipt.js';
 import { ReceiptWaiter } from './receipt-wait.js';
 import { RECEIPT_METHOD, SYNC_METHOD } from '../rpc/rpc-methods.js';
-import type { HeadWatch } from './head-watch.js';
+import type { HeadSource } from '../upstreams/chain-rpc/chain-heads.js';
 import { withLane } from '../forward/express-send.js';
 import { syncBudget, toldWaitMs } from './budget.js';
 
@@ -92,6 +92,8 @@ export interface SyncSendParts {
    * send, which the lane carries, then the receipt), Nitro having no synchronous lane method.
    */
   readonly laneTakes?: ((req: ForwardRequest) => boolean) | undefined;
+  /** The chain's heads (`chains[].rpcWs`): the `receipt` mode asks for a receipt on each. */
+  readonly heads?: HeadSource | null | undefined;
 }
 
 export class SyncSender {
@@ -131,7 +133,7 @@ export class SyncSender {
     const laneAside = !this.receiptMode && link.lane !== null && link.rpc !== null && laneTakes !== undefined;
     this.laneChain = laneAside;
     this.laneTakes = laneAside ? laneTakes : () => false;
-    this.receiptWaiter = this.receiptMode || laneAside ? new ReceiptWaiter(chain, link.rpc!, link.attempts, link.log) : null;
+    this.receiptWaiter = this.receiptMode || laneAside ? new ReceiptWaiter(chain, link.rpc!, link.attempts, parts.heads ?? null) : null;
     this.sequencers = this.receiptMode ? [] : link.open({ calls: chain.sync.maxWaiting, sockets: chain.forward.wsConnections });
   }
 
@@ -259,11 +261,6 @@ export class SyncSender {
    * one the sequencer does not know (yet) waits for the sequencer's own answer, within the
    * wait plus the forward timeout, as only that says whether it was accepted.
    */
-  /** The chain RPC's head subscription of the `receipt` mode (with `rpcWs`), else null: the chain's tracker shares it. */
-  get heads(): HeadWatch | null {
-    return this.receiptWaiter?.heads ?? null;
-  }
-
   drain(): void {
     this.receiptWaiter?.drain();
     this.draining = true;

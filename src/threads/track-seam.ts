@@ -12,7 +12,7 @@ import type { Exit } from '../base/errors.js';
 import type { ForwardRequest } from '../forward/parts.js';
 import type { Logger } from '../log/log.js';
 import { chainAnswer, statusExit } from '../track/chain-status.js';
-import { ChainRpc } from '../track/chain-rpc.js';
+import type { ChainRpc } from '../upstreams/chain-rpc/chain-rpc.js';
 import type { Tracker } from '../track/tracker.js';
 import type { Bounds } from '../track/expiry.js';
 import type { FeedListener } from '../ws/subscriptions.js';
@@ -168,15 +168,12 @@ export class TrackRemote {
 
 /** A tracked chain on a worker that does not own its tracker: acceptances handed over, status and changes asked of the owner. */
 export class RemoteTracker {
-  private readonly rpc: ChainRpc;
-
   constructor(
     private readonly chainId: number,
-    rpcUrl: string,
+    /** The chain link's client of the chain RPC (a status from the chain alone); closed by the link. */
+    private readonly rpc: ChainRpc,
     private readonly seam: TrackRemote,
-  ) {
-    this.rpc = new ChainRpc(rpcUrl, 1);
-  }
+  ) {}
 
   accepted(req: ForwardRequest, sequencer: string, rule: string): void {
     const now = Date.now();
@@ -196,6 +193,6 @@ export class RemoteTracker {
   }
 
   close(): Promise<void> {
-    return this.rpc.close();
+    return Promise.resolve();
   }
 }

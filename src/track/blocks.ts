@@ -4,7 +4,7 @@
  * (or not the block, receipt or transaction asked for) is null, and the watcher treats it as no
  * answer (it asks again later), never as a fact.
  */
-import { address, hash32, quantity } from './chain-rpc.js';
+import { address, hash32, quantity } from '../base/rpc-values.js';
 
 /** A block with 1,000,000 transactions is no block a chain makes: refused as a lie. */
 const MAX_BLOCK_TXS = 1_000_000;
@@ -87,5 +87,3 @@ export function findByNonce(v: unknown, sender: string, nonce: number): string |
   }
   return null;
 }
-
-export const hex = (n: number): string => '0x' + n.toString(16);

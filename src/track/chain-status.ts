@@ -6,18 +6,16 @@
 import { Exit, reject } from '../base/errors.js';
 import { RECEIPT_METHOD } from '../rpc/rpc-methods.js';
 import { readReceipt } from './blocks.js';
-import type { ChainRpc } from './chain-rpc.js';
+import type { ChainRpc } from '../upstreams/chain-rpc/chain-rpc.js';
+import { CALL_MS } from '../base/rpc-values.js';
 import { chainStatus } from './status.js';
-
-/** Bound on the receipt call of a status query. */
-const CALL_MS = 5_000;
 
 /** The chain's receipt of `hash` as a status answer; 503 `chain_unavailable` when it cannot be read. */
 export async function chainAnswer(rpc: ChainRpc, chainId: number, hash: string): Promise<Exit> {
-  const g = await rpc.one(RECEIPT_METHOD, [hash], CALL_MS);
-  if (!g.ok) return reject('chain_unavailable', undefined, { txHash: hash });
-  if (g.value === null) return statusExit(chainStatus(hash, chainId, null));
-  const r = readReceipt(g.value, hash);
+  const g = await rpc.one(RECEIPT_METHOD, [hash], { timeoutMs: CALL_MS });
+  if (g.kind !== 'result') return reject('chain_unavailable', undefined, { txHash: hash });
+  if (g.result === null) return statusExit(chainStatus(hash, chainId, null));
+  const r = readReceipt(g.result, hash);
   return r === null
     ? reject('chain_unavailable', 'The chain RPC answered something other than a receipt of this transaction', { txHash: hash })
     : statusExit(chainStatus(hash, chainId, r));

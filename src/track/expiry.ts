@@ -12,9 +12,10 @@
  * one empty loop.
  */
 import { readSeen } from './blocks.js';
-import type { ChainRpc } from './chain-rpc.js';
+import type { ChainRpc } from '../upstreams/chain-rpc/chain-rpc.js';
 import type { Entry, TrackTable } from './table.js';
 import { LOOKUP_METHOD } from '../rpc/rpc-methods.js';
+import { CALL_MS } from '../base/rpc-values.js';
 
 export type Bound = 'blockNumberMax' | 'timestampMax';
 
@@ -29,8 +30,6 @@ export interface HeadBlock {
   readonly number: number;
   readonly time: number;
 }
-
-const CALL_MS = 5_000;
 
 /**
  * The watcher's hook at the end of every pass (watcher.ts `afterPass`): the head it left (its
@@ -83,12 +82,12 @@ export class Expiries {
     if (due === null) return;
     const seen = await this.rpc.batch(
       due.map((d) => ({ method: LOOKUP_METHOD, params: [d.e.hash] })),
-      CALL_MS,
+      { timeoutMs: CALL_MS },
     );
     if (!live()) return;
     due.forEach((d, i) => {
       const g = seen[i]!;
-      const s = g.ok ? readSeen(g.value, d.e.hash) : undefined;
+      const s = g.kind === 'result' ? readSeen(g.result, d.e.hash) : undefined;
       // No answer: asked again next pass. In a block: the watcher includes it.
       if (s === undefined || (s !== null && s.blockNumber !== null) || d.e.state !== 'pending') return;
       d.e.expiredBy = { bound: d.bound, head: head.number };

@@ -11,9 +11,9 @@ import type { Entry } from './table.js';
 
 /** An entry as a status object (JSON text). */
 export function entryStatus(e: Entry, chainId: number): string {
-  const at = e.state === 'included' || e.state === 'reverted' ? e.at : null;
+  const at = (e.state === 'included' || e.state === 'reverted') && e.at?.kind === 'block' ? e.at : null;
   const block = at === null ? null : { number: at.number, hash: at.hash, index: at.index, timestamp: at.time, seenAt: at.seenAt };
-  const replaced = e.state === 'replaced' ? e.at : null;
+  const replaced = e.state === 'replaced' && e.at?.kind === 'replacement' ? e.at : null;
   return JSON.stringify({
     hash: e.hash,
     status: e.state,
@@ -28,7 +28,7 @@ export function entryStatus(e: Entry, chainId: number): string {
     block,
     gasUsed: at === null ? null : at.gasUsed,
     inclusionMs: at === null ? null : Math.max(0, at.seenAt - e.acceptedAt),
-    replacedBy: replaced?.replacedBy ?? null,
+    replacedBy: replaced?.by ?? null,
     replacedIn: replaced === null ? null : { number: replaced.number, hash: replaced.hash },
     reorgs: e.reorgs,
     expiredBy: e.state === 'expired' ? e.expiredBy : null,

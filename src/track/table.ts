@@ -7,17 +7,46 @@
  */
 import { isFinal, mayMove, type TrackState } from './states.js';
 
-/** Where a tracked transaction (or its replacement) landed: set only once it did (a pending entry carries none). */
-export interface Landing {
-  readonly number: number;
+/**
+ * Where a tracked transaction landed (`block`: included or reverted), or where the transaction
+ * that replaced it did (`replacement`): set only once it did (a pending entry carries none).
+ */
+export type Landing =
+  | {
+      readonly kind: 'block';
+      readonly number: number;
+      readonly hash: string;
+      readonly index: number;
+      readonly gasUsed: number;
+      /** The block's own timestamp (s). */
+      readonly time: number;
+      /** When this edge saw the block (epoch ms). */
+      readonly seenAt: number;
+    }
+  | {
+      readonly kind: 'replacement';
+      readonly number: number;
+      readonly hash: string;
+      /** The transaction that used the nonce. */
+      readonly by: string;
+    };
+
+/** What a tracked transaction is made from, named: the acceptance as the forward (or another thread) told it. */
+export interface Accepted {
   readonly hash: string;
-  /** For an inclusion: its index, gas used, the block's own timestamp (s) and when this edge saw the block (epoch ms); -1 for a replacement. */
-  readonly index: number;
-  readonly gasUsed: number;
-  readonly time: number;
-  readonly seenAt: number;
-  /** For a replacement: the transaction that used the nonce. */
-  readonly replacedBy: string | null;
+  readonly account: string;
+  /** Epoch ms: the request's arrival, and the acceptance. */
+  readonly receivedAt: number;
+  readonly acceptedAt: number;
+  /** The sequencer that accepted it, and the rule that established it (`hash`, `lookup`, `resend`). */
+  readonly sequencer: string;
+  readonly rule: string;
+  /** The sender where a policy already told it, else null (the first lookup tells it). */
+  readonly sender: string | null;
+  /** The signed bytes (kept until the sender and the nonce are known). */
+  readonly raw: string | null;
+  /** The sender's nonce where known, else null. */
+  readonly nonce?: number | null | undefined;
 }
 
 /**
@@ -47,25 +76,25 @@ export class Entry {
   private updatedMs = 0;
   private readonly receivedMs: number;
 
-  /** The sender's nonce it uses, once the chain (or its bytes) told it; -1 until then. */
-  nonce: number;
+  /** The sender's nonce it uses, once the chain (or its bytes) told it; null until then. */
+  nonce: number | null;
+  readonly hash: string;
+  readonly account: string;
+  readonly acceptedAt: number;
+  /** The sequencer that accepted it, and the rule that established it (`hash`, `lookup`, `resend`). */
+  readonly sequencer: string;
+  readonly rule: string;
 
-  constructor(
-    readonly hash: string,
-    readonly account: string,
-    nonce: number,
-    receivedAt: number,
-    readonly acceptedAt: number,
-    /** The sequencer that accepted it, and the rule that established it (`hash`, `lookup`, `resend`). */
-    readonly sequencer: string,
-    readonly rule: string,
-    sender: string | null,
-    raw: string | null,
-  ) {
-    this.sender = sender;
-    this.nonce = nonce;
-    this.raw = sender === null || nonce < 0 ? raw : null;
-    this.receivedMs = acceptedAt - receivedAt;
+  constructor(a: Accepted) {
+    this.hash = a.hash;
+    this.account = a.account;
+    this.acceptedAt = a.acceptedAt;
+    this.sequencer = a.sequencer;
+    this.rule = a.rule;
+    this.sender = a.sender;
+    this.nonce = a.nonce ?? null;
+    this.raw = a.sender === null || this.nonce === null ? a.raw : null;
+    this.receivedMs = a.acceptedAt - a.receivedAt;
   }
 
   get receivedAt(): number {
@@ -201,6 +230,6 @@ export class TrackTable {
 /** What the chain told of a tracked transaction (its sender, its nonce): kept, and its bytes let go once both are known. */
 export function learn(table: TrackTable, e: Entry, told: { readonly from: string | null; readonly nonce: number | null }): void {
   if (e.sender === null && told.from !== null) e.sender = table.sender(told.from);
-  if (e.nonce < 0 && told.nonce !== null) e.nonce = told.nonce;
-  if (e.sender !== null && e.nonce >= 0) e.raw = null;
+  if (e.nonce === null && told.nonce !== null) e.nonce = told.nonce;
+  if (e.sender !== null && e.nonce !== null) e.raw = null;
 }

@@ -1,8 +1,8 @@
 /**
  * Following one chain's accepted transactions to their block (`chains[].track`, off by default;
  * docs/tracking.md): the status table, its watcher, the hooks where an acceptance becomes known,
- * and the status answers. Per thread: each worker thread tracks what it accepted (a status asked
- * of another thread, or another edge, is answered from the chain).
+ * and the status answers. One per chain and process: with several worker threads the owner
+ * thread holds it and the others reach it through the seam (threads/track-seam.ts).
  *
  * An acceptance becomes known where it is decided: the forward's observer (forward/attempts.ts,
  * through observe.ts) tells `accepted` with the request, the sequencer and the rule, for the
@@ -15,12 +15,13 @@ import type { Logger } from '../log/log.js';
 import { TxDecoder } from '../tx/decoder.js';
 import type { Receipt } from './blocks.js';
 import { chainAnswer, statusExit } from './chain-status.js';
-import { ChainRpc } from './chain-rpc.js';
+import type { ChainRpc } from '../upstreams/chain-rpc/chain-rpc.js';
 import type { TrackState } from './states.js';
 import { entryStatus } from './status.js';
 import { Entry, TrackTable } from './table.js';
 import { Watcher } from './watcher.js';
-import type { HeadSource, WatchState } from './watch-state.js';
+import type { TrackView, WatchState } from './watch-state.js';
+import type { HeadSource } from '../upstreams/chain-rpc/chain-heads.js';
 import { type Bounds, Expiries } from './expiry.js';
 
 /** The forward's request, as far as tracking reads it (forward/parts.ts's ForwardRequest). */
@@ -57,28 +58,42 @@ export interface TrackObserver {
   changed?(chainId: number, e: Entry, from: TrackState | null): void;
 }
 
+/** What a tracker is built from besides its chain, named. */
+export interface TrackerParts {
+  /** The chain's RPC client (the chain link's: one per chain and thread); the tracker does not close it. */
+  readonly rpc: ChainRpc;
+  /** The chain's heads, where the chain has a head subscription. */
+  readonly heads?: HeadSource | null | undefined;
+  readonly observer?: TrackObserver | undefined;
+  /** Told of a hash found dropped: the duplicate cache forgets it, so that a resend is forwarded (forward/dedup.ts). */
+  readonly dropped?: ((hash: string) => void) | undefined;
+}
+
 /** Told of every change of an entry: the entry and its status object. */
 export type ChangeListener = (e: Entry, status: string) => void;
 
-export class Tracker {
-  readonly table: TrackTable;
+export class Tracker implements TrackView {
+  private readonly table: TrackTable;
   readonly watcher: WatchState;
   private readonly watch: Watcher;
   private readonly rpc: ChainRpc;
   private readonly listeners = new Set<ChangeListener>();
   private readonly chainId: number;
 
+  private readonly observer: TrackObserver;
+  private readonly dropped: (hash: string) => void;
+
   constructor(
     chain: ChainConfig,
     private readonly log: Logger,
-    heads: HeadSource | null,
-    private readonly observer: TrackObserver = {},
-    /** Told of a hash found dropped: the duplicate cache forgets it, so that a resend is forwarded (forward/dedup.ts). */
-    private readonly dropped: (hash: string) => void = () => {},
+    parts: TrackerParts,
   ) {
     this.chainId = chain.chainId;
     const cfg = chain.track;
-    this.rpc = new ChainRpc(chain.rpc!);
+    this.rpc = parts.rpc;
+    this.observer = parts.observer ?? {};
+    this.dropped = parts.dropped ?? ((): void => undefined);
+    const heads = parts.heads ?? null;
     this.table = new TrackTable(cfg.maxTracked, cfg.keepMs, (e, from) => this.tell(e, from));
     const decoder = new TxDecoder(chain.chainId, chain.hardfork, { signature: 'recover' });
     const recover = (raw: string): { sender: string; nonce: number } | null => {
@@ -95,6 +110,21 @@ export class Tracker {
   }
 
   private readonly expiries: Expiries;
+  get pending(): number {
+    return this.table.pending;
+  }
+
+  get final(): number {
+    return this.table.size - this.table.pending;
+  }
+
+  get evicted(): number {
+    return this.table.counts.evicted;
+  }
+
+  get refused(): number {
+    return this.table.counts.refused;
+  }
 
   /**
    * A sequencer accepted `req` by `rule` (the forward's observer, as the acceptance is decided):
@@ -108,8 +138,9 @@ export class Tracker {
       const t = performance.now();
       const offset = this.watch.clockOffset;
       const now = Math.round(t + offset);
+      const receivedAt = req.t0 === undefined ? now : Math.round(req.t0 + offset);
       this.follow(
-        new Entry(req.hash, req.account, -1, req.t0 === undefined ? now : Math.round(req.t0 + offset), now, sequencer, rule, req.sender, req.rawHex),
+        new Entry({ hash: req.hash, account: req.account, receivedAt, acceptedAt: now, sequencer, rule, sender: req.sender, raw: req.rawHex }),
         req.conditional,
       );
     } catch (err) {
@@ -120,7 +151,7 @@ export class Tracker {
   /** An acceptance another thread of the process handed over (threads/track-seam.ts), its times epoch ms. */
   acceptedElsewhere(a: HandedAcceptance): void {
     try {
-      this.follow(new Entry(a.hash, a.account, -1, a.receivedAt, a.acceptedAt, a.sequencer, a.rule, a.sender, a.rawHex), a.conditional);
+      this.follow(new Entry({ ...a, raw: a.rawHex }), a.conditional);
     } catch (err) {
       this.log.error({ err, tx: a.hash }, 'tracker: an acceptance could not be tracked (the submission is unaffected)');
     }
@@ -139,7 +170,7 @@ export class Tracker {
   }
 
   private include(e: Entry, r: Receipt, time: number, seenAt: number): void {
-    e.at = { number: r.blockNumber, hash: r.blockHash, index: r.index, gasUsed: r.gasUsed, time, seenAt, replacedBy: null };
+    e.at = { kind: 'block', number: r.blockNumber, hash: r.blockHash, index: r.index, gasUsed: r.gasUsed, time, seenAt };
     if (e.sender === null && r.from !== null) e.sender = this.table.sender(r.from);
     e.raw = null;
     this.table.move(e, r.ok ? 'included' : 'reverted', seenAt);
@@ -172,9 +203,9 @@ export class Tracker {
       rule: e.rule,
       acceptMs: e.acceptedAt - e.receivedAt,
     };
-    if (inBlock && at !== null)
+    if (inBlock && at?.kind === 'block')
       Object.assign(line, { block: at.number, blockHash: at.hash, index: at.index, gasUsed: at.gasUsed, inclusionMs: at.seenAt - e.acceptedAt });
-    if (e.state === 'replaced') Object.assign(line, { replacedBy: at?.replacedBy ?? null, block: at?.number ?? null });
+    if (e.state === 'replaced') Object.assign(line, at?.kind === 'replacement' ? { replacedBy: at.by, block: at.number } : { replacedBy: null, block: null });
     if (e.state === 'dropped' || e.state === 'replaced' || e.state === 'expired') line.pendingMs = e.updatedAt - e.acceptedAt;
     if (e.state === 'expired') line.expiredBy = e.expiredBy;
     if (e.reorgs > 0) line.reorgs = e.reorgs;
@@ -216,6 +247,6 @@ export class Tracker {
 
   close(): Promise<void> {
     this.watch.close();
-    return this.rpc.close();
+    return Promise.resolve();
   }
 }

@@ -1,13 +1,18 @@
 /**
- * What a watcher (watcher.ts) is given and what it publishes: the head source it wakes on, and
- * the view of its state that /ready (tracking.ts) and the metrics (metrics/track.ts) read.
+ * What a tracker publishes, read-only: its table's counts and its watcher's state, the view that
+ * /ready (tracking.ts) and the metrics (metrics/track.ts) read. The heads the watcher wakes on
+ * are the chain's (upstreams/chain-rpc/chain-heads.ts).
  */
 
-/** Where new heads come from: the chain RPC's subscription (sync/head-watch.ts), shared with the sync send. */
-export interface HeadSource {
-  readonly live: boolean;
-  /** Calls `fn` on every head and change of `live`; returns the unsubscription. */
-  listen(fn: () => void): () => void;
+/** A tracker as its readers see it (tracker.ts implements it). */
+export interface TrackView {
+  /** Entries pending, and final (kept `keepMs`). */
+  readonly pending: number;
+  readonly final: number;
+  /** Since start: final entries evicted from a full table before their `keepMs`, and acceptances a table full of pending ones refused. */
+  readonly evicted: number;
+  readonly refused: number;
+  readonly watcher: WatchState;
 }
 
 export interface WatchState {

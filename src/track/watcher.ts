@@ -8,20 +8,19 @@
  * walked back to the common ancestor over the last `reorgDepth` blocks remembered; deeper, every
  * included entry is looked up again. Passes run one at a time, woken by a new head (the head
  * subscription where live) or every `pollMs`; a pass that has not ended in `stallMs` is abandoned
- * (its results ignored) and a fresh one started.
+ * (its AbortSignal aborted: its calls to the chain RPC cut, its results ignored) and a fresh one started.
  */
 import type { TrackConfig } from '../config/config.js';
 import type { Logger } from '../log/log.js';
-import { hex, readBlock, readReceipt, type Block, type Receipt } from './blocks.js';
-import type { ChainRpc } from './chain-rpc.js';
+import { readBlock, readReceipt, type Block, type Receipt } from './blocks.js';
+import { type ChainRpc, failureText } from '../upstreams/chain-rpc/chain-rpc.js';
 import { DueChecks } from './checks.js';
 import type { Entry, TrackTable } from './table.js';
 import { BLOCK_METHOD, RECEIPT_METHOD } from '../rpc/rpc-methods.js';
-import type { HeadSource, WatchState } from './watch-state.js';
-import { quantity } from './chain-rpc.js';
+import type { WatchState } from './watch-state.js';
+import type { HeadSource } from '../upstreams/chain-rpc/chain-heads.js';
+import { CALL_MS, hexQuantity as hex, quantity } from '../base/rpc-values.js';
 
-/** Calls to the chain RPC end within this (a pass has `stallMs` in all). */
-const CALL_MS = 5_000;
 /** Blocks read per pass at most: a watcher far behind jumps ahead (the skipped ones are found by the lookups). */
 const MAX_BLOCKS_PER_PASS = 256;
 
@@ -39,7 +38,8 @@ export class Watcher implements WatchState {
   private readonly due: DueChecks;
   private running = false;
   private again = false;
-  private gen = 0;
+  /** The running pass's cancellation: aborted when it is abandoned (a stall) or the watcher closes. */
+  private pass: AbortController | null = null;
   private passStarted = 0;
   private timer: NodeJS.Timeout | null = null;
   private watchdog: NodeJS.Timeout;
@@ -59,8 +59,8 @@ export class Watcher implements WatchState {
     recover: (raw: string) => { sender: string; nonce: number } | null,
     heads: HeadSource | null,
   ) {
-    this.due = new DueChecks(config, table, rpc, recover, (e, r) => this.includeVia(e, r));
-    this.unlisten = heads?.listen(() => this.wake()) ?? null;
+    this.due = new DueChecks(config, table, rpc, recover, (e, r, signal) => this.includeVia(e, r, signal));
+    this.unlisten = heads?.subscribe(() => this.wake()) ?? null;
     this.watchdog = setInterval(() => this.checkStall(), Math.max(250, config.stallMs / 4));
     this.watchdog.unref();
     this.schedule(heads);
@@ -99,13 +99,15 @@ export class Watcher implements WatchState {
 
   private async run(): Promise<void> {
     this.running = true;
-    const gen = this.gen;
+    const pass = new AbortController();
+    this.pass = pass;
+    const { signal } = pass;
     this.passStarted = performance.now();
     try {
       do {
         this.again = false;
-        await this.pass(gen);
-        if (gen !== this.gen) return;
+        await this.onePass(signal);
+        if (signal.aborted) return;
         this.stalled = this.lagging();
       } while (this.again && !this.closed);
     } catch (e) {
@@ -113,7 +115,10 @@ export class Watcher implements WatchState {
       this.problem = `watcher pass failed: ${e instanceof Error ? e.message : String(e)}`.slice(0, 300);
       this.log.error({ err: e }, 'tracker: a watcher pass failed');
     } finally {
-      if (gen === this.gen) this.running = false;
+      if (this.pass === pass) {
+        this.pass = null;
+        this.running = false;
+      }
     }
   }
 
@@ -137,7 +142,8 @@ export class Watcher implements WatchState {
 
   private checkStall(): void {
     if (!this.running || performance.now() - this.passStarted < this.config.stallMs) return;
-    this.gen++;
+    this.pass?.abort();
+    this.pass = null;
     this.running = false;
     this.stalled = true;
     this.restarts++;
@@ -147,26 +153,26 @@ export class Watcher implements WatchState {
   }
 
   /** One pass: new blocks (and reorgs), the fresh lookups, the due checks, the sweep. */
-  private async pass(gen: number): Promise<void> {
+  private async onePass(signal: AbortSignal): Promise<void> {
     this.clockOffset = Date.now() - performance.now();
-    const latest = await this.rpc.one('eth_blockNumber', [], CALL_MS);
-    const n = latest.ok ? quantity(latest.value) : null;
-    if (gen !== this.gen) return;
+    const latest = await this.rpc.one('eth_blockNumber', [], { timeoutMs: CALL_MS, signal });
+    const n = latest.kind === 'result' ? quantity(latest.result) : null;
+    if (signal.aborted) return;
     if (n === null) {
-      this.problem = `chain RPC eth_blockNumber: ${latest.ok ? 'not a block number' : latest.why}`;
+      this.problem = `chain RPC eth_blockNumber: ${latest.kind === 'result' ? 'not a block number' : failureText(latest)}`;
       return;
     }
     this.chainHead = n;
     if (this.head < 0) {
-      const b = await this.block(n);
-      if (b === null || gen !== this.gen) return;
+      const b = await this.block(n, signal);
+      if (b === null || signal.aborted) return;
       this.remember(b);
       this.head = n;
     } else if (n <= this.head) {
       // No new block: the head may have been replaced at its height (a reorg of the same length, a rollback).
-      const b = await this.block(n);
-      if (b === null || gen !== this.gen) return;
-      if (this.canon.get(n)?.hash !== b.hash) await this.reorg(n, gen);
+      const b = await this.block(n, signal);
+      if (b === null || signal.aborted) return;
+      if (this.canon.get(n)?.hash !== b.hash) await this.reorg(n, signal);
       else if (n < this.head) {
         // Rolled back: the blocks above it are gone.
         this.log.warn({ from: this.head, to: n }, 'tracker: the chain rolled back');
@@ -180,32 +186,34 @@ export class Watcher implements WatchState {
       this.log.warn({ from: this.head + 1, to: next - 1 }, 'tracker: blocks skipped; every pending transaction is looked up');
       this.due.fresh = [...this.table.pendingEntries()];
     }
-    while (next <= n && gen === this.gen) {
-      const b = await this.block(next);
-      if (b === null || gen !== this.gen) return;
+    while (next <= n && !signal.aborted) {
+      const b = await this.block(next, signal);
+      if (b === null || signal.aborted) return;
       const parent = this.canon.get(next - 1);
       if (parent !== undefined && parent.hash !== b.parent) {
-        const ancestor = await this.reorg(next - 1, gen);
+        const ancestor = await this.reorg(next - 1, signal);
         if (ancestor === null) return; // the chain did not answer the walk back: the next pass tries again
         next = ancestor + 1;
         continue;
       }
-      await this.apply(b, gen);
+      await this.apply(b, signal);
       next++;
     }
-    if (gen !== this.gen) return;
-    await this.due.lookupFresh(this.head, () => gen === this.gen);
-    if (gen !== this.gen) return;
-    await this.due.run(this.head, Date.now(), () => gen === this.gen);
-    if (this.afterPass !== null && gen === this.gen) await this.afterPass(this.head, this.canon.get(this.head)?.time ?? -1, () => gen === this.gen);
+    if (signal.aborted) return;
+    await this.due.lookupFresh(this.head, signal);
+    if (signal.aborted) return;
+    await this.due.run(this.head, Date.now(), signal);
+    if (this.afterPass !== null && !signal.aborted) await this.afterPass(this.head, this.canon.get(this.head)?.time ?? -1, () => !signal.aborted);
     this.table.sweep(Date.now());
     if (this.chainHead - this.head <= this.config.maxLagBlocks) this.problem = null;
   }
 
-  private async block(n: number): Promise<Block | null> {
-    const got = await this.rpc.one(BLOCK_METHOD, [hex(n), false], CALL_MS);
-    const b = got.ok ? readBlock(got.value, n) : null;
-    if (b === null) this.problem = `chain RPC eth_getBlockByNumber ${n}: ${got.ok ? (got.value === null ? 'no such block' : 'not that block') : got.why}`;
+  private async block(n: number, signal: AbortSignal): Promise<Block | null> {
+    const got = await this.rpc.one(BLOCK_METHOD, [hex(n), false], { timeoutMs: CALL_MS, signal });
+    const b = got.kind === 'result' ? readBlock(got.result, n) : null;
+    // An abandoned pass's cut call says nothing of the chain (the stall said why).
+    if (b === null && !signal.aborted)
+      this.problem = `chain RPC eth_getBlockByNumber ${n}: ${got.kind === 'result' ? (got.result === null ? 'no such block' : 'not that block') : failureText(got)}`;
     return b;
   }
 
@@ -215,7 +223,7 @@ export class Watcher implements WatchState {
   }
 
   /** A new canonical block: its tracked transactions, their receipts. */
-  private async apply(b: Block, gen: number): Promise<void> {
+  private async apply(b: Block, signal: AbortSignal): Promise<void> {
     const seenAt = Date.now();
     let found: Entry[] | null = null;
     const table = this.table;
@@ -227,12 +235,12 @@ export class Watcher implements WatchState {
     if (found !== null) {
       const got = await this.rpc.batch(
         found.map((e) => ({ method: RECEIPT_METHOD, params: [e.hash] })),
-        CALL_MS,
+        { timeoutMs: CALL_MS, signal },
       );
-      if (gen !== this.gen) return;
+      if (signal.aborted) return;
       found.forEach((e, i) => {
         const g = got[i]!;
-        const r = g.ok ? readReceipt(g.value, e.hash) : null;
+        const r = g.kind === 'result' ? readReceipt(g.result, e.hash) : null;
         if (r !== null && r.blockHash === b.hash && e.state === 'pending') this.included(e, r, b.time, seenAt);
         else this.due.fresh.push(e); // no receipt yet (a node behind its head): looked up again next pass
       });
@@ -248,13 +256,13 @@ export class Watcher implements WatchState {
    * abandoned). Deeper than remembered: every entry in a block is looked up again and the walk
    * restarts from the chain's block.
    */
-  private async reorg(from: number, gen: number): Promise<number | null> {
+  private async reorg(from: number, signal: AbortSignal): Promise<number | null> {
     let k = from;
     for (; k >= 0; k--) {
       const mine = this.canon.get(k);
       if (mine === undefined) break;
-      const b = await this.block(k);
-      if (gen !== this.gen || b === null) return null;
+      const b = await this.block(k, signal);
+      if (signal.aborted || b === null) return null;
       if (b.hash === mine.hash) {
         this.dropAbove(k);
         this.log.warn({ ancestor: k, depth: from - k }, 'tracker: reorg');
@@ -267,7 +275,7 @@ export class Watcher implements WatchState {
     for (const e of this.table.inAnyBlock()) this.unapply(e);
     this.head = Math.max(-1, k);
     if (this.head < 0) return -1;
-    const b = await this.block(this.head);
+    const b = await this.block(this.head, signal);
     if (b !== null) this.remember(b);
     return this.head;
   }
@@ -293,23 +301,23 @@ export class Watcher implements WatchState {
   }
 
   /** A pending entry the chain says is in a block already applied: its receipt, if the block is canonical. */
-  private async includeVia(e: Entry, known: Receipt | null): Promise<void> {
+  private async includeVia(e: Entry, known: Receipt | null, signal: AbortSignal): Promise<void> {
     let r = known;
     if (r === null) {
-      const g = await this.rpc.one(RECEIPT_METHOD, [e.hash], CALL_MS);
-      r = g.ok ? readReceipt(g.value, e.hash) : null;
+      const g = await this.rpc.one(RECEIPT_METHOD, [e.hash], { timeoutMs: CALL_MS, signal });
+      r = g.kind === 'result' ? readReceipt(g.result, e.hash) : null;
     }
     if (r === null || e.state !== 'pending' || r.blockNumber > this.head) return; // a block not applied yet brings it
     let b: { hash: string; time: number } | null | undefined = this.canon.get(r.blockNumber);
     // A block the watcher skipped (it jumped ahead, or is older than the blocks remembered): read to see it is canonical.
-    if (b === undefined) b = await this.block(r.blockNumber);
+    if (b === undefined) b = await this.block(r.blockNumber, signal);
     if (b === null || b.hash !== r.blockHash || e.state !== 'pending') return; // not canonical: a later block or lookup brings it
     this.included(e, r, b.time, Date.now());
   }
 
   close(): void {
     this.closed = true;
-    this.gen++;
+    this.pass?.abort();
     clearInterval(this.watchdog);
     if (this.timer !== null) clearTimeout(this.timer);
     this.unlisten?.();

@@ -7,7 +7,8 @@
  * The controller key never appears in any line the lanes wrote or any error they raised.
  */
 import assert from 'node:assert/strict';
-import { chmodSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Hex } from 'viem';
@@ -17,16 +18,17 @@ import { ANVIL_KEYS, type Anvil } from '../../src/dev/anvil.js';
 import { EXPRESS_LANE_DEFAULTS } from '../support/express-lane-config.js';
 import type { Auction } from '../support/auction.js';
 import { CHAIN, knownTo, landedOn, nextLaneTx, OURS, OURS_KEY, SENDER, startLaneChain, THEIRS, THEIRS_KEY } from '../support/express-lane-chain.js';
-import { type Endpoint, sendToEndpoint } from '../support/express-lane-endpoint.js';
-import { openUpstream } from '../../src/upstreams/registry.js';
-import type { Upstream } from '../../src/upstreams/upstream.js';
+import type { Endpoint } from '../support/express-lane-endpoint.js';
 import { eventually } from '../support/harness.js';
 import { sign1559 } from '../support/txs.js';
 import { initCrypto } from '../../src/base/native.js';
 import { ExpressLanes } from '../../src/express-lane/lanes.js';
 import { LaneStartError } from '../../src/express-lane/control.js';
-import type { ExpressLane } from '../../src/express-lane/lane.js';
-import { tempDir } from '../support/temp-dir.js';
+import type { ExpressLane, LaneSubmission } from '../../src/express-lane/lane.js';
+import type { LaneReading } from '../../src/express-lane/answer.js';
+import { readLaneUpstream } from '../../src/forward/express-send.js';
+import { openUpstream } from '../../src/upstreams/registry.js';
+import type { Upstream } from '../../src/upstreams/upstream.js';
 
 const notes: string[] = [];
 const errors: string[] = [];
@@ -43,10 +45,16 @@ const UNGRANTED = account(false);
 let anvil: Anvil;
 let auction: Auction;
 let endpoint: Endpoint;
-/** The endpoint's upstream, as the chain's link holds it (forward/chain-link.ts). */
-let endpointUpstream: Upstream;
 let lanes: ExpressLanes;
 let lane: ExpressLane;
+let endpointUpstream: Upstream;
+
+/** Sends `sub` to the endpoint and reads its answer as the service does (forward/express-send.ts), releasing it. */
+async function laneSend(sub: LaneSubmission, timeoutMs: number): Promise<LaneReading> {
+  const reading = readLaneUpstream(await endpointUpstream.call(sub.method, sub.paramsJson, { timeoutMs, queueMs: timeoutMs }));
+  sub.release(reading);
+  return reading;
+}
 
 const config = (over: Record<string, unknown> = {}) => ({
   ...EXPRESS_LANE_DEFAULTS,
@@ -74,14 +82,14 @@ const notControlled = (l: ExpressLane = lane) => eventually(() => l.status().con
 before(async () => {
   await initCrypto();
   ({ anvil, auction, endpoint } = await startLaneChain());
-  endpointUpstream = openUpstream(endpoint.url, { calls: 8, sockets: 1 });
   lanes = await open();
   lane = lanes.byChain.get(CHAIN)!;
+  endpointUpstream = openUpstream(endpoint.url, { calls: 8, sockets: 1 });
 });
 
 after(async () => {
   await lanes?.close();
-  await endpointUpstream?.close();
+  await endpointUpstream?.close(true);
   await endpoint?.close();
   await anvil?.stop();
   const all = [...notes, ...errors].join('\n');
@@ -109,7 +117,7 @@ describe('express lane on the real auction contract', () => {
       errors.push(e.message);
     }
     // A key file others may read is refused; the line names the file and its mode, not the key.
-    const dir = tempDir('el-key-');
+    const dir = mkdtempSync(join(tmpdir(), 'el-key-'));
     const file = join(dir, 'controller.key');
     writeFileSync(file, OURS_KEY);
     chmodSync(file, 0o644);
@@ -148,7 +156,7 @@ describe('express lane on the real auction contract', () => {
     const sub = lanes.submissionFor(CHAIN, raw, GRANTED)!;
     assert.equal(sub.round, round);
     assert.equal(sub.seq, (1n << 64n) - 1n);
-    const reading = await sendToEndpoint(endpointUpstream, sub, 5000);
+    const reading = await laneSend(sub, 5000);
     assert.deepEqual(reading, { kind: 'queued' });
     assert.equal(endpoint.received.at(-1)!.signer, OURS, 'the endpoint recovered our controller from the signature');
     assert.equal(await landed(raw), true);
@@ -188,22 +196,19 @@ describe('express lane on the real auction contract', () => {
     // Garbage, and null then nothing: not an acceptance; the bytes never landed.
     endpoint.fault = 'garbage';
     let raw = await nextTx();
-    assert.deepEqual(await sendToEndpoint(endpointUpstream, lanes.submissionFor(CHAIN, raw, GRANTED)!, 3000), {
-      kind: 'unknown',
-      why: 'HTTP 200 with a non-JSON body',
-    });
+    assert.deepEqual(await laneSend(lanes.submissionFor(CHAIN, raw, GRANTED)!, 3000), { kind: 'unknown', why: 'HTTP 200 with a non-JSON body' });
     endpoint.fault = 'null-then-nothing';
-    assert.deepEqual(await sendToEndpoint(endpointUpstream, lanes.submissionFor(CHAIN, raw, GRANTED)!, 3000), { kind: 'queued' });
+    assert.deepEqual(await laneSend(lanes.submissionFor(CHAIN, raw, GRANTED)!, 3000), { kind: 'queued' });
     assert.equal(await known(raw), false, 'null was only "taken into the queue"');
     // A timeout after reading: unknown, and indeed the bytes landed.
     endpoint.fault = 'timeout-after-read';
-    assert.deepEqual(await sendToEndpoint(endpointUpstream, lanes.submissionFor(CHAIN, raw, GRANTED)!, 500), { kind: 'unknown', why: 'timeout after 500 ms' });
+    assert.deepEqual(await laneSend(lanes.submissionFor(CHAIN, raw, GRANTED)!, 500), { kind: 'unknown', why: 'timeout after 500 ms' });
     assert.equal(await landed(raw), true);
     // Lost control: proven not sequenced (the plain path carries the same bytes); the lane stops
     // wrapping this round for backoffMs, or until the contract names a controller again.
     endpoint.fault = 'lost-control';
     raw = await nextTx();
-    const r = await sendToEndpoint(endpointUpstream, lanes.submissionFor(CHAIN, raw, GRANTED)!, 3000);
+    const r = await laneSend(lanes.submissionFor(CHAIN, raw, GRANTED)!, 3000);
     assert.deepEqual(r, { kind: 'not-sequenced', code: 'NOT_EXPRESS_LANE_CONTROLLER', lostControl: true });
     assert.equal(await known(raw), false);
     assert.equal(lanes.submissionFor(CHAIN, raw, GRANTED, auction.clock()), null, 'not wrapped right after the refusal');
@@ -212,12 +217,12 @@ describe('express lane on the real auction contract', () => {
     const patient = await open({ backoffMs: 600_000 });
     const p = patient.byChain.get(CHAIN)!;
     await controlled(p);
-    assert.equal((await sendToEndpoint(endpointUpstream, p.submissionFor(raw, GRANTED)!, 3000)).kind, 'not-sequenced');
+    assert.equal((await laneSend(p.submissionFor(raw, GRANTED)!, 3000)).kind, 'not-sequenced');
     assert.equal(p.submissionFor(raw, GRANTED), null);
     endpoint.fault = 'none';
     await auction.transfer(OURS_KEY, lane.status().round, OURS);
     await controlled(p);
-    assert.deepEqual(await sendToEndpoint(endpointUpstream, p.submissionFor(raw, GRANTED)!, 3000), { kind: 'queued' });
+    assert.deepEqual(await laneSend(p.submissionFor(raw, GRANTED)!, 3000), { kind: 'queued' });
     assert.equal(await landed(raw), true);
     await patient.close();
   });
@@ -226,7 +231,7 @@ describe('express lane on the real auction contract', () => {
     const raw = await nextTx();
     const sub = lanes.submissionFor(CHAIN, raw, GRANTED)!;
     await auction.moveTo(1, 5); // the round ends while the submission is on its way
-    const r = await sendToEndpoint(endpointUpstream, sub, 3000);
+    const r = await laneSend(sub, 3000);
     assert.equal(r.kind, 'not-sequenced');
     assert.equal(r.kind === 'not-sequenced' && r.code, 'BAD_ROUND_NUMBER');
     assert.equal(await known(raw), false);
@@ -239,7 +244,7 @@ describe('express lane on the real auction contract', () => {
     await auction.moveTo(1, 5);
     await controlled();
     endpoint.fault = 'wrong-round';
-    const r = await sendToEndpoint(endpointUpstream, lanes.submissionFor(CHAIN, await nextTx(), GRANTED)!, 3000);
+    const r = await laneSend(lanes.submissionFor(CHAIN, await nextTx(), GRANTED)!, 3000);
     assert.equal(r.kind === 'not-sequenced' && r.code, 'BAD_ROUND_NUMBER');
     endpoint.fault = 'none';
     // Another edge whose key is not the controller: its own lane does not wrap; forced, Nitro's rule refuses it.
@@ -258,17 +263,17 @@ describe('express lane on the real auction contract', () => {
     const a = await nextTx();
     const s0 = l.submissionFor(a, GRANTED)!;
     assert.equal(s0.seq, 0n);
-    assert.deepEqual(await sendToEndpoint(endpointUpstream, s0, 3000), { kind: 'queued' });
+    assert.deepEqual(await laneSend(s0, 3000), { kind: 'queued' });
     // A refusal before storing (the future limit, say): the number is handed out again.
     endpoint.fault = 'garbage';
     const b = await nextTx();
     const s1 = l.submissionFor(b, GRANTED)!;
     assert.equal(s1.seq, 1n);
-    assert.equal((await sendToEndpoint(endpointUpstream, s1, 3000)).kind, 'unknown');
+    assert.equal((await laneSend(s1, 3000)).kind, 'unknown');
     endpoint.fault = 'none';
     const s1again = l.submissionFor(b, GRANTED)!;
     assert.equal(s1again.seq, 1n, 'no gap: the number whose fate is unknown is used again');
-    assert.deepEqual(await sendToEndpoint(endpointUpstream, s1again, 3000), { kind: 'queued' });
+    assert.deepEqual(await laneSend(s1again, 3000), { kind: 'queued' });
     const c = l.submissionFor(
       await (async () =>
         sign1559({
@@ -288,7 +293,7 @@ describe('express lane on the real auction contract', () => {
     await controlled(l);
     const d = l.submissionFor(await nextTx(), GRANTED)!;
     assert.equal(d.seq, 0n);
-    assert.deepEqual(await sendToEndpoint(endpointUpstream, d, 3000), { kind: 'queued' });
+    assert.deepEqual(await laneSend(d, 3000), { kind: 'queued' });
     await ordered.close();
   });
 
@@ -302,7 +307,7 @@ describe('express lane on the real auction contract', () => {
     const readings = await Promise.all(
       raws.map((raw, i) => {
         const l = i % 2 === 0 ? lane : l2;
-        return sendToEndpoint(endpointUpstream, l.submissionFor(raw, GRANTED)!, 3000);
+        return laneSend(l.submissionFor(raw, GRANTED)!, 3000);
       }),
     );
     for (const r of readings) assert.deepEqual(r, { kind: 'queued' });

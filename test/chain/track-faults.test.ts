@@ -12,7 +12,7 @@ import fc from 'fast-check';
 import { WebSocketServer } from 'ws';
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
 import { findByNonce, readBlock, readReceipt, readSeen } from '../../src/track/blocks.js';
-import { readBatch } from '../../src/track/chain-rpc.js';
+import { readBatch } from '../../src/upstreams/chain-rpc/chain-rpc.js';
 import { eventually, newKey, startGate, type Gate } from '../support/harness.js';
 import { freePort } from '../../src/base/free-port.js';
 import { rpc, send } from '../support/http.js';
@@ -72,7 +72,7 @@ after(async () => {
 const anyJson = fc.jsonValue({ maxDepth: 4 });
 
 describe('tracking: a hostile chain RPC', () => {
-  it('the readers: any JSON (or text) gives a value or null, never a throw; one Got per call', () => {
+  it('the readers: any JSON (or text) gives a value or null, never a throw; one Answer per call', () => {
     fc.assert(
       fc.property(anyJson, fc.integer({ min: 0, max: 5 }), (v, n) => {
         readBlock(v, n);
@@ -92,10 +92,14 @@ describe('tracking: a hostile chain RPC', () => {
     // Repeated and foreign ids answer nothing twice; a lone error object fails every call.
     const got = readBatch('[{"id":0,"result":"0x1"},{"id":0,"result":"0x2"},{"id":7,"result":1},{"id":"1","result":2}]', 2);
     assert.deepEqual(got, [
-      { ok: true, value: '0x1' },
-      { ok: false, why: 'no answer for this call' },
+      { kind: 'result', result: '0x1' },
+      { kind: 'fault', why: 'no answer for this call', sent: true },
     ]);
-    assert.deepEqual(readBatch('{"error":{"message":"batch not supported"}}', 1), [{ ok: false, why: 'batch not supported' }]);
+    assert.deepEqual(readBatch('{"id":null,"error":{"code":-32600,"message":"batch not supported"}}', 2), [
+      { kind: 'error', code: -32600, message: 'batch not supported', data: undefined },
+      { kind: 'error', code: -32600, message: 'batch not supported', data: undefined },
+    ]);
+    assert.deepEqual(readBatch('{"error":{"message":"no code"}}', 1), [{ kind: 'fault', why: 'not a batch answer', sent: true }]);
     // A receipt of another hash, or a block of another number, is no answer.
     assert.equal(readReceipt({ transactionHash: '0x' + '00'.repeat(32), status: '0x1' }, HASH), null);
     assert.equal(readBlock({ number: '0x2', hash: HASH, parentHash: HASH, timestamp: '0x1', transactions: [] }, 3), null);
@@ -115,10 +119,20 @@ describe('tracking: a hostile chain RPC', () => {
     assert.deepEqual([r.json.error.data.reason, r.json.error.data.txHash], ['chain_unavailable', HASH]);
   });
 
-  it('a chain RPC that stalls: the watcher is noticed stalled (metric, /ready) and restarted', async () => {
-    const g = await trackedGate(await chainRpc(null));
+  it("a chain RPC that stalls: the watcher is noticed stalled (metric, /ready) and restarted; the abandoned pass's calls are cut", async () => {
+    // Calls the client cut before an answer (the stub never answers): an abandoned pass's, by its AbortSignal.
+    let cut = 0;
+    const s = createServer((req) => {
+      req.resume();
+      req.socket.once('close', () => cut++);
+    });
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+    servers.push(s);
+    const g = await trackedGate(`http://127.0.0.1:${(s.address() as AddressInfo).port}`);
     const tracker = g.app.trackers.get(4663)!;
     await eventually(() => tracker.watcher.stalled && tracker.watcher.restarts >= 2, 15_000);
+    // The first pass was abandoned a stall ago: its call is cut then, not left to its own 5 s bound.
+    await eventually(() => cut >= 1, 1_000).catch(() => assert.fail(`${cut} calls cut after ${tracker.watcher.restarts} restarts`));
     const metrics = (await send({ port: g.internalPort!, method: 'GET', path: '/metrics' })).text;
     assert.match(metrics, /txgate_track_watcher_stalled\{chain="4663"\} 1/);
     assert.match(metrics, /txgate_track_watcher_restarts_total\{chain="4663"\} [1-9]/);

@@ -13,9 +13,13 @@ import { encodeAbiParameters, type Hex, toEventSelector, toFunctionSelector } fr
 import { ANVIL_KEYS } from '../../src/dev/anvil.js';
 import * as abi from '../../src/express-lane/abi.js';
 import { readLaneAnswer } from '../../src/express-lane/answer.js';
-import { msUntilRoundEnd, RoundControl, roundAt } from '../../src/express-lane/control.js';
+import { type AuctionRpc, msUntilRoundEnd, RoundControl, roundAt } from '../../src/express-lane/control.js';
 import { ControllerKey } from '../../src/express-lane/key.js';
-import { type RpcCaller, RpcFailure, rpcCaller } from '../../src/express-lane/rpc.js';
+import { readLaneUpstream } from '../../src/forward/express-send.js';
+import { quantity } from '../../src/base/rpc-values.js';
+import { ChainRpc } from '../../src/upstreams/chain-rpc/chain-rpc.js';
+import { openUpstream } from '../../src/upstreams/registry.js';
+import type { Answer } from '../../src/upstreams/upstream.js';
 import { initCrypto } from '../../src/base/native.js';
 
 const AUCTION = '0x5fbdb2315678afecb367f032d93f642f64180aa3';
@@ -74,8 +78,8 @@ describe('the contract words and their readers', () => {
           assert.ok(t.durationSeconds >= 1 && t.closingSeconds + t.reserveSubmissionSeconds <= t.durationSeconds && Number.isSafeInteger(t.offsetSeconds));
         const r = abi.readResolvedRounds(v);
         if (r !== undefined) for (const x of r) assert.ok(Number.isSafeInteger(x.round) && x.round > 0 && /^0x[0-9a-f]{40}$/.test(x.controller));
-        const q = abi.quantity(v);
-        if (q !== undefined) assert.ok(Number.isSafeInteger(q) && q >= 0);
+        const q = quantity(v);
+        if (q !== null) assert.ok(Number.isSafeInteger(q) && q >= 0);
         readLaneAnswer(typeof v === 'string' ? v : (JSON.stringify(v) ?? ''));
       }),
       { numRuns: 3000 },
@@ -112,17 +116,16 @@ describe('the contract words and their readers', () => {
     );
     let mode: 'good' | 'garbage' | 'stall' | 'lie' = 'good';
     let wall = 0;
-    const rpc: RpcCaller = {
-      async call(method, params) {
-        if (mode === 'stall') throw new RpcFailure('timeout');
-        if (mode === 'garbage') return { what: [1, 2] };
-        if (method === 'eth_blockNumber') return mode === 'lie' ? '0xffffffffffffffffff' : '0x10';
-        if (method === 'eth_getLogs') return [];
+    const result = (v: unknown): Answer => ({ kind: 'result', result: v });
+    const rpc: AuctionRpc = {
+      async one(method, params) {
+        if (mode === 'stall') return { kind: 'fault', why: 'timeout after 100 ms', sent: true };
+        if (mode === 'garbage') return result({ what: [1, 2] });
+        if (method === 'eth_blockNumber') return result(mode === 'lie' ? '0xffffffffffffffffff' : '0x10');
+        if (method === 'eth_getLogs') return result([]);
         const data = (params[0] as { data: string }).data;
-        return data === abi.ROUND_TIMING_INFO ? timing : ours;
+        return result(data === abi.ROUND_TIMING_INFO ? timing : ours);
       },
-      callText: async () => '',
-      close: async () => {},
     };
     const c = await RoundControl.open({ auction: AUCTION, rpc, pollMs: 1000, timeoutMs: 100, staleMs: 1000, wallClock: () => wall });
     const round = roundAt(c.timing, Date.now());
@@ -149,7 +152,7 @@ describe('the contract words and their readers', () => {
 });
 
 describe('a hostile peer over HTTP', () => {
-  it('stalls, closes, answers 500, too much or garbage: an RpcFailure in words, never a crash or a hang', async () => {
+  it('the chain RPC client (the auction reads) and the endpoint upstream (the lane send): stalls, closes, 500, garbage: a failure in words, never a crash or a hang', async () => {
     let mode = '';
     const server = createServer((req, res) => {
       req.resume();
@@ -161,34 +164,37 @@ describe('a hostile peer over HTTP', () => {
       res.writeHead(200).end('{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"NOT_EXPRESS_LANE_CONTROLLER"}}');
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    const c = rpcCaller(`http://user:secret@127.0.0.1:${(server.address() as AddressInfo).port}`);
+    const url = `http://user:secret@127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const c = new ChainRpc(url, 2);
+    const endpoint = openUpstream(url, { calls: 2, sockets: 1 });
     try {
       for (const [m, want] of [
-        ['stall', 'timeout'],
-        ['close', 'closed'],
-        ['500', 'http 500'],
-        ['huge', 'too large'],
-        ['garbage', 'garbage'],
-        ['error', 'error -32000'],
+        ['stall', /^timeout after 300 ms$/],
+        ['close', /^transport: /],
+        ['500', /^HTTP 500$/],
+        ['huge', /^HTTP 200 with a non-JSON body$/],
+        ['garbage', /^HTTP 200 with a non-JSON body$/],
       ] as const) {
         mode = m;
         // Only the stall waits out its budget; the others answer at once (a long budget: a busy host is no timeout).
-        const e = await c.call('eth_blockNumber', [], m === 'stall' ? 300 : 10_000).then(
-          () => assert.fail('answered'),
-          (x: unknown) => x as RpcFailure,
-        );
-        assert.ok(e instanceof RpcFailure, m);
-        assert.equal(e.reason, want);
-        assert.equal(e.message.includes('secret'), false);
+        const a = await c.one('eth_blockNumber', [], { timeoutMs: m === 'stall' ? 300 : 10_000 });
+        assert.equal(a.kind, 'fault', m);
+        assert.match((a as { why: string }).why, want, m);
+        assert.equal(JSON.stringify(a).includes('secret'), false);
       }
       mode = 'error';
-      assert.deepEqual(readLaneAnswer(await c.callText('timeboost_sendExpressLaneTransaction', '[{}]', 300)), {
+      const e = await c.one('eth_blockNumber', [], { timeoutMs: 10_000 });
+      assert.deepEqual(e, { kind: 'error', code: -32000, message: 'NOT_EXPRESS_LANE_CONTROLLER', data: undefined });
+      // The lane's send reads the endpoint's answer as the service does (forward/express-send.ts).
+      assert.deepEqual(readLaneUpstream(await endpoint.call('timeboost_sendExpressLaneTransaction', '[{}]', { timeoutMs: 300, queueMs: 300 })), {
         kind: 'not-sequenced',
         code: 'NOT_EXPRESS_LANE_CONTROLLER',
         lostControl: true,
       });
+      mode = 'garbage';
+      assert.equal(readLaneUpstream(await endpoint.call('timeboost_sendExpressLaneTransaction', '[{}]', { timeoutMs: 300, queueMs: 300 })).kind, 'unknown');
     } finally {
-      await c.close();
+      await Promise.all([c.close(), endpoint.close(true)]);
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
     }

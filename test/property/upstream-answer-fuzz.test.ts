@@ -10,8 +10,12 @@ import fc from 'fast-check';
 import { WebSocketServer } from 'ws';
 import { peerText, preview, readLookup, readPlain } from '../../src/forward/answer.js';
 import { interpret } from '../../src/upstreams/http/http-upstream.js';
+import { ChainRpc, readBatch } from '../../src/upstreams/chain-rpc/chain-rpc.js';
+import { address, hash32, hexData, quantity } from '../../src/base/rpc-values.js';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Answer } from '../../src/upstreams/upstream.js';
-import { parseFrame } from '../../src/sync/head-watch.js';
+import { parseFrame, readHead } from '../../src/upstreams/chain-rpc/chain-heads.js';
 import { readSync, readSyncResend } from '../../src/sync/sync-send.js';
 import { eventually, newKey, startGate, stubChain, type Gate } from '../support/harness.js';
 import { rpc, send } from '../support/http.js';
@@ -38,6 +42,73 @@ describe('readers of upstream answers never throw', () => {
       ),
       { numRuns: 500 },
     );
+  });
+
+  it('the chain RPC client: a batch answer of any text, and the value parsers of anything, never throw', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.string(), fc.json(), fc.constant(DEEP)), fc.integer({ min: 1, max: 5 }), (text, n) => {
+        const got = readBatch(text, n);
+        assert.equal(got.length, n);
+        for (const a of got) assert.ok(a.kind === 'result' || a.kind === 'error' || a.kind === 'fault');
+      }),
+      { numRuns: 500 },
+    );
+    fc.assert(
+      fc.property(fc.oneof(fc.anything(), fc.string(), fc.constant('0x' + 'f'.repeat(14)), fc.constant('0x20000000000000')), (v) => {
+        const q = quantity(v);
+        assert.ok(q === null || Number.isSafeInteger(q));
+        hash32(v);
+        address(v);
+        hexData(v);
+      }),
+      { numRuns: 1000 },
+    );
+    // The safe-integer check: 2^53 is refused, 2^53 - 1 read.
+    assert.equal(quantity('0x20000000000000'), null);
+    assert.equal(quantity('0x1fffffffffffff'), Number.MAX_SAFE_INTEGER);
+  });
+
+  it('the chain RPC client against a hostile HTTP peer (garbage, 500, too large, stall, closed, cancelled): one Answer per call, never a throw', async () => {
+    let mode = 'garbage';
+    const server: Server = createServer((req, res) => {
+      req.resume();
+      if (mode === 'garbage') res.end('<html>');
+      else if (mode === '500') res.writeHead(500).end('');
+      else if (mode === 'large') res.end('['.padEnd(40 << 20, ' '));
+      else if (mode === 'closed') req.socket.destroy();
+      else if (mode === 'lies') res.end('[{"id":0,"result":"0x1"},{"id":0,"result":"0x2"},{"id":9,"result":1}]');
+      // 'stall', 'cancel': never answered
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const c = new ChainRpc(`http://user:secret@127.0.0.1:${(server.address() as AddressInfo).port}`, 2);
+    try {
+      for (const m of ['garbage', '500', 'large', 'closed', 'stall', 'lies', 'cancel']) {
+        mode = m;
+        const cancel = new AbortController();
+        if (m === 'cancel') setTimeout(() => cancel.abort(), 50);
+        const o = { timeoutMs: m === 'cancel' ? 60_000 : 300, signal: cancel.signal };
+        const one = await c.one('eth_blockNumber', [], o);
+        const many = await c.batch(
+          [
+            { method: 'eth_blockNumber', params: [] },
+            { method: 'eth_chainId', params: [] },
+          ],
+          o,
+        );
+        assert.equal(many.length, 2, m);
+        for (const a of [one, ...many]) {
+          // Only the one call a lying batch answered by its id is a result; repeated and foreign ids answer nothing.
+          assert.equal(a.kind === 'result', m === 'lies' && a === many[0], m);
+          if (a.kind === 'fault') assert.doesNotMatch(a.why, /secret/, m);
+        }
+        if (m === 'cancel') assert.deepEqual(one, { kind: 'fault', why: 'cancelled', sent: true });
+        if (m === 'stall') assert.match((one as { why: string }).why, /timeout/);
+      }
+    } finally {
+      await c.close();
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
   });
 
   it('the readings of a send, a sync send, a resend and a lookup: any JSON value, however nested', () => {
@@ -85,11 +156,26 @@ describe('readers of upstream answers never throw', () => {
         (f) => {
           const m = parseFrame(f);
           assert.ok(m === null || (typeof m === 'object' && !Array.isArray(m)));
+          if (m !== null) readHead(m);
         },
       ),
       { numRuns: 500 },
     );
     for (const f of [DEEP, 'null', '1', '[]', 'x'.repeat(2 << 20), new Uint8Array([0xff, 0xfe, 0x00])]) parseFrame(f);
+  });
+
+  it('readHead: any notification gives a head of safe integers and a hash, or null', () => {
+    const q = fc.oneof(fc.anything(), fc.constant('0x10'), fc.constant('0x20000000000000'));
+    const head = fc.record({ number: q, hash: fc.oneof(fc.anything(), fc.constant(HASH)), timestamp: q }, { requiredKeys: [] });
+    fc.assert(
+      fc.property(fc.oneof(fc.anything(), fc.record({ params: fc.oneof(fc.anything(), fc.record({ result: fc.oneof(head, fc.anything()) })) })), (m) => {
+        const h = typeof m === 'object' && m !== null ? readHead(m as { params?: unknown }) : null;
+        if (h !== null) assert.ok(Number.isSafeInteger(h.number) && Number.isSafeInteger(h.timestamp) && h.hash === HASH);
+      }),
+      { numRuns: 2000 },
+    );
+    assert.deepEqual(readHead({ params: { result: { number: '0x10', hash: HASH, timestamp: '0x5' } } })?.number, 16);
+    assert.equal(readHead({ params: { result: { number: '0x20000000000000', hash: HASH, timestamp: '0x5' } } }), null);
   });
 });
 

@@ -230,6 +230,7 @@ describe('pipeline runner', () => {
       'rpc',
       'rawTx',
       'send',
+      'statusOf',
       'account',
       'grant',
     ]);

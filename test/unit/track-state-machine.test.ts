@@ -15,6 +15,7 @@ import { Writable } from 'node:stream';
 import { parseConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/log/log.js';
 import { Tracker } from '../../src/track/tracker.js';
+import { ChainRpc } from '../../src/upstreams/chain-rpc/chain-rpc.js';
 import { isFinal, mayMove, STATES, statesTable, TRANSITIONS, transitionsTable, type TrackState } from '../../src/track/states.js';
 import { entryStatus } from '../../src/track/status.js';
 import { Entry, TrackTable } from '../../src/track/table.js';
@@ -22,7 +23,18 @@ import { Entry, TrackTable } from '../../src/track/table.js';
 const root = join(import.meta.dirname, '..', '..', '..');
 const ALL: TrackState[] = ['pending', 'included', 'reverted', 'replaced', 'dropped'];
 const hashOf = (i: number) => '0x' + i.toString(16).padStart(64, '0');
-const entry = (i: number, account = 'desk') => new Entry(hashOf(i), account, i, 1000 + i, 1001 + i, 'http://seq', 'hash', null, '0x02');
+const entry = (i: number, account = 'desk') =>
+  new Entry({
+    hash: hashOf(i),
+    account,
+    nonce: i,
+    receivedAt: 1000 + i,
+    acceptedAt: 1001 + i,
+    sequencer: 'http://seq',
+    rule: 'hash',
+    sender: null,
+    raw: '0x02',
+  });
 
 describe('tracked states: the state machine', () => {
   it('random moves: only listed transitions happen; a final state is left only for pending (a reorg); every change is told once, in order, equal to the status then', () => {
@@ -89,13 +101,15 @@ describe('tracked states: the state machine', () => {
     ).chains[0]!;
     const lines: string[] = [];
     const log = createLogger({ level: 'info', destination: new Writable({ write: (c: Buffer, _e, cb) => (lines.push(c.toString()), cb()) }) });
-    const tracker = new Tracker(chain, log, null);
+    const rpc = new ChainRpc(chain.rpc!);
+    const tracker = new Tracker(chain, log, { rpc });
     tracker.listen(() => {
       throw new Error('a listener that breaks');
     });
     const req = { hash: hashOf(77), rawHex: '0x02', account: 'desk', sender: null, t0: performance.now() };
     assert.doesNotThrow(() => tracker.accepted(req, 'http://seq', 'hash'));
     await tracker.close();
+    await rpc.close();
     assert.ok(lines.some((l) => l.includes('could not be tracked')));
   });
 

@@ -62,7 +62,7 @@ describe('route stage', () => {
       given({ chain, body: { text: '', bytes: 60 }, rpc: rpc('txgate_getTransactionStatus', params) }).run(stage);
     const hash = '0x' + 'AB'.repeat(32);
     const out = passed(q(trackedChain, [hash]));
-    assert.deepEqual([out.send, out.rawTx], [{ sync: 'status' }, hash.toLowerCase()]);
+    assert.deepEqual([out.send, out.rawTx, out.statusOf], [{ sync: false }, undefined, hash.toLowerCase()]);
     for (const bad of [[], [hash, 1], ['0x12'], [42], [hash.slice(0, 65) + 'z']])
       assert.equal(reason(q(trackedChain, bad)), 'invalid_params', JSON.stringify(bad));
     assert.equal(reason(q(chainA, [hash])), 'method_not_found');

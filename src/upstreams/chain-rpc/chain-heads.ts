@@ -1,16 +1,21 @@
 /**
- * The chain RPC's new heads over WebSocket (`chains[].rpcWs`), for the sync send's `receipt`
- * mode: a receipt appears with a block, so a waiting call asks for its receipt when a head
- * arrives instead of every `pollMs`. One subscription (`eth_subscribe` "newHeads") per chain
- * and thread, kept open and re-opened after a loss (0.1 s doubling to 5 s, jittered); while it
- * is not live, the waiting calls poll as without it. It carries no transaction: a lost or stalled
- * subscription only delays a receipt, never changes an outcome.
+ * A chain's heads (`chains[].rpcWs`): the one head source of a chain on a thread, made beside
+ * the chain's link in the composition root (app.ts) and subscribed to by whoever needs a new
+ * block's news: the sync send's `receipt` mode (a receipt appears with a block, so a waiting call
+ * asks for it when a head arrives instead of every `pollMs`) and the chain's tracker (a watcher
+ * pass per head). One subscription (`eth_subscribe` "newHeads"), opened on the first
+ * subscriber, kept open and re-opened after a loss (0.1 s doubling to 5 s, jittered); while it is
+ * not live, the subscribers poll as without it. It carries no transaction: a lost or stalled
+ * subscription only delays news, never changes an outcome. The latest head (its number, hash,
+ * timestamp and when it was seen) is read from the notification, checked: a head that is not one
+ * is counted and told as news all the same (the subscribers ask the chain RPC), never kept.
  */
 import { WebSocket } from 'undici';
-import { ignoredFrames } from '../upstreams/peer-frames.js';
-import { upstreamLabel } from '../upstreams/upstream.js';
-import type { Logger } from '../log/log.js';
-import { SUBSCRIBE_METHOD, SUBSCRIPTION_METHOD } from '../rpc/rpc-methods.js';
+import { ignoredFrames } from '../peer-frames.js';
+import { upstreamLabel } from '../upstream.js';
+import type { Logger } from '../../log/log.js';
+import { SUBSCRIBE_METHOD, SUBSCRIPTION_METHOD } from '../../rpc/rpc-methods.js';
+import { hash32, quantity } from '../../base/rpc-values.js';
 
 const SUBSCRIBE = `{"jsonrpc":"2.0","id":1,"method":"${SUBSCRIBE_METHOD}","params":["newHeads"]}`;
 const MIN_RETRY_MS = 100;
@@ -18,27 +23,60 @@ const MAX_RETRY_MS = 5_000;
 /** A head notification is a few kB; a frame beyond this is not parsed. */
 const MAX_FRAME_CHARS = 1 << 20;
 
-export class HeadWatch {
-  /** Heads seen since start: a call compares it around its receipt request (a head while asking: ask again). */
-  heads = 0;
+/** A block's head as the chain RPC announced it. */
+export interface Head {
+  readonly number: number;
+  readonly hash: string;
+  /** The block's timestamp (seconds). */
+  readonly timestamp: number;
+  /** When it was seen here (Date.now()). */
+  readonly seenAt: number;
+}
+
+/** What a subscriber of a chain's heads reads: the one listener mechanism. */
+export interface HeadSource {
   /** True from the subscription's confirmation to the connection's loss. */
+  readonly live: boolean;
+  /** Heads told since start: a caller compares it around a request (a head while asking: ask again). */
+  readonly count: number;
+  /** The latest head announced, or null (none yet). */
+  head(): Head | null;
+  /** Calls `fn` on every head and change of `live` (opening the subscription on the first); returns the unsubscription. */
+  subscribe(fn: () => void): () => void;
+}
+
+export class ChainHeads implements HeadSource {
+  count = 0;
   live = false;
+  private latest: Head | null = null;
   private ws: WebSocket | null = null;
   private retryMs = MIN_RETRY_MS;
   private retry: NodeJS.Timeout | null = null;
+  private opened = false;
   private closed = false;
   private readonly label: string;
-  /** Others told as `changed` is (the tracker's watcher shares this subscription: one per chain and thread). */
   private readonly listeners = new Set<() => void>();
 
-  /** `changed`: called on every head and whenever `live` changes (a waiting call looks again). */
   constructor(
     private readonly url: string,
     private readonly log: Logger,
-    private readonly changed: () => void,
   ) {
     this.label = upstreamLabel(url);
-    this.connect();
+  }
+
+  head(): Head | null {
+    return this.latest;
+  }
+
+  subscribe(fn: () => void): () => void {
+    this.listeners.add(fn);
+    if (!this.opened) {
+      this.opened = true;
+      this.connect();
+    }
+    return () => {
+      this.listeners.delete(fn);
+    };
   }
 
   private connect(): void {
@@ -72,7 +110,10 @@ export class HeadWatch {
         return;
       }
       if (m.method === SUBSCRIPTION_METHOD) {
-        this.heads++;
+        this.count++;
+        // The latest announced is the chain's head, lower than the one before after a reorg or a rollback.
+        const h = readHead(m);
+        if (h !== null) this.latest = h;
         this.tell();
       } else if (m.id === 1 && !this.live) {
         if (typeof m.result === 'string') {
@@ -102,14 +143,7 @@ export class HeadWatch {
     }
   }
 
-  /** Calls `fn` on every head and change of `live`, as `changed`; returns the unsubscription. */
-  listen(fn: () => void): () => void {
-    this.listeners.add(fn);
-    return () => this.listeners.delete(fn);
-  }
-
   private tell(): void {
-    this.changed();
     for (const fn of this.listeners) fn();
   }
 
@@ -142,8 +176,21 @@ export class HeadWatch {
   }
 }
 
+/** A newHeads notification's head (params.result: number, hash, timestamp), or null when it is not one. */
+export function readHead(m: { params?: unknown }): Head | null {
+  const p = m.params;
+  if (typeof p !== 'object' || p === null) return null;
+  const r = (p as { result?: unknown }).result;
+  if (typeof r !== 'object' || r === null) return null;
+  const h = r as { number?: unknown; hash?: unknown; timestamp?: unknown };
+  const number = quantity(h.number);
+  const hash = hash32(h.hash);
+  const timestamp = quantity(h.timestamp);
+  return number === null || hash === null || timestamp === null ? null : { number, hash, timestamp, seenAt: Date.now() };
+}
+
 /** A frame as a JSON-RPC object, or null for anything else (non-JSON, not an object, too large). */
-export function parseFrame(data: unknown): { id?: unknown; method?: unknown; result?: unknown; error?: unknown } | null {
+export function parseFrame(data: unknown): { id?: unknown; method?: unknown; params?: unknown; result?: unknown; error?: unknown } | null {
   let text: string;
   if (typeof data === 'string') text = data;
   else if (data instanceof ArrayBuffer) text = Buffer.from(data).toString('utf8');
@@ -156,5 +203,7 @@ export function parseFrame(data: unknown): { id?: unknown; method?: unknown; res
   } catch {
     return null;
   }
-  return typeof m === 'object' && m !== null && !Array.isArray(m) ? (m as { id?: unknown; method?: unknown; result?: unknown; error?: unknown }) : null;
+  return typeof m === 'object' && m !== null && !Array.isArray(m)
+    ? (m as { id?: unknown; method?: unknown; params?: unknown; result?: unknown; error?: unknown })
+    : null;
 }
