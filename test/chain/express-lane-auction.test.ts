@@ -300,6 +300,9 @@ describe('express lane on the real auction contract', () => {
   it('two edges share the controller with "don\'t care" numbers, no coordination', async () => {
     const other = await open();
     const l2 = other.byChain.get(CHAIN)!;
+    // Both edges in control before either wraps: the first may still be holding off after the
+    // refusal an earlier test provoked, until it reads the contract's transfer back to us.
+    await controlled(lane);
     await controlled(l2);
     // Six transactions at once, half through each edge: each its own connection, no shared counter.
     const nonce = await auction.pub.getTransactionCount({ address: privateKeyToAccount(ANVIL_KEYS[SENDER] as Hex).address, blockTag: 'pending' });

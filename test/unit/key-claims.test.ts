@@ -46,6 +46,12 @@ function fileStore(file: string): { store: FileAccountStore; lines: () => Record
   return { store, lines: () => lines.map((l) => JSON.parse(l) as Record<string, unknown>) };
 }
 
+/**
+ * A reload asked for just after a write: 'loaded', or 'unchanged' where the directory watch
+ * loaded the same write first (its settle time is short); what is in force is asserted after.
+ */
+const loadedNow = (r: string) => r === 'loaded' || r === 'unchanged';
+
 const claimLines = (lines: Record<string, unknown>[]) => lines.filter((l) => String(l.msg).includes('the claim is refused'));
 
 describe('a key two accounts of the file claim', () => {
@@ -83,14 +89,14 @@ describe('a key two accounts of the file claim', () => {
       assert.equal(store.byKeyHash(keySha256(shared))?.id, 'holder');
       // A hand edit puts a newcomer first in the file, listing the key the holder holds.
       write(file, [acct('newcomer', [shared]), acct('holder', [shared]), acct('other', [newKey()])]);
-      assert.equal(await store.reload('test'), 'loaded');
+      assert.ok(loadedNow(await store.reload('test')));
       assert.equal(store.byKeyHash(keySha256(shared))?.id, 'holder', 'the key never moves while its holder lists it');
       assert.equal(store.size, 3, 'the newcomer is in force, without that key');
       assert.equal(claimLines(lines()).length, 1);
       assert.equal(claimLines(lines())[0]!.account, 'newcomer');
       // The holder gives it up: the claimer that waited gets it, and that is logged.
       write(file, [acct('newcomer', [shared]), acct('holder', [newKey()])]);
-      assert.equal(await store.reload('test'), 'loaded');
+      assert.ok(loadedNow(await store.reload('test')));
       assert.equal(store.byKeyHash(keySha256(shared))?.id, 'newcomer');
       assert.ok(lines().some((l) => String(l.msg).includes('given up by its holder: now held by "newcomer"')));
       assert.equal(claimLines(lines()).length, 1, 'nothing more refused');
