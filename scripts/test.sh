@@ -34,6 +34,9 @@ for arg in "$@"; do
 done
 run=$(mktemp -d "${TMPDIR:-/tmp}/txgate-test-run.XXXXXX")
 trap 'rm -rf "$run"' EXIT
+# A run stopped by a signal still removes its directory (bash runs the EXIT trap only on exit).
+trap 'exit 130' INT
+trap 'exit 143' TERM
 # Open as /tmp is: a test may run a tool as another user (PostgreSQL's initdb as postgres).
 mkdir "$run/tmp"
 chmod 755 "$run"

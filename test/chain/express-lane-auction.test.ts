@@ -7,8 +7,7 @@
  * The controller key never appears in any line the lanes wrote or any error they raised.
  */
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Hex } from 'viem';
@@ -21,6 +20,7 @@ import { CHAIN, knownTo, landedOn, nextLaneTx, OURS, OURS_KEY, SENDER, startLane
 import type { Endpoint } from '../support/express-lane-endpoint.js';
 import { eventually } from '../support/harness.js';
 import { sign1559 } from '../support/txs.js';
+import { tempDir } from '../support/temp-dir.js';
 import { initCrypto } from '../../src/base/native.js';
 import { ExpressLanes } from '../../src/express-lane/lanes.js';
 import { LaneStartError } from '../../src/express-lane/control.js';
@@ -117,7 +117,7 @@ describe('express lane on the real auction contract', () => {
       errors.push(e.message);
     }
     // A key file others may read is refused; the line names the file and its mode, not the key.
-    const dir = mkdtempSync(join(tmpdir(), 'el-key-'));
+    const dir = tempDir('txgate-el-key-');
     const file = join(dir, 'controller.key');
     writeFileSync(file, OURS_KEY);
     chmodSync(file, 0o644);

@@ -9,10 +9,14 @@ import { join } from 'node:path';
 import { after } from 'node:test';
 
 const made: string[] = [];
-// Registered when the file that imports this loads: a hook of the file's root, run after all its tests.
-after(() => {
+const removeAll = () => {
   for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+};
+// Registered when the file that imports this loads: a hook of the file's root, run after all its
+// tests; and at the process's exit, for a file whose run was cut short (a test timed out, a hook
+// failed) before its root's hooks ran.
+after(removeAll);
+process.once('exit', removeAll);
 
 export function tempDir(prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
