@@ -20,7 +20,6 @@ import type { FeedListener } from '../ws/subscriptions.js';
 /** A worker's part of the seam: the owner holds a port to every other worker; each other worker its port to the owner. */
 export type TrackSeamPart = { readonly role: 'owner'; readonly ports: readonly MessagePort[] } | { readonly role: 'remote'; readonly port: MessagePort };
 
-/** An acceptance handed over: hash, signed bytes, account, sender, received and accepted (epoch ms), sequencer, rule. */
 /** An acceptance handed over: hash, raw hex, account, sender, received and accepted (epoch ms), sequencer, rule, a conditional send's bounds (track/expiry.ts). */
 type Handed = [string, string, string, string | null, number, number, string, string, Bounds | undefined];
 
