@@ -209,3 +209,20 @@ describe('outcome rules, properties', () => {
     }
   }
 });
+
+describe('outcome rules, no sequencer to send to', () => {
+  // A fanout chain's express lane refusing the bytes (proven not sequenced) falls back to the
+  // healthy sequencers, which may all have gone out meanwhile: nothing is sent, and the answer
+  // says so at once (503), never a request left unanswered.
+  for (const [name, kind] of kinds()) {
+    for (const strategy of ['failover', 'fanout'] as const) {
+      it(`${name} send, ${strategy} over none: 503 upstream_unavailable at once`, async () => {
+        const attempts = new Attempts(1, { timeoutMs: 40, queueMs: 10 }, null, log);
+        const run = strategy === 'failover' ? attempts.failover([], REQ, kind) : attempts.fanout([], REQ, kind);
+        const exit = await Promise.race([run, new Promise<null>((r) => setTimeout(() => r(null), 1000).unref())]);
+        assert.ok(exit !== null, 'never answered');
+        assert.equal(exit.reason, 'upstream_unavailable');
+      });
+    }
+  }
+});
