@@ -19,7 +19,7 @@
 import { REJECT, result, type Exit, reject } from '../base/errors.js';
 import { readPlain, readFault, type Reading } from './answer.js';
 import type { ChainLink } from './chain-link.js';
-import { type ExpressSend, withLane } from './express-send.js';
+import type { ChainForwarder } from './forwarder.js';
 import type { ForwardRequest, SendKind } from './parts.js';
 import type { Sequencer } from './sequencer.js';
 import { CONDITIONAL_METHOD } from '../rpc/rpc-methods.js';
@@ -50,10 +50,11 @@ export class ConditionalSend {
 
   constructor(
     private readonly link: ChainLink,
-    /** The chain's sequencers (the forwarder's clients: one set of connections per chain and thread). */
-    private readonly sequencers: readonly Sequencer[],
-    /** The express lane's rule on a chain that enables it, else null. */
-    private readonly express: ExpressSend | null,
+    /**
+     * The chain's plain send: its sequencer clients (one set of connections per chain and thread)
+     * and its route, the express lane's rule and the chain's strategy (forwarder.ts).
+     */
+    private readonly forwarder: ChainForwarder,
   ) {
     const c = link.chain;
     const times: CallTimes = { timeoutMs: c.forward.timeoutMs, queueMs: c.forward.queueMs };
@@ -73,7 +74,7 @@ export class ConditionalSend {
     const key = base.hash + c.json;
     const same = this.pending.get(key);
     if (same !== undefined) return same;
-    if (!this.sequencers.some((s) => s.eligible)) return REJECT.upstream_unavailable;
+    if (!this.forwarder.sequencers.some((s) => s.eligible)) return REJECT.upstream_unavailable;
     if (this.inFlight >= this.link.chain.forward.maxInFlight) return REJECT.overloaded;
     this.inFlight++;
     // One literal (not a spread of the forward stage's request): one shape for every conditional request.
@@ -87,7 +88,7 @@ export class ConditionalSend {
       granted: base.granted,
       conditional: c,
     };
-    const p = this.run(req).then(
+    const p = this.forwarder.route(req, this.kind).then(
       (exit) => {
         this.leave(key);
         return exit;
@@ -105,24 +106,5 @@ export class ConditionalSend {
   private leave(key: string): void {
     this.inFlight--;
     this.pending.delete(key);
-  }
-
-  private run(req: ForwardRequest): Promise<Exit> {
-    const sub = this.express === null ? null : this.express.take(req);
-    if (sub === null) return this.express === null ? this.onSequencers(req) : this.onSequencers(req).then((x) => withLane(x, 'plain'));
-    const lookupAt = this.sequencers.find((s) => s.eligible) ?? this.sequencers[0]!;
-    // A lane refusal proving the bytes were not sequenced: the sequencers, conditionally.
-    return this.express!.send(req, sub, lookupAt, () => this.onSequencers(req));
-  }
-
-  private onSequencers(req: ForwardRequest): Promise<Exit> {
-    const attempts = this.link.attempts;
-    return this.link.chain.forward.strategy === 'fanout'
-      ? attempts.fanout(
-          this.sequencers.filter((s) => s.eligible),
-          req,
-          this.kind,
-        )
-      : attempts.failover(this.sequencers, req, this.kind);
   }
 }
