@@ -16,7 +16,7 @@
  * reverse (a conditional refusal says nothing of the plain bytes, and a plain acceptance nothing
  * of the conditions).
  */
-import { REJECT, result, type Exit, reject } from '../base/errors.js';
+import { result, type Exit, reject } from '../base/errors.js';
 import { readPlain, readFault, type Reading } from './answer.js';
 import type { ChainLink } from './chain-link.js';
 import type { ChainForwarder } from './forwarder.js';
@@ -44,7 +44,6 @@ export function readConditional(a: Answer, hash: string): Reading {
 const params = (req: ForwardRequest): string => `["${req.rawHex}",${req.conditional!.json}]`;
 
 export class ConditionalSend {
-  private inFlight = 0;
   private readonly pending = new Map<string, Promise<Exit>>();
   private readonly kind: SendKind;
 
@@ -74,9 +73,9 @@ export class ConditionalSend {
     const key = base.hash + c.json;
     const same = this.pending.get(key);
     if (same !== undefined) return same;
-    if (!this.forwarder.sequencers.some((s) => s.eligible)) return REJECT.upstream_unavailable;
-    if (this.inFlight >= this.link.chain.forward.maxInFlight) return REJECT.overloaded;
-    this.inFlight++;
+    // The chain's maxInFlight, shared with its plain sends (forwarder.ts).
+    const refused = this.forwarder.enter();
+    if (refused !== null) return refused;
     // One literal (not a spread of the forward stage's request): one shape for every conditional request.
     const req: ForwardRequest = {
       hash: base.hash,
@@ -104,7 +103,7 @@ export class ConditionalSend {
   }
 
   private leave(key: string): void {
-    this.inFlight--;
+    this.forwarder.leave();
     this.pending.delete(key);
   }
 }

@@ -91,17 +91,11 @@ export class ChainForwarder {
 
   private send(req: ForwardRequest): Exit | Promise<Exit> {
     const { hash } = req;
-    if (!this.sequencers.some((s) => s.eligible)) {
+    const refused = this.enter();
+    if (refused !== null) {
       this.dups.release(hash);
-      return REJECT.upstream_unavailable;
+      return refused;
     }
-    if (this.inFlight >= this.config.forward.maxInFlight) {
-      this.dups.release(hash);
-      return REJECT.overloaded;
-    }
-
-    this.inFlight++;
-    this.observer.inFlight?.(this.chainId, this.inFlight);
     const p = this.route(req, this.plain).then(
       (exit) => this.settle(req, exit),
       (e: unknown) => {
@@ -140,10 +134,27 @@ export class ChainForwarder {
   }
 
   private settle(req: ForwardRequest, exit: Exit): Exit {
-    this.inFlight--;
-    this.observer.inFlight?.(this.chainId, this.inFlight);
+    this.leave();
     this.dups.settle(req.hash, exit.reason === 'ok');
     return exit;
+  }
+
+  /**
+   * A forward's place among the chain's `maxInFlight` on this thread, every send's alike (the
+   * plain send's here, the conditional send's: conditional-send.ts): null once taken (given
+   * back by `leave`), else the 503 that answers now, nothing sent.
+   */
+  enter(): Exit | null {
+    if (!this.sequencers.some((s) => s.eligible)) return REJECT.upstream_unavailable;
+    if (this.inFlight >= this.config.forward.maxInFlight) return REJECT.overloaded;
+    this.inFlight++;
+    this.observer.inFlight?.(this.chainId, this.inFlight);
+    return null;
+  }
+
+  leave(): void {
+    this.inFlight--;
+    this.observer.inFlight?.(this.chainId, this.inFlight);
   }
 
   /** Closes its sequencer clients, waiting for calls written (the link's chain RPC is the link's to close). */
