@@ -272,7 +272,7 @@ function buildSends(
     }),
   );
   tracking.attach(new Map(links.flatMap((l) => (l.rpc === null ? [] : [[l.chainId, l.rpc] as const]))), heads, duplicates);
-  const conditional = conditionalSends(links, forwarders, lanes, (c) => tracking.observerOf(c, observer));
+  const conditional = conditionalSends(links, forwarders);
   // Bytes already in flight cost no rate-limit token, a plain send's or a waiting sync call's: one table (dedup.ts).
   return { links, heads, forwarders, syncSenders, conditional, tracking, trackers: tracking.trackers, inFlight: duplicates };
 }

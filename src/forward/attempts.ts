@@ -81,8 +81,13 @@ export class Attempts implements Asking {
     return this.decide(req, parts ?? []);
   }
 
-  /** All at once: the first acceptance answers; otherwise the decision waits for every part, resolved. */
+  /**
+   * All at once: the first acceptance answers; otherwise the decision waits for every part,
+   * resolved. None to send to (every sequencer went out while the express lane had the bytes,
+   * express-send.ts): nothing was sent, decided at once.
+   */
   fanout(seqs: readonly Sequencer[], req: ForwardRequest, kind: SendKind): Promise<Exit> {
+    if (seqs.length === 0) return Promise.resolve(this.decide(req, []));
     return new Promise<Exit>((answer) => {
       const parts: Part[] = [];
       let decided = false;

@@ -16,10 +16,10 @@
  * reverse (a conditional refusal says nothing of the plain bytes, and a plain acceptance nothing
  * of the conditions).
  */
-import { REJECT, result, type Exit, reject } from '../base/errors.js';
+import { result, type Exit, reject } from '../base/errors.js';
 import { readPlain, readFault, type Reading } from './answer.js';
 import type { ChainLink } from './chain-link.js';
-import { type ExpressSend, withLane } from './express-send.js';
+import type { ChainForwarder } from './forwarder.js';
 import type { ForwardRequest, SendKind } from './parts.js';
 import type { Sequencer } from './sequencer.js';
 import { CONDITIONAL_METHOD } from '../rpc/rpc-methods.js';
@@ -44,16 +44,16 @@ export function readConditional(a: Answer, hash: string): Reading {
 const params = (req: ForwardRequest): string => `["${req.rawHex}",${req.conditional!.json}]`;
 
 export class ConditionalSend {
-  private inFlight = 0;
   private readonly pending = new Map<string, Promise<Exit>>();
   private readonly kind: SendKind;
 
   constructor(
     private readonly link: ChainLink,
-    /** The chain's sequencers (the forwarder's clients: one set of connections per chain and thread). */
-    private readonly sequencers: readonly Sequencer[],
-    /** The express lane's rule on a chain that enables it, else null. */
-    private readonly express: ExpressSend | null,
+    /**
+     * The chain's plain send: its sequencer clients (one set of connections per chain and thread)
+     * and its route, the express lane's rule and the chain's strategy (forwarder.ts).
+     */
+    private readonly forwarder: ChainForwarder,
   ) {
     const c = link.chain;
     const times: CallTimes = { timeoutMs: c.forward.timeoutMs, queueMs: c.forward.queueMs };
@@ -73,9 +73,9 @@ export class ConditionalSend {
     const key = base.hash + c.json;
     const same = this.pending.get(key);
     if (same !== undefined) return same;
-    if (!this.sequencers.some((s) => s.eligible)) return REJECT.upstream_unavailable;
-    if (this.inFlight >= this.link.chain.forward.maxInFlight) return REJECT.overloaded;
-    this.inFlight++;
+    // The chain's maxInFlight, shared with its plain sends (forwarder.ts).
+    const refused = this.forwarder.enter();
+    if (refused !== null) return refused;
     // One literal (not a spread of the forward stage's request): one shape for every conditional request.
     const req: ForwardRequest = {
       hash: base.hash,
@@ -87,7 +87,7 @@ export class ConditionalSend {
       granted: base.granted,
       conditional: c,
     };
-    const p = this.run(req).then(
+    const p = this.forwarder.route(req, this.kind).then(
       (exit) => {
         this.leave(key);
         return exit;
@@ -103,26 +103,7 @@ export class ConditionalSend {
   }
 
   private leave(key: string): void {
-    this.inFlight--;
+    this.forwarder.leave();
     this.pending.delete(key);
-  }
-
-  private run(req: ForwardRequest): Promise<Exit> {
-    const sub = this.express === null ? null : this.express.take(req);
-    if (sub === null) return this.express === null ? this.onSequencers(req) : this.onSequencers(req).then((x) => withLane(x, 'plain'));
-    const lookupAt = this.sequencers.find((s) => s.eligible) ?? this.sequencers[0]!;
-    // A lane refusal proving the bytes were not sequenced: the sequencers, conditionally.
-    return this.express!.send(req, sub, lookupAt, () => this.onSequencers(req));
-  }
-
-  private onSequencers(req: ForwardRequest): Promise<Exit> {
-    const attempts = this.link.attempts;
-    return this.link.chain.forward.strategy === 'fanout'
-      ? attempts.fanout(
-          this.sequencers.filter((s) => s.eligible),
-          req,
-          this.kind,
-        )
-      : attempts.failover(this.sequencers, req, this.kind);
   }
 }

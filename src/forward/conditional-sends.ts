@@ -4,9 +4,7 @@
  * by the composition root beside the forwarders. A chain without it gets nothing of it.
  */
 import type { ChainLink } from './chain-link.js';
-import { ExpressSend, type ExpressLanesRef } from './express-send.js';
 import type { ChainForwarder } from './forwarder.js';
-import type { AttemptObserver } from './parts.js';
 import { HeadPoll, type HeadView } from '../conditional/head.js';
 import { ConditionalSend } from './conditional-send.js';
 
@@ -18,18 +16,15 @@ export interface ConditionalSends {
 
 export function conditionalSends(
   links: readonly ChainLink[],
+  /** The chains' plain sends, whose sequencers and route (the express lane's rule, the strategy) a conditional send takes. */
   forwarders: ReadonlyMap<number, ChainForwarder>,
-  lanes: ExpressLanesRef,
-  observerOf: (c: ChainLink['chain']) => AttemptObserver | undefined,
 ): ConditionalSends {
   const senders = new Map<number, ConditionalSend>();
   const heads = new Map<number, HeadPoll>();
   for (const link of links) {
     const c = link.chain;
     if (!c.conditional.enabled) continue;
-    const times = { timeoutMs: c.forward.timeoutMs, queueMs: c.forward.queueMs };
-    const express = link.lane === null ? null : new ExpressSend(c.chainId, lanes, link.lane, link.attempts, times, link.log, observerOf(c));
-    senders.set(c.chainId, new ConditionalSend(link, forwarders.get(c.chainId)!.sequencers, express));
+    senders.set(c.chainId, new ConditionalSend(link, forwarders.get(c.chainId)!));
     if (link.rpc !== null) heads.set(c.chainId, new HeadPoll(link.rpc, c.conditional.headPollMs, link.log));
   }
   return {

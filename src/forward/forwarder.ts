@@ -91,31 +91,13 @@ export class ChainForwarder {
 
   private send(req: ForwardRequest): Exit | Promise<Exit> {
     const { hash } = req;
-    if (!this.sequencers.some((s) => s.eligible)) {
+    const refused = this.enter();
+    if (refused !== null) {
       this.dups.release(hash);
-      return REJECT.upstream_unavailable;
+      return refused;
     }
-    if (this.inFlight >= this.config.forward.maxInFlight) {
-      this.dups.release(hash);
-      return REJECT.overloaded;
-    }
-
-    this.inFlight++;
-    this.observer.inFlight?.(this.chainId, this.inFlight);
-    const express = this.express;
-    let run: Promise<Exit>;
-    // On a chain with the lane, a plain forward's answer names its lane too (the lane's own answers name theirs).
-    let namePlain = false;
-    const sub = express === null ? null : express.take(req);
-    if (sub === null) {
-      run = this.plainRun(req);
-      namePlain = express !== null;
-    } else {
-      const lookupAt = this.sequencers.find((s) => s.eligible) ?? this.sequencers[0]!;
-      run = express!.send(req, sub, lookupAt, () => this.plainRun(req));
-    }
-    const p = run.then(
-      (exit) => this.settle(req, namePlain ? withLane(exit, 'plain') : exit),
+    const p = this.route(req, this.plain).then(
+      (exit) => this.settle(req, exit),
       (e: unknown) => {
         this.link.log.error({ err: e, tx: hash, account: req.account, reqId: req.reqId }, 'forward failed unexpectedly: outcome uncertain');
         return this.settle(req, reject('upstream_error', undefined, { txHash: hash }));
@@ -125,22 +107,54 @@ export class ChainForwarder {
     return p;
   }
 
-  /** The plain path: the chain's sequencers by its strategy. */
-  private plainRun(req: ForwardRequest): Promise<Exit> {
+  /**
+   * Where a send of `kind` goes on this chain, whichever method it is (the plain send's here, the
+   * conditional send's: conditional-send.ts): through the express lane where it takes the
+   * submission (its refusal proving the bytes were not sequenced: the sequencers after it), else
+   * the sequencers by the chain's strategy. On a chain with the lane the answer names the lane
+   * that carried it.
+   */
+  route(req: ForwardRequest, kind: SendKind): Promise<Exit> {
+    const express = this.express;
+    const sub = express === null ? null : express.take(req);
+    if (sub === null) return express === null ? this.onSequencers(req, kind) : this.onSequencers(req, kind).then((x) => withLane(x, 'plain'));
+    const lookupAt = this.sequencers.find((s) => s.eligible) ?? this.sequencers[0]!;
+    return express!.send(req, sub, lookupAt, () => this.onSequencers(req, kind));
+  }
+
+  /** The chain's sequencers by its strategy. */
+  private onSequencers(req: ForwardRequest, kind: SendKind): Promise<Exit> {
     return this.config.forward.strategy === 'fanout'
       ? this.attempts.fanout(
           this.sequencers.filter((s) => s.eligible),
           req,
-          this.plain,
+          kind,
         )
-      : this.attempts.failover(this.sequencers, req, this.plain);
+      : this.attempts.failover(this.sequencers, req, kind);
   }
 
   private settle(req: ForwardRequest, exit: Exit): Exit {
-    this.inFlight--;
-    this.observer.inFlight?.(this.chainId, this.inFlight);
+    this.leave();
     this.dups.settle(req.hash, exit.reason === 'ok');
     return exit;
+  }
+
+  /**
+   * A forward's place among the chain's `maxInFlight` on this thread, every send's alike (the
+   * plain send's here, the conditional send's: conditional-send.ts): null once taken (given
+   * back by `leave`), else the 503 that answers now, nothing sent.
+   */
+  enter(): Exit | null {
+    if (!this.sequencers.some((s) => s.eligible)) return REJECT.upstream_unavailable;
+    if (this.inFlight >= this.config.forward.maxInFlight) return REJECT.overloaded;
+    this.inFlight++;
+    this.observer.inFlight?.(this.chainId, this.inFlight);
+    return null;
+  }
+
+  leave(): void {
+    this.inFlight--;
+    this.observer.inFlight?.(this.chainId, this.inFlight);
   }
 
   /** Closes its sequencer clients, waiting for calls written (the link's chain RPC is the link's to close). */

@@ -12,6 +12,7 @@ import { parseConfig } from '../../src/config/config.js';
 import { ChainDuplicates } from '../../src/forward/dedup.js';
 import { ChainLink } from '../../src/forward/chain-link.js';
 import { ChainForwarder } from '../../src/forward/forwarder.js';
+import { ConditionalSend } from '../../src/forward/conditional-send.js';
 import { HealthBoard } from '../../src/forward/health-board.js';
 import { HttpUpstream } from '../../src/upstreams/http/http-upstream.js';
 import { initCrypto } from '../../src/base/native.js';
@@ -267,5 +268,40 @@ describe('exactly one answer per request', () => {
       [...perReq.values()].every((n) => n === 1),
       'each request logged (answered) once',
     );
+  });
+});
+
+describe("the chain's maxInFlight, every send alike (direct)", () => {
+  // docs/design.md §5.1: `maxInFlight` bounds the chain's forwards on a thread, a conditional
+  // send's among them (one set of sequencer connections; one txgate_forwards_in_flight gauge).
+  it('a conditional send beyond it is 503 overloaded at once, as a plain one beyond it is; counted in the gauge', async () => {
+    await initCrypto();
+    const stub = await new StubSequencer().start();
+    setup.open.stubs.push(stub);
+    stub.delayMs = 300;
+    const cfg = parseConfig(
+      {
+        chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [stub.url], forward: { maxInFlight: 1, timeoutMs: 1000 }, conditional: { enabled: true } }],
+      },
+      '/',
+      {},
+    );
+    const gauge: number[] = [];
+    const observer = { inFlight: (_: number, n: number) => gauge.push(n) };
+    const link = new ChainLink({ chain: cfg.chains[0]!, board: HealthBoard.allocate(1), slots: [0], log: pino({ level: 'silent' }) });
+    const f = new ChainForwarder(link, new ChainDuplicates({ acceptedTtlMs: 0, maxEntries: 10 }), observer);
+    const c = new ConditionalSend(link, f);
+    const conditions = { json: '{}', blockNumberMin: null, blockNumberMax: null, timestampMin: null, timestampMax: null, cost: 0 };
+    const request = (raw: string) => ({ hash: txHash(raw), rawHex: raw, account: 'mm', reqId: 't-1', sender: null, t0: performance.now() });
+    const [a, b] = await Promise.all([next(), next()]);
+    const plain = f.forward(request(a));
+    const conditional = await c.send(request(b), conditions);
+    assert.equal(conditional.reason, 'overloaded');
+    assert.equal((await plain).reason, 'ok');
+    const held = c.send(request(b), conditions);
+    assert.equal((await f.forward(request(await next()))).reason, 'overloaded');
+    await held;
+    assert.deepEqual(gauge, [1, 0, 1, 0]);
+    await f.close();
   });
 });

@@ -1,5 +1,6 @@
 /**
- * Property tests of the outcome rules (forward/attempts.ts), both kinds of send and both
+ * Property tests of the outcome rules (forward/attempts.ts), every kind of send (plain, sync,
+ * conditional: its -32003/-32005 read by forward/conditional-send.ts) and both
  * strategies, over scripted sequencers answering anything at all (every real node wording we
  * know, arbitrary codes and messages, garbage results, faults written or not, lookups that
  * return anything): no acceptance without the hash (or a receipt of it) or a lookup returning
@@ -17,7 +18,8 @@ import { createLogger } from '../../src/log/log.js';
 import { readSync, readSyncResend } from '../../src/sync/sync-send.js';
 import { pendingAnswer } from '../../src/sync/receipt.js';
 import { result } from '../../src/base/errors.js';
-import { SYNC_METHOD } from '../../src/rpc/rpc-methods.js';
+import { CONDITIONAL_METHOD, SYNC_METHOD } from '../../src/rpc/rpc-methods.js';
+import { readConditional } from '../../src/forward/conditional-send.js';
 
 const HASH = '0x' + 'ab'.repeat(32);
 const OTHER = '0x' + 'cd'.repeat(32);
@@ -74,7 +76,10 @@ const answerArb: fc.Arbitrary<Answer> = fc.oneof(
   fc.constant<Answer>({ kind: 'result', result: receipt(OTHER) }),
   fc.jsonValue().map((result): Answer => ({ kind: 'result', result })),
   fc
-    .record({ code: fc.oneof(fc.constantFrom(-32000, -32003, -32602, 3, 4, 5), fc.integer()), message: fc.oneof(fc.constantFrom(...WORDINGS), fc.string()) })
+    .record({
+      code: fc.oneof(fc.constantFrom(-32000, -32003, -32005, -32601, -32602, 3, 4, 5), fc.integer()),
+      message: fc.oneof(fc.constantFrom(...WORDINGS), fc.string()),
+    })
     .map(({ code, message }): Answer => ({ kind: 'error', code, message, data: undefined })),
   fc
     .record({
@@ -165,6 +170,17 @@ function kinds(): Array<[string, SendKind]> {
         knownExit: pendingAnswer,
       },
     ],
+    [
+      'conditional',
+      {
+        method: CONDITIONAL_METHOD,
+        call: (s, r) => s.call(CONDITIONAL_METHOD, `["${r.rawHex}",{}]`, times),
+        read: readConditional,
+        readResend: readConditional,
+        resend: (s, r, t) => s.call(CONDITIONAL_METHOD, `["${r.rawHex}",{}]`, t),
+        knownExit: result,
+      },
+    ],
   ];
 }
 
@@ -183,7 +199,7 @@ describe('outcome rules, properties', () => {
               const attempts = new Attempts(1, { timeoutMs: 40, queueMs: 10 }, null, log);
               const asSeq = seqs as unknown as Sequencer[];
               const exit = await (strategy === 'failover' ? attempts.failover(asSeq, REQ, kind) : attempts.fanout(asSeq, REQ, kind));
-              const sync = kind.method !== undefined;
+              const sync = kind.method === SYNC_METHOD;
               if (exit.reason === 'ok' || exit.reason === 'sync_timeout') {
                 assert.ok(
                   seqs.some((s) => s.confirms(sync)),
@@ -199,12 +215,32 @@ describe('outcome rules, properties', () => {
                   if (sync) assert.ok(!exit.body('1').includes('"code":4,'), exit.body('1'));
                 }
               }
+              // A conditional transaction is never sent plainly, neither first nor in a resend.
+              if (kind.method === CONDITIONAL_METHOD)
+                for (const s of seqs) for (const x of s.said) assert.ok(x.method !== 'eth_sendRawTransaction', `${s.label} was sent the bytes plainly`);
               if (exit.reason === 'upstream_unavailable' || exit.reason === 'overloaded')
                 assert.ok(!seqs.some((s) => s.written), `"not sent" while a sequencer was written: ${JSON.stringify(seqs.map((s) => s.said))}`);
             },
           ),
           { numRuns: 150 },
         );
+      });
+    }
+  }
+});
+
+describe('outcome rules, no sequencer to send to', () => {
+  // A fanout chain's express lane refusing the bytes (proven not sequenced) falls back to the
+  // healthy sequencers, which may all have gone out meanwhile: nothing is sent, and the answer
+  // says so at once (503), never a request left unanswered.
+  for (const [name, kind] of kinds()) {
+    for (const strategy of ['failover', 'fanout'] as const) {
+      it(`${name} send, ${strategy} over none: 503 upstream_unavailable at once`, async () => {
+        const attempts = new Attempts(1, { timeoutMs: 40, queueMs: 10 }, null, log);
+        const run = strategy === 'failover' ? attempts.failover([], REQ, kind) : attempts.fanout([], REQ, kind);
+        const exit = await Promise.race([run, new Promise<null>((r) => setTimeout(() => r(null), 1000).unref())]);
+        assert.ok(exit !== null, 'never answered');
+        assert.equal(exit.reason, 'upstream_unavailable');
       });
     }
   }
