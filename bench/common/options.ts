@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { readCommandLine } from '../../src/cli-args.js';
+import { roundsProblem } from './figures.js';
 import { RESULTS_DIR } from './paths.js';
 
 /**
@@ -15,7 +16,16 @@ import { RESULTS_DIR } from './paths.js';
  * and in the long run (`--full`; the quick value when absent).
  */
 export type OptionSpec =
-  | { readonly kind: 'int'; readonly min?: number; readonly quick: number; readonly full?: number; readonly help: string; readonly arg?: string }
+  | {
+      readonly kind: 'int';
+      readonly min?: number;
+      /** Rounds whose median is the figure: an odd number ≥ 3, anything else refused (figures.ts, roundsProblem). */
+      readonly median?: true;
+      readonly quick: number;
+      readonly full?: number;
+      readonly help: string;
+      readonly arg?: string;
+    }
   | { readonly kind: 'number'; readonly min?: number; readonly quick: number; readonly full?: number; readonly help: string; readonly arg?: string }
   | { readonly kind: 'numbers'; readonly min?: number; readonly quick: readonly number[]; readonly full?: readonly number[]; readonly help: string }
   | {
@@ -123,6 +133,8 @@ function parseValue(name: string, spec: OptionSpec, raw: string | true): unknown
       const min = spec.min ?? 1;
       const n = num(raw, spec.kind === 'int', min);
       if (n === undefined) throw bad(`${spec.kind === 'int' ? 'an integer' : 'a number'} ≥ ${min}`);
+      const noMedian = spec.kind === 'int' && spec.median === true ? roundsProblem(n) : null;
+      if (noMedian !== null) throw new UsageError(noMedian);
       return n;
     }
     case 'numbers': {

@@ -21,6 +21,7 @@ import { topFunctions } from '../common/callgrind-top.js';
 import { startBench } from '../common/bench-run.js';
 import { median, round } from '../common/figures.js';
 import { startStub } from '../servers/stub-sequencer.js';
+import { needCallgrind } from '../instr/callgrind.js';
 import { driver } from '../common/paths.js';
 
 const run = startBench('bench:forward-cost', "Instructions per call of the forward's client alone under callgrind: HTTP against ws://, the same run.", {
@@ -44,11 +45,7 @@ const run = startBench('bench:forward-cost', "Instructions per call of the forwa
 });
 const opt = run.opt;
 const dir = run.tmp;
-for (const tool of ['valgrind', 'callgrind_control', 'callgrind_annotate'])
-  if (spawnSync('which', [tool]).status !== 0) {
-    process.stderr.write(`bench:forward-cost: ${tool} is not installed (Debian: apt-get install -y valgrind)\n`);
-    process.exit(1);
-  }
+needCallgrind('bench:forward-cost');
 const cores = Number(spawnSync('nproc').stdout.toString().trim());
 const STUB_CORE = cores >= 2 ? String(cores - 1) : '0';
 const PORT = 18160;

@@ -11,7 +11,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { roundsProblem } from '../common/figures.js';
 import { median } from '../common/figures.js';
 import { startBench } from '../common/bench-run.js';
 import { readRun, resultsJson } from '../common/results-schema.js';
@@ -42,7 +41,13 @@ const run = startBench(
       full: 24,
       help: 'unmeasured rounds per scenario, uninstrumented, interleaved over the scenarios (V8 compiles for about 18 of 4 x 300 requests)',
     },
-    rounds: { kind: 'int', quick: 5, full: 7, help: 'measured rounds per scenario, an odd number ≥ 3 (the median of their paired ratios is the figure)' },
+    rounds: {
+      kind: 'int',
+      median: true,
+      quick: 5,
+      full: 7,
+      help: 'measured rounds per scenario, an odd number ≥ 3 (the median of their paired ratios is the figure)',
+    },
     'noise-from': {
       kind: 'text',
       arg: 'DIR',
@@ -81,10 +86,6 @@ if (opt['noise-from'] !== undefined) {
 
 if (opt['base-cli'] === undefined) {
   process.stderr.write('bench:guard: --base-cli PATH is needed (scripts/instr-guard.sh builds the base and gives it)\n');
-  process.exit(2);
-}
-if (roundsProblem(opt.rounds) !== null) {
-  process.stderr.write(`bench:guard: ${roundsProblem(opt.rounds)} (npm run bench:guard -- --help lists the options)\n`);
   process.exit(2);
 }
 if (spawnSync('which', ['callgrind_control']).status !== 0) {

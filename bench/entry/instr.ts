@@ -24,14 +24,14 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
 import { keySha256 } from '../../src/accounts/keys.js';
-import { differsFrom, roundsProblem } from '../common/figures.js';
+import { differsFrom } from '../common/figures.js';
 import { startBench } from '../common/bench-run.js';
 import { median, round } from '../common/figures.js';
 import { RESULTS_DIR } from '../common/paths.js';
 import { server } from '../common/paths.js';
 import { stageCosts, type StageCost } from '../common/stage-costs.js';
 import { startStub } from '../servers/stub-sequencer.js';
-import { Callgrind, type ServerDef } from '../instr/callgrind.js';
+import { Callgrind, needCallgrind, type ServerDef } from '../instr/callgrind.js';
 import { Driver } from '../instr/drive.js';
 import { Measure, type Measured } from '../instr/measure.js';
 import { idleLine, instrSvg, mainTables, measuredLine, stageTable, type MainReport, type Paired, type ReportSettings } from '../instr/report.js';
@@ -67,7 +67,7 @@ const LANE_SCENARIOS = new Set([
 const run = startBench('bench:instr', 'Instructions per request under callgrind: the bare uWS echo, the conforming floor and txgate, then txgate per stage.', {
   requests: { kind: 'int', quick: 400, full: 2000, help: 'requests per round' },
   warmup: { kind: 'int', quick: 6, full: 3, help: 'unmeasured rounds per scenario, uninstrumented (the first answers of a cold server may be 503s)' },
-  rounds: { kind: 'int', quick: 3, full: 5, help: 'measured rounds per scenario, an odd number ≥ 3 (their median is the figure)' },
+  rounds: { kind: 'int', median: true, quick: 3, full: 5, help: 'measured rounds per scenario, an odd number ≥ 3 (their median is the figure)' },
   connections: { kind: 'int', quick: 8, help: 'connections, one request in flight on each' },
   scenarios: {
     kind: 'list',
@@ -122,15 +122,7 @@ const run = startBench('bench:instr', 'Instructions per request under callgrind:
 });
 const opt = run.opt;
 const want = (name: string) => opt.scenarios === undefined || opt.scenarios.includes(name);
-for (const tool of ['valgrind', 'callgrind_control', 'callgrind_annotate'])
-  if (spawnSync('which', [tool]).status !== 0) {
-    process.stderr.write(`bench:instr: ${tool} is not installed: it needs valgrind's callgrind (Debian: apt-get install -y valgrind)\n`);
-    process.exit(1);
-  }
-if (roundsProblem(opt.rounds) !== null) {
-  process.stderr.write(`bench:instr: ${roundsProblem(opt.rounds)} (npm run bench:instr -- --help lists the options)\n`);
-  process.exit(2);
-}
+needCallgrind('bench:instr');
 const pinned = opt.workers > 1;
 if (pinned && (opt.worker >= opt.workers || MAIN.some((s) => s.ws === true && want(s.name)))) {
   process.stderr.write(`bench:instr: --worker must be below --workers (${opt.workers}), and WebSocket scenarios need --workers 1\n`);

@@ -13,7 +13,6 @@
  */
 import { spawnSync } from 'node:child_process';
 import { keySha256 } from '../../src/accounts/keys.js';
-import { roundsProblem } from '../common/figures.js';
 import { RESULTS_DIR } from '../common/paths.js';
 import { round } from '../common/figures.js';
 import { startBench } from '../common/bench-run.js';
@@ -22,7 +21,7 @@ import { stageCosts, type StageCost } from '../common/stage-costs.js';
 import { resultsJson } from '../common/results-schema.js';
 import { startStub } from '../servers/stub-sequencer.js';
 import type { Part, PartSetup } from '../servers/limit-server.js';
-import { Callgrind, type Server } from '../instr/callgrind.js';
+import { Callgrind, needCallgrind, type Server } from '../instr/callgrind.js';
 import { Driver } from '../instr/drive.js';
 import { Measure, type Measured } from '../instr/measure.js';
 import { measuredLine } from '../instr/report.js';
@@ -34,7 +33,7 @@ import { NODE_FLAGS } from '../limit/flags.js';
 const run = startBench('bench:limit', 'The hot path against its limit: txgate beside each irreducible part of a scenario, alone, in one callgrind run.', {
   requests: { kind: 'int', quick: 300, full: 2000, help: 'requests per round' },
   warmup: { kind: 'int', quick: 16, full: 16, help: 'unmeasured rounds per scenario, uninstrumented' },
-  rounds: { kind: 'int', quick: 3, full: 5, help: 'measured rounds per scenario, an odd number ≥ 3 (their median is the figure)' },
+  rounds: { kind: 'int', median: true, quick: 3, full: 5, help: 'measured rounds per scenario, an odd number ≥ 3 (their median is the figure)' },
   connections: { kind: 'int', quick: 8, help: 'connections, one request in flight on each' },
   scenarios: {
     kind: 'list',
@@ -66,15 +65,7 @@ const run = startBench('bench:limit', 'The hot path against its limit: txgate be
   },
 });
 const opt = run.opt;
-for (const tool of ['valgrind', 'callgrind_control', 'callgrind_annotate'])
-  if (spawnSync('which', [tool]).status !== 0) {
-    process.stderr.write(`bench:limit: ${tool} is not installed: it needs valgrind's callgrind (Debian: apt-get install -y valgrind)\n`);
-    process.exit(1);
-  }
-if (roundsProblem(opt.rounds) !== null) {
-  process.stderr.write(`bench:limit: ${roundsProblem(opt.rounds)} (npm run bench:limit -- --help lists the options)\n`);
-  process.exit(2);
-}
+needCallgrind('bench:limit');
 const settings = {
   requests: opt.requests,
   warmup: opt.warmup,

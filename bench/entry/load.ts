@@ -37,7 +37,7 @@ import { spawnSync } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { keySha256 } from '../../src/accounts/keys.js';
 import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
-import { differsFrom, roundsProblem } from '../common/figures.js';
+import { differsFrom } from '../common/figures.js';
 import { startBench } from '../common/bench-run.js';
 import { round } from '../common/figures.js';
 import { RESULTS_DIR } from '../common/paths.js';
@@ -56,7 +56,13 @@ const run = startBench(
   'txgate under wrk against a bare uWS echo and the conforming floor, in the same run. The quick run measures the main scenarios, the added latency (one placement) and the sync send; --full adds the variants (busyPoll, recover, system libsecp256k1), every placement, the upstream client, metrics on/off, 1 vs 2 threads and the soak.',
   {
     duration: { kind: 'int', quick: 2, full: 5, help: 'seconds per measurement' },
-    rounds: { kind: 'int', quick: 3, full: 3, help: 'alternating rounds (echo, floor, txgate) per scenario, an odd number ≥ 3 (the median round is reported)' },
+    rounds: {
+      kind: 'int',
+      median: true,
+      quick: 3,
+      full: 3,
+      help: 'alternating rounds (echo, floor, txgate) per scenario, an odd number ≥ 3 (the median round is reported)',
+    },
     connections: { kind: 'int', quick: 64, help: 'wrk connections' },
     soak: { kind: 'int', min: 0, quick: 60, help: 'seconds of the saturated soak (after a 20-s warm-up; 0: none)' },
     pool: { kind: 'int', quick: 4000, full: 20000, help: 'pre-signed distinct transactions' },
@@ -77,10 +83,6 @@ const run = startBench(
   },
 );
 const opt = run.opt;
-if (roundsProblem(opt.rounds) !== null) {
-  process.stderr.write(`bench:load: ${roundsProblem(opt.rounds)} (npm run bench:load -- --help lists the options)\n`);
-  process.exit(2);
-}
 for (const tool of ['wrk', 'taskset']) {
   if (spawnSync('which', [tool]).status !== 0) {
     process.stderr.write(`bench:load needs ${tool}: apt-get install -y ${tool === 'wrk' ? 'wrk' : 'util-linux'}\n`);

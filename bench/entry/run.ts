@@ -1,5 +1,4 @@
 /** `npm run bench`: the in-process bench suites (tinybench); writes latest.json and latest.md and prints a table per suite as it ends. */
-import { roundsProblem } from '../common/figures.js';
 import { startBench } from '../common/bench-run.js';
 import { saveRows, table, type Row } from '../common/suite.js';
 import { run as decode } from '../micro/decode.bench.js';
@@ -13,14 +12,9 @@ const run = startBench(
   {
     suites: { kind: 'list', choices: Object.keys(suites), help: 'only these suites' },
     'time-ms': { kind: 'int', quick: 300, full: 700, help: 'measuring time per task, split over the rounds' },
-    rounds: { kind: 'int', quick: 3, full: 5, help: "interleaved rounds per suite, an odd number ≥ 3 (the median of the rounds' medians)" },
+    rounds: { kind: 'int', median: true, quick: 3, full: 5, help: "interleaved rounds per suite, an odd number ≥ 3 (the median of the rounds' medians)" },
   },
 );
-const bad = roundsProblem(run.opt.rounds);
-if (bad !== null) {
-  process.stderr.write(`bench: ${bad} (npm run bench -- --help lists the options)\n`);
-  process.exit(2);
-}
 const rows: Row[] = [];
 const md: string[] = [`# npm run bench (${new Date().toISOString()}, Node ${process.version})`, ''];
 for (const [name, suite] of Object.entries(suites)) {

@@ -17,7 +17,7 @@ import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
 import { sign1559 } from '../../src/dev/sign.js';
 import { initCrypto } from '../../src/base/native.js';
 import { keySha256 } from '../../src/accounts/keys.js';
-import { differsFrom, flagged, medianName, noisyNote, roundsProblem, roundsSpread } from '../common/figures.js';
+import { differsFrom, flagged, medianName, noisyNote, roundsSpread } from '../common/figures.js';
 import { startBench } from '../common/bench-run.js';
 import { cpuMicros } from '../common/cpu.js';
 import { median, round } from '../common/figures.js';
@@ -29,16 +29,18 @@ import { driver } from '../common/paths.js';
 
 const run = startBench('bench:ws', 'The WebSocket transport against HTTP on the same txgate: req/s and server CPU per request, then latency at a fixed rate.', {
   seconds: { kind: 'int', quick: 2, full: 5, help: 'seconds per measurement' },
-  rounds: { kind: 'int', quick: 3, full: 3, help: 'alternating rounds (HTTP, WebSocket), an odd number ≥ 3 (the median of the rounds is reported)' },
+  rounds: {
+    kind: 'int',
+    median: true,
+    quick: 3,
+    full: 3,
+    help: 'alternating rounds (HTTP, WebSocket), an odd number ≥ 3 (the median of the rounds is reported)',
+  },
   'in-flight': { kind: 'int', quick: 64, help: 'requests in flight (HTTP connections; frames on the one WebSocket)' },
   rate: { kind: 'int', quick: 1000, help: 'req/s of the latency measurement' },
   pool: { kind: 'int', quick: 4000, full: 20000, help: 'pre-signed distinct transactions' },
 });
 const opt = run.opt;
-if (roundsProblem(opt.rounds) !== null) {
-  process.stderr.write(`bench:ws: ${roundsProblem(opt.rounds)} (npm run bench:ws -- --help lists the options)\n`);
-  process.exit(2);
-}
 const SECONDS = opt.seconds;
 const ROUNDS = opt.rounds;
 const IN_FLIGHT = opt['in-flight'];

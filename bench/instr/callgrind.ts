@@ -29,6 +29,15 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** How a server is started: a bench server's script and arguments (ready when it prints `ready`), or txgate from a config. */
 export type ServerDef = { readonly port: number; readonly args: readonly string[] } | { readonly port: number; readonly txgate: TxgateSpec };
 
+/** Ends the process (exit 1, one line naming `bench`) unless valgrind's callgrind and its tools are installed. */
+export function needCallgrind(bench: string): void {
+  for (const tool of ['valgrind', 'callgrind_control', 'callgrind_annotate'])
+    if (spawnSync('which', [tool]).status !== 0) {
+      process.stderr.write(`${bench}: ${tool} is not installed: it needs valgrind's callgrind (Debian: apt-get install -y valgrind)\n`);
+      process.exit(1);
+    }
+}
+
 export class Callgrind {
   private kept = 0;
   /**

@@ -53,11 +53,10 @@ const LOST: ReadonlySet<string> = new Set(['BAD_ROUND_NUMBER', 'NO_ONCHAIN_CONTR
 const unknown = (why: string): LaneReading => ({ kind: 'unknown', why });
 const notSequenced = (code: NotSequencedCode): LaneReading => ({ kind: 'not-sequenced', code, lostControl: LOST.has(code) });
 
-/** A JSON-RPC error object (code, message) read into outcome terms. */
-export function readLaneError(code: unknown, message: unknown): LaneReading {
+/** A JSON-RPC error (code, message) read into outcome terms; the whole answer: readLaneUpstream (forward/express-send.ts). */
+export function readLaneError(code: number, message: string): LaneReading {
   if (code === -32700 || code === -32600 || code === -32602) return notSequenced('REQUEST_REFUSED');
   if (code === -32601) return notSequenced('LANE_NOT_SERVED');
-  if (typeof message !== 'string') return unknown('an error without a message');
   const m = message.length > 2000 ? message.slice(0, 2000) : message;
   const c = CODES.exec(m);
   if (c !== null) return notSequenced(c[1] as NotSequencedCode);
@@ -65,23 +64,4 @@ export function readLaneError(code: unknown, message: unknown): LaneReading {
   if (LANE_OFF.test(m)) return notSequenced('LANE_NOT_SERVED');
   if (m === 'missing required parameter') return notSequenced('REQUEST_REFUSED');
   return unknown('an error that does not prove the bytes were not sequenced');
-}
-
-/** The endpoint's answer (its text) read into outcome terms. Never throws. */
-export function readLaneAnswer(text: string): LaneReading {
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch {
-    return unknown('garbage');
-  }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return unknown('garbage');
-  const o = v as { result?: unknown; error?: unknown };
-  if (o.error !== undefined && o.error !== null) {
-    if (typeof o.error !== 'object') return unknown('garbage');
-    const e = o.error as { code?: unknown; message?: unknown };
-    return readLaneError(e.code, e.message);
-  }
-  if ('result' in o && o.result === null) return { kind: 'queued' };
-  return unknown('a result other than null');
 }

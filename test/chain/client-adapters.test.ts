@@ -4,99 +4,39 @@
  * data.reason, sent once. The kit itself: client-kit.test.ts.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { Wallet } from 'ethers';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { BaseError, createPublicClient, createWalletClient, http, type Hex } from 'viem';
+import { BaseError, createPublicClient, createWalletClient, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { connectTxgate, type Txgate } from '../../packages/client/src/index.js';
 import { TxgateProvider, txgateReason as ethersReason } from '../../packages/client/src/ethers.js';
 import { txgate, txgateReason as viemReason } from '../../packages/client/src/viem.js';
 import { ANVIL_KEYS } from '../../src/dev/anvil.js';
-import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
-import { MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
-import { SIGNERS } from '../support/txs.js';
-import { freePort } from '../../src/base/free-port.js';
-import { keysNeverLogged } from '../support/gate-fixture.js';
-import { FaultProxy } from '../support/fault-proxy.js';
+import { MIN_TIP, newKey, TIP } from '../support/harness.js';
+import { chainDef, useClientChain } from '../support/client-chain.js';
 
-keysNeverLogged();
-
-const key = newKey(); // untipped allowed, generous rate
-const strictKey = newKey(); // tips required
-const slowKey = newKey(); // burst 1
-const crowdKey = newKey(); // burst 1, 2 per second
-let anvil: Anvil;
-let proxy: FaultProxy;
-let gate: Gate;
-let base: string;
-let kit: Txgate;
-
-const chainDef = (url: string) =>
-  ({ id: 4663, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [url] } } }) as const;
-
-const chainRpc = () => createPublicClient({ chain: chainDef(anvil.url), transport: http(anvil.url) });
-
-async function signed(signer: number, t: { to?: Hex; value?: bigint; gas?: bigint; chainId?: number } = {}): Promise<Hex> {
-  const account = SIGNERS[signer]!;
-  const c = chainRpc();
-  const nonce = await c.getTransactionCount({ address: account.address, blockTag: 'pending' });
-  const fees = await c.estimateFeesPerGas();
-  return account.signTransaction({
-    type: 'eip1559',
-    chainId: t.chainId ?? 4663,
-    nonce,
-    to: t.to ?? (TIP as Hex),
-    value: t.value ?? MIN_TIP,
-    gas: t.gas ?? 21000n,
-    maxFeePerGas: fees.maxFeePerGas!,
-    maxPriorityFeePerGas: fees.maxPriorityFeePerGas!,
-  });
-}
-
-before(async () => {
-  anvil = await startAnvil({ port: await freePort(), chainId: 4663 });
-  proxy = await new FaultProxy(anvil.url).start();
-  gate = await startGate({
-    chainB: false,
-    sequencers: [proxy.url],
-    accounts: [
-      { id: 'kit', keys: [key], allowUntipped: true, grants: [{ rateLimit: { perSecond: 1000, burst: 1000 } }] },
-      { id: 'strict', keys: [strictKey] },
-      { id: 'slow', keys: [slowKey], grants: [{ rateLimit: { perSecond: 0.001, burst: 1 } }] },
-      { id: 'crowd', keys: [crowdKey], allowUntipped: true, grants: [{ rateLimit: { perSecond: 2, burst: 1 } }] },
-    ],
-    config: { allowUntipped: true },
-  });
-  base = `http://127.0.0.1:${gate.port}`;
-  kit = await connectTxgate({ url: base, apiKey: key, chainId: 4663, chainRpcUrl: anvil.url });
-});
-after(async () => {
-  await kit.close();
-  await gate.stop();
-  await proxy.stop();
-  await anvil.stop();
-});
+const chain = useClientChain();
+const { key, strictKey } = chain.keys;
 
 describe('txgate-client/viem', () => {
   it('walletClient.sendTransaction and waitForTransactionReceipt, unmodified: receipt 0x1', async () => {
-    const transport = txgate({ url: base, apiKey: key, rpc: anvil.url });
-    const wallet = createWalletClient({ account: privateKeyToAccount(ANVIL_KEYS[0] as Hex), chain: chainDef(base), transport });
-    const client = createPublicClient({ chain: chainDef(base), transport });
+    const transport = txgate({ url: chain.base, apiKey: key, rpc: chain.anvil.url });
+    const wallet = createWalletClient({ account: privateKeyToAccount(ANVIL_KEYS[0] as Hex), chain: chainDef(chain.base), transport });
+    const client = createPublicClient({ chain: chainDef(chain.base), transport });
     const hash = await wallet.sendTransaction({ to: TIP as Hex, value: MIN_TIP });
     const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: 50, timeout: 10_000 });
     assert.equal(receipt.status, 'success');
-    assert.ok(proxy.forwarded.length > 0, 'the submission went through txgate');
+    assert.ok(chain.proxy.forwarded.length > 0, 'the submission went through txgate');
   });
   it('a refusal is a viem error carrying data.reason, sent once (no retries)', async () => {
-    const transport = txgate({ url: base, apiKey: strictKey, rpc: anvil.url });
-    const wallet = createWalletClient({ account: privateKeyToAccount(ANVIL_KEYS[1] as Hex), chain: chainDef(base), transport });
-    const before = gate.logs.length;
+    const transport = txgate({ url: chain.base, apiKey: strictKey, rpc: chain.anvil.url });
+    const wallet = createWalletClient({ account: privateKeyToAccount(ANVIL_KEYS[1] as Hex), chain: chainDef(chain.base), transport });
+    const before = chain.gate.logs.length;
     const e = await wallet.sendTransaction({ to: '0x3333333333333333333333333333333333333333', value: 1n }).catch((x: unknown) => x);
     assert.equal(viemReason(e), 'fee_rejected');
-    const lines = gate.logs
+    const lines = chain.gate.logs
       .slice(before)
       .map((l) => JSON.parse(l))
       .filter((l) => l.method === 'eth_sendRawTransaction');
@@ -120,8 +60,8 @@ describe('txgate-client/viem', () => {
       ] as const) {
         const wallet = theirs.createWalletClient({
           account: theirAccounts.privateKeyToAccount(ANVIL_KEYS[1] as Hex),
-          chain: chainDef(base),
-          transport: txgate({ url: base, apiKey, rpc: anvil.url }),
+          chain: chainDef(chain.base),
+          transport: txgate({ url: chain.base, apiKey, rpc: chain.anvil.url }),
         });
         const e = await wallet.sendTransaction({ to: '0x3333333333333333333333333333333333333333', value: 1n }).catch((x: unknown) => x);
         assert.ok(e instanceof theirs.BaseError && !(e instanceof BaseError), 'the error is of the other copy');
@@ -135,7 +75,7 @@ describe('txgate-client/viem', () => {
 
 describe('txgate-client/ethers', () => {
   it('wallet.sendTransaction and tx.wait(), unmodified: status 1', async () => {
-    const provider = new TxgateProvider({ url: base, apiKey: key, rpc: anvil.url, chainId: 4663, pollingInterval: 50 });
+    const provider = new TxgateProvider({ url: chain.base, apiKey: key, rpc: chain.anvil.url, chainId: 4663, pollingInterval: 50 });
     try {
       const wallet = new Wallet(ANVIL_KEYS[2]!, provider);
       const tx = await wallet.sendTransaction({ to: TIP, value: MIN_TIP });
@@ -146,9 +86,9 @@ describe('txgate-client/ethers', () => {
     }
   });
   it('provider.broadcastTransaction (which asks for the block number beside it): status 1', async () => {
-    const provider = new TxgateProvider({ url: base, apiKey: key, rpc: anvil.url, pollingInterval: 50 });
+    const provider = new TxgateProvider({ url: chain.base, apiKey: key, rpc: chain.anvil.url, pollingInterval: 50 });
     try {
-      const raw = await signed(3);
+      const raw = await chain.signed(3);
       const tx = await provider.broadcastTransaction(raw);
       const receipt = await tx.wait(1, 10_000);
       assert.equal(receipt?.status, 1);
@@ -157,9 +97,11 @@ describe('txgate-client/ethers', () => {
     }
   });
   it('a refusal carries data.reason', async () => {
-    const provider = new TxgateProvider({ url: base, apiKey: strictKey, rpc: anvil.url, chainId: 4663 });
+    const provider = new TxgateProvider({ url: chain.base, apiKey: strictKey, rpc: chain.anvil.url, chainId: 4663 });
     try {
-      const e = await provider.broadcastTransaction(await signed(4, { to: '0x3333333333333333333333333333333333333333', value: 1n })).catch((x: unknown) => x);
+      const e = await provider
+        .broadcastTransaction(await chain.signed(4, { to: '0x3333333333333333333333333333333333333333', value: 1n }))
+        .catch((x: unknown) => x);
       assert.equal(ethersReason(e), 'fee_rejected');
     } finally {
       provider.destroy();

@@ -9,86 +9,33 @@ import assert from 'node:assert/strict';
 import { createServer as createHttpServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { createPublicClient, http, type Hex } from 'viem';
+import type { Hex } from 'viem';
 import { connectTxgate, TxgateError, type Txgate } from '../../packages/client/src/index.js';
 import { NO_ANSWER, Submitter, type ChainResult } from '../../packages/client/src/submitter.js';
 import { openLink } from '../../packages/client/src/link.js';
-import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
-import { MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
+import { MIN_TIP, TIP } from '../support/harness.js';
 import { rpc } from '../support/http.js';
 import { SIGNERS } from '../support/txs.js';
-import { freePort } from '../../src/base/free-port.js';
-import { keysNeverLogged } from '../support/gate-fixture.js';
-import { FaultProxy } from '../support/fault-proxy.js';
+import { useClientChain } from '../support/client-chain.js';
 
-keysNeverLogged();
-
-const key = newKey(); // untipped allowed, generous rate
-const strictKey = newKey(); // tips required
-const slowKey = newKey(); // burst 1
-const crowdKey = newKey(); // burst 1, 2 per second
-let anvil: Anvil;
-let proxy: FaultProxy;
-let gate: Gate;
-let base: string;
+const chain = useClientChain();
+const { key, strictKey, slowKey, crowdKey } = chain.keys;
 let kit: Txgate;
 
-const chainDef = (url: string) =>
-  ({ id: 4663, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [url] } } }) as const;
-
-const chainRpc = () => createPublicClient({ chain: chainDef(anvil.url), transport: http(anvil.url) });
-
-async function signed(signer: number, t: { to?: Hex; value?: bigint; gas?: bigint; chainId?: number } = {}): Promise<Hex> {
-  const account = SIGNERS[signer]!;
-  const c = chainRpc();
-  const nonce = await c.getTransactionCount({ address: account.address, blockTag: 'pending' });
-  const fees = await c.estimateFeesPerGas();
-  return account.signTransaction({
-    type: 'eip1559',
-    chainId: t.chainId ?? 4663,
-    nonce,
-    to: t.to ?? (TIP as Hex),
-    value: t.value ?? MIN_TIP,
-    gas: t.gas ?? 21000n,
-    maxFeePerGas: fees.maxFeePerGas!,
-    maxPriorityFeePerGas: fees.maxPriorityFeePerGas!,
-  });
-}
-
-before(async () => {
-  anvil = await startAnvil({ port: await freePort(), chainId: 4663 });
-  proxy = await new FaultProxy(anvil.url).start();
-  gate = await startGate({
-    chainB: false,
-    sequencers: [proxy.url],
-    accounts: [
-      { id: 'kit', keys: [key], allowUntipped: true, grants: [{ rateLimit: { perSecond: 1000, burst: 1000 } }] },
-      { id: 'strict', keys: [strictKey] },
-      { id: 'slow', keys: [slowKey], grants: [{ rateLimit: { perSecond: 0.001, burst: 1 } }] },
-      { id: 'crowd', keys: [crowdKey], allowUntipped: true, grants: [{ rateLimit: { perSecond: 2, burst: 1 } }] },
-    ],
-    config: { allowUntipped: true },
-  });
-  base = `http://127.0.0.1:${gate.port}`;
-  kit = await connectTxgate({ url: base, apiKey: key, chainId: 4663, chainRpcUrl: anvil.url });
-});
-after(async () => {
-  await kit.close();
-  await gate.stop();
-  await proxy.stop();
-  await anvil.stop();
-});
-
 describe('txgate-client', () => {
+  before(async () => {
+    kit = await connectTxgate({ url: chain.base, apiKey: key, chainId: 4663, chainRpcUrl: chain.anvil.url });
+  });
+  after(() => kit.close());
   it('connectTxgate stops on a chain id mismatch', async () => {
     await assert.rejects(
-      connectTxgate({ url: base, apiKey: key, chainId: 1, chainRpcUrl: anvil.url }),
+      connectTxgate({ url: chain.base, apiKey: key, chainId: 1, chainRpcUrl: chain.anvil.url }),
       (e: unknown) => e instanceof TxgateError && e.reason === 'chain_mismatch',
     );
   });
   it('submitAndWait: a reverting call is accepted, and its receipt is 0x0', async () => {
     const deployer = SIGNERS[1]!;
-    const c = chainRpc();
+    const c = chain.chainRpc();
     const deployTx = await deployer.signTransaction({
       type: 'eip1559',
       chainId: 4663,
@@ -100,24 +47,24 @@ describe('txgate-client', () => {
     });
     const contract = (await c.waitForTransactionReceipt({ hash: await c.sendRawTransaction({ serializedTransaction: deployTx }), pollingInterval: 50 }))
       .contractAddress!;
-    const out = await kit.submitAndWait(await signed(2, { to: contract, value: 0n, gas: 60_000n }), { timeoutMs: 10_000 });
+    const out = await kit.submitAndWait(await chain.signed(2, { to: contract, value: 0n, gas: 60_000n }), { timeoutMs: 10_000 });
     assert.equal(out.kind, 'mined');
     assert.ok(out.kind === 'mined' && out.status === 'reverted' && out.receipt.status === '0x0');
   });
   it('refusals are definite outcomes with their reason: 401, 402, 400 rejected; 429 rate_limited', async () => {
-    const wrong = await connectTxgate({ url: base, apiKey: 'txg_not_a_key', chainId: 4663, chainRpcUrl: anvil.url });
-    const strict = await connectTxgate({ url: base, apiKey: strictKey, chainId: 4663, chainRpcUrl: anvil.url });
-    const slow = await connectTxgate({ url: base, apiKey: slowKey, chainId: 4663, chainRpcUrl: anvil.url });
+    const wrong = await connectTxgate({ url: chain.base, apiKey: 'txg_not_a_key', chainId: 4663, chainRpcUrl: chain.anvil.url });
+    const strict = await connectTxgate({ url: chain.base, apiKey: strictKey, chainId: 4663, chainRpcUrl: chain.anvil.url });
+    const slow = await connectTxgate({ url: chain.base, apiKey: slowKey, chainId: 4663, chainRpcUrl: chain.anvil.url });
     try {
-      const r401 = await wrong.submit(await signed(0));
+      const r401 = await wrong.submit(await chain.signed(0));
       assert.deepEqual([r401.kind, r401.kind === 'rejected' && r401.reason, r401.kind === 'rejected' && r401.status], ['rejected', 'unauthorized', 401]);
-      const r402 = await strict.submit(await signed(0, { to: '0x3333333333333333333333333333333333333333', value: 1n }));
+      const r402 = await strict.submit(await chain.signed(0, { to: '0x3333333333333333333333333333333333333333', value: 1n }));
       assert.deepEqual([r402.kind, r402.kind === 'rejected' && r402.reason, r402.kind === 'rejected' && r402.status], ['rejected', 'fee_rejected', 402]);
-      const r400 = await kit.submit(await signed(0, { chainId: 1 }));
+      const r400 = await kit.submit(await chain.signed(0, { chainId: 1 }));
       assert.deepEqual([r400.kind, r400.kind === 'rejected' && r400.reason, r400.kind === 'rejected' && r400.status], ['rejected', 'chain_mismatch', 400]);
-      const first = await slow.submit(await signed(3));
+      const first = await slow.submit(await chain.signed(3));
       assert.equal(first.kind, 'accepted');
-      const r429 = await slow.submit(await signed(4));
+      const r429 = await slow.submit(await chain.signed(4));
       assert.equal(r429.kind, 'rate_limited');
       assert.ok(r429.kind === 'rate_limited' && r429.retryAfterMs > 0);
     } finally {
@@ -125,31 +72,36 @@ describe('txgate-client', () => {
     }
   });
   it('X-RateLimit-Limit and -Remaining on every authenticated submission answer, not only 429', async () => {
-    const ok = await rpc(gate.port, 'eth_sendRawTransaction', [await signed(0)], { key });
+    const ok = await rpc(chain.gate.port, 'eth_sendRawTransaction', [await chain.signed(0)], { key });
     assert.equal(ok.status, 200);
     assert.equal(ok.headers['x-ratelimit-limit'], '1000');
     assert.match(String(ok.headers['x-ratelimit-remaining']), /^\d+$/);
-    const refused = await rpc(gate.port, 'eth_sendRawTransaction', [await signed(0, { to: '0x3333333333333333333333333333333333333333', value: 1n })], {
-      key: strictKey,
-    });
+    const refused = await rpc(
+      chain.gate.port,
+      'eth_sendRawTransaction',
+      [await chain.signed(0, { to: '0x3333333333333333333333333333333333333333', value: 1n })],
+      {
+        key: strictKey,
+      },
+    );
     assert.equal(refused.status, 402);
     assert.equal(refused.headers['x-ratelimit-limit'], '1000');
-    const unauthenticated = await rpc(gate.port, 'eth_sendRawTransaction', [await signed(0)], { key: 'txg_nope' });
+    const unauthenticated = await rpc(chain.gate.port, 'eth_sendRawTransaction', [await chain.signed(0)], { key: 'txg_nope' });
     assert.equal(unauthenticated.headers['x-ratelimit-limit'], undefined, 'no grant, no allowance to show');
   });
   it('tipAddresses reads GET /tip-addresses and revalidates it with its ETag (304)', async () => {
     const a = await kit.tipAddresses();
     assert.deepEqual(a.tipAddresses, [TIP]);
-    const before = gate.logs.length;
+    const before = chain.gate.logs.length;
     const b = await kit.tipAddresses();
     assert.deepEqual(b, a);
-    assert.ok(gate.logs.slice(before).some((l) => JSON.parse(l).status === 304));
+    assert.ok(chain.gate.logs.slice(before).some((l) => JSON.parse(l).status === 304));
   });
   it('submitAndWait waits out rate limiting until timeoutMs: six at once against a bucket of 1 at 2/s, all mined', async () => {
-    const crowd = await connectTxgate({ url: base, apiKey: crowdKey, chainId: 4663, chainRpcUrl: anvil.url });
+    const crowd = await connectTxgate({ url: chain.base, apiKey: crowdKey, chainId: 4663, chainRpcUrl: chain.anvil.url });
     try {
       const signer = SIGNERS[6]!;
-      const c = chainRpc();
+      const c = chain.chainRpc();
       const nonce = await c.getTransactionCount({ address: signer.address, blockTag: 'pending' });
       const fees = await c.estimateFeesPerGas();
       const raws = await Promise.all(
@@ -166,14 +118,14 @@ describe('txgate-client', () => {
           }),
         ),
       );
-      const before = gate.logs.length;
+      const before = chain.gate.logs.length;
       const outs = await Promise.all(raws.map((r) => crowd.submitAndWait(r, { timeoutMs: 20_000 })));
       assert.deepEqual(
         outs.map((o) => o.kind),
         ['mined', 'mined', 'mined', 'mined', 'mined', 'mined'],
         JSON.stringify(outs.filter((o) => o.kind !== 'mined')),
       );
-      const refused = gate.logs.slice(before).filter((l) => JSON.parse(l).reason === 'rate_limited').length;
+      const refused = chain.gate.logs.slice(before).filter((l) => JSON.parse(l).reason === 'rate_limited').length;
       assert.ok(refused >= 5, `the bucket did refuse (${refused} times); the kit waited and resent`);
       assert.equal(await c.getTransactionCount({ address: signer.address }), nonce + 6, 'no nonce gap: every one executed');
     } finally {
@@ -199,7 +151,7 @@ describe('txgate-client', () => {
           return;
         }
         const up = request(
-          base,
+          chain.base,
           { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': String(req.headers['x-api-key'] ?? '') } },
           (r) => {
             res.writeHead(r.statusCode ?? 502, { 'content-type': 'application/json' });
@@ -211,10 +163,10 @@ describe('txgate-client', () => {
     });
     await new Promise<void>((r) => stand.listen(0, '127.0.0.1', () => r()));
     const standUrl = `http://127.0.0.1:${(stand.address() as AddressInfo).port}`;
-    const k = await connectTxgate({ url: standUrl, apiKey: key, chainId: 4663, chainRpcUrl: anvil.url });
+    const k = await connectTxgate({ url: standUrl, apiKey: key, chainId: 4663, chainRpcUrl: chain.anvil.url });
     try {
       // Down for the whole wait: gave_up (nothing was sent, nothing can land), not before timeoutMs.
-      const raw = await signed(2);
+      const raw = await chain.signed(2);
       const t0 = performance.now();
       const gaveUp = await k.submitAndWait(raw, { timeoutMs: 2_500 });
       assert.equal(gaveUp.kind, 'gave_up', JSON.stringify(gaveUp));
@@ -233,14 +185,14 @@ describe('txgate-client', () => {
     }
   });
   it('the answer is lost after anvil took the transaction: txgate looks the hash up on the same sequencer and answers accepted; nothing resent', async () => {
-    const raw = await signed(4);
-    proxy.next = 'lose-answer';
-    const before = proxy.forwarded.length;
+    const raw = await chain.signed(4);
+    chain.proxy.next = 'lose-answer';
+    const before = chain.proxy.forwarded.length;
     const out = await kit.submitAndWait(raw, { timeoutMs: 20_000 });
     assert.equal(out.kind, 'mined', JSON.stringify(out));
     assert.equal(out.kind === 'mined' && out.status, 'success');
-    assert.equal(proxy.forwarded.length - before, 1, 'anvil saw the bytes once: nothing more was sent');
-    const audit = gate.logs.map((l) => JSON.parse(l)).filter((l) => l.audit === 'forward' && l.tx === out.hash);
+    assert.equal(chain.proxy.forwarded.length - before, 1, 'anvil saw the bytes once: nothing more was sent');
+    const audit = chain.gate.logs.map((l) => JSON.parse(l)).filter((l) => l.audit === 'forward' && l.tx === out.hash);
     assert.ok(
       audit.some((l) => l.rule === 'lookup' && /resent 0x/.test(l.detail)),
       `txgate resolved the lost answer by the lookup: ${JSON.stringify(audit)}`,
@@ -248,14 +200,14 @@ describe('txgate-client', () => {
   });
   it('a submission dropped before anvil saw it: resent once with the same bytes; exactly one transaction on chain', async () => {
     const signer = SIGNERS[5]!;
-    const nonceBefore = await chainRpc().getTransactionCount({ address: signer.address });
-    const raw = await signed(5);
-    proxy.next = 'drop';
-    const before = proxy.forwarded.length;
+    const nonceBefore = await chain.chainRpc().getTransactionCount({ address: signer.address });
+    const raw = await chain.signed(5);
+    chain.proxy.next = 'drop';
+    const before = chain.proxy.forwarded.length;
     const out = await kit.submitAndWait(raw, { timeoutMs: 20_000 });
     assert.equal(out.kind, 'mined', JSON.stringify(out));
-    assert.deepEqual(proxy.forwarded.slice(before), [raw], 'anvil saw exactly these bytes, once');
-    assert.equal(await chainRpc().getTransactionCount({ address: signer.address }), nonceBefore + 1, 'one transaction, not two');
+    assert.deepEqual(chain.proxy.forwarded.slice(before), [raw], 'anvil saw exactly these bytes, once');
+    assert.equal(await chain.chainRpc().getTransactionCount({ address: signer.address }), nonceBefore + 1, 'one transaction, not two');
   });
   it('refused on a resend after an uncertain attempt, with the chain RPC unreachable: uncertain, never rejected (the first attempt may have landed)', async () => {
     // A stand-in for txgate: the first submission's connection is cut after the request was
@@ -272,7 +224,7 @@ describe('txgate-client', () => {
     await new Promise<void>((r) => stand.listen(0, '127.0.0.1', () => r()));
     const link = openLink(`http://127.0.0.1:${(stand.address() as AddressInfo).port}`, 'k', { connectTimeoutMs: 1_000, timeoutMs: 2_000 });
     try {
-      const raw = await signed(6);
+      const raw = await chain.signed(6);
       const settle = (chainResult: ChainResult) => new Submitter(link, chainResult).settle(raw, { maxResends: 3, deadline: performance.now() + 10_000 });
       const unreachable = await settle(async () => NO_ANSWER);
       assert.equal(unreachable.kind, 'uncertain', JSON.stringify(unreachable));

@@ -41,6 +41,8 @@ describe('medians', () => {
     ['load', 'bench:load'],
     ['ws', 'bench:ws'],
     ['instr', 'bench:instr'],
+    ['limit', 'bench:limit'],
+    ['guard', 'bench:guard'],
     ['run', 'bench'],
   ] as const)
     it(`${name} --rounds 2: refused in one line, exit 2, nothing run`, () => {

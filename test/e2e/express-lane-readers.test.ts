@@ -12,12 +12,12 @@ import fc from 'fast-check';
 import { encodeAbiParameters, type Hex, toEventSelector, toFunctionSelector } from 'viem';
 import { ANVIL_KEYS } from '../../src/dev/anvil.js';
 import * as abi from '../../src/express-lane/abi.js';
-import { readLaneAnswer } from '../../src/express-lane/answer.js';
 import { type AuctionRpc, msUntilRoundEnd, RoundControl, roundAt } from '../../src/express-lane/control.js';
 import { ControllerKey } from '../../src/express-lane/key.js';
 import { readLaneUpstream } from '../../src/forward/express-send.js';
 import { quantity } from '../../src/base/rpc-values.js';
 import { ChainRpc } from '../../src/upstreams/chain-rpc/chain-rpc.js';
+import { interpret } from '../../src/upstreams/http/http-upstream.js';
 import { openUpstream } from '../../src/upstreams/registry.js';
 import type { Answer } from '../../src/upstreams/upstream.js';
 import { initCrypto } from '../../src/base/native.js';
@@ -80,7 +80,7 @@ describe('the contract words and their readers', () => {
         if (r !== undefined) for (const x of r) assert.ok(Number.isSafeInteger(x.round) && x.round > 0 && /^0x[0-9a-f]{40}$/.test(x.controller));
         const q = quantity(v);
         if (q !== null) assert.ok(Number.isSafeInteger(q) && q >= 0);
-        readLaneAnswer(typeof v === 'string' ? v : (JSON.stringify(v) ?? ''));
+        readLaneUpstream(interpret(200, typeof v === 'string' ? v : (JSON.stringify(v) ?? '')));
       }),
       { numRuns: 3000 },
     );

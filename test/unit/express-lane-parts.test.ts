@@ -14,10 +14,11 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { parseAccounts } from '../../src/accounts/parse.js';
 import { parseConfig } from '../../src/config/config.js';
 import { ANVIL_KEYS } from '../../src/dev/anvil.js';
-import { readLaneAnswer } from '../../src/express-lane/answer.js';
 import { ControllerKey, loadControllerKey } from '../../src/express-lane/key.js';
 import { OrderedSequence } from '../../src/express-lane/sequence.js';
 import { DONT_CARE_SEQUENCE, messageBytes, submissionParams } from '../../src/express-lane/submission.js';
+import { readLaneUpstream } from '../../src/forward/express-send.js';
+import { interpret } from '../../src/upstreams/http/http-upstream.js';
 import { initCrypto } from '../../src/base/native.js';
 import { sign1559 } from '../support/txs.js';
 import { tempDir } from '../support/temp-dir.js';
@@ -78,6 +79,8 @@ describe('the submission, as timeboost/types.go builds it', () => {
 
 describe("the endpoint's answers (timeboost/errors.go, express_lane_service.go)", () => {
   const err = (message: string, code = -32000) => JSON.stringify({ jsonrpc: '2.0', id: 1, error: { code, message } });
+  /** The endpoint's answer over HTTP, read as the lane reads it. */
+  const readLaneAnswer = (text: string) => readLaneUpstream(interpret(200, text));
   it('null is queued, never accepted; a refusal before storing is not-sequenced; anything else unknown', () => {
     assert.deepEqual(readLaneAnswer('{"jsonrpc":"2.0","id":1,"result":null}'), { kind: 'queued' });
     for (const [message, code, lost] of [

@@ -1,0 +1,111 @@
+/**
+ * The client package's chain for its tests (test/chain/client-kit.test.ts,
+ * client-adapters.test.ts): anvil (chain CHAIN), a FaultProxy in front of it as the gate's one
+ * sequencer, and a gate with four accounts, one key each (`keys`), started in a `before` hook
+ * and stopped in an `after` hook, with the file's key check registered; the chain read directly
+ * (`chainRpc`) and transfers signed at the next nonce (`signed`).
+ */
+import { after, before } from 'node:test';
+import { createPublicClient, http, type Hex, type PublicClient } from 'viem';
+import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
+import { freePort } from '../../src/base/free-port.js';
+import { MIN_TIP, newKey, startGate, TIP, type Gate } from './harness.js';
+import { SIGNERS } from './txs.js';
+import { keysNeverLogged } from './gate-fixture.js';
+import { FaultProxy } from './fault-proxy.js';
+
+export const CHAIN = 4663;
+
+/** The chain as viem names it, its RPC at `url`. */
+export const chainDef = (url: string) =>
+  ({ id: CHAIN, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [url] } } }) as const;
+
+export interface ClientChain {
+  readonly keys: {
+    /** Untipped allowed, generous rate. */
+    readonly key: string;
+    /** Tips required. */
+    readonly strictKey: string;
+    /** Burst 1. */
+    readonly slowKey: string;
+    /** Burst 1, 2 per second. */
+    readonly crowdKey: string;
+  };
+  /** These four are there from the first test on (the `before` hook started them). */
+  readonly anvil: Anvil;
+  readonly proxy: FaultProxy;
+  readonly gate: Gate;
+  /** The gate's URL. */
+  readonly base: string;
+  /** anvil read directly (not through the gate). */
+  chainRpc(): PublicClient;
+  /** A transfer by SIGNERS[signer] at its next nonce (pending ones counted), at the chain's fees: to TIP, MIN_TIP, 21000 gas, chain CHAIN unless `t` says otherwise. */
+  signed(signer: number, t?: { to?: Hex; value?: bigint; gas?: bigint; chainId?: number }): Promise<Hex>;
+}
+
+const chainClient = (url: string): PublicClient => createPublicClient({ chain: chainDef(url), transport: http(url) }) as PublicClient;
+
+/** The file's client chain (see the file's head). */
+export function useClientChain(): ClientChain {
+  keysNeverLogged();
+  const keys = { key: newKey(), strictKey: newKey(), slowKey: newKey(), crowdKey: newKey() };
+  let parts: { anvil: Anvil; proxy: FaultProxy; gate: Gate } | undefined;
+  const started = () => {
+    if (parts === undefined) throw new Error('useClientChain: the chain is started in a before hook; it was read before it ran');
+    return parts;
+  };
+  before(async () => {
+    const anvil = await startAnvil({ port: await freePort(), chainId: CHAIN });
+    const proxy = await new FaultProxy(anvil.url).start();
+    const gate = await startGate({
+      chainB: false,
+      sequencers: [proxy.url],
+      accounts: [
+        { id: 'kit', keys: [keys.key], allowUntipped: true, grants: [{ rateLimit: { perSecond: 1000, burst: 1000 } }] },
+        { id: 'strict', keys: [keys.strictKey] },
+        { id: 'slow', keys: [keys.slowKey], grants: [{ rateLimit: { perSecond: 0.001, burst: 1 } }] },
+        { id: 'crowd', keys: [keys.crowdKey], allowUntipped: true, grants: [{ rateLimit: { perSecond: 2, burst: 1 } }] },
+      ],
+      config: { allowUntipped: true },
+    });
+    parts = { anvil, proxy, gate };
+  });
+  after(async () => {
+    await parts?.gate.stop();
+    await parts?.proxy.stop();
+    await parts?.anvil.stop();
+  });
+  const chain: ClientChain = {
+    keys,
+    get anvil() {
+      return started().anvil;
+    },
+    get proxy() {
+      return started().proxy;
+    },
+    get gate() {
+      return started().gate;
+    },
+    get base() {
+      return `http://127.0.0.1:${started().gate.port}`;
+    },
+    chainRpc: () => chainClient(started().anvil.url),
+    async signed(signer, t = {}) {
+      const account = SIGNERS[signer]!;
+      const c = chain.chainRpc();
+      const nonce = await c.getTransactionCount({ address: account.address, blockTag: 'pending' });
+      const fees = await c.estimateFeesPerGas();
+      return account.signTransaction({
+        type: 'eip1559',
+        chainId: t.chainId ?? CHAIN,
+        nonce,
+        to: t.to ?? (TIP as Hex),
+        value: t.value ?? MIN_TIP,
+        gas: t.gas ?? 21000n,
+        maxFeePerGas: fees.maxFeePerGas!,
+        maxPriorityFeePerGas: fees.maxPriorityFeePerGas!,
+      });
+    },
+  };
+  return chain;
+}
