@@ -29,10 +29,12 @@ const USAGE = `usage: npm run accounts -- <command> [--file accounts.json | --db
 
   create  --id ID --chain N --rate R --burst B --tip 0xADDR [--tip …] --min-tip WEI
           [--tx-types 2,0,1,4] [--call 0xTO:0xSELECTOR:RECEIVER_ARG:AMOUNT_ARG] [--no-transfer]
-          [--allow-untipped] [--senders 0xA,0xB] [--sync] [--express-lane]
+          [--allow-untipped] [--senders 0xA,0xB] [--sync] [--conditional] [--express-lane]
                                                      prints the new API key once
                                                      --senders: only these addresses may sign (403 sender_not_allowed)
                                                      --sync: may use eth_sendRawTransactionSync where the chain enables it
+                                                     --conditional: may use eth_sendRawTransactionConditional where the
+                                                     chain enables it (docs/conditional.md)
                                                      --express-lane: may be carried by the chain's Timeboost express
                                                      lane where the chain enables it (docs/express-lane.md)
   grant-add     --id ID --chain N --rate R --burst B --tip 0xADDR … --min-tip WEI [...]
@@ -62,6 +64,7 @@ const OPTIONS = {
   'allow-untipped': { type: 'boolean' },
   senders: { type: 'string' },
   sync: { type: 'boolean' },
+  conditional: { type: 'boolean' },
   'express-lane': { type: 'boolean' },
   hash: { type: 'string' },
   'key-stdin': { type: 'boolean' },
@@ -129,6 +132,7 @@ function grantFromFlags(): GrantSpec {
     feePatterns,
     ...(values.senders !== undefined ? { senders: values.senders.split(',').map((a) => a.trim()) } : {}),
     ...(values.sync === true ? { sync: true } : {}),
+    ...(values.conditional === true ? { conditional: true } : {}),
     ...(values['express-lane'] === true ? { expressLane: true } : {}),
   };
 }

@@ -31,6 +31,8 @@ export interface GrantSpec {
   senders?: string[];
   /** eth_sendRawTransactionSync allowed (where the chain enables it). */
   sync?: boolean;
+  /** eth_sendRawTransactionConditional allowed (where the chain enables it; docs/conditional.md). */
+  conditional?: boolean;
   /** May be wrapped into the chain's Timeboost express lane (where the chain enables it; docs/express-lane.md). */
   expressLane?: boolean;
 }

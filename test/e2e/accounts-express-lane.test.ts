@@ -1,7 +1,8 @@
 /**
  * `npm run accounts -- create|grant-add … --express-lane`: the grant carries `"expressLane": true`
  * (the flag the express lane reads, docs/express-lane.md), and the file stays valid as the
- * service reads it; without the flag, no expressLane field.
+ * service reads it; without the flag, no expressLane field. `--conditional` the same for
+ * `"conditional": true` (docs/conditional.md).
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -51,5 +52,37 @@ describe('npm run accounts: --express-lane', () => {
   it('the help names the flag', () => {
     const r = spawnSync(process.execPath, [join(root, 'dist', 'scripts', 'accounts.js'), '--help'], { encoding: 'utf8' });
     assert.match(r.stdout, /--express-lane/);
+  });
+});
+
+describe('npm run accounts: --conditional', () => {
+  it('create and grant-add with --conditional write conditional: true on that grant only; the file validates with it granted', () => {
+    rmSync(file, { force: true });
+    const created = accounts(['create', '--id', 'quotes', ...grant('4663'), '--conditional']);
+    assert.equal(created.status, 0, created.stderr);
+    const added = accounts(['grant-add', '--id', 'quotes', ...grant('10')]);
+    assert.equal(added.status, 0, added.stderr);
+    const text = readFileSync(file, 'utf8');
+    const grants = (JSON.parse(text) as { accounts: { grants: { chainId: number; conditional?: boolean }[] }[] }).accounts[0]!.grants;
+    assert.deepEqual(
+      grants.map((g) => [g.chainId, g.conditional]),
+      [
+        [4663, true],
+        [10, undefined],
+      ],
+    );
+    const parsed = parseAccountsText(text);
+    assert.ok(parsed.ok, JSON.stringify(parsed));
+    assert.deepEqual(
+      [...parsed.snapshot.accounts[0]!.grants.values()].map((g) => [g.chainId, g.conditional]),
+      [
+        [4663, true],
+        [10, false],
+      ],
+    );
+  });
+  it('the help names the flag', () => {
+    const r = spawnSync(process.execPath, [join(root, 'dist', 'scripts', 'accounts.js'), '--help'], { encoding: 'utf8' });
+    assert.match(r.stdout, /--conditional: may use eth_sendRawTransactionConditional/);
   });
 });

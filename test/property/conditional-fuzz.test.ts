@@ -114,16 +114,26 @@ describe("peers' answers: read, never thrown", () => {
       fc.oneof(fc.jsonValue(), fc.record({ number: fc.oneof(quantity, fc.jsonValue()), timestamp: fc.oneof(quantity, fc.jsonValue()) })),
       300,
     );
+    // Each answer once, in order; then a fault (no block), which leaves the head as it was.
     let i = 0;
     const rpc = {
-      call: async (): Promise<Answer> => ({ kind: 'result', result: answers[i++ % answers.length] }),
+      call: async (): Promise<Answer> =>
+        i < answers.length ? { kind: 'result', result: answers[i++] } : (i++, { kind: 'fault', why: 'no more', sent: false }),
     } as unknown as Upstream;
+    const q = (v: unknown) => (typeof v === 'string' && /^0x[0-9a-fA-F]{1,16}$/.test(v) ? BigInt(v) : null);
+    const blocks = answers.flatMap((a) => {
+      const b = typeof a === 'object' && a !== null ? (a as Record<string, unknown>) : {};
+      const [number, timestamp] = [q(b.number), q(b.timestamp)];
+      return number !== null && timestamp !== null ? [{ number, timestamp }] : [];
+    });
     const log = createLogger({ level: 'error', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
     const poll = new HeadPoll(rpc, 1, log);
     try {
-      await eventually(() => i >= answers.length, 10_000);
+      // A call past the last answer is made only once the poll that read the last answer is done.
+      await eventually(() => i > answers.length, 10_000);
       const h = poll.head();
-      if (h !== null) assert.ok(typeof h.number === 'bigint' && typeof h.timestamp === 'bigint');
+      const last = blocks.at(-1) ?? null;
+      assert.deepEqual(h === null ? null : { number: h.number, timestamp: h.timestamp }, last, `${blocks.length} blocks among ${answers.length} answers`);
     } finally {
       poll.close();
     }

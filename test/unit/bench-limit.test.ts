@@ -11,6 +11,7 @@ import type { StageCost } from '../../bench/common/stage-costs.js';
 import { toleranceOf, verdictLine, verdicts } from '../../bench/guard/verdict.js';
 import type { LimitScenario } from '../../bench/limit/parts.js';
 import { limitRow, limitTables } from '../../bench/limit/report.js';
+import { noisyLine, renderLimit } from '../../scripts/limit-table.js';
 
 const stage = (name: string, cost: number): StageCost => ({
   stage: name,
@@ -91,6 +92,25 @@ describe('bench:limit: a scenario against the sum of its parts', () => {
     const t = limitTables([row, ws]).join('\n');
     assert.match(t, /\| 401 unauthorized \| 21\.5k \| 8\.0k \| 9\.0k \| — \| — \| 4\.0k \| 42\.5k \| 61\.0k \| 1\.44x \| 3\.05x \|/);
     assert.match(t, /What remains of ws \(55\.0k\), by stage: .*forward 5\.0k/);
+  });
+});
+
+describe("docs/performance.md's bench:limit block: noisy rounds flagged", () => {
+  const result = (server: string, scenario: string, spread: number) => ({ server, scenario, median: 1000, min: 900, max: 1100, spread });
+  it('every measurement whose rounds spread over maxSpread is named with its spread; none, no line', () => {
+    const run = {
+      maxSpread: 0.1,
+      results: [result('echo', 'eth_chainId', 0.186), result('txgate', 'valid submission', 0.05), result('parts', 'x · forward', 0.614)],
+    };
+    assert.equal(
+      noisyLine(run),
+      '⚠ noisy: rounds spread over 10.0%, so the figures read from them are not steady: echo eth_chainId 18.6%, parts x · forward 61.4%.',
+    );
+    assert.equal(noisyLine({ maxSpread: 0.1, results: [result('txgate', 'valid submission', 0.1)] }), '');
+  });
+  it('the committed run: its noisy txgate rounds are flagged in the rendered block', () => {
+    const text = renderLimit();
+    assert.match(text, /⚠ noisy: .*txgate valid submission \d+\.\d%/);
   });
 });
 

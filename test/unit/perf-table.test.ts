@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { command, PERF_RUNS, readRun, renderPerf, type ReadRun } from '../../scripts/readme-perf.js';
 import { block } from '../../scripts/readme-tables.js';
+import { renderTrackCost } from '../../scripts/track-cost.js';
 
 const README = readFileSync(join(import.meta.dirname, '../../../README.md'), 'utf8');
 
@@ -136,5 +137,22 @@ describe("the README's Performance table", () => {
     const table = renderPerf();
     const load = readRun('load') as { date: string };
     assert.ok(table.includes(`| [load](bench/results/load.md) | ${load.date.slice(0, 10)}, `), 'the date of the load run');
+  });
+});
+
+describe("docs/tracking.md's cost block (scripts/track-cost.ts)", () => {
+  it("flags each of bench:track's watcher figures whose rounds spread past 10%, the idle block's too", () => {
+    const track = readRun('track') as any;
+    const watcher = (t: any) =>
+      renderTrackCost([], t)
+        .split('\n')
+        .find((l) => l.startsWith('- the watcher'))!;
+    const noisy = structuredClone(track);
+    noisy.byRound.msPerBlock = [0.3, 0.3, 0.3];
+    noisy.byRound.msPerIdleBlock = [0.01, 0.0373, 0.05];
+    assert.match(watcher(noisy), /per 1,000-transaction block \(rounds spread 0\.0%;.* an idle block [\d.]+ ms \(rounds spread 107\.2% ⚠ noisy; /);
+    const steady = structuredClone(noisy);
+    steady.byRound.msPerIdleBlock = [0.037, 0.0373, 0.038];
+    assert.doesNotMatch(watcher(steady), /⚠/);
   });
 });
