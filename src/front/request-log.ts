@@ -57,8 +57,9 @@ export class RequestLog implements ExitLog {
       if (ctx.aborted && exit.reason !== 'client_closed') line.json('clientGone', true);
       // The message is the outcome (reasons.ts): accepted, refused, not_sent, uncertain, pending.
       // A query answered (eth_chainId, a transaction's status, a subscription: anything but a
-      // send) is a request, not a submission's outcome: "accepted" is a transaction's alone.
-      line.end(ok && ctx.send === undefined ? 'request' : exit.outcome);
+      // send) is a request, not a submission's outcome: "accepted" is a transaction's alone. A
+      // status query has a kind of send (the grant reads it) beside the hash it asks for.
+      line.end(ok && (ctx.send === undefined || ctx.statusOf !== undefined) ? 'request' : exit.outcome);
     }
   }
 
