@@ -10,7 +10,6 @@
  */
 import { type Exit, reject } from '../base/errors.js';
 import type { Logger } from '../log/log.js';
-import { quantity } from '../base/rpc-values.js';
 import { BLOCK_METHOD } from '../rpc/rpc-methods.js';
 import type { Upstream } from '../upstreams/upstream.js';
 import type { Conditions } from './options.js';
@@ -43,10 +42,12 @@ export function passedBound(c: Conditions, head: Head | null, maxAgeMs: number, 
   return null;
 }
 
-/** A quantity a peer sent (base/rpc-values.ts: a safe integer), as the bounds compare it, or null. */
+/**
+ * A quantity a peer sent (0x-hex, at most 64 bits), or null: as wide as the bounds it is compared
+ * with (conditional/options.ts), where base/rpc-values.ts's reader stops at a safe integer.
+ */
 function quantityOf(v: unknown): bigint | null {
-  const n = quantity(v);
-  return n === null ? null : BigInt(n);
+  return typeof v === 'string' && /^0x[0-9a-fA-F]{1,16}$/.test(v) ? BigInt(v) : null;
 }
 
 /**
