@@ -66,22 +66,3 @@ export function readLaneError(code: unknown, message: unknown): LaneReading {
   if (m === 'missing required parameter') return notSequenced('REQUEST_REFUSED');
   return unknown('an error that does not prove the bytes were not sequenced');
 }
-
-/** The endpoint's answer (its text) read into outcome terms. Never throws. */
-export function readLaneAnswer(text: string): LaneReading {
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch {
-    return unknown('garbage');
-  }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return unknown('garbage');
-  const o = v as { result?: unknown; error?: unknown };
-  if (o.error !== undefined && o.error !== null) {
-    if (typeof o.error !== 'object') return unknown('garbage');
-    const e = o.error as { code?: unknown; message?: unknown };
-    return readLaneError(e.code, e.message);
-  }
-  if ('result' in o && o.result === null) return { kind: 'queued' };
-  return unknown('a result other than null');
-}

@@ -12,7 +12,7 @@ import fc from 'fast-check';
 import { encodeAbiParameters, type Hex, toEventSelector, toFunctionSelector } from 'viem';
 import { ANVIL_KEYS } from '../../src/dev/anvil.js';
 import * as abi from '../../src/express-lane/abi.js';
-import { readLaneAnswer } from '../../src/express-lane/answer.js';
+import { interpret } from '../../src/upstreams/http/http-upstream.js';
 import { type AuctionRpc, msUntilRoundEnd, RoundControl, roundAt } from '../../src/express-lane/control.js';
 import { ControllerKey } from '../../src/express-lane/key.js';
 import { readLaneUpstream } from '../../src/forward/express-send.js';
@@ -21,6 +21,9 @@ import { ChainRpc } from '../../src/upstreams/chain-rpc/chain-rpc.js';
 import { openUpstream } from '../../src/upstreams/registry.js';
 import type { Answer } from '../../src/upstreams/upstream.js';
 import { initCrypto } from '../../src/base/native.js';
+
+/** An HTTP 200 body from the lane's endpoint, read as the forward reads it (upstreams/http's classification, then the lane's). */
+const readLaneAnswer = (text: string) => readLaneUpstream(interpret(200, text));
 
 const AUCTION = '0x5fbdb2315678afecb367f032d93f642f64180aa3';
 let key: ControllerKey;

@@ -14,13 +14,17 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { parseAccounts } from '../../src/accounts/parse.js';
 import { parseConfig } from '../../src/config/config.js';
 import { ANVIL_KEYS } from '../../src/dev/anvil.js';
-import { readLaneAnswer } from '../../src/express-lane/answer.js';
+import { interpret } from '../../src/upstreams/http/http-upstream.js';
+import { readLaneUpstream } from '../../src/forward/express-send.js';
 import { ControllerKey, loadControllerKey } from '../../src/express-lane/key.js';
 import { OrderedSequence } from '../../src/express-lane/sequence.js';
 import { DONT_CARE_SEQUENCE, messageBytes, submissionParams } from '../../src/express-lane/submission.js';
 import { initCrypto } from '../../src/base/native.js';
 import { sign1559 } from '../support/txs.js';
 import { tempDir } from '../support/temp-dir.js';
+
+/** An HTTP 200 body from the lane's endpoint, read as the forward reads it (upstreams/http's classification, then the lane's). */
+const readLaneAnswer = (text: string) => readLaneUpstream(interpret(200, text));
 
 const KEY = ANVIL_KEYS[4] as Hex;
 const AUCTION = '0x5fbdb2315678afecb367f032d93f642f64180aa3';
