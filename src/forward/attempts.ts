@@ -207,13 +207,31 @@ export class Attempts implements Asking {
     return lookup(this, seq, hash, deadline);
   }
 
-  /** A part's audit line and metrics; a transport fault left standing takes the sequencer out until a probe sees it back. */
+  /**
+   * A part's audit line and metrics; a transport fault left standing takes the sequencer out until
+   * a probe sees it back. Never throws: a hook that does (a metric, the tracker's) changes no
+   * outcome, nor rejects a part resolved apart from the request's promise (failover's written ones).
+   */
   finish(req: ForwardRequest, a: Part, role: Role, kind: SendKind): Role {
     if (a.transport && (a.state === 'uncertain' || a.state === 'not_sent')) a.seq.markDown(a.detail ?? 'transport');
-    this.audit(req, a, role, kind.method);
+    try {
+      this.audit(req, a, role, kind.method);
+    } catch (e) {
+      this.hookFailed(req, a, e);
+    }
     // An accepted part always has its rule (hash, lookup, resend).
-    if (a.state === 'accepted' && this.observer.accepted !== undefined) this.observer.accepted(this.chainId, req, a.seq.label, a.rule!);
+    if (a.state === 'accepted' && this.observer.accepted !== undefined) {
+      try {
+        this.observer.accepted(this.chainId, req, a.seq.label, a.rule!);
+      } catch (e) {
+        this.hookFailed(req, a, e);
+      }
+    }
     return role;
+  }
+
+  private hookFailed(req: ForwardRequest, a: Part, e: unknown): void {
+    this.log.error({ err: e, tx: req.hash, reqId: req.reqId, sequencer: a.seq.label, outcome: partOutcome(a) }, 'a forward hook failed: the outcome stands');
   }
 
   /** The audit line of one sequencer's part (and the forward metrics of a plain send's). */

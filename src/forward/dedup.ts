@@ -103,7 +103,10 @@ export class ChainDuplicates {
     return 'claimed';
   }
 
-  /** Waits for another thread's forward of these bytes: true if it was accepted; false if this thread should forward (claimed). */
+  /**
+   * Waits for another thread's forward of these bytes: true if it was accepted; false if this
+   * thread should forward (claimed, or the wait is over).
+   */
   async awaitElsewhere(hash: string, deadline: number): Promise<boolean> {
     const shared = this.shared!;
     for (;;) {
@@ -111,7 +114,12 @@ export class ChainDuplicates {
       const s = shared.peek(hash);
       if (s === 'accepted') return true;
       const left = deadline - performance.now();
-      if (s === 'none' || left <= 0) return shared.claim(hash) === 'accepted';
+      if (s === 'none' || left <= 0) {
+        const c = shared.claim(hash);
+        // Another thread claimed them since the peek: its outcome, within the wait, as for the first.
+        if (c === 'in_flight' && left > 0) continue;
+        return c === 'accepted';
+      }
       await shared.settled(mark, left);
     }
   }

@@ -68,7 +68,7 @@ export class ExpressSend {
     readonly endpoint: Upstream,
     private readonly attempts: Attempts,
     private readonly times: CallTimes,
-    log: Logger,
+    private readonly log: Logger,
     private readonly observer: AttemptObserver = {},
   ) {
     this.fast = new FastLog(log);
@@ -112,11 +112,20 @@ export class ExpressSend {
     const known = await this.confirm(req.hash, lookupAt);
     if (known) {
       this.audit(req, sub, 'accepted', 'accepted', 'lookup', t, `${detail}; the hash is known`);
-      this.observer.accepted?.(this.chainId, req, this.endpoint.label, 'lookup');
+      this.hook(req, () => this.observer.accepted?.(this.chainId, req, this.endpoint.label, 'lookup'));
       return withLane(result(req.hash), 'express');
     }
     this.audit(req, sub, 'uncertain', 'fault', null, t, `${detail}; the lookup did not find the hash within ${this.times.timeoutMs} ms`);
     return withLane(uncertain(req.hash), 'express');
+  }
+
+  /** A hook (the forward metrics, the tracker's accepted) that throws changes nothing the answer meant (as attempts.ts's finish). */
+  private hook(req: ForwardRequest, call: () => void): void {
+    try {
+      call();
+    } catch (e) {
+      this.log.error({ err: e, tx: req.hash, reqId: req.reqId, sequencer: this.endpoint.label }, 'a forward hook failed: the outcome stands');
+    }
   }
 
   /** eth_getTransactionByHash (a sequencer, then the chain RPC) until it knows the hash or the forward's budget runs out. */
@@ -147,7 +156,7 @@ export class ExpressSend {
     detail: string,
   ): void {
     const us = Math.round((performance.now() - t) * 1000);
-    this.observer.forward?.({ chainId: this.chainId, sequencer: this.endpoint.label, outcome: answer, ms: us / 1000, lane: 'express' });
+    this.hook(req, () => this.observer.forward?.({ chainId: this.chainId, sequencer: this.endpoint.label, outcome: answer, ms: us / 1000, lane: 'express' }));
     const line = this.fast.line(outcome === 'uncertain' ? 'warn' : 'info');
     if (line === null) return;
     line.str('audit', 'forward').str('lane', 'express');

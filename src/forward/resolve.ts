@@ -90,14 +90,15 @@ export async function resolve(
 
 /**
  * eth_getTransactionByHash on the sequencer, and on the chain's RPC where the sequencer does
- * not know it: `known` if either returns this very transaction.
+ * not know it: `known` if either returns this very transaction. Asked of the chain's RPC itself
+ * (the sync send's receipt mode: sync/receipt-wait.ts), once.
  */
 export async function lookup(at: Asking, seq: Upstream, hash: string, deadline: number): Promise<Known> {
   const params = `["${hash}"]`;
   const left = () => Math.max(1, Math.min(deadline - performance.now(), at.times.timeoutMs));
   // On a connection that has answered before, where one exists (src/upstreams/upstream.ts, CallTimes.proven).
   const k = readLookup(await seq.call(LOOKUP_METHOD, params, { timeoutMs: left(), queueMs: Math.min(left(), at.times.queueMs), proven: true }), hash);
-  if (k === 'known' || at.rpc === null) return k;
+  if (k === 'known' || at.rpc === null || at.rpc === seq) return k;
   const r = readLookup(await at.rpc.call(LOOKUP_METHOD, params, { timeoutMs: left(), queueMs: Math.min(left(), at.times.queueMs) }), hash);
   return r === 'known' ? 'known' : k;
 }

@@ -34,9 +34,9 @@ const audit = (gate: Gate) => gate.logs.map((l) => JSON.parse(l)).filter((l) => 
 describe('fanout with a failing observer (direct)', () => {
   // A throwing metrics observer must neither leave a request unanswered nor end the process
   // with an unhandled rejection (fanout's attempts run detached from the request's promise).
-  const forwarderOver = (stubs: StubSequencer[]) => {
+  const forwarderOver = (stubs: StubSequencer[], strategy: 'fanout' | 'failover' = 'fanout') => {
     const cfg = parseConfig(
-      { chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: stubs.map((s) => s.url), forward: { strategy: 'fanout', timeoutMs: 1000 } }] },
+      { chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: stubs.map((s) => s.url), forward: { strategy, timeoutMs: 1000 } }] },
       '/',
       {},
     );
@@ -82,6 +82,20 @@ describe('fanout with a failing observer (direct)', () => {
     const f = forwarderOver(stubs);
     const exit = await f.forward(request(await next()));
     assert.equal(exit.reason, 'upstream_error');
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(rejections, 0);
+    await f.close();
+  });
+  it('failover: a written sequencer resolved while the next is asked still answers, and ends no process', async () => {
+    const stubs = await Promise.all([new StubSequencer().start(), new StubSequencer().start()]);
+    setup.open.stubs.push(...stubs);
+    // The first faults after the write and its lookup then finds the bytes, while the second takes its time.
+    stubs[0]!.behaviour = () => ({ kind: 'http', status: 500, body: '' });
+    stubs[0]!.knownTx = (hash) => ({ hash });
+    stubs[1]!.delayMs = 200;
+    const f = forwarderOver(stubs, 'failover');
+    const exit = await f.forward(request(await next()));
+    assert.equal(exit.reason, 'ok');
     await new Promise((r) => setTimeout(r, 50));
     assert.equal(rejections, 0);
     await f.close();

@@ -245,3 +245,19 @@ describe('outcome rules, no sequencer to send to', () => {
     }
   }
 });
+
+describe('the lookup', () => {
+  it("asked of the chain's RPC itself (the receipt mode's uncertain send): one call, not two", async () => {
+    let calls = 0;
+    const rpc = {
+      url: 'http://rpc',
+      label: 'http://rpc',
+      labelJson: '"http://rpc"',
+      call: async (): Promise<Answer> => (calls++, { kind: 'result', result: null }),
+      close: async () => {},
+    };
+    const attempts = new Attempts(1, { timeoutMs: 40, queueMs: 10 }, rpc, log);
+    assert.equal(await attempts.lookup(rpc, HASH, performance.now() + 40), 'unknown');
+    assert.equal(calls, 1);
+  });
+});

@@ -14,11 +14,17 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { parseAccounts } from '../../src/accounts/parse.js';
 import { parseConfig } from '../../src/config/config.js';
 import { ANVIL_KEYS } from '../../src/dev/anvil.js';
+import { interpret } from '../../src/upstreams/http/http-upstream.js';
+import { ExpressSend, readLaneUpstream } from '../../src/forward/express-send.js';
+import { Attempts } from '../../src/forward/attempts.js';
+import { ExpressLanes } from '../../src/express-lane/lanes.js';
+import type { LaneSubmission } from '../../src/express-lane/lane.js';
+import { REJECT, result } from '../../src/base/errors.js';
+import type { Answer, Upstream } from '../../src/upstreams/upstream.js';
+import { pino } from 'pino';
 import { ControllerKey, loadControllerKey } from '../../src/express-lane/key.js';
 import { OrderedSequence } from '../../src/express-lane/sequence.js';
-import { DONT_CARE_SEQUENCE, messageBytes, submissionParams } from '../../src/express-lane/submission.js';
-import { readLaneUpstream } from '../../src/forward/express-send.js';
-import { interpret } from '../../src/upstreams/http/http-upstream.js';
+import { DONT_CARE_SEQUENCE, messageBytes, SEND_METHOD, submissionParams } from '../../src/express-lane/submission.js';
 import { initCrypto } from '../../src/base/native.js';
 import { sign1559 } from '../support/txs.js';
 import { tempDir } from '../support/temp-dir.js';
@@ -210,5 +216,38 @@ describe('configuration and grants', () => {
       () => parseAccounts(doc({ expressLane: 'yes' })),
       (e: Error & { problems?: string[] }) => (e.problems ?? [e.message]).some((p) => p.includes('expressLane: must be true or false')),
     );
+  });
+});
+
+describe("the lane's part in a forward, its hooks failing (direct)", () => {
+  // A throwing forward metric must not change what the endpoint's answer meant: a refusal proving
+  // the bytes were not sequenced goes to the plain path, a queued one confirmed by lookup is 200.
+  const HASH = '0x' + 'ab'.repeat(32);
+  const upstream = (a: Answer): Upstream => ({ url: 'http://x', label: 'http://x', labelJson: '"http://x"', call: async () => a, close: async () => {} });
+  const lane = (endpoint: Answer) => {
+    const log = pino({ level: 'silent' });
+    const observer = {
+      forward() {
+        throw new Error('observer failed');
+      },
+    };
+    const attempts = new Attempts(1, { timeoutMs: 100, queueMs: 10 }, null, log);
+    return new ExpressSend(1, { lanes: ExpressLanes.none }, upstream(endpoint), attempts, { timeoutMs: 100, queueMs: 10 }, log, observer);
+  };
+  const sub: LaneSubmission = { method: SEND_METHOD, paramsJson: '[]', round: 1, seq: 0n, release: () => {} };
+  const req = { hash: HASH, rawHex: '0x02', account: 'a', reqId: 'r', sender: null };
+  it('queued, then the lookup finds the hash: 200 express', async () => {
+    const exit = await lane({ kind: 'result', result: null }).send(
+      req,
+      sub,
+      upstream({ kind: 'result', result: { hash: HASH } }),
+      async () => REJECT.upstream_unavailable,
+    );
+    assert.equal(exit.reason, 'ok');
+  });
+  it('refused before storing (NOT_EXPRESS_LANE_CONTROLLER): the plain path answers', async () => {
+    const refused: Answer = { kind: 'error', code: -32000, message: 'NOT_EXPRESS_LANE_CONTROLLER', data: undefined };
+    const exit = await lane(refused).send(req, sub, upstream({ kind: 'result', result: null }), async () => result(HASH));
+    assert.equal(exit.reason, 'ok');
   });
 });
