@@ -92,8 +92,9 @@ after(async () => {
   await endpointUpstream?.close(true);
   await endpoint?.close();
   await anvil?.stop();
-  const all = [...notes, ...errors].join('\n');
-  for (const k of [OURS_KEY, THEIRS_KEY]) assert.equal(all.includes(k.slice(2)), false, 'a controller key appeared in a line');
+  // In any case, as the other lane tests read it (a key printed upper-case is as leaked).
+  const all = [...notes, ...errors].join('\n').toLowerCase();
+  for (const k of [OURS_KEY, THEIRS_KEY]) assert.equal(all.includes(k.slice(2).toLowerCase()), false, 'a controller key appeared in a line');
 });
 
 describe('express lane on the real auction contract', () => {
