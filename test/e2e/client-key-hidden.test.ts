@@ -2,7 +2,8 @@
  * The client kit never shows the account's API key when one of its objects is printed
  * (`console.log`, util.inspect, a logger that serializes what it is given): the gate from
  * connectTxgate, its links (HTTP and WebSocket) and the ethers provider hold the key in a private
- * field, never in a property. Against a stand-in edge that answers eth_chainId only.
+ * field, never in a property, and the chain RPC URL's path (where a provider's key goes) is
+ * kept the same way. Against a stand-in edge that answers eth_chainId only.
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -14,6 +15,7 @@ import { connectTxgate } from '../../packages/client/src/index.js';
 import { openLink } from '../../packages/client/src/link.js';
 
 const KEY = 'txg_never_printed_0123456789abcdefghijklmnopqrstuvw';
+const RPC_KEY = 'providerKeyNeverPrinted42';
 const shown = (x: unknown) => inspect(x, { depth: Number.POSITIVE_INFINITY, showHidden: true, getters: true });
 
 let server: Server;
@@ -39,10 +41,11 @@ before(async () => {
 after(() => new Promise<void>((r) => server.close(() => r())));
 
 describe('the client kit never prints the API key', () => {
-  it('the gate from connectTxgate, after it has used the key', async () => {
-    const gate = await connectTxgate({ url, apiKey: KEY, chainId: 4663, chainRpcUrl: url, keepAliveMs: 0 });
+  it("the gate from connectTxgate, after it has used the key; nor the chain RPC URL's path (a provider's key)", async () => {
+    const gate = await connectTxgate({ url, apiKey: KEY, chainId: 4663, chainRpcUrl: `${url}/v2/${RPC_KEY}`, keepAliveMs: 0 });
     try {
       assert.equal(shown(gate).includes(KEY), false, shown(gate));
+      assert.equal(shown(gate).includes(RPC_KEY), false, shown(gate));
     } finally {
       await gate.close();
     }
