@@ -26,7 +26,7 @@ export const LAYERS: readonly Layer[] = [
   {
     name: 'base',
     about:
-      'the reasons table and the answers built from it, expected failures as values, the configuration readers, native bindings, the build, busy polling, a free port, the one file watch, the values a peer sends (quantities, hashes) (`base/`); logs (`log/`); the JSON-RPC id rule, the method names, the request read in one pass, the two kinds of send (`rpc/`)',
+      'the reasons table and the answers built from it, expected failures as values, the configuration readers, native bindings, the build, busy polling, a free port, the one file watch, the values a peer sends (quantities, hashes) (`base/`); logs (`log/`); the JSON-RPC id rule, the method names, the request read in one pass, the three kinds of send (`rpc/`)',
     units: ['base', 'log', 'rpc'],
   },
   { name: 'pipeline', about: 'the request context, the stage and runner types, the builder, `Later`, the answer path', units: ['pipeline'] },

@@ -109,7 +109,7 @@ export function createApp(opts: AppOptions): App {
   if (store.state !== undefined) metrics?.watchAccounts(store.state);
   const thread = opts.shared === undefined ? singleThread(config, log) : workerThread(config, opts.shared);
   metrics?.watchHealth(thread.board);
-  // Each thread follows the auction itself (docs/express-lane.md#threads): opened in prepare.
+  // Each thread follows the auction itself (docs/express-lane.md#start-up-and-threads): opened in prepare.
   const lanes: ExpressLanesRef = { lanes: ExpressLanes.none };
   metrics?.watchLanes(lanes);
   const sends = buildSends(config, log, thread, obs.forward, new Tracking(config, log, obs.track, opts.trackSeam ?? null), lanes);

@@ -155,7 +155,7 @@ function trackSeams(config: Config): TrackSeamPart[] {
 
 async function startThreads(config: Config, log: Logger, pretty: boolean): Promise<Service> {
   // Every thread must bind the same port: resolve an ephemeral one first.
-  // Each worker thread opens its own lanes (docs/express-lane.md#threads); the contract is checked
+  // Each worker thread opens its own lanes (docs/express-lane.md#start-up-and-threads); the contract is checked
   // here first, so that a start refused says so in one line on this thread.
   if (config.chains.some((c) => c.expressLane.enabled)) await (await ExpressLanes.open(config.chains)).close();
   const listenPort = config.listen.port === 0 ? await freePort(config.listen.host) : config.listen.port;

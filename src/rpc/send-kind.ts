@@ -1,8 +1,9 @@
 /**
- * The two kinds of send a request can be (docs/design.md §6.2): the plain
- * `eth_sendRawTransaction`, and `eth_sendRawTransactionSync` with the wait the client asked
- * for. The route stage says which on the context (its `send` field); the grant and forward
- * stages read that field. A leaf module: it reads nothing.
+ * The three kinds of send a request can be: the plain `eth_sendRawTransaction`,
+ * `eth_sendRawTransactionSync` with the wait the client asked for (docs/design.md §6.2), and
+ * `eth_sendRawTransactionConditional` with its options (§6.7). The route stage says which on the
+ * context (its `send` field); the grant, conditions and forward stages read that field. A leaf
+ * module: it reads nothing.
  */
 /** What kind of send a request is: plain, or sync with the wait it gets (ms), or conditional. */
 export type Send =

@@ -97,7 +97,11 @@ async function startDev(flags: string[]): Promise<Dev> {
     out += d.toString();
     capturedLogs.push(d.toString());
   });
-  proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  // Both streams are what the file's key check reads (test/support/gate-fixture.ts): a key on stderr is a leak too.
+  proc.stderr!.on('data', (d: Buffer) => {
+    out += d.toString();
+    capturedLogs.push(d.toString());
+  });
   await eventually(() => out.includes('is up') || proc.exitCode !== null, 60_000);
   assert.ok(out.includes('is up'), out);
   return { proc, out: () => out, port, anvil, internal };

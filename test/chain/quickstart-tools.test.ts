@@ -96,7 +96,11 @@ describe('npm start -- --sync --websocket', () => {
       out += d.toString();
       capturedLogs.push(d.toString());
     });
-    p.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    // Both streams are what the file's key check reads (test/support/gate-fixture.ts): a key on stderr is a leak too.
+    p.stderr.on('data', (d: Buffer) => {
+      out += d.toString();
+      capturedLogs.push(d.toString());
+    });
     try {
       await eventually(() => out.includes('is up'), 60_000);
       const sync = /try: npm run demo -- (--sync [^\n]*)/.exec(out)?.[1];

@@ -1,5 +1,5 @@
 /**
- * The watcher after the chain does something unusual (docs/tracking.md#after-a-reorg), against a
+ * The watcher after the chain does something unusual (docs/tracking.md#how-the-watcher-works-and-what-it-costs), against a
  * real anvil that mines a block per transaction (block time 0, automine): a reorg at the same
  * height, a deeper one (3 blocks), a rollback (the head goes backwards), 100 blocks mined at
  * once. After each, the next accepted transaction reaches `included`, and the watcher's head is

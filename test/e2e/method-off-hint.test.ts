@@ -1,7 +1,8 @@
 /**
- * A method of an extension the chain leaves off (the sync send, the status query) answers
- * method_not_found naming the setting that turns it on, over HTTP and on the WebSocket transport
- * alike (one rule, the route stage's); a method txgate never serves keeps the plain answer.
+ * A method of an extension the chain leaves off (the sync send, the status query, the
+ * conditional send) answers method_not_found naming the setting that turns it on, over HTTP and
+ * on the WebSocket transport alike (one rule, the route stage's); a method txgate never serves
+ * keeps the plain answer.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -18,6 +19,7 @@ const CASES: [method: string, params: unknown[], setting: string][] = [
   ['eth_sendRawTransactionSync', ['0x02'], 'chains[].sync.enabled'],
   ['txgate_getTransactionStatus', [HASH], 'chains[].track.enabled'],
   ['txgate_subscribe', ['transactionStatus'], 'chains[].track.enabled'],
+  ['eth_sendRawTransactionConditional', ['0x02', {}], 'chains[].conditional.enabled'],
 ];
 
 function laneAnswer(method: string, params: unknown[]): Promise<Record<string, any>> {

@@ -262,9 +262,10 @@ describe('pipeline runner', () => {
     const names = createApp({ config, log }).http.stageNames;
     // docs/design.md §3.3, pinned as the relative order of the stages it names (a stage added between
     // them keeps this true, one moved out of order breaks it): the host before the body is
-    // read; every refusal that needs no key before auth; nothing spends the rate limit before
-    // the checks that refuse; the forward ends the pipeline.
-    const designed = ['host', 'size_cap', 'parse', 'route', 'auth', 'grant', 'decode', 'fee', 'sender', 'rate_limit', 'forward'];
+    // read; every refusal that needs no key before auth; a status query answered just after the
+    // grant, a conditional send's options checked before decode; nothing spends the rate limit
+    // before the checks that refuse; the forward ends the pipeline.
+    const designed = ['host', 'size_cap', 'parse', 'route', 'auth', 'grant', 'status', 'conditions', 'decode', 'fee', 'sender', 'rate_limit', 'forward'];
     assert.deepEqual(
       names.filter((n) => designed.includes(n)),
       designed,

@@ -48,7 +48,8 @@ export class TxgateProvider extends JsonRpcProvider {
   private readonly gate: RpcLink;
   private readonly chain: ChainRpc;
   private readonly submitter: Submitter;
-  private readonly opts: TxgateProviderOptions;
+  /** The options without the key (the link holds it privately): util.inspect and console.log of the provider never show it. */
+  private readonly opts: Omit<TxgateProviderOptions, 'apiKey'>;
 
   constructor(o: TxgateProviderOptions) {
     const network = o.chainId !== undefined ? Network.from(o.chainId) : undefined;
@@ -58,7 +59,8 @@ export class TxgateProvider extends JsonRpcProvider {
       ...(network !== undefined ? { staticNetwork: network } : {}),
       pollingInterval: o.pollingInterval ?? 1_000,
     });
-    this.opts = o;
+    const { apiKey: _key, ...opts } = o;
+    this.opts = opts;
     this.gate = openLink(o.url, o.apiKey, { connectTimeoutMs: o.connectTimeoutMs ?? 3_000, timeoutMs: o.timeoutMs ?? 10_000, ...caOf(o) });
     this.chain =
       typeof o.rpc === 'string'

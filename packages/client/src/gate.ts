@@ -70,11 +70,15 @@ export class Txgate {
   /** For what only HTTP serves (GET /tip-addresses). */
   private readonly web: HttpClient;
 
+  /** The key in a private field (the options are not kept): util.inspect and console.log of the gate never show it. */
+  readonly #apiKey: string;
+
   private constructor(
-    private readonly opts: TxgateOptions,
+    opts: TxgateOptions,
     private readonly links: ReturnType<typeof openLinks>,
     private readonly chain: HttpClient,
   ) {
+    this.#apiKey = opts.apiKey;
     this.gate = links.link;
     this.edge = new EdgeStatus(this.gate);
     this.web = links.web;
@@ -227,7 +231,7 @@ export class Txgate {
   /** GET /tip-addresses for the host's chain (or `chainId`), revalidated with its ETag. */
   async tipAddresses(chainId?: number): Promise<TipAddresses> {
     const cached = chainId === undefined ? this.tipCache : null;
-    const headers: Record<string, string> = { 'x-api-key': this.opts.apiKey };
+    const headers: Record<string, string> = { 'x-api-key': this.#apiKey };
     if (cached !== null) headers['if-none-match'] = cached.etag;
     this.lastUse = performance.now();
     const a = await this.web.request('GET', chainId === undefined ? '/tip-addresses' : `/tip-addresses?chainId=${chainId}`, headers);

@@ -30,14 +30,19 @@ const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREAC
 
 export class HttpClient {
   private readonly pool: Pool;
-  private readonly path: string;
+  /**
+   * The URL's path and query, in a private field (the URL itself is not kept): a chain RPC's URL
+   * often carries its provider's key there, and util.inspect or console.log of a client that
+   * holds this one never shows it.
+   */
+  readonly #path: string;
 
   constructor(
-    readonly url: string,
+    url: string,
     private readonly opts: HttpOptions,
   ) {
     const u = new URL(url);
-    this.path = u.pathname + u.search;
+    this.#path = u.pathname + u.search;
     this.pool = new Pool(u.origin, {
       connections: opts.connections ?? 8,
       pipelining: 1,
@@ -55,7 +60,7 @@ export class HttpClient {
     try {
       const r = await this.pool.request({
         method,
-        path: path ?? this.path,
+        path: path ?? this.#path,
         headers,
         ...(body !== undefined ? { body } : {}),
         signal: AbortSignal.timeout(this.opts.timeoutMs),

@@ -16,13 +16,18 @@ export function httpUrlOf(url: string): string {
 }
 
 class HttpLink implements RpcLink {
+  /** A private field: util.inspect and console.log of the link never show the key. */
+  readonly #apiKey: string;
+
   constructor(
     readonly http: HttpClient,
-    private readonly apiKey: string,
-  ) {}
+    apiKey: string,
+  ) {
+    this.#apiKey = apiKey;
+  }
 
   call(method: string, params: readonly unknown[], auth: boolean): Promise<RpcAnswer> {
-    return rpcCall(this.http, method, params, auth ? { 'x-api-key': this.apiKey } : {});
+    return rpcCall(this.http, method, params, auth ? { 'x-api-key': this.#apiKey } : {});
   }
 
   close(): Promise<void> {

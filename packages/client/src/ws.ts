@@ -39,11 +39,16 @@ export class WsLink implements RpcLink {
   /** Who hears the transport's pushes (`txgate_subscription` frames: status.ts). */
   private readonly pushes = new Set<(params: unknown) => void>();
 
+  /** A private field: util.inspect and console.log of the link never show the key. */
+  readonly #apiKey: string;
+
   constructor(
     private readonly url: string,
-    private readonly apiKey: string,
+    apiKey: string,
     private readonly times: LinkTimes,
-  ) {}
+  ) {
+    this.#apiKey = apiKey;
+  }
 
   async call(method: string, params: readonly unknown[]): Promise<RpcAnswer> {
     const sock = this.sock !== null && this.sock.readyState === WebSocket.OPEN ? this.sock : await this.open();
@@ -74,7 +79,7 @@ export class WsLink implements RpcLink {
     if (this.closed) return Promise.resolve({ kind: 'failed', why: 'closed', sent: false });
     this.opening ??= new Promise<WebSocket | RpcAnswer>((resolve) => {
       const sock = new WebSocket(this.url, {
-        headers: { 'x-api-key': this.apiKey },
+        headers: { 'x-api-key': this.#apiKey },
         handshakeTimeout: this.times.connectTimeoutMs,
         perMessageDeflate: false,
         ...(this.times.ca !== undefined ? { ca: this.times.ca } : {}),
