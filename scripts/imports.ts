@@ -164,8 +164,8 @@ export const SUPPORT_LAYERS: readonly Layer[] = [
   {
     name: 'fixtures',
     about:
-      "the fixture `useGate` (`gate-fixture.ts`), the express lane on a real chain (`express-lane-chain.ts`), the client package's chain: anvil behind a fault proxy and a gate (`client-chain.ts`)",
-    units: ['gate-fixture.ts', 'express-lane-chain.ts', 'client-chain.ts'],
+      "the fixture `useGate` (`gate-fixture.ts`), the express lane on a real chain (`express-lane-chain.ts`), the client package's chain: anvil behind a fault proxy and a gate (`client-chain.ts`), the sync send's two anvils, one mining and one not (`sync-chains.ts`)",
+    units: ['gate-fixture.ts', 'express-lane-chain.ts', 'client-chain.ts', 'sync-chains.ts'],
   },
 ];
 
