@@ -158,8 +158,8 @@ export const SUPPORT_LAYERS: readonly Layer[] = [
   {
     name: 'on the parts',
     about:
-      "txgate as the CLI (`processes.ts`), signed transactions sent through a gate (`txs.ts`), the express lane endpoint (`express-lane-endpoint.ts`), the fleet store's database for a file (`fleet-db.ts`), a conditional submission over HTTP or the WebSocket transport (`conditional-calls.ts`)",
-    units: ['processes.ts', 'txs.ts', 'express-lane-endpoint.ts', 'fleet-db.ts', 'conditional-calls.ts'],
+      "txgate as the CLI (`processes.ts`), signed transactions sent through a gate (`txs.ts`), the express lane endpoint (`express-lane-endpoint.ts`), the fleet store's database for a file (`fleet-db.ts`), a conditional submission over HTTP or the WebSocket transport (`conditional-calls.ts`), the WebSocket transport's gate options, stub and accounts (`ws-gate.ts`)",
+    units: ['processes.ts', 'txs.ts', 'express-lane-endpoint.ts', 'fleet-db.ts', 'conditional-calls.ts', 'ws-gate.ts'],
   },
   {
     name: 'fixtures',
