@@ -11,7 +11,7 @@ import { txgate, txgateReason as viemReason } from '../../packages/client/src/vi
 import { connectTxgate } from '../../packages/client/src/index.js';
 import { eventually, MIN_TIP, startGate, TIP, type Gate } from '../support/harness.js';
 import { rpc, send } from '../support/http.js';
-import { SIGNERS } from '../support/txs.js';
+import { SIGNERS, anvilChain } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 import { signed, SYNC, syncCall, useSyncChains } from '../support/sync-chains.js';
 
@@ -231,12 +231,7 @@ describe('eth_sendRawTransactionSync', () => {
     await kitStuck.close();
   });
   it('viem: sendRawTransactionSync and sendTransactionSync through the txgate transport return the executed receipt in one call', async () => {
-    const chain = {
-      id: 4663,
-      name: 'anvil',
-      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-      rpcUrls: { default: { http: [chains.mining.url] } },
-    } as const;
+    const chain = anvilChain(chains.mining.url);
     const transport = txgate({ url: `http://127.0.0.1:${gate.port}`, apiKey: key, rpc: chains.mining.url });
     const wallet = createWalletClient({ account: SIGNERS[0]!, chain, transport });
     const raw = await signed(chains.mining.url, 1);
