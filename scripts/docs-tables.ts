@@ -8,10 +8,7 @@
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BLOCKS, renderPage } from './readme-tables.js';
-
-/** The generated blocks a page may carry, by marker name. */
-export const DOC_BLOCKS = BLOCKS;
+import { renderPage } from './readme-tables.js';
 
 /** `text` with every generated block it has rendered anew (a page without markers is returned as is). */
 export const renderDoc = renderPage;

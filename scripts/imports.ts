@@ -158,14 +158,14 @@ export const SUPPORT_LAYERS: readonly Layer[] = [
   {
     name: 'on the parts',
     about:
-      "txgate as the CLI (`processes.ts`), signed transactions sent through a gate (`txs.ts`), the express lane endpoint (`express-lane-endpoint.ts`), the fleet store's database for a file (`fleet-db.ts`), a conditional submission over HTTP or the WebSocket transport (`conditional-calls.ts`)",
-    units: ['processes.ts', 'txs.ts', 'express-lane-endpoint.ts', 'fleet-db.ts', 'conditional-calls.ts'],
+      "txgate as the CLI (`processes.ts`), signed transactions sent through a gate (`txs.ts`), the express lane endpoint (`express-lane-endpoint.ts`), the fleet store's database for a file (`fleet-db.ts`), a conditional submission over HTTP or the WebSocket transport (`conditional-calls.ts`), the WebSocket transport's gate options, stub and accounts (`ws-gate.ts`)",
+    units: ['processes.ts', 'txs.ts', 'express-lane-endpoint.ts', 'fleet-db.ts', 'conditional-calls.ts', 'ws-gate.ts'],
   },
   {
     name: 'fixtures',
     about:
-      "the fixture `useGate` (`gate-fixture.ts`), the express lane on a real chain (`express-lane-chain.ts`), the client package's chain: anvil behind a fault proxy and a gate (`client-chain.ts`)",
-    units: ['gate-fixture.ts', 'express-lane-chain.ts', 'client-chain.ts'],
+      "the fixture `useGate` (`gate-fixture.ts`), the express lane on a real chain (`express-lane-chain.ts`), the client package's chain: anvil behind a fault proxy and a gate (`client-chain.ts`), the sync send's two anvils, one mining and one not (`sync-chains.ts`)",
+    units: ['gate-fixture.ts', 'express-lane-chain.ts', 'client-chain.ts', 'sync-chains.ts'],
   },
 ];
 

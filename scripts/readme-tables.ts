@@ -113,9 +113,6 @@ export function renderPage(text: string): string {
   return renderExamples(out);
 }
 
-/** The README rendered (see renderPage). */
-export const renderReadme = renderPage;
-
 /** The text between `<!-- name:start -->` and `<!-- name:end -->`. */
 export function block(readme: string, name: string): string {
   const start = readme.indexOf(`<!-- ${name}:start -->`);

@@ -181,14 +181,8 @@ export interface LimitRun {
     readonly echoRatio: number;
     readonly remains: readonly { readonly stage: string; readonly cost: number; readonly parts: number; readonly rest: number }[];
   }[];
-  readonly results: readonly {
-    readonly server: string;
-    readonly scenario: string;
-    readonly median: number;
-    readonly min: number;
-    readonly max: number;
-    readonly spread: number;
-  }[];
+  /** bench:instr's figures of each server and scenario, without the rounds. */
+  readonly results: readonly Pick<InstrResult, 'server' | 'scenario' | 'median' | 'min' | 'max' | 'spread'>[];
   readonly stageCosts: readonly StageCost[];
 }
 

@@ -15,7 +15,8 @@ import { TxgateProvider, txgateReason as ethersReason } from '../../packages/cli
 import { txgate, txgateReason as viemReason } from '../../packages/client/src/viem.js';
 import { ANVIL_KEYS } from '../../src/dev/anvil.js';
 import { MIN_TIP, newKey, TIP } from '../support/harness.js';
-import { chainDef, useClientChain } from '../support/client-chain.js';
+import { useClientChain } from '../support/client-chain.js';
+import { anvilChain } from '../support/txs.js';
 
 const chain = useClientChain();
 const { key, strictKey } = chain.keys;
@@ -23,8 +24,8 @@ const { key, strictKey } = chain.keys;
 describe('txgate-client/viem', () => {
   it('walletClient.sendTransaction and waitForTransactionReceipt, unmodified: receipt 0x1', async () => {
     const transport = txgate({ url: chain.base, apiKey: key, rpc: chain.anvil.url });
-    const wallet = createWalletClient({ account: privateKeyToAccount(ANVIL_KEYS[0] as Hex), chain: chainDef(chain.base), transport });
-    const client = createPublicClient({ chain: chainDef(chain.base), transport });
+    const wallet = createWalletClient({ account: privateKeyToAccount(ANVIL_KEYS[0] as Hex), chain: anvilChain(chain.base), transport });
+    const client = createPublicClient({ chain: anvilChain(chain.base), transport });
     const hash = await wallet.sendTransaction({ to: TIP as Hex, value: MIN_TIP });
     const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: 50, timeout: 10_000 });
     assert.equal(receipt.status, 'success');
@@ -32,7 +33,7 @@ describe('txgate-client/viem', () => {
   });
   it('a refusal is a viem error carrying data.reason, sent once (no retries)', async () => {
     const transport = txgate({ url: chain.base, apiKey: strictKey, rpc: chain.anvil.url });
-    const wallet = createWalletClient({ account: privateKeyToAccount(ANVIL_KEYS[1] as Hex), chain: chainDef(chain.base), transport });
+    const wallet = createWalletClient({ account: privateKeyToAccount(ANVIL_KEYS[1] as Hex), chain: anvilChain(chain.base), transport });
     const before = chain.gate.logs.length;
     const e = await wallet.sendTransaction({ to: '0x3333333333333333333333333333333333333333', value: 1n }).catch((x: unknown) => x);
     assert.equal(viemReason(e), 'fee_rejected');
@@ -60,7 +61,7 @@ describe('txgate-client/viem', () => {
       ] as const) {
         const wallet = theirs.createWalletClient({
           account: theirAccounts.privateKeyToAccount(ANVIL_KEYS[1] as Hex),
-          chain: chainDef(chain.base),
+          chain: anvilChain(chain.base),
           transport: txgate({ url: chain.base, apiKey, rpc: chain.anvil.url }),
         });
         const e = await wallet.sendTransaction({ to: '0x3333333333333333333333333333333333333333', value: 1n }).catch((x: unknown) => x);

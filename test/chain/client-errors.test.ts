@@ -21,7 +21,7 @@ import { txgate } from '../../packages/client/src/viem.js';
 import { ANVIL_KEYS, startAnvil, type Anvil } from '../../src/dev/anvil.js';
 import { MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
 import { freePort } from '../../src/base/free-port.js';
-import { SIGNERS } from '../support/txs.js';
+import { SIGNERS, anvilChain } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 
 keysNeverLogged();
@@ -202,13 +202,7 @@ describe('through the adapters, against anvil and txgate', () => {
         /^txgate fee_rejected \(rejected, HTTP 402\): .*; final for these bytes: fix what the reason names before sending again\.$/,
       );
 
-      const chainDef = {
-        id: 4663,
-        name: 'anvil',
-        nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-        rpcUrls: { default: { http: [anvil.url] } },
-      } as const;
-      const w2 = createWalletClient({ account: SIGNERS[3]!, chain: chainDef, transport: strict });
+      const w2 = createWalletClient({ account: SIGNERS[3]!, chain: anvilChain(anvil.url), transport: strict });
       const wrapped = (await w2.sendTransaction({ to: '0x3333333333333333333333333333333333333333', value: 1n }).catch((x: unknown) => x)) as BaseError;
       assert.ok(wrapped instanceof BaseError);
       assert.match(wrapped.shortMessage, /^txgate fee_rejected \(rejected, HTTP 402\)/, "viem's wrapper keeps the short message");

@@ -11,11 +11,10 @@ import { createPublicClient, http, keccak256, type Hex } from 'viem';
 import { TxgateProvider } from '../../packages/client/src/ethers.js';
 import { connectTxgate } from '../../packages/client/src/index.js';
 import { TxgateRejectedError, txgate, txgateReason } from '../../packages/client/src/viem.js';
-import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
-import { startConditionalSequencer, type ConditionalSequencer } from '../support/conditional-sequencer.js';
+import type { Anvil } from '../../src/dev/anvil.js';
+import { startConditionalChain, type ConditionalSequencer } from '../support/conditional-sequencer.js';
 import { useGate } from '../support/gate-fixture.js';
 import { eventually, MIN_TIP, newKey, TIP } from '../support/harness.js';
-import { freePort } from '../../src/base/free-port.js';
 import { signNext } from '../support/txs.js';
 
 const desk = newKey();
@@ -26,13 +25,7 @@ const ZERO = `0x${'0'.repeat(64)}`;
 let anvil: Anvil;
 let seq: ConditionalSequencer;
 const gate = useGate(async () => {
-  anvil = await startAnvil({ port: await freePort(), chainId: 4663 });
-  seq = await startConditionalSequencer(anvil.url);
-  await fetch(anvil.url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: '{"jsonrpc":"2.0","id":1,"method":"anvil_mine","params":["0x5"]}',
-  });
+  ({ anvil, seq } = await startConditionalChain(5));
   return {
     chainB: false,
     sequencers: [seq.url],

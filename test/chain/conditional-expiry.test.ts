@@ -9,14 +9,13 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { createPublicClient, http, keccak256 } from 'viem';
-import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
+import type { Anvil } from '../../src/dev/anvil.js';
 import { openLink } from '../../packages/client/src/link.js';
 import { EdgeStatus, finalOnEdge } from '../../packages/client/src/status.js';
 import { Calls, type Via } from '../support/conditional-calls.js';
-import { startConditionalSequencer, type ConditionalSequencer } from '../support/conditional-sequencer.js';
+import { startConditionalChain, type ConditionalSequencer } from '../support/conditional-sequencer.js';
 import { useGate } from '../support/gate-fixture.js';
 import { eventually, MIN_TIP, newKey } from '../support/harness.js';
-import { freePort } from '../../src/base/free-port.js';
 import { signNext } from '../support/txs.js';
 
 const desk = newKey();
@@ -25,8 +24,7 @@ const METHOD = 'eth_sendRawTransactionConditional';
 let anvil: Anvil;
 let seq: ConditionalSequencer;
 const gate = useGate(async () => {
-  anvil = await startAnvil({ port: await freePort(), chainId: 4663, extraArgs: ['--no-mining'] });
-  seq = await startConditionalSequencer(anvil.url);
+  ({ anvil, seq } = await startConditionalChain(0, ['--no-mining']));
   seq.mode = 'hold';
   return {
     chainB: false,

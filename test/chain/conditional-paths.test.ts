@@ -9,12 +9,11 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { createPublicClient, http, keccak256, type Hex } from 'viem';
-import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
+import type { Anvil } from '../../src/dev/anvil.js';
 import { Calls, type Via } from '../support/conditional-calls.js';
-import { startConditionalSequencer, type ConditionalSequencer } from '../support/conditional-sequencer.js';
+import { startConditionalChain, type ConditionalSequencer } from '../support/conditional-sequencer.js';
 import { useGate } from '../support/gate-fixture.js';
 import { eventually, MIN_TIP, newKey, startGate, TIP } from '../support/harness.js';
-import { freePort } from '../../src/base/free-port.js';
 import { rpc, send as httpSend } from '../support/http.js';
 import { SIGNERS, signNext } from '../support/txs.js';
 
@@ -29,14 +28,8 @@ const ONE = `0x${'0'.repeat(63)}1`;
 let anvil: Anvil;
 let seq: ConditionalSequencer;
 const gate = useGate(async () => {
-  anvil = await startAnvil({ port: await freePort(), chainId: 4663 });
-  seq = await startConditionalSequencer(anvil.url);
   // Some blocks, so that a blockNumberMax below the head exists.
-  await fetch(anvil.url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: '{"jsonrpc":"2.0","id":1,"method":"anvil_mine","params":["0x5"]}',
-  });
+  ({ anvil, seq } = await startConditionalChain(5));
   return {
     chainB: false,
     sequencers: [seq.url],

@@ -17,7 +17,7 @@ import { ANVIL_KEYS, type Anvil } from '../../src/dev/anvil.js';
 import { EXPRESS_LANE_DEFAULTS } from '../support/express-lane-config.js';
 import type { Auction } from '../support/auction.js';
 import { CHAIN, knownTo, landedOn, nextLaneTx, OURS, OURS_KEY, SENDER, startLaneChain, THEIRS, THEIRS_KEY } from '../support/express-lane-chain.js';
-import type { Endpoint } from '../support/express-lane-endpoint.js';
+import { type Endpoint, sendToEndpoint } from '../support/express-lane-endpoint.js';
 import { eventually } from '../support/harness.js';
 import { sign1559 } from '../support/txs.js';
 import { tempDir } from '../support/temp-dir.js';
@@ -26,7 +26,6 @@ import { ExpressLanes } from '../../src/express-lane/lanes.js';
 import { LaneStartError } from '../../src/express-lane/control.js';
 import type { ExpressLane, LaneSubmission } from '../../src/express-lane/lane.js';
 import type { LaneReading } from '../../src/express-lane/answer.js';
-import { readLaneUpstream } from '../../src/forward/express-send.js';
 import { openUpstream } from '../../src/upstreams/registry.js';
 import type { Upstream } from '../../src/upstreams/upstream.js';
 
@@ -49,12 +48,8 @@ let lanes: ExpressLanes;
 let lane: ExpressLane;
 let endpointUpstream: Upstream;
 
-/** Sends `sub` to the endpoint and reads its answer as the service does (forward/express-send.ts), releasing it. */
-async function laneSend(sub: LaneSubmission, timeoutMs: number): Promise<LaneReading> {
-  const reading = readLaneUpstream(await endpointUpstream.call(sub.method, sub.paramsJson, { timeoutMs, queueMs: timeoutMs }));
-  sub.release(reading);
-  return reading;
-}
+/** Sends `sub` to the endpoint and reads its answer as the service does (support: sendToEndpoint), releasing it. */
+const laneSend = (sub: LaneSubmission, timeoutMs: number): Promise<LaneReading> => sendToEndpoint(endpointUpstream, sub, timeoutMs);
 
 const config = (over: Record<string, unknown> = {}) => ({
   ...EXPRESS_LANE_DEFAULTS,

@@ -8,7 +8,7 @@ import { createPublicClient, createWalletClient, http, type Hex } from 'viem';
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
 import { eventually, MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
 import { rpc, send } from '../support/http.js';
-import { SIGNERS } from '../support/txs.js';
+import { SIGNERS, anvilChain } from '../support/txs.js';
 import { freePort } from '../../src/base/free-port.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 
@@ -19,8 +19,6 @@ const listed = newKey(); // a grant that only SIGNERS[5] may sign for, with a bu
 let anvil: Anvil;
 let gate: Gate;
 
-const chain = (rpcUrl: string) =>
-  ({ id: 4663, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } }) as const;
 let chainRpc: ReturnType<typeof createPublicClient>;
 let viaGate: ReturnType<typeof createWalletClient>;
 let anvilPort: number;
@@ -38,9 +36,9 @@ before(async () => {
     // A short accepted window: the resend past it is tested without waiting out the default 5 s.
     config: { allowUntipped: true, dedup: { acceptedTtlMs: 1000 } },
   });
-  chainRpc = createPublicClient({ chain: chain(anvil.url), transport: http(anvil.url) });
+  chainRpc = createPublicClient({ chain: anvilChain(anvil.url), transport: http(anvil.url) });
   const base = `http://127.0.0.1:${gate.port}`;
-  viaGate = createWalletClient({ chain: chain(base), transport: http(base, { fetchOptions: { headers: { 'x-api-key': key } } }) });
+  viaGate = createWalletClient({ chain: anvilChain(base), transport: http(base, { fetchOptions: { headers: { 'x-api-key': key } } }) });
 });
 after(async () => {
   await gate.stop();

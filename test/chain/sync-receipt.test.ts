@@ -5,58 +5,17 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createPublicClient, http, keccak256, type Hex } from 'viem';
-import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
-import { eventually, MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
+import { createPublicClient, http, keccak256 } from 'viem';
+import { eventually, MIN_TIP, startGate, type Gate } from '../support/harness.js';
 import { freePort } from '../../src/base/free-port.js';
-import { rpc, send } from '../support/http.js';
-import { SIGNERS } from '../support/txs.js';
+import { send } from '../support/http.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { signed, SYNC, syncCall, useSyncChains } from '../support/sync-chains.js';
 
 keysNeverLogged();
 
-const key = newKey();
-const plain = newKey();
-const tight = newKey(); // a grant without sync
-let mining: Anvil;
-let stuck: Anvil;
-
-const SYNC = { enabled: true, maxWaitMs: 3000, syncTimeoutFormat: 'omit' }; // anvil takes the transaction alone
-const accounts = [
-  { id: 'sync', keys: [key], allowUntipped: true, grants: [{ sync: true }] },
-  { id: 'plain', keys: [plain], allowUntipped: true },
-  // One token, refilled once in 1,000 s: a second one spent shows as 429.
-  { id: 'tight', keys: [tight], allowUntipped: true, grants: [{ sync: true, rateLimit: { perSecond: 0.001, burst: 1 } }] },
-];
-
-before(async () => {
-  mining = await startAnvil({ port: await freePort(), chainId: 4663, blockTime: 1 });
-  stuck = await startAnvil({ port: await freePort(), chainId: 4663, extraArgs: ['--no-mining'] });
-});
-after(async () => {
-  await Promise.all([mining.stop(), stuck.stop()]);
-});
-
-async function signed(url: string, signer: number, nonce?: number, value = MIN_TIP): Promise<Hex> {
-  const chainRpc = createPublicClient({ transport: http(url) });
-  const account = SIGNERS[signer]!;
-  const n = nonce ?? (await chainRpc.getTransactionCount({ address: account.address, blockTag: 'pending' }));
-  return account.signTransaction({
-    type: 'eip1559',
-    chainId: 4663,
-    nonce: n,
-    to: TIP as Hex,
-    value,
-    gas: 21000n,
-    maxFeePerGas: 10n ** 10n,
-    maxPriorityFeePerGas: 10n ** 9n,
-  });
-}
-
-/** A txgate in front of one anvil, chain A's settings (its sync and chain RPC) as given. */
-const gateOn = (a: Anvil, chainA: Record<string, unknown>) =>
-  startGate({ chainB: false, sequencers: [a.url], accounts, config: { allowUntipped: true }, chainA });
-const syncCall = (g: Gate, k: string, params: unknown[]) => rpc(g.port, 'eth_sendRawTransactionSync', params, { key: k });
+const chains = useSyncChains();
+const { key } = chains.keys;
 describe('eth_sendRawTransactionSync, receipt mode (plain send, then the chain RPC)', () => {
   let r: Gate;
   let rStuck: Gate;
@@ -64,13 +23,20 @@ describe('eth_sendRawTransactionSync, receipt mode (plain send, then the chain R
   before(async () => {
     const config = { allowUntipped: true };
     const mode = { ...SYNC, mode: 'receipt', pollMs: 50 };
-    r = await startGate({ chainB: false, sequencers: [mining.url], accounts, config, internal: true, chainA: { rpc: mining.url, sync: mode } });
+    r = await startGate({
+      chainB: false,
+      sequencers: [chains.mining.url],
+      accounts: chains.accounts,
+      config,
+      internal: true,
+      chainA: { rpc: chains.mining.url, sync: mode },
+    });
     rStuck = await startGate({
       chainB: false,
-      sequencers: [stuck.url],
-      accounts,
+      sequencers: [chains.stuck.url],
+      accounts: chains.accounts,
       config,
-      chainA: { rpc: stuck.url, sync: { ...mode, maxWaitMs: 500 } },
+      chainA: { rpc: chains.stuck.url, sync: { ...mode, maxWaitMs: 500 } },
     });
   });
   after(async () => {
@@ -78,7 +44,7 @@ describe('eth_sendRawTransactionSync, receipt mode (plain send, then the chain R
   });
 
   it('executed: the plain send is forwarded (its audit line), the receipt read from the chain RPC comes back in the one call, and is counted', async () => {
-    const raw = await signed(mining.url, 6);
+    const raw = await signed(chains.mining.url, 6);
     const hash = keccak256(raw);
     const res = await syncCall(r, key, [raw]);
     assert.equal(res.status, 200, JSON.stringify(res.json));
@@ -105,18 +71,18 @@ describe('eth_sendRawTransactionSync, receipt mode (plain send, then the chain R
   });
 
   it('accepted, no receipt within the wait: 202, code 4, data.txHash; the transaction is in the pool', async () => {
-    const raw = await signed(stuck.url, 4);
+    const raw = await signed(chains.stuck.url, 4);
     const res = await syncCall(rStuck, key, [raw, '0xea60']); // hex, capped by maxWaitMs (500)
     assert.equal(res.status, 202, JSON.stringify(res.json));
     assert.deepEqual([res.json.error.code, res.json.error.data.reason, res.json.error.data.txHash], [4, 'sync_timeout', keccak256(raw)]);
-    const tx = await createPublicClient({ transport: http(stuck.url) }).getTransaction({ hash: keccak256(raw) });
+    const tx = await createPublicClient({ transport: http(chains.stuck.url) }).getTransaction({ hash: keccak256(raw) });
     assert.equal(tx.hash, keccak256(raw));
   });
 
   it("refused by the sequencer: the plain send's answer, nothing waited for", async () => {
-    const first = await signed(mining.url, 3);
+    const first = await signed(chains.mining.url, 3);
     assert.equal((await syncCall(r, key, [first])).status, 200);
-    const clash = await signed(mining.url, 3, 0, MIN_TIP + 1n);
+    const clash = await signed(chains.mining.url, 3, 0, MIN_TIP + 1n);
     const res = await syncCall(r, key, [clash]);
     assert.equal(res.status, 200);
     assert.equal(res.json.error.data.reason, 'upstream_rejected');
@@ -125,11 +91,11 @@ describe('eth_sendRawTransactionSync, receipt mode (plain send, then the chain R
   it("with the chain RPC's WebSocket (rpcWs): the receipt is asked for on each new head, not on the interval", async () => {
     // pollMs past the wait: polling alone would ask once, right after the send (before the next
     // block), and answer 202; the head subscription asks again when the block comes.
-    const wsUrl = mining.url.replace(/^http/, 'ws');
-    const g = await gateOn(mining, { rpc: mining.url, rpcWs: wsUrl, sync: { ...SYNC, mode: 'receipt', pollMs: 5000, maxWaitMs: 4000 } });
+    const wsUrl = chains.mining.url.replace(/^http/, 'ws');
+    const g = await chains.gateOn(chains.mining, { rpc: chains.mining.url, rpcWs: wsUrl, sync: { ...SYNC, mode: 'receipt', pollMs: 5000, maxWaitMs: 4000 } });
     try {
       await eventually(() => g.logs.some((l) => l.includes('chain RPC head subscription live')));
-      const raw = await signed(mining.url, 5);
+      const raw = await signed(chains.mining.url, 5);
       const res = await syncCall(g, key, [raw]);
       assert.equal(res.status, 200, JSON.stringify(res.json));
       assert.equal(res.json.result.transactionHash, keccak256(raw));
@@ -139,9 +105,13 @@ describe('eth_sendRawTransactionSync, receipt mode (plain send, then the chain R
   });
 
   it('with rpcWs unreachable: polled every pollMs as without it (a subscription only ever speeds a receipt up)', async () => {
-    const g = await gateOn(mining, { rpc: mining.url, rpcWs: `ws://127.0.0.1:${await freePort()}/`, sync: { ...SYNC, mode: 'receipt', pollMs: 50 } });
+    const g = await chains.gateOn(chains.mining, {
+      rpc: chains.mining.url,
+      rpcWs: `ws://127.0.0.1:${await freePort()}/`,
+      sync: { ...SYNC, mode: 'receipt', pollMs: 50 },
+    });
     try {
-      const raw = await signed(mining.url, 6);
+      const raw = await signed(chains.mining.url, 6);
       const res = await syncCall(g, key, [raw]);
       assert.equal(res.status, 200, JSON.stringify(res.json));
       assert.equal(res.json.result.transactionHash, keccak256(raw));
@@ -153,8 +123,8 @@ describe('eth_sendRawTransactionSync, receipt mode (plain send, then the chain R
 
   it('drain: a call waiting for its receipt is answered at once, code 4 with its hash (not cut off at the grace period)', async () => {
     // A wait far past the grace period (2 s): without the drain's answer the call would be cut off.
-    const g = await gateOn(stuck, { rpc: stuck.url, sync: { ...SYNC, mode: 'receipt', maxWaitMs: 60_000 } });
-    const raw = await signed(stuck.url, 5);
+    const g = await chains.gateOn(chains.stuck, { rpc: chains.stuck.url, sync: { ...SYNC, mode: 'receipt', maxWaitMs: 60_000 } });
+    const raw = await signed(chains.stuck.url, 5);
     const call = syncCall(g, key, [raw]);
     await eventually(() => g.logs.some((l) => l.includes('"audit":"forward"') && l.includes(keccak256(raw))));
     await g.stop();

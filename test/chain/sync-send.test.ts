@@ -8,71 +8,36 @@ import { after, before, describe, it } from 'node:test';
 import { createPublicClient, createWalletClient, http, keccak256, type Hex } from 'viem';
 import { TxgateProvider } from '../../packages/client/src/ethers.js';
 import { txgate, txgateReason as viemReason } from '../../packages/client/src/viem.js';
-import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
 import { connectTxgate } from '../../packages/client/src/index.js';
-import { eventually, MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
-import { freePort } from '../../src/base/free-port.js';
+import { eventually, MIN_TIP, startGate, TIP, type Gate } from '../support/harness.js';
 import { rpc, send } from '../support/http.js';
-import { SIGNERS } from '../support/txs.js';
+import { SIGNERS, anvilChain } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { signed, SYNC, syncCall, useSyncChains } from '../support/sync-chains.js';
 
 keysNeverLogged();
 
-const key = newKey();
-const plain = newKey();
-const tight = newKey(); // a grant without sync
-let mining: Anvil;
-let stuck: Anvil;
+const chains = useSyncChains();
+const { key, plain, tight } = chains.keys;
 let gate: Gate;
 let gateStuck: Gate;
 let gateOff: Gate;
-
-const SYNC = { enabled: true, maxWaitMs: 3000, syncTimeoutFormat: 'omit' }; // anvil takes the transaction alone
-const accounts = [
-  { id: 'sync', keys: [key], allowUntipped: true, grants: [{ sync: true }] },
-  { id: 'plain', keys: [plain], allowUntipped: true },
-  // One token, refilled once in 1,000 s: a second one spent shows as 429.
-  { id: 'tight', keys: [tight], allowUntipped: true, grants: [{ sync: true, rateLimit: { perSecond: 0.001, burst: 1 } }] },
-];
-
-before(async () => {
-  mining = await startAnvil({ port: await freePort(), chainId: 4663, blockTime: 1 });
-  stuck = await startAnvil({ port: await freePort(), chainId: 4663, extraArgs: ['--no-mining'] });
-  const config = { allowUntipped: true };
-  gate = await startGate({ chainB: false, sequencers: [mining.url], accounts, config, chainA: { sync: SYNC } });
-  gateStuck = await startGate({ chainB: false, sequencers: [stuck.url], accounts, config, chainA: { sync: { ...SYNC, maxWaitMs: 500 } } });
-  gateOff = await startGate({ chainB: false, sequencers: [mining.url], accounts, config, internal: true });
-});
-after(async () => {
-  await Promise.all([gate.stop(), gateStuck.stop(), gateOff.stop()]);
-  await Promise.all([mining.stop(), stuck.stop()]);
-});
-
-async function signed(url: string, signer: number, nonce?: number, value = MIN_TIP): Promise<Hex> {
-  const chainRpc = createPublicClient({ transport: http(url) });
-  const account = SIGNERS[signer]!;
-  const n = nonce ?? (await chainRpc.getTransactionCount({ address: account.address, blockTag: 'pending' }));
-  return account.signTransaction({
-    type: 'eip1559',
-    chainId: 4663,
-    nonce: n,
-    to: TIP as Hex,
-    value,
-    gas: 21000n,
-    maxFeePerGas: 10n ** 10n,
-    maxPriorityFeePerGas: 10n ** 9n,
-  });
-}
-
-/** A txgate in front of one anvil, chain A's settings (its sync and chain RPC) as given. */
-const gateOn = (a: Anvil, chainA: Record<string, unknown>) =>
-  startGate({ chainB: false, sequencers: [a.url], accounts, config: { allowUntipped: true }, chainA });
-const syncCall = (g: Gate, k: string, params: unknown[]) => rpc(g.port, 'eth_sendRawTransactionSync', params, { key: k });
 const audits = (g: Gate, hash: string) => g.logs.filter((l) => l.includes('"audit":"forward"') && l.includes(hash) && l.includes('eth_sendRawTransactionSync'));
 
 describe('eth_sendRawTransactionSync', () => {
+  before(async () => {
+    const config = { allowUntipped: true };
+    const { accounts, mining, stuck } = chains;
+    gate = await startGate({ chainB: false, sequencers: [mining.url], accounts, config, chainA: { sync: SYNC } });
+    gateStuck = await startGate({ chainB: false, sequencers: [stuck.url], accounts, config, chainA: { sync: { ...SYNC, maxWaitMs: 500 } } });
+    gateOff = await startGate({ chainB: false, sequencers: [mining.url], accounts, config, internal: true });
+  });
+  after(async () => {
+    await Promise.all([gate.stop(), gateStuck.stop(), gateOff.stop()]);
+  });
+
   it('off (the default): refused as any method not served, 400 method_not_found', async () => {
-    const r = await syncCall(gateOff, key, [await signed(mining.url, 1)]);
+    const r = await syncCall(gateOff, key, [await signed(chains.mining.url, 1)]);
     assert.equal(r.status, 400);
     assert.equal(r.json.error.data.reason, 'method_not_found');
     const metrics = (await send({ port: gateOff.internalPort!, method: 'GET', path: '/metrics' })).text;
@@ -81,14 +46,14 @@ describe('eth_sendRawTransactionSync', () => {
   });
 
   it('a grant without sync: 403 sync_not_granted, nothing sent', async () => {
-    const raw = await signed(mining.url, 1);
+    const raw = await signed(chains.mining.url, 1);
     const r = await syncCall(gate, plain, [raw]);
     assert.equal(r.status, 403);
     assert.equal(r.json.error.data.reason, 'sync_not_granted');
   });
 
   it('bad params: 400 invalid_params (a timeout that is not a positive integer or 0x-hex)', async () => {
-    const raw = await signed(mining.url, 1);
+    const raw = await signed(chains.mining.url, 1);
     for (const params of [[raw, 'soon'], [raw, -5], [raw, 1, 2], []]) {
       const r = await syncCall(gate, key, params);
       assert.equal(r.status, 400, JSON.stringify(params));
@@ -97,7 +62,7 @@ describe('eth_sendRawTransactionSync', () => {
   });
 
   it('executed: 200 with the receipt as the chain gave it, in one call; a concurrent resend joins it, a later one is answered from it', async () => {
-    const raw = await signed(mining.url, 2);
+    const raw = await signed(chains.mining.url, 2);
     const [a, b] = await Promise.all([syncCall(gate, key, [raw, '0xbb8']), syncCall(gate, key, [raw, 3000])]);
     for (const r of [a, b]) {
       assert.equal(r.status, 200, JSON.stringify(r.json));
@@ -106,7 +71,7 @@ describe('eth_sendRawTransactionSync', () => {
     }
     const hash = a.json.result.transactionHash as string;
     assert.equal(b.json.result.transactionHash, hash);
-    const receipt = await createPublicClient({ transport: http(mining.url) }).getTransactionReceipt({ hash: hash as Hex });
+    const receipt = await createPublicClient({ transport: http(chains.mining.url) }).getTransactionReceipt({ hash: hash as Hex });
     assert.equal(receipt.status, 'success');
     assert.equal(audits(gate, hash).length, 1, 'one forward for both');
     const again = await syncCall(gate, key, [raw]);
@@ -120,10 +85,10 @@ describe('eth_sendRawTransactionSync', () => {
     // receiptTtlMs 0: every resend is forwarded again, as on another thread or edge; the
     // sequencer says "nonce too low" or "already known" for bytes it executed.
     const forget = { sync: { ...SYNC, receiptTtlMs: 0 } };
-    for (const g of [await gateOn(mining, forget), await gateOn(mining, { ...forget, rpc: mining.url })]) {
+    for (const g of [await chains.gateOn(chains.mining, forget), await chains.gateOn(chains.mining, { ...forget, rpc: chains.mining.url })]) {
       try {
         for (let tx = 0; tx < 3; tx++) {
-          const raw = await signed(mining.url, 5);
+          const raw = await signed(chains.mining.url, 5);
           const first = await syncCall(g, key, [raw]);
           assert.equal(first.status, 200, JSON.stringify(first.json));
           for (let i = 0; i < 4; i++) {
@@ -142,23 +107,23 @@ describe('eth_sendRawTransactionSync', () => {
   });
 
   it('accepted without a receipt in the wait: 202, code 4, data.txHash (never "not sent"); the transaction is in the pool', async () => {
-    const raw = await signed(stuck.url, 3);
+    const raw = await signed(chains.stuck.url, 3);
     const r = await syncCall(gateStuck, key, [raw, 60_000]); // capped by maxWaitMs (500)
     assert.equal(r.status, 202, JSON.stringify(r.json));
     assert.equal(r.json.error.code, 4);
     assert.equal(r.json.error.data.reason, 'sync_timeout');
     const hash = r.json.error.data.txHash as Hex;
-    const tx = await createPublicClient({ transport: http(stuck.url) }).getTransaction({ hash });
+    const tx = await createPublicClient({ transport: http(chains.stuck.url) }).getTransaction({ hash });
     assert.equal(tx.hash, hash);
   });
 
   it('drain: a call waiting at a sequencer that knows its hash is answered at once, code 4 with the hash (not cut off at the grace period)', async () => {
     // A wait far past the grace period (2 s): without the drain's answer the call would be cut off.
-    const g = await gateOn(stuck, { sync: { ...SYNC, maxWaitMs: 60_000 } });
-    const raw = await signed(stuck.url, 0);
+    const g = await chains.gateOn(chains.stuck, { sync: { ...SYNC, maxWaitMs: 60_000 } });
+    const raw = await signed(chains.stuck.url, 0);
     const hash = keccak256(raw);
     const call = syncCall(g, key, [raw]);
-    const chainRpc = createPublicClient({ transport: http(stuck.url) });
+    const chainRpc = createPublicClient({ transport: http(chains.stuck.url) });
     await eventually(async () => (await chainRpc.getTransaction({ hash }).catch(() => null)) !== null);
     await g.stop();
     const res = await call;
@@ -168,17 +133,17 @@ describe('eth_sendRawTransactionSync', () => {
   });
 
   it('a resend joining a waiting call spends no rate-limit token (bytes in flight cost none, as for the plain send)', async () => {
-    const g = await gateOn(stuck, { sync: { ...SYNC, maxWaitMs: 1500 } });
+    const g = await chains.gateOn(chains.stuck, { sync: { ...SYNC, maxWaitMs: 1500 } });
     try {
-      const raw = await signed(stuck.url, 3);
+      const raw = await signed(chains.stuck.url, 3);
       const first = syncCall(g, tight, [raw]);
-      const chainRpc = createPublicClient({ transport: http(stuck.url) });
+      const chainRpc = createPublicClient({ transport: http(chains.stuck.url) });
       await eventually(async () => (await chainRpc.getTransaction({ hash: keccak256(raw) }).catch(() => null)) !== null);
       const joined = await syncCall(g, tight, [raw]);
       assert.notEqual(joined.status, 429, JSON.stringify(joined.json));
       assert.equal((await first).status, 202);
       // The bucket is empty all the same: other bytes are refused.
-      const other = await syncCall(g, tight, [await signed(stuck.url, 4)]);
+      const other = await syncCall(g, tight, [await signed(chains.stuck.url, 4)]);
       assert.equal(other.status, 429, JSON.stringify(other.json));
     } finally {
       await g.stop();
@@ -187,9 +152,9 @@ describe('eth_sendRawTransactionSync', () => {
 
   it('the wait asked for is the wait given, where the sequencer cannot be told it (omit): ended by txgate, code 4 for a hash the sequencer knows', async () => {
     // The forward timeout is far past the asked wait: only txgate's own end of the wait answers in time.
-    const g = await gateOn(stuck, { sync: { ...SYNC, maxWaitMs: 60_000 }, forward: { timeoutMs: 60_000 } });
+    const g = await chains.gateOn(chains.stuck, { sync: { ...SYNC, maxWaitMs: 60_000 }, forward: { timeoutMs: 60_000 } });
     try {
-      const raw = await signed(stuck.url, 5);
+      const raw = await signed(chains.stuck.url, 5);
       const r = await syncCall(g, key, [raw, 1000]);
       assert.equal(r.status, 202, JSON.stringify(r.json));
       assert.deepEqual([r.json.error.code, r.json.error.data.txHash], [4, keccak256(raw)]);
@@ -204,10 +169,10 @@ describe('eth_sendRawTransactionSync', () => {
   });
 
   it('executed and reverted: 200 with the receipt, status 0x0 (it executed; the chain says how)', async () => {
-    const chainRpc = createPublicClient({ transport: http(mining.url) });
+    const chainRpc = createPublicClient({ transport: http(chains.mining.url) });
     const reverter = '0x00000000000000000000000000000000000f00d5';
     // PUSH1 0 PUSH1 0 REVERT
-    assert.equal((await rpc(Number(new URL(mining.url).port), 'anvil_setCode', [reverter, '0x60006000fd'])).status, 200);
+    assert.equal((await rpc(Number(new URL(chains.mining.url).port), 'anvil_setCode', [reverter, '0x60006000fd'])).status, 200);
     const account = SIGNERS[0]!;
     const raw = await account.signTransaction({
       type: 'eip1559',
@@ -225,13 +190,13 @@ describe('eth_sendRawTransactionSync', () => {
   });
 
   it('beyond maxWaiting: 503 overloaded before anything is sent; the waiting call is answered as ever', async () => {
-    const g = await gateOn(stuck, { sync: { ...SYNC, maxWaiting: 1, maxWaitMs: 1500 } });
+    const g = await chains.gateOn(chains.stuck, { sync: { ...SYNC, maxWaiting: 1, maxWaitMs: 1500 } });
     try {
-      const chainRpc = createPublicClient({ transport: http(stuck.url) });
-      const first = await signed(stuck.url, 1);
+      const chainRpc = createPublicClient({ transport: http(chains.stuck.url) });
+      const first = await signed(chains.stuck.url, 1);
       const waiting = syncCall(g, key, [first]);
       await eventually(async () => (await chainRpc.getTransaction({ hash: keccak256(first) }).catch(() => null)) !== null);
-      const second = await signed(stuck.url, 2);
+      const second = await signed(chains.stuck.url, 2);
       const r = await syncCall(g, key, [second]);
       assert.equal(r.status, 503, JSON.stringify(r.json));
       assert.equal(r.json.error.data.reason, 'overloaded');
@@ -244,37 +209,32 @@ describe('eth_sendRawTransactionSync', () => {
   });
 
   it('refused by the sequencer (nonce too low, other bytes): passed through as for the plain send', async () => {
-    const first = await signed(mining.url, 4);
+    const first = await signed(chains.mining.url, 4);
     assert.equal((await syncCall(gate, key, [first])).status, 200);
-    const clash = await signed(mining.url, 4, 0, MIN_TIP + 1n); // other bytes for the nonce taken
+    const clash = await signed(chains.mining.url, 4, 0, MIN_TIP + 1n); // other bytes for the nonce taken
     const r = await syncCall(gate, key, [clash]);
     assert.equal(r.status, 200);
     assert.equal(r.json.error.data.reason, 'upstream_rejected');
   });
 
   it('the client kit: submitSync returns the receipt as the outcome, or pending with the hash', async () => {
-    const kit = await connectTxgate({ url: `http://127.0.0.1:${gate.port}`, apiKey: key, chainId: 4663, chainRpcUrl: mining.url });
-    const out = await kit.submitSync(await signed(mining.url, 5), { maxWaitMs: 3000 });
+    const kit = await connectTxgate({ url: `http://127.0.0.1:${gate.port}`, apiKey: key, chainId: 4663, chainRpcUrl: chains.mining.url });
+    const out = await kit.submitSync(await signed(chains.mining.url, 5), { maxWaitMs: 3000 });
     assert.equal(out.kind, 'executed');
     assert.equal(out.kind === 'executed' && out.receipt.status, '0x1');
     await kit.close();
-    const kitStuck = await connectTxgate({ url: `http://127.0.0.1:${gateStuck.port}`, apiKey: key, chainId: 4663, chainRpcUrl: stuck.url });
-    const raw = await signed(stuck.url, 6);
+    const kitStuck = await connectTxgate({ url: `http://127.0.0.1:${gateStuck.port}`, apiKey: key, chainId: 4663, chainRpcUrl: chains.stuck.url });
+    const raw = await signed(chains.stuck.url, 6);
     const p = await kitStuck.submitSync(raw);
     assert.equal(p.kind, 'pending');
     assert.equal(p.kind === 'pending' && p.hash, await kitStuck.hashOf(raw));
     await kitStuck.close();
   });
   it('viem: sendRawTransactionSync and sendTransactionSync through the txgate transport return the executed receipt in one call', async () => {
-    const chain = {
-      id: 4663,
-      name: 'anvil',
-      nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
-      rpcUrls: { default: { http: [mining.url] } },
-    } as const;
-    const transport = txgate({ url: `http://127.0.0.1:${gate.port}`, apiKey: key, rpc: mining.url });
+    const chain = anvilChain(chains.mining.url);
+    const transport = txgate({ url: `http://127.0.0.1:${gate.port}`, apiKey: key, rpc: chains.mining.url });
     const wallet = createWalletClient({ account: SIGNERS[0]!, chain, transport });
-    const raw = await signed(mining.url, 1);
+    const raw = await signed(chains.mining.url, 1);
     const receipt = await wallet.sendRawTransactionSync({ serializedTransaction: raw });
     assert.equal(receipt.status, 'success');
     assert.equal(receipt.transactionHash, keccak256(raw));
@@ -285,18 +245,18 @@ describe('eth_sendRawTransactionSync', () => {
     const plainWallet = createWalletClient({
       account: SIGNERS[0]!,
       chain,
-      transport: txgate({ url: `http://127.0.0.1:${gate.port}`, apiKey: plain, rpc: mining.url }),
+      transport: txgate({ url: `http://127.0.0.1:${gate.port}`, apiKey: plain, rpc: chains.mining.url }),
     });
-    const err = await plainWallet.sendRawTransactionSync({ serializedTransaction: await signed(mining.url, 2) }).catch((e: unknown) => e);
+    const err = await plainWallet.sendRawTransactionSync({ serializedTransaction: await signed(chains.mining.url, 2) }).catch((e: unknown) => e);
     assert.equal(viemReason(err), 'sync_not_granted');
   });
 
   it('ethers: TxgateProvider.submitSync gives the kit outcome, and send("eth_sendRawTransactionSync") the receipt', async () => {
-    const provider = new TxgateProvider({ url: `http://127.0.0.1:${gate.port}`, apiKey: key, rpc: mining.url, chainId: 4663 });
+    const provider = new TxgateProvider({ url: `http://127.0.0.1:${gate.port}`, apiKey: key, rpc: chains.mining.url, chainId: 4663 });
     try {
-      const out = await provider.submitSync(await signed(mining.url, 3), { maxWaitMs: 3000 });
+      const out = await provider.submitSync(await signed(chains.mining.url, 3), { maxWaitMs: 3000 });
       assert.equal(out.kind, 'executed', JSON.stringify(out));
-      const receipt = (await provider.send('eth_sendRawTransactionSync', [await signed(mining.url, 4)])) as { status: string; transactionHash: string };
+      const receipt = (await provider.send('eth_sendRawTransactionSync', [await signed(chains.mining.url, 4)])) as { status: string; transactionHash: string };
       assert.equal(receipt.status, '0x1');
       assert.ok(audits(gate, receipt.transactionHash).length >= 1);
     } finally {

@@ -16,7 +16,7 @@ import { TxgateProvider } from '../../packages/client/src/ethers.js';
 import { txgate } from '../../packages/client/src/viem.js';
 import { MIN_TIP, newKey, TIP } from '../support/harness.js';
 import { freePort } from '../../src/base/free-port.js';
-import { SIGNERS, signNext } from '../support/txs.js';
+import { SIGNERS, signNext, anvilChain } from '../support/txs.js';
 import { makeCa, makeLeaf, type Leaf, type TestCa } from '../support/tls-certs.js';
 import { useGate } from '../support/gate-fixture.js';
 
@@ -36,8 +36,6 @@ after(() => {
 describe('the client kit, viem and ethers over https:// and wss://, against anvil, trusting the CA with `ca`', () => {
   let anvil: Anvil;
   const k = newKey();
-  const chainOf = (url: string) =>
-    ({ id: 4663, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [url] } } }) as const;
 
   const g = useGate(async () => {
     anvil = await startAnvil({ port: await freePort(), chainId: 4663 });
@@ -78,10 +76,10 @@ describe('the client kit, viem and ethers over https:// and wss://, against anvi
   it('viem: txgate({ url: "https://…", ca }) — sendTransaction works unmodified and is mined', async () => {
     const wallet = createWalletClient({
       account: SIGNERS[1]!,
-      chain: chainOf(anvil.url),
+      chain: anvilChain(anvil.url),
       transport: txgate({ url: `https://localhost:${g.port}`, apiKey: k, rpc: anvil.url, ca: ca.pem }),
     });
-    const hash = await wallet.sendTransaction({ to: TIP as Hex, value: MIN_TIP, chain: chainOf(anvil.url) });
+    const hash = await wallet.sendTransaction({ to: TIP as Hex, value: MIN_TIP, chain: anvilChain(anvil.url) });
     const receipt = await createPublicClient({ transport: http(anvil.url) }).waitForTransactionReceipt({ hash, timeout: 20_000 });
     assert.equal(receipt.status, 'success');
   });

@@ -9,7 +9,6 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import WebSocket from 'ws';
 import type { Hex } from 'viem';
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
 import { eventually, newKey } from '../support/harness.js';
@@ -17,6 +16,7 @@ import { freePort } from '../../src/base/free-port.js';
 import { rpc } from '../support/http.js';
 import { signNext } from '../support/txs.js';
 import { useGate } from '../support/gate-fixture.js';
+import { statusSubscription } from '../support/ws-client.js';
 
 const key = newKey();
 let anvil: Anvil;
@@ -53,13 +53,7 @@ async function drop(hash: string): Promise<void> {
 
 describe('a resend after dropped', () => {
   it('within the duplicate window and after it: forwarded both times, followed again, included; every change pushed in order', async () => {
-    const ws = new WebSocket(`ws://127.0.0.1:${gate.port}/`, { headers: { host: 'localhost', 'x-api-key': key }, perMessageDeflate: false });
-    const frames: Record<string, any>[] = [];
-    ws.on('message', (d) => frames.push(JSON.parse(d.toString())));
-    await new Promise((r, j) => ws.once('open', r).once('error', j));
-    ws.send('{"jsonrpc":"2.0","id":1,"method":"txgate_subscribe","params":["transactionStatus"]}');
-    const sub = (await eventually(() => frames.find((f) => f.id === 1), 5_000))!.result as string;
-    const pushed = () => frames.filter((f) => f.params?.subscription === sub).map((f) => f.params.result as Record<string, any>);
+    const { ws, pushed } = await statusSubscription(gate.port, key);
 
     const raw = await signNext(anvil.url, 6);
     const hash = await submit(raw);

@@ -9,13 +9,13 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import WebSocket from 'ws';
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
 import { eventually, newKey } from '../support/harness.js';
 import { freePort } from '../../src/base/free-port.js';
 import { rpc, send } from '../support/http.js';
 import { signNext } from '../support/txs.js';
 import { useGate } from '../support/gate-fixture.js';
+import { statusSubscription } from '../support/ws-client.js';
 
 const key = newKey();
 let anvil: Anvil;
@@ -35,12 +35,7 @@ after(() => anvil.stop());
 
 describe('one tracker per process (workers: 2)', () => {
   it('20 of 20 statuses over new connections from the edge; a lane subscription told of 20 of 20 submissions made on other connections', async () => {
-    const ws = new WebSocket(`ws://127.0.0.1:${gate.port}/`, { headers: { host: 'localhost', 'x-api-key': key }, perMessageDeflate: false });
-    const frames: Record<string, any>[] = [];
-    ws.on('message', (d) => frames.push(JSON.parse(d.toString())));
-    await new Promise((r, j) => ws.once('open', r).once('error', j));
-    ws.send('{"jsonrpc":"2.0","id":1,"method":"txgate_subscribe","params":["transactionStatus"]}');
-    const sub = (await eventually(() => frames.find((f) => f.id === 1), 5_000))!.result as string;
+    const { ws, pushed } = await statusSubscription(gate.port, key);
 
     const hashes: string[] = [];
     for (let i = 0; i < 20; i++) {
@@ -55,7 +50,6 @@ describe('one tracker per process (workers: 2)', () => {
     }
     assert.deepEqual(sources, Array(20).fill('edge'));
 
-    const pushed = () => frames.filter((f) => f.params?.subscription === sub).map((f) => f.params.result as Record<string, any>);
     await eventually(() => hashes.every((h) => pushed().some((p) => p.hash === h && p.status === 'included')), 15_000).catch(() =>
       assert.fail(`told of ${new Set(pushed().map((p) => p.hash)).size} of 20`),
     );

@@ -15,7 +15,7 @@ import { TxgateProvider } from '../../packages/client/src/ethers.js';
 import { txgate } from '../../packages/client/src/viem.js';
 import { eventually, MIN_TIP, newKey, TIP } from '../support/harness.js';
 import { freePort } from '../../src/base/free-port.js';
-import { LOCAL_FEES, sign1559, SIGNERS, signNext } from '../support/txs.js';
+import { LOCAL_FEES, sign1559, SIGNERS, signNext, anvilChain } from '../support/txs.js';
 import { useGate } from '../support/gate-fixture.js';
 import { txHash } from '../support/stub-sequencer.js';
 import { connected } from '../support/ws-client.js';
@@ -28,8 +28,6 @@ const tx = (signer = 0) => sign1559({ signer, nonce: nonce++ });
 describe('the WebSocket transport against anvil, with the client kit and both adapters', () => {
   let anvil: Anvil;
   const k = newKey();
-  const chainOf = (url: string) =>
-    ({ id: 4663, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [url] } } }) as const;
 
   const g = useGate(async () => {
     anvil = await startAnvil({ port: await freePort(), chainId: 4663 });
@@ -97,10 +95,10 @@ describe('the WebSocket transport against anvil, with the client kit and both ad
     const account = SIGNERS[1]!;
     const wallet = createWalletClient({
       account,
-      chain: chainOf(anvil.url),
+      chain: anvilChain(anvil.url),
       transport: txgate({ url: `ws://127.0.0.1:${g.port}`, apiKey: k, rpc: anvil.url }),
     });
-    const hash = await wallet.sendTransaction({ to: TIP as Hex, value: MIN_TIP, chain: chainOf(anvil.url) });
+    const hash = await wallet.sendTransaction({ to: TIP as Hex, value: MIN_TIP, chain: anvilChain(anvil.url) });
     const receipt = await createPublicClient({ transport: http(anvil.url) }).waitForTransactionReceipt({ hash, timeout: 20_000 });
     assert.equal(receipt.status, 'success');
   });

@@ -4,48 +4,30 @@
  * upgrade and frames: ws-transport.test.ts.
  */
 import assert from 'node:assert/strict';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import WebSocket from 'ws';
-import { accountsDoc, eventually, newKey, startGate, type AccountIn } from '../support/harness.js';
+import { accountsDoc, eventually, newKey, startGate } from '../support/harness.js';
 import { send } from '../support/http.js';
-import { StubSequencer, txHash } from '../support/stub-sequencer.js';
-import { sign1559 } from '../support/txs.js';
+import { txHash } from '../support/stub-sequencer.js';
 import { useGate } from '../support/gate-fixture.js';
 import { connected, open } from '../support/ws-client.js';
+import { WS, wsTransportParts } from '../support/ws-gate.js';
 
-const key = newKey();
-const other = newKey(); // no grant for chain 10
-const disabled = newKey();
-const capped = newKey();
-const ACCOUNTS: AccountIn[] = [
-  { id: 'mm', keys: [key], allowUntipped: true, grants: [{ chainId: 4663 }] },
-  { id: 'other', keys: [other], grants: [{ chainId: 4663 }] },
-  { id: 'off', keys: [disabled], submissionEnabled: false },
-  { id: 'capped', keys: [capped], allowUntipped: true },
-];
-const WS = { enabled: true, maxInFlight: 64, maxConnectionsPerAccount: 2 };
-
-let stub: StubSequencer;
-const gate = useGate(async () => {
-  stub = await new StubSequencer().start();
-  return { sequencers: [stub.url], accounts: ACCOUNTS, config: { websocket: WS }, internal: true };
-});
-after(async () => {
-  await stub.stop();
-});
-let nonce = 50_000;
-const tx = (signer = 0) => sign1559({ signer, nonce: nonce++ });
+const ws = wsTransportParts();
+const gate = useGate(ws.gateOptions);
+const { tx, accounts: ACCOUNTS } = ws;
+const { key } = ws.keys;
 
 describe('the WebSocket transport: keys, pings, drain', () => {
   it('a key revoked while its connection is open: frames refused at once (401), the connection closed with 4001 after answering what is in flight', async () => {
     const k = newKey();
-    const g = await startGate({ sequencers: [stub.url], accounts: [...ACCOUNTS, { id: 'rev', keys: [k], allowUntipped: true }], config: { websocket: WS } });
+    const g = await startGate({ sequencers: [ws.stub.url], accounts: [...ACCOUNTS, { id: 'rev', keys: [k], allowUntipped: true }], config: { websocket: WS } });
     const c = await connected(g.port, k);
-    stub.delayMs = 400;
+    ws.stub.delayMs = 400;
     try {
       const raw = await tx();
       const inFlight = c.call('eth_sendRawTransaction', [raw]);
-      await eventually(() => stub.sends().some((s) => s.params[0] === raw));
+      await eventually(() => ws.stub.sends().some((s) => s.params[0] === raw));
       g.writeAccounts(accountsDoc(ACCOUNTS));
       await g.app.store.reload?.('test');
       // Still open while its first request is in flight: a new frame is refused by the key check.
@@ -57,13 +39,13 @@ describe('the WebSocket transport: keys, pings, drain', () => {
       const again = await open(g.port, k);
       assert.equal((again as { status: number }).status, 401);
     } finally {
-      stub.delayMs = 0;
+      ws.stub.delayMs = 0;
       await g.stop();
     }
   });
 
   it('an idle connection outlives the idle timeout: the server pings, the client answers, and it still submits', async () => {
-    const g = await startGate({ sequencers: [stub.url], accounts: ACCOUNTS, config: { websocket: { ...WS, idleTimeoutSeconds: 8 } } });
+    const g = await startGate({ sequencers: [ws.stub.url], accounts: ACCOUNTS, config: { websocket: { ...WS, idleTimeoutSeconds: 8 } } });
     const c = await connected(g.port, key);
     let pings = 0;
     c.ws.on('ping', () => pings++);
@@ -80,13 +62,13 @@ describe('the WebSocket transport: keys, pings, drain', () => {
   });
 
   it('drain: in-flight requests answered, new frames answered draining (nothing sent), then close 1001; no new upgrades', async () => {
-    const g = await startGate({ sequencers: [stub.url], accounts: ACCOUNTS, config: { websocket: WS } });
+    const g = await startGate({ sequencers: [ws.stub.url], accounts: ACCOUNTS, config: { websocket: WS } });
     const c = await connected(g.port, key);
-    stub.delayMs = 500;
+    ws.stub.delayMs = 500;
     try {
       const raw = await tx();
       const inFlight = c.call('eth_sendRawTransaction', [raw]);
-      await eventually(() => stub.sends().some((s) => s.params[0] === raw));
+      await eventually(() => ws.stub.sends().some((s) => s.params[0] === raw));
       const stopping = g.stop();
       await eventually(() => g.app.readiness.draining);
       const late = await c.call('eth_sendRawTransaction', [await tx()]);
@@ -100,7 +82,7 @@ describe('the WebSocket transport: keys, pings, drain', () => {
       assert.equal((await c.closed).code, 1001);
       await stopping;
     } finally {
-      stub.delayMs = 0;
+      ws.stub.delayMs = 0;
     }
   });
 
@@ -117,7 +99,7 @@ describe('the WebSocket transport: keys, pings, drain', () => {
   });
 
   it("per-stage metrics: the lane's requests are sampled into the stage series by the pipeline, as HTTP's are (1 in 64)", async () => {
-    const g = await startGate({ sequencers: [stub.url], accounts: ACCOUNTS, config: { websocket: WS }, internal: true });
+    const g = await startGate({ sequencers: [ws.stub.url], accounts: ACCOUNTS, config: { websocket: WS }, internal: true });
     const c = await connected(g.port, key);
     try {
       const count = async (stage: string) => {

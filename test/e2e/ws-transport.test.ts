@@ -6,40 +6,22 @@
  * adapters over it against anvil: test/chain/ws-transport-kit.test.ts.
  */
 import assert from 'node:assert/strict';
-import { after, describe, it } from 'node:test';
-import { eventually, newKey, startGate, type AccountIn } from '../support/harness.js';
+import { describe, it } from 'node:test';
+import { eventually, newKey, startGate } from '../support/harness.js';
 import { send } from '../support/http.js';
 import { StubSequencer, txHash } from '../support/stub-sequencer.js';
-import { sign1559 } from '../support/txs.js';
 import { useGate } from '../support/gate-fixture.js';
 import { connected, open } from '../support/ws-client.js';
+import { WS, wsTransportParts } from '../support/ws-gate.js';
 
-const key = newKey();
-const other = newKey(); // no grant for chain 10
-const disabled = newKey();
-const capped = newKey();
-const ACCOUNTS: AccountIn[] = [
-  { id: 'mm', keys: [key], allowUntipped: true, grants: [{ chainId: 4663 }] },
-  { id: 'other', keys: [other], grants: [{ chainId: 4663 }] },
-  { id: 'off', keys: [disabled], submissionEnabled: false },
-  { id: 'capped', keys: [capped], allowUntipped: true },
-];
-const WS = { enabled: true, maxInFlight: 64, maxConnectionsPerAccount: 2 };
-
-let stub: StubSequencer;
-const gate = useGate(async () => {
-  stub = await new StubSequencer().start();
-  return { sequencers: [stub.url], accounts: ACCOUNTS, config: { websocket: WS }, internal: true };
-});
-after(async () => {
-  await stub.stop();
-});
-let nonce = 50_000;
-const tx = (signer = 0) => sign1559({ signer, nonce: nonce++ });
+const ws = wsTransportParts();
+const gate = useGate(ws.gateOptions);
+const { tx, accounts: ACCOUNTS } = ws;
+const { key, other, disabled, capped } = ws.keys;
 
 describe('the WebSocket transport: off by default', () => {
   it('with websocket off, an upgrade gets what it gets today (405 on GET /), and no ws series exist', async () => {
-    const off = await startGate({ sequencers: [stub.url], accounts: ACCOUNTS });
+    const off = await startGate({ sequencers: [ws.stub.url], accounts: ACCOUNTS });
     try {
       const o = await open(off.port, key);
       assert.equal(o.kind, 'refused');
@@ -119,7 +101,7 @@ describe('the WebSocket transport: frames', () => {
   it('many in flight on one connection: every answer matched by its id, in completion order (not request order)', async () => {
     const c = await connected(gate.port, key);
     // The stub holds each submission for a different time, so later ones overtake earlier ones.
-    stub.delayOf = (call) => (parseInt(txHash(String(call.params[0])).slice(-2), 16) % 40) * 2;
+    ws.stub.delayOf = (call) => (parseInt(txHash(String(call.params[0])).slice(-2), 16) % 40) * 2;
     try {
       const raws = await Promise.all(Array.from({ length: 60 }, () => tx(1)));
       const answers = await Promise.all(raws.map((raw, i) => c.call('eth_sendRawTransaction', [raw], 1000 + i)));
@@ -134,16 +116,16 @@ describe('the WebSocket transport: frames', () => {
         'answers arrived in request order: nothing overtook',
       );
     } finally {
-      stub.delayOf = null;
+      ws.stub.delayOf = null;
       c.ws.close();
     }
   });
 
   it('beyond websocket.maxInFlight a frame is answered overloaded (503, its id), and nothing is sent for it', async () => {
-    const g = await startGate({ sequencers: [stub.url], accounts: ACCOUNTS, config: { websocket: { ...WS, maxInFlight: 3 } } });
+    const g = await startGate({ sequencers: [ws.stub.url], accounts: ACCOUNTS, config: { websocket: { ...WS, maxInFlight: 3 } } });
     const c = await connected(g.port, key);
-    stub.delayMs = 300;
-    const before = stub.sends().length;
+    ws.stub.delayMs = 300;
+    const before = ws.stub.sends().length;
     try {
       const raws = await Promise.all(Array.from({ length: 6 }, () => tx(2)));
       const answers = await Promise.all(raws.map((raw, i) => c.call('eth_sendRawTransaction', [raw], i)));
@@ -154,9 +136,9 @@ describe('the WebSocket transport: frames', () => {
         answers.filter((a) => a.result !== undefined).map((a) => a.id),
         [0, 1, 2],
       );
-      assert.equal(stub.sends().length - before, 3, 'the overloaded ones were never sent');
+      assert.equal(ws.stub.sends().length - before, 3, 'the overloaded ones were never sent');
     } finally {
-      stub.delayMs = 0;
+      ws.stub.delayMs = 0;
       c.ws.close();
       await g.stop();
     }
@@ -184,7 +166,7 @@ describe('the WebSocket transport: frames', () => {
   });
 
   it('a frame over limits.maxBodyBytes is answered 413 payload_too_large by its id (nothing sent); far over it, the connection is dropped', async () => {
-    const g = await startGate({ sequencers: [stub.url], accounts: ACCOUNTS, config: { websocket: WS, limits: { maxBodyBytes: 1024 } } });
+    const g = await startGate({ sequencers: [ws.stub.url], accounts: ACCOUNTS, config: { websocket: WS, limits: { maxBodyBytes: 1024 } } });
     const c = await connected(g.port, key);
     try {
       const big = await c.call('eth_sendRawTransaction', ['0x' + 'ab'.repeat(1000)], 'big');
@@ -198,7 +180,12 @@ describe('the WebSocket transport: frames', () => {
   });
 
   it('a client that does not read its answers: refused overloaded past half the backpressure limit, then closed 1013 when an answer cannot be queued', async () => {
-    const g = await startGate({ sequencers: [stub.url], accounts: ACCOUNTS, config: { websocket: { ...WS, maxBackpressureBytes: 64 << 10 } }, internal: true });
+    const g = await startGate({
+      sequencers: [ws.stub.url],
+      accounts: ACCOUNTS,
+      config: { websocket: { ...WS, maxBackpressureBytes: 64 << 10 } },
+      internal: true,
+    });
     const c = await connected(g.port, key);
     const socket = (c.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
     try {
@@ -227,11 +214,11 @@ describe('the WebSocket transport: frames', () => {
 
   it('a connection dropped by the client with submissions in flight: each is logged with its outcome as closed unanswered', async () => {
     const c = await connected(gate.port, key);
-    stub.delayMs = 300;
+    ws.stub.delayMs = 300;
     try {
       const raw = await tx();
       c.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: [raw] }));
-      await eventually(() => stub.sends().some((s) => s.params[0] === raw));
+      await eventually(() => ws.stub.sends().some((s) => s.params[0] === raw));
       c.ws.terminate();
       const line = (await eventually(() => gate.logs.find((l) => l.includes('closed unanswered') && l.includes(txHash(raw))))) as string;
       // Written to the sequencer and accepted: the outcome is in the line, nobody received it.
@@ -239,14 +226,14 @@ describe('the WebSocket transport: frames', () => {
       assert.doesNotMatch(line, /"reason"/);
       assert.ok(gate.logs.some((l) => l.includes('"msg":"websocket closed"') && l.includes('"inFlight":1')));
     } finally {
-      stub.delayMs = 0;
+      ws.stub.delayMs = 0;
     }
   });
 
   it('the rate limit spends the same bucket over HTTP and WebSocket', async () => {
     const limited = newKey();
     const g = await startGate({
-      sequencers: [stub.url],
+      sequencers: [ws.stub.url],
       accounts: [{ id: 'lim', keys: [limited], allowUntipped: true, grants: [{ rateLimit: { perSecond: 0.001, burst: 2 } }] }],
       config: { websocket: WS },
     });

@@ -10,15 +10,11 @@ import { createPublicClient, http, type Hex, type PublicClient } from 'viem';
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
 import { freePort } from '../../src/base/free-port.js';
 import { MIN_TIP, newKey, startGate, TIP, type Gate } from './harness.js';
-import { SIGNERS } from './txs.js';
+import { SIGNERS, anvilChain } from './txs.js';
 import { keysNeverLogged } from './gate-fixture.js';
 import { FaultProxy } from './fault-proxy.js';
 
 export const CHAIN = 4663;
-
-/** The chain as viem names it, its RPC at `url`. */
-export const chainDef = (url: string) =>
-  ({ id: CHAIN, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [url] } } }) as const;
 
 export interface ClientChain {
   readonly keys: {
@@ -43,7 +39,7 @@ export interface ClientChain {
   signed(signer: number, t?: { to?: Hex; value?: bigint; gas?: bigint; chainId?: number }): Promise<Hex>;
 }
 
-const chainClient = (url: string): PublicClient => createPublicClient({ chain: chainDef(url), transport: http(url) }) as PublicClient;
+const chainClient = (url: string): PublicClient => createPublicClient({ chain: anvilChain(url, CHAIN), transport: http(url) }) as PublicClient;
 
 /** The file's client chain (see the file's head). */
 export function useClientChain(): ClientChain {

@@ -24,10 +24,13 @@
  * every other method is passed to anvil as it came. Every call that carries a transaction is
  * recorded with its method, so a test sees whether a conditional transaction ever reached the
  * chain as a plain send. Modes make it hold a transaction unpublished, refuse, or not serve the method.
+ * `startConditionalChain`: an anvil with some blocks and the sequencer in front of it.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Hex, keccak256 } from 'viem';
+import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
+import { freePort } from '../../src/base/free-port.js';
 
 export type SequencerMode =
   /** op-geth's rules, then published to anvil. */
@@ -193,4 +196,12 @@ export async function startConditionalSequencer(anvilUrl: string): Promise<Condi
     },
   };
   return seq;
+}
+
+/** An anvil (chain 4663, `extraArgs` as given) with `mined` blocks (so that a blockNumberMax below the head exists), and the sequencer in front of it. */
+export async function startConditionalChain(mined = 0, extraArgs?: string[]): Promise<{ anvil: Anvil; seq: ConditionalSequencer }> {
+  const anvil = await startAnvil({ port: await freePort(), chainId: 4663, ...(extraArgs !== undefined ? { extraArgs } : {}) });
+  const seq = await startConditionalSequencer(anvil.url);
+  if (mined > 0) await ask(anvil.url, 'anvil_mine', [`0x${mined.toString(16)}`]);
+  return { anvil, seq };
 }

@@ -229,9 +229,3 @@ export async function eventually<T>(check: () => T | Promise<T>, ms = 3000): Pro
     await new Promise((r) => setTimeout(r, 20));
   }
 }
-
-/** Asserts that no issued key appears anywhere in the captured logs. */
-export function keysInLogs(): string[] {
-  const all = capturedLogs.join('\n');
-  return issuedKeys.filter((k) => all.includes(k));
-}

@@ -7,6 +7,10 @@ import { MIN_TIP, TIP } from './harness.js';
 
 export const SIGNERS = ANVIL_KEYS.map((k) => privateKeyToAccount(k as Hex));
 
+/** An anvil chain as viem names it (chain `id`, 4663 unless said), its RPC at `url`. */
+export const anvilChain = (url: string, id = 4663) =>
+  ({ id, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [url] } } }) as const;
+
 export interface TxIn {
   /** Which of SIGNERS signs (0 by default)... */
   signer?: number;

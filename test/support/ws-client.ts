@@ -1,7 +1,7 @@
 /**
  * A WebSocket transport client for tests: every answer kept in arrival order, `call` resolving with the
  * answer to its id; `open` an upgrade (opened, or refused with its HTTP status and body) and
- * `connected` one that must open.
+ * `connected` one that must open; `statusSubscription` a connection subscribed to the statuses.
  */
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
@@ -74,4 +74,21 @@ export async function connected(port: number, key: string, host?: string): Promi
   const o = await open(port, key, host);
   assert.equal(o.kind, 'open', JSON.stringify(o));
   return (o as { client: Client }).client;
+}
+
+/** A status push (`txgate_subscribe` `transactionStatus`): its fields as sent. */
+export type Pushed = Record<string, any>;
+
+/**
+ * A connection to the gate on `port` with `key`, subscribed to `transactionStatus` (id 1) once
+ * its answer came: the statuses pushed to it so far (`pushed`), in arrival order.
+ */
+export async function statusSubscription(port: number, key: string): Promise<{ readonly ws: WebSocket; pushed(): Pushed[] }> {
+  const ws = new WebSocket(`ws://127.0.0.1:${port}/`, { headers: { host: 'localhost', 'x-api-key': key }, perMessageDeflate: false });
+  const frames: Pushed[] = [];
+  ws.on('message', (d) => frames.push(JSON.parse(d.toString())));
+  await new Promise((r, j) => ws.once('open', r).once('error', j));
+  ws.send('{"jsonrpc":"2.0","id":1,"method":"txgate_subscribe","params":["transactionStatus"]}');
+  const sub = (await eventually(() => frames.find((f) => f.id === 1), 5_000))!.result as string;
+  return { ws, pushed: () => frames.filter((f) => f.params?.subscription === sub).map((f) => f.params.result as Pushed) };
 }

@@ -1,0 +1,91 @@
+/**
+ * The sync send's chains for its tests (test/chain/sync-send.test.ts, sync-receipt.test.ts): two
+ * anvils of chain 4663, one mining a block every second (`mining`), one that never mines
+ * (`stuck`), started in a `before` hook and stopped in an `after` hook, with the file's key
+ * check registered; three accounts (`keys`: sync granted, not granted, sync with one token), a
+ * gate in front of one anvil (`gateOn`), a sync call, and transfers signed at a nonce.
+ */
+import { after, before } from 'node:test';
+import { createPublicClient, http, type Hex } from 'viem';
+import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
+import { freePort } from '../../src/base/free-port.js';
+import { type AccountIn, MIN_TIP, newKey, startGate, TIP, type Gate } from './harness.js';
+import { rpc } from './http.js';
+import { SIGNERS } from './txs.js';
+import { keysNeverLogged } from './gate-fixture.js';
+
+/** Chain A's sync section: anvil takes the transaction alone. */
+export const SYNC = { enabled: true, maxWaitMs: 3000, syncTimeoutFormat: 'omit' };
+
+export interface SyncChains {
+  readonly keys: {
+    /** A grant with sync. */
+    readonly key: string;
+    /** A grant without sync. */
+    readonly plain: string;
+    /** Sync, one token refilled once in 1,000 s: a second one spent shows as 429. */
+    readonly tight: string;
+  };
+  /** The three accounts, for a gate's `accounts`. */
+  readonly accounts: AccountIn[];
+  /** There from the first test on (the `before` hook started them). */
+  readonly mining: Anvil;
+  readonly stuck: Anvil;
+  /** A txgate in front of one anvil, chain A's settings (its sync and chain RPC) as given. */
+  gateOn(a: Anvil, chainA: Record<string, unknown>): Promise<Gate>;
+}
+
+/** The file's two chains (see the file's head). */
+export function useSyncChains(): SyncChains {
+  keysNeverLogged();
+  const keys = { key: newKey(), plain: newKey(), tight: newKey() };
+  const accounts: AccountIn[] = [
+    { id: 'sync', keys: [keys.key], allowUntipped: true, grants: [{ sync: true }] },
+    { id: 'plain', keys: [keys.plain], allowUntipped: true },
+    { id: 'tight', keys: [keys.tight], allowUntipped: true, grants: [{ sync: true, rateLimit: { perSecond: 0.001, burst: 1 } }] },
+  ];
+  let anvils: { mining: Anvil; stuck: Anvil } | undefined;
+  const started = () => {
+    if (anvils === undefined) throw new Error('useSyncChains: the anvils are started in a before hook; one was read before it ran');
+    return anvils;
+  };
+  before(async () => {
+    const mining = await startAnvil({ port: await freePort(), chainId: 4663, blockTime: 1 });
+    const stuck = await startAnvil({ port: await freePort(), chainId: 4663, extraArgs: ['--no-mining'] });
+    anvils = { mining, stuck };
+  });
+  after(async () => {
+    if (anvils !== undefined) await Promise.all([anvils.mining.stop(), anvils.stuck.stop()]);
+  });
+  return {
+    keys,
+    accounts,
+    get mining() {
+      return started().mining;
+    },
+    get stuck() {
+      return started().stuck;
+    },
+    gateOn: (a, chainA) => startGate({ chainB: false, sequencers: [a.url], accounts, config: { allowUntipped: true }, chainA }),
+  };
+}
+
+/** A transfer by SIGNERS[signer] on the anvil at `url`, at `nonce` (the next one, pending counted, when absent). */
+export async function signed(url: string, signer: number, nonce?: number, value = MIN_TIP): Promise<Hex> {
+  const chainRpc = createPublicClient({ transport: http(url) });
+  const account = SIGNERS[signer]!;
+  const n = nonce ?? (await chainRpc.getTransactionCount({ address: account.address, blockTag: 'pending' }));
+  return account.signTransaction({
+    type: 'eip1559',
+    chainId: 4663,
+    nonce: n,
+    to: TIP as Hex,
+    value,
+    gas: 21000n,
+    maxFeePerGas: 10n ** 10n,
+    maxPriorityFeePerGas: 10n ** 9n,
+  });
+}
+
+/** eth_sendRawTransactionSync to gate `g` with key `k`. */
+export const syncCall = (g: Gate, k: string, params: unknown[]) => rpc(g.port, 'eth_sendRawTransactionSync', params, { key: k });
