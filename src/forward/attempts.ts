@@ -19,6 +19,8 @@
  * (reasons.ts), what its answer said, and the rule that established a definite one (`hash`,
  * `lookup`, `resend`, `answer`: its own refusal).
  */
+// The module binding, not the global (a lazy getter on globalThis, looked up on every call).
+import { performance } from 'node:perf_hooks';
 import type { Exit } from '../base/errors.js';
 import type { Logger } from '../log/log.js';
 import { FastLog, millisText } from '../log/log-line.js';
