@@ -8,6 +8,8 @@
  * The head comes through a narrow view (`HeadView`), so where it is read from is the
  * composition root's choice: here, a poll of the chain RPC's latest block (HeadPoll).
  */
+// The module binding, not the global (a lazy getter on globalThis, looked up on every call).
+import { performance } from 'node:perf_hooks';
 import { type Exit, reject } from '../base/errors.js';
 import type { Logger } from '../log/log.js';
 import { BLOCK_METHOD } from '../rpc/rpc-methods.js';

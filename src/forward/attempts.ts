@@ -19,6 +19,8 @@
  * (reasons.ts), what its answer said, and the rule that established a definite one (`hash`,
  * `lookup`, `resend`, `answer`: its own refusal).
  */
+// The module binding, not the global (a lazy getter on globalThis, looked up on every call).
+import { performance } from 'node:perf_hooks';
 import type { Exit } from '../base/errors.js';
 import type { Logger } from '../log/log.js';
 import { FastLog, millisText } from '../log/log-line.js';
@@ -31,8 +33,6 @@ import type { Sequencer } from './sequencer.js';
 
 /** The rules above for one chain's sequencers, shared by its plain send and its sync send. */
 export class Attempts implements Asking {
-  private readonly fast: FastLog;
-
   constructor(
     private readonly chainId: number,
     readonly times: CallTimes,
@@ -42,16 +42,16 @@ export class Attempts implements Asking {
     private readonly observer: AttemptObserver = {},
     /** The chain enables the express lane: its audit lines name the lane (`"lane":"plain"` here). */
     private readonly laneNamed = false,
-  ) {
-    this.fast = new FastLog(log);
-  }
+    /** The audit lines' writer: one per chain, shared by its `within` copies (made per sync call). */
+    private readonly fast: FastLog = new FastLog(log),
+  ) {}
 
   /**
    * The same rules within another time budget: every lookup and the resolving of rule 2 bounded
    * by `times` (a sync call settles within what is left of its wait: sync/budget.ts).
    */
   within(times: CallTimes): Attempts {
-    return new Attempts(this.chainId, times, this.rpc, this.log, this.observer, this.laneNamed);
+    return new Attempts(this.chainId, times, this.rpc, this.log, this.observer, this.laneNamed, this.fast);
   }
 
   /** Sequencers in order, moving on only when one did not definitely answer; written ones are resolved meanwhile. */

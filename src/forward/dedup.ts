@@ -8,6 +8,8 @@
  * the in-flight and accepted hashes are shared through a SharedTxTable, so it holds per
  * process (docs/design.md §1.3).
  */
+// The module binding, not the global (a lazy getter on globalThis, looked up on every call).
+import { performance } from 'node:perf_hooks';
 import type { Exit } from '../base/errors.js';
 import type { SharedTxTable } from '../limits/shared-tables.js';
 

@@ -18,6 +18,8 @@
  * The answer says which lane carried the submission (`X-Txgate-Lane`), as does its audit line
  * (`lane`).
  */
+// The module binding, not the global (a lazy getter on globalThis, looked up on every call).
+import { performance } from 'node:perf_hooks';
 import { type Exit, type Header, result } from '../base/errors.js';
 import { type LaneReading, readLaneError } from '../express-lane/answer.js';
 import type { Granted, LaneSubmission } from '../express-lane/lane.js';

@@ -13,6 +13,8 @@
  * endpoint instead while the round is ours (express-send.ts), and every forwarded answer says
  * which lane carried it.
  */
+// The module binding, not the global (a lazy getter on globalThis, looked up on every call).
+import { performance } from 'node:perf_hooks';
 import type { ChainConfig } from '../config/config.js';
 import { reject, REJECT, result, type Exit } from '../base/errors.js';
 import type { CallTimes } from '../upstreams/upstream.js';

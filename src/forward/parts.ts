@@ -4,6 +4,8 @@
  * conclude a forward from its parts are in attempts.ts; rule 2 (resolving a written part) is in
  * resolve.ts.
  */
+// The module binding, not the global (a lazy getter on globalThis, looked up on every call).
+import { performance } from 'node:perf_hooks';
 import type { Exit } from '../base/errors.js';
 import type { PartState, SubmissionOutcome } from '../base/reasons.js';
 import type { ForwardOutcome, Reading, Rule } from './answer.js';

@@ -6,6 +6,8 @@
  * (src/upstreams/http/http-connections.ts): a fresh one may be closed unread again, by the same connection limit
  * that lost the first write.
  */
+// The module binding, not the global (a lazy getter on globalThis, looked up on every call).
+import { performance } from 'node:perf_hooks';
 import { readLookup, type Known } from './answer.js';
 import { type Part, type ForwardRequest, part, type SendKind } from './parts.js';
 import type { CallTimes, Upstream } from '../upstreams/upstream.js';

@@ -6,6 +6,8 @@
  * O(1) with no timer per bucket, and a bucket whose TAT has passed is full, i.e. identical to an
  * absent one: the periodic sweep drops it without changing any outcome, bounding memory.
  */
+// The module binding, not the global (a lazy getter on globalThis, looked up on every call).
+import { performance } from 'node:perf_hooks';
 
 /** Monotonic milliseconds. */
 export type Clock = () => number;

@@ -9,6 +9,8 @@
  * Time is absolute (performance.timeOrigin + performance.now()), comparable across threads.
  */
 
+// The module binding, not the global (a lazy getter on globalThis, looked up on every call).
+import { performance } from 'node:perf_hooks';
 import { tokensLeft } from './rate-limiter.js';
 
 export const now = (): number => performance.timeOrigin + performance.now();

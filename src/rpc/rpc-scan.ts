@@ -73,21 +73,29 @@ export function scanRequest(t: string): ScannedRequest | undefined {
 
 /** A request of one of the exact layouts, from its captures (the id's text, the method, the hex if any). */
 function fromLayout(idJson: string, name: string, hex: string | undefined): ScannedRequest | undefined {
+  const method = name === SEND ? SEND : name === CHAIN_ID ? CHAIN_ID : name === SEND_SYNC ? SEND_SYNC : name;
+  return withId(idJson, method, hex === undefined ? NO_PARAMS : [hex], true);
+}
+
+/** The conditional send's layout, from its captures (the id's text, the hex, the options' text). */
+function conditional(idJson: string, hex: string, optionsText: string): ScannedRequest | undefined {
+  const options = orError(JSON.parse, optionsText);
+  return options instanceof Error ? undefined : withId(idJson, CONDITIONAL_METHOD, [hex, options], false);
+}
+
+/**
+ * The request with its id read from the id's text; undefined where JSON.parse would not give a
+ * finite number. Every layout's request is this one literal: one hidden class for the field
+ * every stage after parse reads (a copy made by spreading has another).
+ */
+function withId(idJson: string, method: string, params: readonly unknown[], paramsHex: boolean): ScannedRequest | undefined {
   let id: string | number;
   if (idJson.charCodeAt(0) === 34) id = idJson.slice(1, -1);
   else {
     id = idJson.length === 1 ? idJson.charCodeAt(0) - 48 : Number(idJson);
     if (!Number.isFinite(id)) return undefined; // 1e400: JSON.parse gives Infinity, refused there
   }
-  const method = name === SEND ? SEND : name === CHAIN_ID ? CHAIN_ID : name === SEND_SYNC ? SEND_SYNC : name;
-  return { id, idJson, method, params: hex === undefined ? NO_PARAMS : [hex], paramsHex: true };
-}
-
-/** The conditional send's layout, from its captures (the id's text, the hex, the options' text). */
-function conditional(idJson: string, hex: string, optionsText: string): ScannedRequest | undefined {
-  const options = orError(JSON.parse, optionsText);
-  const r = options instanceof Error ? undefined : fromLayout(idJson, CONDITIONAL_METHOD, hex);
-  return r === undefined ? undefined : { ...r, params: [hex, options], paramsHex: false };
+  return { id, idJson, method, params, paramsHex };
 }
 
 /** Any other layout of the plain shape: the members one by one. */

@@ -4,6 +4,8 @@
  * the chain's fresh head has passed is refused at once, nothing sent. Any other send passes with
  * one comparison: nothing here looks at a plain submission.
  */
+// The module binding, not the global (a lazy getter on globalThis, looked up on every call).
+import { performance } from 'node:perf_hooks';
 import type { ChainRuntime } from '../config/chains.js';
 import type { HeadView } from '../conditional/head.js';
 import { passedBound } from '../conditional/head.js';

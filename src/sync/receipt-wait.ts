@@ -12,6 +12,8 @@
  * 502 with the hash. A receipt request that fails (the RPC down, a timeout) is retried until
  * the deadline: it says nothing about the transaction.
  */
+// The module binding, not the global (a lazy getter on globalThis, looked up on every call).
+import { performance } from 'node:perf_hooks';
 import type { ChainConfig } from '../config/config.js';
 import type { Exit } from '../base/errors.js';
 import type { Attempts } from '../forward/attempts.js';

@@ -18,6 +18,8 @@
  * is answered from it for `sync.receiptTtlMs` and never forwarded again. Drain answers a call
  * whose sequencer knows its hash at once (code 4).
  */
+// The module binding, not the global (a lazy getter on globalThis, looked up on every call).
+import { performance } from 'node:perf_hooks';
 import type { ChainConfig } from '../config/config.js';
 import { reject, REJECT, type Exit } from '../base/errors.js';
 import { peerText, readError, readFault, readPlain, type Reading } from '../forward/answer.js';

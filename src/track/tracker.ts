@@ -9,6 +9,8 @@
  * plain send and the sync send alike, before the answer is written. A chain without tracking has
  * no such observer: nothing is added to its forwards.
  */
+// The module binding, not the global (a lazy getter on globalThis, looked up on every call).
+import { performance } from 'node:perf_hooks';
 import type { ChainConfig } from '../config/config.js';
 import { Exit } from '../base/errors.js';
 import type { Logger } from '../log/log.js';

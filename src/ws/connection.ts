@@ -2,6 +2,8 @@
  * The WebSocket transport's state: one open connection (what the upgrade admitted, and its requests in
  * flight), and a frame's request context (a frame is the whole body: front/whole-body.ts).
  */
+// The module binding, not the global (a lazy getter on globalThis, looked up on every call).
+import { performance } from 'node:perf_hooks';
 import type { WebSocket } from 'uWebSockets.js';
 import type { WholeBody } from '../front/whole-body.js';
 import { RequestContext, type RequestHead } from '../pipeline/context.js';

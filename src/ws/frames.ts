@@ -18,6 +18,8 @@
  * sent), those already written to a sequencer finish, and each is logged with its outcome as
  * `closed unanswered` (the request log line), so support can say which.
  */
+// The module binding, not the global (a lazy getter on globalThis, looked up on every call).
+import { performance } from 'node:perf_hooks';
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js';
 import type { AdmissionParts } from '../admission/admission.js';
 import type { WebSocketConfig } from '../config/config.js';

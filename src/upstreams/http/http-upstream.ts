@@ -11,6 +11,8 @@
  * answer timeout starts when undici writes the request (its `onConnect`), so it measures the
  * sequencer, never time spent waiting for a connection.
  */
+// The module binding, not the global (a lazy getter on globalThis, looked up on every call).
+import { performance } from 'node:perf_hooks';
 import type { Dispatcher } from 'undici';
 import { Queue } from '../queue.js';
 import { type Answer, type CallTimes, classify, noConnection, type Upstream, type UpstreamKind, upstreamLabel } from '../upstream.js';

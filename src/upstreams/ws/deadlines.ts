@@ -4,6 +4,8 @@
  * in deadline order, under one timer; a call with any other bound (a lookup's, a resend's) gets a
  * timer of its own. A call answered meanwhile is passed over when the queue reaches it.
  */
+// The module binding, not the global (a lazy getter on globalThis, looked up on every call).
+import { performance } from 'node:perf_hooks';
 import { Queue } from '../queue.js';
 
 /** Calls with one answer bound: their ids in the order written. */

@@ -19,6 +19,8 @@
  * common answer bound (a whole number of ms, the first few seen: `forward.timeoutMs`) wait in
  * one queue per bound, in deadline order, under one timer instead of a timer each.
  */
+// The module binding, not the global (a lazy getter on globalThis, looked up on every call).
+import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
 import { ignoredFrames } from '../peer-frames.js';
 import { Queue } from '../queue.js';
