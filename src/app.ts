@@ -154,7 +154,7 @@ export function createApp(opts: AppOptions): App {
             maxBodyBytes: config.limits.maxBodyBytes,
             admission: { hosts, store },
             counts: thread.counts,
-            tracking: sends.tracking.laneFeeds(),
+            tracking: sends.tracking.statusFeeds(),
             ...optional('observer', observer('ws')),
             ...optional('connections', obs.wsTransport),
           }),

@@ -18,7 +18,7 @@ import type { HeadSource } from './upstreams/chain-rpc/chain-heads.js';
 import type { ChainRpc } from './upstreams/chain-rpc/chain-rpc.js';
 import type { StatusFeed } from './ws/subscriptions.js';
 
-/** What the stages and the lane use of a tracked chain: the tracker, or its seam on a thread that does not own it. */
+/** What the stages and the WebSocket transport use of a tracked chain: the tracker, or its seam on a thread that does not own it. */
 type TrackedChain = Acceptor & StatusAnswers & StatusFeed;
 
 export class Tracking {
@@ -68,7 +68,7 @@ export class Tracking {
   }
 
   /** What the WebSocket transport subscribes to, by chain. */
-  laneFeeds(): Map<number, { feed: StatusFeed; maxSubscriptions: number }> {
+  statusFeeds(): Map<number, { feed: StatusFeed; maxSubscriptions: number }> {
     return new Map(
       this.config.chains
         .filter((c) => this.chains.has(c.chainId))

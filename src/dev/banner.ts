@@ -55,10 +55,10 @@ export function banner(f: BannerFacts): string {
       `                  cp it to /usr/local/share/ca-certificates/txgate-dev.crt, then update-ca-certificates`,
     );
   if (f.websocket) {
-    const lane = `${secure ? `wss://localhost` : `ws://127.0.0.1`}:${f.port}`;
+    const wsBase = `${secure ? `wss://localhost` : `ws://127.0.0.1`}:${f.port}`;
     extensions.push(
-      `  WebSocket transport  ${lane}/ (X-Api-Key on the upgrade; one JSON-RPC request per text frame)`,
-      `                  try: ${demo([], lane)}`,
+      `  WebSocket transport  ${wsBase}/ (X-Api-Key on the upgrade; one JSON-RPC request per text frame)`,
+      `                  try: ${demo([], wsBase)}`,
     );
   }
   return `

@@ -35,7 +35,7 @@ export class ChainLink {
    */
   readonly rpc: ChainRpc | null;
   /** The express lane's endpoint (`expressLane.endpoint`) where the chain enables the lane; else null. */
-  readonly lane: Upstream | null;
+  readonly expressEndpoint: Upstream | null;
   /** The outcome rules, for every send on this chain. */
   readonly attempts: Attempts;
   private readonly board: HealthBoard;
@@ -50,8 +50,8 @@ export class ChainLink {
     const times: CallTimes = { timeoutMs: chain.forward.timeoutMs, queueMs: chain.forward.queueMs };
     this.rpc = chain.rpc === null ? null : new ChainRpc(chain.rpc, Math.max(4, Math.min(chain.sync.maxWaiting, 64)));
     const el = chain.expressLane;
-    this.lane = el.enabled && el.endpoint !== null ? openUpstream(el.endpoint, { calls: 8, sockets: 1 }) : null;
-    this.attempts = new Attempts(chain.chainId, times, this.rpc, parts.log, parts.observer, this.lane !== null);
+    this.expressEndpoint = el.enabled && el.endpoint !== null ? openUpstream(el.endpoint, { calls: 8, sockets: 1 }) : null;
+    this.attempts = new Attempts(chain.chainId, times, this.rpc, parts.log, parts.observer, this.expressEndpoint !== null);
   }
 
   /** One link per chain, on the chains' slots of `board` (configuration order). */
@@ -74,8 +74,8 @@ export class ChainLink {
     return this.chain.sequencers.map((url, i) => new Sequencer(openUpstream(url, options), this.board, this.slots[i]!));
   }
 
-  /** Closes the chain RPC's and the lane endpoint's clients (cutting calls still in flight: their answers have no one to go to). */
+  /** Closes the chain RPC's and the express lane endpoint's clients (cutting calls still in flight: their answers have no one to go to). */
   async close(): Promise<void> {
-    await Promise.all([this.rpc?.close(), this.lane?.close(true)]);
+    await Promise.all([this.rpc?.close(), this.expressEndpoint?.close(true)]);
   }
 }

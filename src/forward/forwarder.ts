@@ -62,7 +62,9 @@ export class ChainForwarder {
       knownExit: result,
     };
     this.express =
-      link.lane === null || lanes === undefined ? null : new ExpressSend(config.chainId, lanes, link.lane, this.attempts, times, link.log, observer);
+      link.expressEndpoint === null || lanes === undefined
+        ? null
+        : new ExpressSend(config.chainId, lanes, link.expressEndpoint, this.attempts, times, link.log, observer);
   }
 
   get chainId(): number {

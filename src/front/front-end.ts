@@ -1,6 +1,6 @@
 /**
  * A front end: one transport on the public port (HTTP's POST / and GET resources, the WebSocket
- * lane), a peer of the others. Each turns its transport's requests into the transport-neutral
+ * transport), a peer of the others. Each turns its transport's requests into the transport-neutral
  * head (pipeline/context.ts), runs the pipeline and writes the answers through the answer path;
  * the composition root (app.ts) builds each one and hands the list to the public port
  * (http/port.ts), which registers them, listens and drains them together. A new transport is a

@@ -12,9 +12,9 @@ export const SYNC_METHOD = 'eth_sendRawTransactionSync';
 export const CONDITIONAL_METHOD = 'eth_sendRawTransactionConditional';
 /** A transaction's status on a tracked chain (src/track/; served where a chain turns tracking on). */
 export const STATUS_METHOD = 'txgate_getTransactionStatus';
-/** The lane's subscriptions to pushed status changes (src/ws/subscriptions.ts). */
-export const LANE_SUBSCRIBE_METHOD = 'txgate_subscribe';
-export const LANE_UNSUBSCRIBE_METHOD = 'txgate_unsubscribe';
+/** The WebSocket transport's subscriptions to pushed status changes (src/ws/subscriptions.ts). */
+export const STATUS_SUBSCRIBE_METHOD = 'txgate_subscribe';
+export const STATUS_UNSUBSCRIBE_METHOD = 'txgate_unsubscribe';
 /** The chain id (served from configuration; the prober asks the sequencers). */
 export const CHAIN_ID_METHOD = 'eth_chainId';
 /** The lookup that confirms an acceptance (asked of the sequencers and the chain RPC). */

@@ -14,8 +14,8 @@ import { PLAIN_SEND, requestedWaitMs, type Send } from '../rpc/send-kind.js';
 import {
   CHAIN_ID_METHOD,
   CONDITIONAL_METHOD,
-  LANE_SUBSCRIBE_METHOD,
-  LANE_UNSUBSCRIBE_METHOD,
+  STATUS_SUBSCRIBE_METHOD,
+  STATUS_UNSUBSCRIBE_METHOD,
   SEND_METHOD,
   STATUS_METHOD,
   SYNC_METHOD,
@@ -65,7 +65,7 @@ const STATUS_OFF = reject(
   'method_not_found',
   'Method not found: txgate_getTransactionStatus is off on this chain (the deployment turns it on with chains[].track.enabled)',
 );
-/** The lane's subscriptions reach the pipeline only where they are not served: over HTTP, or on a chain that does not track. */
+/** The WebSocket transport's subscriptions reach the pipeline only where they are not served: over HTTP, or on a chain that does not track. */
 const SUBSCRIBE_OFF = reject(
   'method_not_found',
   'Method not found: txgate_subscribe and txgate_unsubscribe are served on the WebSocket transport of a chain that tracks (chains[].track.enabled, websocket.enabled)',
@@ -137,7 +137,7 @@ export function createRouteStage(limits: {
       if (method === SYNC_METHOD) return SYNC_OFF;
       if (method === STATUS_METHOD) return STATUS_OFF;
       if (method === CONDITIONAL_METHOD) return CONDITIONAL_OFF;
-      if (method === LANE_SUBSCRIBE_METHOD || method === LANE_UNSUBSCRIBE_METHOD) return SUBSCRIBE_OFF;
+      if (method === STATUS_SUBSCRIBE_METHOD || method === STATUS_UNSUBSCRIBE_METHOD) return SUBSCRIBE_OFF;
       return REJECT.method_not_found;
     },
   };

@@ -3,7 +3,7 @@
  * on a chain that tracks, answered here, after the grant: the route stage names the hash asked
  * for (its own field, `statusOf`), the account is authenticated and granted as a submission would
  * be, and the chain's tracker answers for that account. Every other request passes on untouched.
- * Over HTTP and the WebSocket lane alike (one pipeline).
+ * Over HTTP and the WebSocket transport alike (one pipeline).
  */
 import type { Exit } from '../base/errors.js';
 import type { Account } from '../accounts/types.js';

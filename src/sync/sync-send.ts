@@ -108,8 +108,8 @@ export class SyncSender {
   private readonly receiptWaiter: ReceiptWaiter | null;
   private readonly receiptMode: boolean;
   private readonly laneTakes: (req: ForwardRequest) => boolean;
-  /** A `forward`-mode chain with the express lane. */
-  private readonly laneChain: boolean;
+  /** A `forward`-mode chain with the express lane: its answers name their lane. */
+  private readonly namesLane: boolean;
   private waiting = 0;
   private readonly receipts = new Map<string, { exit: Exit; at: number }>();
   /** Set by drain: forward-mode calls the sequencer knows answer code 4 at once. */
@@ -132,10 +132,10 @@ export class SyncSender {
     this.receiptMode = chain.sync.mode === 'receipt';
     const laneTakes = parts.laneTakes;
     // A `forward`-mode chain with the express lane: the lane's submissions wait for their receipt here.
-    const laneAside = !this.receiptMode && link.lane !== null && link.rpc !== null && laneTakes !== undefined;
-    this.laneChain = laneAside;
-    this.laneTakes = laneAside ? laneTakes : () => false;
-    this.receiptWaiter = this.receiptMode || laneAside ? new ReceiptWaiter(chain, link.rpc!, link.attempts, parts.heads ?? null) : null;
+    const expressAside = !this.receiptMode && link.expressEndpoint !== null && link.rpc !== null && laneTakes !== undefined;
+    this.namesLane = expressAside;
+    this.laneTakes = expressAside ? laneTakes : () => false;
+    this.receiptWaiter = this.receiptMode || expressAside ? new ReceiptWaiter(chain, link.rpc!, link.attempts, parts.heads ?? null) : null;
     this.sequencers = this.receiptMode ? [] : link.open({ calls: chain.sync.maxWaiting, sockets: chain.forward.wsConnections });
   }
 
@@ -158,7 +158,7 @@ export class SyncSender {
       const attempts = this.link.attempts.within({ timeoutMs: budget.settleMs, queueMs: Math.min(budget.settleMs, this.chain.forward.queueMs) });
       run = this.settleByReceipt(req, attempts.failover(this.sequencers, req, this.kind(started + budget.sequencerMs)), started + waitMs);
       // On a chain with the express lane every forwarded answer names its lane (the sequencers' here).
-      if (this.laneChain) run = run.then((e) => withLane(e, 'plain'));
+      if (this.namesLane) run = run.then((e) => withLane(e, 'plain'));
     }
     const p = run.then(
       (exit) => this.settled(hash, exit, started),

@@ -2,7 +2,7 @@
  * One tracker per process (docs/tracking.md#one-tracker-per-process): with several worker threads,
  * worker 0 owns each tracked chain's tracker and watcher; every other worker hands its
  * acceptances over in batches through a MessagePort of its own (after the answer, never on its
- * path), asks the owner the status of a hash, and tells it which chains it holds lane
+ * path), asks the owner the status of a hash, and tells it which chains it holds WebSocket
  * subscriptions for; the owner pushes every change of those chains back, in order (one port,
  * first in first out). A status the owner does not hold for the account is answered from the
  * chain by the thread asked, as on the owner.

@@ -242,7 +242,7 @@ export class Tracker implements TrackView {
     return chainAnswer(this.rpc, this.chainId, hash);
   }
 
-  /** Its entry's status object (for the lane's subscription). */
+  /** Its entry's status object (for a WebSocket subscription). */
   statusOf(e: Entry): string {
     return entryStatus(e, this.chainId);
   }

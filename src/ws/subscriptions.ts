@@ -17,7 +17,7 @@
  */
 import { Exit, reject } from '../base/errors.js';
 
-import { LANE_SUBSCRIBE_METHOD as SUBSCRIBE, LANE_UNSUBSCRIBE_METHOD as UNSUBSCRIBE } from '../rpc/rpc-methods.js';
+import { STATUS_SUBSCRIBE_METHOD as SUBSCRIBE, STATUS_UNSUBSCRIBE_METHOD as UNSUBSCRIBE } from '../rpc/rpc-methods.js';
 /** Hashes one subscription may name. */
 const MAX_HASHES = 1024;
 const TX_HASH = /^0[xX][0-9a-fA-F]{64}$/;
