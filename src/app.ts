@@ -252,8 +252,14 @@ function buildSends(
   const duplicates = new Duplicates(new Map(config.chains.map((c) => [c.chainId, new ChainDuplicates(config.dedup, thread.txTable)])));
   // A tracked chain's forwards tell its tracker which sequencer accepted by which rule (tracking.ts).
   const links = ChainLink.forChains(config.chains, thread.board, log, (c) => tracking.observerOf(c, observer));
-  // Beside each link, the chain's one head source (`rpcWs`): its subscription opens on the first subscriber.
-  const heads = new Map(config.chains.flatMap((c) => (c.rpcWs === null ? [] : [[c.chainId, new ChainHeads(c.rpcWs, log)] as const])));
+  // Beside each link, the chain's one head source, where it has `rpcWs` or a reader of its latest head (the
+  // conditions check, with `rpc`): its subscription opens on the first subscriber or reader, its poll only for a reader.
+  const heads = new Map(
+    links.flatMap((l) => {
+      const c = l.chain;
+      return c.rpcWs === null && !(c.conditional.enabled && l.rpc !== null) ? [] : [[c.chainId, new ChainHeads(c.rpcWs, log, l.rpc)] as const];
+    }),
+  );
   const forwarders = new Map(
     links.map((link) => [link.chainId, new ChainForwarder(link, duplicates.forChain(link.chainId), tracking.observerOf(link.chain, observer), lanes)]),
   );
@@ -272,7 +278,7 @@ function buildSends(
     }),
   );
   tracking.attach(new Map(links.flatMap((l) => (l.rpc === null ? [] : [[l.chainId, l.rpc] as const]))), heads, duplicates);
-  const conditional = conditionalSends(links, forwarders);
+  const conditional = conditionalSends(links, forwarders, heads);
   // Bytes already in flight cost no rate-limit token, a plain send's or a waiting sync call's: one table (dedup.ts).
   return { links, heads, forwarders, syncSenders, conditional, tracking, trackers: tracking.trackers, inFlight: duplicates };
 }

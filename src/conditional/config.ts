@@ -23,7 +23,12 @@ export const CONDITIONAL = {
     600_000,
     "the oldest the chain's head may be for the edge to refuse a `blockNumberMax`/`timestampMax` it has passed; an older head (or none) refuses nothing: the sequencer decides",
   ),
-  headPollMs: int(500, 50, 60_000, 'how often the chain RPC (`chains[].rpc`) is asked for its latest block, for the check above'),
+  headPollMs: int(
+    500,
+    50,
+    60_000,
+    'how often the chain RPC (`chains[].rpc`) is asked for its latest block, for the check above, while no head subscription (`rpcWs`) is live',
+  ),
 } satisfies Section;
 
 export type ConditionalConfig = Values<typeof CONDITIONAL>;

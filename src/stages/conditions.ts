@@ -18,7 +18,7 @@ import type { Send } from '../rpc/send-kind.js';
 const setConditions = fieldSetter('conditions');
 
 export function createConditionsStage(
-  /** By chain id, the head of the chains that serve the method and have a chain RPC. */
+  /** By chain id, the head of the chains that serve the method and have a head source (`rpc` or `rpcWs`). */
   heads: ReadonlyMap<number, HeadView> = new Map(),
 ): Stage<BaseCtx & { readonly send: Send; readonly chain: ChainRuntime }, { readonly conditions: Conditions | undefined }, 'conditions'> {
   return {

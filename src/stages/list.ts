@@ -35,7 +35,7 @@ export interface AdmissionParts {
   readonly duplicates?: DuplicateCheck;
   /** The chains that track their transactions: their status answers (txgate_getTransactionStatus). */
   readonly trackers?: ReadonlyMap<number, StatusAnswers>;
-  /** The heads of the chains that serve eth_sendRawTransactionConditional and have a chain RPC (stages/conditions.ts). */
+  /** The heads of the chains that serve eth_sendRawTransactionConditional and have a head source, `rpc` or `rpcWs` (stages/conditions.ts). */
   readonly heads?: ReadonlyMap<number, HeadView>;
 }
 

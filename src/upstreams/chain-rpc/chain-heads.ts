@@ -1,20 +1,32 @@
 /**
- * A chain's heads (`chains[].rpcWs`): the one head source of a chain on a thread, made beside
- * the chain's link in the composition root (app.ts) and subscribed to by whoever needs a new
- * block's news: the sync send's `receipt` mode (a receipt appears with a block, so a waiting call
- * asks for it when a head arrives instead of every `pollMs`) and the chain's tracker (a watcher
- * pass per head). One subscription (`eth_subscribe` "newHeads"), opened on the first
- * subscriber, kept open and re-opened after a loss (0.1 s doubling to 5 s, jittered); while it is
- * not live, the subscribers poll as without it. It carries no transaction: a lost or stalled
- * subscription only delays news, never changes an outcome. The latest head (its number, hash,
- * timestamp and when it was seen) is read from the notification, checked: a head that is not one
- * is counted and told as news all the same (the subscribers ask the chain RPC), never kept.
+ * A chain's heads: the one head source of a chain on a thread, made beside the chain's link in
+ * the composition root (app.ts) wherever the chain has `rpcWs` or a reader of its latest head
+ * (the conditions check of `chains[].conditional`, with `rpc`). Two feeds, one latest head:
+ *
+ * - the subscription (`chains[].rpcWs`, `eth_subscribe` "newHeads"), opened on the first
+ *   subscriber or reader, kept open and re-opened after a loss (0.1 s doubling to 5 s,
+ *   jittered). Its notifications are the news whoever subscribes is told of: the sync send's
+ *   `receipt` mode (a receipt appears with a block, so a waiting call asks for it when a head
+ *   arrives instead of every `pollMs`) and the chain's tracker (a watcher pass per head); while
+ *   it is not live, the subscribers poll as without it;
+ * - the poll (`keepLatest`): the chain RPC's latest block (`link.rpc`), asked every `pollMs`
+ *   while a reader keeps it and the subscription is not live, one call at a time (a tick while
+ *   one is out is skipped, never queued behind it). A chain without such a reader never polls.
+ *   A polled head is the latest head, never news: the subscribers' own polling is theirs.
+ *
+ * It carries no transaction: a lost or stalled feed only delays news or ages the head, never
+ * changes an outcome. The latest head (its number, hash, timestamp and when it was seen) is read
+ * checked (base/rpc-values.ts: safe-integer quantities, a 32-byte hash): a notification that is no
+ * head is counted and told as news all the same (the subscribers ask the chain RPC), never kept;
+ * a polled answer that is no block leaves the head as it was (and so, once old, refusing nothing).
  */
+// The module binding, not the global (a lazy getter on globalThis, looked up on every call).
+import { performance } from 'node:perf_hooks';
 import { WebSocket } from 'undici';
 import { ignoredFrames } from '../peer-frames.js';
-import { upstreamLabel } from '../upstream.js';
+import { type CallTimes, type Upstream, upstreamLabel } from '../upstream.js';
 import type { Logger } from '../../log/log.js';
-import { SUBSCRIBE_METHOD, SUBSCRIPTION_METHOD } from '../../rpc/rpc-methods.js';
+import { BLOCK_METHOD, SUBSCRIBE_METHOD, SUBSCRIPTION_METHOD } from '../../rpc/rpc-methods.js';
 import { hash32, quantity } from '../../base/rpc-values.js';
 
 const SUBSCRIBE = `{"jsonrpc":"2.0","id":1,"method":"${SUBSCRIBE_METHOD}","params":["newHeads"]}`;
@@ -22,6 +34,8 @@ const MIN_RETRY_MS = 100;
 const MAX_RETRY_MS = 5_000;
 /** A head notification is a few kB; a frame beyond this is not parsed. */
 const MAX_FRAME_CHARS = 1 << 20;
+const LATEST = '["latest",false]';
+const POLL_TIMES: CallTimes = { timeoutMs: 2000, queueMs: 500 };
 
 /** A block's head as the chain RPC announced it. */
 export interface Head {
@@ -29,7 +43,7 @@ export interface Head {
   readonly hash: string;
   /** The block's timestamp (seconds). */
   readonly timestamp: number;
-  /** When it was seen here (Date.now()). */
+  /** When it was seen here (performance.now()): a notification's arrival, a poll's answer. */
   readonly seenAt: number;
 }
 
@@ -39,7 +53,7 @@ export interface HeadSource {
   readonly live: boolean;
   /** Heads told since start: a caller compares it around a request (a head while asking: ask again). */
   readonly count: number;
-  /** The latest head announced, or null (none yet). */
+  /** The latest head, from either feed, or null (none yet). */
   head(): Head | null;
   /** Calls `fn` on every head and change of `live` (opening the subscription on the first); returns the unsubscription. */
   subscribe(fn: () => void): () => void;
@@ -56,12 +70,20 @@ export class ChainHeads implements HeadSource {
   private closed = false;
   private readonly label: string;
   private readonly listeners = new Set<() => void>();
+  /** The poll: its readers, its timer while it has any, a call out, a warning said. */
+  private readers = 0;
+  private pollTimer: NodeJS.Timeout | null = null;
+  private polling = false;
+  private pollWarned = false;
 
   constructor(
-    private readonly url: string,
+    /** `chains[].rpcWs`, or null: no subscription. */
+    private readonly url: string | null,
     private readonly log: Logger,
+    /** The chain RPC's client (the chain's link's), for the poll; null: no poll. */
+    private readonly rpc: Upstream | null = null,
   ) {
-    this.label = upstreamLabel(url);
+    this.label = url === null ? '' : upstreamLabel(url);
   }
 
   head(): Head | null {
@@ -70,20 +92,70 @@ export class ChainHeads implements HeadSource {
 
   subscribe(fn: () => void): () => void {
     this.listeners.add(fn);
-    if (!this.opened) {
-      this.opened = true;
-      this.connect();
-    }
+    this.open();
     return () => {
       this.listeners.delete(fn);
     };
+  }
+
+  /**
+   * Keeps the latest head for a reader of it (the conditions check, docs/conditional.md): the
+   * subscription opened where there is one, and the poll every `pollMs` (the first reader's)
+   * while it is not live. Returns the release: the poll stops with the last reader.
+   */
+  keepLatest(pollMs: number): () => void {
+    this.readers++;
+    this.open();
+    if (this.rpc !== null && this.pollTimer === null) {
+      this.pollTimer = setInterval(() => void this.poll(), pollMs);
+      this.pollTimer.unref();
+      void this.poll();
+    }
+    let kept = true;
+    return () => {
+      if (!kept) return;
+      kept = false;
+      if (--this.readers > 0 || this.pollTimer === null) return;
+      clearInterval(this.pollTimer);
+      this.pollTimer = null;
+    };
+  }
+
+  private open(): void {
+    if (this.opened || this.url === null) return;
+    this.opened = true;
+    this.connect();
+  }
+
+  /** One poll of the latest block, unless one is out or the subscription is live. */
+  private async poll(): Promise<void> {
+    if (this.polling || this.live || this.closed) return;
+    this.polling = true;
+    try {
+      const a = await this.rpc!.call(BLOCK_METHOD, LATEST, POLL_TIMES);
+      // The subscription came up meanwhile (or the source closed): its heads are the latest.
+      if (this.live || this.closed) return;
+      const h = a.kind === 'result' ? headOf(a.result) : null;
+      if (h !== null) {
+        // A head lower than the one held (a rollback, another node behind) is taken too: the freshest word counts.
+        this.latest = h;
+        this.pollWarned = false;
+      } else if (!this.pollWarned) {
+        this.pollWarned = true;
+        this.log.warn({ answer: a.kind === 'fault' ? a.why : a.kind }, 'chain RPC latest block: none read; the conditions check refuses no quote until one is');
+      }
+    } catch {
+      // An upstream's call never throws; nothing here may end the process if one did.
+    } finally {
+      this.polling = false;
+    }
   }
 
   private connect(): void {
     if (this.closed) return;
     let ws: WebSocket;
     try {
-      ws = new WebSocket(this.url);
+      ws = new WebSocket(this.url!);
     } catch (e) {
       this.log.warn({ rpcWs: this.label, err: e }, 'chain RPC head subscription: cannot connect');
       this.again();
@@ -169,6 +241,8 @@ export class ChainHeads implements HeadSource {
   close(): void {
     this.closed = true;
     if (this.retry !== null) clearTimeout(this.retry);
+    if (this.pollTimer !== null) clearInterval(this.pollTimer);
+    this.pollTimer = null;
     this.live = false;
     const ws = this.ws;
     this.ws = null;
@@ -176,17 +250,23 @@ export class ChainHeads implements HeadSource {
   }
 }
 
-/** A newHeads notification's head (params.result: number, hash, timestamp), or null when it is not one. */
+/** A newHeads notification's head (params.result), or null when it is not one. */
 export function readHead(m: { params?: unknown }): Head | null {
   const p = m.params;
-  if (typeof p !== 'object' || p === null) return null;
-  const r = (p as { result?: unknown }).result;
+  return typeof p === 'object' && p !== null ? headOf((p as { result?: unknown }).result) : null;
+}
+
+/**
+ * A block or a header as a head, seen now: its number and timestamp safe-integer quantities and
+ * its hash 32 bytes, or null (anything else, a number or timestamp beyond 2^53 included).
+ */
+export function headOf(r: unknown): Head | null {
   if (typeof r !== 'object' || r === null) return null;
   const h = r as { number?: unknown; hash?: unknown; timestamp?: unknown };
   const number = quantity(h.number);
   const hash = hash32(h.hash);
   const timestamp = quantity(h.timestamp);
-  return number === null || hash === null || timestamp === null ? null : { number, hash, timestamp, seenAt: Date.now() };
+  return number === null || hash === null || timestamp === null ? null : { number, hash, timestamp, seenAt: performance.now() };
 }
 
 /** A frame as a JSON-RPC object, or null for anything else (non-JSON, not an object, too large). */
