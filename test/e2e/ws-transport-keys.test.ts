@@ -98,7 +98,7 @@ describe('the WebSocket transport: keys, pings, drain', () => {
     await eventually(async () => /^txgate_ws_closes_total\{code="1000"\} [1-9]/m.test(await scrape()));
   });
 
-  it("per-stage metrics: the lane's requests are sampled into the stage series by the pipeline, as HTTP's are (1 in 64)", async () => {
+  it("per-stage metrics: the WebSocket transport's requests are sampled into the stage series by the pipeline, as HTTP's are (1 in 64)", async () => {
     const g = await startGate({ sequencers: [ws.stub.url], accounts: ACCOUNTS, config: { websocket: WS }, internal: true });
     const c = await connected(g.port, key);
     try {
@@ -107,7 +107,7 @@ describe('the WebSocket transport: keys, pings, drain', () => {
         return Number(new RegExp(`^txgate_stage_duration_seconds_count\\{stage="${stage}"\\} (\\d+)`, 'm').exec(text)?.[1]);
       };
       assert.equal(await count('host'), 0, 'the series exist before a sample');
-      // No request over HTTP on this gate: only the lane's 64 frames.
+      // No request over HTTP on this gate: only the WebSocket transport's 64 frames.
       for (let i = 0; i < 64; i++) assert.equal((await c.call('eth_chainId')).result, '0x1237');
       assert.deepEqual([await count('host'), await count('parse'), await count('route'), await count('auth')], [1, 1, 1, 0]);
     } finally {
