@@ -51,7 +51,7 @@ export class ReceiptWaiter {
     private readonly rpc: Upstream,
     /** The outcome rules' lookup (forward/attempts.ts). */
     private readonly attempts: Attempts,
-    /** The chain's heads (the composition root's, where `chains[].rpcWs` is set), else null. */
+    /** The chain's head source (the composition root's; its news come only from `chains[].rpcWs`), else null. */
     private readonly heads: HeadSource | null,
   ) {
     this.unsubscribe = heads?.subscribe(() => this.wake()) ?? null;

@@ -94,7 +94,7 @@ export interface SyncSendParts {
    * send, which the lane carries, then the receipt), Nitro having no synchronous lane method.
    */
   readonly laneTakes?: ((req: ForwardRequest) => boolean) | undefined;
-  /** The chain's heads (`chains[].rpcWs`): the `receipt` mode asks for a receipt on each. */
+  /** The chain's head source, if it has one: the `receipt` mode asks for a receipt on each head its `rpcWs` subscription tells. */
   readonly heads?: HeadSource | null | undefined;
 }
 
