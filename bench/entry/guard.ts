@@ -21,7 +21,7 @@ import { Driver } from '../instr/drive.js';
 import { Measure, type Round } from '../instr/measure.js';
 import { accounts, CHAINS, MAIN, type Scenario, txgateConfig, WS_SEQUENCER } from '../instr/scenarios.js';
 import { NODE_FLAGS } from '../limit/flags.js';
-import { type GuardFile, toleranceOf, verdictLine, verdicts } from '../guard/verdict.js';
+import { allocatedName, type GuardFile, toleranceOf, verdictLine, verdicts } from '../guard/verdict.js';
 
 const GUARDED = ['eth_chainId', '401 unauthorized', 'valid submission', WS_SEQUENCER];
 const run = startBench(
@@ -54,6 +54,12 @@ const run = startBench(
       help: 'measure nothing: derive each tolerance from the guard runs in DIR (runs of one tree against itself) and write guard.json naming --commit',
     },
     commit: { kind: 'text', arg: 'SHA', help: 'with --noise-from: the base commit guard.json names (default: HEAD)' },
+    keep: { kind: 'text', arg: 'DIR', help: 'keep every callgrind dump in DIR (for callgrind_annotate)' },
+    top: {
+      kind: 'int',
+      quick: 0,
+      help: "functions listed per scenario and build in guard-run.json (self instructions per request in the median round; node then runs with --perf-basic-prof, which adds work: a run with --top diagnoses, its verdict is not the guard's)",
+    },
     'port-base': { kind: 'int', min: 1024, quick: 18550, help: 'first of the loopback ports (txgates PORT..PORT+3, stubs PORT+100..PORT+102)' },
   },
 );
@@ -75,7 +81,9 @@ if (opt['noise-from'] !== undefined) {
   const file: GuardFile = {
     commit,
     date: new Date().toISOString(),
-    scenarios: Object.fromEntries(GUARDED.map((s) => [s, toleranceOf(runs.map((r) => r.ratios[s]!).filter((x) => x !== undefined))])),
+    scenarios: Object.fromEntries(
+      [...GUARDED, ...GUARDED.map(allocatedName)].map((s) => [s, toleranceOf(runs.map((r) => r.ratios[s]!).filter((x) => x !== undefined))]),
+    ),
   };
   for (const [s, t] of Object.entries(file.scenarios))
     process.stdout.write(`${s}: tolerance +${(t.tolerance * 100).toFixed(1)}% (${t.noise.runs} runs, worst ${(t.noise.worst * 100).toFixed(2)}%)\n`);
@@ -100,7 +108,7 @@ const STUB = BASE + 100;
 const chains = new Set<keyof typeof CHAINS>(['ws']);
 await startStub({ port: STUB, chainId: 4663, holder: null, children: run.children });
 await startStub({ port: STUB + CHAINS.ws.stub, chainId: CHAINS.ws.chainId, holder: null, children: run.children });
-const cg = new Callgrind(run.tmp, run.children, undefined, 0, NODE_FLAGS);
+const cg = new Callgrind(run.tmp, run.children, opt.keep === undefined ? undefined : run.userPath(opt.keep), opt.top, NODE_FLAGS);
 const driver = new Driver(8);
 const measure = new Measure({ requests: opt.requests, warmup: opt.warmup, rounds: opt.rounds, maxSpread: 1, retries: 0, idleS: 0 }, cg, driver, {
   idle: () => undefined,
@@ -139,11 +147,34 @@ for (const srv of servers) {
   driver.closeLanes();
   await srv.stop();
 }
-/** Each round's count with the scenario's collections spread evenly over its rounds (bench:instr's withMeanGc). */
-const perReq = (rs: readonly Round[]) => {
-  const mean = rs.reduce((a, r) => a + r.gcIr, 0) / rs.reduce((a, r) => a + r.n, 0);
-  return rs.map((r) => r.perReq - r.gcIr / r.n + mean);
-};
+// Bytes allocated per request: each build started plain (node alone, a 1-MB young generation),
+// each scenario loaded until whole young generations are counted (bench:instr's allocation).
+process.stderr.write(`bench:guard: counting bytes allocated per request (${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
+const allocated = new Map(scenarios.map((s) => [s.name, [0, 0] as [number, number]]));
+for (const [i, [name, cli]] of (
+  [
+    ['base', run.userPath(opt['base-cli']!)],
+    ['candidate', join(REPO, 'dist/src/cli.js')],
+  ] as const
+).entries()) {
+  const port = BASE + 2 * i;
+  const srv = await cg.start(
+    `${name}-plain`,
+    { port, txgate: { config: (dir) => txgateConfig({ stub: STUB, port, lane4663: false, chains }, dir), accounts: accounts(false, false), cli, parent: run.tmp } },
+    true,
+  );
+  for (const s of scenarios) allocated.get(s.name)![i] = await measure.allocation(srv, s);
+  driver.closeLanes();
+  await srv.stop();
+}
+/**
+ * Each round's count without the collector's instructions (Heap::CollectGarbage, inclusive): a
+ * scavenge costs a round 30-36k per request of 200 and lands in whichever round fills the young
+ * generation, so over 3-5 rounds a scenario holds none or one, and a build's figure moved by a
+ * tenth with it (docs/performance.md, "The guard"). What a change costs the collector shows in
+ * what it allocates, counted apart (`allocated`).
+ */
+const perReq = (rs: readonly Round[]) => rs.map((r) => r.perReq - r.gcIr / r.n);
 const counts = GUARDED.map((scenario) => {
   const [b, c] = rounds.get(scenario)!.map(perReq) as [number[], number[]];
   for (const [name, xs] of [
@@ -151,9 +182,22 @@ const counts = GUARDED.map((scenario) => {
     ['candidate', c],
   ] as const)
     process.stderr.write(`${name.padEnd(9)} ${scenario.padEnd(44)} ${xs.map((x) => `${(x / 1000).toFixed(1)}k`).join(' ')}\n`);
-  return { scenario, base: median(b), candidate: median(c), ratio: median(c.map((x, i) => x / b[i]!)) };
+  const tops = rounds.get(scenario)!.map((rs) => [...rs].sort((x, y) => x.perReq - y.perReq)[rs.length >> 1]!.top);
+  return {
+    scenario,
+    base: median(b),
+    candidate: median(c),
+    ratio: median(c.map((x, i) => x / b[i]!)),
+    ...(opt.top > 0 ? { top: { base: tops[0], candidate: tops[1] } } : {}),
+  };
 });
-const vs = verdicts(counts, guard.scenarios);
+// The bytes are guarded as the instructions are, each scenario's under its own name.
+const bytes = GUARDED.map((scenario) => {
+  const [base, candidate] = allocated.get(scenario)!;
+  process.stderr.write(`allocated ${scenario.padEnd(44)} base ${base.toFixed(0)} B, candidate ${candidate.toFixed(0)} B\n`);
+  return { scenario: allocatedName(scenario), base, candidate };
+});
+const vs = verdicts([...counts, ...bytes], guard.scenarios);
 process.stdout.write(
   `bench:guard: this build against ${baseCommit.slice(0, 12)}${baseCommit === guard.commit ? ' (bench/results/guard.json)' : ''}, ${opt.requests} requests x ${opt.rounds} rounds\n`,
 );

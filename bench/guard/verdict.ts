@@ -28,6 +28,9 @@ export function toleranceOf(ratios: readonly number[]): { tolerance: number; noi
   return { tolerance: Math.max(0.01, Math.ceil(Math.round(worst * 2 * 1e6) / 1000) / 1000), noise: { runs: ratios.length, ratios, worst } };
 }
 
+/** The name a scenario's bytes allocated per request are guarded under (beside its instructions). */
+export const allocatedName = (scenario: string) => `${scenario} (bytes allocated)`;
+
 export interface Verdict {
   readonly scenario: string;
   readonly base: number;
@@ -55,7 +58,8 @@ export function verdicts(
 
 /** One line per scenario, as CI prints them. */
 export function verdictLine(v: Verdict): string {
-  const k = (n: number) => `${(n / 1000).toFixed(1)}k`;
+  const bytes = v.scenario.endsWith(' (bytes allocated)');
+  const k = (n: number) => (bytes ? `${(n / 1024).toFixed(2)}KiB` : `${(n / 1000).toFixed(1)}k`);
   const pct = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)}%`;
   return `${v.pass ? 'pass' : 'FAIL'}  ${v.scenario.padEnd(44)} base ${k(v.base).padStart(7)}  candidate ${k(v.candidate).padStart(7)}  ${pct(v.ratio - 1).padStart(7)} (tolerance +${(v.tolerance * 100).toFixed(1)}%)`;
 }
