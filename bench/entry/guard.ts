@@ -160,7 +160,10 @@ for (const [i, [name, cli]] of (
   const port = BASE + 2 * i;
   const srv = await cg.start(
     `${name}-plain`,
-    { port, txgate: { config: (dir) => txgateConfig({ stub: STUB, port, lane4663: false, chains }, dir), accounts: accounts(false, false), cli, parent: run.tmp } },
+    {
+      port,
+      txgate: { config: (dir) => txgateConfig({ stub: STUB, port, lane4663: false, chains }, dir), accounts: accounts(false, false), cli, parent: run.tmp },
+    },
     true,
   );
   for (const s of scenarios) allocated.get(s.name)![i] = await measure.allocation(srv, s);

@@ -7,4 +7,10 @@
  * has, and every optimized function built on them is thrown away ("weak objects"): the next
  * rounds ran in the interpreter and compiled again (docs/performance.md, "The guard").
  */
-export const NODE_FLAGS: readonly string[] = ['--hash-seed=1', '--random-seed=1', '--min-semi-space-size=16', '--max-semi-space-size=16', '--no-memory-reducer'];
+export const NODE_FLAGS: readonly string[] = [
+  '--hash-seed=1',
+  '--random-seed=1',
+  '--min-semi-space-size=16',
+  '--max-semi-space-size=16',
+  '--no-memory-reducer',
+];
