@@ -5,4 +5,4 @@
 # are passed on.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-exec node "$here/../dist/src/cli.js" --config "${TXGATE_CONFIG:-/etc/txgate/txgate.json}" "$@"
+exec node --no-memory-reducer "$here/../dist/src/cli.js" --config "${TXGATE_CONFIG:-/etc/txgate/txgate.json}" "$@"

@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --no-memory-reducer
 /**
  * `txgate --config <file>`: validates the configuration once (exit 2 listing every problem),
  * refuses to run without the native bindings (exit 1), serves until SIGTERM/SIGINT, then

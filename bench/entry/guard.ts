@@ -34,11 +34,11 @@ const run = startBench(
       help: "the base build's dist/src/cli.js (scripts/instr-guard.sh builds the commit bench/results/guard.json names)",
     },
     'base-commit': { kind: 'text', arg: 'SHA', help: "the commit the base build is of (said in the report; default guard.json's)" },
-    requests: { kind: 'int', quick: 200, full: 1000, help: 'requests per round' },
+    requests: { kind: 'int', quick: 400, full: 1000, help: 'requests per round' },
     warmup: {
       kind: 'int',
-      quick: 24,
-      full: 24,
+      quick: 12,
+      full: 12,
       help: 'unmeasured rounds per scenario, uninstrumented, interleaved over the scenarios (V8 compiles for about 18 of 4 x 300 requests)',
     },
     rounds: {

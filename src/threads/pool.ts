@@ -3,6 +3,7 @@
  * listen, reload, take accounts and drain, over the typed protocol (protocol.ts). Their log lines
  * arrive here too, and are written by this thread's sink (log.ts: one writer per process).
  */
+import { setFlagsFromString } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { acceptWorkerLog, type Logger } from '../log/log.js';
 import type { FromWorker, ToWorker, WorkerData, WorkerSnapshot } from './protocol.js';
@@ -19,6 +20,9 @@ export class WorkerPool {
 
   /** Starts `count` workers and resolves once every one has prepared (accounts, probes). */
   static async start(count: number, data: (index: number) => WorkerData, log: Logger): Promise<WorkerPool> {
+    // The workers' heaps without V8's memory reducer (docs/performance.md#after-an-idle-spell): a
+    // flag read when an isolate is made, so set before the first worker.
+    setFlagsFromString('--no-memory-reducer');
     let pool: WorkerPool | null = null;
     const early: string[] = [];
     const fail = (why: string) => (pool === null ? early.push(why) : pool.fail(why));

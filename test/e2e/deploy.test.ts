@@ -97,7 +97,9 @@ describe('the systemd unit (deploy/txgate.service)', () => {
   it('starts node on txgate itself (no npx or npm between systemd and txgate), stops with SIGTERM and waits past the drain', () => {
     const exec = setting('ExecStart')!.split(/\s+/);
     assert.equal(exec[0], '/usr/bin/node');
-    assert.match(exec[1]!, /\/dist\/src\/cli\.js$/);
+    // docs/performance.md#after-an-idle-spell
+    assert.equal(exec[1], '--no-memory-reducer');
+    assert.match(exec[2]!, /\/dist\/src\/cli\.js$/);
     assert.equal(setting('KillSignal'), 'SIGTERM');
     assert.ok(Number(setting('TimeoutStopSec')) > 10, 'longer than the default shutdown.graceMs (10 s)');
     assert.equal(setting('RestartPreventExitStatus'), '2', 'a bad configuration is not restarted in a loop');
@@ -165,11 +167,11 @@ describe('the container recipe (deploy/Dockerfile)', () => {
 });
 
 describe('the README and docs/operations.md', () => {
-  it('their production start line runs txgate under node, not npx', () => {
+  it('their production start line runs txgate under node without the memory reducer, not npx', () => {
     for (const page of ['README.md', 'docs/operations.md']) {
       const text = readFileSync(join(root, page), 'utf8');
       assert.doesNotMatch(text, /npx txgate/, page);
-      assert.match(text, /node dist\/src\/cli\.js --config/, page);
+      assert.match(text, /node --no-memory-reducer dist\/src\/cli\.js --config/, page);
     }
   });
 });

@@ -115,8 +115,9 @@ describe("docs/performance.md's bench:limit block: noisy rounds flagged", () => 
 });
 
 describe('the CI guard: tolerance from the noise, verdict per scenario', () => {
-  it('the tolerance is twice the worst excursion seen, at least 1%', () => {
-    assert.equal(toleranceOf([1.004, 0.991, 1.012]).tolerance, 0.024);
+  it('the tolerance is one and a half times the worst excursion seen, at least 1%', () => {
+    assert.equal(toleranceOf([1.004, 0.991, 1.012]).tolerance, 0.018);
+    assert.equal(toleranceOf([1.004, 0.97, 1.012]).tolerance, 0.045);
     assert.equal(toleranceOf([1.001, 0.999]).tolerance, 0.01);
     assert.equal(toleranceOf([1.004, 0.991, 1.012]).noise.worst.toFixed(3), '0.012');
   });
