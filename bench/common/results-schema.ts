@@ -149,6 +149,9 @@ export interface TrackRun {
   readonly bytesPerEntryJustAccepted: number;
   readonly bytesPerEntryHandedTracked: number;
   readonly bytesPerEntryHandedJustAccepted: number;
+  /** Handed over, its sender known, with a sequencer label of `longSequencerChars` characters (a provider's URL with its key). */
+  readonly bytesPerEntryHandedLongSequencer: number;
+  readonly longSequencerChars: number;
   readonly pending: number;
   readonly txsPerBlock: number;
   readonly blocks: number;
@@ -352,6 +355,8 @@ const SHAPES: Record<Kind, Check> = {
     bytesPerEntryJustAccepted: num,
     bytesPerEntryHandedTracked: num,
     bytesPerEntryHandedJustAccepted: num,
+    bytesPerEntryHandedLongSequencer: num,
+    longSequencerChars: num,
     pending: num,
     txsPerBlock: num,
     blocks: num,

@@ -6,6 +6,7 @@
  * (counted): never the submission. Every move goes through `move`, which refuses a transition
  * states.ts does not list, bumps the entry's version and tells the listener once.
  */
+import { Interned } from './intern.js';
 import { isFinal, mayMove, type TrackState } from './states.js';
 
 /**
@@ -132,15 +133,18 @@ export class TrackTable {
   ) {}
 
   /** Senders seen, one string each (a desk sends from few addresses: its entries share them). */
-  private readonly senders = new Map<string, string>();
+  private readonly senders = new Interned(4096);
+  /** Accounts, sequencer labels and rules of acceptances handed over by another thread (config's sets; bounded all the same). */
+  private readonly names = new Interned(4096);
 
   /** The one copy of a sender's address string (bounded: past 4,096 addresses it starts over). */
   sender(address: string): string {
-    const known = this.senders.get(address);
-    if (known !== undefined) return known;
-    if (this.senders.size >= 4096) this.senders.clear();
-    this.senders.set(address, address);
-    return address;
+    return this.senders.of(address);
+  }
+
+  /** The one copy of an account, sequencer label or rule string (bounded: past 4,096 it starts over). */
+  name(s: string): string {
+    return this.names.of(s);
   }
 
   get size(): number {

@@ -142,7 +142,7 @@ export class Tracker implements TrackView {
       const now = Math.round(t + offset);
       const receivedAt = req.t0 === undefined ? now : Math.round(req.t0 + offset);
       this.follow(
-        new Entry({ hash: req.hash, account: req.account, receivedAt, acceptedAt: now, sequencer, rule, sender: req.sender, raw: req.rawHex }),
+        new Entry({ hash: req.hash, account: req.account, receivedAt, acceptedAt: now, sequencer, rule, sender: this.senderOf(req.sender), raw: req.rawHex }),
         req.conditional,
       );
     } catch (err) {
@@ -150,13 +150,33 @@ export class Tracker implements TrackView {
     }
   }
 
-  /** An acceptance another thread of the process handed over (threads/track-seam.ts), its times epoch ms. */
+  /**
+   * An acceptance another thread of the process handed over (threads/track-seam.ts), its times
+   * epoch ms. Its strings are the port's copies: the entry keeps the table's one copy of its
+   * account, sequencer, rule and sender instead (docs/tracking.md gives the figure).
+   */
   acceptedElsewhere(a: HandedAcceptance): void {
     try {
-      this.follow(new Entry({ ...a, raw: a.rawHex }), a.conditional);
+      const t = this.table;
+      const e = new Entry({
+        hash: a.hash,
+        account: t.name(a.account),
+        receivedAt: a.receivedAt,
+        acceptedAt: a.acceptedAt,
+        sequencer: t.name(a.sequencer),
+        rule: t.name(a.rule),
+        sender: this.senderOf(a.sender),
+        raw: a.rawHex,
+      });
+      this.follow(e, a.conditional);
     } catch (err) {
       this.log.error({ err, tx: a.hash }, 'tracker: an acceptance could not be tracked (the submission is unaffected)');
     }
+  }
+
+  /** A policy's sender (a string of its own per request): the table's one copy. */
+  private senderOf(sender: string | null): string | null {
+    return sender === null ? null : this.table.sender(sender);
   }
 
   private follow(e: Entry, conditional: Bounds | undefined): void {
