@@ -159,6 +159,10 @@ export interface TrackRun {
   readonly msPerBlock: number;
   readonly msPerIdleBlock: number;
   readonly ratioToIdle: number;
+  /** Acceptances in the allocation count's window (0: not measured), and the heap bytes one allocates (medians): on the owner, handed over. */
+  readonly allocs: number;
+  readonly bytesAllocatedPerAcceptance: number | null;
+  readonly bytesAllocatedPerHandedAcceptance: number | null;
   readonly instructionsPerAcceptance: number | null;
   readonly instructionsPerHandedAcceptance: number | null;
   /** Every round's figure, by the name of the median it gives. */
@@ -363,6 +367,9 @@ const SHAPES: Record<Kind, Check> = {
     msPerBlock: num,
     msPerIdleBlock: num,
     ratioToIdle: num,
+    allocs: num,
+    bytesAllocatedPerAcceptance: numOrNull,
+    bytesAllocatedPerHandedAcceptance: numOrNull,
     instructionsPerAcceptance: numOrNull,
     instructionsPerHandedAcceptance: numOrNull,
     byRound: record(list(num)),

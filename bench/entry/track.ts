@@ -11,7 +11,9 @@
  *    its own: measured too ("handed over": the strings through the structured clone a
  *    MessagePort makes; the tracker keeps one copy of each account, sequencer and rule), and
  *    with a 120-character sequencer label.
- * 2. The watcher's cost on the serving thread per block: `--pending` pending transactions tracked,
+ * 2. Heap bytes one acceptance allocates (`--allocs`; bench/drivers/track-alloc.ts), on the
+ *    owner and handed over: what a tracked submission adds to the young generation's work.
+ * 3. The watcher's cost on the serving thread per block: `--pending` pending transactions tracked,
  *    blocks of `--txs` transactions (none of them tracked: the cost of watching) read from a chain
  *    RPC stand-in that answers the JSON text a node sends (parsed here, as undici's body would
  *    be), against an idle block (no transaction) in the same run: CPU time per block
@@ -28,6 +30,7 @@ import type { Answer } from '../../src/upstreams/upstream.js';
 import { ChainRpc, readBatch, type RpcCall as Call } from '../../src/upstreams/chain-rpc/chain-rpc.js';
 import { Entry, TrackTable } from '../../src/track/table.js';
 import { Tracker } from '../../src/track/tracker.js';
+import { type HandedBatch, handOver } from '../../src/track/handed.js';
 import { Watcher } from '../../src/track/watcher.js';
 import { startBench } from '../common/bench-run.js';
 import { median, round } from '../common/figures.js';
@@ -40,6 +43,12 @@ const run = startBench('bench:track', 'Tracking: memory per tracked transaction,
   txs: { kind: 'int', min: 1, quick: 1_000, help: 'transactions in a watched block' },
   blocks: { kind: 'int', min: 10, quick: 200, full: 1000, help: 'blocks per round' },
   rounds: { kind: 'int', min: 3, quick: 5, full: 9, help: 'rounds (medians are reported)' },
+  allocs: {
+    kind: 'int',
+    min: 0,
+    quick: 16_384,
+    help: 'acceptances counted for the heap bytes one allocates, after as many warming up (0: not measured; a power of two)',
+  },
   accepts: {
     kind: 'int',
     min: 0,
@@ -95,8 +104,10 @@ async function memoryRound(n: number, senderKnown: boolean, mode: 'own' | 'hande
     const rawHex = hex((RAW_HEX - 2) / 2);
     if (mode === 'own') tracker.accepted({ hash, rawHex, account: ACCOUNT, sender: null, t0: performance.now() }, sequencer, 'hash');
     else {
-      const now = Date.now();
-      tracker.acceptedElsewhere(structuredClone({ hash, rawHex, account: ACCOUNT, sender: null, receivedAt: now, acceptedAt: now, sequencer, rule: 'hash' }));
+      // The batch of one, as the accepting thread writes it and the port delivers it.
+      const batch: HandedBatch = [];
+      handOver(batch, { hash, rawHex, account: ACCOUNT, sender: null, t0: performance.now() }, sequencer, 'hash');
+      tracker.acceptedElsewhere(structuredClone(batch));
     }
     if (!senderKnown) continue;
     // What the first lookup tells (learn in table.ts): the sender (the table's copy), the nonce; the bytes let go.
@@ -239,6 +250,41 @@ function instructions(mode: 'track' | 'hand' | 'none'): Promise<number | null> {
     });
   });
 }
+/**
+ * Heap bytes one acceptance allocates, process-wide (track-alloc.ts: a window of `allocs`
+ * acceptances with no collection in it, less the same window without the hook), on the owner
+ * and handed over: rounds of the three modes side by side, medians.
+ */
+function allocated(mode: 'track' | 'hand' | 'none'): Promise<number | null> {
+  return new Promise((resolve) => {
+    const flags = ['--expose-gc', '--min-semi-space-size=128', '--max-semi-space-size=128'];
+    const p = spawn(process.execPath, [...flags, driver('track-alloc'), String(o.allocs), mode], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    p.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    p.on('error', () => resolve(null));
+    p.on('close', (code) => {
+      if (code !== 0) process.stderr.write(`bench:track: the allocation count failed: ${err.trim().split('\n').pop() ?? ''}\n`);
+      resolve(code === 0 ? Number(out.trim()) : null);
+    });
+  });
+}
+const allocRuns: number[] = [];
+const allocHandedRuns: number[] = [];
+if (o.allocs > 0) {
+  for (let i = 0; i < o.rounds; i++) {
+    const none = await allocated('none');
+    const track = await allocated('track');
+    const hand = await allocated('hand');
+    if (none === null || track === null || hand === null) break;
+    allocRuns.push(track - none);
+    allocHandedRuns.push(hand - none);
+    process.stderr.write(`allocation: round ${i + 1}/${o.rounds}\n`);
+  }
+}
+const perAlloc = allocRuns.length === o.rounds ? median(allocRuns) : null;
+const perHandedAlloc = allocHandedRuns.length === o.rounds ? median(allocHandedRuns) : null;
 const acceptRuns: number[] = [];
 let perAccept: number | null = null;
 /** The same, handed over by another worker thread to the owner (track-accept.ts `hand`): both ends' work. */
@@ -275,6 +321,9 @@ const result = {
   msPerIdleBlock: round(w.idle, 4),
   msPerBlock: round(w.busy, 4),
   ratioToIdle: round(w.busy / w.idle, 2),
+  allocs: o.allocs,
+  bytesAllocatedPerAcceptance: perAlloc === null ? null : Math.round(perAlloc),
+  bytesAllocatedPerHandedAcceptance: perHandedAlloc === null ? null : Math.round(perHandedAlloc),
   instructionsPerAcceptance: perAccept === null ? null : Math.round(perAccept),
   instructionsPerHandedAcceptance: perHanded === null ? null : Math.round(perHanded),
   byRound: {
@@ -285,6 +334,8 @@ const result = {
     bytesPerEntryHandedLongSequencer: handedLong.map((x) => round(x, 0)),
     msPerBlock: rounds.busy.map((x) => round(x, 4)),
     msPerIdleBlock: rounds.idle.map((x) => round(x, 4)),
+    bytesAllocatedPerAcceptance: allocRuns.map(Math.round),
+    bytesAllocatedPerHandedAcceptance: allocHandedRuns.map(Math.round),
     instructionsPerAcceptance: acceptRuns.map(Math.round),
     instructionsPerHandedAcceptance: handedRuns.map(Math.round),
   },
@@ -301,6 +352,10 @@ const lines = [
   `the same handed over by another worker thread (the owner's entry, its strings as the port delivers them): ${result.bytesPerEntryHandedTracked} bytes once its sender is known (${range(handedLooked, b)}); ${result.bytesPerEntryHandedJustAccepted} bytes just accepted; with a ${LONG_SEQUENCER.length}-character sequencer label ${result.bytesPerEntryHandedLongSequencer} bytes once its sender is known (${range(handedLong, b)})`,
   `watcher, ${o.pending.toLocaleString('en')} pending, blocks of ${o.txs.toLocaleString('en')} transactions: ${result.msPerBlock} ms of the serving thread per block (${range(rounds.busy, ms)}); an idle block ${result.msPerIdleBlock} ms (${range(rounds.idle, ms)}); ratio ${result.ratioToIdle}x (median of ${o.rounds} rounds of ${o.blocks} blocks)`,
 ];
+if (perAlloc !== null && perHandedAlloc !== null)
+  lines.push(
+    `heap bytes one acceptance allocates (${o.allocs.toLocaleString('en')} acceptances less none, no collection in the window, median of ${o.rounds}): ${b(perAlloc)} on the thread that owns the tracker (${range(allocRuns, b)}); ${b(perHandedAlloc)} handed over by another worker thread (its batch, the port's copy and the owner's entry, both ends on one thread; ${range(allocHandedRuns, b)})`,
+  );
 if (perAccept !== null)
   lines.push(
     `instructions one acceptance adds (callgrind, ${o.accepts.toLocaleString('en')} acceptances less none, median of 3): ${ki(perAccept)} on the thread that owns the tracker (${range(acceptRuns, ki)}); ${perHanded === null ? '—' : ki(perHanded)} handed over by another worker thread (the batch, its structured clone and the owner's handling, both ends on one thread; ${range(handedRuns, ki)})`,
