@@ -62,9 +62,13 @@ export function renderTrackCost(
     '',
     `bench:track (recorded ${track.date.slice(0, 10)}, ${track.node}; medians of ${track.rounds} rounds):`,
     '',
-    `- memory per tracked transaction (${track.entries.toLocaleString('en')} tracked): ${track.bytesPerEntryTracked} bytes once its sender is known (${sp(track.byRound.bytesPerEntryTracked)}), ${track.bytesPerEntryJustAccepted} just accepted; handed over by another worker thread (the owner's entry, its strings as the port delivers them): ${track.bytesPerEntryHandedTracked} bytes (${sp(track.byRound.bytesPerEntryHandedTracked)}), ${track.bytesPerEntryHandedJustAccepted} just accepted`,
+    `- memory per tracked transaction (${track.entries.toLocaleString('en')} tracked): ${track.bytesPerEntryTracked} bytes once its sender is known (${sp(track.byRound.bytesPerEntryTracked)}), ${track.bytesPerEntryJustAccepted} just accepted; handed over by another worker thread (the owner's entry, one copy of each account, sequencer and rule kept): ${track.bytesPerEntryHandedTracked} bytes (${sp(track.byRound.bytesPerEntryHandedTracked)}), ${track.bytesPerEntryHandedJustAccepted} just accepted, ${track.bytesPerEntryHandedLongSequencer} with a ${track.longSequencerChars}-character sequencer label (${sp(track.byRound.bytesPerEntryHandedLongSequencer)})`,
     `- the watcher with ${track.pending.toLocaleString('en')} pending: ${track.msPerBlock} ms of the owner's thread per ${track.txsPerBlock.toLocaleString('en')}-transaction block (${sp(track.byRound.msPerBlock)}; ${track.blocks} blocks a round), an idle block ${track.msPerIdleBlock} ms (${sp(track.byRound.msPerIdleBlock)}; ${track.ratioToIdle}x)`,
   );
+  if (track.bytesAllocatedPerAcceptance !== null && track.bytesAllocatedPerHandedAcceptance !== null)
+    lines.push(
+      `- heap bytes one acceptance allocates (${track.allocs.toLocaleString('en')} acceptances less none, no collection in the window): ${track.bytesAllocatedPerAcceptance} on the thread that owns the tracker (${sp(track.byRound.bytesAllocatedPerAcceptance)}), ${track.bytesAllocatedPerHandedAcceptance} handed over by another worker thread (its batch, the port's copy, the owner's entry; ${sp(track.byRound.bytesAllocatedPerHandedAcceptance)})`,
+    );
   if (track.instructionsPerAcceptance !== null && track.instructionsPerHandedAcceptance !== null)
     lines.push(
       `- instructions one acceptance adds (callgrind, median of 3): ${k(track.instructionsPerAcceptance)} on the thread that owns the tracker, ${k(track.instructionsPerHandedAcceptance)} handed over by another worker thread (both ends counted)`,

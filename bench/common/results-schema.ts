@@ -149,6 +149,9 @@ export interface TrackRun {
   readonly bytesPerEntryJustAccepted: number;
   readonly bytesPerEntryHandedTracked: number;
   readonly bytesPerEntryHandedJustAccepted: number;
+  /** Handed over, its sender known, with a sequencer label of `longSequencerChars` characters (a provider's URL with its key). */
+  readonly bytesPerEntryHandedLongSequencer: number;
+  readonly longSequencerChars: number;
   readonly pending: number;
   readonly txsPerBlock: number;
   readonly blocks: number;
@@ -156,6 +159,10 @@ export interface TrackRun {
   readonly msPerBlock: number;
   readonly msPerIdleBlock: number;
   readonly ratioToIdle: number;
+  /** Acceptances in the allocation count's window (0: not measured), and the heap bytes one allocates (medians): on the owner, handed over. */
+  readonly allocs: number;
+  readonly bytesAllocatedPerAcceptance: number | null;
+  readonly bytesAllocatedPerHandedAcceptance: number | null;
   readonly instructionsPerAcceptance: number | null;
   readonly instructionsPerHandedAcceptance: number | null;
   /** Every round's figure, by the name of the median it gives. */
@@ -352,12 +359,17 @@ const SHAPES: Record<Kind, Check> = {
     bytesPerEntryJustAccepted: num,
     bytesPerEntryHandedTracked: num,
     bytesPerEntryHandedJustAccepted: num,
+    bytesPerEntryHandedLongSequencer: num,
+    longSequencerChars: num,
     pending: num,
     txsPerBlock: num,
     blocks: num,
     msPerBlock: num,
     msPerIdleBlock: num,
     ratioToIdle: num,
+    allocs: num,
+    bytesAllocatedPerAcceptance: numOrNull,
+    bytesAllocatedPerHandedAcceptance: numOrNull,
     instructionsPerAcceptance: numOrNull,
     instructionsPerHandedAcceptance: numOrNull,
     byRound: record(list(num)),

@@ -2,15 +2,18 @@
  * `npm run bench:track`: what tracking accepted transactions costs (docs/tracking.md), measured
  * in-process on the tracker's own code (src/track/):
  *
- * 1. Memory per tracked transaction: the heap after `--entries` acceptances tracked (entries in
- *    the table and its due queue, hashes fresh strings as a request makes them), less the heap
- *    before, per entry: just accepted (the signed bytes still held until the first lookup tells
- *    the sender), and after it (the sender known, the bytes let go). Medians of `--rounds`. With
- *    several worker threads the owner (worker 0) holds every other worker's acceptances as its
- *    port delivers them (src/threads/track-seam.ts): the account, sequencer and rule strings are
- *    copies of their own per entry, not the config's. Measured too ("handed over": the strings
- *    through the structured clone a MessagePort makes).
- * 2. The watcher's cost on the serving thread per block: `--pending` pending transactions tracked,
+ * 1. Memory per tracked transaction: the heap after `--entries` acceptances told to a tracker
+ *    (its table, entries and the watcher's queues, hashes fresh strings as a request makes
+ *    them), less the heap before, per entry: just accepted (the signed bytes still held until the
+ *    first lookup tells the sender), and after it (the sender known, the bytes let go). Medians
+ *    of `--rounds`. With several worker threads the owner (worker 0) holds every other worker's
+ *    acceptances as its port delivers them (src/threads/track-seam.ts), every string a copy of
+ *    its own: measured too ("handed over": the strings through the structured clone a
+ *    MessagePort makes; the tracker keeps one copy of each account, sequencer and rule), and
+ *    with a 120-character sequencer label.
+ * 2. Heap bytes one acceptance allocates (`--allocs`; bench/drivers/track-alloc.ts), on the
+ *    owner and handed over: what a tracked submission adds to the young generation's work.
+ * 3. The watcher's cost on the serving thread per block: `--pending` pending transactions tracked,
  *    blocks of `--txs` transactions (none of them tracked: the cost of watching) read from a chain
  *    RPC stand-in that answers the JSON text a node sends (parsed here, as undici's body would
  *    be), against an idle block (no transaction) in the same run: CPU time per block
@@ -24,8 +27,10 @@ import { runInNewContext } from 'node:vm';
 import { parseConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/log/log.js';
 import type { Answer } from '../../src/upstreams/upstream.js';
-import { readBatch, type RpcCall as Call, type ChainRpc } from '../../src/upstreams/chain-rpc/chain-rpc.js';
+import { ChainRpc, readBatch, type RpcCall as Call } from '../../src/upstreams/chain-rpc/chain-rpc.js';
 import { Entry, TrackTable } from '../../src/track/table.js';
+import { Tracker } from '../../src/track/tracker.js';
+import { type HandedBatch, handOver } from '../../src/track/handed.js';
 import { Watcher } from '../../src/track/watcher.js';
 import { startBench } from '../common/bench-run.js';
 import { median, round } from '../common/figures.js';
@@ -38,6 +43,12 @@ const run = startBench('bench:track', 'Tracking: memory per tracked transaction,
   txs: { kind: 'int', min: 1, quick: 1_000, help: 'transactions in a watched block' },
   blocks: { kind: 'int', min: 10, quick: 200, full: 1000, help: 'blocks per round' },
   rounds: { kind: 'int', min: 3, quick: 5, full: 9, help: 'rounds (medians are reported)' },
+  allocs: {
+    kind: 'int',
+    min: 0,
+    quick: 16_384,
+    help: 'acceptances counted for the heap bytes one allocates, after as many warming up (0: not measured; a power of two)',
+  },
   accepts: {
     kind: 'int',
     min: 0,
@@ -62,27 +73,55 @@ function heap(): number {
   return process.memoryUsage().heapUsed;
 }
 
-function memoryRound(n: number, senderKnown: boolean, handed = false): number {
-  const table = new TrackTable(n + 1, 600_000, () => {});
-  const queue: Entry[] = [];
-  // A desk sends from a few addresses.
+/** A sequencer's label as long as a provider's URL with its key in the path (120 characters). */
+const LONG_SEQUENCER = 'https://rpc.sequencer.example/v1/'.padEnd(120, 'k');
+/** The tracked chain of the memory rounds: its chain RPC never answers (no watcher pass ends in a round). */
+const memoryChain = parseConfig(
+  {
+    chains: [
+      { chainId: 1, hosts: ['x'], sequencers: ['http://127.0.0.1:9'], rpc: 'http://127.0.0.1:9', track: { enabled: true, pollMs: 60_000, stallMs: 600_000 } },
+    ],
+  },
+  '.',
+  {},
+).chains[0]!;
+
+/**
+ * Bytes per entry of `n` acceptances told to a tracker (src/track/tracker.ts): its own (`own`,
+ * the strings the request made: the hash, the signed bytes) or handed over by another worker
+ * thread (`handed`: every string of the acceptance as a MessagePort delivers it, a structured
+ * clone), the table, its entries and the watcher's queues. `senderKnown`: after the first lookup
+ * (the sender and nonce known, the signed bytes let go), else just accepted.
+ */
+async function memoryRound(n: number, senderKnown: boolean, mode: 'own' | 'handed', sequencer = SEQUENCER): Promise<number> {
+  const rpc = new ChainRpc(memoryChain.rpc!);
+  const tracker = new Tracker({ ...memoryChain, track: { ...memoryChain.track, maxTracked: n + 1 } }, log, { rpc });
+  // A desk sends from a few addresses: the chain's answers name them, kept once each (table.ts sender).
   const senders = Array.from({ length: 16 }, () => hex(20));
   const before = heap();
   for (let i = 0; i < n; i++) {
-    // The strings the request made (the hash; the signed bytes until the first lookup) are the entry's to keep alive.
-    const now = Date.now();
-    const raw = senderKnown ? null : hex((RAW_HEX - 2) / 2);
-    // Handed over: every string of the item deserialized from the port's message (fresh copies).
-    const item = [hex(32), ACCOUNT, SEQUENCER, 'hash', raw] as const;
-    const [hash, account, sequencer, rule, rawHex] = handed ? structuredClone(item) : item;
-    const e = new Entry({ hash, account, nonce: i, receivedAt: now, acceptedAt: now, sequencer, rule, sender: null, raw: rawHex });
-    // The sender told by the first lookup (a string of its own, as the chain RPC's answer made it), kept once per address.
-    if (senderKnown) e.sender = table.sender(senders[i % senders.length]!.toUpperCase().toLowerCase());
-    table.add(e);
-    queue.push(e);
+    const hash = hex(32);
+    const rawHex = hex((RAW_HEX - 2) / 2);
+    if (mode === 'own') tracker.accepted({ hash, rawHex, account: ACCOUNT, sender: null, t0: performance.now() }, sequencer, 'hash');
+    else {
+      // The batch of one, as the accepting thread writes it and the port delivers it.
+      const batch: HandedBatch = [];
+      handOver(batch, { hash, rawHex, account: ACCOUNT, sender: null, t0: performance.now() }, sequencer, 'hash');
+      tracker.acceptedElsewhere(structuredClone(batch));
+    }
+    if (!senderKnown) continue;
+    // What the first lookup tells (learn in table.ts): the sender (the table's copy), the nonce; the bytes let go.
+    const e = tracker.own(ACCOUNT, hash)!;
+    e.sender = senders[i % senders.length]!;
+    e.nonce = i;
+    e.raw = null;
   }
   const after = heap();
-  if (table.size !== n || queue.length !== n) throw new Error('not tracked');
+  if (tracker.pending !== n) throw new Error(`${tracker.pending} tracked, not ${n}`);
+  await tracker.close();
+  await rpc.close();
+  // Its watcher's first pass (a call the chain RPC never answers) let go before the next round's heap is read.
+  await new Promise((r) => setTimeout(r, 200));
   return (after - before) / n;
 }
 
@@ -181,11 +220,13 @@ const accepted: number[] = [];
 const looked: number[] = [];
 const handedAccepted: number[] = [];
 const handedLooked: number[] = [];
+const handedLong: number[] = [];
 for (let r = 0; r < o.rounds; r++) {
-  accepted.push(memoryRound(o.entries, false));
-  looked.push(memoryRound(o.entries, true));
-  handedAccepted.push(memoryRound(o.entries, false, true));
-  handedLooked.push(memoryRound(o.entries, true, true));
+  accepted.push(await memoryRound(o.entries, false, 'own'));
+  looked.push(await memoryRound(o.entries, true, 'own'));
+  handedAccepted.push(await memoryRound(o.entries, false, 'handed'));
+  handedLooked.push(await memoryRound(o.entries, true, 'handed'));
+  handedLong.push(await memoryRound(o.entries, true, 'handed', LONG_SEQUENCER));
   process.stderr.write(`memory: round ${r + 1}/${o.rounds}\n`);
 }
 const rounds = await watcherCost();
@@ -209,6 +250,41 @@ function instructions(mode: 'track' | 'hand' | 'none'): Promise<number | null> {
     });
   });
 }
+/**
+ * Heap bytes one acceptance allocates, process-wide (track-alloc.ts: a window of `allocs`
+ * acceptances with no collection in it, less the same window without the hook), on the owner
+ * and handed over: rounds of the three modes side by side, medians.
+ */
+function allocated(mode: 'track' | 'hand' | 'none'): Promise<number | null> {
+  return new Promise((resolve) => {
+    const flags = ['--expose-gc', '--min-semi-space-size=128', '--max-semi-space-size=128'];
+    const p = spawn(process.execPath, [...flags, driver('track-alloc'), String(o.allocs), mode], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    p.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    p.on('error', () => resolve(null));
+    p.on('close', (code) => {
+      if (code !== 0) process.stderr.write(`bench:track: the allocation count failed: ${err.trim().split('\n').pop() ?? ''}\n`);
+      resolve(code === 0 ? Number(out.trim()) : null);
+    });
+  });
+}
+const allocRuns: number[] = [];
+const allocHandedRuns: number[] = [];
+if (o.allocs > 0) {
+  for (let i = 0; i < o.rounds; i++) {
+    const none = await allocated('none');
+    const track = await allocated('track');
+    const hand = await allocated('hand');
+    if (none === null || track === null || hand === null) break;
+    allocRuns.push(track - none);
+    allocHandedRuns.push(hand - none);
+    process.stderr.write(`allocation: round ${i + 1}/${o.rounds}\n`);
+  }
+}
+const perAlloc = allocRuns.length === o.rounds ? median(allocRuns) : null;
+const perHandedAlloc = allocHandedRuns.length === o.rounds ? median(allocHandedRuns) : null;
 const acceptRuns: number[] = [];
 let perAccept: number | null = null;
 /** The same, handed over by another worker thread to the owner (track-accept.ts `hand`): both ends' work. */
@@ -236,6 +312,8 @@ const result = {
   bytesPerEntryJustAccepted: round(median(accepted), 0),
   bytesPerEntryTracked: round(median(looked), 0),
   bytesPerEntryHandedJustAccepted: round(median(handedAccepted), 0),
+  bytesPerEntryHandedLongSequencer: round(median(handedLong), 0),
+  longSequencerChars: LONG_SEQUENCER.length,
   bytesPerEntryHandedTracked: round(median(handedLooked), 0),
   pending: o.pending,
   txsPerBlock: o.txs,
@@ -243,6 +321,9 @@ const result = {
   msPerIdleBlock: round(w.idle, 4),
   msPerBlock: round(w.busy, 4),
   ratioToIdle: round(w.busy / w.idle, 2),
+  allocs: o.allocs,
+  bytesAllocatedPerAcceptance: perAlloc === null ? null : Math.round(perAlloc),
+  bytesAllocatedPerHandedAcceptance: perHandedAlloc === null ? null : Math.round(perHandedAlloc),
   instructionsPerAcceptance: perAccept === null ? null : Math.round(perAccept),
   instructionsPerHandedAcceptance: perHanded === null ? null : Math.round(perHanded),
   byRound: {
@@ -250,8 +331,11 @@ const result = {
     bytesPerEntryJustAccepted: accepted.map((x) => round(x, 0)),
     bytesPerEntryHandedTracked: handedLooked.map((x) => round(x, 0)),
     bytesPerEntryHandedJustAccepted: handedAccepted.map((x) => round(x, 0)),
+    bytesPerEntryHandedLongSequencer: handedLong.map((x) => round(x, 0)),
     msPerBlock: rounds.busy.map((x) => round(x, 4)),
     msPerIdleBlock: rounds.idle.map((x) => round(x, 4)),
+    bytesAllocatedPerAcceptance: allocRuns.map(Math.round),
+    bytesAllocatedPerHandedAcceptance: allocHandedRuns.map(Math.round),
     instructionsPerAcceptance: acceptRuns.map(Math.round),
     instructionsPerHandedAcceptance: handedRuns.map(Math.round),
   },
@@ -265,9 +349,13 @@ const ms = (x: number) => `${round(x, 4)}`;
 const ki = (x: number) => `${(x / 1000).toFixed(1)}k`;
 const lines = [
   `memory per tracked transaction (${o.entries.toLocaleString('en')} tracked, median of ${o.rounds}): ${result.bytesPerEntryTracked} bytes once its sender is known (${range(looked, b)}); ${result.bytesPerEntryJustAccepted} bytes just accepted (its signed bytes held until the first lookup, one pass)`,
-  `the same handed over by another worker thread (the owner's entry, its strings as the port delivers them): ${result.bytesPerEntryHandedTracked} bytes once its sender is known (${range(handedLooked, b)}); ${result.bytesPerEntryHandedJustAccepted} bytes just accepted`,
+  `the same handed over by another worker thread (the owner's entry, its strings as the port delivers them): ${result.bytesPerEntryHandedTracked} bytes once its sender is known (${range(handedLooked, b)}); ${result.bytesPerEntryHandedJustAccepted} bytes just accepted; with a ${LONG_SEQUENCER.length}-character sequencer label ${result.bytesPerEntryHandedLongSequencer} bytes once its sender is known (${range(handedLong, b)})`,
   `watcher, ${o.pending.toLocaleString('en')} pending, blocks of ${o.txs.toLocaleString('en')} transactions: ${result.msPerBlock} ms of the serving thread per block (${range(rounds.busy, ms)}); an idle block ${result.msPerIdleBlock} ms (${range(rounds.idle, ms)}); ratio ${result.ratioToIdle}x (median of ${o.rounds} rounds of ${o.blocks} blocks)`,
 ];
+if (perAlloc !== null && perHandedAlloc !== null)
+  lines.push(
+    `heap bytes one acceptance allocates (${o.allocs.toLocaleString('en')} acceptances less none, no collection in the window, median of ${o.rounds}): ${b(perAlloc)} on the thread that owns the tracker (${range(allocRuns, b)}); ${b(perHandedAlloc)} handed over by another worker thread (its batch, the port's copy and the owner's entry, both ends on one thread; ${range(allocHandedRuns, b)})`,
+  );
 if (perAccept !== null)
   lines.push(
     `instructions one acceptance adds (callgrind, ${o.accepts.toLocaleString('en')} acceptances less none, median of 3): ${ki(perAccept)} on the thread that owns the tracker (${range(acceptRuns, ki)}); ${perHanded === null ? '—' : ki(perHanded)} handed over by another worker thread (the batch, its structured clone and the owner's handling, both ends on one thread; ${range(handedRuns, ki)})`,

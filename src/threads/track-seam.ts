@@ -14,17 +14,14 @@ import type { Logger } from '../log/log.js';
 import { chainAnswer, statusExit } from '../track/chain-status.js';
 import type { ChainRpc } from '../upstreams/chain-rpc/chain-rpc.js';
 import type { Tracker } from '../track/tracker.js';
-import type { Bounds } from '../track/expiry.js';
+import { type HandedBatch, handOver } from '../track/handed.js';
 import type { FeedListener } from '../ws/subscriptions.js';
 
 /** A worker's part of the seam: the owner holds a port to every other worker; each other worker its port to the owner. */
 export type TrackSeamPart = { readonly role: 'owner'; readonly ports: readonly MessagePort[] } | { readonly role: 'remote'; readonly port: MessagePort };
 
-/** An acceptance handed over: hash, raw hex, account, sender, received and accepted (epoch ms), sequencer, rule, a conditional send's bounds (track/expiry.ts). */
-type Handed = [string, string, string, string | null, number, number, string, string, Bounds | undefined];
-
 type ToOwner =
-  | { readonly t: 'accepted'; readonly chainId: number; readonly items: readonly Handed[] }
+  | { readonly t: 'accepted'; readonly chainId: number; readonly items: HandedBatch }
   | { readonly t: 'status'; readonly id: number; readonly chainId: number; readonly account: string; readonly hash: string }
   | { readonly t: 'listen'; readonly chainId: number; readonly on: boolean };
 
@@ -57,10 +54,8 @@ export class TrackOwner {
   private message(port: MessagePort, listening: Map<number, () => void>, m: ToOwner): void {
     try {
       const t = this.trackers.get(m.chainId);
-      if (m.t === 'accepted') {
-        for (const [hash, rawHex, account, sender, receivedAt, acceptedAt, sequencer, rule, conditional] of m.items)
-          t?.acceptedElsewhere({ hash, rawHex, account, sender, receivedAt, acceptedAt, sequencer, rule, conditional });
-      } else if (m.t === 'status') {
+      if (m.t === 'accepted') t?.acceptedElsewhere(m.items);
+      else if (m.t === 'status') {
         const e = t?.own(m.account, m.hash) ?? null;
         port.postMessage({ t: 'status', id: m.id, json: e === null ? null : t!.statusOf(e) } satisfies FromOwner);
       } else if (m.on && !listening.has(m.chainId) && t !== undefined) {
@@ -96,7 +91,7 @@ export class TrackOwner {
 export class TrackRemote {
   private nextId = 0;
   private readonly waiting = new Map<number, (json: string | null) => void>();
-  private readonly batches = new Map<number, Handed[]>();
+  private readonly batches = new Map<number, HandedBatch>();
   private readonly listeners = new Map<number, Set<FeedListener>>();
 
   constructor(
@@ -120,8 +115,8 @@ export class TrackRemote {
     }
   }
 
-  /** The acceptance, handed over after this turn of the event loop (with the others of the turn). */
-  hand(chainId: number, item: Handed): void {
+  /** The turn's batch of a chain's acceptances (track/handed.ts), handed over after this turn of the event loop. */
+  batch(chainId: number): HandedBatch {
     let batch = this.batches.get(chainId);
     if (batch === undefined) {
       this.batches.set(chainId, (batch = []));
@@ -130,7 +125,7 @@ export class TrackRemote {
         this.port.postMessage({ t: 'accepted', chainId, items: batch! } satisfies ToOwner);
       });
     }
-    batch.push(item);
+    return batch;
   }
 
   /** The owner's status object of the account's own hash, or null (it holds none; no answer in time). */
@@ -175,11 +170,7 @@ export class RemoteTracker {
   ) {}
 
   accepted(req: ForwardRequest, sequencer: string, rule: string): void {
-    const now = Date.now();
-    const receivedAt = req.t0 === undefined ? now : Math.round(performance.timeOrigin + req.t0);
-    const c = req.conditional;
-    const bounds = c === undefined ? undefined : { blockNumberMax: c.blockNumberMax, timestampMax: c.timestampMax };
-    this.seam.hand(this.chainId, [req.hash, req.rawHex, req.account, req.sender, receivedAt, now, sequencer, rule, bounds]);
+    handOver(this.seam.batch(this.chainId), req, sequencer, rule);
   }
 
   async status(account: string, hash: string): Promise<Exit> {

@@ -6,6 +6,7 @@
  * (counted): never the submission. Every move goes through `move`, which refuses a transition
  * states.ts does not list, bumps the entry's version and tells the listener once.
  */
+import { Interned } from './intern.js';
 import { isFinal, mayMove, type TrackState } from './states.js';
 
 /**
@@ -50,38 +51,50 @@ export interface Accepted {
   readonly nonce?: number | null | undefined;
 }
 
+/** The states as an entry's packed field numbers them (STEPS: its reorgs and version above). */
+const BY_INDEX: readonly TrackState[] = ['pending', 'included', 'reverted', 'replaced', 'dropped', 'expired'];
+const INDEX: Readonly<Record<TrackState, number>> = { pending: 0, included: 1, reverted: 2, replaced: 3, dropped: 4, expired: 5 };
+/** The packed field: state + 8 × reorgs + 2048 × version (reorgs counted up to 255). */
+const REORG = 8;
+const VERSION = 2048;
+const MAX_REORGS = 255;
+/**
+ * Epoch ms an entry's acceptance time is kept from: an offset that fits a small integer (no
+ * number object of its own, 16 bytes) for 24 days of the process's life; past that the engine
+ * keeps it as a number object, the same value.
+ */
+const EPOCH = Date.now();
+
 /**
  * One tracked transaction. Times are epoch ms. Kept small (docs/tracking.md gives the figure):
- * where it landed is one field, null while pending; times after the acceptance are kept as
- * small offsets from it; the sequencer label, the rule and the account are shared strings.
+ * where it landed is one field, null while pending; its state, reorgs and version one small
+ * integer; times kept as small offsets (the acceptance from the process's start, the others from
+ * the acceptance); the sequencer label, the rule and the account are shared strings.
  */
 export class Entry {
-  state: TrackState = 'pending';
-  /** Bumped on every move: the order of the changes pushed for it. */
-  version = 1;
+  /** state + REORG × reorgs + VERSION × version (arithmetic, not bits: exact past 2^31 too). */
+  private packed = VERSION;
   /** The sender, once the chain or a policy told it (the nonce check needs it). */
   sender: string | null;
   /** The signed bytes, kept only until the sender and the nonce are known (a replaced transaction is found by them). */
   raw: string | null;
   /** Where it landed (included, reverted) or its replacement did (replaced); null otherwise. */
   at: Landing | null = null;
-  /** Reorgs that took it out. */
-  reorgs = 0;
   /** `expired` (track/expiry.ts): the bound the chain passed, and the head that passed it; else null. */
   expiredBy: { readonly bound: string; readonly head: number } | null = null;
   /** The watcher's: the head number from which the drop/replace check may run. */
   checkFrom = 0;
   /** The head when it was accepted (the search for a replacement starts there). */
   sinceBlock = 0;
-  /** `updatedAt - acceptedAt`, and `acceptedAt - receivedAt`: offsets, small integers. */
+  /** `updatedAt - acceptedAt`, `acceptedAt - receivedAt` and `acceptedAt - EPOCH`: offsets, small integers. */
   private updatedMs = 0;
   private readonly receivedMs: number;
+  private readonly acceptedMs: number;
 
   /** The sender's nonce it uses, once the chain (or its bytes) told it; null until then. */
   nonce: number | null;
   readonly hash: string;
   readonly account: string;
-  readonly acceptedAt: number;
   /** The sequencer that accepted it, and the rule that established it (`hash`, `lookup`, `resend`). */
   readonly sequencer: string;
   readonly rule: string;
@@ -89,13 +102,43 @@ export class Entry {
   constructor(a: Accepted) {
     this.hash = a.hash;
     this.account = a.account;
-    this.acceptedAt = a.acceptedAt;
+    this.acceptedMs = a.acceptedAt - EPOCH;
     this.sequencer = a.sequencer;
     this.rule = a.rule;
     this.sender = a.sender;
     this.nonce = a.nonce ?? null;
     this.raw = a.sender === null || this.nonce === null ? a.raw : null;
     this.receivedMs = a.acceptedAt - a.receivedAt;
+  }
+
+  get state(): TrackState {
+    return BY_INDEX[this.packed % REORG]!;
+  }
+
+  set state(s: TrackState) {
+    this.packed += INDEX[s] - (this.packed % REORG);
+  }
+
+  /** Reorgs that took it out (counted up to 255). */
+  get reorgs(): number {
+    return Math.floor(this.packed / REORG) % (MAX_REORGS + 1);
+  }
+
+  set reorgs(n: number) {
+    this.packed += (Math.min(Math.max(0, n), MAX_REORGS) - this.reorgs) * REORG;
+  }
+
+  /** Bumped on every move: the order of the changes pushed for it. */
+  get version(): number {
+    return Math.floor(this.packed / VERSION);
+  }
+
+  set version(v: number) {
+    this.packed = (this.packed % VERSION) + v * VERSION;
+  }
+
+  get acceptedAt(): number {
+    return EPOCH + this.acceptedMs;
   }
 
   get receivedAt(): number {
@@ -132,15 +175,18 @@ export class TrackTable {
   ) {}
 
   /** Senders seen, one string each (a desk sends from few addresses: its entries share them). */
-  private readonly senders = new Map<string, string>();
+  private readonly senders = new Interned(4096);
+  /** Accounts, sequencer labels and rules of acceptances handed over by another thread (config's sets; bounded all the same). */
+  private readonly names = new Interned(4096);
 
   /** The one copy of a sender's address string (bounded: past 4,096 addresses it starts over). */
   sender(address: string): string {
-    const known = this.senders.get(address);
-    if (known !== undefined) return known;
-    if (this.senders.size >= 4096) this.senders.clear();
-    this.senders.set(address, address);
-    return address;
+    return this.senders.of(address);
+  }
+
+  /** The one copy of an account, sequencer label or rule string (bounded: past 4,096 it starts over). */
+  name(s: string): string {
+    return this.names.of(s);
   }
 
   get size(): number {

@@ -25,6 +25,7 @@ import { Watcher } from './watcher.js';
 import type { TrackView, WatchState } from './watch-state.js';
 import type { HeadSource } from '../upstreams/chain-rpc/chain-heads.js';
 import { type Bounds, Expiries } from './expiry.js';
+import { type HandedBatch, handedBounds, handedCount, handedEntry } from './handed.js';
 
 /** The forward's request, as far as tracking reads it (forward/parts.ts's ForwardRequest). */
 export interface Forwarded {
@@ -39,20 +40,6 @@ export interface Forwarded {
 }
 
 type Answer = Exit | Promise<Exit>;
-
-/** An acceptance handed from another thread of the process: the request's fields and its times (epoch ms). */
-export interface HandedAcceptance {
-  readonly hash: string;
-  readonly rawHex: string;
-  readonly account: string;
-  readonly sender: string | null;
-  readonly receivedAt: number;
-  readonly acceptedAt: number;
-  readonly sequencer: string;
-  readonly rule: string;
-  /** A conditional send's bounds (track/expiry.ts). */
-  readonly conditional?: Bounds | undefined;
-}
 
 /** The tracker's metrics hooks. */
 export interface TrackObserver {
@@ -142,7 +129,7 @@ export class Tracker implements TrackView {
       const now = Math.round(t + offset);
       const receivedAt = req.t0 === undefined ? now : Math.round(req.t0 + offset);
       this.follow(
-        new Entry({ hash: req.hash, account: req.account, receivedAt, acceptedAt: now, sequencer, rule, sender: req.sender, raw: req.rawHex }),
+        new Entry({ hash: req.hash, account: req.account, receivedAt, acceptedAt: now, sequencer, rule, sender: this.senderOf(req.sender), raw: req.rawHex }),
         req.conditional,
       );
     } catch (err) {
@@ -150,13 +137,23 @@ export class Tracker implements TrackView {
     }
   }
 
-  /** An acceptance another thread of the process handed over (threads/track-seam.ts), its times epoch ms. */
-  acceptedElsewhere(a: HandedAcceptance): void {
-    try {
-      this.follow(new Entry({ ...a, raw: a.rawHex }), a.conditional);
-    } catch (err) {
-      this.log.error({ err, tx: a.hash }, 'tracker: an acceptance could not be tracked (the submission is unaffected)');
+  /**
+   * The acceptances another thread of the process handed over in one turn (threads/track-seam.ts;
+   * the batch's layout: handed.ts), their times epoch ms.
+   */
+  acceptedElsewhere(batch: HandedBatch): void {
+    for (let k = 0, n = handedCount(batch); k < n; k++) {
+      try {
+        this.follow(handedEntry(batch, k, this.table), handedBounds(batch, k));
+      } catch (err) {
+        this.log.error({ err }, 'tracker: an acceptance could not be tracked (the submission is unaffected)');
+      }
     }
+  }
+
+  /** A policy's sender (a string of its own per request): the table's one copy. */
+  private senderOf(sender: string | null): string | null {
+    return sender === null ? null : this.table.sender(sender);
   }
 
   private follow(e: Entry, conditional: Bounds | undefined): void {
