@@ -21,7 +21,7 @@ export function noisyLine(run: Pick<LimitRun, 'maxSpread' | 'results'>): string 
 export function renderLimit(run: LimitRun = readRun('limit', 'limit')): string {
   const noisy = noisyLine(run);
   return [
-    `Recorded ${run.date.slice(0, 10)}, ${run.node} \`${run.nodeFlags.join(' ')}\`: median of ${run.rounds} rounds of ${run.requests} requests (${run.warmup} warm-up) a scenario; the echo ${(run.echo.median / 1000).toFixed(1)}k (rounds spread ${pct(run.echo.spread)}).`,
+    `Recorded ${run.date.slice(0, 10)}, ${run.node} \`${run.nodeFlags.join(' ')}\`: median of ${run.rounds} rounds of ${run.requests} requests (${run.warmup} warm-up) a scenario, each without the collector's instructions; the echo ${(run.echo.median / 1000).toFixed(1)}k (rounds spread ${pct(run.echo.spread)}).`,
     '',
     ...limitTables(run.rows as readonly LimitRow[]),
     ...(noisy === '' ? [] : ['', noisy]),
