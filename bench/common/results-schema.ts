@@ -207,7 +207,13 @@ export interface AllocRun {
   readonly node: string;
   readonly date: string;
   readonly rounds: number;
-  readonly results: readonly { readonly scenario: string; readonly build: string; readonly median: number; readonly rounds: readonly number[]; readonly spread: number }[];
+  readonly results: readonly {
+    readonly scenario: string;
+    readonly build: string;
+    readonly median: number;
+    readonly rounds: readonly number[];
+    readonly spread: number;
+  }[];
 }
 
 export interface Runs {

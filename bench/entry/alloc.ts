@@ -25,7 +25,13 @@ const run = startBench(
   'Heap bytes txgate allocates per request (eth_chainId, 401, valid submission over HTTP and to a ws:// sequencer), started plain; with --base-cli beside another build.',
   {
     'base-cli': { kind: 'text', arg: 'PATH', help: "another build's dist/src/cli.js, counted round by round beside this one" },
-    rounds: { kind: 'int', median: true, quick: 3, full: 5, help: 'rounds per build, an odd number ≥ 3 (a txgate started afresh each; the median is the figure)' },
+    rounds: {
+      kind: 'int',
+      median: true,
+      quick: 3,
+      full: 5,
+      help: 'rounds per build, an odd number ≥ 3 (a txgate started afresh each; the median is the figure)',
+    },
     'port-base': { kind: 'int', min: 1024, quick: 18650, help: 'first of the loopback ports (txgates PORT, PORT+2; stubs PORT+100, PORT+102)' },
   },
 );
@@ -55,10 +61,17 @@ for (let r = 0; r < opt.rounds; r++) {
     const port = BASE + 2 * i;
     const srv = await cg.start(
       `${name}-plain`,
-      { port, txgate: { config: (dir) => txgateConfig({ stub: STUB, port, lane4663: false, chains }, dir), accounts: accounts(false, false), cli, parent: run.tmp } },
+      {
+        port,
+        txgate: { config: (dir) => txgateConfig({ stub: STUB, port, lane4663: false, chains }, dir), accounts: accounts(false, false), cli, parent: run.tmp },
+      },
       true,
     );
-    for (const s of scenarios) bytes.get(name)!.get(s.name)!.push(await measure.allocation(srv, s));
+    for (const s of scenarios)
+      bytes
+        .get(name)!
+        .get(s.name)!
+        .push(await measure.allocation(srv, s));
     driver.closeLanes();
     await srv.stop();
   }
