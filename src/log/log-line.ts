@@ -13,6 +13,13 @@ const LEVEL_VALUE: Record<Level, number> = { debug: 20, info: 30, warn: 40, erro
 
 /** One line being built: `fast.line('info')?.str('reqId', id).json('status', 200).end('request')`. */
 export class LogLine {
+  /**
+   * The last field written is a string whose closing quote is not written yet: the next field's
+   * prefix (or the end) writes it, `","key":"` in one piece, so that a string field costs the
+   * line one concatenation fewer (bench:alloc: the request and audit lines' intermediate strings).
+   */
+  private open = false;
+
   constructor(
     private readonly stream: { write(s: string): unknown },
     /** `{"level":…,"time":…,"pid":…` then `,"key":value` per field. */
@@ -21,44 +28,64 @@ export class LogLine {
 
   /** A string that needs no escaping. */
   str(key: string, v: string): this {
-    this.s += strPrefix(key) + v + '"';
+    this.s += (this.open ? prefixes(key).openStr : prefixes(key).str) + v;
+    this.open = true;
     return this;
   }
 
   /** Text from outside (a client, a sequencer): escaped, cut at `max` characters. */
   text(key: string, v: string, max = 200): this {
-    this.s += jsonPrefix(key) + quote(v, max);
+    this.s += (this.open ? prefixes(key).openJson : prefixes(key).json) + quote(v, max);
+    this.open = false;
     return this;
   }
 
   /** A number, a boolean, or a value already serialized as JSON. */
   json(key: string, v: string | number | boolean): this {
-    this.s += jsonPrefix(key) + v;
+    this.s += (this.open ? prefixes(key).openJson : prefixes(key).json) + v;
+    this.open = false;
     return this;
   }
 
   end(msg: string): void {
-    this.stream.write(this.s + ',"msg":"' + msg + '"}\n');
+    const tail = ends(msg);
+    this.stream.write(this.s + (this.open ? tail.open : tail.closed));
     this.s = '';
+    this.open = false;
   }
 }
 
 /**
- * A field's `,"key":"` and `,"key":`, built once per key (the keys are the code's own, a few
- * dozen): one concatenation per field instead of four, each a string of its own (measured with
- * bench:instr --top on the request log's line).
+ * A field's `,"key":"` and `,"key":`, each also after an open string (`","key":"`), built once
+ * per key (the keys are the code's own, a few dozen): one concatenation per field instead of
+ * four, each a string of its own (measured with bench:instr --top on the request log's line).
  */
-const STR_PREFIX = new Map<string, string>();
-const JSON_PREFIX = new Map<string, string>();
-function strPrefix(key: string): string {
-  let p = STR_PREFIX.get(key);
-  if (p === undefined) STR_PREFIX.set(key, (p = ',"' + key + '":"'));
+interface Prefixes {
+  readonly str: string;
+  readonly json: string;
+  readonly openStr: string;
+  readonly openJson: string;
+}
+/** Keys and messages are the code's own; a bound all the same. */
+const CACHED = 256;
+const PREFIXES = new Map<string, Prefixes>();
+function prefixes(key: string): Prefixes {
+  let p = PREFIXES.get(key);
+  if (p === undefined) {
+    p = { str: ',"' + key + '":"', json: ',"' + key + '":', openStr: '","' + key + '":"', openJson: '","' + key + '":' };
+    if (PREFIXES.size < CACHED) PREFIXES.set(key, p);
+  }
   return p;
 }
-function jsonPrefix(key: string): string {
-  let p = JSON_PREFIX.get(key);
-  if (p === undefined) JSON_PREFIX.set(key, (p = ',"' + key + '":'));
-  return p;
+/** A line's end, `,"msg":"…"}` and a newline, after a closed field and after an open string: built once per message (a few fixed ones). */
+const ENDS = new Map<string, { readonly closed: string; readonly open: string }>();
+function ends(msg: string): { readonly closed: string; readonly open: string } {
+  let e = ENDS.get(msg);
+  if (e === undefined) {
+    e = { closed: ',"msg":"' + msg + '"}\n', open: '","msg":"' + msg + '"}\n' };
+    if (ENDS.size < CACHED) ENDS.set(msg, e);
+  }
+  return e;
 }
 
 /**

@@ -27,6 +27,37 @@ describe('log line', () => {
     );
   });
 
+  it('any order of string, text and JSON fields, ending on any of them, reads back as written (property)', () => {
+    const field = fc.record({
+      kind: fc.constantFrom('str', 'text', 'json'),
+      key: fc.constantFrom('reqId', 'tx', 'status', 'detail', 'account', 'us'),
+      v: fc.string({ maxLength: 12 }),
+      n: fc.integer(),
+    });
+    fc.assert(
+      fc.property(fc.array(field, { maxLength: 8 }), fc.constantFrom('request', 'accepted', 'forward'), (fields, msg) => {
+        const out: string[] = [];
+        const line = new LogLine({ write: (s) => out.push(s) });
+        // Twice on one line object: nothing of the first line's last field is carried into the second.
+        for (let k = 0; k < 2; k++) {
+          line.s = '{"level":"info"';
+          const want: Record<string, unknown> = { level: 'info' };
+          for (const f of fields) {
+            const safe = f.v.replace(/[^a-z0-9]/gi, 'x');
+            if (f.kind === 'str') line.str(f.key, safe);
+            else if (f.kind === 'text') line.text(f.key, f.v);
+            else line.json(f.key, f.n);
+            want[f.key] = f.kind === 'str' ? safe : f.kind === 'text' ? f.v : f.n;
+          }
+          line.end(msg);
+          assert.ok(out[k]!.endsWith('}\n'));
+          assert.deepEqual(JSON.parse(out[k]!), { ...want, msg });
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   it('milliseconds from whole microseconds: the text String(us / 1000) gives (property)', () => {
     for (let us = 0; us < 20_000; us++) assert.equal(millisText(us), String(us / 1000));
     fc.assert(
