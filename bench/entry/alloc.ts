@@ -5,25 +5,33 @@
  * started plain (node alone, a 1-MB young generation, --trace-gc-nvp), 2,000 requests of warm-up,
  * then whole young generations over 20,000 requests. No valgrind: a minute or two, beside any
  * callgrind run. With --base-cli another build (its dist/src/cli.js) is counted in the same run,
- * round by round beside this one, and each scenario's candidate / base given.
+ * round by round beside this one, and each scenario's candidate / base given; with --floor the
+ * conforming floor (bench/servers/floor-server.ts) in the scenarios it serves, the reference of
+ * the allocation target (docs/performance.md).
  */
 import { join } from 'node:path';
+import { keySha256 } from '../../src/accounts/keys.js';
+import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
 import { median, round } from '../common/figures.js';
 import { startBench } from '../common/bench-run.js';
 import { resultsJson } from '../common/results-schema.js';
-import { REPO } from '../common/paths.js';
+import { REPO, server } from '../common/paths.js';
 import { spread } from '../common/stage-costs.js';
 import { startStub } from '../servers/stub-sequencer.js';
-import { Callgrind } from '../instr/callgrind.js';
+import { Callgrind, type ServerDef } from '../instr/callgrind.js';
 import { Driver } from '../instr/drive.js';
 import { Measure } from '../instr/measure.js';
-import { accounts, CHAINS, MAIN, txgateConfig, WS_SEQUENCER } from '../instr/scenarios.js';
+import { accounts, CHAINS, FLOOR, keys, MAIN, MIN_TIP, txgateConfig, WS_SEQUENCER } from '../instr/scenarios.js';
 
 const SCENARIOS = ['eth_chainId', '401 unauthorized', 'valid submission', WS_SEQUENCER];
 const run = startBench(
   'bench:alloc',
   'Heap bytes txgate allocates per request (eth_chainId, 401, valid submission over HTTP and to a ws:// sequencer), started plain; with --base-cli beside another build.',
   {
+    floor: {
+      kind: 'flag',
+      help: 'the conforming floor (bench/servers/floor-server.ts) counted too, each round, in the scenarios it serves (not the ws:// sequencer)',
+    },
     'base-cli': { kind: 'text', arg: 'PATH', help: "another build's dist/src/cli.js, counted round by round beside this one" },
     rounds: {
       kind: 'int',
@@ -50,24 +58,43 @@ const measure = new Measure({ requests: 0, warmup: 0, rounds: 0, maxSpread: 1, r
   leftOut: () => undefined,
 });
 const scenarios = MAIN.filter((s) => SCENARIOS.includes(s.name));
-const builds: (readonly [string, string])[] = [
+/** What is counted: txgate builds by their cli.js, and with --floor the floor (null), each started afresh every round. */
+const builds: (readonly [string, string | null])[] = [
   ...(opt['base-cli'] !== undefined ? [['base', run.userPath(opt['base-cli'])] as const] : []),
   ['candidate', join(REPO, 'dist/src/cli.js')],
+  ...(opt.floor ? [['floor', null] as const] : []),
 ];
+const served = (build: string) => (build === 'floor' ? scenarios.filter((s) => FLOOR.has(s.name)) : scenarios);
 /** Bytes per request by build, then scenario: one figure per round. */
-const bytes = new Map(builds.map(([name]) => [name, new Map(SCENARIOS.map((s) => [s, [] as number[]]))]));
+const bytes = new Map(builds.map(([name]) => [name, new Map(served(name).map((s) => [s.name, [] as number[]]))]));
 for (let r = 0; r < opt.rounds; r++) {
   for (const [i, [name, cli]] of builds.entries()) {
     const port = BASE + 2 * i;
-    const srv = await cg.start(
-      `${name}-plain`,
-      {
-        port,
-        txgate: { config: (dir) => txgateConfig({ stub: STUB, port, lane4663: false, chains }, dir), accounts: accounts(false, false), cli, parent: run.tmp },
-      },
-      true,
-    );
-    for (const s of scenarios)
+    const def: ServerDef =
+      cli === null
+        ? {
+            port,
+            args: [
+              server('floor-server'),
+              String(port),
+              join(run.tmp, 'floor.log'),
+              keySha256(keys.load),
+              `http://127.0.0.1:${STUB}`,
+              ANVIL_TIP_ADDRESS,
+              MIN_TIP.toString(),
+            ],
+          }
+        : {
+            port,
+            txgate: {
+              config: (dir) => txgateConfig({ stub: STUB, port, lane4663: false, chains }, dir),
+              accounts: accounts(false, false),
+              cli,
+              parent: run.tmp,
+            },
+          };
+    const srv = await cg.start(`${name}-plain`, def, true);
+    for (const s of served(name))
       bytes
         .get(name)!
         .get(s.name)!
@@ -80,18 +107,25 @@ for (let r = 0; r < opt.rounds; r++) {
 
 const lines = ['| scenario | build | B per request (median) | rounds | spread |', '|---|---|--:|---|--:|'];
 const results = SCENARIOS.flatMap((scenario) =>
-  builds.map(([build]) => {
-    const xs = bytes.get(build)!.get(scenario)!;
+  builds.flatMap(([build]) => {
+    const xs = bytes.get(build)!.get(scenario);
+    if (xs === undefined) return [];
     const m = median(xs);
     lines.push(`| ${scenario} | ${build} | ${m.toFixed(0)} | ${xs.map((x) => x.toFixed(0)).join(', ')} | ${round(spread(xs) * 100, 1)}% |`);
     return { scenario, build, median: m, rounds: xs, spread: spread(xs) };
   }),
 );
-if (builds.length > 1)
-  for (const scenario of SCENARIOS) {
-    const [b, c] = builds.map(([build]) => median(bytes.get(build)!.get(scenario)!));
-    lines.push('', `${scenario}: candidate / base ${(c! / b!).toFixed(3)} (${(c! - b!).toFixed(0)} B)`);
+const of = (build: string, scenario: string) => {
+  const xs = bytes.get(build)?.get(scenario);
+  return xs === undefined ? undefined : median(xs);
+};
+for (const scenario of SCENARIOS) {
+  const c = of('candidate', scenario)!;
+  for (const ref of ['base', 'floor']) {
+    const b = of(ref, scenario);
+    if (b !== undefined) lines.push('', `${scenario}: candidate / ${ref} ${(c / b).toFixed(3)} (${(c - b).toFixed(0)} B)`);
   }
+}
 process.stdout.write(lines.join('\n') + '\n');
 run.write('alloc.md', lines.join('\n') + '\n');
 const path = run.write('alloc.json', resultsJson('alloc', { node: process.version, date: new Date().toISOString(), rounds: opt.rounds, results }));
