@@ -57,21 +57,31 @@ export class Attempts implements Asking {
   /**
    * Sequencers in order, moving on only when one did not definitely answer; written ones are
    * resolved meanwhile. The common path (the first eligible sequencer answers with the hash) is
-   * one continuation on its send; anything else goes on in `failoverFrom`.
+   * one continuation on its call; anything else goes on in `failoverFrom`.
    */
   failover(seqs: readonly Sequencer[], req: ForwardRequest, kind: SendKind): Promise<Exit> {
     let i = 0;
     while (i < seqs.length && !seqs[i]!.eligible) i++;
     if (i === seqs.length) return Promise.resolve(this.decide(req, []));
-    return this.sendTo(seqs[i]!, req, kind).then((a) => {
-      if (a.state !== 'accepted') return this.failoverFrom(seqs, i, a, req, kind);
+    const seq = seqs[i]!;
+    const t = performance.now();
+    let called: Promise<Answer>;
+    try {
+      called = kind.call(seq, req);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return called.then((answer) => {
+      const r = kind.read(answer, req.hash);
+      if (r.t !== 'accepted') return this.failoverFrom(seqs, i, this.sent(seq, req, kind, r, t), req, kind);
+      const a = part(seq, 'accepted', r.outcome, 'hash', r.exit, t, r.detail);
       this.finish(req, a, 'final', kind);
       return a.exit!;
     });
   }
 
-  /** The failover from sequencer `from` on, whose part (`first`) is not an acceptance. */
-  private async failoverFrom(seqs: readonly Sequencer[], from: number, first: Part, req: ForwardRequest, kind: SendKind): Promise<Exit> {
+  /** The failover from sequencer `from` on, whose part (`first`) is not an acceptance by hash. */
+  private async failoverFrom(seqs: readonly Sequencer[], from: number, first: Part | Promise<Part>, req: ForwardRequest, kind: SendKind): Promise<Exit> {
     // Made only off the common path (the first sequencer answers with the hash).
     let parts: Part[] | null = null;
     let resolving: Promise<Part>[] | null = null;
@@ -80,7 +90,7 @@ export class Attempts implements Asking {
     for (let i = from; i < seqs.length; i++) {
       const seq = seqs[i]!;
       if (i !== from && !seq.eligible) continue;
-      const a = i === from ? first : await this.sendTo(seq, req, kind);
+      const a = await (i === from ? first : this.sendTo(seq, req, kind));
       if (a.state === 'uncertain') {
         const o = (others ??= { accepted: false });
         (resolving ??= []).push(this.resolve(seq, req, kind, a, o).then((r) => (this.finish(req, r, o.accepted ? 'loser' : 'final', kind), r)));
@@ -180,13 +190,15 @@ export class Attempts implements Asking {
     } catch (e) {
       return Promise.reject(e);
     }
-    return called.then((answer) => {
-      const r = kind.read(answer, req.hash);
-      // A connection lost before the bytes went (reset at connect, a kept-alive one closed by the
-      // sequencer): nothing was sent, so once more at once, on a fresh connection.
-      if (r.t === 'not_sent' && r.transport && !r.busy) return kind.call(seq, req).then((again) => this.read(seq, req, kind.read(again, req.hash), t));
-      return this.read(seq, req, r, t);
-    });
+    return called.then((answer) => this.sent(seq, req, kind, kind.read(answer, req.hash), t));
+  }
+
+  /** A call's first reading as a part: a connection lost before the bytes went is called once more (`read` reads the answer then). */
+  private sent(seq: Sequencer, req: ForwardRequest, kind: SendKind, r: Reading, t: number): Part | Promise<Part> {
+    // A connection lost before the bytes went (reset at connect, a kept-alive one closed by the
+    // sequencer): nothing was sent, so once more at once, on a fresh connection.
+    if (r.t === 'not_sent' && r.transport && !r.busy) return kind.call(seq, req).then((again) => this.read(seq, req, kind.read(again, req.hash), t));
+    return this.read(seq, req, r, t);
   }
 
   /** A call's reading as a part: the common path, the hash at once; else `conclude`. */
