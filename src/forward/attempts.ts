@@ -30,6 +30,7 @@ import type { Role } from '../base/reasons.js';
 import { type Asking, lookup, resolve } from './resolve.js';
 import type { Answer, CallTimes, Upstream } from '../upstreams/upstream.js';
 import type { Sequencer } from './sequencer.js';
+import { auditHead, partFields, sequencerFields } from './audit-fields.js';
 
 /** The rules above for one chain's sequencers, shared by its plain send and its sync send. */
 export class Attempts implements Asking {
@@ -286,13 +287,12 @@ export class Attempts implements Asking {
       this.observer.forward({ chainId: this.chainId, sequencer: a.seq.label, outcome: a.outcome, ms, lane: 'plain' });
     const line = this.fast.line(a.state === 'uncertain' || a.state === 'not_sent' ? 'warn' : 'info');
     if (line === null) return;
-    line.str('audit', 'forward');
-    if (this.laneNamed) line.str('lane', 'plain');
-    if (method !== undefined) line.str('method', method);
-    line.str('reqId', req.reqId).str('account', req.account).str('tx', req.hash).json('chainId', this.chainId);
-    line.json('sequencer', a.seq.labelJson).str('outcome', partOutcome(a)).str('answer', a.outcome);
-    if (a.rule !== null) line.str('rule', a.rule);
-    line.str('role', role).json('ms', millisText(us));
+    // The runs of fields that repeat, each one piece (audit-fields.ts): the line as it was field by field.
+    line.fields(auditHead(this.laneNamed, method)).str('reqId', req.reqId).str('account', req.account).str('tx', req.hash);
+    line
+      .fields(sequencerFields(this.chainId, a.seq))
+      .fields(partFields(partOutcome(a), a.outcome, a.rule, role))
+      .json('ms', millisText(us));
     if (a.detail !== undefined) line.text('detail', a.detail, 400);
     if (a.state === 'not_sent') line.json('sent', false);
     if (req.sender !== null) line.str('sender', req.sender);
