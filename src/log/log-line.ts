@@ -139,9 +139,31 @@ export class FastLog {
    */
   line(level: Level): LogLine | null {
     if (LEVEL_VALUE[level] < this.min) return null;
-    return new LogLine(this.stream, '{"level":"' + level + '","time":' + msText(Date.now()) + this.pid);
+    const ms = Date.now();
+    if (ms !== this.headMs || level !== this.headLevel) {
+      this.headMs = ms;
+      this.headLevel = level;
+      this.head = LEVEL_HEAD[level] + msText(ms) + this.pid;
+    }
+    return new LogLine(this.stream, this.head);
   }
+
+  /**
+   * The last line's start, `{"level":…,"time":…` and the bound fields, kept while its level and
+   * millisecond are the next line's too (under load most lines are: no new string for it then).
+   */
+  private head = '';
+  private headMs = -1;
+  private headLevel: Level | null = null;
 }
+
+/** `{"level":"…","time":` by level. */
+const LEVEL_HEAD: Record<Level, string> = {
+  debug: '{"level":"debug","time":',
+  info: '{"level":"info","time":',
+  warn: '{"level":"warn","time":',
+  error: '{"level":"error","time":',
+};
 
 /**
  * A millisecond time as text, remembered while it is the same millisecond: past 2^31 it is a

@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { LogLine, millisText } from '../../src/log/log-line.js';
+import { pino } from 'pino';
+import { FastLog, LogLine, millisText } from '../../src/log/log-line.js';
 
 describe('log line', () => {
   it('fields in order, each key with its value, the same on a second line with the same keys', () => {
@@ -56,6 +57,22 @@ describe('log line', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+
+  it("each line starts with its own level, a time and the logger's bound fields, whatever level the line before had", () => {
+    const out: string[] = [];
+    const fast = new FastLog(pino({ level: 'info' }, { write: (s: string) => void out.push(s) }).child({ worker: 3 }));
+    const levels = ['info', 'warn', 'info', 'info', 'error', 'debug', 'warn'] as const;
+    const before = Date.now();
+    for (const [i, level] of levels.entries()) fast.line(level)?.json('n', i).end('m');
+    const after = Date.now();
+    const lines = out.map((l) => JSON.parse(l) as { level: string; time: number; pid: number; worker: number; n: number });
+    // debug is below the logger's level: no line.
+    assert.deepEqual(
+      lines.map((l) => [l.level, l.n, l.pid, l.worker]),
+      levels.flatMap((level, i) => (level === 'debug' ? [] : [[level, i, process.pid, 3]])),
+    );
+    for (const l of lines) assert.ok(l.time >= before && l.time <= after);
   });
 
   it('milliseconds from whole microseconds: the text String(us / 1000) gives (property)', () => {
