@@ -6,13 +6,13 @@
  * Bounded: statuses and methods are the code's own, chains the configuration's, and an account's
  * piece is kept while the account is (a reloaded account is a new object).
  */
-import type { Account } from '../accounts/types.js';
 import { piece, type Piece } from '../log/log-line.js';
 
 const STATUSES = new Map<number, Piece>();
 const CHAINS = new Map<number, Piece>();
 const METHODS = new Map<string, Piece>();
-const ACCOUNTS = new WeakMap<Account, Piece>();
+/** By the account object (the pipeline's `ctx.account`). */
+const ACCOUNTS = new WeakMap<{ readonly id: string }, Piece>();
 /** Statuses and chains kept (a bound all the same; past it each line builds its own). */
 const KEPT = 256;
 
@@ -47,7 +47,7 @@ export function methodField(method: string): Piece {
 }
 
 /** `,"account":"…"` (account ids need no escaping: what the request line's `str` wrote). */
-export function accountField(account: Account): Piece {
+export function accountField(account: { readonly id: string }): Piece {
   let p = ACCOUNTS.get(account);
   if (p === undefined) ACCOUNTS.set(account, (p = piece(',"account":"' + account.id + '"')));
   return p;
