@@ -9,6 +9,7 @@
  * conforming floor (bench/servers/floor-server.ts) in the scenarios it serves, the reference of
  * the allocation target (docs/performance.md).
  */
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { keySha256 } from '../../src/accounts/keys.js';
 import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
@@ -44,6 +45,10 @@ const run = startBench(
   },
 );
 const opt = run.opt;
+if (opt['base-cli'] !== undefined && !existsSync(run.userPath(opt['base-cli']))) {
+  process.stderr.write(`bench:alloc: --base-cli ${opt['base-cli']}: no such file (a build's dist/src/cli.js)\n`);
+  process.exit(2);
+}
 const BASE = opt['port-base'];
 const STUB = BASE + 100;
 const chains = new Set<keyof typeof CHAINS>(['ws']);
@@ -93,7 +98,11 @@ for (let r = 0; r < opt.rounds; r++) {
               parent: run.tmp,
             },
           };
-    const srv = await cg.start(`${name}-plain`, def, true);
+    // A server that does not start (a build that fails, a port taken) ends the run in one line.
+    const srv = await cg.start(`${name}-plain`, def, true).catch((e: unknown) => {
+      process.stderr.write(`bench:alloc: ${name} did not start: ${(e as Error).message.split('\n')[0]}\n`);
+      process.exit(1);
+    });
     for (const s of served(name))
       bytes
         .get(name)!
