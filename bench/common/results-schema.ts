@@ -202,7 +202,22 @@ export interface GuardRun {
   >;
 }
 
+/** bench:alloc (alloc.json): heap bytes per request of each build and scenario, txgate started plain. */
+export interface AllocRun {
+  readonly node: string;
+  readonly date: string;
+  readonly rounds: number;
+  readonly results: readonly {
+    readonly scenario: string;
+    readonly build: string;
+    readonly median: number;
+    readonly rounds: readonly number[];
+    readonly spread: number;
+  }[];
+}
+
 export interface Runs {
+  readonly alloc: AllocRun;
   readonly instr: InstrRun;
   readonly load: LoadRun;
   readonly ws: WsRun;
@@ -219,6 +234,7 @@ export type Kind = keyof Runs;
 
 /** The kind of a results file, by its name (without .json). */
 export function kindOf(name: string): Kind {
+  if (name === 'alloc') return 'alloc';
   if (name.startsWith('instr')) return 'instr';
   if (name.startsWith('sync')) return 'sync';
   if (name.startsWith('fleet-stall')) return 'fleet-stall';
@@ -374,6 +390,7 @@ const SHAPES: Record<Kind, Check> = {
     instructionsPerHandedAcceptance: numOrNull,
     byRound: record(list(num)),
   }),
+  alloc: obj({ node: str, date: str, rounds: num, results: list(obj({ scenario: str, build: str, median: num, rounds: list(num), spread: num })) }),
   guard: obj({ commit: str, date: str, scenarios: record(obj({ tolerance: num, noise: obj({ runs: num, ratios: list(num), worst: num }) })) }),
   limit: obj({
     node: str,

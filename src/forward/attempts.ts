@@ -28,8 +28,9 @@ import { notSent, uncertain, type Known, type Reading } from './answer.js';
 import { type Part, type AttemptObserver, describe, type ForwardRequest, part, partOutcome, type SendKind } from './parts.js';
 import type { Role } from '../base/reasons.js';
 import { type Asking, lookup, resolve } from './resolve.js';
-import type { CallTimes, Upstream } from '../upstreams/upstream.js';
+import type { Answer, CallTimes, Upstream } from '../upstreams/upstream.js';
 import type { Sequencer } from './sequencer.js';
+import { auditHead, partFields, sequencerFields } from './audit-fields.js';
 
 /** The rules above for one chain's sequencers, shared by its plain send and its sync send. */
 export class Attempts implements Asking {
@@ -54,16 +55,43 @@ export class Attempts implements Asking {
     return new Attempts(this.chainId, times, this.rpc, this.log, this.observer, this.laneNamed, this.fast);
   }
 
-  /** Sequencers in order, moving on only when one did not definitely answer; written ones are resolved meanwhile. */
-  async failover(seqs: readonly Sequencer[], req: ForwardRequest, kind: SendKind): Promise<Exit> {
+  /**
+   * Sequencers in order, moving on only when one did not definitely answer; written ones are
+   * resolved meanwhile. The common path (the first eligible sequencer answers with the hash) is
+   * one continuation on its call; anything else goes on in `failoverFrom`.
+   */
+  failover(seqs: readonly Sequencer[], req: ForwardRequest, kind: SendKind): Promise<Exit> {
+    let i = 0;
+    while (i < seqs.length && !seqs[i]!.eligible) i++;
+    if (i === seqs.length) return Promise.resolve(this.decide(req, []));
+    const seq = seqs[i]!;
+    const t = performance.now();
+    let called: Promise<Answer>;
+    try {
+      called = kind.call(seq, req);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return called.then((answer) => {
+      const r = kind.read(answer, req.hash);
+      if (r.t !== 'accepted') return this.failoverFrom(seqs, i, this.sent(seq, req, kind, r, t), req, kind);
+      const a = part(seq, 'accepted', r.outcome, 'hash', r.exit, t, r.detail);
+      this.finish(req, a, 'final', kind);
+      return a.exit!;
+    });
+  }
+
+  /** The failover from sequencer `from` on, whose part (`first`) is not an acceptance by hash. */
+  private async failoverFrom(seqs: readonly Sequencer[], from: number, first: Part | Promise<Part>, req: ForwardRequest, kind: SendKind): Promise<Exit> {
     // Made only off the common path (the first sequencer answers with the hash).
     let parts: Part[] | null = null;
     let resolving: Promise<Part>[] | null = null;
     // Set once another sequencer accepted: the written ones need no resolving any more.
     let others: { accepted: boolean } | null = null;
-    for (const seq of seqs) {
-      if (!seq.eligible) continue;
-      const a = await this.sendTo(seq, req, kind);
+    for (let i = from; i < seqs.length; i++) {
+      const seq = seqs[i]!;
+      if (i !== from && !seq.eligible) continue;
+      const a = await (i === from ? first : this.sendTo(seq, req, kind));
       if (a.state === 'uncertain') {
         const o = (others ??= { accepted: false });
         (resolving ??= []).push(this.resolve(seq, req, kind, a, o).then((r) => (this.finish(req, r, o.accepted ? 'loser' : 'final', kind), r)));
@@ -151,14 +179,31 @@ export class Attempts implements Asking {
     return notSent(busy);
   }
 
-  /** One call to one sequencer, and the lookup its answer asks for; an uncertain part is resolved by the caller. */
-  async sendTo(seq: Sequencer, req: ForwardRequest, kind: SendKind): Promise<Part> {
+  /**
+   * One call to one sequencer, and the lookup its answer asks for; an uncertain part is resolved
+   * by the caller. Never throws: a call that throws is a rejected promise, as from an async function.
+   */
+  sendTo(seq: Sequencer, req: ForwardRequest, kind: SendKind): Promise<Part> {
     const t = performance.now();
-    let r = kind.read(await kind.call(seq, req), req.hash);
+    let called: Promise<Answer>;
+    try {
+      called = kind.call(seq, req);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return called.then((answer) => this.sent(seq, req, kind, kind.read(answer, req.hash), t));
+  }
+
+  /** A call's first reading as a part: a connection lost before the bytes went is called once more (`read` reads the answer then). */
+  private sent(seq: Sequencer, req: ForwardRequest, kind: SendKind, r: Reading, t: number): Part | Promise<Part> {
     // A connection lost before the bytes went (reset at connect, a kept-alive one closed by the
     // sequencer): nothing was sent, so once more at once, on a fresh connection.
-    if (r.t === 'not_sent' && r.transport && !r.busy) r = kind.read(await kind.call(seq, req), req.hash);
-    // The common path: the hash, at once.
+    if (r.t === 'not_sent' && r.transport && !r.busy) return kind.call(seq, req).then((again) => this.read(seq, req, kind.read(again, req.hash), t));
+    return this.read(seq, req, r, t);
+  }
+
+  /** A call's reading as a part: the common path, the hash at once; else `conclude`. */
+  private read(seq: Sequencer, req: ForwardRequest, r: Reading, t: number): Part | Promise<Part> {
     if (r.t === 'accepted') return part(seq, 'accepted', r.outcome, 'hash', r.exit, t, r.detail);
     if (r.t === 'uncertain' && r.outcome === 'hash_mismatch')
       this.log.error(
@@ -242,13 +287,12 @@ export class Attempts implements Asking {
       this.observer.forward({ chainId: this.chainId, sequencer: a.seq.label, outcome: a.outcome, ms, lane: 'plain' });
     const line = this.fast.line(a.state === 'uncertain' || a.state === 'not_sent' ? 'warn' : 'info');
     if (line === null) return;
-    line.str('audit', 'forward');
-    if (this.laneNamed) line.str('lane', 'plain');
-    if (method !== undefined) line.str('method', method);
-    line.str('reqId', req.reqId).str('account', req.account).str('tx', req.hash).json('chainId', this.chainId);
-    line.json('sequencer', a.seq.labelJson).str('outcome', partOutcome(a)).str('answer', a.outcome);
-    if (a.rule !== null) line.str('rule', a.rule);
-    line.str('role', role).json('ms', millisText(us));
+    // The runs of fields that repeat, each one piece (audit-fields.ts): the line as it was field by field.
+    line.fields(auditHead(this.laneNamed, method)).str('reqId', req.reqId).str('account', req.account).str('tx', req.hash);
+    line
+      .fields(sequencerFields(this.chainId, a.seq))
+      .fields(partFields(partOutcome(a), a.outcome, a.rule, role))
+      .json('ms', millisText(us));
     if (a.detail !== undefined) line.text('detail', a.detail, 400);
     if (a.state === 'not_sent') line.json('sent', false);
     if (req.sender !== null) line.str('sender', req.sender);

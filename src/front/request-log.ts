@@ -12,6 +12,7 @@ import type { BaseCtx } from '../pipeline/context.js';
 import { finished } from '../stages/list.js';
 import { outcomeOf } from '../base/reasons.js';
 import { CHAIN_ID_METHOD, SEND_METHOD } from '../rpc/rpc-methods.js';
+import { accountField, chainField, methodField, statusField } from './request-fields.js';
 
 export class RequestLog implements ExitLog {
   private readonly fast: FastLog;
@@ -38,17 +39,18 @@ export class RequestLog implements ExitLog {
     if (line === null) return;
     line.str('reqId', ctx.reqId);
     if (rpc === undefined) line.str('method', via);
-    else if (rpc.method === SEND_METHOD || rpc.method === CHAIN_ID_METHOD) line.str('method', rpc.method);
+    else if (rpc.method === SEND_METHOD || rpc.method === CHAIN_ID_METHOD) line.fields(methodField(rpc.method));
     else line.text('method', rpc.method, 64);
-    if (!unanswered) line.json('status', exit.status);
+    if (!unanswered) line.fields(statusField(exit.status));
     line.json('us', micros);
     if (!ok) {
       line.str('reason', exit.reason).str('stage', stage);
       const detail = exit.detailJson();
       if (detail !== null) line.json('detail', detail);
     }
-    if (ctx.chain !== undefined) line.json('chainId', ctx.chain.chainId);
-    if (ctx.account !== undefined) line.str('account', ctx.account.id);
+    // The repeated fields each one piece (request-fields.ts): the text as field by field.
+    if (ctx.chain !== undefined) line.fields(chainField(ctx.chain.chainId));
+    if (ctx.account !== undefined) line.fields(accountField(ctx.account));
     if (ctx.tx !== undefined) line.str('tx', ctx.tx.hash);
     // The client left before its answer (after the forward was sent): the outcome above is
     // real, but nobody received it; support needs to tell the two apart.

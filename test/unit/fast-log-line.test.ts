@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { LogLine, millisText } from '../../src/log/log-line.js';
+import { pino } from 'pino';
+import { FastLog, LogLine, millisText } from '../../src/log/log-line.js';
 
 describe('log line', () => {
   it('fields in order, each key with its value, the same on a second line with the same keys', () => {
@@ -25,6 +26,53 @@ describe('log line', () => {
       out.map((s) => JSON.parse(s)),
       [1, 2].map((n) => ({ level: 'info', reqId: `r-${n}`, status: 200 + n, detail: `a "quoted" \n line ${n}`, ok: true, msg: 'request' })),
     );
+  });
+
+  it('any order of string, text and JSON fields, ending on any of them, reads back as written (property)', () => {
+    const field = fc.record({
+      kind: fc.constantFrom('str', 'text', 'json'),
+      key: fc.constantFrom('reqId', 'tx', 'status', 'detail', 'account', 'us'),
+      v: fc.string({ maxLength: 12 }),
+      n: fc.integer(),
+    });
+    fc.assert(
+      fc.property(fc.array(field, { maxLength: 8 }), fc.constantFrom('request', 'accepted', 'forward'), (fields, msg) => {
+        const out: string[] = [];
+        const line = new LogLine({ write: (s) => out.push(s) });
+        // Twice on one line object: nothing of the first line's last field is carried into the second.
+        for (let k = 0; k < 2; k++) {
+          line.s = '{"level":"info"';
+          const want: Record<string, unknown> = { level: 'info' };
+          for (const f of fields) {
+            const safe = f.v.replace(/[^a-z0-9]/gi, 'x');
+            if (f.kind === 'str') line.str(f.key, safe);
+            else if (f.kind === 'text') line.text(f.key, f.v);
+            else line.json(f.key, f.n);
+            want[f.key] = f.kind === 'str' ? safe : f.kind === 'text' ? f.v : f.n;
+          }
+          line.end(msg);
+          assert.ok(out[k]!.endsWith('}\n'));
+          assert.deepEqual(JSON.parse(out[k]!), { ...want, msg });
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("each line starts with its own level, a time and the logger's bound fields, whatever level the line before had", () => {
+    const out: string[] = [];
+    const fast = new FastLog(pino({ level: 'info' }, { write: (s: string) => void out.push(s) }).child({ worker: 3 }));
+    const levels = ['info', 'warn', 'info', 'info', 'error', 'debug', 'warn'] as const;
+    const before = Date.now();
+    for (const [i, level] of levels.entries()) fast.line(level)?.json('n', i).end('m');
+    const after = Date.now();
+    const lines = out.map((l) => JSON.parse(l) as { level: string; time: number; pid: number; worker: number; n: number });
+    // debug is below the logger's level: no line.
+    assert.deepEqual(
+      lines.map((l) => [l.level, l.n, l.pid, l.worker]),
+      levels.flatMap((level, i) => (level === 'debug' ? [] : [[level, i, process.pid, 3]])),
+    );
+    for (const l of lines) assert.ok(l.time >= before && l.time <= after);
   });
 
   it('milliseconds from whole microseconds: the text String(us / 1000) gives (property)', () => {

@@ -1,0 +1,54 @@
+/**
+ * The audit line's repeated fields as pieces (src/forward/audit-fields.ts): a line built with
+ * them is, character for character, the line built field by field as before, whichever of the
+ * optional fields (the lane, the method, the rule) it has, after an open string or a closed field.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { auditHead, partFields, sequencerFields } from '../../src/forward/audit-fields.js';
+import type { Sequencer } from '../../src/forward/sequencer.js';
+import { LogLine } from '../../src/log/log-line.js';
+
+const written = (build: (l: LogLine) => void): string => {
+  let out = '';
+  const line = new LogLine({ write: (s) => (out = s) }, '{"level":"info","time":1,"pid":2');
+  build(line);
+  line.end('forward');
+  return out;
+};
+
+describe('audit line pieces', () => {
+  it('the same text as field by field, for every lane, method, rule and role', () => {
+    const seq = { labelJson: JSON.stringify('https://seq.example/"x"') } as unknown as Sequencer;
+    for (const laneNamed of [false, true])
+      for (const method of [undefined, 'eth_sendRawTransactionSync'])
+        for (const rule of [null, 'hash', 'lookup'])
+          for (const role of ['final', 'loser'])
+            for (const before of ['open', 'closed']) {
+              const fieldByField = written((l) => {
+                if (before === 'open') l.str('x', 'y');
+                else l.json('x', 1);
+                l.str('audit', 'forward');
+                if (laneNamed) l.str('lane', 'plain');
+                if (method !== undefined) l.str('method', method);
+                l.str('reqId', 'r-1').str('account', 'acct').str('tx', '0xab').json('chainId', 4663);
+                l.json('sequencer', seq.labelJson).str('outcome', 'accepted').str('answer', 'accepted');
+                if (rule !== null) l.str('rule', rule);
+                l.str('role', role).json('ms', '1.5');
+              });
+              // Twice: the second time from the caches.
+              for (let k = 0; k < 2; k++) {
+                const pieces = written((l) => {
+                  if (before === 'open') l.str('x', 'y');
+                  else l.json('x', 1);
+                  l.fields(auditHead(laneNamed, method)).str('reqId', 'r-1').str('account', 'acct').str('tx', '0xab');
+                  l.fields(sequencerFields(4663, seq))
+                    .fields(partFields('accepted', 'accepted', rule, role))
+                    .json('ms', '1.5');
+                });
+                assert.equal(pieces, fieldByField);
+                assert.ok(JSON.parse(pieces));
+              }
+            }
+  });
+});

@@ -1,0 +1,44 @@
+/**
+ * The request line's repeated fields as pieces (src/front/request-fields.ts): each gives, after an
+ * open string or a closed field, character for character what the field written by itself gave.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { accountField, chainField, methodField, statusField } from '../../src/front/request-fields.js';
+import { LogLine, type Piece } from '../../src/log/log-line.js';
+
+const written = (build: (l: LogLine) => void): string => {
+  let out = '';
+  const line = new LogLine({ write: (s) => (out = s) }, '{"level":"info"');
+  build(line);
+  line.end('request');
+  return out;
+};
+
+describe('request line pieces', () => {
+  it('the same text as field by field, after an open or a closed field, from the cache too', () => {
+    const account = { id: 'acct-1' };
+    const cases: [(l: LogLine) => void, () => Piece][] = [
+      [(l) => l.json('status', 402), () => statusField(402)],
+      [(l) => l.json('chainId', 4663), () => chainField(4663)],
+      [(l) => l.str('method', 'eth_sendRawTransaction'), () => methodField('eth_sendRawTransaction')],
+      [(l) => l.str('account', 'acct-1'), () => accountField(account)],
+    ];
+    for (const [byField, asPiece] of cases)
+      for (const open of [true, false])
+        for (let k = 0; k < 2; k++) {
+          const before = (l: LogLine) => (open ? l.str('reqId', 'r-1') : l.json('us', 12));
+          const want = written((l) => {
+            before(l);
+            byField(l);
+            l.str('tx', '0xab');
+          });
+          const got = written((l) => {
+            before(l);
+            l.fields(asPiece()).str('tx', '0xab');
+          });
+          assert.equal(got, want);
+          assert.ok(JSON.parse(got));
+        }
+  });
+});
