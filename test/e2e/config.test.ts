@@ -134,7 +134,13 @@ describe('the txgate command', () => {
   it('the package declares the txgate command (npx txgate, or on the PATH after npm link / a global install)', () => {
     const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '../../../package.json'), 'utf8'));
     assert.equal(pkg.bin.txgate, 'dist/src/cli.js');
-    assert.match(readFileSync(CLI, 'utf8'), /^#!\/usr\/bin\/env node\n/);
+    // Its first line starts node without the memory reducer (docs/performance.md#after-an-idle-spell), and runs as written.
+    const shebang = /^#!(\/usr\/bin\/env -S node --no-memory-reducer)\n/.exec(readFileSync(CLI, 'utf8'));
+    assert.ok(shebang !== null, 'the bin starts node with --no-memory-reducer');
+    const [env, ...args] = shebang[1]!.split(' ');
+    const version = spawnSync(env!, [...args, CLI, '--version'], { encoding: 'utf8' });
+    assert.equal(version.status, 0, version.stderr);
+    assert.match(version.stdout, /\d+\.\d+\.\d+/);
   });
   it('serves, then drains on SIGTERM and exits 0', async () => {
     const f = join(dir, 'ok.json');
