@@ -66,13 +66,7 @@ export class Attempts implements Asking {
     if (i === seqs.length) return Promise.resolve(this.decide(req, []));
     const seq = seqs[i]!;
     const t = performance.now();
-    let called: Promise<Answer>;
-    try {
-      called = kind.call(seq, req);
-    } catch (e) {
-      return Promise.reject(e);
-    }
-    return called.then((answer) => {
+    return callOf(kind, seq, req).then((answer) => {
       const r = kind.read(answer, req.hash);
       if (r.t !== 'accepted') return this.failoverFrom(seqs, i, this.sent(seq, req, kind, r, t), req, kind);
       const a = part(seq, 'accepted', r.outcome, 'hash', r.exit, t, r.detail);
@@ -185,13 +179,7 @@ export class Attempts implements Asking {
    */
   sendTo(seq: Sequencer, req: ForwardRequest, kind: SendKind): Promise<Part> {
     const t = performance.now();
-    let called: Promise<Answer>;
-    try {
-      called = kind.call(seq, req);
-    } catch (e) {
-      return Promise.reject(e);
-    }
-    return called.then((answer) => this.sent(seq, req, kind, kind.read(answer, req.hash), t));
+    return callOf(kind, seq, req).then((answer) => this.sent(seq, req, kind, kind.read(answer, req.hash), t));
   }
 
   /** A call's first reading as a part: a connection lost before the bytes went is called once more (`read` reads the answer then). */
@@ -297,5 +285,14 @@ export class Attempts implements Asking {
     if (a.state === 'not_sent') line.json('sent', false);
     if (req.sender !== null) line.str('sender', req.sender);
     line.end('forward');
+  }
+}
+
+/** One call, a call that throws as a rejected promise (as from an async function): the failover's common path and `sendTo` never throw. */
+function callOf(kind: SendKind, seq: Sequencer, req: ForwardRequest): Promise<Answer> {
+  try {
+    return kind.call(seq, req);
+  } catch (e) {
+    return Promise.reject(e);
   }
 }
