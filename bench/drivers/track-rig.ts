@@ -1,0 +1,77 @@
+/**
+ * What bench:track's two drivers (track-accept.ts: instructions, track-alloc.ts: bytes) share:
+ * one tracked chain and its tracker; in mode `hand` the seam of src/threads/track-seam.ts with
+ * both ends on this thread over a MessageChannel (the batch, its structured clone and the owner's
+ * handling, not another thread's wake-up); acceptances' requests as a request has them (hash and
+ * raw bytes); and acceptances handed over 8 to a turn of the event loop, as 8 connections would.
+ */
+import { randomBytes } from 'node:crypto';
+import { MessageChannel } from 'node:worker_threads';
+import { parseConfig } from '../../src/config/config.js';
+import { createLogger } from '../../src/log/log.js';
+import { RemoteTracker, TrackOwner, TrackRemote } from '../../src/threads/track-seam.js';
+import { Tracker } from '../../src/track/tracker.js';
+import { ChainRpc } from '../../src/upstreams/chain-rpc/chain-rpc.js';
+
+/** Handed to the tracker (the owner's thread), over the seam (another worker's), or neither. */
+export type TrackMode = 'track' | 'hand' | 'none';
+
+const RPC = 'http://127.0.0.1:9';
+const turn = () => new Promise<void>((r) => setImmediate(r));
+
+export function trackRig(mode: TrackMode, maxTracked?: number) {
+  const chain = parseConfig(
+    {
+      chains: [
+        {
+          chainId: 4663,
+          hosts: ['x'],
+          sequencers: [RPC],
+          rpc: RPC,
+          track: { enabled: true, pollMs: 60_000, stallMs: 600_000, ...(maxTracked !== undefined ? { maxTracked } : {}) },
+        },
+      ],
+    },
+    '.',
+    {},
+  ).chains[0]!;
+  const log = createLogger({ level: 'error' });
+  const tracker = new Tracker(chain, log, { rpc: new ChainRpc(RPC) });
+  const { port1, port2 } = new MessageChannel();
+  const owner = mode === 'hand' ? new TrackOwner(new Map([[chain.chainId, tracker]]), [port1], log) : null;
+  const remote = mode === 'hand' ? new RemoteTracker(chain.chainId, new ChainRpc(RPC), new TrackRemote(port2, log)) : null;
+  const tracked = () => tracker.pending + tracker.final;
+  const requests = (n: number) =>
+    Array.from({ length: n }, () => ({
+      hash: '0x' + randomBytes(32).toString('hex'),
+      rawHex: '0x' + randomBytes(115).toString('hex'),
+      account: 'desk',
+      reqId: 'r',
+      sender: null,
+      t0: performance.now(),
+    }));
+  return {
+    turn,
+    requests,
+    /** Every request accepted, 8 to a turn, then the owner's handling of the last batches awaited (checked). */
+    async accept(reqs: ReturnType<typeof requests>): Promise<void> {
+      const want = tracked() + (mode === 'none' ? 0 : reqs.length);
+      for (let i = 0; i < reqs.length; i += 8) {
+        for (let j = i; j < i + 8 && j < reqs.length; j++) {
+          if (mode === 'track') tracker.accepted(reqs[j]!, RPC, 'hash');
+          else if (remote !== null) remote.accepted(reqs[j]!, RPC, 'hash');
+        }
+        await turn();
+      }
+      for (let waited = 0; tracked() < want && waited < 10_000; waited++) await turn();
+      if (tracked() !== want) throw new Error(`${tracked()} tracked, not ${want}`);
+    },
+    async close(): Promise<void> {
+      owner?.close();
+      await remote?.close();
+      port1.close();
+      port2.close();
+      await tracker.close();
+    },
+  };
+}
