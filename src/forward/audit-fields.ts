@@ -7,19 +7,18 @@
  * vocabularies (reasons.ts, answer.ts) or is JSON already (a sequencer's label): bounded, and
  * written as `str` and `json` wrote them.
  */
-import { piece, type Piece } from '../log/log-line.js';
+import { piece, piecesBy, type Piece } from '../log/log-line.js';
 import type { Sequencer } from './sequencer.js';
 
 /** `,"audit":"forward"`, then `,"lane":"plain"` where the chain names the lane, then `,"method":…` (by lane named, then method). */
-const HEADS = [new Map<string | undefined, Piece>(), new Map<string | undefined, Piece>()] as const;
+const headOf = (laneNamed: boolean) =>
+  piecesBy(
+    (method: string | undefined) => ',"audit":"forward"' + (laneNamed ? ',"lane":"plain"' : '') + (method !== undefined ? ',"method":"' + method + '"' : ''),
+    64,
+  );
+const HEADS = [headOf(false), headOf(true)] as const;
 export function auditHead(laneNamed: boolean, method: string | undefined): Piece {
-  const byMethod = HEADS[laneNamed ? 1 : 0];
-  let p = byMethod.get(method);
-  if (p === undefined) {
-    p = piece(',"audit":"forward"' + (laneNamed ? ',"lane":"plain"' : '') + (method !== undefined ? ',"method":"' + method + '"' : ''));
-    if (byMethod.size < 64) byMethod.set(method, p);
-  }
-  return p;
+  return HEADS[laneNamed ? 1 : 0](method);
 }
 
 /** `,"chainId":N,"sequencer":LABEL` of a sequencer (it belongs to one chain): kept while the sequencer is. */
