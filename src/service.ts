@@ -21,7 +21,7 @@ import { WorkerPool } from './threads/pool.js';
 import { freePort } from './base/free-port.js';
 import { ExpressLanes } from './express-lane/lanes.js';
 import type { WorkerSnapshot } from './threads/protocol.js';
-import type { TrackSeamPart } from './threads/track-seam.js';
+import { seamParts, type TrackSeamPart } from './threads/track-seam.js';
 import { MessageChannel } from 'node:worker_threads';
 
 export interface Service {
@@ -149,8 +149,7 @@ async function sharedStore(config: Config, log: Logger): Promise<SharedAccountSt
  */
 function trackSeams(config: Config): TrackSeamPart[] {
   if (!config.chains.some((c) => c.track.enabled)) return [];
-  const channels = Array.from({ length: config.workers - 1 }, () => new MessageChannel());
-  return [{ role: 'owner', ports: channels.map((c) => c.port1) }, ...channels.map((c): TrackSeamPart => ({ role: 'remote', port: c.port2 }))];
+  return seamParts(config.workers, () => new MessageChannel());
 }
 
 async function startThreads(config: Config, log: Logger, pretty: boolean): Promise<Service> {

@@ -36,7 +36,7 @@ export class Tracking {
     private readonly observer: TrackObserver | undefined,
     private readonly seam: TrackSeamPart | null = null,
   ) {
-    this.remote = seam?.role === 'remote' && config.chains.some((c) => c.track.enabled) ? new TrackRemote(seam.port, log) : null;
+    this.remote = seam?.role === 'remote' && config.chains.some((c) => c.track.enabled) ? new TrackRemote(seam.port, seam.ring, log) : null;
   }
 
   /** The forward's observer of a chain: told which sequencer accepted by which rule where the chain tracks. */
@@ -64,7 +64,7 @@ export class Tracking {
       this.trackers.set(c.chainId, t);
       this.chains.set(c.chainId, t);
     }
-    if (this.seam?.role === 'owner' && this.trackers.size > 0) this.owner = new TrackOwner(this.trackers, this.seam.ports, this.log);
+    if (this.seam?.role === 'owner' && this.trackers.size > 0) this.owner = new TrackOwner(this.trackers, this.seam.ports, this.seam.rings, this.log);
   }
 
   /** What the WebSocket transport subscribes to, by chain. */

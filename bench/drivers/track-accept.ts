@@ -3,8 +3,8 @@
  * hashes and bytes, as a request has them), then, 8 to a turn of the event loop (8 connections),
  * hands each to a chain tracker's acceptance hook (`track`: the thread that owns the tracker),
  * hands it over to the owner as another worker thread does (`hand`: the seam of
- * src/threads/track-seam.ts, both ends on this thread over a MessageChannel: the batch, its
- * structured clone and the owner's handling, not the wake-up of another thread), or neither
+ * src/threads/track-seam.ts, both ends on this thread: the record written into the shared ring,
+ * the owner's wake-up and reading, its entry; not another thread's scheduling), or neither
  * (`none`). Run under callgrind, the difference to `none` over N is what tracking adds to one
  * accepted submission, process-wide. Usage: node track-accept.js N track|hand|none
  */

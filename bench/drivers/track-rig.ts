@@ -1,15 +1,15 @@
 /**
  * What bench:track's two drivers (track-accept.ts: instructions, track-alloc.ts: bytes) share:
  * one tracked chain and its tracker; in mode `hand` the seam of src/threads/track-seam.ts with
- * both ends on this thread over a MessageChannel (the batch, its structured clone and the owner's
- * handling, not another thread's wake-up); acceptances' requests as a request has them (hash and
+ * both ends on this thread (the record written into the ring, the owner's wake-up and reading,
+ * its entry; not another thread's scheduling); acceptances' requests as a request has them (hash and
  * raw bytes); and acceptances handed over 8 to a turn of the event loop, as 8 connections would.
  */
 import { randomBytes } from 'node:crypto';
 import { MessageChannel } from 'node:worker_threads';
 import { parseConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/log/log.js';
-import { RemoteTracker, TrackOwner, TrackRemote } from '../../src/threads/track-seam.js';
+import { RemoteTracker, seamParts, TrackOwner, TrackRemote } from '../../src/threads/track-seam.js';
 import { Tracker } from '../../src/track/tracker.js';
 import { ChainRpc } from '../../src/upstreams/chain-rpc/chain-rpc.js';
 
@@ -37,9 +37,10 @@ export function trackRig(mode: TrackMode, maxTracked?: number) {
   ).chains[0]!;
   const log = createLogger({ level: 'error' });
   const tracker = new Tracker(chain, log, { rpc: new ChainRpc(RPC) });
-  const { port1, port2 } = new MessageChannel();
-  const owner = mode === 'hand' ? new TrackOwner(new Map([[chain.chainId, tracker]]), [port1], log) : null;
-  const remote = mode === 'hand' ? new RemoteTracker(chain.chainId, new ChainRpc(RPC), new TrackRemote(port2, log)) : null;
+  const [own, other] = seamParts(2, () => new MessageChannel());
+  if (own?.role !== 'owner' || other?.role !== 'remote') throw new Error('two threads make an owner and a remote');
+  const owner = mode === 'hand' ? new TrackOwner(new Map([[chain.chainId, tracker]]), own.ports, own.rings, log) : null;
+  const remote = mode === 'hand' ? new RemoteTracker(chain.chainId, new ChainRpc(RPC), new TrackRemote(other.port, other.ring, log)) : null;
   const tracked = () => tracker.pending + tracker.final;
   const requests = (n: number) =>
     Array.from({ length: n }, () => ({
@@ -69,8 +70,7 @@ export function trackRig(mode: TrackMode, maxTracked?: number) {
     async close(): Promise<void> {
       owner?.close();
       await remote?.close();
-      port1.close();
-      port2.close();
+      for (const p of [...own.ports, other.port]) p.close();
       await tracker.close();
     },
   };

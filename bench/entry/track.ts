@@ -7,10 +7,10 @@
  *    them), less the heap before, per entry: just accepted (the signed bytes still held until the
  *    first lookup tells the sender), and after it (the sender known, the bytes let go). Medians
  *    of `--rounds`. With several worker threads the owner (worker 0) holds every other worker's
- *    acceptances as its port delivers them (src/threads/track-seam.ts), every string a copy of
- *    its own: measured too ("handed over": the strings through the structured clone a
- *    MessagePort makes; the tracker keeps one copy of each account, sequencer and rule), and
- *    with a 120-character sequencer label.
+ *    acceptances as it reads them from that worker's ring (src/threads/track-seam.ts): measured
+ *    too ("handed over": hash, bytes and sender read into strings of their own; the tracker
+ *    keeps one copy of each account, sequencer and rule), and with a 120-character sequencer
+ *    label.
  * 2. Heap bytes one acceptance allocates (`--allocs`; bench/drivers/track-alloc.ts), on the
  *    owner and handed over: what a tracked submission adds to the young generation's work.
  * 3. The watcher's cost on the serving thread per block: `--pending` pending transactions tracked,
@@ -24,13 +24,14 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { MessageChannel } from 'node:worker_threads';
 import { parseConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/log/log.js';
 import type { Answer } from '../../src/upstreams/upstream.js';
 import { ChainRpc, readBatch, type RpcCall as Call } from '../../src/upstreams/chain-rpc/chain-rpc.js';
 import { Entry, TrackTable } from '../../src/track/table.js';
 import { Tracker } from '../../src/track/tracker.js';
-import { type HandedBatch, handOver } from '../../src/track/handed.js';
+import { seamParts, TrackOwner, TrackRemote } from '../../src/threads/track-seam.js';
 import { Watcher } from '../../src/track/watcher.js';
 import { startBench } from '../common/bench-run.js';
 import { median, round } from '../common/figures.js';
@@ -98,16 +99,19 @@ async function memoryRound(n: number, senderKnown: boolean, mode: 'own' | 'hande
   const tracker = new Tracker({ ...memoryChain, track: { ...memoryChain.track, maxTracked: n + 1 } }, log, { rpc });
   // A desk sends from a few addresses: the chain's answers name them, kept once each (table.ts sender).
   const senders = Array.from({ length: 16 }, () => hex(20));
+  // The seam as two threads have it (track-seam.ts): each acceptance written into the ring, then read by the owner.
+  const [own, other] = seamParts(2, () => new MessageChannel());
+  if (own?.role !== 'owner' || other?.role !== 'remote') throw new Error('two threads make an owner and a remote');
+  const owner = new TrackOwner(new Map([[memoryChain.chainId, tracker]]), own.ports, own.rings, log);
+  const remote = new TrackRemote(other.port, other.ring, log);
   const before = heap();
   for (let i = 0; i < n; i++) {
     const hash = hex(32);
     const rawHex = hex((RAW_HEX - 2) / 2);
     if (mode === 'own') tracker.accepted({ hash, rawHex, account: ACCOUNT, sender: null, t0: performance.now() }, sequencer, 'hash');
     else {
-      // The batch of one, as the accepting thread writes it and the port delivers it.
-      const batch: HandedBatch = [];
-      handOver(batch, { hash, rawHex, account: ACCOUNT, sender: null, t0: performance.now() }, sequencer, 'hash');
-      tracker.acceptedElsewhere(structuredClone(batch));
+      remote.hand(memoryChain.chainId, { hash, rawHex, account: ACCOUNT, reqId: 'r', sender: null, t0: performance.now() }, sequencer, 'hash');
+      owner.readAll();
     }
     if (!senderKnown) continue;
     // What the first lookup tells (learn in table.ts): the sender (the table's copy), the nonce; the bytes let go.
@@ -118,6 +122,8 @@ async function memoryRound(n: number, senderKnown: boolean, mode: 'own' | 'hande
   }
   const after = heap();
   if (tracker.pending !== n) throw new Error(`${tracker.pending} tracked, not ${n}`);
+  owner.close();
+  remote.close();
   await tracker.close();
   await rpc.close();
   // Its watcher's first pass (a call the chain RPC never answers) let go before the next round's heap is read.
@@ -354,11 +360,11 @@ const lines = [
 ];
 if (perAlloc !== null && perHandedAlloc !== null)
   lines.push(
-    `heap bytes one acceptance allocates (${o.allocs.toLocaleString('en')} acceptances less none, no collection in the window, median of ${o.rounds}): ${b(perAlloc)} on the thread that owns the tracker (${range(allocRuns, b)}); ${b(perHandedAlloc)} handed over by another worker thread (its batch, the port's copy and the owner's entry, both ends on one thread; ${range(allocHandedRuns, b)})`,
+    `heap bytes one acceptance allocates (${o.allocs.toLocaleString('en')} acceptances less none, no collection in the window, median of ${o.rounds}): ${b(perAlloc)} on the thread that owns the tracker (${range(allocRuns, b)}); ${b(perHandedAlloc)} handed over by another worker thread (its record in the ring, the owner's reading and entry, both ends on one thread; ${range(allocHandedRuns, b)})`,
   );
 if (perAccept !== null)
   lines.push(
-    `instructions one acceptance adds (callgrind, ${o.accepts.toLocaleString('en')} acceptances less none, median of 3): ${ki(perAccept)} on the thread that owns the tracker (${range(acceptRuns, ki)}); ${perHanded === null ? '—' : ki(perHanded)} handed over by another worker thread (the batch, its structured clone and the owner's handling, both ends on one thread; ${range(handedRuns, ki)})`,
+    `instructions one acceptance adds (callgrind, ${o.accepts.toLocaleString('en')} acceptances less none, median of 3): ${ki(perAccept)} on the thread that owns the tracker (${range(acceptRuns, ki)}); ${perHanded === null ? '—' : ki(perHanded)} handed over by another worker thread (the record written, the owner's wake-up, reading and entry, both ends on one thread; ${range(handedRuns, ki)})`,
   );
 for (const l of lines) process.stdout.write(l + '\n');
 process.stdout.write(`results: ${run.write('track.json', resultsJson('track', result))}\n`);

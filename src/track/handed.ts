@@ -1,21 +1,33 @@
 /**
  * An acceptance handed over by another worker thread to the thread that owns the tracker
- * (threads/track-seam.ts, docs/tracking.md#one-tracker-per-process): written into the turn's
- * batch on the thread that accepted it, read into an entry on the owner. The batch is one flat
- * array, `STRIDE` values an acceptance (no array or object per acceptance on either side); this
- * file alone knows the layout: hash, raw hex, account, sender, accepted at (epoch ms), the
- * acceptance's wait (ms from the request's arrival: a small integer), sequencer, rule, a
- * conditional send's bounds (track/expiry.ts).
+ * (threads/track-seam.ts, docs/tracking.md#the-hand-off): written as one record into the shared
+ * ring of threads/hand-ring.ts on the thread that accepted it, read into an entry on the owner.
+ * This file alone knows the records' layout. An account, sequencer label or rule travels once, as
+ * a name record, and then as its number (`names`: a name is not copied per acceptance, and the
+ * owner keeps its one string for it); a hash, the raw bytes' hex and a sender as their characters.
+ *
+ * An acceptance, from its record's start (after the ring's size and kind words):
+ *   8 chain id (f64) · 16 accepted at (epoch ms, f64) · 24 the wait since the request's arrival
+ *   (ms, f64) · 32 account, 36 sequencer, 40 rule (name numbers) · 44 flags (1: a sender) ·
+ *   48.. the lengths of the hash, raw hex, sender, blockNumberMax and timestampMax (hex; 0: none)
+ *   · 68 (unused) · 72 their characters, one byte each.
+ * A name: 8 its number · 12 its UTF-8 length · 16 its bytes. `RESET`: every number forgotten.
  */
 // The module binding, not the global (a lazy getter on globalThis, looked up on every call).
 import { performance } from 'node:perf_hooks';
+import { type RingViews, RingWriter } from '../threads/hand-ring.js';
 import type { Bounds } from './expiry.js';
 import { Entry, type TrackTable } from './table.js';
 
-/** A turn's acceptances of one chain, as the port carries them. */
-export type HandedBatch = (string | number | null | Bounds | undefined)[];
+/** The records' kinds (0 is the ring's own). */
+export const ACCEPTED = 1;
+export const NAME = 2;
+export const RESET = 3;
 
-const STRIDE = 9;
+const STRINGS = 72;
+const HAS_SENDER = 1;
+/** Names a writer numbers before it starts over (a RESET record). */
+const MAX_NAMES = 65_536;
 
 /** The forward's request, as far as a hand-off reads it (forward/parts.ts's ForwardRequest). */
 export interface HandedRequest {
@@ -28,42 +40,155 @@ export interface HandedRequest {
   readonly conditional?: Bounds | undefined;
 }
 
-/** Appends `req`'s acceptance by `sequencer` and `rule`, accepted now, to the turn's batch. */
-export function handOver(batch: HandedBatch, req: HandedRequest, sequencer: string, rule: string): void {
-  // Epoch ms from the wall clock (as the owner's watcher keeps its own), the wait from the monotonic one.
-  const now = Date.now();
-  const waited = req.t0 === undefined ? 0 : Math.max(0, Math.round(performance.now() - req.t0));
-  const c = req.conditional;
-  const bounds = c === undefined ? undefined : { blockNumberMax: c.blockNumberMax, timestampMax: c.timestampMax };
-  batch.push(req.hash, req.rawHex, req.account, req.sender, now, waited, sequencer, rule, bounds);
+const hexOf = (v: bigint | null): string => (v === null ? '' : v.toString(16));
+
+/** The accepting thread's end: acceptances written into its ring. */
+export class HandedWriter {
+  private readonly names = new Map<string, number>();
+
+  constructor(private readonly ring: RingWriter) {}
+
+  /**
+   * Writes `req`'s acceptance by `sequencer` and `rule` on chain `chainId`, accepted at `now`
+   * (epoch ms) after `waited` ms: false when the ring has no room for it (nothing of it taken).
+   */
+  write(chainId: number, req: HandedRequest, sequencer: string, rule: string, now: number, waited: number): boolean {
+    // The reader skipped records it could not read, names among them perhaps: they go again.
+    if (this.ring.skipped()) this.names.clear();
+    const account = this.number(req.account);
+    const seq = this.number(sequencer);
+    const r = this.number(rule);
+    if (account < 0 || seq < 0 || r < 0) return false;
+    const c = req.conditional;
+    const bn = c === undefined ? '' : hexOf(c.blockNumberMax);
+    const ts = c === undefined ? '' : hexOf(c.timestampMax);
+    const sender = req.sender ?? '';
+    const size = RingWriter.size(STRINGS + req.hash.length + req.rawHex.length + sender.length + bn.length + ts.length);
+    const ring = this.ring;
+    const at = ring.begin(size);
+    if (at < 0) return false;
+    const f = at >> 3;
+    const u = at >> 2;
+    ring.f64[f + 1] = chainId;
+    ring.f64[f + 2] = now;
+    ring.f64[f + 3] = waited;
+    ring.u32[u + 8] = account;
+    ring.u32[u + 9] = seq;
+    ring.u32[u + 10] = r;
+    ring.u32[u + 11] = req.sender === null ? 0 : HAS_SENDER;
+    ring.u32[u + 12] = req.hash.length;
+    ring.u32[u + 13] = req.rawHex.length;
+    ring.u32[u + 14] = sender.length;
+    ring.u32[u + 15] = bn.length;
+    ring.u32[u + 16] = ts.length;
+    let o = at + STRINGS;
+    o += ring.buf.latin1Write(req.hash, o);
+    o += ring.buf.latin1Write(req.rawHex, o);
+    if (sender.length > 0) o += ring.buf.latin1Write(sender, o);
+    if (bn.length > 0) o += ring.buf.latin1Write(bn, o);
+    if (ts.length > 0) ring.buf.latin1Write(ts, o);
+    ring.end(at, size, ACCEPTED);
+    return true;
+  }
+
+  /** The number of a name, written as a name record the first time; -1: no room for that record. */
+  private number(name: string): number {
+    const n = this.names.get(name);
+    if (n !== undefined) return n;
+    if (this.names.size >= MAX_NAMES) {
+      const at = this.ring.begin(8);
+      if (at < 0) return -1;
+      this.ring.end(at, 8, RESET);
+      this.names.clear();
+    }
+    const bytes = Buffer.byteLength(name, 'utf8');
+    const size = RingWriter.size(16 + bytes);
+    const at = this.ring.begin(size);
+    if (at < 0) return -1;
+    const id = this.names.size;
+    this.ring.u32[(at >> 2) + 2] = id;
+    this.ring.u32[(at >> 2) + 3] = bytes;
+    this.ring.buf.utf8Write(name, at + 16, bytes);
+    this.ring.end(at, size, NAME);
+    this.names.set(name, id);
+    return id;
+  }
 }
 
-/** The acceptances in a batch: their count (a batch cut short is read as far as it is whole). */
-export function handedCount(batch: HandedBatch): number {
-  return Math.floor(batch.length / STRIDE);
+/** The wait since a request's arrival (`t0`: performance.now() on this thread), whole ms. */
+export function waitedSince(t0: number | undefined): number {
+  return t0 === undefined ? 0 : Math.max(0, Math.round(performance.now() - t0));
 }
 
-/**
- * The entry of the batch's `k`th acceptance. Its strings are the port's copies: the entry keeps
- * the table's one copy of its account, sequencer, rule and sender (intern.ts) instead.
- */
-export function handedEntry(batch: HandedBatch, k: number, table: TrackTable): Entry {
-  const i = k * STRIDE;
-  const acceptedAt = batch[i + 4] as number;
-  const sender = batch[i + 3] as string | null;
-  return new Entry({
-    hash: batch[i] as string,
-    raw: batch[i + 1] as string,
-    account: table.name(batch[i + 2] as string),
-    sender: sender === null ? null : table.sender(sender),
-    acceptedAt,
-    receivedAt: acceptedAt - (batch[i + 5] as number),
-    sequencer: table.name(batch[i + 6] as string),
-    rule: table.name(batch[i + 7] as string),
-  });
-}
+/** The owner's end: one ring's records read. */
+export class HandedReader {
+  private names: string[] = [];
 
-/** The batch's `k`th acceptance's bounds (a conditional send), else undefined. */
-export function handedBounds(batch: HandedBatch, k: number): Bounds | undefined {
-  return batch[k * STRIDE + 8] as Bounds | undefined;
+  constructor(private readonly ring: RingViews) {}
+
+  /** A name or reset record taken (true), or false: not one. */
+  takeName(at: number, size: number, kind: number): boolean {
+    if (kind === RESET) this.names = [];
+    else if (kind === NAME) {
+      const u = at >> 2;
+      const id = this.ring.u32[u + 2]!;
+      const bytes = this.ring.u32[u + 3]!;
+      if (16 + bytes > size || id > this.names.length) return true;
+      this.names[id] = this.ring.buf.utf8Slice(at + 16, at + 16 + bytes);
+    } else return false;
+    return true;
+  }
+
+  /** The chain of the acceptance at `at`. */
+  chainOf(at: number): number {
+    return this.ring.f64[(at >> 3) + 1]!;
+  }
+
+  /**
+   * The entry of the acceptance at `at` (of `size` bytes), or null where the record does not hold
+   * what its lengths say, or names a number it was not told. The entry keeps the table's one
+   * copy of its account, sequencer, rule and sender (intern.ts).
+   */
+  entry(at: number, size: number, table: TrackTable): Entry | null {
+    const { f64, u32, buf } = this.ring;
+    const u = at >> 2;
+    const account = this.names[u32[u + 8]!];
+    const sequencer = this.names[u32[u + 9]!];
+    const rule = this.names[u32[u + 10]!];
+    const hashLen = u32[u + 12]!;
+    const rawLen = u32[u + 13]!;
+    const senderLen = u32[u + 14]!;
+    if (account === undefined || sequencer === undefined || rule === undefined) return null;
+    if (STRINGS + hashLen + rawLen + senderLen + u32[u + 15]! + u32[u + 16]! > size) return null;
+    const acceptedAt = f64[(at >> 3) + 2]!;
+    let o = at + STRINGS;
+    const hash = buf.latin1Slice(o, (o += hashLen));
+    const raw = buf.latin1Slice(o, (o += rawLen));
+    const sender = (u32[u + 11]! & HAS_SENDER) === 0 ? null : table.sender(buf.latin1Slice(o, o + senderLen));
+    return new Entry({
+      hash,
+      raw,
+      account: table.name(account),
+      sender,
+      acceptedAt,
+      receivedAt: acceptedAt - f64[(at >> 3) + 3]!,
+      sequencer: table.name(sequencer),
+      rule: table.name(rule),
+    });
+  }
+
+  /** The bounds of a conditional send's acceptance at `at` (checked by `entry` first), else undefined. */
+  bounds(at: number): Bounds | undefined {
+    const { u32, buf } = this.ring;
+    const u = at >> 2;
+    const bnLen = u32[u + 15]!;
+    const tsLen = u32[u + 16]!;
+    if (bnLen === 0 && tsLen === 0) return undefined;
+    const o = at + STRINGS + u32[u + 12]! + u32[u + 13]! + u32[u + 14]!;
+    const big = (s: string): bigint | null => (/^[0-9a-f]{1,64}$/.test(s) ? BigInt(`0x${s}`) : null);
+    return {
+      blockNumberMax: bnLen === 0 ? null : big(buf.latin1Slice(o, o + bnLen)),
+      timestampMax: tsLen === 0 ? null : big(buf.latin1Slice(o + bnLen, o + bnLen + tsLen)),
+    };
+  }
 }

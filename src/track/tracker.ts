@@ -25,7 +25,7 @@ import { Watcher } from './watcher.js';
 import type { TrackView, WatchState } from './watch-state.js';
 import type { HeadSource } from '../upstreams/chain-rpc/chain-heads.js';
 import { type Bounds, Expiries } from './expiry.js';
-import { type HandedBatch, handedBounds, handedCount, handedEntry } from './handed.js';
+import type { HandedReader } from './handed.js';
 
 /** The forward's request, as far as tracking reads it (forward/parts.ts's ForwardRequest). */
 export interface Forwarded {
@@ -138,17 +138,23 @@ export class Tracker implements TrackView {
   }
 
   /**
-   * The acceptances another thread of the process handed over in one turn (threads/track-seam.ts;
-   * the batch's layout: handed.ts), their times epoch ms.
+   * An acceptance another thread of the process handed over: the record at `at` of `size` bytes
+   * in its ring (threads/track-seam.ts; the layout: handed.ts), its times epoch ms. A record
+   * that does not read as one is not tracked (counted as refused).
    */
-  acceptedElsewhere(batch: HandedBatch): void {
-    for (let k = 0, n = handedCount(batch); k < n; k++) {
-      try {
-        this.follow(handedEntry(batch, k, this.table), handedBounds(batch, k));
-      } catch (err) {
-        this.log.error({ err }, 'tracker: an acceptance could not be tracked (the submission is unaffected)');
-      }
+  acceptedElsewhere(handed: HandedReader, at: number, size: number): void {
+    try {
+      const e = handed.entry(at, size, this.table);
+      if (e === null) this.table.counts.refused++;
+      else this.follow(e, handed.bounds(at));
+    } catch (err) {
+      this.log.error({ err }, 'tracker: an acceptance could not be tracked (the submission is unaffected)');
     }
+  }
+
+  /** Acceptances another thread could not hand over (its owner was behind): counted as a full table's. */
+  lostInHandOff(n: number): void {
+    if (Number.isSafeInteger(n) && n > 0) this.table.counts.refused += n;
   }
 
   /** A policy's sender (a string of its own per request): the table's one copy. */

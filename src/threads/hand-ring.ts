@@ -1,0 +1,166 @@
+/**
+ * A one-way ring of records in shared memory, from one thread to one other
+ * (docs/tracking.md#the-hand-off): the writer copies a record in and moves its cursor, the reader
+ * takes every whole record up to it and moves its own; neither ever waits for the other. The
+ * reader sleeps on the writer's cursor (`Atomics.waitAsync`: no timer, no polling) and the writer
+ * wakes it only when it said it sleeps, so a burst costs one wake-up, not one a record. A record
+ * is 8-aligned, its first word its size in bytes, its second its kind (0: the rest of the ring
+ * is skipped, the next record is at its start); what follows is its writer's (track/handed.ts).
+ */
+
+/**
+ * Header words (Int32): the writer's cursor, the reader's, the reader's "asleep" flag, and its
+ * "skipped" flag (records were skipped: what the writer sent once, it sends again).
+ */
+const W = 0;
+const R = 1;
+const ASLEEP = 2;
+const SKIPPED = 3;
+/** Header bytes: the records start 8-aligned after it. */
+const HEADER = 16;
+/** The kind that skips to the ring's start. */
+const SKIP = 0;
+
+/** A ring's shared memory: `bytes` of records (a power of two) after the header. */
+export function allocateRing(bytes: number): SharedArrayBuffer {
+  if (!Number.isInteger(Math.log2(bytes)) || bytes < 64 || bytes > 1 << 30)
+    throw new RangeError(`a ring's size must be a power of two from 64 B to 1 GiB, not ${bytes}`);
+  return new SharedArrayBuffer(HEADER + bytes);
+}
+
+/**
+ * A Buffer's own encoders and decoders without the argument checks of `write`/`toString`
+ * (node's lib/buffer.js defines them on every Buffer; @types/node does not declare them).
+ */
+export interface RingBytes extends Buffer {
+  latin1Write(s: string, offset: number): number;
+  utf8Write(s: string, offset: number, length: number): number;
+  latin1Slice(start: number, end: number): string;
+  utf8Slice(start: number, end: number): string;
+}
+
+/** Views over a ring's memory, shared by its writer and reader and the record codec. */
+export class RingViews {
+  readonly i32: Int32Array;
+  readonly u32: Uint32Array;
+  readonly f64: Float64Array;
+  readonly buf: RingBytes;
+  /** The records' bytes (a power of two) and its mask. */
+  readonly cap: number;
+  readonly mask: number;
+
+  constructor(sab: SharedArrayBuffer) {
+    this.i32 = new Int32Array(sab);
+    this.u32 = new Uint32Array(sab);
+    this.f64 = new Float64Array(sab);
+    this.buf = Buffer.from(sab) as RingBytes;
+    this.cap = sab.byteLength - HEADER;
+    this.mask = this.cap - 1;
+  }
+}
+
+/** The writing end (one thread). */
+export class RingWriter extends RingViews {
+  /** The writer's cursor (bytes written, modulo 2^32 as an int32): only this thread moves it. */
+  private w = 0;
+
+  /** Rounds a record's size up to the ring's alignment. */
+  static size(bytes: number): number {
+    return (bytes + 7) & ~7;
+  }
+
+  /**
+   * Room for a record of `size` bytes (a `size()`): the byte offset to write it at (its size and
+   * kind words included), or -1 when the ring has no room (the reader is behind).
+   */
+  begin(size: number): number {
+    const used = (this.w - Atomics.load(this.i32, R)) | 0;
+    let pos = this.w & this.mask;
+    if (pos + size > this.cap) {
+      const skip = this.cap - pos;
+      if (used + skip + size > this.cap) return -1;
+      this.u32[(HEADER + pos) >> 2] = skip;
+      this.u32[((HEADER + pos) >> 2) + 1] = SKIP;
+      this.w = (this.w + skip) | 0;
+      pos = 0;
+    } else if (used + size > this.cap) return -1;
+    return HEADER + pos;
+  }
+
+  /** True once after the reader skipped records it could not read (what was sent once must be sent again). */
+  skipped(): boolean {
+    if (Atomics.load(this.i32, SKIPPED) === 0) return false;
+    Atomics.store(this.i32, SKIPPED, 0);
+    return true;
+  }
+
+  /** The record begun at `at` is written: the reader may take it (and is woken if it sleeps). */
+  end(at: number, size: number, kind: number): void {
+    this.u32[at >> 2] = size;
+    this.u32[(at >> 2) + 1] = kind;
+    this.w = (this.w + size) | 0;
+    Atomics.store(this.i32, W, this.w);
+    if (Atomics.load(this.i32, ASLEEP) === 1) {
+      Atomics.store(this.i32, ASLEEP, 0);
+      Atomics.notify(this.i32, W, 1);
+    }
+  }
+}
+
+/** The reading end (one other thread). */
+export class RingReader extends RingViews {
+  private r = 0;
+  private closed = false;
+
+  /**
+   * Hands every whole record written so far to `take(at, size, kind)`, in order. A record whose
+   * size is not one the writer makes ends the reading there: the rest up to the writer's cursor
+   * is skipped (returned: the bytes skipped), never read as records, and the writer told.
+   */
+  drain(take: (at: number, size: number, kind: number) => void): number {
+    const w = Atomics.load(this.i32, W);
+    let skipped = 0;
+    while (this.r !== w) {
+      const at = HEADER + (this.r & this.mask);
+      const size = this.u32[at >> 2]!;
+      const kind = this.u32[(at >> 2) + 1]!;
+      const left = (w - this.r) | 0;
+      if (size < 8 || size % 8 !== 0 || size > left || (this.r & this.mask) + size > this.cap) {
+        skipped = left;
+        this.r = w;
+        Atomics.store(this.i32, SKIPPED, 1);
+        break;
+      }
+      this.r = (this.r + size) | 0;
+      if (kind !== SKIP) take(at, size, kind);
+    }
+    Atomics.store(this.i32, R, this.r);
+    return skipped;
+  }
+
+  /**
+   * Calls `wake()` whenever records are written, until `close()`: at once if some are waiting,
+   * else when the writer wakes this thread (the loop is not kept alive by the wait).
+   */
+  sleep(wake: () => void): void {
+    for (;;) {
+      if (this.closed) return;
+      Atomics.store(this.i32, ASLEEP, 1);
+      const waited = Atomics.waitAsync(this.i32, W, this.r);
+      if (waited.async) {
+        void waited.value.then(() => {
+          if (this.closed) return;
+          wake();
+          this.sleep(wake);
+        });
+        return;
+      }
+      Atomics.store(this.i32, ASLEEP, 0);
+      wake();
+    }
+  }
+
+  close(): void {
+    this.closed = true;
+  }
+}
