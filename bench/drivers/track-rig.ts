@@ -54,7 +54,7 @@ export function trackRig(mode: TrackMode, maxTracked?: number) {
   return {
     turn,
     requests,
-    /** Every request accepted, 8 to a turn, then the owner's handling of the last batches awaited (checked). */
+    /** Every request accepted, 8 to a turn, then the owner's reading of the last records (checked). */
     async accept(reqs: ReturnType<typeof requests>): Promise<void> {
       const want = tracked() + (mode === 'none' ? 0 : reqs.length);
       for (let i = 0; i < reqs.length; i += 8) {
@@ -64,6 +64,8 @@ export function trackRig(mode: TrackMode, maxTracked?: number) {
         }
         await turn();
       }
+      // The owner reads what it was not woken for (no lane subscription: as its next pass or status question would).
+      owner?.readAll();
       for (let waited = 0; tracked() < want && waited < 10_000; waited++) await turn();
       if (tracked() !== want) throw new Error(`${tracked()} tracked, not ${want}`);
     },

@@ -2,22 +2,26 @@
  * A one-way ring of records in shared memory, from one thread to one other
  * (docs/tracking.md#the-hand-off): the writer copies a record in and moves its cursor, the reader
  * takes every whole record up to it and moves its own; neither ever waits for the other. The
- * reader sleeps on the writer's cursor (`Atomics.waitAsync`: no timer, no polling) and the writer
- * wakes it only when it said it sleeps, so a burst costs one wake-up, not one a record. A record
+ * reader reads when it needs the records (`drain`) and otherwise sleeps on the writer's cursor
+ * (`Atomics.waitAsync`: no timer, no polling); the writer wakes it only when it sleeps and either
+ * asked for each record at once (`atOnce`) or the ring is half full. Waking another thread costs
+ * it a turn of its event loop: a record that can wait for the reader's next need costs none. A record
  * is 8-aligned, its first word its size in bytes, its second its kind (0: the rest of the ring
  * is skipped, the next record is at its start); what follows is its writer's (track/handed.ts).
  */
 
 /**
- * Header words (Int32): the writer's cursor, the reader's, the reader's "asleep" flag, and its
- * "skipped" flag (records were skipped: what the writer sent once, it sends again).
+ * Header words (Int32): the writer's cursor, the reader's, the reader's "asleep" flag, its
+ * "skipped" flag (records were skipped: what the writer sent once, it sends again), and its
+ * "at once" flag (the reader wants each record as it is written, not when it next reads).
  */
 const W = 0;
 const R = 1;
 const ASLEEP = 2;
 const SKIPPED = 3;
+const AT_ONCE = 4;
 /** Header bytes: the records start 8-aligned after it. */
-const HEADER = 16;
+export const HEADER = 32;
 /** The kind that skips to the ring's start. */
 const SKIP = 0;
 
@@ -100,7 +104,7 @@ export class RingWriter extends RingViews {
     this.u32[(at >> 2) + 1] = kind;
     this.w = (this.w + size) | 0;
     Atomics.store(this.i32, W, this.w);
-    if (Atomics.load(this.i32, ASLEEP) === 1) {
+    if (Atomics.load(this.i32, ASLEEP) === 1 && (Atomics.load(this.i32, AT_ONCE) === 1 || ((this.w - Atomics.load(this.i32, R)) | 0) > this.cap >> 1)) {
       Atomics.store(this.i32, ASLEEP, 0);
       Atomics.notify(this.i32, W, 1);
     }
@@ -138,9 +142,14 @@ export class RingReader extends RingViews {
     return skipped;
   }
 
+  /** Whether the writer wakes this thread for each record (else only when the ring is half full). */
+  atOnce(on: boolean): void {
+    Atomics.store(this.i32, AT_ONCE, on ? 1 : 0);
+  }
+
   /**
-   * Calls `wake()` whenever records are written, until `close()`: at once if some are waiting,
-   * else when the writer wakes this thread (the loop is not kept alive by the wait).
+   * Calls `wake()` when the writer wakes this thread (see `atOnce`), until `close()`; at once if
+   * records are waiting now. The loop is not kept alive by the wait.
    */
   sleep(wake: () => void): void {
     for (;;) {

@@ -105,6 +105,21 @@ export class TrackOwner {
       });
       port.unref();
     });
+    for (const t of trackers.values()) {
+      t.catchUp = () => this.readAll();
+      t.listenersChanged = () => this.listenedChanged();
+    }
+    this.listenedChanged();
+  }
+
+  /**
+   * Where a lane subscription of a tracked chain listens (on any thread), acceptances are read as
+   * they are written (it is told of each at once); elsewhere when a status or a pass needs them.
+   */
+  private listenedChanged(): void {
+    const on = [...this.trackers.values()].some((t) => t.listened);
+    for (const r of this.readers) r.atOnce(on);
+    if (on) this.readAll();
   }
 
   private message(port: MessagePort, listening: Map<number, () => void>, m: ToOwner): void {
@@ -143,6 +158,10 @@ export class TrackOwner {
   }
 
   close(): void {
+    for (const t of this.trackers.values()) {
+      t.catchUp = () => undefined;
+      t.listenersChanged = () => undefined;
+    }
     for (const off of this.offs) off();
     for (const r of this.readers) r.close();
     for (const p of this.ports) p.close();

@@ -68,6 +68,13 @@ export class Tracker implements TrackView {
   private readonly rpc: ChainRpc;
   private readonly listeners = new Set<ChangeListener>();
   private readonly chainId: number;
+  /**
+   * Takes the acceptances other threads handed over and this thread has not read yet
+   * (threads/track-seam.ts): before every lookup of a hash and every watcher pass.
+   */
+  catchUp: () => void = () => undefined;
+  /** Told when the listeners go from none to some or back (the owner then asks for acceptances at once). */
+  listenersChanged: () => void = () => undefined;
 
   private readonly observer: TrackObserver;
   private readonly dropped: (hash: string) => void;
@@ -95,6 +102,7 @@ export class Tracker implements TrackView {
     this.watcher = this.watch;
     const expiries = new Expiries(this.table, this.rpc);
     this.expiries = expiries;
+    this.watch.beforePass = () => this.catchUp();
     this.watch.afterPass = (number, time, live) => (time < 0 ? Promise.resolve() : expiries.run({ number, time }, live));
   }
 
@@ -222,11 +230,20 @@ export class Tracker implements TrackView {
   /** Every change from now on; returns the unsubscription. */
   listen(fn: ChangeListener): () => void {
     this.listeners.add(fn);
-    return () => this.listeners.delete(fn);
+    if (this.listeners.size === 1) this.listenersChanged();
+    return () => {
+      if (this.listeners.delete(fn) && this.listeners.size === 0) this.listenersChanged();
+    };
+  }
+
+  /** Whether any listener is told of changes. */
+  get listened(): boolean {
+    return this.listeners.size > 0;
   }
 
   /** The status of a hash this edge tracks for `account`, or null (not tracked, or another account's). */
   own(account: string, hash: string): Entry | null {
+    this.catchUp();
     const e = this.table.get(hash);
     return e !== undefined && e.account === account ? e : null;
   }

@@ -5,14 +5,15 @@
  * forward told it (times within the run's clock, a conditional send's bounds as bigints, past
  * 2^53 too); names sent once; a ring that wraps many times read in order; a full ring refusing
  * a record whole (the seam keeps it waiting, in order, and hands it over once there is room);
- * a record that does not read as one skipped, never tracked, and the names sent again.
+ * a record that does not read as one skipped, never tracked, and the names sent again; the owner
+ * reading when a status or a pass needs the records, and at once while a lane subscription listens.
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { MessageChannel } from 'node:worker_threads';
 import { parseConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/log/log.js';
-import { allocateRing, RingReader, RingWriter } from '../../src/threads/hand-ring.js';
+import { allocateRing, HEADER, RingReader, RingWriter } from '../../src/threads/hand-ring.js';
 import { seamParts, TrackOwner, TrackRemote } from '../../src/threads/track-seam.js';
 import { ACCEPTED, HandedReader, HandedWriter } from '../../src/track/handed.js';
 import { TrackTable } from '../../src/track/table.js';
@@ -171,7 +172,7 @@ describe('an acceptance handed over', () => {
     r.writer.write(chain.chainId, request(8100), RPC, 'hash', Date.now(), 0);
     r.writer.write(chain.chainId, request(8102), RPC, 'hash', Date.now(), 0);
     // The first record's size word (the ring's first record is a name: the sequencer's) made odd.
-    r.reader.u32[4] = 13;
+    r.reader.u32[HEADER >> 2] = 13;
     const written = Atomics.load(r.reader.i32, 0);
     assert.equal(r.read(), written);
     assert.equal(tracker.own('desk', hashOf(8100)), null);
@@ -179,5 +180,31 @@ describe('an acceptance handed over', () => {
     r.writer.write(chain.chainId, request(8104), RPC, 'hash', Date.now(), 0);
     assert.equal(r.read(), 0);
     assert.notEqual(tracker.own('desk', hashOf(8104)), null);
+  });
+
+  it('read when needed: a status question or a pass takes what waits; a lane subscription is told at once', async () => {
+    const [own, other] = seamParts(2, () => new MessageChannel());
+    assert.ok(own?.role === 'owner' && other?.role === 'remote');
+    const owner = new TrackOwner(new Map([[chain.chainId, tracker]]), own.ports, own.rings, log);
+    const remote = new TrackRemote(other.port, other.ring, log);
+    const tick = () => new Promise((res) => setTimeout(res, 20));
+    const pending = tracker.pending;
+    remote.hand(chain.chainId, request(9000), RPC, 'hash');
+    await tick();
+    assert.equal(tracker.pending, pending, 'no one listens: the owner is not woken for it');
+    assert.notEqual(tracker.own('desk', hashOf(9000)), null, 'a status question reads it first');
+    assert.equal(tracker.pending, pending + 1);
+
+    const told: string[] = [];
+    const off = tracker.listen((e, status) => told.push(`${e.hash}:${JSON.parse(status).status}`));
+    remote.hand(chain.chainId, request(9002), RPC, 'hash');
+    for (let i = 0; i < 100 && told.length === 0; i++) await tick();
+    assert.deepEqual(told, [`${hashOf(9002)}:pending`], 'a listener: the owner is woken and reads it at once');
+    off();
+    remote.hand(chain.chainId, request(9004), RPC, 'hash');
+    await tick();
+    assert.equal(tracker.pending, pending + 2, 'the last listener gone: read when needed again');
+    owner.close();
+    remote.close();
   });
 });

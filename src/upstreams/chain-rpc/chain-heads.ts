@@ -157,7 +157,8 @@ export class ChainHeads implements HeadSource {
     try {
       ws = new WebSocket(this.url!);
     } catch (e) {
-      this.log.warn({ rpcWs: this.label, err: e }, 'chain RPC head subscription: cannot connect');
+      // The error's name only: its message may quote the URL, whose path or query can hold a key.
+      this.log.warn({ rpcWs: this.label, error: e instanceof Error ? e.name : typeof e }, 'chain RPC head subscription: cannot connect');
       this.again();
       return;
     }
