@@ -67,7 +67,7 @@ export function renderTrackCost(
   );
   if (track.bytesAllocatedPerAcceptance !== null && track.bytesAllocatedPerHandedAcceptance !== null)
     lines.push(
-      `- heap bytes one acceptance allocates (${track.allocs.toLocaleString('en')} acceptances less none, no collection in the window): ${track.bytesAllocatedPerAcceptance} on the thread that owns the tracker (${sp(track.byRound.bytesAllocatedPerAcceptance)}), ${track.bytesAllocatedPerHandedAcceptance} handed over by another worker thread (its batch, the port's copy, the owner's entry; ${sp(track.byRound.bytesAllocatedPerHandedAcceptance)})`,
+      `- heap bytes one acceptance allocates (${track.allocs.toLocaleString('en')} acceptances less none, no collection in the window): ${track.bytesAllocatedPerAcceptance} on the thread that owns the tracker (${sp(track.byRound.bytesAllocatedPerAcceptance)}), ${track.bytesAllocatedPerHandedAcceptance} handed over by another worker thread (its record in the ring, the owner's reading and entry; ${sp(track.byRound.bytesAllocatedPerHandedAcceptance)})`,
     );
   if (track.instructionsPerAcceptance !== null && track.instructionsPerHandedAcceptance !== null)
     lines.push(

@@ -1,7 +1,7 @@
 /**
  * One tracker per process (docs/tracking.md#one-tracker-per-process): with several worker threads,
  * worker 0 owns each tracked chain's tracker and watcher; every other worker writes its
- * acceptances into a ring of shared memory of its own (hand-ring.ts, records of
+ * acceptances into a ring of shared memory of its own (base/shared-ring.ts, records of
  * track/handed.ts; after the answer's decision, never waiting: docs/tracking.md#the-hand-off),
  * and over a MessagePort of its own asks the owner the status of a hash and tells it which chains
  * it holds WebSocket subscriptions for; the owner pushes every change of those chains back, in
@@ -19,7 +19,7 @@ import { ACCEPTED, HandedReader, HandedWriter, waitedSince } from '../track/hand
 import type { Tracker } from '../track/tracker.js';
 import type { ChainRpc } from '../upstreams/chain-rpc/chain-rpc.js';
 import type { FeedListener } from '../ws/subscriptions.js';
-import { allocateRing, RingReader, RingWriter } from './hand-ring.js';
+import { allocateRing, RingReader, RingWriter } from '../base/shared-ring.js';
 
 /**
  * A worker's part of the seam: the owner holds a port and a ring from every other worker; each

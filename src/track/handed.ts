@@ -1,7 +1,7 @@
 /**
  * An acceptance handed over by another worker thread to the thread that owns the tracker
  * (threads/track-seam.ts, docs/tracking.md#the-hand-off): written as one record into the shared
- * ring of threads/hand-ring.ts on the thread that accepted it, read into an entry on the owner.
+ * ring of base/shared-ring.ts on the thread that accepted it, read into an entry on the owner.
  * This file alone knows the records' layout. An account, sequencer label or rule travels once, as
  * a name record, and then as its number (`names`: a name is not copied per acceptance, and the
  * owner keeps its one string for it); a hash, the raw bytes' hex and a sender as their characters.
@@ -15,7 +15,7 @@
  */
 // The module binding, not the global (a lazy getter on globalThis, looked up on every call).
 import { performance } from 'node:perf_hooks';
-import { type RingViews, RingWriter } from '../threads/hand-ring.js';
+import { type RingViews, RingWriter } from '../base/shared-ring.js';
 import type { Bounds } from './expiry.js';
 import { Entry, type TrackTable } from './table.js';
 

@@ -1,6 +1,6 @@
 /**
  * An acceptance handed over by another worker thread (src/track/handed.ts's records in the shared
- * ring of src/threads/hand-ring.ts, read by the owner of src/threads/track-seam.ts): written on
+ * ring of src/base/shared-ring.ts, read by the owner of src/threads/track-seam.ts): written on
  * the accepting thread, read into the owner's entry with every field as the request and the
  * forward told it (times within the run's clock, a conditional send's bounds as bigints, past
  * 2^53 too); names sent once; a ring that wraps many times read in order; a full ring refusing
@@ -13,7 +13,7 @@ import { after, describe, it } from 'node:test';
 import { MessageChannel } from 'node:worker_threads';
 import { parseConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/log/log.js';
-import { allocateRing, HEADER, RingReader, RingWriter } from '../../src/threads/hand-ring.js';
+import { allocateRing, HEADER, RingReader, RingWriter } from '../../src/base/shared-ring.js';
 import { seamParts, TrackOwner, TrackRemote } from '../../src/threads/track-seam.js';
 import { ACCEPTED, HandedReader, HandedWriter } from '../../src/track/handed.js';
 import { TrackTable } from '../../src/track/table.js';
