@@ -73,7 +73,9 @@ export class WebSocketTransport implements UwsFrontEnd, AnswerWriter<FrameContex
   private readonly pipeline: Pipeline;
   private readonly answers: AnswerPath<FrameContext>;
   private readonly conns = new Set<Connection>();
+  /** The keys' check, while a connection is open (REVOCATION_CHECK_MS). */
   private timer: NodeJS.Timeout | null = null;
+  private drained = false;
   private readonly softBackpressure: number;
   /** Tracked chains' feeds (null: no chain tracks, no frame is looked at); each connection's subscriptions. */
   private readonly tracking: WsDeps['tracking'] | null;
@@ -116,14 +118,17 @@ export class WebSocketTransport implements UwsFrontEnd, AnswerWriter<FrameContex
       message: (ws, message, isBinary) => this.message(ws.getUserData().conn, message, isBinary),
       close: (ws, code) => this.close(ws.getUserData().conn, code),
     });
-    this.timer = setInterval(() => this.checkKeys(), REVOCATION_CHECK_MS);
-    this.timer.unref();
   }
 
   private open(ws: WebSocket<{ conn: Connection }>): void {
     const conn = ws.getUserData().conn;
     conn.ws = ws;
     this.conns.add(conn);
+    // The keys' check runs while a connection is open: an edge with none is not woken for it.
+    if (this.timer === null && !this.drained) {
+      this.timer = setInterval(() => this.checkKeys(), REVOCATION_CHECK_MS);
+      this.timer.unref();
+    }
     this.deps.connections?.opened();
     this.deps.port.log.info({ conn: conn.id, account: conn.account, chainId: conn.chainId }, 'websocket open');
   }
@@ -206,6 +211,10 @@ export class WebSocketTransport implements UwsFrontEnd, AnswerWriter<FrameContex
   private close(conn: Connection, code: number): void {
     conn.ws = null;
     this.conns.delete(conn);
+    if (this.conns.size === 0 && this.timer !== null) {
+      clearInterval(this.timer);
+      this.timer = null;
+    }
     this.subs.get(conn)?.close();
     this.subs.delete(conn);
     if (conn.counted) this.deps.counts.release(conn.account);
@@ -246,6 +255,7 @@ export class WebSocketTransport implements UwsFrontEnd, AnswerWriter<FrameContex
 
   /** Drain: new frames answered `draining`, those in flight answered (within `graceMs`), then close 1001. */
   async drain(graceMs: number): Promise<{ unfinished: number }> {
+    this.drained = true;
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
     for (const conn of this.conns) {
