@@ -5,7 +5,7 @@
  * the kernel), each status then asked on a new connection: 20 of 20 answered by the edge
  * (`source: "edge"`, with the acceptance's times); a lane subscription on one connection is told
  * of 20 of 20, each pushed pending then included, in order; the watcher's metrics are the
- * process's (one head).
+ * process's (one head). Without a subscription, a status asked right after each 200 finds it too.
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
@@ -72,5 +72,21 @@ describe('one tracker per process (workers: 2)', () => {
       const m = (await send({ port: gate.internalPort!, method: 'GET', path: '/metrics' })).text;
       return m.includes(`txgate_track_head{chain="4663"} ${head}`) && /txgate_tracked\{chain="4663",state="final"\} 20\b/.test(m);
     }, 5_000);
+  });
+
+  it('without a subscription (the owner reads handed-over acceptances when asked, or at its next pass): each status asked right after its 200 answers from the edge, and each reaches included', async () => {
+    const hashes: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const r = await rpc(gate.port, 'eth_sendRawTransaction', [await signNext(anvil.url, 1 + (i % 4))], { key });
+      assert.equal(r.status, 200, JSON.stringify(r.json));
+      const hash = r.json.result as string;
+      hashes.push(hash);
+      const s = (await rpc(gate.port, 'txgate_getTransactionStatus', [hash], { key })).json.result;
+      assert.equal(s.source, 'edge', JSON.stringify(s));
+    }
+    await eventually(async () => {
+      for (const h of hashes) if ((await rpc(gate.port, 'txgate_getTransactionStatus', [h], { key })).json.result.status !== 'included') return false;
+      return true;
+    }, 15_000);
   });
 });
