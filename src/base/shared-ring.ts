@@ -61,6 +61,11 @@ export class RingViews {
     this.cap = sab.byteLength - HEADER;
     this.mask = this.cap - 1;
   }
+
+  /** The reader tells the writer that what it sent once must be sent again (`RingWriter.skipped`). */
+  askAgain(): void {
+    Atomics.store(this.i32, SKIPPED, 1);
+  }
 }
 
 /** The writing end (one thread). */
@@ -74,24 +79,30 @@ export class RingWriter extends RingViews {
   }
 
   /**
-   * Room for a record of `size` bytes (a `size()`): the byte offset to write it at (its size and
-   * kind words included), or -1 when the ring has no room (the reader is behind).
+   * Room for a record of `size` bytes (a `size()`, at most the ring's): the byte offset to write
+   * it at (its size and kind words included), or -1 when the ring has no room now (the reader is
+   * behind). A record that does not fit before the ring's end goes at its start: the rest of the
+   * ring is marked skipped, at once: an empty ring takes any record up to half its size, and a
+   * larger one once the reader has passed that skip.
    */
   begin(size: number): number {
-    const used = (this.w - Atomics.load(this.i32, R)) | 0;
+    if (size > this.cap) return -1;
+    let used = (this.w - Atomics.load(this.i32, R)) | 0;
     let pos = this.w & this.mask;
     if (pos + size > this.cap) {
       const skip = this.cap - pos;
-      if (used + skip + size > this.cap) return -1;
+      if (used + skip > this.cap) return -1;
       this.u32[(HEADER + pos) >> 2] = skip;
       this.u32[((HEADER + pos) >> 2) + 1] = SKIP;
       this.w = (this.w + skip) | 0;
+      Atomics.store(this.i32, W, this.w);
+      used += skip;
       pos = 0;
-    } else if (used + size > this.cap) return -1;
-    return HEADER + pos;
+    }
+    return used + size > this.cap ? -1 : HEADER + pos;
   }
 
-  /** True once after the reader skipped records it could not read (what was sent once must be sent again). */
+  /** True once after the reader skipped records it could not read, or asked (what was sent once must be sent again). */
   skipped(): boolean {
     if (Atomics.load(this.i32, SKIPPED) === 0) return false;
     Atomics.store(this.i32, SKIPPED, 0);
@@ -132,7 +143,7 @@ export class RingReader extends RingViews {
       if (size < 8 || size % 8 !== 0 || size > left || (this.r & this.mask) + size > this.cap) {
         skipped = left;
         this.r = w;
-        Atomics.store(this.i32, SKIPPED, 1);
+        this.askAgain();
         break;
       }
       this.r = (this.r + size) | 0;

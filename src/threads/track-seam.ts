@@ -15,7 +15,7 @@ import type { Exit } from '../base/errors.js';
 import type { ForwardRequest } from '../forward/parts.js';
 import type { Logger } from '../log/log.js';
 import { chainAnswer, statusExit } from '../track/chain-status.js';
-import { ACCEPTED, HandedReader, HandedWriter, waitedSince } from '../track/handed.js';
+import { ACCEPTED, HandedReader, HandedWriter, TOO_BIG, waitedSince } from '../track/handed.js';
 import type { Tracker } from '../track/tracker.js';
 import type { ChainRpc } from '../upstreams/chain-rpc/chain-rpc.js';
 import type { FeedListener } from '../ws/subscriptions.js';
@@ -211,8 +211,9 @@ export class TrackRemote {
   hand(chainId: number, req: ForwardRequest, sequencer: string, rule: string): void {
     const now = Date.now();
     const waited = waitedSince(req.t0);
-    if (this.waitingRoom.length === 0 && this.writer.write(chainId, req, sequencer, rule, now, waited)) return;
-    if (this.waitingRoom.length >= MAX_WAITING) {
+    const written = this.waitingRoom.length === 0 ? this.writer.write(chainId, req, sequencer, rule, now, waited) : false;
+    if (written === true) return;
+    if (written === TOO_BIG || this.waitingRoom.length >= MAX_WAITING) {
       if (this.lost.size === 0) setImmediate(() => this.tellLost());
       this.lost.set(chainId, (this.lost.get(chainId) ?? 0) + 1);
       return;
@@ -225,7 +226,7 @@ export class TrackRemote {
     this.retry = null;
     let k = 0;
     for (const s of this.waitingRoom) {
-      if (!this.writer.write(s.chainId, s.req, s.sequencer, s.rule, s.now, s.waited)) break;
+      if (this.writer.write(s.chainId, s.req, s.sequencer, s.rule, s.now, s.waited) === false) break;
       k++;
     }
     this.waitingRoom.splice(0, k);
@@ -235,7 +236,7 @@ export class TrackRemote {
   private tellLost(): void {
     this.log.error(
       { lost: [...this.lost.values()].reduce((a, b) => a + b, 0) },
-      'tracker: acceptances not tracked: the owner thread is behind (the submissions are unaffected)',
+      'tracker: acceptances not tracked: not handed over (the owner thread far behind, or a record larger than the ring; the submissions are unaffected)',
     );
     for (const [chainId, n] of this.lost) this.port.postMessage({ t: 'lost', chainId, n } satisfies ToOwner);
     this.lost.clear();

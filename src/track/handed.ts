@@ -26,6 +26,8 @@ export const RESET = 3;
 
 const STRINGS = 72;
 const HAS_SENDER = 1;
+/** What `HandedWriter.write` says of a record larger than the whole ring. */
+export const TOO_BIG = 'too big';
 /** Names a writer numbers before it starts over (a RESET record). */
 const MAX_NAMES = 65_536;
 
@@ -50,9 +52,10 @@ export class HandedWriter {
 
   /**
    * Writes `req`'s acceptance by `sequencer` and `rule` on chain `chainId`, accepted at `now`
-   * (epoch ms) after `waited` ms: false when the ring has no room for it (nothing of it taken).
+   * (epoch ms) after `waited` ms: true, or false when the ring has no room for it now (nothing of
+   * it taken). `TOO_BIG` for a record larger than the ring (never written).
    */
-  write(chainId: number, req: HandedRequest, sequencer: string, rule: string, now: number, waited: number): boolean {
+  write(chainId: number, req: HandedRequest, sequencer: string, rule: string, now: number, waited: number): boolean | typeof TOO_BIG {
     // The reader skipped records it could not read, names among them perhaps: they go again.
     if (this.ring.skipped()) this.names.clear();
     const account = this.number(req.account);
@@ -65,6 +68,7 @@ export class HandedWriter {
     const sender = req.sender ?? '';
     const size = RingWriter.size(STRINGS + req.hash.length + req.rawHex.length + sender.length + bn.length + ts.length);
     const ring = this.ring;
+    if (size > ring.cap) return TOO_BIG;
     const at = ring.begin(size);
     if (at < 0) return false;
     const f = at >> 3;
@@ -133,7 +137,7 @@ export class HandedReader {
       const u = at >> 2;
       const id = this.ring.u32[u + 2]!;
       const bytes = this.ring.u32[u + 3]!;
-      if (16 + bytes > size || id > this.names.length) return true;
+      if (16 + bytes > size || id >= MAX_NAMES) return true;
       this.names[id] = this.ring.buf.utf8Slice(at + 16, at + 16 + bytes);
     } else return false;
     return true;
@@ -146,7 +150,8 @@ export class HandedReader {
 
   /**
    * The entry of the acceptance at `at` (of `size` bytes), or null where the record does not hold
-   * what its lengths say, or names a number it was not told. The entry keeps the table's one
+   * what its lengths say, or names a number it was not told (the writer is then asked to send its
+   * names again). The entry keeps the table's one
    * copy of its account, sequencer, rule and sender (intern.ts).
    */
   entry(at: number, size: number, table: TrackTable): Entry | null {
@@ -158,7 +163,11 @@ export class HandedReader {
     const hashLen = u32[u + 12]!;
     const rawLen = u32[u + 13]!;
     const senderLen = u32[u + 14]!;
-    if (account === undefined || sequencer === undefined || rule === undefined) return null;
+    if (account === undefined || sequencer === undefined || rule === undefined) {
+      // A number never told (its name record unread): the writer sends its names again.
+      this.ring.askAgain();
+      return null;
+    }
     if (STRINGS + hashLen + rawLen + senderLen + u32[u + 15]! + u32[u + 16]! > size) return null;
     const acceptedAt = f64[(at >> 3) + 2]!;
     let o = at + STRINGS;
