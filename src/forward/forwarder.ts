@@ -26,6 +26,7 @@ import type { ChainDuplicates } from './dedup.js';
 import type { Sequencer } from './sequencer.js';
 import { ExpressSend, type ExpressLanesRef, withLane } from './express-send.js';
 import { SEND_METHOD } from '../rpc/rpc-methods.js';
+import { Later } from '../pipeline/later.js';
 
 export interface ForwardObserver extends AttemptObserver {
   inFlight?(chainId: number, n: number): void;
@@ -80,8 +81,12 @@ export class ChainForwarder {
     return this.express?.wouldTake(req) === true;
   }
 
-  /** The answer for a verified transaction; synchronous when no forward is needed. */
-  forward(req: ForwardRequest): Exit | Promise<Exit> {
+  /**
+   * The answer for a verified transaction; synchronous when no forward is needed. A forward of
+   * its own is a Later, settled in the continuation that concludes it (the pipeline waits on it
+   * with no promise or closure of its own); one joined (the same bytes in flight) is that forward's promise.
+   */
+  forward(req: ForwardRequest): Exit | Promise<Exit> | Later<Exit> {
     const { hash } = req;
     const seen = this.dups.claim(hash);
     if (seen === 'accepted') return result(hash);
@@ -93,22 +98,25 @@ export class ChainForwarder {
     return this.dups.awaitElsewhere(hash, deadline).then((accepted) => (accepted ? result(hash) : this.send(req)));
   }
 
-  private send(req: ForwardRequest): Exit | Promise<Exit> {
+  private send(req: ForwardRequest): Exit | Later<Exit> {
     const { hash } = req;
     const refused = this.enter();
     if (refused !== null) {
       this.dups.release(hash);
       return refused;
     }
+    // The request's answer (a Later: the pipeline goes on inside this continuation), and the
+    // promise identical bytes arriving meanwhile share (dedup.ts), settled by the same continuation.
+    const out = new Later<Exit>();
     const p = this.route(req, this.plain).then(
-      (exit) => this.settle(req, exit),
+      (exit) => settled(out, this.settle(req, exit)),
       (e: unknown) => {
         this.link.log.error({ err: e, tx: hash, account: req.account, reqId: req.reqId }, 'forward failed unexpectedly: outcome uncertain');
-        return this.settle(req, reject('upstream_error', undefined, { txHash: hash }));
+        return settled(out, this.settle(req, reject('upstream_error', undefined, { txHash: hash })));
       },
     );
     this.dups.track(hash, p);
-    return p;
+    return out;
   }
 
   /**
@@ -165,4 +173,10 @@ export class ChainForwarder {
   close(): Promise<unknown> {
     return Promise.all(this.sequencers.map((s) => s.close()));
   }
+}
+
+/** `exit` given to the request's Later (its answer written now), then to the promise the same bytes' joiners share. */
+function settled(out: Later<Exit>, exit: Exit): Exit {
+  out.settle(exit);
+  return exit;
 }
