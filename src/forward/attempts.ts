@@ -25,7 +25,7 @@ import type { Exit } from '../base/errors.js';
 import type { Logger } from '../log/log.js';
 import { FastLog, millisText } from '../log/log-line.js';
 import { notSent, uncertain, type Known, type Reading } from './answer.js';
-import { type Part, type AttemptObserver, describe, type ForwardRequest, part, partOutcome, type SendKind } from './parts.js';
+import { type Part, type AttemptObserver, CommonPart, describe, type ForwardRequest, part, partOutcome, type SendKind } from './parts.js';
 import type { Role } from '../base/reasons.js';
 import { type Asking, lookup, resolve } from './resolve.js';
 import type { Answer, CallTimes, Upstream } from '../upstreams/upstream.js';
@@ -45,6 +45,8 @@ export class Attempts implements Asking {
     private readonly laneNamed = false,
     /** The audit lines' writer: one per chain, shared by its `within` copies (made per sync call). */
     private readonly fast: FastLog = new FastLog(log),
+    /** The common path's part (parts.ts), shared by the `within` copies as `fast` is. */
+    private readonly common: CommonPart = new CommonPart(),
   ) {}
 
   /**
@@ -52,7 +54,7 @@ export class Attempts implements Asking {
    * by `times` (a sync call settles within what is left of its wait: sync/budget.ts).
    */
   within(times: CallTimes): Attempts {
-    return new Attempts(this.chainId, times, this.rpc, this.log, this.observer, this.laneNamed, this.fast);
+    return new Attempts(this.chainId, times, this.rpc, this.log, this.observer, this.laneNamed, this.fast, this.common);
   }
 
   /**
@@ -69,9 +71,9 @@ export class Attempts implements Asking {
     return callOf(kind, seq, req).then((answer) => {
       const r = kind.read(answer, req.hash);
       if (r.t !== 'accepted') return this.failoverFrom(seqs, i, this.sent(seq, req, kind, r, t), req, kind);
-      const a = part(seq, 'accepted', r.outcome, 'hash', r.exit, t, r.detail);
+      const a = this.common.of(seq, r.outcome, r.exit, t, r.detail);
       this.finish(req, a, 'final', kind);
-      return a.exit!;
+      return a.exit;
     });
   }
 

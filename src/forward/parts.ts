@@ -93,6 +93,34 @@ export function part(
   return { seq, state, outcome, rule, exit, ms: performance.now() - t, detail, busy: false, transport: false };
 }
 
+/**
+ * The common path's part (the first sequencer answers with the hash), one per chain's rules
+ * (attempts.ts), filled and concluded at once: its audit line and metrics are written from it
+ * and nothing keeps it (`Attempts.finish`), so no object per submission is made for it.
+ */
+export class CommonPart implements Part {
+  // Set by `of` before the part is read.
+  seq!: Sequencer;
+  readonly state = 'accepted';
+  outcome: ForwardOutcome = 'accepted';
+  readonly rule = 'hash';
+  exit: Exit | null = null;
+  ms = 0;
+  detail: string | undefined = undefined;
+  readonly busy = false;
+  readonly transport = false;
+
+  /** This part as `part(seq, 'accepted', outcome, 'hash', exit, t, detail)` would make it. */
+  of(seq: Sequencer, outcome: ForwardOutcome, exit: Exit, t: number, detail: string | undefined): Part & { readonly exit: Exit } {
+    this.seq = seq;
+    this.outcome = outcome;
+    this.exit = exit;
+    this.ms = performance.now() - t;
+    this.detail = detail;
+    return this as Part & { readonly exit: Exit };
+  }
+}
+
 /** The parts, a line each, for the log line of an undecided forward: the sequencer, its part's outcome (and rule), what it said. */
 export function describe(parts: readonly Part[]): string[] {
   return parts.map((p) => `${p.seq.label}: ${partOutcome(p)}${p.rule === null ? '' : ` (${p.rule})`} ${p.detail ?? ''}`.trimEnd());
