@@ -25,7 +25,7 @@ import type { Exit } from '../base/errors.js';
 import type { Logger } from '../log/log.js';
 import { FastLog, millisText } from '../log/log-line.js';
 import { notSent, uncertain, type Known, type Reading } from './answer.js';
-import { type Part, type AttemptObserver, CommonPart, describe, type ForwardRequest, part, partOutcome, type SendKind } from './parts.js';
+import { type Part, type AttemptObserver, CommonPart, type Concluded, describe, type ForwardRequest, part, partOutcome, type SendKind } from './parts.js';
 import type { Role } from '../base/reasons.js';
 import { type Asking, lookup, resolve } from './resolve.js';
 import type { Answer, CallTimes, Upstream } from '../upstreams/upstream.js';
@@ -62,19 +62,38 @@ export class Attempts implements Asking {
    * resolved meanwhile. The common path (the first eligible sequencer answers with the hash) is
    * one continuation on its call; anything else goes on in `failoverFrom`.
    */
-  failover(seqs: readonly Sequencer[], req: ForwardRequest, kind: SendKind): Promise<Exit> {
+  failover(seqs: readonly Sequencer[], req: ForwardRequest, kind: SendKind, into?: Concluded): Promise<Exit> {
     let i = 0;
     while (i < seqs.length && !seqs[i]!.eligible) i++;
-    if (i === seqs.length) return Promise.resolve(this.decide(req, []));
+    if (i === seqs.length) {
+      const none = Promise.resolve(this.decide(req, []));
+      return into === undefined ? none : concludedBy(none, req, into);
+    }
     const seq = seqs[i]!;
     const t = performance.now();
-    return callOf(kind, seq, req).then((answer) => {
-      const r = kind.read(answer, req.hash);
-      if (r.t !== 'accepted') return this.failoverFrom(seqs, i, this.sent(seq, req, kind, r, t), req, kind);
-      const a = this.common.of(seq, r.outcome, r.exit, t, r.detail);
-      this.finish(req, a, 'final', kind);
-      return a.exit;
-    });
+    if (into === undefined) return callOf(kind, seq, req).then((answer) => this.first(seqs, i, seq, req, kind, answer, t));
+    // The caller's conclusion in this continuation, outside the try: a throw there is not the rules'.
+    return callOf(kind, seq, req).then(
+      (answer) => {
+        let exit: Exit | Promise<Exit>;
+        try {
+          exit = this.first(seqs, i, seq, req, kind, answer, t);
+        } catch (e) {
+          return into.failed(req, e);
+        }
+        return exit instanceof Promise ? concludedBy(exit, req, into) : into.concluded(req, exit);
+      },
+      (e: unknown) => into.failed(req, e),
+    );
+  }
+
+  /** The first eligible sequencer's answer: the common path (the hash) concluded here, anything else in `failoverFrom`. */
+  private first(seqs: readonly Sequencer[], i: number, seq: Sequencer, req: ForwardRequest, kind: SendKind, answer: Answer, t: number): Exit | Promise<Exit> {
+    const r = kind.read(answer, req.hash);
+    if (r.t !== 'accepted') return this.failoverFrom(seqs, i, this.sent(seq, req, kind, r, t), req, kind);
+    const a = this.common.of(seq, r.outcome, r.exit, t, r.detail);
+    this.finish(req, a, 'final', kind);
+    return a.exit;
   }
 
   /** The failover from sequencer `from` on, whose part (`first`) is not an acceptance by hash. */
@@ -288,6 +307,14 @@ export class Attempts implements Asking {
     if (req.sender !== null) line.str('sender', req.sender);
     line.end('forward');
   }
+}
+
+/** A forward's promise concluded by `into` (off the common path). */
+export function concludedBy(p: Promise<Exit>, req: ForwardRequest, into: Concluded): Promise<Exit> {
+  return p.then(
+    (exit) => into.concluded(req, exit),
+    (e: unknown) => into.failed(req, e),
+  );
 }
 
 /** One call, a call that throws as a rejected promise (as from an async function): the failover's common path and `sendTo` never throw. */

@@ -19,8 +19,8 @@ import type { ChainConfig } from '../config/config.js';
 import { reject, REJECT, result, type Exit } from '../base/errors.js';
 import type { CallTimes } from '../upstreams/upstream.js';
 import { readPlain } from './answer.js';
-import type { Attempts } from './attempts.js';
-import type { AttemptObserver, ForwardRequest, SendKind } from './parts.js';
+import { type Attempts, concludedBy } from './attempts.js';
+import type { AttemptObserver, Concluded, ForwardRequest, SendKind } from './parts.js';
 import type { ChainLink } from './chain-link.js';
 import type { ChainDuplicates } from './dedup.js';
 import type { Sequencer } from './sequencer.js';
@@ -105,18 +105,22 @@ export class ChainForwarder {
       this.dups.release(hash);
       return refused;
     }
-    // The request's answer (a Later: the pipeline goes on inside this continuation), and the
-    // promise identical bytes arriving meanwhile share (dedup.ts), settled by the same continuation.
-    const out = new Later<Exit>();
-    const p = this.route(req, this.plain).then(
-      (exit) => settled(out, this.settle(req, exit)),
-      (e: unknown) => {
-        this.link.log.error({ err: e, tx: hash, account: req.account, reqId: req.reqId }, 'forward failed unexpectedly: outcome uncertain');
-        return settled(out, this.settle(req, reject('upstream_error', undefined, { txHash: hash })));
-      },
-    );
-    this.dups.track(hash, p);
+    // The request's answer (a Later: the pipeline goes on inside the continuation that concludes
+    // the forward), and the promise identical bytes arriving meanwhile share (dedup.ts).
+    const out = new PlainAnswer(this);
+    this.dups.track(hash, this.route(req, this.plain, out));
     return out;
+  }
+
+  /** A plain send concluded (PlainAnswer): its place among the in-flight given back, its outcome to the duplicates table. */
+  concluded(req: ForwardRequest, exit: Exit): Exit {
+    return this.settle(req, exit);
+  }
+
+  /** The rules threw (a bug): the outcome is uncertain, never unanswered. */
+  failed(req: ForwardRequest, e: unknown): Exit {
+    this.link.log.error({ err: e, tx: req.hash, account: req.account, reqId: req.reqId }, 'forward failed unexpectedly: outcome uncertain');
+    return this.settle(req, reject('upstream_error', undefined, { txHash: req.hash }));
   }
 
   /**
@@ -126,23 +130,27 @@ export class ChainForwarder {
    * the sequencers by the chain's strategy. On a chain with the lane the answer names the lane
    * that carried it.
    */
-  route(req: ForwardRequest, kind: SendKind): Promise<Exit> {
+  route(req: ForwardRequest, kind: SendKind, into?: Concluded): Promise<Exit> {
     const express = this.express;
     const sub = express === null ? null : express.take(req);
-    if (sub === null) return express === null ? this.onSequencers(req, kind) : this.onSequencers(req, kind).then((x) => withLane(x, 'plain'));
-    const lookupAt = this.sequencers.find((s) => s.eligible) ?? this.sequencers[0]!;
-    return express!.send(req, sub, lookupAt, () => this.onSequencers(req, kind));
+    // Without the lane, `into` concludes the forward in the sequencers' own continuation (the failover's common path: no other).
+    if (express === null) return this.onSequencers(req, kind, into);
+    const lane =
+      sub === null
+        ? this.onSequencers(req, kind).then((x) => withLane(x, 'plain'))
+        : express.send(req, sub, this.sequencers.find((s) => s.eligible) ?? this.sequencers[0]!, () => this.onSequencers(req, kind));
+    return into === undefined ? lane : concludedBy(lane, req, into);
   }
 
   /** The chain's sequencers by its strategy. */
-  private onSequencers(req: ForwardRequest, kind: SendKind): Promise<Exit> {
-    return this.config.forward.strategy === 'fanout'
-      ? this.attempts.fanout(
-          this.sequencers.filter((s) => s.eligible),
-          req,
-          kind,
-        )
-      : this.attempts.failover(this.sequencers, req, kind);
+  private onSequencers(req: ForwardRequest, kind: SendKind, into?: Concluded): Promise<Exit> {
+    if (this.config.forward.strategy !== 'fanout') return this.attempts.failover(this.sequencers, req, kind, into);
+    const all = this.attempts.fanout(
+      this.sequencers.filter((s) => s.eligible),
+      req,
+      kind,
+    );
+    return into === undefined ? all : concludedBy(all, req, into);
   }
 
   private settle(req: ForwardRequest, exit: Exit): Exit {
@@ -175,8 +183,25 @@ export class ChainForwarder {
   }
 }
 
-/** `exit` given to the request's Later (its answer written now), then to the promise the same bytes' joiners share. */
-function settled(out: Later<Exit>, exit: Exit): Exit {
-  out.settle(exit);
-  return exit;
+/**
+ * A plain send's answer: the Later the pipeline waits on, concluded by the forward's own
+ * continuation (attempts.ts `Concluded`): the forwarder's bookkeeping, then the answer (the
+ * pipeline goes on from here), then the exit for the promise the same bytes' joiners share.
+ */
+class PlainAnswer extends Later<Exit> implements Concluded {
+  constructor(private readonly forwarder: ChainForwarder) {
+    super();
+  }
+
+  concluded(req: ForwardRequest, exit: Exit): Exit {
+    const x = this.forwarder.concluded(req, exit);
+    this.settle(x);
+    return x;
+  }
+
+  failed(req: ForwardRequest, e: unknown): Exit {
+    const x = this.forwarder.failed(req, e);
+    this.settle(x);
+    return x;
+  }
 }

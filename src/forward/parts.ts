@@ -46,6 +46,17 @@ export interface SendKind {
   knownExit(hash: string): Exit;
 }
 
+/**
+ * A caller that takes a forward's exit in the continuation that concludes it (the plain send's
+ * answer, forwarder.ts), instead of a continuation of its own on the forward's promise: what it
+ * returns is what the promise then gives. `failed`: the rules themselves threw (a bug), the
+ * outcome is uncertain.
+ */
+export interface Concluded {
+  concluded(req: ForwardRequest, exit: Exit): Exit;
+  failed(req: ForwardRequest, e: unknown): Exit;
+}
+
 /** What one sequencer's part in a forward came to. */
 export interface Part {
   readonly seq: Sequencer;
