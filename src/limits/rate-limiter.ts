@@ -12,11 +12,11 @@ import { performance } from 'node:perf_hooks';
 /** Monotonic milliseconds. */
 export type Clock = () => number;
 
-/** A bucket after a submission's token was taken (the rate-limit stage's field, sent as X-RateLimit-*). */
-export interface Quota {
-  readonly limit: number;
-  readonly remaining: number;
-}
+/**
+ * A bucket after a submission's token was taken: the whole tokens left (the rate-limit stage's
+ * field, sent as X-RateLimit-Remaining; the limit is the grant's burst). A number: no object per request.
+ */
+export type Quota = number;
 
 /** Token buckets: the per-thread RateLimiter, or the process-wide SharedRateTable. */
 export interface TokenBuckets {

@@ -39,7 +39,7 @@ export function quotaHeaders(limiter: TokenBuckets): (ctx: Answered, exit: Exit)
     const { perSecond, burst } = grant.rateLimit;
     let g = byGrant.get(grant);
     if (g === undefined) byGrant.set(grant, (g = { limit: [LIMIT, encoder.encode(String(burst))], remaining: -1, pair: [] }));
-    const remaining = ctx.quota !== undefined ? ctx.quota.remaining : limiter.peek(grant.bucketKey, perSecond, burst);
+    const remaining = ctx.quota !== undefined ? ctx.quota : limiter.peek(grant.bucketKey, perSecond, burst);
     if (remaining === g.remaining) return g.pair;
     g.remaining = remaining;
     return (g.pair = [g.limit, remaining < COUNTS.length ? COUNTS[remaining]! : [REMAINING, digits(remaining)]]);
