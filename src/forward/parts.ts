@@ -76,17 +76,12 @@ export interface Part {
   readonly transport: boolean;
 }
 
-export interface ForwardEvent {
-  readonly chainId: number;
-  readonly sequencer: string;
-  readonly outcome: ForwardOutcome;
-  readonly ms: number;
-  /** Which lane carried the call: the sequencers (`plain`) or the express lane's endpoint. */
-  readonly lane: 'plain' | 'express';
-}
+/** Which lane carried a call: the sequencers (`plain`) or the express lane's endpoint. */
+export type Lane = 'plain' | 'express';
 
 export interface AttemptObserver {
-  forward?(e: ForwardEvent): void;
+  /** One sequencer's part (or the lane's call) in a plain send, for the forward metrics: told as arguments, no object per part. */
+  forward?(chainId: number, sequencer: string, outcome: ForwardOutcome, ms: number, lane: Lane): void;
   /** A sequencer accepted the transaction, by this rule (`hash`, `lookup`, `resend`): told before the send answers (tracking, src/track/). */
   accepted?(chainId: number, req: ForwardRequest, sequencer: string, rule: Rule): void;
 }
