@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { accountField, chainField, methodField, statusField } from '../../src/front/request-fields.js';
+import { accountField, chainAccountFields, chainField, methodField, methodStatusFields, statusField } from '../../src/front/request-fields.js';
 import { LogLine, type Piece } from '../../src/log/log-line.js';
 
 const written = (build: (l: LogLine) => void): string => {
@@ -23,6 +23,10 @@ describe('request line pieces', () => {
       [(l) => l.json('chainId', 4663), () => chainField(4663)],
       [(l) => l.str('method', 'eth_sendRawTransaction'), () => methodField('eth_sendRawTransaction')],
       [(l) => l.str('account', 'acct-1'), () => accountField(account)],
+      [(l) => l.str('method', 'eth_chainId').json('status', 200), () => methodStatusFields('eth_chainId', 200)],
+      [(l) => l.str('method', 'eth_sendRawTransaction').json('status', 402), () => methodStatusFields('eth_sendRawTransaction', 402)],
+      [(l) => l.json('chainId', 4663).str('account', 'acct-1'), () => chainAccountFields(4663, account)],
+      [(l) => l.json('chainId', 10).str('account', 'acct-1'), () => chainAccountFields(10, account)],
     ];
     for (const [byField, asPiece] of cases)
       for (const open of [true, false])
