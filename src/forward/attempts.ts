@@ -30,7 +30,7 @@ import type { Role } from '../base/reasons.js';
 import { type Asking, lookup, resolve } from './resolve.js';
 import type { Answer, CallTimes, Upstream } from '../upstreams/upstream.js';
 import type { Sequencer } from './sequencer.js';
-import { auditHead, sequencerPartFields } from './audit-fields.js';
+import { accountTxKey, auditHeadReqId, sequencerPartFields } from './audit-fields.js';
 
 /** The rules above for one chain's sequencers, shared by its plain send and its sync send. */
 export class Attempts implements Asking {
@@ -297,7 +297,7 @@ export class Attempts implements Asking {
     const line = this.fast.line(a.state === 'uncertain' || a.state === 'not_sent' ? 'warn' : 'info');
     if (line === null) return;
     // The runs of fields that repeat, each one piece (audit-fields.ts): the line as it was field by field.
-    line.fields(auditHead(this.laneNamed, method)).str('reqId', req.reqId).str('account', req.account).str('tx', req.hash);
+    line.strAfter(auditHeadReqId(this.laneNamed, method), req.reqId).strAfter(accountTxKey(req.account), req.hash);
     line.fields(sequencerPartFields(this.chainId, a.seq, partOutcome(a), a.outcome, a.rule, role)).json('ms', millisText(us));
     if (a.detail !== undefined) line.text('detail', a.detail, 400);
     if (a.state === 'not_sent') line.json('sent', false);

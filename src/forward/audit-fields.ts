@@ -21,6 +21,16 @@ export function auditHead(laneNamed: boolean, method: string | undefined): Piece
   return HEADS[laneNamed ? 1 : 0](method);
 }
 
+/** The head, then `,"reqId":"` left open for the request's id (LogLine.strAfter): by lane named, then method. */
+const headReqOf = (laneNamed: boolean) => piecesBy((method: string | undefined) => auditHead(laneNamed, method).closed + ',"reqId":"', 64);
+const HEAD_REQS = [headReqOf(false), headReqOf(true)] as const;
+export function auditHeadReqId(laneNamed: boolean, method: string | undefined): Piece {
+  return HEAD_REQS[laneNamed ? 1 : 0](method);
+}
+
+/** `,"account":"…","tx":"` left open for the hash (LogLine.strAfter), by account id (ids need no escaping: what `str` wrote). */
+export const accountTxKey = piecesBy((account: string) => ',"account":"' + account + '","tx":"');
+
 /** `,"chainId":N,"sequencer":LABEL` of a sequencer (it belongs to one chain): kept while the sequencer is. */
 const SEQUENCERS = new WeakMap<Sequencer, Piece>();
 export function sequencerFields(chainId: number, seq: Sequencer): Piece {

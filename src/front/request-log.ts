@@ -35,9 +35,8 @@ export class RequestLog implements ExitLog {
       this.log.error({ reqId: ctx.reqId, status: exit.status, stage, err }, 'request failed');
       return;
     }
-    const line = this.fast.line(ok && rpc?.method === CHAIN_ID_METHOD ? 'debug' : 'info');
+    const line = this.fast.lineOf(ok && rpc?.method === CHAIN_ID_METHOD ? 'debug' : 'info', ctx.reqId);
     if (line === null) return;
-    line.str('reqId', ctx.reqId);
     const method = rpc === undefined ? undefined : rpc.method;
     if (method === SEND_METHOD || method === CHAIN_ID_METHOD) {
       // A method the line names as it is, and the status: one piece where both are written (request-fields.ts).
@@ -76,9 +75,9 @@ export class RequestLog implements ExitLog {
    * which uWS does itself for an invalid Content-Length).
    */
   refused(reqId: string, method: string, path: string, status: number, reason: string, detail: string | undefined): void {
-    const line = this.fast.line('info');
+    const line = this.fast.lineOf('info', reqId);
     if (line === null) return;
-    line.str('reqId', reqId).text('method', method, 16).text('path', path);
+    line.text('method', method, 16).text('path', path);
     if (status !== 0) line.json('status', status);
     line.str('reason', reason);
     if (detail !== undefined) line.text('detail', detail);
@@ -87,9 +86,9 @@ export class RequestLog implements ExitLog {
 
   /** A GET (or HEAD) answer outside the pipeline: GET /tip-addresses (`status` 0: closed unanswered). */
   get(reqId: string, method: string, status: number, reason: string | undefined, account: string | undefined, micros: number): void {
-    const line = this.fast.line('info');
+    const line = this.fast.lineOf('info', reqId);
     if (line === null) return;
-    line.str('reqId', reqId).str('method', method);
+    line.str('method', method);
     if (status !== 0) line.json('status', status);
     if (reason !== undefined) line.str('reason', reason);
     if (account !== undefined) line.str('account', account);

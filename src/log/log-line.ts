@@ -18,12 +18,11 @@ export class LogLine {
    * prefix (or the end) writes it, `","key":"` in one piece, so that a string field costs the
    * line one concatenation fewer (bench:alloc: the request and audit lines' intermediate strings).
    */
-  private open = false;
-
   constructor(
     private readonly stream: { write(s: string): unknown },
     /** `{"level":…,"time":…,"pid":…` then `,"key":value` per field. */
     public s = '',
+    private open = false,
   ) {}
 
   /** A string that needs no escaping. */
@@ -44,6 +43,16 @@ export class LogLine {
   json(key: string, v: string | number | boolean): this {
     this.s += (this.open ? prefixes(key).openJson : prefixes(key).json) + v;
     this.open = false;
+    return this;
+  }
+
+  /**
+   * Fields as one piece whose last is a string left open (`,"a":1,"key":"`), then that string's
+   * text, which needs no escaping: `fields` and `str` in one concatenation.
+   */
+  strAfter(p: Piece, v: string): this {
+    this.s += (this.open ? p.open : p.closed) + v;
+    this.open = true;
     return this;
   }
 
@@ -155,14 +164,29 @@ export class FastLog {
    * with bench:instr --top).
    */
   line(level: Level): LogLine | null {
-    if (LEVEL_VALUE[level] < this.min) return null;
+    return this.started(level) ? new LogLine(this.stream, this.head) : null;
+  }
+
+  /**
+   * `line(level)` with its first field written, the request's id (`reqId`, which every request's
+   * line starts with), in one concatenation: the start with `,"reqId":"` is kept as the start is.
+   */
+  lineOf(level: Level, reqId: string): LogLine | null {
+    if (!this.started(level)) return null;
+    return new LogLine(this.stream, (this.headReq ??= this.head + ',"reqId":"') + reqId, true);
+  }
+
+  /** Whether `level` is on; if so, `head` is this millisecond's start at that level. */
+  private started(level: Level): boolean {
+    if (LEVEL_VALUE[level] < this.min) return false;
     const ms = Date.now();
     if (ms !== this.headMs || level !== this.headLevel) {
       this.headMs = ms;
       this.headLevel = level;
       this.head = LEVEL_HEAD[level] + msText(ms) + this.pid;
+      this.headReq = null;
     }
-    return new LogLine(this.stream, this.head);
+    return true;
   }
 
   /**
@@ -170,6 +194,8 @@ export class FastLog {
    * millisecond are the next line's too (under load most lines are: no new string for it then).
    */
   private head = '';
+  /** `head` and `,"reqId":"` (lineOf), made the first time a line of this start asks for it. */
+  private headReq: string | null = null;
   private headMs = -1;
   private headLevel: Level | null = null;
 }

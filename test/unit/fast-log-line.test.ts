@@ -75,6 +75,25 @@ describe('log line', () => {
     for (const l of lines) assert.ok(l.time >= before && l.time <= after);
   });
 
+  it('a line started with its request id (lineOf) is, character for character, the line with reqId written first, whatever level and millisecond came before', async () => {
+    const out: string[] = [];
+    const fast = new FastLog(pino({ level: 'info' }, { write: (s: string) => void out.push(s) }));
+    const levels = ['info', 'info', 'warn', 'debug', 'info', 'error'] as const;
+    for (const [i, level] of levels.entries()) {
+      if (i === 4) await new Promise((r) => setTimeout(r, 2)); // another millisecond
+      const a = fast.lineOf(level, `r-${i}`);
+      const b = fast.line(level);
+      assert.equal(a === null, level === 'debug');
+      assert.equal(b === null, level === 'debug');
+      a?.json('n', i).str('tx', '0xab').end('m');
+      b?.str('reqId', `r-${i}`).json('n', i).str('tx', '0xab').end('m');
+      const untimed = (l: string) => l.replace(/"time":\d+/, '"time":0');
+      if (a !== null) assert.equal(untimed(out.at(-2)!), untimed(out.at(-1)!));
+    }
+    assert.equal(out.length, 10);
+    for (const l of out) assert.ok(JSON.parse(l).reqId.startsWith('r-'));
+  });
+
   it('milliseconds from whole microseconds: the text String(us / 1000) gives (property)', () => {
     for (let us = 0; us < 20_000; us++) assert.equal(millisText(us), String(us / 1000));
     fc.assert(
