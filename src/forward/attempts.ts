@@ -30,7 +30,7 @@ import type { Role } from '../base/reasons.js';
 import { type Asking, lookup, resolve } from './resolve.js';
 import type { Answer, CallTimes, Upstream } from '../upstreams/upstream.js';
 import type { Sequencer } from './sequencer.js';
-import { accountTxKey, auditHeadReqId, sequencerPartFields } from './audit-fields.js';
+import { accountTxKey, auditHeadReqId, sequencerPartMsKey } from './audit-fields.js';
 
 /** The rules above for one chain's sequencers, shared by its plain send and its sync send. */
 export class Attempts implements Asking {
@@ -298,7 +298,7 @@ export class Attempts implements Asking {
     if (line === null) return;
     // The runs of fields that repeat, each one piece (audit-fields.ts): the line as it was field by field.
     line.strAfter(auditHeadReqId(this.laneNamed, method), req.reqId).strAfter(accountTxKey(req.account), req.hash);
-    line.fields(sequencerPartFields(this.chainId, a.seq, partOutcome(a), a.outcome, a.rule, role)).json('ms', millisText(us));
+    line.jsonAfter(sequencerPartMsKey(this.chainId, a.seq, partOutcome(a), a.outcome, a.rule, role), millisText(us));
     if (a.detail !== undefined) line.text('detail', a.detail, 400);
     if (a.state === 'not_sent') line.json('sent', false);
     if (req.sender !== null) line.str('sender', req.sender);

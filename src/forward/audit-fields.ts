@@ -47,17 +47,18 @@ export function partFields(outcome: string, answer: string, rule: string | null,
 }
 
 /**
- * The sequencer's fields and the part's (`sequencerFields`, then `partFields`) as one piece: they
- * run together on every audit line. Kept while the sequencer is, by outcome, answer, rule and role.
+ * The sequencer's fields and the part's (`sequencerFields`, then `partFields`), then the key of the
+ * milliseconds (`,"ms":`, for LogLine.jsonAfter), as one piece: they run together on every audit
+ * line. Kept while the sequencer is, by outcome, answer, rule and role.
  */
 const SEQUENCER_PARTS = new WeakMap<Sequencer, PartPieces>();
-export function sequencerPartFields(chainId: number, seq: Sequencer, outcome: string, answer: string, rule: string | null, role: string): Piece {
+export function sequencerPartMsKey(chainId: number, seq: Sequencer, outcome: string, answer: string, rule: string | null, role: string): Piece {
   let parts = SEQUENCER_PARTS.get(seq);
   if (parts === undefined) SEQUENCER_PARTS.set(seq, (parts = new Map()));
   return partPiece(parts, chainId, seq, outcome, answer, rule, role);
 }
 
-/** A part's piece in `pieces`, after the sequencer's fields where `seq` is given (built only when not kept yet). */
+/** A part's piece in `pieces`; where `seq` is given, after the sequencer's fields and before the key of the milliseconds (built only when not kept yet). */
 function partPiece(pieces: PartPieces, chainId: number, seq: Sequencer | null, outcome: string, answer: string, rule: string | null, role: string): Piece {
   const r = rule ?? '';
   let byAnswer = pieces.get(outcome);
@@ -70,7 +71,19 @@ function partPiece(pieces: PartPieces, chainId: number, seq: Sequencer | null, o
   if (p === undefined)
     byRole.set(
       role,
-      (p = piece((seq === null ? '' : sequencerFields(chainId, seq).closed) + ',"outcome":"' + outcome + '","answer":"' + answer + '"' + (rule !== null ? ',"rule":"' + rule + '"' : '') + ',"role":"' + role + '"')),
+      (p = piece(
+        (seq === null ? '' : sequencerFields(chainId, seq).closed) +
+          ',"outcome":"' +
+          outcome +
+          '","answer":"' +
+          answer +
+          '"' +
+          (rule !== null ? ',"rule":"' + rule + '"' : '') +
+          ',"role":"' +
+          role +
+          '"' +
+          (seq === null ? '' : ',"ms":'),
+      )),
     );
   return p;
 }

@@ -12,7 +12,7 @@ import type { BaseCtx } from '../pipeline/context.js';
 import { finished } from '../stages/list.js';
 import { outcomeOf } from '../base/reasons.js';
 import { CHAIN_ID_METHOD, SEND_METHOD } from '../rpc/rpc-methods.js';
-import { accountField, chainAccountFields, chainField, methodField, methodStatusFields, statusField } from './request-fields.js';
+import { accountField, chainAccountFields, chainField, methodField, methodStatusUsKey, statusField } from './request-fields.js';
 
 export class RequestLog implements ExitLog {
   private readonly fast: FastLog;
@@ -38,25 +38,32 @@ export class RequestLog implements ExitLog {
     const line = this.fast.lineOf(ok && rpc?.method === CHAIN_ID_METHOD ? 'debug' : 'info', ctx.reqId);
     if (line === null) return;
     const method = rpc === undefined ? undefined : rpc.method;
-    if (method === SEND_METHOD || method === CHAIN_ID_METHOD) {
-      // A method the line names as it is, and the status: one piece where both are written (request-fields.ts).
-      line.fields(unanswered ? methodField(method) : methodStatusFields(method, exit.status));
+    if ((method === SEND_METHOD || method === CHAIN_ID_METHOD) && !unanswered) {
+      // A method the line names as it is, the status and the key of the microseconds: one piece (request-fields.ts).
+      line.jsonAfter(methodStatusUsKey(method, exit.status), micros);
     } else {
-      if (method === undefined) line.str('method', via);
+      if (method === SEND_METHOD || method === CHAIN_ID_METHOD) line.fields(methodField(method));
+      else if (method === undefined) line.str('method', via);
       else line.text('method', method, 64);
       if (!unanswered) line.fields(statusField(exit.status));
+      line.json('us', micros);
     }
-    line.json('us', micros);
     if (!ok) {
       line.str('reason', exit.reason).str('stage', stage);
       const detail = exit.detailJson();
       if (detail !== null) line.json('detail', detail);
     }
     // The repeated fields each one piece (request-fields.ts): the text as field by field.
-    if (ctx.chain !== undefined && ctx.account !== undefined) line.fields(chainAccountFields(ctx.chain.chainId, ctx.account));
-    else if (ctx.chain !== undefined) line.fields(chainField(ctx.chain.chainId));
-    else if (ctx.account !== undefined) line.fields(accountField(ctx.account));
-    if (ctx.tx !== undefined) line.str('tx', ctx.tx.hash);
+    const tx = ctx.tx;
+    if (ctx.chain !== undefined && ctx.account !== undefined) {
+      // With the transaction's hash after them: its key in the same piece.
+      if (tx !== undefined) line.strAfter(chainAccountFields(ctx.chain.chainId, ctx.account, true), tx.hash);
+      else line.fields(chainAccountFields(ctx.chain.chainId, ctx.account));
+    } else {
+      if (ctx.chain !== undefined) line.fields(chainField(ctx.chain.chainId));
+      else if (ctx.account !== undefined) line.fields(accountField(ctx.account));
+      if (tx !== undefined) line.str('tx', tx.hash);
+    }
     // The client left before its answer (after the forward was sent): the outcome above is
     // real, but nobody received it; support needs to tell the two apart.
     if (unanswered) line.end('closed unanswered');

@@ -56,6 +56,13 @@ export class LogLine {
     return this;
   }
 
+  /** Fields as one piece ending in a key (`,"a":1,"key":`), then that key's value, a number or JSON text: `fields` and `json` in one concatenation. */
+  jsonAfter(p: Piece, v: string | number): this {
+    this.s += (this.open ? p.open : p.closed) + v;
+    this.open = false;
+    return this;
+  }
+
   /** Fields written as one piece of JSON text (`piece`): constant for the line's kind, built once by its writer. */
   fields(p: Piece): this {
     this.s += this.open ? p.open : p.closed;

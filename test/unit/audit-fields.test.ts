@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { accountTxKey, auditHead, auditHeadReqId, partFields, sequencerFields, sequencerPartFields } from '../../src/forward/audit-fields.js';
+import { accountTxKey, auditHead, auditHeadReqId, partFields, sequencerFields, sequencerPartMsKey } from '../../src/forward/audit-fields.js';
 import type { Sequencer } from '../../src/forward/sequencer.js';
 import { LogLine } from '../../src/log/log-line.js';
 
@@ -53,7 +53,7 @@ describe('audit line pieces', () => {
                   if (before === 'open') l.str('x', 'y');
                   else l.json('x', 1);
                   l.strAfter(auditHeadReqId(laneNamed, method), 'r-1').strAfter(accountTxKey('acct'), '0xab');
-                  l.fields(sequencerPartFields(4663, seq, 'accepted', 'accepted', rule, role)).json('ms', '1.5');
+                  l.jsonAfter(sequencerPartMsKey(4663, seq, 'accepted', 'accepted', rule, role), '1.5');
                 });
                 assert.equal(joined, fieldByField);
               }
