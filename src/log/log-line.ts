@@ -145,11 +145,13 @@ export function millisText(us: number): string {
   if (!(us >= 0 && us < 2 ** 31)) return String(us / 1000);
   const whole = (us / 1000) | 0;
   const frac = us - whole * 1000;
-  if (frac === 0) return String(whole);
-  if (frac % 100 === 0) return whole + '.' + frac / 100;
-  if (frac % 10 === 0) return whole + (frac < 100 ? '.0' : '.') + frac / 10;
-  return whole + (frac < 10 ? '.00' : frac < 100 ? '.0' : '.') + frac;
+  return frac === 0 ? String(whole) : whole + FRACTIONS[frac]!;
 }
+
+/** A fraction of 1–999 thousandths as `.d`, `.dd` or `.ddd` (trailing zeros dropped, as String() writes it), built once: one string per line instead of three. */
+const FRACTIONS = Array.from({ length: 1000 }, (_, f) =>
+  f === 0 ? '' : f % 100 === 0 ? '.' + f / 100 : f % 10 === 0 ? (f < 100 ? '.0' : '.') + f / 10 : (f < 10 ? '.00' : f < 100 ? '.0' : '.') + f,
+);
 
 export class FastLog {
   private readonly min: number;
