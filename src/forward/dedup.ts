@@ -12,6 +12,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Exit } from '../base/errors.js';
 import type { SharedTxTable } from '../limits/shared-tables.js';
+import { InFlight } from './in-flight.js';
 
 /** Bounded set of recently accepted hashes with expiry (insertion order = expiry order). */
 export class RecentlyAccepted {
@@ -51,7 +52,8 @@ export class RecentlyAccepted {
 export type Claim = 'accepted' | 'claimed' | 'elsewhere' | Promise<Exit>;
 
 export class ChainDuplicates {
-  private readonly pending = new Map<string, Promise<Exit>>();
+  /** The forwards in flight on this thread, by hash (in-flight.ts: nothing allocated as they come and go). */
+  private readonly pending = new InFlight<Promise<Exit>>();
   /** Sync calls waiting now, by hash (sync-send.ts): a resend joins the call. */
   private readonly waiting = new Map<string, Promise<Exit>>();
   private readonly recent: RecentlyAccepted;
