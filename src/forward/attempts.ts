@@ -292,8 +292,7 @@ export class Attempts implements Asking {
   audit(req: ForwardRequest, a: Part, role: Role, method?: string): void {
     const us = Math.round(a.ms * 1000);
     const ms = us / 1000;
-    if (method === undefined && this.observer.forward !== undefined)
-      this.observer.forward(this.chainId, a.seq.label, a.outcome, ms, 'plain');
+    if (method === undefined && this.observer.forward !== undefined) this.observer.forward(this.chainId, a.seq.label, a.outcome, ms, 'plain');
     const line = this.fast.line(a.state === 'uncertain' || a.state === 'not_sent' ? 'warn' : 'info');
     if (line === null) return;
     // The runs of fields that repeat, each one piece (audit-fields.ts): the line as it was field by field.

@@ -42,10 +42,10 @@ describe('in-flight table', () => {
   it('many in flight at once: grows, and every one is found until deleted', () => {
     const t = new InFlight<number>(8);
     const keys = Array.from({ length: 5000 }, (_, i) => `0x${i.toString(16).padStart(64, '0')}`);
-    keys.forEach((k, i) => t.set(k, i));
-    keys.forEach((k, i) => assert.equal(t.get(k), i));
+    for (const [i, k] of keys.entries()) t.set(k, i);
+    for (const [i, k] of keys.entries()) assert.equal(t.get(k), i);
     for (let i = 0; i < keys.length; i += 2) assert.ok(t.delete(keys[i]!));
-    keys.forEach((k, i) => assert.equal(t.get(k), i % 2 === 0 ? undefined : i));
+    for (const [i, k] of keys.entries()) assert.equal(t.get(k), i % 2 === 0 ? undefined : i);
     assert.equal(t.size, 2500);
   });
 });

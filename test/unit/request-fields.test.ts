@@ -47,7 +47,10 @@ describe('request line pieces', () => {
   it('the pieces ending in a key, their value after them, are the fields written one by one, after an open or a closed field, from the cache too', () => {
     const account = { id: 'acct-1' };
     const cases: [(l: LogLine) => void, (l: LogLine) => void][] = [
-      [(l) => l.str('method', 'eth_sendRawTransaction').json('status', 200).json('us', 1464), (l) => l.jsonAfter(methodStatusUsKey('eth_sendRawTransaction', 200), 1464)],
+      [
+        (l) => l.str('method', 'eth_sendRawTransaction').json('status', 200).json('us', 1464),
+        (l) => l.jsonAfter(methodStatusUsKey('eth_sendRawTransaction', 200), 1464),
+      ],
       [(l) => l.str('method', 'eth_chainId').json('status', 413).json('us', 7), (l) => l.jsonAfter(methodStatusUsKey('eth_chainId', 413), 7)],
       [(l) => l.json('chainId', 4663).str('account', 'acct-1').str('tx', '0xab'), (l) => l.strAfter(chainAccountFields(4663, account, true), '0xab')],
     ];
