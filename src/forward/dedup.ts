@@ -23,11 +23,12 @@ export class RecentlyAccepted {
     private readonly max: number,
   ) {}
 
-  has(hash: string, now: number): boolean {
+  /** The clock read only where a hash is held (with the window off, or for a hash not held, none). */
+  has(hash: string): boolean {
     if (this.ttlMs === 0) return false;
     const t = this.expiry.get(hash);
     if (t === undefined) return false;
-    if (t > now) return true;
+    if (t > performance.now()) return true;
     this.expiry.delete(hash);
     return false;
   }
@@ -36,8 +37,9 @@ export class RecentlyAccepted {
     this.expiry.delete(hash);
   }
 
-  add(hash: string, now: number): void {
+  add(hash: string): void {
     if (this.ttlMs === 0) return;
+    const now = performance.now();
     this.expiry.delete(hash);
     this.expiry.set(hash, now + this.ttlMs);
     // Evict expired entries from the front, and the oldest beyond the bound.
@@ -71,7 +73,7 @@ export class ChainDuplicates {
     return (
       this.pending.has(hash) ||
       this.waiting.has(hash) ||
-      this.recent.has(hash, performance.now()) ||
+      this.recent.has(hash) ||
       (this.shared !== null && this.shared.peek(hash) !== 'none')
     );
   }
@@ -96,7 +98,7 @@ export class ChainDuplicates {
    * (forward it, then settle or release).
    */
   claim(hash: string): Claim {
-    if (this.recent.has(hash, performance.now())) return 'accepted';
+    if (this.recent.has(hash)) return 'accepted';
     const here = this.pending.get(hash);
     if (here !== undefined) return here;
     if (this.shared !== null) {
@@ -140,7 +142,7 @@ export class ChainDuplicates {
   settle(hash: string, accepted: boolean): void {
     this.pending.delete(hash);
     if (this.shared === null) {
-      if (accepted) this.recent.add(hash, performance.now());
+      if (accepted) this.recent.add(hash);
     } else this.shared.settle(hash, accepted, this.dedup.acceptedTtlMs);
   }
 
