@@ -181,8 +181,22 @@ export class FastLog {
    * line starts with), in one concatenation: the start with `,"reqId":"` is kept as the start is.
    */
   lineOf(level: Level, reqId: string): LogLine | null {
+    return this.lineAfter(level, REQ_ID, reqId);
+  }
+
+  /**
+   * A new line whose first fields are the piece `p`, ending in a string left open, and that
+   * string's text `v` (LogLine.strAfter), in one concatenation: the start with the last piece
+   * asked for is kept as the start is (a writer's lines begin with the same piece: the request
+   * line's reqId key, the audit line's head).
+   */
+  lineAfter(level: Level, p: Piece, v: string): LogLine | null {
     if (!this.started(level)) return null;
-    return new LogLine(this.stream, (this.headReq ??= this.head + ',"reqId":"') + reqId, true);
+    if (this.headAfter === null || this.afterPiece !== p) {
+      this.afterPiece = p;
+      this.headAfter = this.head + p.closed;
+    }
+    return new LogLine(this.stream, this.headAfter + v, true);
   }
 
   /** Whether `level` is on; if so, `head` is this millisecond's start at that level. */
@@ -193,7 +207,7 @@ export class FastLog {
       this.headMs = ms;
       this.headLevel = level;
       this.head = LEVEL_HEAD[level] + msText(ms) + this.pid;
-      this.headReq = null;
+      this.headAfter = null;
     }
     return true;
   }
@@ -203,11 +217,15 @@ export class FastLog {
    * millisecond are the next line's too (under load most lines are: no new string for it then).
    */
   private head = '';
-  /** `head` and `,"reqId":"` (lineOf), made the first time a line of this start asks for it. */
-  private headReq: string | null = null;
+  /** `head` and `afterPiece` (lineAfter), made the first time a line of this start asks for it. */
+  private headAfter: string | null = null;
+  private afterPiece: Piece | null = null;
   private headMs = -1;
   private headLevel: Level | null = null;
 }
+
+/** The request id's key, left open for the id (lineOf). */
+const REQ_ID = piece(',"reqId":"');
 
 /** `{"level":"…","time":` by level. */
 const LEVEL_HEAD: Record<Level, string> = {
