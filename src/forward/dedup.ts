@@ -70,12 +70,7 @@ export class ChainDuplicates {
 
   /** Being forwarded now, or accepted within the window: a resubmission, not new work. */
   isDuplicate(hash: string): boolean {
-    return (
-      this.pending.has(hash) ||
-      this.waiting.has(hash) ||
-      this.recent.has(hash) ||
-      (this.shared !== null && this.shared.peek(hash) !== 'none')
-    );
+    return this.pending.has(hash) || this.waiting.has(hash) || this.recent.has(hash) || (this.shared !== null && this.shared.peek(hash) !== 'none');
   }
 
   /** The sync call for these bytes waiting now, which a resend joins (undefined: none). */
