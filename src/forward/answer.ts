@@ -65,7 +65,8 @@ const plainConfirmed = (hash: string, detail: string): { exit: Exit; outcome: Fo
 /** The reading of an eth_sendRawTransaction answer. */
 export function readPlain(a: Answer, hash: string): Reading {
   if (a.kind === 'result') {
-    if (typeof a.result === 'string' && a.result.length === 66 && a.result.toLowerCase() === hash) return ACCEPTED(hash);
+    // The hash as computed here (lower case) compared first: no lower-cased copy of the common answer.
+    if (typeof a.result === 'string' && (a.result === hash || (a.result.length === 66 && a.result.toLowerCase() === hash))) return ACCEPTED(hash);
     return { t: 'uncertain', outcome: 'hash_mismatch', detail: `answered ${preview(a.result)}, not the hash` };
   }
   if (a.kind === 'error') return readError(a, plainConfirmed(hash, a.message));

@@ -25,12 +25,12 @@ import type { Exit } from '../base/errors.js';
 import type { Logger } from '../log/log.js';
 import { FastLog, millisText } from '../log/log-line.js';
 import { notSent, uncertain, type Known, type Reading } from './answer.js';
-import { type Part, type AttemptObserver, describe, type ForwardRequest, part, partOutcome, type SendKind } from './parts.js';
+import { type Part, type AttemptObserver, CommonPart, type Concluded, describe, type ForwardRequest, part, partOutcome, type SendKind } from './parts.js';
 import type { Role } from '../base/reasons.js';
 import { type Asking, lookup, resolve } from './resolve.js';
 import type { Answer, CallTimes, Upstream } from '../upstreams/upstream.js';
 import type { Sequencer } from './sequencer.js';
-import { auditHead, partFields, sequencerFields } from './audit-fields.js';
+import { accountTxKey, auditHeadReqId, sequencerPartMsKey } from './audit-fields.js';
 
 /** The rules above for one chain's sequencers, shared by its plain send and its sync send. */
 export class Attempts implements Asking {
@@ -45,6 +45,8 @@ export class Attempts implements Asking {
     private readonly laneNamed = false,
     /** The audit lines' writer: one per chain, shared by its `within` copies (made per sync call). */
     private readonly fast: FastLog = new FastLog(log),
+    /** The common path's part (parts.ts), shared by the `within` copies as `fast` is. */
+    private readonly common: CommonPart = new CommonPart(),
   ) {}
 
   /**
@@ -52,7 +54,7 @@ export class Attempts implements Asking {
    * by `times` (a sync call settles within what is left of its wait: sync/budget.ts).
    */
   within(times: CallTimes): Attempts {
-    return new Attempts(this.chainId, times, this.rpc, this.log, this.observer, this.laneNamed, this.fast);
+    return new Attempts(this.chainId, times, this.rpc, this.log, this.observer, this.laneNamed, this.fast, this.common);
   }
 
   /**
@@ -60,19 +62,38 @@ export class Attempts implements Asking {
    * resolved meanwhile. The common path (the first eligible sequencer answers with the hash) is
    * one continuation on its call; anything else goes on in `failoverFrom`.
    */
-  failover(seqs: readonly Sequencer[], req: ForwardRequest, kind: SendKind): Promise<Exit> {
+  failover(seqs: readonly Sequencer[], req: ForwardRequest, kind: SendKind, into?: Concluded): Promise<Exit> {
     let i = 0;
     while (i < seqs.length && !seqs[i]!.eligible) i++;
-    if (i === seqs.length) return Promise.resolve(this.decide(req, []));
+    if (i === seqs.length) {
+      const none = Promise.resolve(this.decide(req, []));
+      return into === undefined ? none : concludedBy(none, req, into);
+    }
     const seq = seqs[i]!;
     const t = performance.now();
-    return callOf(kind, seq, req).then((answer) => {
-      const r = kind.read(answer, req.hash);
-      if (r.t !== 'accepted') return this.failoverFrom(seqs, i, this.sent(seq, req, kind, r, t), req, kind);
-      const a = part(seq, 'accepted', r.outcome, 'hash', r.exit, t, r.detail);
-      this.finish(req, a, 'final', kind);
-      return a.exit!;
-    });
+    if (into === undefined) return callOf(kind, seq, req).then((answer) => this.first(seqs, i, seq, req, kind, answer, t));
+    // The caller's conclusion in this continuation, outside the try: a throw there is not the rules'.
+    return callOf(kind, seq, req).then(
+      (answer) => {
+        let exit: Exit | Promise<Exit>;
+        try {
+          exit = this.first(seqs, i, seq, req, kind, answer, t);
+        } catch (e) {
+          return into.failed(req, e);
+        }
+        return exit instanceof Promise ? concludedBy(exit, req, into) : into.concluded(req, exit);
+      },
+      (e: unknown) => into.failed(req, e),
+    );
+  }
+
+  /** The first eligible sequencer's answer: the common path (the hash) concluded here, anything else in `failoverFrom`. */
+  private first(seqs: readonly Sequencer[], i: number, seq: Sequencer, req: ForwardRequest, kind: SendKind, answer: Answer, t: number): Exit | Promise<Exit> {
+    const r = kind.read(answer, req.hash);
+    if (r.t !== 'accepted') return this.failoverFrom(seqs, i, this.sent(seq, req, kind, r, t), req, kind);
+    const a = this.common.of(seq, r.outcome, r.exit, t, r.detail);
+    this.finish(req, a, 'final', kind);
+    return a.exit;
   }
 
   /** The failover from sequencer `from` on, whose part (`first`) is not an acceptance by hash. */
@@ -271,21 +292,26 @@ export class Attempts implements Asking {
   audit(req: ForwardRequest, a: Part, role: Role, method?: string): void {
     const us = Math.round(a.ms * 1000);
     const ms = us / 1000;
-    if (method === undefined && this.observer.forward !== undefined)
-      this.observer.forward({ chainId: this.chainId, sequencer: a.seq.label, outcome: a.outcome, ms, lane: 'plain' });
-    const line = this.fast.line(a.state === 'uncertain' || a.state === 'not_sent' ? 'warn' : 'info');
+    if (method === undefined && this.observer.forward !== undefined) this.observer.forward(this.chainId, a.seq.label, a.outcome, ms, 'plain');
+    // The line starts with the head and the request's id (audit-fields.ts), in one concatenation.
+    const line = this.fast.lineAfter(a.state === 'uncertain' || a.state === 'not_sent' ? 'warn' : 'info', auditHeadReqId(this.laneNamed, method), req.reqId);
     if (line === null) return;
     // The runs of fields that repeat, each one piece (audit-fields.ts): the line as it was field by field.
-    line.fields(auditHead(this.laneNamed, method)).str('reqId', req.reqId).str('account', req.account).str('tx', req.hash);
-    line
-      .fields(sequencerFields(this.chainId, a.seq))
-      .fields(partFields(partOutcome(a), a.outcome, a.rule, role))
-      .json('ms', millisText(us));
+    line.strAfter(accountTxKey(req.account), req.hash);
+    line.jsonAfter(sequencerPartMsKey(this.chainId, a.seq, partOutcome(a), a.outcome, a.rule, role), millisText(us));
     if (a.detail !== undefined) line.text('detail', a.detail, 400);
     if (a.state === 'not_sent') line.json('sent', false);
     if (req.sender !== null) line.str('sender', req.sender);
     line.end('forward');
   }
+}
+
+/** A forward's promise concluded by `into` (off the common path). */
+export function concludedBy(p: Promise<Exit>, req: ForwardRequest, into: Concluded): Promise<Exit> {
+  return p.then(
+    (exit) => into.concluded(req, exit),
+    (e: unknown) => into.failed(req, e),
+  );
 }
 
 /** One call, a call that throws as a rejected promise (as from an async function): the failover's common path and `sendTo` never throw. */

@@ -12,6 +12,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Exit } from '../base/errors.js';
 import type { SharedTxTable } from '../limits/shared-tables.js';
+import { InFlight } from './in-flight.js';
 
 /** Bounded set of recently accepted hashes with expiry (insertion order = expiry order). */
 export class RecentlyAccepted {
@@ -22,11 +23,12 @@ export class RecentlyAccepted {
     private readonly max: number,
   ) {}
 
-  has(hash: string, now: number): boolean {
+  /** The clock read only where a hash is held (with the window off, or for a hash not held, none). */
+  has(hash: string): boolean {
     if (this.ttlMs === 0) return false;
     const t = this.expiry.get(hash);
     if (t === undefined) return false;
-    if (t > now) return true;
+    if (t > performance.now()) return true;
     this.expiry.delete(hash);
     return false;
   }
@@ -35,8 +37,9 @@ export class RecentlyAccepted {
     this.expiry.delete(hash);
   }
 
-  add(hash: string, now: number): void {
+  add(hash: string): void {
     if (this.ttlMs === 0) return;
+    const now = performance.now();
     this.expiry.delete(hash);
     this.expiry.set(hash, now + this.ttlMs);
     // Evict expired entries from the front, and the oldest beyond the bound.
@@ -51,7 +54,8 @@ export class RecentlyAccepted {
 export type Claim = 'accepted' | 'claimed' | 'elsewhere' | Promise<Exit>;
 
 export class ChainDuplicates {
-  private readonly pending = new Map<string, Promise<Exit>>();
+  /** The forwards in flight on this thread, by hash (in-flight.ts: nothing allocated as they come and go). */
+  private readonly pending = new InFlight<Promise<Exit>>();
   /** Sync calls waiting now, by hash (sync-send.ts): a resend joins the call. */
   private readonly waiting = new Map<string, Promise<Exit>>();
   private readonly recent: RecentlyAccepted;
@@ -66,12 +70,7 @@ export class ChainDuplicates {
 
   /** Being forwarded now, or accepted within the window: a resubmission, not new work. */
   isDuplicate(hash: string): boolean {
-    return (
-      this.pending.has(hash) ||
-      this.waiting.has(hash) ||
-      this.recent.has(hash, performance.now()) ||
-      (this.shared !== null && this.shared.peek(hash) !== 'none')
-    );
+    return this.pending.has(hash) || this.waiting.has(hash) || this.recent.has(hash) || (this.shared !== null && this.shared.peek(hash) !== 'none');
   }
 
   /** The sync call for these bytes waiting now, which a resend joins (undefined: none). */
@@ -94,7 +93,7 @@ export class ChainDuplicates {
    * (forward it, then settle or release).
    */
   claim(hash: string): Claim {
-    if (this.recent.has(hash, performance.now())) return 'accepted';
+    if (this.recent.has(hash)) return 'accepted';
     const here = this.pending.get(hash);
     if (here !== undefined) return here;
     if (this.shared !== null) {
@@ -138,7 +137,7 @@ export class ChainDuplicates {
   settle(hash: string, accepted: boolean): void {
     this.pending.delete(hash);
     if (this.shared === null) {
-      if (accepted) this.recent.add(hash, performance.now());
+      if (accepted) this.recent.add(hash);
     } else this.shared.settle(hash, accepted, this.dedup.acceptedTtlMs);
   }
 

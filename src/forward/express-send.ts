@@ -158,7 +158,7 @@ export class ExpressSend {
     detail: string,
   ): void {
     const us = Math.round((performance.now() - t) * 1000);
-    this.hook(req, () => this.observer.forward?.({ chainId: this.chainId, sequencer: this.endpoint.label, outcome: answer, ms: us / 1000, lane: 'express' }));
+    this.hook(req, () => this.observer.forward?.(this.chainId, this.endpoint.label, answer, us / 1000, 'express'));
     const line = this.fast.line(outcome === 'uncertain' ? 'warn' : 'info');
     if (line === null) return;
     line.str('audit', 'forward').str('lane', 'express');

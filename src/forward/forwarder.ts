@@ -19,13 +19,14 @@ import type { ChainConfig } from '../config/config.js';
 import { reject, REJECT, result, type Exit } from '../base/errors.js';
 import type { CallTimes } from '../upstreams/upstream.js';
 import { readPlain } from './answer.js';
-import type { Attempts } from './attempts.js';
-import type { AttemptObserver, ForwardRequest, SendKind } from './parts.js';
+import { type Attempts, concludedBy } from './attempts.js';
+import type { AttemptObserver, Concluded, ForwardRequest, SendKind } from './parts.js';
 import type { ChainLink } from './chain-link.js';
 import type { ChainDuplicates } from './dedup.js';
 import type { Sequencer } from './sequencer.js';
 import { ExpressSend, type ExpressLanesRef, withLane } from './express-send.js';
 import { SEND_METHOD } from '../rpc/rpc-methods.js';
+import { Later } from '../pipeline/later.js';
 
 export interface ForwardObserver extends AttemptObserver {
   inFlight?(chainId: number, n: number): void;
@@ -80,8 +81,12 @@ export class ChainForwarder {
     return this.express?.wouldTake(req) === true;
   }
 
-  /** The answer for a verified transaction; synchronous when no forward is needed. */
-  forward(req: ForwardRequest): Exit | Promise<Exit> {
+  /**
+   * The answer for a verified transaction; synchronous when no forward is needed. A forward of
+   * its own is a Later, settled in the continuation that concludes it (the pipeline waits on it
+   * with no promise or closure of its own); one joined (the same bytes in flight) is that forward's promise.
+   */
+  forward(req: ForwardRequest): Exit | Promise<Exit> | Later<Exit> {
     const { hash } = req;
     const seen = this.dups.claim(hash);
     if (seen === 'accepted') return result(hash);
@@ -93,22 +98,29 @@ export class ChainForwarder {
     return this.dups.awaitElsewhere(hash, deadline).then((accepted) => (accepted ? result(hash) : this.send(req)));
   }
 
-  private send(req: ForwardRequest): Exit | Promise<Exit> {
+  private send(req: ForwardRequest): Exit | Later<Exit> {
     const { hash } = req;
     const refused = this.enter();
     if (refused !== null) {
       this.dups.release(hash);
       return refused;
     }
-    const p = this.route(req, this.plain).then(
-      (exit) => this.settle(req, exit),
-      (e: unknown) => {
-        this.link.log.error({ err: e, tx: hash, account: req.account, reqId: req.reqId }, 'forward failed unexpectedly: outcome uncertain');
-        return this.settle(req, reject('upstream_error', undefined, { txHash: hash }));
-      },
-    );
-    this.dups.track(hash, p);
-    return p;
+    // The request's answer (a Later: the pipeline goes on inside the continuation that concludes
+    // the forward), and the promise identical bytes arriving meanwhile share (dedup.ts).
+    const out = new PlainAnswer(this);
+    this.dups.track(hash, this.route(req, this.plain, out));
+    return out;
+  }
+
+  /** A plain send concluded (PlainAnswer): its place among the in-flight given back, its outcome to the duplicates table. */
+  concluded(req: ForwardRequest, exit: Exit): Exit {
+    return this.settle(req, exit);
+  }
+
+  /** The rules threw (a bug): the outcome is uncertain, never unanswered. */
+  failed(req: ForwardRequest, e: unknown): Exit {
+    this.link.log.error({ err: e, tx: req.hash, account: req.account, reqId: req.reqId }, 'forward failed unexpectedly: outcome uncertain');
+    return this.settle(req, reject('upstream_error', undefined, { txHash: req.hash }));
   }
 
   /**
@@ -118,23 +130,27 @@ export class ChainForwarder {
    * the sequencers by the chain's strategy. On a chain with the lane the answer names the lane
    * that carried it.
    */
-  route(req: ForwardRequest, kind: SendKind): Promise<Exit> {
+  route(req: ForwardRequest, kind: SendKind, into?: Concluded): Promise<Exit> {
     const express = this.express;
     const sub = express === null ? null : express.take(req);
-    if (sub === null) return express === null ? this.onSequencers(req, kind) : this.onSequencers(req, kind).then((x) => withLane(x, 'plain'));
-    const lookupAt = this.sequencers.find((s) => s.eligible) ?? this.sequencers[0]!;
-    return express!.send(req, sub, lookupAt, () => this.onSequencers(req, kind));
+    // Without the lane, `into` concludes the forward in the sequencers' own continuation (the failover's common path: no other).
+    if (express === null) return this.onSequencers(req, kind, into);
+    const lane =
+      sub === null
+        ? this.onSequencers(req, kind).then((x) => withLane(x, 'plain'))
+        : express.send(req, sub, this.sequencers.find((s) => s.eligible) ?? this.sequencers[0]!, () => this.onSequencers(req, kind));
+    return into === undefined ? lane : concludedBy(lane, req, into);
   }
 
   /** The chain's sequencers by its strategy. */
-  private onSequencers(req: ForwardRequest, kind: SendKind): Promise<Exit> {
-    return this.config.forward.strategy === 'fanout'
-      ? this.attempts.fanout(
-          this.sequencers.filter((s) => s.eligible),
-          req,
-          kind,
-        )
-      : this.attempts.failover(this.sequencers, req, kind);
+  private onSequencers(req: ForwardRequest, kind: SendKind, into?: Concluded): Promise<Exit> {
+    if (this.config.forward.strategy !== 'fanout') return this.attempts.failover(this.sequencers, req, kind, into);
+    const all = this.attempts.fanout(
+      this.sequencers.filter((s) => s.eligible),
+      req,
+      kind,
+    );
+    return into === undefined ? all : concludedBy(all, req, into);
   }
 
   private settle(req: ForwardRequest, exit: Exit): Exit {
@@ -164,5 +180,28 @@ export class ChainForwarder {
   /** Closes its sequencer clients, waiting for calls written (the link's chain RPC is the link's to close). */
   close(): Promise<unknown> {
     return Promise.all(this.sequencers.map((s) => s.close()));
+  }
+}
+
+/**
+ * A plain send's answer: the Later the pipeline waits on, concluded by the forward's own
+ * continuation (attempts.ts `Concluded`): the forwarder's bookkeeping, then the answer (the
+ * pipeline goes on from here), then the exit for the promise the same bytes' joiners share.
+ */
+class PlainAnswer extends Later<Exit> implements Concluded {
+  constructor(private readonly forwarder: ChainForwarder) {
+    super();
+  }
+
+  concluded(req: ForwardRequest, exit: Exit): Exit {
+    const x = this.forwarder.concluded(req, exit);
+    this.settle(x);
+    return x;
+  }
+
+  failed(req: ForwardRequest, e: unknown): Exit {
+    const x = this.forwarder.failed(req, e);
+    this.settle(x);
+    return x;
   }
 }

@@ -46,6 +46,17 @@ export interface SendKind {
   knownExit(hash: string): Exit;
 }
 
+/**
+ * A caller that takes a forward's exit in the continuation that concludes it (the plain send's
+ * answer, forwarder.ts), instead of a continuation of its own on the forward's promise: what it
+ * returns is what the promise then gives. `failed`: the rules themselves threw (a bug), the
+ * outcome is uncertain.
+ */
+export interface Concluded {
+  concluded(req: ForwardRequest, exit: Exit): Exit;
+  failed(req: ForwardRequest, e: unknown): Exit;
+}
+
 /** What one sequencer's part in a forward came to. */
 export interface Part {
   readonly seq: Sequencer;
@@ -65,17 +76,12 @@ export interface Part {
   readonly transport: boolean;
 }
 
-export interface ForwardEvent {
-  readonly chainId: number;
-  readonly sequencer: string;
-  readonly outcome: ForwardOutcome;
-  readonly ms: number;
-  /** Which lane carried the call: the sequencers (`plain`) or the express lane's endpoint. */
-  readonly lane: 'plain' | 'express';
-}
+/** Which lane carried a call: the sequencers (`plain`) or the express lane's endpoint. */
+export type Lane = 'plain' | 'express';
 
 export interface AttemptObserver {
-  forward?(e: ForwardEvent): void;
+  /** One sequencer's part (or the lane's call) in a plain send, for the forward metrics: told as arguments, no object per part. */
+  forward?(chainId: number, sequencer: string, outcome: ForwardOutcome, ms: number, lane: Lane): void;
   /** A sequencer accepted the transaction, by this rule (`hash`, `lookup`, `resend`): told before the send answers (tracking, src/track/). */
   accepted?(chainId: number, req: ForwardRequest, sequencer: string, rule: Rule): void;
 }
@@ -91,6 +97,34 @@ export function part(
   detail: string | undefined,
 ): Part {
   return { seq, state, outcome, rule, exit, ms: performance.now() - t, detail, busy: false, transport: false };
+}
+
+/**
+ * The common path's part (the first sequencer answers with the hash), one per chain's rules
+ * (attempts.ts), filled and concluded at once: its audit line and metrics are written from it
+ * and nothing keeps it (`Attempts.finish`), so no object per submission is made for it.
+ */
+export class CommonPart implements Part {
+  // Set by `of` before the part is read.
+  seq!: Sequencer;
+  readonly state = 'accepted';
+  outcome: ForwardOutcome = 'accepted';
+  readonly rule = 'hash';
+  exit: Exit | null = null;
+  ms = 0;
+  detail: string | undefined = undefined;
+  readonly busy = false;
+  readonly transport = false;
+
+  /** This part as `part(seq, 'accepted', outcome, 'hash', exit, t, detail)` would make it. */
+  of(seq: Sequencer, outcome: ForwardOutcome, exit: Exit, t: number, detail: string | undefined): Part & { readonly exit: Exit } {
+    this.seq = seq;
+    this.outcome = outcome;
+    this.exit = exit;
+    this.ms = performance.now() - t;
+    this.detail = detail;
+    return this as Part & { readonly exit: Exit };
+  }
 }
 
 /** The parts, a line each, for the log line of an undecided forward: the sequencer, its part's outcome (and rule), what it said. */

@@ -27,3 +27,33 @@ export function accountField(account: { readonly id: string }): Piece {
   if (p === undefined) ACCOUNTS.set(account, (p = piece(',"account":"' + account.id + '"')));
   return p;
 }
+
+/**
+ * `,"method":"…","status":N,"us":` as one piece, for the microseconds after it (LogLine.jsonAfter):
+ * the three run together on every answered request. By method (one the code names), then status.
+ */
+const METHOD_STATUS = new Map<string, (status: number) => Piece>();
+export function methodStatusUsKey(method: string, status: number): Piece {
+  let byStatus = METHOD_STATUS.get(method);
+  if (byStatus === undefined) {
+    const m = ',"method":"' + method + '","status":';
+    byStatus = piecesBy((s: number) => m + s + ',"us":');
+    if (METHOD_STATUS.size < 256) METHOD_STATUS.set(method, byStatus);
+  }
+  return byStatus(status);
+}
+
+/**
+ * `,"chainId":N,"account":"…"` as one piece (an authenticated request's chain and account run
+ * together), and the same with `,"tx":"` left open for the hash after it (LogLine.strAfter): kept
+ * with the account, by chain.
+ */
+const CHAIN_ACCOUNTS = new WeakMap<{ readonly id: string }, readonly [(chainId: number) => Piece, (chainId: number) => Piece]>();
+export function chainAccountFields(chainId: number, account: { readonly id: string }, txKey = false): Piece {
+  let byChain = CHAIN_ACCOUNTS.get(account);
+  if (byChain === undefined) {
+    const a = ',"account":"' + account.id + '"';
+    CHAIN_ACCOUNTS.set(account, (byChain = [piecesBy((c: number) => ',"chainId":' + c + a), piecesBy((c: number) => ',"chainId":' + c + a + ',"tx":"')]));
+  }
+  return byChain[txKey ? 1 : 0](chainId);
+}

@@ -12,7 +12,7 @@ import type { BaseCtx } from '../pipeline/context.js';
 import { finished } from '../stages/list.js';
 import { outcomeOf } from '../base/reasons.js';
 import { CHAIN_ID_METHOD, SEND_METHOD } from '../rpc/rpc-methods.js';
-import { accountField, chainField, methodField, statusField } from './request-fields.js';
+import { accountField, chainAccountFields, chainField, methodField, methodStatusUsKey, statusField } from './request-fields.js';
 
 export class RequestLog implements ExitLog {
   private readonly fast: FastLog;
@@ -35,23 +35,35 @@ export class RequestLog implements ExitLog {
       this.log.error({ reqId: ctx.reqId, status: exit.status, stage, err }, 'request failed');
       return;
     }
-    const line = this.fast.line(ok && rpc?.method === CHAIN_ID_METHOD ? 'debug' : 'info');
+    const line = this.fast.lineOf(ok && rpc?.method === CHAIN_ID_METHOD ? 'debug' : 'info', ctx.reqId);
     if (line === null) return;
-    line.str('reqId', ctx.reqId);
-    if (rpc === undefined) line.str('method', via);
-    else if (rpc.method === SEND_METHOD || rpc.method === CHAIN_ID_METHOD) line.fields(methodField(rpc.method));
-    else line.text('method', rpc.method, 64);
-    if (!unanswered) line.fields(statusField(exit.status));
-    line.json('us', micros);
+    const method = rpc === undefined ? undefined : rpc.method;
+    if ((method === SEND_METHOD || method === CHAIN_ID_METHOD) && !unanswered) {
+      // A method the line names as it is, the status and the key of the microseconds: one piece (request-fields.ts).
+      line.jsonAfter(methodStatusUsKey(method, exit.status), micros);
+    } else {
+      if (method === SEND_METHOD || method === CHAIN_ID_METHOD) line.fields(methodField(method));
+      else if (method === undefined) line.str('method', via);
+      else line.text('method', method, 64);
+      if (!unanswered) line.fields(statusField(exit.status));
+      line.json('us', micros);
+    }
     if (!ok) {
       line.str('reason', exit.reason).str('stage', stage);
       const detail = exit.detailJson();
       if (detail !== null) line.json('detail', detail);
     }
     // The repeated fields each one piece (request-fields.ts): the text as field by field.
-    if (ctx.chain !== undefined) line.fields(chainField(ctx.chain.chainId));
-    if (ctx.account !== undefined) line.fields(accountField(ctx.account));
-    if (ctx.tx !== undefined) line.str('tx', ctx.tx.hash);
+    const tx = ctx.tx;
+    if (ctx.chain !== undefined && ctx.account !== undefined) {
+      // With the transaction's hash after them: its key in the same piece.
+      if (tx !== undefined) line.strAfter(chainAccountFields(ctx.chain.chainId, ctx.account, true), tx.hash);
+      else line.fields(chainAccountFields(ctx.chain.chainId, ctx.account));
+    } else {
+      if (ctx.chain !== undefined) line.fields(chainField(ctx.chain.chainId));
+      else if (ctx.account !== undefined) line.fields(accountField(ctx.account));
+      if (tx !== undefined) line.str('tx', tx.hash);
+    }
     // The client left before its answer (after the forward was sent): the outcome above is
     // real, but nobody received it; support needs to tell the two apart.
     if (unanswered) line.end('closed unanswered');
@@ -70,9 +82,9 @@ export class RequestLog implements ExitLog {
    * which uWS does itself for an invalid Content-Length).
    */
   refused(reqId: string, method: string, path: string, status: number, reason: string, detail: string | undefined): void {
-    const line = this.fast.line('info');
+    const line = this.fast.lineOf('info', reqId);
     if (line === null) return;
-    line.str('reqId', reqId).text('method', method, 16).text('path', path);
+    line.text('method', method, 16).text('path', path);
     if (status !== 0) line.json('status', status);
     line.str('reason', reason);
     if (detail !== undefined) line.text('detail', detail);
@@ -81,9 +93,9 @@ export class RequestLog implements ExitLog {
 
   /** A GET (or HEAD) answer outside the pipeline: GET /tip-addresses (`status` 0: closed unanswered). */
   get(reqId: string, method: string, status: number, reason: string | undefined, account: string | undefined, micros: number): void {
-    const line = this.fast.line('info');
+    const line = this.fast.lineOf('info', reqId);
     if (line === null) return;
-    line.str('reqId', reqId).str('method', method);
+    line.str('method', method);
     if (status !== 0) line.json('status', status);
     if (reason !== undefined) line.str('reason', reason);
     if (account !== undefined) line.str('account', account);

@@ -12,11 +12,11 @@ import { performance } from 'node:perf_hooks';
 /** Monotonic milliseconds. */
 export type Clock = () => number;
 
-/** A bucket after a submission's token was taken (the rate-limit stage's field, sent as X-RateLimit-*). */
-export interface Quota {
-  readonly limit: number;
-  readonly remaining: number;
-}
+/**
+ * A bucket after a submission's token was taken: the whole tokens left (the rate-limit stage's
+ * field, sent as X-RateLimit-Remaining; the limit is the grant's burst). A number: no object per request.
+ */
+export type Quota = number;
 
 /** Token buckets: the per-thread RateLimiter, or the process-wide SharedRateTable. */
 export interface TokenBuckets {
@@ -33,8 +33,13 @@ export function tokensLeft(tat: number | undefined, now: number, perSecond: numb
   return Math.max(0, Math.floor((burst * interval - ahead) / interval + 1e-9));
 }
 
+/** A bucket's theoretical arrival time, kept in an object of its own: updated in place (a number stored in the Map is a new heap number on every submission). */
+interface Bucket {
+  tat: number;
+}
+
 export class RateLimiter implements TokenBuckets {
-  private readonly tat = new Map<string, number>();
+  private readonly tat = new Map<string, Bucket>();
   private sweeper: NodeJS.Timeout | null = null;
 
   constructor(private readonly now: Clock = () => performance.now()) {}
@@ -47,23 +52,25 @@ export class RateLimiter implements TokenBuckets {
     const now = this.now();
     const interval = 1000 / perSecond;
     const window = burst * interval;
-    const prev = this.tat.get(key);
+    const b = this.tat.get(key);
+    const prev = b === undefined ? undefined : b.tat;
     const tat = prev === undefined || prev < now ? now : prev;
     const next = tat + interval;
     const ahead = next - now;
     if (ahead > window + 1e-6) return -(ahead - window);
-    this.tat.set(key, next);
+    if (b === undefined) this.tat.set(key, { tat: next });
+    else b.tat = next;
     return Math.floor((window - ahead) / interval + 1e-9);
   }
 
   peek(key: string, perSecond: number, burst: number): number {
-    return tokensLeft(this.tat.get(key), this.now(), perSecond, burst);
+    return tokensLeft(this.tat.get(key)?.tat, this.now(), perSecond, burst);
   }
 
   /** Drops full (idle) buckets; returns how many remain. */
   sweep(): number {
     const now = this.now();
-    for (const [k, t] of this.tat) if (t <= now) this.tat.delete(k);
+    for (const [k, b] of this.tat) if (b.tat <= now) this.tat.delete(k);
     return this.tat.size;
   }
 

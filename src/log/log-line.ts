@@ -18,12 +18,11 @@ export class LogLine {
    * prefix (or the end) writes it, `","key":"` in one piece, so that a string field costs the
    * line one concatenation fewer (bench:alloc: the request and audit lines' intermediate strings).
    */
-  private open = false;
-
   constructor(
     private readonly stream: { write(s: string): unknown },
     /** `{"level":…,"time":…,"pid":…` then `,"key":value` per field. */
     public s = '',
+    private open = false,
   ) {}
 
   /** A string that needs no escaping. */
@@ -43,6 +42,23 @@ export class LogLine {
   /** A number, a boolean, or a value already serialized as JSON. */
   json(key: string, v: string | number | boolean): this {
     this.s += (this.open ? prefixes(key).openJson : prefixes(key).json) + v;
+    this.open = false;
+    return this;
+  }
+
+  /**
+   * Fields as one piece whose last is a string left open (`,"a":1,"key":"`), then that string's
+   * text, which needs no escaping: `fields` and `str` in one concatenation.
+   */
+  strAfter(p: Piece, v: string): this {
+    this.s += (this.open ? p.open : p.closed) + v;
+    this.open = true;
+    return this;
+  }
+
+  /** Fields as one piece ending in a key (`,"a":1,"key":`), then that key's value, a number or JSON text: `fields` and `json` in one concatenation. */
+  jsonAfter(p: Piece, v: string | number): this {
+    this.s += (this.open ? p.open : p.closed) + v;
     this.open = false;
     return this;
   }
@@ -129,11 +145,13 @@ export function millisText(us: number): string {
   if (!(us >= 0 && us < 2 ** 31)) return String(us / 1000);
   const whole = (us / 1000) | 0;
   const frac = us - whole * 1000;
-  if (frac === 0) return String(whole);
-  if (frac % 100 === 0) return whole + '.' + frac / 100;
-  if (frac % 10 === 0) return whole + (frac < 100 ? '.0' : '.') + frac / 10;
-  return whole + (frac < 10 ? '.00' : frac < 100 ? '.0' : '.') + frac;
+  return frac === 0 ? String(whole) : whole + FRACTIONS[frac]!;
 }
+
+/** A fraction of 1–999 thousandths as `.d`, `.dd` or `.ddd` (trailing zeros dropped, as String() writes it), built once: one string per line instead of three. */
+const FRACTIONS = Array.from({ length: 1000 }, (_, f) =>
+  f === 0 ? '' : f % 100 === 0 ? '.' + f / 100 : f % 10 === 0 ? (f < 100 ? '.0' : '.') + f / 10 : (f < 10 ? '.00' : f < 100 ? '.0' : '.') + f,
+);
 
 export class FastLog {
   private readonly min: number;
@@ -155,14 +173,43 @@ export class FastLog {
    * with bench:instr --top).
    */
   line(level: Level): LogLine | null {
-    if (LEVEL_VALUE[level] < this.min) return null;
+    return this.started(level) ? new LogLine(this.stream, this.head) : null;
+  }
+
+  /**
+   * `line(level)` with its first field written, the request's id (`reqId`, which every request's
+   * line starts with), in one concatenation: the start with `,"reqId":"` is kept as the start is.
+   */
+  lineOf(level: Level, reqId: string): LogLine | null {
+    return this.lineAfter(level, REQ_ID, reqId);
+  }
+
+  /**
+   * A new line whose first fields are the piece `p`, ending in a string left open, and that
+   * string's text `v` (LogLine.strAfter), in one concatenation: the start with the last piece
+   * asked for is kept as the start is (a writer's lines begin with the same piece: the request
+   * line's reqId key, the audit line's head).
+   */
+  lineAfter(level: Level, p: Piece, v: string): LogLine | null {
+    if (!this.started(level)) return null;
+    if (this.headAfter === null || this.afterPiece !== p) {
+      this.afterPiece = p;
+      this.headAfter = this.head + p.closed;
+    }
+    return new LogLine(this.stream, this.headAfter + v, true);
+  }
+
+  /** Whether `level` is on; if so, `head` is this millisecond's start at that level. */
+  private started(level: Level): boolean {
+    if (LEVEL_VALUE[level] < this.min) return false;
     const ms = Date.now();
     if (ms !== this.headMs || level !== this.headLevel) {
       this.headMs = ms;
       this.headLevel = level;
       this.head = LEVEL_HEAD[level] + msText(ms) + this.pid;
+      this.headAfter = null;
     }
-    return new LogLine(this.stream, this.head);
+    return true;
   }
 
   /**
@@ -170,9 +217,15 @@ export class FastLog {
    * millisecond are the next line's too (under load most lines are: no new string for it then).
    */
   private head = '';
+  /** `head` and `afterPiece` (lineAfter), made the first time a line of this start asks for it. */
+  private headAfter: string | null = null;
+  private afterPiece: Piece | null = null;
   private headMs = -1;
   private headLevel: Level | null = null;
 }
+
+/** The request id's key, left open for the id (lineOf). */
+const REQ_ID = piece(',"reqId":"');
 
 /** `{"level":"…","time":` by level. */
 const LEVEL_HEAD: Record<Level, string> = {

@@ -13,9 +13,9 @@ import type { ReloadResult, StoreSync } from '../accounts/types.js';
 import type { Config } from '../config/config.js';
 import { SUBMISSION_OUTCOMES, type SubmissionOutcome } from '../base/reasons.js';
 import type { ForwardObserver } from '../forward/forwarder.js';
-import type { ForwardEvent } from '../forward/parts.js';
+import type { Lane } from '../forward/parts.js';
 import type { ExpressLanesRef } from '../forward/express-send.js';
-import { FORWARD_OUTCOMES } from '../forward/answer.js';
+import { FORWARD_OUTCOMES, type ForwardOutcome } from '../forward/answer.js';
 import type { SyncObserver } from '../sync/sync-send.js';
 import { type HealthBoard, slotIndex } from '../forward/health-board.js';
 import type { RequestObserver } from '../pipeline/pipeline.js';
@@ -162,11 +162,11 @@ export class Metrics {
     syncWaiting: (chainId: number, n: number) => {
       this.syncChildren(chainId).waiting.value = n;
     },
-    forward: (e: ForwardEvent) => {
-      const c = this.sequencerChildren(e.chainId, e.sequencer, e.lane);
-      const n = c.outcomes[e.outcome];
+    forward: (chainId: number, sequencer: string, outcome: ForwardOutcome, ms: number, lane: Lane) => {
+      const c = this.sequencerChildren(chainId, sequencer, lane);
+      const n = c.outcomes[outcome];
       if (n !== undefined) n.value++;
-      c.latency.observe(e.ms / 1000);
+      c.latency.observe(ms / 1000);
     },
     inFlight: (chainId: number, n: number) => {
       let g = this.inFlightByChain.get(chainId);

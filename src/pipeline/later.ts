@@ -17,10 +17,20 @@ export class Later<T> implements PromiseLike<T> {
   /** The arguments `onWith` / `thenWith` pass beside the value (so a caller needs no closure per request). */
   private a: unknown = undefined;
   private b: unknown = undefined;
+  /** Set by `mapWith`: the value is `pre(value, preArg)`, in place, before any callback gets it. */
+  private pre: ((v: T, a: unknown) => unknown) | null = null;
+  private preArg: unknown = undefined;
 
   /** Settles once; later calls are ignored. Runs the waiting callback now. */
   settle(v: T): void {
     if (this.settled) return;
+    const pre = this.pre;
+    if (pre !== null) {
+      const arg = this.preArg;
+      this.pre = null;
+      this.preArg = undefined;
+      v = mapped(pre, v, arg) as T;
+    }
     this.settled = true;
     this.value = v;
     const cb = this.cb;
@@ -64,6 +74,21 @@ export class Later<T> implements PromiseLike<T> {
       this.a = a;
     }
     return next;
+  }
+
+  /**
+   * This Later, its value mapped by `f` (with `a` beside it) before anything waiting on it gets
+   * it: `thenWith` without a second Later, for the one who made it and hands it on (one map,
+   * before any callback).
+   */
+  mapWith<A, R>(f: (v: T, a: A) => R, a: A): Later<R> {
+    if (this.settled) this.value = mapped(f as (v: T, a: unknown) => R, this.value as T, a) as unknown as T;
+    else if (this.cb !== null || this.next !== null || this.pre !== null) throw new Error('Later: one callback only');
+    else {
+      this.pre = f as (v: T, a: unknown) => unknown;
+      this.preArg = a;
+    }
+    return this as unknown as Later<R>;
   }
 
   /** Calls `f` with the value: now if settled, else when it settles. One callback only. */

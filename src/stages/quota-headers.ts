@@ -19,21 +19,34 @@ const LIMIT = encoder.encode('x-ratelimit-limit');
 const REMAINING = encoder.encode('x-ratelimit-remaining');
 const COUNTS = Array.from({ length: 1024 }, (_, i): Header => [REMAINING, encoder.encode(String(i))]);
 
+/**
+ * A grant's headers: its limit, encoded once, and the last pair given (both headers), kept while
+ * the next answer's count is the same (a bucket far from empty gives the same count answer after
+ * answer): no array or bytes built then. A pair is never written to once given.
+ */
+interface GrantHeaders {
+  readonly limit: Header;
+  remaining: number;
+  pair: readonly Header[];
+}
+
 export function quotaHeaders(limiter: TokenBuckets): (ctx: Answered, exit: Exit) => readonly Header[] | undefined {
-  const limits = new WeakMap<Grant, Header>();
+  const byGrant = new WeakMap<Grant, GrantHeaders>();
   return (ctx, exit) => {
     if (exit.reason === 'rate_limited') return undefined; // its Exit carries them
     const grant = ctx.grant;
     if (grant === undefined || ctx.rawTx === undefined) return undefined;
     const { perSecond, burst } = grant.rateLimit;
-    let limit = limits.get(grant);
-    if (limit === undefined) limits.set(grant, (limit = [LIMIT, encoder.encode(String(burst))]));
-    const remaining = ctx.quota !== undefined ? ctx.quota.remaining : limiter.peek(grant.bucketKey, perSecond, burst);
-    return [limit, remaining < COUNTS.length ? COUNTS[remaining]! : [REMAINING, digits(remaining)]];
+    let g = byGrant.get(grant);
+    if (g === undefined) byGrant.set(grant, (g = { limit: [LIMIT, encoder.encode(String(burst))], remaining: -1, pair: [] }));
+    const remaining = ctx.quota !== undefined ? ctx.quota : limiter.peek(grant.bucketKey, perSecond, burst);
+    if (remaining === g.remaining) return g.pair;
+    g.remaining = remaining;
+    return (g.pair = [g.limit, remaining < COUNTS.length ? COUNTS[remaining]! : [REMAINING, digits(remaining)]]);
   };
 }
 
-/** A whole count's decimal digits as bytes, written here (fresh each answer: one may be written after the next is built). */
+/** A whole count's decimal digits as bytes, written here (new bytes for each count: bytes given are never written to again, one answer's may be written after the next is built). */
 function digits(n: number): Uint8Array {
   let len = 1;
   for (let m = n; m >= 10; m = Math.floor(m / 10)) len++;

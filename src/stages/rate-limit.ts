@@ -31,10 +31,9 @@ export function createRateLimitStage(
     adds: 'quota',
     run(ctx) {
       const { perSecond, burst } = ctx.grant.rateLimit;
-      if (duplicates?.isDuplicate(ctx.chain.chainId, ctx.tx.hash) === true)
-        return setQuota(ctx, { limit: burst, remaining: limiter.peek(ctx.grant.bucketKey, perSecond, burst) });
+      if (duplicates?.isDuplicate(ctx.chain.chainId, ctx.tx.hash) === true) return setQuota(ctx, limiter.peek(ctx.grant.bucketKey, perSecond, burst));
       const r = limiter.take(ctx.grant.bucketKey, perSecond, burst);
-      if (r >= 0) return setQuota(ctx, { limit: burst, remaining: r });
+      if (r >= 0) return setQuota(ctx, r);
       const waitMs = Math.ceil(-r);
       return reject('rate_limited', undefined, { retryAfterMs: waitMs, perSecond, burst }, [
         ['retry-after', String(retryAfterSeconds(waitMs))],

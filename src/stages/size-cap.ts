@@ -58,7 +58,7 @@ export function keylessOverCap(publicCap: number): Exit {
 /** Reads the body up to `limit`; a body past it is answered `overLimit`. */
 function readBody<C extends BaseCtx>(ctx: C, limit: number, overLimit: Exit) {
   const read = ctx.bodySource.read(limit);
-  if (overLimit === REJECT.payload_too_large) return read instanceof Later ? read.thenWith(bodyRead, ctx) : read.then((body) => bodyRead(body, ctx));
+  if (overLimit === REJECT.payload_too_large) return read instanceof Later ? read.mapWith(bodyRead, ctx) : read.then((body) => bodyRead(body, ctx));
   // Only requests without a key that authenticates come here: a closure is fine off the hot path.
   return read.then((body: BodyResult) => (body === 'too_large' ? overLimit : bodyRead(body, ctx)));
 }

@@ -58,7 +58,7 @@ export class ReceiptWaiter {
   }
 
   /** Forwards with `send` (the plain path), then asks for the receipt until `deadline` (performance.now() ms). */
-  async obtain(req: ForwardRequest, deadline: number, send: (req: ForwardRequest) => Exit | Promise<Exit>): Promise<ReceiptCallEnd> {
+  async obtain(req: ForwardRequest, deadline: number, send: (req: ForwardRequest) => Exit | PromiseLike<Exit>): Promise<ReceiptCallEnd> {
     const sent = await send(req);
     const end = await this.follow(req, deadline, sent);
     // The send's answer headers (the lane that carried it: forward/express-send.ts) stay on the answer.

@@ -84,7 +84,7 @@ export interface SyncObserver {
 /** What a sync send is built from besides its chain's link, named. */
 export interface SyncSendParts {
   /** The chain's plain send (the forwarder's), which the `receipt` mode goes through. */
-  readonly plainSend: (req: ForwardRequest) => Exit | Promise<Exit>;
+  readonly plainSend: (req: ForwardRequest) => Exit | PromiseLike<Exit>;
   /** The chain's duplicate table: a call waiting now is in it, and a resend joins it. */
   readonly duplicates: ChainDuplicates;
   readonly observer?: SyncObserver | undefined;

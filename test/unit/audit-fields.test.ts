@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { auditHead, partFields, sequencerFields } from '../../src/forward/audit-fields.js';
+import { accountTxKey, auditHead, auditHeadReqId, partFields, sequencerFields, sequencerPartMsKey } from '../../src/forward/audit-fields.js';
 import type { Sequencer } from '../../src/forward/sequencer.js';
 import { LogLine } from '../../src/log/log-line.js';
 
@@ -48,6 +48,14 @@ describe('audit line pieces', () => {
                 });
                 assert.equal(pieces, fieldByField);
                 assert.ok(JSON.parse(pieces));
+                // The sequencer's and the part's fields as one piece, as the audit line writes them.
+                const joined = written((l) => {
+                  if (before === 'open') l.str('x', 'y');
+                  else l.json('x', 1);
+                  l.strAfter(auditHeadReqId(laneNamed, method), 'r-1').strAfter(accountTxKey('acct'), '0xab');
+                  l.jsonAfter(sequencerPartMsKey(4663, seq, 'accepted', 'accepted', rule, role), '1.5');
+                });
+                assert.equal(joined, fieldByField);
               }
             }
   });

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { pino } from 'pino';
-import { FastLog, LogLine, millisText } from '../../src/log/log-line.js';
+import { FastLog, LogLine, millisText, piece } from '../../src/log/log-line.js';
 
 describe('log line', () => {
   it('fields in order, each key with its value, the same on a second line with the same keys', () => {
@@ -73,6 +73,36 @@ describe('log line', () => {
       levels.flatMap((level, i) => (level === 'debug' ? [] : [[level, i, process.pid, 3]])),
     );
     for (const l of lines) assert.ok(l.time >= before && l.time <= after);
+  });
+
+  it('a line started with its request id (lineOf) is, character for character, the line with reqId written first, whatever level and millisecond came before', async () => {
+    const out: string[] = [];
+    const fast = new FastLog(pino({ level: 'info' }, { write: (s: string) => void out.push(s) }));
+    const levels = ['info', 'info', 'warn', 'debug', 'info', 'error'] as const;
+    for (const [i, level] of levels.entries()) {
+      if (i === 4) await new Promise((r) => setTimeout(r, 2)); // another millisecond
+      const a = fast.lineOf(level, `r-${i}`);
+      const b = fast.line(level);
+      assert.equal(a === null, level === 'debug');
+      assert.equal(b === null, level === 'debug');
+      a?.json('n', i).str('tx', '0xab').end('m');
+      b?.str('reqId', `r-${i}`).json('n', i).str('tx', '0xab').end('m');
+      const untimed = (l: string) => l.replace(/"time":\d+/, '"time":0');
+      if (a !== null) assert.equal(untimed(out.at(-2)!), untimed(out.at(-1)!));
+    }
+    assert.equal(out.length, 10);
+    for (const l of out) assert.ok(JSON.parse(l).reqId.startsWith('r-'));
+    // lineAfter: any piece left open, alternating (the start kept is the last piece's), as line() then strAfter.
+    out.length = 0;
+    const pieces = [piece(',"audit":"forward","reqId":"'), piece(',"a":1,"b":"')];
+    for (let i = 0; i < 6; i++) {
+      const p = pieces[i % 3 === 0 ? 0 : 1]!;
+      fast.lineAfter('info', p, `v-${i}`)!.json('n', i).end('m');
+      fast.line('info')!.strAfter(p, `v-${i}`).json('n', i).end('m');
+      const untimed = (l: string) => l.replace(/"time":\d+/, '"time":0');
+      assert.equal(untimed(out.at(-2)!), untimed(out.at(-1)!));
+      assert.ok(JSON.parse(out.at(-1)!));
+    }
   });
 
   it('milliseconds from whole microseconds: the text String(us / 1000) gives (property)', () => {

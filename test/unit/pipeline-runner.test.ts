@@ -201,6 +201,25 @@ describe('pipeline runner', () => {
     assert.deepEqual(seen, [[1, 'a', 2], [3, 'c', 4], 50]);
   });
 
+  it('Later.mapWith maps the value in place (no second Later) before any callback gets it, settled or not', async () => {
+    const seen: unknown[] = [];
+    const body = new Later<number>();
+    const mapped = body.mapWith((v, a: number) => v * a, 3);
+    assert.equal(mapped as unknown, body, 'the same Later');
+    assert.throws(() => body.mapWith((v) => v, 0), /one callback only/);
+    mapped.onWith((v, a: string) => seen.push([v, a]), 'x', 0);
+    body.settle(2);
+    body.settle(5); // settles once
+    const early = new Later<number>();
+    early.settle(4);
+    assert.equal(await early.mapWith((v, a: number) => v + a, 1), 5, 'a settled one maps at once');
+    const awaited = new Later<number>();
+    const text = awaited.mapWith((v, a: string) => a + v, 'n');
+    setImmediate(() => awaited.settle(1));
+    assert.equal(await text, 'n1', 'await sees the mapped value');
+    assert.deepEqual(seen, [[6, 'x']]);
+  });
+
   it('the builder produces the stages in the order given', () => {
     const { hooks } = recorder();
     const p = PipelineBuilder.start<BaseCtx>()

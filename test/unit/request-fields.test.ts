@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { accountField, chainField, methodField, statusField } from '../../src/front/request-fields.js';
+import { accountField, chainAccountFields, chainField, methodField, methodStatusUsKey, statusField } from '../../src/front/request-fields.js';
 import { LogLine, type Piece } from '../../src/log/log-line.js';
 
 const written = (build: (l: LogLine) => void): string => {
@@ -23,6 +23,8 @@ describe('request line pieces', () => {
       [(l) => l.json('chainId', 4663), () => chainField(4663)],
       [(l) => l.str('method', 'eth_sendRawTransaction'), () => methodField('eth_sendRawTransaction')],
       [(l) => l.str('account', 'acct-1'), () => accountField(account)],
+      [(l) => l.json('chainId', 4663).str('account', 'acct-1'), () => chainAccountFields(4663, account)],
+      [(l) => l.json('chainId', 10).str('account', 'acct-1'), () => chainAccountFields(10, account)],
     ];
     for (const [byField, asPiece] of cases)
       for (const open of [true, false])
@@ -36,6 +38,33 @@ describe('request line pieces', () => {
           const got = written((l) => {
             before(l);
             l.fields(asPiece()).str('tx', '0xab');
+          });
+          assert.equal(got, want);
+          assert.ok(JSON.parse(got));
+        }
+  });
+
+  it('the pieces ending in a key, their value after them, are the fields written one by one, after an open or a closed field, from the cache too', () => {
+    const account = { id: 'acct-1' };
+    const cases: [(l: LogLine) => void, (l: LogLine) => void][] = [
+      [
+        (l) => l.str('method', 'eth_sendRawTransaction').json('status', 200).json('us', 1464),
+        (l) => l.jsonAfter(methodStatusUsKey('eth_sendRawTransaction', 200), 1464),
+      ],
+      [(l) => l.str('method', 'eth_chainId').json('status', 413).json('us', 7), (l) => l.jsonAfter(methodStatusUsKey('eth_chainId', 413), 7)],
+      [(l) => l.json('chainId', 4663).str('account', 'acct-1').str('tx', '0xab'), (l) => l.strAfter(chainAccountFields(4663, account, true), '0xab')],
+    ];
+    for (const [byField, byPiece] of cases)
+      for (const open of [true, false])
+        for (let k = 0; k < 2; k++) {
+          const before = (l: LogLine) => (open ? l.str('reqId', 'r-1') : l.json('n', 12));
+          const want = written((l) => {
+            before(l);
+            byField(l);
+          });
+          const got = written((l) => {
+            before(l);
+            byPiece(l);
           });
           assert.equal(got, want);
           assert.ok(JSON.parse(got));

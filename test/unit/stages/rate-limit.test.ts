@@ -14,8 +14,8 @@ describe('rate limit stage', () => {
     const dups = new Set(['0xdup']);
     const stage = createRateLimitStage(limiter, { isDuplicate: (_c, h) => dups.has(h) });
     const c = (hash: string) => given({ grant: grantOf('a'), chain: chainA, tx: decoded({ hash }) }).run(stage);
-    assert.equal(passed(c('0x1')).quota.remaining, 1);
-    assert.equal(passed(c('0x2')).quota.remaining, 0);
+    assert.equal(passed(c('0x1')).quota, 1);
+    assert.equal(passed(c('0x2')).quota, 0);
     assert.equal(reason(c('0xdup')), 'pass');
     const r = c('0x3');
     assert.ok(r instanceof Exit);
