@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { median } from '../common/figures.js';
 import { startBench } from '../common/bench-run.js';
 import { readRun, resultsJson } from '../common/results-schema.js';
-import { REPO } from '../common/paths.js';
+import { REPO, RESULTS_DIR } from '../common/paths.js';
 import { portsTaken } from '../common/ports.js';
 import { startStub } from '../servers/stub-sequencer.js';
 import { Callgrind, type Server } from '../instr/callgrind.js';
@@ -62,6 +62,10 @@ const run = startBench(
       help: 'measure nothing: derive each tolerance from the guard runs in DIR (runs of one tree against itself) and write guard.json naming --commit',
     },
     commit: { kind: 'text', arg: 'SHA', help: 'with --noise-from: the base commit guard.json names (default: HEAD)' },
+    'fresh-noise': {
+      kind: 'flag',
+      help: "with --noise-from: the tolerances from DIR's runs alone (by default the committed guard.json's ratios, earlier studies, count too)",
+    },
     keep: { kind: 'text', arg: 'DIR', help: 'keep every callgrind dump in DIR (for callgrind_annotate)' },
     top: {
       kind: 'int',
@@ -86,11 +90,16 @@ if (opt['noise-from'] !== undefined) {
     process.exit(2);
   }
   const commit = opt.commit ?? execFileSync('git', ['-C', REPO, 'rev-parse', 'HEAD'], { encoding: 'utf8' }).trim();
+  // Earlier studies count too: a few runs of one tree do not show all it does from run to run.
+  const earlier = opt['fresh-noise'] === true || !existsSync(join(RESULTS_DIR, 'guard.json')) ? null : readRun('guard', 'guard');
   const file: GuardFile = {
     commit,
     date: new Date().toISOString(),
     scenarios: Object.fromEntries(
-      [...GUARDED, ...BYTES_GUARDED.map(allocatedName)].map((s) => [s, toleranceOf(runs.map((r) => r.ratios[s]!).filter((x) => x !== undefined))]),
+      [...GUARDED, ...BYTES_GUARDED.map(allocatedName)].map((s) => [
+        s,
+        toleranceOf([...(earlier?.scenarios[s]?.noise.ratios ?? []), ...runs.map((r) => r.ratios[s]!).filter((x) => x !== undefined)]),
+      ]),
     ),
   };
   for (const [s, t] of Object.entries(file.scenarios))
