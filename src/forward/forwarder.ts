@@ -117,6 +117,11 @@ export class ChainForwarder {
     return this.settle(req, exit);
   }
 
+  /** The answer path threw after the forward concluded (a bug): said; the outcome stands. */
+  answerFailed(req: ForwardRequest, e: unknown): void {
+    this.link.log.error({ err: e, tx: req.hash, reqId: req.reqId }, 'the answer path failed after the forward concluded');
+  }
+
   /** The rules threw (a bug): the outcome is uncertain, never unanswered. */
   failed(req: ForwardRequest, e: unknown): Exit {
     this.link.log.error({ err: e, tx: req.hash, account: req.account, reqId: req.reqId }, 'forward failed unexpectedly: outcome uncertain');
@@ -194,14 +199,23 @@ class PlainAnswer extends Later<Exit> implements Concluded {
   }
 
   concluded(req: ForwardRequest, exit: Exit): Exit {
-    const x = this.forwarder.concluded(req, exit);
-    this.settle(x);
-    return x;
+    return this.answer(req, this.forwarder.concluded(req, exit));
   }
 
   failed(req: ForwardRequest, e: unknown): Exit {
-    const x = this.forwarder.failed(req, e);
-    this.settle(x);
+    return this.answer(req, this.forwarder.failed(req, e));
+  }
+
+  /**
+   * The pipeline goes on inside `settle` (its answer path): a throw there is said, and the exit
+   * still given to the joiners' promise, which never rejects (nothing would handle it).
+   */
+  private answer(req: ForwardRequest, x: Exit): Exit {
+    try {
+      this.settle(x);
+    } catch (e) {
+      this.forwarder.answerFailed(req, e);
+    }
     return x;
   }
 }

@@ -12,6 +12,7 @@ import { parseConfig } from '../../src/config/config.js';
 import { ChainDuplicates } from '../../src/forward/dedup.js';
 import { ChainLink } from '../../src/forward/chain-link.js';
 import { ChainForwarder } from '../../src/forward/forwarder.js';
+import { Later } from '../../src/pipeline/later.js';
 import { ConditionalSend } from '../../src/forward/conditional-send.js';
 import { HealthBoard } from '../../src/forward/health-board.js';
 import { HttpUpstream } from '../../src/upstreams/http/http-upstream.js';
@@ -34,17 +35,17 @@ const audit = (gate: Gate) => gate.logs.map((l) => JSON.parse(l)).filter((l) => 
 describe('fanout with a failing observer (direct)', () => {
   // A throwing metrics observer must neither leave a request unanswered nor end the process
   // with an unhandled rejection (fanout's attempts run detached from the request's promise).
-  const forwarderOver = (stubs: StubSequencer[], strategy: 'fanout' | 'failover' = 'fanout') => {
+  const failing = {
+    forward() {
+      throw new Error('observer failed');
+    },
+  };
+  const forwarderOver = (stubs: StubSequencer[], strategy: 'fanout' | 'failover' = 'fanout', observer: object = failing) => {
     const cfg = parseConfig(
       { chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: stubs.map((s) => s.url), forward: { strategy, timeoutMs: 1000 } }] },
       '/',
       {},
     );
-    const observer = {
-      forward() {
-        throw new Error('observer failed');
-      },
-    };
     const link = new ChainLink({
       chain: cfg.chains[0]!,
       board: HealthBoard.allocate(stubs.length),
@@ -63,6 +64,22 @@ describe('fanout with a failing observer (direct)', () => {
   });
   after(() => process.off('unhandledRejection', count));
 
+  it('an answer path that throws once the forward concluded: the same bytes joined meanwhile still get the acceptance, and nothing rejects unhandled', async () => {
+    const stubs = [await new StubSequencer().start()];
+    setup.open.stubs.push(...stubs);
+    const f = forwarderOver(stubs, 'failover', {});
+    const raw = await next();
+    const out = f.forward(request(raw));
+    const joined = f.forward(request(raw));
+    assert.ok(out instanceof Later && joined instanceof Promise, 'its own forward a Later, the joiner its promise');
+    out.on(() => {
+      throw new Error('answer path failed');
+    });
+    assert.equal((await joined).reason, 'ok');
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(rejections, 0);
+    await f.close();
+  });
   it('an acceptance still answers 200, and every attempt is settled', async () => {
     const stubs = await Promise.all([new StubSequencer().start(), new StubSequencer().start()]);
     setup.open.stubs.push(...stubs);
