@@ -10,8 +10,10 @@
 # how to run it and passes; where it runs, a missing valgrind fails it (a real part, not a skip).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+asked=()
 if [ "${1:-}" = "--if-asked" ]; then
   shift
+  GUARD_TEST_RUN=1
   if [ "${CI:-}" != "true" ] && [ "${TXGATE_GUARD:-}" != "1" ]; then
     echo "instr-guard: not run (CI=true or TXGATE_GUARD=1 runs it: about 4 minutes, valgrind needed; docs/performance.md, \"The guard\")"
     exit 0
@@ -34,4 +36,6 @@ fi
 (cd "$work" && { node node_modules/typescript/bin/tsc -p tsconfig.json >/dev/null || echo "instr-guard: the base ${base:0:12} built with type errors" >&2; } && bash scripts/prune-dist.sh)
 [ -f "$work/dist/src/cli.js" ] || { echo "instr-guard: the base ${base:0:12} did not build" >&2; exit 1; }
 npm run build --silent
-node dist/bench/entry/guard.js --base-cli "$work/dist/src/cli.js" --base-commit "$base" "$@"
+# As npm test's step, its results go in the temporary directory (removed on exit; the verdict is on stdout).
+[ -n "${GUARD_TEST_RUN:-}" ] && asked=(--out "$work/run")
+node dist/bench/entry/guard.js --base-cli "$work/dist/src/cli.js" --base-commit "$base" "${asked[@]}" "$@"
