@@ -134,7 +134,7 @@ export const SUPPORT_LAYERS: readonly Layer[] = [
   {
     name: 'parts',
     about:
-      'the gate in this process (`harness.ts`), Ethereum test vectors, stage contexts and fixtures, stub sequencers, certificates, the auction contract deployed (`auction.ts`), HTTP and JSON-text helpers, worker-thread logs, Solana bytes, a WebSocket transport client, a proxy that loses or drops a submission, a TCP link a test can cut, a temporary folder removed after the file (`temp-dir.ts`), the conditional test sequencer (`conditional-sequencer.ts`)',
+      'the gate in this process (`harness.ts`), Ethereum test vectors, stage contexts and fixtures, stub sequencers, certificates, the auction contract deployed (`auction.ts`), HTTP and JSON-text helpers, worker-thread logs, Solana bytes, a WebSocket transport client, a proxy that loses or drops a submission, a TCP link a test can cut, a temporary folder removed after the file (`temp-dir.ts`), the conditional test sequencer (`conditional-sequencer.ts`), the text of one log line built (`log-line-text.ts`)',
     units: [
       'harness.ts',
       'vectors.ts',
@@ -153,6 +153,7 @@ export const SUPPORT_LAYERS: readonly Layer[] = [
       'cuttable-link.ts',
       'temp-dir.ts',
       'conditional-sequencer.ts',
+      'log-line-text.ts',
     ],
   },
   {

@@ -7,15 +7,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { accountTxKey, auditHead, auditHeadReqId, partFields, sequencerFields, sequencerPartMsKey } from '../../src/forward/audit-fields.js';
 import type { Sequencer } from '../../src/forward/sequencer.js';
-import { LogLine } from '../../src/log/log-line.js';
+import { writtenLine } from '../support/log-line-text.js';
+import type { LogLine } from '../../src/log/log-line.js';
 
-const written = (build: (l: LogLine) => void): string => {
-  let out = '';
-  const line = new LogLine({ write: (s) => (out = s) }, '{"level":"info","time":1,"pid":2');
-  build(line);
-  line.end('forward');
-  return out;
-};
+const written = (build: (l: LogLine) => void): string => writtenLine('{"level":"info","time":1,"pid":2', 'forward', build);
 
 describe('audit line pieces', () => {
   it('the same text as field by field, for every lane, method, rule and role', () => {

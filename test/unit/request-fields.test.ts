@@ -5,15 +5,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { accountField, chainAccountFields, chainField, methodField, methodStatusUsKey, statusField } from '../../src/front/request-fields.js';
-import { LogLine, type Piece } from '../../src/log/log-line.js';
+import { writtenLine } from '../support/log-line-text.js';
+import type { LogLine, Piece } from '../../src/log/log-line.js';
 
-const written = (build: (l: LogLine) => void): string => {
-  let out = '';
-  const line = new LogLine({ write: (s) => (out = s) }, '{"level":"info"');
-  build(line);
-  line.end('request');
-  return out;
-};
+const written = (build: (l: LogLine) => void): string => writtenLine('{"level":"info"', 'request', build);
 
 describe('request line pieces', () => {
   it('the same text as field by field, after an open or a closed field, from the cache too', () => {
