@@ -169,8 +169,10 @@ for (const via of ['http', 'ws'] as Via[]) {
       assert.equal(byTime.error!.data.reason, 'conditions_expired');
       assert.equal(byTime.error!.data.bound, 'timestampMax');
       assert.deepEqual(carried(raw), []);
-      // The head itself is still live (inclusive bounds): forwarded, and the sequencer decides.
-      const live = await send(raw, { blockNumberMax: `0x${h.number.toString(16)}`, timestampMax: `0x${(h.timestamp + 3600n).toString(16)}` });
+      // The head itself is still live (inclusive bounds): forwarded, and the sequencer decides. The
+      // head read again: blocks may have come while the edge's head was awaited above.
+      const now = await head();
+      const live = await send(raw, { blockNumberMax: `0x${now.number.toString(16)}`, timestampMax: `0x${(now.timestamp + 3600n).toString(16)}` });
       assert.equal(live.result, keccak256(raw), JSON.stringify(live));
       assert.deepEqual(carried(raw), [METHOD]);
     });
