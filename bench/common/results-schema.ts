@@ -58,6 +58,8 @@ export interface InstrRun {
   /** txgate's worker threads, and the one every HTTP connection was held on (a run with --workers above 1). */
   readonly workers?: number;
   readonly worker?: number;
+  /** node's flags for every server under callgrind (a run with --steady: bench:limit's). */
+  readonly nodeFlags?: readonly string[];
 }
 
 export interface Percentiles {
@@ -325,8 +327,9 @@ const SHAPES: Record<Kind, Check> = {
       wsForward: obj({ exit: num, cost: num, paired }),
       allocated: record(numOrNull),
       idle: record(obj({ perSecond: num })),
+      nodeFlags: list(str),
     },
-    ['date', 'sender', 'wsForward'],
+    ['date', 'sender', 'wsForward', 'nodeFlags'],
   ),
   load: obj(
     {

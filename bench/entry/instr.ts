@@ -53,6 +53,7 @@ import {
   type Scenario,
 } from '../instr/scenarios.js';
 import { resultsJson } from '../common/results-schema.js';
+import { NODE_FLAGS } from '../limit/flags.js';
 
 /** The scenarios that need their own chain and are not in the default configuration. */
 const LANE_SCENARIOS = new Set([
@@ -113,6 +114,10 @@ const run = startBench('bench:instr', 'Instructions per request under callgrind:
     quick: 1,
     help: "with --workers above 1: the worker every HTTP connection to txgate is held on (worker 0 owns each tracked chain's tracker; another hands acceptances over to it)",
   },
+  steady: {
+    kind: 'flag',
+    help: "every server runs with bench:limit's node flags (V8's seeds fixed, a fixed 16-MB young generation, no memory reducer): two runs of one tree do the same work, the collector's included (bench/limit/flags.ts)",
+  },
   'port-base': {
     kind: 'int',
     min: 1024,
@@ -143,7 +148,8 @@ const say = (section: string[], lines: readonly string[]) => {
   for (const l of lines) process.stdout.write(l + '\n');
 };
 const leftOut: string[] = [];
-const cg = new Callgrind(run.tmp, run.children, opt.keep === undefined ? undefined : run.userPath(opt.keep), opt.top);
+const nodeFlags = opt.steady === true ? NODE_FLAGS : [];
+const cg = new Callgrind(run.tmp, run.children, opt.keep === undefined ? undefined : run.userPath(opt.keep), opt.top, nodeFlags);
 const driver = new Driver(opt.connections, pinned ? { port: opt['port-base'] + 2, worker: opt.worker } : undefined);
 const measure = new Measure(settings, cg, driver, {
   idle: (name, perSecond, seconds) => process.stdout.write(idleLine(name, perSecond, seconds) + '\n'),
@@ -296,6 +302,7 @@ for (const [name, def] of Object.entries(SERVERS)) {
 const report: MainReport = { results, main: MAIN, leftOut, allocated, idle: measure.idle };
 const main: string[] = [];
 if (pinned) main.push(`txgate with ${opt.workers} worker threads, every HTTP connection held on worker ${opt.worker}; callgrind counts every thread.\n`);
+if (nodeFlags.length > 0) main.push(`Every server under callgrind ran with node ${nodeFlags.join(' ')} (--steady).\n`);
 say(main, mainTables(report, settings));
 const svgPath = run.write('instr.svg', instrSvg(report, costs, settings));
 main.push(`\n![instructions per request](${svgPath.split('/').at(-1)})`);
@@ -317,6 +324,7 @@ run.write(
     rounds: opt.rounds,
     maxSpread: settings.maxSpread,
     ...(pinned ? { workers: opt.workers, worker: opt.worker } : {}),
+    ...(nodeFlags.length > 0 ? { nodeFlags: [...nodeFlags] } : {}),
     results,
     stageCosts: costs,
     ...(sender !== undefined ? { sender } : {}),
