@@ -42,10 +42,12 @@ export function trackRig(mode: TrackMode, maxTracked?: number) {
   const owner = mode === 'hand' ? new TrackOwner(new Map([[chain.chainId, tracker]]), own.ports, own.rings, log) : null;
   const remote = mode === 'hand' ? new RemoteTracker(chain.chainId, new ChainRpc(RPC), new TrackRemote(other.port, other.ring, log)) : null;
   const tracked = () => tracker.pending + tracker.final;
+  // As a request has them: the hash and the hex flat strings (a JSON body's, not joined ones).
+  const flat = (s: string): string => JSON.parse(JSON.stringify(s)) as string;
   const requests = (n: number) =>
     Array.from({ length: n }, () => ({
-      hash: '0x' + randomBytes(32).toString('hex'),
-      rawHex: '0x' + randomBytes(115).toString('hex'),
+      hash: flat('0x' + randomBytes(32).toString('hex')),
+      rawHex: flat('0x' + randomBytes(115).toString('hex')),
       account: 'desk',
       reqId: 'r',
       sender: null,

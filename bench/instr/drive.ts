@@ -34,9 +34,19 @@ export class Driver {
     this.pinned = pin === undefined ? null : new PinnedConnections(pin.port, pin.worker, connections);
   }
 
-  /** A round's requests over the scenario's transport. */
-  drive(port: number, s: Scenario, n: number): Promise<Map<number, number>> {
-    return s.ws ? this.loadWs(s.port ?? port, s, n) : this.load(s.port ?? port, s, n);
+  /**
+   * A round's requests over the scenario's transport; on connections held on one worker, then the
+   * scenario's `settle` request (not counted among the answers; a status other than 200 is an error).
+   */
+  async drive(port: number, s: Scenario, n: number): Promise<Map<number, number>> {
+    if (s.ws) return this.loadWs(s.port ?? port, s, n);
+    const statuses = await this.load(s.port ?? port, s, n);
+    if (s.settle !== undefined && this.pinned?.port === (s.port ?? port)) {
+      const last = (this.cursor.get(s.name) ?? n) - 1;
+      const status = await this.pinned.one(requestText({ ...s, bodies: [s.settle(last)] }, 0));
+      if (status !== 200) throw new Error(`${s.name}: the round's settle request was answered ${status}`);
+    }
+    return statuses;
   }
 
   /** Before a round's count starts: the connections held on the pinned worker opened. */

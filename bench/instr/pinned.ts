@@ -114,6 +114,19 @@ export class PinnedConnections {
     return statuses;
   }
 
+  /** One request on one held connection, after a round (a scenario's `settle`): its status (0: no connection held). */
+  one(text: string): Promise<number> {
+    const sock = this.held.values().next().value as Socket | undefined;
+    if (sock === undefined) return Promise.resolve(0);
+    return new Promise((resolve) => {
+      const off = answers(sock, (status) => {
+        off();
+        resolve(status);
+      });
+      sock.write(text);
+    });
+  }
+
   close(): void {
     for (const s of this.held) s.destroy();
     this.held.clear();

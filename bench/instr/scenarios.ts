@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { keccak256 } from 'viem';
 import { privateKeyToAddress } from 'viem/accounts';
 import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
 import { sign1559 } from '../../src/dev/sign.js';
@@ -28,6 +29,15 @@ export interface Scenario {
   readonly ws?: true;
   /** Requests sent to this port rather than the server's (bench:limit's parts server: a port per part). */
   readonly port?: number;
+  /**
+   * With txgate on several threads (--workers): a request sent after each round on one of its
+   * connections, answered before the round's count ends: the tracked chain's status of the
+   * round's last transaction (body `settle(i)`, i its index). The thread that owns the tracker
+   * reads what the others hand it when it needs it (docs/tracking.md#the-hand-off): the status
+   * makes it read every acceptance of the round inside the round, so that none is left to the next
+   * one or out of every round.
+   */
+  readonly settle?: (i: number) => string;
 }
 
 export const keys = {
@@ -88,6 +98,7 @@ const untipped = [rpc('eth_sendRawTransaction', [tx(0, { value: 0n, to: '0x33333
 const WRONG_KEY = 'txg_wrong_key_0000000000000000000000000000000';
 // Every tracked submission is a new transaction (a repeated hash is tracked once): a pool as long as a run's requests.
 const TRACKED_POOL = 8192;
+const trackedPool = pool(CHAINS.tracked.chainId, TRACKED_POOL);
 
 /** The main scenarios (echo: its one answer; floor: the contract's; txgate: all). */
 export const MAIN: readonly Scenario[] = [
@@ -103,7 +114,8 @@ export const MAIN: readonly Scenario[] = [
     name: 'valid submission, tracked chain',
     status: 200,
     host: CHAINS.tracked.host,
-    ...sub(keys.load, pool(CHAINS.tracked.chainId, TRACKED_POOL)),
+    ...sub(keys.load, trackedPool),
+    settle: (i) => rpc('txgate_getTransactionStatus', [keccak256(JSON.parse(trackedPool[i % trackedPool.length]!).params[0] as `0x${string}`)]),
   },
   // Its reference: the same submission on a chain configured as the tracked one, tracking off.
   {
