@@ -189,7 +189,7 @@ async function startThreads(config: Config, log: Logger, pretty: boolean): Promi
     config,
     log,
     async () => (await pool.snapshots()).map((a) => a.metrics),
-    async () => mergeReadiness(await pool.snapshots()),
+    async () => mergeReadiness(await pool.snapshots(false)),
   );
   // The public port opens last, on every thread: a supervisor that waits for /health finds
   // the internal listener and every thread up.

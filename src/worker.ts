@@ -48,7 +48,8 @@ port.on('message', (m: ToWorker) => {
       (bound) => send({ type: 'listening', port: bound }),
       (e: unknown) => send({ type: 'listenFailed', why: String(e) }),
     );
-  else if (m.type === 'snapshot') send({ type: 'snapshot', id: m.id, metrics: app.metrics?.snapshot() ?? [], readiness: app.readiness.report() });
+  else if (m.type === 'snapshot')
+    send({ type: 'snapshot', id: m.id, metrics: m.metrics ? (app.metrics?.snapshot() ?? []) : [], readiness: app.readiness.report() });
   else if (m.type === 'accounts') mirror?.update(m.update);
   else if (m.type === 'reload' && app.store.hearsSignal !== true) void app.store.reload?.('SIGHUP');
   else if (m.type === 'tlsReload') app.tls?.reload('SIGHUP');

@@ -84,8 +84,12 @@ export class WorkerPool {
     for (const w of this.workers) w.postMessage(m);
   }
 
-  /** The metrics and readiness of every worker still running, now (an exited one is left out). */
-  async snapshots(): Promise<WorkerSnapshot[]> {
+  /**
+   * The readiness of every worker still running, now (an exited one is left out), and with
+   * `metrics` its metrics too: a worker serializes every metric for that, which the readiness
+   * refresh (four times a second) has no use for.
+   */
+  async snapshots(metrics = true): Promise<WorkerSnapshot[]> {
     const all = await Promise.all(
       this.workers
         .filter((w) => !this.gone.has(w))
@@ -100,7 +104,7 @@ export class WorkerPool {
                   resolve(v);
                 },
               });
-              w.postMessage({ type: 'snapshot', id } satisfies ToWorker);
+              w.postMessage({ type: 'snapshot', id, metrics } satisfies ToWorker);
             }),
         ),
     );

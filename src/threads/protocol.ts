@@ -34,7 +34,8 @@ export interface WorkerData {
 
 /** Main thread → worker. */
 export type ToWorker =
-  | { type: 'snapshot'; id: number }
+  /** `metrics` false: the readiness alone (asked four times a second; the metrics only for a scrape). */
+  | { type: 'snapshot'; id: number; metrics: boolean }
   | { type: 'listen' }
   | { type: 'reload' }
   | { type: 'tlsReload' }
