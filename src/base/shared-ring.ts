@@ -4,24 +4,34 @@
  * takes every whole record up to it and moves its own; neither ever waits for the other. The
  * reader reads when it needs the records (`drain`) and otherwise sleeps on the writer's cursor
  * (`Atomics.waitAsync`: no timer, no polling); the writer wakes it only when it sleeps and either
- * asked for each record at once (`atOnce`) or the ring is half full. Waking another thread costs
- * it a turn of its event loop: a record that can wait for the reader's next need costs none. A record
+ * asked for each record at once (`atOnce`) or `WAKE_BYTES` wait unread. Waking another thread
+ * costs it a turn of its event loop: a record that can wait for the reader's next need costs
+ * none; and a reader woken before much has piled up reads it in a short turn (it serves requests
+ * too), not in one long pause. A record
  * is 8-aligned, its first word its size in bytes, its second its kind (0: the rest of the ring
  * is skipped, the next record is at its start); what follows is its writer's (track/handed.ts).
  */
 
 /**
- * Header words (Int32): the writer's cursor, the reader's, the reader's "asleep" flag, its
- * "skipped" flag (records were skipped: what the writer sent once, it sends again), and its
- * "at once" flag (the reader wants each record as it is written, not when it next reads).
+ * Header words (Int32): the writer's cursor, the reader's, and the reader's flags, one word so
+ * that the writer reads them with one atomic load per record: "asleep", "skipped" (records were
+ * skipped: what the writer sent once, it sends again) and "at once" (the reader wants each record
+ * as it is written, not when it next reads).
  */
 const W = 0;
 const R = 1;
-const ASLEEP = 2;
-const SKIPPED = 3;
+const FLAGS = 2;
+const ASLEEP = 1;
+const SKIPPED = 2;
 const AT_ONCE = 4;
 /** Header bytes: the records start 8-aligned after it. */
 export const HEADER = 32;
+/**
+ * Bytes waiting unread past which a sleeping reader is woken (about a hundred acceptances of
+ * track/handed.ts: a turn of well under a millisecond on the reader's thread, and a wake-up's
+ * cost shared by that many), or half the ring where that is less.
+ */
+export const WAKE_BYTES = 32 * 1024;
 /** The kind that skips to the ring's start. */
 const SKIP = 0;
 
@@ -52,6 +62,8 @@ export class RingViews {
   /** The records' bytes (a power of two) and its mask. */
   readonly cap: number;
   readonly mask: number;
+  /** Bytes unread past which a sleeping reader is woken. */
+  readonly wakeAt: number;
 
   constructor(sab: SharedArrayBuffer) {
     this.i32 = new Int32Array(sab);
@@ -60,11 +72,12 @@ export class RingViews {
     this.buf = Buffer.from(sab) as RingBytes;
     this.cap = sab.byteLength - HEADER;
     this.mask = this.cap - 1;
+    this.wakeAt = Math.min(WAKE_BYTES, this.cap >> 1);
   }
 
   /** The reader tells the writer that what it sent once must be sent again (`RingWriter.skipped`). */
   askAgain(): void {
-    Atomics.store(this.i32, SKIPPED, 1);
+    Atomics.or(this.i32, FLAGS, SKIPPED);
   }
 }
 
@@ -72,6 +85,11 @@ export class RingViews {
 export class RingWriter extends RingViews {
   /** The writer's cursor (bytes written, modulo 2^32 as an int32): only this thread moves it. */
   private w = 0;
+  /**
+   * The reader's cursor as last read: it only ever moves on, so the room it leaves is at least
+   * what this says, and it is read again only when that is not enough (one atomic load less per record).
+   */
+  private r = 0;
 
   /** Rounds a record's size up to the ring's alignment. */
   static size(bytes: number): number {
@@ -87,8 +105,10 @@ export class RingWriter extends RingViews {
    */
   begin(size: number): number {
     if (size > this.cap) return -1;
-    let used = (this.w - Atomics.load(this.i32, R)) | 0;
     let pos = this.w & this.mask;
+    const need = pos + size > this.cap ? this.cap - pos + size : size;
+    if (((this.w - this.r) | 0) + need > this.cap) this.r = Atomics.load(this.i32, R);
+    let used = (this.w - this.r) | 0;
     if (pos + size > this.cap) {
       const skip = this.cap - pos;
       if (used + skip > this.cap) return -1;
@@ -102,10 +122,14 @@ export class RingWriter extends RingViews {
     return used + size > this.cap ? -1 : HEADER + pos;
   }
 
-  /** True once after the reader skipped records it could not read, or asked (what was sent once must be sent again). */
+  /**
+   * True once after the reader skipped records it could not read, or asked (what was sent once
+   * must be sent again). A plain read of the flags, not an atomic one: a flag seen a record late
+   * only sends the names one record later, and the read costs nothing beside an atomic load.
+   */
   skipped(): boolean {
-    if (Atomics.load(this.i32, SKIPPED) === 0) return false;
-    Atomics.store(this.i32, SKIPPED, 0);
+    if ((this.i32[FLAGS]! & SKIPPED) === 0) return false;
+    Atomics.and(this.i32, FLAGS, ~SKIPPED);
     return true;
   }
 
@@ -115,10 +139,20 @@ export class RingWriter extends RingViews {
     this.u32[(at >> 2) + 1] = kind;
     this.w = (this.w + size) | 0;
     Atomics.store(this.i32, W, this.w);
-    if (Atomics.load(this.i32, ASLEEP) === 1 && (Atomics.load(this.i32, AT_ONCE) === 1 || ((this.w - Atomics.load(this.i32, R)) | 0) > this.cap >> 1)) {
-      Atomics.store(this.i32, ASLEEP, 0);
+    // Read after the cursor is published: a reader that went to sleep before this sees the cursor
+    // moved when it waits (Atomics.waitAsync compares), or its flag is seen here.
+    const f = Atomics.load(this.i32, FLAGS);
+    if ((f & ASLEEP) !== 0 && ((f & AT_ONCE) !== 0 || this.behind())) {
+      Atomics.and(this.i32, FLAGS, ~ASLEEP);
       Atomics.notify(this.i32, W, 1);
     }
+  }
+
+  /** More than `wakeAt` bytes unread (the reader's cursor read again only when the last one read says so). */
+  private behind(): boolean {
+    if (((this.w - this.r) | 0) <= this.wakeAt) return false;
+    this.r = Atomics.load(this.i32, R);
+    return ((this.w - this.r) | 0) > this.wakeAt;
   }
 }
 
@@ -153,9 +187,10 @@ export class RingReader extends RingViews {
     return skipped;
   }
 
-  /** Whether the writer wakes this thread for each record (else only when the ring is half full). */
+  /** Whether the writer wakes this thread for each record (else only past `WAKE_BYTES` unread). */
   atOnce(on: boolean): void {
-    Atomics.store(this.i32, AT_ONCE, on ? 1 : 0);
+    if (on) Atomics.or(this.i32, FLAGS, AT_ONCE);
+    else Atomics.and(this.i32, FLAGS, ~AT_ONCE);
   }
 
   /**
@@ -165,7 +200,7 @@ export class RingReader extends RingViews {
   sleep(wake: () => void): void {
     for (;;) {
       if (this.closed) return;
-      Atomics.store(this.i32, ASLEEP, 1);
+      Atomics.or(this.i32, FLAGS, ASLEEP);
       const waited = Atomics.waitAsync(this.i32, W, this.r);
       if (waited.async) {
         void waited.value.then(() => {
@@ -175,7 +210,7 @@ export class RingReader extends RingViews {
         });
         return;
       }
-      Atomics.store(this.i32, ASLEEP, 0);
+      Atomics.and(this.i32, FLAGS, ~ASLEEP);
       wake();
     }
   }

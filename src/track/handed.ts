@@ -4,7 +4,9 @@
  * ring of base/shared-ring.ts on the thread that accepted it, read into an entry on the owner.
  * This file alone knows the records' layout. An account, sequencer label or rule travels once, as
  * a name record, and then as its number (`names`: a name is not copied per acceptance, and the
- * owner keeps its one string for it); a hash, the raw bytes' hex and a sender as their characters.
+ * owner keeps its one string for it, across every chain it reads for); a hash, the signed bytes'
+ * hex and a sender as their characters (a hex string is copied by one memcpy; the decoded bytes
+ * would cross shared memory a byte at a time, V8's copy into a SharedArrayBuffer: measured dearer).
  *
  * An acceptance, from its record's start (after the ring's size and kind words):
  *   8 chain id (f64) · 16 accepted at (epoch ms, f64) · 24 the wait since the request's arrival
@@ -47,6 +49,15 @@ const hexOf = (v: bigint | null): string => (v === null ? '' : v.toString(16));
 /** The accepting thread's end: acceptances written into its ring. */
 export class HandedWriter {
   private readonly names = new Map<string, number>();
+  /** The last account, sequencer and rule named, and their numbers: most acceptances repeat them (no map lookup). */
+  private lastAccount = '';
+  private lastAccountN = -1;
+  private lastSequencer = '';
+  private lastSequencerN = -1;
+  private lastRule = '';
+  private lastRuleN = -1;
+  /** RESET records written. */
+  private resets = 0;
 
   constructor(private readonly ring: RingWriter) {}
 
@@ -57,11 +68,14 @@ export class HandedWriter {
    */
   write(chainId: number, req: HandedRequest, sequencer: string, rule: string, now: number, waited: number): boolean | typeof TOO_BIG {
     // The reader skipped records it could not read, names among them perhaps: they go again.
-    if (this.ring.skipped()) this.names.clear();
-    const account = this.number(req.account);
-    const seq = this.number(sequencer);
-    const r = this.number(rule);
-    if (account < 0 || seq < 0 || r < 0) return false;
+    if (this.ring.skipped()) this.forget();
+    // Numbered again if a RESET was written meanwhile (past MAX_NAMES): numbers from before it are unknown to the reader.
+    const reset = this.resets;
+    if (!this.numberAll(req.account, sequencer, rule)) return false;
+    if (this.resets !== reset && !this.numberAll(req.account, sequencer, rule)) return false;
+    const account = this.lastAccountN;
+    const seq = this.lastSequencerN;
+    const r = this.lastRuleN;
     const c = req.conditional;
     const bn = c === undefined ? '' : hexOf(c.blockNumberMax);
     const ts = c === undefined ? '' : hexOf(c.timestampMax);
@@ -95,6 +109,35 @@ export class HandedWriter {
     return true;
   }
 
+  /** The numbers of an acceptance's names (lastAccountN, lastSequencerN, lastRuleN); false: no room for a name record. */
+  private numberAll(account: string, sequencer: string, rule: string): boolean {
+    if (account !== this.lastAccount || this.lastAccountN < 0) {
+      const n = this.number(account);
+      if (n < 0) return false;
+      this.lastAccount = account;
+      this.lastAccountN = n;
+    }
+    if (sequencer !== this.lastSequencer || this.lastSequencerN < 0) {
+      const n = this.number(sequencer);
+      if (n < 0) return false;
+      this.lastSequencer = sequencer;
+      this.lastSequencerN = n;
+    }
+    if (rule !== this.lastRule || this.lastRuleN < 0) {
+      const n = this.number(rule);
+      if (n < 0) return false;
+      this.lastRule = rule;
+      this.lastRuleN = n;
+    }
+    return true;
+  }
+
+  /** Every name numbered is forgotten: each is sent again as it is next used. */
+  private forget(): void {
+    this.names.clear();
+    this.lastAccountN = this.lastSequencerN = this.lastRuleN = -1;
+  }
+
   /** The number of a name, written as a name record the first time; -1: no room for that record. */
   private number(name: string): number {
     const n = this.names.get(name);
@@ -103,7 +146,8 @@ export class HandedWriter {
       const at = this.ring.begin(8);
       if (at < 0) return -1;
       this.ring.end(at, 8, RESET);
-      this.names.clear();
+      this.forget();
+      this.resets++;
     }
     const bytes = Buffer.byteLength(name, 'utf8');
     const size = RingWriter.size(16 + bytes);
@@ -151,8 +195,8 @@ export class HandedReader {
   /**
    * The entry of the acceptance at `at` (of `size` bytes), or null where the record does not hold
    * what its lengths say, or names a number it was not told (the writer is then asked to send its
-   * names again). The entry keeps the table's one
-   * copy of its account, sequencer, rule and sender (intern.ts).
+   * names again). Its account, sequencer and rule are this reader's one string for each (read once,
+   * from its name record); its sender the table's one copy (intern.ts).
    */
   entry(at: number, size: number, table: TrackTable): Entry | null {
     const { f64, u32, buf } = this.ring;
@@ -177,12 +221,12 @@ export class HandedReader {
     return new Entry({
       hash,
       raw,
-      account: table.name(account),
+      account,
       sender,
       acceptedAt,
       receivedAt: acceptedAt - f64[(at >> 3) + 3]!,
-      sequencer: table.name(sequencer),
-      rule: table.name(rule),
+      sequencer,
+      rule,
     });
   }
 

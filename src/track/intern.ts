@@ -1,7 +1,8 @@
 /**
  * One copy of each distinct string a tracker keeps in many entries (docs/tracking.md#how-the-watcher-works-and-what-it-costs):
- * the sender addresses, and the account, sequencer and rule of an acceptance another worker
- * thread handed over (its strings are the port's copies, one per acceptance, not the config's).
+ * the sender addresses (a policy's or the chain's string, one per acceptance or answer). An
+ * account, sequencer or rule handed over by another thread is one string per name already (its
+ * name record's: track/handed.ts).
  * Bounded: past `max` distinct values it starts over, so strings a peer controls (a sender the
  * chain RPC names) never grow it without bound; an entry made before keeps its copy.
  */

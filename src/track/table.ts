@@ -176,17 +176,10 @@ export class TrackTable {
 
   /** Senders seen, one string each (a desk sends from few addresses: its entries share them). */
   private readonly senders = new Interned(4096);
-  /** Accounts, sequencer labels and rules of acceptances handed over by another thread (config's sets; bounded all the same). */
-  private readonly names = new Interned(4096);
 
   /** The one copy of a sender's address string (bounded: past 4,096 addresses it starts over). */
   sender(address: string): string {
     return this.senders.of(address);
-  }
-
-  /** The one copy of an account, sequencer label or rule string (bounded: past 4,096 it starts over). */
-  name(s: string): string {
-    return this.names.of(s);
   }
 
   get size(): number {
