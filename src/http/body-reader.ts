@@ -9,14 +9,24 @@
  * arrives in one chunk is decoded straight out of uWS's buffer; one that arrives in several is
  * copied into one buffer of its declared size (uWS neuters each chunk's ArrayBuffer on return),
  * or, chunked, kept as its chunks.
+ *
+ * The reading is the HTTP request's context itself (one object a request, not a context and a
+ * reader): HttpContext (server.ts) extends BodyReadingContext.
  */
 import type { HttpResponse } from 'uWebSockets.js';
-import type { BodyResult, BodySource } from '../pipeline/context.js';
+import { type BodyResult, type BodySource, type FieldInitializer, RequestContext, type RequestHead } from '../pipeline/context.js';
 import { Later } from '../pipeline/later.js';
 import type { BodyBudget } from './body-budget.js';
 import { utf8Text } from '../front/utf8.js';
 
-export class BodyReader<Owner = unknown> implements BodySource {
+/** What every request's body reading shares (one per server). */
+export interface BodyReading {
+  readonly budget: BodyBudget;
+  /** A pipeline that throws while continuing from the read (answered 500 by the server); one function for every request. */
+  readonly onFailure: (ctx: BodyReadingContext, e: unknown) => void;
+}
+
+export abstract class BodyReadingContext extends RequestContext implements BodySource, RequestHead {
   /** True once the whole body was read, so the connection can be kept alive after answering. */
   done: boolean;
   received = 0;
@@ -28,18 +38,30 @@ export class BodyReader<Owner = unknown> implements BodySource {
   /** Bytes reserved in the budget while reading. */
   private reserved = 0;
 
-  /** The request this body belongs to, handed to `onFailure` (set by its owner). */
-  owner: Owner | null = null;
+  /** Its head (RequestHead: the context is its own head, no object of its own a request). */
+  readonly host: string;
+  readonly json: boolean;
+  /** The declared Content-Length, or -1 (chunked, or no body). */
+  readonly declaredBytes: number;
+  readonly apiKey: string;
 
   constructor(
-    private readonly res: HttpResponse,
+    reqId: string,
+    t0: number,
+    host: string,
+    json: boolean,
+    declaredBytes: number,
+    apiKey: string,
+    init: FieldInitializer,
+    readonly res: HttpResponse,
     hasBody: boolean,
-    /** The declared Content-Length, or -1 (chunked, or no body). */
-    private readonly declared: number,
-    private readonly budget: BodyBudget,
-    /** A pipeline that throws while continuing from the read (answered 500 by the server); one function for every request. */
-    private readonly onFailure: (owner: Owner, e: unknown) => void,
+    private readonly reading: BodyReading,
   ) {
+    super(reqId, t0, null, null, init);
+    this.host = host;
+    this.json = json;
+    this.declaredBytes = declaredBytes;
+    this.apiKey = apiKey;
     this.done = !hasBody;
   }
 
@@ -50,8 +72,8 @@ export class BodyReader<Owner = unknown> implements BodySource {
       return later;
     }
     if (!this.done) {
-      const need = this.declared >= 0 ? Math.min(this.declared, cap + 1) : cap + 1;
-      if (!this.budget.take(need)) {
+      const need = this.declaredBytes >= 0 ? Math.min(this.declaredBytes, cap + 1) : cap + 1;
+      if (!this.reading.budget.take(need)) {
         later.settle('overloaded');
         return later;
       }
@@ -62,7 +84,7 @@ export class BodyReader<Owner = unknown> implements BodySource {
       if (this.settle === null) return; // already settled (cap reached): drop the rest
       const n = ab.byteLength;
       const size = this.received + n;
-      if (size > cap || (this.declared >= 0 && size > this.declared)) return this.finish('too_large');
+      if (size > cap || (this.declaredBytes >= 0 && size > this.declaredBytes)) return this.finish('too_large');
       if (isLast && this.received === 0) {
         // The common case: the whole body in one chunk, decoded straight out of uWS's buffer
         // (valid only during this call, which is why the pipeline continues synchronously).
@@ -70,9 +92,9 @@ export class BodyReader<Owner = unknown> implements BodySource {
         this.done = true;
         return this.finish({ text: utf8Text(ab), bytes: size });
       }
-      if (this.declared >= 0) {
+      if (this.declaredBytes >= 0) {
         // Copied into the one buffer of the declared size (uWS stops at Content-Length).
-        this.buf ??= Buffer.allocUnsafe(this.declared);
+        this.buf ??= Buffer.allocUnsafe(this.declaredBytes);
         this.buf.set(new Uint8Array(ab), this.received);
       } else (this.chunks ??= []).push(Buffer.from(new Uint8Array(ab))); // copy: ab is neutered on return
       this.received = size;
@@ -86,7 +108,7 @@ export class BodyReader<Owner = unknown> implements BodySource {
   }
 
   /** The client left: a pending read settles as 'aborted' (so the request is still logged). */
-  abort(): void {
+  abortRead(): void {
     this.gone = true;
     if (this.settle !== null) this.finish('aborted');
   }
@@ -97,13 +119,13 @@ export class BodyReader<Owner = unknown> implements BodySource {
     this.settle = null;
     this.chunks = null;
     this.buf = null;
-    this.budget.give(this.reserved);
+    this.reading.budget.give(this.reserved);
     this.reserved = 0;
     if (s === null) return;
     try {
       s.settle(r);
     } catch (e) {
-      this.onFailure(this.owner!, e);
+      this.reading.onFailure(this, e);
     }
   }
 }

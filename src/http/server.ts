@@ -14,8 +14,7 @@ import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import { type Exit, REJECT } from '../base/errors.js';
 import type { UwsFrontEnd, UwsPortParts } from './port.js';
 import type { RequestIds } from '../front/request-ids.js';
-import { RequestContext, type FieldInitializer, type RequestHead } from '../pipeline/context.js';
-import { BodyReader } from './body-reader.js';
+import { BodyReadingContext, type BodyReading } from './body-reader.js';
 import type { BodyBudget } from './body-budget.js';
 import { isJsonContentType, readFraming } from './framing.js';
 import { getRoutes, type TipAddressesHandler } from './get-routes.js';
@@ -37,25 +36,14 @@ export interface HttpDeps {
 }
 
 /** A request's context, with what the server keeps beside it: its uWS response and body reader. */
-class HttpContext extends RequestContext {
+/** One HTTP request: its pipeline context, which reads its own body (body-reader.ts). */
+class HttpContext extends BodyReadingContext {
   responded = false;
-
-  constructor(
-    reqId: string,
-    t0: number,
-    head: RequestHead,
-    readonly res: HttpResponse,
-    readonly reader: BodyReader<HttpContext>,
-    init: FieldInitializer,
-  ) {
-    super(reqId, t0, head, reader, init);
-    reader.owner = this;
-  }
 
   /** Called from onAborted. */
   abort(): void {
     this.aborted = true;
-    this.reader.abort();
+    this.abortRead();
   }
 }
 
@@ -71,13 +59,14 @@ export class HttpFrontEnd implements UwsFrontEnd, AnswerWriter<HttpContext> {
   private readonly ids: RequestIds;
   private readonly port: UwsPortParts;
   private readonly busy: { touch(): void } | undefined;
-  private readonly bodies: BodyBudget;
+  /** What every request's body reading shares: the budget, and what a throw from continuing after it does. */
+  private readonly reading: BodyReading;
 
   constructor(private readonly deps: HttpDeps) {
     this.port = deps.port;
     this.ids = deps.port.ids;
     this.busy = deps.busyPoll;
-    this.bodies = deps.bodies;
+    this.reading = { budget: deps.bodies, onFailure: (ctx, e) => this.failed(ctx as HttpContext, e) };
     this.answers = new AnswerPath<HttpContext>(this, {
       log: deps.port.requestLog,
       via: 'POST /',
@@ -155,21 +144,19 @@ export class HttpFrontEnd implements UwsFrontEnd, AnswerWriter<HttpContext> {
       return;
     }
     const contentLength = cl === '' ? -1 : Number(cl);
-    const head: RequestHead = {
-      host: req.getHeader(H.host),
-      json: isJsonContentType(req.getHeader(H.contentType)),
-      declaredBytes: contentLength,
-      apiKey: req.getHeader(H.apiKey),
-    };
     const hasBody = contentLength > 0 || framing === 'chunked';
     const reqId = this.ids.next();
     const ctx = new HttpContext(
       reqId,
       performance.now(),
-      head,
-      res,
-      new BodyReader<HttpContext>(res, hasBody, contentLength, this.bodies, this.failed),
+      req.getHeader(H.host),
+      isJsonContentType(req.getHeader(H.contentType)),
+      contentLength,
+      req.getHeader(H.apiKey),
       this.pipeline.initFields,
+      res,
+      hasBody,
+      this.reading,
     );
     res.onAborted(() => ctx.abort());
     this.answers.begin();
@@ -188,7 +175,7 @@ export class HttpFrontEnd implements UwsFrontEnd, AnswerWriter<HttpContext> {
     // A body left unread (early exit before or during reading) would be parsed as the next
     // request: close the connection instead of draining an unbounded body. Draining, every
     // answer closes, so a keep-alive client moves to another edge.
-    if (ctx.reader.done && !this.port.readiness.draining) {
+    if (ctx.done && !this.port.readiness.draining) {
       // Written at once. A young object per answer: one kept for every answer is old, and storing
       // each answer's strings into it paid the old-to-young write barrier (measured).
       writeAnswer(ctx.res, exit.status, exit.body(ctx.idJson), { reqId: ctx.reqId, headers, close: false });

@@ -83,6 +83,10 @@ export function fieldInitializer(fields: readonly string[]): FieldInitializer {
 
 /** The one concrete context object; stages fill their fields in order. */
 export class RequestContext implements BaseCtx {
+  /** What was read of the request before its body (the context itself where it is its own head). */
+  readonly head: RequestHead;
+  /** Where the body is read from (the context itself where it reads its own). */
+  readonly bodySource: BodySource;
   aborted = false;
   idJson = 'null';
   timed = false;
@@ -95,10 +99,14 @@ export class RequestContext implements BaseCtx {
   constructor(
     readonly reqId: string,
     readonly t0: number,
-    readonly head: RequestHead,
-    readonly bodySource: BodySource,
+    /** `null`: the context is its own head (HTTP's: http/body-reader.ts), as for `bodySource`. */
+    head: RequestHead | null,
+    /** `null`: the context reads its body itself (HTTP's: http/body-reader.ts). */
+    bodySource: BodySource | null,
     init: FieldInitializer = NO_FIELDS,
   ) {
+    this.head = head ?? (this as unknown as RequestHead);
+    this.bodySource = bodySource ?? (this as unknown as BodySource);
     init(this);
   }
 }

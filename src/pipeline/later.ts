@@ -7,14 +7,15 @@
  *
  * It is a PromiseLike, so `await` works on it (tests, tools).
  */
+/** A Later's value before it settles (no value of the caller's is this object). */
+const UNSET: unknown = Object.freeze({ unset: true });
+
 export class Later<T> implements PromiseLike<T> {
-  private settled = false;
-  private value: T | undefined = undefined;
+  /** The value once settled, else UNSET (one field for both: six fields a Later, two made per request). */
+  private value: unknown = UNSET;
+  /** The waiting callback (`on`, `onWith`; `thenWith`'s step to the next Later), or null. */
   private cb: ((v: T, a: unknown, b: unknown) => void) | null = null;
-  /** Set by `then` instead of `cb`: the Later it settles with `map`'s result. */
-  private next: Later<unknown> | null = null;
-  private map: ((v: T, a: unknown) => unknown) | null = null;
-  /** The arguments `onWith` / `thenWith` pass beside the value (so a caller needs no closure per request). */
+  /** The arguments passed beside the value (so a caller needs no closure per request). */
   private a: unknown = undefined;
   private b: unknown = undefined;
   /** Set by `mapWith`: the value is `pre(value, preArg)`, in place, before any callback gets it. */
@@ -23,7 +24,7 @@ export class Later<T> implements PromiseLike<T> {
 
   /** Settles once; later calls are ignored. Runs the waiting callback now. */
   settle(v: T): void {
-    if (this.settled) return;
+    if (this.value !== UNSET) return;
     const pre = this.pre;
     if (pre !== null) {
       const arg = this.preArg;
@@ -31,30 +32,20 @@ export class Later<T> implements PromiseLike<T> {
       this.preArg = undefined;
       v = mapped(pre, v, arg) as T;
     }
-    this.settled = true;
     this.value = v;
     const cb = this.cb;
+    if (cb === null) return;
     const a = this.a;
     const b = this.b;
+    this.cb = null;
     this.a = this.b = undefined;
-    if (cb !== null) {
-      this.cb = null;
-      cb(v, a, b);
-      return;
-    }
-    const next = this.next;
-    if (next !== null) {
-      this.next = null;
-      const f = this.map;
-      this.map = null;
-      next.settle(mapped(f!, v, a));
-    }
+    cb(v, a, b);
   }
 
   /** `on` with two arguments passed beside the value: `f` can be one function for every request. */
   onWith<A, B>(f: (v: T, a: A, b: B) => void, a: A, b: B): void {
-    if (this.settled) f(this.value as T, a, b);
-    else if (this.cb !== null || this.next !== null) throw new Error('Later: one callback only');
+    if (this.value !== UNSET) f(this.value as T, a, b);
+    else if (this.cb !== null) throw new Error('Later: one callback only');
     else {
       this.cb = f as (v: T, a: unknown, b: unknown) => void;
       this.a = a;
@@ -65,14 +56,9 @@ export class Later<T> implements PromiseLike<T> {
   /** `then` with an argument passed beside the value: `f` can be one function for every request. */
   thenWith<A, R>(f: (v: T, a: A) => R, a: A): Later<R> {
     const next = new Later<R>();
-    if (this.settled) next.settle(mapped(f as (v: T, a: unknown) => R, this.value as T, a));
-    else if (this.cb !== null || this.next !== null) throw new Error('Later: one callback only');
-    else {
-      // Kept as fields rather than a closure: settle() maps and passes the value on.
-      this.next = next as Later<unknown>;
-      this.map = f as (v: T, a: unknown) => unknown;
-      this.a = a;
-    }
+    if (this.value !== UNSET) next.settle(mapped(f as (v: T, a: unknown) => R, this.value as T, a));
+    // Kept as arguments rather than a closure: the step maps and passes the value on.
+    else this.onWith(thenStep, next as Later<unknown>, { f: f as (v: unknown, a: unknown) => unknown, a });
     return next;
   }
 
@@ -82,8 +68,8 @@ export class Later<T> implements PromiseLike<T> {
    * before any callback).
    */
   mapWith<A, R>(f: (v: T, a: A) => R, a: A): Later<R> {
-    if (this.settled) this.value = mapped(f as (v: T, a: unknown) => R, this.value as T, a) as unknown as T;
-    else if (this.cb !== null || this.next !== null || this.pre !== null) throw new Error('Later: one callback only');
+    if (this.value !== UNSET) this.value = mapped(f as (v: T, a: unknown) => R, this.value as T, a);
+    else if (this.cb !== null || this.pre !== null) throw new Error('Later: one callback only');
     else {
       this.pre = f as (v: T, a: unknown) => unknown;
       this.preArg = a;
@@ -107,6 +93,12 @@ export class Later<T> implements PromiseLike<T> {
 }
 
 const identity = <V>(v: V): V => v;
+
+/** `thenWith`'s step: the next Later settled with the map's result. */
+function thenStep(v: unknown, next: unknown, m: unknown): void {
+  const { f, a } = m as { f: (v: unknown, a: unknown) => unknown; a: unknown };
+  (next as Later<unknown>).settle(mapped(f, v, a));
+}
 
 function mapped<T, R>(f: (v: T, a: unknown) => R | PromiseLike<R>, v: T, a?: unknown): R {
   const r = f(v, a);
