@@ -150,6 +150,48 @@ describe('an acceptance handed over', () => {
     remote.close();
   });
 
+  it('past 65,536 names the writer starts over (a RESET record), and the acceptance that crossed it is tracked with its names sent again', () => {
+    // A table of its own: 70,000 acceptances, each naming a sequencer never named before (its
+    // account named before it: the RESET comes between the account's number and the sequencer's).
+    const own = new Tracker(
+      parseConfig(
+        { chains: [{ chainId: 4663, hosts: ['x'], sequencers: [RPC], rpc: RPC, track: { enabled: true, pollMs: 60_000, maxTracked: 100_000 } }] },
+        '.',
+        {},
+      ).chains[0]!,
+      log,
+      { rpc },
+    );
+    const sab = allocateRing(1 << 20);
+    const writer = new HandedWriter(new RingWriter(sab));
+    const reader = new RingReader(sab);
+    const handed = new HandedReader(reader);
+    const kinds = new Map<number, number>();
+    const read = () =>
+      reader.drain((at, size, kind) => {
+        kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+        if (!handed.takeName(at, size, kind) && kind === ACCEPTED) own.acceptedElsewhere(handed, at, size);
+      });
+    const n = 70_000;
+    const write = (i: number) => writer.write(chain.chainId, request(i, { account: 'desk', sender: null }), `https://seq-${i}.example`, 'hash', Date.now(), 0);
+    for (let i = 0; i < n; i++) {
+      if (write(i) !== true) {
+        assert.equal(read(), 0);
+        assert.equal(write(i), true);
+      }
+    }
+    assert.equal(read(), 0);
+    assert.equal(kinds.get(3), 1, 'one RESET');
+    assert.equal(own.refused, 0, 'no acceptance refused for a number the reader no longer knew');
+    assert.equal(own.pending, n);
+    for (const i of [0, 65_533, 65_534, 65_535, 65_536, n - 1]) {
+      const e = own.own('desk', hashOf(i));
+      assert.notEqual(e, null, `acceptance ${i} tracked`);
+      assert.equal(e!.sequencer, `https://seq-${i}.example`);
+    }
+    return own.close();
+  });
+
   it('a record whose lengths do not fit its size is not tracked, and counted refused', () => {
     const r = ring(1 << 12);
     const refused = tracker.refused;
