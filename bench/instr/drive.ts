@@ -26,12 +26,18 @@ export class Driver {
 
   /** With `pin`, the HTTP connections to that port are held on that worker thread (pinned.ts). */
   private readonly pinned: PinnedConnections | null;
+  /**
+   * With `pin` on a worker other than 0: one connection held on worker 0, the tracker's owner,
+   * for a scenario's `settle` request (the serving worker's rounds hold only the scenario's requests).
+   */
+  private readonly owner: PinnedConnections | null;
 
   constructor(
     private readonly connections: number,
     pin?: { readonly port: number; readonly worker: number },
   ) {
     this.pinned = pin === undefined ? null : new PinnedConnections(pin.port, pin.worker, connections);
+    this.owner = pin === undefined || pin.worker === 0 ? null : new PinnedConnections(pin.port, 0, 1);
   }
 
   /**
@@ -41,17 +47,19 @@ export class Driver {
   async drive(port: number, s: Scenario, n: number): Promise<Map<number, number>> {
     if (s.ws) return this.loadWs(s.port ?? port, s, n);
     const statuses = await this.load(s.port ?? port, s, n);
-    if (s.settle !== undefined && this.pinned?.port === (s.port ?? port)) {
+    if (s.settle !== undefined && this.owner?.port === (s.port ?? port)) {
       const last = (this.cursor.get(s.name) ?? n) - 1;
-      const status = await this.pinned.one(requestText({ ...s, bodies: [s.settle(last)] }, 0));
+      const status = await this.owner.one(requestText({ ...s, bodies: [s.settle(last)] }, 0));
       if (status !== 200) throw new Error(`${s.name}: the round's settle request was answered ${status}`);
     }
     return statuses;
   }
 
-  /** Before a round's count starts: the connections held on the pinned worker opened. */
-  prepare(port: number): Promise<void> {
-    return this.pinned?.port === port ? this.pinned.prepare() : Promise.resolve();
+  /** Before a round's count starts: the connections held on the pinned worker opened (and the owner's, for `settle`). */
+  async prepare(port: number): Promise<void> {
+    if (this.pinned?.port !== port) return;
+    await this.pinned.prepare();
+    await this.owner?.prepare();
   }
 
   /** Closes the WebSocket connections and the held ones (before their server stops). */
@@ -59,6 +67,7 @@ export class Driver {
     for (const ws of this.lanes.values()) ws.terminate();
     this.lanes.clear();
     this.pinned?.close();
+    this.owner?.close();
   }
 
   /**

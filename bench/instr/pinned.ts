@@ -114,15 +114,20 @@ export class PinnedConnections {
     return statuses;
   }
 
-  /** One request on one held connection, after a round (a scenario's `settle`): its status (0: no connection held). */
-  one(text: string): Promise<number> {
+  /** One request on one held connection (opened first if none is), after a round (a scenario's `settle`): its status (0: closed unanswered). */
+  async one(text: string): Promise<number> {
+    if (this.held.size === 0) await this.prepare();
     const sock = this.held.values().next().value as Socket | undefined;
-    if (sock === undefined) return Promise.resolve(0);
+    if (sock === undefined) return 0;
     return new Promise((resolve) => {
-      const off = answers(sock, (status) => {
+      const done = (status: number) => {
         off();
+        sock.off('close', closed);
         resolve(status);
-      });
+      };
+      const closed = () => done(0);
+      const off = answers(sock, done);
+      sock.once('close', closed);
       sock.write(text);
     });
   }

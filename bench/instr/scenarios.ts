@@ -30,12 +30,12 @@ export interface Scenario {
   /** Requests sent to this port rather than the server's (bench:limit's parts server: a port per part). */
   readonly port?: number;
   /**
-   * With txgate on several threads (--workers): a request sent after each round on one of its
-   * connections, answered before the round's count ends: the tracked chain's status of the
-   * round's last transaction (body `settle(i)`, i its index). The thread that owns the tracker
-   * reads what the others hand it when it needs it (docs/tracking.md#the-hand-off): the status
-   * makes it read every acceptance of the round inside the round, so that none is left to the next
-   * one or out of every round.
+   * With txgate on several threads and the connections held on a worker other than 0: a request
+   * sent after each round on a connection held on worker 0, answered before the round's count
+   * ends: the tracked chain's status of the round's last transaction (body `settle(i)`, i its
+   * index). Worker 0 owns the tracker and reads what the others hand it when it needs it
+   * (docs/tracking.md#the-hand-off): the status makes it read every acceptance of the round inside
+   * the round, so that none is left to the next one or out of every round.
    */
   readonly settle?: (i: number) => string;
 }
