@@ -117,15 +117,15 @@ export class ChainForwarder {
     return this.settle(req, exit);
   }
 
-  /** The answer path threw after the forward concluded (a bug): said; the outcome stands. */
+  /** The answer path or the bookkeeping threw after the forward concluded (a bug): said; the outcome stands. */
   answerFailed(req: ForwardRequest, e: unknown): void {
-    this.link.log.error({ err: e, tx: req.hash, reqId: req.reqId }, 'the answer path failed after the forward concluded');
+    this.link.log.error({ err: e, tx: req.hash, reqId: req.reqId }, 'the answer path or its bookkeeping failed after the forward concluded');
   }
 
   /** The rules threw (a bug): the outcome is uncertain, never unanswered. */
   failed(req: ForwardRequest, e: unknown): Exit {
     this.link.log.error({ err: e, tx: req.hash, account: req.account, reqId: req.reqId }, 'forward failed unexpectedly: outcome uncertain');
-    return this.settle(req, reject('upstream_error', undefined, { txHash: req.hash }));
+    return this.settle(req, uncertainExit(req.hash));
   }
 
   /**
@@ -188,6 +188,9 @@ export class ChainForwarder {
   }
 }
 
+/** A forward whose outcome is not known (the rules or the bookkeeping threw): upstream_error with its hash. */
+const uncertainExit = (hash: string): Exit => reject('upstream_error', undefined, { txHash: hash });
+
 /**
  * A plain send's answer: the Later the pipeline waits on, concluded by the forward's own
  * continuation (attempts.ts `Concluded`): the forwarder's bookkeeping, then the answer (the
@@ -199,16 +202,30 @@ class PlainAnswer extends Later<Exit> implements Concluded {
   }
 
   concluded(req: ForwardRequest, exit: Exit): Exit {
-    return this.answer(req, this.forwarder.concluded(req, exit));
+    try {
+      this.forwarder.concluded(req, exit);
+    } catch (e) {
+      this.forwarder.answerFailed(req, e);
+    }
+    return this.answer(req, exit);
   }
 
   failed(req: ForwardRequest, e: unknown): Exit {
-    return this.answer(req, this.forwarder.failed(req, e));
+    let x: Exit;
+    try {
+      x = this.forwarder.failed(req, e);
+    } catch (e2) {
+      this.forwarder.answerFailed(req, e2);
+      x = uncertainExit(req.hash);
+    }
+    return this.answer(req, x);
   }
 
   /**
-   * The pipeline goes on inside `settle` (its answer path): a throw there is said, and the exit
-   * still given to the joiners' promise, which never rejects (nothing would handle it).
+   * The pipeline goes on inside `settle` (its answer path). A throw there, or in the forwarder's
+   * bookkeeping before it (a metrics hook, the duplicates table), is said, and the request is
+   * answered all the same, and the exit still given to the joiners' promise, which never rejects
+   * (nothing would handle it): every request one answer, the process never ended by it.
    */
   private answer(req: ForwardRequest, x: Exit): Exit {
     try {

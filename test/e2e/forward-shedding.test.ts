@@ -80,6 +80,28 @@ describe('fanout with a failing observer (direct)', () => {
     assert.equal(rejections, 0);
     await f.close();
   });
+  it('bookkeeping that throws once the forward concluded (the in-flight hook): the request is still answered, its joiner too, and nothing rejects unhandled', async () => {
+    const stubs = [await new StubSequencer().start()];
+    setup.open.stubs.push(...stubs);
+    let entered = false;
+    const f = forwarderOver(stubs, 'failover', {
+      inFlight() {
+        // Entering passes; leaving (the conclusion's bookkeeping) throws.
+        if (entered) throw new Error('in-flight hook failed');
+        entered = true;
+      },
+    });
+    const raw = await next();
+    const out = f.forward(request(raw));
+    const joined = f.forward(request(raw));
+    assert.ok(out instanceof Later && joined instanceof Promise);
+    assert.equal((await out).reason, 'ok', 'the request answered with the acceptance');
+    assert.equal((await joined).reason, 'ok');
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(rejections, 0);
+    await f.close();
+  });
+
   it('an acceptance still answers 200, and every attempt is settled', async () => {
     const stubs = await Promise.all([new StubSequencer().start(), new StubSequencer().start()]);
     setup.open.stubs.push(...stubs);
