@@ -10,6 +10,28 @@ import type { LogLine, Piece } from '../../src/log/log-line.js';
 
 const written = (build: (l: LogLine) => void): string => writtenLine('{"level":"info"', 'request', build);
 
+/**
+ * Each case's line written field by field and with its pieces gives the same text, valid JSON,
+ * after an open string field and after a closed one, twice (the second from the cache).
+ */
+function sameText(cases: readonly (readonly [(l: LogLine) => void, (l: LogLine) => void])[]): void {
+  for (const [byField, byPiece] of cases)
+    for (const open of [true, false])
+      for (let k = 0; k < 2; k++) {
+        const before = (l: LogLine) => (open ? l.str('reqId', 'r-1') : l.json('us', 12));
+        const want = written((l) => {
+          before(l);
+          byField(l);
+        });
+        const got = written((l) => {
+          before(l);
+          byPiece(l);
+        });
+        assert.equal(got, want);
+        assert.ok(JSON.parse(got));
+      }
+}
+
 describe('request line pieces', () => {
   it('the same text as field by field, after an open or a closed field, from the cache too', () => {
     const account = { id: 'acct-1' };
@@ -21,22 +43,19 @@ describe('request line pieces', () => {
       [(l) => l.json('chainId', 4663).str('account', 'acct-1'), () => chainAccountFields(4663, account)],
       [(l) => l.json('chainId', 10).str('account', 'acct-1'), () => chainAccountFields(10, account)],
     ];
-    for (const [byField, asPiece] of cases)
-      for (const open of [true, false])
-        for (let k = 0; k < 2; k++) {
-          const before = (l: LogLine) => (open ? l.str('reqId', 'r-1') : l.json('us', 12));
-          const want = written((l) => {
-            before(l);
-            byField(l);
-            l.str('tx', '0xab');
-          });
-          const got = written((l) => {
-            before(l);
-            l.fields(asPiece()).str('tx', '0xab');
-          });
-          assert.equal(got, want);
-          assert.ok(JSON.parse(got));
-        }
+    // Each piece followed by a string field, as the request line writes them.
+    sameText(
+      cases.map(
+        ([byField, asPiece]) =>
+          [
+            (l: LogLine) => {
+              byField(l);
+              l.str('tx', '0xab');
+            },
+            (l: LogLine) => l.fields(asPiece()).str('tx', '0xab'),
+          ] as const,
+      ),
+    );
   });
 
   it('the pieces ending in a key, their value after them, are the fields written one by one, after an open or a closed field, from the cache too', () => {
@@ -49,20 +68,6 @@ describe('request line pieces', () => {
       [(l) => l.str('method', 'eth_chainId').json('status', 413).json('us', 7), (l) => l.jsonAfter(methodStatusUsKey('eth_chainId', 413), 7)],
       [(l) => l.json('chainId', 4663).str('account', 'acct-1').str('tx', '0xab'), (l) => l.strAfter(chainAccountFields(4663, account, true), '0xab')],
     ];
-    for (const [byField, byPiece] of cases)
-      for (const open of [true, false])
-        for (let k = 0; k < 2; k++) {
-          const before = (l: LogLine) => (open ? l.str('reqId', 'r-1') : l.json('n', 12));
-          const want = written((l) => {
-            before(l);
-            byField(l);
-          });
-          const got = written((l) => {
-            before(l);
-            byPiece(l);
-          });
-          assert.equal(got, want);
-          assert.ok(JSON.parse(got));
-        }
+    sameText(cases);
   });
 });
