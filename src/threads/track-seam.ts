@@ -10,12 +10,15 @@
  * the owner does not hold for the account is answered from the chain by the thread asked, as on
  * the owner.
  */
+// The module binding, not the global (a lazy getter on globalThis, looked up on every call).
+import { performance } from 'node:perf_hooks';
 import type { MessagePort } from 'node:worker_threads';
+import { EpochClock } from '../base/epoch-clock.js';
 import type { Exit } from '../base/errors.js';
 import type { ForwardRequest } from '../forward/parts.js';
 import type { Logger } from '../log/log.js';
 import { chainAnswer, statusExit } from '../track/chain-status.js';
-import { ACCEPTED, HandedReader, HandedWriter, TOO_BIG, waitedSince } from '../track/handed.js';
+import { ACCEPTED, HandedReader, HandedWriter, TOO_BIG, waited } from '../track/handed.js';
 import type { Tracker } from '../track/tracker.js';
 import type { ChainRpc } from '../upstreams/chain-rpc/chain-rpc.js';
 import type { FeedListener } from '../ws/subscriptions.js';
@@ -174,6 +177,7 @@ export class TrackRemote {
   private readonly waiting = new Map<number, (json: string | null) => void>();
   private readonly listeners = new Map<number, Set<FeedListener>>();
   private readonly writer: HandedWriter;
+  private readonly clock = new EpochClock();
   /** Acceptances waiting for room in the ring, in order (none while the owner keeps up). */
   private readonly waitingRoom: Spilled[] = [];
   private retry: NodeJS.Timeout | null = null;
@@ -209,16 +213,18 @@ export class TrackRemote {
    * and the owner counts it as a table full would: docs/tracking.md#the-hand-off).
    */
   hand(chainId: number, req: ForwardRequest, sequencer: string, rule: string): void {
-    const now = Date.now();
-    const waited = waitedSince(req.t0);
-    const written = this.waitingRoom.length === 0 ? this.writer.write(chainId, req, sequencer, rule, now, waited) : false;
+    // One clock read: the acceptance's epoch time and the wait since the request arrived (base/epoch-clock.ts).
+    const t = performance.now();
+    const now = this.clock.epochOf(t);
+    const wait = waited(req.t0, t);
+    const written = this.waitingRoom.length === 0 ? this.writer.write(chainId, req, sequencer, rule, now, wait) : false;
     if (written === true) return;
     if (written === TOO_BIG || this.waitingRoom.length >= MAX_WAITING) {
       if (this.lost.size === 0) setImmediate(() => this.tellLost());
       this.lost.set(chainId, (this.lost.get(chainId) ?? 0) + 1);
       return;
     }
-    this.waitingRoom.push({ chainId, req, sequencer, rule, now, waited });
+    this.waitingRoom.push({ chainId, req, sequencer, rule, now, waited: wait });
     this.retry ??= setTimeout(() => this.handWaiting(), RETRY_MS);
   }
 

@@ -6,6 +6,7 @@
  * (counted): never the submission. Every move goes through `move`, which refuses a transition
  * states.ts does not list, bumps the entry's version and tells the listener once.
  */
+import { HashIndex } from './hash-index.js';
 import { Interned } from './intern.js';
 import { isFinal, mayMove, type TrackState } from './states.js';
 
@@ -162,9 +163,10 @@ export interface TableCounts {
 }
 
 export class TrackTable {
-  private readonly all = new Map<string, Entry>();
+  /** Every entry, by hash (an index keyed by the hash's first characters: hash-index.ts). */
+  private readonly all = new HashIndex<Entry>();
   /** Final entries, oldest final first (re-entered when a reorg makes one final again). */
-  private readonly finals = new Map<string, Entry>();
+  private readonly finals = new Set<Entry>();
   readonly counts: TableCounts = { evicted: 0, refused: 0 };
 
   constructor(
@@ -196,9 +198,9 @@ export class TrackTable {
 
   /** Tracks a new acceptance (true); false when its hash is tracked already (that entry is kept) or the table is full of pending entries (not tracked, counted). */
   add(e: Entry): boolean {
-    if (this.all.has(e.hash)) return false;
+    if (this.all.get(e.hash) !== undefined) return false;
     if (this.all.size >= this.max) {
-      const oldest = this.finals.keys().next();
+      const oldest = this.finals.values().next();
       if (oldest.done === true) {
         this.counts.refused++;
         return false;
@@ -206,7 +208,7 @@ export class TrackTable {
       this.remove(oldest.value);
       this.counts.evicted++;
     }
-    this.all.set(e.hash, e);
+    this.all.set(e);
     this.changed(e, null);
     return true;
   }
@@ -219,8 +221,8 @@ export class TrackTable {
     if (old.state !== 'dropped' || !mayMove('dropped', 'pending')) throw new Error(`tracker: no transition ${old.state} -> pending`);
     next.version = old.version + 1;
     next.reorgs = old.reorgs;
-    this.finals.delete(old.hash);
-    this.all.set(old.hash, next);
+    this.finals.delete(old);
+    this.all.set(next);
     this.changed(next, 'dropped');
   }
 
@@ -232,17 +234,17 @@ export class TrackTable {
     e.version++;
     e.updatedAt = now;
     if (isFinal(to)) {
-      this.finals.delete(e.hash);
-      this.finals.set(e.hash, e);
-    } else this.finals.delete(e.hash);
+      this.finals.delete(e);
+      this.finals.add(e);
+    } else this.finals.delete(e);
     this.changed(e, from);
   }
 
   /** Final entries past `keepMs` leave the table. */
   sweep(now: number): void {
-    for (const [hash, e] of this.finals) {
+    for (const e of this.finals) {
       if (now - e.updatedAt < this.keepMs) break;
-      this.remove(hash);
+      this.remove(e);
     }
   }
 
@@ -261,9 +263,9 @@ export class TrackTable {
     return [...this.all.values()].filter((e) => e.at !== null && e.state !== 'pending');
   }
 
-  private remove(hash: string): void {
-    this.all.delete(hash);
-    this.finals.delete(hash);
+  private remove(e: Entry): void {
+    this.all.delete(e);
+    this.finals.delete(e);
   }
 }
 

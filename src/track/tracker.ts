@@ -12,6 +12,7 @@
 // The module binding, not the global (a lazy getter on globalThis, looked up on every call).
 import { performance } from 'node:perf_hooks';
 import type { ChainConfig } from '../config/config.js';
+import { EpochClock } from '../base/epoch-clock.js';
 import { Exit } from '../base/errors.js';
 import type { Logger } from '../log/log.js';
 import { TxDecoder } from '../tx/decoder.js';
@@ -77,6 +78,7 @@ export class Tracker implements TrackView {
   listenersChanged: () => void = () => undefined;
 
   private readonly observer: TrackObserver;
+  private readonly clock = new EpochClock();
   private readonly dropped: (hash: string) => void;
 
   constructor(
@@ -131,11 +133,9 @@ export class Tracker implements TrackView {
   accepted(req: Forwarded, sequencer: string, rule: string): void {
     // Called inside the forward: whatever goes wrong here must not change the submission's answer.
     try {
-      // Epoch ms from the monotonic clock and an offset the watcher refreshes (one clock read here).
-      const t = performance.now();
-      const offset = this.watch.clockOffset;
-      const now = Math.round(t + offset);
-      const receivedAt = req.t0 === undefined ? now : Math.round(req.t0 + offset);
+      // Epoch ms from the monotonic clock (one clock read here: base/epoch-clock.ts).
+      const now = this.clock.epochOf(performance.now());
+      const receivedAt = req.t0 === undefined ? now : this.clock.epochAt(req.t0);
       this.follow(
         new Entry({ hash: req.hash, account: req.account, receivedAt, acceptedAt: now, sequencer, rule, sender: this.senderOf(req.sender), raw: req.rawHex }),
         req.conditional,

@@ -30,8 +30,6 @@ export class Watcher implements WatchState {
   afterPass: ((head: number, time: number, live: () => boolean) => Promise<void>) | null = null; // track/expiry.ts AfterPass
   /** Called as a pass starts: the acceptances handed over and not yet read are taken first (threads/track-seam.ts). */
   beforePass: () => void = () => undefined;
-  /** `Date.now() - performance.now()`, refreshed every pass: an acceptance's epoch time from one monotonic clock read. */
-  clockOffset = Date.now() - performance.now();
   stalled = false;
   restarts = 0;
   problem: string | null = null;
@@ -157,7 +155,6 @@ export class Watcher implements WatchState {
   /** One pass: new blocks (and reorgs), the fresh lookups, the due checks, the sweep. */
   private async onePass(signal: AbortSignal): Promise<void> {
     this.beforePass();
-    this.clockOffset = Date.now() - performance.now();
     const latest = await this.rpc.one('eth_blockNumber', [], { timeoutMs: CALL_MS, signal });
     const n = latest.kind === 'result' ? quantity(latest.result) : null;
     if (signal.aborted) return;
