@@ -12,7 +12,7 @@ import { POOL, type Scenario } from './scenarios.js';
 export const answered = (statuses: Map<number, number>) => [...statuses.values()].reduce((a, b) => a + b, 0);
 
 function requestText(s: Scenario, i: number): string {
-  const body = s.bodies[i % s.bodies.length]!;
+  const body = s.body !== undefined ? s.body(i) : s.bodies[i % s.bodies.length]!;
   let h = `POST / HTTP/1.1\r\nHost: ${s.host ?? 'localhost'}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n`;
   for (const [k, v] of Object.entries(s.headers)) h += `${k}: ${v}\r\n`;
   return h + '\r\n' + body;
@@ -76,9 +76,10 @@ export class Driver {
    */
   private load(port: number, s: Scenario, n: number): Promise<Map<number, number>> {
     const statuses = new Map<number, number>();
-    // A pool longer than the common one (the tracked chain's) goes on where the last round stopped: every request new.
-    let next = s.bodies.length > POOL ? (this.cursor.get(s.name) ?? 0) : 0;
-    if (s.bodies.length > POOL) this.cursor.set(s.name, next + n);
+    // A scenario whose every request is new (`body`, or a pool longer than the common one) goes on where its last round stopped.
+    const goesOn = s.body !== undefined || s.bodies.length > POOL;
+    let next = goesOn ? (this.cursor.get(s.name) ?? 0) : 0;
+    if (goesOn) this.cursor.set(s.name, next + n);
     n += next;
     if (this.pinned?.port === port) return this.pinned.load(next, n, (i) => requestText(s, i));
     const connection = () =>

@@ -38,6 +38,12 @@ export interface Scenario {
    * the round, so that none is left to the next one or out of every round.
    */
   readonly settle?: (i: number) => string;
+  /**
+   * The i-th request's body where every request of a run must be a new transaction however many
+   * rounds it has (the tracked chain's: a repeated hash is tracked once, and a run of 24 warm-up
+   * rounds of 400 outlasts any fixed pool): `bodies` first, then more made as the rounds need them.
+   */
+  readonly body?: (i: number) => string;
 }
 
 export const keys = {
@@ -96,9 +102,24 @@ const JSON_CT = { 'content-type': 'application/json' };
 const sub = (key: string, bodies: readonly string[]): Pick<Scenario, 'bodies' | 'headers'> => ({ bodies, headers: { ...JSON_CT, 'x-api-key': key } });
 const untipped = [rpc('eth_sendRawTransaction', [tx(0, { value: 0n, to: '0x3333333333333333333333333333333333333333' })])];
 const WRONG_KEY = 'txg_wrong_key_0000000000000000000000000000000';
-// Every tracked submission is a new transaction (a repeated hash is tracked once): a pool as long as a run's requests.
+// Every tracked submission is a new transaction (a repeated hash is tracked once): a pool made
+// up front, then more as a run needs them (`body`), whatever its rounds and requests.
 const TRACKED_POOL = 8192;
 const trackedPool = pool(CHAINS.tracked.chainId, TRACKED_POOL);
+const untrackedPool = pool(CHAINS.untracked.chainId, TRACKED_POOL);
+/** `bodies`, then submissions of chain `chainId` made as they are first asked for (the i-th, nonce and sender as `pool`'s): never one twice. */
+const endless = (bodies: readonly string[], chainId: number) => {
+  const more: string[] = [];
+  return (i: number): string => {
+    if (i < bodies.length) return bodies[i]!;
+    while (bodies.length + more.length <= i) {
+      const k = bodies.length + more.length;
+      more.push(rpc('eth_sendRawTransaction', [tx(k, { chainId })], k));
+    }
+    return more[i - bodies.length]!;
+  };
+};
+const trackedBody = endless(trackedPool, CHAINS.tracked.chainId);
 
 /** The main scenarios (echo: its one answer; floor: the contract's; txgate: all). */
 export const MAIN: readonly Scenario[] = [
@@ -115,14 +136,16 @@ export const MAIN: readonly Scenario[] = [
     status: 200,
     host: CHAINS.tracked.host,
     ...sub(keys.load, trackedPool),
-    settle: (i) => rpc('txgate_getTransactionStatus', [keccak256(JSON.parse(trackedPool[i % trackedPool.length]!).params[0] as `0x${string}`)]),
+    body: trackedBody,
+    settle: (i) => rpc('txgate_getTransactionStatus', [keccak256(JSON.parse(trackedBody(i)).params[0] as `0x${string}`)]),
   },
   // Its reference: the same submission on a chain configured as the tracked one, tracking off.
   {
     name: 'valid submission, untracked chain',
     status: 200,
     host: CHAINS.untracked.host,
-    ...sub(keys.load, pool(CHAINS.untracked.chainId, TRACKED_POOL)),
+    ...sub(keys.load, untrackedPool),
+    body: endless(untrackedPool, CHAINS.untracked.chainId),
   },
   // The stub answers with the receipt at once: the sync path's own cost.
   { name: 'sync submission', status: 200, ...sub(keys.sync, pool(undefined, POOL, 'eth_sendRawTransactionSync')) },
