@@ -33,7 +33,7 @@ import { stageCosts, type StageCost } from '../common/stage-costs.js';
 import { startStub } from '../servers/stub-sequencer.js';
 import { Callgrind, needCallgrind, type ServerDef } from '../instr/callgrind.js';
 import { Driver } from '../instr/drive.js';
-import { Measure, type Measured } from '../instr/measure.js';
+import { gcByAllocation, Measure, type Measured } from '../instr/measure.js';
 import { idleLine, instrSvg, mainTables, measuredLine, stageTable, type MainReport, type Paired, type ReportSettings } from '../instr/report.js';
 import {
   accounts,
@@ -297,6 +297,15 @@ for (const [name, def] of Object.entries(SERVERS)) {
   }
   driver.closeLanes();
   await srv.stop();
+}
+
+// Collections attributed by the bytes each scenario allocates, on every server whose scenarios all
+// have that figure (measure.ts's gcByAllocation), not by the rounds they happened to fall in.
+for (const name of Object.keys(SERVERS)) {
+  const mine = results.filter((m) => m.server === name);
+  const shared = gcByAllocation(mine, (m) => allocated.get(`${m.server}/${m.scenario}`) ?? Number.NaN);
+  if (shared === null) continue;
+  for (const [i, m] of mine.entries()) results[results.indexOf(m)] = shared[i]!;
 }
 
 // --- the report ----------------------------------------------------------------------------------

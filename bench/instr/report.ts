@@ -101,7 +101,7 @@ export function mainTables(r: MainReport, o: ReportSettings): string[] {
   const echo = r.results.find((x) => x.server === 'echo')!;
   const of = (server: string, scenario: string) => r.results.find((x) => x.server === server && x.scenario === scenario);
   say(
-    `\n## Instructions per request (callgrind; median of ${o.rounds} rounds of ${o.requests} after ${o.warmup} warm-up rounds; ${o.connections} connections; rounds spreading over ${pct(o.maxSpread)} measured again up to ${o.retries} times; TurboFan compilations left out of each round and shown under GC; collections spread evenly over a scenario's rounds)\n`,
+    `\n## Instructions per request (callgrind; median of ${o.rounds} rounds of ${o.requests} after ${o.warmup} warm-up rounds; ${o.connections} connections; rounds spreading over ${pct(o.maxSpread)} measured again up to ${o.retries} times; TurboFan compilations left out of each round and shown under GC; collections shared out over a server's rounds by the bytes each scenario allocates, a scenario's own mean where that is not measured)\n`,
   );
   say(`Bare uWS echo: ${k(echo.median)} instructions per request (rounds spread ${spreadPct(echo)}).\n`);
   /** A median as printed in the table: flagged where its rounds spread past --max-spread. */

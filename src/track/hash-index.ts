@@ -43,7 +43,12 @@ export class HashIndex<V extends Hashed> {
   }
 
   get(hash: string): V | undefined {
-    const v = this.map.get(keyOf(hash));
+    return this.getAt(keyOf(hash), hash);
+  }
+
+  /** `get` with the hash's key already read (`keyOf`). */
+  getAt(key: number, hash: string): V | undefined {
+    const v = this.map.get(key);
     if (v !== undefined) {
       if (!Array.isArray(v)) {
         if (v.hash === hash) return v;
@@ -54,8 +59,12 @@ export class HashIndex<V extends Hashed> {
 
   /** Adds `value`, or replaces the one of the same hash (the index holds one per hash). */
   set(value: V): void {
+    this.setAt(keyOf(value.hash), value);
+  }
+
+  /** `set` with the value's key already read (`keyOf`). */
+  setAt(key: number, value: V): void {
     const hash = value.hash;
-    const key = keyOf(hash);
     const v = this.map.get(key);
     if (v !== undefined && !Array.isArray(v) && v.hash === hash) return void this.map.set(key, value);
     if (Array.isArray(v)) {

@@ -6,7 +6,7 @@
  * (counted): never the submission. Every move goes through `move`, which refuses a transition
  * states.ts does not list, bumps the entry's version and tells the listener once.
  */
-import { HashIndex } from './hash-index.js';
+import { HashIndex, keyOf } from './hash-index.js';
 import { Interned } from './intern.js';
 import { isFinal, mayMove, type TrackState } from './states.js';
 
@@ -198,7 +198,8 @@ export class TrackTable {
 
   /** Tracks a new acceptance (true); false when its hash is tracked already (that entry is kept) or the table is full of pending entries (not tracked, counted). */
   add(e: Entry): boolean {
-    if (this.all.get(e.hash) !== undefined) return false;
+    const key = keyOf(e.hash);
+    if (this.all.getAt(key, e.hash) !== undefined) return false;
     if (this.all.size >= this.max) {
       const oldest = this.finals.values().next();
       if (oldest.done === true) {
@@ -208,7 +209,7 @@ export class TrackTable {
       this.remove(oldest.value);
       this.counts.evicted++;
     }
-    this.all.set(e);
+    this.all.setAt(key, e);
     this.changed(e, null);
     return true;
   }
