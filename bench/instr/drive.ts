@@ -11,9 +11,11 @@ import { POOL, type Scenario } from './scenarios.js';
 /** Answers counted in a round. */
 export const answered = (statuses: Map<number, number>) => [...statuses.values()].reduce((a, b) => a + b, 0);
 
-function requestText(s: Scenario, i: number): string {
-  const body = s.body !== undefined ? s.body(i) : s.bodies[i % s.bodies.length]!;
-  let h = `POST / HTTP/1.1\r\nHost: ${s.host ?? 'localhost'}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n`;
+/** The i-th request of `s` (or `body` on its host and headers: a `settle` request, on `settleHost` where it names one). */
+function requestText(s: Scenario, i: number, body?: string): string {
+  const host = body !== undefined ? (s.settleHost ?? s.host) : s.host;
+  body ??= s.body !== undefined ? s.body(i) : s.bodies[i % s.bodies.length]!;
+  let h = `POST / HTTP/1.1\r\nHost: ${host ?? 'localhost'}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n`;
   for (const [k, v] of Object.entries(s.headers)) h += `${k}: ${v}\r\n`;
   return h + '\r\n' + body;
 }
@@ -49,7 +51,7 @@ export class Driver {
     const statuses = await this.load(s.port ?? port, s, n);
     if (s.settle !== undefined && this.owner?.port === (s.port ?? port)) {
       const last = (this.cursor.get(s.name) ?? n) - 1;
-      const status = await this.owner.one(requestText({ ...s, bodies: [s.settle(last)] }, 0));
+      const status = await this.owner.one(requestText(s, 0, s.settle(last)));
       if (status !== 200) throw new Error(`${s.name}: the round's settle request was answered ${status}`);
     }
     return statuses;

@@ -38,6 +38,8 @@ export interface Scenario {
    * the round, so that none is left to the next one or out of every round.
    */
   readonly settle?: (i: number) => string;
+  /** The host a `settle` request names, where not the scenario's (a reference that asks the tracked chain the same question). */
+  readonly settleHost?: string;
   /**
    * The i-th request's body where every request of a run must be a new transaction however many
    * rounds it has (the tracked chain's: a repeated hash is tracked once, and a run of 24 warm-up
@@ -146,6 +148,11 @@ export const MAIN: readonly Scenario[] = [
     host: CHAINS.untracked.host,
     ...sub(keys.load, untrackedPool),
     body: endless(untrackedPool, CHAINS.untracked.chainId),
+    // The same question to the owner after each round (the tracked chain's status of a transaction
+    // it holds, with nothing new to read): the reference carries the question's own cost too, so
+    // the difference is the hand-off and the owner's reading alone.
+    settle: () => rpc('txgate_getTransactionStatus', [keccak256(JSON.parse(trackedBody(0)).params[0] as `0x${string}`)]),
+    settleHost: CHAINS.tracked.host,
   },
   // The stub answers with the receipt at once: the sync path's own cost.
   { name: 'sync submission', status: 200, ...sub(keys.sync, pool(undefined, POOL, 'eth_sendRawTransactionSync')) },
