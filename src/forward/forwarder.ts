@@ -159,8 +159,13 @@ export class ChainForwarder {
   }
 
   private settle(req: ForwardRequest, exit: Exit): Exit {
-    this.leave();
-    this.dups.settle(req.hash, exit.reason === 'ok');
+    // The duplicates table hears the outcome even where the in-flight hook throws as the place is
+    // given back: else the hash stays in flight for good, and every resend joins this forward.
+    try {
+      this.leave();
+    } finally {
+      this.dups.settle(req.hash, exit.reason === 'ok');
+    }
     return exit;
   }
 

@@ -83,12 +83,11 @@ describe('fanout with a failing observer (direct)', () => {
   it('bookkeeping that throws once the forward concluded (the in-flight hook): the request is still answered, its joiner too, and nothing rejects unhandled', async () => {
     const stubs = [await new StubSequencer().start()];
     setup.open.stubs.push(...stubs);
-    let entered = false;
+    let calls = 0;
     const f = forwarderOver(stubs, 'failover', {
       inFlight() {
-        // Entering passes; leaving (the conclusion's bookkeeping) throws.
-        if (entered) throw new Error('in-flight hook failed');
-        entered = true;
+        // Entering passes; leaving (the conclusion's bookkeeping) throws, once.
+        if (++calls === 2) throw new Error('in-flight hook failed');
       },
     });
     const raw = await next();
@@ -97,6 +96,10 @@ describe('fanout with a failing observer (direct)', () => {
     assert.ok(out instanceof Later && joined instanceof Promise);
     assert.equal((await out).reason, 'ok', 'the request answered with the acceptance');
     assert.equal((await joined).reason, 'ok');
+    // The duplicates table heard the outcome all the same: the same bytes again are not joined to the concluded forward.
+    const again = f.forward(request(raw));
+    assert.ok(!(again instanceof Promise), 'not joined to the concluded forward');
+    assert.equal((await again).reason, 'ok');
     await new Promise((r) => setTimeout(r, 50));
     assert.equal(rejections, 0);
     await f.close();
