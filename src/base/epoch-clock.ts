@@ -16,15 +16,15 @@ export class EpochClock {
 
   /** The epoch ms (rounded) of `t`, a `performance.now()` of this thread read just now. */
   epochOf(t: number): number {
-    if (t - this.readAt > REFRESH_MS || t < this.readAt) {
+    if (t - this.readAt > REFRESH_MS) {
       this.offset = Date.now() - t;
       this.readAt = t;
     }
     return Math.round(t + this.offset);
   }
+}
 
-  /** The epoch ms (rounded) of an earlier `performance.now()` of this thread (the current offset). */
-  epochAt(t: number): number {
-    return Math.round(t + this.offset);
-  }
+/** The wait from a request's arrival (`t0`) to `t`, both performance.now() on this thread: whole ms (0 without `t0`). */
+export function waited(t0: number | undefined, t: number): number {
+  return t0 === undefined ? 0 : Math.max(0, Math.round(t - t0));
 }

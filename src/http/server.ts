@@ -35,7 +35,6 @@ export interface HttpDeps {
   readonly bodies: BodyBudget;
 }
 
-/** A request's context, with what the server keeps beside it: its uWS response and body reader. */
 /** One HTTP request: its pipeline context, which reads its own body (body-reader.ts). */
 class HttpContext extends BodyReadingContext {
   responded = false;

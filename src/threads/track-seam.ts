@@ -13,12 +13,12 @@
 // The module binding, not the global (a lazy getter on globalThis, looked up on every call).
 import { performance } from 'node:perf_hooks';
 import type { MessagePort } from 'node:worker_threads';
-import { EpochClock } from '../base/epoch-clock.js';
+import { EpochClock, waited } from '../base/epoch-clock.js';
 import type { Exit } from '../base/errors.js';
 import type { ForwardRequest } from '../forward/parts.js';
 import type { Logger } from '../log/log.js';
 import { chainAnswer, statusExit } from '../track/chain-status.js';
-import { ACCEPTED, HandedReader, HandedWriter, TOO_BIG, waited } from '../track/handed.js';
+import { ACCEPTED, HandedReader, HandedWriter, TOO_BIG } from '../track/handed.js';
 import type { Tracker } from '../track/tracker.js';
 import type { ChainRpc } from '../upstreams/chain-rpc/chain-rpc.js';
 import type { FeedListener } from '../ws/subscriptions.js';

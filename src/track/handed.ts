@@ -164,11 +164,6 @@ export class HandedWriter {
   }
 }
 
-/** The wait from a request's arrival (`t0`) to `t`, both performance.now() on this thread: whole ms. */
-export function waited(t0: number | undefined, t: number): number {
-  return t0 === undefined ? 0 : Math.max(0, Math.round(t - t0));
-}
-
 /** The owner's end: one ring's records read. */
 export class HandedReader {
   private names: string[] = [];

@@ -163,7 +163,7 @@ export interface TableCounts {
 }
 
 export class TrackTable {
-  /** Every entry, by hash (an index keyed by the hash's first characters: hash-index.ts). */
+  /** Every entry, by hash (an index keyed by the hash's last 8 hex characters: hash-index.ts). */
   private readonly all = new HashIndex<Entry>();
   /** Final entries, oldest final first (re-entered when a reorg makes one final again). */
   private readonly finals = new Set<Entry>();

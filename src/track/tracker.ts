@@ -12,7 +12,7 @@
 // The module binding, not the global (a lazy getter on globalThis, looked up on every call).
 import { performance } from 'node:perf_hooks';
 import type { ChainConfig } from '../config/config.js';
-import { EpochClock } from '../base/epoch-clock.js';
+import { EpochClock, waited } from '../base/epoch-clock.js';
 import { Exit } from '../base/errors.js';
 import type { Logger } from '../log/log.js';
 import { TxDecoder } from '../tx/decoder.js';
@@ -133,9 +133,11 @@ export class Tracker implements TrackView {
   accepted(req: Forwarded, sequencer: string, rule: string): void {
     // Called inside the forward: whatever goes wrong here must not change the submission's answer.
     try {
-      // Epoch ms from the monotonic clock (one clock read here: base/epoch-clock.ts).
-      const now = this.clock.epochOf(performance.now());
-      const receivedAt = req.t0 === undefined ? now : this.clock.epochAt(req.t0);
+      // Epoch ms from the monotonic clock (one clock read here: base/epoch-clock.ts), the arrival
+      // by the wait since it, as a handed acceptance's (threads/track-seam.ts).
+      const t = performance.now();
+      const now = this.clock.epochOf(t);
+      const receivedAt = now - waited(req.t0, t);
       this.follow(
         new Entry({ hash: req.hash, account: req.account, receivedAt, acceptedAt: now, sequencer, rule, sender: this.senderOf(req.sender), raw: req.rawHex }),
         req.conditional,
