@@ -105,7 +105,7 @@ const run = startBench('bench:instr', 'Instructions per request under callgrind:
     kind: 'number',
     min: 0,
     quick: 10,
-    help: "seconds each server is measured idle after its warm-up: its timers' and background work's instructions per second, which every round also counts by its wall time (0: not measured)",
+    help: "seconds each server is measured idle after its measured rounds: its timers' and background work's instructions per second, which every round also counts by its wall time (0: not measured)",
   },
   workers: { kind: 'int', min: 1, quick: 1, help: "txgate's worker threads (callgrind counts every thread of the process; HTTP scenarios only above 1)" },
   worker: {

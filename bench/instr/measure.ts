@@ -67,7 +67,7 @@ export interface Settings {
    * ones had compiled, and it compiled again in the measured rounds (bench:limit, the CI guard).
    */
   readonly interleaveWarmup?: boolean;
-  /** Seconds each server is measured idle after its warm-up (0: not). */
+  /** Seconds each server is measured idle after its measured rounds (0: not). */
   readonly idleS: number;
 }
 
@@ -135,16 +135,6 @@ export class Measure {
     if (o.interleaveWarmup === true) for (let i = 0; i < o.warmup; i++) for (const s of scenarios) await this.driver.drive(server.port, s, o.requests);
     else for (const s of scenarios) for (let i = 0; i < o.warmup; i++) await this.driver.drive(server.port, s, o.requests);
     cg.control('--instr=on', pid);
-    if (o.idleS > 0) {
-      cg.control('-z', pid);
-      const t = performance.now();
-      await sleep(o.idleS * 1000);
-      cg.control('-d', pid);
-      const seconds = (performance.now() - t) / 1000;
-      const { ir, top } = cg.readDump(server, seconds);
-      this.idle.set(server.name, { perSecond: ir / seconds, ...(top !== undefined ? { top } : {}) });
-      this.progress.idle(server.name, ir / seconds, seconds);
-    }
     const rounds = scenarios.map((): Round[] => []);
     for (let r = 0; r < o.rounds; r++) {
       for (const [i, s] of scenarios.entries()) rounds[i]!.push(await this.oneRound(server, s));
@@ -182,7 +172,28 @@ export class Measure {
       this.progress.measured(m);
       out.push(m);
     }
+    if (o.idleS > 0) await this.idleRate(server);
     return out;
+  }
+
+  /**
+   * The server's instructions per second while idle, once its rounds are measured: measured
+   * between the warm-up and the rounds, the idle seconds outlasted the upstreams' keep-alive (the
+   * stub's uWS closes an HTTP connection idle for 10 s), so the first measured rounds ran code the
+   * closing had deoptimized and compiled it again (a round of each scenario 10-100k instructions a
+   * request dearer, the tracked chain's and its twin's unevenly).
+   */
+  private async idleRate(server: Server): Promise<void> {
+    const { cg } = this;
+    const pid = server.child.pid!;
+    cg.control('-z', pid);
+    const t = performance.now();
+    await sleep(this.o.idleS * 1000);
+    cg.control('-d', pid);
+    const seconds = (performance.now() - t) / 1000;
+    const { ir, top } = cg.readDump(server, seconds);
+    this.idle.set(server.name, { perSecond: ir / seconds, ...(top !== undefined ? { top } : {}) });
+    this.progress.idle(server.name, ir / seconds, seconds);
   }
 
   /**

@@ -133,7 +133,7 @@ export function mainTables(r: MainReport, o: ReportSettings): string[] {
     );
   }
   if (r.idle.size > 0) {
-    say(`\n## Background work while idle (${o.idleS} s after the warm-up; every round counts it by its wall time)\n`);
+    say(`\n## Background work while idle (${o.idleS} s after the measured rounds; every round counts it by its wall time)\n`);
     say('| server | instructions per second idle |');
     say('|---|---:|');
     for (const [name, v] of r.idle) say(`| ${name} | ${k(v.perSecond)} |`);
