@@ -57,6 +57,29 @@ export class HashIndex<V extends Hashed> {
     return this.overflow.size === 0 ? undefined : this.overflow.get(hash);
   }
 
+  /**
+   * Adds `value` under `key` (its hash's `keyOf`) unless a value of its hash is held: true, or
+   * false with nothing changed. One map lookup and one store (a `getAt` then a `setAt` look the
+   * key up twice): the owner's path for every acceptance it reads.
+   */
+  addAt(key: number, value: V): boolean {
+    const hash = value.hash;
+    const v = this.map.get(key);
+    // The overflow may hold the hash whatever its bucket holds now (removals shrink a bucket).
+    if (this.overflow.size > 0 && this.overflow.has(hash)) return false;
+    if (v === undefined) this.map.set(key, value);
+    else if (!Array.isArray(v)) {
+      if (v.hash === hash) return false;
+      this.map.set(key, [v, value]);
+    } else {
+      for (const x of v) if (x.hash === hash) return false;
+      if (v.length < BUCKET) v.push(value);
+      else this.overflow.set(hash, value);
+    }
+    this.count++;
+    return true;
+  }
+
   /** Adds `value`, or replaces the one of the same hash (the index holds one per hash). */
   set(value: V): void {
     this.setAt(keyOf(value.hash), value);

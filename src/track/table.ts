@@ -199,8 +199,8 @@ export class TrackTable {
   /** Tracks a new acceptance (true); false when its hash is tracked already (that entry is kept) or the table is full of pending entries (not tracked, counted). */
   add(e: Entry): boolean {
     const key = keyOf(e.hash);
-    if (this.all.getAt(key, e.hash) !== undefined) return false;
     if (this.all.size >= this.max) {
+      if (this.all.getAt(key, e.hash) !== undefined) return false;
       const oldest = this.finals.values().next();
       if (oldest.done === true) {
         this.counts.refused++;
@@ -209,7 +209,7 @@ export class TrackTable {
       this.remove(oldest.value);
       this.counts.evicted++;
     }
-    this.all.setAt(key, e);
+    if (!this.all.addAt(key, e)) return false;
     this.changed(e, null);
     return true;
   }

@@ -1,7 +1,8 @@
 /**
  * The status table's index by hash (src/track/hash-index.ts): the same answers as a map keyed by
  * the whole string, whatever the hashes (keccak's, a test's that share their last characters, a
- * grinder's that share a key), through adds, replacements and removals by identity.
+ * grinder's that share a key), through adds (replacing, and only where not held), and removals
+ * by identity.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -25,11 +26,16 @@ function agrees(hashes: readonly string[], ops: number, seed: number): void {
   for (let i = 0; i < ops; i++) {
     // A new string each time, equal in content: the index compares contents, never identities of strings.
     const hash = [...hashes[rand(hashes.length)]!].join('');
-    const op = rand(4);
+    const op = rand(5);
     if (op <= 1) {
       const item = { hash, n: i };
       index.set(item);
       model.set(hash, item);
+    } else if (op === 4) {
+      // Added only where the hash is not held; the one held stays.
+      const item = { hash, n: i };
+      assert.equal(index.addAt(keyOf(hash), item), !model.has(hash));
+      if (!model.has(hash)) model.set(hash, item);
     } else if (op === 2) {
       const held = model.get(hash);
       // Removal is by identity: another item of the same hash is not removed.
