@@ -116,13 +116,7 @@ const run = startBench('bench:instr', 'Instructions per request under callgrind:
   },
   steady: {
     kind: 'flag',
-    help: "as bench:limit and the CI guard measure: every server runs with their node flags (V8's seeds fixed, a fixed young generation of 16 MB or --young, no memory reducer: bench/limit/flags.ts), the warm-up rounds interleave the scenarios as the measured ones do, and a round in which TurboFan compiled more than 5% of its count is measured again: two runs of one tree do the same work, the collector's included",
-  },
-  young: {
-    kind: 'int',
-    min: 1,
-    quick: 16,
-    help: "with --steady: the young generation's fixed size in MB (16 as bench:limit and the CI guard). Two scenarios side by side that fill 16 MB about once a pair of rounds have every scavenge fall in one of them, run after run, and the work after it (malloc consolidating the freed buffers) with it; at 64 a round holds one rarely and the median leaves it out",
+    help: "as bench:limit and the CI guard measure: every server runs with their node flags (V8's seeds fixed, a fixed 16-MB young generation, no memory reducer: bench/limit/flags.ts), the warm-up rounds interleave the scenarios as the measured ones do, and a round in which TurboFan compiled more than 5% of its count is measured again: two runs of one tree do the same work, the collector's included",
   },
   'port-base': {
     kind: 'int',
@@ -155,11 +149,7 @@ const say = (section: string[], lines: readonly string[]) => {
   for (const l of lines) process.stdout.write(l + '\n');
 };
 const leftOut: string[] = [];
-const nodeFlags = opt.steady === true ? NODE_FLAGS.map((f) => (/^--(min|max)-semi-space-size=/.test(f) ? f.replace(/=\d+$/, `=${opt.young}`) : f)) : [];
-if (opt.young !== 16 && opt.steady !== true) {
-  process.stderr.write('bench:instr: --young sets the young generation of --steady: give both\n');
-  process.exit(2);
-}
+const nodeFlags = opt.steady === true ? NODE_FLAGS : [];
 const cg = new Callgrind(run.tmp, run.children, opt.keep === undefined ? undefined : run.userPath(opt.keep), opt.top, nodeFlags);
 const driver = new Driver(opt.connections, pinned ? { port: opt['port-base'] + 2, worker: opt.worker } : undefined);
 const measure = new Measure(settings, cg, driver, {
