@@ -116,7 +116,7 @@ const run = startBench('bench:instr', 'Instructions per request under callgrind:
   },
   steady: {
     kind: 'flag',
-    help: "as bench:limit and the CI guard measure: every server runs with their node flags (V8's seeds fixed, a fixed 16-MB young generation, no memory reducer: bench/limit/flags.ts), the warm-up rounds interleave the scenarios as the measured ones do, and a round in which TurboFan compiled more than 5% of its count is measured again: two runs of one tree do the same work, the collector's included",
+    help: "as bench:limit and the CI guard measure: every server runs with their node flags (V8's seeds fixed, a fixed 16-MB young generation, no memory reducer: bench/limit/flags.ts), the warm-up rounds interleave the scenarios as the measured ones do, the measured rounds' order is turned round every other round (a collection that comes once per pass falls in each scenario's rounds alike), and a round in which TurboFan compiled more than 5% of its count is measured again: two runs of one tree do the same work, the collector's included",
   },
   'port-base': {
     kind: 'int',
@@ -142,7 +142,7 @@ const settings: ReportSettings = {
   retries: opt.retries,
   idleS: opt.idle,
   top: opt.top,
-  ...(opt.steady === true ? { maxJit: 0.05, interleaveWarmup: true } : {}),
+  ...(opt.steady === true ? { maxJit: 0.05, interleaveWarmup: true, alternate: true } : {}),
 };
 const say = (section: string[], lines: readonly string[]) => {
   section.push(...lines);
@@ -314,7 +314,7 @@ const main: string[] = [];
 if (pinned) main.push(`txgate with ${opt.workers} worker threads, every HTTP connection held on worker ${opt.worker}; callgrind counts every thread.\n`);
 if (nodeFlags.length > 0)
   main.push(
-    `--steady: every server under callgrind ran with node ${nodeFlags.join(' ')}; the warm-up rounds interleaved the scenarios, and a round in which TurboFan compiled more than 5% of its count was measured again.\n`,
+    `--steady: every server under callgrind ran with node ${nodeFlags.join(' ')}; the warm-up rounds interleaved the scenarios, the measured rounds' order was turned round every other round, and a round in which TurboFan compiled more than 5% of its count was measured again.\n`,
   );
 say(main, mainTables(report, settings));
 const svgPath = run.write('instr.svg', instrSvg(report, costs, settings));

@@ -67,6 +67,14 @@ export interface Settings {
    * ones had compiled, and it compiled again in the measured rounds (bench:limit, the CI guard).
    */
   readonly interleaveWarmup?: boolean;
+  /**
+   * The measured rounds' order turned round every other round (A B, B A, A B, ...: round r of
+   * every scenario still side by side). Rounds in a fixed order that fill the young generation
+   * about once per pass put every scavenge, and the work it leaves in its round, in the same
+   * scenario's rounds run after run; turned round, a collection that comes once per pass falls
+   * in each scenario's rounds alike (bench:instr).
+   */
+  readonly alternate?: boolean;
   /** Seconds each server is measured idle after its measured rounds (0: not). */
   readonly idleS: number;
 }
@@ -136,8 +144,9 @@ export class Measure {
     else for (const s of scenarios) for (let i = 0; i < o.warmup; i++) await this.driver.drive(server.port, s, o.requests);
     cg.control('--instr=on', pid);
     const rounds = scenarios.map((): Round[] => []);
+    const order = scenarios.map((_, i) => i);
     for (let r = 0; r < o.rounds; r++) {
-      for (const [i, s] of scenarios.entries()) rounds[i]!.push(await this.oneRound(server, s));
+      for (const i of o.alternate === true && r % 2 === 1 ? [...order].reverse() : order) rounds[i]!.push(await this.oneRound(server, scenarios[i]!));
       this.progress.note(`${server.name}: round ${r + 1}/${o.rounds} of ${scenarios.length} scenarios`);
     }
     // One at a time: a round counts every instruction of the process.
