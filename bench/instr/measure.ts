@@ -189,8 +189,8 @@ export class Measure {
    * The server's instructions per second while idle, once its rounds are measured: measured
    * between the warm-up and the rounds, the idle seconds outlasted the upstreams' keep-alive (the
    * stub's uWS closes an HTTP connection idle for 10 s), so the first measured rounds ran code the
-   * closing had deoptimized and compiled it again (a round of each scenario 10-100k instructions a
-   * request dearer, the tracked chain's and its twin's unevenly).
+   * closing had deoptimized and compiled it again (counted per thread: TurboFan compiling 40-445k
+   * instructions a request on the serving thread in the rounds after it, none without it).
    */
   private async idleRate(server: Server): Promise<void> {
     const { cg } = this;

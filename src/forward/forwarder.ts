@@ -35,6 +35,7 @@ export interface ForwardObserver extends AttemptObserver {
 export class ChainForwarder {
   readonly sequencers: readonly Sequencer[];
   private inFlight = 0;
+  private hookFailedSaid = false;
   readonly config: ChainConfig;
   private readonly attempts: Attempts;
   private readonly plain: SendKind;
@@ -159,13 +160,8 @@ export class ChainForwarder {
   }
 
   private settle(req: ForwardRequest, exit: Exit): Exit {
-    // The duplicates table hears the outcome even where the in-flight hook throws as the place is
-    // given back: else the hash stays in flight for good, and every resend joins this forward.
-    try {
-      this.leave();
-    } finally {
-      this.dups.settle(req.hash, exit.reason === 'ok');
-    }
+    this.leave();
+    this.dups.settle(req.hash, exit.reason === 'ok');
     return exit;
   }
 
@@ -178,13 +174,31 @@ export class ChainForwarder {
     if (!this.sequencers.some((s) => s.eligible)) return REJECT.upstream_unavailable;
     if (this.inFlight >= this.config.forward.maxInFlight) return REJECT.overloaded;
     this.inFlight++;
-    this.observer.inFlight?.(this.chainId, this.inFlight);
+    this.tellInFlight();
     return null;
   }
 
   leave(): void {
     this.inFlight--;
-    this.observer.inFlight?.(this.chainId, this.inFlight);
+    this.tellInFlight();
+  }
+
+  /**
+   * The in-flight count to the metrics hook, which never breaks the bookkeeping around it: a hook
+   * that threw as a place was taken or given back left the duplicates table unsettled (every
+   * resend of the bytes joined the concluded forward) or the place taken for good, on the plain
+   * send's path and the conditional send's alike. Its failure is said once.
+   */
+  private tellInFlight(): void {
+    const hook = this.observer.inFlight;
+    if (hook === undefined) return;
+    try {
+      hook(this.chainId, this.inFlight);
+    } catch (e) {
+      if (this.hookFailedSaid) return;
+      this.hookFailedSaid = true;
+      this.link.log.error({ err: e, chainId: this.chainId }, 'the in-flight metrics hook failed (said once): forwards are unaffected');
+    }
   }
 
   /** Closes its sequencer clients, waiting for calls written (the link's chain RPC is the link's to close). */

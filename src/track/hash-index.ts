@@ -59,7 +59,7 @@ export class HashIndex<V extends Hashed> {
 
   /**
    * Adds `value` under `key` (its hash's `keyOf`) unless a value of its hash is held: true, or
-   * false with nothing changed. One map lookup and one store (a `getAt` then a `setAt` look the
+   * false with nothing changed. One map lookup and one store (a `get` then a `set` look the
    * key up twice): the owner's path for every acceptance it reads.
    */
   addAt(key: number, value: V): boolean {
@@ -82,12 +82,8 @@ export class HashIndex<V extends Hashed> {
 
   /** Adds `value`, or replaces the one of the same hash (the index holds one per hash). */
   set(value: V): void {
-    this.setAt(keyOf(value.hash), value);
-  }
-
-  /** `set` with the value's key already read (`keyOf`). */
-  setAt(key: number, value: V): void {
     const hash = value.hash;
+    const key = keyOf(hash);
     const v = this.map.get(key);
     if (v !== undefined && !Array.isArray(v) && v.hash === hash) return void this.map.set(key, value);
     if (Array.isArray(v)) {

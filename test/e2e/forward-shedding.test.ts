@@ -80,7 +80,7 @@ describe('fanout with a failing observer (direct)', () => {
     assert.equal(rejections, 0);
     await f.close();
   });
-  it('bookkeeping that throws once the forward concluded (the in-flight hook): the request is still answered, its joiner too, and nothing rejects unhandled', async () => {
+  it('an in-flight metrics hook that throws as the forward concludes: the request is still answered, its joiner too, and nothing rejects unhandled', async () => {
     const stubs = [await new StubSequencer().start()];
     setup.open.stubs.push(...stubs);
     let calls = 0;
@@ -100,6 +100,27 @@ describe('fanout with a failing observer (direct)', () => {
     const again = f.forward(request(raw));
     assert.ok(!(again instanceof Promise), 'not joined to the concluded forward');
     assert.equal((await again).reason, 'ok');
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(rejections, 0);
+    await f.close();
+  });
+  it('an in-flight metrics hook that throws on every call, as a place is taken too: every forward is answered, its place given back, and the bytes again are not joined', async () => {
+    const stubs = [await new StubSequencer().start()];
+    setup.open.stubs.push(...stubs);
+    const f = forwarderOver(stubs, 'failover', {
+      inFlight() {
+        throw new Error('in-flight hook failed');
+      },
+    });
+    const raw = await next();
+    const out = f.forward(request(raw));
+    assert.ok(out instanceof Later, 'sent, not refused by the hook');
+    assert.equal((await out).reason, 'ok');
+    const again = f.forward(request(raw));
+    assert.ok(!(again instanceof Promise), 'not joined to the concluded forward');
+    assert.equal((await again).reason, 'ok');
+    // Every place given back: a forward of other bytes is sent, not refused as overloaded.
+    assert.equal((await f.forward(request(await next()))).reason, 'ok');
     await new Promise((r) => setTimeout(r, 50));
     assert.equal(rejections, 0);
     await f.close();
