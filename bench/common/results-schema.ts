@@ -218,7 +218,11 @@ export interface AllocRun {
   }[];
 }
 
+/** bench:profile (profile.json): both builds' parts per scenario (bench/profile/report.ts's ProfileRun). */
+export type ProfileRunDoc = import('../profile/report.js').ProfileRun;
+
 export interface Runs {
+  readonly profile: ProfileRunDoc;
   readonly alloc: AllocRun;
   readonly instr: InstrRun;
   readonly load: LoadRun;
@@ -237,6 +241,7 @@ export type Kind = keyof Runs;
 /** The kind of a results file, by its name (without .json). */
 export function kindOf(name: string): Kind {
   if (name === 'alloc') return 'alloc';
+  if (name.startsWith('profile')) return 'profile';
   if (name.startsWith('instr')) return 'instr';
   if (name.startsWith('sync')) return 'sync';
   if (name.startsWith('fleet-stall')) return 'fleet-stall';
@@ -298,7 +303,27 @@ const obj =
 
 const percentiles = obj({ p50: num, p99: num });
 const paired = obj({ median: num, lo: num, hi: num });
+const figure = obj({ base: num, candidate: num, delta: num, noise: num, floor: num, verdict: str, why: str });
 const SHAPES: Record<Kind, Check> = {
+  profile: obj({
+    date: str,
+    node: str,
+    base: obj({ ref: str, commit: str }),
+    candidate: obj({ commit: str }),
+    requests: num,
+    warmup: num,
+    rounds: num,
+    compared: list(
+      obj({
+        scenario: str,
+        parts: list(figure),
+        total: figure,
+        sum: obj({ base: num, candidate: num }),
+        gc: obj({ base: num, candidate: num }),
+        bytes: obj({ base: num, candidate: num, ratio: num }),
+      }, ['bytes']),
+    ),
+  }),
   instr: obj(
     {
       node: str,

@@ -13,6 +13,7 @@ import type { ExitLabel, Reason } from '../base/reasons.js';
 import { fieldInitializer, type BaseCtx, type FieldInitializer } from './context.js';
 import { Later } from './later.js';
 import { compiled } from './compiled.js';
+import { probed } from './probes.js';
 import { serverTiming } from './server-timing.js';
 
 /**
@@ -116,10 +117,13 @@ export class Pipeline {
   /** The headers the stages add to an answer, as one function (null: no stage adds any). */
   private readonly stageHeaders: ((ctx: BaseCtx, exit: Exit) => readonly Header[] | undefined) | null;
 
-  constructor(
-    private readonly stages: readonly RunnerStage[],
-    hooks: PipelineHooks,
-  ) {
+  private readonly stages: readonly RunnerStage[];
+
+  constructor(given: readonly RunnerStage[], hooks: PipelineHooks) {
+    // The profiler's probes (probes.ts), where TXGATE_STAGE_PROBES names them: else as given.
+    const { stages, exit } = probed(given, hooks.exit);
+    this.stages = stages;
+    if (exit !== hooks.exit) hooks = { ...hooks, exit };
     this.names = stages.map((s) => s.name);
     this.hooks = process.env.TXGATE_CHECK_REASONS ? checkedHooks(stages, hooks) : hooks;
     this.fields = stages.flatMap((s) => (typeof s.adds === 'string' ? [s.adds] : (s.adds ?? [])));
