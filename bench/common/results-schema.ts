@@ -314,14 +314,17 @@ const SHAPES: Record<Kind, Check> = {
     warmup: num,
     rounds: num,
     compared: list(
-      obj({
-        scenario: str,
-        parts: list(figure),
-        total: figure,
-        sum: obj({ base: num, candidate: num }),
-        gc: obj({ base: num, candidate: num }),
-        bytes: obj({ base: num, candidate: num, ratio: num }),
-      }, ['bytes']),
+      obj(
+        {
+          scenario: str,
+          parts: list(figure),
+          total: figure,
+          sum: obj({ base: num, candidate: num }),
+          gc: obj({ base: num, candidate: num }),
+          bytes: obj({ base: num, candidate: num, ratio: num }),
+        },
+        ['bytes'],
+      ),
     ),
   }),
   instr: obj(

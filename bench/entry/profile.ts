@@ -37,11 +37,23 @@ const BYTES_GUARDED = ['valid submission', 'valid submission to a WebSocket sequ
 const SINGLE = new Set(['valid submission, express lane ours', 'valid submission, express lane not ours', 'valid submission, express lane off']);
 /** The scenarios the profiler counts by default: every request a desk sends on a chain of the default kinds. */
 const DEFAULT = MAIN.map((s) => s.name).filter(
-  (s) => !SINGLE.has(s) && !['valid submission, untracked chain', 'valid submission, conditions off', 'valid submission, conditions on', 'conditional submission, empty options'].includes(s),
+  (s) =>
+    !SINGLE.has(s) &&
+    ![
+      'valid submission, untracked chain',
+      'valid submission, conditions off',
+      'valid submission, conditions on',
+      'conditional submission, empty options',
+    ].includes(s),
 );
 
 const run = startBench('bench:profile', 'Which stage of a request costs what, this tree against a base build, counted in one run (callgrind).', {
-  base: { kind: 'text', arg: 'REF', quick: 'main', help: "the base build: a commit, branch or tag, built apart (kept under node_modules/.cache); '.' is this tree's own build" },
+  base: {
+    kind: 'text',
+    arg: 'REF',
+    quick: 'main',
+    help: "the base build: a commit, branch or tag, built apart (kept under node_modules/.cache); '.' is this tree's own build",
+  },
   scenarios: {
     kind: 'list',
     choices: MAIN.map((s) => s.name).filter((s) => !SINGLE.has(s)),
@@ -49,8 +61,8 @@ const run = startBench('bench:profile', 'Which stage of a request costs what, th
     full: MAIN.map((s) => s.name).filter((s) => !SINGLE.has(s)),
     help: 'the requests profiled',
   },
-  requests: { kind: 'int', quick: 300, full: 1000, help: 'requests per round' },
-  warmup: { kind: 'int', quick: 20, full: 24, help: 'unmeasured rounds of every scenario on both builds, interleaved, before the count' },
+  requests: { kind: 'int', quick: 250, full: 1000, help: 'requests per round' },
+  warmup: { kind: 'int', quick: 14, full: 24, help: 'unmeasured rounds of every scenario on both builds, interleaved, before the count' },
   rounds: { kind: 'int', median: true, quick: 5, full: 7, help: 'counted rounds per scenario and build, an odd number ≥ 3 (medians of them)' },
   retries: { kind: 'int', min: 0, quick: 3, help: 'times a round with a collection or compiling in it is counted again' },
   bytes: { kind: 'flag', help: 'also count bytes allocated per request (each build started plain; the guard does)' },
@@ -90,9 +102,7 @@ if (opt['noise-from'] !== undefined) {
   const file: GuardFile = {
     commit,
     date: new Date().toISOString(),
-    scenarios: Object.fromEntries(
-      [...GUARDED, ...BYTES_GUARDED.map(allocatedName)].filter((s) => ratios.has(s)).map((s) => [s, toleranceOf(ratios.get(s)!)]),
-    ),
+    scenarios: Object.fromEntries([...GUARDED, ...BYTES_GUARDED.map(allocatedName)].filter((s) => ratios.has(s)).map((s) => [s, toleranceOf(ratios.get(s)!)])),
   };
   for (const [s, t] of Object.entries(file.scenarios))
     process.stdout.write(`${s}: tolerance +${(t.tolerance * 100).toFixed(1)}% (${t.noise.runs} runs, worst ${(t.noise.worst * 100).toFixed(2)}%)\n`);
@@ -125,7 +135,9 @@ try {
   process.exit(2);
 }
 if (!existsSync(join(base.root, 'src/pipeline/probes.ts'))) {
-  process.stderr.write(`bench:profile: the base ${baseRef} (${base.commit.slice(0, 12)}) predates the stage probes (src/pipeline/probes.ts): choose a later base\n`);
+  process.stderr.write(
+    `bench:profile: the base ${baseRef} (${base.commit.slice(0, 12)}) predates the stage probes (src/pipeline/probes.ts): choose a later base\n`,
+  );
   process.exit(2);
 }
 const addon = buildProbes(run.tmp);
@@ -150,7 +162,9 @@ const spec = (b: (typeof builds)[number], env: NodeJS.ProcessEnv) => ({
     env,
   },
 });
-say(`base ${baseRef} (${base.commit.slice(0, 12)}) against this tree (${candidateCommit.slice(0, 12)}${dirty ? ' with uncommitted changes' : ''}); starting both under callgrind`);
+say(
+  `base ${baseRef} (${base.commit.slice(0, 12)}) against this tree (${candidateCommit.slice(0, 12)}${dirty ? ' with uncommitted changes' : ''}); starting both under callgrind`,
+);
 const counted: Counted[] = await Promise.all(
   builds.map(async (b) => {
     const mapFile = join(run.tmp, `slots.${b.build}.json`);
@@ -158,7 +172,14 @@ const counted: Counted[] = await Promise.all(
     return { build: b.build, server, mapFile };
   }),
 );
-const rounds = new Rounds(cg, driver, run.tmp, SLOTS, { requests: opt.requests, retries: opt.retries, maxJit: 0.02 }, opt.keep === undefined ? undefined : run.userPath(opt.keep));
+const rounds = new Rounds(
+  cg,
+  driver,
+  run.tmp,
+  SLOTS,
+  { requests: opt.requests, retries: opt.retries, maxJit: 0.02 },
+  opt.keep === undefined ? undefined : run.userPath(opt.keep),
+);
 say(`both started (${secs()}); warming up`);
 await rounds.warm(counted, scenarios, opt.warmup, (r) => r % 4 === 0 && say(`warm-up round ${r}/${opt.warmup} (${secs()})`));
 for (const b of counted) cg.control('--instr=on', b.server.child.pid!);
@@ -166,8 +187,7 @@ say(`warmed (${secs()}); counting`);
 const got = new Map(scenarios.map((s) => [s.name, [[], []] as [Round[], Round[]]]));
 for (let r = 0; r < opt.rounds; r++) {
   const order = r % 2 === 0 ? [0, 1] : [1, 0];
-  for (const s of r % 2 === 0 ? scenarios : [...scenarios].reverse())
-    for (const i of order) got.get(s.name)![i]!.push(await rounds.steady(counted[i]!, s));
+  for (const s of r % 2 === 0 ? scenarios : [...scenarios].reverse()) for (const i of order) got.get(s.name)![i]!.push(await rounds.steady(counted[i]!, s));
   say(`round ${r + 1}/${opt.rounds} (${secs()})`);
 }
 driver.closeLanes();

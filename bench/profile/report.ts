@@ -54,7 +54,14 @@ function rows(c: Compared): string[][] {
     '',
     `the medians of the parts, against the total's: ${pct(c.sum.base / c.total.base - 1)} base, ${pct(c.sum.candidate / c.total.candidate - 1)} this tree`,
   ]);
-  out.push(['collection (left out)', k(c.gc.base), k(c.gc.candidate), '', '', 'the collector per request in the counted rounds (a round with a collection is counted again)']);
+  out.push([
+    'collection (left out)',
+    k(c.gc.base),
+    k(c.gc.candidate),
+    '',
+    '',
+    'the collector per request in the counted rounds (a round with a collection is counted again)',
+  ]);
   if (c.bytes !== undefined)
     out.push([
       'bytes allocated',
@@ -62,7 +69,9 @@ function rows(c: Compared): string[][] {
       kib(c.bytes.candidate),
       pct(c.bytes.ratio - 1),
       c.bytes.pass ? 'same' : 'FAIL',
-      c.bytes.tolerance !== null ? `against the guard's tolerance +${(c.bytes.tolerance * 100).toFixed(1)}%` : 'each build started plain, whole young generations counted',
+      c.bytes.tolerance !== null
+        ? `against the guard's tolerance +${(c.bytes.tolerance * 100).toFixed(1)}%`
+        : 'each build started plain, whole young generations counted',
     ]);
   return out;
 }
@@ -72,7 +81,8 @@ export function consoleTable(p: ProfileRun): string {
   let s = `\n${names.base}  against  ${names.candidate}: instructions per request (k), medians of ${p.rounds} rounds of ${p.requests}\n`;
   for (const c of p.compared) {
     s += `\n${c.scenario}${c.failed.length > 0 ? `  FAIL: ${c.failed.join(', ')}` : ''}\n`;
-    for (const r of rows(c)) s += `  ${r[0]!.replace(/\*/g, '').padEnd(22)} ${r[1]!.padStart(10)} ${r[2]!.padStart(10)} ${r[3]!.padStart(15)}  ${r[4]!.padEnd(7)} ${r[5]}\n`;
+    for (const r of rows(c))
+      s += `  ${r[0]!.replace(/\*/g, '').padEnd(22)} ${r[1]!.padStart(10)} ${r[2]!.padStart(10)} ${r[3]!.padStart(15)}  ${r[4]!.padEnd(7)} ${r[5]}\n`;
   }
   return s;
 }
@@ -112,7 +122,10 @@ export function profileHtml(p: ProfileRun): string {
     `<h2>${escapeXml(c.scenario)}${c.failed.length > 0 ? ` <span class="fail">FAIL: ${escapeXml(c.failed.join(', '))}</span>` : ''}</h2>
 <table><tr><th>part</th><th>${escapeXml(names.base)}</th><th>${escapeXml(names.candidate)}</th><th>difference</th><th>verdict</th><th>how</th></tr>
 ${rows(c)
-  .map((r) => `<tr class="${r[4] === 'DEARER' || r[4] === 'FAIL' ? 'dearer' : r[4] === 'cheaper' ? 'cheaper' : ''}">${r.map((x, i) => `<td${i > 0 && i < 4 ? ' class="n"' : ''}>${escapeXml(x.replace(/\*/g, ''))}</td>`).join('')}</tr>`)
+  .map(
+    (r) =>
+      `<tr class="${r[4] === 'DEARER' || r[4] === 'FAIL' ? 'dearer' : r[4] === 'cheaper' ? 'cheaper' : ''}">${r.map((x, i) => `<td${i > 0 && i < 4 ? ' class="n"' : ''}>${escapeXml(x.replace(/\*/g, ''))}</td>`).join('')}</tr>`,
+  )
   .join('\n')}
 </table>`;
   return `<!doctype html>

@@ -113,7 +113,7 @@ export function compare(
   if (tolerance !== undefined && ratio > 1 + tolerance) failed.push('total');
   for (const p of parts) if (p.verdict === 'dearer' && p.part !== OUTSIDE) failed.push(p.part);
   let bytesOut: Compared['bytes'];
-  if (bytes !== undefined && bytes.every(Number.isFinite)) {
+  if (bytes?.every(Number.isFinite)) {
     const r = bytes[1] / bytes[0];
     const pass = bytesTolerance === undefined || r <= 1 + bytesTolerance;
     if (!pass) failed.push('bytes');
