@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { flagged, hasMedian, noisyNote, roundsSpread } from '../bench/common/figures.js';
 import { RESULTS_DIR } from '../bench/common/paths.js';
-import { kindOf, parseRun, readRun as readChecked, type InstrRun, type LoadRun, type SyncRun, type WsRun } from '../bench/common/results-schema.js';
+import { kindOf, parseRun, readRun as readChecked, type LoadRun, type ProfileRunDoc, type SyncRun, type WsRun } from '../bench/common/results-schema.js';
 
 export { RESULTS_DIR };
 
@@ -19,7 +19,7 @@ export type ReadRun = (name: string) => unknown;
 export const readRun: ReadRun = (name) => JSON.parse(readFileSync(join(RESULTS_DIR, `${name}.json`), 'utf8'));
 
 /** The runs the table reads, in its order. */
-export const PERF_RUNS = ['instr-ws-sequencer', 'instr', 'load', 'ws', 'sync-1s', 'sync-0.25s'] as const;
+export const PERF_RUNS = ['profile', 'load', 'ws', 'sync-1s', 'sync-0.25s'] as const;
 
 const kilo = (n: number) => `${(n / 1000).toFixed(1)}k`;
 const x = (n: number, digits = 2) => `${Number(n.toFixed(digits))}x`;
@@ -27,16 +27,6 @@ const pct = (n: number) => `${Number((n * 100).toFixed(1))}%`;
 /** A link to a run's Markdown, from the README (`base` '') or from a page of docs/ ('../'). */
 let base = '';
 const link = (run: string) => `[${run}](${base}bench/results/${run}.md)`;
-
-/** One scenario's result in a bench:instr run, by server. */
-const instrResult = (doc: InstrRun, server: string, scenario: string) => doc.results.find((r) => r.server === server && r.scenario === scenario);
-
-/** The echo's result, which every bench:instr ratio is to. */
-function echoOf(run: string, doc: InstrRun) {
-  const echo = instrResult(doc, 'echo', 'eth_chainId');
-  if (echo === undefined) throw new Error(`bench/results/${run}.json: no echo result`);
-  return echo;
-}
 
 /** "median of 5 rounds", or, for a count that has no median, what the figure is instead. */
 const roundsOf = (n: number) => (hasMedian(n) ? `median of ${n} rounds` : `${n} rounds (no median)`);
@@ -54,34 +44,23 @@ function overRounds(ratios: readonly number[], digits = 3): string {
   return `${x(sorted[sorted.length >> 1]!, digits)} (median of ${ratios.length} rounds, ${lo}–${hi})${noise}`;
 }
 
-/** The bench:instr rows: txgate's instructions per request, as the echo's multiple and against the floor. */
-function instrRows(run: string, doc: InstrRun): string[] {
-  // bench:instr takes an odd --rounds of 3 or more: its median is one.
-  const echo = echoOf(run, doc);
-  const http = instrResult(doc, 'txgate', 'valid submission');
-  return doc.results
-    .filter((r) => r.server === 'txgate')
-    .map((t) => {
-      const floor = instrResult(doc, 'floor', t.scenario);
-      const against =
-        floor !== undefined
-          ? `floor / txgate ${(floor.median / t.median).toFixed(3)}`
-          : t.scenario.includes('WebSocket sequencer') && http !== undefined
-            ? `${x(t.median / http.median)} the same submission to an http:// sequencer`
-            : 'no floor for it';
-      const noisy = t.spread > doc.maxSpread ? ` ⚠ noisy: rounds spread ${pct(t.spread)} > ${pct(doc.maxSpread)}` : ` (rounds spread ${pct(t.spread)})`;
-      return `| ${t.scenario}: instructions per request, ${roundsOf(doc.rounds)} | ${kilo(t.median)}, ${x(t.median / echo.median)} the echo; ${against}${noisy} | ${link(run)} |`;
-    });
-}
-
-/** The sender allow-list's recovery over the fee exit, from bench:instr's per-stage run. */
-function senderRow(run: string, doc: InstrRun): string[] {
-  const echo = echoOf(run, doc);
-  if (doc.sender === undefined) throw new Error(`bench/results/${run}.json: no sender`);
-  const p = doc.sender.paired;
-  return [
-    `| a sender-listed grant: the one signature recovery, over the fee exit | ${kilo(p.median)} instructions [${kilo(p.lo)} … ${kilo(p.hi)}], ${x(p.median / echo.median, 1)} the echo | ${link(run)} |`,
-  ];
+/**
+ * The profiler's rows (bench:profile, this tree's figures): each scenario's instructions per
+ * request, as the echo's multiple, and its dearest stage on the request's own path.
+ */
+function profileRows(run: string, doc: ProfileRunDoc): string[] {
+  if (doc.echo === undefined) throw new Error(`bench/results/${run}.json: no echo (run it with --echo)`);
+  const echo = doc.echo;
+  return doc.compared.map((c) => {
+    const stages = c.parts.filter((p) => p.part !== 'outside' && p.part !== 'answer');
+    const dearest = [...stages].sort((a, b) => b.candidate - a.candidate)[0];
+    const top =
+      dearest === undefined
+        ? 'no stage: answered by the front end'
+        : `dearest stage ${dearest.part} ${kilo(dearest.candidate)} (${pct(dearest.candidate / c.total.candidate)})`;
+    const against = c.total.verdict === 'same' ? `as the base within its noise` : `${c.total.verdict} than the base (${c.total.why})`;
+    return `| ${c.scenario}: instructions per request, ${roundsOf(doc.rounds)} | ${kilo(c.total.candidate)}, ${x(c.total.candidate / echo)} the echo; ${top}; ${against} | ${link(run)} |`;
+  });
 }
 
 function loadRows(run: string, doc: LoadRun): string[] {
@@ -137,11 +116,9 @@ function syncRows(run: string, doc: SyncRun): string[] {
 /** The command that reproduces a run, from the settings it recorded (`doc` checked against the run's kind). */
 export function command(run: string, raw: unknown): string {
   const kind = kindOf(run);
-  if (kind === 'instr') {
+  if (kind === 'profile') {
     const doc = parseRun(kind, run, raw);
-    const scenarios = [...new Set(doc.results.filter((r) => r.server === 'txgate').map((r) => r.scenario))];
-    const stages = doc.stageCosts.length === 0 ? ' --no-stages' : '';
-    return `npm run bench:instr -- --requests ${doc.requests} --warmup ${doc.warmup} --rounds ${doc.rounds} --max-spread ${doc.maxSpread * 100}${stages} --scenarios "${scenarios.join(',')}"`;
+    return profileCommand(run, doc);
   }
   if (kind === 'load') {
     const doc = parseRun(kind, run, raw);
@@ -159,6 +136,16 @@ export function command(run: string, raw: unknown): string {
   throw new Error(`no command for bench/results/${run}.json`);
 }
 
+/** bench:profile's command for a run, from what it recorded (its base named as it was: a ref, or the commit). */
+export function profileCommand(run: string, doc: ProfileRunDoc): string {
+  const base = doc.base.commit === '.' ? ' --base .' : doc.base.ref === 'main' ? '' : ` --base ${doc.base.ref}`;
+  const label = run === 'profile' ? '' : ` --label ${run}`;
+  const workers = doc.workers !== undefined ? ` --workers ${doc.workers} --worker ${doc.worker ?? 0}` : '';
+  const bytes = doc.compared.some((c) => c.bytes !== undefined) ? ' --bytes' : '';
+  const echo = doc.echo !== undefined ? ' --echo' : '';
+  return `npm run bench:profile --${base} --requests ${doc.requests} --warmup ${doc.warmup} --rounds ${doc.rounds}${workers}${echo}${bytes}${label} --scenarios "${doc.compared.map((c) => c.scenario).join(',')}"`;
+}
+
 /** When a run was recorded (its JSON's date, where it has one) and on how many cores. */
 function recorded(doc: { readonly node: string; readonly date?: string; readonly cores?: number; readonly loadAverage?: readonly number[] }): string {
   const date = doc.date !== undefined ? doc.date.slice(0, 10) : 'undated';
@@ -169,19 +156,16 @@ function recorded(doc: { readonly node: string; readonly date?: string; readonly
 /** The Performance block: the figures, then the command behind each run; `linkBase` '../' for a page of docs/. */
 export function renderPerf(read: ReadRun = readRun, linkBase = ''): string {
   base = linkBase;
-  const instr = (run: 'instr-ws-sequencer' | 'instr') => parseRun('instr', run, read(run));
   const sync = (run: 'sync-1s' | 'sync-0.25s') => parseRun('sync', run, read(run));
   const docs = {
-    'instr-ws-sequencer': instr('instr-ws-sequencer'),
-    instr: instr('instr'),
+    profile: parseRun('profile', 'profile', read('profile')) as ProfileRunDoc,
     load: parseRun('load', 'load', read('load')),
     ws: parseRun('ws', 'ws', read('ws')),
     'sync-1s': sync('sync-1s'),
     'sync-0.25s': sync('sync-0.25s'),
   } satisfies Record<(typeof PERF_RUNS)[number], unknown>;
   const rows = [
-    ...instrRows('instr-ws-sequencer', docs['instr-ws-sequencer']),
-    ...senderRow('instr', docs.instr),
+    ...profileRows('profile', docs.profile),
     ...loadRows('load', docs.load),
     ...wsRows('ws', docs.ws),
     ...syncRows('sync-1s', docs['sync-1s']),

@@ -1,16 +1,17 @@
 /**
  * Tracking's cost table in docs/tracking.md, rendered from the committed runs: the three
- * bench:instr runs of a tracked valid submission against the same submission on the tracked
- * chain's twin with tracking off (the runs instr-track-1, -2 and -3 in bench/results/; txgate with two worker
- * threads, every connection held on the worker that does not own the tracker: the hand-off
- * included), and bench:track's memory and watcher figures (bench/results/track.json).
+ * bench:profile runs of a tracked valid submission against the same submission on the tracked
+ * chain's twin with tracking off (the runs profile-track-1, -2 and -3 in bench/results/; txgate
+ * with two worker threads, every connection held on the worker that does not own the tracker:
+ * the hand-off included; the tree against itself, so each figure is counted twice), and
+ * bench:track's memory and watcher figures (bench/results/track.json).
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { RESULTS_DIR } from '../bench/common/paths.js';
-import { readRun, type InstrRun, type TrackRun } from '../bench/common/results-schema.js';
+import { readRun, type ProfileRunDoc, type TrackRun } from '../bench/common/results-schema.js';
 
-export const TRACK_COST_RUNS = ['instr-track-1', 'instr-track-2', 'instr-track-3'] as const;
+export const TRACK_COST_RUNS = ['profile-track-1', 'profile-track-2', 'profile-track-3'] as const;
 const TRACKED = 'valid submission, tracked chain';
 const UNTRACKED = 'valid submission, untracked chain';
 
@@ -22,7 +23,7 @@ const spread = (xs: readonly number[]) => (Math.max(...xs) - Math.min(...xs)) / 
 const sp = (xs: readonly number[] = [0]) => `rounds spread ${pct(spread(xs))}${spread(xs) > 0.1 ? ' ⚠ noisy' : ''}`;
 
 export function renderTrackCost(
-  runs: readonly InstrRun[] = TRACK_COST_RUNS.filter((n) => existsSync(join(RESULTS_DIR, `${n}.json`))).map((n) => readRun('instr', n)),
+  runs: readonly ProfileRunDoc[] = TRACK_COST_RUNS.filter((n) => existsSync(join(RESULTS_DIR, `${n}.json`))).map((n) => readRun('profile', n)),
   track: TrackRun = readRun('track', 'track'),
 ): string {
   const rows: string[] = [];
@@ -30,24 +31,26 @@ export function renderTrackCost(
   let noisyRuns = 0;
   for (const [i, run] of runs.entries()) {
     const of = (scenario: string) => {
-      const m = run.results.find((r) => r.server === 'txgate' && r.scenario === scenario);
-      if (m === undefined) throw new Error(`bench/results/${TRACK_COST_RUNS[i]}.json: no txgate result for "${scenario}"`);
-      return m;
+      const c = run.compared.find((x) => x.scenario === scenario);
+      if (c === undefined) throw new Error(`bench/results/${TRACK_COST_RUNS[i]}.json: no result for "${scenario}"`);
+      // Both builds are this tree: each round counted twice, the two medians' mean is the figure and their gap its noise.
+      const all = [...c.total.rounds.base, ...c.total.rounds.candidate];
+      return { median: (c.total.base + c.total.candidate) / 2, spread: spread(all) };
     };
     const [t, u] = [of(TRACKED), of(UNTRACKED)];
-    const noisy = (m: typeof t) => (m.spread > run.maxSpread ? ` ⚠ noisy (rounds spread ${pct(m.spread)})` : ` (rounds spread ${pct(m.spread)})`);
+    const noisy = (m: typeof t) => (m.spread > 0.1 ? ` ⚠ noisy (rounds spread ${pct(m.spread)})` : ` (rounds spread ${pct(m.spread)})`);
     ratios.push(t.median / u.median);
-    if (t.spread > run.maxSpread || u.spread > run.maxSpread) noisyRuns++;
+    if (t.spread > 0.1 || u.spread > 0.1) noisyRuns++;
     rows.push(
-      `| ${i + 1} (${run.rounds} rounds of ${run.requests}; workers ${run.workers ?? 1}, connections on worker ${run.worker ?? 0}) | ${k(u.median)}${noisy(u)} | ${k(t.median)}${noisy(t)} | ${(t.median / u.median).toFixed(3)}x (${t.median >= u.median ? '+' : '−'}${k(Math.abs(t.median - u.median))}) |`,
+      `| ${i + 1} (${run.rounds} rounds of ${run.requests}, each counted on two processes; workers ${run.workers ?? 1}, connections on worker ${run.worker ?? 0}) | ${k(u.median)}${noisy(u)} | ${k(t.median)}${noisy(t)} | ${(t.median / u.median).toFixed(3)}x (${t.median >= u.median ? '+' : '−'}${k(Math.abs(t.median - u.median))}) |`,
     );
   }
   const r = median(ratios);
   const lines =
     runs.length === 0
-      ? ['(bench:instr: no committed run of the tracked chain against its twin)']
+      ? ['(bench:profile: no committed run of the tracked chain against its twin)']
       : [
-          `| bench:instr run (recorded ${(runs[0]?.date ?? '').slice(0, 10)}, ${runs[0]?.node}) | untracked chain (the reference): instructions / request | tracked chain | tracked / untracked |`,
+          `| bench:profile run (recorded ${(runs[0]?.date ?? '').slice(0, 10)}, ${runs[0]?.node}) | untracked chain (the reference): instructions / request | tracked chain | tracked / untracked |`,
           '|---|---|---|---|',
           ...rows,
           `| **median of the ${runs.length} runs** | | | **${r.toFixed(3)}x** (${pct(r - 1)} more; the runs' ratios spread ${pct(spread(ratios))}) |`,
@@ -73,6 +76,6 @@ export function renderTrackCost(
     lines.push(
       `- instructions one acceptance adds (callgrind, median of 3): ${k(track.instructionsPerAcceptance)} on the thread that owns the tracker, ${k(track.instructionsPerHandedAcceptance)} handed over by another worker thread (both ends counted)`,
     );
-  else lines.push('- instructions per acceptance alone: not counted in this run (`--accepts 0`); the bench:instr runs above count the whole submission');
+  else lines.push('- instructions per acceptance alone: not counted in this run (`--accepts 0`); the bench:profile runs above count the whole submission');
   return lines.join('\n');
 }

@@ -111,3 +111,18 @@ export function medianBy<T>(xs: readonly T[], key: (x: T) => number): T {
 export function median(xs: readonly number[]): number {
   return medianBy(xs, (x) => x);
 }
+
+/** (max − min) / median of the rounds. */
+export function spread(rounds: readonly number[]): number {
+  return (Math.max(...rounds) - Math.min(...rounds)) / median(rounds);
+}
+
+/**
+ * The rounds to measure again when the spread is over `bound`: those farther than bound / 2 from
+ * the median (when every round is within that band the spread is at most the bound).
+ */
+export function noisyRounds(rounds: readonly number[], bound: number): number[] {
+  if (spread(rounds) <= bound) return [];
+  const m = median(rounds);
+  return rounds.flatMap((x, i) => (Math.abs(x - m) > (bound / 2) * m ? [i] : []));
+}

@@ -7,60 +7,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { StageCost } from './stage-costs.js';
 import { RESULTS_DIR } from './paths.js';
 
 // --- the kinds of run ------------------------------------------------------------------------------
-
-export interface InstrRound {
-  readonly n: number;
-  readonly perReq: number;
-  readonly jitPerReq: number;
-  readonly seconds: number;
-  readonly gcIr: number;
-  readonly scavenges: number;
-  readonly majors: number;
-}
-export interface InstrResult {
-  readonly server: string;
-  readonly scenario: string;
-  readonly median: number;
-  readonly min: number;
-  readonly max: number;
-  readonly spread: number;
-  readonly remeasured: number;
-  readonly gcPerReq: number;
-  readonly scavengesPer10k: number;
-  readonly majorsPer10k: number;
-  readonly rounds: readonly InstrRound[];
-}
-export interface PairedRange {
-  readonly median: number;
-  readonly lo: number;
-  readonly hi: number;
-}
-/** bench:instr (instr.json, instr-ws-sequencer.json). */
-export interface InstrRun {
-  readonly node: string;
-  readonly date?: string;
-  readonly requests: number;
-  readonly warmup: number;
-  readonly rounds: number;
-  readonly maxSpread: number;
-  readonly results: readonly InstrResult[];
-  readonly stageCosts: readonly StageCost[];
-  /** The sender allow-list's recovery over the fee exit (a run with the per-stage table). */
-  readonly sender?: { readonly exit: number; readonly paired: PairedRange };
-  readonly wsForward?: { readonly exit: number; readonly cost: number; readonly paired: PairedRange };
-  /** Bytes allocated per request by "server/scenario" (null: not measured). */
-  readonly allocated: Readonly<Record<string, number | null>>;
-  readonly idle: Readonly<Record<string, { readonly perSecond: number }>>;
-  /** txgate's worker threads, and the one every HTTP connection was held on (a run with --workers above 1). */
-  readonly workers?: number;
-  readonly worker?: number;
-  /** node's flags for every server under callgrind (a run with --steady: bench:limit's). */
-  readonly nodeFlags?: readonly string[];
-}
 
 export interface Percentiles {
   readonly p50: number;
@@ -190,9 +139,15 @@ export interface LimitRun {
     readonly echoRatio: number;
     readonly remains: readonly { readonly stage: string; readonly cost: number; readonly parts: number; readonly rest: number }[];
   }[];
-  /** bench:instr's figures of each server and scenario, without the rounds. */
-  readonly results: readonly Pick<InstrResult, 'server' | 'scenario' | 'median' | 'min' | 'max' | 'spread'>[];
-  readonly stageCosts: readonly StageCost[];
+  /** The echo's and the parts server's figures of each scenario, without the rounds. */
+  readonly results: readonly {
+    readonly server: string;
+    readonly scenario: string;
+    readonly median: number;
+    readonly min: number;
+    readonly max: number;
+    readonly spread: number;
+  }[];
 }
 
 /** The CI guard's base and tolerances (guard.json; bench/guard/verdict.ts's GuardFile). */
@@ -224,7 +179,6 @@ export type ProfileRunDoc = import('../profile/report.js').ProfileRun;
 export interface Runs {
   readonly profile: ProfileRunDoc;
   readonly alloc: AllocRun;
-  readonly instr: InstrRun;
   readonly load: LoadRun;
   readonly ws: WsRun;
   readonly sync: SyncRun;
@@ -242,7 +196,6 @@ export type Kind = keyof Runs;
 export function kindOf(name: string): Kind {
   if (name === 'alloc') return 'alloc';
   if (name.startsWith('profile')) return 'profile';
-  if (name.startsWith('instr')) return 'instr';
   if (name.startsWith('sync')) return 'sync';
   if (name.startsWith('fleet-stall')) return 'fleet-stall';
   if (name.startsWith('fleet-')) return 'fleet';
@@ -302,8 +255,16 @@ const obj =
   };
 
 const percentiles = obj({ p50: num, p99: num });
-const paired = obj({ median: num, lo: num, hi: num });
-const figure = obj({ base: num, candidate: num, delta: num, noise: num, floor: num, verdict: str, why: str });
+const figure = obj({
+  base: num,
+  candidate: num,
+  delta: num,
+  noise: num,
+  floor: num,
+  verdict: str,
+  why: str,
+  rounds: obj({ base: list(num), candidate: list(num) }),
+});
 const SHAPES: Record<Kind, Check> = {
   profile: obj({
     date: str,
@@ -327,38 +288,6 @@ const SHAPES: Record<Kind, Check> = {
       ),
     ),
   }),
-  instr: obj(
-    {
-      node: str,
-      date: str,
-      requests: num,
-      warmup: num,
-      rounds: num,
-      maxSpread: num,
-      results: list(
-        obj({
-          server: str,
-          scenario: str,
-          median: num,
-          min: num,
-          max: num,
-          spread: num,
-          remeasured: num,
-          gcPerReq: num,
-          scavengesPer10k: num,
-          majorsPer10k: num,
-          rounds: list(obj({ n: num, perReq: num, jitPerReq: num, seconds: num, gcIr: num, scavenges: num, majors: num })),
-        }),
-      ),
-      stageCosts: list(obj({ stage: str, exit: num, fitted: num, cost: num, paired })),
-      sender: obj({ exit: num, paired }),
-      wsForward: obj({ exit: num, cost: num, paired }),
-      allocated: record(numOrNull),
-      idle: record(obj({ perSecond: num })),
-      nodeFlags: list(str),
-    },
-    ['date', 'sender', 'wsForward', 'nodeFlags'],
-  ),
   load: obj(
     {
       node: str,
@@ -444,7 +373,6 @@ const SHAPES: Record<Kind, Check> = {
       }),
     ),
     results: list(obj({ server: str, scenario: str, median: num, min: num, max: num, spread: num })),
-    stageCosts: list(obj({ stage: str, exit: num, fitted: num, cost: num, paired })),
   }),
 };
 

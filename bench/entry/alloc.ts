@@ -17,7 +17,7 @@ import { median, round } from '../common/figures.js';
 import { startBench } from '../common/bench-run.js';
 import { resultsJson } from '../common/results-schema.js';
 import { REPO, server } from '../common/paths.js';
-import { spread } from '../common/stage-costs.js';
+import { spread } from '../common/figures.js';
 import { startStub } from '../servers/stub-sequencer.js';
 import { Callgrind, type ServerDef } from '../instr/callgrind.js';
 import { Driver } from '../instr/drive.js';
@@ -54,7 +54,7 @@ const STUB = BASE + 100;
 const chains = new Set<keyof typeof CHAINS>(['ws']);
 await startStub({ port: STUB, chainId: 4663, holder: null, children: run.children });
 await startStub({ port: STUB + CHAINS.ws.stub, chainId: CHAINS.ws.chainId, holder: null, children: run.children });
-const cg = new Callgrind(run.tmp, run.children, undefined, 0);
+const cg = new Callgrind(run.tmp, run.children, undefined);
 const driver = new Driver(8);
 const measure = new Measure({ requests: 0, warmup: 0, rounds: 0, maxSpread: 1, retries: 0, idleS: 0 }, cg, driver, {
   idle: () => undefined,

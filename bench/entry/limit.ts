@@ -3,13 +3,15 @@
  * and the bare uWS echo, each irreducible part of a scenario measured alone by the parts server
  * (bench/servers/limit-server.ts) with the same requests: the transport, the envelope read,
  * decode and signature check, the account lookup, the forward and the audit lines. Per scenario:
- * each part, their sum, txgate, txgate / sum, txgate / echo, and what remains named by stage
- * from txgate's per-stage exits (bench:instr's, measured in the same run).
+ * each part, their sum, txgate, txgate / sum, txgate / echo, and what remains named by part of
+ * txgate's own request: its stages on the request's own path, the answer and what lies outside
+ * them, counted with bench:profile's stage probes in the same rounds (bench/profile/).
  *
- * The measuring is bench:instr's (bench/instr/: the servers under callgrind, rounds between
- * `callgrind_control -z` and `-d`, interleaved, noisy rounds measured again); every server runs
- * with fixed V8 seeds and young generation (`NODE_FLAGS`), so that two runs of one tree differ
- * by less. Needs valgrind; installs nothing. Loopback only.
+ * The echo and the parts server are counted as bench/instr/measure.ts counts (rounds between
+ * `callgrind_control -z` and `-d`, interleaved, noisy rounds measured again), txgate as
+ * bench:profile counts it (bench/profile/rounds.ts); every server runs with fixed V8 seeds and
+ * young generation, so that two runs of one tree differ by less. Needs valgrind and a C compiler
+ * (the probes); installs nothing. Loopback only.
  */
 import { spawnSync } from 'node:child_process';
 import { keySha256 } from '../../src/accounts/keys.js';
@@ -17,18 +19,19 @@ import { RESULTS_DIR } from '../common/paths.js';
 import { round } from '../common/figures.js';
 import { startBench } from '../common/bench-run.js';
 import { server } from '../common/paths.js';
-import { stageCosts, type StageCost } from '../common/stage-costs.js';
+import { median } from '../common/figures.js';
+import { buildProbes, PROFILE_FLAGS, SLOTS } from '../profile/probes.js';
+import { Rounds, type Round } from '../profile/rounds.js';
+import { join } from 'node:path';
 import { resultsJson } from '../common/results-schema.js';
 import { startStub } from '../servers/stub-sequencer.js';
 import type { Part, PartSetup } from '../servers/limit-server.js';
 import { Callgrind, needCallgrind, type Server } from '../instr/callgrind.js';
 import { Driver } from '../instr/drive.js';
 import { Measure, type Measured } from '../instr/measure.js';
-import { measuredLine } from '../instr/report.js';
-import { accounts, CHAINS, keys, LANE_KEY, LANE_KEY_FILE, MAIN, STAGES, txgateConfig, type Scenario } from '../instr/scenarios.js';
+import { accounts, CHAINS, keys, LANE_KEY, LANE_KEY_FILE, MAIN, txgateConfig, type Scenario } from '../instr/scenarios.js';
 import { askOnce, LIMIT, partName, partsOf, type Captured } from '../limit/parts.js';
 import { limitRow, limitTables, type LimitRow } from '../limit/report.js';
-import { NODE_FLAGS } from '../limit/flags.js';
 
 const run = startBench('bench:limit', 'The hot path against its limit: txgate beside each irreducible part of a scenario, alone, in one callgrind run.', {
   requests: { kind: 'int', quick: 300, full: 2000, help: 'requests per round' },
@@ -42,7 +45,6 @@ const run = startBench('bench:limit', 'The hot path against its limit: txgate be
     full: LIMIT.map((l) => l.name),
     help: 'the scenarios measured',
   },
-  'no-stages': { kind: 'flag', help: "skip txgate's per-stage exits (no 'what remains by stage')" },
   'max-spread': {
     kind: 'number',
     min: 0.1,
@@ -78,11 +80,17 @@ const settings = {
 };
 const chosen = LIMIT.filter((l) => opt.scenarios === undefined || opt.scenarios.includes(l.name));
 const scenarioOf = (name: string) => MAIN.find((s) => s.name === name)!;
-const cg = new Callgrind(run.tmp, run.children, undefined, 0, NODE_FLAGS);
+const NODE_FLAGS = PROFILE_FLAGS;
+const cg = new Callgrind(run.tmp, run.children, undefined, NODE_FLAGS);
+const addon = buildProbes(run.tmp);
+const slotsFile = join(run.tmp, 'slots.txgate.json');
 const driver = new Driver(opt.connections);
 const measure = new Measure(settings, cg, driver, {
   idle: () => undefined,
-  measured: (m) => process.stdout.write(measuredLine(m, settings.maxSpread) + '\n'),
+  measured: (m) =>
+    process.stdout.write(
+      `${m.server.padEnd(6)} ${m.scenario.padEnd(46)} ${(m.median / 1000).toFixed(1).padStart(6)}k instr/req (rounds spread ${(m.spread * 100).toFixed(1)}%)\n`,
+    ),
   note: (line) => process.stderr.write(line + '\n'),
   leftOut: (_what, line) => process.stdout.write(line + '\n'),
 });
@@ -105,6 +113,7 @@ const txgateP = cg.start('txgate', {
     accounts: accounts(false, true),
     files: { [LANE_KEY_FILE]: LANE_KEY },
     parent: run.tmp,
+    env: { ...process.env, TXGATE_STAGE_PROBES: addon, TXGATE_STAGE_PROBES_MAP: slotsFile },
   },
 });
 const partsP = cg.start('parts', { port: BASE + 4, args: [server('limit-server'), String(BASE + 4)] });
@@ -151,14 +160,19 @@ if (echo === undefined) {
   process.stderr.write(`bench:limit: the bare uWS echo on port ${BASE} misanswered in every round (another process on the port?): try another --port-base\n`);
   process.exit(1);
 }
-const stageSet: Scenario[] = opt['no-stages'] ? [] : STAGES.filter((s) => s.same === undefined).map((s) => s as Scenario);
-const txgateM = await measureAll(txgate, [
-  ...chosen.map((l) => scenarioOf(l.name)),
-  ...stageSet,
-  ...(opt['no-stages']
-    ? []
-    : [scenarioOf('401 unauthorized'), scenarioOf('402 fee_rejected'), scenarioOf('valid submission')].filter((s) => !chosen.some((l) => l.name === s.name))),
-]);
+// txgate as bench:profile counts it: every chosen scenario (and the one a row is counted over), interleaved, each round attributed.
+const txgateSet = [...new Set([...chosen.map((l) => l.name), ...chosen.flatMap((l) => (l.over !== undefined ? [l.over] : []))])].map(scenarioOf);
+const rounds = new Rounds(cg, run.tmp, SLOTS, { requests: opt.requests, retries: opt.retries, maxJit: 0.05 });
+await rounds.warm([{ build: 'txgate', server: txgate, mapFile: slotsFile, driver }], txgateSet, opt.warmup, () => undefined);
+cg.control('--instr=on', txgate.child.pid!);
+const txgateRounds = new Map<string, Round[]>(txgateSet.map((s) => [s.name, []]));
+for (let r = 0; r < opt.rounds; r++) {
+  for (const s of r % 2 === 0 ? txgateSet : [...txgateSet].reverse())
+    txgateRounds.get(s.name)!.push(await rounds.steady({ build: 'txgate', server: txgate, mapFile: slotsFile, driver }, s));
+  process.stderr.write(`txgate: round ${r + 1}/${opt.rounds} of ${txgateSet.length} scenarios\n`);
+}
+driver.closeLanes();
+await txgate.stop();
 const partsM = await measureAll(parts, partScenarios);
 
 // --- the report ---------------------------------------------------------------------------------
@@ -166,20 +180,15 @@ const of = (ms: readonly Measured[], name: string) => ms.find((m) => m.scenario 
 // Without the collector, as the guard counts (docs/performance.md, "The guard"): a round's
 // perReq carries the measurement's mean share of it (gcPerReq), which is taken out again.
 const roundsOf = (m: Measured | undefined) => (m === undefined ? [] : m.rounds.map((r) => r.perReq - m.gcPerReq));
-let stages: StageCost[] = [];
-let wsForward: number | undefined;
-if (!opt['no-stages']) {
-  const exitOf = (s: (typeof STAGES)[number]) => of(txgateM, s.same ?? s.name);
-  stages = stageCosts(
-    { stage: 'front end', rounds: roundsOf(echo) },
-    STAGES.map((s) => ({ stage: s.stage, rounds: roundsOf(exitOf(s)) })),
-  );
-  const ws = of(txgateM, 'valid submission to a WebSocket sequencer');
-  const limited = exitOf(STAGES.find((s) => s.stage === 'rate_limit')!);
-  if (ws !== undefined && limited !== undefined) wsForward = Math.max(0, ws.median - limited.median);
-}
+/** A scenario's txgate parts on its own path (medians of its rounds), in the request's order. */
+const partsOfTxgate = (name: string) => {
+  const rs = txgateRounds.get(name)!;
+  const names = [...new Set(rs.flatMap((r) => Object.keys(r.parts)))];
+  return new Map(names.map((n) => [n, median(rs.map((r) => r.parts[n] ?? 0))]));
+};
+const totalOf = (name: string) => txgateRounds.get(name)?.map((r) => r.total);
 const rows: LimitRow[] = chosen.flatMap((l) => {
-  const t = of(txgateM, l.name);
+  const t = totalOf(l.name);
   if (t === undefined) return [];
   const partRounds = new Map<Part, readonly number[]>();
   for (const p of ['transport', ...l.parts] as Part[]) {
@@ -187,16 +196,15 @@ const rows: LimitRow[] = chosen.flatMap((l) => {
     if (m !== undefined) partRounds.set(p, roundsOf(m));
   }
   if (!partRounds.has('transport')) return [];
-  const over = l.over === undefined ? undefined : of(txgateM, l.over)?.median;
+  const over = l.over === undefined ? undefined : totalOf(l.over);
   return [
     limitRow({
       l,
-      txgate: roundsOf(t),
+      txgate: t,
       echo: roundsOf(echo),
       parts: partRounds,
-      stages,
-      ...(wsForward !== undefined ? { wsForward } : {}),
-      ...(over !== undefined ? { overMedian: over } : {}),
+      stages: partsOfTxgate(l.name),
+      ...(over !== undefined ? { overMedian: median(over) } : {}),
     }),
   ];
 });
@@ -222,8 +230,7 @@ run.write(
     nodeFlags: [...NODE_FLAGS],
     echo: { median: echo.median, spread: echo.spread },
     rows,
-    results: [echo, ...txgateM, ...partsM].map((m) => ({ server: m.server, scenario: m.scenario, median: m.median, min: m.min, max: m.max, spread: m.spread })),
-    stageCosts: stages,
+    results: [echo, ...partsM].map((m) => ({ server: m.server, scenario: m.scenario, median: m.median, min: m.min, max: m.max, spread: m.spread })),
   }),
 );
 process.stdout.write(`\n(${minutes} min) written to ${mdPath} and limit.json${run.outDir === RESULTS_DIR ? '' : ' (--save writes bench/results/)'}\n`);

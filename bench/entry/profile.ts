@@ -15,14 +15,15 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { baseBuild, type BaseBuild } from '../common/base-build.js';
 import { startBench } from '../common/bench-run.js';
-import { REPO, RESULTS_DIR } from '../common/paths.js';
+import { REPO, RESULTS_DIR, server } from '../common/paths.js';
 import { portsTaken } from '../common/ports.js';
 import { readRun, resultsJson } from '../common/results-schema.js';
 import { startStub } from '../servers/stub-sequencer.js';
 import { Callgrind, needCallgrind } from '../instr/callgrind.js';
 import { Driver } from '../instr/drive.js';
 import { Measure } from '../instr/measure.js';
-import { accounts, CHAIN_OF, CHAINS, MAIN, txgateConfig, type Scenario } from '../instr/scenarios.js';
+import { accounts, CHAIN_OF, CHAINS, LANE_CONTROLLER, LANE_KEY, LANE_KEY_FILE, MAIN, txgateConfig, type Scenario } from '../instr/scenarios.js';
+import { median } from '../common/figures.js';
 import { allocatedName, toleranceOf, type GuardFile } from '../guard/verdict.js';
 import { buildProbes, PROFILE_FLAGS, SLOTS } from '../profile/probes.js';
 import { Rounds, type Counted, type Round } from '../profile/rounds.js';
@@ -56,15 +57,23 @@ const run = startBench('bench:profile', 'Which stage of a request costs what, th
   },
   scenarios: {
     kind: 'list',
-    choices: MAIN.map((s) => s.name).filter((s) => !SINGLE.has(s)),
+    choices: MAIN.map((s) => s.name),
     quick: DEFAULT,
-    full: MAIN.map((s) => s.name).filter((s) => !SINGLE.has(s)),
+    full: MAIN.map((s) => s.name),
     help: 'the requests profiled',
   },
-  requests: { kind: 'int', quick: 250, full: 1000, help: 'requests per round' },
-  warmup: { kind: 'int', quick: 14, full: 24, help: 'unmeasured rounds of every scenario on both builds, interleaved, before the count' },
+  requests: { kind: 'int', quick: 200, full: 1000, help: 'requests per round' },
+  warmup: { kind: 'int', quick: 12, full: 24, help: 'unmeasured rounds of every scenario on both builds, interleaved, before the count' },
   rounds: { kind: 'int', median: true, quick: 5, full: 7, help: 'counted rounds per scenario and build, an odd number ≥ 3 (medians of them)' },
   retries: { kind: 'int', min: 0, quick: 3, help: 'times a round with a collection or compiling in it is counted again' },
+  echo: { kind: 'flag', help: "count the bare uWS echo's eth_chainId beside, the reference of the README's ratios (x the echo)" },
+  workers: { kind: 'int', min: 1, quick: 1, help: "txgate's worker threads (HTTP scenarios only above 1)" },
+  worker: {
+    kind: 'int',
+    min: 0,
+    quick: 1,
+    help: "with --workers above 1: the worker every HTTP connection is held on (worker 0 owns each tracked chain's tracker; another hands acceptances over to it)",
+  },
   bytes: { kind: 'flag', help: 'also count bytes allocated per request (each build started plain; the guard does)' },
   guard: {
     kind: 'flag',
@@ -75,6 +84,7 @@ const run = startBench('bench:profile', 'Which stage of a request costs what, th
     arg: 'DIR',
     help: "measure nothing: derive the guard's tolerances from the profile.json of runs of one tree against itself in DIR and write guard.json naming --base",
   },
+  label: { kind: 'text', arg: 'NAME', quick: 'profile', help: "the results files' name: NAME.json, .md, .svg and .html" },
   keep: { kind: 'text', arg: 'DIR', help: 'keep every callgrind dump in DIR (for callgrind_annotate)' },
   'port-base': { kind: 'int', min: 1024, quick: 18350, help: 'first of the loopback ports (servers PORT..PORT+3, stubs PORT+100..PORT+110)' },
 });
@@ -119,6 +129,11 @@ const countBytes = opt.bytes || opt.guard;
 const PORT = opt['port-base'];
 const STUB = PORT + 100;
 const chains = new Set<keyof typeof CHAINS>(scenarios.flatMap((s) => (CHAIN_OF[s.name] !== undefined ? [CHAIN_OF[s.name]!] : [])));
+const pinned = opt.workers > 1;
+if (pinned && (opt.worker >= opt.workers || scenarios.some((s) => s.ws === true))) {
+  process.stderr.write(`bench:profile: --worker must be below --workers (${opt.workers}), and WebSocket scenarios need --workers 1\n`);
+  process.exit(2);
+}
 const taken = await portsTaken([PORT, PORT + 1, PORT + 2, PORT + 3, STUB, ...[...chains].map((c) => STUB + CHAINS[c].stub)]);
 if (taken.length > 0) {
   process.stderr.write(`bench:profile: 127.0.0.1:${taken.join(', ')} already taken (another run?): choose another --port-base\n`);
@@ -145,18 +160,26 @@ const candidateCommit = execFileSync('git', ['-C', REPO, 'rev-parse', 'HEAD'], {
 const dirty = execFileSync('git', ['-C', REPO, 'status', '--porcelain', '--untracked-files=no'], { encoding: 'utf8' }).trim() !== '';
 
 await startStub({ port: STUB, chainId: 4663, holder: null, children: run.children });
-for (const c of chains) await startStub({ port: STUB + CHAINS[c].stub, chainId: CHAINS[c].chainId, holder: null, children: run.children });
-const cg = new Callgrind(run.tmp, run.children, undefined, 0, PROFILE_FLAGS);
-const driver = new Driver(8);
+// The express lane's chain whose round txgate's controller holds: its stub's auction names it.
+for (const c of chains)
+  await startStub({ port: STUB + CHAINS[c].stub, chainId: CHAINS[c].chainId, holder: c === 'laneOurs' ? LANE_CONTROLLER : null, children: run.children });
+const cg = new Callgrind(run.tmp, run.children, undefined, PROFILE_FLAGS);
 const builds = [
   { build: 'base', cli: base.cli, port: PORT },
   { build: 'candidate', cli: join(REPO, 'dist/src/cli.js'), port: PORT + 2 },
 ] as const;
+const driverOf = (port: number) => new Driver(8, pinned ? { port, worker: opt.worker } : undefined);
 const spec = (b: (typeof builds)[number], env: NodeJS.ProcessEnv) => ({
   port: b.port,
   txgate: {
-    config: (dir: string) => txgateConfig({ stub: STUB, port: b.port, lane4663: false, chains }, dir),
-    accounts: accounts(false, false, chains.has('conditionsOn') || chains.has('conditionsOff'), chains.has('untracked')),
+    config: (dir: string) => txgateConfig({ stub: STUB, port: b.port, lane4663: false, chains, workers: opt.workers }, dir),
+    accounts: accounts(
+      false,
+      chains.has('laneNotOurs') || chains.has('laneOurs') || chains.has('laneOff'),
+      chains.has('conditionsOn') || chains.has('conditionsOff'),
+      chains.has('untracked'),
+    ),
+    files: { [LANE_KEY_FILE]: LANE_KEY },
     cli: b.cli,
     parent: run.tmp,
     env,
@@ -165,38 +188,53 @@ const spec = (b: (typeof builds)[number], env: NodeJS.ProcessEnv) => ({
 say(
   `base ${baseRef} (${base.commit.slice(0, 12)}) against this tree (${candidateCommit.slice(0, 12)}${dirty ? ' with uncommitted changes' : ''}); starting both under callgrind`,
 );
-const counted: Counted[] = await Promise.all(
-  builds.map(async (b) => {
-    const mapFile = join(run.tmp, `slots.${b.build}.json`);
-    const server = await cg.start(b.build, spec(b, { ...process.env, TXGATE_STAGE_PROBES: addon, TXGATE_STAGE_PROBES_MAP: mapFile }));
-    return { build: b.build, server, mapFile };
-  }),
-);
+const ECHO_PORT = PORT + 4;
+const [counted, echo] = await Promise.all([
+  Promise.all(
+    builds.map(async (b): Promise<Counted> => {
+      const mapFile = join(run.tmp, `slots.${b.build}.json`);
+      const srv = await cg.start(b.build, spec(b, { ...process.env, TXGATE_STAGE_PROBES: addon, TXGATE_STAGE_PROBES_MAP: mapFile }));
+      return { build: b.build, server: srv, mapFile, driver: driverOf(b.port) };
+    }),
+  ),
+  opt.echo
+    ? cg
+        .start('echo', { port: ECHO_PORT, args: [server('echo-server'), String(ECHO_PORT)] })
+        .then((srv): Counted => ({ build: 'echo', server: srv, mapFile: null, driver: new Driver(8) }))
+    : null,
+]);
+const all = [...counted, ...(echo !== null ? [echo] : [])];
 const rounds = new Rounds(
   cg,
-  driver,
   run.tmp,
   SLOTS,
   { requests: opt.requests, retries: opt.retries, maxJit: 0.02 },
   opt.keep === undefined ? undefined : run.userPath(opt.keep),
 );
+const chainIdScenario = MAIN[0]!;
 say(`both started (${secs()}); warming up`);
+if (echo !== null) await rounds.warm([echo], [chainIdScenario], opt.warmup, () => undefined);
 await rounds.warm(counted, scenarios, opt.warmup, (r) => r % 4 === 0 && say(`warm-up round ${r}/${opt.warmup} (${secs()})`));
-for (const b of counted) cg.control('--instr=on', b.server.child.pid!);
+for (const b of all) cg.control('--instr=on', b.server.child.pid!);
 say(`warmed (${secs()}); counting`);
 const got = new Map(scenarios.map((s) => [s.name, [[], []] as [Round[], Round[]]]));
+const echoRounds: Round[] = [];
 for (let r = 0; r < opt.rounds; r++) {
   const order = r % 2 === 0 ? [0, 1] : [1, 0];
   for (const s of r % 2 === 0 ? scenarios : [...scenarios].reverse()) for (const i of order) got.get(s.name)![i]!.push(await rounds.steady(counted[i]!, s));
+  if (echo !== null) echoRounds.push(await rounds.steady(echo, chainIdScenario));
   say(`round ${r + 1}/${opt.rounds} (${secs()})`);
 }
-driver.closeLanes();
-await Promise.all(counted.map((b) => b.server.stop()));
+for (const b of all) {
+  b.driver.closeLanes();
+  await b.server.stop();
+}
 
 // Bytes allocated per request: each build started plain (node alone, a 1-MB young generation).
 const bytes = new Map<string, [number, number]>();
 if (countBytes) {
   say(`counting bytes allocated per request (${secs()})`);
+  const driver = new Driver(8);
   const measure = new Measure({ requests: opt.requests, warmup: 0, rounds: 3, maxSpread: 1, retries: 0, idleS: 0 }, cg, driver, {
     idle: () => undefined,
     measured: () => undefined,
@@ -228,14 +266,21 @@ const profile: ProfileRun = {
   warmup: opt.warmup,
   rounds: opt.rounds,
   guard: opt.guard,
+  ...(pinned ? { workers: opt.workers, worker: opt.worker } : {}),
+  ...(echo !== null ? { echo: median(echoRounds.map((r) => r.total)) } : {}),
   compared,
 };
 process.stdout.write(consoleTable(profile));
 const minutes = ((Date.now() - started) / 60_000).toFixed(1);
-run.write('profile.json', resultsJson('profile', profile));
-run.write('profile.md', profileMarkdown(profile));
-run.write('profile.svg', profileSvg(profile));
-const html = run.write('profile.html', profileHtml(profile));
+const label = opt.label!;
+if (!/^[\w.-]+$/.test(label)) {
+  process.stderr.write(`bench:profile: --label ${label}: letters, digits, '.', '_' and '-' only\n`);
+  process.exit(2);
+}
+run.write(`${label}.json`, resultsJson('profile', profile));
+run.write(`${label}.md`, profileMarkdown(profile, label));
+run.write(`${label}.svg`, profileSvg(profile));
+const html = run.write(`${label}.html`, profileHtml(profile));
 const failed = compared.filter((c) => c.failed.length > 0);
 if (opt.guard)
   process.stdout.write(
@@ -243,5 +288,5 @@ if (opt.guard)
       ? `guard: pass, every total, stage and byte count within its bound (docs/performance.md, "The guard")\n`
       : `guard: FAIL: ${failed.map((c) => `${c.scenario} (${c.failed.join(', ')})`).join('; ')} dearer than the base beyond its bound (docs/performance.md, "The guard")\n`,
   );
-process.stdout.write(`(${minutes} min) the tables and the picture: ${html} (profile.md, profile.svg and profile.json beside it)\n`);
+process.stdout.write(`(${minutes} min) the tables and the picture: ${html} (${label}.md, .svg and .json beside it)\n`);
 process.exit(opt.guard && failed.length > 0 ? 1 : 0);

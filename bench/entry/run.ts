@@ -2,13 +2,12 @@
 import { startBench } from '../common/bench-run.js';
 import { saveRows, table, type Row } from '../common/suite.js';
 import { run as decode } from '../micro/decode.bench.js';
-import { run as stages } from '../micro/stages.bench.js';
 import { run as pipeline } from '../micro/pipeline.bench.js';
 
-const suites: Record<string, (o: { time: number; rounds: number }) => Promise<Row[]>> = { decode, stages, pipeline };
+const suites: Record<string, (o: { time: number; rounds: number }) => Promise<Row[]>> = { decode, pipeline };
 const run = startBench(
   'bench',
-  "In-process bench suites: decode/verify, the stages, the whole pipeline; each figure also as a ratio to its suite's reference task.",
+  "In-process bench suites: decode/verify and the whole pipeline (each stage's own cost: bench:profile); each figure also as a ratio to its suite's reference task.",
   {
     suites: { kind: 'list', choices: Object.keys(suites), help: 'only these suites' },
     'time-ms': { kind: 'int', quick: 300, full: 700, help: 'measuring time per task, split over the rounds' },

@@ -1,7 +1,8 @@
 /**
- * The CI guard's verdict (docs/performance.md, "The guard"): each scenario's candidate
- * count over the base's, counted in the same run on the same machine, against a tolerance
- * derived from the spread of that ratio over repeated runs of one tree. Pure: no measuring here.
+ * The CI guard's committed file (docs/performance.md, "The guard"): the base commit and each
+ * guarded scenario's tolerance, derived from the spread of candidate / base over repeated runs
+ * of one tree against itself. The verdict itself is the profiler's (bench/profile/verdict.ts).
+ * Pure: no measuring here.
  */
 
 /** The committed guard file (bench/results/guard.json): the base tree and the tolerances. */
@@ -35,36 +36,3 @@ export function toleranceOf(ratios: readonly number[]): { tolerance: number; noi
 
 /** The name a scenario's bytes allocated per request are guarded under (beside its instructions). */
 export const allocatedName = (scenario: string) => `${scenario} (bytes allocated)`;
-
-export interface Verdict {
-  readonly scenario: string;
-  readonly base: number;
-  readonly candidate: number;
-  readonly ratio: number;
-  readonly tolerance: number;
-  readonly pass: boolean;
-}
-
-/**
- * Each scenario's verdict: the candidate fails when dearer than the base by more than its
- * tolerance. The ratio is `ratio` when given (the median of the rounds' paired ratios), else candidate / base.
- */
-export function verdicts(
-  counts: readonly { readonly scenario: string; readonly base: number; readonly candidate: number; readonly ratio?: number }[],
-  tolerances: GuardFile['scenarios'],
-): Verdict[] {
-  return counts.map(({ scenario, base, candidate, ratio: paired }) => {
-    const t = tolerances[scenario];
-    if (t === undefined) throw new Error(`bench/results/guard.json: no tolerance for "${scenario}"`);
-    const ratio = paired ?? candidate / base;
-    return { scenario, base, candidate, ratio, tolerance: t.tolerance, pass: ratio <= 1 + t.tolerance };
-  });
-}
-
-/** One line per scenario, as CI prints them. */
-export function verdictLine(v: Verdict): string {
-  const bytes = v.scenario.endsWith(' (bytes allocated)');
-  const k = (n: number) => (bytes ? `${(n / 1024).toFixed(2)}KiB` : `${(n / 1000).toFixed(1)}k`);
-  const pct = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)}%`;
-  return `${v.pass ? 'pass' : 'FAIL'}  ${v.scenario.padEnd(44)} base ${k(v.base).padStart(7)}  candidate ${k(v.candidate).padStart(7)}  ${pct(v.ratio - 1).padStart(7)} (tolerance +${(v.tolerance * 100).toFixed(1)}%)`;
-}

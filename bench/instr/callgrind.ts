@@ -6,7 +6,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { topFunctions, type TopFunction } from '../common/callgrind-top.js';
 import { startTxgate, type TxgateSpec } from '../common/txgate.js';
 
 export interface Server {
@@ -22,8 +21,6 @@ export interface Server {
 // warm-up): node's start and the warm-up run several times faster uninstrumented.
 const VALGRIND = ['--tool=callgrind', '--instr-atstart=no', '--smc-check=all-non-file', '--dump-instr=no', '--collect-jumps=no'];
 const NODE = ['--single-threaded', '--trace-gc-nvp'];
-/** With --top, JIT code is named from node's perf map (/tmp/perf-PID.map). */
-const perfMapOf = (pid: number) => `/tmp/perf-${pid}.map`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** How a server is started: a bench server's script and arguments (ready when it prints `ready`), or txgate from a config. */
@@ -43,13 +40,11 @@ export class Callgrind {
   /**
    * @param dir where the dumps are written (and removed once read)
    * @param keep with --keep: where every dump is copied
-   * @param top with --top: functions listed per scenario (node then runs with --perf-basic-prof)
    */
   constructor(
     private readonly dir: string,
     private readonly children: ChildProcess[],
     private readonly keep: string | undefined,
-    private readonly top: number,
     /** node flags added for every server under callgrind (bench:limit's fixed seeds and heap). */
     private readonly nodeFlags: readonly string[] = [],
   ) {
@@ -61,9 +56,7 @@ export class Callgrind {
    * that scavenges come often enough to count the bytes allocated per request precisely.
    */
   async start(name: string, def: ServerDef, plain = false): Promise<Server> {
-    const nodeArgs = plain
-      ? ['--single-threaded', '--max-semi-space-size=1', '--trace-gc-nvp']
-      : [...NODE, ...this.nodeFlags, ...(this.top > 0 && name !== 'echo' ? ['--perf-basic-prof'] : [])];
+    const nodeArgs = plain ? ['--single-threaded', '--max-semi-space-size=1', '--trace-gc-nvp'] : [...NODE, ...this.nodeFlags];
     const prefix = plain ? [] : ['valgrind', ...VALGRIND, `--callgrind-out-file=${join(this.dir, `cg.${name}.%p`)}`];
     const gc: string[] = [];
     let out = '';
@@ -114,9 +107,9 @@ export class Callgrind {
    * The newest dump of `server`: total instructions, GC's share (inclusive), and the JIT's:
    * TurboFan compiling a function that tiered up (V8's Runtime_CompileOptimized, inclusive; with
    * node --single-threaded it runs on the main thread, inside whichever round the function got
-   * hot in). With --top, the functions with the most self instructions per `per` (requests, seconds).
+   * hot in).
    */
-  readDump(server: Server, per: number): { ir: number; gcIr: number; jitIr: number; top?: readonly TopFunction[] } {
+  readDump(server: Server): { ir: number; gcIr: number; jitIr: number } {
     const pid = server.child.pid!;
     const prefix = `cg.${server.name}.${pid}.`;
     const files = readdirSync(this.dir)
@@ -132,12 +125,11 @@ export class Callgrind {
       .split('\n')
       .filter((l) => l.includes('v8::internal::Runtime_CompileOptimized'))
       .reduce((a, l) => a + Number(l.trim().split(' ')[0]!.replace(/,/g, '')), 0);
-    const top = this.top > 0 && server.name !== 'echo' ? topFunctions(file, perfMapOf(pid), this.top, per) : undefined;
     for (const f of files) {
       if (this.keep !== undefined) copyFileSync(join(this.dir, f), join(this.keep, `${f}.${++this.kept}`));
       rmSync(join(this.dir, f));
     }
-    return { ir, gcIr, jitIr, ...(top !== undefined ? { top } : {}) };
+    return { ir, gcIr, jitIr };
   }
 }
 

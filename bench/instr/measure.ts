@@ -3,9 +3,8 @@
  * interleaved round by round, noisy or misanswered rounds measured again, each scenario summed up
  * as the median of its rounds; and bytes allocated per request on a server started plain.
  */
-import type { TopFunction } from '../common/callgrind-top.js';
 import { median, round } from '../common/figures.js';
-import { noisyRounds, spread } from '../common/stage-costs.js';
+import { noisyRounds, spread } from '../common/figures.js';
 import { gcOf, type Callgrind, type Server } from './callgrind.js';
 import { answered, type Driver } from './drive.js';
 import type { Scenario } from './scenarios.js';
@@ -25,8 +24,6 @@ export interface Round {
   readonly majors: number;
   /** The answers by status when not all had the scenario's (a cold or starved server: 503, 502). */
   readonly unexpected?: string;
-  /** With --top: the functions with the most self instructions per request. */
-  readonly top?: readonly TopFunction[];
 }
 
 export interface Measured {
@@ -92,8 +89,8 @@ export interface Progress {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class Measure {
-  /** Each server's instructions per second while idle (its timers and background work), and with --top their functions. */
-  readonly idle = new Map<string, { perSecond: number; top?: readonly TopFunction[] }>();
+  /** Each server's instructions per second while idle (its timers and background work). */
+  readonly idle = new Map<string, { perSecond: number }>();
 
   constructor(
     private readonly o: Settings,
@@ -114,7 +111,7 @@ export class Measure {
     await sleep(50); // the round's last GC line
     const unexpected = [...statuses].some(([code]) => code !== s.status) ? JSON.stringify(Object.fromEntries(statuses)) : undefined;
     const n = answered(statuses);
-    const { ir, gcIr, jitIr, top } = this.cg.readDump(server, n);
+    const { ir, gcIr, jitIr } = this.cg.readDump(server);
     const g = gcOf(server.gc.slice(gcFrom));
     return {
       n,
@@ -127,7 +124,6 @@ export class Measure {
       scavenges: g.scavenges,
       majors: g.majors,
       ...(unexpected !== undefined ? { unexpected } : {}),
-      ...(top !== undefined ? { top } : {}),
     };
   }
 
@@ -200,8 +196,8 @@ export class Measure {
     await sleep(this.o.idleS * 1000);
     cg.control('-d', pid);
     const seconds = (performance.now() - t) / 1000;
-    const { ir, top } = cg.readDump(server, seconds);
-    this.idle.set(server.name, { perSecond: ir / seconds, ...(top !== undefined ? { top } : {}) });
+    const { ir } = cg.readDump(server);
+    this.idle.set(server.name, { perSecond: ir / seconds });
     this.progress.idle(server.name, ir / seconds, seconds);
   }
 

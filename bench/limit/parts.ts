@@ -10,8 +10,6 @@ export interface LimitScenario {
   readonly name: string;
   /** The parts beyond the transport, in the order a request meets them. */
   readonly parts: readonly Exclude<Part, 'transport'>[];
-  /** The stage the scenario's request leaves the pipeline at (its stages are those up to it). */
-  readonly exit: 'route' | 'auth' | 'fee' | 'forward';
   /** The stub sequencer it forwards to: its offset from the first stub's port, and ws:// or http://. */
   readonly stub?: { readonly offset: number; readonly ws?: true };
   readonly chainId?: number;
@@ -21,15 +19,14 @@ export interface LimitScenario {
 
 const SUBMISSION = ['envelope', 'lookup', 'decode', 'forward', 'audit'] as const;
 export const LIMIT: readonly LimitScenario[] = [
-  { name: 'eth_chainId', parts: ['envelope', 'audit'], exit: 'route' },
-  { name: '401 unauthorized', parts: ['envelope', 'lookup', 'audit'], exit: 'auth' },
-  { name: '402 fee_rejected', parts: ['envelope', 'lookup', 'decode', 'audit'], exit: 'fee' },
-  { name: 'valid submission', parts: SUBMISSION, exit: 'forward', stub: { offset: 0 } },
-  { name: WS_SEQUENCER, parts: SUBMISSION, exit: 'forward', stub: { offset: CHAINS.ws.stub, ws: true }, chainId: CHAINS.ws.chainId },
+  { name: 'eth_chainId', parts: ['envelope', 'audit'] },
+  { name: '401 unauthorized', parts: ['envelope', 'lookup', 'audit'] },
+  { name: '402 fee_rejected', parts: ['envelope', 'lookup', 'decode', 'audit'] },
+  { name: 'valid submission', parts: SUBMISSION, stub: { offset: 0 } },
+  { name: WS_SEQUENCER, parts: SUBMISSION, stub: { offset: CHAINS.ws.stub, ws: true }, chainId: CHAINS.ws.chainId },
   {
     name: 'valid submission, tracked chain',
     parts: SUBMISSION,
-    exit: 'forward',
     stub: { offset: CHAINS.tracked.stub },
     chainId: CHAINS.tracked.chainId,
     over: 'valid submission',
@@ -37,7 +34,6 @@ export const LIMIT: readonly LimitScenario[] = [
   {
     name: 'valid submission, express lane not ours',
     parts: SUBMISSION,
-    exit: 'forward',
     stub: { offset: CHAINS.laneNotOurs.stub },
     chainId: CHAINS.laneNotOurs.chainId,
     over: 'valid submission',

@@ -1,11 +1,11 @@
 /**
  * bench:limit's report, pure arithmetic over instructions per request (one number per measured
  * round): each part's cost as the paired difference to the transport, their sum, txgate over
- * it and over the echo, and what remains named by stage; and the table the console, limit.md
+ * it and over the echo, and what remains named by part of txgate's own request (bench:profile's
+ * attribution: each stage on the request's own path, the answer, what lies outside them); and the table the console, limit.md
  * and docs/performance.md (rendered from limit.json) print.
  */
 import { median } from '../common/figures.js';
-import type { StageCost } from '../common/stage-costs.js';
 import type { Part } from '../servers/limit-server.js';
 import type { LimitScenario } from './parts.js';
 
@@ -21,33 +21,32 @@ export interface LimitRow {
   readonly ratio: number;
   /** txgate over the echo of the same run. */
   readonly echoRatio: number;
-  /** What remains (txgate − sum) named by stage: each stage's cost less the parts done in it. */
+  /** What remains (txgate − sum) named by part of the request (its stages, the answer, outside them): each part's cost less the irreducible parts done in it. */
   readonly remains: readonly { readonly stage: string; readonly cost: number; readonly parts: number; readonly rest: number }[];
 }
 
 /**
- * The stage each part is counted in: the audit lines are written at every exit (the request
- * log's line from the first); a whole decode and signature check in the fee exit's, the exit at
- * decode being a malformed transaction refused at its first bytes.
+ * The part of txgate's request (bench/profile/attribute.ts's names) each irreducible part is done
+ * in: the transport outside the stages (uWS's read and write of the request), the envelope read
+ * in the parse stage, the account lookup in auth, the decode and signature check in decode, the
+ * forward in the forward stage, the audit lines in the answer's hook.
  */
-const STAGE_OF: Record<Part, string> = {
-  transport: 'front end',
-  envelope: 'size_cap + parse',
+const PART_OF: Record<Part, string> = {
+  transport: 'outside',
+  envelope: 'parse',
   lookup: 'auth',
-  decode: 'fee',
+  decode: 'decode',
   forward: 'forward',
-  audit: 'host',
+  audit: 'answer',
 };
-const ORDER = ['front end', 'host', 'size_cap + parse', 'route', 'auth', 'grant', 'decode', 'fee', 'rate_limit', 'forward'];
 
 export function limitRow(o: {
   readonly l: LimitScenario;
   readonly txgate: Rounds;
   readonly echo: Rounds;
   readonly parts: ReadonlyMap<Part, Rounds>;
-  readonly stages: readonly StageCost[];
-  /** The forward stage's cost for a ws:// sequencer (that exit less the rate_limit exit), when measured. */
-  readonly wsForward?: number;
+  /** txgate's parts on the scenario's own path (bench:profile's attribution): medians, in the request's order. */
+  readonly stages: ReadonlyMap<string, number>;
   /** The txgate median of the scenario `l.over` names. */
   readonly overMedian?: number;
 }): LimitRow {
@@ -59,19 +58,10 @@ export function limitRow(o: {
   const sum = parts.reduce((a, p) => a + p.cost, 0);
   const txgate = median(o.txgate);
   const echo = median(o.echo);
-  const last = ORDER.indexOf(o.l.exit);
-  const partsIn = (stage: string) => parts.filter((p) => STAGE_OF[p.part] === stage).reduce((a, p) => a + p.cost, 0);
-  const remains: LimitRow['remains'][number][] = [];
-  if (o.stages.length > 0) {
-    remains.push({ stage: 'front end', cost: echo, parts: partsIn('front end'), rest: echo - partsIn('front end') });
-    for (const sc of o.stages) {
-      if (ORDER.indexOf(sc.stage) > last) break;
-      const cost = sc.stage === 'forward' && o.l.stub?.ws && o.wsForward !== undefined ? o.wsForward : sc.cost;
-      remains.push({ stage: sc.stage, cost, parts: partsIn(sc.stage), rest: cost - partsIn(sc.stage) });
-    }
-    if (o.l.over !== undefined && o.overMedian !== undefined)
-      remains.push({ stage: `over "${o.l.over}"`, cost: txgate - o.overMedian, parts: 0, rest: txgate - o.overMedian });
-  }
+  const partsIn = (stage: string) => parts.filter((p) => PART_OF[p.part] === stage).reduce((a, p) => a + p.cost, 0);
+  const remains: LimitRow['remains'][number][] = [...o.stages].map(([stage, cost]) => ({ stage, cost, parts: partsIn(stage), rest: cost - partsIn(stage) }));
+  if (o.l.over !== undefined && o.overMedian !== undefined)
+    remains.push({ stage: `over "${o.l.over}"`, cost: txgate - o.overMedian, parts: 0, rest: txgate - o.overMedian });
   return { scenario: o.l.name, parts, sum, txgate, ratio: txgate / sum, echoRatio: txgate / echo, remains };
 }
 

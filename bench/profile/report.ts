@@ -16,6 +16,11 @@ export interface ProfileRun {
   readonly warmup: number;
   readonly rounds: number;
   readonly guard: boolean;
+  /** With --workers: txgate's worker threads, and the one every HTTP connection was held on. */
+  readonly workers?: number;
+  readonly worker?: number;
+  /** With --echo: the bare uWS echo's eth_chainId, instructions per request (median of its rounds). */
+  readonly echo?: number;
   readonly compared: readonly Compared[];
 }
 
@@ -87,7 +92,7 @@ export function consoleTable(p: ProfileRun): string {
   return s;
 }
 
-export function profileMarkdown(p: ProfileRun): string {
+export function profileMarkdown(p: ProfileRun, label = 'profile'): string {
   const names = buildNames(p);
   const lines = [
     `# bench:profile`,
@@ -99,7 +104,7 @@ export function profileMarkdown(p: ProfileRun): string {
     lines.push(`| part | ${names.base} | ${names.candidate} | difference | verdict | how |`, '|---|--:|--:|--:|---|---|');
     for (const r of rows(c)) lines.push(`| ${r.map((x) => x.replace(/\|/g, '\\|')).join(' | ')} |`);
   }
-  lines.push('', `![both builds' parts per scenario](profile.svg)`);
+  lines.push('', `![both builds' parts per scenario](${label}.svg)`);
   return lines.join('\n') + '\n';
 }
 

@@ -15,11 +15,12 @@ import type { Scenario } from '../instr/scenarios.js';
 import { attribute, groupsFor, type Attributed } from './attribute.js';
 import { readDump } from './dump.js';
 
-/** A build counted: its server, and where it wrote its slots' names. */
+/** A build counted: its server, where it wrote its slots' names (null: a reference without probes, the echo), and the driver that loads it. */
 export interface Counted {
   readonly build: string;
   readonly server: Server;
-  readonly mapFile: string;
+  readonly mapFile: string | null;
+  readonly driver: Driver;
 }
 
 export interface Round extends Attributed {
@@ -42,7 +43,6 @@ export interface RoundSettings {
 export class Rounds {
   constructor(
     private readonly cg: Callgrind,
-    private readonly driver: Driver,
     private readonly dir: string,
     private readonly slots: number,
     private readonly o: RoundSettings,
@@ -56,7 +56,7 @@ export class Rounds {
   /** Unmeasured rounds (instrumentation still off): every scenario on every build, interleaved. */
   async warm(builds: readonly Counted[], scenarios: readonly Scenario[], rounds: number, said: (r: number) => void): Promise<void> {
     for (let r = 0; r < rounds; r++) {
-      for (const s of scenarios) for (const b of builds) await this.driver.drive(b.server.port, s, this.o.requests);
+      for (const s of scenarios) for (const b of builds) await b.driver.drive(b.server.port, s, this.o.requests);
       said(r + 1);
     }
   }
@@ -76,15 +76,16 @@ export class Rounds {
   private async one(b: Counted, s: Scenario): Promise<Omit<Round, 'dirty'>> {
     const { server } = b;
     const pid = server.child.pid!;
-    await this.driver.prepare(server.port);
+    await b.driver.prepare(server.port);
     this.cg.control('-z', pid);
     const gcFrom = server.gc.length;
-    const statuses = await this.driver.drive(server.port, s, this.o.requests);
+    const statuses = await b.driver.drive(server.port, s, this.o.requests);
     this.cg.control('-d', pid);
     await new Promise((r) => setTimeout(r, 50)); // the round's last GC line
     const n = answered(statuses);
     const unexpected = [...statuses].some(([code]) => code !== s.status) ? JSON.stringify(Object.fromEntries(statuses)) : undefined;
-    const names = new Map(Object.entries(JSON.parse(readFileSync(b.mapFile, 'utf8')) as Record<string, string>).map(([k, v]) => [Number(k), v]));
+    const slots = b.mapFile === null ? {} : (JSON.parse(readFileSync(b.mapFile, 'utf8')) as Record<string, string>);
+    const names = new Map(Object.entries(slots).map(([k, v]) => [Number(k), v]));
     const a = this.readNewest(server, (file) => attribute(readDump(file, groupsFor(this.slots)), n, names, this.slots));
     const g = gcOf(server.gc.slice(gcFrom));
     return { ...a, collections: g.scavenges + g.majors, ...(unexpected !== undefined ? { unexpected } : {}) };

@@ -1,75 +1,82 @@
 /**
- * The figures behind bench:instr's per-stage table (bench/common/stage-costs.ts) and the benches'
- * pictures (bench/common/svg.ts): stage costs are never negative whatever the rounds measured, the
- * noisy rounds are the ones that break the bound, and the SVG draws what it is given.
+ * The profiler's verdict on each part (bench/profile/verdict.ts), the benches' noisy rounds
+ * (bench/common/figures.ts) and pictures (bench/common/svg.ts): a part is flagged only when every
+ * paired round agrees beyond its bound, the noisy rounds are the ones that break the bound, and
+ * the SVG draws what it is given.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { isotonic, noisyRounds, pairedConfidence, spread, stageCosts } from '../../bench/common/stage-costs.js';
+import { noisyRounds, spread } from '../../bench/common/figures.js';
+import { compare, figure } from '../../bench/profile/verdict.js';
+import type { Round } from '../../bench/profile/rounds.js';
 import { escapeXml, stackedBarsSvg } from '../../bench/common/svg.js';
 
 const rounds = fc.array(fc.double({ min: 1_000, max: 1_000_000, noNaN: true }), { minLength: 1, maxLength: 7 });
 
-describe('isotonic fit', () => {
-  it('leaves a non-decreasing series alone and pools a violation to its mean', () => {
-    assert.deepEqual(isotonic([1, 2, 2, 5]), [1, 2, 2, 5]);
-    assert.deepEqual(isotonic([10, 4, 7]), [7, 7, 7]);
-    assert.deepEqual(isotonic([1, 6, 2, 9]), [1, 4, 4, 9]);
-  });
-  it('is non-decreasing, keeps the length and the sum (property)', () => {
-    fc.assert(
-      fc.property(fc.array(fc.double({ min: -1e6, max: 1e6, noNaN: true }), { maxLength: 30 }), (xs) => {
-        const f = isotonic(xs);
-        assert.equal(f.length, xs.length);
-        for (let i = 1; i < f.length; i++) assert.ok(f[i]! >= f[i - 1]! - 1e-6 * Math.abs(f[i]!));
-        const sum = (a: number[]) => a.reduce((x, y) => x + y, 0);
-        assert.ok(Math.abs(sum(f) - sum(xs)) <= 1e-6 * (1 + sum(xs.map(Math.abs))));
-      }),
-    );
-  });
+const round = (parts: Record<string, number>, total: number): Round => ({
+  n: 300,
+  total,
+  parts: { ...parts, outside: total - Object.values(parts).reduce((a, b) => a + b, 0) },
+  gc: 0,
+  jit: 0,
+  probes: 0,
+  collections: 0,
+  dirty: false,
 });
+/** Five paired rounds of a request: fee costs `fee` more on the candidate, every other part as on the base give or take `wobble`. */
+const pairs = (fee: number, wobble: number): [Round[], Round[]] => {
+  const b: Round[] = [];
+  const c: Round[] = [];
+  for (let r = 0; r < 5; r++) {
+    const decode = 90_000 + 3_000 * (r % 3); // the rounds' own spread (which signatures they check), alike on both builds
+    const w = (r % 2 === 0 ? 1 : -1) * wobble;
+    b.push(round({ parse: 5_000, decode, fee: 2_000 }, 250_000 + decode));
+    c.push(round({ parse: 5_000 + w, decode, fee: 2_000 + fee }, 250_000 + decode + fee + w));
+  }
+  return [b, c];
+};
 
-describe('stage costs', () => {
-  it('an exit measured below the one before it: pooled, its cost 0 and not resolved, never negative', () => {
-    const costs = stageCosts({ stage: 'front end', rounds: [17_000, 17_500, 17_200] }, [
-      { stage: 'host', rounds: [30_000, 31_000, 30_500] },
-      { stage: 'parse', rounds: [50_000, 52_000, 49_000] },
-      { stage: 'route', rounds: [22_000, 60_000, 21_000] }, // the busy-host case: the median below parse
-      { stage: 'auth', rounds: [70_000, 71_000, 69_000] },
-    ]);
-    const by = new Map(costs.map((c) => [c.stage, c]));
-    assert.equal(by.get('host')!.cost, 30_500 - 17_200);
-    assert.equal(by.get('route')!.pooled, true);
-    assert.equal(by.get('route')!.cost, 0);
-    assert.equal(by.get('route')!.resolved, false);
-    assert.deepEqual(by.get('route')!.paired, { median: -28_000, lo: -28_000, hi: 8_000 });
-    assert.equal(by.get('parse')!.fitted, by.get('route')!.fitted, 'parse and route pooled');
-    assert.equal(by.get('auth')!.resolved, true);
-    assert.ok(costs.every((c) => c.cost >= 0));
+describe("the profiler's verdict (bench/profile/verdict.ts)", () => {
+  it('a tree against itself, give or take a few hundred instructions a part: nothing flagged', () => {
+    const c = compare('valid submission', pairs(0, 300), undefined, 0.043, undefined);
+    for (const p of [...c.parts, c.total]) assert.equal(p.verdict, 'same', `${'part' in p ? p.part : 'total'}: ${p.why}`);
+    assert.deepEqual(c.failed, []);
   });
-  it('whatever the rounds: every cost ≥ 0, and they add up to the last exit fitted over the front end (property)', () => {
+  it('a stage dearer by thousands in every round: that stage alone flagged dearer, said how, and the guard fails it', () => {
+    const c = compare('valid submission', pairs(4_000, 300), undefined, 0.043, undefined);
+    const by = new Map(c.parts.map((p) => [p.part, p]));
+    assert.equal(by.get('fee')!.verdict, 'dearer');
+    assert.match(by.get('fee')!.why, /^\+4\.0k: every one of 5 paired rounds dearer, beyond this run's noise 0\.0k and the floor 2\.0k$/);
+    for (const name of ['parse', 'decode', 'outside']) assert.equal(by.get(name)!.verdict, 'same', name);
+    assert.equal(c.total.verdict, 'same', 'a 1.2% total is within the tolerance');
+    assert.deepEqual(c.failed, ['fee']);
+  });
+  it('paired rounds that disagree are not a change, however large the median difference', () => {
+    const [b, c] = pairs(4_000, 0);
+    c[1] = round({ parse: 5_000, decode: 93_000, fee: 1_000 }, 342_000);
+    const v = compare('x', [b, c], undefined, 0.043, undefined).parts.find((p) => p.part === 'fee')!;
+    assert.equal(v.verdict, 'same');
+    assert.match(v.why, /do not all agree \(4 of 5 dearer\)|within this run's noise/);
+  });
+  it('a total dearer than its tolerance fails the guard; bytes beyond theirs too', () => {
+    const c = compare('valid submission', pairs(20_000, 0), [16_000, 16_800], 0.043, 0.01);
+    assert.ok(c.failed.includes('total') && c.failed.includes('bytes') && c.failed.includes('fee'));
+    assert.ok(c.total.ratio > 1.043);
+  });
+  it('whatever the rounds, a part is flagged only when every paired round agrees and the median is beyond its bound (property)', () => {
     fc.assert(
-      fc.property(rounds, fc.array(rounds, { minLength: 1, maxLength: 10 }), (base, exits) => {
-        const costs = stageCosts(
-          { stage: 'base', rounds: base },
-          exits.map((r, i) => ({ stage: `s${i}`, rounds: r })),
+      fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 50_000 }), fc.integer({ min: 0, max: 50_000 })), { minLength: 3, maxLength: 7 }), (xs) => {
+        const f = figure(
+          xs.map((x) => x[0]),
+          xs.map((x) => x[1]),
+          2_000,
         );
-        for (const c of costs) {
-          assert.ok(c.cost >= 0, `${c.stage}: ${c.cost}`);
-          assert.ok(c.paired.lo <= c.paired.median && c.paired.median <= c.paired.hi);
-          assert.equal(c.resolved, c.paired.lo > 0);
-        }
-        const total = costs.reduce((a, c) => a + c.cost, 0);
-        const sorted = [...base].sort((a, b) => a - b);
-        const baseMedian = sorted[Math.floor(sorted.length / 2)]!;
-        assert.ok(Math.abs(total - (costs.at(-1)!.fitted - baseMedian)) < 1e-6 * costs.at(-1)!.fitted);
+        const d = xs.map(([b, c]) => c - b);
+        if (f.verdict === 'dearer') assert.ok(d.every((x) => x > 0) && f.delta > Math.max(f.noise, f.floor));
+        if (f.verdict === 'cheaper') assert.ok(d.every((x) => x < 0) && -f.delta > Math.max(f.noise, f.floor));
       }),
     );
-  });
-  it('the paired range holds the median difference with confidence 1 − 2^(1−R)', () => {
-    assert.equal(pairedConfidence(3), 0.75);
-    assert.equal(pairedConfidence(5), 0.9375);
   });
 });
 

@@ -1,42 +1,30 @@
 /**
- * bench:limit's arithmetic (bench/limit/report.ts) and the CI guard's verdict
+ * bench:limit's arithmetic (bench/limit/report.ts) and the CI guard's tolerances
  * (bench/guard/verdict.ts): a part is paired with the transport's round beside it, the sum and
- * ratios follow from the parts, what remains is named by the stages a scenario passes; a
- * tolerance follows from the noise it was measured from, and a candidate dearer than the base
- * beyond it fails.
+ * ratios follow from the parts, what remains is named by txgate's own parts on the scenario's
+ * path; a tolerance follows from the noise it was measured from.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { StageCost } from '../../bench/common/stage-costs.js';
-import { toleranceOf, verdictLine, verdicts } from '../../bench/guard/verdict.js';
+import { toleranceOf } from '../../bench/guard/verdict.js';
 import type { LimitScenario } from '../../bench/limit/parts.js';
 import { limitRow, limitTables } from '../../bench/limit/report.js';
 import { noisyLine, renderLimit } from '../../scripts/limit-table.js';
 import { readRun } from '../../bench/common/results-schema.js';
 
-const stage = (name: string, cost: number): StageCost => ({
-  stage: name,
-  exit: 0,
-  fitted: 0,
-  cost,
-  paired: { median: cost, lo: cost, hi: cost },
-  resolved: true,
-  pooled: false,
-});
-const STAGES = [
-  stage('host', 1000),
-  stage('size_cap + parse', 9000),
-  stage('route', 500),
-  stage('auth', 12000),
-  stage('grant', 300),
-  stage('decode', 100_000),
-  stage('fee', 200),
-  stage('rate_limit', 400),
-  stage('forward', 40_000),
-];
+/** txgate's parts on the 401's own path (bench:profile's attribution), in the request's order. */
+const STAGES = new Map([
+  ['host', 1000],
+  ['size_cap', 600],
+  ['parse', 9000],
+  ['route', 500],
+  ['auth', 12000],
+  ['answer', 5000],
+  ['outside', 23000],
+]);
 
 describe('bench:limit: a scenario against the sum of its parts', () => {
-  const l: LimitScenario = { name: '401 unauthorized', parts: ['envelope', 'lookup', 'audit'], exit: 'auth' };
+  const l: LimitScenario = { name: '401 unauthorized', parts: ['envelope', 'lookup', 'audit'] };
   const row = limitRow({
     l,
     txgate: [60_000, 62_000, 61_000],
@@ -65,34 +53,37 @@ describe('bench:limit: a scenario against the sum of its parts', () => {
     assert.equal(row.ratio, 61_000 / 42_500);
     assert.equal(row.echoRatio, 61_000 / 20_000);
   });
-  it('what remains is named by the stages up to its exit, each less the parts done in it', () => {
+  it("what remains is named by txgate's own parts on the request's path, each less the irreducible parts done in it", () => {
     assert.deepEqual(
       row.remains.map((r) => [r.stage, r.rest]),
       [
-        ['front end', 20_000 - 21_500],
-        ['host', 1000 - 4000],
-        ['size_cap + parse', 9000 - 8000],
+        ['host', 1000],
+        ['size_cap', 600],
+        ['parse', 9000 - 8000],
         ['route', 500],
         ['auth', 12_000 - 9000],
+        ['answer', 5000 - 4000],
+        ['outside', 23_000 - 21_500],
       ],
     );
   });
-  it('a ws:// forward is named by its own forward cost; the table prints a row and its remains', () => {
-    const ws = limitRow({
-      l: { name: 'ws', parts: ['forward'], exit: 'forward', stub: { offset: 2, ws: true } },
+  it('a row counted over another scenario names the difference; the table prints a row and its remains', () => {
+    const tracked = limitRow({
+      l: { name: 'tracked', parts: ['forward'], stub: { offset: 2 }, over: 'valid submission' },
       txgate: [100_000],
       echo: [20_000],
       parts: new Map([
         ['transport', [20_000]],
         ['forward', [45_000]],
       ]),
-      stages: STAGES,
-      wsForward: 30_000,
+      stages: new Map([['forward', 30_000]]),
+      overMedian: 95_000,
     });
-    assert.deepEqual(ws.remains.at(-1), { stage: 'forward', cost: 30_000, parts: 25_000, rest: 5_000 });
-    const t = limitTables([row, ws]).join('\n');
+    assert.deepEqual(tracked.remains[0], { stage: 'forward', cost: 30_000, parts: 25_000, rest: 5_000 });
+    assert.deepEqual(tracked.remains.at(-1), { stage: 'over "valid submission"', cost: 5_000, parts: 0, rest: 5_000 });
+    const t = limitTables([row, tracked]).join('\n');
     assert.match(t, /\| 401 unauthorized \| 21\.5k \| 8\.0k \| 9\.0k \| — \| — \| 4\.0k \| 42\.5k \| 61\.0k \| 1\.44x \| 3\.05x \|/);
-    assert.match(t, /What remains of ws \(55\.0k\), by stage: .*forward 5\.0k/);
+    assert.match(t, /What remains of tracked \(55\.0k\), by stage: forward 5\.0k/);
   });
 });
 
@@ -118,30 +109,11 @@ describe("docs/performance.md's bench:limit block: noisy rounds flagged", () => 
   });
 });
 
-describe('the CI guard: tolerance from the noise, verdict per scenario', () => {
+describe('the CI guard: a tolerance from the noise (the verdict: test/unit/bench-figures.test.ts)', () => {
   it('the tolerance is one and a half times the worst excursion seen, at least 1%', () => {
     assert.equal(toleranceOf([1.004, 0.991, 1.012]).tolerance, 0.018);
     assert.equal(toleranceOf([1.004, 0.97, 1.012]).tolerance, 0.045);
     assert.equal(toleranceOf([1.001, 0.999]).tolerance, 0.01);
     assert.equal(toleranceOf([1.004, 0.991, 1.012]).noise.worst.toFixed(3), '0.012');
-  });
-  it('a candidate dearer than the base beyond its tolerance fails, within it passes, cheaper passes', () => {
-    const t = { tolerance: 0.02, noise: { runs: 3, ratios: [1, 1, 1], worst: 0 } };
-    const vs = verdicts(
-      [
-        { scenario: 'a', base: 100_000, candidate: 105_000 },
-        { scenario: 'b', base: 100_000, candidate: 101_900 },
-        { scenario: 'c', base: 100_000, candidate: 90_000 },
-      ],
-      { a: t, b: t, c: t },
-    );
-    assert.deepEqual(
-      vs.map((v) => v.pass),
-      [false, true, true],
-    );
-    assert.match(verdictLine(vs[0]!), /^FAIL {2}a .* \+5\.0% \(tolerance \+2\.0%\)$/);
-  });
-  it('a scenario without a tolerance is an error, not a pass', () => {
-    assert.throws(() => verdicts([{ scenario: 'x', base: 1, candidate: 1 }], {}), /no tolerance for "x"/);
   });
 });

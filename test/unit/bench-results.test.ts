@@ -17,7 +17,7 @@ const committed = readdirSync(RESULTS_DIR)
 describe('the bench results schema', () => {
   it('has committed runs to check', () => {
     assert.ok(committed.length >= 10, committed.join(', '));
-    for (const name of ['instr', 'instr-ws-sequencer', 'load', 'ws', 'sync-1s', 'sync-0.25s']) assert.ok(committed.includes(name), name);
+    for (const name of ['profile', 'load', 'ws', 'sync-1s', 'sync-0.25s']) assert.ok(committed.includes(name), name);
   });
   for (const name of committed)
     it(`bench/results/${name}.json parses as a ${kindOf(name)} run`, () => {
@@ -25,11 +25,11 @@ describe('the bench results schema', () => {
       assert.equal(typeof doc, 'object');
     });
   it('refuses a changed shape, naming the file and the first field that does not fit', () => {
-    const instr = JSON.parse(readFileSync(join(RESULTS_DIR, 'instr.json'), 'utf8'));
-    instr.results[1].median = '263k';
-    assert.throws(() => parseRun('instr', 'instr', instr), /^Error: bench\/results\/instr\.json: results\.1\.median is not a number$/);
-    delete instr.results;
-    assert.throws(() => parseRun('instr', 'instr', instr), /bench\/results\/instr\.json: no results$/);
+    const profile = JSON.parse(readFileSync(join(RESULTS_DIR, 'profile.json'), 'utf8'));
+    profile.compared[1].total.candidate = '263k';
+    assert.throws(() => parseRun('profile', 'profile', profile), /^Error: bench\/results\/profile\.json: compared\.1\.total\.candidate is not a number$/);
+    delete profile.compared;
+    assert.throws(() => parseRun('profile', 'profile', profile), /bench\/results\/profile\.json: no compared$/);
     assert.throws(() => parseRun('ws', 'ws', []), /^Error: bench\/results\/ws\.json: is not an object$/);
     assert.throws(() => kindOf('mystery'), /no kind of run by that name/);
   });
