@@ -3,11 +3,9 @@
  * quick and --full values); node:util's parseArgs splits the line, and every refusal is one line
  * (a UsageError) that startBench prints before exiting 2.
  */
-import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { type ParseArgsConfig, parseArgs } from 'node:util';
-import { readCommandLine } from '../../src/cli-args.js';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { roundsProblem } from './figures.js';
 import { RESULTS_DIR } from './paths.js';
 
@@ -200,33 +198,3 @@ export function helpText(name: string, about: string, specs: Record<string, Opti
 
 /** Where results go unless --out or --save says otherwise: outside the repository. */
 export const DEFAULT_OUT = join(tmpdir(), 'txgate-bench');
-
-/**
- * `node:util` parseArgs for a bench with options of its own (not the spec format above): a
- * refused command line is one line on stderr naming the bench, and exit 2, never a stack trace.
- */
-export function parseOwnArgs<T extends ParseArgsConfig['options']>(bench: string, options: T): ReturnType<typeof parseArgs<{ options: T }>>['values'] {
-  try {
-    return readCommandLine(options ?? {}).values as ReturnType<typeof parseArgs<{ options: T }>>['values'];
-  } catch (e) {
-    process.stderr.write(`${bench}: ${(e as Error).message} (--help lists the options)\n`);
-    process.exit(2);
-  }
-}
-
-/** `--out DIR` and `--save` for a bench with options of its own (parseOwnArgs): where its results go. */
-export const OUT_OPTIONS = { out: { type: 'string' }, save: { type: 'boolean', default: false } } as const;
-
-/**
- * The folder a bench writes its results to: `--out DIR` (default $TMPDIR/txgate-bench), or
- * bench/results/ (the committed figures) only with `--save`; made if missing.
- */
-export function resultsDir(bench: string, o: { readonly out?: string | undefined; readonly save?: boolean | undefined }): string {
-  if (o.save === true && o.out !== undefined) {
-    process.stderr.write(`${bench}: --save writes bench/results/ and --out DIR writes DIR: give one of them\n`);
-    process.exit(2);
-  }
-  const dir = o.save === true ? RESULTS_DIR : resolve(o.out ?? DEFAULT_OUT);
-  mkdirSync(dir, { recursive: true });
-  return dir;
-}

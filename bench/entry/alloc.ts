@@ -1,20 +1,20 @@
 /**
  * `npm run bench:alloc`: the heap bytes txgate allocates per request in the guarded scenarios
  * (eth_chainId, the 401, a valid submission over HTTP and to a ws:// sequencer), counted as
- * bench:instr and bench:guard count them (bench/instr/measure.ts, `Measure.allocation`): txgate
+ * bench:profile --bytes and the guard count them (bench/instr/measure.ts, `Measure.allocation`): txgate
  * started plain (node alone, a 1-MB young generation, --trace-gc-nvp), 2,000 requests of warm-up,
  * then whole young generations over 20,000 requests. No valgrind: a minute or two, beside any
- * callgrind run. With --base-cli another build (its dist/src/cli.js) is counted in the same run,
+ * callgrind run. With --base REF another build is counted in the same run,
  * round by round beside this one, and each scenario's candidate / base given; with --floor the
  * conforming floor (bench/servers/floor-server.ts) in the scenarios it serves, the reference of
  * the allocation target (docs/performance.md).
  */
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { keySha256 } from '../../src/accounts/keys.js';
 import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
 import { median, round } from '../common/figures.js';
 import { startBench } from '../common/bench-run.js';
+import { baseBuild } from '../common/base-build.js';
 import { resultsJson } from '../common/results-schema.js';
 import { REPO, server } from '../common/paths.js';
 import { spread } from '../common/figures.js';
@@ -27,13 +27,17 @@ import { accounts, CHAINS, FLOOR, keys, MAIN, MIN_TIP, txgateConfig, WS_SEQUENCE
 const SCENARIOS = ['eth_chainId', '401 unauthorized', 'valid submission', WS_SEQUENCER];
 const run = startBench(
   'bench:alloc',
-  'Heap bytes txgate allocates per request (eth_chainId, 401, valid submission over HTTP and to a ws:// sequencer), started plain; with --base-cli beside another build.',
+  'Heap bytes txgate allocates per request (eth_chainId, 401, valid submission over HTTP and to a ws:// sequencer), started plain; with --base beside another build.',
   {
     floor: {
       kind: 'flag',
       help: 'the conforming floor (bench/servers/floor-server.ts) counted too, each round, in the scenarios it serves (not the ws:// sequencer)',
     },
-    'base-cli': { kind: 'text', arg: 'PATH', help: "another build's dist/src/cli.js, counted round by round beside this one" },
+    base: {
+      kind: 'text',
+      arg: 'REF',
+      help: 'another build (a commit, branch or tag, built apart as bench:profile builds its base), counted round by round beside this one',
+    },
     rounds: {
       kind: 'int',
       median: true,
@@ -45,9 +49,14 @@ const run = startBench(
   },
 );
 const opt = run.opt;
-if (opt['base-cli'] !== undefined && !existsSync(run.userPath(opt['base-cli']))) {
-  process.stderr.write(`bench:alloc: --base-cli ${opt['base-cli']}: no such file (a build's dist/src/cli.js)\n`);
-  process.exit(2);
+let baseCli: string | undefined;
+if (opt.base !== undefined) {
+  try {
+    baseCli = baseBuild(opt.base, (line) => process.stderr.write(`bench:alloc: ${line}\n`)).cli;
+  } catch (e) {
+    process.stderr.write(`bench:alloc: ${(e as Error).message}\n`);
+    process.exit(2);
+  }
 }
 const BASE = opt['port-base'];
 const STUB = BASE + 100;
@@ -65,7 +74,7 @@ const measure = new Measure({ requests: 0, warmup: 0, rounds: 0, maxSpread: 1, r
 const scenarios = MAIN.filter((s) => SCENARIOS.includes(s.name));
 /** What is counted: txgate builds by their cli.js, and with --floor the floor (null), each started afresh every round. */
 const builds: (readonly [string, string | null])[] = [
-  ...(opt['base-cli'] !== undefined ? [['base', run.userPath(opt['base-cli'])] as const] : []),
+  ...(baseCli !== undefined ? [['base', baseCli] as const] : []),
   ['candidate', join(REPO, 'dist/src/cli.js')],
   ...(opt.floor ? [['floor', null] as const] : []),
 ];

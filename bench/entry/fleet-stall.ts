@@ -1,7 +1,7 @@
 /**
  * bench:fleet-stall: what a change to the 100,000-address grant (and a flood, a lock) costs the
  * thread that serves, before and after, in one run over one throwaway PostgreSQL:
- * - edges: each build given (`--before PATH/dist/src/cli.js`, then this tree) runs as a real
+ * - edges: each build given (`--base REF`, then this tree) runs as a real
  *   one-thread edge through fleet-edge.ts's phases (idle, revocations, a NOTIFY flood, the grant
  *   changing every second, the table locked): eth_chainId p50/p99 as ratios to that edge's idle
  *   phase, revocation latency, and the serving thread's stalls measured inside the edge
@@ -9,10 +9,8 @@
  * - the store in this process (this tree): ROUNDS changes of the grant, each waited for, the row
  *   checked on the checker's thread against checked in place; the store thread's stalls alike.
  * Writes bench/results/fleet-stall.{json,md}.
- * Usage: npm run bench:fleet-stall -- [--before PATH/dist/src/cli.js] [--seconds 8] [--rounds 8] [--resync 20000] [--no-store] [--out DIR | --save]
+ * `npm run bench:fleet-stall -- --help` lists the options.
  */
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import postgres from 'postgres';
 import { migrate } from '../../src/accounts/postgres/migrate.js';
@@ -24,27 +22,28 @@ import { measureEdge, phaseTable, seedFleet, type PhaseResult } from '../common/
 import { median, round } from '../common/figures.js';
 import { StallProbe, type StallReport } from '../drivers/stall-probe.js';
 import { TXGATE_CLI } from '../common/paths.js';
-import { OUT_OPTIONS, parseOwnArgs, resultsDir } from '../common/options.js';
+import { startBench } from '../common/bench-run.js';
+import { baseBuild } from '../common/base-build.js';
 import { resultsJson } from '../common/results-schema.js';
 
-const USAGE =
-  'Usage: npm run bench:fleet-stall -- [--before PATH/dist/src/cli.js] [--seconds 8] [--rounds 8] [--resync 20000] [--no-store] [--out DIR | --save]\n';
-const values = parseOwnArgs('bench:fleet-stall', {
-  before: { type: 'string' },
-  seconds: { type: 'string', default: '8' },
-  rounds: { type: 'string', default: '8' },
-  resync: { type: 'string', default: '20000' },
-  'no-store': { type: 'boolean', default: false },
-  help: { type: 'boolean', default: false },
-  ...OUT_OPTIONS,
-});
-if (values.help) {
-  process.stdout.write(USAGE);
-  process.exit(0);
-}
-const OUT = resultsDir('bench:fleet-stall', values);
-const ROUNDS = Number(values.rounds);
-const SECONDS = Number(values.seconds);
+const run = startBench(
+  'bench:fleet-stall',
+  'What a change to the 100,000-address grant (a flood, a lock) costs the thread that serves, before (--base) and after (this tree), in one run.',
+  {
+    base: {
+      kind: 'text',
+      arg: 'REF',
+      help: 'the build before: a commit, branch or tag (built apart as bench:profile builds its base); without it this tree alone',
+    },
+    seconds: { kind: 'int', quick: 8, full: 20, help: 'seconds per phase' },
+    rounds: { kind: 'int', quick: 8, full: 20, help: 'changes of the grant the store in this process applies, per mode' },
+    resync: { kind: 'int', quick: 20_000, help: "the store's full resync period, ms" },
+    'no-store': { kind: 'flag', help: 'skip the store in this process (edges only)' },
+  },
+);
+const values = run.opt;
+const ROUNDS = values.rounds;
+const SECONDS = values.seconds;
 
 interface StoreRun {
   readonly mode: string;
@@ -96,12 +95,19 @@ try {
   await migrate(sql);
   await seedFleet(sql);
   const builds: [string, string][] = [];
-  if (values.before !== undefined) builds.push(['before', values.before]);
+  if (values.base !== undefined) {
+    try {
+      builds.push(['before', baseBuild(values.base, (line) => process.stderr.write(`bench:fleet-stall: ${line}\n`)).cli]);
+    } catch (e) {
+      process.stderr.write(`bench:fleet-stall: ${(e as Error).message}\n`);
+      process.exit(2);
+    }
+  }
   builds.push(['after', TXGATE_CLI]);
   const edges: { label: string; cli: string; results: PhaseResult[] }[] = [];
   for (const [label, cli] of builds) {
     process.stdout.write(`edge: ${label} (${cli})\n`);
-    edges.push({ label, cli, results: await measureEdge({ sql, url: pg.url(), cli, seconds: SECONDS, workers: 1, resyncMs: Number(values.resync) }) });
+    edges.push({ label, cli, results: await measureEdge({ sql, url: pg.url(), cli, seconds: SECONDS, workers: 1, resyncMs: values.resync }) });
   }
   const store = values['no-store'] ? [] : await storeRuns(pg.url(), sql);
 
@@ -123,8 +129,8 @@ try {
       }),
       '',
     );
-  writeFileSync(join(OUT, 'fleet-stall.md'), md.join('\n'));
-  writeFileSync(join(OUT, 'fleet-stall.json'), resultsJson('fleet-stall', { seconds: SECONDS, resyncMs: Number(values.resync), rounds: ROUNDS, edges, store }));
+  run.write('fleet-stall.md', md.join('\n'));
+  run.write('fleet-stall.json', resultsJson('fleet-stall', { seconds: SECONDS, resyncMs: values.resync, rounds: ROUNDS, edges, store }));
   process.stdout.write(md.join('\n'));
 } finally {
   await sql.end({ timeout: 1 });

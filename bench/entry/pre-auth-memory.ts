@@ -1,21 +1,25 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
 import { keySha256 } from '../../src/accounts/keys.js';
 import { resultsJson } from '../common/results-schema.js';
 import { startTxgate } from '../common/txgate.js';
-import { OUT_OPTIONS, parseOwnArgs, resultsDir } from '../common/options.js';
+import { startBench } from '../common/bench-run.js';
 
-const opt = parseOwnArgs('bench:pre-auth-memory', {
-  connections: { type: 'string', default: '8000' },
-  port: { type: 'string', default: '18231' },
-  ...OUT_OPTIONS,
-});
-const OUT = resultsDir('bench:pre-auth-memory', opt);
-const N = Number(opt.connections);
-const PORT = Number(opt.port);
+const run = startBench(
+  'bench:pre-auth-memory',
+  "What idle connections that have sent a head and most of a body, never a key, hold of txgate's memory (RSS by phase).",
+  {
+    connections: { kind: 'int', quick: 8000, help: 'connections opened, each with a 64-KiB body declared and 60 KiB sent' },
+    'port-base': { kind: 'int', min: 1024, quick: 18231, help: "txgate's loopback port" },
+  },
+);
+const OUT = run.outDir;
+mkdirSync(OUT, { recursive: true });
+const N = run.opt.connections;
+const PORT = run.opt['port-base'];
 const DECLARED = 64 * 1024;
 const SENT = 60 * 1024;
 const KEY = 'txg_mem_' + randomBytes(24).toString('base64url');

@@ -6,18 +6,15 @@
  * checks them against what the sequencer really read: a 200 must be a transaction it read, a
  * 503 ("not sent") must be one it never read; a 502 is "could not tell".
  *
- *   npm run bench:resetting -- [--requests 200] [--capacity 8] [--rounds 3] [--dist DIR]
- *
- * `--dist` runs another build's txgate (e.g. an older commit's dist/) against the same
- * sequencer and load, for a before/after in one run.
+ * `npm run bench:resetting -- --help` lists the options; `--base REF` runs another build's txgate
+ * (an older commit's) against the same sequencer and load, for a before/after in one run.
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, request } from 'node:http';
 import type { Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { readCommandLine } from '../../src/cli-args.js';
+import { join } from 'node:path';
+import { startBench } from '../common/bench-run.js';
+import { baseBuild } from '../common/base-build.js';
 import { randomBytes } from 'node:crypto';
 import { sign1559 } from '../../src/dev/sign.js';
 import { initCrypto, keccak256 } from '../../src/base/native.js';
@@ -25,59 +22,45 @@ import { keySha256 } from '../../src/accounts/keys.js';
 import { startTxgate } from '../common/txgate.js';
 import { REPO } from '../common/paths.js';
 
-const HELP = `usage: npm run bench:resetting -- [--requests N] [--capacity N] [--rounds N] [--dist DIR ...]
-  --requests N   concurrent submissions per round (default 200)
-  --capacity N   connections the sequencer serves at once; the rest are reset (default 8)
-  --rounds N     rounds per build (default 3)
-  --dist DIR     a build's dist/ to run (repeatable; default this build's)
-  --reset-after  data (default: reset once the request's bytes arrived, unread), accept (reset at
-                 once) or close (closed at once with a FIN, as a server or proxy at its connection
-                 limit does)`;
-
-let opt: { requests: string; capacity: string; rounds: string; dist?: string[]; 'reset-after': string; help?: boolean };
-try {
-  opt = readCommandLine({
-    requests: { type: 'string', default: '200' },
-    capacity: { type: 'string', default: '8' },
-    rounds: { type: 'string', default: '3' },
-    dist: { type: 'string', multiple: true },
-    'reset-after': { type: 'string', default: 'data' },
-    help: { type: 'boolean', short: 'h' },
-  }).values as typeof opt;
-} catch (e) {
-  console.error(`bench:resetting: ${(e as Error).message} (--help lists the options)`);
+const run = startBench(
+  'bench:resetting',
+  "A sequencer that takes a few connections and resets the rest: txgate's answers counted against what the sequencer really read (--base REF: another build beside this one).",
+  {
+    requests: { kind: 'int', quick: 200, full: 1000, help: 'concurrent submissions per round' },
+    capacity: { kind: 'int', quick: 8, help: 'connections the sequencer serves at once; the rest are reset' },
+    rounds: { kind: 'int', quick: 3, full: 5, help: 'rounds per build' },
+    'reset-after': {
+      kind: 'list',
+      choices: ['data', 'accept', 'close'],
+      quick: ['data'],
+      help: "when the sequencer resets a connection past its capacity: data (once the request's bytes arrived, unread), accept (at once), close (a FIN, as a server at its connection limit does)",
+    },
+    base: { kind: 'text', arg: 'REF', help: "another build (a commit, branch or tag, built apart as bench:profile builds its base), run before this tree's" },
+  },
+);
+const opt = run.opt;
+const REQUESTS = opt.requests;
+const CAPACITY = opt.capacity;
+const ROUNDS = opt.rounds;
+if (opt['reset-after']!.length !== 1) {
+  process.stderr.write('bench:resetting: --reset-after takes one of data, accept, close\n');
   process.exit(2);
 }
-if (opt.help === true) {
-  console.log(HELP);
-  process.exit(0);
-}
-const num = (name: string, v: string): number => {
-  const n = Number(v);
-  if (!Number.isSafeInteger(n) || n <= 0) {
-    console.error(`bench:resetting: --${name} must be a positive integer, not ${JSON.stringify(v)}`);
+const RESET_AFTER = opt['reset-after']![0]!;
+const dists: string[] = [];
+if (opt.base !== undefined) {
+  try {
+    dists.push(baseBuild(opt.base, (line) => process.stderr.write(`bench:resetting: ${line}\n`)).root);
+  } catch (e) {
+    process.stderr.write(`bench:resetting: ${(e as Error).message}\n`);
     process.exit(2);
   }
-  return n;
-};
-const REQUESTS = num('requests', opt.requests);
-const CAPACITY = num('capacity', opt.capacity);
-const ROUNDS = num('rounds', opt.rounds);
-const RESET_AFTER = opt['reset-after'];
-if (RESET_AFTER !== 'data' && RESET_AFTER !== 'accept' && RESET_AFTER !== 'close') {
-  console.error(`bench:resetting: --reset-after must be data, accept or close, not ${JSON.stringify(RESET_AFTER)}`);
-  process.exit(2);
 }
-const dists = (opt.dist ?? [REPO]).map((d) => resolve(d));
+dists.push(REPO);
 
 await initCrypto();
-const dir = mkdtempSync(join(tmpdir(), 'txgate-resetting-'));
-const children: ChildProcess[] = [];
-const cleanup = () => {
-  for (const c of children) c.kill('SIGKILL');
-  rmSync(dir, { recursive: true, force: true });
-};
-process.on('exit', cleanup);
+const dir = run.tmp;
+const children = run.children;
 process.on('SIGINT', () => process.exit(130));
 
 const hashOf = (raw: string) => '0x' + Buffer.from(keccak256(Buffer.from(raw.slice(2), 'hex'))).toString('hex');
