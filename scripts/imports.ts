@@ -119,8 +119,8 @@ export const BENCH_LAYERS: readonly Layer[] = [
   {
     name: 'measuring',
     about:
-      'instruction counting (`instr/`), the hot path against its parts (`limit/`), the verdict of the instruction-count guard (`guard/`), load (`load/`), the tinybench suites (`micro/`), the TLS edge (`tls/`)',
-    units: ['instr', 'limit', 'guard', 'load', 'micro', 'tls'],
+      "the profiler (`profile/`: each stage on its own path, the verdict), instruction counting under callgrind (`instr/`), the hot path against its parts (`limit/`), the guard's tolerances (`guard/`), load (`load/`), the tinybench suites (`micro/`), the TLS edge (`tls/`)",
+    units: ['profile', 'instr', 'limit', 'guard', 'load', 'micro', 'tls'],
   },
   { name: 'commands', about: 'what `npm run bench:*` runs (`entry/`)', units: ['entry'] },
 ];
@@ -134,7 +134,7 @@ export const SUPPORT_LAYERS: readonly Layer[] = [
   {
     name: 'parts',
     about:
-      'the gate in this process (`harness.ts`), Ethereum test vectors, stage contexts and fixtures, stub sequencers, certificates, the auction contract deployed (`auction.ts`), HTTP and JSON-text helpers, worker-thread logs, Solana bytes, a WebSocket transport client, a proxy that loses or drops a submission, a TCP link a test can cut, a temporary folder removed after the file (`temp-dir.ts`), the conditional test sequencer (`conditional-sequencer.ts`), the text of one log line built (`log-line-text.ts`)',
+      "the gate in this process (`harness.ts`), Ethereum test vectors, stage contexts and fixtures, stub sequencers, certificates, the auction contract deployed (`auction.ts`), HTTP and JSON-text helpers, worker-thread logs, Solana bytes, a WebSocket transport client, a proxy that loses or drops a submission, a TCP link a test can cut, a temporary folder removed after the file (`temp-dir.ts`), the conditional test sequencer (`conditional-sequencer.ts`), the text of one log line built (`log-line-text.ts`), two pipelines run through the profiler's stage probes (`probed-pipeline.ts`)",
     units: [
       'harness.ts',
       'vectors.ts',
@@ -154,6 +154,7 @@ export const SUPPORT_LAYERS: readonly Layer[] = [
       'temp-dir.ts',
       'conditional-sequencer.ts',
       'log-line-text.ts',
+      'probed-pipeline.ts',
     ],
   },
   {

@@ -173,8 +173,62 @@ export interface AllocRun {
   }[];
 }
 
-/** bench:profile (profile.json): both builds' parts per scenario (bench/profile/report.ts's ProfileRun). */
-export type ProfileRunDoc = import('../profile/report.js').ProfileRun;
+/** bench:profile's figures (bench/profile/verdict.ts computes them): a part or a total, base against candidate. */
+export type Direction = 'same' | 'dearer' | 'cheaper';
+
+export interface Figure {
+  /** Medians of each build's rounds, instructions per request. */
+  readonly base: number;
+  readonly candidate: number;
+  /** The median of the paired differences (candidate − base). */
+  readonly delta: number;
+  /** This run's noise for it: the wider of the two builds' spreads (max − min). */
+  readonly noise: number;
+  /** The smallest difference that is flagged (floor). */
+  readonly floor: number;
+  readonly verdict: Direction;
+  /** How the verdict was reached, in words. */
+  readonly why: string;
+  /** Each build's rounds. */
+  readonly rounds: { readonly base: readonly number[]; readonly candidate: readonly number[] };
+}
+
+export interface Compared {
+  readonly scenario: string;
+  /** Round pairs counted, and of them those left out for compiling or collecting in them. */
+  readonly pairs: number;
+  readonly leftOut: number;
+  /** The parts in order: the stages (pipeline order), the answer, outside. */
+  readonly parts: readonly (Figure & { readonly part: string })[];
+  readonly total: Figure & { readonly ratio: number; readonly tolerance: number | null };
+  /** The parts' medians added up, against the total's median, per build (each within a couple of percent: medians of sums are not sums of medians). */
+  readonly sum: { readonly base: number; readonly candidate: number };
+  /** The collector's instructions per request (left out of every part and total), and what the probes cost (taken off). */
+  readonly gc: { readonly base: number; readonly candidate: number };
+  readonly probes: { readonly base: number; readonly candidate: number };
+  readonly bytes?: { readonly base: number; readonly candidate: number; readonly ratio: number; readonly tolerance: number | null; readonly pass: boolean };
+  /** What fails the guard: the total, a stage's name, or 'bytes'. */
+  readonly failed: readonly string[];
+}
+
+/** bench:profile (profile.json): both builds' parts per scenario. */
+export interface ProfileRun {
+  readonly date: string;
+  readonly node: string;
+  readonly base: { readonly ref: string; readonly commit: string };
+  readonly candidate: { readonly commit: string; readonly dirty: boolean };
+  readonly requests: number;
+  readonly warmup: number;
+  readonly rounds: number;
+  readonly guard: boolean;
+  /** With --workers: txgate's worker threads, and the one every HTTP connection was held on. */
+  readonly workers?: number;
+  readonly worker?: number;
+  /** With --echo: the bare uWS echo's eth_chainId, instructions per request (median of its rounds). */
+  readonly echo?: number;
+  readonly compared: readonly Compared[];
+}
+export type ProfileRunDoc = ProfileRun;
 
 export interface Runs {
   readonly profile: ProfileRunDoc;

@@ -5,24 +5,9 @@
  * Nothing is measured here.
  */
 import { escapeXml, stackedBarsSvg, type Bar } from '../common/svg.js';
-import type { Compared, Figure } from './verdict.js';
+import type { Compared, Figure, ProfileRun } from '../common/results-schema.js';
 
-export interface ProfileRun {
-  readonly date: string;
-  readonly node: string;
-  readonly base: { readonly ref: string; readonly commit: string };
-  readonly candidate: { readonly commit: string; readonly dirty: boolean };
-  readonly requests: number;
-  readonly warmup: number;
-  readonly rounds: number;
-  readonly guard: boolean;
-  /** With --workers: txgate's worker threads, and the one every HTTP connection was held on. */
-  readonly workers?: number;
-  readonly worker?: number;
-  /** With --echo: the bare uWS echo's eth_chainId, instructions per request (median of its rounds). */
-  readonly echo?: number;
-  readonly compared: readonly Compared[];
-}
+export type { ProfileRun } from '../common/results-schema.js';
 
 const k = (n: number) => `${(n / 1000).toFixed(1)}k`;
 const kib = (n: number) => `${(n / 1024).toFixed(2)} KiB`;

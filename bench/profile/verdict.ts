@@ -15,45 +15,11 @@
  * ratios, as it always was), a stage flagged dearer, or bytes allocated beyond their tolerance.
  */
 import { median } from '../common/figures.js';
+import type { Compared, Direction, Figure } from '../common/results-schema.js';
 import { OUTSIDE } from './attribute.js';
 import type { Round } from './rounds.js';
 
-export type Direction = 'same' | 'dearer' | 'cheaper';
-
-export interface Figure {
-  /** Medians of each build's rounds, instructions per request. */
-  readonly base: number;
-  readonly candidate: number;
-  /** The median of the paired differences (candidate − base). */
-  readonly delta: number;
-  /** This run's noise for it: the wider of the two builds' spreads (max − min). */
-  readonly noise: number;
-  /** The smallest difference that is flagged (floor). */
-  readonly floor: number;
-  readonly verdict: Direction;
-  /** How the verdict was reached, in words. */
-  readonly why: string;
-  /** Each build's rounds. */
-  readonly rounds: { readonly base: readonly number[]; readonly candidate: readonly number[] };
-}
-
-export interface Compared {
-  readonly scenario: string;
-  /** Round pairs counted, and of them those left out for compiling or collecting in them. */
-  readonly pairs: number;
-  readonly leftOut: number;
-  /** The parts in order: the stages (pipeline order), the answer, outside. */
-  readonly parts: readonly (Figure & { readonly part: string })[];
-  readonly total: Figure & { readonly ratio: number; readonly tolerance: number | null };
-  /** The parts' medians added up, against the total's median, per build (each within a couple of percent: medians of sums are not sums of medians). */
-  readonly sum: { readonly base: number; readonly candidate: number };
-  /** The collector's instructions per request (left out of every part and total), and what the probes cost (taken off). */
-  readonly gc: { readonly base: number; readonly candidate: number };
-  readonly probes: { readonly base: number; readonly candidate: number };
-  readonly bytes?: { readonly base: number; readonly candidate: number; readonly ratio: number; readonly tolerance: number | null; readonly pass: boolean };
-  /** What fails the guard: the total, a stage's name, or 'bytes'. */
-  readonly failed: readonly string[];
-}
+export type { Compared, Direction, Figure } from '../common/results-schema.js';
 
 /** A part's floor: 2% of the base's figure, at least this many instructions. */
 export const PART_FLOOR = 2000;
