@@ -24,7 +24,7 @@ import { Driver } from '../instr/drive.js';
 import { Measure } from '../instr/measure.js';
 import { accounts, CHAIN_OF, CHAINS, LANE_CONTROLLER, LANE_KEY, LANE_KEY_FILE, MAIN, txgateConfig, type Scenario } from '../instr/scenarios.js';
 import { median } from '../common/figures.js';
-import { allocatedName, toleranceOf, type GuardFile } from '../guard/verdict.js';
+import { allocatedName, partFloorOf, toleranceOf, type GuardFile } from '../guard/verdict.js';
 import { buildProbes, PROFILE_FLAGS, SLOTS } from '../profile/probes.js';
 import { Rounds, type Counted, type Round } from '../profile/rounds.js';
 import { compare, type Compared } from '../profile/verdict.js';
@@ -102,8 +102,12 @@ if (opt['noise-from'] !== undefined) {
     process.exit(2);
   }
   const ratios = new Map<string, number[]>();
+  const deltas = new Map<string, Map<string, number[]>>();
   for (const r of runs)
     for (const c of r.compared) {
+      const byPart = deltas.get(c.scenario) ?? new Map<string, number[]>();
+      deltas.set(c.scenario, byPart);
+      for (const p of c.parts) byPart.set(p.part, [...(byPart.get(p.part) ?? []), p.candidate - p.base]);
       const name = c.scenario;
       ratios.set(name, [...(ratios.get(name) ?? []), c.total.candidate / c.total.base]);
       if (c.bytes !== undefined) ratios.set(allocatedName(name), [...(ratios.get(allocatedName(name)) ?? []), c.bytes.candidate / c.bytes.base]);
@@ -112,7 +116,9 @@ if (opt['noise-from'] !== undefined) {
   const file: GuardFile = {
     commit,
     date: new Date().toISOString(),
-    scenarios: Object.fromEntries([...GUARDED, ...BYTES_GUARDED.map(allocatedName)].filter((s) => ratios.has(s)).map((s) => [s, toleranceOf(ratios.get(s)!)])),
+    // Every scenario the runs counted: the guard's fail the run, the others bound the profiler's verdicts.
+    scenarios: Object.fromEntries([...ratios].map(([s, rs]) => [s, toleranceOf(rs)])),
+    parts: Object.fromEntries([...deltas].map(([s, byPart]) => [s, Object.fromEntries([...byPart].map(([p, ds]) => [p, partFloorOf(ds)]))])),
   };
   for (const [s, t] of Object.entries(file.scenarios))
     process.stdout.write(`${s}: tolerance +${(t.tolerance * 100).toFixed(1)}% (${t.noise.runs} runs, worst ${(t.noise.worst * 100).toFixed(2)}%)\n`);
@@ -255,7 +261,14 @@ if (countBytes) {
 
 const tolerances = guardFile?.scenarios ?? {};
 const compared: Compared[] = scenarios.map((s) =>
-  compare(s.name, got.get(s.name)!, bytes.get(s.name), tolerances[s.name]?.tolerance, tolerances[allocatedName(s.name)]?.tolerance),
+  compare(
+    s.name,
+    got.get(s.name)!,
+    bytes.get(s.name),
+    tolerances[s.name]?.tolerance,
+    tolerances[allocatedName(s.name)]?.tolerance,
+    guardFile?.parts?.[s.name] ?? {},
+  ),
 );
 const profile: ProfileRun = {
   date: new Date().toISOString(),

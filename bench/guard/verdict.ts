@@ -12,6 +12,13 @@ export interface GuardFile {
   readonly date: string;
   /** Per scenario: the tolerance (a fraction: 0.02 is 2%) and the noise it was derived from. */
   readonly scenarios: Readonly<Record<string, { readonly tolerance: number; readonly noise: Noise }>>;
+  /**
+   * Per scenario, per part (a stage, the answer, outside): the smallest difference the profiler
+   * flags, from the same runs: the worst a part moved between two processes of one tree, 1.5 times
+   * over (a part's own offset from process to process, which one run's rounds cannot show: the
+   * forward to a ws:// sequencer sat at 16k in one process and 26k in the next, every round).
+   */
+  readonly parts?: Readonly<Record<string, Readonly<Record<string, PartNoise>>>>;
 }
 
 /** candidate / base over repeated runs of one tree (an unchanged tree against itself). */
@@ -32,6 +39,19 @@ export function toleranceOf(ratios: readonly number[]): { tolerance: number; noi
   const worst = Math.max(0, ...ratios.map((r) => Math.abs(r - 1)));
   // rounded up to 0.1% (after rounding away the float error of the product)
   return { tolerance: Math.max(0.01, Math.ceil(Math.round(worst * 1.5 * 1e6) / 1000) / 1000), noise: { runs: ratios.length, ratios, worst } };
+}
+
+/** A part's floor and the differences it came from (instructions per request). */
+export interface PartNoise {
+  readonly floor: number;
+  readonly worst: number;
+  readonly runs: number;
+}
+
+/** A part's floor from the differences seen between two processes of one tree: the worst, 1.5 times over, rounded up to 100 instructions. */
+export function partFloorOf(deltas: readonly number[]): PartNoise {
+  const worst = Math.max(0, ...deltas.map(Math.abs));
+  return { floor: Math.ceil((worst * 1.5) / 100) * 100, worst: Math.round(worst), runs: deltas.length };
 }
 
 /** The name a scenario's bytes allocated per request are guarded under (beside its instructions). */

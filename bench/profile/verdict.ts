@@ -6,10 +6,11 @@
  * A part is flagged dearer (or cheaper) when all three hold:
  * - its median paired difference (candidate round r less base round r) is above the noise this
  *   run measured for it: the wider of the two builds' own spreads (max − min of its rounds);
- * - it is above the part's floor: 5% of the base's figure and at least 2,000 instructions for a
- *   part (two processes of one build differ by up to about 1,200 in the forward: which upstream
- *   connection a request takes, how many are open), the guard's tolerance for a total
- *   (bench/results/guard.json, else 2%);
+ * - it is above the part's floor: 5% of the base's figure, at least 2,000 instructions, and at
+ *   least what the committed noise study saw the part move between two processes of one tree
+ *   (bench/results/guard.json's `parts`: a part can sit at one figure for a whole process and
+ *   another in the next, which one run's rounds cannot show); the guard's tolerance for a total
+ *   (guard.json, else 2%);
  * - every paired round points the same way (with 5 rounds, chance alone does so 1 time in 32).
  * The guard fails a scenario whose total is dearer than its tolerance (the median of the paired
  * ratios, as it always was), a stage flagged dearer, or bytes allocated beyond their tolerance.
@@ -57,6 +58,8 @@ export function compare(
   bytes: readonly [number, number] | undefined,
   tolerance: number | undefined,
   bytesTolerance: number | undefined,
+  /** Each part's floor from the committed noise study (bench/results/guard.json), where it has one. */
+  partFloors: Readonly<Record<string, { readonly floor: number }>> = {},
 ): Compared {
   let [b, c] = rounds;
   // Pairs in which either round still compiled or collected after its retries are left out while 3 clean pairs remain.
@@ -69,7 +72,7 @@ export function compare(
   const of = (rs: readonly Round[], part: string) => rs.map((r) => r.parts[part] ?? 0);
   const parts = [...names, OUTSIDE].map((part) => {
     const base = of(b, part);
-    return { part, ...figure(base, of(c, part), Math.max(PART_FLOOR, PART_SHARE * median(base))) };
+    return { part, ...figure(base, of(c, part), Math.max(PART_FLOOR, PART_SHARE * median(base), partFloors[part]?.floor ?? 0)) };
   });
   const tb = b.map((r) => r.total);
   const tc = c.map((r) => r.total);
