@@ -26,7 +26,29 @@ export interface Chart {
   readonly format?: (v: number) => string;
 }
 
-const PALETTE = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1', '#ff9da7', '#9c755f', '#bab0ac', '#86bcb6', '#d37295'];
+/** 20 distinct colours (Tableau 20's order): a chart with more segment names repeats them, said in its legend's order. */
+const PALETTE = [
+  '#4e79a7',
+  '#f28e2b',
+  '#e15759',
+  '#76b7b2',
+  '#59a14f',
+  '#edc948',
+  '#b07aa1',
+  '#ff9da7',
+  '#9c755f',
+  '#bab0ac',
+  '#a0cbe8',
+  '#ffbe7d',
+  '#8cd17d',
+  '#b6992d',
+  '#499894',
+  '#86bcb6',
+  '#d37295',
+  '#fabfd2',
+  '#79706e',
+  '#d4a6c8',
+];
 
 export function escapeXml(s: string): string {
   return s.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c]!);
@@ -56,7 +78,7 @@ export function stackedBarsSvg(chart: Chart): string {
   const totals = chart.bars.map((b) => b.segments.reduce((a, s) => a + s.value, 0));
   const step = tickStep(Math.max(1, ...totals));
   const max = Math.ceil(Math.max(1, ...totals) / step) * step;
-  const labelW = Math.min(360, 12 + 6.6 * Math.max(...chart.bars.map((b) => b.label.length)));
+  const labelW = Math.min(520, 12 + 6.8 * Math.max(...chart.bars.map((b) => b.label.length)));
   const plotW = 560;
   const barH = 22;
   const gap = 12;

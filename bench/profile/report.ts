@@ -97,12 +97,12 @@ export function profileSvg(p: ProfileRun): string {
   const names = buildNames(p);
   const bars: Bar[] = p.compared.flatMap((c) =>
     (['base', 'candidate'] as const).map((b) => ({
-      label: `${c.scenario} — ${b === 'base' ? names.base : names.candidate}`,
+      label: `${c.scenario} — ${b === 'base' ? 'base' : 'this tree'}`,
       segments: c.parts.map((x) => ({ label: x.part, value: Math.max(0, x[b]) })),
       note: k(c.total[b]),
     })),
   );
-  return stackedBarsSvg({ title: `Instructions per request by part: ${names.base} against ${names.candidate}`, unit: 'instructions per request', bars });
+  return stackedBarsSvg({ title: `Instructions per request by part: ${names.base} (base) against ${names.candidate}`, unit: 'instructions per request', bars });
 }
 
 /** One page, nothing loaded from elsewhere: the tables and the picture inline. */
