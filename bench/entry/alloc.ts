@@ -1,7 +1,7 @@
 /**
  * `npm run bench:alloc`: the heap bytes txgate allocates per request in the guarded scenarios
  * (eth_chainId, the 401, a valid submission over HTTP and to a ws:// sequencer), counted as
- * bench:profile --bytes and the guard count them (bench/instr/measure.ts, `Measure.allocation`): txgate
+ * bench:profile --bytes and the guard count them (bench/instr/allocation.ts): txgate
  * started plain (node alone, a 1-MB young generation, --trace-gc-nvp), 2,000 requests of warm-up,
  * then whole young generations over 20,000 requests. No valgrind: a minute or two, beside any
  * callgrind run. With --base REF another build is counted in the same run,
@@ -21,7 +21,7 @@ import { spread } from '../common/figures.js';
 import { startStub } from '../servers/stub-sequencer.js';
 import { Callgrind, type ServerDef } from '../instr/callgrind.js';
 import { Driver } from '../instr/drive.js';
-import { Measure } from '../instr/measure.js';
+import { allocation } from '../instr/allocation.js';
 import { accounts, CHAINS, FLOOR, keys, MAIN, MIN_TIP, txgateConfig, WS_SEQUENCER } from '../instr/scenarios.js';
 
 const SCENARIOS = ['eth_chainId', '401 unauthorized', 'valid submission', WS_SEQUENCER];
@@ -63,14 +63,8 @@ const STUB = BASE + 100;
 const chains = new Set<keyof typeof CHAINS>(['ws']);
 await startStub({ port: STUB, chainId: 4663, holder: null, children: run.children });
 await startStub({ port: STUB + CHAINS.ws.stub, chainId: CHAINS.ws.chainId, holder: null, children: run.children });
-const cg = new Callgrind(run.tmp, run.children, undefined);
+const cg = new Callgrind(run.tmp, run.children);
 const driver = new Driver(8);
-const measure = new Measure({ requests: 0, warmup: 0, rounds: 0, maxSpread: 1, retries: 0, idleS: 0 }, cg, driver, {
-  idle: () => undefined,
-  measured: () => undefined,
-  note: () => undefined,
-  leftOut: () => undefined,
-});
 const scenarios = MAIN.filter((s) => SCENARIOS.includes(s.name));
 /** What is counted: txgate builds by their cli.js, and with --floor the floor (null), each started afresh every round. */
 const builds: (readonly [string, string | null])[] = [
@@ -116,7 +110,7 @@ for (let r = 0; r < opt.rounds; r++) {
       bytes
         .get(name)!
         .get(s.name)!
-        .push(await measure.allocation(srv, s));
+        .push(await allocation(srv, driver, s));
     driver.closeLanes();
     await srv.stop();
   }

@@ -16,19 +16,18 @@
 import { spawnSync } from 'node:child_process';
 import { keySha256 } from '../../src/accounts/keys.js';
 import { RESULTS_DIR } from '../common/paths.js';
-import { round } from '../common/figures.js';
+import { round, spread } from '../common/figures.js';
 import { startBench } from '../common/bench-run.js';
 import { server } from '../common/paths.js';
 import { median } from '../common/figures.js';
 import { buildProbes, PROFILE_FLAGS, SLOTS } from '../profile/probes.js';
-import { Rounds, type Round } from '../profile/rounds.js';
+import { Rounds, type Counted, type Round } from '../profile/rounds.js';
 import { join } from 'node:path';
 import { resultsJson } from '../common/results-schema.js';
 import { startStub } from '../servers/stub-sequencer.js';
 import type { Part, PartSetup } from '../servers/limit-server.js';
-import { Callgrind, needCallgrind, type Server } from '../instr/callgrind.js';
+import { Callgrind, needCallgrind } from '../instr/callgrind.js';
 import { Driver } from '../instr/drive.js';
-import { Measure, type Measured } from '../instr/measure.js';
 import { accounts, CHAINS, keys, LANE_KEY, LANE_KEY_FILE, MAIN, txgateConfig, type Scenario } from '../instr/scenarios.js';
 import { askOnce, LIMIT, partName, partsOf, type Captured } from '../limit/parts.js';
 import { limitRow, limitTables, type LimitRow } from '../limit/report.js';
@@ -50,14 +49,14 @@ const run = startBench('bench:limit', 'The hot path against its limit: txgate be
     min: 0.1,
     quick: 10,
     full: 5,
-    help: "bound on a scenario's rounds' spread, % of their median: rounds beyond it are measured again",
+    help: "bound on a measurement's rounds' spread, % of their median: one beyond it is flagged ⚠ noisy in the table",
   },
   retries: {
     kind: 'int',
     min: 0,
     quick: 2,
     full: 3,
-    help: "times a scenario's noisy rounds (or rounds in which TurboFan compiled more than 5% of the count) are measured again",
+    help: 'times a round in which the collector ran or TurboFan compiled more than 5% of the count is counted again',
   },
   'port-base': {
     kind: 'int',
@@ -68,33 +67,13 @@ const run = startBench('bench:limit', 'The hot path against its limit: txgate be
 });
 const opt = run.opt;
 needCallgrind('bench:limit');
-const settings = {
-  requests: opt.requests,
-  warmup: opt.warmup,
-  rounds: opt.rounds,
-  maxSpread: opt['max-spread'] / 100,
-  retries: opt.retries,
-  idleS: 0,
-  maxJit: 0.05,
-  interleaveWarmup: true,
-};
 const chosen = LIMIT.filter((l) => opt.scenarios === undefined || opt.scenarios.includes(l.name));
 const scenarioOf = (name: string) => MAIN.find((s) => s.name === name)!;
 const NODE_FLAGS = PROFILE_FLAGS;
-const cg = new Callgrind(run.tmp, run.children, undefined, NODE_FLAGS);
+const cg = new Callgrind(run.tmp, run.children, NODE_FLAGS);
 const addon = buildProbes(run.tmp);
 const slotsFile = join(run.tmp, 'slots.txgate.json');
 const driver = new Driver(opt.connections);
-const measure = new Measure(settings, cg, driver, {
-  idle: () => undefined,
-  measured: (m) =>
-    process.stdout.write(
-      `${m.server.padEnd(6)} ${m.scenario.padEnd(46)} ${(m.median / 1000).toFixed(1).padStart(6)}k instr/req (rounds spread ${(m.spread * 100).toFixed(1)}%)\n`,
-    ),
-  note: (line) => process.stderr.write(line + '\n'),
-  leftOut: (_what, line) => process.stdout.write(line + '\n'),
-});
-
 // --- the servers: the stubs outside callgrind, the echo, txgate and the parts server under it ---
 const BASE = opt['port-base'];
 const STUB = BASE + 100;
@@ -148,38 +127,34 @@ if (set.status !== 200) {
   process.exit(1);
 }
 
-// --- measuring, each server in turn ------------------------------------------------------------
-const measureAll = async (srv: Server, scenarios: readonly Scenario[]) => {
-  const m = await measure.set(srv, scenarios);
-  driver.closeLanes();
-  await srv.stop();
-  return m;
-};
-const echo = (await measureAll(await echoP, [MAIN[0]!]))[0];
-if (echo === undefined) {
-  process.stderr.write(`bench:limit: the bare uWS echo on port ${BASE} misanswered in every round (another process on the port?): try another --port-base\n`);
-  process.exit(1);
-}
-// txgate as bench:profile counts it: every chosen scenario (and the one a row is counted over), interleaved, each round attributed.
-const txgateSet = [...new Set([...chosen.map((l) => l.name), ...chosen.flatMap((l) => (l.over !== undefined ? [l.over] : []))])].map(scenarioOf);
+// --- counting, each server in turn, as bench:profile counts (bench/profile/rounds.ts) --------------
 const rounds = new Rounds(cg, run.tmp, SLOTS, { requests: opt.requests, retries: opt.retries, maxJit: 0.05 });
-await rounds.warm([{ build: 'txgate', server: txgate, mapFile: slotsFile, driver }], txgateSet, opt.warmup, () => undefined);
-cg.control('--instr=on', txgate.child.pid!);
-const txgateRounds = new Map<string, Round[]>(txgateSet.map((s) => [s.name, []]));
-for (let r = 0; r < opt.rounds; r++) {
-  for (const s of r % 2 === 0 ? txgateSet : [...txgateSet].reverse())
-    txgateRounds.get(s.name)!.push(await rounds.steady({ build: 'txgate', server: txgate, mapFile: slotsFile, driver }, s));
-  process.stderr.write(`txgate: round ${r + 1}/${opt.rounds} of ${txgateSet.length} scenarios\n`);
-}
-driver.closeLanes();
-await txgate.stop();
-const partsM = await measureAll(parts, partScenarios);
+/** Each scenario's rounds on a server: warmed, then counted with the scenarios interleaved; the server stopped. */
+const countAll = async (c: Counted, scenarios: readonly Scenario[]): Promise<Map<string, Round[]>> => {
+  await rounds.warm([c], scenarios, opt.warmup, () => undefined);
+  cg.control('--instr=on', c.server.child.pid!);
+  const got = new Map<string, Round[]>(scenarios.map((s) => [s.name, []]));
+  for (let r = 0; r < opt.rounds; r++) {
+    for (const s of r % 2 === 0 ? scenarios : [...scenarios].reverse()) got.get(s.name)!.push(await rounds.steady(c, s));
+    process.stderr.write(`${c.build}: round ${r + 1}/${opt.rounds} of ${scenarios.length} scenarios\n`);
+  }
+  c.driver.closeLanes();
+  await c.server.stop();
+  return got;
+};
+const echoRounds = (await countAll({ build: 'echo', server: await echoP, mapFile: null, driver }, [MAIN[0]!])).get(MAIN[0]!.name)!;
+// txgate with its stage probes: every chosen scenario (and the one a row is counted over), each round attributed.
+const txgateSet = [...new Set([...chosen.map((l) => l.name), ...chosen.flatMap((l) => (l.over !== undefined ? [l.over] : []))])].map(scenarioOf);
+const txgateRounds = await countAll({ build: 'txgate', server: txgate, mapFile: slotsFile, driver }, txgateSet);
+const partsRounds = await countAll({ build: 'parts', server: await partsP, mapFile: null, driver }, partScenarios);
 
 // --- the report ---------------------------------------------------------------------------------
-const of = (ms: readonly Measured[], name: string) => ms.find((m) => m.scenario === name);
-// Without the collector, as the guard counts (docs/performance.md, "The guard"): a round's
-// perReq carries the measurement's mean share of it (gcPerReq), which is taken out again.
-const roundsOf = (m: Measured | undefined) => (m === undefined ? [] : m.rounds.map((r) => r.perReq - m.gcPerReq));
+/** A measurement's figures: the median of its rounds (without the collector and TurboFan's compiling) and their spread. */
+const figuresOf = (server: string, scenario: string, rs: readonly Round[]) => {
+  const xs = rs.map((r) => r.total);
+  return { server, scenario, median: median(xs), min: Math.min(...xs), max: Math.max(...xs), spread: spread(xs) };
+};
+const totalsOf = (rs: readonly Round[] | undefined) => rs?.map((r) => r.total) ?? [];
 /** A scenario's txgate parts on its own path (medians of its rounds), in the request's order. */
 const partsOfTxgate = (name: string) => {
   const rs = txgateRounds.get(name)!;
@@ -192,8 +167,8 @@ const rows: LimitRow[] = chosen.flatMap((l) => {
   if (t === undefined) return [];
   const partRounds = new Map<Part, readonly number[]>();
   for (const p of ['transport', ...l.parts] as Part[]) {
-    const m = of(partsM, partName(l.name, p));
-    if (m !== undefined) partRounds.set(p, roundsOf(m));
+    const rs = partsRounds.get(partName(l.name, p));
+    if (rs !== undefined) partRounds.set(p, totalsOf(rs));
   }
   if (!partRounds.has('transport')) return [];
   const over = l.over === undefined ? undefined : totalOf(l.over);
@@ -201,7 +176,7 @@ const rows: LimitRow[] = chosen.flatMap((l) => {
     limitRow({
       l,
       txgate: t,
-      echo: roundsOf(echo),
+      echo: totalsOf(echoRounds),
       parts: partRounds,
       stages: partsOfTxgate(l.name),
       ...(over !== undefined ? { overMedian: median(over) } : {}),
@@ -226,11 +201,11 @@ run.write(
     requests: opt.requests,
     warmup: opt.warmup,
     rounds: opt.rounds,
-    maxSpread: settings.maxSpread,
+    maxSpread: opt['max-spread'] / 100,
     nodeFlags: [...NODE_FLAGS],
-    echo: { median: echo.median, spread: echo.spread },
+    echo: { median: median(totalsOf(echoRounds)), spread: spread(totalsOf(echoRounds)) },
     rows,
-    results: [echo, ...partsM].map((m) => ({ server: m.server, scenario: m.scenario, median: m.median, min: m.min, max: m.max, spread: m.spread })),
+    results: [figuresOf('echo', MAIN[0]!.name, echoRounds), ...[...partsRounds].map(([name, rs]) => figuresOf('parts', name, rs))],
   }),
 );
 process.stdout.write(`\n(${minutes} min) written to ${mdPath} and limit.json${run.outDir === RESULTS_DIR ? '' : ' (--save writes bench/results/)'}\n`);

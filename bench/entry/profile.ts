@@ -21,7 +21,7 @@ import { readRun, resultsJson } from '../common/results-schema.js';
 import { startStub } from '../servers/stub-sequencer.js';
 import { Callgrind, needCallgrind } from '../instr/callgrind.js';
 import { Driver } from '../instr/drive.js';
-import { Measure } from '../instr/measure.js';
+import { allocation } from '../instr/allocation.js';
 import { accounts, CHAIN_OF, CHAINS, LANE_CONTROLLER, LANE_KEY, LANE_KEY_FILE, MAIN, txgateConfig, type Scenario } from '../instr/scenarios.js';
 import { median } from '../common/figures.js';
 import { allocatedName, partFloorOf, toleranceOf, type GuardFile } from '../guard/verdict.js';
@@ -169,7 +169,7 @@ await startStub({ port: STUB, chainId: 4663, holder: null, children: run.childre
 // The express lane's chain whose round txgate's controller holds: its stub's auction names it.
 for (const c of chains)
   await startStub({ port: STUB + CHAINS[c].stub, chainId: CHAINS[c].chainId, holder: c === 'laneOurs' ? LANE_CONTROLLER : null, children: run.children });
-const cg = new Callgrind(run.tmp, run.children, undefined, PROFILE_FLAGS);
+const cg = new Callgrind(run.tmp, run.children, PROFILE_FLAGS);
 const builds = [
   { build: 'base', cli: base.cli, port: PORT },
   { build: 'candidate', cli: join(REPO, 'dist/src/cli.js'), port: PORT + 2 },
@@ -241,17 +241,11 @@ const bytes = new Map<string, [number, number]>();
 if (countBytes) {
   say(`counting bytes allocated per request (${secs()})`);
   const driver = new Driver(8);
-  const measure = new Measure({ requests: opt.requests, warmup: 0, rounds: 3, maxSpread: 1, retries: 0, idleS: 0 }, cg, driver, {
-    idle: () => undefined,
-    measured: () => undefined,
-    note: () => undefined,
-    leftOut: () => undefined,
-  });
   for (const [i, b] of builds.entries()) {
     const srv = await cg.start(`${b.build}-plain`, spec(b, process.env), true);
     for (const s of scenarios) {
       const pair = bytes.get(s.name) ?? [Number.NaN, Number.NaN];
-      pair[i] = await measure.allocation(srv, s);
+      pair[i] = await allocation(srv, driver, s);
       bytes.set(s.name, pair);
     }
     driver.closeLanes();

@@ -1,10 +1,9 @@
 /**
- * bench:instr's servers under valgrind's callgrind: started with instrumentation off (switched
- * on after the warm-up), a round between `callgrind_control -z` and `-d`, the dump read for its
- * total, the garbage collector's and the JIT's share, and node's --trace-gc-nvp lines kept.
+ * The callgrind benches' servers under valgrind's callgrind: started with instrumentation off
+ * (switched on after the warm-up), a round between `callgrind_control -z` and `-d` (its dump read
+ * by bench/profile/rounds.ts), and node's --trace-gc-nvp lines kept.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTxgate, type TxgateSpec } from '../common/txgate.js';
 
@@ -36,20 +35,13 @@ export function needCallgrind(bench: string): void {
 }
 
 export class Callgrind {
-  private kept = 0;
-  /**
-   * @param dir where the dumps are written (and removed once read)
-   * @param keep with --keep: where every dump is copied
-   */
+  /** @param dir where the dumps are written (bench/profile/rounds.ts reads and removes them) */
   constructor(
     private readonly dir: string,
     private readonly children: ChildProcess[],
-    private readonly keep: string | undefined,
-    /** node flags added for every server under callgrind (bench:limit's fixed seeds and heap). */
+    /** node flags added for every server under callgrind (the profiler's fixed seeds and heap). */
     private readonly nodeFlags: readonly string[] = [],
-  ) {
-    if (keep !== undefined) mkdirSync(keep, { recursive: true });
-  }
+  ) {}
 
   /**
    * Starts a server: under callgrind, or (`plain`) as node alone with a 1-MB young generation, so
@@ -101,35 +93,6 @@ export class Callgrind {
   control(flag: '-z' | '-d' | '--instr=on', pid: number): void {
     const r = spawnSync('callgrind_control', [flag, String(pid)], { encoding: 'utf8' });
     if (r.status !== 0) throw new Error(`callgrind_control ${flag} ${pid}: ${r.stderr}`);
-  }
-
-  /**
-   * The newest dump of `server`: total instructions, GC's share (inclusive), and the JIT's:
-   * TurboFan compiling a function that tiered up (V8's Runtime_CompileOptimized, inclusive; with
-   * node --single-threaded it runs on the main thread, inside whichever round the function got
-   * hot in).
-   */
-  readDump(server: Server): { ir: number; gcIr: number; jitIr: number } {
-    const pid = server.child.pid!;
-    const prefix = `cg.${server.name}.${pid}.`;
-    const files = readdirSync(this.dir)
-      .filter((f) => f.startsWith(prefix))
-      .sort((a, b) => Number(a.slice(prefix.length)) - Number(b.slice(prefix.length)));
-    const file = join(this.dir, files.at(-1)!);
-    const text = readFileSync(file, 'utf8');
-    const ir = Number(/^totals: (\d+)/m.exec(text)?.[1] ?? /^summary: (\d+)/m.exec(text)?.[1]);
-    const annotated = spawnSync('callgrind_annotate', ['--inclusive=yes', '--threshold=100', file], { encoding: 'utf8', maxBuffer: 64 << 20 }).stdout;
-    const gcLine = annotated.split('\n').find((l) => l.includes('v8::internal::Heap::CollectGarbage(v8::internal::AllocationSpace'));
-    const gcIr = gcLine === undefined ? 0 : Number(gcLine.trim().split(' ')[0]!.replace(/,/g, ''));
-    const jitIr = annotated
-      .split('\n')
-      .filter((l) => l.includes('v8::internal::Runtime_CompileOptimized'))
-      .reduce((a, l) => a + Number(l.trim().split(' ')[0]!.replace(/,/g, '')), 0);
-    for (const f of files) {
-      if (this.keep !== undefined) copyFileSync(join(this.dir, f), join(this.keep, `${f}.${++this.kept}`));
-      rmSync(join(this.dir, f));
-    }
-    return { ir, gcIr, jitIr };
   }
 }
 
