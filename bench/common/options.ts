@@ -7,7 +7,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { roundsProblem } from './figures.js';
-import { RESULTS_DIR } from './paths.js';
 
 /**
  * One option of a bench: its kind, what it does, and its value in the quick run (the default)

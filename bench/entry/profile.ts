@@ -17,7 +17,7 @@ import { baseBuild, type BaseBuild } from '../common/base-build.js';
 import { startBench } from '../common/bench-run.js';
 import { REPO, RESULTS_DIR, server } from '../common/paths.js';
 import { portsTaken } from '../common/ports.js';
-import { readRun, resultsJson } from '../common/results-schema.js';
+import { readRun, resultsJson, type Compared, type ProfileRun } from '../common/results-schema.js';
 import { startStub } from '../servers/stub-sequencer.js';
 import { Callgrind, needCallgrind } from '../instr/callgrind.js';
 import { Driver } from '../instr/drive.js';
@@ -27,26 +27,28 @@ import { median } from '../common/figures.js';
 import { allocatedName, partFloorOf, toleranceOf, type GuardFile } from '../guard/verdict.js';
 import { buildProbes, PROFILE_FLAGS, SLOTS } from '../profile/probes.js';
 import { Rounds, type Counted, type Round } from '../profile/rounds.js';
-import { compare, type Compared } from '../profile/verdict.js';
-import { consoleTable, profileHtml, profileMarkdown, profileSvg, type ProfileRun } from '../profile/report.js';
+import { compare } from '../profile/verdict.js';
+import { consoleTable, profileHtml, profileMarkdown, profileSvg } from '../profile/report.js';
 
 /** The guard's scenarios: what CI counts on every change (docs/performance.md, "The guard"). */
-export const GUARDED = ['eth_chainId', '401 unauthorized', 'valid submission', 'valid submission to a WebSocket sequencer'];
+const GUARDED = ['eth_chainId', '401 unauthorized', 'valid submission', 'valid submission to a WebSocket sequencer'];
 /** The scenarios whose bytes allocated are guarded (eth_chainId's and the 401's fill too few young generations to hold within a percent). */
 const BYTES_GUARDED = ['valid submission', 'valid submission to a WebSocket sequencer'];
-/** Scenarios of a feature's own chain, measured when asked for (--scenarios, --full): the express lane's auction needs a stub of its own per holder. */
-const SINGLE = new Set(['valid submission, express lane ours', 'valid submission, express lane not ours', 'valid submission, express lane off']);
+/**
+ * Scenarios of a feature's own chain (the express lane's, conditional sends', the tracked chain's
+ * twin with tracking off): counted when asked for (--scenarios, --full).
+ */
+const OWN_CHAIN = new Set([
+  'valid submission, express lane ours',
+  'valid submission, express lane not ours',
+  'valid submission, express lane off',
+  'valid submission, untracked chain',
+  'valid submission, conditions off',
+  'valid submission, conditions on',
+  'conditional submission, empty options',
+]);
 /** The scenarios the profiler counts by default: every request a desk sends on a chain of the default kinds. */
-const DEFAULT = MAIN.map((s) => s.name).filter(
-  (s) =>
-    !SINGLE.has(s) &&
-    ![
-      'valid submission, untracked chain',
-      'valid submission, conditions off',
-      'valid submission, conditions on',
-      'conditional submission, empty options',
-    ].includes(s),
-);
+const DEFAULT = MAIN.map((s) => s.name).filter((s) => !OWN_CHAIN.has(s));
 
 const run = startBench('bench:profile', 'Which stage of a request costs what, this tree against a base build, counted in one run (callgrind).', {
   base: {
@@ -110,7 +112,9 @@ if (opt['noise-from'] !== undefined) {
       for (const p of c.parts) byPart.set(p.part, [...(byPart.get(p.part) ?? []), p.candidate - p.base]);
       const name = c.scenario;
       ratios.set(name, [...(ratios.get(name) ?? []), c.total.candidate / c.total.base]);
-      if (c.bytes !== undefined) ratios.set(allocatedName(name), [...(ratios.get(allocatedName(name)) ?? []), c.bytes.candidate / c.bytes.base]);
+      // Bytes are guarded where they hold within a percent from process to process (BYTES_GUARDED).
+      if (c.bytes !== undefined && BYTES_GUARDED.includes(name))
+        ratios.set(allocatedName(name), [...(ratios.get(allocatedName(name)) ?? []), c.bytes.candidate / c.bytes.base]);
     }
   const commit = opt.base === 'main' ? execFileSync('git', ['-C', REPO, 'rev-parse', 'HEAD'], { encoding: 'utf8' }).trim() : opt.base!;
   const file: GuardFile = {

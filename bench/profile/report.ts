@@ -7,8 +7,6 @@
 import { escapeXml, stackedBarsSvg, type Bar } from '../common/svg.js';
 import type { Compared, Figure, ProfileRun } from '../common/results-schema.js';
 
-export type { ProfileRun } from '../common/results-schema.js';
-
 const k = (n: number) => `${(n / 1000).toFixed(1)}k`;
 const kib = (n: number) => `${(n / 1024).toFixed(2)} KiB`;
 const signed = (n: number, f: (n: number) => string) => `${n >= 0 ? '+' : '−'}${f(Math.abs(n))}`;

@@ -20,8 +20,6 @@ import type { Compared, Direction, Figure } from '../common/results-schema.js';
 import { OUTSIDE } from './attribute.js';
 import type { Round } from './rounds.js';
 
-export type { Compared, Direction, Figure } from '../common/results-schema.js';
-
 /** A part's floor: 2% of the base's figure, at least this many instructions. */
 export const PART_FLOOR = 2000;
 const PART_SHARE = 0.05;
