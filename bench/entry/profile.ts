@@ -81,6 +81,10 @@ const run = startBench('bench:profile', 'Which stage of a request costs what, th
     kind: 'flag',
     help: "CI's guard: the base is bench/results/guard.json's commit (unless --base), bytes counted, the guarded scenarios; exit 1 when a total or stage is dearer beyond its bound",
   },
+  'fresh-noise': {
+    kind: 'flag',
+    help: "with --noise-from: the tolerances from DIR's runs alone (by default the committed guard.json's ratios, earlier studies, count too)",
+  },
   'noise-from': {
     kind: 'text',
     arg: 'DIR',
@@ -93,6 +97,7 @@ const run = startBench('bench:profile', 'Which stage of a request costs what, th
 const opt = run.opt;
 const say = (line: string) => process.stderr.write(`bench:profile: ${line}\n`);
 
+const guardFile: GuardFile | null = existsSync(join(RESULTS_DIR, 'guard.json')) ? readRun('guard', 'guard') : null;
 if (opt['noise-from'] !== undefined) {
   const dir = run.userPath(opt['noise-from']);
   const runs = readdirSync(dir, { withFileTypes: true })
@@ -120,8 +125,12 @@ if (opt['noise-from'] !== undefined) {
   const file: GuardFile = {
     commit,
     date: new Date().toISOString(),
-    // Every scenario the runs counted: the guard's fail the run, the others bound the profiler's verdicts.
-    scenarios: Object.fromEntries([...ratios].map(([s, rs]) => [s, toleranceOf(rs)])),
+    // Every scenario the runs counted: the guard's fail the run, the others bound the profiler's
+    // verdicts. Earlier studies count too: a few runs of one tree do not show all it does from one
+    // run to the next.
+    scenarios: Object.fromEntries(
+      [...ratios].map(([s, rs]) => [s, toleranceOf([...(opt['fresh-noise'] ? [] : (guardFile?.scenarios[s]?.noise.ratios ?? [])), ...rs])]),
+    ),
     parts: Object.fromEntries([...deltas].map(([s, byPart]) => [s, Object.fromEntries([...byPart].map(([p, ds]) => [p, partFloorOf(ds)]))])),
   };
   for (const [s, t] of Object.entries(file.scenarios))
@@ -131,7 +140,6 @@ if (opt['noise-from'] !== undefined) {
 }
 
 needCallgrind('bench:profile');
-const guardFile: GuardFile | null = existsSync(join(RESULTS_DIR, 'guard.json')) ? readRun('guard', 'guard') : null;
 const baseRef = opt.guard && opt.base === 'main' ? (guardFile?.commit ?? 'main') : opt.base!;
 const scenarios: Scenario[] = MAIN.filter((s) => (opt.guard ? GUARDED : (opt.scenarios ?? DEFAULT)).includes(s.name));
 const countBytes = opt.bytes || opt.guard;

@@ -53,21 +53,18 @@ describe('bench:limit: a scenario against the sum of its parts', () => {
     assert.equal(row.ratio, 61_000 / 42_500);
     assert.equal(row.echoRatio, 61_000 / 20_000);
   });
-  it("what remains is named by txgate's own parts on the request's path, each less the irreducible parts done in it", () => {
+  it("what remains is named by what txgate's own parts do, each group less the irreducible parts it does", () => {
     assert.deepEqual(
       row.remains.map((r) => [r.stage, r.rest]),
       [
-        ['host', 1000],
-        ['size_cap', 600],
-        ['parse', 9000 - 8000],
-        ['route', 500],
-        ['auth', 12_000 - 9000],
-        ['answer', 5000 - 4000],
-        ['outside', 23_000 - 21_500],
+        ['reading (host to decode)', 1000 + 600 + 9000 + 500 - 8000],
+        ['the account (auth, grant)', 12_000 - 9000],
+        ['the forward and the wire (forward, outside)', 23_000 - 21_500],
+        ['the answer (its hook, the log lines)', 5000 - 4000],
       ],
     );
   });
-  it('a row counted over another scenario names the difference; the table prints a row and its remains', () => {
+  it('a row counted over another scenario names the difference; a stage no part does remains whole; the table prints a row and its remains', () => {
     const tracked = limitRow({
       l: { name: 'tracked', parts: ['forward'], stub: { offset: 2 }, over: 'valid submission' },
       txgate: [100_000],
@@ -76,14 +73,25 @@ describe('bench:limit: a scenario against the sum of its parts', () => {
         ['transport', [20_000]],
         ['forward', [45_000]],
       ]),
-      stages: new Map([['forward', 30_000]]),
+      stages: new Map([
+        ['forward', 30_000],
+        ['outside', 20_000],
+        ['rate_limit', 2_000],
+      ]),
       overMedian: 95_000,
     });
-    assert.deepEqual(tracked.remains[0], { stage: 'forward', cost: 30_000, parts: 25_000, rest: 5_000 });
+    const by = new Map(tracked.remains.map((r) => [r.stage, r]));
+    assert.deepEqual(by.get('the forward and the wire (forward, outside)'), {
+      stage: 'the forward and the wire (forward, outside)',
+      cost: 50_000,
+      parts: 45_000,
+      rest: 5_000,
+    });
+    assert.deepEqual(by.get('rate_limit'), { stage: 'rate_limit', cost: 2_000, parts: 0, rest: 2_000 });
     assert.deepEqual(tracked.remains.at(-1), { stage: 'over "valid submission"', cost: 5_000, parts: 0, rest: 5_000 });
     const t = limitTables([row, tracked]).join('\n');
     assert.match(t, /\| 401 unauthorized \| 21\.5k \| 8\.0k \| 9\.0k \| — \| — \| 4\.0k \| 42\.5k \| 61\.0k \| 1\.44x \| 3\.05x \|/);
-    assert.match(t, /What remains of tracked \(55\.0k\), by stage: forward 5\.0k/);
+    assert.match(t, /What remains of tracked \(55\.0k\), by part of txgate's request .*the forward and the wire \(forward, outside\) 5\.0k/);
   });
 });
 
