@@ -35,6 +35,7 @@ import type { Tracker, TrackObserver } from './track/tracker.js';
 import type { TrackSeamPart } from './threads/track-seam.js';
 import { Tracking } from './tracking.js';
 import { ChainHeads } from './upstreams/chain-rpc/chain-heads.js';
+import { FlashblocksStream } from './flashblocks/stream.js';
 import { TlsEdge, type TlsObserver } from './tls/edge.js';
 import { freePort } from './base/free-port.js';
 import { ExpressLanes, type OpenOptions as LaneOpenOptions } from './express-lane/lanes.js';
@@ -115,7 +116,9 @@ export function createApp(opts: AppOptions): App {
   const sends = buildSends(config, log, thread, obs.forward, new Tracking(config, log, obs.track, opts.trackSeam ?? null), lanes);
   const readiness = readinessOf(config, store, thread.board, lanes);
   readiness.warn(() => sends.tracking.problems());
+  if (sends.flashblocks.size > 0) readiness.warn(() => flashblocksProblems(sends.flashblocks));
   metrics?.watchTrackers(sends.trackers);
+  metrics?.watchFlashblocks(sends.flashblocks);
 
   const decoders = decodersOf(config);
   const buildPipeline = (hooks: PipelineHooks) =>
@@ -215,6 +218,7 @@ export function createApp(opts: AppOptions): App {
       await Promise.all(sends.links.map((l) => l.close()));
       await sends.tracking.close();
       for (const h of sends.heads.values()) h.close();
+      for (const f of sends.flashblocks.values()) f.close();
       await lanes.lanes.close();
     },
   };
@@ -260,6 +264,10 @@ function buildSends(
       return c.rpcWs === null && !(c.conditional.enabled && l.rpc !== null) ? [] : [[c.chainId, new ChainHeads(c.rpcWs, log, l.rpc)] as const];
     }),
   );
+  // A chain's flashblocks stream (`chains[].flashblocks`), per thread: opened by its first subscriber (the tracker, the sync send).
+  const flashblocks = new Map(
+    config.chains.filter((c) => c.flashblocks.enabled).map((c) => [c.chainId, new FlashblocksStream(c.chainId, c.flashblocks, log)] as const),
+  );
   const forwarders = new Map(
     links.map((link) => [link.chainId, new ChainForwarder(link, duplicates.forChain(link.chainId), tracking.observerOf(link.chain, observer), lanes)]),
   );
@@ -273,14 +281,21 @@ function buildSends(
         duplicates: duplicates.forChain(link.chainId),
         observer,
         heads: heads.get(link.chainId) ?? null,
+        flashblocks: flashblocks.get(link.chainId) ?? null,
       };
       return [[link.chainId, new SyncSender(link, parts)] as const];
     }),
   );
-  tracking.attach(new Map(links.flatMap((l) => (l.rpc === null ? [] : [[l.chainId, l.rpc] as const]))), heads, duplicates);
+  tracking.attach(new Map(links.flatMap((l) => (l.rpc === null ? [] : [[l.chainId, l.rpc] as const]))), heads, duplicates, flashblocks);
   const conditional = conditionalSends(links, forwarders, heads);
   // Bytes already in flight cost no rate-limit token, a plain send's or a waiting sync call's: one table (dedup.ts).
-  return { links, heads, forwarders, syncSenders, conditional, tracking, trackers: tracking.trackers, inFlight: duplicates };
+  return { links, heads, flashblocks, forwarders, syncSenders, conditional, tracking, trackers: tracking.trackers, inFlight: duplicates };
+}
+
+/** /ready's detail for a flashblocks stream stalled or down (a warning: outcomes then come from the sealed blocks). */
+function flashblocksProblems(streams: ReadonlyMap<number, FlashblocksStream>): string | null {
+  const problems = [...streams].flatMap(([chainId, s]) => (s.problem === null ? [] : [`chain ${chainId}: ${s.problem}`]));
+  return problems.length === 0 ? null : problems.join('; ');
 }
 
 function decodersOf(config: Config): Map<number, TxDecoder> {

@@ -26,6 +26,7 @@ import type { TrackObserver } from '../track/tracker.js';
 import type { TrackView } from '../track/watch-state.js';
 import { RequestMetrics } from './requests.js';
 import { TrackMetrics } from './track.js';
+import { FRAME_KINDS, type FlashblocksStream } from '../flashblocks/stream.js';
 import type { TlsObserver } from '../tls/edge.js';
 
 const OUTCOMES = FORWARD_OUTCOMES;
@@ -184,6 +185,21 @@ export class Metrics {
     this.tracking.watch(trackers);
   }
 
+  private streams: ReadonlyMap<number, FlashblocksStream> = new Map();
+  /** The chains' flashblocks streams on this thread, read at each snapshot. */
+  watchFlashblocks(streams: ReadonlyMap<number, FlashblocksStream>): void {
+    this.streams = streams;
+  }
+
+  private readFlashblocks(): void {
+    for (const [chain, s] of this.streams) {
+      this.f.flashblocksConnected.child({ chain }).value = s.connected ? 1 : 0;
+      this.f.flashblocksStalled.child({ chain }).value = s.problem === null ? 0 : 1;
+      for (const kind of FRAME_KINDS) this.f.flashblocksFrames.child({ chain, kind }).value = s.counts[kind];
+      this.f.flashblocksReconnects.child({ chain }).value = s.reconnects;
+    }
+  }
+
   private board: HealthBoard | null = null;
   private accountsState: StoreSync | null = null;
   /** The state of an account store synced from a remote source, read at each snapshot. */
@@ -234,6 +250,7 @@ export class Metrics {
       this.f.storeFailures.child({}).value = s.failures;
     }
     this.tracking.read();
+    this.readFlashblocks();
     this.f.logDropped.child({}).value = droppedLogLines();
     for (const source of IGNORED_FRAME_SOURCES) this.f.framesIgnored.child({ source }).value = ignoredFrames[source];
     const on: Record<Feature, boolean> = {
@@ -244,6 +261,7 @@ export class Metrics {
       track: this.config.chains.some((c) => c.track.enabled),
       tls: this.config.listen.tls.enabled,
       expressLane: this.lanesOn,
+      flashblocks: this.streams.size > 0,
     };
     const out: MetricJSON[] = [];
     for (const key of Object.keys(METRICS) as (keyof typeof METRICS)[]) if (on[METRICS[key].part]) out.push(familyJSON(this.f[key], METRICS[key]));
