@@ -60,7 +60,11 @@ export class FlashblocksPublisher {
   private gas = 0n;
   private timer: NodeJS.Timeout | null = null;
   private busy = false;
-  /** While a block is sealed, transactions wait (they go into the next block, as a builder's would). */
+  /**
+   * From a block's last slice to its seal, transactions wait (a slice's interval at most) and go
+   * into the next block: every transaction of a sealed block was in one of its slices, a slice's
+   * interval or more before the seal.
+   */
   private sealing: Promise<void> | null = null;
   private stopped = false;
   private startedAt = 0;
@@ -127,25 +131,33 @@ export class FlashblocksPublisher {
     this.busy = true;
     try {
       if (this.index * this.sliceMs >= this.blockMs) {
-        let done!: () => void;
-        this.sealing = new Promise((r) => (done = r));
-        try {
-          // What anvil took since the last slice is published before the seal: the block carries nothing unpublished.
-          if (this.queue.length > 0 && !this.paused) await this.slice();
-          await this.seal();
-          await this.newBlock();
-        } finally {
-          this.sealing = null;
-          done();
-        }
+        // What anvil took after the last slice (a send under way as the block closed) is published before the seal.
+        if (this.queue.length > 0 && !this.paused) await this.slice();
+        await this.seal();
+        await this.newBlock();
+        this.open();
       }
       if (!this.paused) await this.slice();
       this.index++;
+      // The block's last slice is out: transactions wait for the seal (a slice's interval at most), then go into the next block.
+      if (this.index * this.sliceMs >= this.blockMs) this.close();
     } catch {
       // anvil gone (stopping): the next step tries again
     } finally {
       this.busy = false;
     }
+  }
+
+  private release: (() => void) | null = null;
+
+  private close(): void {
+    if (this.sealing === null) this.sealing = new Promise((r) => (this.release = r));
+  }
+
+  private open(): void {
+    this.sealing = null;
+    this.release?.();
+    this.release = null;
   }
 
   private async newBlock(): Promise<void> {
@@ -225,6 +237,8 @@ export class FlashblocksPublisher {
     for (const t of out) await this.call('anvil_dropTransaction', [t.hash]);
     await this.call('evm_mine', []);
     this.sealed++;
+    // Mined, published or not (a paused stream's).
+    this.queue = [];
     for (const t of out) {
       this.leaving.delete(t.hash);
       this.leftOut++;
@@ -267,6 +281,7 @@ export class FlashblocksPublisher {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer !== null) clearTimeout(this.timer);
+    this.open();
     for (const ws of this.clients) ws.terminate();
     await new Promise<void>((resolve) => (this.wss === null ? resolve() : this.wss.close(() => resolve())));
     await new Promise<void>((resolve) => (this.server === null ? resolve() : this.server.close(() => resolve())));

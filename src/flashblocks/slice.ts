@@ -32,6 +32,8 @@ export interface Slice {
   readonly index: number;
   /** `base.block_number` where the slice has a base (index 0), else null. */
   readonly baseNumber: number | null;
+  /** `metadata.block_number` where it is a safe integer, else null (read only to join a stream mid-block: `Building`). */
+  readonly metaNumber: number | null;
   readonly txs: readonly string[];
   /** `metadata.receipts`, unread until a hash is asked for (an object of the frame's own; null when absent). */
   readonly receipts: Readonly<Record<string, unknown>> | null;
@@ -69,7 +71,9 @@ export function readSlice(v: unknown): Slice | null {
   }
   const meta = v.metadata;
   const receipts = isObject(meta) && isObject(meta.receipts) ? meta.receipts : null;
-  return { payloadId: id.toLowerCase(), index, baseNumber, txs, receipts };
+  const n = isObject(meta) ? meta.block_number : undefined;
+  const metaNumber = typeof n === 'number' && Number.isSafeInteger(n) && n >= 0 ? n : null;
+  return { payloadId: id.toLowerCase(), index, baseNumber, txs, receipts, metaNumber };
 }
 
 /** The receipt of `hash` in a slice's metadata, read (either form), or null (none, or not a receipt). */
@@ -97,8 +101,10 @@ export type Placed =
 
 /**
  * The block being built, as the slices tell it: index 0 (with its base) starts a payload; a later
- * index belongs to the payload started, in order. A later index of another payload, or one
- * before the stream saw its index 0, is `unknown_payload` (its block is unknown: not read); an
+ * index belongs to the payload started, in order. Joined mid-block (a new connection, no payload
+ * followed yet), a later index with `metadata.block_number` starts following its payload (the
+ * slices before it missed: `gap`). A later index of another payload than the one followed, or one
+ * without a block number before any was followed, is `unknown_payload` (not read); an
  * index already read is `out_of_order` (not read again); an index past the next one is read
  * (its transactions are in, its order locked) and said (`gap`: the slices between were missed).
  */
@@ -113,6 +119,12 @@ export class Building {
       this.number = s.baseNumber!;
       this.next = 1;
       return { kind: 'read', number: this.number, gap: false };
+    }
+    if (this.payloadId === null && s.metaNumber !== null) {
+      this.payloadId = s.payloadId;
+      this.number = s.metaNumber;
+      this.next = s.index + 1;
+      return { kind: 'read', number: this.number, gap: true };
     }
     if (s.payloadId !== this.payloadId) return { kind: 'unknown_payload' };
     if (s.index < this.next) return { kind: 'out_of_order' };
