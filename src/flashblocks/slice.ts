@@ -95,9 +95,7 @@ export function receiptOf(receipts: Readonly<Record<string, unknown>> | null, ha
 }
 
 /** What the order of slices makes of one: read (with the block's number), or why it is not. */
-export type Placed =
-  | { readonly kind: 'read'; readonly number: number; readonly gap: boolean }
-  | { readonly kind: 'unknown_payload' | 'out_of_order' };
+export type Placed = { readonly kind: 'read'; readonly number: number; readonly gap: boolean } | { readonly kind: 'unknown_payload' | 'out_of_order' };
 
 /**
  * The block being built, as the slices tell it: index 0 (with its base) starts a payload; a later

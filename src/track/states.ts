@@ -22,7 +22,7 @@ export const STATES: Readonly<Record<StatusName, { readonly final: boolean; read
     final: false,
     means:
       "in a flashblock of the chain's builder (`chains[].flashblocks`, [flashblocks.md](flashblocks.md)): `flashblock` gives the block being built and the slice; no sealed block has it yet",
-    act: 'Act on it as the builder\'s word, not the chain\'s: `included` comes with the sealed block. Rarely, a sealed block leaves it out: back to `pending`, and you are told.',
+    act: "Act on it as the builder's word, not the chain's: `included` comes with the sealed block. Rarely, a sealed block leaves it out: back to `pending`, and you are told.",
   },
   included: {
     final: true,

@@ -27,7 +27,8 @@ export function entryStatus(e: Entry, chainId: number): string {
     sequencer: e.sequencer,
     rule: e.rule,
     block,
-    flashblock: pre === null ? null : { number: pre.number, index: pre.index, status: pre.status === null ? null : pre.status === 1 ? '0x1' : '0x0', seenAt: pre.seenAt },
+    flashblock:
+      pre === null ? null : { number: pre.number, index: pre.index, status: pre.status === null ? null : pre.status === 1 ? '0x1' : '0x0', seenAt: pre.seenAt },
     gasUsed: at === null ? null : at.gasUsed,
     inclusionMs: at === null ? null : Math.max(0, at.seenAt - e.acceptedAt),
     replacedBy: replaced?.by ?? null,

@@ -111,7 +111,13 @@ export class Tracker implements TrackView {
     this.watch.beforePass = () => this.catchUp();
     const fb = parts.flashblocks ?? null;
     if (fb !== null) {
-      const pre = new Preconfirmations(this.table, fb, () => this.watch.head, () => this.catchUp(), (e) => this.watch.recheck(e));
+      const pre = new Preconfirmations(
+        this.table,
+        fb,
+        () => this.watch.head,
+        () => this.catchUp(),
+        (e) => this.watch.recheck(e),
+      );
       this.watch.sealed = (b) => pre.sealed(b);
       this.preconfirmations = pre;
     }

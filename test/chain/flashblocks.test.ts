@@ -92,7 +92,11 @@ describe('flashblocks: tracking and the sync send against the builder over anvil
       const hash = r.json.result as string;
       hashes.push(hash);
       const s = await leftPending(hash);
-      seen.push(s.status === 'preconfirmed' && typeof s.flashblock?.number === 'number' && s.flashblock.index >= 1 && s.block === null ? 'preconfirmed' : JSON.stringify(s));
+      seen.push(
+        s.status === 'preconfirmed' && typeof s.flashblock?.number === 'number' && s.flashblock.index >= 1 && s.block === null
+          ? 'preconfirmed'
+          : JSON.stringify(s),
+      );
     }
     assert.deepEqual(seen, Array(20).fill('preconfirmed'));
 

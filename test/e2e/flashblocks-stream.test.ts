@@ -141,7 +141,11 @@ describe('the flashblocks stream against a hostile peer', () => {
     assert.equal(stream.preconfirmation(HASH(TX(51))), undefined, 'an index read again makes none');
     assert.equal(stream.preconfirmation(HASH(TX(99))), undefined, 'a receipt alone makes none');
     const jumped = stream.preconfirmation(HASH(TX(52)))!;
-    assert.deepEqual([jumped.number, jumped.index, jumped.position, jumped.receipt], [100, 6, null, null], 'read after a gap: its place unknown, no receipt of its own');
+    assert.deepEqual(
+      [jumped.number, jumped.index, jumped.position, jumped.receipt],
+      [100, 6, null, null],
+      'read after a gap: its place unknown, no receipt of its own',
+    );
   });
 
   it('a frame over the connection bound: counted, the connection opened again, slices read after it', async () => {
