@@ -38,7 +38,7 @@ export const FLASHBLOCKS = {
     2_000,
     200,
     600_000,
-    'no slice for this long while connected is a stall (`txgate_flashblocks_stalled`, a `/ready` warning; outcomes then come from the sealed blocks alone)',
+    'no slice for this long (connected or not) is a stall: `txgate_flashblocks_stalled`, a `/ready` warning, the connection opened again; outcomes then come from the sealed blocks alone',
   ),
 } satisfies Section;
 

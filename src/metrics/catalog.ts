@@ -361,7 +361,7 @@ export const METRICS = {
     'counter',
     [['chain', '']],
     'Preconfirmed tracked transactions the sealed block of their number left out (back to pending), by chain.',
-    'flashblocks: preconfirmed transactions the sealed block of their number left out (back to `pending`); Base has put it at about one block in 300 or fewer',
+    'flashblocks: preconfirmed transactions the sealed block of their number left out (back to `pending`): rare, and each one a preconfirmation a desk may have acted on',
     { part: 'flashblocks' },
   ),
   flashblocksConnected: family(
