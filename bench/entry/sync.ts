@@ -16,7 +16,7 @@ const run = startBench('bench:sync', 'Submission to receipt on anvil: the sync s
   trials: { kind: 'int', quick: 15, full: 40, help: 'transactions per flow' },
   poll: { kind: 'numbers', quick: [100, 250, 1000], help: 'send-then-poll intervals, ms' },
   'block-time': { kind: 'number', min: 0.05, quick: 1, help: "anvil's seconds between blocks" },
-  flashblocks: { kind: 'flag', help: 'instead: the sync send answered at the preconfirmation against the sealed block, on a flashblocks chain (bench/load/flashblocks-sync.ts)' },
+  flashblocks: { kind: 'flag', help: 'instead: on a flashblocks chain, the preconfirmed answer against the sealed one (bench/load/flashblocks-sync.ts)' },
 });
 if (run.opt.flashblocks) await flashblocksSync(run, run.opt.trials);
 const TRIALS = run.opt.trials;

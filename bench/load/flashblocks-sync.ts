@@ -101,14 +101,27 @@ export async function flashblocksSync(run: FlashblocksBenchRun, trials: number):
       const r = await fetch(anvil.url, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getTransactionCount', params: [privateKeyToAddress(ANVIL_KEYS[i] as `0x${string}`), 'pending'] }),
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'eth_getTransactionCount',
+          params: [privateKeyToAddress(ANVIL_KEYS[i] as `0x${string}`), 'pending'],
+        }),
       });
       return Number(((await r.json()) as { result: string }).result);
     }),
   );
   const signed = (i: number) =>
     sign1559(
-      { chainId: CHAIN, nonce: nonces[i]!++, maxPriorityFeePerGas: 1_000_000_000n, maxFeePerGas: 20_000_000_000n, gas: 21000n, to: ANVIL_TIP_ADDRESS, value: MIN_TIP },
+      {
+        chainId: CHAIN,
+        nonce: nonces[i]!++,
+        maxPriorityFeePerGas: 1_000_000_000n,
+        maxFeePerGas: 20_000_000_000n,
+        gas: 21000n,
+        to: ANVIL_TIP_ADDRESS,
+        value: MIN_TIP,
+      },
       ANVIL_KEYS[i]!,
     );
   // Warm-up: the stream read, connections open, the code compiled.
@@ -135,7 +148,7 @@ export async function flashblocksSync(run: FlashblocksBenchRun, trials: number):
       perRound[i]!.push(median(xs));
       all[i]!.push(...xs);
     });
-    process.stderr.write(`  round ${k + 1}/${ROUNDS}: ${flows.map((f, i) => `${round(perRound[i]![k]!, 1)} ms`).join(', ')}\n`);
+    process.stderr.write(`  round ${k + 1}/${ROUNDS}: ${perRound.map((r) => `${round(r[k]!, 1)} ms`).join(', ')}\n`);
   }
 
   const lines: string[] = [];
@@ -144,7 +157,9 @@ export async function flashblocksSync(run: FlashblocksBenchRun, trials: number):
     process.stdout.write(s + '\n');
   };
   const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
-  say(`\n## Submission to answer on a flashblocks chain (the development builder over anvil; ${ROUNDS} rounds of ${trials} trials, the three sent at the same instant)\n`);
+  say(
+    `\n## Submission to answer on a flashblocks chain (the development builder over anvil; ${ROUNDS} rounds of ${trials} trials, the three sent at the same instant)\n`,
+  );
   say('| flow | p50 ms, each round | **p50 ms, median of the rounds** | p90 ms, all rounds | minus the acceptance, median of the rounds |');
   say('|---|---|---|---|---|');
   const accept = median(perRound[0]!);
