@@ -26,7 +26,7 @@ export class Preconfirmations {
     private readonly head: () => number,
     /** The acceptances other threads handed over, read first (threads/track-seam.ts). */
     private readonly catchUp: () => void,
-    /** An entry back in no block: looked up and checked again (the watcher's). */
+    /** An entry back in no block: looked up and checked again, as a new acceptance (the watcher's; a replacement is looked for from now: none could land before the block that left it out). */
     private readonly recheck: (e: Entry) => void,
   ) {
     this.unsubscribe = source.subscribe((s) => this.slice(s));

@@ -116,7 +116,7 @@ export class Tracker implements TrackView {
         fb,
         () => this.watch.head,
         () => this.catchUp(),
-        (e) => this.watch.recheck(e),
+        (e) => this.watch.track(e),
       );
       this.watch.sealed = (b) => pre.sealed(b);
       this.preconfirmations = pre;

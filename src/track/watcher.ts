@@ -70,7 +70,7 @@ export class Watcher implements WatchState {
     this.wake();
   }
 
-  /** A new acceptance: looked up at the next pass, checked once past its thresholds. */
+  /** A new acceptance (or a preconfirmation the sealed block left out): looked up at the next pass, checked once past its thresholds. */
   track(e: Entry): void {
     e.sinceBlock = Math.max(this.head, 0);
     e.checkFrom = e.sinceBlock + this.config.dropAfterBlocks;
@@ -253,12 +253,6 @@ export class Watcher implements WatchState {
     this.head = b.number;
   }
 
-  /** An entry back in no block outside a reorg (a preconfirmation the sealed block left out): looked up and checked again, as a new acceptance. */
-  recheck(e: Entry): void {
-    this.due.fresh.push(e);
-    e.checkFrom = Math.max(0, this.head) + this.config.dropAfterBlocks;
-    this.due.add(e);
-  }
 
   /**
    * A reorg under block `from`: the blocks remembered are compared from `from` down with the
