@@ -196,7 +196,12 @@ export class Metrics {
   private flashblocksChildren(chain: number) {
     const frames = Object.fromEntries(FRAME_KINDS.map((kind) => [kind, this.f.flashblocksFrames.child({ chain, kind })])) as Record<FrameKind, Counter>;
     const c = this.f;
-    return { connected: c.flashblocksConnected.child({ chain }), stalled: c.flashblocksStalled.child({ chain }), frames, reconnects: c.flashblocksReconnects.child({ chain }) };
+    return {
+      connected: c.flashblocksConnected.child({ chain }),
+      stalled: c.flashblocksStalled.child({ chain }),
+      frames,
+      reconnects: c.flashblocksReconnects.child({ chain }),
+    };
   }
 
   private readFlashblocks(): void {

@@ -253,7 +253,6 @@ export class Watcher implements WatchState {
     this.head = b.number;
   }
 
-
   /**
    * A reorg under block `from`: the blocks remembered are compared from `from` down with the
    * chain's; each that differs is taken out (its entries back to pending), down to the common
