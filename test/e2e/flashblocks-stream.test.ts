@@ -175,9 +175,10 @@ describe('the flashblocks stream against a hostile peer', () => {
   });
 
   it('silent past stallMs: stalled (the problem /ready says), opened again; a slice ends it', async () => {
+    const reconnects = stream.reconnects;
     await eventually(() => stream.stalled, 5_000);
     assert.match(stream.problem ?? '', /no slice|not connected/);
-    await eventually(() => stream.connected && peers.size === 1, 10_000);
+    await eventually(() => stream.reconnects > reconnects && stream.connected && peers.size === 1, 10_000);
     await settle();
     assert.equal(stream.stalled, false);
     assert.equal(stream.problem, null);
