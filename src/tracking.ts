@@ -17,7 +17,7 @@ import { Tracker, type TrackObserver } from './track/tracker.js';
 import type { HeadSource } from './upstreams/chain-rpc/chain-heads.js';
 import type { ChainRpc } from './upstreams/chain-rpc/chain-rpc.js';
 import type { StatusFeed } from './ws/subscriptions.js';
-import type { FlashblocksSource } from './flashblocks/stream.js';
+import type { FlashblocksSource } from './flashblocks/feed.js';
 
 /** What the stages and the WebSocket transport use of a tracked chain: the tracker, or its seam on a thread that does not own it. */
 type TrackedChain = Acceptor & StatusAnswers & StatusFeed;

@@ -185,7 +185,7 @@ function checkChain(r: Reader, c: Values<typeof CHAIN>, raw: Record<string, unkn
     r.problems.push(`${f}.rpc: required by sync.mode "receipt" (the chain RPC the receipts are read from)`);
   checkExpressLane(r, c.expressLane, raw.rpc !== undefined, f);
   if (c.track.enabled && raw.rpc === undefined) r.problems.push(`${f}.rpc: required by track.enabled (the chain RPC the blocks are read from)`);
-  checkFlashblocks(r, c.flashblocks, f);
+  checkFlashblocks(r, c.flashblocks, c.track.enabled || (c.sync.enabled && c.sync.mode === 'receipt'), f);
 }
 
 /** uWS counts idle time in 4-second ticks and needs at least 8 s (0 turns the timeout off). */

@@ -108,6 +108,11 @@ export class FlashblocksPublisher {
     for (const ws of this.clients) ws.send(data, { binary });
   }
 
+  /** Connections to the stream now. */
+  get subscribers(): number {
+    return this.clients.size;
+  }
+
   /** Cuts every subscriber's connection (a test's lost stream). */
   disconnect(): void {
     for (const ws of this.clients) ws.terminate();

@@ -44,7 +44,9 @@ export const FLASHBLOCKS = {
 
 export type FlashblocksConfig = Values<typeof FLASHBLOCKS>;
 
-/** The rules between the section's fields and the chain's (config-schema.ts's checkChain). */
-export function checkFlashblocks(r: Reader, c: FlashblocksConfig, f: string): void {
+/** The rules between the section's fields and the chain's (config-schema.ts's checkChain): `read`, whether tracking or the sync send's `receipt` mode is on. */
+export function checkFlashblocks(r: Reader, c: FlashblocksConfig, read: boolean, f: string): void {
   if (c.enabled && c.url === null) r.problems.push(`${f}.flashblocks.url: required by flashblocks.enabled (the stream to read)`);
+  if (c.enabled && !read)
+    r.problems.push(`${f}.flashblocks.enabled: nothing would read the stream: it needs track.enabled, or sync.enabled with sync.mode "receipt"`);
 }

@@ -16,9 +16,8 @@ export interface Preconf {
   readonly position: number | null;
   /** The slice's receipt of it, where the slice carries one. */
   readonly receipt: SliceReceipt | null;
-  /** When the slice was read: epoch ms, and performance.now(). */
+  /** When the slice was read (epoch ms). */
   readonly seenAt: number;
-  readonly at: number;
 }
 
 /** Hashes remembered at most (a hostile stream's slices may name any number). */

@@ -2,7 +2,8 @@
  * A chain's flashblocks stream on this thread (`chains[].flashblocks`, docs/flashblocks.md): one
  * WebSocket to the builder's stream, opened with the first subscriber (the chain's tracker, its
  * sync send), kept open and re-opened after a loss (0.1 s doubling to 5 s, jittered), each slice
- * read told to the subscribers, and its transactions remembered a little while (recent.ts).
+ * read told to the subscribers and its transactions remembered a little while (feed.ts). One
+ * per chain and process: the thread that owns it hands each slice to the others (threads/flashblocks-seam.ts).
  *
  * The stream is a hostile peer. A frame is read as op-rbuilder writes it (a text frame of JSON:
  * flashbots/op-rbuilder `crates/op-rbuilder/src/builder/wspub.rs`) or as Base's public endpoint
@@ -24,8 +25,9 @@ import { keccak256 } from '../base/native.js';
 import type { Logger } from '../log/log.js';
 import { upstreamLabel } from '../upstreams/upstream.js';
 import type { FlashblocksConfig } from './config.js';
-import { type Preconf, Recent } from './recent.js';
+import type { Preconf } from './recent.js';
 import { Building, readSlice, receiptOf } from './slice.js';
+import { SliceFeed, type SliceRead } from './feed.js';
 
 const inflate = promisify(brotliDecompress);
 const MIN_RETRY_MS = 100;
@@ -37,35 +39,12 @@ const MAX_QUEUED = 64;
 export const FRAME_KINDS = ['read', 'gap', 'garbage', 'too_big', 'unknown_payload', 'out_of_order', 'stray_receipt', 'dropped'] as const;
 export type FrameKind = (typeof FRAME_KINDS)[number];
 
-/** A slice read: its block, its index, its transactions. */
-export interface SliceRead {
-  readonly number: number;
-  readonly index: number;
-  readonly txs: readonly Preconf[];
-}
-
-/** What a subscriber of a chain's stream reads. */
-export interface FlashblocksSource {
-  /** The connection is open. */
-  readonly connected: boolean;
-  /** No slice for `stallMs` (connected or not, once a subscriber opened it). */
-  readonly stalled: boolean;
-  /** A transaction's preconfirmation in the block being built or the one before, if a slice carried it. */
-  preconfirmation(hash: string): Preconf | undefined;
-  /** Calls `fn` once when a slice carries `hash` (at once if one did); returns the cancellation. */
-  waitFor(hash: string, fn: (p: Preconf) => void): () => void;
-  /** Calls `fn` with every slice read (opening the stream on the first); returns the unsubscription. */
-  subscribe(fn: (s: SliceRead) => void): () => void;
-}
-
-export class FlashblocksStream implements FlashblocksSource {
+export class FlashblocksStream extends SliceFeed {
   connected = false;
   stalled = false;
   readonly counts: Record<FrameKind, number> = Object.fromEntries(FRAME_KINDS.map((k) => [k, 0])) as Record<FrameKind, number>;
   reconnects = 0;
-  private readonly recent = new Recent();
   private readonly building = new Building();
-  private readonly listeners = new Set<(s: SliceRead) => void>();
   private readonly label: string;
   private ws: WebSocket | null = null;
   private opened = false;
@@ -82,10 +61,11 @@ export class FlashblocksStream implements FlashblocksSource {
   private placed = 0;
 
   constructor(
-    private readonly chainId: number,
+    chainId: number,
     private readonly config: FlashblocksConfig,
-    private readonly log: Logger,
+    log: Logger,
   ) {
+    super(chainId, log);
     this.label = config.url === null ? '' : upstreamLabel(config.url);
   }
 
@@ -97,25 +77,8 @@ export class FlashblocksStream implements FlashblocksSource {
       : 'the flashblocks stream is not connected: preconfirmations wait for it (outcomes come from the sealed blocks)';
   }
 
-  preconfirmation(hash: string): Preconf | undefined {
-    return this.recent.get(hash);
-  }
-
-  waitFor(hash: string, fn: (p: Preconf) => void): () => void {
-    this.open();
-    return this.recent.wait(hash, fn);
-  }
-
-  subscribe(fn: (s: SliceRead) => void): () => void {
-    this.listeners.add(fn);
-    this.open();
-    return () => {
-      this.listeners.delete(fn);
-    };
-  }
-
   /** Opens the stream (once): the subscribers' first call does. */
-  open(): void {
+  override open(): void {
     if (this.opened || this.closed || this.config.url === null) return;
     this.opened = true;
     this.lastSlice = performance.now();
@@ -207,8 +170,7 @@ export class FlashblocksStream implements FlashblocksSource {
     if (s.index === 0) this.placed = 0;
     else if (placed.gap) this.placed = -1;
     this.counts[placed.gap ? 'gap' : 'read']++;
-    const at = performance.now();
-    this.lastSlice = at;
+    this.lastSlice = performance.now();
     if (this.stalled) this.unstall();
     const seenAt = Date.now();
     const txs: Preconf[] = [];
@@ -217,18 +179,11 @@ export class FlashblocksStream implements FlashblocksSource {
       const hash = '0x' + Buffer.from(keccak256(Buffer.from(raw.slice(2), 'hex'))).toString('hex');
       hashes.add(hash);
       const position = this.placed < 0 ? null : this.placed++;
-      txs.push({ hash, number: placed.number, index: s.index, position, receipt: receiptOf(s.receipts, hash), seenAt, at });
+      txs.push({ hash, number: placed.number, index: s.index, position, receipt: receiptOf(s.receipts, hash), seenAt });
     }
     if (s.receipts !== null) for (const h of Object.keys(s.receipts)) if (!hashes.has(h.toLowerCase())) this.counts.stray_receipt++;
-    this.recent.add(placed.number, txs);
     const slice: SliceRead = { number: placed.number, index: s.index, txs };
-    for (const fn of this.listeners) {
-      try {
-        fn(slice);
-      } catch (e) {
-        this.log.error({ chainId: this.chainId, err: e }, 'flashblocks stream: a subscriber failed on a slice');
-      }
-    }
+    this.publish(slice);
   }
 
   private checkStall(): void {

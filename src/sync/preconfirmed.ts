@@ -12,7 +12,7 @@
 import { Exit, safeJson } from '../base/errors.js';
 import { hexQuantity } from '../base/rpc-values.js';
 import type { Preconf } from '../flashblocks/recent.js';
-import type { FlashblocksSource } from '../flashblocks/stream.js';
+import type { FlashblocksSource } from '../flashblocks/feed.js';
 
 /** What flashblock-aware nodes put where the sealed block's hash will be. */
 export const ZERO_HASH = '0x' + '0'.repeat(64);

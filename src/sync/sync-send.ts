@@ -36,7 +36,7 @@ import { RECEIPT_METHOD, SYNC_METHOD } from '../rpc/rpc-methods.js';
 import type { HeadSource } from '../upstreams/chain-rpc/chain-heads.js';
 import { withLane } from '../forward/express-send.js';
 import { syncBudget, toldWaitMs } from './budget.js';
-import type { FlashblocksSource } from '../flashblocks/stream.js';
+import type { FlashblocksSource } from '../flashblocks/feed.js';
 import { PreconfWait } from './preconfirmed.js';
 
 const DRAINED = Symbol('drained');

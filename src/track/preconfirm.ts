@@ -7,7 +7,7 @@
  * followed as any pending one. A slice of a block the watcher has applied already says nothing
  * new (not taken). Nothing here runs on a chain without the stream.
  */
-import type { FlashblocksSource, SliceRead } from '../flashblocks/stream.js';
+import type { FlashblocksSource, SliceRead } from '../flashblocks/feed.js';
 import type { Preconf } from '../flashblocks/recent.js';
 import type { Block } from './blocks.js';
 import type { Entry, TrackTable } from './table.js';

@@ -27,7 +27,7 @@ import type { TrackView, WatchState } from './watch-state.js';
 import type { HeadSource } from '../upstreams/chain-rpc/chain-heads.js';
 import { type Bounds, Expiries } from './expiry.js';
 import type { HandedReader } from './handed.js';
-import type { FlashblocksSource } from '../flashblocks/stream.js';
+import type { FlashblocksSource } from '../flashblocks/feed.js';
 import { Preconfirmations } from './preconfirm.js';
 
 /** The forward's request, as far as tracking reads it (forward/parts.ts's ForwardRequest). */

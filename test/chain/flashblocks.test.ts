@@ -78,6 +78,7 @@ describe('flashblocks: tracking and the sync send against the builder over anvil
       const n = (kind: string) => Number(new RegExp(`txgate_flashblocks_frames_total\\{chain="4663",kind="${kind}"\\} (\\d+)`).exec(m)?.[1] ?? 0);
       return n('read') + n('gap') >= 5 * defaultWorkers();
     }, 10_000);
+    assert.equal(builder.subscribers, 1, 'one stream per chain and process: worker 0 reads it, the other threads follow');
     const { ws, pushed } = await statusSubscription(gate.port, key);
     const hashes: string[] = [];
     const seen: string[] = [];
@@ -154,18 +155,23 @@ describe('flashblocks: tracking and the sync send against the builder over anvil
     ws.close();
   });
 
-  it('a sync call answers at the preconfirmation (zero blockHash, the block being built); "sealed" answers with the sealed block; another third param is 400', async () => {
-    const pre = await rpc(gate.port, 'eth_sendRawTransactionSync', [await signNext(anvil.url, 0)], { key });
-    assert.equal(pre.status, 200, JSON.stringify(pre.json));
-    const receipt = pre.json.result;
-    assert.equal(receipt.blockHash, ZERO);
-    assert.equal(receipt.status, '0x1');
-    const number = Number(receipt.blockNumber);
-    const included = await eventually(async () => {
-      const t = await status(receipt.transactionHash);
-      return t.status === 'included' ? t : null;
-    }, 10_000);
-    assert.equal(included.block.number, number, 'included in the block the preconfirmation named');
+  it('a sync call answers at the preconfirmation (zero blockHash, the block being built), on whichever thread; "sealed" answers with the sealed block; another third param is 400', async () => {
+    // Each call on a new connection: the kernel spreads them over the threads (worker 0 reads the stream, the others follow it).
+    for (let i = 0; i < 6; i++) {
+      const pre = await rpc(gate.port, 'eth_sendRawTransactionSync', [await signNext(anvil.url, 0)], { key });
+      assert.equal(pre.status, 200, JSON.stringify(pre.json));
+      const receipt = pre.json.result;
+      assert.equal(receipt.blockHash, ZERO);
+      assert.equal(receipt.status, '0x1');
+      // Worker 0's tracker read the slice before any other thread was handed it.
+      const s = await status(receipt.transactionHash);
+      assert.ok(s.status === 'preconfirmed' || s.status === 'included', JSON.stringify(s));
+      const included = await eventually(async () => {
+        const t = await status(receipt.transactionHash);
+        return t.status === 'included' ? t : null;
+      }, 10_000);
+      assert.equal(included.block.number, Number(receipt.blockNumber), 'included in the block the preconfirmation named');
+    }
 
     const sealed = await rpc(gate.port, 'eth_sendRawTransactionSync', [await signNext(anvil.url, 5), null, 'sealed'], { key });
     assert.equal(sealed.status, 200, JSON.stringify(sealed.json));

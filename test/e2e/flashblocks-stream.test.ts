@@ -11,12 +11,16 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { MessageChannel } from 'node:worker_threads';
 import { brotliCompressSync } from 'node:zlib';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { keccak256, type Hex } from 'viem';
 import { initCrypto } from '../../src/base/native.js';
 import { createLogger } from '../../src/log/log.js';
-import { FlashblocksStream, type SliceRead } from '../../src/flashblocks/stream.js';
+import { FlashblocksStream } from '../../src/flashblocks/stream.js';
+import { FollowedFeed, type SliceRead } from '../../src/flashblocks/feed.js';
+import { followFlashblocks, leadFlashblocks } from '../../src/threads/flashblocks-seam.js';
+import type { ChainConfig } from '../../src/config/config.js';
 import { eventually } from '../support/harness.js';
 
 const TX = (n: number): string => '0x02' + n.toString(16).padStart(8, '0') + 'ab';
@@ -172,6 +176,40 @@ describe('the flashblocks stream against a hostile peer', () => {
     const p = stream.preconfirmation(HASH(raw))!;
     assert.deepEqual([p.number, p.index, p.position], [2000, 4, null]);
     cancel();
+  });
+
+  it('handed to another thread: a followed feed is told every slice, in order, and its waiters once (threads/flashblocks-seam.ts)', async () => {
+    const { port1, port2 } = new MessageChannel();
+    const followed = new FollowedFeed(4663, createLogger({ level: 'silent' }));
+    const chain = {
+      chainId: 4663,
+      flashblocks: { enabled: true },
+      track: { enabled: true },
+      sync: { enabled: false, mode: 'forward' },
+    } as unknown as ChainConfig;
+    const stopLead = leadFlashblocks(new Map([[4663, stream]]), [chain], [port1]);
+    const stopFollow = followFlashblocks(new Map([[4663, followed]]), port2, createLogger({ level: 'silent' }));
+    try {
+      const got: [number, number][] = [];
+      followed.subscribe((s) => got.push([s.number, s.index]));
+      let told = 0;
+      followed.waitFor(HASH(TX(8802)), () => told++);
+      send(slice(0, [TX(8801)], { number: 3000, pid: '0x0d0d0d0d0d0d0d0d' }));
+      send(brotliCompressSync(Buffer.from(slice(1, [TX(8802)], { number: 3000, pid: '0x0d0d0d0d0d0d0d0d' }))), true);
+      send(slice(2, [TX(8802), TX(8803)], { number: 3000, pid: '0x0d0d0d0d0d0d0d0d' }));
+      await eventually(() => followed.preconfirmation(HASH(TX(8803))) !== undefined, 5_000);
+      assert.deepEqual(got, [
+        [3000, 0],
+        [3000, 1],
+        [3000, 2],
+      ]);
+      assert.equal(told, 1);
+      const p = followed.preconfirmation(HASH(TX(8802)))!;
+      assert.deepEqual([p.number, p.index, p.position, p.receipt?.status], [3000, 1, 1, 1], 'the first slice that carried it');
+    } finally {
+      stopLead();
+      stopFollow();
+    }
   });
 
   it('silent past stallMs: stalled (the problem /ready says), opened again; a slice ends it', async () => {

@@ -89,7 +89,6 @@ describe('flashblocks readers never throw, and read only what the builders write
           position: null,
           receipt: { status, fields: { ...fields, transactionHash: '0xevil', blockHash: '0xevil', blockNumber: '0xevil' } },
           seenAt: 0,
-          at: 0,
         })!;
         assert.equal(r.transactionHash, '0x' + 'ab'.repeat(32));
         assert.equal(r.blockHash, ZERO_HASH);
