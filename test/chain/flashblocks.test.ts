@@ -13,6 +13,9 @@
  * - a preconfirmed transaction the builder leaves out of its sealed block is pushed back to
  *   `pending`, counted (`txgate_preconfirmations_lost_total`), preconfirmed again in the next
  *   block and `included` there;
+ * - the stream lost, then silent past `stallMs`: /ready warns (200), the metrics say so, and no
+ *   outcome changes (a transaction sent meanwhile is `included` from the sealed block, never
+ *   `preconfirmed`); the stream back, preconfirmations again;
  * - a sync call is answered at the preconfirmation (the block being built's number, a zero
  *   `blockHash`, the slice's status), the chain then includes it in that block; with the third
  *   param "sealed" it is answered with the sealed block's receipt; any other third param is 400.
@@ -49,7 +52,7 @@ const gate = useGate(async () => {
       rpcWs: anvil.url.replace('http://', 'ws://'),
       track: { enabled: true, pollMs: 100 },
       sync: { enabled: true, mode: 'receipt', maxWaitMs: 6000 },
-      flashblocks: { enabled: true, url: builder.url },
+      flashblocks: { enabled: true, url: builder.url, stallMs: 600 },
     },
   };
 });
@@ -152,6 +155,35 @@ describe('flashblocks: tracking and the sync send against the builder over anvil
     assert.equal(inBlock, again);
     assert.equal(builder.leftOut, 1);
     await eventually(async () => /txgate_preconfirmations_lost_total\{chain="4663"\} 1\b/.test(await metrics()), 5_000);
+    ws.close();
+  });
+
+  it('the stream lost, then silent: /ready warns, no outcome changes; back, preconfirmations again', async () => {
+    const { ws, pushed } = await statusSubscription(gate.port, key);
+    builder.paused = true;
+    builder.disconnect();
+    const ready = await eventually(async () => {
+      const r = await send({ port: gate.internalPort!, method: 'GET', path: '/ready' });
+      return /flashblocks stream/.test(r.text) ? r : null;
+    }, 10_000);
+    assert.equal(ready!.status, 200, 'a warning, not unready: submissions are unaffected');
+    assert.match(await metrics(), /txgate_flashblocks_stalled\{chain="4663"\} 1/);
+    const r = await rpc(gate.port, 'eth_sendRawTransaction', [await signNext(anvil.url, 4)], { key });
+    assert.equal(r.status, 200, JSON.stringify(r.json));
+    const hash = r.json.result as string;
+    await eventually(() => pushed().some((p) => p.hash === hash && p.status === 'included'), 15_000);
+    assert.deepEqual(
+      pushed()
+        .filter((p) => p.hash === hash)
+        .map((p) => p.status),
+      ['pending', 'included'],
+      'from the sealed block alone',
+    );
+    builder.paused = false;
+    await eventually(async () => /txgate_flashblocks_stalled\{chain="4663"\} 0/.test(await metrics()), 15_000);
+    assert.match(await metrics(), /txgate_flashblocks_reconnects_total\{chain="4663"\} [1-9]/);
+    const again = await rpc(gate.port, 'eth_sendRawTransaction', [await signNext(anvil.url, 4)], { key });
+    assert.equal((await leftPending(again.json.result as string)).status, 'preconfirmed');
     ws.close();
   });
 
