@@ -136,7 +136,11 @@ export class FlashblocksStream extends SliceFeed {
     });
   }
 
-  /** A frame's JSON text: a text frame's, a binary frame of JSON's, or a Brotli frame inflated within the bound; null (counted) otherwise. */
+  /**
+   * A frame's JSON text: a text frame's, a binary frame of JSON's, or a Brotli frame inflated
+   * within the bound; null (counted) otherwise. A binary frame that starts with `{` is JSON: a
+   * Brotli stream whose first byte is 0x7b is an empty one (window 22, its last meta-block empty).
+   */
   private async textOf(data: Buffer, isBinary: boolean): Promise<string | null> {
     if (!isBinary || data[0] === 0x7b) return data.toString('utf8');
     try {
