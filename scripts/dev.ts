@@ -24,6 +24,8 @@ import { initCrypto, uws } from '../src/base/native.js';
 import { startService } from '../src/service.js';
 import { makeDevTls, type DevTls } from '../src/dev/dev-tls.js';
 import { tlsStartProblem } from '../src/tls/edge.js';
+import { FlashblocksPublisher } from '../src/dev/flashblocks.js';
+import { freePort } from '../src/base/free-port.js';
 
 const HELP = `npm start [-- options]: txgate on a local anvil (chain 4663), for development
 
@@ -35,6 +37,9 @@ const HELP = `npm start [-- options]: txgate on a local anvil (chain 4663), for 
   --websocket        turn on the WebSocket transport on the public port
   --track            turn on tracking for chain 4663 (anvil as the chain RPC): each accepted
                      transaction followed to its block, txgate_getTransactionStatus served
+  --flashblocks      a flashblocks builder over anvil (mining stopped; a slice every 200 ms,
+                     a block every 2 s) as chain 4663's sequencer and stream, with tracking
+                     and the sync send on: a transaction goes pending, preconfirmed, included
   --tls              serve HTTPS (and WSS) with a throw-away certificate for localhost,
                      signed by a development CA kept in DIR/tls/ca.pem (trust that file)
   --json             JSON log lines instead of readable ones (readable only on a terminal)
@@ -65,6 +70,7 @@ let values: {
   websocket: boolean;
   tls: boolean;
   track: boolean;
+  flashblocks: boolean;
 };
 try {
   ({ values } = readCommandLine({
@@ -78,6 +84,7 @@ try {
     websocket: { type: 'boolean', default: false },
     tls: { type: 'boolean', default: false },
     track: { type: 'boolean', default: false },
+    flashblocks: { type: 'boolean', default: false },
   }) as { values: typeof values });
 } catch (e) {
   usage(`${(e as Error).message} (npm start -- --help lists the options)`);
@@ -133,6 +140,9 @@ try {
 } catch (e) {
   fail((e as Error).message);
 }
+// The development builder's port, known before the config is written (it is the chain's sequencer and stream).
+const builderPort = values.flashblocks ? await freePort('127.0.0.1') : 0;
+const builder = `127.0.0.1:${builderPort}`;
 const files = writeDevFiles(dir, {
   port,
   internalPort,
@@ -140,6 +150,7 @@ const files = writeDevFiles(dir, {
   sync: values.sync,
   websocket: values.websocket,
   track: values.track,
+  ...(values.flashblocks ? { flashblocks: { url: `ws://${builder}`, sequencer: `http://${builder}`, anvil: `http://127.0.0.1:${anvilPort}` } } : {}),
   ...(devTls !== undefined ? { tls: { certFile: devTls.certFile, keyFile: devTls.keyFile } } : {}),
 });
 let config: ReturnType<typeof loadConfigFile>;
@@ -157,15 +168,25 @@ if (accountsProblem !== null) fail(accountsProblem);
 
 let anvil: Anvil;
 try {
-  anvil = await startAnvil({ port: anvilPort, chainId: 4663, readyWithinMs: 10_000 });
+  anvil = await startAnvil({ port: anvilPort, chainId: 4663, readyWithinMs: 10_000, ...(values.flashblocks ? { extraArgs: ['--no-mining'] } : {}) });
 } catch (e) {
   fail(`${(e as Error).message} (choose another port with --anvil-port)`);
+}
+let publisher: FlashblocksPublisher | null = null;
+if (values.flashblocks) {
+  try {
+    publisher = await new FlashblocksPublisher({ anvil: anvil.url, port: builderPort }).start();
+  } catch (e) {
+    await anvil.stop();
+    fail(`the flashblocks builder did not start on ${builder}: ${(e as Error).message}`);
+  }
 }
 const log = createLogger({ level: config.log.level, pretty: !values.json });
 let service: Awaited<ReturnType<typeof startService>>;
 try {
   service = await startService(config, log, { pretty: !values.json });
 } catch (e) {
+  await publisher?.stop();
   await anvil.stop();
   const l = listenFailure(e);
   if (l !== null) fail(`cannot listen on ${l.host}:${l.port}: the port is in use; choose another with --${l.internal ? 'internal-port' : 'port'}`);
@@ -181,6 +202,7 @@ process.stdout.write(
     sync: devChain?.sync.enabled === true,
     track: devChain?.track.enabled === true,
     websocket: config.websocket.enabled,
+    flashblocks: publisher?.url ?? null,
     tls: devTls === undefined ? null : { certFile: devTls.certFile, caFile: devTls.caFile },
     configFile: files.configFile,
     configWritten: files.configWritten,
@@ -200,6 +222,7 @@ const stop = async () => {
     process.exit(1);
   }, STOP_WITHIN_MS).unref();
   await service.stop();
+  await publisher?.stop();
   await anvil.stop();
   log.flush();
   setImmediate(() => process.exit(0));

@@ -39,7 +39,7 @@ export const LAYERS: readonly Layer[] = [
     name: 'domain',
     about:
       'the parts the configuration configures, and the configuration (`config/`): every field declared once (`config-schema.ts`, composing the sections the parts declare: the account layer its own, `accounts/config.ts`), read and checked (`config.ts`), with the chains built from it (`chains.ts`)',
-    units: ['tx', 'accounts', 'limits', 'forward', 'express-lane', 'conditional', 'tls', 'config'],
+    units: ['tx', 'accounts', 'limits', 'forward', 'express-lane', 'conditional', 'tls', 'flashblocks', 'config'],
   },
   {
     name: 'rules over the domain',

@@ -35,6 +35,7 @@ import type { Tracker, TrackObserver } from './track/tracker.js';
 import type { TrackSeamPart } from './threads/track-seam.js';
 import { Tracking } from './tracking.js';
 import { ChainHeads } from './upstreams/chain-rpc/chain-heads.js';
+import { type FlashblocksSeamPart, flashblocksOf, flashblocksProblems } from './threads/flashblocks-seam.js';
 import { TlsEdge, type TlsObserver } from './tls/edge.js';
 import { freePort } from './base/free-port.js';
 import { ExpressLanes, type OpenOptions as LaneOpenOptions } from './express-lane/lanes.js';
@@ -69,6 +70,8 @@ export interface AppOptions {
   readonly lanes?: LaneOpenOptions;
   /** With several worker threads: this thread's part of the one tracker per process (threads/track-seam.ts). */
   readonly trackSeam?: TrackSeamPart | null;
+  /** With several worker threads: this thread's part of the one flashblocks stream per chain and process (threads/flashblocks-seam.ts). */
+  readonly flashblocksSeam?: FlashblocksSeamPart | null;
 }
 
 export interface App {
@@ -112,10 +115,12 @@ export function createApp(opts: AppOptions): App {
   // Each thread follows the auction itself (docs/express-lane.md#start-up-and-threads): opened in prepare.
   const lanes: ExpressLanesRef = { lanes: ExpressLanes.none };
   metrics?.watchLanes(lanes);
-  const sends = buildSends(config, log, thread, obs.forward, new Tracking(config, log, obs.track, opts.trackSeam ?? null), lanes);
+  const sends = buildSends(config, log, thread, obs.forward, new Tracking(config, log, obs.track, opts.trackSeam ?? null), lanes, opts.flashblocksSeam ?? null);
   const readiness = readinessOf(config, store, thread.board, lanes);
   readiness.warn(() => sends.tracking.problems());
+  if (sends.streams.size > 0) readiness.warn(() => flashblocksProblems(sends.streams));
   metrics?.watchTrackers(sends.trackers);
+  metrics?.watchFlashblocks(sends.streams);
 
   const decoders = decodersOf(config);
   const buildPipeline = (hooks: PipelineHooks) =>
@@ -215,6 +220,8 @@ export function createApp(opts: AppOptions): App {
       await Promise.all(sends.links.map((l) => l.close()));
       await sends.tracking.close();
       for (const h of sends.heads.values()) h.close();
+      sends.stopSeam();
+      for (const f of sends.streams.values()) f.close();
       await lanes.lanes.close();
     },
   };
@@ -248,6 +255,7 @@ function buildSends(
   observer: (ForwardObserver & SyncObserver) | undefined,
   tracking: Tracking,
   lanes: ExpressLanesRef,
+  flashblocksSeam: FlashblocksSeamPart | null,
 ) {
   const duplicates = new Duplicates(new Map(config.chains.map((c) => [c.chainId, new ChainDuplicates(config.dedup, thread.txTable)])));
   // A tracked chain's forwards tell its tracker which sequencer accepted by which rule (tracking.ts).
@@ -260,6 +268,10 @@ function buildSends(
       return c.rpcWs === null && !(c.conditional.enabled && l.rpc !== null) ? [] : [[c.chainId, new ChainHeads(c.rpcWs, log, l.rpc)] as const];
     }),
   );
+  // A chain's flashblocks stream (`chains[].flashblocks`): one per process, read on this thread (opened by its first
+  // subscriber: the tracker, the sync send) or followed from the thread that reads it (threads/flashblocks-seam.ts).
+  const fb = flashblocksOf(config, log, flashblocksSeam);
+  const flashblocks = fb.feeds;
   const forwarders = new Map(
     links.map((link) => [link.chainId, new ChainForwarder(link, duplicates.forChain(link.chainId), tracking.observerOf(link.chain, observer), lanes)]),
   );
@@ -273,14 +285,29 @@ function buildSends(
         duplicates: duplicates.forChain(link.chainId),
         observer,
         heads: heads.get(link.chainId) ?? null,
+        flashblocks: flashblocks.get(link.chainId) ?? null,
       };
       return [[link.chainId, new SyncSender(link, parts)] as const];
     }),
   );
-  tracking.attach(new Map(links.flatMap((l) => (l.rpc === null ? [] : [[l.chainId, l.rpc] as const]))), heads, duplicates);
+  tracking.attach(new Map(links.flatMap((l) => (l.rpc === null ? [] : [[l.chainId, l.rpc] as const]))), heads, duplicates, flashblocks);
+  // Handed to the other threads after this thread's readers took each slice (the tracker's status is then never behind a sync answer).
+  const stopSeam = fb.start();
   const conditional = conditionalSends(links, forwarders, heads);
   // Bytes already in flight cost no rate-limit token, a plain send's or a waiting sync call's: one table (dedup.ts).
-  return { links, heads, forwarders, syncSenders, conditional, tracking, trackers: tracking.trackers, inFlight: duplicates };
+  return {
+    links,
+    heads,
+    flashblocks,
+    streams: fb.streams,
+    stopSeam,
+    forwarders,
+    syncSenders,
+    conditional,
+    tracking,
+    trackers: tracking.trackers,
+    inFlight: duplicates,
+  };
 }
 
 function decodersOf(config: Config): Map<number, TxDecoder> {

@@ -22,6 +22,7 @@ import { freePort } from './base/free-port.js';
 import { ExpressLanes } from './express-lane/lanes.js';
 import type { WorkerSnapshot } from './threads/protocol.js';
 import { seamParts, type TrackSeamPart } from './threads/track-seam.js';
+import { flashblocksSeamParts, streamRead } from './threads/flashblocks-seam.js';
 import { MessageChannel } from 'node:worker_threads';
 
 export interface Service {
@@ -175,9 +176,11 @@ async function startThreads(config: Config, log: Logger, pretty: boolean): Promi
   const accounts = store === null ? null : store.mirrorSeed();
   const colorize = process.stdout.isTTY === true;
   const seams = trackSeams(config);
+  // One flashblocks stream per chain and process: worker 0 reads it and hands its slices to the others.
+  const streams = config.chains.some(streamRead) ? flashblocksSeamParts(config.workers, () => new MessageChannel()) : [];
   const pool = await WorkerPool.start(
     config.workers,
-    (index) => ({ config: cfg, index, shared, accounts, pretty, colorize, track: seams[index] ?? null }),
+    (index) => ({ config: cfg, index, shared, accounts, pretty, colorize, track: seams[index] ?? null, flashblocks: streams[index] ?? null }),
     log,
   );
   if (store !== null) {

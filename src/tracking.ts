@@ -17,6 +17,7 @@ import { Tracker, type TrackObserver } from './track/tracker.js';
 import type { HeadSource } from './upstreams/chain-rpc/chain-heads.js';
 import type { ChainRpc } from './upstreams/chain-rpc/chain-rpc.js';
 import type { StatusFeed } from './ws/subscriptions.js';
+import type { FlashblocksSource } from './flashblocks/feed.js';
 
 /** What the stages and the WebSocket transport use of a tracked chain: the tracker, or its seam on a thread that does not own it. */
 type TrackedChain = Acceptor & StatusAnswers & StatusFeed;
@@ -45,7 +46,12 @@ export class Tracking {
   }
 
   /** The trackers, once the chains' links exist (a chain's RPC client is its link's; its heads the chain's, shared with its sync send). */
-  attach(rpcs: ReadonlyMap<number, ChainRpc>, heads: ReadonlyMap<number, HeadSource>, duplicates: Duplicates): void {
+  attach(
+    rpcs: ReadonlyMap<number, ChainRpc>,
+    heads: ReadonlyMap<number, HeadSource>,
+    duplicates: Duplicates,
+    flashblocks: ReadonlyMap<number, FlashblocksSource> = new Map(),
+  ): void {
     for (const c of this.config.chains) {
       if (!c.track.enabled) continue;
       if (this.remote !== null) {
@@ -60,6 +66,7 @@ export class Tracking {
         heads: heads.get(c.chainId) ?? null,
         observer: this.observer,
         dropped: (hash) => dedup.forget(hash),
+        flashblocks: flashblocks.get(c.chainId) ?? null,
       });
       this.trackers.set(c.chainId, t);
       this.chains.set(c.chainId, t);

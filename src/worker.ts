@@ -24,6 +24,7 @@ const app = createApp({
   idPrefix: `w${data.index}.${process.pid.toString(36)}`,
   shared: data.shared,
   trackSeam: data.track,
+  flashblocksSeam: data.flashblocks,
   ...(mirror !== null ? { store: mirror } : {}),
 });
 await app.prepare();

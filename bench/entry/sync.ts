@@ -10,12 +10,15 @@ import { median, round } from '../common/figures.js';
 import { RESULTS_DIR } from '../common/paths.js';
 import { startTxgate } from '../common/txgate.js';
 import { resultsJson } from '../common/results-schema.js';
+import { flashblocksSync } from '../load/flashblocks-sync.js';
 
 const run = startBench('bench:sync', 'Submission to receipt on anvil: the sync send against send-then-poll, every flow in the same trials.', {
   trials: { kind: 'int', quick: 15, full: 40, help: 'transactions per flow' },
   poll: { kind: 'numbers', quick: [100, 250, 1000], help: 'send-then-poll intervals, ms' },
   'block-time': { kind: 'number', min: 0.05, quick: 1, help: "anvil's seconds between blocks" },
+  flashblocks: { kind: 'flag', help: 'instead: on a flashblocks chain, the preconfirmed answer against the sealed one (bench/load/flashblocks-sync.ts)' },
 });
+if (run.opt.flashblocks) await flashblocksSync(run, run.opt.trials);
 const TRIALS = run.opt.trials;
 const POLLS = run.opt.poll;
 const BLOCK_S = run.opt['block-time'];

@@ -11,6 +11,7 @@ import { bool, choices, custom, int, list, oneOf, type Section, str, type Values
 import type { Reader } from '../base/config-reader.js';
 import { checkExpressLane, EXPRESS_LANE } from '../express-lane/config.js';
 import { CONDITIONAL } from '../conditional/config.js';
+import { checkFlashblocks, FLASHBLOCKS } from '../flashblocks/config.js';
 import { LOG_LEVELS, type LogLevel } from '../log/log.js';
 import { SECP256K1_BINDINGS, type Secp256k1Binding } from '../base/native.js';
 import { schemesText, upstreamUrl } from '../upstreams/registry.js';
@@ -143,6 +144,8 @@ const CHAIN = {
   expressLane: EXPRESS_LANE,
   /** eth_sendRawTransactionConditional (ERC-7796; src/conditional/): off unless a deployment turns it on. */
   conditional: CONDITIONAL,
+  /** The builder's flashblocks stream (src/flashblocks/): off unless a deployment turns it on (docs/flashblocks.md). */
+  flashblocks: FLASHBLOCKS,
   /** Following accepted transactions to their block (src/track/): off unless a deployment turns it on (docs/tracking.md). */
   track: {
     enabled: bool(
@@ -182,6 +185,7 @@ function checkChain(r: Reader, c: Values<typeof CHAIN>, raw: Record<string, unkn
     r.problems.push(`${f}.rpc: required by sync.mode "receipt" (the chain RPC the receipts are read from)`);
   checkExpressLane(r, c.expressLane, raw.rpc !== undefined, f);
   if (c.track.enabled && raw.rpc === undefined) r.problems.push(`${f}.rpc: required by track.enabled (the chain RPC the blocks are read from)`);
+  checkFlashblocks(r, c.flashblocks, c.track.enabled || (c.sync.enabled && c.sync.mode === 'receipt'), f);
 }
 
 /** uWS counts idle time in 4-second ticks and needs at least 8 s (0 turns the timeout off). */

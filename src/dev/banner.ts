@@ -15,6 +15,8 @@ export interface BannerFacts {
   readonly sync: boolean;
   readonly track: boolean;
   readonly websocket: boolean;
+  /** With `--flashblocks`: the development builder's stream (src/dev/flashblocks.ts). */
+  readonly flashblocks?: string | null;
   /** Over TLS: the certificate made now and the development CA that signed it. */
   readonly tls: { readonly certFile: string; readonly caFile: string } | null;
   readonly configFile: string;
@@ -45,6 +47,11 @@ export function banner(f: BannerFacts): string {
     extensions.push(
       `  tracking        each accepted transaction followed to its block; txgate_getTransactionStatus on ${base}`,
       `                  try: ${demo(['--track'])}   (prints the status the edge answers)`,
+    );
+  if (typeof f.flashblocks === 'string')
+    extensions.push(
+      `  flashblocks     a builder over anvil (${f.flashblocks}): a slice every 200 ms, a block sealed every 2 s;`,
+      '                  tracked transactions go pending, preconfirmed, included; sync calls answer at the preconfirmation',
     );
   if (f.tls !== null)
     extensions.push(

@@ -55,6 +55,11 @@ export interface DevExtensions {
   readonly websocket?: boolean;
   /** Tracking on chain 4663 (anvil is the chain RPC): txgate_getTransactionStatus served (docs/tracking.md). */
   readonly track?: boolean;
+  /**
+   * A flashblocks builder over anvil (flashblocks.ts): it is the sequencer (`sequencer`) and its
+   * stream (`url`); anvil (`anvil`) the chain RPC; tracking and the sync send's `receipt` mode on.
+   */
+  readonly flashblocks?: { readonly url: string; readonly sequencer: string; readonly anvil: string };
   /** HTTPS (and WSS) on the public port with these files (dev-tls.ts). */
   readonly tls?: { readonly certFile: string; readonly keyFile: string };
 }
@@ -70,6 +75,18 @@ export interface DevFiles {
 
 /** The development config for these ports, sequencer and extensions. */
 export function devConfig(opts: { port: number; internalPort: number; sequencer: string } & DevExtensions): Record<string, unknown> {
+  const fb = opts.flashblocks;
+  const chain =
+    fb === undefined
+      ? {}
+      : {
+          sequencers: [fb.sequencer],
+          rpc: fb.anvil,
+          rpcWs: fb.anvil.replace(/^http/, 'ws'),
+          sync: { enabled: true, mode: 'receipt' },
+          track: { enabled: true },
+          flashblocks: { enabled: true, url: fb.url },
+        };
   return {
     listen: { host: '127.0.0.1', port: opts.port, ...(opts.tls !== undefined ? { tls: { enabled: true, ...opts.tls } } : {}) },
     internal: { host: '127.0.0.1', port: opts.internalPort },
@@ -81,6 +98,7 @@ export function devConfig(opts: { port: number; internalPort: number; sequencer:
         ...(opts.sync === true || opts.track === true ? { rpc: opts.sequencer } : {}),
         ...(opts.sync === true ? { sync: { enabled: true, syncTimeoutFormat: 'omit' } } : {}),
         ...(opts.track === true ? { track: { enabled: true } } : {}),
+        ...chain,
       },
     ],
     accounts: { file: './accounts.json' },

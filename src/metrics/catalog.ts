@@ -11,7 +11,7 @@ import { STAGE_SAMPLE_MASK } from '../pipeline/pipeline.js';
 export type FamilyType = 'counter' | 'gauge' | 'histogram';
 
 /** Which part of the service a family belongs to: it is in a snapshot only where that part is on. */
-export type Feature = 'always' | 'websocket' | 'sync' | 'store' | 'track' | 'tls' | 'expressLane';
+export type Feature = 'always' | 'websocket' | 'sync' | 'store' | 'track' | 'tls' | 'expressLane' | 'flashblocks';
 
 export interface FamilyDecl {
   readonly name: string;
@@ -49,6 +49,9 @@ const family = <T extends FamilyType>(
 
 /** Inclusion latency buckets (seconds): a fast sequencer's block is a fraction of a second, a congested L1 minutes. */
 export const INCLUSION_BUCKETS = [0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 15, 30, 60, 120, 300, 600];
+
+/** Preconfirmation latency buckets (seconds): a slice every 200 ms (Base), the stream's own delay beside it. */
+export const PRECONFIRMATION_BUCKETS = [0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.75, 1, 2, 5];
 
 /** Every family, in the order a snapshot lists them. */
 export const METRICS = {
@@ -344,6 +347,60 @@ export const METRICS = {
     'Transaction watcher restarts, by chain: a pass abandoned after stallMs, or a head more than maxLagBlocks behind the chain.',
     "tracking: watcher restarts: a pass abandoned after `stallMs`, or a head more than `maxLagBlocks` behind the chain's",
     { part: 'track' },
+  ),
+  preconfirmation: family(
+    'txgate_preconfirmation_seconds',
+    'histogram',
+    [['chain', '']],
+    'Tracked transactions: time from the acceptance to the edge reading the flashblock that carries it, by chain.',
+    'flashblocks: time from the acceptance (the 200) to this edge reading the slice that carries the transaction (tracked chains with `chains[].flashblocks`)',
+    { part: 'flashblocks', buckets: PRECONFIRMATION_BUCKETS },
+  ),
+  preconfirmationsLost: family(
+    'txgate_preconfirmations_lost_total',
+    'counter',
+    [['chain', '']],
+    'Preconfirmed tracked transactions the sealed block of their number left out (back to pending), by chain.',
+    'flashblocks: preconfirmed transactions the sealed block of their number left out (back to `pending`): rare, and each one a preconfirmation a desk may have acted on',
+    { part: 'flashblocks' },
+  ),
+  flashblocksConnected: family(
+    'txgate_flashblocks_connected',
+    'gauge',
+    [['chain', '']],
+    '1 while a thread of the process holds the chain flashblocks stream open, else 0.',
+    'flashblocks: 1 while the stream is connected (on any thread that reads it)',
+    { aggregator: 'max', part: 'flashblocks' },
+  ),
+  flashblocksStalled: family(
+    'txgate_flashblocks_stalled',
+    'gauge',
+    [['chain', '']],
+    '1 while a thread reading the chain flashblocks stream had no slice for stallMs (connected or not), else 0.',
+    'flashblocks: 1 while the stream sent no slice for `flashblocks.stallMs` (or is not connected); `/ready` says so; outcomes then come from the sealed blocks',
+    { aggregator: 'max', part: 'flashblocks' },
+  ),
+  flashblocksFrames: family(
+    'txgate_flashblocks_frames_total',
+    'counter',
+    [
+      ['chain', ''],
+      [
+        'kind',
+        '`read`, `gap` (read; slices before it missed), `garbage` (not JSON, not a slice, not Brotli), `too_big` (past `maxFrameBytes`), `unknown_payload`, `out_of_order`, `stray_receipt` (a receipt for a hash the slice does not carry), `dropped` (64 frames waiting)',
+      ],
+    ],
+    'Frames of the chain flashblocks stream, by what they came to.',
+    'flashblocks: frames of the stream by what they came to; anything but `read` is counted and never read',
+    { part: 'flashblocks' },
+  ),
+  flashblocksReconnects: family(
+    'txgate_flashblocks_reconnects_total',
+    'counter',
+    [['chain', '']],
+    'Connections to the chain flashblocks stream opened again (a loss, a refusal, a stall).',
+    'flashblocks: the stream opened again after a loss, a refusal or a stall (0.1 s doubling to 5 s)',
+    { part: 'flashblocks' },
   ),
 } as const satisfies Record<string, FamilyDecl>;
 

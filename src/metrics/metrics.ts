@@ -26,6 +26,7 @@ import type { TrackObserver } from '../track/tracker.js';
 import type { TrackView } from '../track/watch-state.js';
 import { RequestMetrics } from './requests.js';
 import { TrackMetrics } from './track.js';
+import { FRAME_KINDS, type FlashblocksStream, type FrameKind } from '../flashblocks/stream.js';
 import type { TlsObserver } from '../tls/edge.js';
 
 const OUTCOMES = FORWARD_OUTCOMES;
@@ -60,6 +61,7 @@ export class Metrics {
     for (const c of config.chains) if (c.sync.enabled) this.syncChildren(c.chainId);
     if (config.websocket.enabled) this.f.wsOpen.child({});
     this.tracking.bind(config.chains.filter((c) => c.track.enabled));
+    for (const c of config.chains) if (c.flashblocks.enabled) this.flashblocksChildren(c.chainId);
     if (config.listen.tls.enabled) for (const result of ['rotated', 'unchanged', 'invalid']) this.f.tlsReloads.child({ result });
     for (const c of config.chains) {
       this.f.inFlight.child({ chain: c.chainId });
@@ -184,6 +186,34 @@ export class Metrics {
     this.tracking.watch(trackers);
   }
 
+  private streams: ReadonlyMap<number, FlashblocksStream> = new Map();
+  /** The chains' flashblocks streams on this thread, read at each snapshot. */
+  watchFlashblocks(streams: ReadonlyMap<number, FlashblocksStream>): void {
+    this.streams = streams;
+  }
+
+  /** A flashblocks chain's stream series, bound up front (alerts see zeros, not gaps). */
+  private flashblocksChildren(chain: number) {
+    const frames = Object.fromEntries(FRAME_KINDS.map((kind) => [kind, this.f.flashblocksFrames.child({ chain, kind })])) as Record<FrameKind, Counter>;
+    const c = this.f;
+    return {
+      connected: c.flashblocksConnected.child({ chain }),
+      stalled: c.flashblocksStalled.child({ chain }),
+      frames,
+      reconnects: c.flashblocksReconnects.child({ chain }),
+    };
+  }
+
+  private readFlashblocks(): void {
+    for (const [chain, s] of this.streams) {
+      const c = this.flashblocksChildren(chain);
+      c.connected.value = s.connected ? 1 : 0;
+      c.stalled.value = s.problem === null ? 0 : 1;
+      for (const kind of FRAME_KINDS) c.frames[kind].value = s.counts[kind];
+      c.reconnects.value = s.reconnects;
+    }
+  }
+
   private board: HealthBoard | null = null;
   private accountsState: StoreSync | null = null;
   /** The state of an account store synced from a remote source, read at each snapshot. */
@@ -234,6 +264,7 @@ export class Metrics {
       this.f.storeFailures.child({}).value = s.failures;
     }
     this.tracking.read();
+    this.readFlashblocks();
     this.f.logDropped.child({}).value = droppedLogLines();
     for (const source of IGNORED_FRAME_SOURCES) this.f.framesIgnored.child({ source }).value = ignoredFrames[source];
     const on: Record<Feature, boolean> = {
@@ -244,6 +275,7 @@ export class Metrics {
       track: this.config.chains.some((c) => c.track.enabled),
       tls: this.config.listen.tls.enabled,
       expressLane: this.lanesOn,
+      flashblocks: this.config.chains.some((c) => c.flashblocks.enabled),
     };
     const out: MetricJSON[] = [];
     for (const key of Object.keys(METRICS) as (keyof typeof METRICS)[]) if (on[METRICS[key].part]) out.push(familyJSON(this.f[key], METRICS[key]));

@@ -18,8 +18,12 @@ export class TrackMetrics {
   constructor(private readonly f: F) {}
 
   /** Bound up front for the chains that track (alerts see zeros, not gaps). */
-  bind(chains: readonly { readonly chainId: number; readonly sequencers: readonly string[] }[]): void {
-    for (const { chainId: chain, sequencers } of chains) {
+  bind(chains: readonly { readonly chainId: number; readonly sequencers: readonly string[]; readonly flashblocks: { readonly enabled: boolean } }[]): void {
+    for (const { chainId: chain, sequencers, flashblocks } of chains) {
+      if (flashblocks.enabled) {
+        this.f.preconfirmation.child({ chain });
+        this.f.preconfirmationsLost.child({ chain });
+      }
       for (const s of sequencers) this.f.inclusion.child({ chain, sequencer: upstreamLabel(s) });
       for (const state of ['pending', 'final']) this.f.tracked.child({ chain, state });
       this.f.trackHead.child({ chain });
@@ -34,6 +38,11 @@ export class TrackMetrics {
   readonly observer: TrackObserver = {
     changed: (chain: number, e: Entry, from: TrackState | null) => {
       if (from === null) return;
+      if (e.state === 'preconfirmed') {
+        if (e.at?.kind === 'preconfirmed') this.f.preconfirmation.child({ chain }).observe(Math.max(0, e.at.seenAt - e.acceptedAt) / 1000);
+        return;
+      }
+      if (from === 'preconfirmed' && e.state === 'pending') return; // txgate_preconfirmations_lost_total, read from the tracker
       if (e.state === 'pending') {
         if (from !== 'dropped') this.f.trackReorged.child({ chain }).value++; // else a resend after dropped
         return;
@@ -58,6 +67,7 @@ export class TrackMetrics {
       this.f.trackHead.child({ chain }).value = Math.max(0, t.watcher.head);
       this.f.trackStalled.child({ chain }).value = t.watcher.stalled ? 1 : 0;
       this.f.trackRestarts.child({ chain }).value = t.watcher.restarts;
+      if (t.preconfirmationsLost > 0) this.f.preconfirmationsLost.child({ chain }).value = t.preconfirmationsLost;
     }
   }
 }

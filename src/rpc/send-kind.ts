@@ -8,7 +8,8 @@
 /** What kind of send a request is: plain, or sync with the wait it gets (ms), or conditional. */
 export type Send =
   | { readonly sync: false }
-  | { readonly sync: true; readonly waitMs: number }
+  /** `sealed`: on a chain with flashblocks, the sealed block's receipt asked for, not the preconfirmation's (docs/flashblocks.md). */
+  | { readonly sync: true; readonly waitMs: number; readonly sealed?: true }
   /** eth_sendRawTransactionConditional: its options as sent, read by the conditions stage (stages/conditions.ts). */
   | { readonly sync: 'conditional'; readonly options: unknown };
 

@@ -21,7 +21,8 @@ export interface ConditionalSendOf {
 
 /** A chain's sync send (sync/sync-send.ts's SyncSender, built beside the forwarder in the composition root). */
 export interface SyncSend {
-  send(req: ForwardRequest, waitMs: number): Exit | Promise<Exit>;
+  /** `sealed`: the sealed block's receipt, not the preconfirmation's (a chain with flashblocks). */
+  send(req: ForwardRequest, waitMs: number, sealed?: boolean): Exit | Promise<Exit>;
 }
 
 export function createForwardStage(
@@ -60,7 +61,7 @@ export function createForwardStage(
       };
       // The route stage says sync only where the chain enables it (so its sender exists).
       const send = ctx.send;
-      if (send.sync === true) return syncSenders.get(ctx.chain.chainId)!.send(req, send.waitMs);
+      if (send.sync === true) return syncSenders.get(ctx.chain.chainId)!.send(req, send.waitMs, send.sealed === true);
       // Conditional only where the chain enables it (the route stage), its conditions read (the conditions stage).
       if (send.sync === 'conditional') return conditionalSenders.get(ctx.chain.chainId)!.send(req, ctx.conditions!);
       return forwarder.forward(req);

@@ -83,6 +83,11 @@ const BAD_SYNC_PARAMS = reject(
   'Invalid params: eth_sendRawTransactionSync takes one 0x-prefixed hex string, then optionally a timeout in ms (a positive integer or 0x-hex)',
 );
 
+const BAD_SYNC_UNTIL = reject(
+  'invalid_params',
+  'Invalid params: on this chain eth_sendRawTransactionSync takes a third param, "preconfirmed" (answered at the flashblock, the default) or "sealed" (answered with the sealed block\'s receipt)',
+);
+
 export function createRouteStage(limits: {
   readonly chainIdMaxBodyBytes: number;
 }): Stage<
@@ -111,11 +116,15 @@ export function createRouteStage(limits: {
       }
       if (method === SYNC_METHOD && ctx.chain.config.sync.enabled) {
         // Where the chain turns it on (off: method_not_found, as any method not served).
-        if (params.length < 1 || params.length > 2) return BAD_SYNC_PARAMS;
+        const n = params.length;
+        // A third param only on a chain with flashblocks: "sealed" (the sealed block's receipt) or "preconfirmed" (the default).
+        const until = n === 3 && ctx.chain.config.flashblocks.enabled ? params[2] : undefined;
+        if (n < 1 || (n > 2 && until === undefined)) return BAD_SYNC_PARAMS;
+        if (until !== undefined && until !== 'sealed' && until !== 'preconfirmed') return BAD_SYNC_UNTIL;
         const raw = ctx.rpc.paramsHex ? evenHex(params[0] as string) : classifyRawTxParam(params[0]);
         const waitMs = requestedWaitMs(params[1], ctx.chain.config.sync.maxWaitMs);
         if (raw === undefined || waitMs === undefined) return BAD_SYNC_PARAMS;
-        return setSend(setRawTx(ctx, raw), { sync: true, waitMs } as Send);
+        return setSend(setRawTx(ctx, raw), (until === 'sealed' ? { sync: true, waitMs, sealed: true } : { sync: true, waitMs }) as Send);
       }
       if (method === STATUS_METHOD && ctx.chain.config.track.enabled) {
         // Where the chain tracks (off: method_not_found); answered by the status stage, once the

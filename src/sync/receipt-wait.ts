@@ -22,6 +22,7 @@ import type { CallTimes, Upstream } from '../upstreams/upstream.js';
 import type { HeadSource } from '../upstreams/chain-rpc/chain-heads.js';
 import { executedAnswer, isReceiptOf, pendingAnswer } from './receipt.js';
 import { RECEIPT_METHOD } from '../rpc/rpc-methods.js';
+import type { PreconfWait } from './preconfirmed.js';
 
 /**
  * While the head subscription is live a call asks on each head, and also after this many
@@ -33,6 +34,14 @@ const BACKSTOP_POLLS = 10;
 export interface ReceiptCallEnd {
   readonly exit: Exit;
   readonly receipt: { readonly status?: unknown; readonly blockNumber?: unknown } | null;
+  /** Answered at the preconfirmation (a slice's receipt: preconfirmed.ts), not the sealed block's. */
+  readonly preconfirmed?: boolean;
+}
+
+/** A call's receipt requests, stopped once its preconfirmation answered it. */
+interface Stop {
+  done: boolean;
+  wake: (() => void) | null;
 }
 
 export class ReceiptWaiter {
@@ -57,21 +66,48 @@ export class ReceiptWaiter {
     this.unsubscribe = heads?.subscribe(() => this.wake()) ?? null;
   }
 
-  /** Forwards with `send` (the plain path), then asks for the receipt until `deadline` (performance.now() ms). */
-  async obtain(req: ForwardRequest, deadline: number, send: (req: ForwardRequest) => Exit | PromiseLike<Exit>): Promise<ReceiptCallEnd> {
-    const sent = await send(req);
-    const end = await this.follow(req, deadline, sent);
-    // The send's answer headers (the lane that carried it: forward/express-send.ts) stay on the answer.
-    return sent.headers === undefined || end.exit === sent ? end : { exit: end.exit.withHeaders(sent.headers), receipt: end.receipt };
+  /**
+   * Forwards with `send` (the plain path), then asks for the receipt until `deadline`
+   * (performance.now() ms); with `pre` (a chain's flashblocks stream, armed before the send),
+   * the preconfirmation's receipt answers it if it comes first.
+   */
+  async obtain(
+    req: ForwardRequest,
+    deadline: number,
+    send: (req: ForwardRequest) => Exit | PromiseLike<Exit>,
+    pre: PreconfWait | null = null,
+  ): Promise<ReceiptCallEnd> {
+    try {
+      const sent = await send(req);
+      const end = await this.follow(req, deadline, sent, pre);
+      // The send's answer headers (the lane that carried it: forward/express-send.ts) stay on the answer.
+      return sent.headers === undefined || end.exit === sent ? end : { ...end, exit: end.exit.withHeaders(sent.headers) };
+    } finally {
+      pre?.stop();
+    }
   }
 
-  private async follow(req: ForwardRequest, deadline: number, sent: Exit): Promise<ReceiptCallEnd> {
-    // Uncertain (written, no answer): the receipt, or the chain knowing the hash, settles it.
+  private async follow(req: ForwardRequest, deadline: number, sent: Exit, pre: PreconfWait | null): Promise<ReceiptCallEnd> {
+    // Uncertain (written, no answer): the receipt, or the chain knowing the hash, settles it (a
+    // preconfirmation too: the transaction is in a slice).
     const uncertain = sent.reason === 'upstream_error';
     if (sent.reason !== 'ok' && !uncertain) return { exit: sent, receipt: null };
+    if (pre === null) return this.ask(req, deadline, sent, null);
+    const stop: Stop = { done: false, wake: null };
+    const early = pre.answer.then((a): ReceiptCallEnd => ({ exit: a.exit, receipt: a.receipt, preconfirmed: true }));
+    const end = await Promise.race([this.ask(req, deadline, sent, stop), early]);
+    stop.done = true;
+    stop.wake?.();
+    return end;
+  }
+
+  /** The receipt requests until the deadline (or `stop`). */
+  private async ask(req: ForwardRequest, deadline: number, sent: Exit, stop: Stop | null): Promise<ReceiptCallEnd> {
+    const uncertain = sent.reason === 'upstream_error';
     const params = `["${req.hash}"]`;
     const { pollMs } = this.chain.sync;
     for (;;) {
+      if (stop?.done === true) return { exit: sent, receipt: null };
       const left = deadline - performance.now();
       if (left <= 0 || this.draining) return { exit: uncertain ? await this.known(req.hash, sent) : pendingAnswer(req.hash), receipt: null };
       const times: CallTimes = {
@@ -86,7 +122,7 @@ export class ReceiptWaiter {
       // once if one came while asking) or after the interval.
       const live = this.heads?.live === true;
       if (live && this.heads!.count !== seen) continue;
-      await this.pause(Math.min(live ? pollMs * BACKSTOP_POLLS : pollMs, deadline - performance.now()));
+      await this.pause(Math.min(live ? pollMs * BACKSTOP_POLLS : pollMs, deadline - performance.now()), stop);
     }
   }
 
@@ -106,16 +142,18 @@ export class ReceiptWaiter {
     for (const wake of this.wakers) wake();
   }
 
-  private pause(ms: number): Promise<void> {
+  private pause(ms: number, stop: Stop | null): Promise<void> {
     if (ms <= 0 || this.draining) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(t);
         this.wakers.delete(done);
+        if (stop !== null) stop.wake = null;
         resolve();
       };
       const t = setTimeout(done, ms);
       this.wakers.add(done);
+      if (stop !== null) stop.wake = done;
     });
   }
 

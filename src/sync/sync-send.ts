@@ -36,6 +36,8 @@ import { RECEIPT_METHOD, SYNC_METHOD } from '../rpc/rpc-methods.js';
 import type { HeadSource } from '../upstreams/chain-rpc/chain-heads.js';
 import { withLane } from '../forward/express-send.js';
 import { syncBudget, toldWaitMs } from './budget.js';
+import type { FlashblocksSource } from '../flashblocks/feed.js';
+import { PreconfWait } from './preconfirmed.js';
 
 const DRAINED = Symbol('drained');
 
@@ -96,7 +98,12 @@ export interface SyncSendParts {
   readonly laneTakes?: ((req: ForwardRequest) => boolean) | undefined;
   /** The chain's head source, if it has one: the `receipt` mode asks for a receipt on each head its `rpcWs` subscription tells. */
   readonly heads?: HeadSource | null | undefined;
+  /** The chain's flashblocks stream, if it has one (`chains[].flashblocks`): a `receipt`-mode call is answered at the preconfirmation (preconfirmed.ts). */
+  readonly flashblocks?: FlashblocksSource | null | undefined;
 }
+
+/** Answers given at a preconfirmation: not kept to answer a resend (a resend may ask for the sealed block). */
+const PRECONFIRMED = new WeakSet<Exit>();
 
 export class SyncSender {
   private readonly chain: ChainConfig;
@@ -117,6 +124,7 @@ export class SyncSender {
   private readonly drainWakers = new Set<() => void>();
   /** The receipt mode's `sync receipt` line. */
   private readonly fast: FastLog;
+  private readonly flashblocks: FlashblocksSource | null;
 
   constructor(
     /** The chain's sequencers, health, outcome rules and chain RPC client. */
@@ -130,6 +138,9 @@ export class SyncSender {
     this.observer = parts.observer ?? {};
     this.fast = new FastLog(link.log);
     this.receiptMode = chain.sync.mode === 'receipt';
+    this.flashblocks = parts.flashblocks ?? null;
+    // Opened now: a call's preconfirmation is read only from a stream already reading.
+    if (this.receiptMode && this.flashblocks !== null) this.flashblocks.subscribe(() => undefined);
     const laneTakes = parts.laneTakes;
     // A `forward`-mode chain with the express lane: the lane's submissions wait for their receipt here.
     const expressAside = !this.receiptMode && link.expressEndpoint !== null && link.rpc !== null && laneTakes !== undefined;
@@ -139,7 +150,8 @@ export class SyncSender {
     this.sequencers = this.receiptMode ? [] : link.open({ calls: chain.sync.maxWaiting, sockets: chain.forward.wsConnections });
   }
 
-  send(req: ForwardRequest, waitMs: number): Exit | Promise<Exit> {
+  /** A sync call: its answer within `waitMs`; `sealed`: the sealed block's receipt, never the preconfirmation's. */
+  send(req: ForwardRequest, waitMs: number, sealed = false): Exit | Promise<Exit> {
     const { hash } = req;
     const held = this.receipts.get(hash);
     if (held !== undefined && performance.now() - held.at < this.chain.sync.receiptTtlMs) return this.counted(held.exit, null);
@@ -151,7 +163,7 @@ export class SyncSender {
     const started = performance.now();
     this.observer.syncWaiting?.(this.chain.chainId, ++this.waiting);
     let run: Promise<Exit>;
-    if (viaReceipt) run = this.viaReceipt(req, started + waitMs);
+    if (viaReceipt) run = this.viaReceipt(req, started + waitMs, sealed);
     else {
       // The wait holds everything (sync/budget.ts): the sequencer's part, then settling within the rest.
       const budget = syncBudget(waitMs, this.chain.forward.timeoutMs);
@@ -234,7 +246,7 @@ export class SyncSender {
 
   private settled(hash: string, exit: Exit, started: number): Exit {
     this.observer.syncWaiting?.(this.chain.chainId, --this.waiting);
-    if (exit.reason === 'ok' && this.chain.sync.receiptTtlMs > 0) {
+    if (exit.reason === 'ok' && this.chain.sync.receiptTtlMs > 0 && !PRECONFIRMED.has(exit)) {
       if (this.receipts.size >= MAX_RECEIPTS) this.receipts.delete(this.receipts.keys().next().value!);
       this.receipts.set(hash, { exit, at: performance.now() });
     }
@@ -242,9 +254,12 @@ export class SyncSender {
   }
 
   /** The plain send (its own audit line, its lane), then the receipt; a line for what the wait came to. */
-  private async viaReceipt(req: ForwardRequest, deadline: number): Promise<Exit> {
+  private async viaReceipt(req: ForwardRequest, deadline: number, sealed: boolean): Promise<Exit> {
     const t = performance.now();
-    const out = await this.receiptWaiter!.obtain(req, deadline, this.plainSend);
+    // Armed before the send: a slice may carry the transaction before the sequencer's answer arrives.
+    const pre = this.flashblocks === null || sealed || !this.receiptMode ? null : new PreconfWait(this.flashblocks, req.hash);
+    const out = await this.receiptWaiter!.obtain(req, deadline, this.plainSend, pre);
+    if (out.preconfirmed === true) PRECONFIRMED.add(out.exit);
     if (out.exit.reason !== 'ok' && out.exit.reason !== 'sync_timeout') return out.exit;
     const line = this.fast.line('info');
     if (line === null) return out.exit;
@@ -252,6 +267,7 @@ export class SyncSender {
     line.str('outcome', out.exit.outcome);
     // The receipt's fields as the chain gave them: text from outside.
     if (out.receipt !== null) line.text('status', peerText(out.receipt.status), 66).text('block', peerText(out.receipt.blockNumber), 66);
+    if (out.preconfirmed === true) line.json('preconfirmed', true);
     line.json('ms', Math.round(performance.now() - t)).end('sync receipt');
     return out.exit;
   }

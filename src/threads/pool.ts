@@ -30,7 +30,8 @@ export class WorkerPool {
       Array.from({ length: count }, (_, index) => {
         const workerData = data(index);
         const t = workerData.track;
-        const transferList = t === null ? [] : t.role === 'owner' ? [...t.ports] : [t.port];
+        const f = workerData.flashblocks;
+        const transferList = [...(t === null ? [] : t.role === 'owner' ? t.ports : [t.port]), ...(f === null ? [] : f.role === 'lead' ? f.ports : [f.port])];
         const w = new Worker(new URL('../worker.js', import.meta.url), { workerData, transferList });
         w.on('message', (m: FromWorker) => {
           if (acceptWorkerLog(m)) return; // its log lines, written by this thread's sink

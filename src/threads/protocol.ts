@@ -8,6 +8,7 @@ import type { SharedTableBuffers } from '../limits/shared-tables.js';
 import type { MetricJSON } from '../metrics/json.js';
 import type { WorkerLogBatch } from '../log/log.js';
 import type { TrackSeamPart } from './track-seam.js';
+import type { FlashblocksSeamPart } from './flashblocks-seam.js';
 
 /** What the threads of one process share: the rate-limit, transaction and connection-count tables, the sequencer health board and the body budget. */
 export interface SharedParts {
@@ -30,6 +31,8 @@ export interface WorkerData {
   readonly colorize: boolean;
   /** With a tracked chain: this worker's part of the one tracker per process (track-seam.ts); its ports are transferred. */
   readonly track: TrackSeamPart | null;
+  /** With a chain whose flashblocks stream is read: this worker's part of the one stream per process (flashblocks-seam.ts); its ports are transferred. */
+  readonly flashblocks: FlashblocksSeamPart | null;
 }
 
 /** Main thread → worker. */

@@ -12,6 +12,7 @@ import { findByNonce, readSeen, type Receipt } from './blocks.js';
 import type { ChainRpc } from '../upstreams/chain-rpc/chain-rpc.js';
 import { CALL_MS, hash32, hexQuantity as hex, quantity } from '../base/rpc-values.js';
 import { learn, type Entry, type TrackTable } from './table.js';
+import { inNoBlock } from './states.js';
 import { Queue } from '../upstreams/queue.js';
 import { BLOCK_METHOD, LOOKUP_METHOD, NONCE_METHOD } from '../rpc/rpc-methods.js';
 
@@ -152,7 +153,7 @@ export class DueChecks {
 
   /** Once after acceptance (or a reorg, or a missing receipt): by hash, its sender and whether a block has it already. */
   async lookupFresh(head: number, signal: AbortSignal): Promise<void> {
-    const waiting = this.fresh.filter((e) => e.state === 'pending');
+    const waiting = this.fresh.filter((e) => inNoBlock(e.state));
     const batch = waiting.length > 1000 ? waiting.slice(0, 1000) : waiting;
     this.fresh = waiting.length > 1000 ? waiting.slice(1000) : [];
     if (batch.length === 0) return;

@@ -7,7 +7,7 @@
  */
 
 /** What the edge knows of a transaction it accepted. */
-export type TrackState = 'pending' | 'included' | 'reverted' | 'replaced' | 'dropped' | 'expired';
+export type TrackState = 'pending' | 'preconfirmed' | 'included' | 'reverted' | 'replaced' | 'dropped' | 'expired';
 
 /** Every state a status answer can carry: the tracked ones, and `unknown` (neither this edge nor the chain knows the hash). */
 export type StatusName = TrackState | 'unknown';
@@ -17,6 +17,12 @@ export const STATES: Readonly<Record<StatusName, { readonly final: boolean; read
     final: false,
     means: 'accepted by a sequencer, in no canonical block yet',
     act: 'Wait. Never resend different bytes with the same nonce unless you mean to replace it.',
+  },
+  preconfirmed: {
+    final: false,
+    means:
+      "in a flashblock of the chain's builder (`chains[].flashblocks`, [flashblocks.md](flashblocks.md)): `flashblock` gives the block being built and the slice; no sealed block has it yet",
+    act: "Act on it as the builder's word, not the chain's: `included` comes with the sealed block. Rarely, a sealed block leaves it out: back to `pending`, and you are told.",
   },
   included: {
     final: true,
@@ -60,7 +66,15 @@ export interface Transition {
 /** Every move the tracker makes; `from: null` is the start of tracking. */
 export const TRANSITIONS: readonly Transition[] = [
   { from: null, to: 'pending', when: 'a sequencer accepted it (the rule: `hash`, `lookup` or `resend`)' },
+  { from: 'pending', to: 'preconfirmed', when: "a slice of the chain's flashblocks stream carries it, for a block not yet sealed" },
   { from: 'pending', to: 'included', when: 'its hash is in a new canonical block and its receipt says status 1' },
+  { from: 'preconfirmed', to: 'included', when: 'its hash is in a new canonical block and its receipt says status 1' },
+  { from: 'preconfirmed', to: 'reverted', when: 'its hash is in a new canonical block and its receipt says status 0' },
+  {
+    from: 'preconfirmed',
+    to: 'pending',
+    when: 'the sealed block of its number does not carry it (a preconfirmation lost at sealing, counted), or a later block was applied before its own',
+  },
   { from: 'pending', to: 'reverted', when: 'its hash is in a new canonical block and its receipt says status 0' },
   {
     from: 'pending',
@@ -88,6 +102,9 @@ export function mayMove(from: TrackState | null, to: TrackState): boolean {
 }
 
 export const isFinal = (s: StatusName): boolean => STATES[s].final;
+
+/** In no canonical block yet: pending, or preconfirmed by a flashblock (the watcher looks for both in each block). */
+export const inNoBlock = (s: TrackState): boolean => s === 'pending' || s === 'preconfirmed';
 
 /** The transitions as a Markdown table (docs/tracking.md, rendered by `npm run readme`). */
 export function transitionsTable(): string {

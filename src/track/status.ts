@@ -14,6 +14,7 @@ export function entryStatus(e: Entry, chainId: number): string {
   const at = (e.state === 'included' || e.state === 'reverted') && e.at?.kind === 'block' ? e.at : null;
   const block = at === null ? null : { number: at.number, hash: at.hash, index: at.index, timestamp: at.time, seenAt: at.seenAt };
   const replaced = e.state === 'replaced' && e.at?.kind === 'replacement' ? e.at : null;
+  const pre = e.state === 'preconfirmed' && e.at?.kind === 'preconfirmed' ? e.at : null;
   return JSON.stringify({
     hash: e.hash,
     status: e.state,
@@ -26,6 +27,8 @@ export function entryStatus(e: Entry, chainId: number): string {
     sequencer: e.sequencer,
     rule: e.rule,
     block,
+    flashblock:
+      pre === null ? null : { number: pre.number, index: pre.index, status: pre.status === null ? null : pre.status === 1 ? '0x1' : '0x0', seenAt: pre.seenAt },
     gasUsed: at === null ? null : at.gasUsed,
     inclusionMs: at === null ? null : Math.max(0, at.seenAt - e.acceptedAt),
     replacedBy: replaced?.by ?? null,

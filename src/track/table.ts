@@ -8,7 +8,7 @@
  */
 import { HashIndex, keyOf } from './hash-index.js';
 import { Interned } from './intern.js';
-import { isFinal, mayMove, type TrackState } from './states.js';
+import { inNoBlock, isFinal, mayMove, type TrackState } from './states.js';
 
 /**
  * Where a tracked transaction landed (`block`: included or reverted), or where the transaction
@@ -24,6 +24,15 @@ export type Landing =
       /** The block's own timestamp (s). */
       readonly time: number;
       /** When this edge saw the block (epoch ms). */
+      readonly seenAt: number;
+    }
+  | {
+      /** A flashblock carried it (`preconfirmed`): the block being built, the slice's index, the slice receipt's status where it had one. */
+      readonly kind: 'preconfirmed';
+      readonly number: number;
+      readonly index: number;
+      readonly status: 0 | 1 | null;
+      /** When this edge read the slice (epoch ms). */
       readonly seenAt: number;
     }
   | {
@@ -53,8 +62,8 @@ export interface Accepted {
 }
 
 /** The states as an entry's packed field numbers them (STEPS: its reorgs and version above). */
-const BY_INDEX: readonly TrackState[] = ['pending', 'included', 'reverted', 'replaced', 'dropped', 'expired'];
-const INDEX: Readonly<Record<TrackState, number>> = { pending: 0, included: 1, reverted: 2, replaced: 3, dropped: 4, expired: 5 };
+const BY_INDEX: readonly TrackState[] = ['pending', 'included', 'reverted', 'replaced', 'dropped', 'expired', 'preconfirmed'];
+const INDEX: Readonly<Record<TrackState, number>> = { pending: 0, included: 1, reverted: 2, replaced: 3, dropped: 4, expired: 5, preconfirmed: 6 };
 /** The packed field: state + 8 × reorgs + 2048 × version (reorgs counted up to 255). */
 const REORG = 8;
 const VERSION = 2048;
@@ -249,19 +258,19 @@ export class TrackTable {
     }
   }
 
-  /** The pending entries (the watcher's checks). */
+  /** The entries in no canonical block: pending or preconfirmed (the watcher's lookups after blocks skipped). */
   *pendingEntries(): IterableIterator<Entry> {
-    for (const e of this.all.values()) if (e.state === 'pending') yield e;
+    for (const e of this.all.values()) if (inNoBlock(e.state)) yield e;
   }
 
   /** Entries in a given block (a reorg takes them out), included or replaced there. */
   *inBlock(blockHash: string): IterableIterator<Entry> {
-    for (const e of this.all.values()) if (e.at !== null && e.at.hash === blockHash && e.state !== 'pending') yield e;
+    for (const e of this.all.values()) if (e.at !== null && e.at.kind !== 'preconfirmed' && e.at.hash === blockHash && !inNoBlock(e.state)) yield e;
   }
 
   /** Entries in any block (a reorg deeper than remembered takes them all out). */
   inAnyBlock(): Entry[] {
-    return [...this.all.values()].filter((e) => e.at !== null && e.state !== 'pending');
+    return [...this.all.values()].filter((e) => e.at !== null && e.at.kind !== 'preconfirmed' && !inNoBlock(e.state));
   }
 
   private remove(e: Entry): void {

@@ -27,6 +27,8 @@ import type { TrackView, WatchState } from './watch-state.js';
 import type { HeadSource } from '../upstreams/chain-rpc/chain-heads.js';
 import { type Bounds, Expiries } from './expiry.js';
 import type { HandedReader } from './handed.js';
+import type { FlashblocksSource } from '../flashblocks/feed.js';
+import { Preconfirmations } from './preconfirm.js';
 
 /** The forward's request, as far as tracking reads it (forward/parts.ts's ForwardRequest). */
 export interface Forwarded {
@@ -57,6 +59,8 @@ export interface TrackerParts {
   readonly observer?: TrackObserver | undefined;
   /** Told of a hash found dropped: the duplicate cache forgets it, so that a resend is forwarded (forward/dedup.ts). */
   readonly dropped?: ((hash: string) => void) | undefined;
+  /** The chain's flashblocks stream, where it has one (`chains[].flashblocks`): `preconfirmed` (preconfirm.ts). */
+  readonly flashblocks?: FlashblocksSource | null | undefined;
 }
 
 /** Told of every change of an entry: the entry and its status object. */
@@ -105,10 +109,25 @@ export class Tracker implements TrackView {
     const expiries = new Expiries(this.table, this.rpc);
     this.expiries = expiries;
     this.watch.beforePass = () => this.catchUp();
+    const fb = parts.flashblocks ?? null;
+    if (fb !== null) {
+      const pre = new Preconfirmations(
+        this.table,
+        fb,
+        () => this.watch.head,
+        () => this.catchUp(),
+        (e) => this.watch.track(e),
+      );
+      this.watch.sealed = (b) => pre.sealed(b);
+      this.preconfirmations = pre;
+    }
     this.watch.afterPass = (number, time, live) => (time < 0 ? Promise.resolve() : expiries.run({ number, time }, live));
   }
 
   private readonly expiries: Expiries;
+  /** The chain's preconfirmations (null: no flashblocks stream). */
+  private readonly preconfirmations: Preconfirmations | null = null;
+
   get pending(): number {
     return this.table.pending;
   }
@@ -123,6 +142,10 @@ export class Tracker implements TrackView {
 
   get refused(): number {
     return this.table.counts.refused;
+  }
+
+  get preconfirmationsLost(): number {
+    return this.preconfirmations?.lost ?? 0;
   }
 
   /**
@@ -182,6 +205,8 @@ export class Tracker implements TrackView {
       this.watch.track(e);
     }
     if (conditional !== undefined) this.expiries.watch(e, conditional);
+    // A slice may have carried it before its acceptance was known here.
+    this.preconfirmations?.accepted(e);
   }
 
   private include(e: Entry, r: Receipt, time: number, seenAt: number): void {
@@ -205,6 +230,7 @@ export class Tracker implements TrackView {
    * latency from acceptance to the block seen, from receipt to acceptance), or a reorg's return to pending.
    */
   private audit(e: Entry, from: TrackState): void {
+    if (e.state === 'preconfirmed') return; // not final: the status and the pushes say it
     const at = e.at;
     const inBlock = e.state === 'included' || e.state === 'reverted';
     const line: Record<string, unknown> = {
@@ -224,7 +250,8 @@ export class Tracker implements TrackView {
     if (e.state === 'dropped' || e.state === 'replaced' || e.state === 'expired') line.pendingMs = e.updatedAt - e.acceptedAt;
     if (e.state === 'expired') line.expiredBy = e.expiredBy;
     if (e.reorgs > 0) line.reorgs = e.reorgs;
-    if (from === 'dropped') this.log.info(line, 'tracked transaction accepted again after dropped: pending');
+    if (from === 'preconfirmed' && e.state === 'pending') this.log.warn(line, 'tracked transaction preconfirmed and not in the sealed block: pending again');
+    else if (from === 'dropped') this.log.info(line, 'tracked transaction accepted again after dropped: pending');
     else if (e.state === 'pending') this.log.warn(line, 'tracked transaction taken out by a reorg: pending again');
     else this.log.info(line, e.state);
   }
@@ -270,6 +297,7 @@ export class Tracker implements TrackView {
   }
 
   close(): Promise<void> {
+    this.preconfirmations?.close();
     this.watch.close();
     return Promise.resolve();
   }

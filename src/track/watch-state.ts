@@ -12,6 +12,8 @@ export interface TrackView {
   /** Since start: final entries evicted from a full table before their `keepMs`, and acceptances a table full of pending ones refused. */
   readonly evicted: number;
   readonly refused: number;
+  /** Since start: preconfirmed transactions the sealed block of their number left out (0 without a flashblocks stream). */
+  readonly preconfirmationsLost: number;
   readonly watcher: WatchState;
 }
 

@@ -18,6 +18,7 @@ import { DueChecks } from './checks.js';
 import type { Entry, TrackTable } from './table.js';
 import { BLOCK_METHOD, RECEIPT_METHOD } from '../rpc/rpc-methods.js';
 import type { WatchState } from './watch-state.js';
+import { inNoBlock } from './states.js';
 import type { HeadSource } from '../upstreams/chain-rpc/chain-heads.js';
 import { CALL_MS, hexQuantity as hex, quantity } from '../base/rpc-values.js';
 
@@ -28,6 +29,8 @@ export class Watcher implements WatchState {
   head = -1;
   chainHead = -1;
   afterPass: ((head: number, time: number, live: () => boolean) => Promise<void>) | null = null; // track/expiry.ts AfterPass
+  /** Told of each block applied, after its tracked transactions: the preconfirmations it left out (track/preconfirm.ts). */
+  sealed: ((b: Block) => void) | null = null;
   /** Called as a pass starts: the acceptances handed over and not yet read are taken first (threads/track-seam.ts). */
   beforePass: () => void = () => undefined;
   stalled = false;
@@ -67,7 +70,7 @@ export class Watcher implements WatchState {
     this.wake();
   }
 
-  /** A new acceptance: looked up at the next pass, checked once past its thresholds. */
+  /** A new acceptance (or a preconfirmation the sealed block left out): looked up at the next pass, checked once past its thresholds. */
   track(e: Entry): void {
     e.sinceBlock = Math.max(this.head, 0);
     e.checkFrom = e.sinceBlock + this.config.dropAfterBlocks;
@@ -230,7 +233,7 @@ export class Watcher implements WatchState {
     for (const h of b.txs) {
       if (typeof h !== 'string') continue;
       const e = table.get(h);
-      if (e !== undefined && e.state === 'pending') (found ??= []).push(e);
+      if (e !== undefined && inNoBlock(e.state)) (found ??= []).push(e);
     }
     if (found !== null) {
       const got = await this.rpc.batch(
@@ -241,10 +244,11 @@ export class Watcher implements WatchState {
       found.forEach((e, i) => {
         const g = got[i]!;
         const r = g.kind === 'result' ? readReceipt(g.result, e.hash) : null;
-        if (r !== null && r.blockHash === b.hash && e.state === 'pending') this.included(e, r, b.time, seenAt);
+        if (r !== null && r.blockHash === b.hash && inNoBlock(e.state)) this.included(e, r, b.time, seenAt);
         else this.due.fresh.push(e); // no receipt yet (a node behind its head): looked up again next pass
       });
     }
+    this.sealed?.(b);
     this.remember(b);
     this.head = b.number;
   }
@@ -291,7 +295,7 @@ export class Watcher implements WatchState {
   }
 
   private unapply(e: Entry): void {
-    if (e.state === 'pending') return;
+    if (inNoBlock(e.state)) return;
     e.at = null;
     e.reorgs++;
     this.table.move(e, 'pending', Date.now());
@@ -307,11 +311,11 @@ export class Watcher implements WatchState {
       const g = await this.rpc.one(RECEIPT_METHOD, [e.hash], { timeoutMs: CALL_MS, signal });
       r = g.kind === 'result' ? readReceipt(g.result, e.hash) : null;
     }
-    if (r === null || e.state !== 'pending' || r.blockNumber > this.head) return; // a block not applied yet brings it
+    if (r === null || !inNoBlock(e.state) || r.blockNumber > this.head) return; // a block not applied yet brings it
     let b: { hash: string; time: number } | null | undefined = this.canon.get(r.blockNumber);
     // A block the watcher skipped (it jumped ahead, or is older than the blocks remembered): read to see it is canonical.
     if (b === undefined) b = await this.block(r.blockNumber, signal);
-    if (b === null || b.hash !== r.blockHash || e.state !== 'pending') return; // not canonical: a later block or lookup brings it
+    if (b === null || b.hash !== r.blockHash || !inNoBlock(e.state)) return; // not canonical: a later block or lookup brings it
     this.included(e, r, b.time, Date.now());
   }
 

@@ -100,6 +100,35 @@ describe('configuration', () => {
         );
     }
   });
+  it('flashblocks: off by default; a ws(s) URL when on, and a reader of the stream (tracking or the sync receipt mode)', () => {
+    const c = parseConfig(minimal, '/', {}).chains[0]!;
+    assert.deepEqual(c.flashblocks, { enabled: false, url: null, maxFrameBytes: 1 << 20, stallMs: 2_000 });
+    const tracked = { ...minimal.chains[0], rpc: 'http://rpc.example:8545', track: { enabled: true } };
+    const on = parseConfig({ chains: [{ ...tracked, flashblocks: { enabled: true, url: 'wss://stream.example/ws' } }] }, '/', {}).chains[0]!;
+    assert.deepEqual([on.flashblocks.enabled, on.flashblocks.url], [true, 'wss://stream.example/ws']);
+    const problems = (chain: Record<string, unknown>): readonly string[] => {
+      try {
+        parseConfig({ chains: [chain] }, '/', {});
+        return [];
+      } catch (e) {
+        assert.ok(e instanceof ConfigError);
+        return e.problems;
+      }
+    };
+    assert.deepEqual(problems({ ...tracked, flashblocks: { enabled: true } }), [
+      'chains[0].flashblocks.url: required by flashblocks.enabled (the stream to read)',
+    ]);
+    assert.match(
+      problems({ ...tracked, flashblocks: { enabled: true, url: 'https://stream.example' } })[0]!,
+      /^chains\[0\]\.flashblocks\.url: must be a ws:\/\/ or wss:\/\/ URL/,
+    );
+    assert.match(
+      problems({ ...minimal.chains[0], flashblocks: { enabled: true, url: 'ws://s.example' } }).join('\n'),
+      /flashblocks\.enabled: nothing would read the stream/,
+    );
+    assert.match(problems({ ...tracked, flashblocks: { enabled: true, url: 'ws://s.example', maxFrameBytes: 10 } }).join('\n'), /flashblocks\.maxFrameBytes/);
+  });
+
   it('TXGATE_LOG_LEVEL overrides log.level', () => {
     assert.equal(parseConfig({ ...minimal, log: { level: 'warn' } }, '/', { TXGATE_LOG_LEVEL: 'debug' }).log.level, 'debug');
     assert.throws(() => parseConfig(minimal, '/', { TXGATE_LOG_LEVEL: 'loud' }), /TXGATE_LOG_LEVEL/);

@@ -29,6 +29,7 @@ function metrics(everything: boolean): Metrics {
     rpc: 'http://127.0.0.1:8545',
     sync: { enabled: everything },
     track: { enabled: everything },
+    flashblocks: { enabled: everything, url: 'ws://127.0.0.1:9' },
     ...(everything ? { expressLane: LANE } : {}),
   };
   const config = parseConfig(

@@ -9,7 +9,7 @@ import type { Receipt, WaitOutcome } from './submission.js';
 import type { RpcAnswer } from './http.js';
 import type { RpcLink } from './rpc-link.js';
 
-export type TxStatusName = 'pending' | 'included' | 'reverted' | 'replaced' | 'dropped' | 'expired' | 'unknown';
+export type TxStatusName = 'pending' | 'preconfirmed' | 'included' | 'reverted' | 'replaced' | 'dropped' | 'expired' | 'unknown';
 
 /** The status object the edge answers (docs/tracking.md, "The status object"). */
 export interface TxStatus {
@@ -24,6 +24,8 @@ export interface TxStatus {
   readonly gasUsed: number | null;
   readonly inclusionMs?: number | null;
   readonly replacedBy?: string | null;
+  /** `preconfirmed` (a chain with flashblocks, docs/flashblocks.md): the block being built, the slice's index, its receipt's status where it carried one, when the edge read it. */
+  readonly flashblock?: { readonly number: number; readonly index: number; readonly status: '0x1' | '0x0' | null; readonly seenAt: number } | null;
   readonly [field: string]: unknown;
 }
 
