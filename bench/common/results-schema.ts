@@ -157,7 +157,7 @@ export interface GuardRun {
   readonly scenarios: Readonly<
     Record<string, { readonly tolerance: number; readonly noise: { readonly runs: number; readonly ratios: readonly number[]; readonly worst: number } }>
   >;
-  readonly parts?: Readonly<Record<string, Readonly<Record<string, { readonly floor: number; readonly worst: number; readonly runs: number }>>>>;
+  readonly parts?: Readonly<Record<string, { readonly floor: number; readonly worst: number; readonly runs: number }>>;
 }
 
 /** bench:alloc (alloc.json): heap bytes per request of each build and scenario, txgate started plain. */
@@ -411,7 +411,7 @@ const SHAPES: Record<Kind, Check> = {
       commit: str,
       date: str,
       scenarios: record(obj({ tolerance: num, noise: obj({ runs: num, ratios: list(num), worst: num }) })),
-      parts: record(record(obj({ floor: num, worst: num, runs: num }))),
+      parts: record(obj({ floor: num, worst: num, runs: num })),
     },
     ['parts'],
   ),

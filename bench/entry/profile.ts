@@ -109,12 +109,10 @@ if (opt['noise-from'] !== undefined) {
     process.exit(2);
   }
   const ratios = new Map<string, number[]>();
-  const deltas = new Map<string, Map<string, number[]>>();
+  const deltas = new Map<string, number[]>();
   for (const r of runs)
     for (const c of r.compared) {
-      const byPart = deltas.get(c.scenario) ?? new Map<string, number[]>();
-      deltas.set(c.scenario, byPart);
-      for (const p of c.parts) byPart.set(p.part, [...(byPart.get(p.part) ?? []), p.candidate - p.base]);
+      for (const p of c.parts) deltas.set(p.part, [...(deltas.get(p.part) ?? []), p.candidate - p.base]);
       const name = c.scenario;
       ratios.set(name, [...(ratios.get(name) ?? []), c.total.candidate / c.total.base]);
       // Bytes are guarded where they hold within a percent from process to process (BYTES_GUARDED).
@@ -131,7 +129,7 @@ if (opt['noise-from'] !== undefined) {
     scenarios: Object.fromEntries(
       [...ratios].map(([s, rs]) => [s, toleranceOf([...(opt['fresh-noise'] ? [] : (guardFile?.scenarios[s]?.noise.ratios ?? [])), ...rs])]),
     ),
-    parts: Object.fromEntries([...deltas].map(([s, byPart]) => [s, Object.fromEntries([...byPart].map(([p, ds]) => [p, partFloorOf(ds)]))])),
+    parts: Object.fromEntries([...deltas].map(([p, ds]) => [p, partFloorOf(ds)])),
   };
   for (const [s, t] of Object.entries(file.scenarios))
     process.stdout.write(`${s}: tolerance +${(t.tolerance * 100).toFixed(1)}% (${t.noise.runs} runs, worst ${(t.noise.worst * 100).toFixed(2)}%)\n`);
@@ -267,14 +265,7 @@ if (countBytes) {
 
 const tolerances = guardFile?.scenarios ?? {};
 const compared: Compared[] = scenarios.map((s) =>
-  compare(
-    s.name,
-    got.get(s.name)!,
-    bytes.get(s.name),
-    tolerances[s.name]?.tolerance,
-    tolerances[allocatedName(s.name)]?.tolerance,
-    guardFile?.parts?.[s.name] ?? {},
-  ),
+  compare(s.name, got.get(s.name)!, bytes.get(s.name), tolerances[s.name]?.tolerance, tolerances[allocatedName(s.name)]?.tolerance, guardFile?.parts ?? {}),
 );
 const profile: ProfileRun = {
   date: new Date().toISOString(),

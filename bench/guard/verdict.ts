@@ -13,12 +13,13 @@ export interface GuardFile {
   /** Per scenario: the tolerance (a fraction: 0.02 is 2%) and the noise it was derived from. */
   readonly scenarios: Readonly<Record<string, { readonly tolerance: number; readonly noise: Noise }>>;
   /**
-   * Per scenario, per part (a stage, the answer, outside): the smallest difference the profiler
-   * flags, from the same runs: the worst a part moved between two processes of one tree, 1.5 times
-   * over (a part's own offset from process to process, which one run's rounds cannot show: the
-   * forward to a ws:// sequencer sat at 16k in one process and 26k in the next, every round).
+   * Per part (a stage, the answer, outside), in every scenario: the smallest difference the
+   * profiler flags, from the same runs: the worst the part moved between two processes of one
+   * tree in any scenario, 1.5 times over. A part can sit at one figure for a whole process and
+   * another in the next, which one run's rounds cannot show (the forward stage at about 14k or 20k
+   * a request to an http:// sequencer, 16k or 26k to a ws:// one, every round of the process).
    */
-  readonly parts?: Readonly<Record<string, Readonly<Record<string, PartNoise>>>>;
+  readonly parts?: Readonly<Record<string, PartNoise>>;
 }
 
 /** candidate / base over repeated runs of one tree (an unchanged tree against itself). */

@@ -7,10 +7,10 @@
  * - its median paired difference (candidate round r less base round r) is above the noise this
  *   run measured for it: the wider of the two builds' own spreads (max − min of its rounds);
  * - it is above the part's floor: 5% of the base's figure, at least 2,000 instructions, and at
- *   least what the committed noise study saw the part move between two processes of one tree
- *   (bench/results/guard.json's `parts`: a part can sit at one figure for a whole process and
- *   another in the next, which one run's rounds cannot show); the guard's tolerance for a total
- *   (guard.json, else 2%);
+ *   least what the committed noise study saw the part move between two processes of one tree in
+ *   any scenario (bench/results/guard.json's `parts`: a part can sit at one figure for a whole
+ *   process and another in the next, which one run's rounds cannot show); the guard's tolerance
+ *   for a total (guard.json, else 2%);
  * - every paired round points the same way (with 5 rounds, chance alone does so 1 time in 32).
  * The guard fails a scenario whose total is dearer than its tolerance (the median of the paired
  * ratios, as it always was), a stage flagged dearer, or bytes allocated beyond their tolerance.
