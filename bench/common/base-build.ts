@@ -42,7 +42,8 @@ export function baseBuild(ref: string, say: (line: string) => void): BaseBuild {
   const cli = join(root, 'dist/src/cli.js');
   if (existsSync(cli)) return { commit, ref, cli, root };
   mkdirSync(cache, { recursive: true });
-  const work = `${root}.tmp`;
+  // Its own folder until built: two runs building the same commit at once each finish theirs, the first rename wins.
+  const work = `${root}.tmp-${process.pid}`;
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work);
   say(`building the base ${ref} (${commit.slice(0, 12)}) in ${root}`);
@@ -63,6 +64,11 @@ export function baseBuild(ref: string, say: (line: string) => void): BaseBuild {
   // Type errors against this checkout's packages do not change the server that is emitted: said, and the JavaScript used.
   if (tsc.status !== 0) say(`the base ${commit.slice(0, 12)} built with type errors: ${tsc.stdout.trim().split('\n')[0]}`);
   if (!existsSync(join(work, 'dist/src/cli.js'))) throw new Error(`the base ${commit.slice(0, 12)} did not build`);
-  renameSync(work, root);
+  try {
+    renameSync(work, root);
+  } catch (e) {
+    if (!existsSync(cli)) throw e;
+    rmSync(work, { recursive: true, force: true }); // another run built it meanwhile
+  }
   return { commit, ref, cli, root };
 }

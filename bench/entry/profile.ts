@@ -13,7 +13,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { baseBuild, type BaseBuild } from '../common/base-build.js';
+import { baseBuild, resolveRef, type BaseBuild } from '../common/base-build.js';
 import { startBench } from '../common/bench-run.js';
 import { REPO, RESULTS_DIR, server } from '../common/paths.js';
 import { portsTaken } from '../common/ports.js';
@@ -119,7 +119,13 @@ if (opt['noise-from'] !== undefined) {
       if (c.bytes !== undefined && BYTES_GUARDED.includes(name))
         ratios.set(allocatedName(name), [...(ratios.get(allocatedName(name)) ?? []), c.bytes.candidate / c.bytes.base]);
     }
-  const commit = opt.base === 'main' ? execFileSync('git', ['-C', REPO, 'rev-parse', 'HEAD'], { encoding: 'utf8' }).trim() : opt.base!;
+  let commit: string;
+  try {
+    commit = resolveRef(opt.base === 'main' ? 'HEAD' : opt.base!);
+  } catch (e) {
+    process.stderr.write(`bench:profile: ${(e as Error).message}\n`);
+    process.exit(2);
+  }
   const file: GuardFile = {
     commit,
     date: new Date().toISOString(),
