@@ -4,6 +4,7 @@
  * connect never did; anything after that may have).
  */
 import { Pool, errors } from 'undici';
+import { schemeMismatch, worthProbing } from './scheme-probe.js';
 import { TLS_CAUSES, type TlsCause, tlsCauseOf } from './tls-cause.js';
 
 export interface HttpOptions {
@@ -36,6 +37,10 @@ export class HttpClient {
    * holds this one never shows it.
    */
   readonly #path: string;
+  /** scheme://host:port, asked in the other protocol after a failure while no answer came yet (scheme-probe.ts). */
+  readonly #origin: string;
+  /** Whether any answer came: then the scheme is right, and a failure is not asked about. */
+  private answered = false;
 
   constructor(
     url: string,
@@ -43,6 +48,7 @@ export class HttpClient {
   ) {
     const u = new URL(url);
     this.#path = u.pathname + u.search;
+    this.#origin = u.origin;
     this.pool = new Pool(u.origin, {
       connections: opts.connections ?? 8,
       pipelining: 1,
@@ -66,11 +72,17 @@ export class HttpClient {
         signal: AbortSignal.timeout(this.opts.timeoutMs),
       });
       const text = await r.body.text();
+      this.answered = true;
       return { kind: 'response', status: r.statusCode, headers: r.headers, text };
     } catch (e) {
       const err = e as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
       const tls = tlsCauseOf(err);
       if (tls !== null) return tlsFailed(tls);
+      // A URL whose scheme the port does not speak fails as a timeout or a dropped connection: ask.
+      if (!this.answered && worthProbing(err)) {
+        const mismatch = await schemeMismatch(this.#origin, Math.min(this.opts.connectTimeoutMs, 2_000));
+        if (mismatch !== null) return tlsFailed('tls_protocol', mismatch);
+      }
       const code = err.code ?? err.cause?.code ?? '';
       const sent = !(NOT_SENT.has(code) || e instanceof errors.ConnectTimeoutError);
       const why =
@@ -99,9 +111,12 @@ export type RpcAnswer =
     }
   | { readonly kind: 'failed'; readonly why: string; readonly sent: boolean; readonly status?: number; readonly tls?: TlsCause };
 
-/** A connection whose TLS handshake failed: never sent, its cause named (tls-cause.ts). */
-export function tlsFailed(tls: TlsCause): { readonly kind: 'failed'; readonly why: string; readonly sent: false; readonly tls: TlsCause } {
-  return { kind: 'failed', why: `TLS failed (${tls}): ${TLS_CAUSES[tls]}`, sent: false, tls };
+/**
+ * A connection whose TLS handshake failed: never sent, its cause named (tls-cause.ts), or the
+ * mismatch said exactly where the port was asked (scheme-probe.ts).
+ */
+export function tlsFailed(tls: TlsCause, exactly?: string): { readonly kind: 'failed'; readonly why: string; readonly sent: false; readonly tls: TlsCause } {
+  return { kind: 'failed', why: `TLS failed (${tls}): ${exactly ?? TLS_CAUSES[tls]}`, sent: false, tls };
 }
 
 let ids = 0;

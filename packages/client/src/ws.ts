@@ -16,6 +16,7 @@
 import type { Socket } from 'node:net';
 import WebSocket from 'ws';
 import { type RpcAnswer, tlsFailed } from './http.js';
+import { schemeMismatch, worthProbing } from './scheme-probe.js';
 import { tlsCauseOf } from './tls-cause.js';
 import type { LinkTimes, RpcLink } from './rpc-link.js';
 
@@ -38,6 +39,8 @@ export class WsLink implements RpcLink {
   private raw: Socket | null = null;
   /** Who hears the transport's pushes (`txgate_subscription` frames: status.ts). */
   private readonly pushes = new Set<(params: unknown) => void>();
+  /** Whether a connection ever opened: then the scheme is right, and a failure is not asked about (scheme-probe.ts). */
+  private opened = false;
 
   /** A private field: util.inspect and console.log of the link never show the key. */
   readonly #apiKey: string;
@@ -87,11 +90,24 @@ export class WsLink implements RpcLink {
       sock.once('upgrade', (res) => {
         this.raw = res.socket;
       });
+      let settled = false;
       const done = (v: WebSocket | RpcAnswer) => {
+        if (settled) return;
+        settled = true;
         this.opening = null;
         resolve(v);
       };
+      // A failure before the connection opened: a URL whose scheme the port does not speak fails
+      // as a timeout or a dropped connection, so the port is asked once (until one ever opened).
+      let failing = false;
+      const failed = (e: unknown, a: RpcAnswer) => {
+        if (failing || settled) return;
+        failing = true;
+        if (this.opened || !worthProbing(e)) return done(a);
+        void schemeMismatch(this.url, Math.min(this.times.connectTimeoutMs, 2_000)).then((m) => done(m !== null ? tlsFailed('tls_protocol', m) : a));
+      };
       sock.once('open', () => {
+        this.opened = true;
         this.sock = sock;
         this.failures = 0;
         sock.on('message', (data) => this.onMessage(data.toString()));
@@ -106,20 +122,21 @@ export class WsLink implements RpcLink {
           text += c;
         });
         res.on('end', () => {
-          sock.terminate();
           done(refusalOf(res.statusCode ?? 0, text));
+          sock.terminate();
         });
         res.on('error', () => done({ kind: 'failed', why: `upgrade refused with HTTP ${res.statusCode}`, sent: false }));
       });
       sock.once('error', (e) => {
         if (this.sock !== sock) {
           const tls = tlsCauseOf(e);
-          done(tls !== null ? tlsFailed(tls) : { kind: 'failed', why: `cannot connect: ${e.message}`, sent: false });
+          if (tls !== null) done(tlsFailed(tls));
+          else failed(e, { kind: 'failed', why: `cannot connect: ${e.message}`, sent: false });
         }
       });
       sock.once('close', (code, why) => {
         if (this.sock === sock) this.dropped(code, why.toString());
-        else done({ kind: 'failed', why: `connection closed before it opened (${code})`, sent: false });
+        else failed(null, { kind: 'failed', why: `connection closed before it opened (${code})`, sent: false });
       });
     });
     return this.opening;
