@@ -100,7 +100,7 @@ export const REASONS = {
     status: 405,
     code: -32600,
     message: 'HTTP method not allowed on this path',
-    action: 'Use POST for / and GET for the other paths.',
+    action: 'Use POST for / and GET for the other paths. A WebSocket upgrade where the transport is off gets it with `data.setting` `websocket.enabled`: use an http(s):// URL.',
     retry: 'fix',
   },
   bad_framing: {

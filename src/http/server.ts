@@ -11,7 +11,7 @@
 // The module binding, not the global (a lazy getter on globalThis, looked up on every call).
 import { performance } from 'node:perf_hooks';
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
-import { type Exit, REJECT } from '../base/errors.js';
+import { type Exit, REJECT, reject } from '../base/errors.js';
 import type { UwsFrontEnd, UwsPortParts } from './port.js';
 import type { RequestIds } from '../front/request-ids.js';
 import { BodyReadingContext, type BodyReading } from './body-reader.js';
@@ -45,6 +45,19 @@ class HttpContext extends BodyReadingContext {
     this.abortRead();
   }
 }
+
+/**
+ * A WebSocket upgrade where the transport is off (its route is registered only with
+ * `websocket.enabled`): still 405 method_not_allowed, naming the setting and the way meanwhile.
+ */
+const WEBSOCKET_OFF = reject(
+  'method_not_allowed',
+  'The WebSocket transport is off on this gate (websocket.enabled is false): use an http:// or https:// URL, or ask the operator to set websocket.enabled',
+  { setting: 'websocket.enabled' },
+);
+
+/** Whether a request asks for a WebSocket upgrade (the header's value is case-insensitive, RFC 6455 §4.2.1). */
+const asksWebSocket = (req: HttpRequest): boolean => /websocket/i.test(req.getHeader('upgrade'));
 
 /** The log detail of a refusal whose connection closed before its answer could be written. */
 function unansweredDetail(detail: string | undefined): string {
@@ -85,7 +98,14 @@ export class HttpFrontEnd implements UwsFrontEnd, AnswerWriter<HttpContext> {
         '/',
         guard((res, req) => this.onPost(res, req)),
       )
-      .any('/', notAllowed)
+      .any(
+        '/',
+        guard((res, req) =>
+          req.getMethod() === 'get' && asksWebSocket(req)
+            ? this.plain(res, req, WEBSOCKET_OFF, 'websocket upgrade: the transport is off')
+            : this.plain(res, req, REJECT.method_not_allowed),
+        ),
+      )
       .get('/health', guard(get.health(false)))
       .head('/health', guard(get.health(true)))
       .any('/health', notAllowed)

@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { connectTxgate, TxgateError } from '../../packages/client/src/index.js';
 import { eventually, newKey, startGate } from '../support/harness.js';
 import { send } from '../support/http.js';
 import { StubSequencer, txHash } from '../support/stub-sequencer.js';
@@ -26,7 +27,23 @@ describe('the WebSocket transport: off by default', () => {
       const o = await open(off.port, key);
       assert.equal(o.kind, 'refused');
       assert.equal((o as { status: number }).status, 405);
-      assert.equal((o as { body: { error: { data: { reason: string } } } }).body.error.data.reason, 'method_not_allowed');
+      const err = (o as unknown as { body: { error: { message: string; data: { reason: string; setting?: string } } } }).body.error;
+      assert.equal(err.data.reason, 'method_not_allowed', 'the reason stays');
+      assert.equal(err.data.setting, 'websocket.enabled');
+      assert.match(err.message, /WebSocket transport is off.*websocket\.enabled/);
+      // The kit says it: the upgrade's refusal, its message naming the setting.
+      const kitErr = await connectTxgate({ url: `ws://localhost:${off.port}`, apiKey: key, chainId: 4663, chainRpcUrl: ws.stub.url }).then(
+        async (g) => void (await g.close()),
+        (x: unknown) => x,
+      );
+      assert.ok(kitErr instanceof TxgateError, String(kitErr));
+      assert.equal(kitErr.reason, 'method_not_allowed');
+      assert.match(kitErr.message, /websocket\.enabled/);
+      // A plain GET / is the plain 405 still.
+      const plainGet = await send({ port: off.port, method: 'GET' });
+      assert.equal(plainGet.status, 405);
+      assert.equal(plainGet.json.error.data.reason, 'method_not_allowed');
+      assert.doesNotMatch(plainGet.text, /websocket/i);
       const names = off.app.metrics!.snapshot().map((m) => m.name);
       assert.ok(names.includes('txgate_requests_total'));
       assert.ok(!names.includes('txgate_ws_connections') && !names.includes('txgate_ws_closes_total'), names.join());
