@@ -143,7 +143,7 @@ export const REASONS = {
     status: 413,
     code: -32600,
     message: 'Request body exceeds the size limit',
-    action: 'Send one transaction per request; eth_chainId bodies must fit in 512 bytes. Do not batch.',
+    action: 'Send one transaction per request; eth_chainId bodies must fit in 512 bytes. Do not batch. Over the body cap, the message and `data.limitBytes` give the cap and `data.setting` its setting (`limits.maxBodyBytes`).',
     retry: 'fix',
   },
   unsupported_content_type: {

@@ -29,6 +29,8 @@ export function createSizeCapStage(
   const cap = limits.maxBodyBytes;
   const publicCap = limits.chainIdMaxBodyBytes;
   const keyless = keylessOverCap(publicCap);
+  const tooLarge = bodyCapExit(cap);
+  const bodyRead = bodyReader(tooLarge);
   return {
     name: 'size_cap',
     about: 'the body, streamed with the cap enforced as chunks arrive (the declared size checked first; 512 bytes without a valid key)',
@@ -36,16 +38,15 @@ export function createSizeCapStage(
     adds: 'body',
     run(ctx) {
       const declared = ctx.head.declaredBytes;
-      const over = overBodyCap(declared, cap);
-      if (over !== null) return over;
+      if (declared > cap) return tooLarge;
       // Only a body that may pass the public cap costs a key lookup here (the auth stage looks again).
-      if (declared >= 0 && declared <= publicCap) return readBody(ctx, cap, REJECT.payload_too_large);
+      if (declared >= 0 && declared <= publicCap) return readBody(ctx, cap, bodyRead);
       const apiKey = ctx.head.apiKey;
       const refusal = apiKey.length === 0 ? keyless : authenticate(store, apiKey);
-      if (!(refusal instanceof Exit)) return readBody(ctx, cap, REJECT.payload_too_large);
+      if (!(refusal instanceof Exit)) return readBody(ctx, cap, bodyRead);
       // Without a key that authenticates: refused unread when declared over the public cap, else
       // read up to it, and the same refusal when a chunked body goes past it.
-      return declared > publicCap ? refusal : readBody(ctx, publicCap, refusal);
+      return declared > publicCap ? refusal : readPublic(ctx, publicCap, refusal, bodyRead);
     },
   };
 }
@@ -55,17 +56,39 @@ export function keylessOverCap(publicCap: number): Exit {
   return reject('payload_too_large', `Without a valid X-Api-Key only eth_chainId with a body of at most ${publicCap} bytes is served; this body is larger`);
 }
 
-/** Reads the body up to `limit`; a body past it is answered `overLimit`. */
-function readBody<C extends BaseCtx>(ctx: C, limit: number, overLimit: Exit) {
+/** Reads the body up to `limit`; a body past it is answered as `bodyRead` says (the cap's 413). */
+function readBody<C extends BaseCtx>(ctx: C, limit: number, bodyRead: BodyRead) {
   const read = ctx.bodySource.read(limit);
-  if (overLimit === REJECT.payload_too_large) return read instanceof Later ? read.mapWith(bodyRead, ctx) : read.then((body) => bodyRead(body, ctx));
-  // Only requests without a key that authenticates come here: a closure is fine off the hot path.
-  return read.then((body: BodyResult) => (body === 'too_large' ? overLimit : bodyRead(body, ctx)));
+  return read instanceof Later ? read.mapWith(bodyRead<C>, ctx) : read.then((body) => bodyRead(body, ctx));
 }
 
-/** What a body read gives the pipeline: the context with its body, or the refusal (one function for every request: no closure). */
-function bodyRead<C extends BaseCtx>(body: BodyResult, ctx: C): (C & { readonly body: Body }) | Exit {
-  return body === 'too_large' ? REJECT.payload_too_large : body === 'aborted' ? cutOff(ctx) : body === 'overloaded' ? OVER_BUDGET : setBody(ctx, body);
+/** Reads up to the public cap for a request without a key that authenticates: a body past it gets `refusal`. */
+function readPublic<C extends BaseCtx>(ctx: C, limit: number, refusal: Exit, bodyRead: BodyRead) {
+  // Off the hot path: a closure is fine here.
+  return ctx.bodySource.read(limit).then((body: BodyResult) => (body === 'too_large' ? refusal : bodyRead(body, ctx)));
+}
+
+/** What a body read gives the pipeline: the context with its body, or the refusal. */
+type BodyRead = <C extends BaseCtx>(body: BodyResult, ctx: C) => (C & { readonly body: Body }) | Exit;
+
+/** The body reader of a stage (built once per stage, so a request makes no closure), `tooLarge` its cap's 413. */
+function bodyReader(tooLarge: Exit): BodyRead {
+  return (body, ctx) => (body === 'too_large' ? tooLarge : body === 'aborted' ? cutOff(ctx) : body === 'overloaded' ? OVER_BUDGET : setBody(ctx, body));
+}
+
+/** The body cap's 413, naming the cap and the setting (docs/clients.md), built once per cap. */
+const CAP_EXITS = new Map<number, Exit>();
+export function bodyCapExit(cap: number): Exit {
+  let e = CAP_EXITS.get(cap);
+  if (e === undefined) {
+    e = reject(
+      'payload_too_large',
+      `Request body exceeds the size limit of ${cap} bytes (limits.maxBodyBytes): send one transaction per request`,
+      { limitBytes: cap, setting: 'limits.maxBodyBytes' },
+    );
+    CAP_EXITS.set(cap, e);
+  }
+  return e;
 }
 
 /**
@@ -73,7 +96,7 @@ function bodyRead<C extends BaseCtx>(body: BodyResult, ctx: C): (C & { readonly 
  * the one rule, for this stage and for a front end that refuses a frame before the pipeline.
  */
 export function overBodyCap(bytes: number, cap: number): Exit | null {
-  return bytes > cap ? REJECT.payload_too_large : null;
+  return bytes > cap ? bodyCapExit(cap) : null;
 }
 
 /** Refused unread: the process-wide budget for bodies being read is spent. */

@@ -188,6 +188,8 @@ describe('the WebSocket transport: frames', () => {
     try {
       const big = await c.call('eth_sendRawTransaction', ['0x' + 'ab'.repeat(1000)], 'big');
       assert.deepEqual([big.id, big.error?.data.reason, big.error?.data.status], ['big', 'payload_too_large', 413]);
+      assert.deepEqual([big.error?.data.limitBytes, big.error?.data.setting], [1024, 'limits.maxBodyBytes'], 'the frame cap named as over HTTP');
+      assert.match(String(big.error?.message), /size limit of 1024 bytes \(limits\.maxBodyBytes\)/);
       assert.equal((await c.call('eth_chainId')).result, '0x1237', 'still open');
       c.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: ['0x' + 'ab'.repeat(5000)] }));
       assert.equal((await c.closed).code, 1006);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type Exit, REJECT } from '../../../src/base/errors.js';
 import type { BodyResult } from '../../../src/pipeline/context.js';
-import { createSizeCapStage } from '../../../src/stages/size-cap.js';
+import { bodyCapExit, createSizeCapStage } from '../../../src/stages/size-cap.js';
 import { given, passed, settled } from '../../support/stage-context.js';
 import { store } from '../../support/stage-fixtures.js';
 
@@ -14,12 +14,19 @@ describe('size cap stage', () => {
     let read = false;
     const source = { read: () => ((read = true), Promise.resolve('aborted' as const)) };
     const out = given({}, { head: { declaredBytes: 101, ...keyed }, source }).run(stage);
-    assert.equal(out, REJECT.payload_too_large);
+    assert.equal(out, bodyCapExit(100));
     assert.equal(read, false);
+  });
+  it("the cap's 413 names the cap and the setting", () => {
+    const e = bodyCapExit(100);
+    assert.deepEqual([e.status, e.reason], [413, 'payload_too_large']);
+    const err = JSON.parse(e.body('1')).error;
+    assert.match(err.message, /size limit of 100 bytes \(limits\.maxBodyBytes\)/);
+    assert.deepEqual(err.data, { reason: 'payload_too_large', limitBytes: 100, setting: 'limits.maxBodyBytes' });
   });
   it('413 when the stream went over the cap; client_closed when it left; else the body', async () => {
     const at = (read: BodyResult, declaredBytes = -1) => settled(given({}, { read, head: { declaredBytes, ...keyed } }).run(stage));
-    assert.equal(await at('too_large'), REJECT.payload_too_large);
+    assert.equal(await at('too_large'), bodyCapExit(100));
     assert.equal(await at('aborted'), REJECT.client_closed);
     const body = passed(await at({ text: '{}', bytes: 2 }, 5)).body;
     assert.deepEqual(body, { text: '{}', bytes: 2 });
@@ -54,7 +61,7 @@ describe('size cap stage', () => {
     for (const apiKey of ['', 'not-a-key']) assert.equal(await at(apiKey), declared(apiKey));
     assert.equal((await at('')).status, 413);
     assert.equal((await at('not-a-key')).status, 401);
-    assert.equal(await at('k1'), REJECT.payload_too_large);
+    assert.equal(await at('k1'), bodyCapExit(100));
   });
 
   it('without a valid key, a chunked body is read up to the public cap; with one, up to the cap; a small body either way', async () => {
