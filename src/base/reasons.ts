@@ -267,7 +267,7 @@ export const REASONS = {
     status: 400,
     code: -32000,
     message: "Transaction chain id does not match the host's chain",
-    action: 'Sign for the chain that eth_chainId on this host returns.',
+    action: 'Sign for the chain that eth_chainId on this host returns; the message and `data` name both ids (`chainId` the host\'s, `txChainId` the one signed for).',
     retry: 'fix',
   },
   invalid_signature: {

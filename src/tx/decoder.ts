@@ -24,7 +24,7 @@ import { reject, REJECT, type Exit } from '../base/errors.js';
 import { chainCommon, NATIVE_CRYPTO } from './crypto.js';
 import { Lean1559 } from './lean1559.js';
 import { referenceDecode } from './reference.js';
-import { invalid } from './refuse.js';
+import { chainMismatch, invalid } from './refuse.js';
 import { type Bytes, splitList, toBig, type Values } from './rlp.js';
 import { isSolanaWireTransaction } from './solana.js';
 import type { DecodedTx } from './types.js';
@@ -110,14 +110,15 @@ export class TxDecoder {
       if (vb === 27n || vb === 28n) {
         if (policy.allowUnprotected !== true) return REJECT.replay_unprotected;
       } else if (vb < 35n) return reject('invalid_signature', `Invalid signature: legacy v = ${vb} is neither 27/28 nor EIP-155`);
-      else if ((vb - 35n) >> 1n !== this.chainId) return REJECT.chain_mismatch;
+      else if ((vb - 35n) >> 1n !== this.chainId) return chainMismatch(this.chainId, (vb - 35n) >> 1n);
       if (!policy.txTypes.has(0)) return reject('unsupported_tx_type', 'Legacy transactions are not accepted for this account');
     } else {
       if (!policy.txTypes.has(type)) return reject('unsupported_tx_type', `Transaction type 0x0${type} is not accepted for this account`);
       const cid = values[0];
       if (!(cid instanceof Uint8Array)) return invalid('chainId must be a byte string');
       if (cid.length > 0 && cid[0] === 0) return invalid('chainId has leading zeros');
-      if (toBig(cid) !== this.chainId) return REJECT.chain_mismatch;
+      const signedFor = toBig(cid);
+      if (signedFor !== this.chainId) return chainMismatch(this.chainId, signedFor);
     }
 
     // Both paths: @ethereumjs/tx would take an empty byte string (0x80) where the access list

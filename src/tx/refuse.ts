@@ -9,3 +9,22 @@ export function classify(message: string): Exit {
   if (/signature|y-parity|v value|s-values|recovery|v: /i.test(m)) return reject('invalid_signature', `Invalid signature: ${m}`);
   return reject('invalid_transaction', `Invalid transaction: ${m}`);
 }
+
+/** A chain id as people read it: decimal and hex; one too long to be a chain id, by its size. */
+function chainIdText(id: bigint): string {
+  const hex = id.toString(16);
+  return hex.length <= 16 ? `${id} (0x${hex})` : `a ${hex.length * 4}-bit number (0x${hex.slice(0, 16)}…)`;
+}
+
+/**
+ * chain_mismatch naming both ids: the chain the transaction was signed for and the one this host
+ * serves (what eth_chainId on it returns). Built per refusal: a wrong chain is no hot path.
+ */
+export function chainMismatch(hostChain: bigint, signedFor: bigint): Exit {
+  const hex = signedFor.toString(16);
+  return reject(
+    'chain_mismatch',
+    `Transaction chain id does not match the host's chain: signed for chain ${chainIdText(signedFor)}, this host serves chain ${chainIdText(hostChain)}`,
+    { chainId: `0x${hostChain.toString(16)}`, ...(hex.length <= 64 ? { txChainId: `0x${hex}` } : {}) },
+  );
+}
