@@ -5,7 +5,7 @@
  * scripts/docs-tables.ts). A section is a plain object of fields and sections; its value type is
  * derived from it (Values), so a field cannot be validated, typed and documented three ways.
  */
-import { isObj, type Reader } from './config-reader.js';
+import { got, isObj, type Reader } from './config-reader.js';
 
 /** What a reader may need beyond the value: the config file's directory, the environment. */
 export interface ReadContext {
@@ -108,7 +108,7 @@ export function list<S extends Section>(
     read(r, v, path, ctx) {
       const out: Values<S>[] = [];
       if (v === undefined) r.problems.push(`${path}: required (at least one ${noun})`);
-      else if (!Array.isArray(v) || v.length === 0) r.problems.push(`${path}: must be a non-empty array`);
+      else if (!Array.isArray(v) || v.length === 0) r.problems.push(`${path}: must be a non-empty array, ${Array.isArray(v) ? 'got an empty one' : got(v)}`);
       else
         v.forEach((e: unknown, i: number) => {
           const f = `${path}[${i}]`;

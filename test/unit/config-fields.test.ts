@@ -94,8 +94,28 @@ describe('configuration fields, declared once', () => {
   });
 
   it('a field that is not declared is refused, naming it', () => {
-    assert.ok(problems({ ...minimal, listen: { hots: 'x' } }).includes('listen.hots: unknown field'));
+    assert.ok(problems({ ...minimal, listen: { hots: 'x' } }).includes('listen.hots: unknown field (did you mean host?)'));
     assert.ok(problems(withValue('chains[].sync.wait', 1)).includes('chains[0].sync.wait: unknown field'));
+  });
+
+  it('an unknown field offers the nearest known one; a wrong value says what it got (type and value)', () => {
+    const p = problems({ ...minimal, limits: { maxBodyByte: 1 }, listen: { port: '28090', Host: '::' }, log: { level: 'wran' } });
+    for (const want of [
+      'limits.maxBodyByte: unknown field (did you mean maxBodyBytes?)',
+      'listen.Host: unknown field (did you mean host?)',
+      'listen.port: must be an integer from 0 to 65535, got the string "28090"',
+    ])
+      assert.ok(p.includes(want), `missing: ${want}\n${p.join('\n')}`);
+    assert.ok(p.some((x) => x.startsWith('log.level: must be one of') && x.endsWith('got the string "wran" (did you mean warn?)')), p.join('\n'));
+    const far = problems({ ...minimal, limits: { zzzzzzzz: 1 }, workers: 1.5, websocket: { enabled: 'yes' } });
+    assert.ok(far.includes('limits.zzzzzzzz: unknown field'), far.join('\n'));
+    assert.ok(far.some((x) => x.startsWith('workers: must be') && x.endsWith('got 1.5')), far.join('\n'));
+    assert.ok(far.includes('websocket.enabled: must be true or false, got the string "yes"'), far.join('\n'));
+    // A long string is told by its length: a secret put in the wrong field is never echoed.
+    const secret = 'txg_' + 'a'.repeat(60);
+    const long = problems({ ...minimal, listen: { port: secret } });
+    assert.ok(long.includes('listen.port: must be an integer from 0 to 65535, got a string of 64 characters'), long.join('\n'));
+    assert.ok(!long.join('\n').includes(secret));
   });
 
   it('any JSON value, as the whole file or at any declared field, gives a configuration or a ConfigError, never another error', () => {
