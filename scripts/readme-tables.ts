@@ -26,6 +26,7 @@ import { renderLimit } from './limit-table.js';
 import { renderTrackCost } from './track-cost.js';
 import { renderKitOutcomes, renderRetry } from './readme-retry.js';
 import { admissionStages } from '../src/stages/list.js';
+import { renderSkips } from './doc-blocks.js';
 
 /** The pipeline's stages in their order, built from the stage list over inert parts (nothing runs). */
 export function pipelineStages(): readonly RunnerStage[] {
@@ -97,6 +98,7 @@ export const BLOCKS: Readonly<Record<string, () => string>> = {
   imports: () => renderImportGraph(),
   'track-states': statesTable,
   'track-transitions': transitionsTable,
+  skips: () => renderSkips(),
 };
 
 /**

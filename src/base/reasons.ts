@@ -100,7 +100,8 @@ export const REASONS = {
     status: 405,
     code: -32600,
     message: 'HTTP method not allowed on this path',
-    action: 'Use POST for / and GET for the other paths. A WebSocket upgrade where the transport is off gets it with `data.setting` `websocket.enabled`: use an http(s):// URL.',
+    action:
+      'Use POST for / and GET for the other paths. A WebSocket upgrade where the transport is off gets it with `data.setting` `websocket.enabled`: use an http(s):// URL.',
     retry: 'fix',
   },
   bad_framing: {
@@ -143,7 +144,8 @@ export const REASONS = {
     status: 413,
     code: -32600,
     message: 'Request body exceeds the size limit',
-    action: 'Send one transaction per request; eth_chainId bodies must fit in 512 bytes. Do not batch. Over the body cap, the message and `data.limitBytes` give the cap and `data.setting` its setting (`limits.maxBodyBytes`).',
+    action:
+      'Send one transaction per request; eth_chainId bodies must fit in 512 bytes. Do not batch. Over the body cap, the message and `data.limitBytes` give the cap and `data.setting` its setting (`limits.maxBodyBytes`).',
     retry: 'fix',
   },
   unsupported_content_type: {
@@ -267,7 +269,8 @@ export const REASONS = {
     status: 400,
     code: -32000,
     message: "Transaction chain id does not match the host's chain",
-    action: 'Sign for the chain that eth_chainId on this host returns; the message and `data` name both ids (`chainId` the host\'s, `txChainId` the one signed for).',
+    action:
+      "Sign for the chain that eth_chainId on this host returns; the message and `data` name both ids (`chainId` the host's, `txChainId` the one signed for).",
     retry: 'fix',
   },
   invalid_signature: {

@@ -81,11 +81,10 @@ const CAP_EXITS = new Map<number, Exit>();
 export function bodyCapExit(cap: number): Exit {
   let e = CAP_EXITS.get(cap);
   if (e === undefined) {
-    e = reject(
-      'payload_too_large',
-      `Request body exceeds the size limit of ${cap} bytes (limits.maxBodyBytes): send one transaction per request`,
-      { limitBytes: cap, setting: 'limits.maxBodyBytes' },
-    );
+    e = reject('payload_too_large', `Request body exceeds the size limit of ${cap} bytes (limits.maxBodyBytes): send one transaction per request`, {
+      limitBytes: cap,
+      setting: 'limits.maxBodyBytes',
+    });
     CAP_EXITS.set(cap, e);
   }
   return e;

@@ -13,7 +13,7 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { promisify } from 'node:util';
@@ -23,6 +23,7 @@ import { capturedLogs, eventually, issuedKeys } from '../support/harness.js';
 import { freePort } from '../../src/base/free-port.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 import { tempDir } from '../support/temp-dir.js';
+import { shellBlocks, shellPages } from '../../scripts/doc-blocks.js';
 
 keysNeverLogged({ except: [DEV_API_KEY] });
 
@@ -32,37 +33,7 @@ after(() => rmSync(walk, { recursive: true, force: true }));
 const env = { ...process.env };
 for (const v of ['TXGATE_ACCOUNTS', 'TXGATE_ACCOUNTS_DB', 'TXGATE_URL', 'TXGATE_API_KEY', 'CHAIN_RPC_URL', 'NODE_EXTRA_CA_CERTS']) delete env[v];
 
-interface Block {
-  readonly where: string;
-  readonly text: string;
-  readonly needs: string | null;
-}
-
-/** The fenced sh/bash blocks of a page, each with its `<!-- needs: … -->` mark (the line before its fence), if any. */
-function shellBlocks(page: string): Block[] {
-  const lines = readFileSync(join(root, page), 'utf8').split('\n');
-  const out: Block[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    const open = /^(\s*)```(sh|bash|shell)\s*$/.exec(lines[i]!);
-    if (open === null) continue;
-    const indent = open[1]!.length;
-    const body: string[] = [];
-    let j = i + 1;
-    for (; j < lines.length && !/^\s*```\s*$/.test(lines[j]!); j++) body.push(lines[j]!.slice(indent));
-    const needs = /^\s*<!-- needs: (.+?) -->\s*$/.exec(lines[i - 1] ?? '')?.[1] ?? null;
-    out.push({ where: `${page}:${i + 1}`, text: body.join('\n'), needs });
-    i = j;
-  }
-  return out;
-}
-
-const PAGES = [
-  'README.md',
-  ...readdirSync(join(root, 'docs'))
-    .filter((f) => f.endsWith('.md'))
-    .map((f) => `docs/${f}`),
-];
-const BLOCKS = PAGES.flatMap(shellBlocks);
+const BLOCKS = shellPages().flatMap((p) => shellBlocks(p));
 
 async function sh(script: string, timeout = 90_000): Promise<{ code: number; out: string }> {
   const file = join(tempDir('txgate-walk-'), 'run.sh');

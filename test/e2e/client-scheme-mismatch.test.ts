@@ -36,7 +36,10 @@ before(async () => {
   const leaf = makeLeaf(ca, 'localhost');
   seq = await new StubSequencer().start();
   const common = { sequencers: [seq.url], chainB: false, accounts: [{ id: 'desk', keys: [key] }] };
-  tls = await startGate({ ...common, config: { listen: { host: '127.0.0.1', port: 0, tls: { enabled: true, certFile: leaf.certFile, keyFile: leaf.keyFile } }, websocket: { enabled: true } } });
+  tls = await startGate({
+    ...common,
+    config: { listen: { host: '127.0.0.1', port: 0, tls: { enabled: true, certFile: leaf.certFile, keyFile: leaf.keyFile } }, websocket: { enabled: true } },
+  });
   plain = await startGate({ ...common, config: { websocket: { enabled: true } } });
 });
 after(async () => {

@@ -97,7 +97,10 @@ describe('refusals, one per reason', () => {
     await expectReason('0x05f86c0180', 'unsupported_tx_type', 400, kAll);
   });
   it('chain_mismatch: signed for another chain', async () => {
-    for (const r of [await expectReason(await sign1559({ chainId: 1 }), 'chain_mismatch'), await expectReason(await signLegacy({ chainId: 1 }), 'chain_mismatch', 400, kAll)]) {
+    for (const r of [
+      await expectReason(await sign1559({ chainId: 1 }), 'chain_mismatch'),
+      await expectReason(await signLegacy({ chainId: 1 }), 'chain_mismatch', 400, kAll),
+    ]) {
       // Both ids named: the one signed for and the one this host serves.
       assert.match(r.json.error.message, /signed for chain 1 \(0x1\), this host serves chain 4663 \(0x1237\)/);
       assert.deepEqual(r.json.error.data, { reason: 'chain_mismatch', chainId: '0x1237', txChainId: '0x1' });

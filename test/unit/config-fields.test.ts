@@ -106,10 +106,16 @@ describe('configuration fields, declared once', () => {
       'listen.port: must be an integer from 0 to 65535, got the string "28090"',
     ])
       assert.ok(p.includes(want), `missing: ${want}\n${p.join('\n')}`);
-    assert.ok(p.some((x) => x.startsWith('log.level: must be one of') && x.endsWith('got the string "wran" (did you mean warn?)')), p.join('\n'));
+    assert.ok(
+      p.some((x) => x.startsWith('log.level: must be one of') && x.endsWith('got the string "wran" (did you mean warn?)')),
+      p.join('\n'),
+    );
     const far = problems({ ...minimal, limits: { zzzzzzzz: 1 }, workers: 1.5, websocket: { enabled: 'yes' } });
     assert.ok(far.includes('limits.zzzzzzzz: unknown field'), far.join('\n'));
-    assert.ok(far.some((x) => x.startsWith('workers: must be') && x.endsWith('got 1.5')), far.join('\n'));
+    assert.ok(
+      far.some((x) => x.startsWith('workers: must be') && x.endsWith('got 1.5')),
+      far.join('\n'),
+    );
     assert.ok(far.includes('websocket.enabled: must be true or false, got the string "yes"'), far.join('\n'));
     // A long string is told by its length: a secret put in the wrong field is never echoed.
     const secret = 'txg_' + 'a'.repeat(60);

@@ -10,6 +10,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { describe, it } from 'node:test';
 import { renderDoc } from '../../scripts/docs-tables.js';
+import { secp256k1Skips, shellBlocks, shellPages } from '../../scripts/doc-blocks.js';
 
 const ROOT = join(import.meta.dirname, '../../..');
 const DOCS = join(ROOT, 'docs');
@@ -139,6 +140,7 @@ describe('docs', () => {
     const carries: [string, string][] = [
       ['README.md', 'retry'],
       ['README.md', 'perf'],
+      ['README.md', 'skips'],
       ['docs/clients.md', 'retry'],
       ['docs/clients.md', 'reasons'],
       ['docs/clients.md', 'kit-outcomes'],
@@ -148,6 +150,17 @@ describe('docs', () => {
     ];
     for (const [page, block] of carries) assert.ok(read(join(ROOT, page)).includes(`<!-- ${block}:start -->`), `${page} carries the ${block} table`);
   });
+  it("the README's skip count is the run's: the secp256k1 tests that take { skip } and the shell blocks marked needs", () => {
+    const text = read(README);
+    const blocks = shellPages()
+      .flatMap((p) => shellBlocks(p))
+      .filter((b) => b.needs !== null).length;
+    const tests = secp256k1Skips();
+    assert.ok(blocks >= 1 && tests >= 1, `${blocks} ${tests}`);
+    assert.ok(text.includes(`A run skips ${tests + blocks} tests. ${tests} skip unless`), 'the total and the tests');
+    assert.ok(text.includes(`and ${blocks} shell blocks of the docs`), 'the blocks');
+  });
+
   it('the README is the door: under 400 lines, every link into docs/ resolving', () => {
     const text = read(README);
     assert.ok(text.split('\n').length < 400, `README.md: ${text.split('\n').length} lines`);

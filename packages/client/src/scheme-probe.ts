@@ -44,9 +44,15 @@ export async function schemeMismatch(url: string, timeoutMs: number): Promise<st
   const port = Number(u.port !== '' ? u.port : secure !== undefined ? 443 : 80);
   const other = (scheme: string) => `${scheme}//${u.host}`;
   if (secure !== undefined) {
-    const speaksHttp = await ask(timeoutMs, () => tcpConnect({ host, port }), 'connect', (s) => {
-      s.write(`HEAD /health HTTP/1.1\r\nHost: ${u.host}\r\nConnection: close\r\n\r\n`);
-    }, (head) => head.startsWith('HTTP/'));
+    const speaksHttp = await ask(
+      timeoutMs,
+      () => tcpConnect({ host, port }),
+      'connect',
+      (s) => {
+        s.write(`HEAD /health HTTP/1.1\r\nHost: ${u.host}\r\nConnection: close\r\n\r\n`);
+      },
+      (head) => head.startsWith('HTTP/'),
+    );
     return speaksHttp
       ? `${u.protocol}//${u.host} is a plain HTTP port (it answered in plain HTTP, not TLS): use ${other(secure)}, or the deployment's TLS port`
       : null;
@@ -93,7 +99,7 @@ function ask(
       return;
     }
     s.once('error', () => end(false));
-    s.once('close', () => end(read !== null && read(head)));
+    s.once('close', () => end(read?.(head) === true));
     s.once(ready, () => {
       if (read === null) return end(true);
       send?.(s);
