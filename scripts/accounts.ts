@@ -13,6 +13,8 @@ import {
   fileTarget,
   listAccounts,
   removeGrant,
+  setGrant,
+  type GrantChange,
   revokeKey,
   rotateKey,
   setSubmission,
@@ -38,6 +40,12 @@ const USAGE = `usage: npm run accounts -- <command> [--file accounts.json | --db
                                                      --express-lane: may be carried by the chain's Timeboost express
                                                      lane where the chain enables it (docs/express-lane.md)
   grant-add     --id ID --chain N --rate R --burst B --tip 0xADDR … --min-tip WEI [...]
+  grant-set     --id ID --chain N [--rate R] [--burst B] [--tip 0xADDR …] [--min-tip WEI] [--tx-types …]
+                [--call … | --no-transfer] [--senders 0xA,0xB | --any-sender] [--sync | --no-sync]
+                [--conditional | --no-conditional] [--express-lane | --no-express-lane]
+                                                     changes only the fields named on an existing grant
+                                                     (--call/--no-transfer restate the fee patterns; --tip
+                                                     the tip addresses); prints each change
   grant-remove  --id ID --chain N
   rotate-key    --id ID                              adds a new key (printed once); old keys stay valid
   revoke-key    --id ID --hash SHA256_OR_PREFIX      (or --key-stdin to pass the key on stdin)
@@ -66,13 +74,17 @@ const OPTIONS = {
   sync: { type: 'boolean' },
   conditional: { type: 'boolean' },
   'express-lane': { type: 'boolean' },
+  'no-sync': { type: 'boolean' },
+  'no-conditional': { type: 'boolean' },
+  'no-express-lane': { type: 'boolean' },
+  'any-sender': { type: 'boolean' },
   hash: { type: 'string' },
   'key-stdin': { type: 'boolean' },
   'edge-role': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-const COMMANDS = new Set(['migrate', 'create', 'grant-add', 'grant-remove', 'rotate-key', 'revoke-key', 'disable', 'enable', 'list']);
+const COMMANDS = new Set(['migrate', 'create', 'grant-add', 'grant-set', 'grant-remove', 'rotate-key', 'revoke-key', 'disable', 'enable', 'list']);
 
 /** A usage problem: one line on stderr, exit 2, never a stack trace. */
 function usageError(message: string): never {
@@ -115,7 +127,8 @@ function num(name: keyof typeof values, min: number, integer = false): number {
   return n;
 }
 
-function grantFromFlags(): GrantSpec {
+/** The fee patterns the flags say: a transfer unless --no-transfer, and each --call. */
+function grantFromFlagsFees(): NonNullable<GrantSpec['feePatterns']> {
   const feePatterns: NonNullable<GrantSpec['feePatterns']> = values['no-transfer'] === true ? [] : [{ kind: 'transfer' }];
   for (const c of values.call ?? []) {
     const [to, selector, r, a] = c.split(':');
@@ -123,6 +136,11 @@ function grantFromFlags(): GrantSpec {
       throw new AdminError(`--call ${c}: expected 0xTO:0xSELECTOR:RECEIVER_ARG:AMOUNT_ARG`);
     feePatterns.push({ kind: 'call', to, selector, receiverArg: Number(r), amountArg: Number(a) });
   }
+  return feePatterns;
+}
+
+function grantFromFlags(): GrantSpec {
+  const feePatterns = grantFromFlagsFees();
   return {
     chainId: num('chain', 1, true),
     rateLimit: { perSecond: num('rate', Number.MIN_VALUE), burst: num('burst', 1, true) },
@@ -135,6 +153,41 @@ function grantFromFlags(): GrantSpec {
     ...(values.conditional === true ? { conditional: true } : {}),
     ...(values['express-lane'] === true ? { expressLane: true } : {}),
   };
+}
+
+/** A flag and its opposite: true, false, or undefined when neither is given (both: a usage error). */
+function onOff(
+  on: 'sync' | 'conditional' | 'express-lane' | 'senders',
+  off: 'no-sync' | 'no-conditional' | 'no-express-lane' | 'any-sender',
+): boolean | undefined {
+  const yes = values[on] !== undefined && values[on] !== false;
+  const no = values[off] === true;
+  if (yes && no) throw new AdminError(`--${on} and --${off} contradict each other: give one`);
+  return yes ? true : no ? false : undefined;
+}
+
+/** The fields grant-set changes: only those given. */
+function grantChangeFromFlags(): GrantChange {
+  const c: GrantChange = {};
+  if (values.rate !== undefined) c.perSecond = num('rate', Number.MIN_VALUE);
+  if (values.burst !== undefined) c.burst = num('burst', 1, true);
+  if (values.tip !== undefined) c.tipAddresses = values.tip;
+  if (values['min-tip'] !== undefined) c.minTipWei = need('min-tip');
+  if (values['tx-types'] !== undefined) c.txTypes = values['tx-types'].split(',').map((t) => Number(t.trim()));
+  if (values.call !== undefined || values['no-transfer'] === true) c.feePatterns = grantFromFlagsFees();
+  const senders = onOff('senders', 'any-sender');
+  if (senders !== undefined) c.senders = senders ? values.senders!.split(',').map((a) => a.trim()) : null;
+  const sync = onOff('sync', 'no-sync');
+  if (sync !== undefined) c.sync = sync;
+  const conditional = onOff('conditional', 'no-conditional');
+  if (conditional !== undefined) c.conditional = conditional;
+  const lane = onOff('express-lane', 'no-express-lane');
+  if (lane !== undefined) c.expressLane = lane;
+  if (Object.keys(c).length === 0)
+    throw new AdminError(
+      'grant-set changes the fields you name: give at least one (--rate, --burst, --tip, --min-tip, --tx-types, --call, --no-transfer, --senders, --any-sender, --sync, --no-sync, --conditional, --no-conditional, --express-lane, --no-express-lane)',
+    );
+  return c;
 }
 
 async function readStdin(): Promise<string> {
@@ -182,6 +235,9 @@ function accountsFilePath(file: string): string {
 }
 
 async function run(cmd: string | undefined, t: AccountsTarget, where: string): Promise<void> {
+  // The flags that turn a field off exist only to change a grant.
+  const offFlags = (['no-sync', 'no-conditional', 'no-express-lane', 'any-sender'] as const).filter((f) => values[f] === true);
+  if (cmd !== 'grant-set' && offFlags.length > 0) throw new AdminError(`--${offFlags[0]} is grant-set's (it turns a field of an existing grant off)`);
   switch (cmd) {
     case 'create': {
       const key = await createAccount(t, need('id'), [grantFromFlags()], { allowUntipped: values['allow-untipped'] === true });
@@ -192,6 +248,15 @@ async function run(cmd: string | undefined, t: AccountsTarget, where: string): P
       await addGrant(t, need('id'), grantFromFlags());
       process.stdout.write(`granted chain ${values.chain} to "${values.id}" in ${where}\n`);
       return;
+    case 'grant-set': {
+      const said = await setGrant(t, need('id'), num('chain', 1, true), grantChangeFromFlags());
+      process.stdout.write(
+        said.length === 0
+          ? `grant for chain ${values.chain} of "${values.id}" unchanged in ${where} (it already had those values)\n`
+          : `changed the grant for chain ${values.chain} of "${values.id}" in ${where}:\n${said.map((l) => `  ${l}\n`).join('')}`,
+      );
+      return;
+    }
     case 'grant-remove':
       await removeGrant(t, need('id'), num('chain', 1, true));
       process.stdout.write(`removed chain ${values.chain} from "${values.id}" in ${where}\n`);

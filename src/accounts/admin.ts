@@ -126,8 +126,60 @@ export function createAccount(t: AccountsTarget, id: string, grants: GrantSpec[]
 export function addGrant(t: AccountsTarget, id: string, grant: GrantSpec): Promise<void> {
   return t.edit((doc) => {
     const a = find(doc, id);
-    if (a.grants.some((g) => g.chainId === grant.chainId)) throw new AdminError(`account "${id}" already has a grant for chain ${grant.chainId}`);
+    if (a.grants.some((g) => g.chainId === grant.chainId))
+      throw new AdminError(
+        `account "${id}" already has a grant for chain ${grant.chainId}: change only the fields you name with \`npm run accounts -- grant-set --id ${id} --chain ${grant.chainId} …\` (e.g. --conditional, --rate R)`,
+      );
     a.grants.push(grant);
+  });
+}
+
+/**
+ * What grant-set changes on an existing grant: each field given replaces that field alone
+ * (`rateLimit` by its parts); `senders: null` removes the allow-list (any sender); a flag
+ * `false` removes it. Fields not given stay as they are.
+ */
+export interface GrantChange {
+  perSecond?: number;
+  burst?: number;
+  txTypes?: number[];
+  tipAddresses?: string[];
+  minTipWei?: string;
+  feePatterns?: NonNullable<GrantSpec['feePatterns']>;
+  senders?: string[] | null;
+  sync?: boolean;
+  conditional?: boolean;
+  expressLane?: boolean;
+}
+
+/** Changes only the named fields of the account's grant for `chainId`; returns what changed, as `field: before → after`. */
+export function setGrant(t: AccountsTarget, id: string, chainId: number, change: GrantChange): Promise<string[]> {
+  return t.edit((doc) => {
+    const a = find(doc, id);
+    const g = a.grants.find((x) => x.chainId === chainId);
+    if (g === undefined)
+      throw new AdminError(`account "${id}" has no grant for chain ${chainId}: add one with \`npm run accounts -- grant-add --id ${id} --chain ${chainId} …\``);
+    const said: string[] = [];
+    const show = (v: unknown) => (v === undefined ? 'unset' : JSON.stringify(v));
+    const put = <K extends keyof GrantSpec>(field: K, v: GrantSpec[K] | undefined) => {
+      const before = show(g[field]);
+      if (v === undefined) delete (g as Partial<GrantSpec>)[field];
+      else g[field] = v;
+      const after = show(g[field]);
+      if (before !== after) said.push(`${field}: ${before} → ${after}`);
+    };
+    if (change.perSecond !== undefined || change.burst !== undefined)
+      put('rateLimit', { perSecond: change.perSecond ?? g.rateLimit.perSecond, burst: change.burst ?? g.rateLimit.burst });
+    if (change.txTypes !== undefined) put('txTypes', change.txTypes);
+    if (change.tipAddresses !== undefined) put('tipAddresses', change.tipAddresses);
+    if (change.minTipWei !== undefined) put('minTipWei', change.minTipWei);
+    if (change.feePatterns !== undefined) put('feePatterns', change.feePatterns);
+    if (change.senders !== undefined) put('senders', change.senders ?? undefined);
+    // A flag turned off is removed (absent is off), so a grant reads as one written by grant-add.
+    if (change.sync !== undefined) put('sync', change.sync ? true : undefined);
+    if (change.conditional !== undefined) put('conditional', change.conditional ? true : undefined);
+    if (change.expressLane !== undefined) put('expressLane', change.expressLane ? true : undefined);
+    return said;
   });
 }
 

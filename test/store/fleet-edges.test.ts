@@ -155,6 +155,18 @@ describe('the database account store', () => {
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /tipAddresses\[0\]/);
     assert.equal(pg.psql("SELECT version FROM txgate_accounts WHERE id = 'acme'"), '1\n', 'a refused change writes nothing');
+    // grant-set changes the named field alone, in the row (grant-add on the same chain names it).
+    const again = await accounts(['grant-add', '--id', 'acme', '--chain', '4663', '--rate', '5', '--burst', '5', '--tip', TIP, '--min-tip', '1']);
+    assert.equal(again.code, 2);
+    assert.match(again.stderr, /grant-set --id acme --chain 4663/);
+    const docBefore = JSON.parse(pg.psql("SELECT doc::text FROM txgate_accounts WHERE id = 'acme'"));
+    const set = await accounts(['grant-set', '--id', 'acme', '--chain', '4663', '--conditional', '--burst', '2000']);
+    assert.equal(set.code, 0, set.stderr);
+    const docAfter = JSON.parse(pg.psql("SELECT doc::text FROM txgate_accounts WHERE id = 'acme'"));
+    docBefore.grants[0].conditional = true;
+    docBefore.grants[0].rateLimit.burst = 2000;
+    assert.deepEqual(docAfter, docBefore);
+    assert.equal(pg.psql("SELECT version FROM txgate_accounts WHERE id = 'acme'"), '2\n', 'one change, one version');
     assert.equal((await accounts(['disable', '--id', 'acme'])).code, 0);
     assert.match((await accounts(['list'])).stdout, /acme\tDISABLED/);
     assert.equal((await accounts(['enable', '--id', 'acme'])).code, 0);
