@@ -127,10 +127,20 @@ export function result(value: string, headers?: readonly Header[]): Exit {
   return new Exit(200, 'ok', ',"result":"' + value + '"}', headers);
 }
 
+const METHOD_NOT_FOUND = -32601;
+/** What an upstream -32601 means, beside the sequencer's own words (docs/conditional.md, Answers). */
+const SEQUENCER_LACKS_METHOD =
+  "the chain's sequencer does not serve this method (its -32601, passed on as it came): txgate serves it and forwarded the call; nothing was taken. The deployment turns the method off for a chain whose sequencers lack it, or points the chain at one that serves it";
+
 /** The sequencer's own JSON-RPC error, passed through with HTTP 200 (docs/design.md §5.3). */
 export function upstreamRejected(code: number, message: string, upstreamData?: unknown): Exit {
   const data: Record<string, unknown> = { reason: 'upstream_rejected' };
   if (upstreamData !== undefined) data.upstream = upstreamData;
+  // -32601 from a sequencer is not txgate's method_not_found (a 400 naming the setting): say whose it is.
+  if (code === METHOD_NOT_FOUND) {
+    data.from = 'sequencer';
+    data.detail = SEQUENCER_LACKS_METHOD;
+  }
   // The sequencer's data is passed on as it came, unless it cannot be written again (nested
   // past the serializer's depth): then without it, never a throw.
   let body = safeJson({ code, message, data });

@@ -230,6 +230,12 @@ for (const via of ['http', 'ws'] as Via[]) {
           const r = await send(raw, {});
           assert.equal(r.error?.code, code, JSON.stringify(r));
           assert.equal(r.error!.data.reason, 'upstream_rejected');
+          if (code === -32601) {
+            // The sequencer's answer, named as the sequencer's: not txgate's own method_not_found.
+            assert.equal(r.error!.data.from, 'sequencer');
+            assert.match(String(r.error!.data.detail), /the chain's sequencer does not serve this method/);
+            assert.match(r.error!.message, /does not exist\/is not available/, 'its own words as they came');
+          } else assert.equal(r.error!.data.from, undefined);
           assert.equal(await landed(raw), false);
           assert.deepEqual(carried(raw), [METHOD]);
         } finally {
