@@ -85,8 +85,8 @@ export const CLIENT_LAYERS: readonly Layer[] = [
   {
     name: 'answers',
     about:
-      'an answer over HTTP (`http.ts`), what a link is (`rpc-link.ts`), the outcome table (`outcomes.ts`), the reason of an error (`reason.ts`), why a TLS connection failed (`tls-cause.ts`)',
-    units: ['tls-cause.ts', 'http.ts', 'rpc-link.ts', 'outcomes.ts', 'reason.ts'],
+      'an answer over HTTP (`http.ts`), what a link is (`rpc-link.ts`), the outcome table (`outcomes.ts`), the reason of an error (`reason.ts`), why a TLS connection failed (`tls-cause.ts`), a URL whose scheme its port does not speak (`scheme-probe.ts`)',
+    units: ['tls-cause.ts', 'scheme-probe.ts', 'http.ts', 'rpc-link.ts', 'outcomes.ts', 'reason.ts'],
   },
   {
     name: 'links and readings',
