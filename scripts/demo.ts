@@ -18,6 +18,11 @@ const HELP = `npm run demo [-- options]: the client flow against a running txgat
   --sync           one eth_sendRawTransactionSync: the receipt in the answer (npm start -- --sync)
   --track          then the edge's status of the transaction: txgate_getTransactionStatus
                    (npm start -- --track)
+  --conditional    one eth_sendRawTransactionConditional (ERC-7796) with conditions that hold:
+                   block and time bounds around the head, the tip address's storage root and a
+                   slot of the sender, read from the chain RPC (npm start -- --conditional)
+  --unmet          with --conditional: a slot condition that does not hold instead; the sequencer
+                   refuses it -32003 (exit 0 when refused so, 1 when anything else answers)
   --rpc URL        the chain's own RPC: nonce, gas, fees, receipts (default $CHAIN_RPC_URL or http://127.0.0.1:8545)
   --chain-id N     the chain id txgate must answer (default 4663)
   -h, --help       this help
@@ -37,7 +42,7 @@ function usage(message: string): never {
   fail(message, 2);
 }
 
-let values: { url: string; rpc: string; 'chain-id': string; help: boolean; sync: boolean; track: boolean };
+let values: { url: string; rpc: string; 'chain-id': string; help: boolean; sync: boolean; track: boolean; conditional: boolean; unmet: boolean };
 try {
   ({ values } = readCommandLine({
     url: { type: 'string', default: process.env.TXGATE_URL ?? 'http://127.0.0.1:8080' },
@@ -46,6 +51,8 @@ try {
     help: { type: 'boolean', short: 'h', default: false },
     sync: { type: 'boolean', default: false },
     track: { type: 'boolean', default: false },
+    conditional: { type: 'boolean', default: false },
+    unmet: { type: 'boolean', default: false },
   }) as { values: typeof values });
 } catch (e) {
   usage(`${(e as Error).message} (npm run demo -- --help lists the options)`);
@@ -54,6 +61,8 @@ if (values.help) {
   process.stdout.write(HELP + '\n');
   process.exit(0);
 }
+if (values.unmet && !values.conditional) usage('--unmet is a condition of --conditional: give --conditional too');
+if (values.conditional && values.sync) usage('--conditional and --sync are two different sends: give one');
 const chainId = Number(values['chain-id']);
 if (!Number.isSafeInteger(chainId) || chainId <= 0) usage(`--chain-id ${JSON.stringify(values['chain-id'])} is not a chain id`);
 if (!URL.canParse(values.url) || !/^(https?|wss?):$/.test(new URL(values.url).protocol))
@@ -112,6 +121,9 @@ if (values.sync) {
   process.exit(o.kind === 'rejected' ? 1 : 4);
 }
 
+// With --conditional: one eth_sendRawTransactionConditional, its conditions read from the chain now.
+if (values.conditional) await conditionalSend();
+
 // 3–5. Submit and settle (an uncertain answer is resolved by the receipt of the local hash; only
 // these bytes are ever resent), then the receipt from the chain RPC.
 const out = await gate.submitAndWait(signed, { timeoutMs: 30_000 });
@@ -142,4 +154,54 @@ async function edgeStatus(hash: string): Promise<void> {
     await gate.close();
     fail(`txgate_getTransactionStatus: ${(e as Error).message}`);
   }
+}
+
+/**
+ * With --conditional: the conditions read from the chain RPC (the head's number and time, the tip
+ * address's storage root, slot 0 of the sender), sent with the signed bytes; included, then its
+ * receipt. With --unmet, slot 0 of the tip address said to hold a value it does not: refused.
+ */
+async function conditionalSend(): Promise<never> {
+  const head = await client.getBlock({ blockTag: 'latest' });
+  const word = (n: bigint) => `0x${n.toString(16).padStart(64, '0')}`;
+  const quantity = (n: bigint) => `0x${n.toString(16)}`;
+  const SLOT0 = word(0n);
+  const proof = await client.getProof({ address: request.to, storageKeys: [] });
+  const senderSlot = BigInt((await client.getStorageAt({ address: account.address, slot: SLOT0 as Hex })) ?? '0x0');
+  const tipSlot = BigInt((await client.getStorageAt({ address: request.to, slot: SLOT0 as Hex })) ?? '0x0');
+  const options = {
+    blockNumberMin: quantity(head.number),
+    blockNumberMax: quantity(head.number + 100n),
+    timestampMax: quantity(head.timestamp + 3600n),
+    knownAccounts: values.unmet
+      ? { [request.to]: { [SLOT0]: word(tipSlot + 1n) } }
+      : { [request.to]: proof.storageHash, [account.address]: { [SLOT0]: word(senderSlot) } },
+  };
+  console.log(`3. conditions: ${JSON.stringify(options)}`);
+  const o = await gate.submitConditional(signed, options);
+  if (values.unmet) {
+    await gate.close();
+    if (o.kind === 'rejected' && o.code === -32003) {
+      console.log(`4. refused as expected (eth_sendRawTransactionConditional): ${o.code} ${o.message}`);
+      process.exit(0);
+    }
+    console.error(`4. expected a -32003 refusal, got: ${JSON.stringify(o)}`);
+    process.exit(1);
+  }
+  if (o.kind !== 'accepted') {
+    await gate.close();
+    console.error(`4. ${o.kind}: ${JSON.stringify(o)}`);
+    process.exit(o.kind === 'rejected' ? 1 : 4);
+  }
+  console.log(`4. accepted by the sequencer (eth_sendRawTransactionConditional): ${o.hash}`);
+  const receipt = await client.waitForTransactionReceipt({ hash: o.hash as Hex, timeout: 30_000 }).catch(() => null);
+  await edgeStatus(o.hash);
+  await gate.close();
+  if (receipt === null) {
+    console.error(`5. no receipt for ${o.hash} in time`);
+    process.exit(4);
+  }
+  console.log(`5. receipt status ${receipt.status === 'success' ? '0x1' : '0x0'} in block ${receipt.blockNumber}`);
+  console.log(`hash ${o.hash}\nstatus ${receipt.status === 'success' ? '0x1' : '0x0'}`);
+  process.exit(receipt.status === 'success' ? 0 : 3);
 }

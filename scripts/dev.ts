@@ -25,6 +25,8 @@ import { startService } from '../src/service.js';
 import { makeDevTls, type DevTls } from '../src/dev/dev-tls.js';
 import { tlsStartProblem } from '../src/tls/edge.js';
 import { FlashblocksPublisher } from '../src/dev/flashblocks.js';
+import { type ConditionalSequencer, startConditionalSequencer } from '../src/dev/conditional-sequencer/server.js';
+import { fileTarget, setGrant } from '../src/accounts/admin.js';
 import { freePort } from '../src/base/free-port.js';
 
 const HELP = `npm start [-- options]: txgate on a local anvil (chain 4663), for development
@@ -40,6 +42,9 @@ const HELP = `npm start [-- options]: txgate on a local anvil (chain 4663), for 
   --flashblocks      a flashblocks builder over anvil (mining stopped; a slice every 200 ms,
                      a block every 2 s) as chain 4663's sequencer and stream, with tracking
                      and the sync send on: a transaction goes pending, preconfirmed, included
+  --conditional      serve eth_sendRawTransactionConditional for chain 4663 (ERC-7796): a development
+                     sequencer in front of anvil checks the conditions against anvil's state
+  --sequencer-port N that sequencer's port, with --conditional (default 8550)
   --tls              serve HTTPS (and WSS) with a throw-away certificate for localhost,
                      signed by a development CA kept in DIR/tls/ca.pem (trust that file)
   --json             JSON log lines instead of readable ones (readable only on a terminal)
@@ -71,6 +76,8 @@ let values: {
   tls: boolean;
   track: boolean;
   flashblocks: boolean;
+  conditional: boolean;
+  'sequencer-port': string;
 };
 try {
   ({ values } = readCommandLine({
@@ -85,6 +92,8 @@ try {
     tls: { type: 'boolean', default: false },
     track: { type: 'boolean', default: false },
     flashblocks: { type: 'boolean', default: false },
+    conditional: { type: 'boolean', default: false },
+    'sequencer-port': { type: 'string', default: '8550' },
   }) as { values: typeof values });
 } catch (e) {
   usage(`${(e as Error).message} (npm start -- --help lists the options)`);
@@ -93,13 +102,20 @@ if (values.help) {
   process.stdout.write(HELP + '\n');
   process.exit(0);
 }
-const ports = { port: values.port, 'anvil-port': values['anvil-port'], 'internal-port': values['internal-port'] };
+const ports = { port: values.port, 'anvil-port': values['anvil-port'], 'internal-port': values['internal-port'], 'sequencer-port': values['sequencer-port'] };
 for (const [name, v] of Object.entries(ports))
   if (!/^\d{1,5}$/.test(v) || Number(v) < 1 || Number(v) > 65535) usage(`--${name} ${JSON.stringify(v)} is not a port (1-65535)`);
 const port = Number(values.port);
 const anvilPort = Number(values['anvil-port']);
 const internalPort = Number(values['internal-port']);
+const sequencerPort = Number(values['sequencer-port']);
 if (new Set([port, anvilPort, internalPort]).size !== 3) usage('--port, --anvil-port and --internal-port must differ');
+if (values.conditional && [port, anvilPort, internalPort].includes(sequencerPort))
+  usage('--sequencer-port must differ from --port, --anvil-port and --internal-port');
+if (!values.conditional && process.argv.some((a) => a === '--sequencer-port' || a.startsWith('--sequencer-port=')))
+  usage('--sequencer-port is the development sequencer of --conditional: give --conditional too');
+// Each puts its own development sequencer in front of anvil: one chain has one.
+if (values.conditional && values.flashblocks) usage('--conditional and --flashblocks each put a development sequencer in front of anvil: give one');
 
 try {
   uws();
@@ -122,6 +138,7 @@ for (const [name, p, what] of [
   ['anvil-port', anvilPort, 'the local anvil'],
   ['port', port, "txgate's public port"],
   ['internal-port', internalPort, "txgate's internal listener"],
+  ...(values.conditional ? [['sequencer-port', sequencerPort, 'the development conditional sequencer'] as const] : []),
 ] as const)
   if (!(await portFree('127.0.0.1', p))) fail(`127.0.0.1:${p} (${what}) is already in use: stop what holds it, or choose another with --${name}`);
 
@@ -143,10 +160,14 @@ try {
 // The development builder's port, known before the config is written (it is the chain's sequencer and stream).
 const builderPort = values.flashblocks ? await freePort('127.0.0.1') : 0;
 const builder = `127.0.0.1:${builderPort}`;
+const anvilUrl = `http://127.0.0.1:${anvilPort}`;
+const sequencerUrl = `http://127.0.0.1:${sequencerPort}`;
 const files = writeDevFiles(dir, {
   port,
   internalPort,
-  sequencer: `http://127.0.0.1:${anvilPort}`,
+  // With --conditional the chain's sequencer is the development one, anvil behind it the chain RPC.
+  sequencer: values.conditional ? sequencerUrl : anvilUrl,
+  ...(values.conditional ? { conditional: true, rpc: anvilUrl } : {}),
   sync: values.sync,
   websocket: values.websocket,
   track: values.track,
@@ -165,6 +186,17 @@ const tlsProblem = tlsStartProblem(config.listen.tls);
 if (tlsProblem !== null) fail(tlsProblem);
 const accountsProblem = await storeStartProblem(config.accounts, files.configFile);
 if (accountsProblem !== null) fail(accountsProblem);
+// An accounts file kept from an earlier run whose dev grant predates the conditional send: given it.
+let grantAmended = false;
+if (values.conditional && !files.accountsCreated) {
+  try {
+    grantAmended = await grantDevConditional(files.accountsFile);
+  } catch (e) {
+    fail(
+      `${files.accountsFile}: cannot give the dev account's grant conditional: true (${(e as Error).message}); add it with npm run accounts -- grant-set --file ${files.accountsFile} --id dev --chain 4663 --conditional`,
+    );
+  }
+}
 
 let anvil: Anvil;
 try {
@@ -181,12 +213,22 @@ if (values.flashblocks) {
     fail(`the flashblocks builder did not start on ${builder}: ${(e as Error).message}`);
   }
 }
+let sequencer: ConditionalSequencer | null = null;
+if (values.conditional) {
+  try {
+    sequencer = await startConditionalSequencer(anvil.url, { port: sequencerPort });
+  } catch (e) {
+    await anvil.stop();
+    fail(`the development sequencer did not start on 127.0.0.1:${sequencerPort}: ${(e as Error).message} (choose another port with --sequencer-port)`);
+  }
+}
 const log = createLogger({ level: config.log.level, pretty: !values.json });
 let service: Awaited<ReturnType<typeof startService>>;
 try {
   service = await startService(config, log, { pretty: !values.json });
 } catch (e) {
   await publisher?.stop();
+  await sequencer?.close();
   await anvil.stop();
   const l = listenFailure(e);
   if (l !== null) fail(`cannot listen on ${l.host}:${l.port}: the port is in use; choose another with --${l.internal ? 'internal-port' : 'port'}`);
@@ -204,6 +246,7 @@ process.stdout.write(
     websocket: config.websocket.enabled,
     flashblocks: publisher?.url ?? null,
     tls: devTls === undefined ? null : { certFile: devTls.certFile, caFile: devTls.caFile },
+    conditional: sequencer === null || devChain?.conditional.enabled !== true ? null : { sequencerUrl: sequencer.url, grantAmended },
     configFile: files.configFile,
     configWritten: files.configWritten,
     accountsFile: files.accountsFile,
@@ -223,6 +266,7 @@ const stop = async () => {
   }, STOP_WITHIN_MS).unref();
   await service.stop();
   await publisher?.stop();
+  await sequencer?.close();
   await anvil.stop();
   log.flush();
   setImmediate(() => process.exit(0));
@@ -238,6 +282,15 @@ const npm = process.env.npm_lifecycle_event === undefined ? null : parentOf(pare
 setInterval(() => {
   if (process.ppid !== parent || (npm !== null && !alive(npm))) void stop();
 }, 250).unref();
+
+/** Gives the dev account's chain-4663 grant `conditional: true` where it lacks it; whether it did. */
+async function grantDevConditional(file: string): Promise<boolean> {
+  const t = fileTarget(file);
+  const doc = await t.read();
+  const grant = doc.accounts.find((a) => a.id === 'dev')?.grants.find((g) => g.chainId === 4663);
+  if (grant === undefined || grant.conditional === true) return false;
+  return (await setGrant(t, 'dev', 4663, { conditional: true })).length > 0;
+}
 
 /** The parent of process `pid` (Linux's /proc), or null where it cannot be read. */
 function parentOf(pid: number): number | null {

@@ -19,6 +19,8 @@ export interface BannerFacts {
   readonly flashblocks?: string | null;
   /** Over TLS: the certificate made now and the development CA that signed it. */
   readonly tls: { readonly certFile: string; readonly caFile: string } | null;
+  /** With --conditional: the development sequencer in front of anvil, and whether dev's grant was given `conditional` now. */
+  readonly conditional?: { readonly sequencerUrl: string; readonly grantAmended: boolean } | null;
   readonly configFile: string;
   readonly configWritten: boolean;
   readonly accountsFile: string;
@@ -61,6 +63,14 @@ export function banner(f: BannerFacts): string {
       `                  node: NODE_EXTRA_CA_CERTS=${f.tls.caFile}, or the kit's \`ca\` option; system-wide (Debian):`,
       `                  cp it to /usr/local/share/ca-certificates/txgate-dev.crt, then update-ca-certificates`,
     );
+  if (f.conditional != null)
+    extensions.push(
+      `  conditional send  eth_sendRawTransactionConditional on ${base}, through a development sequencer`,
+      `                  at ${f.conditional.sequencerUrl} in front of anvil (ERC-7796 as an OP Stack sequencer checks it:`,
+      `                  block and time bounds, knownAccounts by storage root and by slot, against anvil's state)`,
+      `                  try: ${demo(['--conditional'])}   (conditions that hold: included)`,
+      `                  try: ${demo(['--conditional', '--unmet'])}   (a slot that does not hold: refused -32003)`,
+    );
   if (f.websocket) {
     const wsBase = `${secure ? `wss://localhost` : `ws://127.0.0.1`}:${f.port}`;
     extensions.push(
@@ -77,7 +87,7 @@ txgate (development) is up
   funded test key ${ANVIL_KEYS[0]}
   metrics         http://127.0.0.1:${f.internalPort}/metrics   (internal listener)
   config          ${f.configFile}${f.configWritten ? '' : '   (edited by you: used as it is; delete it to get the generated one)'}
-  accounts        ${f.accountsFile}${f.accountsCreated ? '' : '   (kept from an earlier run)'}
+  accounts        ${f.accountsFile}${f.accountsCreated ? '' : `   (kept from an earlier run${f.conditional?.grantAmended === true ? "; dev's grant given conditional: true" : ''})`}
 ${extensions.length > 0 ? extensions.join('\n') + '\n' : ''}  try             ${demo([])}        (in another terminal)
 
 `;

@@ -62,6 +62,13 @@ export interface DevExtensions {
   readonly flashblocks?: { readonly url: string; readonly sequencer: string; readonly anvil: string };
   /** HTTPS (and WSS) on the public port with these files (dev-tls.ts). */
   readonly tls?: { readonly certFile: string; readonly keyFile: string };
+  /**
+   * eth_sendRawTransactionConditional on chain 4663: the chain's sequencer is the development
+   * sequencer at `sequencer` (conditional-sequencer/), anvil (`rpc`) the chain RPC.
+   */
+  readonly conditional?: boolean;
+  /** The chain RPC where it is not the sequencer (with `conditional`: anvil behind the development sequencer). */
+  readonly rpc?: string;
 }
 
 export interface DevFiles {
@@ -95,9 +102,10 @@ export function devConfig(opts: { port: number; internalPort: number; sequencer:
         chainId: DEV_CHAIN_ID,
         hosts: ['localhost', '127.0.0.1'],
         sequencers: [opts.sequencer],
-        ...(opts.sync === true || opts.track === true ? { rpc: opts.sequencer } : {}),
+        ...(opts.sync === true || opts.track === true || opts.conditional === true ? { rpc: opts.rpc ?? opts.sequencer } : {}),
         ...(opts.sync === true ? { sync: { enabled: true, syncTimeoutFormat: 'omit' } } : {}),
         ...(opts.track === true ? { track: { enabled: true } } : {}),
+        ...(opts.conditional === true ? { conditional: { enabled: true } } : {}),
         ...chain,
       },
     ],
@@ -113,7 +121,7 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
  * Writes the development config, unless it was edited since npm start last wrote it (the digest
  * of what it wrote is kept beside it, in `.generated`): an edited config is the user's, kept and
  * used as it is, until deleted. The accounts file is written only if there is none yet (its dev
- * account may use the sync send).
+ * account may use the sync send and the conditional send, where the chain serves them).
  */
 export function writeDevFiles(dir: string, opts: { port: number; internalPort: number; sequencer: string } & DevExtensions): DevFiles {
   mkdirSync(dir, { recursive: true });
@@ -141,6 +149,7 @@ export function writeDevFiles(dir: string, opts: { port: number; internalPort: n
                   minTipWei: DEV_MIN_TIP_WEI.toString(),
                   feePatterns: [{ kind: 'transfer' }],
                   sync: true,
+                  conditional: true,
                 },
               ],
             },

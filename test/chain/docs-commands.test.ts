@@ -1,7 +1,7 @@
 /**
  * Every command `npm start` prints and every fenced shell block of the README and docs/ runs as
  * written. `npm start` (the real scripts/dev.js, on free ports) is started twice, with all of its
- * flags: once in plain HTTP (--sync --websocket --track) and once over TLS (the same and --tls);
+ * flags: once in plain HTTP (--sync --websocket --track --conditional) and once over TLS (the same and --tls);
  * its banner's commands are those of each flag alone, for the same TLS (test/unit/dev-banner.test.ts),
  * so these two starts print every command any flag or pair of flags prints. Each `try` command
  * is run as printed, in a shell. The docs' blocks run beside the plain start (its flags change
@@ -57,10 +57,24 @@ interface Dev {
 
 async function startDev(flags: string[]): Promise<Dev> {
   const dir = tempDir('txgate-walk-dev-');
-  const [port, anvil, internal] = [await freePort(), await freePort(), await freePort()];
+  const [port, anvil, internal, sequencer] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const seqPort = flags.includes('--conditional') ? ['--sequencer-port', String(sequencer)] : [];
   const proc = spawn(
     process.execPath,
-    ['dist/scripts/dev.js', '--dir', dir, '--port', String(port), '--anvil-port', String(anvil), '--internal-port', String(internal), '--json', ...flags],
+    [
+      'dist/scripts/dev.js',
+      '--dir',
+      dir,
+      '--port',
+      String(port),
+      '--anvil-port',
+      String(anvil),
+      '--internal-port',
+      String(internal),
+      '--json',
+      ...seqPort,
+      ...flags,
+    ],
     { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let out = '';
@@ -95,7 +109,11 @@ async function runPrinted(d: Dev, expect: { demos: number; curls: number }): Pro
   for (const c of commands) {
     const r = await sh(c);
     assert.equal(r.code, 0, `${c}\n${r.out}`);
-    if (c.includes('npm run demo')) assert.match(r.out, /^status 0x1$/m, `${c}\n${r.out}`);
+    // --unmet: a condition that does not hold, refused by the development sequencer as op-geth refuses it.
+    if (c.includes('--unmet')) assert.match(r.out, /refused as expected \(eth_sendRawTransactionConditional\): -32003 failed state check/, `${c}\n${r.out}`);
+    else if (c.includes('npm run demo')) assert.match(r.out, /^status 0x1$/m, `${c}\n${r.out}`);
+    if (c.includes('--conditional') && !c.includes('--unmet'))
+      assert.match(r.out, /accepted by the sequencer \(eth_sendRawTransactionConditional\)/, `${c}\n${r.out}`);
     if (c.includes('--track')) assert.match(r.out, /the edge's status: (pending|included)/, `${c}\n${r.out}`);
   }
 }
@@ -107,8 +125,8 @@ async function runPrinted(d: Dev, expect: { demos: number; curls: number }): Pro
 let plainStart: Promise<Dev> | null = null;
 let tlsStart: Promise<Dev> | null = null;
 const begin = () => {
-  plainStart ??= startDev(['--sync', '--websocket', '--track']);
-  tlsStart ??= startDev(['--tls', '--sync', '--websocket', '--track']);
+  plainStart ??= startDev(['--sync', '--websocket', '--track', '--conditional']);
+  tlsStart ??= startDev(['--tls', '--sync', '--websocket', '--track', '--conditional']);
   // Awaited by the tests; a failed start fails them, never the process.
   plainStart.catch(() => {});
   tlsStart.catch(() => {});
@@ -122,12 +140,12 @@ after(async () => {
 });
 
 describe('every command npm start prints runs as printed', () => {
-  it('npm start -- --sync --websocket --track: the demo, the sync send, tracking, the WebSocket transport', async () => {
-    await runPrinted(await plainDev(), { demos: 4, curls: 0 });
+  it('npm start -- --sync --websocket --track --conditional: the demo, the sync send, tracking, the WebSocket transport, a conditional send included and one refused -32003 (on anvil, through the development sequencer)', async () => {
+    await runPrinted(await plainDev(), { demos: 6, curls: 0 });
   });
-  it('npm start -- --tls --sync --websocket --track: every line over TLS, each with the development CA (wss:// included), and curl', async () => {
+  it('npm start -- --tls --sync --websocket --track --conditional: every line over TLS, each with the development CA (wss:// included), and curl', async () => {
     begin();
-    await runPrinted(await tlsStart!, { demos: 4, curls: 1 });
+    await runPrinted(await tlsStart!, { demos: 6, curls: 1 });
   });
 });
 

@@ -26,6 +26,15 @@ describe('npm start: the development directory', () => {
     assert.ok(readFileSync(second.accountsFile, 'utf8').includes('added-with-the-cli'), 'not overwritten');
     assert.equal(JSON.parse(readFileSync(second.configFile, 'utf8')).listen.port, 8081);
   });
+  it('--conditional: the chain served by the development sequencer, anvil its chain RPC, the method on; the dev grant may use it', () => {
+    const dir = tempDir('txgate-dev-');
+    const f = writeDevFiles(dir, { ...opts, sequencer: 'http://127.0.0.1:8550', rpc: 'http://127.0.0.1:8545', conditional: true });
+    const chain = JSON.parse(readFileSync(f.configFile, 'utf8')).chains[0];
+    assert.deepEqual([chain.sequencers, chain.rpc, chain.conditional], [['http://127.0.0.1:8550'], 'http://127.0.0.1:8545', { enabled: true }]);
+    assert.equal(JSON.parse(readFileSync(f.accountsFile, 'utf8')).accounts[0].grants[0].conditional, true);
+    const plain = JSON.parse(readFileSync(writeDevFiles(tempDir('txgate-dev-'), opts).configFile, 'utf8')).chains[0];
+    assert.equal(plain.conditional, undefined, 'off unless asked');
+  });
   it('the config is rewritten while it is what npm start wrote; once edited it is kept as it is, until deleted', () => {
     const dir = tempDir('txgate-dev-');
     const first = writeDevFiles(dir, opts);

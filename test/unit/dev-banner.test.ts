@@ -23,7 +23,9 @@ const BASE: BannerFacts = {
   accountsCreated: true,
 };
 const TLS = { certFile: '/d/tls/server.pem', caFile: '/d/tls/ca.pem' };
-const FLAGS = ['sync', 'track', 'websocket'] as const;
+const FLAGS = ['sync', 'track', 'websocket', 'conditional'] as const;
+/** A flag's facts: true, or for --conditional its development sequencer. */
+const on = (f: (typeof FLAGS)[number]) => (f === 'conditional' ? { sequencerUrl: 'http://127.0.0.1:18550', grantAmended: false } : true);
 const subsets = <T>(xs: readonly T[]): T[][] => {
   const all: T[][] = [[]];
   for (const x of xs) for (const s of all.slice()) all.push([...s, x]);
@@ -32,7 +34,7 @@ const subsets = <T>(xs: readonly T[]): T[][] => {
 
 describe("npm start's banner: the commands it prints", () => {
   for (const tls of [null, TLS]) {
-    const facts = (on: readonly string[]): BannerFacts => ({ ...BASE, tls, ...Object.fromEntries(on.map((f) => [f, true])) });
+    const facts = (flags: readonly (typeof FLAGS)[number][]): BannerFacts => ({ ...BASE, tls, ...Object.fromEntries(flags.map((f) => [f, on(f)])) });
     it(`${tls === null ? 'plain HTTP' : 'TLS'}: every set of flags prints the union of each flag's commands`, () => {
       const alone = new Map(FLAGS.map((f) => [f, new Set(bannerCommands(facts([f])))]));
       for (const set of subsets(FLAGS)) {
@@ -42,11 +44,19 @@ describe("npm start's banner: the commands it prints", () => {
     });
   }
   it('each flag adds its own command; every demo line over TLS trusts the development CA, the wss:// one included', () => {
-    const all = bannerCommands({ ...BASE, sync: true, track: true, websocket: true, tls: TLS });
+    const all = bannerCommands({
+      ...BASE,
+      sync: true,
+      track: true,
+      websocket: true,
+      tls: TLS,
+      conditional: { sequencerUrl: 'http://127.0.0.1:18550', grantAmended: false },
+    });
     assert.ok(all.some((c) => c.includes('--sync')) && all.some((c) => c.includes('--track')) && all.some((c) => c.includes('wss://localhost:18080')));
+    assert.ok(all.some((c) => c.includes('npm run demo -- --conditional --url')) && all.some((c) => c.includes('--conditional --unmet')));
     assert.ok(all.some((c) => c === `curl --cacert ${TLS.caFile} https://localhost:18080/health`));
     const demos = all.filter((c) => c.includes('npm run demo'));
-    assert.equal(demos.length, 4);
+    assert.equal(demos.length, 6);
     for (const c of demos) assert.ok(c.startsWith(`NODE_EXTRA_CA_CERTS=${TLS.caFile} npm run demo -- `), c);
     for (const c of demos) assert.ok(c.includes('--rpc http://127.0.0.1:18545'), c);
   });
