@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type Hex, keccak256 } from 'viem';
 import type { Anvil } from '../../src/dev/anvil.js';
-import { startConditionalSequencer, type ConditionalSequencer } from '../support/conditional-sequencer.js';
+import { startConditionalSequencer, type ConditionalSequencer } from '../../src/dev/conditional-sequencer/server.js';
 import type { Auction } from '../support/auction.js';
 import { CHAIN, knownTo, landedOn, nextLaneTx, OURS, OURS_KEY, startLaneChain } from '../support/express-lane-chain.js';
 import type { Endpoint } from '../support/express-lane-endpoint.js';

@@ -2,7 +2,9 @@
  * A URL whose scheme does not match the port (https:// or wss:// on txgate's plain port; http://
  * or ws:// on its TLS port) is named by the client kit and both adapters as `tls_protocol`, with
  * the fix in the message (docs/clients.md, the client kit), never "did not answer eth_chainId".
- * Two real gates: one plain, one serving TLS with a throw-away CA (openssl).
+ * Two real gates: one plain, one serving TLS with a throw-away CA (openssl). A short connect
+ * bound: an https:// URL on the plain port fails only when it runs out (the port reads the
+ * ClientHello and waits), and the file should not wait the default 3 s each time.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -50,7 +52,7 @@ after(async () => {
 });
 
 async function kitError(url: string): Promise<TxgateError> {
-  const e = await connectTxgate({ url, apiKey: key, chainId: 4663, chainRpcUrl: seq.url, connectTimeoutMs: 2000, timeoutMs: 3000, ca: ca.pem }).then(
+  const e = await connectTxgate({ url, apiKey: key, chainId: 4663, chainRpcUrl: seq.url, connectTimeoutMs: 500, timeoutMs: 1500, ca: ca.pem }).then(
     async (g) => {
       await g.close();
       return null;
@@ -98,7 +100,7 @@ describe('the adapters name it too', () => {
   for (const i of [0, 2]) {
     it(`viem, case ${i}: the TxgateRpcError carries tls_protocol and the URL to use`, async () => {
       const [url, fix] = CASES()[i]!;
-      const t = txgate({ url, apiKey: key, rpc: seq.url, connectTimeoutMs: 2000, timeoutMs: 3000, ca: ca.pem });
+      const t = txgate({ url, apiKey: key, rpc: seq.url, connectTimeoutMs: 500, timeoutMs: 1500, ca: ca.pem });
       const v = await createPublicClient({ transport: t })
         .getChainId()
         .catch((x: unknown) => x);
@@ -112,7 +114,7 @@ describe('the adapters name it too', () => {
     });
     it(`ethers, case ${i + 1}: NETWORK_ERROR with tls_protocol and the URL to use`, async () => {
       const [url, fix] = CASES()[i + 1]!;
-      const provider = new TxgateProvider({ url, apiKey: key, rpc: seq.url, chainId: 4663, connectTimeoutMs: 2000, timeoutMs: 3000, ca: ca.pem });
+      const provider = new TxgateProvider({ url, apiKey: key, rpc: seq.url, chainId: 4663, connectTimeoutMs: 500, timeoutMs: 1500, ca: ca.pem });
       const e = await provider.send('eth_chainId', []).catch((x: unknown) => x);
       await provider.close();
       assert.ok(isError(e, 'NETWORK_ERROR'), String(e));

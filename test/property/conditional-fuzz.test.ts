@@ -16,7 +16,7 @@ import { readConditions } from '../../src/conditional/options.js';
 import { Exit } from '../../src/base/errors.js';
 import { readConditional } from '../../src/forward/conditional-send.js';
 import type { Answer, Upstream } from '../../src/upstreams/upstream.js';
-import { conditionalCost } from '../support/conditional-sequencer.js';
+import { conditionalCost } from '../../src/dev/conditional-sequencer/rules.js';
 import { createLogger } from '../../src/log/log.js';
 import { Writable } from 'node:stream';
 import { eventually } from '../support/harness.js';

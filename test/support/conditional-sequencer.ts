@@ -1,20 +1,11 @@
 /**
- * The conditional sequencer the tests use: the development one (src/dev/conditional-sequencer/,
- * what `npm start -- --conditional` runs), in front of a real anvil, which serves no such method.
- * `startConditionalChain`: an anvil with some blocks and the sequencer in front of it.
+ * `startConditionalChain`: an anvil with some blocks and, in front of it, the conditional
+ * sequencer the tests use: the development one (src/dev/conditional-sequencer/, what `npm start
+ * -- --conditional` runs; the tests import it from there), as anvil serves no such method.
  */
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
 import { freePort } from '../../src/base/free-port.js';
 import { type ConditionalSequencer, startConditionalSequencer } from '../../src/dev/conditional-sequencer/server.js';
-
-export {
-  chainReader,
-  type ConditionalSequencer,
-  type SentCall,
-  type SequencerMode,
-  startConditionalSequencer,
-} from '../../src/dev/conditional-sequencer/server.js';
-export { checkConditions, conditionalCost, MAX_COST, RpcError } from '../../src/dev/conditional-sequencer/rules.js';
 
 /** An anvil (chain 4663, `extraArgs` as given) with `mined` blocks (so that a blockNumberMax below the head exists), and the sequencer in front of it. */
 export async function startConditionalChain(mined = 0, extraArgs?: string[]): Promise<{ anvil: Anvil; seq: ConditionalSequencer }> {

@@ -16,7 +16,8 @@ import { readLaneUpstream } from '../../src/forward/express-send.js';
 import type { Upstream } from '../../src/upstreams/upstream.js';
 import type { Auction } from './auction.js';
 import { AUCTION_ABI } from './auction.js';
-import { chainReader, checkConditions } from './conditional-sequencer.js';
+import { chainReader } from '../../src/dev/conditional-sequencer/server.js';
+import { checkConditions } from '../../src/dev/conditional-sequencer/rules.js';
 
 export type EndpointFault =
   | 'none'
