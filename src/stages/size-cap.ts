@@ -38,6 +38,7 @@ export function createSizeCapStage(
     adds: 'body',
     run(ctx) {
       const declared = ctx.head.declaredBytes;
+      // overBodyCap's rule, with this stage's Exit held (no lookup per request).
       if (declared > cap) return tooLarge;
       // Only a body that may pass the public cap costs a key lookup here (the auth stage looks again).
       if (declared >= 0 && declared <= publicCap) return readBody(ctx, cap, bodyRead);
