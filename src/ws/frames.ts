@@ -23,7 +23,7 @@ import { performance } from 'node:perf_hooks';
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js';
 import type { AdmissionParts } from '../admission/admission.js';
 import type { WebSocketConfig } from '../config/config.js';
-import { REJECT, type Exit } from '../base/errors.js';
+import { REJECT, reject, type Exit } from '../base/errors.js';
 import type { UwsFrontEnd, UwsPortParts } from '../http/port.js';
 import type { ConnectionCounts } from '../limits/shared-tables.js';
 import { uws } from '../base/native.js';
@@ -77,6 +77,8 @@ export class WebSocketTransport implements UwsFrontEnd, AnswerWriter<FrameContex
   private timer: NodeJS.Timeout | null = null;
   private drained = false;
   private readonly softBackpressure: number;
+  /** A frame past `maxInFlight`: overloaded, naming the cap (built once). */
+  private readonly tooManyInFlight: Exit;
   /** Tracked chains' feeds (null: no chain tracks, no frame is looked at); each connection's subscriptions. */
   private readonly tracking: WsDeps['tracking'] | null;
   private readonly subs = new Map<Connection, Subscriptions>();
@@ -91,6 +93,11 @@ export class WebSocketTransport implements UwsFrontEnd, AnswerWriter<FrameContex
     // Its requests are sampled into the per-stage series by the pipeline, as every front end's.
     this.pipeline = deps.buildPipeline({ exit: this.answers.exit, observer: deps.observer });
     this.softBackpressure = deps.config.maxBackpressureBytes >> 1;
+    this.tooManyInFlight = reject(
+      'overloaded',
+      `Too many requests in flight on this connection: at most ${deps.config.maxInFlight} (websocket.maxInFlight); wait for answers, or open another connection`,
+      { limit: deps.config.maxInFlight, setting: 'websocket.maxInFlight' },
+    );
   }
 
   /** Registers `GET /` upgrades on the app (uWS gives an upgrade route precedence over the other front ends' `/` routes). */
@@ -147,9 +154,11 @@ export class WebSocketTransport implements UwsFrontEnd, AnswerWriter<FrameContex
       overBodyCap(bytes, this.deps.maxBodyBytes) ??
       (this.isDraining() || conn.closing === CLOSE.goingAway
         ? REJECT.draining
-        : conn.inFlight.size > this.deps.config.maxInFlight || conn.ws!.getBufferedAmount() > this.softBackpressure
-          ? REJECT.overloaded
-          : null);
+        : conn.inFlight.size > this.deps.config.maxInFlight
+          ? this.tooManyInFlight
+          : conn.ws!.getBufferedAmount() > this.softBackpressure
+            ? REJECT.overloaded
+            : null);
     if (refusal === null) {
       if (this.tracking !== null && this.subscription(conn, ctx, text)) return;
       this.pipeline.run(ctx);

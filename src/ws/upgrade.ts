@@ -31,6 +31,12 @@ export type Upgrade = (res: HttpResponse, req: HttpRequest, context: us_socket_c
 
 /** The upgrade handler: the same refusals as the host, auth and grant stages give, as HTTP answers. */
 export function createUpgrade(d: UpgradeDeps): Upgrade {
+  // The cap's refusal naming the cap and its setting, built once.
+  const full = reject(
+    'too_many_connections',
+    `Too many open WebSocket connections for this account: at most ${d.maxConnectionsPerAccount} on this edge (websocket.maxConnectionsPerAccount)`,
+    { limit: d.maxConnectionsPerAccount, setting: 'websocket.maxConnectionsPerAccount' },
+  );
   return (res, req, context) => {
     const host = req.getHeader(H.host);
     const apiKey = req.getHeader(H.apiKey);
@@ -62,7 +68,7 @@ export function createUpgrade(d: UpgradeDeps): Upgrade {
     if (refused(a)) return void refuse(a.exit, a.account);
     const account = a.account.id;
     const counted = d.counts.acquire(account, d.maxConnectionsPerAccount);
-    if (counted === 'full') return void refuse(REJECT.too_many_connections, account);
+    if (counted === 'full') return void refuse(full, account);
     const conn = new Connection(reqId, host, apiKey, keySha256(apiKey), account, a.chain.chainId);
     conn.counted = counted === 'counted';
     // uWS calls open() inside upgrade(); a connection that did not open gives its place back.

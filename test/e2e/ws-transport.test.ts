@@ -79,7 +79,9 @@ describe('the WebSocket transport: the upgrade', () => {
     const third = await open(gate.port, capped);
     assert.equal(third.kind, 'refused');
     assert.equal((third as { status: number }).status, 429);
-    assert.equal((third as { body: { error: { data: { reason: string } } } }).body.error.data.reason, 'too_many_connections');
+    const err = (third as unknown as { body: { error: { message: string; data: Record<string, unknown> } } }).body.error;
+    assert.deepEqual(err.data, { reason: 'too_many_connections', limit: 2, setting: 'websocket.maxConnectionsPerAccount' });
+    assert.match(err.message, /at most 2 on this edge \(websocket\.maxConnectionsPerAccount\)/);
     a.ws.close();
     await a.closed;
     const again = await connected(gate.port, capped);
@@ -148,7 +150,11 @@ describe('the WebSocket transport: frames', () => {
       const answers = await Promise.all(raws.map((raw, i) => c.call('eth_sendRawTransaction', [raw], i)));
       const overloaded = answers.filter((a) => a.error?.data.reason === 'overloaded');
       assert.equal(overloaded.length, 3);
-      for (const a of overloaded) assert.equal(a.error?.data.status, 503);
+      for (const a of overloaded) {
+        assert.equal(a.error?.data.status, 503);
+        assert.deepEqual([a.error?.data.limit, a.error?.data.setting], [3, 'websocket.maxInFlight'], 'the cap named');
+        assert.match(String(a.error?.message), /at most 3 \(websocket\.maxInFlight\)/);
+      }
       assert.deepEqual(
         answers.filter((a) => a.result !== undefined).map((a) => a.id),
         [0, 1, 2],
