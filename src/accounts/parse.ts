@@ -6,7 +6,7 @@
  * loads it with the hash held by the first claimer in document order and the other claims named
  * in `contested`, for key-claims.ts to settle against the snapshot in force.
  */
-import { isObj, Reader } from '../base/config-reader.js';
+import { got, isObj, Reader } from '../base/config-reader.js';
 import { AddressList } from './address-list.js';
 import { checksumBody } from './checksum.js';
 import { ACCOUNT_LIMITS, capProblems } from './limits.js';
@@ -183,7 +183,7 @@ function parseGrant(g: unknown, f: string, accountId: string, problems: string[]
   const r = new Reader(problems);
   r.known(g, f, ['chainId', 'rateLimit', 'txTypes', 'tipAddresses', 'minTipWei', 'feePatterns', 'senders', 'sync', 'expressLane', 'conditional']);
   const chainId = g.chainId;
-  if (typeof chainId !== 'number' || !Number.isSafeInteger(chainId) || chainId < 1) problems.push(`${f}.chainId: must be a positive integer`);
+  if (typeof chainId !== 'number' || !Number.isSafeInteger(chainId) || chainId < 1) problems.push(`${f}.chainId: must be a positive integer, ${got(chainId)}`);
 
   // The spec: no default or unlimited submission rate may be assumed, so rateLimit is required.
   const rl = g.rateLimit;
@@ -193,7 +193,7 @@ function parseGrant(g: unknown, f: string, accountId: string, problems: string[]
   else {
     r.known(rl, `${f}.rateLimit`, ['perSecond', 'burst']);
     if (typeof rl.perSecond !== 'number' || !(rl.perSecond > 0) || rl.perSecond > 1e6)
-      problems.push(`${f}.rateLimit.perSecond: must be a number > 0 and ≤ 1000000`);
+      problems.push(`${f}.rateLimit.perSecond: must be a number > 0 and ≤ 1000000, ${got(rl.perSecond)}`);
     else perSecond = rl.perSecond;
     if (rl.burst === undefined) problems.push(`${f}.rateLimit.burst: must be an integer from 1 to 1000000`);
     else burst = r.int(rl.burst, `${f}.rateLimit.burst`, 0, 1, 1e6);
@@ -205,7 +205,8 @@ function parseGrant(g: unknown, f: string, accountId: string, problems: string[]
   else
     g.txTypes.forEach((t: unknown, k: number) => {
       if (t === 3) problems.push(`${f}.txTypes[${k}]: blob transactions (3) are never accepted`);
-      else if (typeof t !== 'number' || !GRANTABLE_TX_TYPES.includes(t)) problems.push(`${f}.txTypes[${k}]: must be one of ${GRANTABLE_TX_TYPES.join(', ')}`);
+      else if (typeof t !== 'number' || !GRANTABLE_TX_TYPES.includes(t))
+        problems.push(`${f}.txTypes[${k}]: must be one of ${GRANTABLE_TX_TYPES.join(', ')}, ${got(t)}`);
       else txTypes.add(t);
     });
 
@@ -215,7 +216,7 @@ function parseGrant(g: unknown, f: string, accountId: string, problems: string[]
     tipAddresses = addressList(g.tipAddresses, `${f}.tipAddresses`, problems);
 
   let minTipWei = 0n;
-  if (typeof g.minTipWei !== 'string' || !UINT.test(g.minTipWei)) problems.push(`${f}.minTipWei: must be a decimal string of wei`);
+  if (typeof g.minTipWei !== 'string' || !UINT.test(g.minTipWei)) problems.push(`${f}.minTipWei: must be a decimal string of wei, ${got(g.minTipWei)}`);
   else minTipWei = BigInt(g.minTipWei);
 
   const feePatterns: FeePattern[] = [];
@@ -237,11 +238,11 @@ function parseGrant(g: unknown, f: string, accountId: string, problems: string[]
         const selector = typeof p.selector === 'string' && SELECTOR.test(p.selector) ? p.selector.toLowerCase() : undefined;
         if (selector === undefined) problems.push(`${pf}.selector: must be 0x + 8 hex digits`);
         const argOk = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v < 64;
-        if (!argOk(p.receiverArg)) problems.push(`${pf}.receiverArg: must be an ABI word index from 0 to 63`);
-        if (!argOk(p.amountArg)) problems.push(`${pf}.amountArg: must be an ABI word index from 0 to 63`);
+        if (!argOk(p.receiverArg)) problems.push(`${pf}.receiverArg: must be an ABI word index from 0 to 63, ${got(p.receiverArg)}`);
+        if (!argOk(p.amountArg)) problems.push(`${pf}.amountArg: must be an ABI word index from 0 to 63, ${got(p.amountArg)}`);
         if (to !== undefined && selector !== undefined && argOk(p.receiverArg) && argOk(p.amountArg))
           feePatterns.push({ kind: 'call', to, selector, receiverArg: p.receiverArg as number, amountArg: p.amountArg as number });
-      } else problems.push(`${pf}.kind: must be "transfer" or "call"`);
+      } else problems.push(`${pf}.kind: must be "transfer" or "call", ${got(p.kind)}`);
     });
 
   // Optional: when present, a non-empty list of the addresses allowed to sign for this grant.
@@ -251,9 +252,11 @@ function parseGrant(g: unknown, f: string, accountId: string, problems: string[]
     else if (bounded(g.senders, ACCOUNT_LIMITS.senders, `${f}.senders`, problems)) senders = addressList(g.senders, `${f}.senders`, problems);
   }
 
-  if (g.sync !== undefined && typeof g.sync !== 'boolean') problems.push(`${f}.sync: must be true or false (or absent)`);
-  if (g.expressLane !== undefined && typeof g.expressLane !== 'boolean') problems.push(`${f}.expressLane: must be true or false (or absent)`);
-  if (g.conditional !== undefined && typeof g.conditional !== 'boolean') problems.push(`${f}.conditional: must be true or false (or absent)`);
+  if (g.sync !== undefined && typeof g.sync !== 'boolean') problems.push(`${f}.sync: must be true or false (or absent), ${got(g.sync)}`);
+  if (g.expressLane !== undefined && typeof g.expressLane !== 'boolean')
+    problems.push(`${f}.expressLane: must be true or false (or absent), ${got(g.expressLane)}`);
+  if (g.conditional !== undefined && typeof g.conditional !== 'boolean')
+    problems.push(`${f}.conditional: must be true or false (or absent), ${got(g.conditional)}`);
 
   if (problems.length > before) return undefined;
   return Object.freeze({

@@ -402,7 +402,8 @@ export const REASONS = {
     status: 429,
     code: -32005,
     message: 'Too many open WebSocket connections for this account',
-    action: 'Close a connection before opening another: one connection carries many submissions in flight. The message and `data.limit` give the cap (`websocket.maxConnectionsPerAccount`).',
+    action:
+      'Close a connection before opening another: one connection carries many submissions in flight. The message and `data.limit` give the cap (`websocket.maxConnectionsPerAccount`).',
     retry: 'backoff',
   },
   draining: {

@@ -8,7 +8,7 @@
 import { availableParallelism } from 'node:os';
 import { ACCOUNTS } from '../accounts/config.js';
 import { bool, choices, custom, int, list, oneOf, type Section, str, type Values } from '../base/config-fields.js';
-import type { Reader } from '../base/config-reader.js';
+import { got, type Reader } from '../base/config-reader.js';
 import { checkExpressLane, EXPRESS_LANE } from '../express-lane/config.js';
 import { CONDITIONAL } from '../conditional/config.js';
 import { checkFlashblocks, FLASHBLOCKS } from '../flashblocks/config.js';
@@ -57,11 +57,12 @@ const CHAIN = {
     'hostnames bound to the chain (Host header, port stripped, case-insensitive); others get 421',
     (r, v, path) => {
       const hosts: string[] = [];
-      if (!Array.isArray(v) || v.length === 0) r.problems.push(`${path}: must be a non-empty array of hostnames`);
+      if (!Array.isArray(v) || v.length === 0)
+        r.problems.push(`${path}: must be a non-empty array of hostnames, ${Array.isArray(v) ? 'got an empty one' : got(v)}`);
       else
         v.forEach((h: unknown, j: number) => {
           const host = hostnameOf(h);
-          if (host === undefined) r.problems.push(`${path}[${j}]: must be a bare hostname (no scheme, port or path)`);
+          if (host === undefined) r.problems.push(`${path}[${j}]: must be a bare hostname (no scheme, port or path), ${got(h)}`);
           else hosts.push(host);
         });
       return hosts;

@@ -5,6 +5,7 @@
  * the table shows, and no field is read that is not declared.
  */
 import assert from 'node:assert/strict';
+import { AccountsFileError, parseAccounts } from '../../src/accounts/parse.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -117,11 +118,35 @@ describe('configuration fields, declared once', () => {
       far.join('\n'),
     );
     assert.ok(far.includes('websocket.enabled: must be true or false, got the string "yes"'), far.join('\n'));
+    const hosts = problems({ ...minimal, chains: [{ ...minimal.chains[0], hosts: ['a.example:80'] }] });
+    assert.ok(hosts.includes('chains[0].hosts[0]: must be a bare hostname (no scheme, port or path), got the string "a.example:80"'), hosts.join('\n'));
     // A long string is told by its length: a secret put in the wrong field is never echoed.
     const secret = 'txg_' + 'a'.repeat(60);
     const long = problems({ ...minimal, listen: { port: secret } });
     assert.ok(long.includes('listen.port: must be an integer from 0 to 65535, got a string of 64 characters'), long.join('\n'));
     assert.ok(!long.join('\n').includes(secret));
+  });
+
+  it('an accounts document says what it got too', () => {
+    const grant = { chainId: '10', rateLimit: { perSecond: 'fast', burst: 1 }, tipAddresses: [], minTipWei: 5, sync: 'yes', conditonal: true };
+    const e = (() => {
+      try {
+        parseAccounts({ accounts: [{ id: 'a', keySha256: ['ab'.repeat(32)], grants: [grant] }] });
+      } catch (x) {
+        return x as AccountsFileError;
+      }
+      return null;
+    })();
+    assert.ok(e instanceof AccountsFileError);
+    const text = e.problems.join('\n');
+    for (const want of [
+      'grants[0].chainId: must be a positive integer, got the string "10"',
+      'grants[0].rateLimit.perSecond: must be a number > 0 and ≤ 1000000, got the string "fast"',
+      'grants[0].minTipWei: must be a decimal string of wei, got 5',
+      'grants[0].sync: must be true or false (or absent), got the string "yes"',
+      'grants[0].conditonal: unknown field (did you mean conditional?)',
+    ])
+      assert.ok(text.includes(want), `missing: ${want}\n${text}`);
   });
 
   it('any JSON value, as the whole file or at any declared field, gives a configuration or a ConfigError, never another error', () => {
