@@ -247,6 +247,7 @@ process.stdout.write(
     flashblocks: publisher?.url ?? null,
     tls: devTls === undefined ? null : { certFile: devTls.certFile, caFile: devTls.caFile },
     conditional: sequencer === null || devChain?.conditional.enabled !== true ? null : { sequencerUrl: sequencer.url, grantAmended },
+    conditionalNotInConfig: sequencer !== null && devChain?.conditional.enabled !== true,
     configFile: files.configFile,
     configWritten: files.configWritten,
     accountsFile: files.accountsFile,

@@ -21,6 +21,8 @@ export interface BannerFacts {
   readonly tls: { readonly certFile: string; readonly caFile: string } | null;
   /** With --conditional: the development sequencer in front of anvil, and whether dev's grant was given `conditional` now. */
   readonly conditional?: { readonly sequencerUrl: string; readonly grantAmended: boolean } | null;
+  /** --conditional was asked, and the config (edited by the user, so not rewritten) does not serve it. */
+  readonly conditionalNotInConfig?: boolean;
   readonly configFile: string;
   readonly configWritten: boolean;
   readonly accountsFile: string;
@@ -70,6 +72,11 @@ export function banner(f: BannerFacts): string {
       `                  block and time bounds, knownAccounts by storage root and by slot, against anvil's state)`,
       `                  try: ${demo(['--conditional'])}   (conditions that hold: included)`,
       `                  try: ${demo(['--conditional', '--unmet'])}   (a slot that does not hold: refused -32003)`,
+    );
+  if (f.conditionalNotInConfig === true)
+    extensions.push(
+      `  conditional send  NOT served: --conditional was given, but ${f.configFile} was edited by you and does not turn it on`,
+      `                  (its chain's sequencer the development one, conditional.enabled): delete it to get the generated one`,
     );
   if (f.websocket) {
     const wsBase = `${secure ? `wss://localhost` : `ws://127.0.0.1`}:${f.port}`;

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type BannerFacts, bannerCommands } from '../../src/dev/banner.js';
+import { type BannerFacts, banner, bannerCommands } from '../../src/dev/banner.js';
 
 const BASE: BannerFacts = {
   port: 18080,
@@ -59,6 +59,11 @@ describe("npm start's banner: the commands it prints", () => {
     assert.equal(demos.length, 6);
     for (const c of demos) assert.ok(c.startsWith(`NODE_EXTRA_CA_CERTS=${TLS.caFile} npm run demo -- `), c);
     for (const c of demos) assert.ok(c.includes('--rpc http://127.0.0.1:18545'), c);
+  });
+  it('--conditional with an edited config that does not serve it: said, and no line to try', () => {
+    const text = banner({ ...BASE, configWritten: false, conditionalNotInConfig: true });
+    assert.match(text, /conditional send {2}NOT served: --conditional was given, but \/d\/txgate\.json was edited by you/);
+    assert.deepEqual(bannerCommands({ ...BASE, configWritten: false, conditionalNotInConfig: true }), bannerCommands(BASE));
   });
   it('on the default ports the demo line is plain `npm run demo`', () => {
     assert.deepEqual(bannerCommands({ ...BASE, port: 8080, anvilUrl: 'http://127.0.0.1:8545' }), ['npm run demo']);
