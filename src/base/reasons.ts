@@ -350,7 +350,8 @@ export const REASONS = {
     status: 200,
     code: -32003,
     message: 'Sequencer rejected the transaction',
-    action: 'The sequencer refused it (its code and message are passed through): the nonce, fees or balance. Its -32601 (it does not serve the method) carries `data.from` `sequencer` and `data.detail`: the chain\'s sequencer lacks the method, not txgate.',
+    action:
+      "The sequencer refused it (its code and message are passed through): the nonce, fees or balance. Its -32601 (it does not serve the method) carries `data.from` `sequencer` and `data.detail`: the chain's sequencer lacks the method, not txgate.",
     retry: 'fix',
   },
   upstream_error: {

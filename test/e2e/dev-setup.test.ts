@@ -4,7 +4,7 @@
  * while the first runs.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -34,6 +34,18 @@ describe('npm start: the development directory', () => {
     assert.equal(JSON.parse(readFileSync(f.accountsFile, 'utf8')).accounts[0].grants[0].conditional, true);
     const plain = JSON.parse(readFileSync(writeDevFiles(tempDir('txgate-dev-'), opts).configFile, 'utf8')).chains[0];
     assert.equal(plain.conditional, undefined, 'off unless asked');
+  });
+  it('--conditional with --flashblocks, or --sequencer-port alone: refused with one line, exit 2, before anything starts', () => {
+    const dev = join(import.meta.dirname, '..', '..', 'scripts', 'dev.js');
+    for (const [args, want] of [
+      [['--conditional', '--flashblocks'], /--conditional and --flashblocks each put a development sequencer in front of anvil: give one/],
+      [['--sequencer-port', '9000'], /--sequencer-port is the development sequencer of --conditional/],
+      [['--conditional', '--sequencer-port', '8080'], /--sequencer-port must differ/],
+    ] as const) {
+      const r = spawnSync(process.execPath, [dev, '--dir', tempDir('txgate-dev-'), ...args], { encoding: 'utf8', timeout: 20_000 });
+      assert.equal(r.status, 2, r.stderr);
+      assert.match(r.stderr, want);
+    }
   });
   it('the config is rewritten while it is what npm start wrote; once edited it is kept as it is, until deleted', () => {
     const dir = tempDir('txgate-dev-');
