@@ -52,6 +52,7 @@ describe('npm run accounts: --express-lane', () => {
   it('the help names the flag', () => {
     const r = spawnSync(process.execPath, [join(root, 'dist', 'scripts', 'accounts.js'), '--help'], { encoding: 'utf8' });
     assert.match(r.stdout, /--express-lane/);
+    assert.match(r.stdout, /grant-set\s+--id ID --chain N/, 'and grant-set (test/e2e/accounts-grant-set.test.ts)');
   });
 });
 

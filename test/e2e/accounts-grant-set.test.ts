@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { parseAccountsText } from '../../src/accounts/file-text.js';
+import { AdminError, fileTarget, setGrant } from '../../src/accounts/admin.js';
+import { AccountsFileError } from '../../src/accounts/parse.js';
 import { issuedKeys } from '../support/harness.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
@@ -82,14 +84,11 @@ describe('npm run accounts -- grant-set', () => {
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /unchanged/);
   });
-  it('refusals: no field named, contradicting flags, a chain not granted (naming grant-add), an invalid value; nothing written', () => {
+  it('refusals by the command: no field named, contradicting flags; exit 2, nothing written', () => {
     const text = readFileSync(file, 'utf8');
     const cases: [string[], RegExp][] = [
       [['--chain', '4663'], /give at least one/],
       [['--chain', '4663', '--sync', '--no-sync'], /--sync and --no-sync contradict/],
-      [['--chain', '10', '--sync'], /no grant for chain 10: add one with `npm run accounts -- grant-add --id dev --chain 10/],
-      [['--chain', '4663', '--tip', '0x1234'], /tipAddresses\[0\]/],
-      [['--chain', '4663', '--burst', '0'], /--burst "0"/],
     ];
     for (const [args, want] of cases) {
       const r = accounts(['grant-set', '--id', 'dev', ...args]);
@@ -98,8 +97,18 @@ describe('npm run accounts -- grant-set', () => {
     }
     assert.equal(readFileSync(file, 'utf8'), text, 'a refused change writes nothing');
   });
-  it('the help lists grant-set', () => {
-    const r = spawnSync(process.execPath, [join(root, 'dist', 'scripts', 'accounts.js'), '--help'], { encoding: 'utf8' });
-    assert.match(r.stdout, /grant-set\s+--id ID --chain N/);
+  it('refusals by the change (setGrant, what the command runs): a chain not granted names grant-add, an invalid value the field; nothing written', async () => {
+    const text = readFileSync(file, 'utf8');
+    const t = fileTarget(file);
+    await assert.rejects(
+      setGrant(t, 'dev', 10, { sync: true }),
+      (e: unknown) => e instanceof AdminError && /no grant for chain 10: add one with `npm run accounts -- grant-add --id dev --chain 10/.test(e.message),
+    );
+    await assert.rejects(
+      setGrant(t, 'dev', 4663, { tipAddresses: ['0x1234'] }),
+      (e: unknown) => e instanceof AccountsFileError && /tipAddresses\[0\]/.test(e.message),
+    );
+    await assert.rejects(setGrant(t, 'nobody', 4663, { sync: true }), /no account "nobody"/);
+    assert.equal(readFileSync(file, 'utf8'), text, 'a refused change writes nothing');
   });
 });
