@@ -118,8 +118,7 @@ export class WsUpstream implements Upstream {
   /**
    * The open connection with the fewest calls in flight, if the bound allows one more; ties go
    * round the connections from the one after the last chosen. (Ties to the first one put nearly
-   * every call on connection 0 at a rate whose answers come back before the next call:
-   * bench/entry/upstream-rate.ts counts the spread.)
+   * every call on connection 0 at a rate whose answers come back before the next call.)
    */
   private pick(): Conn | null {
     if (this.pending.size >= this.maxInFlight) return null;
