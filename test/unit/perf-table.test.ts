@@ -30,24 +30,27 @@ describe("the README's Performance table", () => {
     assert.equal(block(README, 'perf'), renderPerf(), 'README.md is out of date with bench/results: run npm run readme');
   });
 
-  it("shows every bench:instr scenario's txgate median and its multiple of the echo, from the JSON", () => {
-    const doc = readRun('instr-ws-sequencer') as { results: { server: string; scenario: string; median: number }[] };
+  it("shows every profiled scenario's total on this tree, its multiple of the echo and its dearest stage, from the JSON", () => {
+    const doc = readRun('profile') as {
+      echo: number;
+      compared: { scenario: string; total: { candidate: number }; parts: { part: string; candidate: number }[] }[];
+    };
     const table = renderPerf();
-    const echo = doc.results.find((r) => r.server === 'echo')!.median;
-    const txgate = doc.results.filter((r) => r.server === 'txgate');
-    assert.ok(txgate.length >= 4, 'eth_chainId, 401, a submission over HTTP and to a ws:// sequencer');
-    for (const r of txgate) {
-      const row = table.split('\n').find((l) => l.startsWith(`| ${r.scenario}: instructions per request, median of 5 rounds |`));
-      assert.ok(row !== undefined, r.scenario);
-      assert.ok(row.includes(`${k(r.median)}, ${Number((r.median / echo).toFixed(2))}x the echo`), row);
+    assert.ok(doc.compared.length >= 4, 'eth_chainId, 401, a submission over HTTP and to a ws:// sequencer');
+    for (const c of doc.compared) {
+      const row = table.split('\n').find((l) => l.startsWith(`| ${c.scenario}: instructions per request, median of 5 rounds |`));
+      assert.ok(row !== undefined, c.scenario);
+      assert.ok(row.includes(`${k(c.total.candidate)}, ${Number((c.total.candidate / doc.echo).toFixed(2))}x the echo`), row);
+      const stages = c.parts.filter((p) => p.part !== 'outside' && p.part !== 'answer').sort((a, b) => b.candidate - a.candidate);
+      assert.ok(row.includes(`dearest stage ${stages[0]!.part} ${k(stages[0]!.candidate)}`), row);
     }
   });
 
   it('changes when a run changes: a figure, a row and a command follow the JSON', () => {
     const before = renderPerf();
     const slower = renderPerf(
-      runsWith('instr-ws-sequencer', (d) => {
-        d.results.find((r: any) => r.server === 'txgate' && r.scenario === 'eth_chainId').median = 88_000;
+      runsWith('profile', (d) => {
+        d.compared.find((c: any) => c.scenario === 'eth_chainId').total.candidate = 88_000;
       }),
     );
     assert.notEqual(slower, before);
@@ -62,11 +65,16 @@ describe("the README's Performance table", () => {
 
   it('renders each run its command from what the run recorded', () => {
     // A committed run of each kind with the settings changed (a command is rendered from a whole run, checked by its schema).
-    const instr = readRun('instr') as { results: object[] };
-    const result = { ...instr.results[0], server: 'txgate', scenario: 'eth_chainId' };
+    const profile = readRun('profile') as { compared: { scenario: string; bytes?: object }[]; echo?: number };
+    const { bytes: _bytes, ...one } = profile.compared.find((c) => c.scenario === 'eth_chainId')!;
+    const { echo: _, ...noEcho } = profile;
     assert.equal(
-      command('instr', { ...instr, requests: 2000, warmup: 3, rounds: 5, maxSpread: 0.05, stageCosts: [], results: [result] }),
-      'npm run bench:instr -- --requests 2000 --warmup 3 --rounds 5 --max-spread 5 --no-stages --scenarios "eth_chainId"',
+      command('profile', { ...noEcho, requests: 2000, warmup: 3, rounds: 5, compared: [one] }),
+      'npm run bench:profile -- --requests 2000 --warmup 3 --rounds 5 --scenarios "eth_chainId"',
+    );
+    assert.equal(
+      command('profile-x', { ...profile, base: { ref: '.', commit: '.' }, workers: 2, worker: 1, rounds: 3, requests: 200, warmup: 24, compared: [one] }),
+      'npm run bench:profile -- --base . --requests 200 --warmup 24 --rounds 3 --workers 2 --worker 1 --echo --label profile-x --scenarios "eth_chainId"',
     );
     const row = (flow: string) => ({ flow, minusSyncMs: 0, requestsPerTx: 1 });
     assert.equal(
@@ -108,7 +116,7 @@ describe("the README's Performance table", () => {
     assert.ok(quiet.includes('0.91x (median of 3 rounds, 0.9x–0.92x);'), 'not flagged within 10%');
   });
 
-  it('flags an added latency below its reference where it is shown, and a noisy instruction count', () => {
+  it('flags an added latency below its reference where it is shown, and a total the profiler found dearer than its base', () => {
     const below = renderPerf(
       runsWith('load', (d) => {
         const http = d.rate.rows.find((r: any) => r.path === 'http');
@@ -118,12 +126,17 @@ describe("the README's Performance table", () => {
     );
     assert.ok(below.includes('-6687 µs ⚠ below the reference (its own noise: not a figure)'), 'the p99.9 of the fixed rate');
     assert.ok(below.includes('-12 µs ⚠ below the reference'), 'the added p99 at ~1,000 req/s');
-    const noisy = renderPerf(
-      runsWith('instr-ws-sequencer', (d) => {
-        d.results.find((r: any) => r.server === 'txgate' && r.scenario === 'valid submission').spread = 0.752;
+    const dearer = renderPerf(
+      runsWith('profile', (d) => {
+        const t = d.compared.find((c: any) => c.scenario === 'valid submission').total;
+        t.verdict = 'dearer';
+        t.why = '+30.0k: every one of 5 paired rounds dearer';
       }),
     );
-    assert.match(noisy, /\| valid submission: instructions per request, median of 5 rounds \| [^|]* ⚠ noisy: rounds spread 75\.2% > 10% \|/);
+    assert.match(
+      dearer,
+      /\| valid submission: instructions per request, median of 5 rounds \| [^|]* dearer than the base \(\+30\.0k: every one of 5 paired rounds dearer\) \|/,
+    );
   });
 
   it("the sync send is set against the plain send of its own round, and says that round's plain req/s", () => {
