@@ -40,9 +40,9 @@ describe('medians', () => {
   for (const [file, name] of [
     ['load', 'bench:load'],
     ['ws', 'bench:ws'],
-    ['instr', 'bench:instr'],
+    ['profile', 'bench:profile'],
     ['limit', 'bench:limit'],
-    ['guard', 'bench:guard'],
+    ['alloc', 'bench:alloc'],
     ['run', 'bench'],
   ] as const)
     it(`${name} --rounds 2: refused in one line, exit 2, nothing run`, () => {
@@ -67,7 +67,7 @@ describe('flags where a figure is shown', () => {
 });
 
 describe('the SVG', () => {
-  it('a noisy median is flagged on its bar, as in the table (the 326.9k of a quick bench:instr)', () => {
+  it('a noisy median is flagged on its bar, as in the table (a quick run with a noisy 326.9k)', () => {
     const svg = stackedBarsSvg({
       title: 't',
       unit: 'u',
