@@ -72,3 +72,13 @@ export function baseBuild(ref: string, say: (line: string) => void): BaseBuild {
   }
   return { commit, ref, cli, root };
 }
+
+/** `baseBuild` for a bench's `--base REF`: the build, or its refusal as the bench's one line and exit 2. */
+export function baseBuildOrExit(bench: string, ref: string): BaseBuild {
+  try {
+    return baseBuild(ref, (line) => process.stderr.write(`${bench}: ${line}\n`));
+  } catch (e) {
+    process.stderr.write(`${bench}: ${(e as Error).message}\n`);
+    process.exit(2);
+  }
+}

@@ -14,7 +14,7 @@ import { keySha256 } from '../../src/accounts/keys.js';
 import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
 import { median, round } from '../common/figures.js';
 import { startBench } from '../common/bench-run.js';
-import { baseBuild } from '../common/base-build.js';
+import { baseBuildOrExit } from '../common/base-build.js';
 import { resultsJson } from '../common/results-schema.js';
 import { REPO, server } from '../common/paths.js';
 import { spread } from '../common/figures.js';
@@ -49,15 +49,7 @@ const run = startBench(
   },
 );
 const opt = run.opt;
-let baseCli: string | undefined;
-if (opt.base !== undefined) {
-  try {
-    baseCli = baseBuild(opt.base, (line) => process.stderr.write(`bench:alloc: ${line}\n`)).cli;
-  } catch (e) {
-    process.stderr.write(`bench:alloc: ${(e as Error).message}\n`);
-    process.exit(2);
-  }
-}
+const baseCli = opt.base === undefined ? undefined : baseBuildOrExit('bench:alloc', opt.base).cli;
 const BASE = opt['port-base'];
 const STUB = BASE + 100;
 const chains = new Set<keyof typeof CHAINS>(['ws']);

@@ -23,7 +23,7 @@ import { median, round } from '../common/figures.js';
 import { StallProbe, type StallReport } from '../drivers/stall-probe.js';
 import { TXGATE_CLI } from '../common/paths.js';
 import { startBench } from '../common/bench-run.js';
-import { baseBuild } from '../common/base-build.js';
+import { baseBuildOrExit } from '../common/base-build.js';
 import { resultsJson } from '../common/results-schema.js';
 
 const run = startBench(
@@ -95,14 +95,7 @@ try {
   await migrate(sql);
   await seedFleet(sql);
   const builds: [string, string][] = [];
-  if (values.base !== undefined) {
-    try {
-      builds.push(['before', baseBuild(values.base, (line) => process.stderr.write(`bench:fleet-stall: ${line}\n`)).cli]);
-    } catch (e) {
-      process.stderr.write(`bench:fleet-stall: ${(e as Error).message}\n`);
-      process.exit(2);
-    }
-  }
+  if (values.base !== undefined) builds.push(['before', baseBuildOrExit('bench:fleet-stall', values.base).cli]);
   builds.push(['after', TXGATE_CLI]);
   const edges: { label: string; cli: string; results: PhaseResult[] }[] = [];
   for (const [label, cli] of builds) {

@@ -14,7 +14,7 @@ import { TestPostgres } from '../../src/dev/postgres.js';
 import { measureEdge, phaseTable, seedFleet } from '../common/fleet-edge.js';
 import { TXGATE_CLI } from '../common/paths.js';
 import { startBench } from '../common/bench-run.js';
-import { baseBuild } from '../common/base-build.js';
+import { baseBuildOrExit } from '../common/base-build.js';
 import { resultsJson } from '../common/results-schema.js';
 
 const run = startBench('bench:fleet', "What the account store's traffic costs an edge over PostgreSQL: latency by phase, as ratios to idle in the same run.", {
@@ -29,15 +29,7 @@ const run = startBench('bench:fleet', "What the account store's traffic costs an
   label: { kind: 'text', arg: 'NAME', quick: 'after', help: 'the results files: fleet-NAME.json and .md' },
 });
 const values = run.opt;
-let cli = TXGATE_CLI;
-if (values.base !== undefined) {
-  try {
-    cli = baseBuild(values.base, (line) => process.stderr.write(`bench:fleet: ${line}\n`)).cli;
-  } catch (e) {
-    process.stderr.write(`bench:fleet: ${(e as Error).message}\n`);
-    process.exit(2);
-  }
-}
+const cli = values.base === undefined ? TXGATE_CLI : baseBuildOrExit('bench:fleet', values.base).cli;
 const pg = await TestPostgres.start();
 const sql = postgres(pg.url(), { ...CLIENT_OPTIONS, max: 4 });
 try {

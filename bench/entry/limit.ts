@@ -69,8 +69,7 @@ const opt = run.opt;
 needCallgrind('bench:limit');
 const chosen = LIMIT.filter((l) => opt.scenarios === undefined || opt.scenarios.includes(l.name));
 const scenarioOf = (name: string) => MAIN.find((s) => s.name === name)!;
-const NODE_FLAGS = PROFILE_FLAGS;
-const cg = new Callgrind(run.tmp, run.children, NODE_FLAGS);
+const cg = new Callgrind(run.tmp, run.children, PROFILE_FLAGS);
 const addon = buildProbes(run.tmp);
 const slotsFile = join(run.tmp, 'slots.txgate.json');
 const driver = new Driver(opt.connections);
@@ -82,7 +81,7 @@ await startStub({ port: STUB, chainId: 4663, holder: null, children: run.childre
 for (const c of chains) await startStub({ port: STUB + CHAINS[c].stub, chainId: CHAINS[c].chainId, holder: null, children: run.children });
 const started = Date.now();
 process.stderr.write(
-  `valgrind ${spawnSync('valgrind', ['--version'], { encoding: 'utf8' }).stdout.trim()}, node ${process.version} ${NODE_FLAGS.join(' ')}; ${opt.requests} requests a round, ${opt.warmup} warm-up + ${opt.rounds} measured rounds, ${opt.connections} connections\n`,
+  `valgrind ${spawnSync('valgrind', ['--version'], { encoding: 'utf8' }).stdout.trim()}, node ${process.version} ${PROFILE_FLAGS.join(' ')}; ${opt.requests} requests a round, ${opt.warmup} warm-up + ${opt.rounds} measured rounds, ${opt.connections} connections\n`,
 );
 const echoP = cg.start('echo', { port: BASE, args: [server('echo-server'), String(BASE)] });
 const txgateP = cg.start('txgate', {
@@ -189,7 +188,7 @@ const minutes = round((Date.now() - started) / 60_000, 1);
 const header = [
   '# bench:limit: the hot path against its limit',
   '',
-  `Instructions per request under callgrind without the collector's, median of ${opt.rounds} rounds of ${opt.requests} requests (${opt.warmup} warm-up), ${opt.connections} connections; node ${process.version} ${NODE_FLAGS.join(' ')}. A part is its port's count less the transport's in the same round.`,
+  `Instructions per request under callgrind without the collector's, median of ${opt.rounds} rounds of ${opt.requests} requests (${opt.warmup} warm-up), ${opt.connections} connections; node ${process.version} ${PROFILE_FLAGS.join(' ')}. A part is its port's count less the transport's in the same round.`,
   '',
 ];
 const mdPath = run.write('limit.md', [...header, ...tables, '', `(${minutes} min)`].join('\n') + '\n');
@@ -202,7 +201,7 @@ run.write(
     warmup: opt.warmup,
     rounds: opt.rounds,
     maxSpread: opt['max-spread'] / 100,
-    nodeFlags: [...NODE_FLAGS],
+    nodeFlags: [...PROFILE_FLAGS],
     echo: { median: median(totalsOf(echoRounds)), spread: spread(totalsOf(echoRounds)) },
     rows,
     results: [figuresOf('echo', MAIN[0]!.name, echoRounds), ...[...partsRounds].map(([name, rs]) => figuresOf('parts', name, rs))],

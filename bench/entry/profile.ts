@@ -13,7 +13,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { baseBuild, resolveRef, type BaseBuild } from '../common/base-build.js';
+import { baseBuildOrExit, resolveRef } from '../common/base-build.js';
 import { startBench } from '../common/bench-run.js';
 import { REPO, RESULTS_DIR, server } from '../common/paths.js';
 import { portsTaken } from '../common/ports.js';
@@ -164,13 +164,7 @@ if (taken.length > 0) {
 
 const started = Date.now();
 const secs = () => `${((Date.now() - started) / 1000).toFixed(0)} s`;
-let base: BaseBuild;
-try {
-  base = baseBuild(baseRef, say);
-} catch (e) {
-  process.stderr.write(`bench:profile: ${(e as Error).message}\n`);
-  process.exit(2);
-}
+const base = baseBuildOrExit('bench:profile', baseRef);
 if (!existsSync(join(base.root, 'src/pipeline/probes.ts'))) {
   process.stderr.write(
     `bench:profile: the base ${baseRef} (${base.commit.slice(0, 12)}) predates the stage probes (src/pipeline/probes.ts): choose a later base\n`,

@@ -14,7 +14,7 @@ import { createServer, request } from 'node:http';
 import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { startBench } from '../common/bench-run.js';
-import { baseBuild } from '../common/base-build.js';
+import { baseBuildOrExit } from '../common/base-build.js';
 import { randomBytes } from 'node:crypto';
 import { sign1559 } from '../../src/dev/sign.js';
 import { initCrypto, keccak256 } from '../../src/base/native.js';
@@ -47,16 +47,7 @@ if (opt['reset-after']!.length !== 1) {
   process.exit(2);
 }
 const RESET_AFTER = opt['reset-after']![0]!;
-const dists: string[] = [];
-if (opt.base !== undefined) {
-  try {
-    dists.push(baseBuild(opt.base, (line) => process.stderr.write(`bench:resetting: ${line}\n`)).root);
-  } catch (e) {
-    process.stderr.write(`bench:resetting: ${(e as Error).message}\n`);
-    process.exit(2);
-  }
-}
-dists.push(REPO);
+const dists = [...(opt.base === undefined ? [] : [baseBuildOrExit('bench:resetting', opt.base).root]), REPO];
 
 await initCrypto();
 const dir = run.tmp;

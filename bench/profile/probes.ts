@@ -3,22 +3,29 @@
  */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { NODE_FLAGS } from '../limit/flags.js';
 import { REPO } from '../common/paths.js';
 
 /** The probe slots native/stage-probe.c exports (the last is the calibration's inner probe). */
 export const SLOTS = 64;
 
 /**
- * bench:limit's flags (fixed seeds, no memory reducer) with a 64-MB young generation in place
- * of its 16 MB: a round of 300 valid submissions allocates about 5 MB, so a scavenge falls in
- * one round of about ten and is counted again (a collection inside a stage's probe is not the
- * stage's cost), where at 16 MB it fell in every third.
+ * node's flags for every process the callgrind benches count (the profiler, the guard,
+ * bench:limit): V8's seeds fixed (its hash seed decides how maps and property tables lay out,
+ * its random seed what Math.random and the heap's placement draw) and the young generation one
+ * fixed size (V8 grows it by what survives, which differs from run to run), so that two runs of
+ * one tree do the same work; 64 MB, so that a round of 200-300 valid submissions (about 5 MB)
+ * holds a scavenge once in about ten rounds, and that one is counted again (a collection inside a
+ * stage's probe is not the stage's cost). And no memory reducer: a process idle for about 8 s
+ * runs a full collection that frees the maps no live object has, and every optimized function
+ * built on them is thrown away ("weak objects"): the next rounds ran in the interpreter and
+ * compiled again (docs/performance.md, "After an idle spell").
  */
 export const PROFILE_FLAGS: readonly string[] = [
-  ...NODE_FLAGS.filter((f) => !f.includes('semi-space')),
+  '--hash-seed=1',
+  '--random-seed=1',
   '--min-semi-space-size=64',
   '--max-semi-space-size=64',
+  '--no-memory-reducer',
 ];
 
 /** Builds the probes into `dir` (scripts/build-probe.sh); returns the .node file's path, or ends the run with the reason. */

@@ -8,6 +8,7 @@ import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect as netConnect } from 'node:net';
 import { join } from 'node:path';
 import { startStub } from '../servers/stub-sequencer.js';
+import { readDump } from '../profile/dump.js';
 import { startTxgate, type RunningTxgate } from '../common/txgate.js';
 import type { Target } from './client.js';
 
@@ -169,21 +170,16 @@ export function control(flag: '-z' | '-d' | '--instr=on', pid: number): void {
 /**
  * The instructions of the newest callgrind dump of `pid` (the dumps are removed), less V8's
  * optimizing compiler (Runtime_CompileOptimized, inclusive: with --single-threaded it runs
- * inside whichever round a function got hot in, as bench:instr leaves it out too).
+ * inside whichever round a function got hot in, as the profiler leaves it out too), read with
+ * the profiler's reader (bench/profile/dump.ts).
  */
 export function dumped(dir: string, pid: number): number {
   const files = readdirSync(dir).filter((f) => f.includes(`.${pid}.`) && f.startsWith('cg.'));
   const newest = files.sort((a, b) => Number(a.split('.').at(-1)) - Number(b.split('.').at(-1))).at(-1);
   if (newest === undefined) throw new Error(`no callgrind dump of ${pid}`);
-  const file = join(dir, newest);
-  const text = readFileSync(file, 'utf8');
-  const annotated = spawnSync('callgrind_annotate', ['--inclusive=yes', '--threshold=100', file], { encoding: 'utf8', maxBuffer: 64 << 20 }).stdout;
-  const jit = annotated
-    .split('\n')
-    .filter((l) => l.includes('v8::internal::Runtime_CompileOptimized'))
-    .reduce((a, l) => a + Number(l.trim().split(' ')[0]!.replace(/,/g, '')), 0);
+  const d = readDump(join(dir, newest), { jit: (fn) => fn.startsWith('v8::internal::Runtime_CompileOptimized') });
   for (const f of files) rmSync(join(dir, f));
-  return Number(/^totals: (\d+)/m.exec(text)?.[1] ?? /^summary: (\d+)/m.exec(text)?.[1]) - jit;
+  return d.total - d.groups.get('jit')!.ir;
 }
 
 /** nginx: one worker, TLS 1.2/1.3 without resumption, keep-alive upstream over HTTP/1.1 to the plain txgate. */

@@ -23,6 +23,8 @@ export interface FlashblocksSource {
   waitFor(hash: string, fn: (p: Preconf) => void): () => void;
   /** Calls `fn` with every slice read (opening the stream on the first); returns the unsubscription. */
   subscribe(fn: (s: SliceRead) => void): () => void;
+  /** Starts reading the stream, where nothing subscribes (idempotent). */
+  open(): void;
 }
 
 export class SliceFeed implements FlashblocksSource {

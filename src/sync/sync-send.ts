@@ -140,7 +140,7 @@ export class SyncSender {
     this.receiptMode = chain.sync.mode === 'receipt';
     this.flashblocks = parts.flashblocks ?? null;
     // Opened now: a call's preconfirmation is read only from a stream already reading.
-    if (this.receiptMode && this.flashblocks !== null) this.flashblocks.subscribe(() => undefined);
+    if (this.receiptMode && this.flashblocks !== null) this.flashblocks.open();
     const laneTakes = parts.laneTakes;
     // A `forward`-mode chain with the express lane: the lane's submissions wait for their receipt here.
     const expressAside = !this.receiptMode && link.expressEndpoint !== null && link.rpc !== null && laneTakes !== undefined;
