@@ -23,7 +23,7 @@ import type { PipelineHooks, RequestObserver } from './pipeline/pipeline.js';
 import { createForwardStage } from './stages/forward.js';
 import { admissionStages } from './stages/list.js';
 import { SyncSender, type SyncObserver } from './sync/sync-send.js';
-import { conditionalSends } from './forward/conditional-sends.js';
+import { conditionalSends } from './forward/conditional-send.js';
 import type { SharedParts } from './threads/protocol.js';
 import { singleThread, type ThreadParts, workerThread } from './threads/thread-parts.js';
 import { readinessOf } from './ready-checks.js';

@@ -25,7 +25,7 @@ import type { Exit } from '../base/errors.js';
 import type { Logger } from '../log/log.js';
 import { FastLog, millisText } from '../log/log-line.js';
 import { notSent, uncertain, type Known, type Reading } from './answer.js';
-import { type Part, type AttemptObserver, CommonPart, type Concluded, describe, type ForwardRequest, part, partOutcome, type SendKind } from './parts.js';
+import { type Part, type AttemptObserver, CommonPart, type Concluded, describe, type ForwardRequest, part, partOutcome, type SendMethod, told } from './parts.js';
 import type { Role } from '../base/reasons.js';
 import { type Asking, lookup, resolve } from './resolve.js';
 import type { Answer, CallTimes, Upstream } from '../upstreams/upstream.js';
@@ -59,45 +59,40 @@ export class Attempts implements Asking {
 
   /**
    * Sequencers in order, moving on only when one did not definitely answer; written ones are
-   * resolved meanwhile. The common path (the first eligible sequencer answers with the hash) is
-   * one continuation on its call; anything else goes on in `failoverFrom`.
+   * resolved meanwhile. `done` is told the conclusion: the common path (the first eligible
+   * sequencer answers with the hash) in the one continuation on its call, anything else once
+   * `failoverFrom` decides.
    */
-  failover(seqs: readonly Sequencer[], req: ForwardRequest, kind: SendKind, into?: Concluded): Promise<Exit> {
+  failover(seqs: readonly Sequencer[], req: ForwardRequest, method: SendMethod, done: Concluded): void {
     let i = 0;
     while (i < seqs.length && !seqs[i]!.eligible) i++;
-    if (i === seqs.length) {
-      const none = Promise.resolve(this.decide(req, []));
-      return into === undefined ? none : concludedBy(none, req, into);
-    }
+    if (i === seqs.length) return done.concluded(this.decide(req, []));
     const seq = seqs[i]!;
     const t = performance.now();
-    if (into === undefined) return callOf(kind, seq, req).then((answer) => this.first(seqs, i, seq, req, kind, answer, t));
-    // The caller's conclusion in this continuation, outside the try: a throw there is not the rules'.
-    return callOf(kind, seq, req).then(
-      (answer) => {
-        let exit: Exit | Promise<Exit>;
-        try {
-          exit = this.first(seqs, i, seq, req, kind, answer, t);
-        } catch (e) {
-          return into.failed(req, e);
-        }
-        return exit instanceof Promise ? concludedBy(exit, req, into) : into.concluded(req, exit);
-      },
-      (e: unknown) => into.failed(req, e),
+    callOf(method, seq, req).then(
+      (answer) => this.first(seqs, i, seq, req, method, answer, t, done),
+      (e: unknown) => done.failed(e),
     );
   }
 
   /** The first eligible sequencer's answer: the common path (the hash) concluded here, anything else in `failoverFrom`. */
-  private first(seqs: readonly Sequencer[], i: number, seq: Sequencer, req: ForwardRequest, kind: SendKind, answer: Answer, t: number): Exit | Promise<Exit> {
-    const r = kind.read(answer, req.hash);
-    if (r.t !== 'accepted') return this.failoverFrom(seqs, i, this.sent(seq, req, kind, r, t), req, kind);
-    const a = this.common.of(seq, r.outcome, r.exit, t, r.detail);
-    this.finish(req, a, 'final', kind);
-    return a.exit;
+  private first(seqs: readonly Sequencer[], i: number, seq: Sequencer, req: ForwardRequest, method: SendMethod, answer: Answer, t: number, done: Concluded): void {
+    let exit: Exit;
+    try {
+      const r = method.read(answer, req.hash);
+      if (r.t !== 'accepted') return told(this.failoverFrom(seqs, i, this.sent(seq, req, method, r, t), req, method), done);
+      const a = this.common.of(seq, r.outcome, r.exit, t, r.detail);
+      this.finish(req, a, 'final', method);
+      exit = a.exit;
+    } catch (e) {
+      return done.failed(e);
+    }
+    // Outside the try: the conclusion is `done`'s, never the rules'.
+    done.concluded(exit);
   }
 
   /** The failover from sequencer `from` on, whose part (`first`) is not an acceptance by hash. */
-  private async failoverFrom(seqs: readonly Sequencer[], from: number, first: Part | Promise<Part>, req: ForwardRequest, kind: SendKind): Promise<Exit> {
+  private async failoverFrom(seqs: readonly Sequencer[], from: number, first: Part | Promise<Part>, req: ForwardRequest, method: SendMethod): Promise<Exit> {
     // Made only off the common path (the first sequencer answers with the hash).
     let parts: Part[] | null = null;
     let resolving: Promise<Part>[] | null = null;
@@ -106,13 +101,13 @@ export class Attempts implements Asking {
     for (let i = from; i < seqs.length; i++) {
       const seq = seqs[i]!;
       if (i !== from && !seq.eligible) continue;
-      const a = await (i === from ? first : this.sendTo(seq, req, kind));
+      const a = await (i === from ? first : this.sendTo(seq, req, method));
       if (a.state === 'uncertain') {
         const o = (others ??= { accepted: false });
-        (resolving ??= []).push(this.resolve(seq, req, kind, a, o).then((r) => (this.finish(req, r, o.accepted ? 'loser' : 'final', kind), r)));
+        (resolving ??= []).push(this.resolve(seq, req, method, a, o).then((r) => (this.finish(req, r, o.accepted ? 'loser' : 'final', method), r)));
         continue;
       }
-      this.finish(req, a, 'final', kind);
+      this.finish(req, a, 'final', method);
       if (a.state === 'accepted') {
         if (others !== null) others.accepted = true;
         return a.exit!;
@@ -129,38 +124,36 @@ export class Attempts implements Asking {
    * resolved. None to send to (every sequencer went out while the express lane had the bytes,
    * express-send.ts): nothing was sent, decided at once.
    */
-  fanout(seqs: readonly Sequencer[], req: ForwardRequest, kind: SendKind): Promise<Exit> {
-    if (seqs.length === 0) return Promise.resolve(this.decide(req, []));
-    return new Promise<Exit>((answer) => {
-      const parts: Part[] = [];
-      let decided = false;
-      // Set once a sequencer accepted: the others' resolving stops.
-      const others = { accepted: false };
-      const decide = (exit: Exit) => {
-        if (decided) return;
-        decided = true;
-        answer(exit);
-      };
-      const settled = (a: Part) => {
-        const role: Role = decided ? 'loser' : a.state === 'accepted' ? 'winner' : 'pending';
-        parts.push(a);
-        if (a.state === 'accepted') {
-          others.accepted = true;
-          decide(a.exit!);
-        } else if (parts.length === seqs.length) decide(this.decide(req, parts));
-        return role;
-      };
-      for (const seq of seqs) {
-        this.sendTo(seq, req, kind)
-          .then((a) => (a.state === 'uncertain' ? this.resolve(seq, req, kind, a, others) : a))
-          .then((a) => this.finish(req, a, settled(a), kind))
-          .catch((e: unknown) => {
-            // Unexpected (a throwing logger or observer): the part is uncertain, never unanswered.
-            this.log.error({ err: e, tx: req.hash, reqId: req.reqId, sequencer: seq.label }, 'fanout attempt failed unexpectedly: outcome uncertain');
-            if (!parts.some((p) => p.seq === seq)) settled(part(seq, 'uncertain', 'fault', null, null, performance.now(), 'internal error'));
-          });
-      }
-    });
+  fanout(seqs: readonly Sequencer[], req: ForwardRequest, method: SendMethod, done: Concluded): void {
+    if (seqs.length === 0) return done.concluded(this.decide(req, []));
+    const parts: Part[] = [];
+    let decided = false;
+    // Set once a sequencer accepted: the others' resolving stops.
+    const others = { accepted: false };
+    const decide = (exit: Exit) => {
+      if (decided) return;
+      decided = true;
+      done.concluded(exit);
+    };
+    const settled = (a: Part) => {
+      const role: Role = decided ? 'loser' : a.state === 'accepted' ? 'winner' : 'pending';
+      parts.push(a);
+      if (a.state === 'accepted') {
+        others.accepted = true;
+        decide(a.exit!);
+      } else if (parts.length === seqs.length) decide(this.decide(req, parts));
+      return role;
+    };
+    for (const seq of seqs) {
+      this.sendTo(seq, req, method)
+        .then((a) => (a.state === 'uncertain' ? this.resolve(seq, req, method, a, others) : a))
+        .then((a) => this.finish(req, a, settled(a), method))
+        .catch((e: unknown) => {
+          // Unexpected (a throwing logger or observer): the part is uncertain, never unanswered.
+          this.log.error({ err: e, tx: req.hash, reqId: req.reqId, sequencer: seq.label }, 'fanout attempt failed unexpectedly: outcome uncertain');
+          if (!parts.some((p) => p.seq === seq)) settled(part(seq, 'uncertain', 'fault', null, null, performance.now(), 'internal error'));
+        });
+    }
   }
 
   /**
@@ -198,16 +191,16 @@ export class Attempts implements Asking {
    * One call to one sequencer, and the lookup its answer asks for; an uncertain part is resolved
    * by the caller. Never throws: a call that throws is a rejected promise, as from an async function.
    */
-  sendTo(seq: Sequencer, req: ForwardRequest, kind: SendKind): Promise<Part> {
+  sendTo(seq: Sequencer, req: ForwardRequest, method: SendMethod): Promise<Part> {
     const t = performance.now();
-    return callOf(kind, seq, req).then((answer) => this.sent(seq, req, kind, kind.read(answer, req.hash), t));
+    return callOf(method, seq, req).then((answer) => this.sent(seq, req, method, method.read(answer, req.hash), t));
   }
 
   /** A call's first reading as a part: a connection lost before the bytes went is called once more (`read` reads the answer then). */
-  private sent(seq: Sequencer, req: ForwardRequest, kind: SendKind, r: Reading, t: number): Part | Promise<Part> {
+  private sent(seq: Sequencer, req: ForwardRequest, method: SendMethod, r: Reading, t: number): Part | Promise<Part> {
     // A connection lost before the bytes went (reset at connect, a kept-alive one closed by the
     // sequencer): nothing was sent, so once more at once, on a fresh connection.
-    if (r.t === 'not_sent' && r.transport && !r.busy) return kind.call(seq, req).then((again) => this.read(seq, req, kind.read(again, req.hash), t));
+    if (r.t === 'not_sent' && r.transport && !r.busy) return method.call(seq, req).then((again) => this.read(seq, req, method.read(again, req.hash), t));
     return this.read(seq, req, r, t);
   }
 
@@ -252,8 +245,8 @@ export class Attempts implements Asking {
   }
 
   /** Rule 2 (resolve.ts). */
-  resolve(seq: Sequencer, req: ForwardRequest, kind: SendKind, first: Part, others: { readonly accepted: boolean }): Promise<Part> {
-    return resolve(this, seq, req, kind, first, others);
+  resolve(seq: Sequencer, req: ForwardRequest, method: SendMethod, first: Part, others: { readonly accepted: boolean }): Promise<Part> {
+    return resolve(this, seq, req, method, first, others);
   }
 
   /** eth_getTransactionByHash on the sequencer, then the chain's RPC (resolve.ts). */
@@ -266,10 +259,10 @@ export class Attempts implements Asking {
    * a probe sees it back. Never throws: a hook that does (a metric, the tracker's) changes no
    * outcome, nor rejects a part resolved apart from the request's promise (failover's written ones).
    */
-  finish(req: ForwardRequest, a: Part, role: Role, kind: SendKind): Role {
+  finish(req: ForwardRequest, a: Part, role: Role, method: SendMethod): Role {
     if (a.transport && (a.state === 'uncertain' || a.state === 'not_sent')) a.seq.markDown(a.detail ?? 'transport');
     try {
-      this.audit(req, a, role, kind.method);
+      this.audit(req, a, role, method.name);
     } catch (e) {
       this.hookFailed(req, a, e);
     }
@@ -306,18 +299,11 @@ export class Attempts implements Asking {
   }
 }
 
-/** A forward's promise concluded by `into` (off the common path). */
-export function concludedBy(p: Promise<Exit>, req: ForwardRequest, into: Concluded): Promise<Exit> {
-  return p.then(
-    (exit) => into.concluded(req, exit),
-    (e: unknown) => into.failed(req, e),
-  );
-}
 
 /** One call, a call that throws as a rejected promise (as from an async function): the failover's common path and `sendTo` never throw. */
-function callOf(kind: SendKind, seq: Sequencer, req: ForwardRequest): Promise<Answer> {
+function callOf(method: SendMethod, seq: Sequencer, req: ForwardRequest): Promise<Answer> {
   try {
-    return kind.call(seq, req);
+    return method.call(seq, req);
   } catch (e) {
     return Promise.reject(e);
   }

@@ -3,29 +3,32 @@
  * go only as `eth_sendRawTransactionConditional` with the options unchanged, or through the
  * express lane with them in `options`; never as a plain `eth_sendRawTransaction`, neither after a
  * refusal, nor an unclear answer, nor in the resend that resolves one (forward/resolve.ts takes
- * this kind's `resend`). The outcome rules are the plain send's (forward/attempts.ts), on the
- * chain's own sequencers, with one reading of its own:
+ * this method's `resend`). The outcome rules are the plain send's (forward/attempts.ts), on the
+ * chain's own sequencers and its route (forwarder.ts), with one reading of its own:
  *
  * - a -32003 (conditions unmet) or -32005 (cost past the sequencer's limit) is the sequencer's
  *   refusal, passed on as it came, once a lookup of the hash says the chain does not have it
  *   (the same bytes sent before may have been taken, and their own inclusion changes the state
  *   the conditions read); the lookup finding it is an acceptance; not telling, uncertain.
  *
- * Its in-flight table is its own: identical bytes with identical options in flight share one
- * forward; a plain send of the same bytes never shares a conditional one's outcome, nor the
+ * A send is a flight (flight.ts) on the chain's forward places (its `maxInFlight`, shared with
+ * the plain send), in a table of its own: identical bytes with identical options in flight share
+ * one forward; a plain send of the same bytes never shares a conditional one's outcome, nor the
  * reverse (a conditional refusal says nothing of the plain bytes, and a plain acceptance nothing
  * of the conditions).
  */
-import { result, type Exit, reject } from '../base/errors.js';
+import { Exit, REJECT, result, upstreamRejected } from '../base/errors.js';
 import { readPlain, readFault, type Reading } from './answer.js';
 import type { ChainLink } from './chain-link.js';
 import type { ChainForwarder } from './forwarder.js';
-import type { ForwardRequest, SendKind } from './parts.js';
+import type { ForwardRequest, SendMethod } from './parts.js';
 import type { Sequencer } from './sequencer.js';
 import { CONDITIONAL_METHOD } from '../rpc/rpc-methods.js';
-import { upstreamRejected } from '../base/errors.js';
 import type { Answer, CallTimes } from '../upstreams/upstream.js';
 import type { Conditions } from '../conditional/options.js';
+import type { HeadView } from '../conditional/head.js';
+import type { ChainHeads } from '../upstreams/chain-rpc/chain-heads.js';
+import { type Flight, Flights } from './flight.js';
 
 /** The codes a conditional sequencer refuses unmet conditions (-32003) and too costly ones (-32005) with. */
 const CONDITIONS_REFUSED = -32003;
@@ -44,38 +47,31 @@ export function readConditional(a: Answer, hash: string): Reading {
 const params = (req: ForwardRequest): string => `["${req.rawHex}",${req.conditional!.json}]`;
 
 export class ConditionalSend {
-  private readonly pending = new Map<string, Promise<Exit>>();
-  private readonly kind: SendKind;
+  private readonly method: SendMethod;
+  private readonly flights: Flights;
 
   constructor(
-    private readonly link: ChainLink,
-    /**
-     * The chain's plain send: its sequencer clients (one set of connections per chain and thread)
-     * and its route, the express lane's rule and the chain's strategy (forwarder.ts).
-     */
+    link: ChainLink,
+    /** The chain's plain send: its sequencer clients, its forward places and its route (the express lane's rule, the strategy). */
     private readonly forwarder: ChainForwarder,
   ) {
     const c = link.chain;
     const times: CallTimes = { timeoutMs: c.forward.timeoutMs, queueMs: c.forward.queueMs };
     const call = (seq: Sequencer, req: ForwardRequest, t: CallTimes) => seq.call(CONDITIONAL_METHOD, params(req), t);
-    this.kind = {
-      method: CONDITIONAL_METHOD,
-      call: (seq, req) => call(seq, req, times),
-      read: readConditional,
-      readResend: readConditional,
-      resend: call,
-      knownExit: result,
-    };
+    this.method = { name: CONDITIONAL_METHOD, call: (seq, req) => call(seq, req, times), read: readConditional, readResend: readConditional, resend: call, knownExit: result };
+    this.flights = new Flights({
+      table: new Map<string, Flight>(),
+      places: forwarder.places,
+      log: link.log,
+      failure: 'conditional forward failed unexpectedly: outcome uncertain',
+    });
   }
 
   /** The answer for a verified transaction with its checked conditions. */
-  send(base: ForwardRequest, c: Conditions): Exit | Promise<Exit> {
+  send(base: ForwardRequest, c: Conditions): Exit | PromiseLike<Exit> {
     const key = base.hash + c.json;
-    const same = this.pending.get(key);
+    const same = this.flights.joined(key);
     if (same !== undefined) return same;
-    // The chain's maxInFlight, shared with its plain sends (forwarder.ts).
-    const refused = this.forwarder.enter();
-    if (refused !== null) return refused;
     // One literal (not a spread of the forward stage's request): one shape for every conditional request.
     const req: ForwardRequest = {
       hash: base.hash,
@@ -87,23 +83,49 @@ export class ConditionalSend {
       granted: base.granted,
       conditional: c,
     };
-    const p = this.forwarder.route(req, this.kind).then(
-      (exit) => {
-        this.leave(key);
-        return exit;
-      },
-      (e: unknown) => {
-        this.leave(key);
-        this.link.log.error({ err: e, tx: req.hash, account: req.account, reqId: req.reqId }, 'conditional forward failed unexpectedly: outcome uncertain');
-        return reject('upstream_error', undefined, { txHash: req.hash });
-      },
-    );
-    this.pending.set(key, p);
-    return p;
+    const f = this.forwarder.unavailable() ?? this.flights.open(key, req) ?? REJECT.overloaded;
+    if (f instanceof Exit) return f;
+    this.forwarder.route(req, this.method, f);
+    return f;
   }
+}
 
-  private leave(key: string): void {
-    this.forwarder.leave();
-    this.pending.delete(key);
+export interface ConditionalSends {
+  readonly senders: ReadonlyMap<number, ConditionalSend>;
+  /** The heads the conditions stage reads, by chain id. */
+  readonly heads: ReadonlyMap<number, HeadView>;
+  close(): void;
+}
+
+/**
+ * The conditional sends of the chains that turn them on (`chains[].conditional.enabled`), and
+ * the heads their conditions stage reads: the chain's one head source (the composition root's,
+ * upstreams/chain-rpc/chain-heads.ts), kept fresh for it (the `rpcWs` subscription, else the
+ * chain RPC's latest block every `headPollMs`). A chain without it gets nothing of it, and its
+ * head source (if any) polls nothing.
+ */
+export function conditionalSends(
+  links: readonly ChainLink[],
+  forwarders: ReadonlyMap<number, ChainForwarder>,
+  chainHeads: ReadonlyMap<number, ChainHeads>,
+): ConditionalSends {
+  const senders = new Map<number, ConditionalSend>();
+  const heads = new Map<number, HeadView>();
+  const releases: (() => void)[] = [];
+  for (const link of links) {
+    const c = link.chain;
+    if (!c.conditional.enabled) continue;
+    senders.set(c.chainId, new ConditionalSend(link, forwarders.get(c.chainId)!));
+    const source = chainHeads.get(c.chainId);
+    if (source === undefined) continue;
+    releases.push(source.keepLatest(c.conditional.headPollMs));
+    heads.set(c.chainId, source);
   }
+  return {
+    senders,
+    heads,
+    close: () => {
+      for (const release of releases) release();
+    },
+  };
 }

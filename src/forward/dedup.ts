@@ -1,16 +1,16 @@
 /**
  * Duplicate suppression for one chain: identical bytes in flight share one forward, and a hash
  * accepted moments ago (`dedup.acceptedTtlMs`) is answered at once; neither spends a rate-limit
- * token. The sync send's calls waiting now are in the same table, in a keyspace of their own
- * (their answer is a receipt, not a hash): a resend of the same bytes joins the waiting call and
- * is no more charged than a plain resubmission. Owned by the composition root and handed to the rate-limit stage (is this a
- * resubmission?) and the chain's forwarder (claim, track, settle). With several worker threads
- * the in-flight and accepted hashes are shared through a SharedTxTable, so it holds per
- * process (docs/design.md §1.3).
+ * token. The sync send's calls waiting now are here too, in a table of their own (their answer
+ * is a receipt, not a hash): a resend of the same bytes joins the waiting call and is no more
+ * charged than a plain resubmission. Both tables hold flights (flight.ts), which enter and leave
+ * them. Owned by the composition root and handed to the rate-limit stage (is this a
+ * resubmission?) and the chain's sends. With several worker threads the in-flight and accepted
+ * hashes are shared through a SharedTxTable, so it holds per process (docs/design.md §1.3).
  */
 // The module binding, not the global (a lazy getter on globalThis, looked up on every call).
 import { performance } from 'node:perf_hooks';
-import type { Exit } from '../base/errors.js';
+import type { Flight } from './flight.js';
 import type { SharedTxTable } from '../limits/shared-tables.js';
 import { InFlight } from './in-flight.js';
 
@@ -51,13 +51,13 @@ export class RecentlyAccepted {
 }
 
 /** What a forward of these bytes should do. */
-export type Claim = 'accepted' | 'claimed' | 'elsewhere' | Promise<Exit>;
+export type Claim = 'accepted' | 'claimed' | 'elsewhere' | Flight;
 
 export class ChainDuplicates {
-  /** The forwards in flight on this thread, by hash (in-flight.ts: nothing allocated as they come and go). */
-  private readonly pending = new InFlight<Promise<Exit>>();
+  /** The plain sends in flight on this thread, by hash (in-flight.ts: nothing allocated as they come and go). */
+  readonly pending = new InFlight<Flight>();
   /** Sync calls waiting now, by hash (sync-send.ts): a resend joins the call. */
-  private readonly waiting = new Map<string, Promise<Exit>>();
+  readonly waiting = new InFlight<Flight>();
   private readonly recent: RecentlyAccepted;
 
   constructor(
@@ -71,20 +71,6 @@ export class ChainDuplicates {
   /** Being forwarded now, or accepted within the window: a resubmission, not new work. */
   isDuplicate(hash: string): boolean {
     return this.pending.has(hash) || this.waiting.has(hash) || this.recent.has(hash) || (this.shared !== null && this.shared.peek(hash) !== 'none');
-  }
-
-  /** The sync call for these bytes waiting now, which a resend joins (undefined: none). */
-  waitingCall(hash: string): Promise<Exit> | undefined {
-    return this.waiting.get(hash);
-  }
-
-  /** A sync call for these bytes waits until `outcome` settles, then leaves the table. */
-  wait(hash: string, outcome: Promise<Exit>): void {
-    this.waiting.set(hash, outcome);
-    const leave = () => {
-      if (this.waiting.get(hash) === outcome) this.waiting.delete(hash);
-    };
-    outcome.then(leave, leave);
   }
 
   /**
@@ -125,17 +111,12 @@ export class ChainDuplicates {
     }
   }
 
-  /** The forward of a claimed hash, shared with identical bytes arriving meanwhile. */
-  track(hash: string, outcome: Promise<Exit>): void {
-    this.pending.set(hash, outcome);
-  }
-
   /**
-   * The claimed hash's forward ended: accepted (remembered for the window) or not. With several
-   * threads the window is the shared table's alone (one place to forget it: `forget`).
+   * The claimed hash's forward ended (its flight left `pending`): accepted (remembered for the
+   * window) or not. With several threads the window is the shared table's alone (one place to
+   * forget it: `forget`).
    */
   settle(hash: string, accepted: boolean): void {
-    this.pending.delete(hash);
     if (this.shared === null) {
       if (accepted) this.recent.add(hash);
     } else this.shared.settle(hash, accepted, this.dedup.acceptedTtlMs);

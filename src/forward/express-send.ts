@@ -30,9 +30,7 @@ import type { Answer, CallTimes, Upstream } from '../upstreams/upstream.js';
 import type { PartState } from '../base/reasons.js';
 import { type Rule, uncertain } from './answer.js';
 import type { Attempts } from './attempts.js';
-import type { AttemptObserver, ForwardRequest } from './parts.js';
-
-export type LaneName = 'express' | 'plain';
+import type { AttemptObserver, Concluded, ForwardRequest, LaneName } from './parts.js';
 
 /** The lanes of the process, set once they are open (the composition root opens them at start). */
 export interface ExpressLanesRef {
@@ -47,6 +45,11 @@ const HEADER: Record<LaneName, readonly Header[]> = {
 /** `exit` with the header naming the lane that carried the submission. */
 export function withLane(exit: Exit, lane: LaneName): Exit {
   return exit.withHeaders(HEADER[lane]);
+}
+
+/** `done`, told its exit with the header naming `lane`. */
+export function named(done: Concluded, lane: LaneName): Concluded {
+  return { concluded: (exit) => done.concluded(withLane(exit, lane)), failed: (e) => done.failed(e) };
 }
 
 /** The endpoint's answer (an upstream's Answer) in the lane's outcome terms (express-lane/answer.ts). */

@@ -1,5 +1,5 @@
 /**
- * What a forward is made of: the request, the kind of send (its call and how its answers read),
+ * What a forward is made of: the request, the send method (its call and how its answers read),
  * and each sequencer's part in it (a `Part`), with what is reported of one. The rules that
  * conclude a forward from its parts are in attempts.ts; rule 2 (resolving a written part) is in
  * resolve.ts.
@@ -32,10 +32,14 @@ export interface ForwardRequest {
   readonly conditional?: { readonly json: string; readonly blockNumberMax: bigint | null; readonly timestampMax: bigint | null } | undefined;
 }
 
-/** A kind of send: its call, what its answers say, and its acceptance when a lookup or a resend establishes it. */
-export interface SendKind {
-  /** The method named in the audit line (undefined: the plain send, which is also in the forward metrics). */
-  readonly method: string | undefined;
+/**
+ * A send method: what a kind of send calls and how its answers read (the plain send's here,
+ * the sync method's: sync/sync-send.ts, the conditional one's: conditional-send.ts), and its
+ * acceptance when a lookup or a resend establishes it.
+ */
+export interface SendMethod {
+  /** The method's name in the audit line (undefined: the plain send, which is also in the forward metrics). */
+  readonly name: string | undefined;
   call(seq: Sequencer, req: ForwardRequest): Promise<Answer>;
   read(a: Answer, hash: string): Reading;
   /** What an answer to a resend of the same bytes (the plain method, unless `resend` says otherwise) says. */
@@ -47,14 +51,26 @@ export interface SendKind {
 }
 
 /**
- * A caller that takes a forward's exit in the continuation that concludes it (the plain send's
- * answer, forwarder.ts), instead of a continuation of its own on the forward's promise: what it
- * returns is what the promise then gives. `failed`: the rules themselves threw (a bug), the
- * outcome is uncertain.
+ * Told a forward's conclusion, exactly once, in the continuation that reaches it (no promise of
+ * the forward's own on the common path): its exit, or `failed` when the rules themselves threw
+ * (a bug: the outcome is uncertain). It never throws (a Flight, flight.ts).
  */
 export interface Concluded {
-  concluded(req: ForwardRequest, exit: Exit): Exit;
-  failed(req: ForwardRequest, e: unknown): Exit;
+  concluded(exit: Exit): void;
+  failed(e: unknown): void;
+}
+
+/** A forward's promise (off the common path) told to `done`. */
+export function told(p: Promise<Exit>, done: Concluded): void {
+  p.then(
+    (exit) => done.concluded(exit),
+    (e: unknown) => done.failed(e),
+  );
+}
+
+/** A forward's conclusion as a promise, where a caller waits on it off the hot path (the sync send, the express lane's fallback). */
+export function promised(start: (done: Concluded) => void): Promise<Exit> {
+  return new Promise<Exit>((concluded, failed) => start({ concluded, failed }));
 }
 
 /** What one sequencer's part in a forward came to. */
@@ -77,11 +93,11 @@ export interface Part {
 }
 
 /** Which lane carried a call: the sequencers (`plain`) or the express lane's endpoint. */
-export type Lane = 'plain' | 'express';
+export type LaneName = 'plain' | 'express';
 
 export interface AttemptObserver {
   /** One sequencer's part (or the lane's call) in a plain send, for the forward metrics: told as arguments, no object per part. */
-  forward?(chainId: number, sequencer: string, outcome: ForwardOutcome, ms: number, lane: Lane): void;
+  forward?(chainId: number, sequencer: string, outcome: ForwardOutcome, ms: number, lane: LaneName): void;
   /** A sequencer accepted the transaction, by this rule (`hash`, `lookup`, `resend`): told before the send answers (tracking, src/track/). */
   accepted?(chainId: number, req: ForwardRequest, sequencer: string, rule: Rule): void;
 }

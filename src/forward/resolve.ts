@@ -9,7 +9,7 @@
 // The module binding, not the global (a lazy getter on globalThis, looked up on every call).
 import { performance } from 'node:perf_hooks';
 import { readLookup, type Known } from './answer.js';
-import { type Part, type ForwardRequest, part, type SendKind } from './parts.js';
+import { type Part, type ForwardRequest, part, type SendMethod } from './parts.js';
 import type { CallTimes, Upstream } from '../upstreams/upstream.js';
 import type { Sequencer } from './sequencer.js';
 import { LOOKUP_METHOD, SEND_METHOD } from '../rpc/rpc-methods.js';
@@ -40,7 +40,7 @@ export async function resolve(
   at: Asking,
   seq: Sequencer,
   req: ForwardRequest,
-  kind: SendKind,
+  method: SendMethod,
   first: Part,
   others: { readonly accepted: boolean },
 ): Promise<Part> {
@@ -61,7 +61,7 @@ export async function resolve(
       // The hash first: a sequencer that took the bytes says so without another write.
       const known = await lookup(at, seq, req.hash, deadline);
       if (known === 'known')
-        return part(seq, 'accepted', 'accepted', 'lookup', kind.knownExit(req.hash), t, `${first.detail ?? 'no answer'}; resent ${tries}x; the hash is known`);
+        return part(seq, 'accepted', 'accepted', 'lookup', method.knownExit(req.hash), t, `${first.detail ?? 'no answer'}; resent ${tries}x; the hash is known`);
       // An answer that will not change by asking again (another hash; no lookup served after a refusal in suggestive words).
       if (tries > 0 && (said === MISMATCH || (known === 'no_lookup' && said !== FAULT))) break;
       ask = 'resend';
@@ -70,9 +70,9 @@ export async function resolve(
     tries++;
     const bound = Math.max(1, left > 2 * reserve ? left - reserve : left);
     const times = { timeoutMs: bound, queueMs: Math.max(1, Math.min(bound, at.times.queueMs)), proven: true };
-    const r = kind.readResend(await (kind.resend !== undefined ? kind.resend(seq, req, times) : seq.call(SEND_METHOD, params, times)), req.hash);
+    const r = method.readResend(await (method.resend !== undefined ? method.resend(seq, req, times) : seq.call(SEND_METHOD, params, times)), req.hash);
     const again = `${first.detail ?? 'no answer'}; resent ${tries}x`;
-    if (r.t === 'accepted') return part(seq, 'accepted', 'accepted', 'resend', kind.knownExit(req.hash), t, `${again}: the hash`);
+    if (r.t === 'accepted') return part(seq, 'accepted', 'accepted', 'resend', method.knownExit(req.hash), t, `${again}: the hash`);
     if (r.t === 'refused') return part(seq, 'refused', 'rejected', 'resend', r.exit, t, `${again}: refused: ${r.detail}`);
     transport = (r.t === 'uncertain' || r.t === 'not_sent') && r.transport === true;
     said = r.t === 'uncertain' && r.outcome === 'hash_mismatch' ? MISMATCH : r.t === 'check' ? r.detail : FAULT;

@@ -22,8 +22,6 @@ import { utf8Text } from '../front/utf8.js';
 /** What every request's body reading shares (one per server). */
 export interface BodyReading {
   readonly budget: BodyBudget;
-  /** A pipeline that throws while continuing from the read (answered 500 by the server); one function for every request. */
-  readonly onFailure: (ctx: BodyReadingContext, e: unknown) => void;
 }
 
 export abstract class BodyReadingContext extends RequestContext implements BodySource, RequestHead {
@@ -113,7 +111,10 @@ export abstract class BodyReadingContext extends RequestContext implements BodyS
     if (this.settle !== null) this.finish('aborted');
   }
 
-  /** Settles the read, giving back the budget; the pipeline continues from here, synchronously. */
+  /**
+   * Settles the read, giving back the budget; the pipeline continues from here, synchronously
+   * (a throw of its answer path is the pipeline's own: PipelineHooks.failed).
+   */
   private finish(r: BodyResult): void {
     const s = this.settle;
     this.settle = null;
@@ -121,11 +122,6 @@ export abstract class BodyReadingContext extends RequestContext implements BodyS
     this.buf = null;
     this.reading.budget.give(this.reserved);
     this.reserved = 0;
-    if (s === null) return;
-    try {
-      s.settle(r);
-    } catch (e) {
-      this.reading.onFailure(this, e);
-    }
+    s?.settle(r);
   }
 }

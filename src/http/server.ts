@@ -78,13 +78,18 @@ export class HttpFrontEnd implements UwsFrontEnd, AnswerWriter<HttpContext> {
     this.port = deps.port;
     this.ids = deps.port.ids;
     this.busy = deps.busyPoll;
-    this.reading = { budget: deps.bodies, onFailure: (ctx, e) => this.failed(ctx as HttpContext, e) };
+    this.reading = { budget: deps.bodies };
     this.answers = new AnswerPath<HttpContext>(this, {
       log: deps.port.requestLog,
       via: 'POST /',
       ...(deps.observer !== undefined ? { observer: deps.observer } : {}),
     });
-    const hooks: PipelineHooks = { exit: this.answers.exit, observer: deps.observer, timeEvery: deps.serverTiming };
+    const hooks: PipelineHooks = {
+      exit: this.answers.exit,
+      failed: (ctx, e) => this.failed(ctx as HttpContext, e),
+      observer: deps.observer,
+      timeEvery: deps.serverTiming,
+    };
     this.pipeline = deps.buildPipeline(hooks);
   }
 
@@ -139,7 +144,7 @@ export class HttpFrontEnd implements UwsFrontEnd, AnswerWriter<HttpContext> {
     );
   }
 
-  /** The pipeline threw outside a stage (in an exit hook): log it, and answer if nothing was. */
+  /** The pipeline threw outside a stage (in its answer path, after a wait): log it, and answer if nothing was. */
   private readonly failed = (ctx: HttpContext, e: unknown): void => {
     this.port.log.error({ err: e, reqId: ctx.reqId }, 'request failed outside a stage');
     try {

@@ -13,7 +13,7 @@ import type { ReloadResult, StoreSync } from '../accounts/types.js';
 import type { Config } from '../config/config.js';
 import { SUBMISSION_OUTCOMES, type SubmissionOutcome } from '../base/reasons.js';
 import type { ForwardObserver } from '../forward/forwarder.js';
-import type { Lane } from '../forward/parts.js';
+import type { LaneName } from '../forward/parts.js';
 import type { ExpressLanesRef } from '../forward/express-send.js';
 import { FORWARD_OUTCOMES, type ForwardOutcome } from '../forward/answer.js';
 import type { SyncObserver } from '../sync/sync-send.js';
@@ -164,7 +164,7 @@ export class Metrics {
     syncWaiting: (chainId: number, n: number) => {
       this.syncChildren(chainId).waiting.value = n;
     },
-    forward: (chainId: number, sequencer: string, outcome: ForwardOutcome, ms: number, lane: Lane) => {
+    forward: (chainId: number, sequencer: string, outcome: ForwardOutcome, ms: number, lane: LaneName) => {
       const c = this.sequencerChildren(chainId, sequencer, lane);
       const n = c.outcomes[outcome];
       if (n !== undefined) n.value++;

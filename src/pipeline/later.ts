@@ -6,6 +6,12 @@
  * same uWS data callback. It never rejects (a failed read settles with a reason).
  *
  * It is a PromiseLike, so `await` works on it (tests, tools).
+ *
+ * Whoever settles it never sees a waiter's throw: `settle` runs the waiting callback in a try,
+ * and a throw goes to `stray` (a process warning: never silent, never the end of the process).
+ * The pipeline's own callback catches its throws itself (pipeline.ts `resumeAfter`), so a send
+ * that settles the answer it returned (src/forward/flight.ts) writes and catches nothing of the
+ * answer path.
  */
 /** A Later's value before it settles (no value of the caller's is this object). */
 const UNSET: unknown = Object.freeze({ unset: true });
@@ -39,7 +45,11 @@ export class Later<T> implements PromiseLike<T> {
     const b = this.b;
     this.cb = null;
     this.a = this.b = undefined;
-    cb(v, a, b);
+    try {
+      cb(v, a, b);
+    } catch (e) {
+      stray(e);
+    }
   }
 
   /** `on` with two arguments passed beside the value: `f` can be one function for every request. */
@@ -93,6 +103,11 @@ export class Later<T> implements PromiseLike<T> {
 }
 
 const identity = <V>(v: V): V => v;
+
+/** A waiting callback threw as its Later settled (a waiter other than the pipeline's, which catches its own): said, and nothing more. */
+function stray(e: unknown): void {
+  process.emitWarning(e instanceof Error ? e : new Error(String(e)), 'LaterCallbackError');
+}
 
 /** `thenWith`'s step: the next Later settled with the map's result. */
 function thenStep(v: unknown, next: unknown, m: unknown): void {

@@ -82,6 +82,12 @@ export interface RunnerStage {
 export interface PipelineHooks {
   /** Called once per request with the answer and the name of the stage that gave it. */
   exit(ctx: BaseCtx, exit: Exit, stage: string, error: unknown): void;
+  /**
+   * The answer path threw after a wait (the pipeline resumed from a Later or a promise, in the
+   * stack of whoever settled it: the body's reader, a send): said, and answered where nothing
+   * was (the front end's). Absent: a process warning. The settler never sees the throw.
+   */
+  readonly failed?: ((ctx: BaseCtx, e: unknown) => void) | undefined;
   /** The per-stage metrics of the front end's requests: 1 request in STAGE_SAMPLE_MASK + 1 is timed (every one with `timeEvery`). */
   readonly observer?: StageObserver | undefined;
   /** Time every request and keep its stages' times for the Server-Timing header (`profiling.serverTiming`). */
@@ -189,8 +195,8 @@ export class Pipeline {
     }
     if (out instanceof Promise) {
       out.then(
-        (v: unknown) => this.resume(ctx, v, i),
-        (e: unknown) => this.hooks.exit(ctx, REJECT.internal_error, this.names[i]!, e),
+        (v: unknown) => this.resumeAfter(v, ctx, i),
+        (e: unknown) => this.guarded(ctx, REJECT.internal_error, i, e),
       );
       return;
     }
@@ -205,7 +211,29 @@ export class Pipeline {
     this.hooks.exit(ctx, REJECT.internal_error, this.names[i]!, e);
   }
 
-  private readonly resumeAfter = (v: unknown, ctx: BaseCtx, i: number): void => this.resume(ctx, v, i);
+  /** The run after a wait: its throws (the answer path's) are the pipeline's own, never its settler's. */
+  private readonly resumeAfter = (v: unknown, ctx: BaseCtx, i: number): void => {
+    try {
+      this.resume(ctx, v, i);
+    } catch (e) {
+      this.failed(ctx, e);
+    }
+  };
+
+  /** An exit after a wait, its throw the pipeline's own. */
+  private guarded(ctx: BaseCtx, exit: Exit, i: number, err: unknown): void {
+    try {
+      this.hooks.exit(ctx, exit, this.names[i]!, err);
+    } catch (e) {
+      this.failed(ctx, e);
+    }
+  }
+
+  private failed(ctx: BaseCtx, e: unknown): void {
+    const failed = this.hooks.failed;
+    if (failed !== undefined) failed(ctx, e);
+    else process.emitWarning(e instanceof Error ? e : new Error(String(e)), 'PipelineAnswerError');
+  }
 
   /** The loop that times each stage (Server-Timing, the sampled per-stage metrics). */
   private timedStep(ctx: BaseCtx, from: number): void {
@@ -223,20 +251,13 @@ export class Pipeline {
         this.timed(ctx, i, performance.now() - t);
         continue;
       }
-      if (out instanceof Later) {
-        (out as Later<unknown>).on((v) => {
-          this.timed(ctx, i, performance.now() - t);
-          this.resume(ctx, v, i);
-        });
-        return;
-      }
-      if (out instanceof Promise) {
-        out.then(
+      if (out instanceof Later || out instanceof Promise) {
+        (out as PromiseLike<unknown>).then(
           (v: unknown) => {
             this.timed(ctx, i, performance.now() - t);
-            this.resume(ctx, v, i);
+            this.resumeAfter(v, ctx, i);
           },
-          (e: unknown) => hooks.exit(ctx, REJECT.internal_error, this.names[i]!, e),
+          (e: unknown) => this.guarded(ctx, REJECT.internal_error, i, e),
         );
         return;
       }

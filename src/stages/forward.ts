@@ -16,13 +16,13 @@ import type { Conditions } from '../conditional/options.js';
 
 /** A chain's conditional send (forward/conditional-send.ts's ConditionalSend, built beside the forwarder in the composition root). */
 export interface ConditionalSendOf {
-  send(req: ForwardRequest, c: Conditions): Exit | Promise<Exit>;
+  send(req: ForwardRequest, c: Conditions): Exit | PromiseLike<Exit>;
 }
 
 /** A chain's sync send (sync/sync-send.ts's SyncSender, built beside the forwarder in the composition root). */
 export interface SyncSend {
   /** `sealed`: the sealed block's receipt, not the preconfirmation's (a chain with flashblocks). */
-  send(req: ForwardRequest, waitMs: number, sealed?: boolean): Exit | Promise<Exit>;
+  send(req: ForwardRequest, waitMs: number, sealed?: boolean): Exit | PromiseLike<Exit>;
 }
 
 export function createForwardStage(

@@ -12,18 +12,20 @@
  *   the others unconfirmed are the refusal they say they are;
  * - any other JSON-RPC error: the sequencer's refusal passed through (its code 5 included);
  * - a fault: resolved as for the plain send, then 502 uncertain if written, 503 if not.
- * Calls wait on connections of their own (`sync.maxWaiting` per chain and thread), so a
- * wait never holds a connection the plain send needs; beyond it, 503 overloaded before anything
- * is sent. A resend of the same bytes while the first waits joins it; after a receipt, a resend
+ * A call is a flight (forward/flight.ts) on places of its own (`sync.maxWaiting` per chain and
+ * thread) and connections of its own, so a wait never holds a connection the plain send needs;
+ * beyond it, 503 overloaded before anything is sent. A resend of the same bytes while the first
+ * waits joins it (the duplicates table's `waiting`); after a receipt, a resend
  * is answered from it for `sync.receiptTtlMs` and never forwarded again. Drain answers a call
  * whose sequencer knows its hash at once (code 4).
  */
 // The module binding, not the global (a lazy getter on globalThis, looked up on every call).
 import { performance } from 'node:perf_hooks';
 import type { ChainConfig } from '../config/config.js';
-import { reject, REJECT, type Exit } from '../base/errors.js';
+import { REJECT, type Exit } from '../base/errors.js';
 import { peerText, readError, readFault, readPlain, type Reading } from '../forward/answer.js';
-import type { ForwardRequest, SendKind } from '../forward/parts.js';
+import { type ForwardRequest, promised, type SendMethod, told } from '../forward/parts.js';
+import { Flights, Places } from '../forward/flight.js';
 import type { ChainLink } from '../forward/chain-link.js';
 import type { ChainDuplicates } from '../forward/dedup.js';
 import type { Sequencer } from '../forward/sequencer.js';
@@ -117,7 +119,7 @@ export class SyncSender {
   private readonly laneTakes: (req: ForwardRequest) => boolean;
   /** A `forward`-mode chain with the express lane: its answers name their lane. */
   private readonly namesLane: boolean;
-  private waiting = 0;
+  private readonly flights: Flights;
   private readonly receipts = new Map<string, { exit: Exit; at: number }>();
   /** Set by drain: forward-mode calls the sequencer knows answer code 4 at once. */
   private draining = false;
@@ -148,39 +150,45 @@ export class SyncSender {
     this.laneTakes = expressAside ? laneTakes : () => false;
     this.receiptWaiter = this.receiptMode || expressAside ? new ReceiptWaiter(chain, link.rpc!, link.attempts, parts.heads ?? null) : null;
     this.sequencers = this.receiptMode ? [] : link.open({ calls: chain.sync.maxWaiting, sockets: chain.forward.wsConnections });
+    const { chainId } = chain;
+    const hook = this.observer.syncWaiting?.bind(this.observer);
+    this.flights = new Flights({
+      table: parts.duplicates.waiting,
+      places: new Places(chain.sync.maxWaiting, hook && ((n) => hook(chainId, n)), link.log, {
+        msg: 'the sync waiting metrics hook failed (said once): sync calls are unaffected',
+        fields: { chainId },
+      }),
+      log: link.log,
+      failure: 'sync send failed unexpectedly: outcome uncertain',
+      ended: (f, exit) => this.settled(f.key, exit, f.started),
+    });
   }
 
   /** A sync call: its answer within `waitMs`; `sealed`: the sealed block's receipt, never the preconfirmation's. */
-  send(req: ForwardRequest, waitMs: number, sealed = false): Exit | Promise<Exit> {
+  send(req: ForwardRequest, waitMs: number, sealed = false): Exit | PromiseLike<Exit> {
     const { hash } = req;
     const held = this.receipts.get(hash);
     if (held !== undefined && performance.now() - held.at < this.chain.sync.receiptTtlMs) return this.counted(held.exit, null);
-    const joined = this.duplicates.waitingCall(hash);
+    const joined = this.flights.joined(hash);
     if (joined !== undefined) return joined;
     const viaReceipt = this.receiptMode || this.laneTakes(req);
     if (!viaReceipt && !this.sequencers.some((s) => s.eligible)) return this.counted(REJECT.upstream_unavailable, null);
-    if (this.waiting >= this.chain.sync.maxWaiting) return this.counted(REJECT.overloaded, null);
-    const started = performance.now();
-    this.observer.syncWaiting?.(this.chain.chainId, ++this.waiting);
+    const f = this.flights.open(hash, req);
+    if (f === null) return this.counted(REJECT.overloaded, null);
+    const started = (f.started = performance.now());
     let run: Promise<Exit>;
     if (viaReceipt) run = this.viaReceipt(req, started + waitMs, sealed);
     else {
       // The wait holds everything (sync/budget.ts): the sequencer's part, then settling within the rest.
       const budget = syncBudget(waitMs, this.chain.forward.timeoutMs);
       const attempts = this.link.attempts.within({ timeoutMs: budget.settleMs, queueMs: Math.min(budget.settleMs, this.chain.forward.queueMs) });
-      run = this.settleByReceipt(req, attempts.failover(this.sequencers, req, this.kind(started + budget.sequencerMs)), started + waitMs);
+      const method = this.method(started + budget.sequencerMs);
+      run = this.settleByReceipt(req, promised((d) => attempts.failover(this.sequencers, req, method, d)), started + waitMs);
       // On a chain with the express lane every forwarded answer names its lane (the sequencers' here).
       if (this.namesLane) run = run.then((e) => withLane(e, 'plain'));
     }
-    const p = run.then(
-      (exit) => this.settled(hash, exit, started),
-      (e: unknown) => {
-        this.link.log.error({ err: e, tx: hash, reqId: req.reqId }, 'sync send failed unexpectedly: outcome uncertain');
-        return this.settled(hash, reject('upstream_error', undefined, { txHash: hash }), started);
-      },
-    );
-    this.duplicates.wait(hash, p);
-    return p;
+    told(run, f);
+    return f;
   }
 
   /**
@@ -218,11 +226,11 @@ export class SyncSender {
    * the latest (the wait it is told, where the format tells it), its readings, code 4 where a
    * lookup or a resend establishes acceptance; the rest of the wait is for settling (sync/budget.ts).
    */
-  private kind(sequencerEnd: number): SendKind {
+  private method(sequencerEnd: number): SendMethod {
     const format = this.chain.sync.syncTimeoutFormat;
     const queueMs = this.chain.forward.queueMs;
     return {
-      method: SYNC_METHOD,
+      name: SYNC_METHOD,
       call: (seq, req) => {
         // What is left of the sequencer's part now (a second sequencer of a failover gets less).
         const heldMs = Math.max(1, Math.floor(sequencerEnd - performance.now()));
@@ -244,13 +252,13 @@ export class SyncSender {
     return exit;
   }
 
-  private settled(hash: string, exit: Exit, started: number): Exit {
-    this.observer.syncWaiting?.(this.chain.chainId, --this.waiting);
+  /** A call's end (its flight's): a receipt kept to answer resends, the answer counted. */
+  private settled(hash: string, exit: Exit, started: number): void {
     if (exit.reason === 'ok' && this.chain.sync.receiptTtlMs > 0 && !PRECONFIRMED.has(exit)) {
       if (this.receipts.size >= MAX_RECEIPTS) this.receipts.delete(this.receipts.keys().next().value!);
       this.receipts.set(hash, { exit, at: performance.now() });
     }
-    return this.counted(exit, performance.now() - started);
+    this.counted(exit, performance.now() - started);
   }
 
   /** The plain send (its own audit line, its lane), then the receipt; a line for what the wait came to. */

@@ -91,7 +91,7 @@ export class WebSocketTransport implements UwsFrontEnd, AnswerWriter<FrameContex
       ...(deps.observer !== undefined ? { observer: deps.observer } : {}),
     });
     // Its requests are sampled into the per-stage series by the pipeline, as every front end's.
-    this.pipeline = deps.buildPipeline({ exit: this.answers.exit, observer: deps.observer });
+    this.pipeline = deps.buildPipeline({ exit: this.answers.exit, failed: (ctx, e) => this.failed(ctx as FrameContext, e), observer: deps.observer });
     this.softBackpressure = deps.config.maxBackpressureBytes >> 1;
     this.tooManyInFlight = reject(
       'overloaded',
@@ -191,6 +191,16 @@ export class WebSocketTransport implements UwsFrontEnd, AnswerWriter<FrameContex
     const ws = conn.ws;
     if (ws === null) return;
     if (ws.send(frame, false, false) === 2) this.end(conn, CLOSE.notReading, 'answers not read');
+  }
+
+  /** The pipeline threw outside a stage (in its answer path, after a wait): said, and answered if nothing was. */
+  private failed(ctx: FrameContext, e: unknown): void {
+    this.deps.port.log.error({ err: e, reqId: ctx.reqId }, 'request failed outside a stage');
+    try {
+      this.write(ctx, REJECT.internal_error); // nothing if answered already
+    } catch {
+      /* the connection is gone */
+    }
   }
 
   /** The transport's answer writer: one frame per request, unless the connection is gone (then false: unanswered). */

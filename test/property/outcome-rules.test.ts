@@ -11,7 +11,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { readPlain } from '../../src/forward/answer.js';
 import { Attempts } from '../../src/forward/attempts.js';
-import type { SendKind } from '../../src/forward/parts.js';
+import { promised, type SendMethod } from '../../src/forward/parts.js';
 import type { Sequencer } from '../../src/forward/sequencer.js';
 import type { Answer } from '../../src/upstreams/upstream.js';
 import { createLogger } from '../../src/log/log.js';
@@ -147,13 +147,13 @@ class Scripted {
 const log = createLogger({ level: 'fatal', destination: { write: () => true } as never });
 const REQ = { hash: HASH, rawHex: '0x02', account: 'a', reqId: 'r', sender: null };
 
-function kinds(): Array<[string, SendKind]> {
+function kinds(): Array<[string, SendMethod]> {
   const times = { timeoutMs: 40, queueMs: 10 };
   return [
     [
       'plain',
       {
-        method: undefined,
+        name: undefined,
         call: (s, r) => s.call('eth_sendRawTransaction', `["${r.rawHex}"]`, times),
         read: readPlain,
         readResend: readPlain,
@@ -163,7 +163,7 @@ function kinds(): Array<[string, SendKind]> {
     [
       'sync',
       {
-        method: SYNC_METHOD,
+        name: SYNC_METHOD,
         call: (s, r) => s.call(SYNC_METHOD, `["${r.rawHex}"]`, times),
         read: readSync,
         readResend: readSyncResend,
@@ -173,7 +173,7 @@ function kinds(): Array<[string, SendKind]> {
     [
       'conditional',
       {
-        method: CONDITIONAL_METHOD,
+        name: CONDITIONAL_METHOD,
         call: (s, r) => s.call(CONDITIONAL_METHOD, `["${r.rawHex}",{}]`, times),
         read: readConditional,
         readResend: readConditional,
@@ -198,8 +198,8 @@ describe('outcome rules, properties', () => {
               const seqs = script.map((s, i) => new Scripted(`s${i}`, s.sends, s.lookups));
               const attempts = new Attempts(1, { timeoutMs: 40, queueMs: 10 }, null, log);
               const asSeq = seqs as unknown as Sequencer[];
-              const exit = await (strategy === 'failover' ? attempts.failover(asSeq, REQ, kind) : attempts.fanout(asSeq, REQ, kind));
-              const sync = kind.method === SYNC_METHOD;
+              const exit = await promised((done) => (strategy === 'failover' ? attempts.failover(asSeq, REQ, kind, done) : attempts.fanout(asSeq, REQ, kind, done)));
+              const sync = kind.name === SYNC_METHOD;
               if (exit.reason === 'ok' || exit.reason === 'sync_timeout') {
                 assert.ok(
                   seqs.some((s) => s.confirms(sync)),
@@ -216,7 +216,7 @@ describe('outcome rules, properties', () => {
                 }
               }
               // A conditional transaction is never sent plainly, neither first nor in a resend.
-              if (kind.method === CONDITIONAL_METHOD)
+              if (kind.name === CONDITIONAL_METHOD)
                 for (const s of seqs) for (const x of s.said) assert.ok(x.method !== 'eth_sendRawTransaction', `${s.label} was sent the bytes plainly`);
               if (exit.reason === 'upstream_unavailable' || exit.reason === 'overloaded')
                 assert.ok(!seqs.some((s) => s.written), `"not sent" while a sequencer was written: ${JSON.stringify(seqs.map((s) => s.said))}`);
@@ -237,7 +237,7 @@ describe('outcome rules, no sequencer to send to', () => {
     for (const strategy of ['failover', 'fanout'] as const) {
       it(`${name} send, ${strategy} over none: 503 upstream_unavailable at once`, async () => {
         const attempts = new Attempts(1, { timeoutMs: 40, queueMs: 10 }, null, log);
-        const run = strategy === 'failover' ? attempts.failover([], REQ, kind) : attempts.fanout([], REQ, kind);
+        const run = promised((done) => (strategy === 'failover' ? attempts.failover([], REQ, kind, done) : attempts.fanout([], REQ, kind, done)));
         const exit = await Promise.race([run, new Promise<null>((r) => setTimeout(() => r(null), 1000).unref())]);
         assert.ok(exit !== null, 'never answered');
         assert.equal(exit.reason, 'upstream_unavailable');

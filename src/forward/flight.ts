@@ -1,0 +1,163 @@
+/**
+ * One send in flight, whatever its kind (plain, conditional, sync): the one piece every kind
+ * goes through for what they share (docs/architecture.md#the-request-path). A kind brings only
+ * its own: the call it makes and how its answers read (a SendMethod, parts.ts), the table its
+ * identical sends meet in, its places, and its bookkeeping at the end (`Flights`).
+ *
+ * - Joining: identical sends arriving while one is in flight share its outcome (`join`: a
+ *   promise made only when someone joins, none on the common path).
+ * - Places: a flight holds one of its kind's places (`Places`: the chain's `maxInFlight` for
+ *   plain and conditional sends, `sync.maxWaiting` for sync calls) from `open` to its end.
+ * - The end, exactly once (`concluded`, or `failed`: the rules threw, a bug, said and answered
+ *   upstream_error with the hash, uncertain): the place given back, the table left, the kind's
+ *   bookkeeping, the joiners told, then the request's answer settled.
+ *
+ * The request's answer is the flight itself: a Later the pipeline awaits (src/pipeline/later.ts).
+ * The pipeline resumes from its `settle` and keeps its answer path's throws to itself; nothing
+ * here writes the answer or catches anything of it.
+ */
+import type { Exit } from '../base/errors.js';
+import type { Logger } from '../log/log.js';
+import { Later } from '../pipeline/later.js';
+import { uncertain } from './answer.js';
+import type { Concluded, ForwardRequest } from './parts.js';
+
+/** Where a kind's flights meet by key (an InFlight for hashes, a Map for other keys). */
+export interface FlightTable {
+  get(key: string): Flight | undefined;
+  set(key: string, f: Flight): void;
+  delete(key: string): unknown;
+}
+
+/**
+ * A kind's places on this thread: taken as a send opens, given back at its end, the count told
+ * to a metrics hook that never breaks them (a throw is said once: a place taken or given back
+ * all the same).
+ */
+export class Places {
+  private n = 0;
+  private said = false;
+
+  constructor(
+    readonly max: number,
+    private readonly hook: ((n: number) => void) | undefined,
+    private readonly log: Logger,
+    /** The line that says the hook failed, and its fields. */
+    private readonly hookFailed: { readonly msg: string; readonly fields: object },
+  ) {}
+
+  get count(): number {
+    return this.n;
+  }
+
+  take(): boolean {
+    if (this.n >= this.max) return false;
+    this.n++;
+    this.tell();
+    return true;
+  }
+
+  give(): void {
+    this.n--;
+    this.tell();
+  }
+
+  private tell(): void {
+    if (this.hook === undefined) return;
+    try {
+      this.hook(this.n);
+    } catch (e) {
+      if (this.said) return;
+      this.said = true;
+      this.log.error({ err: e, ...this.hookFailed.fields }, this.hookFailed.msg);
+    }
+  }
+}
+
+/** What a kind of send gives its flights. */
+export interface FlightsOf {
+  readonly table: FlightTable;
+  readonly places: Places;
+  readonly log: Logger;
+  /** The line that says the rules threw: `… failed unexpectedly: outcome uncertain`. */
+  readonly failure: string;
+  /** The kind's own bookkeeping at a flight's end (the outcome kept, a metric); a throw is said, the outcome stands. */
+  readonly ended?: ((f: Flight, exit: Exit) => void) | undefined;
+}
+
+/** One kind's flights on one chain and thread. */
+export class Flights {
+  constructor(private readonly of: FlightsOf) {}
+
+  get places(): Places {
+    return this.of.places;
+  }
+
+  /** The outcome of the identical send in flight under `key`, or undefined: none. */
+  joined(key: string): Promise<Exit> | undefined {
+    return this.of.table.get(key)?.join();
+  }
+
+  /** A flight for `req` under `key`, its place taken (in the table before anything is sent); null: no place free. */
+  open(key: string, req: ForwardRequest): Flight | null {
+    if (!this.of.places.take()) return null;
+    const f = new Flight(this, key, req);
+    this.of.table.set(key, f);
+    return f;
+  }
+
+  /** A flight's end (Flight.concluded): its place, its table, its kind's bookkeeping. */
+  end(f: Flight, exit: Exit): void {
+    this.of.places.give();
+    const { table } = this.of;
+    if (table.get(f.key) === f) table.delete(f.key);
+    const ended = this.of.ended;
+    if (ended === undefined) return;
+    try {
+      ended(f, exit);
+    } catch (e) {
+      this.of.log.error({ err: e, tx: f.req.hash, reqId: f.req.reqId }, 'a send hook failed: the outcome stands');
+    }
+  }
+
+  failed(f: Flight, e: unknown): void {
+    const { req } = f;
+    this.of.log.error({ err: e, tx: req.hash, account: req.account, reqId: req.reqId }, this.of.failure);
+  }
+}
+
+export class Flight extends Later<Exit> implements Concluded {
+  private joiners: Promise<Exit> | null = null;
+  private tell: ((x: Exit) => void) | null = null;
+  private over = false;
+  /** When the send started, where its kind measures it (the sync send's wait); else 0. */
+  started = 0;
+
+  constructor(
+    private readonly flights: Flights,
+    readonly key: string,
+    readonly req: ForwardRequest,
+  ) {
+    super();
+  }
+
+  /** The outcome, for an identical send that arrived meanwhile. */
+  join(): Promise<Exit> {
+    return (this.joiners ??= new Promise<Exit>((told) => {
+      this.tell = told;
+    }));
+  }
+
+  concluded(exit: Exit): void {
+    if (this.over) return;
+    this.over = true;
+    this.flights.end(this, exit);
+    this.tell?.(exit);
+    this.settle(exit);
+  }
+
+  failed(e: unknown): void {
+    this.flights.failed(this, e);
+    this.concluded(uncertain(this.req.hash));
+  }
+}
