@@ -25,7 +25,18 @@ import type { Exit } from '../base/errors.js';
 import type { Logger } from '../log/log.js';
 import { FastLog, millisText } from '../log/log-line.js';
 import { notSent, uncertain, type Known, type Reading } from './answer.js';
-import { type Part, type AttemptObserver, CommonPart, type Concluded, describe, type ForwardRequest, part, partOutcome, type SendMethod, told } from './parts.js';
+import {
+  type Part,
+  type AttemptObserver,
+  CommonPart,
+  type Concluded,
+  describe,
+  type ForwardRequest,
+  part,
+  partOutcome,
+  type SendMethod,
+  told,
+} from './parts.js';
 import type { Role } from '../base/reasons.js';
 import { type Asking, lookup, resolve } from './resolve.js';
 import type { Answer, CallTimes, Upstream } from '../upstreams/upstream.js';
@@ -66,29 +77,30 @@ export class Attempts implements Asking {
   failover(seqs: readonly Sequencer[], req: ForwardRequest, method: SendMethod, done: Concluded): void {
     let i = 0;
     while (i < seqs.length && !seqs[i]!.eligible) i++;
-    if (i === seqs.length) return done.concluded(this.decide(req, []));
+    if (i === seqs.length) {
+      done.concluded(this.decide(req, []));
+      return;
+    }
     const seq = seqs[i]!;
     const t = performance.now();
-    callOf(method, seq, req).then(
-      (answer) => this.first(seqs, i, seq, req, method, answer, t, done),
-      (e: unknown) => done.failed(e),
-    );
-  }
-
-  /** The first eligible sequencer's answer: the common path (the hash) concluded here, anything else in `failoverFrom`. */
-  private first(seqs: readonly Sequencer[], i: number, seq: Sequencer, req: ForwardRequest, method: SendMethod, answer: Answer, t: number, done: Concluded): void {
-    let exit: Exit;
-    try {
-      const r = method.read(answer, req.hash);
-      if (r.t !== 'accepted') return told(this.failoverFrom(seqs, i, this.sent(seq, req, method, r, t), req, method), done);
-      const a = this.common.of(seq, r.outcome, r.exit, t, r.detail);
-      this.finish(req, a, 'final', method);
-      exit = a.exit;
-    } catch (e) {
-      return done.failed(e);
-    }
-    // Outside the try: the conclusion is `done`'s, never the rules'.
-    done.concluded(exit);
+    callOf(method, seq, req).then((answer) => {
+      let exit: Exit | Promise<Exit>;
+      try {
+        const r = method.read(answer, req.hash);
+        if (r.t !== 'accepted') exit = this.failoverFrom(seqs, i, this.sent(seq, req, method, r, t), req, method);
+        else {
+          const a = this.common.of(seq, r.outcome, r.exit, t, r.detail);
+          this.finish(req, a, 'final', method);
+          exit = a.exit;
+        }
+      } catch (e) {
+        done.failed(e);
+        return;
+      }
+      // Outside the try: the conclusion is `done`'s, never the rules'.
+      if (exit instanceof Promise) told(exit, done);
+      else done.concluded(exit);
+    }, done.failed.bind(done));
   }
 
   /** The failover from sequencer `from` on, whose part (`first`) is not an acceptance by hash. */
@@ -125,7 +137,10 @@ export class Attempts implements Asking {
    * express-send.ts): nothing was sent, decided at once.
    */
   fanout(seqs: readonly Sequencer[], req: ForwardRequest, method: SendMethod, done: Concluded): void {
-    if (seqs.length === 0) return done.concluded(this.decide(req, []));
+    if (seqs.length === 0) {
+      done.concluded(this.decide(req, []));
+      return;
+    }
     const parts: Part[] = [];
     let decided = false;
     // Set once a sequencer accepted: the others' resolving stops.
@@ -298,7 +313,6 @@ export class Attempts implements Asking {
     line.end('forward');
   }
 }
-
 
 /** One call, a call that throws as a rejected promise (as from an async function): the failover's common path and `sendTo` never throw. */
 function callOf(method: SendMethod, seq: Sequencer, req: ForwardRequest): Promise<Answer> {

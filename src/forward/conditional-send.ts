@@ -58,7 +58,14 @@ export class ConditionalSend {
     const c = link.chain;
     const times: CallTimes = { timeoutMs: c.forward.timeoutMs, queueMs: c.forward.queueMs };
     const call = (seq: Sequencer, req: ForwardRequest, t: CallTimes) => seq.call(CONDITIONAL_METHOD, params(req), t);
-    this.method = { name: CONDITIONAL_METHOD, call: (seq, req) => call(seq, req, times), read: readConditional, readResend: readConditional, resend: call, knownExit: result };
+    this.method = {
+      name: CONDITIONAL_METHOD,
+      call: (seq, req) => call(seq, req, times),
+      read: readConditional,
+      readResend: readConditional,
+      resend: call,
+      knownExit: result,
+    };
     this.flights = new Flights({
       table: new Map<string, Flight>(),
       places: forwarder.places,

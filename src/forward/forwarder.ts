@@ -46,7 +46,7 @@ export class ChainForwarder {
 
   constructor(
     /** The chain's sequencers, health and outcome rules. */
-    private readonly link: ChainLink,
+    link: ChainLink,
     /** This chain's duplicate suppression (also asked by the rate-limit stage). */
     private readonly dups: ChainDuplicates,
     observer: ForwardObserver = {},
@@ -138,25 +138,27 @@ export class ChainForwarder {
    */
   route(req: ForwardRequest, method: SendMethod, done: Concluded): void {
     const express = this.express;
-    if (express === null) return this.onSequencers(req, method, done);
-    const sub = express.take(req);
-    if (sub === null) return this.onSequencers(req, method, named(done, 'plain'));
-    const lookupAt = this.sequencers.find((s) => s.eligible) ?? this.sequencers[0]!;
-    told(
-      express.send(req, sub, lookupAt, () => promised((d) => this.onSequencers(req, method, d))),
-      done,
-    );
+    const sub = express === null ? null : express.take(req);
+    if (sub === null) this.onSequencers(req, method, express === null ? done : named(done, 'plain'));
+    else {
+      const lookupAt = this.sequencers.find((s) => s.eligible) ?? this.sequencers[0]!;
+      told(
+        express!.send(req, sub, lookupAt, () => promised((d) => this.onSequencers(req, method, d))),
+        done,
+      );
+    }
   }
 
   /** The chain's sequencers by its strategy. */
   private onSequencers(req: ForwardRequest, method: SendMethod, done: Concluded): void {
-    if (this.config.forward.strategy !== 'fanout') return this.attempts.failover(this.sequencers, req, method, done);
-    this.attempts.fanout(
-      this.sequencers.filter((s) => s.eligible),
-      req,
-      method,
-      done,
-    );
+    if (this.config.forward.strategy !== 'fanout') this.attempts.failover(this.sequencers, req, method, done);
+    else
+      this.attempts.fanout(
+        this.sequencers.filter((s) => s.eligible),
+        req,
+        method,
+        done,
+      );
   }
 
   /** Closes its sequencer clients, waiting for calls written (the link's chain RPC is the link's to close). */

@@ -61,7 +61,15 @@ export async function resolve(
       // The hash first: a sequencer that took the bytes says so without another write.
       const known = await lookup(at, seq, req.hash, deadline);
       if (known === 'known')
-        return part(seq, 'accepted', 'accepted', 'lookup', method.knownExit(req.hash), t, `${first.detail ?? 'no answer'}; resent ${tries}x; the hash is known`);
+        return part(
+          seq,
+          'accepted',
+          'accepted',
+          'lookup',
+          method.knownExit(req.hash),
+          t,
+          `${first.detail ?? 'no answer'}; resent ${tries}x; the hash is known`,
+        );
       // An answer that will not change by asking again (another hash; no lookup served after a refusal in suggestive words).
       if (tries > 0 && (said === MISMATCH || (known === 'no_lookup' && said !== FAULT))) break;
       ask = 'resend';

@@ -9,11 +9,12 @@
 // The module binding, not the global (a lazy getter on globalThis, looked up on every call).
 import { performance } from 'node:perf_hooks';
 import { Exit, type Header, REJECT } from '../base/errors.js';
-import type { ExitLabel, Reason } from '../base/reasons.js';
+import type { ExitLabel } from '../base/reasons.js';
 import { fieldInitializer, type BaseCtx, type FieldInitializer } from './context.js';
 import { Later } from './later.js';
 import { compiled } from './compiled.js';
 import { probed } from './probes.js';
+import { checkedHooks } from './checked-hooks.js';
 import { serverTiming } from './server-timing.js';
 
 /**
@@ -290,29 +291,6 @@ function stageHeaders(stages: readonly RunnerStage[]): ((ctx: BaseCtx, exit: Exi
       if (h !== undefined) (all ??= []).push(...h);
     }
     return all;
-  };
-}
-
-/** Reasons any point may give: the client left, or a stage threw. */
-const ANYWHERE: ReadonlySet<string> = new Set<Reason>(['client_closed', 'internal_error']);
-
-/**
- * The hooks with a check in front (TXGATE_CHECK_REASONS, set by the test suite): an Exit whose
- * reason its stage does not declare, or an id set by a stage that does not declare it, throws,
- * so the request fails loudly instead of the reasons table silently going wrong.
- */
-function checkedHooks(stages: readonly RunnerStage[], hooks: PipelineHooks): PipelineHooks {
-  const declared = new Map(stages.map((s) => [s.name, new Set<string>(s.reasons)]));
-  const setsId = stages.findIndex((s) => s.setsId === true);
-  return {
-    ...hooks,
-    exit(ctx, exit, stage, error) {
-      if (!ANYWHERE.has(exit.reason) && declared.get(stage)?.has(exit.reason) !== true)
-        throw new Error(`stage ${stage} gave ${exit.reason}, which it does not declare in its reasons`);
-      const at = stages.findIndex((s) => s.name === stage);
-      if (ctx.idJson !== 'null' && (setsId < 0 || at < setsId)) throw new Error(`the id was set before its stage (${stage})`);
-      hooks.exit(ctx, exit, stage, error);
-    },
   };
 }
 

@@ -183,7 +183,11 @@ export class SyncSender {
       const budget = syncBudget(waitMs, this.chain.forward.timeoutMs);
       const attempts = this.link.attempts.within({ timeoutMs: budget.settleMs, queueMs: Math.min(budget.settleMs, this.chain.forward.queueMs) });
       const method = this.method(started + budget.sequencerMs);
-      run = this.settleByReceipt(req, promised((d) => attempts.failover(this.sequencers, req, method, d)), started + waitMs);
+      run = this.settleByReceipt(
+        req,
+        promised((d) => attempts.failover(this.sequencers, req, method, d)),
+        started + waitMs,
+      );
       // On a chain with the express lane every forwarded answer names its lane (the sequencers' here).
       if (this.namesLane) run = run.then((e) => withLane(e, 'plain'));
     }

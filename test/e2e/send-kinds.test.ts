@@ -17,7 +17,7 @@ import type { ForwardRequest } from '../../src/forward/parts.js';
 import { SyncSender } from '../../src/sync/sync-send.js';
 import { Later } from '../../src/pipeline/later.js';
 import { Pipeline } from '../../src/pipeline/pipeline.js';
-import { Exit } from '../../src/base/errors.js';
+import type { Exit } from '../../src/base/errors.js';
 import { initCrypto } from '../../src/base/native.js';
 import type { BaseCtx } from '../../src/pipeline/context.js';
 import { StubSequencer, txHash } from '../support/stub-sequencer.js';

@@ -198,7 +198,9 @@ describe('outcome rules, properties', () => {
               const seqs = script.map((s, i) => new Scripted(`s${i}`, s.sends, s.lookups));
               const attempts = new Attempts(1, { timeoutMs: 40, queueMs: 10 }, null, log);
               const asSeq = seqs as unknown as Sequencer[];
-              const exit = await promised((done) => (strategy === 'failover' ? attempts.failover(asSeq, REQ, kind, done) : attempts.fanout(asSeq, REQ, kind, done)));
+              const exit = await promised((done) =>
+                strategy === 'failover' ? attempts.failover(asSeq, REQ, kind, done) : attempts.fanout(asSeq, REQ, kind, done),
+              );
               const sync = kind.name === SYNC_METHOD;
               if (exit.reason === 'ok' || exit.reason === 'sync_timeout') {
                 assert.ok(
