@@ -91,6 +91,13 @@ export class RingWriter extends RingViews {
    */
   private r = 0;
 
+  /** A writer of a ring written before (its cursors as they stand) goes on from where the last left it. */
+  constructor(sab: SharedArrayBuffer) {
+    super(sab);
+    this.w = Atomics.load(this.i32, W);
+    this.r = Atomics.load(this.i32, R);
+  }
+
   /** Rounds a record's size up to the ring's alignment. */
   static size(bytes: number): number {
     return (bytes + 7) & ~7;
