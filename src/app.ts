@@ -258,7 +258,7 @@ function buildSends(
   flashblocksSeam: FlashblocksSeamPart | null,
 ) {
   const duplicates = new Duplicates(new Map(config.chains.map((c) => [c.chainId, new ChainDuplicates(config.dedup, thread.txTable)])));
-  // A tracked chain's forwards tell its tracker which sequencer accepted by which rule (tracking.ts).
+  // A tracked chain's forwards tell its tracker which sequencer accepted by which rule (track/tracking.ts).
   const links = ChainLink.forChains(config.chains, thread.board, log, (c) => tracking.observerOf(c, observer));
   // Beside each link, the chain's one head source, where it has `rpcWs` or a reader of its latest head (the
   // conditions check, with `rpc`): its subscription opens on the first subscriber or reader, its poll only for a reader.

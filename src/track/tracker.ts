@@ -180,7 +180,16 @@ export class Tracker implements TrackView, TrackedChain {
    */
   acceptedElsewhere(req: ForwardRequest, sequencer: string, rule: string, acceptedAt: number, waited: number): void {
     this.follow(
-      new Entry({ hash: req.hash, account: req.account, receivedAt: acceptedAt - waited, acceptedAt, sequencer, rule, sender: this.senderOf(req.sender), raw: req.rawHex }),
+      new Entry({
+        hash: req.hash,
+        account: req.account,
+        receivedAt: acceptedAt - waited,
+        acceptedAt,
+        sequencer,
+        rule,
+        sender: this.senderOf(req.sender),
+        raw: req.rawHex,
+      }),
       req.conditional,
     );
   }

@@ -202,7 +202,8 @@ export class Watcher implements WatchState {
     await this.due.lookupFresh(this.head, signal);
     if (signal.aborted) return;
     await this.due.run(this.head, Date.now(), signal);
-    if (this.hooks.afterPass !== undefined && !signal.aborted) await this.hooks.afterPass(this.head, this.canon.get(this.head)?.time ?? -1, () => !signal.aborted);
+    if (this.hooks.afterPass !== undefined && !signal.aborted)
+      await this.hooks.afterPass(this.head, this.canon.get(this.head)?.time ?? -1, () => !signal.aborted);
     this.table.sweep(Date.now());
     if (this.chainHead - this.head <= this.config.maxLagBlocks) this.problem = null;
   }
