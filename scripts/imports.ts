@@ -43,7 +43,8 @@ export const LAYERS: readonly Layer[] = [
   },
   {
     name: 'rules over the domain',
-    about: 'the sync send; following accepted transactions to their block; who may submit where (host → key → grant)',
+    about:
+      'the sync send; following accepted transactions to their block, composed, with its seam between worker threads (given the ports it uses: it starts no thread); who may submit where (host → key → grant)',
     units: ['sync', 'track', 'admission'],
   },
   { name: 'stages', about: 'one file per stage, and their order', units: ['stages'] },
@@ -62,8 +63,8 @@ export const LAYERS: readonly Layer[] = [
   {
     name: 'composition',
     about:
-      "the top of src/: the composition root (`app.ts`), /ready's checks, tracking composed, the process (`service.ts`, `worker.ts`), the CLI (`cli.ts`) and the command-line reader every tool shares (`cli-args.ts`); threads; the development setup",
-    units: ['app.ts', 'ready-checks.ts', 'tracking.ts', 'threads', 'worker.ts', 'service.ts', 'cli.ts', 'cli-args.ts', 'dev'],
+      "the top of src/: the composition root (`app.ts`), /ready's checks, the process (`service.ts`, `worker.ts`), the CLI (`cli.ts`) and the command-line reader every tool shares (`cli-args.ts`); threads; the development setup",
+    units: ['app.ts', 'ready-checks.ts', 'threads', 'worker.ts', 'service.ts', 'cli.ts', 'cli-args.ts', 'dev'],
   },
 ];
 

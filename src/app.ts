@@ -32,8 +32,8 @@ import { TxDecoder } from './tx/decoder.js';
 import { BUILD } from './base/build.js';
 import { WebSocketTransport, type WsObserver } from './ws/frames.js';
 import type { Tracker, TrackObserver } from './track/tracker.js';
-import type { TrackSeamPart } from './threads/track-seam.js';
-import { Tracking } from './tracking.js';
+import type { TrackSeamPart } from './track/seam/protocol.js';
+import { Tracking } from './track/tracking.js';
 import { ChainHeads } from './upstreams/chain-rpc/chain-heads.js';
 import { type FlashblocksSeamPart, flashblocksOf, flashblocksProblems } from './threads/flashblocks-seam.js';
 import { TlsEdge, type TlsObserver } from './tls/edge.js';
@@ -68,7 +68,7 @@ export interface AppOptions {
   readonly shared?: SharedParts;
   /** How the express lanes open (tests: a round clock that follows the chain's). */
   readonly lanes?: LaneOpenOptions;
-  /** With several worker threads: this thread's part of the one tracker per process (threads/track-seam.ts). */
+  /** With several worker threads: this thread's part of the one tracker per process (track/seam/). */
   readonly trackSeam?: TrackSeamPart | null;
   /** With several worker threads: this thread's part of the one flashblocks stream per chain and process (threads/flashblocks-seam.ts). */
   readonly flashblocksSeam?: FlashblocksSeamPart | null;
@@ -258,7 +258,7 @@ function buildSends(
   flashblocksSeam: FlashblocksSeamPart | null,
 ) {
   const duplicates = new Duplicates(new Map(config.chains.map((c) => [c.chainId, new ChainDuplicates(config.dedup, thread.txTable)])));
-  // A tracked chain's forwards tell its tracker which sequencer accepted by which rule (tracking.ts).
+  // A tracked chain's forwards tell its tracker which sequencer accepted by which rule (track/tracking.ts).
   const links = ChainLink.forChains(config.chains, thread.board, log, (c) => tracking.observerOf(c, observer));
   // Beside each link, the chain's one head source, where it has `rpcWs` or a reader of its latest head (the
   // conditions check, with `rpc`): its subscription opens on the first subscriber or reader, its poll only for a reader.

@@ -21,7 +21,7 @@ import { WorkerPool } from './threads/pool.js';
 import { freePort } from './base/free-port.js';
 import { ExpressLanes } from './express-lane/lanes.js';
 import type { WorkerSnapshot } from './threads/protocol.js';
-import { seamParts, type TrackSeamPart } from './threads/track-seam.js';
+import { seamParts, type TrackSeamPart } from './track/seam/protocol.js';
 import { flashblocksSeamParts, streamRead } from './threads/flashblocks-seam.js';
 import { MessageChannel } from 'node:worker_threads';
 

@@ -2,7 +2,7 @@
  * The child of `npm run bench:track`'s allocation count: the heap bytes one tracked acceptance
  * allocates, process-wide: handed to a chain tracker's acceptance hook (`track`: the thread that
  * owns the tracker), handed over to the owner as another worker thread does (`hand`: the seam of
- * src/threads/track-seam.ts, both ends on this thread, its ring shared), or neither (`none`),
+ * src/track/seam/, both ends on this thread, its ring shared), or neither (`none`),
  * 8 to a turn of the event loop as in track-accept.ts. `W` acceptances warm the code and the
  * table up, then `W` more are counted: their requests (hash, bytes) made before, a full
  * collection, then the heap's growth over the window, with a young generation large enough that

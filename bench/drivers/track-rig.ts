@@ -1,6 +1,6 @@
 /**
  * What bench:track's two drivers (track-accept.ts: instructions, track-alloc.ts: bytes) share:
- * one tracked chain and its tracker; in mode `hand` the seam of src/threads/track-seam.ts with
+ * one tracked chain and its tracker; in mode `hand` the seam of src/track/seam/ with
  * both ends on this thread (the record written into the ring, the owner's wake-up and reading,
  * its entry; not another thread's scheduling); acceptances' requests as a request has them (hash and
  * raw bytes); and acceptances handed over 8 to a turn of the event loop, as 8 connections would.
@@ -9,8 +9,10 @@ import { randomBytes } from 'node:crypto';
 import { MessageChannel } from 'node:worker_threads';
 import { parseConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/log/log.js';
-import { RemoteTracker, seamParts, TrackOwner, TrackRemote } from '../../src/threads/track-seam.js';
-import { Tracker } from '../../src/track/tracker.js';
+import { TrackOwner } from '../../src/track/seam/owner.js';
+import { seamParts } from '../../src/track/seam/protocol.js';
+import { RemoteTracker, TrackRemote } from '../../src/track/seam/remote.js';
+import { type HandOff, Tracker } from '../../src/track/tracker.js';
 import { ChainRpc } from '../../src/upstreams/chain-rpc/chain-rpc.js';
 
 /** Handed to the tracker (the owner's thread), over the seam (another worker's), or neither. */
@@ -36,10 +38,12 @@ export function trackRig(mode: TrackMode, maxTracked?: number) {
     {},
   ).chains[0]!;
   const log = createLogger({ level: 'error' });
-  const tracker = new Tracker(chain, log, { rpc: new ChainRpc(RPC) });
   const [own, other] = seamParts(2, () => new MessageChannel());
   if (own?.role !== 'owner' || other?.role !== 'remote') throw new Error('two threads make an owner and a remote');
-  const owner = mode === 'hand' ? new TrackOwner(new Map([[chain.chainId, tracker]]), own.ports, own.rings, log) : null;
+  // In mode `hand` the owner makes the tracker, given the owner as its hand-off (src/track/seam/owner.ts).
+  const make = (handOff: HandOff | null) => new Tracker(chain, log, { rpc: new ChainRpc(RPC), handOff });
+  const owner = mode === 'hand' ? new TrackOwner({ ports: own.ports, rings: own.rings, log, trackers: (h) => new Map([[chain.chainId, make(h)]]) }) : null;
+  const tracker = owner?.trackers.get(chain.chainId) ?? make(null);
   const remote = mode === 'hand' ? new RemoteTracker(chain.chainId, new ChainRpc(RPC), new TrackRemote(other.port, other.ring, log)) : null;
   const tracked = () => tracker.pending + tracker.final;
   // As a request has them: the hash and the hex flat strings (a JSON body's, not joined ones).
@@ -67,7 +71,7 @@ export function trackRig(mode: TrackMode, maxTracked?: number) {
         await turn();
       }
       // The owner reads what it was not woken for (no lane subscription: as its next pass or status question would).
-      owner?.readAll();
+      owner?.catchUp();
       for (let waited = 0; tracked() < want && waited < 10_000; waited++) await turn();
       if (tracked() !== want) throw new Error(`${tracked()} tracked, not ${want}`);
     },

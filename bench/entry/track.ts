@@ -7,7 +7,7 @@
  *    them), less the heap before, per entry: just accepted (the signed bytes still held until the
  *    first lookup tells the sender), and after it (the sender known, the bytes let go). Medians
  *    of `--rounds`. With several worker threads the owner (worker 0) holds every other worker's
- *    acceptances as it reads them from that worker's ring (src/threads/track-seam.ts): measured
+ *    acceptances as it reads them from that worker's ring (src/track/seam/): measured
  *    too ("handed over": hash, bytes and sender read into strings of their own; the tracker
  *    keeps one copy of each account, sequencer and rule), and with a 120-character sequencer
  *    label.
@@ -30,8 +30,10 @@ import { createLogger } from '../../src/log/log.js';
 import type { Answer } from '../../src/upstreams/upstream.js';
 import { ChainRpc, readBatch, type RpcCall as Call } from '../../src/upstreams/chain-rpc/chain-rpc.js';
 import { Entry, TrackTable } from '../../src/track/table.js';
-import { Tracker } from '../../src/track/tracker.js';
-import { seamParts, TrackOwner, TrackRemote } from '../../src/threads/track-seam.js';
+import { type HandOff, Tracker } from '../../src/track/tracker.js';
+import { TrackOwner } from '../../src/track/seam/owner.js';
+import { seamParts } from '../../src/track/seam/protocol.js';
+import { TrackRemote } from '../../src/track/seam/remote.js';
 import { Watcher } from '../../src/track/watcher.js';
 import { startBench } from '../common/bench-run.js';
 import { median, round } from '../common/figures.js';
@@ -96,22 +98,23 @@ const memoryChain = parseConfig(
  */
 async function memoryRound(n: number, senderKnown: boolean, mode: 'own' | 'handed', sequencer = SEQUENCER): Promise<number> {
   const rpc = new ChainRpc(memoryChain.rpc!);
-  const tracker = new Tracker({ ...memoryChain, track: { ...memoryChain.track, maxTracked: n + 1 } }, log, { rpc });
   // A desk sends from a few addresses: the chain's answers name them, kept once each (table.ts sender).
   const senders = Array.from({ length: 16 }, () => hex(20));
-  // The seam as two threads have it (track-seam.ts): each acceptance written into the ring, then read by the owner.
+  // The seam as two threads have it (src/track/seam/): each acceptance written into the ring, then read by the owner.
   const [own, other] = seamParts(2, () => new MessageChannel());
   if (own?.role !== 'owner' || other?.role !== 'remote') throw new Error('two threads make an owner and a remote');
-  const owner = new TrackOwner(new Map([[memoryChain.chainId, tracker]]), own.ports, own.rings, log);
+  const make = (handOff: HandOff) => new Tracker({ ...memoryChain, track: { ...memoryChain.track, maxTracked: n + 1 } }, log, { rpc, handOff });
+  const owner = new TrackOwner({ ports: own.ports, rings: own.rings, log, trackers: (h) => new Map([[memoryChain.chainId, make(h)]]) });
+  const tracker = owner.trackers.get(memoryChain.chainId)!;
   const remote = new TrackRemote(other.port, other.ring, log);
   const before = heap();
   for (let i = 0; i < n; i++) {
     const hash = hex(32);
     const rawHex = hex((RAW_HEX - 2) / 2);
-    if (mode === 'own') tracker.accepted({ hash, rawHex, account: ACCOUNT, sender: null, t0: performance.now() }, sequencer, 'hash');
+    if (mode === 'own') tracker.accepted({ hash, rawHex, account: ACCOUNT, reqId: 'r', sender: null, t0: performance.now() }, sequencer, 'hash');
     else {
       remote.hand(memoryChain.chainId, { hash, rawHex, account: ACCOUNT, reqId: 'r', sender: null, t0: performance.now() }, sequencer, 'hash');
-      owner.readAll();
+      owner.catchUp();
     }
     if (!senderKnown) continue;
     // What the first lookup tells (learn in table.ts): the sender (the table's copy), the nonce; the bytes let go.

@@ -118,21 +118,19 @@ export function conditionalSends(
 ): ConditionalSends {
   const senders = new Map<number, ConditionalSend>();
   const heads = new Map<number, HeadView>();
-  const releases: (() => void)[] = [];
+  const interest = new AbortController();
   for (const link of links) {
     const c = link.chain;
     if (!c.conditional.enabled) continue;
     senders.set(c.chainId, new ConditionalSend(link, forwarders.get(c.chainId)!));
     const source = chainHeads.get(c.chainId);
     if (source === undefined) continue;
-    releases.push(source.keepLatest(c.conditional.headPollMs));
+    source.keepLatest(c.conditional.headPollMs, interest.signal);
     heads.set(c.chainId, source);
   }
   return {
     senders,
     heads,
-    close: () => {
-      for (const release of releases) release();
-    },
+    close: () => interest.abort(),
   };
 }

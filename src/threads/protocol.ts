@@ -7,7 +7,7 @@ import type { ReadinessReport } from '../front/readiness.js';
 import type { SharedTableBuffers } from '../limits/shared-tables.js';
 import type { MetricJSON } from '../metrics/json.js';
 import type { WorkerLogBatch } from '../log/log.js';
-import type { TrackSeamPart } from './track-seam.js';
+import type { TrackSeamPart } from '../track/seam/protocol.js';
 import type { FlashblocksSeamPart } from './flashblocks-seam.js';
 
 /** What the threads of one process share: the rate-limit, transaction and connection-count tables, the sequencer health board and the body budget. */
@@ -29,7 +29,7 @@ export interface WorkerData {
   /** Human-readable log lines (`txgate --pretty`) as the main thread's, coloured when its stdout is a terminal. */
   readonly pretty: boolean;
   readonly colorize: boolean;
-  /** With a tracked chain: this worker's part of the one tracker per process (track-seam.ts); its ports are transferred. */
+  /** With a tracked chain: this worker's part of the one tracker per process (track/seam/); its ports are transferred. */
   readonly track: TrackSeamPart | null;
   /** With a chain whose flashblocks stream is read: this worker's part of the one stream per process (flashblocks-seam.ts); its ports are transferred. */
   readonly flashblocks: FlashblocksSeamPart | null;

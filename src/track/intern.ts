@@ -2,7 +2,7 @@
  * One copy of each distinct string a tracker keeps in many entries (docs/tracking.md#how-the-watcher-works-and-what-it-costs):
  * the sender addresses (a policy's or the chain's string, one per acceptance or answer). An
  * account, sequencer or rule handed over by another thread is one string per name already (its
- * name record's: track/handed.ts).
+ * name record's: seam/handed.ts).
  * Bounded: past `max` distinct values it starts over, so strings a peer controls (a sender the
  * chain RPC names) never grow it without bound; an entry made before keeps its copy.
  */

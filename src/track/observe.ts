@@ -7,7 +7,7 @@
 import type { ForwardObserver } from '../forward/forwarder.js';
 import type { ForwardRequest } from '../forward/parts.js';
 
-/** Told of each acceptance: the tracker, or on a thread that does not own it, its hand-off (threads/track-seam.ts). */
+/** Told of each acceptance: the tracker, or on a thread that does not own it, its hand-off (seam/remote.ts). */
 export interface Acceptor {
   accepted(req: ForwardRequest, sequencer: string, rule: string): void;
 }

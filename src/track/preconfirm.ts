@@ -24,7 +24,7 @@ export class Preconfirmations {
     private readonly source: FlashblocksSource,
     /** The last block the watcher applied (-1 before the first). */
     private readonly head: () => number,
-    /** The acceptances other threads handed over, read first (threads/track-seam.ts). */
+    /** The acceptances other threads handed over, read first (seam/owner.ts). */
     private readonly catchUp: () => void,
     /** An entry back in no block: looked up and checked again, as a new acceptance (the watcher's; a replacement is looked for from now: none could land before the block that left it out). */
     private readonly recheck: (e: Entry) => void,

@@ -1,6 +1,6 @@
 /**
  * The status table of one chain (one per process, on the thread that owns the tracker:
- * threads/track-seam.ts): every transaction this edge accepted, with its
+ * seam/): every transaction this edge accepted, with its
  * timeline, bounded. Final entries stay `keepMs`; when the table is full the oldest final entry
  * goes first (counted), and a table full of pending entries refuses to track a new acceptance
  * (counted): never the submission. Every move goes through `move`, which refuses a transition

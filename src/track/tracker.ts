@@ -2,7 +2,9 @@
  * Following one chain's accepted transactions to their block (`chains[].track`, off by default;
  * docs/tracking.md): the status table, its watcher, the hooks where an acceptance becomes known,
  * and the status answers. One per chain and process: with several worker threads the owner
- * thread holds it and the others reach it through the seam (threads/track-seam.ts).
+ * thread holds it and the others reach it through the seam (seam/): the owner makes it, giving
+ * itself as the tracker's hand-off (seam/owner.ts), and gives it each acceptance another thread
+ * handed over, read back into the forward's request (`acceptedElsewhere`).
  *
  * An acceptance becomes known where it is decided: the forward's observer (forward/attempts.ts,
  * through observe.ts) tells `accepted` with the request, the sequencer and the rule, for the
@@ -26,21 +28,10 @@ import { Watcher } from './watcher.js';
 import type { TrackView, WatchState } from './watch-state.js';
 import type { HeadSource } from '../upstreams/chain-rpc/chain-heads.js';
 import { type Bounds, Expiries } from './expiry.js';
-import type { HandedReader } from './handed.js';
 import type { FlashblocksSource } from '../flashblocks/feed.js';
+import type { ForwardRequest } from '../forward/parts.js';
 import { Preconfirmations } from './preconfirm.js';
-
-/** The forward's request, as far as tracking reads it (forward/parts.ts's ForwardRequest). */
-export interface Forwarded {
-  readonly hash: string;
-  readonly rawHex: string;
-  readonly account: string;
-  readonly sender: string | null;
-  /** When the request arrived (performance.now()). */
-  readonly t0?: number;
-  /** A conditional send's bounds (track/expiry.ts). */
-  readonly conditional?: Bounds | undefined;
-}
+import type { TrackedChain } from './tracked.js';
 
 type Answer = Exit | Promise<Exit>;
 
@@ -61,25 +52,32 @@ export interface TrackerParts {
   readonly dropped?: ((hash: string) => void) | undefined;
   /** The chain's flashblocks stream, where it has one (`chains[].flashblocks`): `preconfirmed` (preconfirm.ts). */
   readonly flashblocks?: FlashblocksSource | null | undefined;
+  /** With several worker threads, the owner's end of the seam (seam/owner.ts); else none. */
+  readonly handOff?: HandOff | null | undefined;
 }
+
+/** What a tracker asks of the seam on the thread that owns it (seam/owner.ts). */
+export interface HandOff {
+  /** Takes the acceptances other threads handed over and this thread has not read yet: before every lookup of a hash and every watcher pass. */
+  catchUp(): void;
+  /** The tracker's listeners went from none to some (true) or back (false): the owner then reads acceptances as they are written, or when needed. */
+  listening(on: boolean): void;
+}
+
+/** No other thread: nothing handed over. */
+const ALONE: HandOff = { catchUp: () => undefined, listening: () => undefined };
 
 /** Told of every change of an entry: the entry and its status object. */
 export type ChangeListener = (e: Entry, status: string) => void;
 
-export class Tracker implements TrackView {
+export class Tracker implements TrackView, TrackedChain {
   private readonly table: TrackTable;
   readonly watcher: WatchState;
   private readonly watch: Watcher;
   private readonly rpc: ChainRpc;
   private readonly listeners = new Set<ChangeListener>();
   private readonly chainId: number;
-  /**
-   * Takes the acceptances other threads handed over and this thread has not read yet
-   * (threads/track-seam.ts): before every lookup of a hash and every watcher pass.
-   */
-  catchUp: () => void = () => undefined;
-  /** Told when the listeners go from none to some or back (the owner then asks for acceptances at once). */
-  listenersChanged: () => void = () => undefined;
+  private readonly handOff: HandOff;
 
   private readonly observer: TrackObserver;
   private readonly clock = new EpochClock();
@@ -96,6 +94,8 @@ export class Tracker implements TrackView {
     this.observer = parts.observer ?? {};
     this.dropped = parts.dropped ?? ((): void => undefined);
     const heads = parts.heads ?? null;
+    this.handOff = parts.handOff ?? ALONE;
+    const handOff = this.handOff;
     this.table = new TrackTable(cfg.maxTracked, cfg.keepMs, (e, from) => this.tell(e, from));
     const decoder = new TxDecoder(chain.chainId, chain.hardfork, { signature: 'recover' });
     const recover = (raw: string): { sender: string; nonce: number } | null => {
@@ -104,29 +104,32 @@ export class Tracker implements TrackView {
       const sender = tx.sender();
       return typeof sender === 'string' && tx.nonce <= BigInt(Number.MAX_SAFE_INTEGER) ? { sender, nonce: Number(tx.nonce) } : null;
     };
-    this.watch = new Watcher(cfg, this.table, this.rpc, log, (e, r, time, seenAt) => this.include(e, r, time, seenAt), recover, heads);
-    this.watcher = this.watch;
     const expiries = new Expiries(this.table, this.rpc);
     this.expiries = expiries;
-    this.watch.beforePass = () => this.catchUp();
     const fb = parts.flashblocks ?? null;
-    if (fb !== null) {
-      const pre = new Preconfirmations(
-        this.table,
-        fb,
-        () => this.watch.head,
-        () => this.catchUp(),
-        (e) => this.watch.track(e),
-      );
-      this.watch.sealed = (b) => pre.sealed(b);
-      this.preconfirmations = pre;
-    }
-    this.watch.afterPass = (number, time, live) => (time < 0 ? Promise.resolve() : expiries.run({ number, time }, live));
+    // The watcher's head and its new lookups, read when a slice comes (after this constructor).
+    const pre =
+      fb === null
+        ? null
+        : new Preconfirmations(
+            this.table,
+            fb,
+            () => this.watch.head,
+            () => handOff.catchUp(),
+            (e) => this.watch.track(e),
+          );
+    this.preconfirmations = pre;
+    this.watch = new Watcher(cfg, this.table, this.rpc, log, (e, r, time, seenAt) => this.include(e, r, time, seenAt), recover, heads, {
+      beforePass: () => handOff.catchUp(),
+      sealed: pre === null ? null : (b) => pre.sealed(b),
+      afterPass: (number, time, live) => (time < 0 ? Promise.resolve() : expiries.run({ number, time }, live)),
+    });
+    this.watcher = this.watch;
   }
 
   private readonly expiries: Expiries;
   /** The chain's preconfirmations (null: no flashblocks stream). */
-  private readonly preconfirmations: Preconfirmations | null = null;
+  private readonly preconfirmations: Preconfirmations | null;
 
   get pending(): number {
     return this.table.pending;
@@ -153,11 +156,11 @@ export class Tracker implements TrackView {
    * tracked from now (the same bytes again, or another sequencer's acceptance of them, are
    * tracked once). Its nonce and sender come with the first lookup (or from its bytes).
    */
-  accepted(req: Forwarded, sequencer: string, rule: string): void {
+  accepted(req: ForwardRequest, sequencer: string, rule: string): void {
     // Called inside the forward: whatever goes wrong here must not change the submission's answer.
     try {
       // Epoch ms from the monotonic clock (one clock read here: base/epoch-clock.ts), the arrival
-      // by the wait since it, as a handed acceptance's (threads/track-seam.ts).
+      // by the wait since it, as a handed acceptance's (seam/remote.ts).
       const t = performance.now();
       const now = this.clock.epochOf(t);
       const receivedAt = now - waited(req.t0, t);
@@ -171,21 +174,27 @@ export class Tracker implements TrackView {
   }
 
   /**
-   * An acceptance another thread of the process handed over: the record at `at` of `size` bytes
-   * in its ring (threads/track-seam.ts; the layout: handed.ts), its times epoch ms. A record
-   * that does not read as one is not tracked (counted as refused).
+   * An acceptance another thread of the process handed over (seam/owner.ts reads its record back
+   * into the request): `req` accepted by `sequencer` and `rule` at `acceptedAt` (epoch ms, the
+   * accepting thread's clock), `waited` ms after the request arrived there.
    */
-  acceptedElsewhere(handed: HandedReader, at: number, size: number): void {
-    try {
-      const e = handed.entry(at, size, this.table);
-      if (e === null) this.table.counts.refused++;
-      else this.follow(e, handed.bounds(at));
-    } catch (err) {
-      this.log.error({ err }, 'tracker: an acceptance could not be tracked (the submission is unaffected)');
-    }
+  acceptedElsewhere(req: ForwardRequest, sequencer: string, rule: string, acceptedAt: number, waited: number): void {
+    this.follow(
+      new Entry({
+        hash: req.hash,
+        account: req.account,
+        receivedAt: acceptedAt - waited,
+        acceptedAt,
+        sequencer,
+        rule,
+        sender: this.senderOf(req.sender),
+        raw: req.rawHex,
+      }),
+      req.conditional,
+    );
   }
 
-  /** Acceptances another thread could not hand over (its owner was behind): counted as a full table's. */
+  /** Acceptances another thread could not hand over (its owner was behind), or whose record did not read: counted as a full table's. */
   lostInHandOff(n: number): void {
     if (Number.isSafeInteger(n) && n > 0) this.table.counts.refused += n;
   }
@@ -259,20 +268,15 @@ export class Tracker implements TrackView {
   /** Every change from now on; returns the unsubscription. */
   listen(fn: ChangeListener): () => void {
     this.listeners.add(fn);
-    if (this.listeners.size === 1) this.listenersChanged();
+    if (this.listeners.size === 1) this.handOff.listening(true);
     return () => {
-      if (this.listeners.delete(fn) && this.listeners.size === 0) this.listenersChanged();
+      if (this.listeners.delete(fn) && this.listeners.size === 0) this.handOff.listening(false);
     };
-  }
-
-  /** Whether any listener is told of changes. */
-  get listened(): boolean {
-    return this.listeners.size > 0;
   }
 
   /** The status of a hash this edge tracks for `account`, or null (not tracked, or another account's). */
   own(account: string, hash: string): Entry | null {
-    this.catchUp();
+    this.handOff.catchUp();
     const e = this.table.get(hash);
     return e !== undefined && e.account === account ? e : null;
   }

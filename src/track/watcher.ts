@@ -17,7 +17,7 @@ import { type ChainRpc, failureText } from '../upstreams/chain-rpc/chain-rpc.js'
 import { DueChecks } from './checks.js';
 import type { Entry, TrackTable } from './table.js';
 import { BLOCK_METHOD, RECEIPT_METHOD } from '../rpc/rpc-methods.js';
-import type { WatchState } from './watch-state.js';
+import type { WatchHooks, WatchState } from './watch-state.js';
 import { inNoBlock } from './states.js';
 import type { HeadSource } from '../upstreams/chain-rpc/chain-heads.js';
 import { CALL_MS, hexQuantity as hex, quantity } from '../base/rpc-values.js';
@@ -28,11 +28,6 @@ const MAX_BLOCKS_PER_PASS = 256;
 export class Watcher implements WatchState {
   head = -1;
   chainHead = -1;
-  afterPass: ((head: number, time: number, live: () => boolean) => Promise<void>) | null = null; // track/expiry.ts AfterPass
-  /** Told of each block applied, after its tracked transactions: the preconfirmations it left out (track/preconfirm.ts). */
-  sealed: ((b: Block) => void) | null = null;
-  /** Called as a pass starts: the acceptances handed over and not yet read are taken first (threads/track-seam.ts). */
-  beforePass: () => void = () => undefined;
   stalled = false;
   restarts = 0;
   problem: string | null = null;
@@ -61,6 +56,7 @@ export class Watcher implements WatchState {
     /** Moves a pending entry to `dropped` or `replaced` (checks.ts decides). */
     recover: (raw: string) => { sender: string; nonce: number } | null,
     heads: HeadSource | null,
+    private readonly hooks: WatchHooks = {},
   ) {
     this.due = new DueChecks(config, table, rpc, recover, (e, r, signal) => this.includeVia(e, r, signal));
     this.unlisten = heads?.subscribe(() => this.wake()) ?? null;
@@ -157,7 +153,7 @@ export class Watcher implements WatchState {
 
   /** One pass: new blocks (and reorgs), the fresh lookups, the due checks, the sweep. */
   private async onePass(signal: AbortSignal): Promise<void> {
-    this.beforePass();
+    this.hooks.beforePass?.();
     const latest = await this.rpc.one('eth_blockNumber', [], { timeoutMs: CALL_MS, signal });
     const n = latest.kind === 'result' ? quantity(latest.result) : null;
     if (signal.aborted) return;
@@ -206,7 +202,8 @@ export class Watcher implements WatchState {
     await this.due.lookupFresh(this.head, signal);
     if (signal.aborted) return;
     await this.due.run(this.head, Date.now(), signal);
-    if (this.afterPass !== null && !signal.aborted) await this.afterPass(this.head, this.canon.get(this.head)?.time ?? -1, () => !signal.aborted);
+    if (this.hooks.afterPass !== undefined && !signal.aborted)
+      await this.hooks.afterPass(this.head, this.canon.get(this.head)?.time ?? -1, () => !signal.aborted);
     this.table.sweep(Date.now());
     if (this.chainHead - this.head <= this.config.maxLagBlocks) this.problem = null;
   }
@@ -248,7 +245,7 @@ export class Watcher implements WatchState {
         else this.due.fresh.push(e); // no receipt yet (a node behind its head): looked up again next pass
       });
     }
-    this.sealed?.(b);
+    this.hooks.sealed?.(b);
     this.remember(b);
     this.head = b.number;
   }

@@ -25,7 +25,7 @@ const TX_HASH = /^0[xX][0-9a-fA-F]{64}$/;
 /** Told of every change of a tracked transaction: whose and which, and its status object (JSON text). */
 export type FeedListener = (change: { readonly account: string; readonly hash: string }, status: string) => void;
 
-/** What the transport needs of a chain's tracker (the tracker, or on another thread its seam: threads/track-seam.ts). */
+/** What the transport needs of a chain's tracker (the tracker, or on another thread its seam: track/seam/remote.ts). */
 export interface StatusFeed {
   listen(fn: FeedListener): () => void;
 }

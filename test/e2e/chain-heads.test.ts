@@ -81,7 +81,8 @@ describe('ChainHeads: one head source per chain', () => {
     const url = `ws://127.0.0.1:${(wss.address() as { port: number }).port}`;
     const rpc = new CountingRpc();
     const heads = new ChainHeads(url, silent, rpc);
-    const release = heads.keepLatest(20);
+    const reader = new AbortController();
+    heads.keepLatest(20, reader.signal);
     try {
       await eventually(() => heads.live, 5_000);
       const polled = rpc.calls;
@@ -97,7 +98,7 @@ describe('ChainHeads: one head source per chain', () => {
       assert.ok(rpc.calls > polled, 'polled once the subscription was lost');
     } finally {
       refuse = false;
-      release();
+      reader.abort();
       heads.close();
     }
   });
@@ -109,12 +110,15 @@ const silent = createLogger({ level: 'silent' });
 class CountingRpc implements Upstream {
   calls = 0;
   hold = false;
+  /** Each call's signal, in order. */
+  readonly signals: (AbortSignal | undefined)[] = [];
   private readonly held: (() => void)[] = [];
   readonly url = 'http://127.0.0.1:1';
   readonly label = 'rpc';
   readonly labelJson = '"rpc"';
-  async call(method: string): Promise<Answer> {
+  async call(method: string, _params?: string, _times?: unknown, signal?: AbortSignal): Promise<Answer> {
     this.calls++;
+    this.signals.push(signal);
     assert.equal(method, 'eth_getBlockByNumber');
     if (this.hold) await new Promise<void>((r) => this.held.push(r));
     return { kind: 'result', result: { number: '0x7', hash: HASH(7), timestamp: '0x5' } };
@@ -136,13 +140,14 @@ describe("ChainHeads' poll: the chain RPC's latest block, for a reader of the la
       assert.equal(rpc.calls, 0, 'a subscriber alone starts no poll');
       assert.equal(heads.live, false);
       const before = performance.now();
-      const release = heads.keepLatest(10);
+      const reader = new AbortController();
+      heads.keepLatest(10, reader.signal);
       await eventually(() => rpc.calls >= 3, 5_000);
       const h = heads.head()!;
       assert.deepEqual([h.number, h.hash, h.timestamp], [7, HASH(7), 5]);
       assert.ok(h.seenAt >= before, 'seen when the answer came');
       assert.deepEqual([told, heads.count], [0, 0], 'a polled head is never news');
-      release();
+      reader.abort();
       const stopped = rpc.calls;
       await new Promise((r) => setTimeout(r, 100));
       assert.equal(rpc.calls, stopped, 'no poll after the last reader let go');
@@ -156,7 +161,8 @@ describe("ChainHeads' poll: the chain RPC's latest block, for a reader of the la
     const rpc = new CountingRpc();
     rpc.hold = true;
     const heads = new ChainHeads(null, silent, rpc);
-    const release = heads.keepLatest(10);
+    const reader = new AbortController();
+    heads.keepLatest(10, reader.signal);
     try {
       await eventually(() => rpc.calls === 1, 5_000);
       await new Promise((r) => setTimeout(r, 100));
@@ -166,7 +172,52 @@ describe("ChainHeads' poll: the chain RPC's latest block, for a reader of the la
       rpc.release();
       await eventually(() => rpc.calls >= 2 && heads.head() !== null, 5_000);
     } finally {
-      release();
+      reader.abort();
+      heads.close();
+    }
+  });
+
+  it("the shortest period any reader asks: a later reader's shorter one at once, the longer one again as it leaves; the last leaving stops the poll and cancels the call out", async () => {
+    const rpc = new CountingRpc();
+    const heads = new ChainHeads(null, silent, rpc);
+    const slow = new AbortController();
+    const fast = new AbortController();
+    const later = new AbortController();
+    const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    try {
+      heads.keepLatest(60_000, slow.signal);
+      await eventually(() => rpc.calls === 1 && heads.head() !== null, 5_000);
+      await pause(100);
+      assert.equal(rpc.calls, 1, "a minute's period: one poll, the first reader's at once");
+      heads.keepLatest(10, fast.signal);
+      await eventually(() => rpc.calls >= 5, 5_000);
+      // A reader asking longer than the poll's period leaves it as it is.
+      heads.keepLatest(60_000, later.signal);
+      const before = rpc.calls;
+      await eventually(() => rpc.calls >= before + 3, 5_000);
+      fast.abort();
+      await pause(20);
+      const left = rpc.calls;
+      await pause(100);
+      assert.equal(rpc.calls, left, 'the only reader asking oftener gone: a minute again');
+      // A reader whose interest has ended already adds nothing.
+      heads.keepLatest(10, AbortSignal.abort());
+      await pause(100);
+      assert.equal(rpc.calls, left, 'an ended reader polls nothing');
+      // A call out when the last reader leaves is cancelled.
+      rpc.hold = true;
+      const sooner = new AbortController();
+      heads.keepLatest(10, sooner.signal);
+      await eventually(() => rpc.calls === left + 1, 5_000);
+      const out = rpc.signals.at(-1)!;
+      assert.equal(out.aborted, false);
+      for (const c of [slow, later]) c.abort();
+      assert.equal(out.aborted, false, 'a reader is left: the call goes on');
+      sooner.abort();
+      assert.equal(out.aborted, true, 'the last reader gone: the call out cancelled');
+    } finally {
+      for (const c of [slow, fast, later]) c.abort();
+      rpc.release();
       heads.close();
     }
   });

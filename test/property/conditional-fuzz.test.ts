@@ -140,7 +140,8 @@ describe("peers' answers: read, never thrown", () => {
     });
     const log = createLogger({ level: 'error', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
     const heads = new ChainHeads(null, log, rpc);
-    const release = heads.keepLatest(1);
+    const reader = new AbortController();
+    heads.keepLatest(1, reader.signal);
     try {
       // A call past the last answer is made only once the poll that read the last answer is done.
       await eventually(() => i > answers.length, 10_000);
@@ -153,7 +154,7 @@ describe("peers' answers: read, never thrown", () => {
       );
       assert.equal(heads.count, 0, 'a polled head is never news');
     } finally {
-      release();
+      reader.abort();
       heads.close();
     }
   });

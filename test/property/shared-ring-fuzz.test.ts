@@ -1,6 +1,6 @@
 /**
- * The shared ring of the tracker's hand-off (src/base/shared-ring.ts, records of
- * src/track/handed.ts; docs/tracking.md#the-hand-off), fed arbitrary sequences: records of any
+ * The shared ring of the tracker's hand-off (src/track/seam/ring.ts, records of
+ * src/track/seam/handed.ts; docs/tracking.md#the-hand-off), fed arbitrary sequences: records of any
  * size written and drained in any interleaving are read whole, once, in order, and a ring refuses
  * a record only for want of room (an empty ring takes any record no larger than half of it, and a larger one once the
  * reader has passed the skip its refusal left); and a ring whose bytes are overwritten with anything never
@@ -10,9 +10,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { allocateRing, HEADER, RingReader, RingWriter } from '../../src/base/shared-ring.js';
-import { ACCEPTED, HandedReader, HandedWriter } from '../../src/track/handed.js';
-import { TrackTable } from '../../src/track/table.js';
+import type { ForwardRequest } from '../../src/forward/parts.js';
+import { ACCEPTED, HandedReader, HandedWriter } from '../../src/track/seam/handed.js';
+import { allocateRing, HEADER, RingReader, RingWriter } from '../../src/track/seam/ring.js';
+
+/** The request an acceptance record reads back into, or null where it does not read as one. */
+function requestAt(handed: HandedReader, at: number, size: number): ForwardRequest | null {
+  let got: ForwardRequest | null = null;
+  handed.take(at, size, { acceptedElsewhere: (req) => (got = req) });
+  return got;
+}
 
 /** A step: write a record of `bytes` payload bytes, or drain. */
 const step = fc.oneof(fc.record({ write: fc.integer({ min: 0, max: 700 }) }), fc.constant({ drain: true as const }));
@@ -79,8 +86,8 @@ describe('the shared ring, fuzzed', () => {
         const writer = new HandedWriter(new RingWriter(sab));
         const ring = new RingReader(sab);
         const handed = new HandedReader(ring);
-        const table = new TrackTable(1000, 60_000, () => {});
         const req = (i: number) => ({
+          reqId: 'r',
           hash: `0x${i.toString(16).padStart(64, '0')}`,
           rawHex: `0x${'ab'.repeat(i % 90)}`,
           account: `a${i % 3}`,
@@ -95,19 +102,19 @@ describe('the shared ring, fuzzed', () => {
           assert.ok(at >= HEADER && at + size <= sab.byteLength, `a record within the ring: ${at}+${size}`);
           if (handed.takeName(at, size, kind) || kind !== ACCEPTED) return;
           handed.chainOf(at);
-          const e = handed.entry(at, size, table);
+          const e = requestAt(handed, at, size);
           if (e !== null) handed.bounds(at);
         });
         assert.equal(Atomics.load(ring.i32, 1), cursor, 'read up to the cursor, not past it');
         // The writer goes on, and what it writes next is read whole (its names as their records
         // said: a name record overwritten with other characters is not something a reader can tell).
         assert.ok(writer.write(1, req(500), 'seq', 'hash', Date.now(), 1));
-        let e: ReturnType<HandedReader['entry']> = null;
+        let e: ReturnType<typeof requestAt> = null;
         ring.drain((at, size, kind) => {
-          if (!handed.takeName(at, size, kind) && kind === ACCEPTED) e = handed.entry(at, size, table);
+          if (!handed.takeName(at, size, kind) && kind === ACCEPTED) e = requestAt(handed, at, size);
         });
-        assert.equal((e as ReturnType<HandedReader['entry']>)?.hash, req(500).hash);
-        assert.equal(typeof (e as ReturnType<HandedReader['entry']>)?.account, 'string');
+        assert.equal((e as ReturnType<typeof requestAt>)?.hash, req(500).hash);
+        assert.equal(typeof (e as ReturnType<typeof requestAt>)?.account, 'string');
       }),
       { numRuns: 300 },
     );

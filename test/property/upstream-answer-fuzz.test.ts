@@ -111,6 +111,27 @@ describe('readers of upstream answers never throw', () => {
     }
   });
 
+  it("the chain RPC client's call (the Upstream shape) is cancelled by its signal as one and batch are: a fault, 'cancelled', at once when already ended", async () => {
+    // A peer that never answers: only the signal ends the call (its bound is a minute).
+    const server: Server = createServer((req) => req.resume());
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const c = new ChainRpc(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, 2);
+    const times = { timeoutMs: 60_000, queueMs: 1_000 };
+    try {
+      const cancel = new AbortController();
+      const answer = c.call('eth_blockNumber', '[]', times, cancel.signal);
+      setTimeout(() => cancel.abort(), 50);
+      assert.deepEqual(await answer, { kind: 'fault', why: 'cancelled', sent: true });
+      assert.deepEqual(await c.call('eth_blockNumber', '[]', times, AbortSignal.abort()), { kind: 'fault', why: 'cancelled', sent: true });
+      // Without a signal the bound alone ends it, as before.
+      assert.match(((await c.call('eth_blockNumber', '[]', { timeoutMs: 100, queueMs: 100 })) as { why: string }).why, /timeout/);
+    } finally {
+      await c.close();
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
   it('the readings of a send, a sync send, a resend and a lookup: any JSON value, however nested', () => {
     const values = fc.oneof(fc.jsonValue(), fc.anything(), fc.constant({ toString: 1, valueOf: 1 }), fc.constant(null));
     fc.assert(

@@ -1,7 +1,7 @@
 /**
- * An acceptance handed over by another worker thread (src/track/handed.ts's records in the shared
- * ring of src/base/shared-ring.ts, read by the owner of src/threads/track-seam.ts): written on
- * the accepting thread, read into the owner's entry with every field as the request and the
+ * An acceptance handed over by another worker thread (src/track/seam/handed.ts's records in the
+ * shared ring of src/track/seam/ring.ts, read by the owner of src/track/seam/owner.ts): written on
+ * the accepting thread, read back into the request and the owner's entry with every field as the request and the
  * forward told it (times within the run's clock, a conditional send's bounds as bigints, past
  * 2^53 too); names sent once; a ring that wraps many times read in order; a full ring refusing
  * a record whole (the seam keeps it waiting, in order, and hands it over once there is room);
@@ -13,11 +13,13 @@ import { after, describe, it } from 'node:test';
 import { MessageChannel } from 'node:worker_threads';
 import { parseConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/log/log.js';
-import { allocateRing, HEADER, RingReader, RingWriter } from '../../src/base/shared-ring.js';
-import { seamParts, TrackOwner, TrackRemote } from '../../src/threads/track-seam.js';
-import { ACCEPTED, HandedReader, HandedWriter } from '../../src/track/handed.js';
-import { TrackTable } from '../../src/track/table.js';
-import { Tracker } from '../../src/track/tracker.js';
+import type { ForwardRequest } from '../../src/forward/parts.js';
+import { ACCEPTED, HandedReader, HandedWriter } from '../../src/track/seam/handed.js';
+import { handedTaker, TrackOwner } from '../../src/track/seam/owner.js';
+import { seamParts } from '../../src/track/seam/protocol.js';
+import { TrackRemote } from '../../src/track/seam/remote.js';
+import { allocateRing, HEADER, RingReader, RingWriter } from '../../src/track/seam/ring.js';
+import { type HandOff, Tracker } from '../../src/track/tracker.js';
 import { ChainRpc } from '../../src/upstreams/chain-rpc/chain-rpc.js';
 
 const RPC = 'http://127.0.0.1:9';
@@ -41,19 +43,38 @@ const request = (i: number, extra: object = {}) => ({
   ...extra,
 });
 
-/** A ring of `bytes` with both ends on this thread; `read()` takes what was written into the tracker. */
+/** A ring of `bytes` with both ends on this thread; `read()` takes what was written into the tracker (as the owner does). */
 function ring(bytes: number) {
   const sab = allocateRing(bytes);
   const writer = new HandedWriter(new RingWriter(sab));
   const reader = new RingReader(sab);
   const handed = new HandedReader(reader);
   const kinds: number[] = [];
+  const take = handedTaker(handed, (chainId) => (chainId === chain.chainId ? tracker : undefined), log);
   const read = () =>
     reader.drain((at, size, kind) => {
       kinds.push(kind);
-      if (!handed.takeName(at, size, kind) && kind === ACCEPTED && handed.chainOf(at) === chain.chainId) tracker.acceptedElsewhere(handed, at, size);
+      take(at, size, kind);
     });
-  return { sab, writer, reader, handed, kinds, read };
+  return { sab, writer, reader, handed, kinds, take, read };
+}
+
+/** The request an acceptance record reads back into, or null where it does not read as one. */
+function requestAt(handed: HandedReader, at: number, size: number): ForwardRequest | null {
+  let got: ForwardRequest | null = null;
+  handed.take(at, size, { acceptedElsewhere: (req) => (got = req) });
+  return got;
+}
+
+/** The owner of `own`'s ports and rings, with a tracker of the chain of its own (given the owner as its hand-off). */
+function ownerOf(own: { ports: readonly import('node:worker_threads').MessagePort[]; rings: readonly SharedArrayBuffer[] }) {
+  const owner = new TrackOwner({
+    ports: own.ports,
+    rings: own.rings,
+    log,
+    trackers: (handOff: HandOff) => new Map([[chain.chainId, new Tracker(chain, log, { rpc, handOff })]]),
+  });
+  return { owner, tracker: owner.trackers.get(chain.chainId)! };
 }
 
 describe('an acceptance handed over', () => {
@@ -105,7 +126,6 @@ describe('an acceptance handed over', () => {
 
   it('a ring that wraps many times is read in order, whole records only', () => {
     const r = ring(1 << 12);
-    const table = new TrackTable(1000, 60_000, () => {});
     const seen: string[] = [];
     const sizes = [0, 3, 50, 170, 7, 0, 201];
     for (let i = 0; i < 400; i++) {
@@ -114,14 +134,14 @@ describe('an acceptance handed over', () => {
       if (i % 3 === 2)
         r.reader.drain((at, size, kind) => {
           if (r.handed.takeName(at, size, kind)) return;
-          const e = r.handed.entry(at, size, table);
-          seen.push(`${e?.hash}:${e?.raw?.length}`);
+          const e = requestAt(r.handed, at, size);
+          seen.push(`${e?.hash}:${e?.rawHex.length}`);
         });
     }
     r.reader.drain((at, size, kind) => {
       if (r.handed.takeName(at, size, kind)) return;
-      const e = r.handed.entry(at, size, table);
-      seen.push(`${e?.hash}:${e?.raw?.length}`);
+      const e = requestAt(r.handed, at, size);
+      seen.push(`${e?.hash}:${e?.rawHex.length}`);
     });
     assert.deepEqual(
       seen,
@@ -140,14 +160,16 @@ describe('an acceptance handed over', () => {
     const remote = new TrackRemote(other.port, other.ring, log);
     remote.hand(chain.chainId, request(7000), RPC, 'hash');
     remote.hand(chain.chainId, request(7001), RPC, 'hash');
+    // The owner reads (chain 99 is not tracked here: its records are read and let go), and the two
+    // waiting follow: not yet in the ring as it is made (its first read takes the filler's records alone).
+    const { owner, tracker } = ownerOf(own);
     assert.equal(tracker.own('desk', hashOf(7000)), null);
-    // The owner reads (chain 99 is not tracked here: its records are read and let go), and the two waiting follow.
-    const owner = new TrackOwner(new Map([[chain.chainId, tracker]]), own.ports, own.rings, log);
     for (let i = 0; i < 200 && tracker.own('other', hashOf(7001)) === null; i++) await new Promise((res) => setTimeout(res, 5));
     assert.notEqual(tracker.own('desk', hashOf(7000)), null);
     assert.notEqual(tracker.own('other', hashOf(7001)), null);
     owner.close();
     remote.close();
+    await tracker.close();
   });
 
   it('past 65,536 names the writer starts over (a RESET record), and the acceptance that crossed it is tracked with its names sent again', () => {
@@ -167,10 +189,11 @@ describe('an acceptance handed over', () => {
     const reader = new RingReader(sab);
     const handed = new HandedReader(reader);
     const kinds = new Map<number, number>();
+    const take = handedTaker(handed, () => own, log);
     const read = () =>
       reader.drain((at, size, kind) => {
         kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
-        if (!handed.takeName(at, size, kind) && kind === ACCEPTED) own.acceptedElsewhere(handed, at, size);
+        take(at, size, kind);
       });
     const n = 70_000;
     const write = (i: number) => writer.write(chain.chainId, request(i, { account: 'desk', sender: null }), `https://seq-${i}.example`, 'hash', Date.now(), 0);
@@ -202,7 +225,7 @@ describe('an acceptance handed over', () => {
       if (r.handed.takeName(at, size, kind)) return;
       last = at;
       r.reader.u32[(at >> 2) + 13] = 1 << 20;
-      tracker.acceptedElsewhere(r.handed, at, size);
+      r.take(at, size, kind);
     });
     assert.ok(last > 0);
     assert.equal(tracker.own('desk', hashOf(8000)), null);
@@ -227,7 +250,7 @@ describe('an acceptance handed over', () => {
   it('read when needed: a status question or a pass takes what waits; a lane subscription is told at once', async () => {
     const [own, other] = seamParts(2, () => new MessageChannel());
     assert.ok(own?.role === 'owner' && other?.role === 'remote');
-    const owner = new TrackOwner(new Map([[chain.chainId, tracker]]), own.ports, own.rings, log);
+    const { owner, tracker } = ownerOf(own);
     const remote = new TrackRemote(other.port, other.ring, log);
     const tick = () => new Promise((res) => setTimeout(res, 20));
     const pending = tracker.pending;
@@ -248,5 +271,6 @@ describe('an acceptance handed over', () => {
     assert.equal(tracker.pending, pending + 2, 'the last listener gone: read when needed again');
     owner.close();
     remote.close();
+    await tracker.close();
   });
 });

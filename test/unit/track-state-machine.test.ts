@@ -106,7 +106,7 @@ describe('tracked states: the state machine', () => {
     tracker.listen(() => {
       throw new Error('a listener that breaks');
     });
-    const req = { hash: hashOf(77), rawHex: '0x02', account: 'desk', sender: null, t0: performance.now() };
+    const req = { hash: hashOf(77), rawHex: '0x02', account: 'desk', reqId: 'r', sender: null, t0: performance.now() };
     assert.doesNotThrow(() => tracker.accepted(req, 'http://seq', 'hash'));
     await tracker.close();
     await rpc.close();

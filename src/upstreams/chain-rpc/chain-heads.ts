@@ -9,9 +9,10 @@
  *   `receipt` mode (a receipt appears with a block, so a waiting call asks for it when a head
  *   arrives instead of every `pollMs`) and the chain's tracker (a watcher pass per head); while
  *   it is not live, the subscribers poll as without it;
- * - the poll (`keepLatest`): the chain RPC's latest block (`link.rpc`), asked every `pollMs`
- *   while a reader keeps it and the subscription is not live, one call at a time (a tick while
- *   one is out is skipped, never queued behind it). A chain without such a reader never polls.
+ * - the poll (`keepLatest`): the chain RPC's latest block (`link.rpc`), asked at the shortest
+ *   period any reader keeping it asks while the subscription is not live, one call at a time (a
+ *   tick while one is out is skipped, never queued behind it); a reader's interest ends by its
+ *   `AbortSignal`, and the last one's cancels a call out. A chain without such a reader never polls.
  *   A polled head is the latest head, never news: the subscribers' own polling is theirs.
  *
  * It carries no transaction: a lost or stalled feed only delays news or ages the head, never
@@ -24,7 +25,8 @@
 import { performance } from 'node:perf_hooks';
 import { WebSocket } from 'undici';
 import { ignoredFrames } from '../peer-frames.js';
-import { type CallTimes, type Upstream, upstreamLabel } from '../upstream.js';
+import { type CallTimes, upstreamLabel } from '../upstream.js';
+import type { ChainRpc } from './chain-rpc.js';
 import type { Logger } from '../../log/log.js';
 import { BLOCK_METHOD, SUBSCRIBE_METHOD, SUBSCRIPTION_METHOD } from '../../rpc/rpc-methods.js';
 import { hash32, quantity } from '../../base/rpc-values.js';
@@ -36,6 +38,9 @@ const MAX_RETRY_MS = 5_000;
 const MAX_FRAME_CHARS = 1 << 20;
 const LATEST = '["latest",false]';
 const POLL_TIMES: CallTimes = { timeoutMs: 2000, queueMs: 500 };
+
+/** What the poll calls of the chain RPC's client: one call, cancelled by a signal. */
+export type PollRpc = Pick<ChainRpc, 'call'>;
 
 /** A block's head as the chain RPC announced it. */
 export interface Head {
@@ -70,10 +75,11 @@ export class ChainHeads implements HeadSource {
   private closed = false;
   private readonly label: string;
   private readonly listeners = new Set<() => void>();
-  /** The poll: its readers, its timer while it has any, a call out, a warning said. */
-  private readers = 0;
+  /** The poll: its readers' periods, its timer and period while it has any (Infinity: none), the call out (its cancellation), a warning said. */
+  private readonly readers = new Set<{ readonly ms: number }>();
   private pollTimer: NodeJS.Timeout | null = null;
-  private polling = false;
+  private pollMs = Infinity;
+  private polling: AbortController | null = null;
   private pollWarned = false;
 
   constructor(
@@ -81,7 +87,7 @@ export class ChainHeads implements HeadSource {
     private readonly url: string | null,
     private readonly log: Logger,
     /** The chain RPC's client (the chain's link's), for the poll; null: no poll. */
-    private readonly rpc: Upstream | null = null,
+    private readonly rpc: PollRpc | null = null,
   ) {
     this.label = url === null ? '' : upstreamLabel(url);
   }
@@ -99,26 +105,45 @@ export class ChainHeads implements HeadSource {
   }
 
   /**
-   * Keeps the latest head for a reader of it (the conditions check, docs/conditional.md): the
-   * subscription opened where there is one, and the poll every `pollMs` (the first reader's)
-   * while it is not live. Returns the release: the poll stops with the last reader.
+   * Keeps the latest head for a reader of it (the conditions check, docs/conditional.md) until
+   * `signal` ends its interest: the subscription opened where there is one, and the poll, while
+   * the subscription is not live, every `pollMs` or oftener where another reader asks oftener (a
+   * shorter period takes effect at once, with a poll; the period lengthens as the readers that
+   * asked it leave; the last one's leaving stops the poll and cancels a call out).
    */
-  keepLatest(pollMs: number): () => void {
-    this.readers++;
+  keepLatest(pollMs: number, signal: AbortSignal): void {
+    if (signal.aborted || this.closed) return;
+    const reader = { ms: pollMs };
+    this.readers.add(reader);
+    signal.addEventListener(
+      'abort',
+      () => {
+        this.readers.delete(reader);
+        this.repoll();
+      },
+      { once: true },
+    );
     this.open();
-    if (this.rpc !== null && this.pollTimer === null) {
-      this.pollTimer = setInterval(() => void this.poll(), pollMs);
-      this.pollTimer.unref();
-      void this.poll();
+    this.repoll();
+  }
+
+  /** The poll's period set to the shortest its readers ask (none: stopped). */
+  private repoll(): void {
+    if (this.rpc === null || this.closed) return;
+    let ms = Infinity;
+    for (const r of this.readers) ms = Math.min(ms, r.ms);
+    if (ms === this.pollMs) return;
+    const sooner = ms < this.pollMs;
+    this.pollMs = ms;
+    if (this.pollTimer !== null) clearInterval(this.pollTimer);
+    this.pollTimer = null;
+    if (ms === Infinity) {
+      this.polling?.abort();
+      return;
     }
-    let kept = true;
-    return () => {
-      if (!kept) return;
-      kept = false;
-      if (--this.readers > 0 || this.pollTimer === null) return;
-      clearInterval(this.pollTimer);
-      this.pollTimer = null;
-    };
+    this.pollTimer = setInterval(() => void this.poll(), ms);
+    this.pollTimer.unref();
+    if (sooner) void this.poll();
   }
 
   private open(): void {
@@ -129,12 +154,13 @@ export class ChainHeads implements HeadSource {
 
   /** One poll of the latest block, unless one is out or the subscription is live. */
   private async poll(): Promise<void> {
-    if (this.polling || this.live || this.closed) return;
-    this.polling = true;
+    if (this.polling !== null || this.live || this.closed) return;
+    const cut = new AbortController();
+    this.polling = cut;
     try {
-      const a = await this.rpc!.call(BLOCK_METHOD, LATEST, POLL_TIMES);
-      // The subscription came up meanwhile (or the source closed): its heads are the latest.
-      if (this.live || this.closed) return;
+      const a = await this.rpc!.call(BLOCK_METHOD, LATEST, POLL_TIMES, cut.signal);
+      // The subscription came up meanwhile (or the source closed, or no reader is left): its heads are the latest.
+      if (this.live || this.closed || cut.signal.aborted) return;
       const h = a.kind === 'result' ? headOf(a.result) : null;
       if (h !== null) {
         // A head lower than the one held (a rollback, another node behind) is taken too: the freshest word counts.
@@ -147,7 +173,7 @@ export class ChainHeads implements HeadSource {
     } catch {
       // An upstream's call never throws; nothing here may end the process if one did.
     } finally {
-      this.polling = false;
+      this.polling = null;
     }
   }
 
@@ -244,6 +270,7 @@ export class ChainHeads implements HeadSource {
     if (this.retry !== null) clearTimeout(this.retry);
     if (this.pollTimer !== null) clearInterval(this.pollTimer);
     this.pollTimer = null;
+    this.polling?.abort();
     this.live = false;
     const ws = this.ws;
     this.ws = null;

@@ -21,7 +21,7 @@ export interface RpcCall {
   readonly params: readonly unknown[];
 }
 
-/** A call's bound, and the signal that cancels it (a watcher's abandoned pass). */
+/** A call's bound, and the signal that cancels it (a watcher's abandoned pass, a head poll no reader wants). */
 export interface RpcOptions {
   readonly timeoutMs: number;
   readonly signal?: AbortSignal | undefined;
@@ -48,10 +48,13 @@ export class ChainRpc implements Upstream {
     this.pool = new Pool(u.origin, { connections, pipelining: 1, keepAliveTimeout: 30_000, connect: { timeout: 2_000 } });
   }
 
-  /** One call with its params already serialized (the `Upstream` shape: the forward's lookups, the sync send). */
-  async call(method: string, paramsJson: string, times: CallTimes): Promise<Answer> {
+  /**
+   * One call with its params already serialized (the `Upstream` shape: the forward's lookups, the
+   * sync send, the head poll), bounded by `times` and cancelled by `signal` as `one` is.
+   */
+  async call(method: string, paramsJson: string, times: CallTimes, signal?: AbortSignal): Promise<Answer> {
     const body = `{"jsonrpc":"2.0","id":1,"method":"${method}","params":${paramsJson}}`;
-    const got = await this.post(body, { timeoutMs: times.queueMs + times.timeoutMs });
+    const got = await this.post(body, { timeoutMs: times.queueMs + times.timeoutMs, signal });
     return typeof got === 'string' ? fault(got) : interpret(got.status, got.text);
   }
 

@@ -1,26 +1,24 @@
 /**
- * Tracking accepted transactions, composed (`chains[].track`; src/track/, docs/tracking.md): a
- * tracker per tracked chain and process, the one head subscription per chain it shares with the
- * sync send, the forward's observer of those chains, /ready's detail and the WebSocket transport's
- * feeds. With several worker threads one of them owns the trackers and every other reaches them
- * through the seam (threads/track-seam.ts): the same answers and pushes on every thread. A chain
- * without tracking gets nothing of it: its forward's observer is the one it had.
+ * Tracking accepted transactions, composed (`chains[].track`; docs/tracking.md): a tracker per
+ * tracked chain and process, the one head subscription per chain it shares with the sync send,
+ * the forward's observer of those chains, /ready's detail and the WebSocket transport's feeds.
+ * With several worker threads one of them owns the trackers and every other reaches them through
+ * the seam (seam/): the same answers and pushes on every thread. A chain without tracking gets
+ * nothing of it: its forward's observer is the one it had.
  */
-import type { ChainConfig, Config } from './config/config.js';
-import type { Duplicates } from './forward/dedup.js';
-import type { ForwardObserver } from './forward/forwarder.js';
-import type { Logger } from './log/log.js';
-import type { StatusAnswers } from './stages/status.js';
-import { RemoteTracker, TrackOwner, TrackRemote, type TrackSeamPart } from './threads/track-seam.js';
-import { type Acceptor, trackedObserver } from './track/observe.js';
-import { Tracker, type TrackObserver } from './track/tracker.js';
-import type { HeadSource } from './upstreams/chain-rpc/chain-heads.js';
-import type { ChainRpc } from './upstreams/chain-rpc/chain-rpc.js';
-import type { StatusFeed } from './ws/subscriptions.js';
-import type { FlashblocksSource } from './flashblocks/feed.js';
-
-/** What the stages and the WebSocket transport use of a tracked chain: the tracker, or its seam on a thread that does not own it. */
-type TrackedChain = Acceptor & StatusAnswers & StatusFeed;
+import type { ChainConfig, Config } from '../config/config.js';
+import type { Duplicates } from '../forward/dedup.js';
+import type { ForwardObserver } from '../forward/forwarder.js';
+import type { Logger } from '../log/log.js';
+import { TrackOwner } from './seam/owner.js';
+import type { TrackSeamPart } from './seam/protocol.js';
+import { RemoteTracker, TrackRemote } from './seam/remote.js';
+import { trackedObserver } from './observe.js';
+import type { TrackedChain } from './tracked.js';
+import { type HandOff, Tracker, type TrackObserver } from './tracker.js';
+import type { HeadSource } from '../upstreams/chain-rpc/chain-heads.js';
+import type { ChainRpc } from '../upstreams/chain-rpc/chain-rpc.js';
+import type { FlashblocksSource } from '../flashblocks/feed.js';
 
 export class Tracking {
   /** The trackers this thread owns (all of them with one thread; none on a worker that is not the owner). */
@@ -52,30 +50,45 @@ export class Tracking {
     duplicates: Duplicates,
     flashblocks: ReadonlyMap<number, FlashblocksSource> = new Map(),
   ): void {
-    for (const c of this.config.chains) {
-      if (!c.track.enabled) continue;
-      if (this.remote !== null) {
+    const tracked = this.config.chains.filter((c) => c.track.enabled);
+    if (this.remote !== null) {
+      for (const c of tracked) {
         const r = new RemoteTracker(c.chainId, rpcs.get(c.chainId)!, this.remote);
         this.remotes.push(r);
         this.chains.set(c.chainId, r);
-        continue;
       }
-      const dedup = duplicates.forChain(c.chainId);
-      const t = new Tracker(c, this.log, {
-        rpc: rpcs.get(c.chainId)!,
-        heads: heads.get(c.chainId) ?? null,
-        observer: this.observer,
-        dropped: (hash) => dedup.forget(hash),
-        flashblocks: flashblocks.get(c.chainId) ?? null,
-      });
-      this.trackers.set(c.chainId, t);
-      this.chains.set(c.chainId, t);
+      return;
     }
-    if (this.seam?.role === 'owner' && this.trackers.size > 0) this.owner = new TrackOwner(this.trackers, this.seam.ports, this.seam.rings, this.log);
+    const make = (handOff: HandOff | null) =>
+      new Map(
+        tracked.map((c) => {
+          const dedup = duplicates.forChain(c.chainId);
+          const t = new Tracker(c, this.log, {
+            rpc: rpcs.get(c.chainId)!,
+            heads: heads.get(c.chainId) ?? null,
+            observer: this.observer,
+            dropped: (hash) => dedup.forget(hash),
+            flashblocks: flashblocks.get(c.chainId) ?? null,
+            handOff,
+          });
+          return [c.chainId, t] as const;
+        }),
+      );
+    let made: ReadonlyMap<number, Tracker>;
+    // The owner makes the trackers, each given the owner as its hand-off (seam/owner.ts).
+    if (this.seam?.role === 'owner' && tracked.length > 0) {
+      const { ports, rings } = this.seam;
+      this.owner = new TrackOwner({ ports, rings, log: this.log, trackers: make });
+      made = this.owner.trackers;
+    } else made = make(null);
+    for (const [chainId, t] of made) {
+      this.trackers.set(chainId, t);
+      this.chains.set(chainId, t);
+    }
   }
 
   /** What the WebSocket transport subscribes to, by chain. */
-  statusFeeds(): Map<number, { feed: StatusFeed; maxSubscriptions: number }> {
+  statusFeeds(): Map<number, { feed: TrackedChain; maxSubscriptions: number }> {
     return new Map(
       this.config.chains
         .filter((c) => this.chains.has(c.chainId))

@@ -9,7 +9,7 @@
  * none; and a reader woken before much has piled up reads it in a short turn (it serves requests
  * too), not in one long pause. A record
  * is 8-aligned, its first word its size in bytes, its second its kind (0: the rest of the ring
- * is skipped, the next record is at its start); what follows is its writer's (track/handed.ts).
+ * is skipped, the next record is at its start); what follows is its writer's (handed.ts).
  */
 
 /**
@@ -28,7 +28,7 @@ const AT_ONCE = 4;
 export const HEADER = 32;
 /**
  * Bytes waiting unread past which a sleeping reader is woken (about a hundred acceptances of
- * track/handed.ts: a turn of well under a millisecond on the reader's thread, and a wake-up's
+ * handed.ts: a turn of well under a millisecond on the reader's thread, and a wake-up's
  * cost shared by that many), or half the ring where that is less.
  */
 export const WAKE_BYTES = 32 * 1024;
@@ -90,6 +90,13 @@ export class RingWriter extends RingViews {
    * what this says, and it is read again only when that is not enough (one atomic load less per record).
    */
   private r = 0;
+
+  /** A writer of a ring written before (its cursors as they stand) goes on from where the last left it. */
+  constructor(sab: SharedArrayBuffer) {
+    super(sab);
+    this.w = Atomics.load(this.i32, W);
+    this.r = Atomics.load(this.i32, R);
+  }
 
   /** Rounds a record's size up to the ring's alignment. */
   static size(bytes: number): number {

@@ -1,7 +1,9 @@
 /**
  * An acceptance handed over by another worker thread to the thread that owns the tracker
- * (threads/track-seam.ts, docs/tracking.md#the-hand-off): written as one record into the shared
- * ring of base/shared-ring.ts on the thread that accepted it, read into an entry on the owner.
+ * (owner.ts, docs/tracking.md#the-hand-off): written as one record into the shared ring of
+ * ring.ts on the thread that accepted it, read on the owner back into the forward's request
+ * (forward/parts.ts's ForwardRequest, the one request type), given to the chain's tracker with
+ * who accepted it, by which rule and when.
  * This file alone knows the records' layout. An account, sequencer label or rule travels once, as
  * a name record, and then as its number (`names`: a name is not copied per acceptance, and the
  * owner keeps its one string for it, across every chain it reads for); a hash, the signed bytes'
@@ -15,9 +17,9 @@
  *   · 68 (unused) · 72 their characters, one byte each.
  * A name: 8 its number · 12 its UTF-8 length · 16 its bytes. `RESET`: every number forgotten.
  */
-import { type RingViews, RingWriter } from '../base/shared-ring.js';
-import type { Bounds } from './expiry.js';
-import { Entry, type TrackTable } from './table.js';
+import type { ForwardRequest } from '../../forward/parts.js';
+import type { Bounds } from '../expiry.js';
+import { type RingViews, RingWriter } from './ring.js';
 
 /** The records' kinds (0 is the ring's own). */
 export const ACCEPTED = 1;
@@ -31,15 +33,13 @@ export const TOO_BIG = 'too big';
 /** Names a writer numbers before it starts over (a RESET record). */
 const MAX_NAMES = 65_536;
 
-/** The forward's request, as far as a hand-off reads it (forward/parts.ts's ForwardRequest). */
-export interface HandedRequest {
-  readonly hash: string;
-  readonly rawHex: string;
-  readonly account: string;
-  readonly sender: string | null;
-  /** When the request arrived (performance.now() on this thread). */
-  readonly t0?: number;
-  readonly conditional?: Bounds | undefined;
+/** Who a handed acceptance is given to once read: its chain's tracker (tracker.ts). */
+export interface HandedSink {
+  /**
+   * `req` accepted on another thread by `sequencer` and `rule`, at `acceptedAt` (epoch ms),
+   * `waited` ms after the request arrived.
+   */
+  acceptedElsewhere(req: ForwardRequest, sequencer: string, rule: string, acceptedAt: number, waited: number): void;
 }
 
 const hexOf = (v: bigint | null): string => (v === null ? '' : v.toString(16));
@@ -64,7 +64,7 @@ export class HandedWriter {
    * (epoch ms) after `waited` ms: true, or false when the ring has no room for it now (nothing of
    * it taken). `TOO_BIG` for a record larger than the ring (never written).
    */
-  write(chainId: number, req: HandedRequest, sequencer: string, rule: string, now: number, waited: number): boolean | typeof TOO_BIG {
+  write(chainId: number, req: ForwardRequest, sequencer: string, rule: string, now: number, waited: number): boolean | typeof TOO_BIG {
     // The reader skipped records it could not read, names among them perhaps: they go again.
     if (this.ring.skipped()) this.forget();
     // Numbered again if a RESET was written meanwhile (past MAX_NAMES): numbers from before it are unknown to the reader.
@@ -189,12 +189,15 @@ export class HandedReader {
   }
 
   /**
-   * The entry of the acceptance at `at` (of `size` bytes), or null where the record does not hold
-   * what its lengths say, or names a number it was not told (the writer is then asked to send its
-   * names again). Its account, sequencer and rule are this reader's one string for each (read once,
-   * from its name record); its sender the table's one copy (intern.ts).
+   * The acceptance at `at` (of `size` bytes) read back into the forward's request and given to
+   * `to`: true, or false where the record does not hold what its lengths say, or names a number
+   * it was not told (the writer is then asked to send its names again). Its account, sequencer
+   * and rule are this reader's one string for each (read once, from its name record). What the
+   * record does not carry the request holds as empty: `reqId` '' (the request's id stays with the
+   * thread that answered it), a conditional send's `json` '' (tracking reads its bounds alone),
+   * `t0` absent (the wait since arrival is `waited`).
    */
-  entry(at: number, size: number, table: TrackTable): Entry | null {
+  take(at: number, size: number, to: HandedSink): boolean {
     const { f64, u32, buf } = this.ring;
     const u = at >> 2;
     const account = this.names[u32[u + 8]!];
@@ -206,24 +209,24 @@ export class HandedReader {
     if (account === undefined || sequencer === undefined || rule === undefined) {
       // A number never told (its name record unread): the writer sends its names again.
       this.ring.askAgain();
-      return null;
+      return false;
     }
-    if (STRINGS + hashLen + rawLen + senderLen + u32[u + 15]! + u32[u + 16]! > size) return null;
-    const acceptedAt = f64[(at >> 3) + 2]!;
+    if (STRINGS + hashLen + rawLen + senderLen + u32[u + 15]! + u32[u + 16]! > size) return false;
     let o = at + STRINGS;
     const hash = buf.latin1Slice(o, (o += hashLen));
-    const raw = buf.latin1Slice(o, (o += rawLen));
-    const sender = (u32[u + 11]! & HAS_SENDER) === 0 ? null : table.sender(buf.latin1Slice(o, o + senderLen));
-    return new Entry({
+    const rawHex = buf.latin1Slice(o, (o += rawLen));
+    const sender = (u32[u + 11]! & HAS_SENDER) === 0 ? null : buf.latin1Slice(o, o + senderLen);
+    const b = this.bounds(at);
+    const req: ForwardRequest = {
       hash,
-      raw,
+      rawHex,
       account,
+      reqId: '',
       sender,
-      acceptedAt,
-      receivedAt: acceptedAt - f64[(at >> 3) + 3]!,
-      sequencer,
-      rule,
-    });
+      conditional: b === undefined ? undefined : { json: '', blockNumberMax: b.blockNumberMax, timestampMax: b.timestampMax },
+    };
+    to.acceptedElsewhere(req, sequencer, rule, f64[(at >> 3) + 2]!, f64[(at >> 3) + 3]!);
+    return true;
   }
 
   /** The bounds of a conditional send's acceptance at `at` (checked by `entry` first), else undefined. */
