@@ -1,16 +1,9 @@
 /**
- * What one sequencer answer to eth_sendRawTransaction says, before anything is concluded from
- * it (the rules: docs/design.md §5.2):
- * - a result equal to the locally computed hash: accepted (rule `hash`). It is the only answer
- *   that is an acceptance by itself;
- * - a JSON-RPC error whose wording suggests the bytes are there ("already known" in any node's
- *   words, "nonce too low"): a question for eth_getTransactionByHash (`check`). Accepted only
- *   if the lookup returns this very transaction; the refusal it says it is where the lookup
- *   answers null; uncertain where the lookup cannot tell. A wording never decides;
- * - any other JSON-RPC error: the sequencer's refusal, passed through;
- * - any other result (another hash, a non-string): nobody can tell from it (uncertain);
- * - a fault (transport, timeout, 5xx, garbage): uncertain if the bytes were handed to the
- *   socket, else never sent.
+ * What one sequencer answer says, before anything is concluded from it (docs/design.md §5.2):
+ * the hash alone is an acceptance; a wording that suggests the bytes are there ("already known",
+ * "nonce too low") is a question for the lookup (`check`), never a verdict; any other error is
+ * the sequencer's refusal; any other result is uncertain; a fault is uncertain once written,
+ * else never sent.
  */
 import { REJECT, reject, result, safeJson, upstreamRejected, type Exit } from '../base/errors.js';
 import type { Answer } from '../upstreams/upstream.js';

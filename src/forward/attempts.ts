@@ -1,23 +1,13 @@
 /**
- * The outcome rules of a forward, written once for every kind of send (the plain
- * eth_sendRawTransaction, the sync method) and every strategy (failover, fanout), whichever
- * front end the request came through (docs/design.md §5):
- *
- * 1. An acceptance is a hash, never a wording: a result equal to the locally computed hash (or,
- *    for the sync method, a receipt of it), or eth_getTransactionByHash returning this very
- *    transaction from that sequencer (or from the chain's RPC where one is configured).
- * 2. A written attempt with no definite answer (a fault after the bytes were handed to the
- *    socket, another hash, a wording the lookup cannot confirm) is resolved before anything is
- *    concluded: the same bytes are resent to the same sequencer on a fresh connection (safe by
- *    construction), and the hash looked up there, until it tells or the forward's time budget
- *    (`forward.timeoutMs` from the fault) runs out. Only then is it uncertain.
- * 3. A refusal is definite only when no written sequencer is uncertain: accepted if any
- *    sequencer accepted; else 502 uncertain (with `data.txHash`) if any is uncertain; else the
- *    first refusal; else nothing was sent (503 overloaded or unavailable).
- *
- * Each sequencer's part (parts.ts) is one audit line: its outcome in the one vocabulary
- * (reasons.ts), what its answer said, and the rule that established a definite one (`hash`,
- * `lookup`, `resend`, `answer`: its own refusal).
+ * The outcome rules of a forward (docs/design.md §5.2-5.6), written once for every send method
+ * (plain, sync, conditional), both strategies (failover, fanout) and every front end:
+ * 1. an acceptance is a hash (or the sync method's receipt of it) or a lookup returning this very
+ *    transaction, never a wording;
+ * 2. a written part with no definite answer is asked again before anything is concluded
+ *    (resolve.ts), and only then uncertain;
+ * 3. a refusal is definite only when no written sequencer is uncertain: accepted if any accepted,
+ *    else 502 with `data.txHash` if any is uncertain, else the first refusal, else 503 not sent.
+ * Each sequencer's part (parts.ts) is one audit line (docs/design.md §5.10).
  */
 // The module binding, not the global (a lazy getter on globalThis, looked up on every call).
 import { performance } from 'node:perf_hooks';

@@ -1,21 +1,13 @@
 /**
- * The conditional send of one chain (docs/conditional.md#the-forward-never-unconditional): the bytes and their options
- * go only as `eth_sendRawTransactionConditional` with the options unchanged, or through the
- * express lane with them in `options`; never as a plain `eth_sendRawTransaction`, neither after a
- * refusal, nor an unclear answer, nor in the resend that resolves one (forward/resolve.ts takes
- * this method's `resend`). The outcome rules are the plain send's (forward/attempts.ts), on the
- * chain's own sequencers and its route (forwarder.ts), with one reading of its own:
- *
- * - a -32003 (conditions unmet) or -32005 (cost past the sequencer's limit) is the sequencer's
- *   refusal, passed on as it came, once a lookup of the hash says the chain does not have it
- *   (the same bytes sent before may have been taken, and their own inclusion changes the state
- *   the conditions read); the lookup finding it is an acceptance; not telling, uncertain.
- *
- * A send is a flight (flight.ts) on the chain's forward places (its `maxInFlight`, shared with
- * the plain send), in a table of its own: identical bytes with identical options in flight share
- * one forward; a plain send of the same bytes never shares a conditional one's outcome, nor the
- * reverse (a conditional refusal says nothing of the plain bytes, and a plain acceptance nothing
- * of the conditions).
+ * The conditional send of one chain (docs/conditional.md#the-forward-never-unconditional): the
+ * bytes and their options go only as `eth_sendRawTransactionConditional`, options unchanged, or
+ * through the express lane with them; never plainly, not even in the resend that resolves an
+ * unclear answer (this method's `resend`). The rules and the route are the plain send's, with one
+ * reading of its own: -32003 (conditions unmet) or -32005 (too costly) is the refusal it says
+ * once a lookup says the chain lacks the hash (an earlier send of the bytes may have been taken),
+ * an acceptance where it finds it, uncertain where it cannot tell. Its flights share the chain's
+ * forward places, in a table of their own: identical bytes with identical options join; a plain
+ * send of the same bytes never shares a conditional one's outcome, nor the reverse.
  */
 import { Exit, REJECT, result, upstreamRejected } from '../base/errors.js';
 import { readPlain, readFault, type Reading } from './answer.js';

@@ -1,18 +1,15 @@
 /**
- * Duplicate suppression for one chain: identical bytes in flight share one forward, and a hash
- * accepted moments ago (`dedup.acceptedTtlMs`) is answered at once; neither spends a rate-limit
- * token. The sync send's calls waiting now are here too, in a table of their own (their answer
- * is a receipt, not a hash): a resend of the same bytes joins the waiting call and is no more
- * charged than a plain resubmission. Both tables hold flights (flight.ts), which enter and leave
- * them. Owned by the composition root and handed to the rate-limit stage (is this a
- * resubmission?) and the chain's sends. With several worker threads the in-flight and accepted
- * hashes are shared through a SharedTxTable, so it holds per process (docs/design.md §1.3).
+ * Duplicate suppression for one chain (docs/design.md §5.8): identical bytes in flight share one
+ * forward and a hash accepted moments ago (`dedup.acceptedTtlMs`) is answered at once, neither
+ * spending a rate-limit token; the sync calls waiting now have a table of their own (their answer
+ * is a receipt), which a resend joins. Both tables hold flights (flight.ts). With several worker
+ * threads the in-flight and accepted hashes are shared (SharedTxTable): it holds per process.
  */
 // The module binding, not the global (a lazy getter on globalThis, looked up on every call).
 import { performance } from 'node:perf_hooks';
 import type { Flight } from './flight.js';
 import type { SharedTxTable } from '../limits/shared-tables.js';
-import { InFlight } from './in-flight.js';
+import { InFlight } from '../base/in-flight.js';
 
 /** Bounded set of recently accepted hashes with expiry (insertion order = expiry order). */
 export class RecentlyAccepted {

@@ -1,22 +1,15 @@
 /**
- * The express lane's part in a forward (docs/express-lane.md): the one rule every forward of a
- * chain that enables `expressLane` goes through (forwarder.ts: the HTTP front end's, the
- * WebSocket transport's and the sync send's receipt mode alike).
- *
- * - `take(req)`: the wrapped submission when the account's grant has `expressLane` and the lane
- *   says the round is ours (express-lane/lane.ts), else null: the plain path, exactly as without
- *   the lane.
- * - `send(req, sub, plain)`: the submission goes to the lane's endpoint, an upstream of its own
- *   (the chain's link holds it), instead of the sequencers. Its answer is read by the outcome
- *   rules (docs/design.md §5): `null` is not an acceptance (the hash is confirmed by a lookup on
- *   a sequencer, then the chain RPC, within the forward's time budget, else 502 uncertain with
- *   `data.txHash`); a refusal that proves the bytes were not sequenced falls back to the plain
- *   path with the same bytes; anything else (a fault after writing, garbage, another error) is
- *   resolved by the same lookup, never taken as a refusal. The submission is released exactly
- *   once, with what its answer meant.
- *
- * The answer says which lane carried the submission (`X-Txgate-Lane`), as does its audit line
- * (`lane`).
+ * The express lane's part in a forward (docs/express-lane.md), the one rule every forward of a
+ * chain that enables `expressLane` goes through (forwarder.ts's route, whichever front end):
+ * - `take(req)`: the wrapped submission when the account's grant has `expressLane` and the round
+ *   is ours (express-lane/lane.ts), else null: the plain path, exactly as without the lane.
+ * - `send`: the submission goes to the lane's endpoint instead of the sequencers, its answer read
+ *   by the outcome rules (docs/design.md §5): `null` is no acceptance (a lookup on a sequencer,
+ *   then the chain RPC, confirms the hash within the forward's budget, else 502 uncertain with
+ *   `data.txHash`); a refusal proving the bytes were not sequenced falls back to the plain path
+ *   with the same bytes; anything else is resolved by the same lookup, never taken as a refusal.
+ *   The submission is released exactly once, with what its answer meant.
+ * The answer names the lane that carried it (`X-Txgate-Lane`), as its audit line does (`lane`).
  */
 // The module binding, not the global (a lazy getter on globalThis, looked up on every call).
 import { performance } from 'node:perf_hooks';
@@ -91,11 +84,7 @@ export class ExpressSend {
     return granted !== undefined && this.box.lanes.wouldWrap(this.chainId, granted);
   }
 
-  /**
-   * Sends `sub` to the lane's endpoint and concludes by the rules above; `plain` runs the plain
-   * path (after a refusal proving the bytes were not sequenced); `lookupAt` is where the hash is
-   * looked up first (a sequencer of the chain), the chain RPC after it.
-   */
+  /** Sends `sub` to the endpoint, concluded by the rules above: `plain` runs the plain path; the hash is looked up at `lookupAt`, then the chain RPC. */
   async send(req: ForwardRequest, sub: LaneSubmission, lookupAt: Upstream, plain: () => Promise<Exit>): Promise<Exit> {
     const t = performance.now();
     let reading: LaneReading;
@@ -124,7 +113,7 @@ export class ExpressSend {
     return withLane(uncertain(req.hash), 'express');
   }
 
-  /** A hook (the forward metrics, the tracker's accepted) that throws changes nothing the answer meant (as attempts.ts's finish). */
+  /** A hook (the forward metrics, the tracker's) that throws changes no outcome (as attempts.ts's finish). */
   private hook(req: ForwardRequest, call: () => void): void {
     try {
       call();
@@ -146,11 +135,7 @@ export class ExpressSend {
     }
   }
 
-  /**
-   * The lane's audit line (and the forward metrics, labelled `lane="express"`): the part's outcome
-   * (reasons.ts; a refusal proving the bytes were not sequenced is `not_sent`: the plain path
-   * carries them), what the endpoint's answer said, and the rule that established a definite one.
-   */
+  /** The lane's audit line and forward metrics (`lane="express"`); a refusal proving the bytes were not sequenced is `not_sent`. */
   private audit(
     req: ForwardRequest,
     sub: LaneSubmission,

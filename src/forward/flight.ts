@@ -1,20 +1,14 @@
 /**
- * One send in flight, whatever its kind (plain, conditional, sync): the one piece every kind
- * goes through for what they share (docs/architecture.md#the-request-path). A kind brings only
- * its own: the call it makes and how its answers read (a SendMethod, parts.ts), the table its
- * identical sends meet in, its places, and its bookkeeping at the end (`Flights`).
- *
- * - Joining: identical sends arriving while one is in flight share its outcome (`join`: a
- *   promise made only when someone joins, none on the common path).
- * - Places: a flight holds one of its kind's places (`Places`: the chain's `maxInFlight` for
- *   plain and conditional sends, `sync.maxWaiting` for sync calls) from `open` to its end.
- * - The end, exactly once (`concluded`, or `failed`: the rules threw, a bug, said and answered
- *   upstream_error with the hash, uncertain): the place given back, the table left, the kind's
- *   bookkeeping, the joiners told, then the request's answer settled.
- *
- * The request's answer is the flight itself: a Later the pipeline awaits (src/pipeline/later.ts).
- * The pipeline resumes from its `settle` and keeps its answer path's throws to itself; nothing
- * here writes the answer or catches anything of it.
+ * One send in flight, whatever its kind (plain, conditional, sync): what every kind shares,
+ * written once (docs/architecture.md#the-request-path). A kind brings only its own: its call
+ * and readings (a SendMethod, parts.ts), the table its identical sends meet in, its places, its
+ * bookkeeping at the end.
+ * - Identical sends arriving meanwhile join its outcome (a promise made only when one joins).
+ * - It holds one of its kind's places (the chain's `maxInFlight`, or `sync.maxWaiting`).
+ * - It ends once: its place, its table, its kind's bookkeeping, the joiners, then the answer; a
+ *   throw of the rules (a bug) is said and answered upstream_error with the hash (uncertain).
+ * The answer is the flight itself, a Later the pipeline awaits (src/pipeline/later.ts): the
+ * pipeline resumes from its `settle` and keeps its own throws; nothing here catches them.
  */
 import type { Exit } from '../base/errors.js';
 import type { Logger } from '../log/log.js';
@@ -29,11 +23,7 @@ export interface FlightTable {
   delete(key: string): unknown;
 }
 
-/**
- * A kind's places on this thread: taken as a send opens, given back at its end, the count told
- * to a metrics hook that never breaks them (a throw is said once: a place taken or given back
- * all the same).
- */
+/** A kind's places on this thread, the count told to a metrics hook whose throw is said once and breaks nothing. */
 export class Places {
   private n = 0;
   private said = false;
@@ -89,16 +79,12 @@ export interface FlightsOf {
 export class Flights {
   constructor(private readonly of: FlightsOf) {}
 
-  get places(): Places {
-    return this.of.places;
-  }
-
-  /** The outcome of the identical send in flight under `key`, or undefined: none. */
+  /** The outcome of the identical send in flight under `key`, if any. */
   joined(key: string): Promise<Exit> | undefined {
     return this.of.table.get(key)?.join();
   }
 
-  /** A flight for `req` under `key`, its place taken (in the table before anything is sent); null: no place free. */
+  /** A flight for `req`, its place taken, in the table before anything is sent; null: no place free. */
   open(key: string, req: ForwardRequest): Flight | null {
     if (!this.of.places.take()) return null;
     const f = new Flight(this, key, req);
@@ -106,7 +92,6 @@ export class Flights {
     return f;
   }
 
-  /** A flight's end (Flight.concluded): its place, its table, its kind's bookkeeping. */
   end(f: Flight, exit: Exit): void {
     this.of.places.give();
     const { table } = this.of;

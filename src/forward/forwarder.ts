@@ -1,18 +1,10 @@
 /**
- * One chain's plain send, and the route every send of the chain takes to its sequencers, with
- * outcomes that are never ambiguous: the rules are attempts.ts's (an acceptance is a hash or a
- * confirming lookup; a written sequencer with no definite answer is asked again before anything
- * is concluded; a refusal is definite only when no written sequencer is uncertain; 502 only when
- * a sequencer that may have the bytes could not tell; 503 when nothing was sent).
- *
- * A send is a flight (flight.ts): identical bytes in flight share one forward, and a hash
- * accepted moments ago is answered at once (dedup.ts); forwards are bounded by the chain's
- * `maxInFlight` on this thread (`places`, which the conditional send shares: beyond it, 503
- * overloaded at once), and each waits at most `queueMs` for a connection to a sequencer
- * (src/upstreams/). A client that disconnects does not cancel a forward already sent.
- * On a chain that enables the express lane, a granted account's submission goes to the lane's
- * endpoint instead while the round is ours (express-send.ts), and every forwarded answer says
- * which lane carried it.
+ * One chain's plain send, and the route every send of the chain takes to its sequencers
+ * (docs/design.md §5): through the express lane where it takes the submission (express-send.ts),
+ * else the sequencers by the chain's strategy, concluded by the outcome rules (attempts.ts). A
+ * send is a flight (flight.ts): identical bytes in flight share one forward, a hash accepted
+ * moments ago is answered at once (dedup.ts), and the chain's `maxInFlight` on this thread
+ * (`places`, shared with the conditional send) answers 503 overloaded beyond it.
  */
 // The module binding, not the global (a lazy getter on globalThis, looked up on every call).
 import { performance } from 'node:perf_hooks';

@@ -1,10 +1,8 @@
 /**
- * Rule 2 of the outcome rules (attempts.ts): a written part with no definite answer is resolved
- * by asking the sequencer again (the hash, then the same bytes) until it tells or the forward's
- * time budget runs out; and the lookup of a hash, on the sequencer and on the chain's RPC. Asking
- * again goes over a connection of that sequencer that has answered before, where one exists
- * (src/upstreams/http/http-connections.ts): a fresh one may be closed unread again, by the same connection limit
- * that lost the first write.
+ * Rule 2 of the outcome rules (attempts.ts, docs/design.md §5.4): a written part with no definite
+ * answer is asked again (the hash, then the same bytes) until it tells or the forward's budget
+ * runs out, over a connection of that sequencer that has answered before where one exists (a
+ * fresh one may be closed unread by the same limit that lost the first write); and the lookup.
  */
 // The module binding, not the global (a lazy getter on globalThis, looked up on every call).
 import { performance } from 'node:perf_hooks';
@@ -27,14 +25,12 @@ export interface Asking {
 }
 
 /**
- * Rule 2: asks the sequencer again, the hash and then the same bytes, in turn, until it tells
- * or the budget (one forward timeout from now) runs out. A lookup that returns the
- * transaction is an acceptance; so is a resend answered with the hash, and one refused in
- * words that do not suggest the bytes are there is its own refusal. Anything else is asked
- * again while the sequencer faults; an answer that will not change by asking again (another
- * hash, an endpoint that serves no lookup) leaves the part uncertain, as does the budget's end.
- * A suggestive refusal ("already known", "nonce too low") with a lookup answering null is
- * never a refusal here: the sequencer may still be taking the bytes first written.
+ * Rule 2: the hash looked up, then the same bytes resent, in turn, until the sequencer tells or
+ * the budget (one forward timeout from now) runs out: a lookup returning the transaction or a
+ * resend answered with the hash is an acceptance, a resend refused in words that do not suggest
+ * the bytes are there its refusal. An answer that asking again will not change (another hash, no
+ * lookup served) or the budget's end leaves it uncertain; so does a suggestive refusal with the
+ * lookup answering null (the first write may still be being taken).
  */
 export async function resolve(
   at: Asking,

@@ -1,5 +1,5 @@
 /**
- * The in-flight table (src/forward/in-flight.ts, dedup.ts's forwards in flight): under any
+ * The in-flight table (src/base/in-flight.ts, the duplicates table's sends in flight): under any
  * sequence of sets, gets and deletes it answers exactly as a Map does, through growth and
  * through deletions that shift the runs of colliding keys (keys chosen to share their last
  * characters, the part its slots come from, as well as hashes).
@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { InFlight } from '../../src/forward/in-flight.js';
+import { InFlight } from '../../src/base/in-flight.js';
 
 const hash = fc.stringMatching(/^0x[0-9a-f]{64}$/);
 // Few keys, many sharing their last eight characters (the same slot), some short.

@@ -1,6 +1,6 @@
 /**
- * The hashes being forwarded on one thread, each with its forward's outcome (dedup.ts's
- * `pending`): a table that allocates nothing as forwards come and go. A Map's table is rebuilt
+ * A table by transaction hash of what is in flight on one thread (the duplicates table's sends
+ * in flight, src/forward/dedup.ts): nothing allocated as entries come and go. A Map's table is rebuilt
  * as entries are added and deleted (a new one every few forwards, measured with bench:alloc's
  * profile); this one is open addressing with linear probing and backward-shift deletion (no
  * tombstones, so it is never rebuilt for them), grown (doubled) only when more than half its
