@@ -44,8 +44,8 @@ export const LAYERS: readonly Layer[] = [
   {
     name: 'rules over the domain',
     about:
-      'the sync send; following accepted transactions to their block, composed, with its seam between worker threads (given the ports it uses: it starts no thread); who may submit where (host → key → grant)',
-    units: ['sync', 'track', 'admission'],
+      'the sync send; following accepted transactions to their block, composed, with its seam between worker threads (given the ports it uses: it starts no thread); who may submit where (host → key → grant); sequencer health, its board and its prober',
+    units: ['sync', 'track', 'admission', 'health'],
   },
   { name: 'stages', about: 'one file per stage, and their order', units: ['stages'] },
   {

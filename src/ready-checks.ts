@@ -7,8 +7,8 @@
 import type { AccountStore } from './accounts/types.js';
 import type { Config } from './config/config.js';
 import type { ExpressLanesRef } from './forward/express-send.js';
-import type { HealthBoard } from './forward/health-board.js';
-import { healthProblems } from './forward/health.js';
+import type { HealthBoard } from './health/board.js';
+import { healthProblems } from './health/prober.js';
 import { Readiness } from './front/readiness.js';
 
 export function readinessOf(config: Config, store: AccountStore, board: HealthBoard, lanes: ExpressLanesRef): Readiness {

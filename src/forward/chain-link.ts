@@ -12,13 +12,18 @@ import { openUpstream } from '../upstreams/registry.js';
 import type { CallTimes, OpenOptions, Upstream } from '../upstreams/upstream.js';
 import { Attempts } from './attempts.js';
 import type { AttemptObserver } from './parts.js';
-import { type HealthBoard, slotIndex } from './health-board.js';
-import { Sequencer } from './sequencer.js';
+import { type HealthSlots, Sequencer } from './sequencer.js';
+
+/** The slot of each sequencer on the health board, in configuration order. */
+export function slotIndex(chains: readonly Pick<ChainConfig, 'sequencers'>[]): number[][] {
+  let n = 0;
+  return chains.map((c) => c.sequencers.map(() => n++));
+}
 
 export interface ChainLinkParts {
   readonly chain: ChainConfig;
   /** The process-wide sequencer health. */
-  readonly board: HealthBoard;
+  readonly board: HealthSlots;
   /** This chain's slots on it, in the order of `chain.sequencers`. */
   readonly slots: readonly number[];
   readonly log: Logger;
@@ -38,7 +43,7 @@ export class ChainLink {
   readonly expressEndpoint: Upstream | null;
   /** The outcome rules, for every send on this chain. */
   readonly attempts: Attempts;
-  private readonly board: HealthBoard;
+  private readonly board: HealthSlots;
   private readonly slots: readonly number[];
 
   constructor(parts: ChainLinkParts) {
@@ -57,7 +62,7 @@ export class ChainLink {
   /** One link per chain, on the chains' slots of `board` (configuration order). */
   static forChains(
     chains: readonly ChainConfig[],
-    board: HealthBoard,
+    board: HealthSlots,
     log: Logger,
     observerOf: (chain: ChainConfig) => AttemptObserver | undefined = () => undefined,
   ): ChainLink[] {

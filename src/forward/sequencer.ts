@@ -6,7 +6,16 @@
  * agrees on every thread.
  */
 import type { Answer, CallTimes, Upstream } from '../upstreams/upstream.js';
-import type { HealthBoard, SequencerHealth } from './health-board.js';
+
+export type SequencerHealth = 'unknown' | 'up' | 'down';
+
+/** The sequencers' health as the sends read and write it: the process-wide board (src/health/board.ts). */
+export interface HealthSlots {
+  /** Not 'down': it may be sent to (unknown counts until probed). */
+  eligible(slot: number): boolean;
+  /** Records a verdict; returns the state before it. */
+  set(slot: number, state: SequencerHealth, problem: string): SequencerHealth;
+}
 
 export class Sequencer implements Upstream {
   readonly url: string;
@@ -16,7 +25,7 @@ export class Sequencer implements Upstream {
 
   constructor(
     readonly client: Upstream,
-    private readonly board: HealthBoard,
+    private readonly board: HealthSlots,
     readonly slot: number,
   ) {
     this.url = client.url;

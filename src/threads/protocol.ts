@@ -2,7 +2,7 @@
  * The messages between the main thread and its worker threads, typed both ways.
  */
 import type { Config } from '../config/config.js';
-import type { HealthBoardBuffers } from '../forward/health-board.js';
+import type { HealthBoardBuffers } from '../health/board.js';
 import type { ReadinessReport } from '../front/readiness.js';
 import type { SharedTableBuffers } from '../limits/shared-tables.js';
 import type { MetricJSON } from '../metrics/json.js';

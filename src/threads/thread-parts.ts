@@ -5,8 +5,8 @@
  */
 import type { Config } from '../config/config.js';
 import { ChainLink } from '../forward/chain-link.js';
-import { HealthBoard } from '../forward/health-board.js';
-import { HealthProber } from '../forward/health.js';
+import { HealthBoard } from '../health/board.js';
+import { HealthProber } from '../health/prober.js';
 import { BodyBudget } from '../http/body-budget.js';
 import { RateLimiter, type TokenBuckets } from '../limits/rate-limiter.js';
 import { type ConnectionCounts, LocalCounts, SharedCounts, SharedRateTable, SharedTxTable } from '../limits/shared-tables.js';

@@ -14,7 +14,7 @@ import { ChainLink } from '../../src/forward/chain-link.js';
 import { ChainForwarder } from '../../src/forward/forwarder.js';
 import { Later } from '../../src/pipeline/later.js';
 import { ConditionalSend } from '../../src/forward/conditional-send.js';
-import { HealthBoard } from '../../src/forward/health-board.js';
+import { HealthBoard } from '../../src/health/board.js';
 import { HttpUpstream } from '../../src/upstreams/http/http-upstream.js';
 import { initCrypto } from '../../src/base/native.js';
 import { eventually, newKey, startGate, type Gate } from '../support/harness.js';

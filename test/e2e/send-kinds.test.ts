@@ -12,7 +12,7 @@ import { ChainDuplicates } from '../../src/forward/dedup.js';
 import { ChainLink } from '../../src/forward/chain-link.js';
 import { ChainForwarder } from '../../src/forward/forwarder.js';
 import { ConditionalSend } from '../../src/forward/conditional-send.js';
-import { HealthBoard } from '../../src/forward/health-board.js';
+import { HealthBoard } from '../../src/health/board.js';
 import type { ForwardRequest } from '../../src/forward/parts.js';
 import { SyncSender } from '../../src/sync/sync-send.js';
 import { Later } from '../../src/pipeline/later.js';

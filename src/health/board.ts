@@ -8,9 +8,7 @@
  * every write, and the last problem as UTF-8 text (bounded, never a secret: the sequencer's
  * label carries no credentials).
  */
-import type { ChainConfig } from '../config/config.js';
-
-export type SequencerHealth = 'unknown' | 'up' | 'down';
+import type { HealthSlots, SequencerHealth } from '../forward/sequencer.js';
 
 const STATES: readonly SequencerHealth[] = ['unknown', 'up', 'down'];
 const PROBLEM_BYTES = 240;
@@ -23,13 +21,7 @@ export interface HealthBoardBuffers {
   readonly slots: number;
 }
 
-/** The slot index of each sequencer, in configuration order. */
-export function slotIndex(chains: readonly Pick<ChainConfig, 'sequencers'>[]): number[][] {
-  let n = 0;
-  return chains.map((c) => c.sequencers.map(() => n++));
-}
-
-export class HealthBoard {
+export class HealthBoard implements HealthSlots {
   private readonly words: Int32Array;
   private readonly text: Uint8Array;
   readonly buffers: HealthBoardBuffers;

@@ -7,10 +7,10 @@
 import type { ChainConfig } from '../config/config.js';
 import type { Logger } from '../log/log.js';
 import { upstreamLabel } from '../upstreams/upstream.js';
-import { preview } from './answer.js';
-import type { ChainLink } from './chain-link.js';
-import { type HealthBoard, slotIndex } from './health-board.js';
-import type { Sequencer } from './sequencer.js';
+import { preview } from '../forward/answer.js';
+import { type ChainLink, slotIndex } from '../forward/chain-link.js';
+import type { HealthBoard } from './board.js';
+import type { Sequencer } from '../forward/sequencer.js';
 import { CHAIN_ID_METHOD } from '../rpc/rpc-methods.js';
 
 interface Probed {
