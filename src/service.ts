@@ -184,7 +184,7 @@ async function startThreads(config: Config, log: Logger, pretty: boolean): Promi
     log,
   );
   if (store !== null) {
-    const push = (update: unknown) => pool.send({ type: 'accounts', update });
+    const push = (update: unknown) => pool.send({ kind: 'accounts', update });
     store.onChange(push);
     if (store.ready) push(store.current()); // a change while the workers started
   }
@@ -207,8 +207,8 @@ async function startThreads(config: Config, log: Logger, pretty: boolean): Promi
     readiness,
     reload: () => {
       if (store !== null) void store.reload('SIGHUP');
-      else pool.send({ type: 'reload' });
-      if (config.listen.tls.enabled) pool.send({ type: 'tlsReload' });
+      else pool.send({ kind: 'reload' });
+      if (config.listen.tls.enabled) pool.send({ kind: 'tlsReload' });
     },
     async stop() {
       markDraining();

@@ -28,7 +28,7 @@ const app = createApp({
   ...(mirror !== null ? { store: mirror } : {}),
 });
 await app.prepare();
-send({ type: 'prepared' });
+send({ kind: 'prepared' });
 
 // An uncaught error here must not end the thread with its uWS sockets open (Node then aborts
 // the whole process on the open handles, with every thread's requests in flight): tell the
@@ -38,23 +38,23 @@ const fatal = (e: unknown) => {
   log.fatal({ err: e }, 'uncaught error in a worker thread: draining every thread, then exiting 1');
   if (failed) return;
   failed = true;
-  send({ type: 'fatal' });
+  send({ kind: 'fatal' });
 };
 process.on('uncaughtException', fatal);
 process.on('unhandledRejection', fatal);
 
 port.on('message', (m: ToWorker) => {
-  if (m.type === 'listen')
+  if (m.kind === 'listen')
     app.listen().then(
-      (bound) => send({ type: 'listening', port: bound }),
-      (e: unknown) => send({ type: 'listenFailed', why: String(e) }),
+      (bound) => send({ kind: 'listening', port: bound }),
+      (e: unknown) => send({ kind: 'listenFailed', why: String(e) }),
     );
-  else if (m.type === 'snapshot')
-    send({ type: 'snapshot', id: m.id, metrics: m.metrics ? (app.metrics?.snapshot() ?? []) : [], readiness: app.readiness.report() });
-  else if (m.type === 'accounts') mirror?.update(m.update);
-  else if (m.type === 'reload' && app.store.hearsSignal !== true) void app.store.reload?.('SIGHUP');
-  else if (m.type === 'tlsReload') app.tls?.reload('SIGHUP');
-  else if (m.type === 'drain')
+  else if (m.kind === 'snapshot')
+    send({ kind: 'snapshot', id: m.id, metrics: m.metrics ? (app.metrics?.snapshot() ?? []) : [], readiness: app.readiness.report() });
+  else if (m.kind === 'accounts') mirror?.update(m.update);
+  else if (m.kind === 'reload' && app.store.hearsSignal !== true) void app.store.reload?.('SIGHUP');
+  else if (m.kind === 'tlsReload') app.tls?.reload('SIGHUP');
+  else if (m.kind === 'drain')
     void app.stop().then(() => {
       // The worker's batched log lines reach stdout before the thread is let go (bounded: a
       // stalled stdout must not keep the process from exiting).

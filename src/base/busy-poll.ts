@@ -47,10 +47,10 @@ try {
   os.setPriority(tid, 19);
   if (os.getPriority(tid) !== 19) throw new Error('priority not applied');
 } catch (e) {
-  parentPort.postMessage({ type: 'refused', why: String(e && e.message || e) });
+  parentPort.postMessage({ kind: 'refused', why: String(e && e.message || e) });
   process.exit(0);
 }
-parentPort.postMessage({ type: 'spinning', tid });
+parentPort.postMessage({ kind: 'spinning', tid });
 let last = Atomics.load(s, 1);
 let changed = Date.now();
 while (Atomics.load(s, 0) === 0) {
@@ -85,8 +85,8 @@ export class BusyPoll {
     this.worker = new Worker(SPINNER, { eval: true, workerData: { state: this.state.buffer, idleMs: opts.idleMs ?? 1000 } });
     this.worker.unref();
     this.started = new Promise((resolve) => {
-      this.worker.on('message', (m: { type: string; tid?: number; why?: string }) => {
-        if (m.type === 'spinning') this.spinningTid = m.tid!;
+      this.worker.on('message', (m: { kind: string; tid?: number; why?: string }) => {
+        if (m.kind === 'spinning') this.spinningTid = m.tid!;
         else {
           this.refused = m.why ?? 'refused';
           opts.onRefused?.(this.refused);

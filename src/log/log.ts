@@ -52,7 +52,7 @@ let sink: LogSink | null = null;
 
 /** What a worker thread posts to the main thread: a batch of whole lines for stdout. */
 export interface WorkerLogBatch {
-  readonly type: 'log';
+  readonly kind: 'log';
   readonly text: string;
 }
 
@@ -63,7 +63,7 @@ export interface WorkerLogBatch {
 function stdoutSink(format?: (jsonLine: string) => string): LogSink {
   if (sink === null) {
     const port = isMainThread ? null : parentPort;
-    const forward = port === null ? undefined : (text: string) => port.postMessage({ type: 'log', text } satisfies WorkerLogBatch);
+    const forward = port === null ? undefined : (text: string) => port.postMessage({ kind: 'log', text } satisfies WorkerLogBatch);
     const s = (sink = new LogSink({
       fd: 1,
       maxBytes: LOG_BUFFER_BYTES,
@@ -80,7 +80,7 @@ function stdoutSink(format?: (jsonLine: string) => string): LogSink {
  * returns false for any other message.
  */
 export function acceptWorkerLog(m: unknown): boolean {
-  if (typeof m !== 'object' || m === null || (m as { type?: unknown }).type !== 'log') return false;
+  if (typeof m !== 'object' || m === null || (m as { kind?: unknown }).kind !== 'log') return false;
   const text = (m as WorkerLogBatch).text;
   if (typeof text === 'string' && text.length > 0) stdoutSink().write(text);
   return true;

@@ -35,8 +35,8 @@ export class WorkerPool {
         const w = new Worker(new URL('../worker.js', import.meta.url), { workerData, transferList });
         w.on('message', (m: FromWorker) => {
           if (acceptWorkerLog(m)) return; // its log lines, written by this thread's sink
-          if (m.type === 'snapshot') pool?.waiting.get(m.id)?.answer({ metrics: m.metrics, readiness: m.readiness });
-          else if (m.type === 'fatal') fail(`worker ${index} failed`);
+          if (m.kind === 'snapshot') pool?.waiting.get(m.id)?.answer({ metrics: m.metrics, readiness: m.readiness });
+          else if (m.kind === 'fatal') fail(`worker ${index} failed`);
         });
         // A worker reports its own uncaught errors ('fatal') and keeps its sockets until drained.
         // One that ends with its uWS sockets open takes the process down with it (Node aborts on
@@ -47,10 +47,10 @@ export class WorkerPool {
         });
         return new Promise<Worker>((resolve, reject) => {
           const first = (m: FromWorker) => {
-            if (m.type === 'log') return; // lines logged while preparing
+            if (m.kind === 'log') return; // lines logged while preparing
             w.off('message', first);
-            if (m.type === 'prepared') resolve(w);
-            else reject(new Error(`worker ${index}: ${m.type}`));
+            if (m.kind === 'prepared') resolve(w);
+            else reject(new Error(`worker ${index}: ${m.kind}`));
           };
           w.on('message', first);
           w.once('error', reject);
@@ -105,7 +105,7 @@ export class WorkerPool {
                   resolve(v);
                 },
               });
-              w.postMessage({ type: 'snapshot', id, metrics } satisfies ToWorker);
+              w.postMessage({ kind: 'snapshot', id, metrics } satisfies ToWorker);
             }),
         ),
     );
@@ -119,13 +119,13 @@ export class WorkerPool {
         (w) =>
           new Promise<void>((resolve, reject) => {
             const on = (m: FromWorker) => {
-              if (m.type !== 'listening' && m.type !== 'listenFailed') return;
+              if (m.kind !== 'listening' && m.kind !== 'listenFailed') return;
               w.off('message', on);
-              if (m.type === 'listening') resolve();
+              if (m.kind === 'listening') resolve();
               else reject(new Error(m.why));
             };
             w.on('message', on);
-            w.postMessage({ type: 'listen' } satisfies ToWorker);
+            w.postMessage({ kind: 'listen' } satisfies ToWorker);
           }),
       ),
     ).then(() => {});
@@ -140,7 +140,7 @@ export class WorkerPool {
           (w) =>
             new Promise<void>((resolve) => {
               w.once('exit', () => resolve());
-              w.postMessage({ type: 'drain' } satisfies ToWorker);
+              w.postMessage({ kind: 'drain' } satisfies ToWorker);
             }),
         ),
     ).then(() => {});

@@ -38,12 +38,12 @@ export interface WorkerData {
 /** Main thread → worker. */
 export type ToWorker =
   /** `metrics` false: the readiness alone (asked four times a second; the metrics only for a scrape). */
-  | { type: 'snapshot'; id: number; metrics: boolean }
-  | { type: 'listen' }
-  | { type: 'reload' }
-  | { type: 'tlsReload' }
-  | { type: 'accounts'; update: unknown }
-  | { type: 'drain' };
+  | { kind: 'snapshot'; id: number; metrics: boolean }
+  | { kind: 'listen' }
+  | { kind: 'reload' }
+  | { kind: 'tlsReload' }
+  | { kind: 'accounts'; update: unknown }
+  | { kind: 'drain' };
 
 /** What a worker reports of itself at a snapshot. */
 export interface WorkerSnapshot {
@@ -53,9 +53,9 @@ export interface WorkerSnapshot {
 
 /** Worker → main thread. */
 export type FromWorker =
-  | { type: 'prepared' }
-  | ({ type: 'snapshot'; id: number } & WorkerSnapshot)
-  | { type: 'listening'; port: number }
-  | { type: 'listenFailed'; why: string }
-  | { type: 'fatal' }
+  | { kind: 'prepared' }
+  | ({ kind: 'snapshot'; id: number } & WorkerSnapshot)
+  | { kind: 'listening'; port: number }
+  | { kind: 'listenFailed'; why: string }
+  | { kind: 'fatal' }
   | WorkerLogBatch;

@@ -114,16 +114,16 @@ export class TrackOwner implements HandOff {
   private message(port: MessagePort, listening: Map<number, () => void>, m: ToOwner): void {
     try {
       const t = this.trackers.get(m.chainId);
-      if (m.t === 'lost') t?.lostInHandOff(m.n);
-      else if (m.t === 'status') {
+      if (m.kind === 'lost') t?.lostInHandOff(m.n);
+      else if (m.kind === 'status') {
         const e = t?.own(m.account, m.hash) ?? null;
-        port.postMessage({ t: 'status', id: m.id, json: e === null ? null : t!.statusOf(e) } satisfies FromOwner);
+        port.postMessage({ kind: 'status', id: m.id, json: e === null ? null : t!.statusOf(e) } satisfies FromOwner);
       } else if (m.on && !listening.has(m.chainId) && t !== undefined) {
         let batch: [string, string, string][] = [];
         const flush = () => {
           const items = batch;
           batch = [];
-          port.postMessage({ t: 'changes', chainId: m.chainId, items } satisfies FromOwner);
+          port.postMessage({ kind: 'changes', chainId: m.chainId, items } satisfies FromOwner);
         };
         listening.set(
           m.chainId,

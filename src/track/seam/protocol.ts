@@ -34,11 +34,11 @@ const pair = (c: { port1: MessagePort; port2: MessagePort }) => ({ owner: c.port
 
 /** Another worker → the owner. */
 export type ToOwner =
-  | { readonly t: 'lost'; readonly chainId: number; readonly n: number }
-  | { readonly t: 'status'; readonly id: number; readonly chainId: number; readonly account: string; readonly hash: string }
-  | { readonly t: 'listen'; readonly chainId: number; readonly on: boolean };
+  | { readonly kind: 'lost'; readonly chainId: number; readonly n: number }
+  | { readonly kind: 'status'; readonly id: number; readonly chainId: number; readonly account: string; readonly hash: string }
+  | { readonly kind: 'listen'; readonly chainId: number; readonly on: boolean };
 
 /** The owner → another worker. */
 export type FromOwner =
-  | { readonly t: 'changes'; readonly chainId: number; readonly items: readonly (readonly [string, string, string])[] }
-  | { readonly t: 'status'; readonly id: number; readonly json: string | null };
+  | { readonly kind: 'changes'; readonly chainId: number; readonly items: readonly (readonly [string, string, string])[] }
+  | { readonly kind: 'status'; readonly id: number; readonly json: string | null };

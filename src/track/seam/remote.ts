@@ -61,7 +61,7 @@ export class TrackRemote {
 
   private message(m: FromOwner): void {
     try {
-      if (m.t === 'status') this.waiting.get(m.id)?.(m.json);
+      if (m.kind === 'status') this.waiting.get(m.id)?.(m.json);
       else {
         const fns = this.listeners.get(m.chainId);
         if (fns === undefined) return;
@@ -109,7 +109,7 @@ export class TrackRemote {
       { lost: [...this.lost.values()].reduce((a, b) => a + b, 0) },
       'tracker: acceptances not tracked: not handed over (the owner thread far behind, or a record larger than the ring; the submissions are unaffected)',
     );
-    for (const [chainId, n] of this.lost) this.port.postMessage({ t: 'lost', chainId, n } satisfies ToOwner);
+    for (const [chainId, n] of this.lost) this.port.postMessage({ kind: 'lost', chainId, n } satisfies ToOwner);
     this.lost.clear();
   }
 
@@ -129,7 +129,7 @@ export class TrackRemote {
       const abandoned = () => done(null);
       signal.addEventListener('abort', abandoned, { once: true });
       this.waiting.set(id, done);
-      this.port.postMessage({ t: 'status', id, chainId, account, hash } satisfies ToOwner);
+      this.port.postMessage({ kind: 'status', id, chainId, account, hash } satisfies ToOwner);
     });
   }
 
@@ -137,10 +137,10 @@ export class TrackRemote {
     let fns = this.listeners.get(chainId);
     if (fns === undefined) this.listeners.set(chainId, (fns = new Set()));
     fns.add(fn);
-    if (fns.size === 1) this.port.postMessage({ t: 'listen', chainId, on: true } satisfies ToOwner);
+    if (fns.size === 1) this.port.postMessage({ kind: 'listen', chainId, on: true } satisfies ToOwner);
     return () => {
       if (!fns.delete(fn) || fns.size > 0) return;
-      this.port.postMessage({ t: 'listen', chainId, on: false } satisfies ToOwner);
+      this.port.postMessage({ kind: 'listen', chainId, on: false } satisfies ToOwner);
     };
   }
 
