@@ -105,15 +105,26 @@ function errorTail(code: number, message: string, data: Record<string, unknown>)
   return ',"error":' + JSON.stringify({ code, message, data }) + '}';
 }
 
-/** Preallocated rejections with the table's message: the hot reject path allocates nothing. */
-export const REJECT: { readonly [R in Reason]: Exit } = Object.freeze(
-  Object.fromEntries(
-    REASON_NAMES.map((r) => {
-      const s = REASONS[r];
-      return [r, new Exit(s.status, r, errorTail(s.code, s.message, { reason: r }))];
-    }),
-  ) as { [R in Reason]: Exit },
-);
+/** The reasons that are no refusal of the request: the gate failed to answer it (a bug), or its client left first. */
+export const FAILURES = ['internal_error', 'client_closed'] as const satisfies readonly Reason[];
+export type Failure = (typeof FAILURES)[number];
+/** The reasons the gate refuses a request with (every other). */
+export type Refusal = Exclude<Reason, Failure>;
+
+const preallocated = <R extends Reason>(names: readonly R[]): { readonly [K in R]: Exit } =>
+  Object.freeze(
+    Object.fromEntries(
+      names.map((r) => {
+        const s = REASONS[r];
+        return [r, new Exit(s.status, r, errorTail(s.code, s.message, { reason: r }))];
+      }),
+    ) as { [K in R]: Exit },
+  );
+
+/** Preallocated refusals with the table's message: the hot refusal path allocates nothing. */
+export const REJECT = preallocated(REASON_NAMES.filter((r): r is Refusal => !(FAILURES as readonly string[]).includes(r)));
+/** Preallocated failures (FAILURES), as REJECT's refusals. */
+export const FAIL = preallocated<Failure>(FAILURES);
 
 /** A rejection with a specific message (e.g. which field of a transaction is wrong) and extra data. */
 export function reject(reason: Reason, message?: string, data?: Record<string, unknown>, headers?: readonly Header[]): Exit {

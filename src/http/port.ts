@@ -4,7 +4,7 @@
  * end answers what is in flight within the grace period, then every connection is closed.
  */
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
-import { REJECT } from '../base/errors.js';
+import { REJECT, FAIL } from '../base/errors.js';
 import type { Logger } from '../log/log.js';
 import { uws } from '../base/native.js';
 import type { FrontEnd, PortParts } from '../front/front-end.js';
@@ -43,7 +43,7 @@ export function portParts(log: Logger, readiness: Readiness, idPrefix?: string):
         } catch (e) {
           log.error({ err: e }, 'handler failed');
           try {
-            writeAnswer(res, 500, REJECT.internal_error.body('null'), { close: true, reqId: ids.next() });
+            writeAnswer(res, 500, FAIL.internal_error.body('null'), { close: true, reqId: ids.next() });
           } catch {
             /* already answered: nothing more can be done for this request */
           }

@@ -11,7 +11,7 @@
 // The module binding, not the global (a lazy getter on globalThis, looked up on every call).
 import { performance } from 'node:perf_hooks';
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
-import { type Exit, REJECT, reject } from '../base/errors.js';
+import { type Exit, REJECT, reject, FAIL } from '../base/errors.js';
 import type { UwsFrontEnd, UwsPortParts } from './port.js';
 import type { RequestIds } from '../front/request-ids.js';
 import { BodyReadingContext, type BodyReading } from './body-reader.js';
@@ -148,7 +148,7 @@ export class HttpFrontEnd implements UwsFrontEnd, AnswerWriter<HttpContext> {
   private readonly failed = (ctx: HttpContext, e: unknown): void => {
     this.port.log.error({ err: e, reqId: ctx.reqId }, 'request failed outside a stage');
     try {
-      this.write(ctx, REJECT.internal_error); // no-op if already answered or gone
+      this.write(ctx, FAIL.internal_error); // no-op if already answered or gone
     } catch {
       /* the connection is gone */
     }

@@ -8,7 +8,7 @@
  */
 // The module binding, not the global (a lazy getter on globalThis, looked up on every call).
 import { performance } from 'node:perf_hooks';
-import { Exit, type Header, REJECT } from '../base/errors.js';
+import { Exit, type Header, REJECT, FAIL } from '../base/errors.js';
 import type { ExitLabel } from '../base/reasons.js';
 import { fieldInitializer, type BaseCtx, type FieldInitializer } from './context.js';
 import { Later } from './later.js';
@@ -197,19 +197,19 @@ export class Pipeline {
     if (out instanceof Promise) {
       out.then(
         (v: unknown) => this.resumeAfter(v, ctx, i),
-        (e: unknown) => this.guarded(ctx, REJECT.internal_error, i, e),
+        (e: unknown) => this.guarded(ctx, FAIL.internal_error, i, e),
       );
       return;
     }
     if (out instanceof Exit) this.hooks.exit(ctx, out, this.names[i]!, undefined);
     else if (i >= this.stages.length - 1)
-      this.hooks.exit(ctx, REJECT.internal_error, this.names[this.stages.length - 1]!, new Error('pipeline ended without an answer'));
+      this.hooks.exit(ctx, FAIL.internal_error, this.names[this.stages.length - 1]!, new Error('pipeline ended without an answer'));
     else this.step(out as BaseCtx, i + 1);
   }
 
   /** A stage threw (called by the compiled run). */
   threw(ctx: BaseCtx, i: number, e: unknown): void {
-    this.hooks.exit(ctx, REJECT.internal_error, this.names[i]!, e);
+    this.hooks.exit(ctx, FAIL.internal_error, this.names[i]!, e);
   }
 
   /** The run after a wait: its throws (the answer path's) are the pipeline's own, never its settler's. */
@@ -245,7 +245,7 @@ export class Pipeline {
       try {
         out = stages[i]!.run(ctx);
       } catch (e) {
-        hooks.exit(ctx, REJECT.internal_error, this.names[i]!, e);
+        hooks.exit(ctx, FAIL.internal_error, this.names[i]!, e);
         return;
       }
       if (out === ctx) {
@@ -258,7 +258,7 @@ export class Pipeline {
             this.timed(ctx, i, performance.now() - t);
             this.resumeAfter(v, ctx, i);
           },
-          (e: unknown) => this.guarded(ctx, REJECT.internal_error, i, e),
+          (e: unknown) => this.guarded(ctx, FAIL.internal_error, i, e),
         );
         return;
       }
@@ -269,12 +269,12 @@ export class Pipeline {
       }
       ctx = out as BaseCtx;
     }
-    hooks.exit(ctx, REJECT.internal_error, this.names[stages.length - 1]!, new Error('pipeline ended without an answer'));
+    hooks.exit(ctx, FAIL.internal_error, this.names[stages.length - 1]!, new Error('pipeline ended without an answer'));
   }
 
   private resume(ctx: BaseCtx, v: unknown, i: number): void {
     if (v instanceof Exit) this.hooks.exit(ctx, v, this.names[i]!, undefined);
-    else if (ctx.aborted) this.hooks.exit(ctx, REJECT.client_closed, this.names[i]!, undefined);
+    else if (ctx.aborted) this.hooks.exit(ctx, FAIL.client_closed, this.names[i]!, undefined);
     else this.step(v as BaseCtx, i + 1);
   }
 }

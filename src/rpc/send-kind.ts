@@ -7,14 +7,14 @@
  */
 /** What kind of send a request is: plain, or sync with the wait it gets (ms), or conditional. */
 export type Send =
-  | { readonly sync: false }
+  | { readonly kind: 'plain' }
   /** `sealed`: on a chain with flashblocks, the sealed block's receipt asked for, not the preconfirmation's (docs/flashblocks.md). */
-  | { readonly sync: true; readonly waitMs: number; readonly sealed?: true }
+  | { readonly kind: 'sync'; readonly waitMs: number; readonly sealed?: true }
   /** eth_sendRawTransactionConditional: its options as sent, read by the conditions stage (stages/conditions.ts). */
-  | { readonly sync: 'conditional'; readonly options: unknown };
+  | { readonly kind: 'conditional'; readonly options: unknown };
 
 /** Every plain send shares this one value (nothing allocated per request). */
-export const PLAIN_SEND: Send = Object.freeze({ sync: false });
+export const PLAIN_SEND: Send = Object.freeze({ kind: 'plain' });
 
 /**
  * The wait a client asked for (the sync method's optional second param: ms as an integer or as

@@ -29,7 +29,7 @@ export function createConditionsStage(
     run(ctx) {
       const send = ctx.send;
       // Every other send: its field stays unset (the context is created with it undefined).
-      if (send.sync !== 'conditional') return ctx as typeof ctx & { readonly conditions: undefined };
+      if (send.kind !== 'conditional') return ctx as typeof ctx & { readonly conditions: undefined };
       const cfg = ctx.chain.config.conditional;
       const c = readConditions(send.options, cfg.maxCost);
       if (c instanceof Exit) return c;

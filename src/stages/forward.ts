@@ -61,9 +61,9 @@ export function createForwardStage(
       };
       // The route stage says sync only where the chain enables it (so its sender exists).
       const send = ctx.send;
-      if (send.sync === true) return syncSenders.get(ctx.chain.chainId)!.send(req, send.waitMs, send.sealed === true);
+      if (send.kind === 'sync') return syncSenders.get(ctx.chain.chainId)!.send(req, send.waitMs, send.sealed === true);
       // Conditional only where the chain enables it (the route stage), its conditions read (the conditions stage).
-      if (send.sync === 'conditional') return conditionalSenders.get(ctx.chain.chainId)!.send(req, ctx.conditions!);
+      if (send.kind === 'conditional') return conditionalSenders.get(ctx.chain.chainId)!.send(req, ctx.conditions!);
       return forwarder.forward(req);
     },
   };

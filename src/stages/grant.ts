@@ -28,10 +28,10 @@ export function createGrantStage(): Stage<
     run(ctx) {
       const grant = chainGrant(ctx.account, ctx.chain.chainId);
       if (grant instanceof Exit) return grant;
-      const sync = ctx.send.sync;
-      if (sync === 'conditional') {
+      const { kind } = ctx.send;
+      if (kind === 'conditional') {
         if (!grant.conditional) return REJECT.conditional_not_granted;
-      } else if (sync && !grant.sync) return REJECT.sync_not_granted;
+      } else if (kind === 'sync' && !grant.sync) return REJECT.sync_not_granted;
       return setGrant(ctx, grant);
     },
   };

@@ -124,7 +124,7 @@ export function createRouteStage(limits: {
         const raw = ctx.rpc.paramsHex ? evenHex(params[0] as string) : classifyRawTxParam(params[0]);
         const waitMs = requestedWaitMs(params[1], ctx.chain.config.sync.maxWaitMs);
         if (raw === undefined || waitMs === undefined) return BAD_SYNC_PARAMS;
-        return setSend(setRawTx(ctx, raw), (until === 'sealed' ? { sync: true, waitMs, sealed: true } : { sync: true, waitMs }) as Send);
+        return setSend(setRawTx(ctx, raw), (until === 'sealed' ? { kind: 'sync', waitMs, sealed: true } : { kind: 'sync', waitMs }) as Send);
       }
       if (method === STATUS_METHOD && ctx.chain.config.track.enabled) {
         // Where the chain tracks (off: method_not_found); answered by the status stage, once the
@@ -141,7 +141,7 @@ export function createRouteStage(limits: {
         // Where the chain turns it on (off: method_not_found); the options are read by the conditions stage.
         const raw = params.length === 2 ? classifyRawTxParam(params[0]) : undefined;
         if (raw === undefined) return BAD_CONDITIONAL_PARAMS;
-        return setSend(setRawTx(ctx, raw), { sync: 'conditional', options: params[1] } as Send);
+        return setSend(setRawTx(ctx, raw), { kind: 'conditional', options: params[1] } as Send);
       }
       if (method === SYNC_METHOD) return SYNC_OFF;
       if (method === STATUS_METHOD) return STATUS_OFF;

@@ -15,7 +15,7 @@
  */
 import { authenticate } from '../accounts/keys.js';
 import type { AccountStore } from '../accounts/types.js';
-import { Exit, REJECT, reject } from '../base/errors.js';
+import { Exit, REJECT, reject, FAIL } from '../base/errors.js';
 import { fieldSetter, type BaseCtx, type Body, type BodyResult } from '../pipeline/context.js';
 import { Later } from '../pipeline/later.js';
 import type { Stage } from '../pipeline/pipeline.js';
@@ -108,8 +108,8 @@ const OVER_BUDGET = reject('overloaded', 'Too many request bodies being read; th
  */
 function cutOff(ctx: BaseCtx): Exit {
   const got = ctx.bodySource.received;
-  if (got === undefined) return REJECT.client_closed;
+  if (got === undefined) return FAIL.client_closed;
   const declared = ctx.head.declaredBytes;
   const detail = declared >= 0 ? `connection closed after ${got} of ${declared} body bytes` : `connection closed after ${got} bytes of a chunked body`;
-  return new Exit(REJECT.client_closed.status, 'client_closed', REJECT.client_closed.tail, undefined, detail);
+  return new Exit(FAIL.client_closed.status, 'client_closed', FAIL.client_closed.tail, undefined, detail);
 }

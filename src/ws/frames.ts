@@ -23,7 +23,7 @@ import { performance } from 'node:perf_hooks';
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js';
 import type { AdmissionParts } from '../admission/admission.js';
 import type { WebSocketConfig } from '../config/config.js';
-import { REJECT, reject, type Exit } from '../base/errors.js';
+import { REJECT, reject, type Exit, FAIL } from '../base/errors.js';
 import type { UwsFrontEnd, UwsPortParts } from '../http/port.js';
 import type { ConnectionCounts } from '../limits/shared-tables.js';
 import { uws } from '../base/native.js';
@@ -197,7 +197,7 @@ export class WebSocketTransport implements UwsFrontEnd, AnswerWriter<FrameContex
   private failed(ctx: FrameContext, e: unknown): void {
     this.deps.port.log.error({ err: e, reqId: ctx.reqId }, 'request failed outside a stage');
     try {
-      this.write(ctx, REJECT.internal_error); // nothing if answered already
+      this.write(ctx, FAIL.internal_error); // nothing if answered already
     } catch {
       /* the connection is gone */
     }

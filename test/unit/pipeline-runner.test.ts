@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type Exit, REJECT, result } from '../../src/base/errors.js';
+import { type Exit, REJECT, result, FAIL } from '../../src/base/errors.js';
 import { RequestContext, type BaseCtx } from '../../src/pipeline/context.js';
 import { Later } from '../../src/pipeline/later.js';
 import { Pipeline, PipelineBuilder, type PipelineHooks, type Stage } from '../../src/pipeline/pipeline.js';
@@ -114,7 +114,7 @@ describe('pipeline runner', () => {
     p.run(c);
     c.aborted = true;
     later.settle(1);
-    assert.equal(exits[0]!.exit, REJECT.client_closed);
+    assert.equal(exits[0]!.exit, FAIL.client_closed);
     const settled = new Later<string>();
     settled.settle('x');
     assert.equal(await settled.then((v) => v + 'y'), 'xy', 'await works on a Later');
@@ -130,7 +130,7 @@ describe('pipeline runner', () => {
     c.aborted = true;
     await new Promise((r) => setImmediate(r));
     assert.deepEqual(trace, []);
-    assert.equal(exits[0]!.exit, REJECT.client_closed);
+    assert.equal(exits[0]!.exit, FAIL.client_closed);
   });
 
   it('a throwing stage becomes internal_error, with the cause for the log', () => {
@@ -147,7 +147,7 @@ describe('pipeline runner', () => {
       ],
       hooks,
     ).run(ctx());
-    assert.equal(exits[0]!.exit, REJECT.internal_error);
+    assert.equal(exits[0]!.exit, FAIL.internal_error);
     assert.equal((exits[0]!.err as Error).message, 'boom');
   });
 

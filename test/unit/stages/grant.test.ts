@@ -21,7 +21,7 @@ describe('grant stage', () => {
     assert.throws(() => given({ send, rawTx, account: account('a') }).run(grant), TypeError);
   });
   it('a send the route stage calls sync needs a sync grant', () => {
-    assert.equal(given({ send: { sync: true, waitMs: 2000 }, rawTx, account: account('a'), chain: chainA }).run(grant), REJECT.sync_not_granted);
+    assert.equal(given({ send: { kind: 'sync', waitMs: 2000 }, rawTx, account: account('a'), chain: chainA }).run(grant), REJECT.sync_not_granted);
   });
   it('a status query is granted as a submission: the status of nothing is told to an account that may not submit there', () => {
     // The route stage sends a status query on as a plain send (its hash in `statusOf`): the grant's rule, no sync grant needed.

@@ -43,12 +43,12 @@ describe('route stage', () => {
   });
   it('says what kind of send it is: plain, or sync with the wait asked for (capped by sync.maxWaitMs)', () => {
     const s = (params: unknown[]) => given({ chain: syncChain, body: { text: '', bytes: 60 }, rpc: rpc('eth_sendRawTransactionSync', params) }).run(stage);
-    assert.deepEqual(passed(r('eth_sendRawTransaction', ['0x02ab'])).send, { sync: false });
-    assert.deepEqual(passed(s(['0x02ab', 1500])).send, { sync: true, waitMs: 1500 });
-    assert.deepEqual(passed(s(['0x02ab', '0x10'])).send, { sync: true, waitMs: 16 });
+    assert.deepEqual(passed(r('eth_sendRawTransaction', ['0x02ab'])).send, { kind: 'plain' });
+    assert.deepEqual(passed(s(['0x02ab', 1500])).send, { kind: 'sync', waitMs: 1500 });
+    assert.deepEqual(passed(s(['0x02ab', '0x10'])).send, { kind: 'sync', waitMs: 16 });
     const max = syncChain.config.sync.maxWaitMs;
-    assert.deepEqual(passed(s(['0x02ab'])).send, { sync: true, waitMs: max });
-    assert.deepEqual(passed(s(['0x02ab', max + 1])).send, { sync: true, waitMs: max });
+    assert.deepEqual(passed(s(['0x02ab'])).send, { kind: 'sync', waitMs: max });
+    assert.deepEqual(passed(s(['0x02ab', max + 1])).send, { kind: 'sync', waitMs: max });
     assert.equal(reason(s(['0x02ab', 0])), 'invalid_params');
     // Where the chain does not serve it, the sync method is a method not served.
     assert.equal(reason(r('eth_sendRawTransactionSync', ['0x02ab'])), 'method_not_found');
@@ -62,7 +62,7 @@ describe('route stage', () => {
       given({ chain, body: { text: '', bytes: 60 }, rpc: rpc('txgate_getTransactionStatus', params) }).run(stage);
     const hash = '0x' + 'AB'.repeat(32);
     const out = passed(q(trackedChain, [hash]));
-    assert.deepEqual([out.send, out.rawTx, out.statusOf], [{ sync: false }, undefined, hash.toLowerCase()]);
+    assert.deepEqual([out.send, out.rawTx, out.statusOf], [{ kind: 'plain' }, undefined, hash.toLowerCase()]);
     for (const bad of [[], [hash, 1], ['0x12'], [42], [hash.slice(0, 65) + 'z']])
       assert.equal(reason(q(trackedChain, bad)), 'invalid_params', JSON.stringify(bad));
     assert.equal(reason(q(chainA, [hash])), 'method_not_found');

@@ -1,7 +1,7 @@
 /** The size cap stage: the declared size first, then the body read with the cap enforced as it arrives. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type Exit, REJECT } from '../../../src/base/errors.js';
+import { type Exit, REJECT, FAIL } from '../../../src/base/errors.js';
 import type { BodyResult } from '../../../src/pipeline/context.js';
 import { bodyCapExit, createSizeCapStage } from '../../../src/stages/size-cap.js';
 import { given, passed, settled } from '../../support/stage-context.js';
@@ -27,7 +27,7 @@ describe('size cap stage', () => {
   it('413 when the stream went over the cap; client_closed when it left; else the body', async () => {
     const at = (read: BodyResult, declaredBytes = -1) => settled(given({}, { read, head: { declaredBytes, ...keyed } }).run(stage));
     assert.equal(await at('too_large'), bodyCapExit(100));
-    assert.equal(await at('aborted'), REJECT.client_closed);
+    assert.equal(await at('aborted'), FAIL.client_closed);
     const body = passed(await at({ text: '{}', bytes: 2 }, 5)).body;
     assert.deepEqual(body, { text: '{}', bytes: 2 });
     const over = (await at('overloaded')) as Exit;
