@@ -16,7 +16,7 @@ import { txgate, txgateReason as viemReason } from '../../packages/client/src/vi
 import { ANVIL_KEYS } from '../../src/dev/anvil.js';
 import { MIN_TIP, newKey, TIP } from '../support/harness.js';
 import { useClientChain } from '../support/client-chain.js';
-import { anvilChain } from '../support/txs.js';
+import { anvilChain, signNext } from '../support/txs.js';
 
 const chain = useClientChain();
 const { key, strictKey } = chain.keys;
@@ -89,7 +89,7 @@ describe('txgate-client/ethers', () => {
   it('provider.broadcastTransaction (which asks for the block number beside it): status 1', async () => {
     const provider = new TxgateProvider({ url: chain.base, apiKey: key, rpc: chain.anvil.url, pollingInterval: 50 });
     try {
-      const raw = await chain.signed(3);
+      const raw = await signNext(chain.anvil.url, 3);
       const tx = await provider.broadcastTransaction(raw);
       const receipt = await tx.wait(1, 10_000);
       assert.equal(receipt?.status, 1);
@@ -101,7 +101,7 @@ describe('txgate-client/ethers', () => {
     const provider = new TxgateProvider({ url: chain.base, apiKey: strictKey, rpc: chain.anvil.url, chainId: 4663 });
     try {
       const e = await provider
-        .broadcastTransaction(await chain.signed(4, { to: '0x3333333333333333333333333333333333333333', value: 1n }))
+        .broadcastTransaction(await signNext(chain.anvil.url, 4, { to: '0x3333333333333333333333333333333333333333', value: 1n }))
         .catch((x: unknown) => x);
       assert.equal(ethersReason(e), 'fee_rejected');
     } finally {

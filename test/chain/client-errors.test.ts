@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { isError, Wallet } from 'ethers';
-import { BaseError, createPublicClient, createWalletClient, http, type Hex } from 'viem';
+import { BaseError, createPublicClient, createWalletClient, http } from 'viem';
 import { privateKeyToAccount, generatePrivateKey } from 'viem/accounts';
 import { ETHERS_CODES, ethersErrorOf, SEQUENCER_CODES } from '../../packages/client/src/errors-ethers.js';
 import { TxgateRejectedError, TxgateRpcError, VIEM_DOCS, VIEM_ERRORS, viemErrorOf } from '../../packages/client/src/errors-viem.js';
@@ -19,9 +19,9 @@ import { txgateReason } from '../../packages/client/src/reason.js';
 import { ACTIONS } from '../../packages/client/src/refusal.js';
 import { txgate } from '../../packages/client/src/viem.js';
 import { ANVIL_KEYS, startAnvil, type Anvil } from '../../src/dev/anvil.js';
-import { MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
+import { MIN_TIP, newKey, startGate, type Gate } from '../support/harness.js';
 import { freePort } from '../../src/base/free-port.js';
-import { SIGNERS, anvilChain } from '../support/txs.js';
+import { anvilChain, pendingNonce, sign1559, SIGNERS, signNext } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 
 keysNeverLogged();
@@ -106,37 +106,15 @@ describe('through the adapters, against anvil and txgate', () => {
   let gate: Gate;
   let base: string;
   const chain = () => createPublicClient({ transport: http(anvil.url) });
-  const nonceOf = (signer: number) => chain().getTransactionCount({ address: SIGNERS[signer]!.address, blockTag: 'pending' });
-  const sign = async (signer: number, t: { to?: Hex; value?: bigint; nonce?: number; maxFee?: bigint } = {}) =>
-    SIGNERS[signer]!.signTransaction({
-      type: 'eip1559',
-      chainId: 4663,
-      nonce: t.nonce ?? (await nonceOf(signer)),
-      to: t.to ?? (TIP as Hex),
-      value: t.value ?? MIN_TIP,
-      gas: 21000n,
-      maxFeePerGas: t.maxFee ?? 3_000_000_000n,
-      maxPriorityFeePerGas: 1_000_000_000n,
-    });
   /** A transaction whose nonce anvil has already mined (another transaction with it): "nonce too low". */
   const stale = async (signer: number) => {
-    const used = await nonceOf(signer);
-    const first = await sign(signer, { nonce: used });
+    const used = await pendingNonce(anvil.url, signer);
+    const first = await signNext(anvil.url, signer, { nonce: used });
     await chain().waitForTransactionReceipt({ hash: await chain().sendRawTransaction({ serializedTransaction: first }), pollingInterval: 50 });
-    return sign(signer, { nonce: used, maxFee: 4_000_000_000n });
+    return signNext(anvil.url, signer, { nonce: used, value: MIN_TIP + 1n });
   };
   /** A tipped transaction from a key with no funds: "insufficient funds". */
-  const unfunded = () =>
-    privateKeyToAccount(generatePrivateKey()).signTransaction({
-      type: 'eip1559',
-      chainId: 4663,
-      nonce: 0,
-      to: TIP as Hex,
-      value: MIN_TIP,
-      gas: 21000n,
-      maxFeePerGas: 3_000_000_000n,
-      maxPriorityFeePerGas: 1_000_000_000n,
-    });
+  const unfunded = () => sign1559({ account: privateKeyToAccount(generatePrivateKey()) });
 
   before(async () => {
     anvil = await startAnvil({ port: await freePort(), chainId: 4663 });
@@ -169,7 +147,7 @@ describe('through the adapters, against anvil and txgate', () => {
       assert.equal((fee.info as { responseStatus: string }).responseStatus, '402 Payment Required');
       assert.match(fee.shortMessage, /^txgate fee_rejected \(rejected, HTTP 402\): .*; final for these bytes/);
 
-      const auth = await wrong.broadcastTransaction(await sign(1)).catch((x: unknown) => x);
+      const auth = await wrong.broadcastTransaction(await signNext(anvil.url, 1)).catch((x: unknown) => x);
       assert.ok(isError(auth, 'SERVER_ERROR'), String(auth));
       assert.equal((auth as unknown as { reason: string }).reason, 'unauthorized');
       assert.equal((auth as unknown as { status: number }).status, 401);
@@ -192,7 +170,7 @@ describe('through the adapters, against anvil and txgate', () => {
     const good = txgate({ url: base, apiKey: key, rpc: anvil.url });
     try {
       const wallet = createWalletClient({ account: SIGNERS[3]!, transport: strict });
-      const raw = await sign(3, { to: '0x3333333333333333333333333333333333333333', value: 1n });
+      const raw = await signNext(anvil.url, 3, { to: '0x3333333333333333333333333333333333333333', value: 1n });
       const direct = await wallet.sendRawTransaction({ serializedTransaction: raw }).catch((x: unknown) => x);
       assert.ok(direct instanceof TxgateRejectedError, String(direct));
       assert.equal(direct.reason, 'fee_rejected');

@@ -10,7 +10,6 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import type { Hex } from 'viem';
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
 import { newKey } from '../support/harness.js';
 import { freePort } from '../../src/base/free-port.js';
@@ -42,8 +41,6 @@ function run(file: string, env: Record<string, string>, ms = 60_000): Promise<{ 
   });
 }
 
-const signed = (signer: number): Promise<Hex> => signNext(anvil.url, signer, { maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n });
-
 const gate = useGate(async () => {
   anvil = await startAnvil({ port: await freePort(), chainId: 4663 });
   dir = mkdtempSync(join(ROOT, '.client-exit-'));
@@ -65,7 +62,12 @@ const out = await gate.submitAndWait(process.env.SIGNED_TX, { timeoutMs: 30_000 
 console.log(out.kind, out.kind === 'mined' ? out.status : '');
 `,
     );
-    const r = await run(file, { TXGATE_URL: `ws://127.0.0.1:${gate.port}`, TXGATE_API_KEY: key, CHAIN_RPC_URL: anvil.url, SIGNED_TX: await signed(0) });
+    const r = await run(file, {
+      TXGATE_URL: `ws://127.0.0.1:${gate.port}`,
+      TXGATE_API_KEY: key,
+      CHAIN_RPC_URL: anvil.url,
+      SIGNED_TX: await signNext(anvil.url, 0),
+    });
     assert.equal(r.signal, null, `killed: it did not exit by itself\n${r.out}`);
     assert.equal(r.code, 0, r.out);
     assert.equal(r.out.trim(), 'mined success');
@@ -81,7 +83,7 @@ const wallet = createWalletClient({ transport: txgate({ url: process.env.TXGATE_
 console.log(await wallet.sendRawTransaction({ serializedTransaction: process.env.SIGNED_TX }));
 `,
     );
-    const raw = await signed(1);
+    const raw = await signNext(anvil.url, 1);
     const r = await run(file, { TXGATE_URL: `ws://127.0.0.1:${gate.port}`, TXGATE_API_KEY: key, CHAIN_RPC_URL: anvil.url, SIGNED_TX: raw });
     assert.equal(r.signal, null, `killed: it did not exit by itself\n${r.out}`);
     assert.equal(r.code, 0, r.out);
@@ -97,7 +99,12 @@ const provider = new TxgateProvider({ url: process.env.TXGATE_URL, apiKey: proce
 console.log((await provider.broadcastTransaction(process.env.SIGNED_TX)).hash);
 `,
     );
-    const r = await run(file, { TXGATE_URL: `ws://127.0.0.1:${gate.port}`, TXGATE_API_KEY: key, CHAIN_RPC_URL: anvil.url, SIGNED_TX: await signed(2) });
+    const r = await run(file, {
+      TXGATE_URL: `ws://127.0.0.1:${gate.port}`,
+      TXGATE_API_KEY: key,
+      CHAIN_RPC_URL: anvil.url,
+      SIGNED_TX: await signNext(anvil.url, 2),
+    });
     assert.equal(r.signal, null, `killed: it did not exit by itself\n${r.out}`);
     assert.equal(r.code, 0, r.out);
     assert.match(r.out.trim(), /^0x[0-9a-f]{64}$/);

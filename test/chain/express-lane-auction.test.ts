@@ -11,15 +11,14 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Hex } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
 import type { Account, Grant } from '../../src/accounts/types.js';
-import { ANVIL_KEYS, type Anvil } from '../../src/dev/anvil.js';
+import type { Anvil } from '../../src/dev/anvil.js';
 import { EXPRESS_LANE_DEFAULTS } from '../support/express-lane-config.js';
 import type { Auction } from '../support/auction.js';
 import { CHAIN, knownTo, landedOn, nextLaneTx, OURS, OURS_KEY, SENDER, startLaneChain, THEIRS, THEIRS_KEY } from '../support/express-lane-chain.js';
 import { type Endpoint, sendToEndpoint } from '../support/express-lane-endpoint.js';
 import { eventually } from '../support/harness.js';
-import { sign1559 } from '../support/txs.js';
+import { pendingNonce, sign1559 } from '../support/txs.js';
 import { tempDir } from '../support/temp-dir.js';
 import { initCrypto } from '../../src/base/native.js';
 import { ExpressLanes } from '../../src/express-lane/lanes.js';
@@ -270,15 +269,7 @@ describe('express lane on the real auction contract', () => {
     const s1again = l.submissionFor(b, GRANTED)!;
     assert.equal(s1again.seq, 1n, 'no gap: the number whose fate is unknown is used again');
     assert.deepEqual(await laneSend(s1again, 3000), { kind: 'queued' });
-    const c = l.submissionFor(
-      await (async () =>
-        sign1559({
-          signer: SENDER,
-          nonce: 1 + (await auction.pub.getTransactionCount({ address: privateKeyToAccount(ANVIL_KEYS[SENDER] as Hex).address, blockTag: 'pending' })),
-          chainId: CHAIN,
-        }))(),
-      GRANTED,
-    )!;
+    const c = l.submissionFor(await sign1559({ signer: SENDER, nonce: 1 + (await pendingNonce(anvil.url, SENDER)), chainId: CHAIN }), GRANTED)!;
     assert.equal(c.seq, 2n);
     c.release({ kind: 'queued' });
     assert.equal(await landed(a), true);
@@ -301,7 +292,7 @@ describe('express lane on the real auction contract', () => {
     await controlled(lane);
     await controlled(l2);
     // Six transactions at once, half through each edge: each its own connection, no shared counter.
-    const nonce = await auction.pub.getTransactionCount({ address: privateKeyToAccount(ANVIL_KEYS[SENDER] as Hex).address, blockTag: 'pending' });
+    const nonce = await pendingNonce(anvil.url, SENDER);
     const raws = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => sign1559({ signer: SENDER, nonce: nonce + i, chainId: CHAIN })));
     const before = endpoint.received.length;
     const readings = await Promise.all(

@@ -11,10 +11,10 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { Hex } from 'viem';
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
-import { eventually, MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
+import { eventually, MIN_TIP, newKey, startGate, type Gate } from '../support/harness.js';
 import { freePort } from '../../src/base/free-port.js';
 import { rpc, send } from '../support/http.js';
-import { SIGNERS } from '../support/txs.js';
+import { signNext } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 
 keysNeverLogged();
@@ -33,20 +33,8 @@ after(() => chain.stop());
 const chainCall = async (method: string, params: unknown[]) => (await rpc(Number(new URL(chain.url).port), method, params)).json;
 const headOf = async () => Number((await chainCall('eth_blockNumber', [])).result);
 
-async function signed(signer: number): Promise<Hex> {
-  const nonce = Number((await chainCall('eth_getTransactionCount', [SIGNERS[signer]!.address, 'pending'])).result);
-  return SIGNERS[signer]!.signTransaction({
-    type: 'eip1559',
-    chainId: 4663,
-    nonce,
-    to: TIP as Hex,
-    // Bytes of their own each time (a rollback or a reorg frees the nonce: the same bytes would be a resend).
-    value: MIN_TIP + BigInt(++sent),
-    gas: 21000n,
-    maxFeePerGas: 10n ** 10n,
-    maxPriorityFeePerGas: 10n ** 9n,
-  });
-}
+/** The next transfer of `signer`, bytes of their own each time (a rollback or a reorg frees the nonce: the same bytes would be a resend). */
+const signed = (signer: number): Promise<Hex> => signNext(chain.url, signer, { value: MIN_TIP + BigInt(++sent) });
 
 const status = async (g: Gate, hash: string) => {
   const r = await rpc(g.port, 'txgate_getTransactionStatus', [hash], { key });
@@ -188,17 +176,7 @@ describe('the watcher far behind the chain', () => {
       await manualCall('anvil_mine', ['0x2']);
       await eventually(() => gate.app.trackers.get(4663)!.watcher.head === 2, 5_000);
       holdAbove = 2; // the watcher sees the 300 blocks only once they are all there
-      const nonce = Number((await manualCall('eth_getTransactionCount', [SIGNERS[4]!.address, 'pending'])).result);
-      const raw = await SIGNERS[4]!.signTransaction({
-        type: 'eip1559',
-        chainId: 4663,
-        nonce,
-        to: TIP as Hex,
-        value: MIN_TIP,
-        gas: 21000n,
-        maxFeePerGas: 10n ** 10n,
-        maxPriorityFeePerGas: 10n ** 9n,
-      });
+      const raw = await signNext(manual.url, 4);
       const hash = (await rpc(gate.port, 'eth_sendRawTransaction', [raw], { key })).json.result as string;
       assert.equal((await manualCall('anvil_mine', ['0x12c'])).error, undefined);
       holdAbove = -1;

@@ -15,7 +15,7 @@ import { TxgateProvider } from '../../packages/client/src/ethers.js';
 import { txgate } from '../../packages/client/src/viem.js';
 import { eventually, MIN_TIP, newKey, TIP } from '../support/harness.js';
 import { freePort } from '../../src/base/free-port.js';
-import { LOCAL_FEES, sign1559, SIGNERS, signNext, anvilChain } from '../support/txs.js';
+import { LOCAL_FEES, pendingNonce, sign1559, SIGNERS, signNext, anvilChain } from '../support/txs.js';
 import { useGate } from '../support/gate-fixture.js';
 import { txHash } from '../support/stub-sequencer.js';
 import { connected } from '../support/ws-client.js';
@@ -62,9 +62,8 @@ describe('the WebSocket transport against anvil, with the client kit and both ad
   it('the client kit over ws://: connect checks the chain id, submitAndWait is mined, many submissions share one connection', async () => {
     const gate = await connectTxgate({ url: `ws://127.0.0.1:${g.port}`, apiKey: k, chainId: 4663, chainRpcUrl: anvil.url });
     try {
-      const chainRpc = createPublicClient({ transport: http(anvil.url) });
-      const base = await chainRpc.getTransactionCount({ address: SIGNERS[0]!.address, blockTag: 'pending' });
-      const raws = await Promise.all(Array.from({ length: 20 }, (_, i) => sign1559({ signer: 0, nonce: base + i, ...LOCAL_FEES })));
+      const base = await pendingNonce(anvil.url, 0);
+      const raws = await Promise.all(Array.from({ length: 20 }, (_, i) => signNext(anvil.url, 0, { nonce: base + i })));
       const outs = await Promise.all(raws.map((r) => gate.submit(r)));
       assert.deepEqual(
         outs.map((o) => o.kind),
