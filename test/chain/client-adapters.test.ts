@@ -17,6 +17,7 @@ import { ANVIL_KEYS } from '../../src/dev/anvil.js';
 import { MIN_TIP, newKey, TIP } from '../support/harness.js';
 import { useClientChain } from '../support/client-chain.js';
 import { anvilChain, signNext } from '../support/txs.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 const chain = useClientChain();
 const { key, strictKey } = chain.keys;
@@ -76,7 +77,7 @@ describe('txgate-client/viem', () => {
 
 describe('txgate-client/ethers', () => {
   it('wallet.sendTransaction and tx.wait(), unmodified: status 1', async () => {
-    const provider = new TxgateProvider({ url: chain.base, apiKey: key, rpc: chain.anvil.url, chainId: 4663, pollingInterval: 50 });
+    const provider = new TxgateProvider({ url: chain.base, apiKey: key, rpc: chain.anvil.url, chainId: DEV_CHAIN_ID, pollingInterval: 50 });
     try {
       const wallet = new Wallet(ANVIL_KEYS[2]!, provider);
       const tx = await wallet.sendTransaction({ to: TIP, value: MIN_TIP });
@@ -98,7 +99,7 @@ describe('txgate-client/ethers', () => {
     }
   });
   it('a refusal carries data.reason', async () => {
-    const provider = new TxgateProvider({ url: chain.base, apiKey: strictKey, rpc: chain.anvil.url, chainId: 4663 });
+    const provider = new TxgateProvider({ url: chain.base, apiKey: strictKey, rpc: chain.anvil.url, chainId: DEV_CHAIN_ID });
     try {
       const e = await provider
         .broadcastTransaction(await signNext(chain.anvil.url, 4, { to: '0x3333333333333333333333333333333333333333', value: 1n }))

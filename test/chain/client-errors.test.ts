@@ -23,6 +23,7 @@ import { MIN_TIP, newKey, startGate, type Gate } from '../support/harness.js';
 import { freePort } from '../../src/base/free-port.js';
 import { anvilChain, pendingNonce, sign1559, SIGNERS, signNext } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 keysNeverLogged();
 
@@ -86,7 +87,14 @@ describe('every reason, in each library', () => {
     assert.equal(txgateReason(v), 'unreachable');
     assert.ok((v as BaseError).walk((x) => x instanceof TxgateRpcError) instanceof TxgateRpcError, String(v));
     await t.close();
-    const provider = new TxgateProvider({ url: closed, apiKey: 'txg_x', rpc: 'http://127.0.0.1:9', chainId: 4663, connectTimeoutMs: 500, timeoutMs: 1000 });
+    const provider = new TxgateProvider({
+      url: closed,
+      apiKey: 'txg_x',
+      rpc: 'http://127.0.0.1:9',
+      chainId: DEV_CHAIN_ID,
+      connectTimeoutMs: 500,
+      timeoutMs: 1000,
+    });
     const e = await provider.send('eth_chainId', []).catch((x: unknown) => x);
     assert.ok(isError(e, 'NETWORK_ERROR'), String(e));
     assert.equal(txgateReason(e), 'unreachable');
@@ -117,7 +125,7 @@ describe('through the adapters, against anvil and txgate', () => {
   const unfunded = () => sign1559({ account: privateKeyToAccount(generatePrivateKey()) });
 
   before(async () => {
-    anvil = await startAnvil({ port: await freePort(), chainId: 4663 });
+    anvil = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID });
     gate = await startGate({
       chainB: false,
       sequencers: [anvil.url],
@@ -134,9 +142,9 @@ describe('through the adapters, against anvil and txgate', () => {
   });
 
   it('ethers: 402 and 401 are SERVER_ERROR with the reason and status; the sequencer\'s "nonce too low" is NONCE_EXPIRED, "insufficient funds" INSUFFICIENT_FUNDS', async () => {
-    const provider = new TxgateProvider({ url: base, apiKey: strictKey, rpc: anvil.url, chainId: 4663 });
-    const wrong = new TxgateProvider({ url: base, apiKey: 'txg_not_a_key', rpc: anvil.url, chainId: 4663 });
-    const good = new TxgateProvider({ url: base, apiKey: key, rpc: anvil.url, chainId: 4663 });
+    const provider = new TxgateProvider({ url: base, apiKey: strictKey, rpc: anvil.url, chainId: DEV_CHAIN_ID });
+    const wrong = new TxgateProvider({ url: base, apiKey: 'txg_not_a_key', rpc: anvil.url, chainId: DEV_CHAIN_ID });
+    const good = new TxgateProvider({ url: base, apiKey: key, rpc: anvil.url, chainId: DEV_CHAIN_ID });
     try {
       const fee = await new Wallet(ANVIL_KEYS[1]!, provider)
         .sendTransaction({ to: '0x3333333333333333333333333333333333333333', value: 1n })

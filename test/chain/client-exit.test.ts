@@ -15,6 +15,7 @@ import { newKey } from '../support/harness.js';
 import { freePort } from '../../src/base/free-port.js';
 import { signNext } from '../support/txs.js';
 import { useGate } from '../support/gate-fixture.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 const key = newKey();
 let anvil: Anvil;
@@ -42,7 +43,7 @@ function run(file: string, env: Record<string, string>, ms = 60_000): Promise<{ 
 }
 
 const gate = useGate(async () => {
-  anvil = await startAnvil({ port: await freePort(), chainId: 4663 });
+  anvil = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID });
   dir = mkdtempSync(join(ROOT, '.client-exit-'));
   return { chainB: false, sequencers: [anvil.url], accounts: [{ id: 'x', keys: [key] }], config: { websocket: { enabled: true } } };
 });
@@ -57,7 +58,7 @@ describe('a script over ws:// without close() exits by itself', () => {
     writeFileSync(
       file,
       `import { connectTxgate } from 'txgate-client';
-const gate = await connectTxgate({ url: process.env.TXGATE_URL, apiKey: process.env.TXGATE_API_KEY, chainId: 4663, chainRpcUrl: process.env.CHAIN_RPC_URL });
+const gate = await connectTxgate({ url: process.env.TXGATE_URL, apiKey: process.env.TXGATE_API_KEY, chainId: ${DEV_CHAIN_ID}, chainRpcUrl: process.env.CHAIN_RPC_URL });
 const out = await gate.submitAndWait(process.env.SIGNED_TX, { timeoutMs: 30_000 });
 console.log(out.kind, out.kind === 'mined' ? out.status : '');
 `,
@@ -95,7 +96,7 @@ console.log(await wallet.sendRawTransaction({ serializedTransaction: process.env
     writeFileSync(
       file,
       `import { TxgateProvider } from 'txgate-client/ethers';
-const provider = new TxgateProvider({ url: process.env.TXGATE_URL, apiKey: process.env.TXGATE_API_KEY, rpc: process.env.CHAIN_RPC_URL, chainId: 4663 });
+const provider = new TxgateProvider({ url: process.env.TXGATE_URL, apiKey: process.env.TXGATE_API_KEY, rpc: process.env.CHAIN_RPC_URL, chainId: ${DEV_CHAIN_ID} });
 console.log((await provider.broadcastTransaction(process.env.SIGNED_TX)).hash);
 `,
     );

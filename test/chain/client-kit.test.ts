@@ -16,6 +16,7 @@ import { TIP } from '../support/harness.js';
 import { rpc } from '../support/http.js';
 import { pendingNonce, SIGNERS, signNext } from '../support/txs.js';
 import { useClientChain } from '../support/client-chain.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 const chain = useClientChain();
 const { key, strictKey, slowKey, crowdKey } = chain.keys;
@@ -23,7 +24,7 @@ let kit: Txgate;
 
 describe('txgate-client', () => {
   before(async () => {
-    kit = await connectTxgate({ url: chain.base, apiKey: key, chainId: 4663, chainRpcUrl: chain.anvil.url });
+    kit = await connectTxgate({ url: chain.base, apiKey: key, chainId: DEV_CHAIN_ID, chainRpcUrl: chain.anvil.url });
   });
   after(() => kit.close());
   it('connectTxgate stops on a chain id mismatch', async () => {
@@ -42,9 +43,9 @@ describe('txgate-client', () => {
     assert.ok(out.kind === 'mined' && out.status === 'reverted' && out.receipt.status === '0x0');
   });
   it('refusals are definite outcomes with their reason: 401, 402, 400 rejected; 429 rate_limited', async () => {
-    const wrong = await connectTxgate({ url: chain.base, apiKey: 'txg_not_a_key', chainId: 4663, chainRpcUrl: chain.anvil.url });
-    const strict = await connectTxgate({ url: chain.base, apiKey: strictKey, chainId: 4663, chainRpcUrl: chain.anvil.url });
-    const slow = await connectTxgate({ url: chain.base, apiKey: slowKey, chainId: 4663, chainRpcUrl: chain.anvil.url });
+    const wrong = await connectTxgate({ url: chain.base, apiKey: 'txg_not_a_key', chainId: DEV_CHAIN_ID, chainRpcUrl: chain.anvil.url });
+    const strict = await connectTxgate({ url: chain.base, apiKey: strictKey, chainId: DEV_CHAIN_ID, chainRpcUrl: chain.anvil.url });
+    const slow = await connectTxgate({ url: chain.base, apiKey: slowKey, chainId: DEV_CHAIN_ID, chainRpcUrl: chain.anvil.url });
     try {
       const r401 = await wrong.submit(await signNext(chain.anvil.url, 0));
       assert.deepEqual([r401.kind, r401.kind === 'rejected' && r401.reason, r401.kind === 'rejected' && r401.status], ['rejected', 'unauthorized', 401]);
@@ -88,7 +89,7 @@ describe('txgate-client', () => {
     assert.ok(chain.gate.logs.slice(before).some((l) => JSON.parse(l).status === 304));
   });
   it('submitAndWait waits out rate limiting until timeoutMs: six at once against a bucket of 1 at 2/s, all mined', async () => {
-    const crowd = await connectTxgate({ url: chain.base, apiKey: crowdKey, chainId: 4663, chainRpcUrl: chain.anvil.url });
+    const crowd = await connectTxgate({ url: chain.base, apiKey: crowdKey, chainId: DEV_CHAIN_ID, chainRpcUrl: chain.anvil.url });
     try {
       const signer = SIGNERS[6]!;
       const c = chain.chainRpc();
@@ -139,7 +140,7 @@ describe('txgate-client', () => {
     });
     await new Promise<void>((r) => stand.listen(0, '127.0.0.1', () => r()));
     const standUrl = `http://127.0.0.1:${(stand.address() as AddressInfo).port}`;
-    const k = await connectTxgate({ url: standUrl, apiKey: key, chainId: 4663, chainRpcUrl: chain.anvil.url });
+    const k = await connectTxgate({ url: standUrl, apiKey: key, chainId: DEV_CHAIN_ID, chainRpcUrl: chain.anvil.url });
     try {
       // Down for the whole wait: gave_up (nothing was sent, nothing can land), not before timeoutMs.
       const raw = await signNext(chain.anvil.url, 2);

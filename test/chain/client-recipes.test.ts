@@ -16,6 +16,7 @@ import { newKey, startGate, type Gate } from '../support/harness.js';
 import { signNext } from '../support/txs.js';
 import { freePort } from '../../src/base/free-port.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 keysNeverLogged();
 
@@ -41,7 +42,7 @@ const chain = () => createPublicClient({ transport: http(anvil.url) });
 const receiptStatus = async (hash: Hex) => (await chain().waitForTransactionReceipt({ hash, pollingInterval: 50, timeout: 10_000 })).status;
 
 before(async () => {
-  anvil = await startAnvil({ port: await freePort(), chainId: 4663 });
+  anvil = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID });
   gate = await startGate({
     chainB: false,
     sequencers: [anvil.url],
@@ -73,10 +74,10 @@ describe('recipes (docs/clients.md "Without the kit")', () => {
   it("ethers: batchMaxCount 1, staticNetwork, send('eth_sendRawTransaction'); a refusal's body in error.info.responseBody", async () => {
     const req = new FetchRequest(base);
     req.setHeader('x-api-key', key);
-    const provider = new JsonRpcProvider(req, 4663, { batchMaxCount: 1, staticNetwork: true });
+    const provider = new JsonRpcProvider(req, DEV_CHAIN_ID, { batchMaxCount: 1, staticNetwork: true });
     const strictReq = new FetchRequest(base);
     strictReq.setHeader('x-api-key', strictKey);
-    const strict = new JsonRpcProvider(strictReq, 4663, { batchMaxCount: 1, staticNetwork: true });
+    const strict = new JsonRpcProvider(strictReq, DEV_CHAIN_ID, { batchMaxCount: 1, staticNetwork: true });
     try {
       const hash = (await provider.send('eth_sendRawTransaction', [await signNext(anvil.url, 1)])) as Hex;
       assert.equal(await receiptStatus(hash), 'success');

@@ -19,7 +19,7 @@ import { parseAccountsText } from '../../src/accounts/file-text.js';
 import { keySha256 } from '../../src/accounts/keys.js';
 import { loadConfigFile } from '../../src/config/config.js';
 import { type Anvil, ANVIL_TIP_ADDRESS, startAnvil } from '../../src/dev/anvil.js';
-import { DEV_API_KEY, DEV_MIN_TIP_WEI, writeDevFiles } from '../../src/dev/dev-setup.js';
+import { DEV_API_KEY, DEV_MIN_TIP_WEI, writeDevFiles, DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 import { initCrypto } from '../../src/base/native.js';
 import { EXAMPLES_DIR, exampleFiles, examplesShown, renderExamples } from '../../scripts/readme-examples.js';
 import { eventually, issuedKeys } from '../support/harness.js';
@@ -51,8 +51,8 @@ let dead: number;
 before(async () => {
   await initCrypto();
   issuedKeys.push(DEV_API_KEY); // public, development only; still never logged
-  a = await startAnvil({ port: await freePort(), chainId: 4663 });
-  b = await startAnvil({ port: await freePort(), chainId: 4663 });
+  a = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID });
+  b = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID });
   dead = await freePort();
   // npm start's development accounts (the development key; its grant allows the sync send).
   devAccounts = writeDevFiles(tempDir('txgate-ex-dev-'), { port: 1, internalPort: 2, sequencer: 'http://127.0.0.1:3' }).accountsFile;
@@ -205,7 +205,7 @@ describe('each example, run against anvil', () => {
       try {
         await admin.migrate('txgate_edge');
         key = await createAccount(admin, 'acme', [
-          { chainId: 4663, rateLimit: { perSecond: 100, burst: 200 }, tipAddresses: [ANVIL_TIP_ADDRESS], minTipWei: DEV_MIN_TIP_WEI.toString() },
+          { chainId: DEV_CHAIN_ID, rateLimit: { perSecond: 100, burst: 200 }, tipAddresses: [ANVIL_TIP_ADDRESS], minTipWei: DEV_MIN_TIP_WEI.toString() },
         ]);
         issuedKeys.push(key);
       } finally {

@@ -11,6 +11,7 @@ import { rpc, send } from '../support/http.js';
 import { SIGNERS, anvilChain, signNext } from '../support/txs.js';
 import { freePort } from '../../src/base/free-port.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 keysNeverLogged();
 
@@ -25,7 +26,7 @@ let anvilPort: number;
 
 before(async () => {
   anvilPort = await freePort();
-  anvil = await startAnvil({ port: anvilPort, chainId: 4663 });
+  anvil = await startAnvil({ port: anvilPort, chainId: DEV_CHAIN_ID });
   gate = await startGate({
     chainB: false,
     sequencers: [anvil.url],
@@ -138,7 +139,7 @@ describe('against a real anvil', () => {
     assert.ok([502, 503].includes(r.status), r.text);
     assert.ok(['upstream_error', 'upstream_unavailable'].includes(r.json.error.data.reason));
     await eventually(async () => (await send({ port: gate.port, method: 'GET', path: '/ready' })).status === 503, 3000);
-    anvil = await startAnvil({ port: anvilPort, chainId: 4663 });
+    anvil = await startAnvil({ port: anvilPort, chainId: DEV_CHAIN_ID });
     await eventually(async () => (await send({ port: gate.port, method: 'GET', path: '/ready' })).status === 200, 5000);
     const again = await signNext(anvil.url, 4);
     const ok = await rpc(gate.port, 'eth_sendRawTransaction', [again], { key });

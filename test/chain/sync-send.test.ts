@@ -14,6 +14,7 @@ import { rpc, send } from '../support/http.js';
 import { SIGNERS, anvilChain, signNext } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 import { SYNC, syncCall, useSyncChains } from '../support/sync-chains.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 keysNeverLogged();
 
@@ -208,12 +209,12 @@ describe('eth_sendRawTransactionSync', () => {
   });
 
   it('the client kit: submitSync returns the receipt as the outcome, or pending with the hash', async () => {
-    const kit = await connectTxgate({ url: `http://127.0.0.1:${gate.port}`, apiKey: key, chainId: 4663, chainRpcUrl: chains.mining.url });
+    const kit = await connectTxgate({ url: `http://127.0.0.1:${gate.port}`, apiKey: key, chainId: DEV_CHAIN_ID, chainRpcUrl: chains.mining.url });
     const out = await kit.submitSync(await signNext(chains.mining.url, 5), { maxWaitMs: 3000 });
     assert.equal(out.kind, 'executed');
     assert.equal(out.kind === 'executed' && out.receipt.status, '0x1');
     await kit.close();
-    const kitStuck = await connectTxgate({ url: `http://127.0.0.1:${gateStuck.port}`, apiKey: key, chainId: 4663, chainRpcUrl: chains.stuck.url });
+    const kitStuck = await connectTxgate({ url: `http://127.0.0.1:${gateStuck.port}`, apiKey: key, chainId: DEV_CHAIN_ID, chainRpcUrl: chains.stuck.url });
     const raw = await signNext(chains.stuck.url, 6);
     const p = await kitStuck.submitSync(raw);
     assert.equal(p.kind, 'pending');
@@ -242,7 +243,7 @@ describe('eth_sendRawTransactionSync', () => {
   });
 
   it('ethers: TxgateProvider.submitSync gives the kit outcome, and send("eth_sendRawTransactionSync") the receipt', async () => {
-    const provider = new TxgateProvider({ url: `http://127.0.0.1:${gate.port}`, apiKey: key, rpc: chains.mining.url, chainId: 4663 });
+    const provider = new TxgateProvider({ url: `http://127.0.0.1:${gate.port}`, apiKey: key, rpc: chains.mining.url, chainId: DEV_CHAIN_ID });
     try {
       const out = await provider.submitSync(await signNext(chains.mining.url, 3), { maxWaitMs: 3000 });
       assert.equal(out.kind, 'executed', JSON.stringify(out));

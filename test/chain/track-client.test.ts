@@ -16,6 +16,7 @@ import { eventually, newKey, startGate, type Gate } from '../support/harness.js'
 import { freePort } from '../../src/base/free-port.js';
 import { pendingNonce, signNext } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 keysNeverLogged();
 
@@ -30,7 +31,7 @@ let proxyUrl: string;
 const called: string[] = [];
 
 before(async () => {
-  anvil = await startAnvil({ port: await freePort(), chainId: 4663, blockTime: 1 });
+  anvil = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID, blockTime: 1 });
   const config = { allowUntipped: true, websocket: { enabled: true } };
   gate = await startGate({
     chainB: false,
@@ -69,7 +70,7 @@ after(async () => {
 });
 
 const kitOn = (g: Gate, scheme: 'http' | 'ws'): Promise<Txgate> =>
-  connectTxgate({ url: `${scheme}://localhost:${g.port}`, apiKey: key, chainId: 4663, chainRpcUrl: proxyUrl });
+  connectTxgate({ url: `${scheme}://localhost:${g.port}`, apiKey: key, chainId: DEV_CHAIN_ID, chainRpcUrl: proxyUrl });
 
 describe('the client kit on a tracking edge', () => {
   for (const scheme of ['http', 'ws'] as const)

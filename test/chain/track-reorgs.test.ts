@@ -16,6 +16,7 @@ import { freePort } from '../../src/base/free-port.js';
 import { rpc, send } from '../support/http.js';
 import { signNext } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 keysNeverLogged();
 
@@ -26,7 +27,7 @@ let chain: Anvil;
 let sent = 0;
 
 before(async () => {
-  chain = await startAnvil({ port: await freePort(), chainId: 4663 });
+  chain = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID });
 });
 after(() => chain.stop());
 
@@ -59,7 +60,7 @@ async function includedAfter(g: Gate, signer: number, what: string): Promise<voi
   const receipt = (await chainCall('eth_getTransactionReceipt', [hash])).result;
   assert.equal(s.block.hash, receipt.blockHash, what);
   assert.equal(s.source, 'edge');
-  const w = g.app.trackers.get(4663)!.watcher;
+  const w = g.app.trackers.get(DEV_CHAIN_ID)!.watcher;
   await eventually(async () => w.head === (await headOf()), 5_000).catch(() => assert.fail(`${what}: the watcher's head ${w.head} is not the chain's`));
   assert.equal(w.stalled, false, what);
 }
@@ -139,7 +140,7 @@ describe('the watcher far behind the chain', () => {
   /** Blocks above this are answered `null` by the chain RPC in front of `manual` (-1: none held back). */
   let holdAbove = -1;
   before(async () => {
-    manual = await startAnvil({ port: await freePort(), chainId: 4663, extraArgs: ['--no-mining'] });
+    manual = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID, extraArgs: ['--no-mining'] });
     // The chain RPC as the watcher sees it: anvil's answers, except blocks above `holdAbove`.
     proxy = createServer((req, res) => {
       let body = '';
@@ -174,7 +175,7 @@ describe('the watcher far behind the chain', () => {
     const gate = await startGate({ chainB: false, sequencers: [manual.url], accounts, config: { allowUntipped: true }, chainA: { rpc: url, track: TRACK } });
     try {
       await manualCall('anvil_mine', ['0x2']);
-      await eventually(() => gate.app.trackers.get(4663)!.watcher.head === 2, 5_000);
+      await eventually(() => gate.app.trackers.get(DEV_CHAIN_ID)!.watcher.head === 2, 5_000);
       holdAbove = 2; // the watcher sees the 300 blocks only once they are all there
       const raw = await signNext(manual.url, 4);
       const hash = (await rpc(gate.port, 'eth_sendRawTransaction', [raw], { key })).json.result as string;
@@ -202,7 +203,7 @@ describe('the watcher far behind the chain', () => {
       chainA: { rpc: url, track: { ...TRACK, maxLagBlocks: 4 } },
     });
     try {
-      const w = gate.app.trackers.get(4663)!.watcher;
+      const w = gate.app.trackers.get(DEV_CHAIN_ID)!.watcher;
       const head = Number((await manualCall('eth_blockNumber', [])).result);
       await eventually(() => w.head === head, 5_000);
       holdAbove = head;

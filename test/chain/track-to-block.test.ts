@@ -14,6 +14,7 @@ import { freePort } from '../../src/base/free-port.js';
 import { rpc, send } from '../support/http.js';
 import { pendingNonce, signNext } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 keysNeverLogged();
 
@@ -38,14 +39,14 @@ const tracked = (a: Anvil, extra: Record<string, unknown> = {}) =>
   startGate({ chainB: false, sequencers: [a.url], accounts, config: { allowUntipped: true }, chainA: { rpc: a.url, track: TRACK, ...extra } });
 
 before(async () => {
-  mining = await startAnvil({ port: await freePort(), chainId: 4663, blockTime: 1 });
-  manual = await startAnvil({ port: await freePort(), chainId: 4663, extraArgs: ['--no-mining'] });
+  mining = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID, blockTime: 1 });
+  manual = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID, extraArgs: ['--no-mining'] });
   gate = await tracked(mining);
   second = await tracked(mining);
   gateManual = await tracked(manual);
   gateOff = await startGate({ chainB: false, sequencers: [mining.url], accounts, config: { allowUntipped: true } });
   for (const g of [gate, gateManual])
-    g.app.trackers.get(4663)!.listen((e: Entry, status: string) => {
+    g.app.trackers.get(DEV_CHAIN_ID)!.listen((e: Entry, status: string) => {
       told.set(e.hash, [...(told.get(e.hash) ?? []), e.state]);
       pushed.set(e.hash, [...(pushed.get(e.hash) ?? []), status]);
     });
@@ -233,7 +234,7 @@ describe('tracking accepted transactions', () => {
         versions.map((_, i) => i + 1),
         `${hash}: one change per version, in order`,
       );
-      const now = await (gate.app.trackers.get(4663)!.own('desk', hash) !== null ? status(gate, hash) : status(gateManual, hash));
+      const now = await (gate.app.trackers.get(DEV_CHAIN_ID)!.own('desk', hash) !== null ? status(gate, hash) : status(gateManual, hash));
       assert.deepEqual(now, JSON.parse(statuses.at(-1)!));
     }
     assert.ok(pushed.size >= 6);

@@ -14,6 +14,7 @@ import { freePort } from '../../src/base/free-port.js';
 import { rpc } from '../support/http.js';
 import { signNext } from '../support/txs.js';
 import { useGate } from '../support/gate-fixture.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 const key = newKey();
 const other = newKey();
@@ -24,7 +25,7 @@ const accounts = [
 let anvil: Anvil;
 
 const gate = useGate(async () => {
-  anvil = await startAnvil({ port: await freePort(), chainId: 4663, blockTime: 1 });
+  anvil = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID, blockTime: 1 });
   return {
     chainB: false,
     sequencers: [anvil.url],

@@ -17,6 +17,7 @@ import { freePort } from '../../src/base/free-port.js';
 import { txHash } from '../support/stub-sequencer.js';
 import { signNext } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 keysNeverLogged();
 
@@ -96,7 +97,7 @@ class TcpProxy {
 
 let anvil: Anvil;
 before(async () => {
-  anvil = await startAnvil({ port: await freePort(), chainId: 4663 });
+  anvil = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID });
 });
 after(async () => {
   await anvil.stop();

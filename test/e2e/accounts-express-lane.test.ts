@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { parseAccountsText } from '../../src/accounts/file-text.js';
 import { issuedKeys } from '../support/harness.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 const tmp = mkdtempSync(join(tmpdir(), 'txgate-accounts-lane-'));
@@ -30,7 +31,7 @@ const grant = (chain: string) => ['--chain', chain, '--rate', '10', '--burst', '
 
 describe('npm run accounts: --express-lane', () => {
   it('create and grant-add with --express-lane write expressLane: true on that grant only; the file validates', () => {
-    const created = accounts(['create', '--id', 'desk', ...grant('4663'), '--express-lane']);
+    const created = accounts(['create', '--id', 'desk', ...grant(String(DEV_CHAIN_ID)), '--express-lane']);
     assert.equal(created.status, 0, created.stderr);
     const added = accounts(['grant-add', '--id', 'desk', ...grant('10')]);
     assert.equal(added.status, 0, added.stderr);
@@ -59,7 +60,7 @@ describe('npm run accounts: --express-lane', () => {
 describe('npm run accounts: --conditional', () => {
   it('create and grant-add with --conditional write conditional: true on that grant only; the file validates with it granted', () => {
     rmSync(file, { force: true });
-    const created = accounts(['create', '--id', 'quotes', ...grant('4663'), '--conditional']);
+    const created = accounts(['create', '--id', 'quotes', ...grant(String(DEV_CHAIN_ID)), '--conditional']);
     assert.equal(created.status, 0, created.stderr);
     const added = accounts(['grant-add', '--id', 'quotes', ...grant('10')]);
     assert.equal(added.status, 0, added.stderr);

@@ -13,6 +13,7 @@ import { parseAccountsText } from '../../src/accounts/file-text.js';
 import { AdminError, fileTarget, setGrant } from '../../src/accounts/admin.js';
 import { AccountsFileError } from '../../src/accounts/parse.js';
 import { issuedKeys } from '../support/harness.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 const tmp = mkdtempSync(join(tmpdir(), 'txgate-accounts-set-'));
@@ -38,7 +39,7 @@ describe('npm run accounts -- grant-set', () => {
       '--id',
       'dev',
       '--chain',
-      '4663',
+      String(DEV_CHAIN_ID),
       '--rate',
       '5',
       '--burst',
@@ -52,13 +53,28 @@ describe('npm run accounts -- grant-set', () => {
       SENDER,
     ]);
     assert.equal(created.status, 0, created.stderr);
-    const again = accounts(['grant-add', '--id', 'dev', '--chain', '4663', '--rate', '5', '--burst', '9', '--tip', TIP, '--min-tip', '7', '--conditional']);
+    const again = accounts([
+      'grant-add',
+      '--id',
+      'dev',
+      '--chain',
+      String(DEV_CHAIN_ID),
+      '--rate',
+      '5',
+      '--burst',
+      '9',
+      '--tip',
+      TIP,
+      '--min-tip',
+      '7',
+      '--conditional',
+    ]);
     assert.equal(again.status, 2);
     assert.match(again.stderr, /already has a grant for chain 4663: .*npm run accounts -- grant-set --id dev --chain 4663/);
   });
   it('--conditional adds that flag alone; every other field stays', () => {
     const before = grants()[0]!;
-    const r = accounts(['grant-set', '--id', 'dev', '--chain', '4663', '--conditional']);
+    const r = accounts(['grant-set', '--id', 'dev', '--chain', String(DEV_CHAIN_ID), '--conditional']);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /conditional: unset → true/);
     assert.deepEqual(grants()[0], { ...before, conditional: true });
@@ -66,7 +82,7 @@ describe('npm run accounts -- grant-set', () => {
   });
   it('--rate changes the rate and keeps the burst; --no-sync removes sync; --any-sender removes the allow-list; --min-tip', () => {
     const before = grants()[0]!;
-    const r = accounts(['grant-set', '--id', 'dev', '--chain', '4663', '--rate', '50', '--no-sync', '--any-sender', '--min-tip', '1000']);
+    const r = accounts(['grant-set', '--id', 'dev', '--chain', String(DEV_CHAIN_ID), '--rate', '50', '--no-sync', '--any-sender', '--min-tip', '1000']);
     assert.equal(r.status, 0, r.stderr);
     const after = grants()[0]!;
     assert.deepEqual(after.rateLimit, { perSecond: 50, burst: 9 });
@@ -80,15 +96,15 @@ describe('npm run accounts -- grant-set', () => {
       assert.ok(r.stdout.includes(line), r.stdout);
   });
   it('the same values again: unchanged, said so', () => {
-    const r = accounts(['grant-set', '--id', 'dev', '--chain', '4663', '--rate', '50']);
+    const r = accounts(['grant-set', '--id', 'dev', '--chain', String(DEV_CHAIN_ID), '--rate', '50']);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /unchanged/);
   });
   it('refusals by the command: no field named, contradicting flags; exit 2, nothing written', () => {
     const text = readFileSync(file, 'utf8');
     const cases: [string[], RegExp][] = [
-      [['--chain', '4663'], /give at least one/],
-      [['--chain', '4663', '--sync', '--no-sync'], /--sync and --no-sync contradict/],
+      [['--chain', String(DEV_CHAIN_ID)], /give at least one/],
+      [['--chain', String(DEV_CHAIN_ID), '--sync', '--no-sync'], /--sync and --no-sync contradict/],
     ];
     for (const [args, want] of cases) {
       const r = accounts(['grant-set', '--id', 'dev', ...args]);

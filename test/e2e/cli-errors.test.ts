@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { portFree } from '../../src/dev/preflight.js';
 import { freePort } from '../../src/base/free-port.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 const tmp = mkdtempSync(join(tmpdir(), 'txgate-cli-errors-'));
@@ -60,7 +61,7 @@ describe('every CLI: a bad option is one plain line naming it, exit 2', () => {
 describe('an invalid configuration: every problem on its own line, exit 2, txgate and npm start alike', () => {
   const bad = {
     listen: { port: 'eighty' },
-    chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:1'], bogusKey: 1 }],
+    chains: [{ chainId: DEV_CHAIN_ID, hosts: ['localhost'], sequencers: ['http://127.0.0.1:1'], bogusKey: 1 }],
   };
 
   it('txgate --config', () => {

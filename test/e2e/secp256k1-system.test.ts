@@ -16,6 +16,7 @@ import { initCrypto, npmSecp256k1Addon, secp256k1, secp256k1Binding, SYSTEM_SECP
 import { TxDecoder } from '../../src/tx/decoder.js';
 import { VECTORS, vectorMismatches } from '../support/vectors.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 keysNeverLogged();
 
@@ -100,7 +101,7 @@ describe('system libsecp256k1 binding', () => {
         internal: { enabled: false },
         workers: 1,
         crypto: { secp256k1: 'system' },
-        chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }],
+        chains: [{ chainId: DEV_CHAIN_ID, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }],
       }),
     );
     const child = spawn(process.execPath, [join(import.meta.dirname, '../../src/cli.js'), '--config', cfg], { stdio: ['ignore', 'pipe', 'pipe'] });

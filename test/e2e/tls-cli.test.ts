@@ -14,6 +14,7 @@ import { eventually } from '../support/harness.js';
 import { runCli, startCli, writeCliConfig } from '../support/processes.js';
 import { makeCa, makeLeaf, type Leaf, type TestCa } from '../support/tls-certs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 keysNeverLogged();
 
@@ -23,7 +24,7 @@ let leaf: Leaf;
 const PASS_ENV = 'TXGATE_TEST_TLS_PASSPHRASE';
 const PASSPHRASE = 'tls-passphrase-never-logged';
 
-const chains = [{ chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }];
+const chains = [{ chainId: DEV_CHAIN_ID, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }];
 
 before(() => {
   dir = mkdtempSync(join(tmpdir(), 'txgate-tls-cli-'));

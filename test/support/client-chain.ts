@@ -1,6 +1,6 @@
 /**
  * The client package's chain for its tests (test/chain/client-kit.test.ts,
- * client-adapters.test.ts): anvil (chain CHAIN), a FaultProxy in front of it as the gate's one
+ * client-adapters.test.ts): anvil (the development chain), a FaultProxy in front of it as the gate's one
  * sequencer, and a gate with four accounts, one key each (`keys`), started in a `before` hook
  * and stopped in an `after` hook, with the file's key check registered; the chain read directly
  * (`chainRpc`; transfers: txs.ts's `signNext` on `anvil.url`).
@@ -13,8 +13,7 @@ import { newKey, startGate, type Gate } from './harness.js';
 import { anvilChain } from './txs.js';
 import { keysNeverLogged } from './gate-fixture.js';
 import { FaultProxy } from './fault-proxy.js';
-
-export const CHAIN = 4663;
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 export interface ClientChain {
   readonly keys: {
@@ -37,7 +36,7 @@ export interface ClientChain {
   chainRpc(): PublicClient;
 }
 
-const chainClient = (url: string): PublicClient => createPublicClient({ chain: anvilChain(url, CHAIN), transport: http(url) }) as PublicClient;
+const chainClient = (url: string): PublicClient => createPublicClient({ chain: anvilChain(url, DEV_CHAIN_ID), transport: http(url) }) as PublicClient;
 
 /** The file's client chain (see the file's head). */
 export function useClientChain(): ClientChain {
@@ -49,7 +48,7 @@ export function useClientChain(): ClientChain {
     return parts;
   };
   before(async () => {
-    const anvil = await startAnvil({ port: await freePort(), chainId: CHAIN });
+    const anvil = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID });
     const proxy = await new FaultProxy(anvil.url).start();
     const gate = await startGate({
       chainB: false,

@@ -1,6 +1,6 @@
 /**
  * The sync send's chains for its tests (test/chain/sync-send.test.ts, sync-receipt.test.ts): two
- * anvils of chain 4663, one mining a block every second (`mining`), one that never mines
+ * anvils of the development chain, one mining a block every second (`mining`), one that never mines
  * (`stuck`), started in a `before` hook and stopped in an `after` hook, with the file's key
  * check registered; three accounts (`keys`: sync granted, not granted, sync with one token), a
  * gate in front of one anvil (`gateOn`), and a sync call (transfers: txs.ts's `signNext`).
@@ -11,6 +11,7 @@ import { freePort } from '../../src/base/free-port.js';
 import { type AccountIn, newKey, startGate, type Gate } from './harness.js';
 import { rpc } from './http.js';
 import { keysNeverLogged } from './gate-fixture.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 /** Chain A's sync section: anvil takes the transaction alone. */
 export const SYNC = { enabled: true, maxWaitMs: 3000, syncTimeoutFormat: 'omit' };
@@ -48,8 +49,8 @@ export function useSyncChains(): SyncChains {
     return anvils;
   };
   before(async () => {
-    const mining = await startAnvil({ port: await freePort(), chainId: 4663, blockTime: 1 });
-    const stuck = await startAnvil({ port: await freePort(), chainId: 4663, extraArgs: ['--no-mining'] });
+    const mining = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID, blockTime: 1 });
+    const stuck = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID, extraArgs: ['--no-mining'] });
     anvils = { mining, stuck };
   });
   after(async () => {

@@ -18,6 +18,7 @@ import { AccountsFileError, parseAccounts } from '../../src/accounts/parse.js';
 import { settleKeyClaims } from '../../src/accounts/key-claims.js';
 import { createLogger } from '../../src/log/log.js';
 import { newKey, TIP } from '../support/harness.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'txgate-key-claims-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -25,7 +26,7 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 const acct = (id: string, keys: string[]) => ({
   id,
   keySha256: keys.map(keySha256),
-  grants: [{ chainId: 4663, rateLimit: { perSecond: 10, burst: 10 }, tipAddresses: [TIP], minTipWei: '0' }],
+  grants: [{ chainId: DEV_CHAIN_ID, rateLimit: { perSecond: 10, burst: 10 }, tipAddresses: [TIP], minTipWei: '0' }],
 });
 
 let n = 0;
