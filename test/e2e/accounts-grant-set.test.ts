@@ -32,43 +32,14 @@ const accounts = (args: string[]) => {
 };
 const grants = () => (JSON.parse(readFileSync(file, 'utf8')) as { accounts: { grants: Record<string, unknown>[] }[] }).accounts[0]!.grants;
 
+/** The grant `dev` is created with, and given again. */
+const GRANT = ['--chain', String(DEV_CHAIN_ID), '--rate', '5', '--burst', '9', '--tip', TIP, '--min-tip', '7'];
+
 describe('npm run accounts -- grant-set', () => {
   it('grant-add on a chain already granted is refused naming grant-set, with the account and chain', () => {
-    const created = accounts([
-      'create',
-      '--id',
-      'dev',
-      '--chain',
-      String(DEV_CHAIN_ID),
-      '--rate',
-      '5',
-      '--burst',
-      '9',
-      '--tip',
-      TIP,
-      '--min-tip',
-      '7',
-      '--sync',
-      '--senders',
-      SENDER,
-    ]);
+    const created = accounts(['create', '--id', 'dev', ...GRANT, '--sync', '--senders', SENDER]);
     assert.equal(created.status, 0, created.stderr);
-    const again = accounts([
-      'grant-add',
-      '--id',
-      'dev',
-      '--chain',
-      String(DEV_CHAIN_ID),
-      '--rate',
-      '5',
-      '--burst',
-      '9',
-      '--tip',
-      TIP,
-      '--min-tip',
-      '7',
-      '--conditional',
-    ]);
+    const again = accounts(['grant-add', '--id', 'dev', ...GRANT, '--conditional']);
     assert.equal(again.status, 2);
     assert.match(again.stderr, /already has a grant for chain 4663: .*npm run accounts -- grant-set --id dev --chain 4663/);
   });

@@ -66,6 +66,12 @@ const keyOf = (out: string): string => {
   issuedKeys.push(m[1]!);
   return m[1]!;
 };
+/** Account `id` created on the database (rate and burst 1000, tips required): its key. */
+const createdKey = async (id: string): Promise<string> =>
+  keyOf(
+    (await accounts(['create', '--id', id, '--chain', String(DEV_CHAIN_ID), '--rate', '1000', '--burst', '1000', '--tip', TIP, '--min-tip', '1000000000000']))
+      .stdout,
+  );
 
 async function startEdge(workers: number): Promise<Edge> {
   const dir = tempDir('txgate-edge-');
@@ -179,25 +185,7 @@ describe('the database account store', () => {
     await startEdge(1);
     await startEdge(2);
     for (const e of edges) await eventually(async () => (await send({ port: e.port, method: 'GET', path: '/ready' })).status === 200, 10_000);
-    const key = keyOf(
-      (
-        await accounts([
-          'create',
-          '--id',
-          'mm',
-          '--chain',
-          String(DEV_CHAIN_ID),
-          '--rate',
-          '1000',
-          '--burst',
-          '1000',
-          '--tip',
-          TIP,
-          '--min-tip',
-          '1000000000000',
-        ])
-      ).stdout,
-    );
+    const key = await createdKey('mm');
     await eventually(async () => (await statuses(key)).every((s) => s === 200), 2_000);
     const t0 = performance.now();
     const revoked = await accounts(['revoke-key', '--id', 'mm', '--key-stdin'], key);
@@ -208,25 +196,7 @@ describe('the database account store', () => {
   });
 
   it('a key revoked on the database closes its open WebSocket connections on both edges (4001) within 1 s', async () => {
-    const key = keyOf(
-      (
-        await accounts([
-          'create',
-          '--id',
-          'ws-mm',
-          '--chain',
-          String(DEV_CHAIN_ID),
-          '--rate',
-          '1000',
-          '--burst',
-          '1000',
-          '--tip',
-          TIP,
-          '--min-tip',
-          '1000000000000',
-        ])
-      ).stdout,
-    );
+    const key = await createdKey('ws-mm');
     await eventually(async () => (await statuses(key)).every((s) => s === 200), 2_000);
     // Two connections per edge: on the two-thread edge they may land on either thread.
     const socks = await Promise.all(
@@ -268,25 +238,7 @@ describe('the database account store', () => {
   });
 
   it('an invalid row written by hand is refused and logged; the other accounts stay in force', async () => {
-    const key = keyOf(
-      (
-        await accounts([
-          'create',
-          '--id',
-          'handmade',
-          '--chain',
-          String(DEV_CHAIN_ID),
-          '--rate',
-          '1000',
-          '--burst',
-          '1000',
-          '--tip',
-          TIP,
-          '--min-tip',
-          '1000000000000',
-        ])
-      ).stdout,
-    );
+    const key = await createdKey('handmade');
     const acme = keyOf((await accounts(['rotate-key', '--id', 'acme'])).stdout);
     await eventually(async () => (await statuses(key)).every((s) => s === 200), 2_000);
     pg.psql(`UPDATE txgate_accounts SET doc = jsonb_set(doc, '{grants,0,tipAddresses}', '["0xnot-an-address"]') WHERE id = 'handmade'`);
