@@ -4,9 +4,6 @@
  * itself: test/e2e/tls-serving.test.ts.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Wallet } from 'ethers';
 import { createPublicClient, createWalletClient, http, type Hex } from 'viem';
@@ -20,18 +17,16 @@ import { SIGNERS, signNext, anvilChain } from '../support/txs.js';
 import { makeCa, makeLeaf, type Leaf, type TestCa } from '../support/tls-certs.js';
 import { useGate } from '../support/gate-fixture.js';
 import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
+import { tempDir } from '../support/temp-dir.js';
 
 let dir: string;
 let ca: TestCa;
 let def: Leaf;
 
 before(() => {
-  dir = mkdtempSync(join(tmpdir(), 'txgate-tls-kit-'));
+  dir = tempDir('txgate-tls-kit-');
   ca = makeCa(dir);
   def = makeLeaf(ca, 'default.test', { stem: 'default' });
-});
-after(() => {
-  rmSync(dir, { recursive: true, force: true });
 });
 
 describe('the client kit, viem and ethers over https:// and wss://, against anvil, trusting the CA with `ca`', () => {

@@ -4,16 +4,14 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { oneLine } from '../support/one-line.js';
 import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
-const tmp = mkdtempSync(join(tmpdir(), 'txgate-cli-usage-'));
-after(() => rmSync(tmp, { recursive: true, force: true }));
+const tmp = tempDir('txgate-cli-usage-');
 const file = join(tmp, 'accounts.json');
 
 const env = { ...process.env };
