@@ -135,7 +135,7 @@ export const SUPPORT_LAYERS: readonly Layer[] = [
   {
     name: 'parts',
     about:
-      "the gate in this process (`harness.ts`), Ethereum test vectors, stage contexts and fixtures, stub sequencers, certificates, the auction contract deployed (`auction.ts`), HTTP and JSON-text helpers, worker-thread logs, Solana bytes, a WebSocket transport client, a proxy that loses or drops a submission, a TCP link a test can cut, a temporary folder removed after the file (`temp-dir.ts`), the conditional sequencer of `npm start -- --conditional` (src/dev/conditional-sequencer/) with an anvil behind it (`conditional-sequencer.ts`), the text of one log line built (`log-line-text.ts`), two pipelines run through the profiler's stage probes (`probed-pipeline.ts`)",
+      "the gate in this process (`harness.ts`), Ethereum test vectors, stage contexts and fixtures, stub sequencers, certificates, the auction contract deployed (`auction.ts`), HTTP and JSON-text helpers, worker-thread logs, Solana bytes, a WebSocket transport client, a proxy that loses or drops a submission, a TCP link a test can cut, a temporary folder removed after the file (`temp-dir.ts`), the conditional sequencer of `npm start -- --conditional` (src/dev/conditional-sequencer/) with an anvil behind it (`conditional-sequencer.ts`), the text of one log line built (`log-line-text.ts`), two pipelines run through the profiler's stage probes (`probed-pipeline.ts`), the one line a refusing command writes on stderr (`one-line.ts`)",
     units: [
       'harness.ts',
       'vectors.ts',
@@ -156,6 +156,7 @@ export const SUPPORT_LAYERS: readonly Layer[] = [
       'conditional-sequencer.ts',
       'log-line-text.ts',
       'probed-pipeline.ts',
+      'one-line.ts',
     ],
   },
   {

@@ -16,7 +16,8 @@ import { txgate, txgateReason as viemReason } from '../../packages/client/src/vi
 import { ANVIL_KEYS } from '../../src/dev/anvil.js';
 import { MIN_TIP, newKey, TIP } from '../support/harness.js';
 import { useClientChain } from '../support/client-chain.js';
-import { anvilChain } from '../support/txs.js';
+import { anvilChain, signNext } from '../support/txs.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 const chain = useClientChain();
 const { key, strictKey } = chain.keys;
@@ -76,7 +77,7 @@ describe('txgate-client/viem', () => {
 
 describe('txgate-client/ethers', () => {
   it('wallet.sendTransaction and tx.wait(), unmodified: status 1', async () => {
-    const provider = new TxgateProvider({ url: chain.base, apiKey: key, rpc: chain.anvil.url, chainId: 4663, pollingInterval: 50 });
+    const provider = new TxgateProvider({ url: chain.base, apiKey: key, rpc: chain.anvil.url, chainId: DEV_CHAIN_ID, pollingInterval: 50 });
     try {
       const wallet = new Wallet(ANVIL_KEYS[2]!, provider);
       const tx = await wallet.sendTransaction({ to: TIP, value: MIN_TIP });
@@ -89,7 +90,7 @@ describe('txgate-client/ethers', () => {
   it('provider.broadcastTransaction (which asks for the block number beside it): status 1', async () => {
     const provider = new TxgateProvider({ url: chain.base, apiKey: key, rpc: chain.anvil.url, pollingInterval: 50 });
     try {
-      const raw = await chain.signed(3);
+      const raw = await signNext(chain.anvil.url, 3);
       const tx = await provider.broadcastTransaction(raw);
       const receipt = await tx.wait(1, 10_000);
       assert.equal(receipt?.status, 1);
@@ -98,10 +99,10 @@ describe('txgate-client/ethers', () => {
     }
   });
   it('a refusal carries data.reason', async () => {
-    const provider = new TxgateProvider({ url: chain.base, apiKey: strictKey, rpc: chain.anvil.url, chainId: 4663 });
+    const provider = new TxgateProvider({ url: chain.base, apiKey: strictKey, rpc: chain.anvil.url, chainId: DEV_CHAIN_ID });
     try {
       const e = await provider
-        .broadcastTransaction(await chain.signed(4, { to: '0x3333333333333333333333333333333333333333', value: 1n }))
+        .broadcastTransaction(await signNext(chain.anvil.url, 4, { to: '0x3333333333333333333333333333333333333333', value: 1n }))
         .catch((x: unknown) => x);
       assert.equal(ethersReason(e), 'fee_rejected');
     } finally {

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { isError, Wallet } from 'ethers';
-import { BaseError, createPublicClient, createWalletClient, http, type Hex } from 'viem';
+import { BaseError, createPublicClient, createWalletClient, http } from 'viem';
 import { privateKeyToAccount, generatePrivateKey } from 'viem/accounts';
 import { ETHERS_CODES, ethersErrorOf, SEQUENCER_CODES } from '../../packages/client/src/errors-ethers.js';
 import { TxgateRejectedError, TxgateRpcError, VIEM_DOCS, VIEM_ERRORS, viemErrorOf } from '../../packages/client/src/errors-viem.js';
@@ -19,10 +19,11 @@ import { txgateReason } from '../../packages/client/src/reason.js';
 import { ACTIONS } from '../../packages/client/src/refusal.js';
 import { txgate } from '../../packages/client/src/viem.js';
 import { ANVIL_KEYS, startAnvil, type Anvil } from '../../src/dev/anvil.js';
-import { MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
+import { MIN_TIP, newKey, startGate, type Gate } from '../support/harness.js';
 import { freePort } from '../../src/base/free-port.js';
-import { SIGNERS, anvilChain } from '../support/txs.js';
+import { anvilChain, pendingNonce, sign1559, SIGNERS, signNext } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 keysNeverLogged();
 
@@ -86,7 +87,14 @@ describe('every reason, in each library', () => {
     assert.equal(txgateReason(v), 'unreachable');
     assert.ok((v as BaseError).walk((x) => x instanceof TxgateRpcError) instanceof TxgateRpcError, String(v));
     await t.close();
-    const provider = new TxgateProvider({ url: closed, apiKey: 'txg_x', rpc: 'http://127.0.0.1:9', chainId: 4663, connectTimeoutMs: 500, timeoutMs: 1000 });
+    const provider = new TxgateProvider({
+      url: closed,
+      apiKey: 'txg_x',
+      rpc: 'http://127.0.0.1:9',
+      chainId: DEV_CHAIN_ID,
+      connectTimeoutMs: 500,
+      timeoutMs: 1000,
+    });
     const e = await provider.send('eth_chainId', []).catch((x: unknown) => x);
     assert.ok(isError(e, 'NETWORK_ERROR'), String(e));
     assert.equal(txgateReason(e), 'unreachable');
@@ -106,40 +114,18 @@ describe('through the adapters, against anvil and txgate', () => {
   let gate: Gate;
   let base: string;
   const chain = () => createPublicClient({ transport: http(anvil.url) });
-  const nonceOf = (signer: number) => chain().getTransactionCount({ address: SIGNERS[signer]!.address, blockTag: 'pending' });
-  const sign = async (signer: number, t: { to?: Hex; value?: bigint; nonce?: number; maxFee?: bigint } = {}) =>
-    SIGNERS[signer]!.signTransaction({
-      type: 'eip1559',
-      chainId: 4663,
-      nonce: t.nonce ?? (await nonceOf(signer)),
-      to: t.to ?? (TIP as Hex),
-      value: t.value ?? MIN_TIP,
-      gas: 21000n,
-      maxFeePerGas: t.maxFee ?? 3_000_000_000n,
-      maxPriorityFeePerGas: 1_000_000_000n,
-    });
   /** A transaction whose nonce anvil has already mined (another transaction with it): "nonce too low". */
   const stale = async (signer: number) => {
-    const used = await nonceOf(signer);
-    const first = await sign(signer, { nonce: used });
+    const used = await pendingNonce(anvil.url, signer);
+    const first = await signNext(anvil.url, signer, { nonce: used });
     await chain().waitForTransactionReceipt({ hash: await chain().sendRawTransaction({ serializedTransaction: first }), pollingInterval: 50 });
-    return sign(signer, { nonce: used, maxFee: 4_000_000_000n });
+    return signNext(anvil.url, signer, { nonce: used, value: MIN_TIP + 1n });
   };
   /** A tipped transaction from a key with no funds: "insufficient funds". */
-  const unfunded = () =>
-    privateKeyToAccount(generatePrivateKey()).signTransaction({
-      type: 'eip1559',
-      chainId: 4663,
-      nonce: 0,
-      to: TIP as Hex,
-      value: MIN_TIP,
-      gas: 21000n,
-      maxFeePerGas: 3_000_000_000n,
-      maxPriorityFeePerGas: 1_000_000_000n,
-    });
+  const unfunded = () => sign1559({ account: privateKeyToAccount(generatePrivateKey()) });
 
   before(async () => {
-    anvil = await startAnvil({ port: await freePort(), chainId: 4663 });
+    anvil = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID });
     gate = await startGate({
       chainB: false,
       sequencers: [anvil.url],
@@ -156,9 +142,9 @@ describe('through the adapters, against anvil and txgate', () => {
   });
 
   it('ethers: 402 and 401 are SERVER_ERROR with the reason and status; the sequencer\'s "nonce too low" is NONCE_EXPIRED, "insufficient funds" INSUFFICIENT_FUNDS', async () => {
-    const provider = new TxgateProvider({ url: base, apiKey: strictKey, rpc: anvil.url, chainId: 4663 });
-    const wrong = new TxgateProvider({ url: base, apiKey: 'txg_not_a_key', rpc: anvil.url, chainId: 4663 });
-    const good = new TxgateProvider({ url: base, apiKey: key, rpc: anvil.url, chainId: 4663 });
+    const provider = new TxgateProvider({ url: base, apiKey: strictKey, rpc: anvil.url, chainId: DEV_CHAIN_ID });
+    const wrong = new TxgateProvider({ url: base, apiKey: 'txg_not_a_key', rpc: anvil.url, chainId: DEV_CHAIN_ID });
+    const good = new TxgateProvider({ url: base, apiKey: key, rpc: anvil.url, chainId: DEV_CHAIN_ID });
     try {
       const fee = await new Wallet(ANVIL_KEYS[1]!, provider)
         .sendTransaction({ to: '0x3333333333333333333333333333333333333333', value: 1n })
@@ -169,7 +155,7 @@ describe('through the adapters, against anvil and txgate', () => {
       assert.equal((fee.info as { responseStatus: string }).responseStatus, '402 Payment Required');
       assert.match(fee.shortMessage, /^txgate fee_rejected \(rejected, HTTP 402\): .*; final for these bytes/);
 
-      const auth = await wrong.broadcastTransaction(await sign(1)).catch((x: unknown) => x);
+      const auth = await wrong.broadcastTransaction(await signNext(anvil.url, 1)).catch((x: unknown) => x);
       assert.ok(isError(auth, 'SERVER_ERROR'), String(auth));
       assert.equal((auth as unknown as { reason: string }).reason, 'unauthorized');
       assert.equal((auth as unknown as { status: number }).status, 401);
@@ -192,7 +178,7 @@ describe('through the adapters, against anvil and txgate', () => {
     const good = txgate({ url: base, apiKey: key, rpc: anvil.url });
     try {
       const wallet = createWalletClient({ account: SIGNERS[3]!, transport: strict });
-      const raw = await sign(3, { to: '0x3333333333333333333333333333333333333333', value: 1n });
+      const raw = await signNext(anvil.url, 3, { to: '0x3333333333333333333333333333333333333333', value: 1n });
       const direct = await wallet.sendRawTransaction({ serializedTransaction: raw }).catch((x: unknown) => x);
       assert.ok(direct instanceof TxgateRejectedError, String(direct));
       assert.equal(direct.reason, 'fee_rejected');

@@ -10,12 +10,12 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import type { Hex } from 'viem';
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
 import { newKey } from '../support/harness.js';
 import { freePort } from '../../src/base/free-port.js';
 import { signNext } from '../support/txs.js';
 import { useGate } from '../support/gate-fixture.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 const key = newKey();
 let anvil: Anvil;
@@ -42,10 +42,8 @@ function run(file: string, env: Record<string, string>, ms = 60_000): Promise<{ 
   });
 }
 
-const signed = (signer: number): Promise<Hex> => signNext(anvil.url, signer, { maxFeePerGas: 3_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n });
-
 const gate = useGate(async () => {
-  anvil = await startAnvil({ port: await freePort(), chainId: 4663 });
+  anvil = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID });
   dir = mkdtempSync(join(ROOT, '.client-exit-'));
   return { chainB: false, sequencers: [anvil.url], accounts: [{ id: 'x', keys: [key] }], config: { websocket: { enabled: true } } };
 });
@@ -60,12 +58,17 @@ describe('a script over ws:// without close() exits by itself', () => {
     writeFileSync(
       file,
       `import { connectTxgate } from 'txgate-client';
-const gate = await connectTxgate({ url: process.env.TXGATE_URL, apiKey: process.env.TXGATE_API_KEY, chainId: 4663, chainRpcUrl: process.env.CHAIN_RPC_URL });
+const gate = await connectTxgate({ url: process.env.TXGATE_URL, apiKey: process.env.TXGATE_API_KEY, chainId: ${DEV_CHAIN_ID}, chainRpcUrl: process.env.CHAIN_RPC_URL });
 const out = await gate.submitAndWait(process.env.SIGNED_TX, { timeoutMs: 30_000 });
 console.log(out.kind, out.kind === 'mined' ? out.status : '');
 `,
     );
-    const r = await run(file, { TXGATE_URL: `ws://127.0.0.1:${gate.port}`, TXGATE_API_KEY: key, CHAIN_RPC_URL: anvil.url, SIGNED_TX: await signed(0) });
+    const r = await run(file, {
+      TXGATE_URL: `ws://127.0.0.1:${gate.port}`,
+      TXGATE_API_KEY: key,
+      CHAIN_RPC_URL: anvil.url,
+      SIGNED_TX: await signNext(anvil.url, 0),
+    });
     assert.equal(r.signal, null, `killed: it did not exit by itself\n${r.out}`);
     assert.equal(r.code, 0, r.out);
     assert.equal(r.out.trim(), 'mined success');
@@ -81,7 +84,7 @@ const wallet = createWalletClient({ transport: txgate({ url: process.env.TXGATE_
 console.log(await wallet.sendRawTransaction({ serializedTransaction: process.env.SIGNED_TX }));
 `,
     );
-    const raw = await signed(1);
+    const raw = await signNext(anvil.url, 1);
     const r = await run(file, { TXGATE_URL: `ws://127.0.0.1:${gate.port}`, TXGATE_API_KEY: key, CHAIN_RPC_URL: anvil.url, SIGNED_TX: raw });
     assert.equal(r.signal, null, `killed: it did not exit by itself\n${r.out}`);
     assert.equal(r.code, 0, r.out);
@@ -93,11 +96,16 @@ console.log(await wallet.sendRawTransaction({ serializedTransaction: process.env
     writeFileSync(
       file,
       `import { TxgateProvider } from 'txgate-client/ethers';
-const provider = new TxgateProvider({ url: process.env.TXGATE_URL, apiKey: process.env.TXGATE_API_KEY, rpc: process.env.CHAIN_RPC_URL, chainId: 4663 });
+const provider = new TxgateProvider({ url: process.env.TXGATE_URL, apiKey: process.env.TXGATE_API_KEY, rpc: process.env.CHAIN_RPC_URL, chainId: ${DEV_CHAIN_ID} });
 console.log((await provider.broadcastTransaction(process.env.SIGNED_TX)).hash);
 `,
     );
-    const r = await run(file, { TXGATE_URL: `ws://127.0.0.1:${gate.port}`, TXGATE_API_KEY: key, CHAIN_RPC_URL: anvil.url, SIGNED_TX: await signed(2) });
+    const r = await run(file, {
+      TXGATE_URL: `ws://127.0.0.1:${gate.port}`,
+      TXGATE_API_KEY: key,
+      CHAIN_RPC_URL: anvil.url,
+      SIGNED_TX: await signNext(anvil.url, 2),
+    });
     assert.equal(r.signal, null, `killed: it did not exit by itself\n${r.out}`);
     assert.equal(r.code, 0, r.out);
     assert.match(r.out.trim(), /^0x[0-9a-f]{64}$/);

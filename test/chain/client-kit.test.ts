@@ -9,14 +9,14 @@ import assert from 'node:assert/strict';
 import { createServer as createHttpServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import type { Hex } from 'viem';
 import { connectTxgate, TxgateError, type Txgate } from '../../packages/client/src/index.js';
 import { NO_ANSWER, Submitter, type ChainResult } from '../../packages/client/src/submitter.js';
 import { openLink } from '../../packages/client/src/link.js';
-import { MIN_TIP, TIP } from '../support/harness.js';
+import { TIP } from '../support/harness.js';
 import { rpc } from '../support/http.js';
-import { SIGNERS } from '../support/txs.js';
+import { pendingNonce, SIGNERS, signNext } from '../support/txs.js';
 import { useClientChain } from '../support/client-chain.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 const chain = useClientChain();
 const { key, strictKey, slowKey, crowdKey } = chain.keys;
@@ -24,7 +24,7 @@ let kit: Txgate;
 
 describe('txgate-client', () => {
   before(async () => {
-    kit = await connectTxgate({ url: chain.base, apiKey: key, chainId: 4663, chainRpcUrl: chain.anvil.url });
+    kit = await connectTxgate({ url: chain.base, apiKey: key, chainId: DEV_CHAIN_ID, chainRpcUrl: chain.anvil.url });
   });
   after(() => kit.close());
   it('connectTxgate stops on a chain id mismatch', async () => {
@@ -34,37 +34,28 @@ describe('txgate-client', () => {
     );
   });
   it('submitAndWait: a reverting call is accepted, and its receipt is 0x0', async () => {
-    const deployer = SIGNERS[1]!;
     const c = chain.chainRpc();
-    const deployTx = await deployer.signTransaction({
-      type: 'eip1559',
-      chainId: 4663,
-      nonce: await c.getTransactionCount({ address: deployer.address, blockTag: 'pending' }),
-      data: '0x6460006000fd6000526005601bf3',
-      gas: 100_000n,
-      maxFeePerGas: 10_000_000_000n,
-      maxPriorityFeePerGas: 1_000_000_000n,
-    });
+    const deployTx = await signNext(chain.anvil.url, 1, { to: null, value: 0n, data: '0x6460006000fd6000526005601bf3', gas: 100_000n });
     const contract = (await c.waitForTransactionReceipt({ hash: await c.sendRawTransaction({ serializedTransaction: deployTx }), pollingInterval: 50 }))
       .contractAddress!;
-    const out = await kit.submitAndWait(await chain.signed(2, { to: contract, value: 0n, gas: 60_000n }), { timeoutMs: 10_000 });
+    const out = await kit.submitAndWait(await signNext(chain.anvil.url, 2, { to: contract, value: 0n, gas: 60_000n }), { timeoutMs: 10_000 });
     assert.equal(out.kind, 'mined');
     assert.ok(out.kind === 'mined' && out.status === 'reverted' && out.receipt.status === '0x0');
   });
   it('refusals are definite outcomes with their reason: 401, 402, 400 rejected; 429 rate_limited', async () => {
-    const wrong = await connectTxgate({ url: chain.base, apiKey: 'txg_not_a_key', chainId: 4663, chainRpcUrl: chain.anvil.url });
-    const strict = await connectTxgate({ url: chain.base, apiKey: strictKey, chainId: 4663, chainRpcUrl: chain.anvil.url });
-    const slow = await connectTxgate({ url: chain.base, apiKey: slowKey, chainId: 4663, chainRpcUrl: chain.anvil.url });
+    const wrong = await connectTxgate({ url: chain.base, apiKey: 'txg_not_a_key', chainId: DEV_CHAIN_ID, chainRpcUrl: chain.anvil.url });
+    const strict = await connectTxgate({ url: chain.base, apiKey: strictKey, chainId: DEV_CHAIN_ID, chainRpcUrl: chain.anvil.url });
+    const slow = await connectTxgate({ url: chain.base, apiKey: slowKey, chainId: DEV_CHAIN_ID, chainRpcUrl: chain.anvil.url });
     try {
-      const r401 = await wrong.submit(await chain.signed(0));
+      const r401 = await wrong.submit(await signNext(chain.anvil.url, 0));
       assert.deepEqual([r401.kind, r401.kind === 'rejected' && r401.reason, r401.kind === 'rejected' && r401.status], ['rejected', 'unauthorized', 401]);
-      const r402 = await strict.submit(await chain.signed(0, { to: '0x3333333333333333333333333333333333333333', value: 1n }));
+      const r402 = await strict.submit(await signNext(chain.anvil.url, 0, { to: '0x3333333333333333333333333333333333333333', value: 1n }));
       assert.deepEqual([r402.kind, r402.kind === 'rejected' && r402.reason, r402.kind === 'rejected' && r402.status], ['rejected', 'fee_rejected', 402]);
-      const r400 = await kit.submit(await chain.signed(0, { chainId: 1 }));
+      const r400 = await kit.submit(await signNext(chain.anvil.url, 0, { chainId: 1 }));
       assert.deepEqual([r400.kind, r400.kind === 'rejected' && r400.reason, r400.kind === 'rejected' && r400.status], ['rejected', 'chain_mismatch', 400]);
-      const first = await slow.submit(await chain.signed(3));
+      const first = await slow.submit(await signNext(chain.anvil.url, 3));
       assert.equal(first.kind, 'accepted');
-      const r429 = await slow.submit(await chain.signed(4));
+      const r429 = await slow.submit(await signNext(chain.anvil.url, 4));
       assert.equal(r429.kind, 'rate_limited');
       assert.ok(r429.kind === 'rate_limited' && r429.retryAfterMs > 0);
     } finally {
@@ -72,21 +63,21 @@ describe('txgate-client', () => {
     }
   });
   it('X-RateLimit-Limit and -Remaining on every authenticated submission answer, not only 429', async () => {
-    const ok = await rpc(chain.gate.port, 'eth_sendRawTransaction', [await chain.signed(0)], { key });
+    const ok = await rpc(chain.gate.port, 'eth_sendRawTransaction', [await signNext(chain.anvil.url, 0)], { key });
     assert.equal(ok.status, 200);
     assert.equal(ok.headers['x-ratelimit-limit'], '1000');
     assert.match(String(ok.headers['x-ratelimit-remaining']), /^\d+$/);
     const refused = await rpc(
       chain.gate.port,
       'eth_sendRawTransaction',
-      [await chain.signed(0, { to: '0x3333333333333333333333333333333333333333', value: 1n })],
+      [await signNext(chain.anvil.url, 0, { to: '0x3333333333333333333333333333333333333333', value: 1n })],
       {
         key: strictKey,
       },
     );
     assert.equal(refused.status, 402);
     assert.equal(refused.headers['x-ratelimit-limit'], '1000');
-    const unauthenticated = await rpc(chain.gate.port, 'eth_sendRawTransaction', [await chain.signed(0)], { key: 'txg_nope' });
+    const unauthenticated = await rpc(chain.gate.port, 'eth_sendRawTransaction', [await signNext(chain.anvil.url, 0)], { key: 'txg_nope' });
     assert.equal(unauthenticated.headers['x-ratelimit-limit'], undefined, 'no grant, no allowance to show');
   });
   it('tipAddresses reads GET /tip-addresses and revalidates it with its ETag (304)', async () => {
@@ -98,26 +89,12 @@ describe('txgate-client', () => {
     assert.ok(chain.gate.logs.slice(before).some((l) => JSON.parse(l).status === 304));
   });
   it('submitAndWait waits out rate limiting until timeoutMs: six at once against a bucket of 1 at 2/s, all mined', async () => {
-    const crowd = await connectTxgate({ url: chain.base, apiKey: crowdKey, chainId: 4663, chainRpcUrl: chain.anvil.url });
+    const crowd = await connectTxgate({ url: chain.base, apiKey: crowdKey, chainId: DEV_CHAIN_ID, chainRpcUrl: chain.anvil.url });
     try {
       const signer = SIGNERS[6]!;
       const c = chain.chainRpc();
-      const nonce = await c.getTransactionCount({ address: signer.address, blockTag: 'pending' });
-      const fees = await c.estimateFeesPerGas();
-      const raws = await Promise.all(
-        [0, 1, 2, 3, 4, 5].map((i) =>
-          signer.signTransaction({
-            type: 'eip1559',
-            chainId: 4663,
-            nonce: nonce + i,
-            to: TIP as Hex,
-            value: MIN_TIP,
-            gas: 21000n,
-            maxFeePerGas: fees.maxFeePerGas!,
-            maxPriorityFeePerGas: fees.maxPriorityFeePerGas!,
-          }),
-        ),
-      );
+      const nonce = await pendingNonce(chain.anvil.url, 6);
+      const raws = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => signNext(chain.anvil.url, 6, { nonce: nonce + i })));
       const before = chain.gate.logs.length;
       const outs = await Promise.all(raws.map((r) => crowd.submitAndWait(r, { timeoutMs: 20_000 })));
       assert.deepEqual(
@@ -163,10 +140,10 @@ describe('txgate-client', () => {
     });
     await new Promise<void>((r) => stand.listen(0, '127.0.0.1', () => r()));
     const standUrl = `http://127.0.0.1:${(stand.address() as AddressInfo).port}`;
-    const k = await connectTxgate({ url: standUrl, apiKey: key, chainId: 4663, chainRpcUrl: chain.anvil.url });
+    const k = await connectTxgate({ url: standUrl, apiKey: key, chainId: DEV_CHAIN_ID, chainRpcUrl: chain.anvil.url });
     try {
       // Down for the whole wait: gave_up (nothing was sent, nothing can land), not before timeoutMs.
-      const raw = await chain.signed(2);
+      const raw = await signNext(chain.anvil.url, 2);
       const t0 = performance.now();
       const gaveUp = await k.submitAndWait(raw, { timeoutMs: 2_500 });
       assert.equal(gaveUp.kind, 'gave_up', JSON.stringify(gaveUp));
@@ -185,7 +162,7 @@ describe('txgate-client', () => {
     }
   });
   it('the answer is lost after anvil took the transaction: txgate looks the hash up on the same sequencer and answers accepted; nothing resent', async () => {
-    const raw = await chain.signed(4);
+    const raw = await signNext(chain.anvil.url, 4);
     chain.proxy.next = 'lose-answer';
     const before = chain.proxy.forwarded.length;
     const out = await kit.submitAndWait(raw, { timeoutMs: 20_000 });
@@ -201,7 +178,7 @@ describe('txgate-client', () => {
   it('a submission dropped before anvil saw it: resent once with the same bytes; exactly one transaction on chain', async () => {
     const signer = SIGNERS[5]!;
     const nonceBefore = await chain.chainRpc().getTransactionCount({ address: signer.address });
-    const raw = await chain.signed(5);
+    const raw = await signNext(chain.anvil.url, 5);
     chain.proxy.next = 'drop';
     const before = chain.proxy.forwarded.length;
     const out = await kit.submitAndWait(raw, { timeoutMs: 20_000 });
@@ -224,7 +201,7 @@ describe('txgate-client', () => {
     await new Promise<void>((r) => stand.listen(0, '127.0.0.1', () => r()));
     const link = openLink(`http://127.0.0.1:${(stand.address() as AddressInfo).port}`, 'k', { connectTimeoutMs: 1_000, timeoutMs: 2_000 });
     try {
-      const raw = await chain.signed(6);
+      const raw = await signNext(chain.anvil.url, 6);
       const settle = (chainResult: ChainResult) => new Submitter(link, chainResult).settle(raw, { maxResends: 3, deadline: performance.now() + 10_000 });
       const unreachable = await settle(async () => NO_ANSWER);
       assert.equal(unreachable.kind, 'uncertain', JSON.stringify(unreachable));

@@ -12,10 +12,11 @@ import { promisify } from 'node:util';
 import { FetchRequest, JsonRpcProvider } from 'ethers';
 import { createPublicClient, createWalletClient, http, RpcRequestError, type BaseError, type Hex } from 'viem';
 import { foundryBinary, startAnvil, type Anvil } from '../../src/dev/anvil.js';
-import { MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
-import { SIGNERS } from '../support/txs.js';
+import { newKey, startGate, type Gate } from '../support/harness.js';
+import { signNext } from '../support/txs.js';
 import { freePort } from '../../src/base/free-port.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 keysNeverLogged();
 
@@ -38,24 +39,10 @@ async function run(file: string, args: string[]): Promise<{ code: number; stdout
 }
 
 const chain = () => createPublicClient({ transport: http(anvil.url) });
-async function signed(signer: number, to: Hex = TIP as Hex, value = MIN_TIP): Promise<Hex> {
-  const account = SIGNERS[signer]!;
-  const nonce = await chain().getTransactionCount({ address: account.address, blockTag: 'pending' });
-  return account.signTransaction({
-    type: 'eip1559',
-    chainId: 4663,
-    nonce,
-    to,
-    value,
-    gas: 21000n,
-    maxFeePerGas: 3_000_000_000n,
-    maxPriorityFeePerGas: 1_000_000_000n,
-  });
-}
 const receiptStatus = async (hash: Hex) => (await chain().waitForTransactionReceipt({ hash, pollingInterval: 50, timeout: 10_000 })).status;
 
 before(async () => {
-  anvil = await startAnvil({ port: await freePort(), chainId: 4663 });
+  anvil = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID });
   gate = await startGate({
     chainB: false,
     sequencers: [anvil.url],
@@ -74,10 +61,12 @@ after(async () => {
 describe('recipes (docs/clients.md "Without the kit")', () => {
   it('viem, two transports: sendRawTransaction through txgate (no retries), the receipt from the chain RPC', async () => {
     const gateClient = createWalletClient({ transport: http(base, { fetchOptions: { headers: { 'x-api-key': key } }, retryCount: 0 }) });
-    const hash = await gateClient.sendRawTransaction({ serializedTransaction: await signed(0) });
+    const hash = await gateClient.sendRawTransaction({ serializedTransaction: await signNext(anvil.url, 0) });
     assert.equal(await receiptStatus(hash), 'success');
     const strict = createWalletClient({ transport: http(base, { fetchOptions: { headers: { 'x-api-key': strictKey } }, retryCount: 0 }) });
-    const e = (await strict.sendRawTransaction({ serializedTransaction: await signed(0, OTHER, 1n) }).catch((x: unknown) => x)) as BaseError;
+    const e = (await strict
+      .sendRawTransaction({ serializedTransaction: await signNext(anvil.url, 0, { to: OTHER, value: 1n }) })
+      .catch((x: unknown) => x)) as BaseError;
     const inner = e.walk((x) => x instanceof RpcRequestError) as RpcRequestError;
     assert.equal((inner.data as { reason: string }).reason, 'fee_rejected');
     assert.equal(inner.status, 402);
@@ -85,14 +74,14 @@ describe('recipes (docs/clients.md "Without the kit")', () => {
   it("ethers: batchMaxCount 1, staticNetwork, send('eth_sendRawTransaction'); a refusal's body in error.info.responseBody", async () => {
     const req = new FetchRequest(base);
     req.setHeader('x-api-key', key);
-    const provider = new JsonRpcProvider(req, 4663, { batchMaxCount: 1, staticNetwork: true });
+    const provider = new JsonRpcProvider(req, DEV_CHAIN_ID, { batchMaxCount: 1, staticNetwork: true });
     const strictReq = new FetchRequest(base);
     strictReq.setHeader('x-api-key', strictKey);
-    const strict = new JsonRpcProvider(strictReq, 4663, { batchMaxCount: 1, staticNetwork: true });
+    const strict = new JsonRpcProvider(strictReq, DEV_CHAIN_ID, { batchMaxCount: 1, staticNetwork: true });
     try {
-      const hash = (await provider.send('eth_sendRawTransaction', [await signed(1)])) as Hex;
+      const hash = (await provider.send('eth_sendRawTransaction', [await signNext(anvil.url, 1)])) as Hex;
       assert.equal(await receiptStatus(hash), 'success');
-      const e = (await strict.send('eth_sendRawTransaction', [await signed(1, OTHER, 1n)]).catch((x: unknown) => x)) as {
+      const e = (await strict.send('eth_sendRawTransaction', [await signNext(anvil.url, 1, { to: OTHER, value: 1n })]).catch((x: unknown) => x)) as {
         code: string;
         info: { responseBody: string };
       };
@@ -105,7 +94,7 @@ describe('recipes (docs/clients.md "Without the kit")', () => {
   });
   it('cast: publish --async with --rpc-headers, then cast receipt on the chain RPC', async () => {
     const cast = foundryBinary('cast');
-    const raw = await signed(2);
+    const raw = await signNext(anvil.url, 2);
     const pub = await run(cast, ['publish', '--async', '--rpc-url', base, '--rpc-headers', `X-Api-Key: ${key}`, raw]);
     assert.equal(pub.code, 0, pub.stderr);
     const hash = pub.stdout.trim();
@@ -117,14 +106,22 @@ describe('recipes (docs/clients.md "Without the kit")', () => {
     const refused = await run(cast, ['publish', '--async', '--rpc-url', base, '--rpc-headers', `X-Api-Key: ${key}`, '0x02c0']);
     assert.notEqual(refused.code, 0);
     assert.match(refused.stderr, /invalid_transaction|invalid_params|unsigned_transaction/);
-    const paid = await run(cast, ['publish', '--async', '--rpc-url', base, '--rpc-headers', `X-Api-Key: ${strictKey}`, await signed(2, OTHER, 1n)]);
+    const paid = await run(cast, [
+      'publish',
+      '--async',
+      '--rpc-url',
+      base,
+      '--rpc-headers',
+      `X-Api-Key: ${strictKey}`,
+      await signNext(anvil.url, 2, { to: OTHER, value: 1n }),
+    ]);
     assert.notEqual(paid.code, 0);
     assert.match(paid.stderr, /402/);
     assert.match(paid.stderr, /x-request-id/i);
   });
   it('curl: the submission, and a refusal with its reason in the body', async () => {
     const body = (raw: string) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_sendRawTransaction', params: [raw] });
-    const ok = await run('curl', ['-s', '-H', 'content-type: application/json', '-H', `x-api-key: ${key}`, '-d', body(await signed(3)), base]);
+    const ok = await run('curl', ['-s', '-H', 'content-type: application/json', '-H', `x-api-key: ${key}`, '-d', body(await signNext(anvil.url, 3)), base]);
     const hash = JSON.parse(ok.stdout).result as Hex;
     assert.equal(await receiptStatus(hash), 'success');
     const refused = await run('curl', [
@@ -136,7 +133,7 @@ describe('recipes (docs/clients.md "Without the kit")', () => {
       '-H',
       `x-api-key: ${strictKey}`,
       '-d',
-      body(await signed(3, OTHER, 1n)),
+      body(await signNext(anvil.url, 3, { to: OTHER, value: 1n })),
       base,
     ]);
     const [json, status] = refused.stdout.split('\n');

@@ -17,6 +17,7 @@ import { startConditionalChain } from '../support/conditional-sequencer.js';
 import { useGate } from '../support/gate-fixture.js';
 import { eventually, MIN_TIP, newKey, TIP } from '../support/harness.js';
 import { signNext } from '../support/txs.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 const desk = newKey();
 const METHOD = 'eth_sendRawTransactionConditional';
@@ -66,7 +67,7 @@ const passed = async () => {
 describe('the kit: submitConditional', () => {
   for (const scheme of ['http', 'ws']) {
     it(`over ${scheme}: accepted; unmet (the sequencer's -32003), expired (-32003 at the edge), too costly (-32005) as rejected outcomes`, async () => {
-      const kit = await connectTxgate({ url: `${scheme}://localhost:${gate.port}`, apiKey: desk, chainId: 4663, chainRpcUrl: anvil.url });
+      const kit = await connectTxgate({ url: `${scheme}://localhost:${gate.port}`, apiKey: desk, chainId: DEV_CHAIN_ID, chainRpcUrl: anvil.url });
       try {
         const raw = await fresh();
         const ok = await kit.submitConditional(raw, met);
@@ -120,7 +121,7 @@ describe('the adapters pass the method through', () => {
   });
 
   it('ethers: provider.send returns the hash; a refusal rejects with the reason and the JSON-RPC error', async () => {
-    const provider = new TxgateProvider({ url: `http://localhost:${gate.port}`, apiKey: desk, rpc: anvil.url, chainId: 4663 });
+    const provider = new TxgateProvider({ url: `http://localhost:${gate.port}`, apiKey: desk, rpc: anvil.url, chainId: DEV_CHAIN_ID });
     try {
       const raw = (await fresh()) as Hex;
       assert.equal(await provider.send(METHOD, [raw, met]), keccak256(raw));

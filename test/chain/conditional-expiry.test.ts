@@ -18,6 +18,7 @@ import { startConditionalChain } from '../support/conditional-sequencer.js';
 import { useGate } from '../support/gate-fixture.js';
 import { eventually, MIN_TIP, newKey } from '../support/harness.js';
 import { signNext } from '../support/txs.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 const desk = newKey();
 const METHOD = 'eth_sendRawTransactionConditional';
@@ -55,7 +56,7 @@ const mine = () => anvilCall('anvil_mine', ['0x1']);
 /** The tracker has applied the chain's head (its watcher's last block). */
 const watched = async () => {
   const n = Number((await head()).number);
-  await eventually(() => gate.app.trackers.get(4663)!.watcher.head === n, 5_000);
+  await eventually(() => gate.app.trackers.get(DEV_CHAIN_ID)!.watcher.head === n, 5_000);
   return n;
 };
 let n = 0;

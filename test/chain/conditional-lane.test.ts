@@ -13,11 +13,12 @@ import { type Hex, keccak256 } from 'viem';
 import type { Anvil } from '../../src/dev/anvil.js';
 import { startConditionalSequencer, type ConditionalSequencer } from '../../src/dev/conditional-sequencer/server.js';
 import type { Auction } from '../support/auction.js';
-import { CHAIN, knownTo, landedOn, nextLaneTx, OURS, OURS_KEY, startLaneChain } from '../support/express-lane-chain.js';
+import { knownTo, landedOn, nextLaneTx, OURS, OURS_KEY, startLaneChain } from '../support/express-lane-chain.js';
 import type { Endpoint } from '../support/express-lane-endpoint.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 import { eventually, type Gate, newKey, startGate, TIP } from '../support/harness.js';
 import { rpc } from '../support/http.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 keysNeverLogged();
 
@@ -35,12 +36,12 @@ let seq: ConditionalSequencer;
 let gate: Gate;
 
 async function ourRound(): Promise<void> {
-  const s = gate.app.lanes.lanes.status().get(CHAIN)!;
+  const s = gate.app.lanes.lanes.status().get(DEV_CHAIN_ID)!;
   if (!s.controlled || s.msUntilRoundEnd < 30_000) {
     await auction.sellNextRound(OURS);
     await auction.moveTo(1, 5);
   }
-  await eventually(() => gate.app.lanes.lanes.status().get(CHAIN)?.controlled === true, 5000);
+  await eventually(() => gate.app.lanes.lanes.status().get(DEV_CHAIN_ID)?.controlled === true, 5000);
 }
 const send = (raw: Hex, options: unknown) => rpc(gate.port, METHOD, [raw, options], { key: desk });
 const carried = (raw: Hex) => seq.calls.filter((c) => c.hash === keccak256(raw)).map((c) => c.method);

@@ -19,7 +19,7 @@ import { parseAccountsText } from '../../src/accounts/file-text.js';
 import { keySha256 } from '../../src/accounts/keys.js';
 import { loadConfigFile } from '../../src/config/config.js';
 import { type Anvil, ANVIL_TIP_ADDRESS, startAnvil } from '../../src/dev/anvil.js';
-import { DEV_API_KEY, DEV_MIN_TIP_WEI, writeDevFiles } from '../../src/dev/dev-setup.js';
+import { DEV_API_KEY, DEV_MIN_TIP_WEI, writeDevFiles, DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 import { initCrypto } from '../../src/base/native.js';
 import { EXAMPLES_DIR, exampleFiles, examplesShown, renderExamples } from '../../scripts/readme-examples.js';
 import { eventually, issuedKeys } from '../support/harness.js';
@@ -27,7 +27,7 @@ import { rpc, send } from '../support/http.js';
 import { TestPostgres } from '../../src/dev/postgres.js';
 import { freePort } from '../../src/base/free-port.js';
 import { type CliProcess, startCli } from '../support/processes.js';
-import { SIGNERS } from '../support/txs.js';
+import { signNext } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 import { tempDir } from '../support/temp-dir.js';
 
@@ -51,8 +51,8 @@ let dead: number;
 before(async () => {
   await initCrypto();
   issuedKeys.push(DEV_API_KEY); // public, development only; still never logged
-  a = await startAnvil({ port: await freePort(), chainId: 4663 });
-  b = await startAnvil({ port: await freePort(), chainId: 4663 });
+  a = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID });
+  b = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID });
   dead = await freePort();
   // npm start's development accounts (the development key; its grant allows the sync send).
   devAccounts = writeDevFiles(tempDir('txgate-ex-dev-'), { port: 1, internalPort: 2, sequencer: 'http://127.0.0.1:3' }).accountsFile;
@@ -93,21 +93,8 @@ async function withCli<T>(file: string, body: (g: CliProcess) => Promise<T>): Pr
   }
 }
 
-/** A tip transfer signed by anvil key `signer`, its nonce from `chain`. */
-async function signed(signer: number, chain: Anvil = a): Promise<Hex> {
-  const account = SIGNERS[signer]!;
-  const nonce = await createPublicClient({ transport: http(chain.url) }).getTransactionCount({ address: account.address, blockTag: 'pending' });
-  return account.signTransaction({
-    type: 'eip1559',
-    chainId: 4663,
-    nonce,
-    to: ANVIL_TIP_ADDRESS as Hex,
-    value: DEV_MIN_TIP_WEI,
-    gas: 21000n,
-    maxFeePerGas: 3_000_000_000n,
-    maxPriorityFeePerGas: 1_000_000_000n,
-  });
-}
+/** What a development transfer pays: the development minimum tip, to the development tip address. */
+const DEV_TIP = { to: ANVIL_TIP_ADDRESS as Hex, value: DEV_MIN_TIP_WEI };
 
 async function receiptStatus(hash: string, chain: Anvil = a): Promise<string> {
   const r = await createPublicClient({ transport: http(chain.url) }).waitForTransactionReceipt({ hash: hash as Hex, pollingInterval: 50, timeout: 10_000 });
@@ -148,18 +135,18 @@ describe('each example, run against anvil', () => {
     writeFileSync(join(dir, 'accounts.json'), doc);
     const file = await materialize('txgate.json', { accounts: { file: join(dir, 'accounts.json') } });
     await withCli(file, async (g) => {
-      const hash = await submit(g.port, await signed(1));
+      const hash = await submit(g.port, await signNext(a.url, 1, DEV_TIP));
       assert.equal(await receiptStatus(hash), 'success');
     });
   });
 
   it('failover.json: on the first sequencer while it is up; on the second when the first is down', async () => {
     await withCli(await materialize('failover.json'), async (g) => {
-      const hash = await submit(g.port, await signed(2));
+      const hash = await submit(g.port, await signNext(a.url, 2, DEV_TIP));
       assert.equal(await receiptStatus(hash), 'success');
     });
     await withCli(await materialize('failover.json', { first: `127.0.0.1:${dead}` }), async (g) => {
-      const hash = await submit(g.port, await signed(3, b));
+      const hash = await submit(g.port, await signNext(b.url, 3, DEV_TIP));
       assert.equal(await receiptStatus(hash, b), 'success');
     });
   });
@@ -167,7 +154,7 @@ describe('each example, run against anvil', () => {
   it('fanout.json: one submission reaches both sequencers', async () => {
     await withCli(await materialize('fanout.json'), async (g) => {
       // A signer unused on both chains: the same nonce is valid on each.
-      const raw = await signed(4);
+      const raw = await signNext(a.url, 4, DEV_TIP);
       const hash = await submit(g.port, raw);
       assert.equal(await receiptStatus(hash, a), 'success');
       assert.equal(await receiptStatus(hash, b), 'success');
@@ -177,7 +164,7 @@ describe('each example, run against anvil', () => {
   for (const name of ['sync.json', 'sync-receipt.json'])
     it(`${name}: eth_sendRawTransactionSync answers with the executed receipt`, async () => {
       await withCli(await materialize(name), async (g) => {
-        const receipt = await submit(g.port, await signed(name === 'sync.json' ? 5 : 6), 'eth_sendRawTransactionSync');
+        const receipt = await submit(g.port, await signNext(a.url, name === 'sync.json' ? 5 : 6, DEV_TIP), 'eth_sendRawTransactionSync');
         assert.equal(receipt.status, '0x1', JSON.stringify(receipt));
         assert.equal(await receiptStatus(receipt.transactionHash), 'success');
       });
@@ -191,7 +178,7 @@ describe('each example, run against anvil', () => {
         ws.once('error', rej);
       });
       try {
-        const raw = await signed(1);
+        const raw = await signNext(a.url, 1, DEV_TIP);
         const answer = new Promise<any>((res) => ws.once('message', (m) => res(JSON.parse(m.toString()))));
         ws.send(JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'eth_sendRawTransaction', params: [raw] }));
         const r = await answer;
@@ -218,7 +205,7 @@ describe('each example, run against anvil', () => {
       try {
         await admin.migrate('txgate_edge');
         key = await createAccount(admin, 'acme', [
-          { chainId: 4663, rateLimit: { perSecond: 100, burst: 200 }, tipAddresses: [ANVIL_TIP_ADDRESS], minTipWei: DEV_MIN_TIP_WEI.toString() },
+          { chainId: DEV_CHAIN_ID, rateLimit: { perSecond: 100, burst: 200 }, tipAddresses: [ANVIL_TIP_ADDRESS], minTipWei: DEV_MIN_TIP_WEI.toString() },
         ]);
         issuedKeys.push(key);
       } finally {
@@ -229,7 +216,7 @@ describe('each example, run against anvil', () => {
       writeFileSync(join(dir, 'fleet.json'), text);
       const file = await materialize('fleet.json', { accounts: JSON.parse(text).accounts });
       await withCli(file, async (g) => {
-        const r = await rpc(g.port, 'eth_sendRawTransaction', [await signed(2)], { key });
+        const r = await rpc(g.port, 'eth_sendRawTransaction', [await signNext(a.url, 2, DEV_TIP)], { key });
         assert.equal(r.status, 200, r.text);
         assert.equal(await receiptStatus(r.json.result), 'success');
       });

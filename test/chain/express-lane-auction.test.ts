@@ -11,15 +11,14 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Hex } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
 import type { Account, Grant } from '../../src/accounts/types.js';
-import { ANVIL_KEYS, type Anvil } from '../../src/dev/anvil.js';
+import type { Anvil } from '../../src/dev/anvil.js';
 import { EXPRESS_LANE_DEFAULTS } from '../support/express-lane-config.js';
 import type { Auction } from '../support/auction.js';
-import { CHAIN, knownTo, landedOn, nextLaneTx, OURS, OURS_KEY, SENDER, startLaneChain, THEIRS, THEIRS_KEY } from '../support/express-lane-chain.js';
+import { knownTo, landedOn, nextLaneTx, OURS, OURS_KEY, SENDER, startLaneChain, THEIRS, THEIRS_KEY } from '../support/express-lane-chain.js';
 import { type Endpoint, sendToEndpoint } from '../support/express-lane-endpoint.js';
 import { eventually } from '../support/harness.js';
-import { sign1559 } from '../support/txs.js';
+import { pendingNonce, sign1559 } from '../support/txs.js';
 import { tempDir } from '../support/temp-dir.js';
 import { initCrypto } from '../../src/base/native.js';
 import { ExpressLanes } from '../../src/express-lane/lanes.js';
@@ -28,6 +27,7 @@ import type { ExpressLane, LaneSubmission } from '../../src/express-lane/lane.js
 import type { LaneReading } from '../../src/express-lane/answer.js';
 import { openUpstream } from '../../src/upstreams/registry.js';
 import type { Upstream } from '../../src/upstreams/upstream.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 const notes: string[] = [];
 const errors: string[] = [];
@@ -36,7 +36,7 @@ const account = (expressLane: boolean): Account => ({
   id: expressLane ? 'desk' : 'other',
   submissionEnabled: true,
   allowUntipped: true,
-  grants: new Map([[CHAIN, { chainId: CHAIN, expressLane } as unknown as Grant]]),
+  grants: new Map([[DEV_CHAIN_ID, { chainId: DEV_CHAIN_ID, expressLane } as unknown as Grant]]),
 });
 const GRANTED = account(true);
 const UNGRANTED = account(false);
@@ -62,7 +62,7 @@ const config = (over: Record<string, unknown> = {}) => ({
   ...over,
 });
 const open = (over: Record<string, unknown> = {}, key: string = OURS_KEY) =>
-  ExpressLanes.open([{ chainId: CHAIN, rpc: anvil.url, expressLane: config(over) as never }], {
+  ExpressLanes.open([{ chainId: DEV_CHAIN_ID, rpc: anvil.url, expressLane: config(over) as never }], {
     env: { EL_KEY: key },
     clock: auction.clock,
     note: (m) => notes.push(m),
@@ -78,7 +78,7 @@ before(async () => {
   await initCrypto();
   ({ anvil, auction, endpoint } = await startLaneChain());
   lanes = await open();
-  lane = lanes.byChain.get(CHAIN)!;
+  lane = lanes.byChain.get(DEV_CHAIN_ID)!;
   endpointUpstream = openUpstream(endpoint.url, { calls: 8, sockets: 1 });
 });
 
@@ -99,7 +99,7 @@ describe('express lane on the real auction contract', () => {
       [{}, '', /environment variable EL_KEY is not set/],
       [{}, 'not-a-key', /does not hold a private key/],
     ] as const) {
-      const e = await ExpressLanes.open([{ chainId: CHAIN, rpc: anvil.url, expressLane: config(over) as never }], {
+      const e = await ExpressLanes.open([{ chainId: DEV_CHAIN_ID, rpc: anvil.url, expressLane: config(over) as never }], {
         env: { EL_KEY: env },
         clock: auction.clock,
       }).then(
@@ -117,17 +117,17 @@ describe('express lane on the real auction contract', () => {
     const file = join(dir, 'controller.key');
     writeFileSync(file, OURS_KEY);
     chmodSync(file, 0o644);
-    const e = await ExpressLanes.open([{ chainId: CHAIN, rpc: anvil.url, expressLane: config({ keyEnv: null, keyFile: file }) as never }]).then(
+    const e = await ExpressLanes.open([{ chainId: DEV_CHAIN_ID, rpc: anvil.url, expressLane: config({ keyEnv: null, keyFile: file }) as never }]).then(
       () => assert.fail('opened'),
       (x: unknown) => x as Error,
     );
     assert.match(e.message, /may be read by others \(mode 0644\)/);
     errors.push(e.message);
     chmodSync(file, 0o600);
-    const ok = await ExpressLanes.open([{ chainId: CHAIN, rpc: anvil.url, expressLane: config({ keyEnv: null, keyFile: file }) as never }], {
+    const ok = await ExpressLanes.open([{ chainId: DEV_CHAIN_ID, rpc: anvil.url, expressLane: config({ keyEnv: null, keyFile: file }) as never }], {
       clock: auction.clock,
     });
-    assert.equal(ok.byChain.get(CHAIN)!.status().ours, OURS);
+    assert.equal(ok.byChain.get(DEV_CHAIN_ID)!.status().ours, OURS);
     await ok.close();
   });
 
@@ -135,7 +135,7 @@ describe('express lane on the real auction contract', () => {
     const s = lane.status();
     assert.equal(s.controller, null);
     assert.equal(s.controlled, false);
-    assert.equal(lanes.submissionFor(CHAIN, await nextTx(), GRANTED), null);
+    assert.equal(lanes.submissionFor(DEV_CHAIN_ID, await nextTx(), GRANTED), null);
   });
 
   it('a round sold to us is ours from its start (by time), to granted accounts only; the lane puts the transaction on the chain', async () => {
@@ -145,11 +145,11 @@ describe('express lane on the real auction contract', () => {
     await auction.moveTo(1, 5);
     await controlled();
     assert.equal(lane.status().round, round);
-    assert.equal(lanes.status().get(CHAIN)!.controller, OURS);
+    assert.equal(lanes.status().get(DEV_CHAIN_ID)!.controller, OURS);
     const raw = await nextTx();
-    assert.equal(lanes.submissionFor(CHAIN, raw, UNGRANTED), null, 'an ungranted account is never wrapped');
-    assert.equal(lanes.submissionFor(CHAIN + 1, raw, GRANTED), null, 'a chain without a lane');
-    const sub = lanes.submissionFor(CHAIN, raw, GRANTED)!;
+    assert.equal(lanes.submissionFor(DEV_CHAIN_ID, raw, UNGRANTED), null, 'an ungranted account is never wrapped');
+    assert.equal(lanes.submissionFor(DEV_CHAIN_ID + 1, raw, GRANTED), null, 'a chain without a lane');
+    const sub = lanes.submissionFor(DEV_CHAIN_ID, raw, GRANTED)!;
     assert.equal(sub.round, round);
     assert.equal(sub.seq, (1n << 64n) - 1n);
     const reading = await laneSend(sub, 5000);
@@ -163,7 +163,7 @@ describe('express lane on the real auction contract', () => {
     await auction.transfer(OURS_KEY, round, THEIRS);
     await notControlled();
     assert.equal(lane.status().controller, THEIRS);
-    assert.equal(lanes.submissionFor(CHAIN, await nextTx(), GRANTED), null);
+    assert.equal(lanes.submissionFor(DEV_CHAIN_ID, await nextTx(), GRANTED), null);
     // The next round to us, resolved as a second-price auction; then time moves into it.
     await auction.sellNextRound(OURS, true);
     await auction.moveTo(1, 5);
@@ -192,26 +192,26 @@ describe('express lane on the real auction contract', () => {
     // Garbage, and null then nothing: not an acceptance; the bytes never landed.
     endpoint.fault = 'garbage';
     let raw = await nextTx();
-    assert.deepEqual(await laneSend(lanes.submissionFor(CHAIN, raw, GRANTED)!, 3000), { kind: 'unknown', why: 'HTTP 200 with a non-JSON body' });
+    assert.deepEqual(await laneSend(lanes.submissionFor(DEV_CHAIN_ID, raw, GRANTED)!, 3000), { kind: 'unknown', why: 'HTTP 200 with a non-JSON body' });
     endpoint.fault = 'null-then-nothing';
-    assert.deepEqual(await laneSend(lanes.submissionFor(CHAIN, raw, GRANTED)!, 3000), { kind: 'queued' });
+    assert.deepEqual(await laneSend(lanes.submissionFor(DEV_CHAIN_ID, raw, GRANTED)!, 3000), { kind: 'queued' });
     assert.equal(await known(raw), false, 'null was only "taken into the queue"');
     // A timeout after reading: unknown, and indeed the bytes landed.
     endpoint.fault = 'timeout-after-read';
-    assert.deepEqual(await laneSend(lanes.submissionFor(CHAIN, raw, GRANTED)!, 500), { kind: 'unknown', why: 'timeout after 500 ms' });
+    assert.deepEqual(await laneSend(lanes.submissionFor(DEV_CHAIN_ID, raw, GRANTED)!, 500), { kind: 'unknown', why: 'timeout after 500 ms' });
     assert.equal(await landed(raw), true);
     // Lost control: proven not sequenced (the plain path carries the same bytes); the lane stops
     // wrapping this round for backoffMs, or until the contract names a controller again.
     endpoint.fault = 'lost-control';
     raw = await nextTx();
-    const r = await laneSend(lanes.submissionFor(CHAIN, raw, GRANTED)!, 3000);
+    const r = await laneSend(lanes.submissionFor(DEV_CHAIN_ID, raw, GRANTED)!, 3000);
     assert.deepEqual(r, { kind: 'not-sequenced', code: 'NOT_EXPRESS_LANE_CONTROLLER', lostControl: true });
     assert.equal(await known(raw), false);
-    assert.equal(lanes.submissionFor(CHAIN, raw, GRANTED, auction.clock()), null, 'not wrapped right after the refusal');
-    assert.notEqual(lanes.submissionFor(CHAIN, raw, GRANTED, auction.clock() + 1500), null, 'wrapped again once backoffMs (1 s) passed');
+    assert.equal(lanes.submissionFor(DEV_CHAIN_ID, raw, GRANTED, auction.clock()), null, 'not wrapped right after the refusal');
+    assert.notEqual(lanes.submissionFor(DEV_CHAIN_ID, raw, GRANTED, auction.clock() + 1500), null, 'wrapped again once backoffMs (1 s) passed');
     // An edge with a long backoff resumes when the contract names a controller again (a transfer to ourselves).
     const patient = await open({ backoffMs: 600_000 });
-    const p = patient.byChain.get(CHAIN)!;
+    const p = patient.byChain.get(DEV_CHAIN_ID)!;
     await controlled(p);
     assert.equal((await laneSend(p.submissionFor(raw, GRANTED)!, 3000)).kind, 'not-sequenced');
     assert.equal(p.submissionFor(raw, GRANTED), null);
@@ -225,7 +225,7 @@ describe('express lane on the real auction contract', () => {
 
   it('a round change in flight: BAD_ROUND_NUMBER proves the bytes were not sequenced; the plain path lands them', async () => {
     const raw = await nextTx();
-    const sub = lanes.submissionFor(CHAIN, raw, GRANTED)!;
+    const sub = lanes.submissionFor(DEV_CHAIN_ID, raw, GRANTED)!;
     await auction.moveTo(1, 5); // the round ends while the submission is on its way
     const r = await laneSend(sub, 3000);
     assert.equal(r.kind, 'not-sequenced');
@@ -240,20 +240,20 @@ describe('express lane on the real auction contract', () => {
     await auction.moveTo(1, 5);
     await controlled();
     endpoint.fault = 'wrong-round';
-    const r = await laneSend(lanes.submissionFor(CHAIN, await nextTx(), GRANTED)!, 3000);
+    const r = await laneSend(lanes.submissionFor(DEV_CHAIN_ID, await nextTx(), GRANTED)!, 3000);
     assert.equal(r.kind === 'not-sequenced' && r.code, 'BAD_ROUND_NUMBER');
     endpoint.fault = 'none';
     // Another edge whose key is not the controller: its own lane does not wrap; forced, Nitro's rule refuses it.
     const theirs = await open({}, THEIRS_KEY);
-    const their = theirs.byChain.get(CHAIN)!;
+    const their = theirs.byChain.get(DEV_CHAIN_ID)!;
     await eventually(() => their.status().controller === OURS, 5000);
-    assert.equal(theirs.submissionFor(CHAIN, await nextTx(), GRANTED), null);
+    assert.equal(theirs.submissionFor(DEV_CHAIN_ID, await nextTx(), GRANTED), null);
     await theirs.close();
   });
 
   it('ordered sequence numbers: gapless per round, reused after a refusal', async () => {
     const ordered = await open({ sequence: 'ordered' });
-    const l = ordered.byChain.get(CHAIN)!;
+    const l = ordered.byChain.get(DEV_CHAIN_ID)!;
     await auction.transfer(OURS_KEY, lane.status().round, OURS); // resume after the wrong-round refusal
     await controlled(l);
     const a = await nextTx();
@@ -270,15 +270,7 @@ describe('express lane on the real auction contract', () => {
     const s1again = l.submissionFor(b, GRANTED)!;
     assert.equal(s1again.seq, 1n, 'no gap: the number whose fate is unknown is used again');
     assert.deepEqual(await laneSend(s1again, 3000), { kind: 'queued' });
-    const c = l.submissionFor(
-      await (async () =>
-        sign1559({
-          signer: SENDER,
-          nonce: 1 + (await auction.pub.getTransactionCount({ address: privateKeyToAccount(ANVIL_KEYS[SENDER] as Hex).address, blockTag: 'pending' })),
-          chainId: CHAIN,
-        }))(),
-      GRANTED,
-    )!;
+    const c = l.submissionFor(await sign1559({ signer: SENDER, nonce: 1 + (await pendingNonce(anvil.url, SENDER)), chainId: DEV_CHAIN_ID }), GRANTED)!;
     assert.equal(c.seq, 2n);
     c.release({ kind: 'queued' });
     assert.equal(await landed(a), true);
@@ -295,14 +287,14 @@ describe('express lane on the real auction contract', () => {
 
   it('two edges share the controller with "don\'t care" numbers, no coordination', async () => {
     const other = await open();
-    const l2 = other.byChain.get(CHAIN)!;
+    const l2 = other.byChain.get(DEV_CHAIN_ID)!;
     // Both edges in control before either wraps: the first may still be holding off after the
     // refusal an earlier test provoked, until it reads the contract's transfer back to us.
     await controlled(lane);
     await controlled(l2);
     // Six transactions at once, half through each edge: each its own connection, no shared counter.
-    const nonce = await auction.pub.getTransactionCount({ address: privateKeyToAccount(ANVIL_KEYS[SENDER] as Hex).address, blockTag: 'pending' });
-    const raws = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => sign1559({ signer: SENDER, nonce: nonce + i, chainId: CHAIN })));
+    const nonce = await pendingNonce(anvil.url, SENDER);
+    const raws = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => sign1559({ signer: SENDER, nonce: nonce + i, chainId: DEV_CHAIN_ID })));
     const before = endpoint.received.length;
     const readings = await Promise.all(
       raws.map((raw, i) => {

@@ -13,12 +13,13 @@ import { after, describe, it } from 'node:test';
 import { type Hex, keccak256 } from 'viem';
 import type { Anvil } from '../../src/dev/anvil.js';
 import type { Auction } from '../support/auction.js';
-import { CHAIN, landedOn, nextLaneTx, OURS, OURS_KEY, startLaneChain } from '../support/express-lane-chain.js';
+import { landedOn, nextLaneTx, OURS, OURS_KEY, startLaneChain } from '../support/express-lane-chain.js';
 import type { Endpoint, EndpointFault } from '../support/express-lane-endpoint.js';
 import { eventually, newKey } from '../support/harness.js';
 import { rpc, send } from '../support/http.js';
 import { connectTxgate } from '../../packages/client/src/index.js';
 import { useGate } from '../support/gate-fixture.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 /** Not the other express lane tests' sender: its nonces are this file's alone. */
 const SENDER = 5;
@@ -30,10 +31,10 @@ let endpoint: Endpoint;
 
 const nextTx = () => nextLaneTx(auction, SENDER);
 const landed = (raw: Hex) => landedOn(auction, raw);
-const controlled = () => eventually(() => gate.app.lanes.lanes.status().get(CHAIN)?.controlled === true, 5000);
+const controlled = () => eventually(() => gate.app.lanes.lanes.status().get(DEV_CHAIN_ID)?.controlled === true, 5000);
 /** Ours, with at least 30 s of the round left (a slow host must not see the round end mid-test): else the next round is sold to us and entered. */
 async function ourRound(): Promise<void> {
-  const s = gate.app.lanes.lanes.status().get(CHAIN)!;
+  const s = gate.app.lanes.lanes.status().get(DEV_CHAIN_ID)!;
   if (!s.controlled || s.msUntilRoundEnd < 30_000) {
     await auction.sellNextRound(OURS);
     await auction.moveTo(1, 5);
@@ -84,7 +85,7 @@ after(async () => {
 
 describe("the sync send's forward mode on a chain with the express lane", () => {
   it("the round not ours: the sequencer's own sync method, the receipt answered, the lane named plain", async () => {
-    assert.equal(gate.app.lanes.lanes.status().get(CHAIN)!.controlled, false);
+    assert.equal(gate.app.lanes.lanes.status().get(DEV_CHAIN_ID)!.controlled, false);
     const raw = await nextTx();
     const r = await syncSubmit(raw);
     assert.equal(r.status, 200, r.text);
@@ -126,7 +127,7 @@ describe("the sync send's forward mode on a chain with the express lane", () => 
 
   it("the client kit's submitSync says which lane carried it", async () => {
     await ourRound();
-    const kit = await connectTxgate({ url: `http://127.0.0.1:${gate.port}`, apiKey: desk, chainId: CHAIN, chainRpcUrl: anvil.url });
+    const kit = await connectTxgate({ url: `http://127.0.0.1:${gate.port}`, apiKey: desk, chainId: DEV_CHAIN_ID, chainRpcUrl: anvil.url });
     try {
       const raw = await nextTx();
       const out = await kit.submitSync(raw);
@@ -142,7 +143,7 @@ describe("the sync send's forward mode on a chain with the express lane", () => 
 describe('ordered sequence numbers through the forward', () => {
   it('gapless within the round; a number refused before it was stored is used again', async () => {
     await ourRound();
-    const round = gate.app.lanes.lanes.status().get(CHAIN)!.round;
+    const round = gate.app.lanes.lanes.status().get(DEV_CHAIN_ID)!.round;
     const first = endpoint.received.filter((s) => s.round === round).length;
     const a = await nextTx();
     const ra = await submit(a);
@@ -213,9 +214,9 @@ describe("/ready's detail", () => {
     await ourRound();
     const r = await send({ port: gate.port, method: 'GET', path: '/ready' });
     assert.equal(r.status, 200, r.text);
-    const lane = (JSON.parse(r.text) as { expressLane?: Record<string, Record<string, unknown>> }).expressLane?.[String(CHAIN)];
+    const lane = (JSON.parse(r.text) as { expressLane?: Record<string, Record<string, unknown>> }).expressLane?.[String(DEV_CHAIN_ID)];
     assert.ok(lane !== undefined, r.text);
-    const status = gate.app.lanes.lanes.status().get(CHAIN)!;
+    const status = gate.app.lanes.lanes.status().get(DEV_CHAIN_ID)!;
     assert.equal(lane.round, status.round);
     assert.equal(lane.controlled, true);
     assert.equal(lane.controller, OURS);

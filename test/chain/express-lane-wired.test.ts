@@ -17,7 +17,7 @@ import { type Hex, keccak256 } from 'viem';
 import WebSocket from 'ws';
 import { type Anvil, startAnvil } from '../../src/dev/anvil.js';
 import { type Auction, deployAuction } from '../support/auction.js';
-import { CHAIN, knownTo, landedOn, nextLaneTx, OURS, OURS_KEY, startLaneChain } from '../support/express-lane-chain.js';
+import { knownTo, landedOn, nextLaneTx, OURS, OURS_KEY, startLaneChain } from '../support/express-lane-chain.js';
 import type { Endpoint } from '../support/express-lane-endpoint.js';
 import { accountsDoc, eventually, type Gate, newKey, startGate } from '../support/harness.js';
 import { rpc } from '../support/http.js';
@@ -26,6 +26,8 @@ import { runCli } from '../support/processes.js';
 import { classify } from '../../packages/client/src/submission.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 import { tempDir } from '../support/temp-dir.js';
+import { oneLine } from '../support/one-line.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 keysNeverLogged();
 
@@ -59,7 +61,7 @@ const gateOf = () =>
 const nextTx = () => nextLaneTx(auction);
 const landed = (raw: Hex) => landedOn(auction, raw);
 const known = (raw: Hex) => knownTo(auction, raw);
-const controlled = (g: Gate) => eventually(() => g.app.lanes.lanes.status().get(CHAIN)?.controlled === true, 5000);
+const controlled = (g: Gate) => eventually(() => g.app.lanes.lanes.status().get(DEV_CHAIN_ID)?.controlled === true, 5000);
 /** The forward audit lines of `raw` from line `since` on (a transaction that never landed is signed again with the same nonce: the same bytes). */
 const audits = (g: Gate, raw: Hex, since = 0) =>
   g.logs
@@ -84,7 +86,7 @@ after(async () => {
 
 describe('the express lane, wired', () => {
   it('the round not ours: a granted submission takes the plain path (header and audit line say plain)', async () => {
-    assert.equal(gate.app.lanes.lanes.status().get(CHAIN)!.controlled, false);
+    assert.equal(gate.app.lanes.lanes.status().get(DEV_CHAIN_ID)!.controlled, false);
     const raw = await nextTx();
     const r = await submit(gate, raw);
     assert.equal(r.status, 200, r.text);
@@ -133,9 +135,9 @@ describe('the express lane, wired', () => {
     const value = (name: string, labels: Record<string, string>) =>
       snap.find((f) => f.name === name)?.values.find((v) => Object.entries(labels).every(([k, x]) => String((v.labels as Record<string, unknown>)[k]) === x))
         ?.value;
-    assert.equal(value('txgate_express_lane_controlled', { chain: String(CHAIN) }), 1);
-    assert.equal(value('txgate_express_lane_round', { chain: String(CHAIN) }), gate.app.lanes.lanes.status().get(CHAIN)!.round);
-    assert.equal(value('txgate_forwards_total', { chain: String(CHAIN), outcome: 'accepted', lane: 'express' }), 1);
+    assert.equal(value('txgate_express_lane_controlled', { chain: String(DEV_CHAIN_ID) }), 1);
+    assert.equal(value('txgate_express_lane_round', { chain: String(DEV_CHAIN_ID) }), gate.app.lanes.lanes.status().get(DEV_CHAIN_ID)!.round);
+    assert.equal(value('txgate_forwards_total', { chain: String(DEV_CHAIN_ID), outcome: 'accepted', lane: 'express' }), 1);
   });
 
   it('a refusal proving the bytes were not sequenced falls back to the plain path with the same bytes', async () => {
@@ -241,10 +243,10 @@ describe('the express lane when the chain RPC goes away', () => {
     await controlled(gate);
     await anvil.stop();
     await eventually(() => gate.app.readiness.warnings().some((w) => /express lane 4663: auction state stale/.test(w)), 10_000);
-    assert.equal(gate.app.lanes.lanes.status().get(CHAIN)!.controlled, false);
+    assert.equal(gate.app.lanes.lanes.status().get(DEV_CHAIN_ID)!.controlled, false);
     // Back for the tests after (a fresh chain: the lane is refused at start there, as the contract is gone).
-    anvil = await startAnvil({ port: await freePort(), chainId: CHAIN });
-    auction = await deployAuction(anvil.url, CHAIN);
+    anvil = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID });
+    auction = await deployAuction(anvil.url, DEV_CHAIN_ID);
   });
 });
 
@@ -255,7 +257,7 @@ describe('the express lane at start', () => {
     writeFileSync(join(dir, 'accounts.json'), JSON.stringify(accountsDoc([{ id: 'desk', keys: [newKey()], grants: [{ expressLane: true }] }])));
     writeFileSync(join(dir, 'controller.key'), OURS_KEY, { mode: 0o600 });
     const expressLane = { enabled: true, auction: auction.address.toLowerCase(), endpoint: endpoint.url, keyFile: 'controller.key', ...lane };
-    const chains = [{ chainId: CHAIN, hosts: ['localhost'], sequencers: [anvil.url], rpc: anvil.url, expressLane }];
+    const chains = [{ chainId: DEV_CHAIN_ID, hosts: ['localhost'], sequencers: [anvil.url], rpc: anvil.url, expressLane }];
     const file = join(dir, 'txgate.json');
     writeFileSync(
       file,
@@ -263,18 +265,18 @@ describe('the express lane at start', () => {
     );
     return file;
   };
-  const oneLine = (stderr: string): string => {
-    const lines = stderr.trim().split('\n');
-    assert.equal(lines.length, 1, `one line, got:\n${stderr}`);
+  /** The one line on stderr, without the controller key. */
+  const refusal = (stderr: string): string => {
+    const line = oneLine(stderr, { trace: null });
     assert.equal(stderr.includes(OURS_KEY.slice(2)), false, 'the controller key on stderr');
-    return lines[0]!;
+    return line;
   };
 
   for (const workers of [1, 2])
     it(`a contract that does not answer: one line naming the chain, exit 1 (workers: ${workers})`, async () => {
       const r = await runCli(configFile(workers, { auction: '0x000000000000000000000000000000000000dead' }));
       assert.equal(r.code, 1);
-      assert.match(oneLine(r.stderr), /^txgate: chains\[0\]\.expressLane: .*does not answer roundTimingInfo\(\)/);
+      assert.match(refusal(r.stderr), /^txgate: chains\[0\]\.expressLane: .*does not answer roundTimingInfo\(\)/);
       assert.doesNotMatch(r.stdout, /txgate listening/);
     });
 

@@ -32,6 +32,7 @@ import { rpc, send } from '../support/http.js';
 import { signNext } from '../support/txs.js';
 import { useGate } from '../support/gate-fixture.js';
 import { statusSubscription } from '../support/ws-client.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 const key = newKey();
 let anvil: Anvil;
@@ -39,7 +40,7 @@ let builder: FlashblocksPublisher;
 const ZERO = '0x' + '0'.repeat(64);
 
 const gate = useGate(async () => {
-  anvil = await startAnvil({ port: await freePort(), chainId: 4663, extraArgs: ['--no-mining'] });
+  anvil = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID, extraArgs: ['--no-mining'] });
   builder = await new FlashblocksPublisher({ anvil: anvil.url }).start();
   return {
     chainB: false,

@@ -12,11 +12,12 @@ import { eventually, newKey } from '../support/harness.js';
 import { freePort } from '../../src/base/free-port.js';
 import { send } from '../support/http.js';
 import { useGate } from '../support/gate-fixture.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 const key = newKey();
 let anvil: Anvil;
 const gate = useGate(async () => {
-  anvil = await startAnvil({ port: await freePort(), chainId: 4663 });
+  anvil = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID });
   return {
     chainB: false,
     internal: true,

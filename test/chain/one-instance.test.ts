@@ -15,6 +15,7 @@ import { freePort } from '../../src/base/free-port.js';
 import { runCli, startCli } from '../support/processes.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 import { tempDir } from '../support/temp-dir.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 keysNeverLogged();
 
@@ -24,7 +25,7 @@ function configFile(port: number, workers: number): string {
   const dir = tempDir('txgate-one-');
   writeFileSync(join(dir, 'accounts.json'), JSON.stringify({ accounts: [] }));
   const file = join(dir, 'txgate.json');
-  const chains = [{ chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }];
+  const chains = [{ chainId: DEV_CHAIN_ID, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }];
   writeFileSync(
     file,
     JSON.stringify({ listen: { host: '127.0.0.1', port }, internal: { enabled: false }, workers, chains, accounts: { file: join(dir, 'accounts.json') } }),

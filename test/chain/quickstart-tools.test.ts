@@ -15,6 +15,7 @@ import { capturedLogs, eventually, issuedKeys } from '../support/harness.js';
 import { freePort } from '../../src/base/free-port.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 import { tempDir } from '../support/temp-dir.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 keysNeverLogged();
 
@@ -45,7 +46,7 @@ describe('npm run accounts', () => {
         '--id',
         'acme',
         '--chain',
-        '4663',
+        String(DEV_CHAIN_ID),
         '--rate',
         '10',
         '--burst',

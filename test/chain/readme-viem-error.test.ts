@@ -16,6 +16,7 @@ import { newKey } from '../support/harness.js';
 import { freePort } from '../../src/base/free-port.js';
 import { SIGNERS } from '../support/txs.js';
 import { useGate } from '../support/gate-fixture.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 const README = readFileSync(join(root, 'README.md'), 'utf8').replace(/\s+/g, ' ');
@@ -25,7 +26,7 @@ const WALK = 'err.walk((e) => e instanceof TxgateRejectedError)';
 const key = newKey();
 let anvil: Anvil;
 const gate = useGate(async () => {
-  anvil = await startAnvil({ port: await freePort(), chainId: 4663 });
+  anvil = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID });
   return { chainB: false, sequencers: [anvil.url], accounts: [{ id: 'desk', keys: [key] }] };
 });
 after(async () => {

@@ -16,6 +16,8 @@ import { send } from '../support/http.js';
 import { freePort } from '../../src/base/free-port.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 import { tempDir } from '../support/temp-dir.js';
+import { oneLine } from '../support/one-line.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 keysNeverLogged();
 
@@ -42,14 +44,6 @@ async function silentListener(port: number, host = '127.0.0.1'): Promise<Server>
   const s = createServer(() => {});
   await new Promise<void>((r) => s.listen(port, host, () => r()));
   return s;
-}
-
-/** One line, no stack trace. */
-function oneLine(stderr: string): string {
-  const lines = stderr.trim().split('\n');
-  assert.equal(lines.length, 1, `one line, got:\n${stderr}`);
-  assert.doesNotMatch(stderr, /\n\s+at |Error:/, 'no stack trace');
-  return lines[0]!;
 }
 
 /** Three free ports, all different (a port freed by one probe can be handed out again by the next). */
@@ -148,7 +142,7 @@ function configFile(host: string, port: number, extra: Record<string, unknown>):
   const dir = tempDir('txgate-cli-');
   writeFileSync(join(dir, 'accounts.json'), JSON.stringify({ accounts: [] }));
   const file = join(dir, 'txgate.json');
-  const chains = [{ chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }];
+  const chains = [{ chainId: DEV_CHAIN_ID, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }];
   writeFileSync(
     file,
     JSON.stringify({ listen: { host, port }, internal: { enabled: false }, chains, accounts: { file: join(dir, 'accounts.json') }, ...extra }),

@@ -4,13 +4,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createPublicClient, createWalletClient, http, type Hex } from 'viem';
+import { createPublicClient, createWalletClient, http } from 'viem';
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
-import { eventually, MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
+import { eventually, MIN_TIP, newKey, startGate, type Gate } from '../support/harness.js';
 import { rpc, send } from '../support/http.js';
-import { SIGNERS, anvilChain } from '../support/txs.js';
+import { SIGNERS, anvilChain, signNext } from '../support/txs.js';
 import { freePort } from '../../src/base/free-port.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 keysNeverLogged();
 
@@ -25,7 +26,7 @@ let anvilPort: number;
 
 before(async () => {
   anvilPort = await freePort();
-  anvil = await startAnvil({ port: anvilPort, chainId: 4663 });
+  anvil = await startAnvil({ port: anvilPort, chainId: DEV_CHAIN_ID });
   gate = await startGate({
     chainB: false,
     sequencers: [anvil.url],
@@ -45,23 +46,6 @@ after(async () => {
   await anvil.stop();
 });
 
-async function signed(signer: number, t: { to?: Hex; value?: bigint; data?: Hex; gas?: bigint; nonce?: number }): Promise<Hex> {
-  const account = SIGNERS[signer]!;
-  const nonce = t.nonce ?? (await chainRpc.getTransactionCount({ address: account.address, blockTag: 'pending' }));
-  const fees = await chainRpc.estimateFeesPerGas();
-  return account.signTransaction({
-    type: 'eip1559',
-    chainId: 4663,
-    nonce,
-    to: t.to ?? (TIP as Hex),
-    value: t.value ?? MIN_TIP,
-    data: t.data ?? '0x',
-    gas: t.gas ?? 21000n,
-    maxFeePerGas: fees.maxFeePerGas!,
-    maxPriorityFeePerGas: fees.maxPriorityFeePerGas!,
-  });
-}
-
 describe('against a real anvil', () => {
   it('is ready once accounts are loaded and anvil answers the probe', async () => {
     assert.equal((await send({ port: gate.port, method: 'GET', path: '/ready' })).status, 200);
@@ -69,7 +53,7 @@ describe('against a real anvil', () => {
 
   it('the client flow: eth_chainId, submit, receipt status 0x1', async () => {
     assert.equal(await viaGate.getChainId(), 4663);
-    const raw = await signed(0, {});
+    const raw = await signNext(anvil.url, 0);
     const hash = await viaGate.sendRawTransaction({ serializedTransaction: raw });
     const receipt = await chainRpc.waitForTransactionReceipt({ hash, pollingInterval: 50, timeout: 10_000 });
     assert.equal(receipt.status, 'success');
@@ -78,20 +62,11 @@ describe('against a real anvil', () => {
 
   it('a reverting call is accepted, and its receipt is 0x0', async () => {
     // Deploy (directly on the chain) a contract whose code is PUSH1 0 PUSH1 0 REVERT.
-    const deployer = SIGNERS[1]!;
-    const deployTx = await deployer.signTransaction({
-      type: 'eip1559',
-      chainId: 4663,
-      nonce: await chainRpc.getTransactionCount({ address: deployer.address }),
-      data: '0x6460006000fd6000526005601bf3',
-      gas: 100_000n,
-      maxFeePerGas: 10_000_000_000n,
-      maxPriorityFeePerGas: 1_000_000_000n,
-    });
+    const deployTx = await signNext(anvil.url, 1, { to: null, value: 0n, data: '0x6460006000fd6000526005601bf3', gas: 100_000n });
     const deployHash = await chainRpc.sendRawTransaction({ serializedTransaction: deployTx });
     const contract = (await chainRpc.waitForTransactionReceipt({ hash: deployHash, pollingInterval: 50 })).contractAddress!;
     // An untipped plain transfer (account and deployment allow it) to the reverting contract.
-    const raw = await signed(2, { to: contract, value: 0n, gas: 60_000n });
+    const raw = await signNext(anvil.url, 2, { to: contract, value: 0n, gas: 60_000n });
     const r = await rpc(gate.port, 'eth_sendRawTransaction', [raw], { key });
     assert.equal(r.status, 200, r.text);
     const receipt = await chainRpc.waitForTransactionReceipt({ hash: r.json.result, pollingInterval: 50 });
@@ -99,7 +74,7 @@ describe('against a real anvil', () => {
   });
 
   it('the same bytes again: the same hash and a single forward', async () => {
-    const raw = await signed(3, {});
+    const raw = await signNext(anvil.url, 3);
     const a = await rpc(gate.port, 'eth_sendRawTransaction', [raw], { key });
     const b = await rpc(gate.port, 'eth_sendRawTransaction', [raw], { key });
     assert.equal(a.status, 200);
@@ -109,7 +84,7 @@ describe('against a real anvil', () => {
   });
 
   it('the same bytes after the dedup window: anvil says "already imported"/known, still 200 with the hash', async () => {
-    const raw = await signed(3, {});
+    const raw = await signNext(anvil.url, 3);
     const a = await rpc(gate.port, 'eth_sendRawTransaction', [raw], { key });
     assert.equal(a.status, 200);
     await chainRpc.waitForTransactionReceipt({ hash: a.json.result, pollingInterval: 50 });
@@ -121,7 +96,7 @@ describe('against a real anvil', () => {
 
   it('a nonce already used: the upstream error passes through with HTTP 200', async () => {
     const used = (await chainRpc.getTransactionCount({ address: SIGNERS[0]!.address })) - 1;
-    const raw = await signed(0, { nonce: used, value: MIN_TIP + 1n });
+    const raw = await signNext(anvil.url, 0, { nonce: used, value: MIN_TIP + 1n });
     const r = await rpc(gate.port, 'eth_sendRawTransaction', [raw], { key });
     assert.equal(r.status, 200);
     assert.equal(r.json.error.data.reason, 'upstream_rejected');
@@ -129,12 +104,12 @@ describe('against a real anvil', () => {
   });
 
   it("a grant's sender allow-list: another sender gets 403 and spends no token; the listed sender is accepted and mined", async () => {
-    const other = await signed(6, {});
+    const other = await signNext(anvil.url, 6);
     const refused = await rpc(gate.port, 'eth_sendRawTransaction', [other], { key: listed });
     assert.equal(refused.status, 403, refused.text);
     assert.equal(refused.json.error.data.reason, 'sender_not_allowed');
     // The grant's burst is 1: had the refusal spent the token, this would be 429.
-    const raw = await signed(5, {});
+    const raw = await signNext(anvil.url, 5);
     const ok = await rpc(gate.port, 'eth_sendRawTransaction', [raw], { key: listed });
     assert.equal(ok.status, 200, ok.text);
     const receipt = await chainRpc.waitForTransactionReceipt({ hash: ok.json.result, pollingInterval: 50, timeout: 10_000 });
@@ -144,7 +119,7 @@ describe('against a real anvil', () => {
     assert.equal(line.sender, SIGNERS[5]!.address.toLowerCase(), 'the audit line carries the recovered sender');
     const unlisted = gate.logs.map((l) => JSON.parse(l)).filter((l) => l.audit === 'forward' && l.account === 'e2e');
     assert.ok(unlisted.length > 0 && unlisted.every((l) => l.sender === undefined), 'nothing recovered without a list');
-    const spent = await rpc(gate.port, 'eth_sendRawTransaction', [await signed(5, {})], { key: listed });
+    const spent = await rpc(gate.port, 'eth_sendRawTransaction', [await signNext(anvil.url, 5)], { key: listed });
     assert.equal(spent.status, 429, 'the one token went to the accepted submission');
     const tips = async (k: string) => (await send({ port: gate.port, method: 'GET', path: '/tip-addresses', headers: { 'x-api-key': k } })).json;
     assert.equal((await tips(listed)).senderAllowList, true);
@@ -158,15 +133,15 @@ describe('against a real anvil', () => {
   });
 
   it('anvil stopped → 502/503 and /ready 503; anvil back → ready and accepting again', async () => {
-    const raw = await signed(4, {});
+    const raw = await signNext(anvil.url, 4);
     await anvil.stop();
     const r = await rpc(gate.port, 'eth_sendRawTransaction', [raw], { key });
     assert.ok([502, 503].includes(r.status), r.text);
     assert.ok(['upstream_error', 'upstream_unavailable'].includes(r.json.error.data.reason));
     await eventually(async () => (await send({ port: gate.port, method: 'GET', path: '/ready' })).status === 503, 3000);
-    anvil = await startAnvil({ port: anvilPort, chainId: 4663 });
+    anvil = await startAnvil({ port: anvilPort, chainId: DEV_CHAIN_ID });
     await eventually(async () => (await send({ port: gate.port, method: 'GET', path: '/ready' })).status === 200, 5000);
-    const again = await signed(4, {});
+    const again = await signNext(anvil.url, 4);
     const ok = await rpc(gate.port, 'eth_sendRawTransaction', [again], { key });
     assert.equal(ok.status, 200, ok.text);
     const receipt = await chainRpc.waitForTransactionReceipt({ hash: ok.json.result, pollingInterval: 50 });

@@ -10,7 +10,8 @@ import { eventually, MIN_TIP, startGate, type Gate } from '../support/harness.js
 import { freePort } from '../../src/base/free-port.js';
 import { send } from '../support/http.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
-import { signed, SYNC, syncCall, useSyncChains } from '../support/sync-chains.js';
+import { SYNC, syncCall, useSyncChains } from '../support/sync-chains.js';
+import { signNext } from '../support/txs.js';
 
 keysNeverLogged();
 
@@ -44,7 +45,7 @@ describe('eth_sendRawTransactionSync, receipt mode (plain send, then the chain R
   });
 
   it('executed: the plain send is forwarded (its audit line), the receipt read from the chain RPC comes back in the one call, and is counted', async () => {
-    const raw = await signed(chains.mining.url, 6);
+    const raw = await signNext(chains.mining.url, 6);
     const hash = keccak256(raw);
     const res = await syncCall(r, key, [raw]);
     assert.equal(res.status, 200, JSON.stringify(res.json));
@@ -71,7 +72,7 @@ describe('eth_sendRawTransactionSync, receipt mode (plain send, then the chain R
   });
 
   it('accepted, no receipt within the wait: 202, code 4, data.txHash; the transaction is in the pool', async () => {
-    const raw = await signed(chains.stuck.url, 4);
+    const raw = await signNext(chains.stuck.url, 4);
     const res = await syncCall(rStuck, key, [raw, '0xea60']); // hex, capped by maxWaitMs (500)
     assert.equal(res.status, 202, JSON.stringify(res.json));
     assert.deepEqual([res.json.error.code, res.json.error.data.reason, res.json.error.data.txHash], [4, 'sync_timeout', keccak256(raw)]);
@@ -80,9 +81,9 @@ describe('eth_sendRawTransactionSync, receipt mode (plain send, then the chain R
   });
 
   it("refused by the sequencer: the plain send's answer, nothing waited for", async () => {
-    const first = await signed(chains.mining.url, 3);
+    const first = await signNext(chains.mining.url, 3);
     assert.equal((await syncCall(r, key, [first])).status, 200);
-    const clash = await signed(chains.mining.url, 3, 0, MIN_TIP + 1n);
+    const clash = await signNext(chains.mining.url, 3, { nonce: 0, value: MIN_TIP + 1n });
     const res = await syncCall(r, key, [clash]);
     assert.equal(res.status, 200);
     assert.equal(res.json.error.data.reason, 'upstream_rejected');
@@ -95,7 +96,7 @@ describe('eth_sendRawTransactionSync, receipt mode (plain send, then the chain R
     const g = await chains.gateOn(chains.mining, { rpc: chains.mining.url, rpcWs: wsUrl, sync: { ...SYNC, mode: 'receipt', pollMs: 5000, maxWaitMs: 4000 } });
     try {
       await eventually(() => g.logs.some((l) => l.includes('chain RPC head subscription live')));
-      const raw = await signed(chains.mining.url, 5);
+      const raw = await signNext(chains.mining.url, 5);
       const res = await syncCall(g, key, [raw]);
       assert.equal(res.status, 200, JSON.stringify(res.json));
       assert.equal(res.json.result.transactionHash, keccak256(raw));
@@ -111,7 +112,7 @@ describe('eth_sendRawTransactionSync, receipt mode (plain send, then the chain R
       sync: { ...SYNC, mode: 'receipt', pollMs: 50 },
     });
     try {
-      const raw = await signed(chains.mining.url, 6);
+      const raw = await signNext(chains.mining.url, 6);
       const res = await syncCall(g, key, [raw]);
       assert.equal(res.status, 200, JSON.stringify(res.json));
       assert.equal(res.json.result.transactionHash, keccak256(raw));
@@ -124,7 +125,7 @@ describe('eth_sendRawTransactionSync, receipt mode (plain send, then the chain R
   it('drain: a call waiting for its receipt is answered at once, code 4 with its hash (not cut off at the grace period)', async () => {
     // A wait far past the grace period (2 s): without the drain's answer the call would be cut off.
     const g = await chains.gateOn(chains.stuck, { rpc: chains.stuck.url, sync: { ...SYNC, mode: 'receipt', maxWaitMs: 60_000 } });
-    const raw = await signed(chains.stuck.url, 5);
+    const raw = await signNext(chains.stuck.url, 5);
     const call = syncCall(g, key, [raw]);
     await eventually(() => g.logs.some((l) => l.includes('"audit":"forward"') && l.includes(keccak256(raw))));
     await g.stop();

@@ -11,9 +11,10 @@ import { txgate, txgateReason as viemReason } from '../../packages/client/src/vi
 import { connectTxgate } from '../../packages/client/src/index.js';
 import { eventually, MIN_TIP, startGate, TIP, type Gate } from '../support/harness.js';
 import { rpc, send } from '../support/http.js';
-import { SIGNERS, anvilChain } from '../support/txs.js';
+import { SIGNERS, anvilChain, signNext } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
-import { signed, SYNC, syncCall, useSyncChains } from '../support/sync-chains.js';
+import { SYNC, syncCall, useSyncChains } from '../support/sync-chains.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 keysNeverLogged();
 
@@ -37,7 +38,7 @@ describe('eth_sendRawTransactionSync', () => {
   });
 
   it('off (the default): refused as any method not served, 400 method_not_found', async () => {
-    const r = await syncCall(gateOff, key, [await signed(chains.mining.url, 1)]);
+    const r = await syncCall(gateOff, key, [await signNext(chains.mining.url, 1)]);
     assert.equal(r.status, 400);
     assert.equal(r.json.error.data.reason, 'method_not_found');
     const metrics = (await send({ port: gateOff.internalPort!, method: 'GET', path: '/metrics' })).text;
@@ -46,14 +47,14 @@ describe('eth_sendRawTransactionSync', () => {
   });
 
   it('a grant without sync: 403 sync_not_granted, nothing sent', async () => {
-    const raw = await signed(chains.mining.url, 1);
+    const raw = await signNext(chains.mining.url, 1);
     const r = await syncCall(gate, plain, [raw]);
     assert.equal(r.status, 403);
     assert.equal(r.json.error.data.reason, 'sync_not_granted');
   });
 
   it('bad params: 400 invalid_params (a timeout that is not a positive integer or 0x-hex)', async () => {
-    const raw = await signed(chains.mining.url, 1);
+    const raw = await signNext(chains.mining.url, 1);
     for (const params of [[raw, 'soon'], [raw, -5], [raw, 1, 2], []]) {
       const r = await syncCall(gate, key, params);
       assert.equal(r.status, 400, JSON.stringify(params));
@@ -62,7 +63,7 @@ describe('eth_sendRawTransactionSync', () => {
   });
 
   it('executed: 200 with the receipt as the chain gave it, in one call; a concurrent resend joins it, a later one is answered from it', async () => {
-    const raw = await signed(chains.mining.url, 2);
+    const raw = await signNext(chains.mining.url, 2);
     const [a, b] = await Promise.all([syncCall(gate, key, [raw, '0xbb8']), syncCall(gate, key, [raw, 3000])]);
     for (const r of [a, b]) {
       assert.equal(r.status, 200, JSON.stringify(r.json));
@@ -88,7 +89,7 @@ describe('eth_sendRawTransactionSync', () => {
     for (const g of [await chains.gateOn(chains.mining, forget), await chains.gateOn(chains.mining, { ...forget, rpc: chains.mining.url })]) {
       try {
         for (let tx = 0; tx < 3; tx++) {
-          const raw = await signed(chains.mining.url, 5);
+          const raw = await signNext(chains.mining.url, 5);
           const first = await syncCall(g, key, [raw]);
           assert.equal(first.status, 200, JSON.stringify(first.json));
           for (let i = 0; i < 4; i++) {
@@ -107,7 +108,7 @@ describe('eth_sendRawTransactionSync', () => {
   });
 
   it('accepted without a receipt in the wait: 202, code 4, data.txHash (never "not sent"); the transaction is in the pool', async () => {
-    const raw = await signed(chains.stuck.url, 3);
+    const raw = await signNext(chains.stuck.url, 3);
     const r = await syncCall(gateStuck, key, [raw, 60_000]); // capped by maxWaitMs (500)
     assert.equal(r.status, 202, JSON.stringify(r.json));
     assert.equal(r.json.error.code, 4);
@@ -120,7 +121,7 @@ describe('eth_sendRawTransactionSync', () => {
   it('drain: a call waiting at a sequencer that knows its hash is answered at once, code 4 with the hash (not cut off at the grace period)', async () => {
     // A wait far past the grace period (2 s): without the drain's answer the call would be cut off.
     const g = await chains.gateOn(chains.stuck, { sync: { ...SYNC, maxWaitMs: 60_000 } });
-    const raw = await signed(chains.stuck.url, 0);
+    const raw = await signNext(chains.stuck.url, 0);
     const hash = keccak256(raw);
     const call = syncCall(g, key, [raw]);
     const chainRpc = createPublicClient({ transport: http(chains.stuck.url) });
@@ -135,7 +136,7 @@ describe('eth_sendRawTransactionSync', () => {
   it('a resend joining a waiting call spends no rate-limit token (bytes in flight cost none, as for the plain send)', async () => {
     const g = await chains.gateOn(chains.stuck, { sync: { ...SYNC, maxWaitMs: 1500 } });
     try {
-      const raw = await signed(chains.stuck.url, 3);
+      const raw = await signNext(chains.stuck.url, 3);
       const first = syncCall(g, tight, [raw]);
       const chainRpc = createPublicClient({ transport: http(chains.stuck.url) });
       await eventually(async () => (await chainRpc.getTransaction({ hash: keccak256(raw) }).catch(() => null)) !== null);
@@ -143,7 +144,7 @@ describe('eth_sendRawTransactionSync', () => {
       assert.notEqual(joined.status, 429, JSON.stringify(joined.json));
       assert.equal((await first).status, 202);
       // The bucket is empty all the same: other bytes are refused.
-      const other = await syncCall(g, tight, [await signed(chains.stuck.url, 4)]);
+      const other = await syncCall(g, tight, [await signNext(chains.stuck.url, 4)]);
       assert.equal(other.status, 429, JSON.stringify(other.json));
     } finally {
       await g.stop();
@@ -154,7 +155,7 @@ describe('eth_sendRawTransactionSync', () => {
     // The forward timeout is far past the asked wait: only txgate's own end of the wait answers in time.
     const g = await chains.gateOn(chains.stuck, { sync: { ...SYNC, maxWaitMs: 60_000 }, forward: { timeoutMs: 60_000 } });
     try {
-      const raw = await signed(chains.stuck.url, 5);
+      const raw = await signNext(chains.stuck.url, 5);
       const r = await syncCall(g, key, [raw, 1000]);
       assert.equal(r.status, 202, JSON.stringify(r.json));
       assert.deepEqual([r.json.error.code, r.json.error.data.txHash], [4, keccak256(raw)]);
@@ -169,20 +170,10 @@ describe('eth_sendRawTransactionSync', () => {
   });
 
   it('executed and reverted: 200 with the receipt, status 0x0 (it executed; the chain says how)', async () => {
-    const chainRpc = createPublicClient({ transport: http(chains.mining.url) });
     const reverter = '0x00000000000000000000000000000000000f00d5';
     // PUSH1 0 PUSH1 0 REVERT
     assert.equal((await rpc(Number(new URL(chains.mining.url).port), 'anvil_setCode', [reverter, '0x60006000fd'])).status, 200);
-    const account = SIGNERS[0]!;
-    const raw = await account.signTransaction({
-      type: 'eip1559',
-      chainId: 4663,
-      nonce: await chainRpc.getTransactionCount({ address: account.address, blockTag: 'pending' }),
-      to: reverter,
-      gas: 50_000n,
-      maxFeePerGas: 10n ** 10n,
-      maxPriorityFeePerGas: 10n ** 9n,
-    });
+    const raw = await signNext(chains.mining.url, 0, { to: reverter, value: 0n, gas: 50_000n });
     const r = await syncCall(gate, key, [raw]);
     assert.equal(r.status, 200, JSON.stringify(r.json));
     assert.deepEqual([r.json.result.transactionHash, r.json.result.status], [keccak256(raw), '0x0']);
@@ -193,10 +184,10 @@ describe('eth_sendRawTransactionSync', () => {
     const g = await chains.gateOn(chains.stuck, { sync: { ...SYNC, maxWaiting: 1, maxWaitMs: 1500 } });
     try {
       const chainRpc = createPublicClient({ transport: http(chains.stuck.url) });
-      const first = await signed(chains.stuck.url, 1);
+      const first = await signNext(chains.stuck.url, 1);
       const waiting = syncCall(g, key, [first]);
       await eventually(async () => (await chainRpc.getTransaction({ hash: keccak256(first) }).catch(() => null)) !== null);
-      const second = await signed(chains.stuck.url, 2);
+      const second = await signNext(chains.stuck.url, 2);
       const r = await syncCall(g, key, [second]);
       assert.equal(r.status, 503, JSON.stringify(r.json));
       assert.equal(r.json.error.data.reason, 'overloaded');
@@ -209,22 +200,22 @@ describe('eth_sendRawTransactionSync', () => {
   });
 
   it('refused by the sequencer (nonce too low, other bytes): passed through as for the plain send', async () => {
-    const first = await signed(chains.mining.url, 4);
+    const first = await signNext(chains.mining.url, 4);
     assert.equal((await syncCall(gate, key, [first])).status, 200);
-    const clash = await signed(chains.mining.url, 4, 0, MIN_TIP + 1n); // other bytes for the nonce taken
+    const clash = await signNext(chains.mining.url, 4, { nonce: 0, value: MIN_TIP + 1n }); // other bytes for the nonce taken
     const r = await syncCall(gate, key, [clash]);
     assert.equal(r.status, 200);
     assert.equal(r.json.error.data.reason, 'upstream_rejected');
   });
 
   it('the client kit: submitSync returns the receipt as the outcome, or pending with the hash', async () => {
-    const kit = await connectTxgate({ url: `http://127.0.0.1:${gate.port}`, apiKey: key, chainId: 4663, chainRpcUrl: chains.mining.url });
-    const out = await kit.submitSync(await signed(chains.mining.url, 5), { maxWaitMs: 3000 });
+    const kit = await connectTxgate({ url: `http://127.0.0.1:${gate.port}`, apiKey: key, chainId: DEV_CHAIN_ID, chainRpcUrl: chains.mining.url });
+    const out = await kit.submitSync(await signNext(chains.mining.url, 5), { maxWaitMs: 3000 });
     assert.equal(out.kind, 'executed');
     assert.equal(out.kind === 'executed' && out.receipt.status, '0x1');
     await kit.close();
-    const kitStuck = await connectTxgate({ url: `http://127.0.0.1:${gateStuck.port}`, apiKey: key, chainId: 4663, chainRpcUrl: chains.stuck.url });
-    const raw = await signed(chains.stuck.url, 6);
+    const kitStuck = await connectTxgate({ url: `http://127.0.0.1:${gateStuck.port}`, apiKey: key, chainId: DEV_CHAIN_ID, chainRpcUrl: chains.stuck.url });
+    const raw = await signNext(chains.stuck.url, 6);
     const p = await kitStuck.submitSync(raw);
     assert.equal(p.kind, 'pending');
     assert.equal(p.kind === 'pending' && p.hash, await kitStuck.hashOf(raw));
@@ -234,7 +225,7 @@ describe('eth_sendRawTransactionSync', () => {
     const chain = anvilChain(chains.mining.url);
     const transport = txgate({ url: `http://127.0.0.1:${gate.port}`, apiKey: key, rpc: chains.mining.url });
     const wallet = createWalletClient({ account: SIGNERS[0]!, chain, transport });
-    const raw = await signed(chains.mining.url, 1);
+    const raw = await signNext(chains.mining.url, 1);
     const receipt = await wallet.sendRawTransactionSync({ serializedTransaction: raw });
     assert.equal(receipt.status, 'success');
     assert.equal(receipt.transactionHash, keccak256(raw));
@@ -247,16 +238,19 @@ describe('eth_sendRawTransactionSync', () => {
       chain,
       transport: txgate({ url: `http://127.0.0.1:${gate.port}`, apiKey: plain, rpc: chains.mining.url }),
     });
-    const err = await plainWallet.sendRawTransactionSync({ serializedTransaction: await signed(chains.mining.url, 2) }).catch((e: unknown) => e);
+    const err = await plainWallet.sendRawTransactionSync({ serializedTransaction: await signNext(chains.mining.url, 2) }).catch((e: unknown) => e);
     assert.equal(viemReason(err), 'sync_not_granted');
   });
 
   it('ethers: TxgateProvider.submitSync gives the kit outcome, and send("eth_sendRawTransactionSync") the receipt', async () => {
-    const provider = new TxgateProvider({ url: `http://127.0.0.1:${gate.port}`, apiKey: key, rpc: chains.mining.url, chainId: 4663 });
+    const provider = new TxgateProvider({ url: `http://127.0.0.1:${gate.port}`, apiKey: key, rpc: chains.mining.url, chainId: DEV_CHAIN_ID });
     try {
-      const out = await provider.submitSync(await signed(chains.mining.url, 3), { maxWaitMs: 3000 });
+      const out = await provider.submitSync(await signNext(chains.mining.url, 3), { maxWaitMs: 3000 });
       assert.equal(out.kind, 'executed', JSON.stringify(out));
-      const receipt = (await provider.send('eth_sendRawTransactionSync', [await signed(chains.mining.url, 4)])) as { status: string; transactionHash: string };
+      const receipt = (await provider.send('eth_sendRawTransactionSync', [await signNext(chains.mining.url, 4)])) as {
+        status: string;
+        transactionHash: string;
+      };
       assert.equal(receipt.status, '0x1');
       assert.ok(audits(gate, receipt.transactionHash).length >= 1);
     } finally {

@@ -4,9 +4,6 @@
  * itself: test/e2e/tls-serving.test.ts.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Wallet } from 'ethers';
 import { createPublicClient, createWalletClient, http, type Hex } from 'viem';
@@ -19,18 +16,17 @@ import { freePort } from '../../src/base/free-port.js';
 import { SIGNERS, signNext, anvilChain } from '../support/txs.js';
 import { makeCa, makeLeaf, type Leaf, type TestCa } from '../support/tls-certs.js';
 import { useGate } from '../support/gate-fixture.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
+import { tempDir } from '../support/temp-dir.js';
 
 let dir: string;
 let ca: TestCa;
 let def: Leaf;
 
 before(() => {
-  dir = mkdtempSync(join(tmpdir(), 'txgate-tls-kit-'));
+  dir = tempDir('txgate-tls-kit-');
   ca = makeCa(dir);
   def = makeLeaf(ca, 'default.test', { stem: 'default' });
-});
-after(() => {
-  rmSync(dir, { recursive: true, force: true });
 });
 
 describe('the client kit, viem and ethers over https:// and wss://, against anvil, trusting the CA with `ca`', () => {
@@ -38,7 +34,7 @@ describe('the client kit, viem and ethers over https:// and wss://, against anvi
   const k = newKey();
 
   const g = useGate(async () => {
-    anvil = await startAnvil({ port: await freePort(), chainId: 4663 });
+    anvil = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID });
     return {
       chainB: false,
       sequencers: [anvil.url],
@@ -56,7 +52,7 @@ describe('the client kit, viem and ethers over https:// and wss://, against anvi
 
   it('the kit over wss:// and over https://: connect checks the chain id, submitAndWait is mined', async () => {
     for (const url of [`wss://localhost:${g.port}`, `https://localhost:${g.port}`]) {
-      const gate = await connectTxgate({ url, apiKey: k, chainId: 4663, chainRpcUrl: anvil.url, ca: ca.pem });
+      const gate = await connectTxgate({ url, apiKey: k, chainId: DEV_CHAIN_ID, chainRpcUrl: anvil.url, ca: ca.pem });
       try {
         const raw = await signNext(anvil.url, 0);
         const mined = await gate.submitAndWait(raw, { timeoutMs: 20_000 });
@@ -69,7 +65,7 @@ describe('the client kit, viem and ethers over https:// and wss://, against anvi
   });
 
   it('the kit without the CA: connect fails (the certificate is not trusted), nothing sent', async () => {
-    const e = await connectTxgate({ url: `https://localhost:${g.port}`, apiKey: k, chainId: 4663, chainRpcUrl: anvil.url }).catch((err: Error) => err);
+    const e = await connectTxgate({ url: `https://localhost:${g.port}`, apiKey: k, chainId: DEV_CHAIN_ID, chainRpcUrl: anvil.url }).catch((err: Error) => err);
     assert.ok(e instanceof Error);
   });
 
@@ -85,7 +81,14 @@ describe('the client kit, viem and ethers over https:// and wss://, against anvi
   });
 
   it('ethers: TxgateProvider({ url: "https://…", ca }) — wallet.sendTransaction and tx.wait() work', async () => {
-    const provider = new TxgateProvider({ url: `https://localhost:${g.port}`, apiKey: k, rpc: anvil.url, chainId: 4663, pollingInterval: 200, ca: ca.pem });
+    const provider = new TxgateProvider({
+      url: `https://localhost:${g.port}`,
+      apiKey: k,
+      rpc: anvil.url,
+      chainId: DEV_CHAIN_ID,
+      pollingInterval: 200,
+      ca: ca.pem,
+    });
     try {
       const wallet = new Wallet(ANVIL_KEYS[2]!, provider);
       const sent = await wallet.sendTransaction({ to: TIP, value: MIN_TIP });

@@ -9,14 +9,14 @@ import assert from 'node:assert/strict';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { createPublicClient, http, type Hex } from 'viem';
 import { connectTxgate, type Txgate, TxgateError } from '../../packages/client/src/index.js';
 import type { TxStatus } from '../../packages/client/src/status.js';
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
-import { eventually, MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
+import { eventually, newKey, startGate, type Gate } from '../support/harness.js';
 import { freePort } from '../../src/base/free-port.js';
-import { SIGNERS } from '../support/txs.js';
+import { pendingNonce, signNext } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 keysNeverLogged();
 
@@ -31,7 +31,7 @@ let proxyUrl: string;
 const called: string[] = [];
 
 before(async () => {
-  anvil = await startAnvil({ port: await freePort(), chainId: 4663, blockTime: 1 });
+  anvil = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID, blockTime: 1 });
   const config = { allowUntipped: true, websocket: { enabled: true } };
   gate = await startGate({
     chainB: false,
@@ -70,21 +70,7 @@ after(async () => {
 });
 
 const kitOn = (g: Gate, scheme: 'http' | 'ws'): Promise<Txgate> =>
-  connectTxgate({ url: `${scheme}://localhost:${g.port}`, apiKey: key, chainId: 4663, chainRpcUrl: proxyUrl });
-
-async function signed(signer: number, nonce?: number, fee = 10n ** 10n): Promise<Hex> {
-  const n = nonce ?? (await createPublicClient({ transport: http(anvil.url) }).getTransactionCount({ address: SIGNERS[signer]!.address, blockTag: 'pending' }));
-  return SIGNERS[signer]!.signTransaction({
-    type: 'eip1559',
-    chainId: 4663,
-    nonce: n,
-    to: TIP as Hex,
-    value: MIN_TIP,
-    gas: 21000n,
-    maxFeePerGas: fee,
-    maxPriorityFeePerGas: 10n ** 9n,
-  });
-}
+  connectTxgate({ url: `${scheme}://localhost:${g.port}`, apiKey: key, chainId: DEV_CHAIN_ID, chainRpcUrl: proxyUrl });
 
 describe('the client kit on a tracking edge', () => {
   for (const scheme of ['http', 'ws'] as const)
@@ -92,7 +78,7 @@ describe('the client kit on a tracking edge', () => {
       const kit = await kitOn(gate, scheme);
       try {
         called.length = 0;
-        const raw = await signed(scheme === 'http' ? 1 : 2);
+        const raw = await signNext(anvil.url, scheme === 'http' ? 1 : 2);
         const out = await kit.submitAndWait(raw, { timeoutMs: 20_000 });
         assert.equal(out.kind, 'mined', JSON.stringify(out));
         if (out.kind !== 'mined') return;
@@ -102,7 +88,7 @@ describe('the client kit on a tracking edge', () => {
         const s = await kit.status(out.hash);
         assert.deepEqual([s.status, s.source, s.final, s.block?.number], ['included', 'edge', true, Number(out.receipt.blockNumber)]);
         // watch from a fresh submission: each change once, in version order, ending at the final one.
-        const next = await kit.submit(await signed(scheme === 'http' ? 1 : 2));
+        const next = await kit.submit(await signNext(anvil.url, scheme === 'http' ? 1 : 2));
         assert.equal(next.kind, 'accepted');
         const seen: TxStatus[] = [];
         for await (const change of kit.watch(next.hash, { timeoutMs: 20_000 })) seen.push(change);
@@ -121,15 +107,15 @@ describe('the client kit on a tracking edge', () => {
   it('submitAndWait of a transaction replaced by the same nonce: replaced, with the replacement', async () => {
     const kit = await kitOn(gate, 'ws');
     try {
-      const n = await createPublicClient({ transport: http(anvil.url) }).getTransactionCount({ address: SIGNERS[3]!.address, blockTag: 'pending' });
-      const first = await signed(3, n + 1);
+      const n = await pendingNonce(anvil.url, 3);
+      const first = await signNext(anvil.url, 3, { nonce: n + 1 });
       const waiting = kit.submitAndWait(first, { timeoutMs: 30_000 });
       // The replacement goes only once the first is accepted (else the sequencer may take it first
       // and refuse the first as underpriced: the two submissions race on the lane).
       const firstHash = await kit.hashOf(first);
       await eventually(async () => (await kit.status(firstHash)).status === 'pending', 10_000);
-      const replacement = await kit.submit(await signed(3, n + 1, 3n * 10n ** 10n));
-      await kit.submit(await signed(3, n));
+      const replacement = await kit.submit(await signNext(anvil.url, 3, { nonce: n + 1, maxFeePerGas: 3n * 10n ** 10n }));
+      await kit.submit(await signNext(anvil.url, 3, { nonce: n }));
       const out = await waiting;
       assert.deepEqual(out, { kind: 'replaced', hash: await kit.hashOf(first), replacedBy: replacement.hash });
     } finally {
@@ -141,7 +127,7 @@ describe('the client kit on a tracking edge', () => {
     const kit = await kitOn(gateOff, 'http');
     try {
       await assert.rejects(kit.status('0x' + '11'.repeat(32)), (e: unknown) => e instanceof TxgateError && e.reason === 'method_not_found');
-      const out = await kit.submitAndWait(await signed(4), { timeoutMs: 20_000 });
+      const out = await kit.submitAndWait(await signNext(anvil.url, 4), { timeoutMs: 20_000 });
       assert.equal(out.kind, 'mined');
     } finally {
       await kit.close();

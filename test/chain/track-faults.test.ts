@@ -18,6 +18,7 @@ import { freePort } from '../../src/base/free-port.js';
 import { rpc, send } from '../support/http.js';
 import { signNext } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 keysNeverLogged();
 
@@ -58,7 +59,7 @@ async function trackedGate(rpcUrl: string, extra: Record<string, unknown> = {}, 
 }
 
 before(async () => {
-  anvil = await startAnvil({ port: await freePort(), chainId: 4663, blockTime: 1 });
+  anvil = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID, blockTime: 1 });
 });
 after(async () => {
   await Promise.all(gates.map((g) => g.stop()));
@@ -129,7 +130,7 @@ describe('tracking: a hostile chain RPC', () => {
     await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
     servers.push(s);
     const g = await trackedGate(`http://127.0.0.1:${(s.address() as AddressInfo).port}`);
-    const tracker = g.app.trackers.get(4663)!;
+    const tracker = g.app.trackers.get(DEV_CHAIN_ID)!;
     await eventually(() => tracker.watcher.stalled && tracker.watcher.restarts >= 2, 15_000);
     // The first pass was abandoned a stall ago: its call is cut then, not left to its own 5 s bound.
     await eventually(() => cut >= 1, 1_000).catch(() => assert.fail(`${cut} calls cut after ${tracker.watcher.restarts} restarts`));

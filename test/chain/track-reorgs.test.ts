@@ -11,11 +11,12 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { Hex } from 'viem';
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
-import { eventually, MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
+import { eventually, MIN_TIP, newKey, startGate, type Gate } from '../support/harness.js';
 import { freePort } from '../../src/base/free-port.js';
 import { rpc, send } from '../support/http.js';
-import { SIGNERS } from '../support/txs.js';
+import { signNext } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 keysNeverLogged();
 
@@ -26,27 +27,15 @@ let chain: Anvil;
 let sent = 0;
 
 before(async () => {
-  chain = await startAnvil({ port: await freePort(), chainId: 4663 });
+  chain = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID });
 });
 after(() => chain.stop());
 
 const chainCall = async (method: string, params: unknown[]) => (await rpc(Number(new URL(chain.url).port), method, params)).json;
 const headOf = async () => Number((await chainCall('eth_blockNumber', [])).result);
 
-async function signed(signer: number): Promise<Hex> {
-  const nonce = Number((await chainCall('eth_getTransactionCount', [SIGNERS[signer]!.address, 'pending'])).result);
-  return SIGNERS[signer]!.signTransaction({
-    type: 'eip1559',
-    chainId: 4663,
-    nonce,
-    to: TIP as Hex,
-    // Bytes of their own each time (a rollback or a reorg frees the nonce: the same bytes would be a resend).
-    value: MIN_TIP + BigInt(++sent),
-    gas: 21000n,
-    maxFeePerGas: 10n ** 10n,
-    maxPriorityFeePerGas: 10n ** 9n,
-  });
-}
+/** The next transfer of `signer`, bytes of their own each time (a rollback or a reorg frees the nonce: the same bytes would be a resend). */
+const signed = (signer: number): Promise<Hex> => signNext(chain.url, signer, { value: MIN_TIP + BigInt(++sent) });
 
 const status = async (g: Gate, hash: string) => {
   const r = await rpc(g.port, 'txgate_getTransactionStatus', [hash], { key });
@@ -71,7 +60,7 @@ async function includedAfter(g: Gate, signer: number, what: string): Promise<voi
   const receipt = (await chainCall('eth_getTransactionReceipt', [hash])).result;
   assert.equal(s.block.hash, receipt.blockHash, what);
   assert.equal(s.source, 'edge');
-  const w = g.app.trackers.get(4663)!.watcher;
+  const w = g.app.trackers.get(DEV_CHAIN_ID)!.watcher;
   await eventually(async () => w.head === (await headOf()), 5_000).catch(() => assert.fail(`${what}: the watcher's head ${w.head} is not the chain's`));
   assert.equal(w.stalled, false, what);
 }
@@ -151,7 +140,7 @@ describe('the watcher far behind the chain', () => {
   /** Blocks above this are answered `null` by the chain RPC in front of `manual` (-1: none held back). */
   let holdAbove = -1;
   before(async () => {
-    manual = await startAnvil({ port: await freePort(), chainId: 4663, extraArgs: ['--no-mining'] });
+    manual = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID, extraArgs: ['--no-mining'] });
     // The chain RPC as the watcher sees it: anvil's answers, except blocks above `holdAbove`.
     proxy = createServer((req, res) => {
       let body = '';
@@ -186,19 +175,9 @@ describe('the watcher far behind the chain', () => {
     const gate = await startGate({ chainB: false, sequencers: [manual.url], accounts, config: { allowUntipped: true }, chainA: { rpc: url, track: TRACK } });
     try {
       await manualCall('anvil_mine', ['0x2']);
-      await eventually(() => gate.app.trackers.get(4663)!.watcher.head === 2, 5_000);
+      await eventually(() => gate.app.trackers.get(DEV_CHAIN_ID)!.watcher.head === 2, 5_000);
       holdAbove = 2; // the watcher sees the 300 blocks only once they are all there
-      const nonce = Number((await manualCall('eth_getTransactionCount', [SIGNERS[4]!.address, 'pending'])).result);
-      const raw = await SIGNERS[4]!.signTransaction({
-        type: 'eip1559',
-        chainId: 4663,
-        nonce,
-        to: TIP as Hex,
-        value: MIN_TIP,
-        gas: 21000n,
-        maxFeePerGas: 10n ** 10n,
-        maxPriorityFeePerGas: 10n ** 9n,
-      });
+      const raw = await signNext(manual.url, 4);
       const hash = (await rpc(gate.port, 'eth_sendRawTransaction', [raw], { key })).json.result as string;
       assert.equal((await manualCall('anvil_mine', ['0x12c'])).error, undefined);
       holdAbove = -1;
@@ -224,7 +203,7 @@ describe('the watcher far behind the chain', () => {
       chainA: { rpc: url, track: { ...TRACK, maxLagBlocks: 4 } },
     });
     try {
-      const w = gate.app.trackers.get(4663)!.watcher;
+      const w = gate.app.trackers.get(DEV_CHAIN_ID)!.watcher;
       const head = Number((await manualCall('eth_blockNumber', [])).result);
       await eventually(() => w.head === head, 5_000);
       holdAbove = head;

@@ -16,12 +16,13 @@ import { rpc, send } from '../support/http.js';
 import { signNext } from '../support/txs.js';
 import { useGate } from '../support/gate-fixture.js';
 import { statusSubscription } from '../support/ws-client.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 const key = newKey();
 let anvil: Anvil;
 
 const gate = useGate(async () => {
-  anvil = await startAnvil({ port: await freePort(), chainId: 4663 });
+  anvil = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID });
   return {
     chainB: false,
     sequencers: [anvil.url],

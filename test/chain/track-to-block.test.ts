@@ -6,14 +6,15 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createPublicClient, http, keccak256, type Hex } from 'viem';
+import { keccak256, type Hex } from 'viem';
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
 import type { Entry } from '../../src/track/table.js';
-import { eventually, MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
+import { eventually, newKey, startGate, type Gate } from '../support/harness.js';
 import { freePort } from '../../src/base/free-port.js';
 import { rpc, send } from '../support/http.js';
-import { SIGNERS } from '../support/txs.js';
+import { pendingNonce, signNext } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 keysNeverLogged();
 
@@ -38,14 +39,14 @@ const tracked = (a: Anvil, extra: Record<string, unknown> = {}) =>
   startGate({ chainB: false, sequencers: [a.url], accounts, config: { allowUntipped: true }, chainA: { rpc: a.url, track: TRACK, ...extra } });
 
 before(async () => {
-  mining = await startAnvil({ port: await freePort(), chainId: 4663, blockTime: 1 });
-  manual = await startAnvil({ port: await freePort(), chainId: 4663, extraArgs: ['--no-mining'] });
+  mining = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID, blockTime: 1 });
+  manual = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID, extraArgs: ['--no-mining'] });
   gate = await tracked(mining);
   second = await tracked(mining);
   gateManual = await tracked(manual);
   gateOff = await startGate({ chainB: false, sequencers: [mining.url], accounts, config: { allowUntipped: true } });
   for (const g of [gate, gateManual])
-    g.app.trackers.get(4663)!.listen((e: Entry, status: string) => {
+    g.app.trackers.get(DEV_CHAIN_ID)!.listen((e: Entry, status: string) => {
       told.set(e.hash, [...(told.get(e.hash) ?? []), e.state]);
       pushed.set(e.hash, [...(pushed.get(e.hash) ?? []), status]);
     });
@@ -56,21 +57,6 @@ after(async () => {
 });
 
 const chainCall = async (a: Anvil, method: string, params: unknown[]) => (await rpc(Number(new URL(a.url).port), method, params)).json;
-const nonceOf = async (a: Anvil, signer: number) =>
-  createPublicClient({ transport: http(a.url) }).getTransactionCount({ address: SIGNERS[signer]!.address, blockTag: 'pending' });
-
-async function signed(signer: number, nonce: number, o: { fee?: bigint; to?: Hex; gas?: bigint; value?: bigint } = {}): Promise<Hex> {
-  return SIGNERS[signer]!.signTransaction({
-    type: 'eip1559',
-    chainId: 4663,
-    nonce,
-    to: o.to ?? (TIP as Hex),
-    value: o.value ?? MIN_TIP,
-    gas: o.gas ?? 21000n,
-    maxFeePerGas: o.fee ?? 10n ** 10n,
-    maxPriorityFeePerGas: 10n ** 9n,
-  });
-}
 
 async function submit(g: Gate, raw: Hex, k = key): Promise<string> {
   const r = await rpc(g.port, 'eth_sendRawTransaction', [raw], { key: k });
@@ -126,7 +112,7 @@ describe('tracking accepted transactions', () => {
   });
 
   it('included: the block, its index, gas used, the latency from acceptance, the sequencer and rule', async () => {
-    const raw = await signed(1, await nonceOf(mining, 1));
+    const raw = await signNext(mining.url, 1);
     const hash = await submit(gate, raw);
     const pending = await status(gate, hash);
     assert.equal(pending.source, 'edge');
@@ -151,7 +137,7 @@ describe('tracking accepted transactions', () => {
   });
 
   it('another account asking: answered exactly as an unknown hash is (from the chain); another edge: from the chain', async () => {
-    const raw = await signed(2, await nonceOf(mining, 2));
+    const raw = await signNext(mining.url, 2);
     const hash = await submit(gate, raw);
     await until(gate, hash, 'included');
     const theirs = await status(gate, hash, other);
@@ -167,18 +153,18 @@ describe('tracking accepted transactions', () => {
   it('reverted: in a block, receipt status 0', async () => {
     const reverter = '0x00000000000000000000000000000000000f00d6';
     await chainCall(mining, 'anvil_setCode', [reverter, '0x60006000fd']); // PUSH1 0 PUSH1 0 REVERT
-    const hash = await submit(gate, await signed(3, await nonceOf(mining, 3), { to: reverter, gas: 50_000n, value: 0n }));
+    const hash = await submit(gate, await signNext(mining.url, 3, { to: reverter, gas: 50_000n, value: 0n }));
     const s = await until(gate, hash, 'reverted');
     assert.equal(s.final, true);
     assert.ok(s.gasUsed > 21000);
   });
 
   it('replaced: another transaction of the same sender and nonce was included', async () => {
-    const n = await nonceOf(mining, 4);
+    const n = await pendingNonce(mining.url, 4);
     // The first waits behind a gap; the replacement (a higher fee, same nonce) takes its place, then the gap is filled.
-    const first = await submit(gate, await signed(4, n + 1));
-    const replacement = await submit(gate, await signed(4, n + 1, { fee: 3n * 10n ** 10n }));
-    await submit(gate, await signed(4, n));
+    const first = await submit(gate, await signNext(mining.url, 4, { nonce: n + 1 }));
+    const replacement = await submit(gate, await signNext(mining.url, 4, { nonce: n + 1, maxFeePerGas: 3n * 10n ** 10n }));
+    await submit(gate, await signNext(mining.url, 4, { nonce: n }));
     const s = await until(gate, first, 'replaced');
     assert.equal(s.replacedBy, replacement);
     assert.equal(s.final, true);
@@ -187,7 +173,7 @@ describe('tracking accepted transactions', () => {
   });
 
   it('dropped: the chain no longer knows it and its nonce is unused', async () => {
-    const hash = await submit(gateManual, await signed(5, await nonceOf(manual, 5)));
+    const hash = await submit(gateManual, await signNext(manual.url, 5));
     assert.equal((await status(gateManual, hash)).status, 'pending');
     assert.equal((await chainCall(manual, 'anvil_dropTransaction', [hash])).error, undefined);
     await chainCall(manual, 'anvil_mine', ['0x3']);
@@ -205,7 +191,7 @@ describe('tracking accepted transactions', () => {
       chainA: { rpc: mining.url, track: TRACK, sync: { enabled: true, maxWaitMs: 3000, syncTimeoutFormat: 'omit' } },
     });
     try {
-      const r = await rpc(g.port, 'eth_sendRawTransactionSync', [await signed(5, await nonceOf(mining, 5))], { key });
+      const r = await rpc(g.port, 'eth_sendRawTransactionSync', [await signNext(mining.url, 5)], { key });
       assert.equal(r.status, 200, JSON.stringify(r.json));
       const hash = r.json.result.transactionHash as string;
       const s = await until(g, hash, 'included');
@@ -216,7 +202,7 @@ describe('tracking accepted transactions', () => {
   });
 
   it('a reorg: included, back to pending when its block leaves the canonical chain, then included again where it lands', async () => {
-    const raw = await signed(6, await nonceOf(mining, 6));
+    const raw = await signNext(mining.url, 6);
     const hash = await submit(gate, raw);
     const s = await until(gate, hash, 'included');
     // The blocks from its own on replaced, the transaction in the first new one.
@@ -231,7 +217,7 @@ describe('tracking accepted transactions', () => {
   });
 
   it('a rollback: included, back to pending, then dropped (anvil forgets the transaction)', async () => {
-    const hash = await submit(gate, await signed(0, await nonceOf(mining, 0)));
+    const hash = await submit(gate, await signNext(mining.url, 0));
     const s = await until(gate, hash, 'included');
     const head = Number((await chainCall(mining, 'eth_blockNumber', [])).result);
     assert.equal((await chainCall(mining, 'anvil_rollback', [head - s.block.number + 1])).error, undefined);
@@ -248,7 +234,7 @@ describe('tracking accepted transactions', () => {
         versions.map((_, i) => i + 1),
         `${hash}: one change per version, in order`,
       );
-      const now = await (gate.app.trackers.get(4663)!.own('desk', hash) !== null ? status(gate, hash) : status(gateManual, hash));
+      const now = await (gate.app.trackers.get(DEV_CHAIN_ID)!.own('desk', hash) !== null ? status(gate, hash) : status(gateManual, hash));
       assert.deepEqual(now, JSON.parse(statuses.at(-1)!));
     }
     assert.ok(pushed.size >= 6);

@@ -8,13 +8,13 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import WebSocket from 'ws';
-import type { Hex } from 'viem';
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
 import { eventually, newKey } from '../support/harness.js';
 import { freePort } from '../../src/base/free-port.js';
 import { rpc } from '../support/http.js';
 import { signNext } from '../support/txs.js';
 import { useGate } from '../support/gate-fixture.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 const key = newKey();
 const other = newKey();
@@ -25,7 +25,7 @@ const accounts = [
 let anvil: Anvil;
 
 const gate = useGate(async () => {
-  anvil = await startAnvil({ port: await freePort(), chainId: 4663, blockTime: 1 });
+  anvil = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID, blockTime: 1 });
   return {
     chainB: false,
     sequencers: [anvil.url],
@@ -70,8 +70,6 @@ class Lane {
   }
 }
 
-const signed = (signer: number): Promise<Hex> => signNext(anvil.url, signer);
-
 describe('tracking on the WebSocket transport', () => {
   it("a subscription pushes every change of the account's transactions, in order, each equal to the status answered", async () => {
     const desk = await Lane.open(key);
@@ -79,7 +77,7 @@ describe('tracking on the WebSocket transport', () => {
     const sub = (await desk.call('txgate_subscribe', ['transactionStatus'])).result as string;
     const otherSub = (await theirs.call('txgate_subscribe', ['transactionStatus'])).result as string;
     assert.match(sub, /^0x[0-9a-f]+$/);
-    const sent = await desk.call('eth_sendRawTransaction', [await signed(1)]);
+    const sent = await desk.call('eth_sendRawTransaction', [await signNext(anvil.url, 1)]);
     const hash = sent.result as string;
     await eventually(() => desk.pushes(sub).some((p) => p.status === 'included'), 15_000);
     const pushed = desk.pushes(sub).filter((p) => p.hash === hash);
@@ -104,7 +102,7 @@ describe('tracking on the WebSocket transport', () => {
 
   it('by hashes: only those; unsubscribe stops it; at most maxSubscriptions per connection; bad params refused', async () => {
     const desk = await Lane.open(key);
-    const raw = await signed(2);
+    const raw = await signNext(anvil.url, 2);
     const { keccak256 } = await import('viem');
     const hash = keccak256(raw);
     const byHash = (await desk.call('txgate_subscribe', ['transactionStatus', [hash]])).result as string;
@@ -130,7 +128,7 @@ describe('tracking on the WebSocket transport', () => {
     await first.call('txgate_subscribe', ['transactionStatus']);
     await first.close();
     const again = await Lane.open(key);
-    const hash = (await again.call('eth_sendRawTransaction', [await signed(3)])).result as string;
+    const hash = (await again.call('eth_sendRawTransaction', [await signNext(anvil.url, 3)])).result as string;
     // Once it is included, every change it had would have been pushed to a subscription.
     await eventually(async () => (await again.call('txgate_getTransactionStatus', [hash])).result.status === 'included', 15_000);
     assert.deepEqual(

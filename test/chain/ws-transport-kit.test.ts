@@ -15,10 +15,11 @@ import { TxgateProvider } from '../../packages/client/src/ethers.js';
 import { txgate } from '../../packages/client/src/viem.js';
 import { eventually, MIN_TIP, newKey, TIP } from '../support/harness.js';
 import { freePort } from '../../src/base/free-port.js';
-import { LOCAL_FEES, sign1559, SIGNERS, signNext, anvilChain } from '../support/txs.js';
+import { LOCAL_FEES, pendingNonce, sign1559, SIGNERS, signNext, anvilChain } from '../support/txs.js';
 import { useGate } from '../support/gate-fixture.js';
 import { txHash } from '../support/stub-sequencer.js';
 import { connected } from '../support/ws-client.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 const key = newKey();
 const WS = { enabled: true, maxInFlight: 64, maxConnectionsPerAccount: 2 };
@@ -30,7 +31,7 @@ describe('the WebSocket transport against anvil, with the client kit and both ad
   const k = newKey();
 
   const g = useGate(async () => {
-    anvil = await startAnvil({ port: await freePort(), chainId: 4663 });
+    anvil = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID });
     return {
       chainB: false,
       sequencers: [anvil.url],
@@ -60,11 +61,10 @@ describe('the WebSocket transport against anvil, with the client kit and both ad
   });
 
   it('the client kit over ws://: connect checks the chain id, submitAndWait is mined, many submissions share one connection', async () => {
-    const gate = await connectTxgate({ url: `ws://127.0.0.1:${g.port}`, apiKey: k, chainId: 4663, chainRpcUrl: anvil.url });
+    const gate = await connectTxgate({ url: `ws://127.0.0.1:${g.port}`, apiKey: k, chainId: DEV_CHAIN_ID, chainRpcUrl: anvil.url });
     try {
-      const chainRpc = createPublicClient({ transport: http(anvil.url) });
-      const base = await chainRpc.getTransactionCount({ address: SIGNERS[0]!.address, blockTag: 'pending' });
-      const raws = await Promise.all(Array.from({ length: 20 }, (_, i) => sign1559({ signer: 0, nonce: base + i, ...LOCAL_FEES })));
+      const base = await pendingNonce(anvil.url, 0);
+      const raws = await Promise.all(Array.from({ length: 20 }, (_, i) => signNext(anvil.url, 0, { nonce: base + i })));
       const outs = await Promise.all(raws.map((r) => gate.submit(r)));
       assert.deepEqual(
         outs.map((o) => o.kind),
@@ -85,7 +85,9 @@ describe('the WebSocket transport against anvil, with the client kit and both ad
   });
 
   it("the kit over ws:// with an unknown key: connect fails with the upgrade refusal's reason (unauthorized), not unreachable", async () => {
-    const gate = await connectTxgate({ url: `ws://127.0.0.1:${g.port}`, apiKey: 'txg_wrong', chainId: 4663, chainRpcUrl: anvil.url }).catch((e: Error) => e);
+    const gate = await connectTxgate({ url: `ws://127.0.0.1:${g.port}`, apiKey: 'txg_wrong', chainId: DEV_CHAIN_ID, chainRpcUrl: anvil.url }).catch(
+      (e: Error) => e,
+    );
     // eth_chainId goes over the connection too: the upgrade's 401 is the answer.
     assert.ok(gate instanceof Error);
     assert.equal((gate as { reason?: string }).reason, 'unauthorized');
@@ -104,7 +106,7 @@ describe('the WebSocket transport against anvil, with the client kit and both ad
   });
 
   it('ethers: TxgateProvider({ url: "ws://…" }) sends through the lane; wallet.sendTransaction and tx.wait() work', async () => {
-    const provider = new TxgateProvider({ url: `ws://127.0.0.1:${g.port}`, apiKey: k, rpc: anvil.url, chainId: 4663, pollingInterval: 200 });
+    const provider = new TxgateProvider({ url: `ws://127.0.0.1:${g.port}`, apiKey: k, rpc: anvil.url, chainId: DEV_CHAIN_ID, pollingInterval: 200 });
     try {
       const wallet = new Wallet(ANVIL_KEYS[2]!, provider);
       const sent = await wallet.sendTransaction({ to: TIP, value: MIN_TIP });
@@ -139,7 +141,7 @@ describe('the kit over ws:// when the connection drops (a stand-in server inject
     });
     await new Promise((r) => stand.once('listening', r));
     const port = (stand.address() as { port: number }).port;
-    const kit = await connectTxgate({ url: `ws://127.0.0.1:${port}`, apiKey: key, chainId: 4663, chainRpcUrl: 'http://127.0.0.1:9', keepAliveMs: 0 });
+    const kit = await connectTxgate({ url: `ws://127.0.0.1:${port}`, apiKey: key, chainId: DEV_CHAIN_ID, chainRpcUrl: 'http://127.0.0.1:9', keepAliveMs: 0 });
     try {
       const raw = await tx();
       const first = await kit.submit(raw);

@@ -11,12 +11,13 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { createPublicClient, http, type Hex } from 'viem';
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
-import { eventually, MIN_TIP, newKey, startGate, TIP, type Gate } from '../support/harness.js';
+import { eventually, newKey, startGate, type Gate } from '../support/harness.js';
 import { rpc } from '../support/http.js';
 import { freePort } from '../../src/base/free-port.js';
 import { txHash } from '../support/stub-sequencer.js';
-import { SIGNERS } from '../support/txs.js';
+import { signNext } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 keysNeverLogged();
 
@@ -96,27 +97,12 @@ class TcpProxy {
 
 let anvil: Anvil;
 before(async () => {
-  anvil = await startAnvil({ port: await freePort(), chainId: 4663 });
+  anvil = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID });
 });
 after(async () => {
   await anvil.stop();
 });
 const chain = () => createPublicClient({ transport: http(anvil.url) });
-/** The next transaction of `signer` (anvil's development accounts 0-6; the nonce from anvil's pending state). */
-async function signed(signer: number): Promise<Hex> {
-  const account = SIGNERS[signer]!;
-  const n = await chain().getTransactionCount({ address: account.address, blockTag: 'pending' });
-  return account.signTransaction({
-    type: 'eip1559',
-    chainId: 4663,
-    nonce: n,
-    to: TIP as Hex,
-    value: MIN_TIP,
-    gas: 21000n,
-    maxFeePerGas: 10n ** 10n,
-    maxPriorityFeePerGas: 10n ** 9n,
-  });
-}
 const known = async (raw: string) =>
   (await chain()
     .getTransaction({ hash: txHash(raw) as Hex })
@@ -138,7 +124,7 @@ describe("a ws:// sequencer: anvil's WebSocket endpoint", () => {
   });
 
   it('a submission: 200 with the hash, and it is mined', async () => {
-    const raw = await signed(1);
+    const raw = await signNext(anvil.url, 1);
     const r = await submit(gate, raw);
     assert.equal(r.json.result, txHash(raw), JSON.stringify(r.json));
     const receipt = await chain().waitForTransactionReceipt({ hash: txHash(raw) as Hex, timeout: 10_000 });
@@ -146,7 +132,7 @@ describe("a ws:// sequencer: anvil's WebSocket endpoint", () => {
   });
 
   it('the sync send over it: 200 with the receipt', async () => {
-    const raw = await signed(2);
+    const raw = await signNext(anvil.url, 2);
     const r = await submit(gate, raw, 'eth_sendRawTransactionSync');
     assert.equal(r.status, 200, JSON.stringify(r.json));
     assert.equal(r.json.result.transactionHash, txHash(raw));
@@ -155,7 +141,7 @@ describe("a ws:// sequencer: anvil's WebSocket endpoint", () => {
 
   it('many in flight at once on the connections: every one accepted and mined', async () => {
     const raws: Hex[] = [];
-    for (let s = 3; s < 7; s++) raws.push(await signed(s));
+    for (let s = 3; s < 7; s++) raws.push(await signNext(anvil.url, s));
     const rs = await Promise.all(raws.map((raw) => submit(gate, raw)));
     for (const [i, r] of rs.entries()) assert.equal(r.json.result, txHash(raws[i]!), JSON.stringify(r.json));
     for (const raw of raws) await chain().waitForTransactionReceipt({ hash: txHash(raw) as Hex, timeout: 10_000 });
@@ -210,7 +196,7 @@ describe('a ws:// sequencer behind a proxy: connections killed with calls in fli
 
   it('killed after anvil read the calls: each is resolved to 200 with its hash (the resend or the lookup on a new connection)', async () => {
     proxy.set('hold answers');
-    const raws = [await signed(0), await signed(1), await signed(2)];
+    const raws = [await signNext(anvil.url, 0), await signNext(anvil.url, 1), await signNext(anvil.url, 2)];
     const before = proxy.accepted;
     const pending = raws.map((raw) => submit(gate, raw));
     // anvil has every one (read, executed), and none of its answers reached txgate.
@@ -233,7 +219,7 @@ describe('a ws:// sequencer behind a proxy: connections killed with calls in fli
 
   it('killed before anvil could read the calls: the same bytes are sent again, accepted with the hash, and mined', async () => {
     proxy.set('drop calls');
-    const raws = [await signed(3), await signed(4)];
+    const raws = [await signNext(anvil.url, 3), await signNext(anvil.url, 4)];
     const pending = raws.map((raw) => submit(gate, raw));
     // Both frames were written (and swallowed): two transactions' worth of bytes.
     await eventually(() => proxy.dropped >= raws.reduce((n, raw) => n + raw.length, 0), 5000).catch(async (e) => {
@@ -253,7 +239,7 @@ describe('a ws:// sequencer behind a proxy: connections killed with calls in fli
 
   it('killed while anvil stays unreachable: 502 uncertain with data.txHash, never accepted; later submissions succeed once it is back', async () => {
     proxy.set('hold answers');
-    const raw = await signed(5);
+    const raw = await signNext(anvil.url, 5);
     const pending = submit(gate, raw);
     await eventually(() => known(raw), 5000);
     proxy.refuse = true;
@@ -267,13 +253,13 @@ describe('a ws:// sequencer behind a proxy: connections killed with calls in fli
     assert.equal(await known(raw), true);
 
     proxy.refuse = false;
-    const next = await signed(6);
+    const next = await signNext(anvil.url, 6);
     const ok = await accepted(next);
     assert.equal(ok.json.result, txHash(next));
     const receipt = await chain().waitForTransactionReceipt({ hash: txHash(next) as Hex, timeout: 10_000 });
     assert.equal(receipt.status, 'success');
     // The sync send works on the new connection too.
-    const sync = await signed(6);
+    const sync = await signNext(anvil.url, 6);
     const s = await accepted(sync, 'eth_sendRawTransactionSync');
     assert.equal(s.json.result.transactionHash, txHash(sync));
   });

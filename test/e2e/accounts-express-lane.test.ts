@@ -6,16 +6,16 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { parseAccountsText } from '../../src/accounts/file-text.js';
 import { issuedKeys } from '../support/harness.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
-const tmp = mkdtempSync(join(tmpdir(), 'txgate-accounts-lane-'));
-after(() => rmSync(tmp, { recursive: true, force: true }));
+const tmp = tempDir('txgate-accounts-lane-');
 const file = join(tmp, 'accounts.json');
 const env = { ...process.env };
 delete env.TXGATE_ACCOUNTS_DB;
@@ -30,7 +30,7 @@ const grant = (chain: string) => ['--chain', chain, '--rate', '10', '--burst', '
 
 describe('npm run accounts: --express-lane', () => {
   it('create and grant-add with --express-lane write expressLane: true on that grant only; the file validates', () => {
-    const created = accounts(['create', '--id', 'desk', ...grant('4663'), '--express-lane']);
+    const created = accounts(['create', '--id', 'desk', ...grant(String(DEV_CHAIN_ID)), '--express-lane']);
     assert.equal(created.status, 0, created.stderr);
     const added = accounts(['grant-add', '--id', 'desk', ...grant('10')]);
     assert.equal(added.status, 0, added.stderr);
@@ -59,7 +59,7 @@ describe('npm run accounts: --express-lane', () => {
 describe('npm run accounts: --conditional', () => {
   it('create and grant-add with --conditional write conditional: true on that grant only; the file validates with it granted', () => {
     rmSync(file, { force: true });
-    const created = accounts(['create', '--id', 'quotes', ...grant('4663'), '--conditional']);
+    const created = accounts(['create', '--id', 'quotes', ...grant(String(DEV_CHAIN_ID)), '--conditional']);
     assert.equal(created.status, 0, created.stderr);
     const added = accounts(['grant-add', '--id', 'quotes', ...grant('10')]);
     assert.equal(added.status, 0, added.stderr);

@@ -5,18 +5,18 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { parseAccountsText } from '../../src/accounts/file-text.js';
 import { AdminError, fileTarget, setGrant } from '../../src/accounts/admin.js';
 import { AccountsFileError } from '../../src/accounts/parse.js';
 import { issuedKeys } from '../support/harness.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
-const tmp = mkdtempSync(join(tmpdir(), 'txgate-accounts-set-'));
-after(() => rmSync(tmp, { recursive: true, force: true }));
+const tmp = tempDir('txgate-accounts-set-');
 const file = join(tmp, 'accounts.json');
 const env = { ...process.env };
 delete env.TXGATE_ACCOUNTS_DB;
@@ -31,34 +31,20 @@ const accounts = (args: string[]) => {
 };
 const grants = () => (JSON.parse(readFileSync(file, 'utf8')) as { accounts: { grants: Record<string, unknown>[] }[] }).accounts[0]!.grants;
 
+/** The grant `dev` is created with, and given again. */
+const GRANT = ['--chain', String(DEV_CHAIN_ID), '--rate', '5', '--burst', '9', '--tip', TIP, '--min-tip', '7'];
+
 describe('npm run accounts -- grant-set', () => {
   it('grant-add on a chain already granted is refused naming grant-set, with the account and chain', () => {
-    const created = accounts([
-      'create',
-      '--id',
-      'dev',
-      '--chain',
-      '4663',
-      '--rate',
-      '5',
-      '--burst',
-      '9',
-      '--tip',
-      TIP,
-      '--min-tip',
-      '7',
-      '--sync',
-      '--senders',
-      SENDER,
-    ]);
+    const created = accounts(['create', '--id', 'dev', ...GRANT, '--sync', '--senders', SENDER]);
     assert.equal(created.status, 0, created.stderr);
-    const again = accounts(['grant-add', '--id', 'dev', '--chain', '4663', '--rate', '5', '--burst', '9', '--tip', TIP, '--min-tip', '7', '--conditional']);
+    const again = accounts(['grant-add', '--id', 'dev', ...GRANT, '--conditional']);
     assert.equal(again.status, 2);
     assert.match(again.stderr, /already has a grant for chain 4663: .*npm run accounts -- grant-set --id dev --chain 4663/);
   });
   it('--conditional adds that flag alone; every other field stays', () => {
     const before = grants()[0]!;
-    const r = accounts(['grant-set', '--id', 'dev', '--chain', '4663', '--conditional']);
+    const r = accounts(['grant-set', '--id', 'dev', '--chain', String(DEV_CHAIN_ID), '--conditional']);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /conditional: unset → true/);
     assert.deepEqual(grants()[0], { ...before, conditional: true });
@@ -66,7 +52,7 @@ describe('npm run accounts -- grant-set', () => {
   });
   it('--rate changes the rate and keeps the burst; --no-sync removes sync; --any-sender removes the allow-list; --min-tip', () => {
     const before = grants()[0]!;
-    const r = accounts(['grant-set', '--id', 'dev', '--chain', '4663', '--rate', '50', '--no-sync', '--any-sender', '--min-tip', '1000']);
+    const r = accounts(['grant-set', '--id', 'dev', '--chain', String(DEV_CHAIN_ID), '--rate', '50', '--no-sync', '--any-sender', '--min-tip', '1000']);
     assert.equal(r.status, 0, r.stderr);
     const after = grants()[0]!;
     assert.deepEqual(after.rateLimit, { perSecond: 50, burst: 9 });
@@ -80,15 +66,15 @@ describe('npm run accounts -- grant-set', () => {
       assert.ok(r.stdout.includes(line), r.stdout);
   });
   it('the same values again: unchanged, said so', () => {
-    const r = accounts(['grant-set', '--id', 'dev', '--chain', '4663', '--rate', '50']);
+    const r = accounts(['grant-set', '--id', 'dev', '--chain', String(DEV_CHAIN_ID), '--rate', '50']);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /unchanged/);
   });
   it('refusals by the command: no field named, contradicting flags; exit 2, nothing written', () => {
     const text = readFileSync(file, 'utf8');
     const cases: [string[], RegExp][] = [
-      [['--chain', '4663'], /give at least one/],
-      [['--chain', '4663', '--sync', '--no-sync'], /--sync and --no-sync contradict/],
+      [['--chain', String(DEV_CHAIN_ID)], /give at least one/],
+      [['--chain', String(DEV_CHAIN_ID), '--sync', '--no-sync'], /--sync and --no-sync contradict/],
     ];
     for (const [args, want] of cases) {
       const r = accounts(['grant-set', '--id', 'dev', ...args]);

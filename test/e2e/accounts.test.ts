@@ -19,6 +19,7 @@ import { StubSequencer } from '../support/stub-sequencer.js';
 import { sign1559 } from '../support/txs.js';
 import { useGate } from '../support/gate-fixture.js';
 import { tempDir } from '../support/temp-dir.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 let stub: StubSequencer;
 const acme = newKey();
@@ -237,7 +238,9 @@ describe('onboarding commands', () => {
 
   it('create → the key submits to its granted chain; disable → 403; enable; revoke → 401; grant removal → 403', async () => {
     gate.writeAccounts(accountsDoc(accounts));
-    const key = keyFrom(cli(['create', '--id', 'newco', '--chain', '4663', '--rate', '50', '--burst', '10', '--tip', TIP, '--min-tip', '1000000000000']));
+    const key = keyFrom(
+      cli(['create', '--id', 'newco', '--chain', String(DEV_CHAIN_ID), '--rate', '50', '--burst', '10', '--tip', TIP, '--min-tip', '1000000000000']),
+    );
     assert.match(key, /^txg_[A-Za-z0-9_-]{43}$/);
     assert.ok(!readFileSync(gate.accountsFile, 'utf8').includes(key), 'the key is never written');
     assert.ok(readFileSync(gate.accountsFile, 'utf8').includes(keySha256(key)));
@@ -256,7 +259,7 @@ describe('onboarding commands', () => {
     assert.equal((await submit(key2, { nonce: 46 })).status, 200);
 
     cli(['grant-add', '--id', 'newco', '--chain', '10', '--rate', '5', '--burst', '5', '--tip', TIP, '--min-tip', '1']);
-    cli(['grant-remove', '--id', 'newco', '--chain', '4663']);
+    cli(['grant-remove', '--id', 'newco', '--chain', String(DEV_CHAIN_ID)]);
     await eventually(async () => (await submit(key2, { nonce: 47 })).status === 403, 2000);
     assert.match(cli(['list']), /newco\tenabled\tkeys [0-9a-f]{12}\tchains 10/);
   });
@@ -267,7 +270,7 @@ describe('onboarding commands', () => {
         '--id',
         'signers',
         '--chain',
-        '4663',
+        String(DEV_CHAIN_ID),
         '--rate',
         '5',
         '--burst',
@@ -293,7 +296,7 @@ describe('onboarding commands', () => {
 });
 
 describe('limits on one account', () => {
-  const grant = (tips: unknown[]) => ({ chainId: 4663, rateLimit: { perSecond: 1, burst: 1 }, tipAddresses: tips, minTipWei: '0' });
+  const grant = (tips: unknown[]) => ({ chainId: DEV_CHAIN_ID, rateLimit: { perSecond: 1, burst: 1 }, tipAddresses: tips, minTipWei: '0' });
   const addr = (i: number) => '0x' + i.toString(16).padStart(40, '0');
   const refusal = (doc: unknown): string => {
     try {

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { DEFAULT_OUT, parseBenchArgs, UsageError, type OptionSpec } from '../../bench/common/options.js';
+import { oneLine } from '../support/one-line.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 /**
@@ -43,13 +44,6 @@ function bench(file: string, args: string[]) {
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-function oneLine(stderr: string, what: string): string {
-  const lines = stderr.trim().split('\n');
-  assert.equal(lines.length, 1, `${what}: one line, got:\n${stderr}`);
-  assert.doesNotMatch(stderr, /\n\s+at |Error:/, `${what}: no stack trace`);
-  return lines[0]!;
-}
-
 describe('every bench: --help and refused command lines', () => {
   for (const [name, file] of Object.entries(BENCHES)) {
     it(`${name} --help: the usage with its options, --full, --out and --save; exit 0, nothing run`, () => {
@@ -63,7 +57,7 @@ describe('every bench: --help and refused command lines', () => {
       const r = bench(file, ['--frobnicate']);
       assert.equal(r.code, 2, r.stderr);
       assert.match(
-        oneLine(r.stderr, 'an unknown option'),
+        oneLine(r.stderr, { what: 'an unknown option' }),
         new RegExp(`^${name}: unknown option --frobnicate \\(npm run ${name} -- --help lists the options\\)$`),
       );
       assert.equal(r.stdout, '');
@@ -83,7 +77,7 @@ describe('every bench: --help and refused command lines', () => {
     it(`bench:${name} ${args.join(' ')}: malformed, one line, exit 2`, () => {
       const r = bench(name, [...args]);
       assert.equal(r.code, 2, r.stderr);
-      assert.match(oneLine(r.stderr, args.join(' ')), message);
+      assert.match(oneLine(r.stderr, { what: args.join(' ') }), message);
     });
 });
 

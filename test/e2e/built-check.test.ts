@@ -7,14 +7,13 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
+import { tempDir } from '../support/temp-dir.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
-const tree = mkdtempSync(join(tmpdir(), 'txgate-built-'));
-after(() => rmSync(tree, { recursive: true, force: true }));
+const tree = tempDir('txgate-built-');
 
 const put = (path: string, text = '', ageS = 200) => {
   const p = join(tree, path);

@@ -14,6 +14,7 @@ import { rpc } from '../support/http.js';
 import { StubSequencer } from '../support/stub-sequencer.js';
 import { sign1559 } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 keysNeverLogged();
 
@@ -60,7 +61,7 @@ describe('busy polling', () => {
     const key = newKey();
     const gate = await startGate({
       accounts: [{ id: 'bp', keys: [key] }],
-      config: { busyPoll: true, chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [stub.url] }] },
+      config: { busyPoll: true, chains: [{ chainId: DEV_CHAIN_ID, hosts: ['localhost'], sequencers: [stub.url] }] },
     });
     try {
       assert.equal((await rpc(gate.port, 'eth_chainId', [])).json.result, '0x1237');

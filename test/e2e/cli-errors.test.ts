@@ -7,16 +7,16 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { portFree } from '../../src/dev/preflight.js';
 import { freePort } from '../../src/base/free-port.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
-const tmp = mkdtempSync(join(tmpdir(), 'txgate-cli-errors-'));
-after(() => rmSync(tmp, { recursive: true, force: true }));
+const tmp = tempDir('txgate-cli-errors-');
 
 const env = { ...process.env };
 delete env.TXGATE_ACCOUNTS_DB;
@@ -60,7 +60,7 @@ describe('every CLI: a bad option is one plain line naming it, exit 2', () => {
 describe('an invalid configuration: every problem on its own line, exit 2, txgate and npm start alike', () => {
   const bad = {
     listen: { port: 'eighty' },
-    chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:1'], bogusKey: 1 }],
+    chains: [{ chainId: DEV_CHAIN_ID, hosts: ['localhost'], sequencers: ['http://127.0.0.1:1'], bogusKey: 1 }],
   };
 
   it('txgate --config', () => {

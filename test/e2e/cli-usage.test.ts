@@ -4,14 +4,14 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
+import { oneLine } from '../support/one-line.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
-const tmp = mkdtempSync(join(tmpdir(), 'txgate-cli-usage-'));
-after(() => rmSync(tmp, { recursive: true, force: true }));
+const tmp = tempDir('txgate-cli-usage-');
 const file = join(tmp, 'accounts.json');
 
 const env = { ...process.env };
@@ -22,15 +22,11 @@ function run(script: string, args: string[]) {
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-function oneLine(stderr: string, what: string): string {
-  const lines = stderr.trim().split('\n');
-  assert.equal(lines.length, 1, `${what}: one line, got:\n${stderr}`);
-  assert.doesNotMatch(stderr, /\n\s+at |TypeError|ERR_PARSE_ARGS/, `${what}: no stack trace, no error class`);
-  return lines[0]!;
-}
+/** No stack trace, no error class. */
+const TRACE = /\n\s+at |TypeError|ERR_PARSE_ARGS/;
 
 describe('npm run accounts', () => {
-  const grant = ['--chain', '4663', '--burst', '2', '--tip', '0xa0Ee7A142d267C1f36714E4a8F75612F20a79720', '--min-tip', '1', '--file', file];
+  const grant = ['--chain', String(DEV_CHAIN_ID), '--burst', '2', '--tip', '0xa0Ee7A142d267C1f36714E4a8F75612F20a79720', '--min-tip', '1', '--file', file];
   const cases: [string, string[], RegExp][] = [
     ['a mistyped option', ['create', '--id', 'a', '--rat', '5', ...grant], /^accounts: unknown option --rat \(/],
     ['a negative rate, as the next argument', ['create', '--id', 'a', '--rate', '-1', ...grant], /--rate/],
@@ -44,7 +40,7 @@ describe('npm run accounts', () => {
     it(`${what}: one line, exit 2`, () => {
       const r = run('accounts.js', args);
       assert.equal(r.code, 2, what);
-      assert.match(oneLine(r.stderr, what), message);
+      assert.match(oneLine(r.stderr, { what, trace: TRACE }), message);
     });
   it('--help prints the usage, exit 0; no command prints it and exits 2', () => {
     const help = run('accounts.js', ['--help']);
@@ -66,12 +62,12 @@ describe('npm run demo', () => {
     for (const args of [['--nope'], ['--url', 'not a url'], ['--chain-id', 'x']]) {
       const r = run('demo.js', args);
       assert.equal(r.code, 2, args.join(' '));
-      oneLine(r.stderr, args.join(' '));
+      oneLine(r.stderr, { what: args.join(' '), trace: TRACE });
     }
   });
   it('nothing listening at --url: one line naming it, exit 1', async () => {
     const r = run('demo.js', ['--url', 'http://127.0.0.1:9', '--rpc', 'http://127.0.0.1:9']);
     assert.equal(r.code, 1);
-    assert.match(oneLine(r.stderr, 'unreachable'), /127\.0\.0\.1:9 did not answer eth_chainId/);
+    assert.match(oneLine(r.stderr, { what: 'unreachable', trace: TRACE }), /127\.0\.0\.1:9 did not answer eth_chainId/);
   });
 });

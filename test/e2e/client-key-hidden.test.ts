@@ -13,6 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { TxgateProvider } from '../../packages/client/src/ethers.js';
 import { connectTxgate } from '../../packages/client/src/index.js';
 import { openLink } from '../../packages/client/src/link.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 const KEY = 'txg_never_printed_0123456789abcdefghijklmnopqrstuvw';
 const RPC_KEY = 'providerKeyNeverPrinted42';
@@ -42,7 +43,7 @@ after(() => new Promise<void>((r) => server.close(() => r())));
 
 describe('the client kit never prints the API key', () => {
   it("the gate from connectTxgate, after it has used the key; nor the chain RPC URL's path (a provider's key)", async () => {
-    const gate = await connectTxgate({ url, apiKey: KEY, chainId: 4663, chainRpcUrl: `${url}/v2/${RPC_KEY}`, keepAliveMs: 0 });
+    const gate = await connectTxgate({ url, apiKey: KEY, chainId: DEV_CHAIN_ID, chainRpcUrl: `${url}/v2/${RPC_KEY}`, keepAliveMs: 0 });
     try {
       assert.equal(shown(gate).includes(KEY), false, shown(gate));
       assert.equal(shown(gate).includes(RPC_KEY), false, shown(gate));
@@ -63,7 +64,7 @@ describe('the client kit never prints the API key', () => {
   });
 
   it('the ethers provider', async () => {
-    const provider = new TxgateProvider({ url, apiKey: KEY, rpc: url, chainId: 4663 });
+    const provider = new TxgateProvider({ url, apiKey: KEY, rpc: url, chainId: DEV_CHAIN_ID });
     try {
       assert.equal(shown(provider).includes(KEY), false);
     } finally {

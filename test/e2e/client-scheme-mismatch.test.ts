@@ -22,6 +22,7 @@ import { newKey, startGate, type Gate } from '../support/harness.js';
 import { StubSequencer } from '../support/stub-sequencer.js';
 import { makeCa, makeLeaf, type TestCa } from '../support/tls-certs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 keysNeverLogged();
 
@@ -52,7 +53,7 @@ after(async () => {
 });
 
 async function kitError(url: string): Promise<TxgateError> {
-  const e = await connectTxgate({ url, apiKey: key, chainId: 4663, chainRpcUrl: seq.url, connectTimeoutMs: 500, timeoutMs: 1500, ca: ca.pem }).then(
+  const e = await connectTxgate({ url, apiKey: key, chainId: DEV_CHAIN_ID, chainRpcUrl: seq.url, connectTimeoutMs: 500, timeoutMs: 1500, ca: ca.pem }).then(
     async (g) => {
       await g.close();
       return null;
@@ -85,7 +86,7 @@ describe('the kit names a scheme that does not match the port, with the URL to u
   }
   it('the right scheme on each port still connects (the question is asked only after a failure)', async () => {
     for (const url of [`http://localhost:${plain.port}`, `ws://localhost:${plain.port}`, `https://localhost:${tls.port}`, `wss://localhost:${tls.port}`]) {
-      const g = await connectTxgate({ url, apiKey: key, chainId: 4663, chainRpcUrl: seq.url, ca: ca.pem });
+      const g = await connectTxgate({ url, apiKey: key, chainId: DEV_CHAIN_ID, chainRpcUrl: seq.url, ca: ca.pem });
       await g.close();
     }
   });
@@ -114,7 +115,7 @@ describe('the adapters name it too', () => {
     });
     it(`ethers, case ${i + 1}: NETWORK_ERROR with tls_protocol and the URL to use`, async () => {
       const [url, fix] = CASES()[i + 1]!;
-      const provider = new TxgateProvider({ url, apiKey: key, rpc: seq.url, chainId: 4663, connectTimeoutMs: 500, timeoutMs: 1500, ca: ca.pem });
+      const provider = new TxgateProvider({ url, apiKey: key, rpc: seq.url, chainId: DEV_CHAIN_ID, connectTimeoutMs: 500, timeoutMs: 1500, ca: ca.pem });
       const e = await provider.send('eth_chainId', []).catch((x: unknown) => x);
       await provider.close();
       assert.ok(isError(e, 'NETWORK_ERROR'), String(e));

@@ -22,6 +22,7 @@ import { newKey, startGate, type Gate } from '../support/harness.js';
 import { StubSequencer } from '../support/stub-sequencer.js';
 import { makeCa, makeLeaf, type TestCa } from '../support/tls-certs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 keysNeverLogged();
 
@@ -55,7 +56,15 @@ after(async () => {
 });
 
 const kit = (url: string, withCa: boolean) =>
-  connectTxgate({ url, apiKey: key, chainId: 4663, chainRpcUrl: plain.url, connectTimeoutMs: 2000, timeoutMs: 3000, ...(withCa ? { ca: ca.pem } : {}) });
+  connectTxgate({
+    url,
+    apiKey: key,
+    chainId: DEV_CHAIN_ID,
+    chainRpcUrl: plain.url,
+    connectTimeoutMs: 2000,
+    timeoutMs: 3000,
+    ...(withCa ? { ca: ca.pem } : {}),
+  });
 
 async function kitError(url: string, withCa: boolean): Promise<TxgateError> {
   const e = await kit(url, withCa).then(
@@ -110,7 +119,7 @@ describe('the adapters: the same cause in each library', () => {
       url: `https://127.0.0.2:${gate.port}`,
       apiKey: key,
       rpc: plain.url,
-      chainId: 4663,
+      chainId: DEV_CHAIN_ID,
       connectTimeoutMs: 2000,
       timeoutMs: 3000,
     });

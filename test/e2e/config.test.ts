@@ -9,11 +9,12 @@ import { createRequire } from 'node:module';
 import { uws } from '../../src/base/native.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 import { tempDir } from '../support/temp-dir.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 keysNeverLogged();
 
 const CLI = join(import.meta.dirname, '../../src/cli.js');
-const minimal = { chains: [{ chainId: 4663, hosts: ['Fast.Chain-A.example'], sequencers: ['http://127.0.0.1:8547'] }] };
+const minimal = { chains: [{ chainId: DEV_CHAIN_ID, hosts: ['Fast.Chain-A.example'], sequencers: ['http://127.0.0.1:8547'] }] };
 
 describe('configuration', () => {
   it('everything but chains has a default', () => {

@@ -12,6 +12,7 @@ import { base58, solanaTransfer } from '../support/solana.js';
 import { StubSequencer, txHash } from '../support/stub-sequencer.js';
 import { intBytes, sign1559, sign2930, signLegacy, signRaw1559, tipCall } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 keysNeverLogged();
 
@@ -77,7 +78,7 @@ describe('refusals, one per reason', () => {
     await expectReason({ from: TIP, to: TIP, value: '0x1' }, 'unsigned_transaction');
     const unsigned = serializeTransaction({
       type: 'eip1559',
-      chainId: 4663,
+      chainId: DEV_CHAIN_ID,
       nonce: 0,
       to: TIP as Hex,
       value: 1n,
@@ -175,7 +176,7 @@ describe('refusals, one per reason', () => {
       [
         'maxPriorityFeePerGas > maxFeePerGas',
         signRaw1559([
-          intBytes(4663n),
+          intBytes(BigInt(DEV_CHAIN_ID)),
           intBytes(0n),
           intBytes(2n),
           intBytes(1n),

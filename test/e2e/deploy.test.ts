@@ -19,6 +19,7 @@ import { StubSequencer, txHash } from '../support/stub-sequencer.js';
 import { sign1559 } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 import { tempDir } from '../support/temp-dir.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 keysNeverLogged();
 
@@ -48,7 +49,7 @@ async function config(): Promise<{ file: string; port: number }> {
       listen: { host: '127.0.0.1', port },
       internal: { enabled: false },
       workers: 2,
-      chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [slow.url], probe: { intervalMs: 200 } }],
+      chains: [{ chainId: DEV_CHAIN_ID, hosts: ['localhost'], sequencers: [slow.url], probe: { intervalMs: 200 } }],
       accounts: { file: 'accounts.json' },
     }),
   );

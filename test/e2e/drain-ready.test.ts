@@ -19,6 +19,7 @@ import { StubSequencer, txHash } from '../support/stub-sequencer.js';
 import { sign1559 } from '../support/txs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 import { tempDir } from '../support/temp-dir.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 keysNeverLogged();
 
@@ -51,7 +52,7 @@ describe('/ready during a drain', () => {
           workers,
           internal: { host: '127.0.0.1', port: 0 },
           shutdown: { graceMs: 30_000 },
-          chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [stub.url], probe: { intervalMs: 200 } }],
+          chains: [{ chainId: DEV_CHAIN_ID, hosts: ['localhost'], sequencers: [stub.url], probe: { intervalMs: 200 } }],
         }),
       );
       const exited = new Promise<number | null>((r) => g.proc.once('exit', (c) => r(c)));

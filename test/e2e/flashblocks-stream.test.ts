@@ -22,6 +22,7 @@ import { FollowedFeed, type SliceRead } from '../../src/flashblocks/feed.js';
 import { followFlashblocks, leadFlashblocks } from '../../src/threads/flashblocks-seam.js';
 import type { ChainConfig } from '../../src/config/config.js';
 import { eventually } from '../support/harness.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 const TX = (n: number): string => '0x02' + n.toString(16).padStart(8, '0') + 'ab';
 const HASH = (raw: string): string => keccak256(raw as Hex);
@@ -82,7 +83,7 @@ describe('the flashblocks stream against a hostile peer', () => {
     await initCrypto();
     if (wss.address() === null) await new Promise((r) => wss.once('listening', r));
     const url = `ws://127.0.0.1:${(wss.address() as { port: number }).port}`;
-    stream = new FlashblocksStream(4663, { enabled: true, url, maxFrameBytes: 16_384, stallMs: 400 }, createLogger({ level: 'silent' }));
+    stream = new FlashblocksStream(DEV_CHAIN_ID, { enabled: true, url, maxFrameBytes: 16_384, stallMs: 400 }, createLogger({ level: 'silent' }));
   });
   after(async () => {
     stream.close();
@@ -180,15 +181,15 @@ describe('the flashblocks stream against a hostile peer', () => {
 
   it('handed to another thread: a followed feed is told every slice, in order, and its waiters once (threads/flashblocks-seam.ts)', async () => {
     const { port1, port2 } = new MessageChannel();
-    const followed = new FollowedFeed(4663, createLogger({ level: 'silent' }));
+    const followed = new FollowedFeed(DEV_CHAIN_ID, createLogger({ level: 'silent' }));
     const chain = {
-      chainId: 4663,
+      chainId: DEV_CHAIN_ID,
       flashblocks: { enabled: true },
       track: { enabled: true },
       sync: { enabled: false, mode: 'forward' },
     } as unknown as ChainConfig;
-    const stopLead = leadFlashblocks(new Map([[4663, stream]]), [chain], [port1]);
-    const stopFollow = followFlashblocks(new Map([[4663, followed]]), port2, createLogger({ level: 'silent' }));
+    const stopLead = leadFlashblocks(new Map([[DEV_CHAIN_ID, stream]]), [chain], [port1]);
+    const stopFollow = followFlashblocks(new Map([[DEV_CHAIN_ID, followed]]), port2, createLogger({ level: 'silent' }));
     try {
       const got: [number, number][] = [];
       followed.subscribe((s) => got.push([s.number, s.index]));

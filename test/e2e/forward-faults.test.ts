@@ -11,6 +11,7 @@ import { rpc } from '../support/http.js';
 import { StubSequencer, txHash } from '../support/stub-sequencer.js';
 import { sign1559 } from '../support/txs.js';
 import { useStubGates } from '../support/gate-fixture.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 const key = newKey();
 const accounts = [{ id: 'mm', keys: [key], grants: [{ rateLimit: { perSecond: 1e6, burst: 1e6 } }] }];
@@ -39,7 +40,10 @@ describe('outcomes with one sequencer', () => {
     const stub = await new StubSequencer().start();
     setup.open.stubs.push(stub);
     const url = `http://us%40er:p%3Ass@127.0.0.1:${stub.port}`;
-    const gate = await startGate({ accounts, config: { chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [url], forward: { timeoutMs: 300 } }] } });
+    const gate = await startGate({
+      accounts,
+      config: { chains: [{ chainId: DEV_CHAIN_ID, hosts: ['localhost'], sequencers: [url], forward: { timeoutMs: 300 } }] },
+    });
     setup.open.gates.push(gate);
     const raw = await next();
     const r = await submit(gate, raw);

@@ -22,6 +22,7 @@ import { rpc, send } from '../support/http.js';
 import { StubSequencer, txHash } from '../support/stub-sequencer.js';
 import { sign1559 } from '../support/txs.js';
 import { useStubGates } from '../support/gate-fixture.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 const key = newKey();
 const accounts = [{ id: 'mm', keys: [key], grants: [{ rateLimit: { perSecond: 1e6, burst: 1e6 } }] }];
@@ -42,7 +43,7 @@ describe('fanout with a failing observer (direct)', () => {
   };
   const forwarderOver = (stubs: StubSequencer[], strategy: 'fanout' | 'failover' = 'fanout', observer: object = failing) => {
     const cfg = parseConfig(
-      { chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: stubs.map((s) => s.url), forward: { strategy, timeoutMs: 1000 } }] },
+      { chains: [{ chainId: DEV_CHAIN_ID, hosts: ['localhost'], sequencers: stubs.map((s) => s.url), forward: { strategy, timeoutMs: 1000 } }] },
       '/',
       {},
     );
@@ -262,7 +263,7 @@ describe('duplicates, shedding, health', () => {
     const stub = await new StubSequencer().start();
     const gate = await startGate({
       accounts,
-      config: { chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [stub.url], probe: { intervalMs: 60_000 } }] },
+      config: { chains: [{ chainId: DEV_CHAIN_ID, hosts: ['localhost'], sequencers: [stub.url], probe: { intervalMs: 60_000 } }] },
     });
     setup.open.gates.push(gate);
     await submit(gate, await next()); // a pooled connection exists
@@ -358,7 +359,9 @@ describe("the chain's maxInFlight, every send alike (direct)", () => {
     stub.delayMs = 300;
     const cfg = parseConfig(
       {
-        chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [stub.url], forward: { maxInFlight: 1, timeoutMs: 1000 }, conditional: { enabled: true } }],
+        chains: [
+          { chainId: DEV_CHAIN_ID, hosts: ['localhost'], sequencers: [stub.url], forward: { maxInFlight: 1, timeoutMs: 1000 }, conditional: { enabled: true } },
+        ],
       },
       '/',
       {},

@@ -17,6 +17,7 @@ import { createLogger } from '../../src/log/log.js';
 import { attribute, groupsFor } from '../../bench/profile/attribute.js';
 import { parseDump } from '../../bench/profile/dump.js';
 import { tempDir } from '../support/temp-dir.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 const skip =
@@ -31,7 +32,7 @@ describe('the profile takes its stages from the pipeline', { skip }, () => {
     const map = join(dir, 'slots.json');
     process.env.TXGATE_STAGE_PROBES = addon;
     process.env.TXGATE_STAGE_PROBES_MAP = map;
-    const config = parseConfig({ chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }], workers: 1 }, dir, {});
+    const config = parseConfig({ chains: [{ chainId: DEV_CHAIN_ID, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }], workers: 1 }, dir, {});
     const log = createLogger({ level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
     const names = createApp({ config, log }).http.stageNames;
     assert.ok(existsSync(map), 'the map is written as the pipeline is built');

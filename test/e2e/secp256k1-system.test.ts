@@ -7,15 +7,16 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { initCrypto, npmSecp256k1Addon, secp256k1, secp256k1Binding, SYSTEM_SECP256K1_PATH, systemSecp256k1Addon } from '../../src/base/native.js';
 import { TxDecoder } from '../../src/tx/decoder.js';
 import { VECTORS, vectorMismatches } from '../support/vectors.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
+import { tempDir } from '../support/temp-dir.js';
 
 keysNeverLogged();
 
@@ -89,8 +90,7 @@ describe('system libsecp256k1 binding', () => {
   });
 
   it('the service starts on it and says so', { skip }, async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'txgate-secp-'));
-    after(() => rmSync(dir, { recursive: true, force: true }));
+    const dir = tempDir('txgate-secp-');
     writeFileSync(join(dir, 'accounts.json'), '{"accounts":[]}');
     const cfg = join(dir, 'config.json');
     writeFileSync(
@@ -100,7 +100,7 @@ describe('system libsecp256k1 binding', () => {
         internal: { enabled: false },
         workers: 1,
         crypto: { secp256k1: 'system' },
-        chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }],
+        chains: [{ chainId: DEV_CHAIN_ID, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }],
       }),
     );
     const child = spawn(process.execPath, [join(import.meta.dirname, '../../src/cli.js'), '--config', cfg], { stdio: ['ignore', 'pipe', 'pipe'] });

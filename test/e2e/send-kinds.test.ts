@@ -22,6 +22,7 @@ import { initCrypto } from '../../src/base/native.js';
 import type { BaseCtx } from '../../src/pipeline/context.js';
 import { StubSequencer, txHash } from '../support/stub-sequencer.js';
 import { sign1559 } from '../support/txs.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 let nonce = 0;
 const next = () => sign1559({ nonce: nonce++ });
@@ -53,7 +54,7 @@ function sends(stub: StubSequencer, observer: object = {}): Sends {
     {
       chains: [
         {
-          chainId: 4663,
+          chainId: DEV_CHAIN_ID,
           hosts: ['localhost'],
           sequencers: [stub.url],
           forward: { timeoutMs: 1000, maxInFlight: 1 },

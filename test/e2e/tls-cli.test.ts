@@ -5,15 +5,16 @@
  */
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { eventually } from '../support/harness.js';
 import { runCli, startCli, writeCliConfig } from '../support/processes.js';
 import { makeCa, makeLeaf, type Leaf, type TestCa } from '../support/tls-certs.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
+import { tempDir } from '../support/temp-dir.js';
 
 keysNeverLogged();
 
@@ -23,16 +24,13 @@ let leaf: Leaf;
 const PASS_ENV = 'TXGATE_TEST_TLS_PASSPHRASE';
 const PASSPHRASE = 'tls-passphrase-never-logged';
 
-const chains = [{ chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }];
+const chains = [{ chainId: DEV_CHAIN_ID, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }];
 
 before(() => {
-  dir = mkdtempSync(join(tmpdir(), 'txgate-tls-cli-'));
+  dir = tempDir('txgate-tls-cli-');
   ca = makeCa(dir);
   leaf = makeLeaf(ca, 'localhost', { stem: 'server' });
   writeFileSync(join(dir, 'accounts.json'), JSON.stringify({ accounts: [] }));
-});
-after(() => {
-  rmSync(dir, { recursive: true, force: true });
 });
 
 const config = (tls: Record<string, unknown>, extra: Record<string, unknown> = {}) =>

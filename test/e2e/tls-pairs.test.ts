@@ -5,13 +5,12 @@
  * Serving them: tls-serving.test.ts.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { makeCa, makeLeaf, type Leaf, type TestCa } from '../support/tls-certs.js';
 import { parseConfig, type ConfigError } from '../../src/config/config.js';
 import { loadPair, PairError } from '../../src/tls/pair.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const A = 'fast.chain-a.example';
 const B = 'fast.chain-b.example';
@@ -22,13 +21,10 @@ let leafA: Leaf;
 let leafB: Leaf;
 
 before(() => {
-  dir = mkdtempSync(join(tmpdir(), 'txgate-tls-pairs-'));
+  dir = tempDir('txgate-tls-pairs-');
   ca = makeCa(dir);
   leafA = makeLeaf(ca, A, { stem: 'a' });
   leafB = makeLeaf(ca, B, { stem: 'b' });
-});
-after(() => {
-  rmSync(dir, { recursive: true, force: true });
 });
 
 describe('certificates checked before they are served', () => {

@@ -19,6 +19,7 @@ import { freePort } from '../../src/base/free-port.js';
 import { startCli, writeCliConfig } from '../support/processes.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 import { tempDir } from '../support/temp-dir.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 keysNeverLogged();
 
@@ -47,7 +48,7 @@ before(async () => {
       internal: { host: '127.0.0.1', port: 0 },
       workers: 2,
       websocket: { enabled: true, maxConnectionsPerAccount: 2 },
-      chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [stub.url], probe: { intervalMs: 200 } }],
+      chains: [{ chainId: DEV_CHAIN_ID, hosts: ['localhost'], sequencers: [stub.url], probe: { intervalMs: 200 } }],
     }),
   );
   child = g.proc;
@@ -182,7 +183,7 @@ async function fromBothThreads(port: number, path: string): Promise<Map<string, 
 describe('one view of sequencer health per process', () => {
   it('one prober for the process, not one per thread', async () => {
     const seq = await new StubSequencer().start();
-    const g = await spawnGate({ chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [seq.url], probe: { intervalMs: 200 } }] });
+    const g = await spawnGate({ chains: [{ chainId: DEV_CHAIN_ID, hosts: ['localhost'], sequencers: [seq.url], probe: { intervalMs: 200 } }] });
     try {
       const probes = () => seq.calls.filter((c) => c.method === 'eth_chainId').length;
       const before = probes();
@@ -198,7 +199,7 @@ describe('one view of sequencer health per process', () => {
   it('a transport error met by one thread takes the sequencer out on every thread: /ready and forwarding agree', async () => {
     const seq = await new StubSequencer().start();
     // Probes far apart: only the forward's own transport error can take the sequencer out.
-    const g = await spawnGate({ chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [seq.url], probe: { intervalMs: 600_000 } }] });
+    const g = await spawnGate({ chains: [{ chainId: DEV_CHAIN_ID, hosts: ['localhost'], sequencers: [seq.url], probe: { intervalMs: 600_000 } }] });
     try {
       const up = await fromBothThreads(g.port, '/ready');
       assert.deepEqual([...up.keys()].sort(), ['w0', 'w1']);
@@ -232,7 +233,7 @@ describe('one view of sequencer health per process', () => {
         listen: { host: '127.0.0.1', port: pub },
         internal: { host: '127.0.0.1', port: internal },
         workers: 2,
-        chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [seq.url] }],
+        chains: [{ chainId: DEV_CHAIN_ID, hosts: ['localhost'], sequencers: [seq.url] }],
       }),
     );
     const proc = spawn(process.execPath, [join(import.meta.dirname, '../../src/cli.js'), '--config', join(dir, 'txgate.json')], { stdio: 'ignore' });
@@ -270,7 +271,7 @@ describe('an uncaught error (a bug)', () => {
       const slow = await new StubSequencer().start();
       slow.delayMs = 600;
       writeFileSync(join(dir, 'accounts.json'), JSON.stringify(accountsDoc([{ id: 'mm', keys: [key] }])));
-      const g = await startCli(writeCliConfig(dir, { workers, chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [slow.url] }] }), [
+      const g = await startCli(writeCliConfig(dir, { workers, chains: [{ chainId: DEV_CHAIN_ID, hosts: ['localhost'], sequencers: [slow.url] }] }), [
         '--import',
         preload,
       ]);

@@ -14,6 +14,7 @@ import { StubSequencer, txHash } from '../support/stub-sequencer.js';
 import { useGate } from '../support/gate-fixture.js';
 import { connected, open } from '../support/ws-client.js';
 import { WS, wsTransportParts } from '../support/ws-gate.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 const ws = wsTransportParts();
 const gate = useGate(ws.gateOptions);
@@ -32,7 +33,7 @@ describe('the WebSocket transport: off by default', () => {
       assert.equal(err.data.setting, 'websocket.enabled');
       assert.match(err.message, /WebSocket transport is off.*websocket\.enabled/);
       // The kit says it: the upgrade's refusal, its message naming the setting.
-      const kitErr = await connectTxgate({ url: `ws://localhost:${off.port}`, apiKey: key, chainId: 4663, chainRpcUrl: ws.stub.url }).then(
+      const kitErr = await connectTxgate({ url: `ws://localhost:${off.port}`, apiKey: key, chainId: DEV_CHAIN_ID, chainRpcUrl: ws.stub.url }).then(
         async (g) => void (await g.close()),
         (x: unknown) => x,
       );

@@ -10,12 +10,13 @@ import fc from 'fast-check';
 import { checkRow, type FetchedRow } from '../../src/accounts/postgres/row-check.js';
 import { keySha256 } from '../../src/accounts/keys.js';
 import { TIP } from '../support/harness.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 describe("the fleet edge's row check (fuzzed)", () => {
   const valid = {
     id: 'acme',
     keySha256: [keySha256('k')],
-    grants: [{ chainId: 4663, rateLimit: { perSecond: 1, burst: 1 }, tipAddresses: [TIP], minTipWei: '0' }],
+    grants: [{ chainId: DEV_CHAIN_ID, rateLimit: { perSecond: 1, burst: 1 }, tipAddresses: [TIP], minTipWei: '0' }],
   };
   const verdictIsSound = (row: FetchedRow) => {
     const v = checkRow(row); // never throws: a throw fails the property
@@ -87,7 +88,7 @@ describe("the fleet edge's row check (fuzzed)", () => {
 
   it('rows built to break it: huge, deep, wide, past every limit, unreadable', () => {
     const big = (n: number, item: string) =>
-      `{"id":"acme","keySha256":[],"grants":[{"chainId":4663,"rateLimit":{"perSecond":1,"burst":1},"minTipWei":"0","tipAddresses":[${Array(n).fill(item).join(',')}]}]}`;
+      `{"id":"acme","keySha256":[],"grants":[{"chainId":${DEV_CHAIN_ID},"rateLimit":{"perSecond":1,"burst":1},"minTipWei":"0","tipAddresses":[${Array(n).fill(item).join(',')}]}]}`;
     const cases: [string, FetchedRow, RegExp][] = [
       ['6.5 million tip addresses (~19.5 MB)', rowOf('acme', big(6_500_000, '0')), /the document is \d+ bytes/],
       ['its size from the database alone, unread', rowOf('acme', null, 19_500_000), /the document is 19500000 bytes/],

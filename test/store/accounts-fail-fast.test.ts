@@ -21,24 +21,22 @@ import { runCli, startCli } from '../support/processes.js';
 import { StubSequencer } from '../support/stub-sequencer.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 import { tempDir } from '../support/temp-dir.js';
+import { oneLine } from '../support/one-line.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 keysNeverLogged();
 
 const cli = join(import.meta.dirname, '../../src/cli.js');
 
-function oneLine(stderr: string): string {
-  const lines = stderr.trim().split('\n');
-  assert.equal(lines.length, 1, `one line, got:\n${stderr}`);
-  assert.doesNotMatch(stderr, /\n\s+at /, 'no stack trace');
-  return lines[0]!;
-}
+/** A refusal's line: one, with no stack frame on it. */
+const refusal = (stderr: string): string => oneLine(stderr, { trace: /\n\s+at / });
 
 /** A config in a directory of its own (accounts file accounts.json beside it, written when given). */
 function config(port: number, accounts: string | null, fields: Record<string, unknown> = {}): { file: string; dir: string } {
   const dir = tempDir('txgate-ff-');
   if (accounts !== null) writeFileSync(join(dir, 'accounts.json'), accounts);
   const file = join(dir, 'txgate.json');
-  const chains = [{ chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }];
+  const chains = [{ chainId: DEV_CHAIN_ID, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }];
   writeFileSync(file, JSON.stringify({ listen: { host: '127.0.0.1', port }, internal: { enabled: false }, workers: 2, chains, ...fields }));
   return { file, dir };
 }
@@ -49,7 +47,7 @@ describe('a bad accounts file at start', () => {
     const { file, dir } = config(port, null);
     const r = await runCli(file);
     assert.equal(r.code, 1);
-    assert.equal(oneLine(r.stderr), `txgate: accounts file ${join(dir, 'accounts.json')}: cannot be read (ENOENT); fix the file or accounts.file in ${file}`);
+    assert.equal(refusal(r.stderr), `txgate: accounts file ${join(dir, 'accounts.json')}: cannot be read (ENOENT); fix the file or accounts.file in ${file}`);
     assert.ok(await portFree('127.0.0.1', port));
     assert.doesNotMatch(r.stdout, /txgate listening/);
   });
@@ -61,7 +59,7 @@ describe('a bad accounts file at start', () => {
     const { file, dir } = config(port, JSON.stringify(doc));
     const r = await runCli(file);
     assert.equal(r.code, 1);
-    const line = oneLine(r.stderr);
+    const line = refusal(r.stderr);
     assert.ok(line.startsWith(`txgate: accounts file ${join(dir, 'accounts.json')}: `), line);
     assert.match(line, /accounts\[1\]\.id: must be/);
     assert.match(line, /accounts\[1\]\.keySha256\[0\]: must be 64 hex/);
@@ -72,7 +70,7 @@ describe('a bad accounts file at start', () => {
     const { file } = config(await freePort(), '{ "accounts": [');
     const r = await runCli(file);
     assert.equal(r.code, 1);
-    assert.match(oneLine(r.stderr), /accounts\.json: not valid JSON/);
+    assert.match(refusal(r.stderr), /accounts\.json: not valid JSON/);
   });
 });
 
@@ -97,7 +95,7 @@ describe('an accounts database that does not answer at start', () => {
     const { file } = config(port, null, db(`postgres://edge:s3cret-pw@127.0.0.1:${dead}/txgate`, 1500));
     const r = await runCli(file);
     assert.equal(r.code, 1);
-    const line = oneLine(r.stderr);
+    const line = refusal(r.stderr);
     assert.ok(line.startsWith(`txgate: accounts database postgres://edge@127.0.0.1:${dead}/txgate not usable within 1500 ms (accounts.startWaitMs): `), line);
     assert.match(line, /ECONNREFUSED/);
     assert.ok(!`${r.stderr}${r.stdout}`.includes('s3cret-pw'));
@@ -113,7 +111,7 @@ describe('an accounts database that does not answer at start', () => {
       const { file } = config(await freePort(), null, db(url, 0));
       const r = await runCli(file);
       assert.equal(r.code, 1, url);
-      assert.match(oneLine(r.stderr), why);
+      assert.match(refusal(r.stderr), why);
     }
   });
 
@@ -142,7 +140,7 @@ describe('a bad reload at run time, with two worker threads', () => {
     const stub = await new StubSequencer().start();
     const key = newKey();
     const { file, dir } = config(0, JSON.stringify(accountsDoc([{ id: 'mm', keys: [key] }])), {
-      chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [stub.url] }],
+      chains: [{ chainId: DEV_CHAIN_ID, hosts: ['localhost'], sequencers: [stub.url] }],
     });
     const g = await startCli(file);
     try {

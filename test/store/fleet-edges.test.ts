@@ -28,6 +28,7 @@ import { startCli, writeCliConfig } from '../support/processes.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 import { tempDir } from '../support/temp-dir.js';
 import { CuttableLink } from '../support/cuttable-link.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 keysNeverLogged();
 
@@ -65,13 +66,19 @@ const keyOf = (out: string): string => {
   issuedKeys.push(m[1]!);
   return m[1]!;
 };
+/** Account `id` created on the database (rate and burst 1000, tips required): its key. */
+const createdKey = async (id: string): Promise<string> =>
+  keyOf(
+    (await accounts(['create', '--id', id, '--chain', String(DEV_CHAIN_ID), '--rate', '1000', '--burst', '1000', '--tip', TIP, '--min-tip', '1000000000000']))
+      .stdout,
+  );
 
 async function startEdge(workers: number): Promise<Edge> {
   const dir = tempDir('txgate-edge-');
   const g = await startCli(
     writeCliConfig(dir, {
       workers,
-      chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: [stub.url] }],
+      chains: [{ chainId: DEV_CHAIN_ID, hosts: ['localhost'], sequencers: [stub.url] }],
       websocket: { enabled: true },
       accounts: { store: 'postgres', url: `postgres://postgres@127.0.0.1:${link.port}/txgate`, maxStaleMs: MAX_STALE_MS, resyncMs: 500 },
     }),
@@ -137,7 +144,7 @@ describe('the database account store', () => {
       '--id',
       'acme',
       '--chain',
-      '4663',
+      String(DEV_CHAIN_ID),
       '--rate',
       '1000',
       '--burst',
@@ -156,11 +163,11 @@ describe('the database account store', () => {
     assert.match(bad.stderr, /tipAddresses\[0\]/);
     assert.equal(pg.psql("SELECT version FROM txgate_accounts WHERE id = 'acme'"), '1\n', 'a refused change writes nothing');
     // grant-set changes the named field alone, in the row (grant-add on the same chain names it).
-    const again = await accounts(['grant-add', '--id', 'acme', '--chain', '4663', '--rate', '5', '--burst', '5', '--tip', TIP, '--min-tip', '1']);
+    const again = await accounts(['grant-add', '--id', 'acme', '--chain', String(DEV_CHAIN_ID), '--rate', '5', '--burst', '5', '--tip', TIP, '--min-tip', '1']);
     assert.equal(again.code, 2);
     assert.match(again.stderr, /grant-set --id acme --chain 4663/);
     const docBefore = JSON.parse(pg.psql("SELECT doc::text FROM txgate_accounts WHERE id = 'acme'"));
-    const set = await accounts(['grant-set', '--id', 'acme', '--chain', '4663', '--conditional', '--burst', '2000']);
+    const set = await accounts(['grant-set', '--id', 'acme', '--chain', String(DEV_CHAIN_ID), '--conditional', '--burst', '2000']);
     assert.equal(set.code, 0, set.stderr);
     const docAfter = JSON.parse(pg.psql("SELECT doc::text FROM txgate_accounts WHERE id = 'acme'"));
     docBefore.grants[0].conditional = true;
@@ -170,7 +177,7 @@ describe('the database account store', () => {
     assert.equal((await accounts(['disable', '--id', 'acme'])).code, 0);
     assert.match((await accounts(['list'])).stdout, /acme\tDISABLED/);
     assert.equal((await accounts(['enable', '--id', 'acme'])).code, 0);
-    const dup = await accounts(['create', '--id', 'acme', '--chain', '4663', '--rate', '1', '--burst', '1', '--tip', TIP, '--min-tip', '1']);
+    const dup = await accounts(['create', '--id', 'acme', '--chain', String(DEV_CHAIN_ID), '--rate', '1', '--burst', '1', '--tip', TIP, '--min-tip', '1']);
     assert.match(dup.stderr, /already exists/);
   });
 
@@ -178,9 +185,7 @@ describe('the database account store', () => {
     await startEdge(1);
     await startEdge(2);
     for (const e of edges) await eventually(async () => (await send({ port: e.port, method: 'GET', path: '/ready' })).status === 200, 10_000);
-    const key = keyOf(
-      (await accounts(['create', '--id', 'mm', '--chain', '4663', '--rate', '1000', '--burst', '1000', '--tip', TIP, '--min-tip', '1000000000000'])).stdout,
-    );
+    const key = await createdKey('mm');
     await eventually(async () => (await statuses(key)).every((s) => s === 200), 2_000);
     const t0 = performance.now();
     const revoked = await accounts(['revoke-key', '--id', 'mm', '--key-stdin'], key);
@@ -191,9 +196,7 @@ describe('the database account store', () => {
   });
 
   it('a key revoked on the database closes its open WebSocket connections on both edges (4001) within 1 s', async () => {
-    const key = keyOf(
-      (await accounts(['create', '--id', 'ws-mm', '--chain', '4663', '--rate', '1000', '--burst', '1000', '--tip', TIP, '--min-tip', '1000000000000'])).stdout,
-    );
+    const key = await createdKey('ws-mm');
     await eventually(async () => (await statuses(key)).every((s) => s === 200), 2_000);
     // Two connections per edge: on the two-thread edge they may land on either thread.
     const socks = await Promise.all(
@@ -235,10 +238,7 @@ describe('the database account store', () => {
   });
 
   it('an invalid row written by hand is refused and logged; the other accounts stay in force', async () => {
-    const key = keyOf(
-      (await accounts(['create', '--id', 'handmade', '--chain', '4663', '--rate', '1000', '--burst', '1000', '--tip', TIP, '--min-tip', '1000000000000']))
-        .stdout,
-    );
+    const key = await createdKey('handmade');
     const acme = keyOf((await accounts(['rotate-key', '--id', 'acme'])).stdout);
     await eventually(async () => (await statuses(key)).every((s) => s === 200), 2_000);
     pg.psql(`UPDATE txgate_accounts SET doc = jsonb_set(doc, '{grants,0,tipAddresses}', '["0xnot-an-address"]') WHERE id = 'handmade'`);

@@ -15,6 +15,7 @@ import { send } from '../support/http.js';
 import { freePort } from '../../src/base/free-port.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 import { useFleetDb } from '../support/fleet-db.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 keysNeverLogged();
 
@@ -27,12 +28,12 @@ describe('a large grant', () => {
     const k = newKey();
     const tips = "(SELECT jsonb_agg('0x' || lpad(to_hex(g), 40, '0')) FROM generate_series(1, 100000) g)";
     db.pg.psql(
-      `INSERT INTO txgate_accounts (id, doc) SELECT 'big', jsonb_build_object('id', 'big', 'keySha256', jsonb_build_array('${keySha256(k)}'), 'grants', jsonb_build_array(jsonb_build_object('chainId', 4663, 'rateLimit', '{"perSecond":1,"burst":1}'::jsonb, 'minTipWei', '0', 'tipAddresses', ${tips})))`,
+      `INSERT INTO txgate_accounts (id, doc) SELECT 'big', jsonb_build_object('id', 'big', 'keySha256', jsonb_build_array('${keySha256(k)}'), 'grants', jsonb_build_array(jsonb_build_object('chainId', ${DEV_CHAIN_ID}, 'rateLimit', '{"perSecond":1,"burst":1}'::jsonb, 'minTipWei', '0', 'tipAddresses', ${tips})))`,
     );
     const { store: s, lines } = store(60_000);
     try {
       await loaded(s, lines);
-      const g = s.byKeyHash(keySha256(k))?.grants.get(4663);
+      const g = s.byKeyHash(keySha256(k))?.grants.get(DEV_CHAIN_ID);
       assert.ok(g !== undefined, JSON.stringify(lines()));
       assert.equal(g.tipAddresses.size, 100_000);
       const addr = (i: number) => '0x' + i.toString(16).padStart(40, '0');
@@ -64,7 +65,7 @@ describe('a large grant over HTTP', () => {
     const k = newKey();
     const tips = "(SELECT jsonb_agg('0x' || lpad(to_hex(g), 40, '0')) FROM generate_series(1, 100000) g)";
     db.pg.psql(
-      `INSERT INTO txgate_accounts (id, doc) SELECT 'big', jsonb_build_object('id', 'big', 'keySha256', jsonb_build_array('${keySha256(k)}'), 'grants', jsonb_build_array(jsonb_build_object('chainId', 4663, 'rateLimit', '{"perSecond":1,"burst":1}'::jsonb, 'minTipWei', '0', 'tipAddresses', ${tips})))`,
+      `INSERT INTO txgate_accounts (id, doc) SELECT 'big', jsonb_build_object('id', 'big', 'keySha256', jsonb_build_array('${keySha256(k)}'), 'grants', jsonb_build_array(jsonb_build_object('chainId', ${DEV_CHAIN_ID}, 'rateLimit', '{"perSecond":1,"burst":1}'::jsonb, 'minTipWei', '0', 'tipAddresses', ${tips})))`,
     );
     const gate = await startGate({ accounts: null, config: { workers: 2, accounts: { store: 'postgres', url: db.pg.url(), maxStaleMs: 30_000 } } });
     try {

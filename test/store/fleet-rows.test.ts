@@ -15,6 +15,7 @@ import { StoreState } from '../../src/accounts/postgres/state.js';
 import { eventually, newKey } from '../support/harness.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 import { useFleetDb } from '../support/fleet-db.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 keysNeverLogged();
 
@@ -29,11 +30,11 @@ describe('rows built to take an edge down', () => {
     unguarded(() => {
       // 6.5 million tip addresses (short ones): ~19.5 MB of JSON in one row.
       db.pg.psql(
-        `INSERT INTO txgate_accounts (id, doc) SELECT 'huge', jsonb_build_object('id', 'huge', 'keySha256', '[]'::jsonb, 'grants', jsonb_build_array(jsonb_build_object('chainId', 4663, 'rateLimit', '{"perSecond":1,"burst":1}'::jsonb, 'minTipWei', '0', 'tipAddresses', (SELECT jsonb_agg(0) FROM generate_series(1, 6500000) g))))`,
+        `INSERT INTO txgate_accounts (id, doc) SELECT 'huge', jsonb_build_object('id', 'huge', 'keySha256', '[]'::jsonb, 'grants', jsonb_build_array(jsonb_build_object('chainId', ${DEV_CHAIN_ID}, 'rateLimit', '{"perSecond":1,"burst":1}'::jsonb, 'minTipWei', '0', 'tipAddresses', (SELECT jsonb_agg(0) FROM generate_series(1, 6500000) g))))`,
       );
       // Under the size limit, over the count: 100,001 addresses.
       db.pg.psql(
-        `INSERT INTO txgate_accounts (id, doc) SELECT 'many', jsonb_build_object('id', 'many', 'keySha256', '[]'::jsonb, 'grants', jsonb_build_array(jsonb_build_object('chainId', 4663, 'rateLimit', '{"perSecond":1,"burst":1}'::jsonb, 'minTipWei', '0', 'tipAddresses', (SELECT jsonb_agg('0x' || lpad(to_hex(g), 40, '0')) FROM generate_series(1, 100001) g))))`,
+        `INSERT INTO txgate_accounts (id, doc) SELECT 'many', jsonb_build_object('id', 'many', 'keySha256', '[]'::jsonb, 'grants', jsonb_build_array(jsonb_build_object('chainId', ${DEV_CHAIN_ID}, 'rateLimit', '{"perSecond":1,"burst":1}'::jsonb, 'minTipWei', '0', 'tipAddresses', (SELECT jsonb_agg('0x' || lpad(to_hex(g), 40, '0')) FROM generate_series(1, 100001) g))))`,
       );
       put({ id: 'shapeless', keySha256: 'x', grants: { a: 1 }, submissionEnabled: 'yes' });
       put({ id: 'nested', keySha256: [], grants: JSON.parse('['.repeat(2000) + ']'.repeat(2000)) as unknown });
@@ -161,7 +162,7 @@ describe('keys on the edge at start', () => {
     unguarded(() => {
       // 'aardvark' is first by id but large (~90 KB: read and checked off-thread, after the small rows).
       db.pg.psql(
-        `INSERT INTO txgate_accounts (id, doc) SELECT 'aardvark', jsonb_build_object('id', 'aardvark', 'keySha256', ${lit([keySha256(k)])}::jsonb, 'grants', jsonb_build_array(jsonb_build_object('chainId', 4663, 'rateLimit', '{"perSecond":1,"burst":1}'::jsonb, 'minTipWei', '0', 'tipAddresses', (SELECT jsonb_agg('0x' || lpad(to_hex(g), 40, '0')) FROM generate_series(1, 2000) g))))`,
+        `INSERT INTO txgate_accounts (id, doc) SELECT 'aardvark', jsonb_build_object('id', 'aardvark', 'keySha256', ${lit([keySha256(k)])}::jsonb, 'grants', jsonb_build_array(jsonb_build_object('chainId', ${DEV_CHAIN_ID}, 'rateLimit', '{"perSecond":1,"burst":1}'::jsonb, 'minTipWei', '0', 'tipAddresses', (SELECT jsonb_agg('0x' || lpad(to_hex(g), 40, '0')) FROM generate_series(1, 2000) g))))`,
       );
       put(doc('zebra', [own, k]));
     });

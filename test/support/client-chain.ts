@@ -1,20 +1,19 @@
 /**
  * The client package's chain for its tests (test/chain/client-kit.test.ts,
- * client-adapters.test.ts): anvil (chain CHAIN), a FaultProxy in front of it as the gate's one
+ * client-adapters.test.ts): anvil (the development chain), a FaultProxy in front of it as the gate's one
  * sequencer, and a gate with four accounts, one key each (`keys`), started in a `before` hook
  * and stopped in an `after` hook, with the file's key check registered; the chain read directly
- * (`chainRpc`) and transfers signed at the next nonce (`signed`).
+ * (`chainRpc`; transfers: txs.ts's `signNext` on `anvil.url`).
  */
 import { after, before } from 'node:test';
-import { createPublicClient, http, type Hex, type PublicClient } from 'viem';
+import { createPublicClient, http, type PublicClient } from 'viem';
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
 import { freePort } from '../../src/base/free-port.js';
-import { MIN_TIP, newKey, startGate, TIP, type Gate } from './harness.js';
-import { SIGNERS, anvilChain } from './txs.js';
+import { newKey, startGate, type Gate } from './harness.js';
+import { anvilChain } from './txs.js';
 import { keysNeverLogged } from './gate-fixture.js';
 import { FaultProxy } from './fault-proxy.js';
-
-export const CHAIN = 4663;
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 export interface ClientChain {
   readonly keys: {
@@ -35,11 +34,9 @@ export interface ClientChain {
   readonly base: string;
   /** anvil read directly (not through the gate). */
   chainRpc(): PublicClient;
-  /** A transfer by SIGNERS[signer] at its next nonce (pending ones counted), at the chain's fees: to TIP, MIN_TIP, 21000 gas, chain CHAIN unless `t` says otherwise. */
-  signed(signer: number, t?: { to?: Hex; value?: bigint; gas?: bigint; chainId?: number }): Promise<Hex>;
 }
 
-const chainClient = (url: string): PublicClient => createPublicClient({ chain: anvilChain(url, CHAIN), transport: http(url) }) as PublicClient;
+const chainClient = (url: string): PublicClient => createPublicClient({ chain: anvilChain(url, DEV_CHAIN_ID), transport: http(url) }) as PublicClient;
 
 /** The file's client chain (see the file's head). */
 export function useClientChain(): ClientChain {
@@ -51,7 +48,7 @@ export function useClientChain(): ClientChain {
     return parts;
   };
   before(async () => {
-    const anvil = await startAnvil({ port: await freePort(), chainId: CHAIN });
+    const anvil = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID });
     const proxy = await new FaultProxy(anvil.url).start();
     const gate = await startGate({
       chainB: false,
@@ -86,22 +83,6 @@ export function useClientChain(): ClientChain {
       return `http://127.0.0.1:${started().gate.port}`;
     },
     chainRpc: () => chainClient(started().anvil.url),
-    async signed(signer, t = {}) {
-      const account = SIGNERS[signer]!;
-      const c = chain.chainRpc();
-      const nonce = await c.getTransactionCount({ address: account.address, blockTag: 'pending' });
-      const fees = await c.estimateFeesPerGas();
-      return account.signTransaction({
-        type: 'eip1559',
-        chainId: t.chainId ?? CHAIN,
-        nonce,
-        to: t.to ?? (TIP as Hex),
-        value: t.value ?? MIN_TIP,
-        gas: t.gas ?? 21000n,
-        maxFeePerGas: fees.maxFeePerGas!,
-        maxPriorityFeePerGas: fees.maxPriorityFeePerGas!,
-      });
-    },
   };
   return chain;
 }

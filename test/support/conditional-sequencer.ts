@@ -6,10 +6,11 @@
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
 import { freePort } from '../../src/base/free-port.js';
 import { type ConditionalSequencer, startConditionalSequencer } from '../../src/dev/conditional-sequencer/server.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
-/** An anvil (chain 4663, `extraArgs` as given) with `mined` blocks (so that a blockNumberMax below the head exists), and the sequencer in front of it. */
+/** An anvil (the development chain, `extraArgs` as given) with `mined` blocks (so that a blockNumberMax below the head exists), and the sequencer in front of it. */
 export async function startConditionalChain(mined = 0, extraArgs?: string[]): Promise<{ anvil: Anvil; seq: ConditionalSequencer }> {
-  const anvil = await startAnvil({ port: await freePort(), chainId: 4663, ...(extraArgs !== undefined ? { extraArgs } : {}) });
+  const anvil = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID, ...(extraArgs !== undefined ? { extraArgs } : {}) });
   const seq = await startConditionalSequencer(anvil.url);
   if (mined > 0)
     await fetch(anvil.url, {

@@ -11,8 +11,8 @@ import { type Auction, deployAuction } from './auction.js';
 import { type Endpoint, startEndpoint } from './express-lane-endpoint.js';
 import { freePort } from '../../src/base/free-port.js';
 import { sign1559, SIGNERS } from './txs.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
-export const CHAIN = 4663;
 /** The edge's controller key, and a rival's. */
 export const OURS_KEY = ANVIL_KEYS[4] as Hex;
 export const THEIRS_KEY = ANVIL_KEYS[5] as Hex;
@@ -27,17 +27,17 @@ export interface LaneChain {
   readonly endpoint: Endpoint;
 }
 
-/** Starts anvil (chain CHAIN), deploys the auction and starts the lane endpoint in front of it. */
+/** Starts anvil (the development chain), deploys the auction and starts the lane endpoint in front of it. */
 export async function startLaneChain(): Promise<LaneChain> {
-  const anvil = await startAnvil({ port: await freePort(), chainId: CHAIN });
-  const auction = await deployAuction(anvil.url, CHAIN);
+  const anvil = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID });
+  const auction = await deployAuction(anvil.url, DEV_CHAIN_ID);
   return { anvil, auction, endpoint: await startEndpoint(auction, anvil.url) };
 }
 
 /** A transfer by SIGNERS[signer] (SENDER by default) at its next nonce on the auction's chain (pending ones counted). */
 export async function nextLaneTx(auction: Auction, signer = SENDER): Promise<Hex> {
   const nonce = await auction.pub.getTransactionCount({ address: SIGNERS[signer]!.address, blockTag: 'pending' });
-  return sign1559({ signer, nonce, chainId: CHAIN });
+  return sign1559({ signer, nonce, chainId: DEV_CHAIN_ID });
 }
 
 /** Mined and successful (waits for the receipt: anvil mines just after it answers). */

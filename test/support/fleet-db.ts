@@ -15,6 +15,7 @@ import { PostgresAccountStore } from '../../src/accounts/postgres/store.js';
 import { TestPostgres } from '../../src/dev/postgres.js';
 import { createLogger } from '../../src/log/log.js';
 import { eventually, TIP } from './harness.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 export class FleetDb {
   private server: TestPostgres | undefined;
@@ -38,11 +39,11 @@ export class FleetDb {
     await this.server?.destroy();
   }
 
-  /** An account document with one grant on chain 4663 (`grant` merged into it). */
+  /** An account document with one grant on the development chain (`grant` merged into it). */
   readonly doc = (id: string, keys: string[], extra: Record<string, unknown> = {}, grant: Record<string, unknown> = {}): Record<string, unknown> => ({
     id,
     keySha256: keys.map(keySha256),
-    grants: [{ chainId: 4663, rateLimit: { perSecond: 10, burst: 10 }, tipAddresses: [TIP], minTipWei: '0', ...grant }],
+    grants: [{ chainId: DEV_CHAIN_ID, rateLimit: { perSecond: 10, burst: 10 }, tipAddresses: [TIP], minTipWei: '0', ...grant }],
     ...extra,
   });
 

@@ -14,6 +14,7 @@ import { parseConfig, type Config } from '../../src/config/config.js';
 import { createLogger } from '../../src/log/log.js';
 import { initCrypto } from '../../src/base/native.js';
 import { keySha256 } from '../../src/accounts/keys.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 /** Every log line of every server started in this test process. */
 export const capturedLogs: string[] = [];
@@ -58,7 +59,7 @@ export function accountsDoc(accounts: AccountIn[]): unknown {
       submissionEnabled: a.submissionEnabled ?? true,
       allowUntipped: a.allowUntipped ?? false,
       grants: (a.grants ?? [{}]).map((g) => ({
-        chainId: g.chainId ?? 4663,
+        chainId: g.chainId ?? DEV_CHAIN_ID,
         rateLimit: g.rateLimit ?? { perSecond: 1000, burst: 1000 },
         txTypes: g.txTypes ?? [2],
         tipAddresses: g.tipAddresses ?? [TIP],
@@ -88,7 +89,7 @@ export interface Gate {
 }
 
 export interface GateOptions {
-  /** Config fields (merged over a test default: one chain 4663 on localhost, ephemeral port). */
+  /** Config fields (merged over a test default: the development chain (DEV_CHAIN_ID) on localhost, ephemeral port). */
   config?: Record<string, unknown>;
   accounts?: AccountIn[] | null;
   sequencers?: string[];
@@ -97,7 +98,7 @@ export interface GateOptions {
   internal?: boolean;
   /** Add a second chain (10, host fast.chain-b.example) served by the same stub under /chain10. */
   chainB?: boolean;
-  /** Fields merged into chain 4663's config (e.g. `sync`). */
+  /** Fields merged into the development chain's config (e.g. `sync`). */
   chainA?: Record<string, unknown>;
   /** How the express lanes open (a round clock that follows the chain's, the key's environment). */
   lanes?: LaneOpenOptions;
@@ -118,7 +119,7 @@ export async function startGate(opts: GateOptions = {}): Promise<Gate> {
     internal: { host: '127.0.0.1', port: 0 },
     chains: [
       {
-        chainId: 4663,
+        chainId: DEV_CHAIN_ID,
         hosts: ['localhost', '127.0.0.1', 'fast.chain-a.example'],
         sequencers: opts.sequencers ?? ['http://127.0.0.1:9'],
         probe: { intervalMs: 100, timeoutMs: 500 },
@@ -205,12 +206,12 @@ function once(stop: () => Promise<void>): () => Promise<void> {
 }
 
 /**
- * Chain 4663 (Host localhost) in front of stub sequencers, for fault tests: probed every 100 ms,
+ * The development chain (Host localhost) in front of stub sequencers, for fault tests: probed every 100 ms,
  * a 300-ms forward timeout (`forward` merged in), and any other chain fields as given.
  */
 export function stubChain(sequencers: readonly string[], forward: Record<string, unknown> = {}, fields: Record<string, unknown> = {}): Record<string, unknown> {
   return {
-    chainId: 4663,
+    chainId: DEV_CHAIN_ID,
     hosts: ['localhost'],
     sequencers,
     probe: { intervalMs: 100, timeoutMs: 300 },

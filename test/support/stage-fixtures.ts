@@ -6,11 +6,12 @@ import { parseConfig } from '../../src/config/config.js';
 import type { RpcRequest } from '../../src/pipeline/context.js';
 import { keySha256 } from '../../src/accounts/keys.js';
 import type { DecodedTx } from '../../src/tx/types.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 export const config = parseConfig(
   {
     chains: [
-      { chainId: 4663, hosts: ['fast.chain-a.example', 'localhost'], sequencers: ['http://127.0.0.1:9'] },
+      { chainId: DEV_CHAIN_ID, hosts: ['fast.chain-a.example', 'localhost'], sequencers: ['http://127.0.0.1:9'] },
       { chainId: 10, hosts: ['b.example'], sequencers: ['http://127.0.0.1:9'] },
     ],
   },
@@ -19,7 +20,7 @@ export const config = parseConfig(
 );
 export const chains = buildChains(config);
 export const hosts = new HostTable(chains);
-/** Chain 4663 (localhost) and chain 10 (b.example). */
+/** The development chain (localhost) and chain 10 (b.example). */
 export const chainA: ChainRuntime = chains[0]!;
 export const chainB: ChainRuntime = chains[1]!;
 
@@ -33,7 +34,7 @@ const doc = parseAccounts({
       keySha256: [keySha256('k1')],
       grants: [
         {
-          chainId: 4663,
+          chainId: DEV_CHAIN_ID,
           rateLimit: { perSecond: 1, burst: 2 },
           tipAddresses: [TIP],
           minTipWei: '100',
@@ -46,13 +47,19 @@ const doc = parseAccounts({
       id: 'free',
       keySha256: [keySha256('k3')],
       allowUntipped: true,
-      grants: [{ chainId: 4663, rateLimit: { perSecond: 1, burst: 1 }, tipAddresses: [], minTipWei: '0' }],
+      grants: [{ chainId: DEV_CHAIN_ID, rateLimit: { perSecond: 1, burst: 1 }, tipAddresses: [], minTipWei: '0' }],
     },
     {
       id: 's',
       keySha256: [keySha256('k9')],
       grants: [
-        { chainId: 4663, rateLimit: { perSecond: 1, burst: 1 }, tipAddresses: [], minTipWei: '0', senders: ['0x70997970C51812dc3A010C7d01b50e0d17dc79C8'] },
+        {
+          chainId: DEV_CHAIN_ID,
+          rateLimit: { perSecond: 1, burst: 1 },
+          tipAddresses: [],
+          minTipWei: '0',
+          senders: ['0x70997970C51812dc3A010C7d01b50e0d17dc79C8'],
+        },
       ],
     },
   ],
@@ -71,19 +78,19 @@ export const store: AccountStore = {
 export function account(id: 'a' | 'off' | 'free' | 's'): Account {
   return doc.accounts.find((a) => a.id === id)!;
 }
-/** An account's grant on chain 4663. */
-export const grantOf = (id: 'a' | 'free' | 's') => account(id).grants.get(4663)!;
+/** An account's grant on the development chain. */
+export const grantOf = (id: 'a' | 'free' | 's') => account(id).grants.get(DEV_CHAIN_ID)!;
 
 /** A parsed request of that method (id 1). */
 export const rpc = (method: string, params: readonly unknown[] = []): RpcRequest => ({ id: 1, idJson: '1', method, params, paramsHex: false });
 
-/** A decoded EIP-1559 transaction of chain 4663 with the given fields (its sender: whatever `sender` gives). */
+/** A decoded EIP-1559 transaction of the development chain with the given fields (its sender: whatever `sender` gives). */
 export function decoded(t: Partial<DecodedTx> = {}): DecodedTx {
   return {
     type: 2,
     hash: '0x',
     sender: () => '0x',
-    chainId: 4663n,
+    chainId: BigInt(DEV_CHAIN_ID),
     nonce: 0n,
     to: null,
     value: 0n,

@@ -5,6 +5,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { keccak256 } from '../../src/base/native.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 export interface Call {
   readonly method: string;
@@ -50,7 +51,7 @@ export class StubSequencer {
   private hanging: ServerResponse[] = [];
   port = 0;
 
-  constructor(chainId = 4663) {
+  constructor(chainId = DEV_CHAIN_ID) {
     this.chainIdHex = '0x' + chainId.toString(16);
     this.server = createServer((req, res) => void this.handle(req, res));
     this.server.keepAliveTimeout = 60_000;

@@ -1,18 +1,17 @@
 /**
  * The sync send's chains for its tests (test/chain/sync-send.test.ts, sync-receipt.test.ts): two
- * anvils of chain 4663, one mining a block every second (`mining`), one that never mines
+ * anvils of the development chain, one mining a block every second (`mining`), one that never mines
  * (`stuck`), started in a `before` hook and stopped in an `after` hook, with the file's key
  * check registered; three accounts (`keys`: sync granted, not granted, sync with one token), a
- * gate in front of one anvil (`gateOn`), a sync call, and transfers signed at a nonce.
+ * gate in front of one anvil (`gateOn`), and a sync call (transfers: txs.ts's `signNext`).
  */
 import { after, before } from 'node:test';
-import { createPublicClient, http, type Hex } from 'viem';
 import { startAnvil, type Anvil } from '../../src/dev/anvil.js';
 import { freePort } from '../../src/base/free-port.js';
-import { type AccountIn, MIN_TIP, newKey, startGate, TIP, type Gate } from './harness.js';
+import { type AccountIn, newKey, startGate, type Gate } from './harness.js';
 import { rpc } from './http.js';
-import { SIGNERS } from './txs.js';
 import { keysNeverLogged } from './gate-fixture.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 /** Chain A's sync section: anvil takes the transaction alone. */
 export const SYNC = { enabled: true, maxWaitMs: 3000, syncTimeoutFormat: 'omit' };
@@ -50,8 +49,8 @@ export function useSyncChains(): SyncChains {
     return anvils;
   };
   before(async () => {
-    const mining = await startAnvil({ port: await freePort(), chainId: 4663, blockTime: 1 });
-    const stuck = await startAnvil({ port: await freePort(), chainId: 4663, extraArgs: ['--no-mining'] });
+    const mining = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID, blockTime: 1 });
+    const stuck = await startAnvil({ port: await freePort(), chainId: DEV_CHAIN_ID, extraArgs: ['--no-mining'] });
     anvils = { mining, stuck };
   });
   after(async () => {
@@ -68,23 +67,6 @@ export function useSyncChains(): SyncChains {
     },
     gateOn: (a, chainA) => startGate({ chainB: false, sequencers: [a.url], accounts, config: { allowUntipped: true }, chainA }),
   };
-}
-
-/** A transfer by SIGNERS[signer] on the anvil at `url`, at `nonce` (the next one, pending counted, when absent). */
-export async function signed(url: string, signer: number, nonce?: number, value = MIN_TIP): Promise<Hex> {
-  const chainRpc = createPublicClient({ transport: http(url) });
-  const account = SIGNERS[signer]!;
-  const n = nonce ?? (await chainRpc.getTransactionCount({ address: account.address, blockTag: 'pending' }));
-  return account.signTransaction({
-    type: 'eip1559',
-    chainId: 4663,
-    nonce: n,
-    to: TIP as Hex,
-    value,
-    gas: 21000n,
-    maxFeePerGas: 10n ** 10n,
-    maxPriorityFeePerGas: 10n ** 9n,
-  });
 }
 
 /** eth_sendRawTransactionSync to gate `g` with key `k`. */

@@ -2,13 +2,14 @@
 import { type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
 import { createPublicClient, encodeFunctionData, http, parseAbi, type Hex } from 'viem';
 import { ANVIL_KEYS } from '../../src/dev/anvil.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 import { intBytes, signFields1559 } from '../../src/dev/sign.js';
 import { MIN_TIP, TIP } from './harness.js';
 
 export const SIGNERS = ANVIL_KEYS.map((k) => privateKeyToAccount(k as Hex));
 
-/** An anvil chain as viem names it (chain `id`, 4663 unless said), its RPC at `url`. */
-export const anvilChain = (url: string, id = 4663) =>
+/** An anvil chain as viem names it (chain `id`, the development chain unless said), its RPC at `url`. */
+export const anvilChain = (url: string, id = DEV_CHAIN_ID) =>
   ({ id, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [url] } } }) as const;
 
 export interface TxIn {
@@ -31,7 +32,7 @@ export function sign1559(t: TxIn = {}): Promise<Hex> {
   const to = t.to === undefined ? (TIP as Hex) : t.to;
   return (t.account ?? SIGNERS[t.signer ?? 0]!).signTransaction({
     type: 'eip1559',
-    chainId: t.chainId ?? 4663,
+    chainId: t.chainId ?? DEV_CHAIN_ID,
     nonce: t.nonce ?? 0,
     ...(to !== null ? { to } : {}),
     value: t.value ?? MIN_TIP,
@@ -45,16 +46,25 @@ export function sign1559(t: TxIn = {}): Promise<Hex> {
 /** Fees a local chain (anvil) takes at once. */
 export const LOCAL_FEES = { maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 10n ** 9n } as const;
 
-/** A tipped transfer by SIGNERS[signer] at its next nonce on the chain RPC `rpcUrl` (pending ones counted), with fees a local chain takes at once. */
+/** The next nonce of SIGNERS[signer] on the chain RPC `rpcUrl`, pending transactions counted. */
+export const pendingNonce = (rpcUrl: string, signer: number): Promise<number> =>
+  createPublicClient({ transport: http(rpcUrl) }).getTransactionCount({ address: SIGNERS[signer]!.address, blockTag: 'pending' });
+
+/**
+ * A transaction by SIGNERS[signer] for the chain whose RPC is `rpcUrl`: a tipped EIP-1559
+ * transfer (sign1559's defaults) at the signer's next nonce there (pending ones counted) and with
+ * fees a local chain takes at once, each unless `t` says otherwise (`t.nonce` given: the chain
+ * is not asked).
+ */
 export async function signNext(rpcUrl: string, signer: number, t: TxIn = {}): Promise<Hex> {
-  const nonce = await createPublicClient({ transport: http(rpcUrl) }).getTransactionCount({ address: SIGNERS[signer]!.address, blockTag: 'pending' });
-  return sign1559({ signer, nonce, ...LOCAL_FEES, ...t });
+  const nonce = t.nonce ?? (await pendingNonce(rpcUrl, signer));
+  return sign1559({ signer, ...LOCAL_FEES, ...t, nonce });
 }
 
 export function signLegacy(t: TxIn & { protected?: boolean } = {}): Promise<Hex> {
   return SIGNERS[t.signer ?? 0]!.signTransaction({
     type: 'legacy',
-    ...(t.protected === false ? {} : { chainId: t.chainId ?? 4663 }),
+    ...(t.protected === false ? {} : { chainId: t.chainId ?? DEV_CHAIN_ID }),
     nonce: t.nonce ?? 0,
     to: (t.to ?? TIP) as Hex,
     value: t.value ?? MIN_TIP,
@@ -66,7 +76,7 @@ export function signLegacy(t: TxIn & { protected?: boolean } = {}): Promise<Hex>
 export function sign2930(t: TxIn = {}): Promise<Hex> {
   return SIGNERS[t.signer ?? 0]!.signTransaction({
     type: 'eip2930',
-    chainId: t.chainId ?? 4663,
+    chainId: t.chainId ?? DEV_CHAIN_ID,
     nonce: t.nonce ?? 0,
     to: (t.to ?? TIP) as Hex,
     value: t.value ?? MIN_TIP,

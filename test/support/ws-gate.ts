@@ -2,7 +2,7 @@
  * The WebSocket transport's gate for its tests (test/e2e/ws-transport.test.ts,
  * ws-transport-keys.test.ts): the options for the file's `useGate` (`gateOptions`: a stub
  * sequencer of the file's own, started first and stopped after the file's tests; the transport
- * on, `WS`; four accounts, `keys`: granted chain 4663 untipped, granted it tipped, submissions
+ * on, `WS`; four accounts, `keys`: granted the development chain untipped, granted it tipped, submissions
  * off, untipped without a grant list), and transfers at fresh nonces (`tx`).
  */
 import { after } from 'node:test';
@@ -10,6 +10,7 @@ import type { Hex } from 'viem';
 import { type AccountIn, type GateOptions, newKey } from './harness.js';
 import { StubSequencer } from './stub-sequencer.js';
 import { sign1559 } from './txs.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 /** The `websocket` section the file's gate runs with. */
 export const WS = { enabled: true, maxInFlight: 64, maxConnectionsPerAccount: 2 };
@@ -29,9 +30,9 @@ export interface WsParts {
 export function wsTransportParts(): WsParts {
   const keys = { key: newKey(), other: newKey(), disabled: newKey(), capped: newKey() };
   const accounts: AccountIn[] = [
-    { id: 'mm', keys: [keys.key], allowUntipped: true, grants: [{ chainId: 4663 }] },
+    { id: 'mm', keys: [keys.key], allowUntipped: true, grants: [{ chainId: DEV_CHAIN_ID }] },
     // No grant for chain 10.
-    { id: 'other', keys: [keys.other], grants: [{ chainId: 4663 }] },
+    { id: 'other', keys: [keys.other], grants: [{ chainId: DEV_CHAIN_ID }] },
     { id: 'off', keys: [keys.disabled], submissionEnabled: false },
     { id: 'capped', keys: [keys.capped], allowUntipped: true },
   ];

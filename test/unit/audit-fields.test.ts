@@ -9,6 +9,7 @@ import { accountTxKey, auditHead, auditHeadReqId, partFields, sequencerFields, s
 import type { Sequencer } from '../../src/forward/sequencer.js';
 import { writtenLine } from '../support/log-line-text.js';
 import type { LogLine } from '../../src/log/log-line.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 const written = (build: (l: LogLine) => void): string => writtenLine('{"level":"info","time":1,"pid":2', 'forward', build);
 
@@ -26,7 +27,7 @@ describe('audit line pieces', () => {
                 l.str('audit', 'forward');
                 if (laneNamed) l.str('lane', 'plain');
                 if (method !== undefined) l.str('method', method);
-                l.str('reqId', 'r-1').str('account', 'acct').str('tx', '0xab').json('chainId', 4663);
+                l.str('reqId', 'r-1').str('account', 'acct').str('tx', '0xab').json('chainId', DEV_CHAIN_ID);
                 l.json('sequencer', seq.labelJson).str('outcome', 'accepted').str('answer', 'accepted');
                 if (rule !== null) l.str('rule', rule);
                 l.str('role', role).json('ms', '1.5');
@@ -37,7 +38,7 @@ describe('audit line pieces', () => {
                   if (before === 'open') l.str('x', 'y');
                   else l.json('x', 1);
                   l.fields(auditHead(laneNamed, method)).str('reqId', 'r-1').str('account', 'acct').str('tx', '0xab');
-                  l.fields(sequencerFields(4663, seq))
+                  l.fields(sequencerFields(DEV_CHAIN_ID, seq))
                     .fields(partFields('accepted', 'accepted', rule, role))
                     .json('ms', '1.5');
                 });
@@ -48,7 +49,7 @@ describe('audit line pieces', () => {
                   if (before === 'open') l.str('x', 'y');
                   else l.json('x', 1);
                   l.strAfter(auditHeadReqId(laneNamed, method), 'r-1').strAfter(accountTxKey('acct'), '0xab');
-                  l.jsonAfter(sequencerPartMsKey(4663, seq, 'accepted', 'accepted', rule, role), '1.5');
+                  l.jsonAfter(sequencerPartMsKey(DEV_CHAIN_ID, seq, 'accepted', 'accepted', rule, role), '1.5');
                 });
                 assert.equal(joined, fieldByField);
               }

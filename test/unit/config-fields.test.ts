@@ -14,11 +14,12 @@ import { fieldRows, renderFieldTable } from '../../src/base/config-fields.js';
 import { ConfigError, parseConfig } from '../../src/config/config.js';
 import { CONFIG } from '../../src/config/config-schema.js';
 import { block } from '../../scripts/readme-tables.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 const OPERATIONS = readFileSync(join(import.meta.dirname, '../../../docs/operations.md'), 'utf8');
 // A TLS host entry: its fields are read only where a list has an element.
 const minimal = {
-  chains: [{ chainId: 4663, hosts: ['a.example'], sequencers: ['http://127.0.0.1:8547'] }],
+  chains: [{ chainId: DEV_CHAIN_ID, hosts: ['a.example'], sequencers: ['http://127.0.0.1:8547'] }],
   listen: { tls: { hosts: [{ names: ['a.example'] }] } },
 };
 const declared = fieldRows(CONFIG).map((f) => f.path);

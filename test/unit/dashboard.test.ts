@@ -14,6 +14,7 @@ import { parseConfig } from '../../src/config/config.js';
 import { renderMetrics } from '../../src/http/internal.js';
 import { Metrics } from '../../src/metrics/metrics.js';
 import { REASON_NAMES, SUBMISSION_OUTCOMES } from '../../src/base/reasons.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 const dashboard = JSON.parse(readFileSync(join(root, 'dashboards', 'txgate.json'), 'utf8')) as {
@@ -40,7 +41,7 @@ before(async () => {
       listen: { tls: { enabled: true, certFile: 'c.pem', keyFile: 'k.pem' } },
       chains: [
         {
-          chainId: 4663,
+          chainId: DEV_CHAIN_ID,
           hosts: ['localhost'],
           sequencers: ['http://127.0.0.1:8547'],
           rpc: 'http://127.0.0.1:8545',

@@ -14,6 +14,7 @@ import { RLP } from '@ethereumjs/rlp';
 import { MIN_TIP, TIP } from '../support/harness.js';
 import { intBytes, SIGNERS, sign1559, tipCall } from '../support/txs.js';
 import { VECTORS, vectorMismatches } from '../support/vectors.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 before(() => initCrypto());
 
@@ -35,8 +36,8 @@ describe('Ethereum test vectors', () => {
 
 for (const signature of ['recover', 'curve'] as const)
   describe(`lean 0x02 path (signature check ${signature}) agrees with @ethereumjs/tx`, () => {
-    const lean = () => new TxDecoder(4663, 'prague', { signature });
-    const ref = () => new TxDecoder(4663, 'prague', { lean: false });
+    const lean = () => new TxDecoder(DEV_CHAIN_ID, 'prague', { signature });
+    const ref = () => new TxDecoder(DEV_CHAIN_ID, 'prague', { lean: false });
     const policy = { txTypes: new Set([2]) };
 
     function same(a: ReturnType<TxDecoder['decode']>, b: ReturnType<TxDecoder['decode']>): boolean {
@@ -114,12 +115,12 @@ describe('the curve signature check', () => {
   const toHex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
   const policy = { txTypes: new Set([2]) };
   const decoders = {
-    recover: new TxDecoder(4663, 'prague', { signature: 'recover' }),
-    curve: new TxDecoder(4663, 'prague', { signature: 'curve' }),
-    reference: new TxDecoder(4663, 'prague', { lean: false }),
+    recover: new TxDecoder(DEV_CHAIN_ID, 'prague', { signature: 'recover' }),
+    curve: new TxDecoder(DEV_CHAIN_ID, 'prague', { signature: 'curve' }),
+    reference: new TxDecoder(DEV_CHAIN_ID, 'prague', { lean: false }),
   };
   const unsigned = (): Uint8Array[] => [
-    big(4663n),
+    big(BigInt(DEV_CHAIN_ID)),
     big(0n),
     big(10n ** 9n),
     big(3n * 10n ** 9n),

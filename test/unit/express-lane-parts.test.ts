@@ -28,6 +28,7 @@ import { DONT_CARE_SEQUENCE, messageBytes, SEND_METHOD, submissionParams } from 
 import { initCrypto } from '../../src/base/native.js';
 import { sign1559 } from '../support/txs.js';
 import { tempDir } from '../support/temp-dir.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 const KEY = ANVIL_KEYS[4] as Hex;
 const AUCTION = '0x5fbdb2315678afecb367f032d93f642f64180aa3';
@@ -65,7 +66,7 @@ describe('the submission, as timeboost/types.go builds it', () => {
       [99999n, 17n, 2],
     ] as const) {
       const tx = await sign1559({ nonce });
-      const f = { chainId: 4663n, auction: AUCTION, round, sequence, tx: Buffer.from(tx.slice(2), 'hex') };
+      const f = { chainId: BigInt(DEV_CHAIN_ID), auction: AUCTION, round, sequence, tx: Buffer.from(tx.slice(2), 'hex') };
       const params = JSON.parse(submissionParams(f, tx, key)) as Record<string, string>[];
       assert.equal(params.length, 1);
       const p = params[0]!;

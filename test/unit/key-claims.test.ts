@@ -6,11 +6,10 @@
  * write such a document.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { FileAccountStore } from '../../src/accounts/file-store.js';
 import { parseAccountsText } from '../../src/accounts/file-text.js';
 import { keySha256 } from '../../src/accounts/keys.js';
@@ -18,14 +17,15 @@ import { AccountsFileError, parseAccounts } from '../../src/accounts/parse.js';
 import { settleKeyClaims } from '../../src/accounts/key-claims.js';
 import { createLogger } from '../../src/log/log.js';
 import { newKey, TIP } from '../support/harness.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'txgate-key-claims-'));
-after(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('txgate-key-claims-');
 
 const acct = (id: string, keys: string[]) => ({
   id,
   keySha256: keys.map(keySha256),
-  grants: [{ chainId: 4663, rateLimit: { perSecond: 10, burst: 10 }, tipAddresses: [TIP], minTipWei: '0' }],
+  grants: [{ chainId: DEV_CHAIN_ID, rateLimit: { perSecond: 10, burst: 10 }, tipAddresses: [TIP], minTipWei: '0' }],
 });
 
 let n = 0;

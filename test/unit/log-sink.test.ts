@@ -4,14 +4,13 @@
  * loses lines (counted) without throwing. (The CLI test checks its last lines reach a pipe.)
  */
 import assert from 'node:assert/strict';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { LogSink } from '../../src/log/log-sink.js';
+import { tempDir } from '../support/temp-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'txgate-sink-'));
-after(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('txgate-sink-');
 let n = 0;
 const file = () => join(dir, `out-${n++}.log`);
 const flushed = (s: LogSink) => new Promise<void>((resolve) => s.flush(() => resolve()));

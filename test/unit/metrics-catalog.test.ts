@@ -15,6 +15,7 @@ import { renderMetrics } from '../../src/http/internal.js';
 import { type FamilyDecl, METRICS, renderMetricsTable } from '../../src/metrics/catalog.js';
 import { Metrics } from '../../src/metrics/metrics.js';
 import { block } from '../../scripts/readme-tables.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 const declared: FamilyDecl[] = Object.values(METRICS);
@@ -23,7 +24,7 @@ const LANE = { enabled: true, auction: `0x${'11'.repeat(20)}`, endpoint: 'http:/
 
 function metrics(everything: boolean): Metrics {
   const chain = {
-    chainId: 4663,
+    chainId: DEV_CHAIN_ID,
     hosts: ['localhost'],
     sequencers: ['http://127.0.0.1:8547'],
     rpc: 'http://127.0.0.1:8545',

@@ -22,6 +22,7 @@ import { createSizeCapStage } from '../../src/stages/size-cap.js';
 import { parseConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/log/log.js';
 import { Writable } from 'node:stream';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 const silent = createLogger({ level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
 const head = { host: 'localhost', json: true, declaredBytes: 2, apiKey: '' };
@@ -256,7 +257,7 @@ describe('pipeline runner', () => {
   });
 
   it('every context is created with the fields of every stage, in order, before any stage runs', () => {
-    const config = parseConfig({ chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }], workers: 1 }, '/tmp', {});
+    const config = parseConfig({ chains: [{ chainId: DEV_CHAIN_ID, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }], workers: 1 }, '/tmp', {});
     const { hooks } = recorder();
     const p = admissionStages({
       config,
@@ -276,7 +277,7 @@ describe('pipeline runner', () => {
   });
 
   it('the service pipeline keeps the designed order: cheapest refusal first, the forward last', () => {
-    const config = parseConfig({ chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }], workers: 1 }, '/tmp', {});
+    const config = parseConfig({ chains: [{ chainId: DEV_CHAIN_ID, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'] }], workers: 1 }, '/tmp', {});
     const log = createLogger({ level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
     const names = createApp({ config, log }).http.stageNames;
     // docs/design.md §3.3, pinned as the relative order of the stages it names (a stage added between

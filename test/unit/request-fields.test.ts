@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 import { accountField, chainAccountFields, chainField, methodField, methodStatusUsKey, statusField } from '../../src/front/request-fields.js';
 import { writtenLine } from '../support/log-line-text.js';
 import type { LogLine, Piece } from '../../src/log/log-line.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 const written = (build: (l: LogLine) => void): string => writtenLine('{"level":"info"', 'request', build);
 
@@ -37,10 +38,10 @@ describe('request line pieces', () => {
     const account = { id: 'acct-1' };
     const cases: [(l: LogLine) => void, () => Piece][] = [
       [(l) => l.json('status', 402), () => statusField(402)],
-      [(l) => l.json('chainId', 4663), () => chainField(4663)],
+      [(l) => l.json('chainId', DEV_CHAIN_ID), () => chainField(DEV_CHAIN_ID)],
       [(l) => l.str('method', 'eth_sendRawTransaction'), () => methodField('eth_sendRawTransaction')],
       [(l) => l.str('account', 'acct-1'), () => accountField(account)],
-      [(l) => l.json('chainId', 4663).str('account', 'acct-1'), () => chainAccountFields(4663, account)],
+      [(l) => l.json('chainId', DEV_CHAIN_ID).str('account', 'acct-1'), () => chainAccountFields(DEV_CHAIN_ID, account)],
       [(l) => l.json('chainId', 10).str('account', 'acct-1'), () => chainAccountFields(10, account)],
     ];
     // Each piece followed by a string field, as the request line writes them.
@@ -66,7 +67,10 @@ describe('request line pieces', () => {
         (l) => l.jsonAfter(methodStatusUsKey('eth_sendRawTransaction', 200), 1464),
       ],
       [(l) => l.str('method', 'eth_chainId').json('status', 413).json('us', 7), (l) => l.jsonAfter(methodStatusUsKey('eth_chainId', 413), 7)],
-      [(l) => l.json('chainId', 4663).str('account', 'acct-1').str('tx', '0xab'), (l) => l.strAfter(chainAccountFields(4663, account, true), '0xab')],
+      [
+        (l) => l.json('chainId', DEV_CHAIN_ID).str('account', 'acct-1').str('tx', '0xab'),
+        (l) => l.strAfter(chainAccountFields(DEV_CHAIN_ID, account, true), '0xab'),
+      ],
     ];
     sameText(cases);
   });

@@ -21,9 +21,10 @@ import { TrackRemote } from '../../src/track/seam/remote.js';
 import { allocateRing, HEADER, RingReader, RingWriter } from '../../src/track/seam/ring.js';
 import { type HandOff, Tracker } from '../../src/track/tracker.js';
 import { ChainRpc } from '../../src/upstreams/chain-rpc/chain-rpc.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 const RPC = 'http://127.0.0.1:9';
-const chain = parseConfig({ chains: [{ chainId: 4663, hosts: ['x'], sequencers: [RPC], rpc: RPC, track: { enabled: true, pollMs: 60_000 } }] }, '.', {})
+const chain = parseConfig({ chains: [{ chainId: DEV_CHAIN_ID, hosts: ['x'], sequencers: [RPC], rpc: RPC, track: { enabled: true, pollMs: 60_000 } }] }, '.', {})
   .chains[0]!;
 const rpc = new ChainRpc(RPC);
 const log = createLogger({ level: 'silent' });
@@ -177,7 +178,7 @@ describe('an acceptance handed over', () => {
     // account named before it: the RESET comes between the account's number and the sequencer's).
     const own = new Tracker(
       parseConfig(
-        { chains: [{ chainId: 4663, hosts: ['x'], sequencers: [RPC], rpc: RPC, track: { enabled: true, pollMs: 60_000, maxTracked: 100_000 } }] },
+        { chains: [{ chainId: DEV_CHAIN_ID, hosts: ['x'], sequencers: [RPC], rpc: RPC, track: { enabled: true, pollMs: 60_000, maxTracked: 100_000 } }] },
         '.',
         {},
       ).chains[0]!,

@@ -18,9 +18,10 @@ import { type HandOff, Tracker } from '../../src/track/tracker.js';
 import type { HeadSource } from '../../src/upstreams/chain-rpc/chain-heads.js';
 import { ChainRpc } from '../../src/upstreams/chain-rpc/chain-rpc.js';
 import { eventually } from '../support/harness.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 const RPC = 'http://127.0.0.1:9';
-const chain = parseConfig({ chains: [{ chainId: 4663, hosts: ['x'], sequencers: [RPC], rpc: RPC, track: { enabled: true, pollMs: 60_000 } }] }, '.', {})
+const chain = parseConfig({ chains: [{ chainId: DEV_CHAIN_ID, hosts: ['x'], sequencers: [RPC], rpc: RPC, track: { enabled: true, pollMs: 60_000 } }] }, '.', {})
   .chains[0]!;
 const rpc = new ChainRpc(RPC);
 const log = createLogger({ level: 'silent' });

@@ -19,6 +19,7 @@ import { ChainRpc } from '../../src/upstreams/chain-rpc/chain-rpc.js';
 import { isFinal, mayMove, STATES, statesTable, TRANSITIONS, transitionsTable, type TrackState } from '../../src/track/states.js';
 import { entryStatus } from '../../src/track/status.js';
 import { Entry, TrackTable } from '../../src/track/table.js';
+import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 const ALL: TrackState[] = ['pending', 'included', 'reverted', 'replaced', 'dropped'];
@@ -95,7 +96,11 @@ describe('tracked states: the state machine', () => {
 
   it('an acceptance the tracker fails to take never throws into the forward that told it', async () => {
     const chain = parseConfig(
-      { chains: [{ chainId: 4663, hosts: ['x'], sequencers: ['http://127.0.0.1:9'], rpc: 'http://127.0.0.1:9', track: { enabled: true, pollMs: 60_000 } }] },
+      {
+        chains: [
+          { chainId: DEV_CHAIN_ID, hosts: ['x'], sequencers: ['http://127.0.0.1:9'], rpc: 'http://127.0.0.1:9', track: { enabled: true, pollMs: 60_000 } },
+        ],
+      },
       root,
       {},
     ).chains[0]!;
@@ -114,7 +119,7 @@ describe('tracked states: the state machine', () => {
   });
 
   it('the configuration: off by default; on, it needs the chain RPC', () => {
-    const chain = { chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:8547'] };
+    const chain = { chainId: DEV_CHAIN_ID, hosts: ['localhost'], sequencers: ['http://127.0.0.1:8547'] };
     assert.equal(parseConfig({ chains: [chain] }, root, {}).chains[0]!.track.enabled, false);
     assert.throws(() => parseConfig({ chains: [{ ...chain, track: { enabled: true } }] }, root, {}), /chains\[0\]\.rpc: required by track\.enabled/);
     assert.equal(parseConfig({ chains: [{ ...chain, rpc: 'http://127.0.0.1:8545', track: { enabled: true } }] }, root, {}).chains[0]!.track.enabled, true);

@@ -7,11 +7,12 @@ import { given, passed, reason } from '../../support/stage-context.js';
 import { buildChains } from '../../../src/config/chains.js';
 import { parseConfig } from '../../../src/config/config.js';
 import { chainA, rpc } from '../../support/stage-fixtures.js';
+import { DEV_CHAIN_ID } from '../../../src/dev/dev-setup.js';
 
 /** Chain 4663 with the sync method on. */
 const syncChain = buildChains(
   parseConfig(
-    { chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'], rpc: 'http://127.0.0.1:9', sync: { enabled: true } }] },
+    { chains: [{ chainId: DEV_CHAIN_ID, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'], rpc: 'http://127.0.0.1:9', sync: { enabled: true } }] },
     '/',
     {},
   ),
@@ -20,7 +21,7 @@ const syncChain = buildChains(
 /** Chain 4663 tracking its accepted transactions. */
 const trackedChain = buildChains(
   parseConfig(
-    { chains: [{ chainId: 4663, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'], rpc: 'http://127.0.0.1:9', track: { enabled: true } }] },
+    { chains: [{ chainId: DEV_CHAIN_ID, hosts: ['localhost'], sequencers: ['http://127.0.0.1:9'], rpc: 'http://127.0.0.1:9', track: { enabled: true } }] },
     '/',
     {},
   ),
