@@ -4,7 +4,7 @@
  * end answers what is in flight within the grace period, then every connection is closed.
  */
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
-import { REJECT, FAIL } from '../base/errors.js';
+import { FAIL } from '../base/errors.js';
 import type { Logger } from '../log/log.js';
 import { uws } from '../base/native.js';
 import type { FrontEnd, PortParts } from '../front/front-end.js';

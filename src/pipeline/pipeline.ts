@@ -8,7 +8,7 @@
  */
 // The module binding, not the global (a lazy getter on globalThis, looked up on every call).
 import { performance } from 'node:perf_hooks';
-import { Exit, type Header, REJECT, FAIL } from '../base/errors.js';
+import { Exit, type Header, FAIL } from '../base/errors.js';
 import type { ExitLabel } from '../base/reasons.js';
 import { fieldInitializer, type BaseCtx, type FieldInitializer } from './context.js';
 import { Later } from './later.js';

@@ -15,7 +15,7 @@
  */
 import { authenticate } from '../accounts/keys.js';
 import type { AccountStore } from '../accounts/types.js';
-import { Exit, REJECT, reject, FAIL } from '../base/errors.js';
+import { Exit, reject, FAIL } from '../base/errors.js';
 import { fieldSetter, type BaseCtx, type Body, type BodyResult } from '../pipeline/context.js';
 import { Later } from '../pipeline/later.js';
 import type { Stage } from '../pipeline/pipeline.js';
