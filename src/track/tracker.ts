@@ -33,7 +33,8 @@ import type { ForwardRequest } from '../forward/parts.js';
 import { Preconfirmations } from './preconfirm.js';
 import type { TrackedChain } from './tracked.js';
 
-type Answer = Exit | Promise<Exit>;
+/** A status question's answer: now, or once the chain RPC told. */
+type StatusExit = Exit | Promise<Exit>;
 
 /** The tracker's metrics hooks. */
 export interface TrackObserver {
@@ -285,7 +286,7 @@ export class Tracker implements TrackView, TrackedChain {
    * txgate_getTransactionStatus: the entry of the account's own transaction; anything else
    * (unknown here, or another account's: answered alike) from the chain's receipt.
    */
-  status(account: string, hash: string): Answer {
+  status(account: string, hash: string): StatusExit {
     const e = this.own(account, hash);
     if (e !== null) return statusExit(entryStatus(e, this.chainId));
     return this.fromChain(hash);
