@@ -31,7 +31,7 @@ import type { Role } from '../base/reasons.js';
 import { type Asking, lookup, resolve } from './resolve.js';
 import type { Answer, CallTimes, Upstream } from '../upstreams/upstream.js';
 import type { Sequencer } from './sequencer.js';
-import { accountTxKey, auditHeadReqId, sequencerPartMsKey } from './audit-fields.js';
+import { accountTxKey, auditHeadReqId, sequencerPartMsKey } from '../log/audit-fields.js';
 
 /** The rules above for one chain's sequencers, shared by its plain send and its sync send. */
 export class Attempts implements Asking {

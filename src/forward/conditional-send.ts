@@ -9,7 +9,7 @@
  * forward places, in a table of their own: identical bytes with identical options join; a plain
  * send of the same bytes never shares a conditional one's outcome, nor the reverse.
  */
-import { Exit, REJECT, result, upstreamRejected } from '../base/errors.js';
+import { type Exit, result, upstreamRejected } from '../base/errors.js';
 import { readPlain, readFault, type Reading } from './answer.js';
 import type { ChainLink } from './chain-link.js';
 import type { ChainForwarder } from './forwarder.js';
@@ -82,10 +82,7 @@ export class ConditionalSend {
       granted: base.granted,
       conditional: c,
     };
-    const f = this.forwarder.unavailable() ?? this.flights.open(key, req) ?? REJECT.overloaded;
-    if (f instanceof Exit) return f;
-    this.forwarder.route(req, this.method, f);
-    return f;
+    return this.forwarder.launch(this.flights, key, req, this.method);
   }
 }
 

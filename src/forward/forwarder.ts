@@ -107,18 +107,20 @@ export class ChainForwarder {
   }
 
   private send(req: ForwardRequest): Exit | Flight {
-    const f = this.unavailable() ?? this.flights.open(req.hash, req) ?? REJECT.overloaded;
-    if (f instanceof Exit) {
-      this.dups.release(req.hash);
-      return f;
-    }
-    this.route(req, this.plain, f);
+    const f = this.launch(this.flights, req.hash, req, this.plain);
+    if (f instanceof Exit) this.dups.release(req.hash);
     return f;
   }
 
-  /** 503 upstream_unavailable where no sequencer of the chain is up (nothing sent), else null. */
-  unavailable(): Exit | null {
-    return this.sequencers.some((s) => s.eligible) ? null : REJECT.upstream_unavailable;
+  /**
+   * A send by `method` as a flight of `flights` on this chain's route, every send's alike (the
+   * plain send's here, the conditional send's): 503 at once, nothing sent, where no sequencer is
+   * up (upstream_unavailable) or no place is free (overloaded).
+   */
+  launch(flights: Flights, key: string, req: ForwardRequest, method: SendMethod): Exit | Flight {
+    const f = this.sequencers.some((s) => s.eligible) ? (flights.open(key, req) ?? REJECT.overloaded) : REJECT.upstream_unavailable;
+    if (!(f instanceof Exit)) this.route(req, method, f);
+    return f;
   }
 
   /**

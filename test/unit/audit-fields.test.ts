@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { accountTxKey, auditHead, auditHeadReqId, partFields, sequencerFields, sequencerPartMsKey } from '../../src/forward/audit-fields.js';
+import { accountTxKey, auditHead, auditHeadReqId, partFields, sequencerFields, sequencerPartMsKey } from '../../src/log/audit-fields.js';
 import type { Sequencer } from '../../src/forward/sequencer.js';
 import { writtenLine } from '../support/log-line-text.js';
 import type { LogLine } from '../../src/log/log-line.js';

@@ -7,8 +7,10 @@
  * vocabularies (reasons.ts, answer.ts) or is JSON already (a sequencer's label): bounded, and
  * written as `str` and `json` wrote them.
  */
-import { piece, piecesBy, type Piece } from '../log/log-line.js';
-import type { Sequencer } from './sequencer.js';
+import { piece, piecesBy, type Piece } from './log-line.js';
+
+/** What the line reads of a sequencer (src/forward/sequencer.ts): its label, as JSON already. */
+type Sequencer = { readonly labelJson: string };
 
 /** `,"audit":"forward"`, then `,"lane":"plain"` where the chain names the lane, then `,"method":…` (by lane named, then method). */
 const headOf = (laneNamed: boolean) =>
