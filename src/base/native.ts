@@ -158,6 +158,15 @@ export function keccak256Parts(a: Uint8Array, b: Uint8Array, c: Uint8Array): Uin
   return h.digest('binary');
 }
 
+/** keccak-256 as a transaction hash is written: 0x and 64 lower-case hex digits. */
+export function keccak256Hex(data: Uint8Array): string {
+  const h = hasher;
+  if (h === undefined) throw new Error('initCrypto() was not awaited before keccak256()');
+  h.init();
+  h.update(data);
+  return '0x' + h.digest('hex');
+}
+
 /** keccak-256 with one reused WebAssembly hasher (synchronous once initCrypto has resolved). */
 export function keccak256(data: Uint8Array): Uint8Array {
   const h = hasher;
