@@ -16,9 +16,13 @@ export function toBig(b: Bytes): bigint {
   return toBigAt(b, 0, b.length);
 }
 
-/** The canonical big-endian integer in `b[s..e)`: exact in a double up to 6 bytes, then six bytes at a time (no hex string). */
+/**
+ * The canonical big-endian integer in `b[s..e)`: exact in a double up to 6 bytes, then six bytes
+ * at a time up to 32 (no hex string); longer (a hostile chain id), through hex, linear in its size.
+ */
 export function toBigAt(b: Bytes, s: number, e: number): bigint {
   if (e - s <= 6) return BigInt(uintAt(b, s, e));
+  if (e - s > 32) return BigInt('0x' + Buffer.from(b.buffer, b.byteOffset + s, e - s).toString('hex'));
   let n = 0n;
   let i = s;
   const head = (e - s) % 6;
