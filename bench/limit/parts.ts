@@ -17,11 +17,11 @@ export interface LimitScenario {
   readonly over?: string;
 }
 
-const SUBMISSION = ['envelope', 'lookup', 'decode', 'forward', 'audit'] as const;
+const SUBMISSION = ['envelope', 'lookup', 'decode', 'floor', 'forward', 'audit'] as const;
 export const LIMIT: readonly LimitScenario[] = [
   { name: 'eth_chainId', parts: ['envelope', 'audit'] },
   { name: '401 unauthorized', parts: ['envelope', 'lookup', 'audit'] },
-  { name: '402 fee_rejected', parts: ['envelope', 'lookup', 'decode', 'audit'] },
+  { name: '402 fee_rejected', parts: ['envelope', 'lookup', 'decode', 'floor', 'audit'] },
   { name: 'valid submission', parts: SUBMISSION, stub: { offset: 0 } },
   { name: WS_SEQUENCER, parts: SUBMISSION, stub: { offset: CHAINS.ws.stub, ws: true }, chainId: CHAINS.ws.chainId },
   {
@@ -103,6 +103,7 @@ export function partsOf(
 ): { setups: PartSetup[]; scenarios: Scenario[] } {
   const parts: Part[] = ['transport', ...l.parts.filter((p) => p !== 'audit' || captured.lines.length > 0)];
   const raws = l.parts.includes('decode') ? rawsOf(s) : undefined;
+  const withRaws = new Set<Part>(['decode', 'floor', 'forward']);
   const setups = parts.map(
     (part, i): PartSetup => ({
       port: o.port + i,
@@ -110,7 +111,7 @@ export function partsOf(
       status: captured.status,
       headers: captured.headers,
       body: captured.body,
-      ...(part === 'decode' || part === 'forward' ? { raws: raws!, chainId: l.chainId ?? 4663 } : {}),
+      ...(withRaws.has(part) ? { raws: raws!, chainId: l.chainId ?? 4663 } : {}),
       ...(part === 'forward' && l.stub !== undefined ? { sequencer: `${l.stub.ws ? 'ws' : 'http'}://127.0.0.1:${o.stubBase + l.stub.offset}` } : {}),
       ...(part === 'lookup' ? { keyHashes: o.keyHashes } : {}),
       ...(part === 'audit' ? { lines: captured.lines.map(lineFields) } : {}),

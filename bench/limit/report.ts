@@ -21,7 +21,7 @@ export interface LimitRow {
   readonly ratio: number;
   /** txgate over the echo of the same run. */
   readonly echoRatio: number;
-  /** What remains (txgate − sum) named by part of the request (its stages, the answer, outside them): each part's cost less the irreducible parts done in it. */
+  /** What remains (txgate − sum) named by part of the request (its stages, the answer, outside them): each group's count less the irreducible parts done in it. */
   readonly remains: readonly { readonly stage: string; readonly cost: number; readonly parts: number; readonly rest: number }[];
 }
 
@@ -43,6 +43,9 @@ const GROUPS: readonly { readonly name: string; readonly txgate: readonly string
   { name: 'the answer (its hook, the log lines)', txgate: ['answer'], parts: ['audit'] },
 ];
 
+/** Parts measured inside another (the decode part's native floor): shown beside it, not added to the sum. */
+const WITHIN: ReadonlySet<Part> = new Set<Part>(['floor']);
+
 export function limitRow(o: {
   readonly l: LimitScenario;
   readonly txgate: Rounds;
@@ -58,7 +61,7 @@ export function limitRow(o: {
     part,
     cost: part === 'transport' ? median(rounds) : median(rounds.map((r, i) => r - (transport[i] ?? transport[0]!))),
   }));
-  const sum = parts.reduce((a, p) => a + p.cost, 0);
+  const sum = parts.reduce((a, p) => a + (WITHIN.has(p.part) ? 0 : p.cost), 0);
   const txgate = median(o.txgate);
   const echo = median(o.echo);
   const cost = (names: readonly string[]) => names.reduce((a, n) => a + (o.stages.get(n) ?? 0), 0);
@@ -78,16 +81,30 @@ export function limitRow(o: {
 }
 
 const k = (n: number) => `${(n / 1000).toFixed(1)}k`;
+const signed = (n: number) => (n < 0 ? `−${k(-n)}` : `+${k(n)}`);
 
-/** The console's and the Markdown's table: one row per scenario, then what remains by stage. */
+/** One signed figure per name: a group's (or stage's) count less its parts (entries of one name added up: a run recorded before they were one). */
+function remainsByName(r: LimitRow): { stage: string; rest: number }[] {
+  const by = new Map<string, number>();
+  for (const x of r.remains) by.set(x.stage, (by.get(x.stage) ?? 0) + x.rest);
+  return [...by].map(([stage, rest]) => ({ stage, rest }));
+}
+
+/**
+ * The console's and the Markdown's table: one row per scenario (the decode part with its native
+ * floor beside it), then what remains of each, one signed figure per group of txgate's parts.
+ */
 export function limitTables(rows: readonly LimitRow[]): string[] {
   const out = [
     '| scenario | transport | envelope | lookup | decode | forward | audit | sum | txgate | txgate / sum | txgate / echo |',
     '|---|---|---|---|---|---|---|---|---|---|---|',
   ];
+  const cost = (r: LimitRow, p: Part) => r.parts.find((x) => x.part === p)?.cost;
   const cell = (r: LimitRow, p: Part) => {
-    const c = r.parts.find((x) => x.part === p);
-    return c === undefined ? '—' : k(c.cost);
+    const c = cost(r, p);
+    if (c === undefined) return '—';
+    const floor = p === 'decode' ? cost(r, 'floor') : undefined;
+    return floor === undefined ? k(c) : `${k(c)} (native ${k(floor)})`;
   };
   for (const r of rows)
     out.push(
@@ -97,8 +114,10 @@ export function limitTables(rows: readonly LimitRow[]): string[] {
     if (r.remains.length === 0) continue;
     out.push(
       '',
-      `What remains of ${r.scenario} (${k(r.txgate - r.sum)}), by part of txgate's request (below zero: txgate does it in less than the part alone): ` +
-        r.remains.map((x) => `${x.stage} ${k(x.rest)}`).join(', '),
+      `What remains of ${r.scenario} (${k(r.txgate - r.sum)}), by part of txgate's request, each txgate's count of it less the irreducible parts done in it (below zero: txgate does it in less than the parts alone): ` +
+        remainsByName(r)
+          .map((x) => `${x.stage} ${signed(x.rest)}`)
+          .join(', '),
     );
   }
   return out;

@@ -12,6 +12,10 @@
  * - `lookup`: the X-Api-Key header's SHA-256 and one map read;
  * - `decode`: decode and signature check of the pool's next raw transaction (txgate's decoder,
  *   the lean 0x02 path, `crypto.signature: "curve"`, as the bench's txgate is configured);
+ * - `floor`: of that, the native calls alone, on the same bytes: the transaction's keccak-256
+ *   (its hash, as hex) and the curve check (libsecp256k1 parsing r as a compressed point's x),
+ *   with r copied into the point as the decoder does: the decode part's floor, a part of it
+ *   (not added to the sum);
  * - `forward`: the pool's next raw transaction to the scenario's stub sequencer, one frame on a
  *   kept-alive ws:// connection or one request over a kept-alive undici connection, its answer
  *   read and parsed, before the answer is written;
@@ -29,11 +33,12 @@ import type { HttpResponse, HttpRequest } from 'uWebSockets.js';
 import WebSocket from 'ws';
 import { FastLog } from '../../src/log/log-line.js';
 import { LogSink } from '../../src/log/log-sink.js';
-import { initCrypto, uws } from '../../src/base/native.js';
+import { initCrypto, isCurvePoint, keccak256Hex, uws } from '../../src/base/native.js';
+import { Items, splitItems } from '../../src/tx/rlp.js';
 import { TxDecoder } from '../../src/tx/decoder.js';
 import { onBody } from './uws-body.js';
 
-export type Part = 'transport' | 'envelope' | 'lookup' | 'decode' | 'forward' | 'audit';
+export type Part = 'transport' | 'envelope' | 'lookup' | 'decode' | 'floor' | 'forward' | 'audit';
 
 export interface PartSetup {
   readonly port: number;
@@ -42,7 +47,7 @@ export interface PartSetup {
   readonly status: string;
   readonly headers: readonly (readonly [string, string])[];
   readonly body: string;
-  /** decode, forward: the raw transactions of the scenario's pool, in the order the bench sends them. */
+  /** decode, floor, forward: the raw transactions of the scenario's pool, in the order the bench sends them. */
   readonly raws?: readonly string[];
   readonly chainId?: number;
   /** forward: the stub sequencer's URL (ws:// or http://). */
@@ -92,6 +97,28 @@ function partRun(p: PartSetup): Run | Promise<Run> {
       const bytes = raws.map((r) => Buffer.from(r.substring(2), 'hex'));
       return (_q, _b, done) => {
         decoder.decode(bytes[k++ % bytes.length]!, POLICY);
+        done();
+      };
+    }
+    case 'floor': {
+      // Where r lies in each transaction is read before the rounds (the decoder's walk is its own work, not the floor's).
+      const bytes = raws.map((r) => Buffer.from(r.substring(2), 'hex'));
+      const items = new Items(12);
+      const rs = bytes.map((b) => {
+        if (!splitItems(b, 1, items)) throw new Error('limit server: a pool transaction is not a 0x02 list');
+        return [items.start[10]!, items.end[10]!] as const;
+      });
+      const point = new Uint8Array(33);
+      return (_q, _b, done) => {
+        const i = k++ % bytes.length;
+        const b = bytes[i]!;
+        const [rs0, re] = rs[i]!;
+        keccak256Hex(b);
+        point[0] = 2;
+        const pad = 33 - (re - rs0);
+        for (let j = 1; j < pad; j++) point[j] = 0;
+        for (let j = rs0; j < re; j++) point[pad + j - rs0] = b[j]!;
+        isCurvePoint(point);
         done();
       };
     }

@@ -6,12 +6,13 @@
  * - secp256k1: its index.js falls back to `elliptic` (pure JS, far slower); we require `bindings` only.
  *   Optionally (crypto.secp256k1 = "system") recovery goes through the system's libsecp256k1
  *   instead, via native/secp256k1-system.c; if that binding is missing, start-up fails.
- * - keccak-256: hash-wasm (WebAssembly, one reused hasher; no JS fall-back exists).
+ * - keccak-256: a WebAssembly function of our own (keccak.ts: one instance, its memory reused;
+ *   no JS fall-back exists).
  */
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type * as Uws from 'uWebSockets.js';
-import { createKeccak } from 'hash-wasm';
+import { Keccak256 } from './keccak.js';
 
 const require = createRequire(import.meta.url);
 
@@ -133,12 +134,10 @@ export function secp256k1(): Secp256k1 {
   return secpModule;
 }
 
-type Hasher = Awaited<ReturnType<typeof createKeccak>>;
-let hasher: Hasher | undefined;
+const hasher = new Keccak256();
 
-/** Must be awaited once at start-up (WebAssembly instantiation) before `keccak256` is used. */
+/** Must be awaited once at start-up: the recovery binding chosen (keccak needs nothing: its module is built synchronously). */
 export async function initCrypto(binding: Secp256k1Binding = 'npm'): Promise<void> {
-  hasher ??= await createKeccak(256);
   useSecp256k1(binding);
 }
 
@@ -149,20 +148,15 @@ export function useSecp256k1(binding: Secp256k1Binding): void {
 
 /** keccak-256 of the concatenation of parts, without concatenating them. */
 export function keccak256Parts(a: Uint8Array, b: Uint8Array, c: Uint8Array): Uint8Array {
-  const h = hasher;
-  if (h === undefined) throw new Error('initCrypto() was not awaited before keccak256()');
-  h.init();
-  h.update(a);
-  h.update(b);
-  h.update(c);
-  return h.digest('binary');
+  return hasher.digestParts(a, b, c);
 }
 
-/** keccak-256 with one reused WebAssembly hasher (synchronous once initCrypto has resolved). */
+/** keccak-256 as a transaction hash is written: 0x and 64 lower-case hex digits. */
+export function keccak256Hex(data: Uint8Array): string {
+  return hasher.hex(data);
+}
+
+/** keccak-256 (synchronous; one reused WebAssembly instance). */
 export function keccak256(data: Uint8Array): Uint8Array {
-  const h = hasher;
-  if (h === undefined) throw new Error('initCrypto() was not awaited before keccak256()');
-  h.init();
-  h.update(data);
-  return h.digest('binary');
+  return hasher.digest(data);
 }

@@ -25,7 +25,7 @@ import { chainCommon, NATIVE_CRYPTO } from './crypto.js';
 import { Lean1559 } from './lean1559.js';
 import { referenceDecode } from './reference.js';
 import { chainMismatch, invalid } from './refuse.js';
-import { type Bytes, splitList, toBig, type Values } from './rlp.js';
+import { type Bytes, Items, splitItems, splitList, toBig, toBigAt, uintAt, type Values } from './rlp.js';
 import { isSolanaWireTransaction } from './solana.js';
 import type { DecodedTx } from './types.js';
 
@@ -38,6 +38,12 @@ const LEAN_UNMODELLED_EIPS = [2780, 7976, 7981, 8037];
 const FIELDS: Record<number, readonly [number, number]> = { 0: [6, 9], 1: [8, 11], 2: [9, 12], 4: [10, 13] };
 /** Fields that must be RLP lists, by type: the access list (then the authorization list). */
 const LIST_FIELDS: Record<number, readonly number[]> = { 1: [7], 2: [8], 4: [8, 9] };
+
+const CHAIN_ID_NOT_BYTES = 'chainId must be a byte string';
+const CHAIN_ID_LEADING_ZEROS = 'chainId has leading zeros';
+const ACCESS_LIST_NOT_LIST = 'accessList must be a list';
+const wrongFieldCount = (type: number, got: number): string => `expected ${FIELDS[type]![1]} fields for type ${type}, got ${got}`;
+const typeNotAccepted = (type: number): Exit => reject('unsupported_tx_type', `Transaction type 0x0${type} is not accepted for this account`);
 
 export interface DecodePolicy {
   /** Envelope types accepted (0 = legacy EIP-155). */
@@ -54,10 +60,15 @@ export class TxDecoder {
   /** How the lean path checks signatures (config `crypto.signature`, `curve` by default); the reference path always recovers. */
   readonly signature: SignatureCheck;
   private readonly lean1559: Lean1559;
+  /** The chain id as a number, for the lean path's comparison. */
+  private readonly chainIdNumber: number;
+  /** The lean path's items of the signed list, read in place (reused: decoding is synchronous). */
+  private readonly items = new Items(12);
 
   constructor(chainId: number, hardfork: string, opts: { lean?: boolean; signature?: SignatureCheck } = {}) {
     this.common = chainCommon(chainId, hardfork, NATIVE_CRYPTO);
     this.chainId = BigInt(chainId);
+    this.chainIdNumber = chainId;
     this.signature = opts.signature ?? 'curve';
     const c = this.common;
     this.lean = (opts.lean ?? true) && c.isActivatedEIP(1559) && !LEAN_UNMODELLED_EIPS.some((e) => c.isActivatedEIP(e));
@@ -69,35 +80,27 @@ export class TxDecoder {
     if (bytes.length === 0) return invalid('empty');
     const b0 = bytes[0]!;
     let type: number;
-    let payload: Bytes;
-    if (b0 >= 0xc0) {
-      type = 0;
-      payload = bytes;
-    } else if (b0 === 1 || b0 === 2 || b0 === 4) {
-      type = b0;
-      payload = bytes.subarray(1);
-    } else {
+    if (b0 >= 0xc0) type = 0;
+    else if (b0 === 1 || b0 === 2 || b0 === 4) type = b0;
+    else {
       if (isSolanaWireTransaction(bytes)) return REJECT.solana_transaction;
       if (b0 === 3) return reject('unsupported_tx_type', 'Blob (0x03) transactions are not accepted');
       if (b0 < 0x80) return reject('unsupported_tx_type', `Unknown transaction type 0x${b0.toString(16).padStart(2, '0')}`);
       return invalid('not an RLP list or a typed envelope');
     }
 
-    let values: Values;
-    // The lean path splits the 0x02 list itself (the same strictness as RLP.decode, cheaper: docs/performance.md);
-    // anything it refuses goes through RLP.decode below for the precise error.
-    const split = type === 2 && this.lean ? splitList(payload) : null;
-    if (split !== null) values = split;
-    else {
-      const v = orError(RLP.decode, payload);
-      if (v instanceof Error) return this.notEvm(bytes, `malformed RLP (${v.message})`);
-      if (!Array.isArray(v)) return this.notEvm(bytes, 'the payload is not an RLP list');
-      values = v as Values;
-    }
+    // The lean path reads the 0x02 list in place (the same strictness as RLP.decode, cheaper:
+    // docs/performance.md); anything it refuses goes through RLP.decode below for the precise error.
+    if (type === 2 && this.lean && splitItems(bytes, 1, this.items)) return this.decodeLean(bytes, this.items, policy);
+
+    const v = orError(RLP.decode, type === 0 ? bytes : bytes.subarray(1));
+    if (v instanceof Error) return this.notEvm(bytes, `malformed RLP (${v.message})`);
+    if (!Array.isArray(v)) return this.notEvm(bytes, 'the payload is not an RLP list');
+    const values = v as Values;
 
     const [unsignedCount, signedCount] = FIELDS[type]!;
     if (values.length === unsignedCount) return REJECT.unsigned_transaction;
-    if (values.length !== signedCount) return this.notEvm(bytes, `expected ${signedCount} fields for type ${type}, got ${values.length}`);
+    if (values.length !== signedCount) return this.notEvm(bytes, wrongFieldCount(type, values.length));
 
     // Policy: replay protection, envelope, chain.
     if (type === 0) {
@@ -113,10 +116,10 @@ export class TxDecoder {
       else if ((vb - 35n) >> 1n !== this.chainId) return chainMismatch(this.chainId, (vb - 35n) >> 1n);
       if (!policy.txTypes.has(0)) return reject('unsupported_tx_type', 'Legacy transactions are not accepted for this account');
     } else {
-      if (!policy.txTypes.has(type)) return reject('unsupported_tx_type', `Transaction type 0x0${type} is not accepted for this account`);
+      if (!policy.txTypes.has(type)) return typeNotAccepted(type);
       const cid = values[0];
-      if (!(cid instanceof Uint8Array)) return invalid('chainId must be a byte string');
-      if (cid.length > 0 && cid[0] === 0) return invalid('chainId has leading zeros');
+      if (!(cid instanceof Uint8Array)) return invalid(CHAIN_ID_NOT_BYTES);
+      if (cid.length > 0 && cid[0] === 0) return invalid(CHAIN_ID_LEADING_ZEROS);
       const signedFor = toBig(cid);
       if (signedFor !== this.chainId) return chainMismatch(this.chainId, signedFor);
     }
@@ -125,10 +128,27 @@ export class TxDecoder {
     // or the authorization list must be an RLP list; the spec does not.
     const lists = LIST_FIELDS[type];
     if (lists !== undefined)
-      for (const i of lists) if (!Array.isArray(values[i])) return invalid(i === lists[0] ? 'accessList must be a list' : 'authorizationList must be a list');
+      for (const i of lists) if (!Array.isArray(values[i])) return invalid(i === lists[0] ? ACCESS_LIST_NOT_LIST : 'authorizationList must be a list');
 
-    if (type === 2 && this.lean) return this.lean1559.validate(bytes, values);
     return this.reference(bytes, type, values);
+  }
+
+  /**
+   * The policy checks above, in their order, over the 0x02 list read in place (`it`), then the
+   * lean path: the same refusals with the same messages.
+   */
+  private decodeLean(bytes: Bytes, it: Items, policy: DecodePolicy): DecodedTx | Exit {
+    if (it.count === 9) return REJECT.unsigned_transaction;
+    if (it.count !== 12) return this.notEvm(bytes, wrongFieldCount(2, it.count));
+    if (!policy.txTypes.has(2)) return typeNotAccepted(2);
+    if (it.lists[0] !== null) return invalid(CHAIN_ID_NOT_BYTES);
+    const cs = it.start[0]!;
+    const ce = it.end[0]!;
+    if (ce > cs && bytes[cs] === 0) return invalid(CHAIN_ID_LEADING_ZEROS);
+    if (ce - cs <= 6 ? uintAt(bytes, cs, ce) !== this.chainIdNumber : toBigAt(bytes, cs, ce) !== this.chainId)
+      return chainMismatch(this.chainId, toBigAt(bytes, cs, ce));
+    if (it.lists[8] === null) return invalid(ACCESS_LIST_NOT_LIST);
+    return this.lean1559.validate(bytes, it);
   }
 
   /** When bytes are not a valid EVM transaction, they may still be a Solana one. */

@@ -1,6 +1,7 @@
 /**
- * The RLP the lean 0x02 path reads straight out of the raw bytes: the list split into views (the
- * same strictness as @ethereumjs/rlp, fuzzed against it), the byte span of the unsigned fields
+ * The RLP the lean 0x02 path reads straight out of the raw bytes: the list's items as offsets
+ * (`splitItems`: no view made until a field is needed) or as views (`splitList`), both with the
+ * same strictness as @ethereumjs/rlp (fuzzed against it), the byte span of the unsigned fields
  * (the signing payload, hashed without re-encoding) and the list header that precedes them.
  */
 import { RLP } from '@ethereumjs/rlp';
@@ -12,16 +13,33 @@ export const hex = (b: Bytes): string => Buffer.from(b.buffer, b.byteOffset, b.b
 
 /** A canonical big-endian integer. */
 export function toBig(b: Bytes): bigint {
-  if (b.length === 0) return 0n;
-  if (b.length <= 6) {
-    let n = 0;
-    for (let i = 0; i < b.length; i++) n = n * 256 + b[i]!;
-    return BigInt(n);
-  }
-  return BigInt('0x' + hex(b));
+  return toBigAt(b, 0, b.length);
 }
 
-export const leadingZero = (b: Bytes): boolean => b.length > 0 && b[0] === 0;
+/**
+ * The canonical big-endian integer in `b[s..e)`: exact in a double up to 6 bytes, then six bytes
+ * at a time up to 32 (no hex string); longer (a hostile chain id), through hex, linear in its size.
+ */
+export function toBigAt(b: Bytes, s: number, e: number): bigint {
+  if (e - s <= 6) return BigInt(uintAt(b, s, e));
+  if (e - s > 32) return BigInt('0x' + Buffer.from(b.buffer, b.byteOffset + s, e - s).toString('hex'));
+  let n = 0n;
+  let i = s;
+  const head = (e - s) % 6;
+  if (head > 0) {
+    n = BigInt(uintAt(b, s, s + head));
+    i += head;
+  }
+  for (; i < e; i += 6) n = (n << 48n) | BigInt(uintAt(b, i, i + 6));
+  return n;
+}
+
+/** `b[s..e)` as a big-endian number: exact for up to 6 bytes. */
+export function uintAt(b: Bytes, s: number, e: number): number {
+  let n = 0;
+  for (let i = s; i < e; i++) n = n * 256 + b[i]!;
+  return n;
+}
 
 /** Big-endian length of `n` bytes at `o`, or -1 with a leading zero byte (non-canonical). */
 function lengthAt(p: Bytes, o: number, n: number): number {
@@ -29,97 +47,132 @@ function lengthAt(p: Bytes, o: number, n: number): number {
 }
 
 /**
- * The items of the RLP list that is exactly `p`, as subarrays (nested lists decoded by
- * RLP.decode), or null for anything RLP.decode would refuse: non-canonical prefixes and
- * lengths, lengths past the end, bytes after the list. Same rules as @ethereumjs/rlp.
+ * The items of an RLP list read in place (`splitItems`): item i's payload is
+ * `bytes[start[i]..end[i])`, and `lists[i]` is its decoded value when it is a list (nested lists
+ * decoded by RLP.decode; `EMPTY_LIST` for 0xc0), null when it is a byte string. The first
+ * `capacity` items are recorded; `count` counts them all. One per decoder, reused: decoding is
+ * synchronous, one transaction at a time per thread.
  */
-export function splitList(p: Bytes): Values | null {
-  const b = p[0];
-  if (b === undefined || b < 0xc0) return null;
+export class Items {
+  count = 0;
+  /** Where the list's payload starts: the first item's header (the signing payload's start). */
+  payload = 0;
+  readonly start: Int32Array;
+  readonly end: Int32Array;
+  readonly lists: (Values | null)[];
+
+  constructor(readonly capacity: number) {
+    this.start = new Int32Array(capacity);
+    this.end = new Int32Array(capacity);
+    this.lists = new Array<Values | null>(capacity).fill(null);
+  }
+
+  /** Item i's payload as a view. */
+  bytes(p: Bytes, i: number): Bytes {
+    return p.subarray(this.start[i]!, this.end[i]!);
+  }
+}
+
+/** The decoded value of an empty list item (never handed out: `splitList` gives each its own). */
+export const EMPTY_LIST: Values = Object.freeze([]) as unknown as Values;
+
+/**
+ * Reads the RLP list that is exactly `p[at..]` into `out`, or false for anything RLP.decode would
+ * refuse: non-canonical prefixes and lengths, lengths past the end, bytes after the list, a nested
+ * list RLP.decode refuses. Same rules as @ethereumjs/rlp.
+ */
+export function splitItems(p: Bytes, at: number, out: Items): boolean {
+  const b = p[at];
+  if (b === undefined || b < 0xc0) return false;
   let start: number;
   let end: number;
   if (b <= 0xf7) {
-    start = 1;
-    end = 1 + (b - 0xc0);
+    start = at + 1;
+    end = at + 1 + (b - 0xc0);
   } else {
     const ll = b - 0xf7;
-    if (1 + ll > p.length) return null;
-    const len = lengthAt(p, 1, ll);
-    if (len < 56) return null;
-    start = 1 + ll;
+    if (at + 1 + ll > p.length) return false;
+    const len = lengthAt(p, at + 1, ll);
+    if (len < 56) return false;
+    start = at + 1 + ll;
     end = start + len;
   }
-  if (end !== p.length) return null;
-  const out: Values = [];
+  if (end !== p.length) return false;
+  out.payload = start;
+  let n = 0;
   let o = start;
   while (o < end) {
     const c = p[o]!;
+    let s: number;
+    let e: number;
+    let list: Values | null = null;
     if (c < 0x80) {
-      out.push(p.subarray(o, o + 1));
-      o += 1;
+      s = o;
+      e = o + 1;
     } else if (c <= 0xb7) {
       const len = c - 0x80;
-      if (o + 1 + len > end || (len === 1 && p[o + 1]! < 0x80)) return null;
-      out.push(p.subarray(o + 1, o + 1 + len));
-      o += 1 + len;
+      if (o + 1 + len > end || (len === 1 && p[o + 1]! < 0x80)) return false;
+      s = o + 1;
+      e = s + len;
     } else if (c <= 0xbf) {
       const ll = c - 0xb7;
-      if (o + 1 + ll > end) return null;
+      if (o + 1 + ll > end) return false;
       const len = lengthAt(p, o + 1, ll);
-      if (len <= 55 || o + 1 + ll + len > end) return null;
-      out.push(p.subarray(o + 1 + ll, o + 1 + ll + len));
-      o += 1 + ll + len;
+      if (len <= 55 || o + 1 + ll + len > end) return false;
+      s = o + 1 + ll;
+      e = s + len;
     } else {
       let hdr = 1;
       let len = c - 0xc0;
       if (c > 0xf7) {
         const ll = c - 0xf7;
-        if (o + 1 + ll > end) return null;
+        if (o + 1 + ll > end) return false;
         len = lengthAt(p, o + 1, ll);
-        if (len < 56) return null;
+        if (len < 56) return false;
         hdr = 1 + ll;
       }
-      if (o + hdr + len > end) return null;
-      if (len === 0) out.push([]);
+      if (o + hdr + len > end) return false;
+      s = o + hdr;
+      e = s + len;
+      if (len === 0) list = EMPTY_LIST;
       else
         try {
-          out.push(RLP.decode(p.subarray(o, o + hdr + len)) as Values);
+          list = RLP.decode(p.subarray(o, e)) as Values;
         } catch {
-          return null;
+          return false;
         }
-      o += hdr + len;
     }
+    if (n < out.capacity) {
+      out.start[n] = s;
+      out.end[n] = e;
+      out.lists[n] = list;
+    }
+    n++;
+    o = e;
   }
-  return out;
+  out.count = n;
+  return true;
 }
 
-/** Length of an RLP item's header and payload at `o` (input already validated by RLP.decode). */
-function itemEnd(b: Bytes, o: number): number {
-  const p = b[o]!;
-  if (p < 0x80) return o + 1;
-  if (p <= 0xb7) return o + 1 + (p - 0x80);
-  if (p <= 0xbf) {
-    const ll = p - 0xb7;
-    return o + 1 + ll + readLen(b, o + 1, ll);
+/**
+ * The items of the RLP list that is exactly `p`, as subarrays (nested lists decoded by
+ * RLP.decode), or null for anything RLP.decode would refuse (`splitItems`' rules).
+ */
+export function splitList(p: Bytes): Values | null {
+  const items = new Items(p.length);
+  if (!splitItems(p, 0, items)) return null;
+  const out: Values = [];
+  for (let i = 0; i < items.count; i++) {
+    const l = items.lists[i] ?? null;
+    out.push(l === null ? items.bytes(p, i) : l === EMPTY_LIST ? [] : l);
   }
-  if (p <= 0xf7) return o + 1 + (p - 0xc0);
-  const ll = p - 0xf7;
-  return o + 1 + ll + readLen(b, o + 1, ll);
+  return out;
 }
 
 function readLen(b: Bytes, o: number, n: number): number {
   let len = 0;
   for (let i = 0; i < n; i++) len = len * 256 + b[o + i]!;
   return len;
-}
-
-/** Byte span of the first `count` items of the list at `listAt`. */
-export function unsignedSpan(b: Bytes, listAt: number, count: number): { start: number; end: number } {
-  const p = b[listAt]!;
-  const start = p <= 0xf7 ? listAt + 1 : listAt + 1 + (p - 0xf7);
-  let o = start;
-  for (let i = 0; i < count; i++) o = itemEnd(b, o);
-  return { start, end: o };
 }
 
 export const TYPE_2 = Uint8Array.of(2);
@@ -135,8 +188,16 @@ export function listHeader(len: number): Uint8Array {
   return out;
 }
 
-export function compareBytes(a: Bytes, b: Bytes): number {
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+/** Compares the canonical big-endian integers `p[as..ae)` and `p[bs..be)` (no leading zero bytes): by length, then bytes. */
+export function compareUint(p: Bytes, as: number, ae: number, bs: number, be: number): number {
+  if (ae - as !== be - bs) return ae - as - (be - bs);
+  for (let i = 0; i < ae - as; i++) if (p[as + i] !== p[bs + i]) return p[as + i]! - p[bs + i]!;
+  return 0;
+}
+
+/** Compares `p[at..at + b.length)` with `b`, byte by byte. */
+export function compareAt(p: Bytes, at: number, b: Bytes): number {
+  for (let i = 0; i < b.length; i++) if (p[at + i] !== b[i]) return p[at + i]! - b[i]!;
   return 0;
 }
 

@@ -91,7 +91,41 @@ describe('bench:limit: a scenario against the sum of its parts', () => {
     assert.deepEqual(tracked.remains.at(-1), { stage: 'over "valid submission"', cost: 5_000, parts: 0, rest: 5_000 });
     const t = limitTables([row, tracked]).join('\n');
     assert.match(t, /\| 401 unauthorized \| 21\.5k \| 8\.0k \| 9\.0k \| — \| — \| 4\.0k \| 42\.5k \| 61\.0k \| 1\.44x \| 3\.05x \|/);
-    assert.match(t, /What remains of tracked \(55\.0k\), by part of txgate's request .*the forward and the wire \(forward, outside\) 5\.0k/);
+    assert.match(
+      t,
+      /What remains of tracked \(55\.0k\), by part of txgate's request.*, the forward and the wire \(forward, outside\) \+5\.0k, the answer \(its hook, the log lines\) \+0\.0k, rate_limit \+2\.0k, over "valid submission" \+5\.0k$/m,
+    );
+  });
+  it("the decode part's native floor is shown beside it and not added to the sum; each group of what remains is one signed figure", () => {
+    const row = limitRow({
+      l: { name: 'valid', parts: ['decode', 'floor'] },
+      txgate: [90_000],
+      echo: [20_000],
+      parts: new Map([
+        ['transport', [20_000]],
+        ['decode', [80_000]],
+        ['floor', [70_000]],
+      ]),
+      stages: new Map([
+        ['decode', 58_000],
+        ['outside', 22_000],
+        ['fee', 2_000],
+      ]),
+    });
+    assert.equal(row.sum, 80_000, 'the transport and decode: the floor is inside decode');
+    const t = limitTables([row]).join('\n');
+    assert.match(t, /\| valid \| 20\.0k \| — \| — \| 60\.0k \(native 50\.0k\) \| — \| — \| 80\.0k \| 90\.0k \|/);
+    // Each group once, signed: reading 58k − 60k, the wire 22k − 20k; a stage no part does whole.
+    assert.match(
+      t,
+      /: reading \(host to decode\) −2\.0k, the account \(auth, grant\) \+0\.0k, the forward and the wire \(forward, outside\) \+2\.0k, the answer \(its hook, the log lines\) \+0\.0k, fee \+2\.0k$/m,
+    );
+    // A run recorded with a group's parts and its count as two entries of one name reads as one figure.
+    const split = {
+      ...row,
+      remains: [...row.remains.map((r) => ({ ...r, rest: -r.parts, cost: 0 })), ...row.remains.map((r) => ({ ...r, rest: r.cost, parts: 0 }))],
+    };
+    assert.equal(limitTables([split]).join('\n').split('reading (host to decode)').length, 2, 'named once');
   });
 });
 

@@ -11,6 +11,7 @@ import { Exit, REJECT } from '../../src/base/errors.js';
 import { initCrypto, isCurvePoint, keccak256, secp256k1 } from '../../src/base/native.js';
 import { splitList, TxDecoder } from '../../src/tx/decoder.js';
 import { RLP } from '@ethereumjs/rlp';
+import { toBigAt } from '../../src/tx/rlp.js';
 import { MIN_TIP, TIP } from '../support/harness.js';
 import { intBytes, SIGNERS, sign1559, tipCall } from '../support/txs.js';
 import { VECTORS, vectorMismatches } from '../support/vectors.js';
@@ -217,6 +218,18 @@ describe('splitList agrees with RLP.decode', () => {
         },
       ),
       { numRuns: 5000 },
+    );
+  });
+});
+
+describe('toBigAt: the lean path integers', () => {
+  it('any canonical integer, up to 40 bytes, at any offset: as BigInt reads its hex', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 8 }), fc.uint8Array({ maxLength: 40 }), (pad, n) => {
+        const b = Buffer.concat([pad, n]);
+        return toBigAt(b, pad.length, b.length) === (n.length === 0 ? 0n : BigInt('0x' + Buffer.from(n).toString('hex')));
+      }),
+      { numRuns: 3000 },
     );
   });
 });
