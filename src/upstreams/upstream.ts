@@ -1,3 +1,5 @@
+import type { KeepWarmOptions } from './keep-warm.js';
+
 /**
  * What every kind of upstream is to the rest of the service (a sequencer, the chain RPC): a
  * JSON-RPC endpoint whose `call` ends in exactly one Answer (a JSON-RPC result, a JSON-RPC error,
@@ -47,6 +49,8 @@ export interface OpenOptions {
   readonly calls: number;
   /** Connections those calls share, for a kind that carries many calls on one (WebSocket). */
   readonly sockets: number;
+  /** Connections kept open and proven through silences (keep-warm.ts); absent or `idleMs` 0: not. */
+  readonly keepWarm?: KeepWarmOptions | undefined;
 }
 
 /** A kind of upstream: the URL schemes it serves (as `URL.protocol` gives them) and how it opens. */
