@@ -20,7 +20,9 @@ export function silenceTable(run: SilenceRun): string {
   const lines = [head, '|---|--:|--:|--:|--:|'];
   for (const r of run.rows) {
     const t = r.through;
-    lines.push(`| ${r.target}${r.build === null ? '' : ': through txgate'} | ${cell(t.steady)} | ${cell(t.first)} | ${cell(t.first20)} | ${cell(t.first100)} |`);
+    lines.push(
+      `| ${r.target}${r.build === null ? '' : ': through txgate'} | ${cell(t.steady)} | ${cell(t.first)} | ${cell(t.first20)} | ${cell(t.first100)} |`,
+    );
     if (r.added !== null) {
       const a = r.added;
       lines.push(`| ${r.target}: **what txgate adds** | ${cell(a.steady)} | ${cell(a.first)} | ${cell(a.first20)} | ${cell(a.first100)} |`);

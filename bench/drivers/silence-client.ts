@@ -29,7 +29,7 @@ const input = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as Input;
 const clients = input.targets.map((t) => new Client(t.url, { pipelining: 1, keepAliveTimeout: 600_000, keepAliveMaxTimeout: 600_000 }));
 const bad = input.targets.map(() => 0);
 const reconnects = input.targets.map(() => 0);
-clients.forEach((c, i) => c.on('connect', () => reconnects[i]!++));
+for (const [i, c] of clients.entries()) c.on('connect', () => reconnects[i]!++);
 const headers = { 'content-type': 'application/json', 'x-api-key': input.key };
 let next = 0;
 
@@ -62,7 +62,7 @@ for (let r = 0; r < input.reps; r++) {
   await new Promise((res) => setTimeout(res, input.silenceS * 1000));
   // The order turned each repetition: no target is always the first to wake.
   const b = await serial(input.burst, r);
-  b.forEach((times, i) => bursts[i]!.push(times));
+  for (const [i, times] of b.entries()) bursts[i]!.push(times);
 }
 const round = (x: number) => Math.round(x * 1000) / 1000;
 process.stdout.write(

@@ -44,9 +44,9 @@ const run = startBench(
     warmup: { kind: 'int', quick: 500, help: 'serial submissions to each target before the steady stretch' },
     steady: { kind: 'int', quick: 500, help: 'serial submissions to each target whose p50 is the steady figure' },
     burst: { kind: 'int', quick: 100, help: 'serial submissions after each silence' },
-    'ws-idle-close': { kind: 'int', min: 0, quick: 10, help: "seconds after which the ws:// stub closes a WebSocket that carried no message (0: never)" },
+    'ws-idle-close': { kind: 'int', min: 0, quick: 10, help: 'seconds after which the ws:// stub closes a WebSocket that carried no message (0: never)' },
     'log-level': { kind: 'text', quick: 'info', help: "txgate's log level (info: a desk's, a line per request)" },
-    base: { kind: 'text', help: "another build (a commit, branch or tag) measured beside this one, each round (the figures before a change)", arg: 'REF' },
+    base: { kind: 'text', help: 'another build (a commit, branch or tag) measured beside this one, each round (the figures before a change)', arg: 'REF' },
   },
 );
 const opt = run.opt;
@@ -75,7 +75,15 @@ const bodies = Array.from({ length: count }, (_, i) =>
     method: 'eth_sendRawTransaction',
     params: [
       sign1559(
-        { chainId: 4663, nonce: Math.floor(i / senders.length), maxPriorityFeePerGas: 1_000_000_000n, maxFeePerGas: 3_000_000_000n, gas: 21000n, to: ANVIL_TIP_ADDRESS, value: 1_000_000_000_000n },
+        {
+          chainId: 4663,
+          nonce: Math.floor(i / senders.length),
+          maxPriorityFeePerGas: 1_000_000_000n,
+          maxFeePerGas: 3_000_000_000n,
+          gas: 21000n,
+          to: ANVIL_TIP_ADDRESS,
+          value: 1_000_000_000_000n,
+        },
         senders[i % senders.length]!,
       ),
     ],
@@ -135,12 +143,25 @@ async function oneRound(): Promise<{ targets: Target[]; result: { name: string; 
   const file = join(run.tmp, `plan-${port}.json`);
   writeFileSync(
     file,
-    JSON.stringify({ targets: targets.map(({ name, url }) => ({ name, url })), key: KEY, bodies, warmup: opt.warmup, steady: opt.steady, reps: opt.reps, silenceS: opt.silence, burst: opt.burst }),
+    JSON.stringify({
+      targets: targets.map(({ name, url }) => ({ name, url })),
+      key: KEY,
+      bodies,
+      warmup: opt.warmup,
+      steady: opt.steady,
+      reps: opt.reps,
+      silenceS: opt.silence,
+      burst: opt.burst,
+    }),
   );
   const out = await new Promise<string>((resolve, reject) => {
-    const c = spawn(pin(OTHER_CORE)[0] ?? process.execPath, [...pin(OTHER_CORE).slice(1), ...(hasTaskset ? [process.execPath] : []), driver('silence-client'), file], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const c = spawn(
+      pin(OTHER_CORE)[0] ?? process.execPath,
+      [...pin(OTHER_CORE).slice(1), ...(hasTaskset ? [process.execPath] : []), driver('silence-client'), file],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let text = '';
     c.stdout.on('data', (d: Buffer) => (text += d));
     c.stderr.on('data', (d: Buffer) => (text += d));
@@ -197,7 +218,8 @@ const rows = names.map((t) => {
     build: t.build,
     transport: t.transport,
     through: Object.fromEntries(FIELDS.map((f) => [f, figure(of(f, false))])) as Record<(typeof FIELDS)[number], ReturnType<typeof figure>>,
-    added: t.build === null ? null : (Object.fromEntries(FIELDS.map((f) => [f, figure(of(f, true))])) as Record<(typeof FIELDS)[number], ReturnType<typeof figure>>),
+    added:
+      t.build === null ? null : (Object.fromEntries(FIELDS.map((f) => [f, figure(of(f, true))])) as Record<(typeof FIELDS)[number], ReturnType<typeof figure>>),
   };
 });
 const doc: SilenceRun = {
