@@ -30,15 +30,7 @@
  * metrics, never resent, and nothing a probe answers reaches a client. Probes are counted in
  * `txgate_sequencer_keepalive_probes_total` (per thread, summed at a scrape).
  */
-import type { Answer } from './upstream.js';
-
-/** A chain's keep-warm settings as the upstream takes them (`chains[].forward.keepWarm`). */
-export interface KeepWarmOptions {
-  /** A connection idle this long gets a probe; 0: keep-warm off. */
-  readonly idleMs: number;
-  /** The connections kept open and proven per sequencer client (per thread). */
-  readonly connections: number;
-}
+import type { Answer, KeepWarmOptions } from './upstream.js';
 
 export const PROBE_RESULTS = ['answered', 'failed'] as const;
 /** Keep-warm probes sent on this thread, by how they ended; the metrics read them at a scrape. */

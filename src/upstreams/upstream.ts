@@ -1,5 +1,3 @@
-import type { KeepWarmOptions } from './keep-warm.js';
-
 /**
  * What every kind of upstream is to the rest of the service (a sequencer, the chain RPC): a
  * JSON-RPC endpoint whose `call` ends in exactly one Answer (a JSON-RPC result, a JSON-RPC error,
@@ -41,6 +39,14 @@ export interface Upstream {
   call(method: string, paramsJson: string, times: CallTimes): Promise<Answer>;
   /** Calls not written end unsent; written ones are waited for, or cut (`abandon`). */
   close(abandon?: boolean): Promise<void>;
+}
+
+/** A chain's keep-warm settings as an upstream takes them (`chains[].forward.keepWarm`; keep-warm.ts). */
+export interface KeepWarmOptions {
+  /** A connection idle this long gets a probe; 0: keep-warm off. */
+  readonly idleMs: number;
+  /** The connections kept open and proven per sequencer client (per thread). */
+  readonly connections: number;
 }
 
 /** How many calls an upstream carries at once, named. */

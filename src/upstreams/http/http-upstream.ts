@@ -14,9 +14,9 @@
 // The module binding, not the global (a lazy getter on globalThis, looked up on every call).
 import { performance } from 'node:perf_hooks';
 import type { Dispatcher } from 'undici';
-import { KeepWarm, type KeepWarmOptions } from '../keep-warm.js';
+import { KeepWarm } from '../keep-warm.js';
 import { Queue } from '../queue.js';
-import { type Answer, type CallTimes, classify, noConnection, type Upstream, type UpstreamKind, upstreamLabel } from '../upstream.js';
+import { type Answer, type CallTimes, classify, type KeepWarmOptions, noConnection, type Upstream, type UpstreamKind, upstreamLabel } from '../upstream.js';
 import { type Conn, HttpConnections } from './http-connections.js';
 import { httpWarm } from './http-warm.js';
 

@@ -5,10 +5,18 @@
  * when this one is proven; else another free one, or room to open one), and no call waits.
  */
 import type { WarmConnections } from '../keep-warm.js';
-import type { Conn } from './http-connections.js';
-import type { HttpUpstream } from './http-upstream.js';
+import type { Answer } from '../upstream.js';
+import type { Conn, HttpConnections } from './http-connections.js';
 
-export function httpWarm(u: HttpUpstream): WarmConnections<Conn> {
+/** What keep-warm reads of the HTTP upstream (http-upstream.ts). */
+export interface HttpWarmSide {
+  readonly conns: HttpConnections;
+  /** Calls waiting for a connection. */
+  readonly queued: number;
+  probe(c: Conn, timeoutMs: number): Promise<Answer>;
+}
+
+export function httpWarm(u: HttpWarmSide): WarmConnections<Conn> {
   return {
     kept: (n) => u.conns.oldest(n),
     uses: (c) => c.uses,

@@ -24,9 +24,9 @@ import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
 import { ignoredFrames } from '../peer-frames.js';
 import { Queue } from '../queue.js';
-import { type Answer, type CallTimes, classify, noConnection, type Upstream, type UpstreamKind, upstreamLabel } from '../upstream.js';
+import { type Answer, type CallTimes, classify, type KeepWarmOptions, noConnection, type Upstream, type UpstreamKind, upstreamLabel } from '../upstream.js';
 import { Deadlines } from './deadlines.js';
-import { KeepWarm, type KeepWarmOptions } from '../keep-warm.js';
+import { KeepWarm } from '../keep-warm.js';
 import { wsWarm } from './ws-warm.js';
 
 const MAX_ANSWER_BYTES = 1 << 20;
@@ -58,7 +58,7 @@ interface Waiting {
 }
 
 /** One connection (a new one each time it is opened). */
-export interface Conn {
+interface Conn {
   ws: WebSocket;
   open: boolean;
   inFlight: number;

@@ -8,12 +8,28 @@
  */
 import WebSocket from 'ws';
 import type { WarmConnections } from '../keep-warm.js';
-import type { Answer } from '../upstream.js';
-import type { Conn, WsUpstream } from './ws-upstream.js';
+import type { Answer, CallTimes } from '../upstream.js';
 
-export function wsWarm(u: WsUpstream): WarmConnections<Conn> {
+/** What keep-warm reads of a connection (ws-upstream.ts's `Conn`). */
+export interface WarmConn {
+  readonly ws: WebSocket;
+  readonly open: boolean;
+  /** Answers matched on it. */
+  readonly uses: number;
+}
+
+/** What keep-warm reads of the WebSocket upstream (ws-upstream.ts). */
+export interface WsWarmSide<C extends WarmConn> {
+  readonly conns: readonly (C | undefined)[];
+  readonly waiting: { readonly length: number };
+  readonly pending: { readonly size: number };
+  readonly maxInFlight: number;
+  write(conn: C, method: string, paramsJson: string, times: CallTimes, resolve: (a: Answer) => void): void;
+}
+
+export function wsWarm<C extends WarmConn>(u: WsWarmSide<C>): WarmConnections<C> {
   return {
-    kept: (n) => u.conns.slice(0, n).filter((c) => c?.open === true),
+    kept: (n) => u.conns.slice(0, n).filter((c): c is C => c?.open === true),
     uses: (c) => c.uses,
     proven: (c) => c.uses > 0,
     takeForProbe: (c) => c.open && c.ws.readyState === WebSocket.OPEN && u.waiting.length === 0 && u.pending.size + 1 < u.maxInFlight,
