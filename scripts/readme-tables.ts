@@ -23,6 +23,8 @@ import { renderExamples } from './readme-examples.js';
 import { renderMicro, renderPerf } from './readme-perf.js';
 import { renderExpressLaneCost } from './express-lane-cost.js';
 import { renderLimit } from './limit-table.js';
+import { readRun } from '../bench/common/results-schema.js';
+import { silenceTable } from '../bench/common/silence-table.js';
 import { renderTrackCost } from './track-cost.js';
 import { renderKitOutcomes, renderRetry } from './readme-retry.js';
 import { admissionStages } from '../src/stages/list.js';
@@ -88,6 +90,7 @@ export const BLOCKS: Readonly<Record<string, () => string>> = {
   'perf-micro': renderMicro,
   'express-lane-cost': () => renderExpressLaneCost(),
   'perf-limit': () => renderLimit(),
+  'perf-silence': () => silenceTable(readRun('silence', 'silence')),
   'track-cost': () => renderTrackCost(),
   config: () => renderFieldTable(CONFIG),
   metrics: renderMetricsTable,

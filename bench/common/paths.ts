@@ -16,5 +16,6 @@ export const TXGATE_CLI = join(DIST, 'src/cli.js');
 /** A child server (bench/servers/NAME.ts), as built. */
 export const server = (name: 'stub-sequencer' | 'echo-server' | 'floor-server' | 'limit-server') => join(DIST, 'bench/servers', `${name}.js`);
 /** A load driver or probe (bench/drivers/NAME.ts), as built. */
-export const driver = (name: 'ws-client' | 'upstream-client' | 'latency-probe' | 'rate-probe' | 'stall-probe' | 'track-accept' | 'track-alloc' | 'gc-trace') =>
-  join(DIST, 'bench/drivers', `${name}.js`);
+export const driver = (
+  name: 'ws-client' | 'silence-client' | 'upstream-client' | 'latency-probe' | 'rate-probe' | 'stall-probe' | 'track-accept' | 'track-alloc' | 'gc-trace',
+) => join(DIST, 'bench/drivers', `${name}.js`);

@@ -120,6 +120,47 @@ export interface TrackRun {
   readonly byRound: Readonly<Record<string, readonly number[]>>;
 }
 
+/** bench:silence (silence.json): one figure over rounds, µs. */
+export interface SilenceFigure {
+  readonly median: number;
+  readonly rounds: readonly number[];
+  readonly spread: number;
+}
+export interface SilenceFigures {
+  readonly steady: SilenceFigure;
+  readonly first: SilenceFigure;
+  readonly first20: SilenceFigure;
+  readonly first100: SilenceFigure;
+}
+/** bench:silence (silence.json): each target's figures through it, and what each txgate adds to the stub alone. */
+export interface SilenceRun {
+  readonly node: string;
+  readonly date: string;
+  readonly cores: number;
+  readonly pinned: boolean;
+  readonly silenceS: number;
+  readonly reps: number;
+  readonly rounds: number;
+  readonly warmup: number;
+  readonly steady: number;
+  readonly burst: number;
+  readonly wsIdleCloseS: number;
+  readonly logLevel: string;
+  /** With --base: the other build's commit. */
+  readonly base: string | null;
+  readonly transports: readonly string[];
+  readonly loadAverages: readonly (readonly number[])[];
+  readonly bad: number;
+  readonly rows: readonly {
+    readonly target: string;
+    /** null: the stub alone (the reference). */
+    readonly build: string | null;
+    readonly transport: string | null;
+    readonly through: SilenceFigures;
+    readonly added: SilenceFigures | null;
+  }[];
+}
+
 /** bench:limit (limit.json): each scenario's irreducible parts beside txgate. */
 export interface LimitRun {
   readonly node: string;
@@ -244,6 +285,7 @@ export interface Runs {
   readonly track: TrackRun;
   readonly limit: LimitRun;
   readonly guard: GuardRun;
+  readonly silence: SilenceRun;
 }
 export type Kind = keyof Runs;
 
@@ -255,6 +297,7 @@ export function kindOf(name: string): Kind {
   if (name.startsWith('fleet-stall')) return 'fleet-stall';
   if (name.startsWith('fleet-')) return 'fleet';
   if (name === 'latest') return 'micro';
+  if (name.startsWith('silence')) return 'silence';
   if (name === 'load' || name === 'ws' || name === 'pre-auth-memory' || name === 'track' || name === 'limit' || name === 'guard') return name;
   throw new Error(`bench/results/${name}.json: no kind of run by that name`);
 }
@@ -310,6 +353,17 @@ const obj =
   };
 
 const percentiles = obj({ p50: num, p99: num });
+/** A nullable value: null, or what `check` accepts. */
+const orNull =
+  (check: Check): Check =>
+  (v, p, fail) => {
+    if (v !== null) check(v, p, fail);
+  };
+const bool: Check = (v, p, fail) => {
+  if (typeof v !== 'boolean') fail(p, 'is not a boolean');
+};
+const silenceFigure = obj({ median: num, rounds: list(num), spread: num });
+const silenceFigures = obj({ steady: silenceFigure, first: silenceFigure, first20: silenceFigure, first100: silenceFigure });
 const figure = obj({
   base: num,
   candidate: num,
@@ -415,6 +469,25 @@ const SHAPES: Record<Kind, Check> = {
     },
     ['parts'],
   ),
+  silence: obj({
+    node: str,
+    date: str,
+    cores: num,
+    pinned: bool,
+    silenceS: num,
+    reps: num,
+    rounds: num,
+    warmup: num,
+    steady: num,
+    burst: num,
+    wsIdleCloseS: num,
+    logLevel: str,
+    base: orNull(str),
+    transports: list(str),
+    loadAverages: list(list(num)),
+    bad: num,
+    rows: list(obj({ target: str, build: orNull(str), transport: orNull(str), through: silenceFigures, added: orNull(silenceFigures) })),
+  }),
   limit: obj({
     node: str,
     date: str,

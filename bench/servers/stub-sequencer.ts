@@ -12,7 +12,15 @@
  *
  * In a bench's own process (`serveStub`, with `onSubmit` to record what it received: bench:burst),
  * or as a child on its own core (`startStub`, or the command line):
- *   node dist/bench/servers/stub-sequencer.js PORT [DELAY_MS] [CHAIN_ID] [HOLDER]
+ *   node dist/bench/servers/stub-sequencer.js PORT [DELAY_MS] [CHAIN_ID] [HOLDER] [WS_IDLE_CLOSE_S]
+ *
+ * Idle connections: uWebSockets.js closes a kept-alive HTTP connection idle for about 10 s on its
+ * own (as a real sequencer's server or proxy closes idle ones: bench:silence). A WebSocket is
+ * closed only where `wsIdleCloseS` is set: then one that carried no message (a JSON-RPC frame;
+ * pings do not count) for that long is closed, as uWebSockets.js's `idleTimeout` is documented
+ * ("Maximum amount of seconds that may pass without sending or getting a message", its
+ * docs/index.d.ts) and as a proxy that times out idle tunnels does; stricter than a uWS server,
+ * whose timer a client's ping also resets.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { initCrypto, keccak256, uws } from '../../src/base/native.js';
@@ -30,6 +38,8 @@ export interface StubOptions {
   readonly holder?: string | null;
   /** Called with each submission's hash as it arrives (eth_sendRawTransaction and its sync form). */
   readonly onSubmit?: (hash: string) => void;
+  /** A WebSocket with no message for this many seconds is closed (0 or absent: never). */
+  readonly wsIdleCloseS?: number;
 }
 
 type Rpc = { id?: unknown; method?: unknown; params?: unknown };
@@ -108,6 +118,21 @@ export async function serveStub(o: StubOptions): Promise<{ port: number; close()
   const chainHex = '0x' + (o.chainId ?? 4663).toString(16);
   const holder = o.holder === undefined || o.holder === null ? null : o.holder.toLowerCase();
   const answer = (text: string) => answerOf(text, chainHex, holder, o.onSubmit);
+  // The open WebSockets and when each last carried a message (wsIdleCloseS).
+  const lastMessage = new Map<unknown, number>();
+  const idleS = o.wsIdleCloseS ?? 0;
+  const sweep =
+    idleS > 0
+      ? setInterval(() => {
+          const now = performance.now();
+          for (const [ws, at] of lastMessage)
+            if (now - at > idleS * 1000) {
+              lastMessage.delete(ws);
+              (ws as { end(code: number): void }).end(1001);
+            }
+        }, 250)
+      : null;
+  sweep?.unref();
   const app = uws()
     .App()
     .post('/*', (res) =>
@@ -127,7 +152,14 @@ export async function serveStub(o: StubOptions): Promise<{ port: number; close()
     .ws('/*', {
       maxPayloadLength: 1 << 20,
       idleTimeout: 0,
+      open: (ws) => {
+        if (idleS > 0) lastMessage.set(ws, performance.now());
+      },
+      close: (ws) => {
+        lastMessage.delete(ws);
+      },
       message: (ws, data) => {
+        if (idleS > 0) lastMessage.set(ws, performance.now());
         const { answer: a, method } = answer(decoder.decode(data));
         if (delayMs > 0 && method !== 'eth_chainId')
           setTimeout(() => {
@@ -144,7 +176,10 @@ export async function serveStub(o: StubOptions): Promise<{ port: number; close()
   if (listening === false) throw new Error(`stub sequencer: port ${o.port} is taken`);
   return {
     port: uws().us_socket_local_port(listening as never),
-    close: () => uws().us_listen_socket_close(listening as never),
+    close: () => {
+      if (sweep !== null) clearInterval(sweep);
+      uws().us_listen_socket_close(listening as never);
+    },
   };
 }
 
@@ -153,7 +188,7 @@ export async function serveStub(o: StubOptions): Promise<{ port: number; close()
  * listens; it is added to `children` (a bench kills them on exit).
  */
 export async function startStub(o: Omit<StubOptions, 'onSubmit'> & { readonly cores?: string; readonly children: ChildProcess[] }): Promise<ChildProcess> {
-  const args = [server('stub-sequencer'), String(o.port), String(o.delayMs ?? 0), String(o.chainId ?? 4663), o.holder ?? '-'];
+  const args = [server('stub-sequencer'), String(o.port), String(o.delayMs ?? 0), String(o.chainId ?? 4663), o.holder ?? '-', String(o.wsIdleCloseS ?? 0)];
   const cmd = o.cores !== undefined ? ['taskset', '-c', o.cores, 'node', ...args] : ['node', ...args];
   const child = spawn(cmd[0]!, cmd.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
   o.children.push(child);
@@ -165,12 +200,13 @@ export async function startStub(o: Omit<StubOptions, 'onSubmit'> & { readonly co
 }
 
 if (process.argv[1] === import.meta.filename) {
-  const [port, delayMs, chainId, holder] = process.argv.slice(2);
+  const [port, delayMs, chainId, holder, wsIdleCloseS] = process.argv.slice(2);
   await serveStub({
     port: Number(port ?? 18200),
     delayMs: Number(delayMs ?? 0),
     chainId: Number(chainId ?? 4663),
     holder: holder === undefined || holder === '-' ? null : holder,
+    wsIdleCloseS: Number(wsIdleCloseS ?? 0),
   }).catch(() => process.exit(1));
   process.stdout.write('ready\n');
 }

@@ -113,6 +113,21 @@ const CHAIN = {
       64,
       'WebSocket connections kept open per `ws(s)://` sequencer, per thread: many calls in flight on each, answers by id, pings every 10 s, reopened 0.1 s doubling to 5 s',
     ),
+    /** Connections open and proven through silences (src/upstreams/keep-warm.ts; docs/operations.md, "Keep-warm"). */
+    keepWarm: {
+      idleMs: int(
+        2000,
+        0,
+        600_000,
+        "a sequencer connection idle this long (up to 1.5 times it) gets an `eth_chainId` probe, so the sequencer's idle close never takes it and the first submission after a silence finds it open and proven; set it under the sequencer's idle timeout; 0: off",
+      ),
+      connections: int(
+        2,
+        1,
+        64,
+        'connections per sequencer, per thread, kept open and proven (opened at start, reopened in the background when the sequencer closes one); a probe waits while it would leave a submission without a proven connection',
+      ),
+    },
   },
   probe: {
     intervalMs: int(1000, 50, 600_000, 'period of the sequencer health probe (`eth_chainId`)'),

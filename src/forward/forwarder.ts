@@ -49,7 +49,7 @@ export class ChainForwarder {
     const { chainId } = config;
     this.config = config;
     this.attempts = link.attempts;
-    this.sequencers = link.open({ calls: config.forward.connections, sockets: config.forward.wsConnections });
+    this.sequencers = link.open({ calls: config.forward.connections, sockets: config.forward.wsConnections, keepWarm: config.forward.keepWarm });
     const times: CallTimes = { timeoutMs: config.forward.timeoutMs, queueMs: config.forward.queueMs };
     this.plain = {
       name: undefined,

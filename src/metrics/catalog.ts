@@ -269,6 +269,13 @@ export const METRICS = {
     'WebSocket frames from peers that answered nothing and were dropped (unknown or repeated ids, notifications, garbage), by source.',
     'frames from peers that answered nothing and were dropped (unknown or repeated ids, notifications, garbage); a steady rise is a peer speaking another protocol',
   ),
+  keepWarmProbes: family(
+    'txgate_sequencer_keepalive_probes_total',
+    'counter',
+    [['result', '`answered` (any JSON-RPC answer: the connection is proven), `failed` (no answer: the connection is reopened at a later look)']],
+    'Keep-warm probes (eth_chainId) sent on idle or reopened sequencer connections, by result; never submissions, never in the forward metrics.',
+    'keep-warm probes (`eth_chainId` on an idle or reopened sequencer connection, `chains[].forward.keepWarm`): about one per kept connection per `idleMs` while idle; `failed` rising while submissions succeed is a sequencer closing connections sooner than `idleMs`',
+  ),
   inclusion: family(
     'txgate_inclusion_seconds',
     'histogram',

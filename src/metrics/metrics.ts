@@ -22,6 +22,7 @@ import { slotIndex } from '../forward/chain-link.js';
 import type { RequestObserver } from '../pipeline/pipeline.js';
 import { droppedLogLines } from '../log/log.js';
 import { IGNORED_FRAME_SOURCES, ignoredFrames } from '../upstreams/peer-frames.js';
+import { keepWarmProbes, PROBE_RESULTS } from '../upstreams/keep-warm.js';
 import { upstreamLabel } from '../upstreams/upstream.js';
 import type { TrackObserver } from '../track/tracker.js';
 import type { TrackView } from '../track/watch-state.js';
@@ -268,6 +269,7 @@ export class Metrics {
     this.readFlashblocks();
     this.f.logDropped.child({}).value = droppedLogLines();
     for (const source of IGNORED_FRAME_SOURCES) this.f.framesIgnored.child({ source }).value = ignoredFrames[source];
+    for (const result of PROBE_RESULTS) this.f.keepWarmProbes.child({ result }).value = keepWarmProbes[result];
     const on: Record<Feature, boolean> = {
       always: true,
       websocket: this.config.websocket.enabled,

@@ -149,7 +149,9 @@ export class SyncSender {
     this.namesLane = expressAside;
     this.laneTakes = expressAside ? laneTakes : () => false;
     this.receiptWaiter = this.receiptMode || expressAside ? new ReceiptWaiter(chain, link.rpc!, link.attempts, parts.heads ?? null) : null;
-    this.sequencers = this.receiptMode ? [] : link.open({ calls: chain.sync.maxWaiting, sockets: chain.forward.wsConnections });
+    this.sequencers = this.receiptMode
+      ? []
+      : link.open({ calls: chain.sync.maxWaiting, sockets: chain.forward.wsConnections, keepWarm: chain.forward.keepWarm });
     const { chainId } = chain;
     const hook = this.observer.syncWaiting?.bind(this.observer);
     this.flights = new Flights({

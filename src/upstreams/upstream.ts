@@ -41,12 +41,22 @@ export interface Upstream {
   close(abandon?: boolean): Promise<void>;
 }
 
+/** A chain's keep-warm settings as an upstream takes them (`chains[].forward.keepWarm`; keep-warm.ts). */
+export interface KeepWarmOptions {
+  /** A connection idle this long gets a probe; 0: keep-warm off. */
+  readonly idleMs: number;
+  /** The connections kept open and proven per sequencer client (per thread). */
+  readonly connections: number;
+}
+
 /** How many calls an upstream carries at once, named. */
 export interface OpenOptions {
   /** Calls written at once (over HTTP, a keep-alive connection each; over WebSocket, calls in flight). */
   readonly calls: number;
   /** Connections those calls share, for a kind that carries many calls on one (WebSocket). */
   readonly sockets: number;
+  /** Connections kept open and proven through silences (keep-warm.ts); absent or `idleMs` 0: not. */
+  readonly keepWarm?: KeepWarmOptions | undefined;
 }
 
 /** A kind of upstream: the URL schemes it serves (as `URL.protocol` gives them) and how it opens. */

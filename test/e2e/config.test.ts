@@ -24,13 +24,35 @@ describe('configuration', () => {
     assert.deepEqual(c.limits, { maxBodyBytes: 65536, chainIdMaxBodyBytes: 512, maxBufferedBodyBytes: 64 * 1024 * 1024 });
     assert.equal(c.allowUntipped, false);
     assert.equal(c.accounts.file, '/etc/txgate/accounts.json');
-    assert.deepEqual(c.chains[0]!.forward, { strategy: 'failover', timeoutMs: 2000, maxInFlight: 1024, connections: 128, queueMs: 1000, wsConnections: 2 });
+    assert.deepEqual(c.chains[0]!.forward, {
+      strategy: 'failover',
+      timeoutMs: 2000,
+      maxInFlight: 1024,
+      connections: 128,
+      queueMs: 1000,
+      wsConnections: 2,
+      keepWarm: { idleMs: 2000, connections: 2 },
+    });
     assert.deepEqual(c.chains[0]!.hosts, ['fast.chain-a.example']);
     assert.equal(c.chains[0]!.hardfork, 'prague');
     assert.ok(c.workers >= 1);
     assert.deepEqual(c.crypto, { secp256k1: 'npm', signature: 'curve' });
     assert.equal(c.busyPoll, false);
     assert.ok(Object.isFrozen(c) && Object.isFrozen(c.chains[0]!.forward), 'deep-frozen');
+  });
+  it('keep-warm: 0 turns it off; a negative or fractional idle time, or no connection kept, is refused naming the field', () => {
+    const chain = (keepWarm: unknown) => ({ ...minimal, chains: [{ ...(minimal.chains[0] as object), forward: { keepWarm } }] });
+    assert.deepEqual(parseConfig(chain({ idleMs: 0 }), '/', {}).chains[0]!.forward.keepWarm, { idleMs: 0, connections: 2 });
+    for (const [bad, field] of [
+      [{ idleMs: -1 }, 'idleMs'],
+      [{ idleMs: 1.5 }, 'idleMs'],
+      [{ connections: 0 }, 'connections'],
+    ] as const)
+      assert.throws(
+        () => parseConfig(chain(bad), '/', {}),
+        (e: ConfigError) => e.problems.some((p) => p.startsWith(`chains[0].forward.keepWarm.${field}`)),
+        JSON.stringify(bad),
+      );
   });
   it('chains are required', () => {
     assert.throws(

@@ -17,6 +17,10 @@ export interface Conn {
   readonly client: Client;
   /** Carried an answer since it last connected. */
   proven: boolean;
+  /** Carrying a call (or a keep-warm probe) now: out of the free ones. */
+  busy: boolean;
+  /** Calls and probes ended on it, ever: unchanged between two looks, it was idle (keep-warm.ts). */
+  uses: number;
 }
 
 export class HttpConnections {
@@ -48,18 +52,45 @@ export class HttpConnections {
       if (!c.proven) continue;
       free[i] = free[free.length - 1]!;
       free.pop();
+      c.busy = true;
       return c;
     }
     if (provenOnly && this.provenCount > 0) return null;
-    if (free.length > 0) return free.pop()!;
-    if (this.all.length < this.max) return this.open();
-    return null;
+    const c = free.length > 0 ? free.pop()! : this.all.length < this.max ? this.open() : null;
+    if (c !== null) c.busy = true;
+    return c;
   }
 
   /** A call on `c` ended: `answered` (an HTTP answer came back whole) proves it; a failure unproves it. */
   give(c: Conn, answered: boolean): void {
     this.mark(c, answered);
+    c.busy = false;
+    c.uses++;
     this.free.push(c);
+  }
+
+  // --- for keep-warm.ts (http-warm.ts): never on a call's path ---
+
+  /** The first `n` connections opened (opened now where fewer exist): the ones kept warm. */
+  oldest(n: number): readonly Conn[] {
+    while (this.all.length < Math.min(n, this.max)) this.free.unshift(this.open());
+    return this.all.slice(0, n);
+  }
+
+  /** Free connections, and of them proven ones. */
+  freeCounts(): { free: number; proven: number; room: boolean } {
+    let proven = 0;
+    for (const c of this.free) if (c.proven) proven++;
+    return { free: this.free.length, proven, room: this.all.length < this.max };
+  }
+
+  /** Takes `c` out of the free ones (a probe's); false when it is not free. */
+  takeThis(c: Conn): boolean {
+    const i = this.free.indexOf(c);
+    if (i < 0) return false;
+    this.free.splice(i, 1);
+    c.busy = true;
+    return true;
   }
 
   /** Closes every connection: gracefully (written requests are waited for) or at once. */
@@ -74,7 +105,7 @@ export class HttpConnections {
   }
 
   private open(): Conn {
-    const c: Conn = { client: new Client(this.origin, this.options), proven: false };
+    const c: Conn = { client: new Client(this.origin, this.options), proven: false, busy: false, uses: 0 };
     // Closed by the peer (or after an error): no longer known to work until it answers again.
     c.client.on('disconnect', () => this.mark(c, false));
     this.all.push(c);

@@ -14,9 +14,11 @@
 // The module binding, not the global (a lazy getter on globalThis, looked up on every call).
 import { performance } from 'node:perf_hooks';
 import type { Dispatcher } from 'undici';
+import { KeepWarm } from '../keep-warm.js';
 import { Queue } from '../queue.js';
-import { type Answer, type CallTimes, classify, noConnection, type Upstream, type UpstreamKind, upstreamLabel } from '../upstream.js';
+import { type Answer, type CallTimes, classify, type KeepWarmOptions, noConnection, type Upstream, type UpstreamKind, upstreamLabel } from '../upstream.js';
 import { type Conn, HttpConnections } from './http-connections.js';
+import { httpWarm } from './http-warm.js';
 
 const MAX_ANSWER_BYTES = 1 << 20;
 
@@ -34,15 +36,17 @@ export class HttpUpstream implements Upstream {
   readonly label: string;
   /** The label as a JSON string, for log lines. */
   readonly labelJson: string;
-  private readonly conns: HttpConnections;
+  readonly conns: HttpConnections;
   private readonly path: string;
   private readonly headers: string[];
   private seq = 0;
   private readonly waiting = new Queue<Waiting>();
+  private readonly warm: KeepWarm<Conn> | null;
 
   constructor(
     readonly url: string,
     connections: number,
+    keepWarm?: KeepWarmOptions,
   ) {
     const u = new URL(url);
     this.label = upstreamLabel(url);
@@ -59,6 +63,18 @@ export class HttpUpstream implements Upstream {
       keepAliveMaxTimeout: 600_000,
       connect: { timeout: 2_000 },
     });
+    this.warm = keepWarm !== undefined && keepWarm.idleMs > 0 ? new KeepWarm(httpWarm(this), keepWarm) : null;
+  }
+
+  /** Calls waiting for a connection (keep-warm sends no probe while one waits). */
+  get queued(): number {
+    return this.waiting.length;
+  }
+
+  /** A keep-warm probe, `eth_chainId` on `c` (taken by the caller): never queued, never moved to another connection. */
+  probe(c: Conn, timeoutMs: number): Promise<Answer> {
+    const body = `{"jsonrpc":"2.0","id":${++this.seq},"method":"eth_chainId","params":[]}`;
+    return new Promise((resolve) => this.dispatch(c, body, { timeoutMs, queueMs: timeoutMs }, performance.now() + timeoutMs, resolve, false));
   }
 
   /** `{"jsonrpc":"2.0","id":N,"method":…,"params":…}` with params already serialized. */
@@ -110,7 +126,8 @@ export class HttpUpstream implements Upstream {
     while (waiting.peek()?.cancelled === true) waiting.shift();
   }
 
-  private dispatch(c: Conn, body: string, times: CallTimes, deadline: number, resolve: (a: Answer) => void): void {
+  /** `requeue`: a call lost unsent on a fresh connection waits for a proven one (a probe does not: it ends). */
+  private dispatch(c: Conn, body: string, times: CallTimes, deadline: number, resolve: (a: Answer) => void, requeue = true): void {
     const wasProven = c.proven;
     let done = false;
     let sent = false;
@@ -177,7 +194,7 @@ export class HttpUpstream implements Upstream {
         // A fresh connection lost before the request was written (closed at accept by a
         // sequencer at its connection limit, refused): nothing was sent, so the call waits for a
         // connection that has answered, where one exists, within its time for a connection.
-        if (!done && !sent && !wasProven && this.conns.anyProven && performance.now() < deadline) {
+        if (requeue && !done && !sent && !wasProven && this.conns.anyProven && performance.now() < deadline) {
           done = true;
           clearTimeout(timer);
           end(false);
@@ -207,6 +224,7 @@ export class HttpUpstream implements Upstream {
    * sync calls already answered by the drain, which would otherwise hold the exit for their wait).
    */
   close(abandon = false): Promise<void> {
+    this.warm?.stop();
     for (const w of this.waiting.clear()) {
       if (w.cancelled) continue;
       clearTimeout(w.expire);
@@ -232,5 +250,5 @@ export function interpret(status: number, text: string): Answer {
 /** http:// and https:// upstreams. */
 export const httpKind: UpstreamKind = {
   schemes: ['http:', 'https:'],
-  open: (url, o) => new HttpUpstream(url, o.calls),
+  open: (url, o) => new HttpUpstream(url, o.calls, o.keepWarm),
 };

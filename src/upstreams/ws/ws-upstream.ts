@@ -24,8 +24,10 @@ import { performance } from 'node:perf_hooks';
 import WebSocket from 'ws';
 import { ignoredFrames } from '../peer-frames.js';
 import { Queue } from '../queue.js';
-import { type Answer, type CallTimes, classify, noConnection, type Upstream, type UpstreamKind, upstreamLabel } from '../upstream.js';
+import { type Answer, type CallTimes, classify, type KeepWarmOptions, noConnection, type Upstream, type UpstreamKind, upstreamLabel } from '../upstream.js';
 import { Deadlines } from './deadlines.js';
+import { KeepWarm } from '../keep-warm.js';
+import { wsWarm } from './ws-warm.js';
 
 const MAX_ANSWER_BYTES = 1 << 20;
 const MIN_RETRY_MS = 100;
@@ -55,20 +57,23 @@ interface Waiting {
   done: boolean;
 }
 
-/** One connection. */
+/** One connection (a new one each time it is opened). */
 interface Conn {
   ws: WebSocket;
   open: boolean;
   inFlight: number;
   alive: boolean;
+  /** Answers matched on it (keep-warm.ts: proven once one came, idle while it stays). */
+  uses: number;
 }
 
 export class WsUpstream implements Upstream {
   readonly label: string;
   readonly labelJson: string;
-  private readonly conns: Conn[] = [];
-  private readonly pending = new Map<number, Pending>();
-  private readonly waiting = new Queue<Waiting>();
+  readonly conns: Conn[] = [];
+  readonly pending = new Map<number, Pending>();
+  readonly waiting = new Queue<Waiting>();
+  private readonly warm: KeepWarm<Conn> | null;
   private seq = 0;
   /** The connection chosen last (pick). */
   private last = -1;
@@ -84,15 +89,17 @@ export class WsUpstream implements Upstream {
   constructor(
     readonly url: string,
     /** Calls in flight at once on all its connections. */
-    private readonly maxInFlight: number,
+    readonly maxInFlight: number,
     /** How many connections to keep open. */
     conns = 2,
+    keepWarm?: KeepWarmOptions,
   ) {
     this.label = upstreamLabel(url);
     this.labelJson = JSON.stringify(this.label);
     for (let i = 0; i < conns; i++) this.connect(i);
     this.pinger = setInterval(() => this.ping(), PING_MS);
     this.pinger.unref();
+    this.warm = keepWarm !== undefined && keepWarm.idleMs > 0 ? new KeepWarm(wsWarm(this), keepWarm) : null;
   }
 
   call(method: string, paramsJson: string, times: CallTimes): Promise<Answer> {
@@ -138,7 +145,7 @@ export class WsUpstream implements Upstream {
     return best;
   }
 
-  private write(conn: Conn, method: string, paramsJson: string, times: CallTimes, resolve: (a: Answer) => void): void {
+  write(conn: Conn, method: string, paramsJson: string, times: CallTimes, resolve: (a: Answer) => void): void {
     const id = ++this.seq;
     const ms = times.timeoutMs;
     const deadline = performance.now() + ms;
@@ -192,7 +199,7 @@ export class WsUpstream implements Upstream {
       this.again(i);
       return;
     }
-    const conn: Conn = { ws, open: false, inFlight: 0, alive: true };
+    const conn: Conn = { ws, open: false, inFlight: 0, alive: true, uses: 0 };
     this.conns[i] = conn;
     ws.on('open', () => {
       conn.open = true;
@@ -233,6 +240,7 @@ export class WsUpstream implements Upstream {
       this.pending.delete(id as number);
       if (p.timer !== null) clearTimeout(p.timer);
       p.conn.inFlight--;
+      p.conn.uses++;
       p.resolve(classify(msg, 'WebSocket frame'));
       this.drainWaiting();
     } catch {
@@ -280,6 +288,7 @@ export class WsUpstream implements Upstream {
   close(abandon = false): Promise<void> {
     this.closed = true;
     clearInterval(this.pinger);
+    this.warm?.stop();
     const end = () => {
       for (const l of this.conns) l?.ws.terminate();
       this.deadlines.close();
@@ -309,5 +318,5 @@ export class WsUpstream implements Upstream {
 /** ws:// and wss:// upstreams: `calls` in flight at once on `sockets` connections. */
 export const wsKind: UpstreamKind = {
   schemes: ['ws:', 'wss:'],
-  open: (url, o) => new WsUpstream(url, o.calls, o.sockets),
+  open: (url, o) => new WsUpstream(url, o.calls, o.sockets, o.keepWarm),
 };
