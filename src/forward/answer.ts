@@ -8,28 +8,19 @@
 import { REJECT, reject, result, safeJson, upstreamRejected, type Exit } from '../base/errors.js';
 import type { Answer } from '../upstreams/upstream.js';
 
-/**
- * What a sequencer's answer said in a plain send (the audit line's `answer`, txgate_forwards_total's
- * `outcome` label), finer than what the part came to (reasons.ts PartState, the audit line's `outcome`).
- */
+/** What a sequencer's answer said (the audit line's `answer`, the forward metrics' `outcome`): finer than its part's state. */
 export const FORWARD_OUTCOMES = ['accepted', 'already_known', 'nonce_known', 'rejected', 'hash_mismatch', 'fault'] as const;
 /** The sync method's parts add its own: a receipt (`executed`), or accepted without one in the wait. */
 export type ForwardOutcome = (typeof FORWARD_OUTCOMES)[number] | 'executed' | 'accepted_no_receipt';
 
-/**
- * What established a definite part (the audit line's `rule`): the hash in the answer, a lookup, a
- * resend, or the sequencer's own refusal (`answer`). A part with none (`uncertain`, `not_sent`) has no rule.
- */
+/** What established a definite part (the audit line's `rule`); `answer`: the sequencer's own refusal. */
 export type Rule = 'hash' | 'lookup' | 'resend' | 'answer';
 
 /** What one answer says, before any lookup or resend. */
 export type Reading =
   /** Accepted by this answer alone (its hash, or for the sync method its receipt). */
   | { readonly t: 'accepted'; readonly exit: Exit; readonly outcome: ForwardOutcome; readonly detail?: string | undefined }
-  /**
-   * Ask eth_getTransactionByHash: `confirmed` if it returns this transaction; `unconfirmed`
-   * (the refusal to pass on) if it answers null, or null where nothing definite is said then.
-   */
+  /** Ask the lookup: `confirmed` if it returns this transaction, else `unconfirmed` (the refusal, or null: nothing definite). */
   | {
       readonly t: 'check';
       readonly confirmed: { readonly exit: Exit; readonly outcome: ForwardOutcome };
@@ -85,11 +76,7 @@ function ACCEPTED(hash: string): Reading {
   return { t: 'accepted', exit: result(hash), outcome: 'accepted' };
 }
 
-/**
- * What a lookup (eth_getTransactionByHash) said of one hash: this very transaction (`known`),
- * null (`unknown`), an answer that is neither (`no_lookup`: an endpoint that serves none, or
- * garbage), or a fault (`cannot_tell`: asking again may tell).
- */
+/** What a lookup said of a hash: this very transaction, null, neither (`no_lookup`: none served, or garbage), or a fault. */
 export type Known = 'known' | 'unknown' | 'no_lookup' | 'cannot_tell';
 
 export function readLookup(a: Answer, hash: string): Known {

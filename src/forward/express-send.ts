@@ -23,6 +23,7 @@ import type { Answer, CallTimes, Upstream } from '../upstreams/upstream.js';
 import type { PartState } from '../base/reasons.js';
 import { type Rule, uncertain } from './answer.js';
 import type { Attempts } from './attempts.js';
+import { lookedUp } from './resolve.js';
 import type { AttemptObserver, Concluded, ForwardRequest, LaneName } from './parts.js';
 
 /** The lanes of the process, set once they are open (the composition root opens them at start). */
@@ -52,9 +53,6 @@ export function readLaneUpstream(a: Answer): LaneReading {
   // Never written: nothing reached the endpoint, so nothing can have been sequenced by it.
   return a.sent ? { kind: 'unknown', why: a.why } : { kind: 'not-sequenced', code: 'REQUEST_REFUSED', lostControl: false };
 }
-
-const MIN_PAUSE_MS = 10;
-const MAX_PAUSE_MS = 200;
 
 export class ExpressSend {
   private readonly fast: FastLog;
@@ -103,7 +101,7 @@ export class ExpressSend {
       return withLane(await plain(), 'plain');
     }
     // `null` (queued) or no definite answer: the bytes may be in the lane; the lookup decides.
-    const known = await this.confirm(req.hash, lookupAt);
+    const known = await lookedUp(this.attempts, lookupAt, req.hash, performance.now() + this.times.timeoutMs);
     if (known) {
       this.audit(req, sub, 'accepted', 'accepted', 'lookup', t, `${detail}; the hash is known`);
       this.hook(req, () => this.observer.accepted?.(this.chainId, req, this.endpoint.label, 'lookup'));
@@ -119,19 +117,6 @@ export class ExpressSend {
       call();
     } catch (e) {
       this.log.error({ err: e, tx: req.hash, reqId: req.reqId, sequencer: this.endpoint.label }, 'a forward hook failed: the outcome stands');
-    }
-  }
-
-  /** eth_getTransactionByHash (a sequencer, then the chain RPC) until it knows the hash or the forward's budget runs out. */
-  private async confirm(hash: string, at: Upstream): Promise<boolean> {
-    const deadline = performance.now() + this.times.timeoutMs;
-    let pause = MIN_PAUSE_MS;
-    for (;;) {
-      if ((await this.attempts.lookup(at, hash, deadline)) === 'known') return true;
-      const left = deadline - performance.now();
-      if (left <= 0) return false;
-      await new Promise((r) => setTimeout(r, Math.min(pause, left)));
-      pause = Math.min(pause * 2, MAX_PAUSE_MS);
     }
   }
 

@@ -1,8 +1,6 @@
 /**
  * What a forward is made of: the request, the send method (its call and how its answers read),
- * and each sequencer's part in it (a `Part`), with what is reported of one. The rules that
- * conclude a forward from its parts are in attempts.ts; rule 2 (resolving a written part) is in
- * resolve.ts.
+ * and each sequencer's part in it; the rules that conclude it are attempts.ts's and resolve.ts's.
  */
 // The module binding, not the global (a lazy getter on globalThis, looked up on every call).
 import { performance } from 'node:perf_hooks';
@@ -24,19 +22,11 @@ export interface ForwardRequest {
   readonly t0?: number;
   /** The account's grants, for the express lane's rule (express-send.ts); absent: never wrapped. */
   readonly granted?: Granted | undefined;
-  /**
-   * eth_sendRawTransactionConditional (src/conditional/): its options as JSON, forwarded
-   * unchanged (to the express lane too), and the bounds past which it can never be included
-   * (tracking's `expired`); absent for every other send.
-   */
+  /** A conditional send's options as JSON, forwarded unchanged, and the bounds past which it can never be included (tracking's `expired`). */
   readonly conditional?: { readonly json: string; readonly blockNumberMax: bigint | null; readonly timestampMax: bigint | null } | undefined;
 }
 
-/**
- * A send method: what a kind of send calls and how its answers read (the plain send's here,
- * the sync method's: sync/sync-send.ts, the conditional one's: conditional-send.ts), and its
- * acceptance when a lookup or a resend establishes it.
- */
+/** A send method: what a kind of send calls, how its answers read, its acceptance where a lookup or a resend establishes it. */
 export interface SendMethod {
   /** The method's name in the audit line (undefined: the plain send, which is also in the forward metrics). */
   readonly name: string | undefined;
@@ -51,9 +41,8 @@ export interface SendMethod {
 }
 
 /**
- * Told a forward's conclusion, exactly once, in the continuation that reaches it (no promise of
- * the forward's own on the common path): its exit, or `failed` when the rules themselves threw
- * (a bug: the outcome is uncertain). It never throws (a Flight, flight.ts).
+ * Told a forward's conclusion once, in the continuation that reaches it (no promise of its own on
+ * the common path); `failed`: the rules threw (a bug, uncertain). It never throws (a Flight).
  */
 export interface Concluded {
   concluded(exit: Exit): void;
@@ -115,11 +104,7 @@ export function part(
   return { seq, state, outcome, rule, exit, ms: performance.now() - t, detail, busy: false, transport: false };
 }
 
-/**
- * The common path's part (the first sequencer answers with the hash), one per chain's rules
- * (attempts.ts), filled and concluded at once: its audit line and metrics are written from it
- * and nothing keeps it (`Attempts.finish`), so no object per submission is made for it.
- */
+/** The common path's part (the first sequencer answers with the hash), one per chain, reused: nothing keeps it once reported. */
 export class CommonPart implements Part {
   // Set by `of` before the part is read.
   seq!: Sequencer;

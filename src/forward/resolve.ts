@@ -109,6 +109,16 @@ export async function lookup(at: Asking, seq: Upstream, hash: string, deadline: 
   return r === 'known' ? 'known' : k;
 }
 
+/** The lookup asked again, pausing between (10 ms doubling to 200), until it knows the hash or `deadline` passes. */
+export async function lookedUp(at: Asking, seq: Upstream, hash: string, deadline: number): Promise<boolean> {
+  for (let pause = MIN_PAUSE_MS; ; pause = Math.min(pause * 2, MAX_PAUSE_MS)) {
+    if ((await lookup(at, seq, hash, deadline)) === 'known') return true;
+    const left = deadline - performance.now();
+    if (left <= 0) return false;
+    await sleep(Math.min(pause, left));
+  }
+}
+
 function sleep(ms: number): Promise<void> {
   return ms <= 0 ? Promise.resolve() : new Promise((r) => setTimeout(r, ms));
 }
