@@ -87,7 +87,7 @@ for (let r = 0; r < opt.rounds; r++) {
         : {
             port,
             txgate: {
-              config: (dir) => txgateConfig({ stub: STUB, port, lane4663: false, chains }, dir),
+              config: (dir) => txgateConfig({ stub: STUB, port, lane4663: false, chains, cli }, dir),
               accounts: accounts(false, false),
               cli,
               parent: run.tmp,

@@ -188,7 +188,7 @@ const driverOf = (port: number) => new Driver(8, pinned ? { port, worker: opt.wo
 const spec = (b: (typeof builds)[number], env: NodeJS.ProcessEnv) => ({
   port: b.port,
   txgate: {
-    config: (dir: string) => txgateConfig({ stub: STUB, port: b.port, lane4663: false, chains, workers: opt.workers }, dir),
+    config: (dir: string) => txgateConfig({ stub: STUB, port: b.port, lane4663: false, chains, workers: opt.workers, cli: b.cli }, dir),
     accounts: accounts(
       false,
       chains.has('laneNotOurs') || chains.has('laneOurs') || chains.has('laneOff'),

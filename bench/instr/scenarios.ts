@@ -3,13 +3,15 @@
  * txgate's configuration and accounts that serve them. A table, nothing measured here.
  */
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { keccak256 } from 'viem';
 import { privateKeyToAddress } from 'viem/accounts';
 import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
 import { sign1559 } from '../../src/dev/sign.js';
 import { keySha256 } from '../../src/accounts/keys.js';
 import { initCrypto } from '../../src/base/native.js';
+import { TXGATE_CLI } from '../common/paths.js';
 
 await initCrypto();
 
@@ -269,6 +271,17 @@ export interface TxgateSetup {
   readonly chains: ReadonlySet<keyof typeof CHAINS>;
   /** txgate's worker threads (default 1: the thread that listens serves). */
   readonly workers?: number;
+  /** The build's CLI (dist/src/cli.js; default: this tree's): a build with keep-warm gets it off. */
+  readonly cli?: string;
+}
+
+/**
+ * Whether the build of `cli` keeps its sequencer connections warm (src/upstreams/keep-warm.ts):
+ * its idle probes are then turned off, since one landing in a counted round would count in it
+ * (an older build refuses the field, so it is set only where known).
+ */
+export function keepsWarm(cli: string): boolean {
+  return existsSync(join(dirname(cli), 'upstreams', 'keep-warm.js'));
 }
 
 /** The key file every configured express lane reads (its name in txgate's directory). */
@@ -295,13 +308,14 @@ const expressLane = (dir: string, stub: string) => ({
 });
 
 /** A chain's forward settings, and probes off the measured rounds. */
-const FORWARD = { connections: 64, timeoutMs: 30_000, queueMs: 30_000 };
+const FORWARD_SETTINGS = { connections: 64, timeoutMs: 30_000, queueMs: 30_000 };
 // Probes off the measured rounds: one a second would count in each round by its wall time, and
 // under callgrind on a busy host a 1-s timeout marks the stub down (503).
 const PROBE = { intervalMs: 600_000, timeoutMs: 60_000 };
 
 /** txgate's config (one thread unless `workers` says, dedup off, metrics on, logs at info) in `dir`. */
 export function txgateConfig(o: TxgateSetup, dir: string): Record<string, unknown> {
+  const FORWARD = keepsWarm(o.cli ?? TXGATE_CLI) ? { ...FORWARD_SETTINGS, keepWarm: { idleMs: 0 } } : FORWARD_SETTINGS;
   const stub = (n = 0) => `http://127.0.0.1:${o.stub + n}`;
   const extra = {
     receipt: {
