@@ -152,12 +152,15 @@ export class Attempts implements Asking {
     for (const seq of seqs) {
       this.sendTo(seq, req, method)
         .then((a) => (a.state === 'uncertain' ? this.resolve(seq, req, method, a, others) : a))
-        .then((a) => this.finish(req, a, settled(a), method))
-        .catch((e: unknown) => {
-          // Unexpected (a throwing logger or observer): the part is uncertain, never unanswered.
-          this.log.error({ err: e, tx: req.hash, reqId: req.reqId, sequencer: seq.label }, 'fanout attempt failed unexpectedly: outcome uncertain');
-          if (!parts.some((p) => p.seq === seq)) settled(part(seq, 'uncertain', 'fault', null, null, performance.now(), 'internal error'));
-        });
+        .then(
+          (a) => this.finish(req, a, settled(a), method),
+          (e: unknown) => {
+            // The rules threw for this part (a bug): it is uncertain, never unanswered. Only the part's
+            // own work is caught here: the conclusion (`settled`, then `done`) runs outside it.
+            this.log.error({ err: e, tx: req.hash, reqId: req.reqId, sequencer: seq.label }, 'fanout attempt failed unexpectedly: outcome uncertain');
+            settled(part(seq, 'uncertain', 'fault', null, null, performance.now(), 'internal error'));
+          },
+        );
     }
   }
 
