@@ -1,8 +1,7 @@
 /**
  * How a forward-mode sync call spends its wait (docs/design.md §6.2: "the wait a client asks for
- * is the wait it gets"): the sequencer holds the call for the first part, and settling a call
- * without an answer (the lookup of the hash, a resend) takes the rest, so the answer is written
- * by the end of the wait, never a forward timeout after it.
+ * is the wait it gets"): the sequencer holds the call for the first part, and settling a call cut
+ * without an answer (the lookup, a resend) takes the rest, never a forward timeout after it.
  */
 
 /** The most of a wait set aside for settling an answer-less call: a quarter. */

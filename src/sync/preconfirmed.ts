@@ -1,8 +1,7 @@
 /**
- * The sync send at the preconfirmation (`chains[].flashblocks`; docs/flashblocks.md#the-sync-send-at-the-preconfirmation):
- * a `receipt`-mode call whose transaction a slice carries with its receipt is answered then, with
- * that receipt as flashblock-aware nodes give it (base/base `crates/flashblocks-rpc`). A slice
- * without the transaction's receipt says it is in, not how it ran: such a call waits for the sealed block.
+ * The sync send at the preconfirmation (docs/flashblocks.md#the-sync-send-at-the-preconfirmation): a `receipt`-mode
+ * call is answered by a slice's receipt of its transaction, as flashblock-aware nodes give it (base/base
+ * `crates/flashblocks-rpc`). A slice without it says the transaction is in, not how it ran: the sealed block answers.
  */
 import { hexQuantity } from '../base/rpc-values.js';
 import type { Preconf } from '../flashblocks/recent.js';

@@ -1,10 +1,9 @@
 /**
- * The sync send's `receipt` mode (docs/design.md §6.2): the plain send through the chain's
- * forwarder, unchanged, then the chain RPC asked for the receipt until the wait runs out, on each
- * head its `rpcWs` subscription tells (upstreams/chain-rpc/chain-heads.ts), else every `pollMs`.
- * A send written and not answered (502 uncertain) waits for the receipt too: it comes if the
- * transaction went in; if not, code 4 where the chain RPC knows the hash, else the 502. A failed
- * receipt request is made again within the wait: it says nothing about the transaction.
+ * The sync send's `receipt` mode (docs/design.md §6.2): the plain send, then the chain RPC asked
+ * for the receipt until the wait runs out, on each head (`rpcWs`), else every `pollMs`. A send
+ * written and not answered (502) waits too: the receipt comes if it went in; else code 4 where
+ * the chain RPC knows the hash, else the 502. A failed receipt request says nothing of the
+ * transaction: it is made again within the wait.
  */
 // The module binding, not the global (a lazy getter on globalThis, looked up on every call).
 import { performance } from 'node:perf_hooks';
@@ -17,10 +16,7 @@ import { askReceipt, pendingAnswer, type ReceiptFields } from './receipt.js';
 import { preconfWait } from './preconfirmed.js';
 import type { FlashblocksSource } from '../flashblocks/feed.js';
 
-/**
- * While the head subscription is live a call asks on each head, and also after this many
- * `pollMs` without one: the backstop against a subscription that stalls without closing.
- */
+/** While the head subscription is live, a call asks on each head and after this many `pollMs` without one (a stalled subscription). */
 const BACKSTOP_POLLS = 10;
 
 /** How a receipt-mode call ended: the answer, and the receipt when one came (for the `sync receipt` line). */

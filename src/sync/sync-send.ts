@@ -1,15 +1,12 @@
 /**
- * eth_sendRawTransactionSync (EIP-7966) for one chain; what it answers: docs/design.md §6.2. In
- * `receipt` mode, and in `forward` mode for a submission the express lane carries (Nitro has no
- * synchronous lane method), the plain send goes through the chain's forwarder and the receipt is
- * read from the chain RPC (receipt-wait.ts). In `forward` mode the sync method goes to the
- * sequencer with its part of the wait (budget.ts), its answers read by `readSync` and concluded
- * by the plain send's rules (forward/attempts.ts). A call is a flight (forward/flight.ts) on
- * places and connections of its own, so a wait never holds a connection the plain send needs.
+ * eth_sendRawTransactionSync (EIP-7966) for one chain, as docs/design.md §6.2 says. `receipt` mode, and
+ * a submission the express lane carries (Nitro has no synchronous lane method): the plain send, then
+ * the receipt (receipt-wait.ts). `forward` mode: the sync method at the sequencer for its part of the wait
+ * (budget.ts), concluded by the plain send's rules. A call is a flight (forward/flight.ts) on places
+ * and connections of its own, so a wait never holds a connection the plain send needs.
  */
 // The module binding, not the global (a lazy getter on globalThis, looked up on every call).
 import { performance } from 'node:perf_hooks';
-import type { ChainConfig } from '../config/config.js';
 import { REJECT, type Exit } from '../base/errors.js';
 import { peerText, readError, readFault, readPlain, type Reading } from '../forward/answer.js';
 import { type ForwardRequest, promised, type SendMethod, told } from '../forward/parts.js';
@@ -19,7 +16,7 @@ import type { ChainDuplicates } from '../forward/dedup.js';
 import type { Sequencer } from '../forward/sequencer.js';
 import { FastLog, type LogLine } from '../log/log-line.js';
 import type { SubmissionOutcome } from '../base/reasons.js';
-import type { Answer, CallTimes } from '../upstreams/upstream.js';
+import type { Answer } from '../upstreams/upstream.js';
 import { askReceipt, pendingAnswer, receiptIn } from './receipt.js';
 import { type ReceiptCallEnd, ReceiptWaiter } from './receipt-wait.js';
 import { SYNC_METHOD } from '../rpc/rpc-methods.js';
@@ -41,8 +38,7 @@ export function readSync(a: Answer, hash: string): Reading {
   }
   if (a.kind === 'fault') return readFault(a);
   const confirmed = { exit: pendingAnswer(hash), outcome: 'accepted_no_receipt' as const };
-  // The EIP's timeout says the transaction was taken: true only where the lookup confirms it,
-  // and never a refusal (uncertain where the lookup does not).
+  // The EIP's timeout says the transaction was taken: true where the lookup confirms it, else uncertain, never a refusal.
   if (a.code === 4) return { t: 'check', confirmed, unconfirmed: null, detail: `code 4: ${a.message.slice(0, 200)}` };
   return readError(a, confirmed);
 }
@@ -83,7 +79,7 @@ export interface SyncSendParts {
 const PRECONFIRMED = new WeakSet<Exit>();
 
 export class SyncSender {
-  private readonly chain: ChainConfig;
+  private readonly chain: ChainLink['chain'];
   private readonly sequencers: readonly Sequencer[];
   /** Whether a call goes by the plain send and the receipt: every call in `receipt` mode, the express lane's in `forward` mode. */
   private readonly byReceipt: (req: ForwardRequest) => boolean;
@@ -193,19 +189,9 @@ export class SyncSender {
 
   /** The sync method as a kind of send, its call held by the sequencer until `sequencerEnd` at the latest (budget.ts). */
   private method(sequencerEnd: number): SendMethod {
-    const format = this.chain.sync.syncTimeoutFormat;
-    const queueMs = this.chain.forward.queueMs;
     return {
       name: SYNC_METHOD,
-      call: (seq, req) => {
-        // What is left of the sequencer's part now (a second sequencer of a failover gets less).
-        const heldMs = Math.max(1, Math.floor(sequencerEnd - performance.now()));
-        const times: CallTimes = { timeoutMs: heldMs, queueMs: Math.min(queueMs, heldMs) };
-        // Told a little less than it may hold the call, so that its own answer (code 4) comes before the cut.
-        const told = toldWaitMs(heldMs);
-        const params = format === 'omit' ? `["${req.rawHex}"]` : `["${req.rawHex}",${format === 'hex' ? `"0x${told.toString(16)}"` : String(told)}]`;
-        return this.syncCall(seq, req, params, times);
-      },
+      call: (seq, req) => this.syncCall(seq, req, sequencerEnd),
       read: readSync,
       readResend: readSyncResend,
       knownExit: pendingAnswer,
@@ -228,9 +214,9 @@ export class SyncSender {
   }
 
   /**
-   * Drain: a call waiting for the receipt of a transaction known to be accepted answers now, code 4
-   * with its hash (in `forward` mode where the sequencer knows the hash, asked at once: syncCall);
-   * one not known (yet) waits for the sequencer's own answer in its bounds: only that says if it was accepted.
+   * Drain: a call waiting for the receipt of a transaction known to be accepted answers now, code 4 with
+   * its hash (in `forward` mode where the sequencer knows the hash, asked at once: syncCall); one not
+   * known (yet) waits for the sequencer's own answer in its bounds: only that says if it was accepted.
    */
   drain(): void {
     this.receiptWaiter?.drain();
@@ -238,9 +224,17 @@ export class SyncSender {
     for (const wake of this.drainWakers) wake();
   }
 
-  /** A forward-mode sync call, cut at its part of the wait (`times`) in every format; once drain starts, code 4 where the sequencer knows the hash. */
-  private async syncCall(seq: Sequencer, req: ForwardRequest, params: string, times: CallTimes): Promise<Answer> {
-    const call = seq.call(SYNC_METHOD, params, times);
+  /**
+   * A forward-mode sync call, cut at what is left of the sequencer's part of the wait (a second sequencer of a
+   * failover gets less) in every format; once drain starts, code 4 where the sequencer knows the hash.
+   */
+  private async syncCall(seq: Sequencer, req: ForwardRequest, sequencerEnd: number): Promise<Answer> {
+    const heldMs = Math.max(1, Math.floor(sequencerEnd - performance.now()));
+    const { syncTimeoutFormat: format } = this.chain.sync;
+    // Told a little less than it may hold the call, so that its own answer (code 4) comes before the cut.
+    const told = toldWaitMs(heldMs);
+    const params = format === 'omit' ? `["${req.rawHex}"]` : `["${req.rawHex}",${format === 'hex' ? `"0x${told.toString(16)}"` : String(told)}]`;
+    const call = seq.call(SYNC_METHOD, params, { timeoutMs: heldMs, queueMs: Math.min(this.chain.forward.queueMs, heldMs) });
     let wake: (() => void) | undefined;
     const drained = this.draining ? Promise.resolve(null) : new Promise<null>((resolve) => this.drainWakers.add((wake = () => resolve(null))));
     const first = await Promise.race([call, drained]);
