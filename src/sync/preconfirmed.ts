@@ -1,18 +1,12 @@
 /**
- * The sync send at the preconfirmation (`chains[].flashblocks`, docs/flashblocks.md): on a chain
- * with the builder's stream, a `receipt`-mode call whose transaction a slice carries, with that
- * slice's receipt of it, is answered then, as flashblock-aware nodes answer
- * `eth_getTransactionReceipt` from the stream before the block is sealed (base/base
- * `crates/flashblocks-rpc`: the block being built's number, a zero `blockHash`). The receipt's
- * own fields are the slice's (`status`, `cumulativeGasUsed`, `logs`, `type`, and the others a
- * builder adds); the edge adds the hash, the block number, the zero block hash and the
- * transaction's place where every slice before it was read. A slice without the transaction's
- * receipt says it is in, not how it ran: such a call waits for the sealed block's receipt.
+ * The sync send at the preconfirmation (docs/flashblocks.md#the-sync-send-at-the-preconfirmation): a `receipt`-mode
+ * call is answered by a slice's receipt of its transaction, as flashblock-aware nodes give it (base/base
+ * `crates/flashblocks-rpc`). A slice without it says the transaction is in, not how it ran: the sealed block answers.
  */
-import { Exit, safeJson } from '../base/errors.js';
 import { hexQuantity } from '../base/rpc-values.js';
 import type { Preconf } from '../flashblocks/recent.js';
 import type { FlashblocksSource } from '../flashblocks/feed.js';
+import { executedAnswer, type Receipted } from './receipt.js';
 
 /** What flashblock-aware nodes put where the sealed block's hash will be. */
 export const ZERO_HASH = '0x' + '0'.repeat(64);
@@ -35,32 +29,22 @@ export function preconfirmedReceipt(p: Preconf): Record<string, unknown> | null 
   return out;
 }
 
-/** The sync answer at a preconfirmation: 200, `result` that receipt; null where it gives none. */
-export function preconfirmedAnswer(p: Preconf): { exit: Exit; receipt: Record<string, unknown> } | null {
-  const receipt = preconfirmedReceipt(p);
-  const json = receipt === null ? undefined : safeJson(receipt);
-  return json === undefined || receipt === null ? null : { exit: new Exit(200, 'ok', ',"result":' + json + '}'), receipt };
+/** One call's wait for its preconfirmation: `answer` resolves once a slice carries the transaction with its receipt (never, else). */
+export interface PreconfWait {
+  readonly answer: Promise<Receipted>;
+  /** Lets go of the wait. */
+  readonly stop: () => void;
 }
 
-/**
- * One call's wait for its preconfirmation: armed before the send (a slice may come before the
- * sequencer's answer), `answer` resolves with the receipt once a slice carries the
- * transaction with one (never, else); `stop` lets go of it.
- */
-export class PreconfWait {
-  readonly answer: Promise<{ exit: Exit; receipt: Record<string, unknown> }>;
-  private readonly cancel: () => void;
-
-  constructor(source: FlashblocksSource, hash: string) {
-    let resolve!: (v: { exit: Exit; receipt: Record<string, unknown> }) => void;
-    this.answer = new Promise((r) => (resolve = r));
-    this.cancel = source.waitFor(hash, (p) => {
-      const a = preconfirmedAnswer(p);
-      if (a !== null) resolve(a);
+/** Armed before the send: a slice may come before the sequencer's answer. */
+export function preconfWait(source: FlashblocksSource, hash: string): PreconfWait {
+  let stop!: () => void;
+  const answer = new Promise<Receipted>((resolve) => {
+    stop = source.waitFor(hash, (p) => {
+      const receipt = preconfirmedReceipt(p);
+      const exit = receipt === null ? null : executedAnswer(receipt);
+      if (receipt !== null && exit !== null) resolve({ exit, receipt });
     });
-  }
-
-  stop(): void {
-    this.cancel();
-  }
+  });
+  return { answer, stop };
 }

@@ -1,27 +1,12 @@
 /**
- * eth_sendRawTransactionSync (EIP-7966) for one chain. In `receipt` mode the plain send goes
- * through the chain's forwarder and the receipt is read from the chain RPC (receipt-wait.ts);
- * in `forward` mode (below) the sync method goes to the sequencer with the remaining wait (a
- * submission the express lane carries goes as in `receipt` mode: Nitro has no synchronous lane
- * method), and its answers are concluded by the plain send's rules (forward/attempts.ts), read
- * as follows:
- * - a receipt of this very hash: 200, `result` the receipt as the chain gave it (status 0x1 or 0x0);
- * - the EIP's timeout (code 4), "already known", "nonce too low": accepted without a receipt in
- *   the wait (202 sync_timeout, code 4, `data.txHash`) only where the lookup returns this very
- *   transaction; code 4 unconfirmed is uncertain (resent and looked up, then 502 with the hash),
- *   the others unconfirmed are the refusal they say they are;
- * - any other JSON-RPC error: the sequencer's refusal passed through (its code 5 included);
- * - a fault: resolved as for the plain send, then 502 uncertain if written, 503 if not.
- * A call is a flight (forward/flight.ts) on places of its own (`sync.maxWaiting` per chain and
- * thread) and connections of its own, so a wait never holds a connection the plain send needs;
- * beyond it, 503 overloaded before anything is sent. A resend of the same bytes while the first
- * waits joins it (the duplicates table's `waiting`); after a receipt, a resend
- * is answered from it for `sync.receiptTtlMs` and never forwarded again. Drain answers a call
- * whose sequencer knows its hash at once (code 4).
+ * eth_sendRawTransactionSync (EIP-7966) for one chain, as docs/design.md §6.2 says. `receipt` mode, and
+ * a submission the express lane carries (Nitro has no synchronous lane method): the plain send, then
+ * the receipt (receipt-wait.ts). `forward` mode: the sync method at the sequencer for its part of the wait
+ * (budget.ts), concluded by the plain send's rules. A call is a flight (forward/flight.ts) on places
+ * and connections of its own, so a wait never holds a connection the plain send needs.
  */
 // The module binding, not the global (a lazy getter on globalThis, looked up on every call).
 import { performance } from 'node:perf_hooks';
-import type { ChainConfig } from '../config/config.js';
 import { REJECT, type Exit } from '../base/errors.js';
 import { peerText, readError, readFault, readPlain, type Reading } from '../forward/answer.js';
 import { type ForwardRequest, promised, type SendMethod, told } from '../forward/parts.js';
@@ -29,19 +14,16 @@ import { Flights, Places } from '../forward/flight.js';
 import type { ChainLink } from '../forward/chain-link.js';
 import type { ChainDuplicates } from '../forward/dedup.js';
 import type { Sequencer } from '../forward/sequencer.js';
-import { FastLog } from '../log/log-line.js';
+import { FastLog, type LogLine } from '../log/log-line.js';
 import type { SubmissionOutcome } from '../base/reasons.js';
-import type { Answer, CallTimes } from '../upstreams/upstream.js';
-import { executedAnswer, isReceiptOf, pendingAnswer } from './receipt.js';
-import { ReceiptWaiter } from './receipt-wait.js';
-import { RECEIPT_METHOD, SYNC_METHOD } from '../rpc/rpc-methods.js';
+import type { Answer } from '../upstreams/upstream.js';
+import { askReceipt, pendingAnswer, receiptIn } from './receipt.js';
+import { type ReceiptCallEnd, ReceiptWaiter } from './receipt-wait.js';
+import { SYNC_METHOD } from '../rpc/rpc-methods.js';
 import type { HeadSource } from '../upstreams/chain-rpc/chain-heads.js';
 import { withLane } from '../forward/express-send.js';
 import { syncBudget, toldWaitMs } from './budget.js';
 import type { FlashblocksSource } from '../flashblocks/feed.js';
-import { PreconfWait } from './preconfirmed.js';
-
-const DRAINED = Symbol('drained');
 
 /** Receipts kept to answer resends (the oldest goes first), each for `sync.receiptTtlMs`. */
 const MAX_RECEIPTS = 10_000;
@@ -49,25 +31,21 @@ const MAX_RECEIPTS = 10_000;
 /** What a sync answer says (forward/answer.ts's readings; the rules in forward/attempts.ts). */
 export function readSync(a: Answer, hash: string): Reading {
   if (a.kind === 'result') {
-    const exit = isReceiptOf(a.result, hash) ? executedAnswer(a.result) : null;
-    if (exit !== null) {
-      const r = a.result as { status?: unknown; blockNumber?: unknown };
-      return { t: 'accepted', exit, outcome: 'executed', detail: `status ${peerText(r.status)} block ${peerText(r.blockNumber)}` };
-    }
-    return { t: 'uncertain', outcome: 'hash_mismatch', detail: 'answered something other than the receipt of this transaction' };
+    const got = receiptIn(a, hash);
+    if (got === null) return { t: 'uncertain', outcome: 'hash_mismatch', detail: 'answered something other than the receipt of this transaction' };
+    const { status, blockNumber } = got.receipt;
+    return { t: 'accepted', exit: got.exit, outcome: 'executed', detail: `status ${peerText(status)} block ${peerText(blockNumber)}` };
   }
   if (a.kind === 'fault') return readFault(a);
   const confirmed = { exit: pendingAnswer(hash), outcome: 'accepted_no_receipt' as const };
-  // The EIP's timeout says the transaction was taken: true only where the lookup confirms it,
-  // and never a refusal (uncertain where the lookup does not).
+  // The EIP's timeout says the transaction was taken: true where the lookup confirms it, else uncertain, never a refusal.
   if (a.code === 4) return { t: 'check', confirmed, unconfirmed: null, detail: `code 4: ${a.message.slice(0, 200)}` };
   return readError(a, confirmed);
 }
 
 /**
  * A resend of the same bytes by the plain method, for a sync call: read as the plain send's,
- * except that a code 4 is never passed on as a refusal (a client of the sync method reads code
- * 4 as "accepted, no receipt yet"): the lookup decides, else it stays uncertain.
+ * except a code 4, which a sync client reads as "accepted, no receipt yet": never a refusal.
  */
 export function readSyncResend(a: Answer, hash: string): Reading {
   if (a.kind === 'error' && a.code === 4) return readSync(a, hash);
@@ -76,31 +54,24 @@ export function readSyncResend(a: Answer, hash: string): Reading {
 
 /** The sync metrics' hooks. */
 export interface SyncObserver {
-  /**
-   * A sync call answered: what its answer means for the submission (reasons.ts, the one outcome
-   * vocabulary: `accepted` is the receipt) and how long it waited (null: answered without a wait).
-   */
+  /** A sync call answered: its outcome (reasons.ts; `accepted` is the receipt) and its wait (null: answered without one). */
   sync?(chainId: number, outcome: SubmissionOutcome, seconds: number | null): void;
   /** Sync calls waiting now on this chain (this thread). */
   syncWaiting?(chainId: number, n: number): void;
 }
 
-/** What a sync send is built from besides its chain's link, named. */
+/** What a sync send is built from besides its chain's link. */
 export interface SyncSendParts {
-  /** The chain's plain send (the forwarder's), which the `receipt` mode goes through. */
+  /** The chain's plain send (the forwarder's): the `receipt` mode's send. */
   readonly plainSend: (req: ForwardRequest) => Exit | PromiseLike<Exit>;
-  /** The chain's duplicate table: a call waiting now is in it, and a resend joins it. */
+  /** The chain's duplicates table: a call waiting now is in it, and a resend joins it. */
   readonly duplicates: ChainDuplicates;
   readonly observer?: SyncObserver | undefined;
-  /**
-   * Whether the chain's express lane would carry the submission now (the forwarder's
-   * `laneTakes`): in `forward` mode such a call goes as the `receipt` mode's do (the plain
-   * send, which the lane carries, then the receipt), Nitro having no synchronous lane method.
-   */
+  /** Whether the express lane would carry the submission now (the forwarder's `laneTakes`): such a call goes as in `receipt` mode. */
   readonly laneTakes?: ((req: ForwardRequest) => boolean) | undefined;
-  /** The chain's head source, if it has one: the `receipt` mode asks for a receipt on each head its `rpcWs` subscription tells. */
+  /** The chain's head source: a `receipt`-mode call asks for its receipt on each head. */
   readonly heads?: HeadSource | null | undefined;
-  /** The chain's flashblocks stream, if it has one (`chains[].flashblocks`): a `receipt`-mode call is answered at the preconfirmation (preconfirmed.ts). */
+  /** The chain's flashblocks stream: a `receipt`-mode call is answered at the preconfirmation (preconfirmed.ts). */
   readonly flashblocks?: FlashblocksSource | null | undefined;
 }
 
@@ -108,15 +79,11 @@ export interface SyncSendParts {
 const PRECONFIRMED = new WeakSet<Exit>();
 
 export class SyncSender {
-  private readonly chain: ChainConfig;
+  private readonly chain: ChainLink['chain'];
   private readonly sequencers: readonly Sequencer[];
-  private readonly plainSend: SyncSendParts['plainSend'];
-  private readonly duplicates: ChainDuplicates;
-  private readonly observer: SyncObserver;
-  /** The plain send, then the chain RPC's receipt: every call in `receipt` mode, the express lane's in `forward` mode. */
+  /** Whether a call goes by the plain send and the receipt: every call in `receipt` mode, the express lane's in `forward` mode. */
+  private readonly byReceipt: (req: ForwardRequest) => boolean;
   private readonly receiptWaiter: ReceiptWaiter | null;
-  private readonly receiptMode: boolean;
-  private readonly laneTakes: (req: ForwardRequest) => boolean;
   /** A `forward`-mode chain with the express lane: its answers name their lane. */
   private readonly namesLane: boolean;
   private readonly flights: Flights;
@@ -124,39 +91,32 @@ export class SyncSender {
   /** Set by drain: forward-mode calls the sequencer knows answer code 4 at once. */
   private draining = false;
   private readonly drainWakers = new Set<() => void>();
-  /** The receipt mode's `sync receipt` line. */
+  /** The `sync receipt` lines. */
   private readonly fast: FastLog;
-  private readonly flashblocks: FlashblocksSource | null;
 
   constructor(
     /** The chain's sequencers, health, outcome rules and chain RPC client. */
     private readonly link: ChainLink,
-    parts: SyncSendParts,
+    private readonly parts: SyncSendParts,
   ) {
-    const chain = link.chain;
+    const { chain } = link;
+    const { chainId, sync } = chain;
     this.chain = chain;
-    this.plainSend = parts.plainSend;
-    this.duplicates = parts.duplicates;
-    this.observer = parts.observer ?? {};
     this.fast = new FastLog(link.log);
-    this.receiptMode = chain.sync.mode === 'receipt';
-    this.flashblocks = parts.flashblocks ?? null;
-    // Opened now: a call's preconfirmation is read only from a stream already reading.
-    if (this.receiptMode && this.flashblocks !== null) this.flashblocks.open();
+    const receiptMode = sync.mode === 'receipt';
     const laneTakes = parts.laneTakes;
     // A `forward`-mode chain with the express lane: the lane's submissions wait for their receipt here.
-    const expressAside = !this.receiptMode && link.expressEndpoint !== null && link.rpc !== null && laneTakes !== undefined;
-    this.namesLane = expressAside;
-    this.laneTakes = expressAside ? laneTakes : () => false;
-    this.receiptWaiter = this.receiptMode || expressAside ? new ReceiptWaiter(chain, link.rpc!, link.attempts, parts.heads ?? null) : null;
-    this.sequencers = this.receiptMode
-      ? []
-      : link.open({ calls: chain.sync.maxWaiting, sockets: chain.forward.wsConnections, keepWarm: chain.forward.keepWarm });
-    const { chainId } = chain;
-    const hook = this.observer.syncWaiting?.bind(this.observer);
+    this.namesLane = !receiptMode && link.expressEndpoint !== null && link.rpc !== null && laneTakes !== undefined;
+    this.byReceipt = receiptMode ? () => true : this.namesLane ? laneTakes! : () => false;
+    this.receiptWaiter =
+      receiptMode || this.namesLane
+        ? new ReceiptWaiter(link, link.rpc!, parts.plainSend, parts.heads ?? null, receiptMode ? (parts.flashblocks ?? null) : null)
+        : null;
+    this.sequencers = receiptMode ? [] : link.open({ calls: sync.maxWaiting, sockets: chain.forward.wsConnections, keepWarm: chain.forward.keepWarm });
+    const hook = parts.observer?.syncWaiting?.bind(parts.observer);
     this.flights = new Flights({
       table: parts.duplicates.waiting,
-      places: new Places(chain.sync.maxWaiting, hook && ((n) => hook(chainId, n)), link.log, {
+      places: new Places(sync.maxWaiting, hook && ((n) => hook(chainId, n)), link.log, {
         msg: 'the sync waiting metrics hook failed (said once): sync calls are unaffected',
         fields: { chainId },
       }),
@@ -173,79 +133,65 @@ export class SyncSender {
     if (held !== undefined && performance.now() - held.at < this.chain.sync.receiptTtlMs) return this.counted(held.exit, null);
     const joined = this.flights.joined(hash);
     if (joined !== undefined) return joined;
-    const viaReceipt = this.receiptMode || this.laneTakes(req);
-    if (!viaReceipt && !this.sequencers.some((s) => s.eligible)) return this.counted(REJECT.upstream_unavailable, null);
+    const byReceipt = this.byReceipt(req);
+    if (!byReceipt && !this.sequencers.some((s) => s.eligible)) return this.counted(REJECT.upstream_unavailable, null);
     const f = this.flights.open(hash, req);
     if (f === null) return this.counted(REJECT.overloaded, null);
     const started = (f.started = performance.now());
-    let run: Promise<Exit>;
-    if (viaReceipt) run = this.viaReceipt(req, started + waitMs, sealed);
-    else {
-      // The wait holds everything (sync/budget.ts): the sequencer's part, then settling within the rest.
-      const budget = syncBudget(waitMs, this.chain.forward.timeoutMs);
-      const attempts = this.link.attempts.within({ timeoutMs: budget.settleMs, queueMs: Math.min(budget.settleMs, this.chain.forward.queueMs) });
-      const method = this.method(started + budget.sequencerMs);
-      run = this.settleByReceipt(
-        req,
-        promised((d) => attempts.failover(this.sequencers, req, method, d)),
-        started + waitMs,
-      );
-      // On a chain with the express lane every forwarded answer names its lane (the sequencers' here).
-      if (this.namesLane) run = run.then((e) => withLane(e, 'plain'));
-    }
-    told(run, f);
+    told(byReceipt ? this.viaReceipt(req, started + waitMs, sealed) : this.forwarded(req, started, waitMs), f);
     return f;
   }
 
   /**
-   * Forward mode: an answer that says the bytes are taken but gives no receipt (code 4 confirmed
-   * by the lookup), or a refusal in words that bytes already executed also get ("nonce too low",
-   * "already known": a resend of executed bytes, this edge's receipt no longer held, or held by
-   * another thread or edge), is settled by the receipt: where the chain has a receipt of this
-   * very hash, the answer is that receipt (200), as for the first call; else the answer stands.
-   * Asked once, within the wait (docs/design.md §6.2).
+   * Forward mode: the sync method at the sequencers for their part of the wait (budget.ts); an
+   * answer executed bytes also get (code 4, "nonce too low", "already known": a resend, its receipt
+   * not held here) is settled by the receipt, asked once within the wait (docs/design.md §6.2).
    */
-  private async settleByReceipt(req: ForwardRequest, run: Promise<Exit>, deadline: number): Promise<Exit> {
-    const exit = await run;
-    if (exit.reason !== 'sync_timeout' && exit.reason !== 'upstream_rejected') return exit;
-    const left = Math.min(deadline - performance.now(), this.chain.forward.timeoutMs);
-    if (left < 1) return exit;
+  private async forwarded(req: ForwardRequest, started: number, waitMs: number): Promise<Exit> {
+    const budget = syncBudget(waitMs, this.chain.forward.timeoutMs);
+    const attempts = this.link.attempts.within({ timeoutMs: budget.settleMs, queueMs: Math.min(budget.settleMs, this.chain.forward.queueMs) });
+    const method = this.method(started + budget.sequencerMs);
+    let exit = await promised((d) => attempts.failover(this.sequencers, req, method, d));
+    const left = Math.min(started + waitMs - performance.now(), this.chain.forward.timeoutMs);
     const at = this.link.rpc ?? this.sequencers.find((s) => s.eligible);
-    if (at === undefined) return exit;
-    const a = await at.call(RECEIPT_METHOD, `["${req.hash}"]`, {
-      timeoutMs: left,
-      queueMs: Math.max(1, Math.min(left, this.chain.forward.queueMs)),
-    });
-    const executed = a.kind === 'result' && isReceiptOf(a.result, req.hash) ? executedAnswer(a.result) : null;
-    if (executed === null) return exit;
-    const line = this.fast.line('info');
-    if (line !== null) {
-      const r = a.kind === 'result' ? (a.result as { status?: unknown; blockNumber?: unknown }) : {};
-      line.str('tx', req.hash).str('account', req.account).str('reqId', req.reqId).str('outcome', executed.outcome).str('was', exit.reason);
-      line.text('status', peerText(r.status), 66).text('block', peerText(r.blockNumber), 66).end('sync receipt: settled by the chain');
+    const settles = (exit.reason === 'sync_timeout' || exit.reason === 'upstream_rejected') && left >= 1 && at !== undefined;
+    const got = settles ? await askReceipt(at, req.hash, left, this.chain.forward) : null;
+    if (got !== null) {
+      this.receiptLine(req, got, exit.reason)?.end('sync receipt: settled by the chain');
+      exit = got.exit;
     }
-    return executed;
+    // On a chain with the express lane every forwarded answer names its lane (the sequencers' here).
+    return this.namesLane ? withLane(exit, 'plain') : exit;
   }
 
-  /**
-   * The sync method as a kind of send: its call held by the sequencer until `sequencerEnd` at
-   * the latest (the wait it is told, where the format tells it), its readings, code 4 where a
-   * lookup or a resend establishes acceptance; the rest of the wait is for settling (sync/budget.ts).
-   */
+  /** The plain send (its own audit line, its lane), then the receipt; a line for what the wait came to. */
+  private async viaReceipt(req: ForwardRequest, deadline: number, sealed: boolean): Promise<Exit> {
+    const t = performance.now();
+    const out = await this.receiptWaiter!.obtain(req, deadline, sealed);
+    if (out.preconfirmed === true) PRECONFIRMED.add(out.exit);
+    if (out.exit.reason !== 'ok' && out.exit.reason !== 'sync_timeout') return out.exit;
+    this.receiptLine(req, out, null)
+      ?.json('ms', Math.round(performance.now() - t))
+      .end('sync receipt');
+    return out.exit;
+  }
+
+  /** A `sync receipt` line begun (null: info is off); `was`: the answer the receipt settled. The receipt's fields are text from outside. */
+  private receiptLine(req: ForwardRequest, end: ReceiptCallEnd, was: string | null): LogLine | null {
+    const line = this.fast.line('info');
+    if (line === null) return null;
+    line.str('tx', req.hash).str('account', req.account).str('reqId', req.reqId).str('outcome', end.exit.outcome);
+    if (was !== null) line.str('was', was);
+    if (end.receipt !== null) line.text('status', peerText(end.receipt.status), 66).text('block', peerText(end.receipt.blockNumber), 66);
+    if (end.preconfirmed === true) line.json('preconfirmed', true);
+    return line;
+  }
+
+  /** The sync method as a kind of send, its call held by the sequencer until `sequencerEnd` at the latest (budget.ts). */
   private method(sequencerEnd: number): SendMethod {
-    const format = this.chain.sync.syncTimeoutFormat;
-    const queueMs = this.chain.forward.queueMs;
     return {
       name: SYNC_METHOD,
-      call: (seq, req) => {
-        // What is left of the sequencer's part now (a second sequencer of a failover gets less).
-        const heldMs = Math.max(1, Math.floor(sequencerEnd - performance.now()));
-        const times: CallTimes = { timeoutMs: heldMs, queueMs: Math.min(queueMs, heldMs) };
-        // Told a little less than it may hold the call, so that its own answer (code 4) comes before the cut.
-        const told = toldWaitMs(heldMs);
-        const params = format === 'omit' ? `["${req.rawHex}"]` : `["${req.rawHex}",${format === 'hex' ? `"0x${told.toString(16)}"` : String(told)}]`;
-        return this.syncCall(seq, req, params, times);
-      },
+      call: (seq, req) => this.syncCall(seq, req, sequencerEnd),
       read: readSync,
       readResend: readSyncResend,
       knownExit: pendingAnswer,
@@ -254,7 +200,7 @@ export class SyncSender {
 
   /** Counts a call's answer; `ms`: how long it waited, null for one answered without a wait (a held receipt, a refusal). */
   private counted(exit: Exit, ms: number | null): Exit {
-    this.observer.sync?.(this.chain.chainId, exit.outcome, ms === null ? null : ms / 1000);
+    this.parts.observer?.sync?.(this.chain.chainId, exit.outcome, ms === null ? null : ms / 1000);
     return exit;
   }
 
@@ -267,31 +213,10 @@ export class SyncSender {
     this.counted(exit, performance.now() - started);
   }
 
-  /** The plain send (its own audit line, its lane), then the receipt; a line for what the wait came to. */
-  private async viaReceipt(req: ForwardRequest, deadline: number, sealed: boolean): Promise<Exit> {
-    const t = performance.now();
-    // Armed before the send: a slice may carry the transaction before the sequencer's answer arrives.
-    const pre = this.flashblocks === null || sealed || !this.receiptMode ? null : new PreconfWait(this.flashblocks, req.hash);
-    const out = await this.receiptWaiter!.obtain(req, deadline, this.plainSend, pre);
-    if (out.preconfirmed === true) PRECONFIRMED.add(out.exit);
-    if (out.exit.reason !== 'ok' && out.exit.reason !== 'sync_timeout') return out.exit;
-    const line = this.fast.line('info');
-    if (line === null) return out.exit;
-    line.str('tx', req.hash).str('account', req.account).str('reqId', req.reqId);
-    line.str('outcome', out.exit.outcome);
-    // The receipt's fields as the chain gave them: text from outside.
-    if (out.receipt !== null) line.text('status', peerText(out.receipt.status), 66).text('block', peerText(out.receipt.blockNumber), 66);
-    if (out.preconfirmed === true) line.json('preconfirmed', true);
-    line.json('ms', Math.round(performance.now() - t)).end('sync receipt');
-    return out.exit;
-  }
-
   /**
-   * Drain: every call still waiting for its receipt answers now, code 4 with its hash, where
-   * the transaction is known to be accepted: in `receipt` mode every waiting call (its plain
-   * send was accepted); in `forward` mode a call whose sequencer knows its hash (asked at once);
-   * one the sequencer does not know (yet) waits for the sequencer's own answer, within the
-   * wait plus the forward timeout, as only that says whether it was accepted.
+   * Drain: a call waiting for the receipt of a transaction known to be accepted answers now, code 4 with
+   * its hash (in `forward` mode where the sequencer knows the hash, asked at once: syncCall); one not
+   * known (yet) waits for the sequencer's own answer in its bounds: only that says if it was accepted.
    */
   drain(): void {
     this.receiptWaiter?.drain();
@@ -300,29 +225,26 @@ export class SyncSender {
   }
 
   /**
-   * A forward-mode sync call: the sequencer's answer within its part of the wait (`times`), in
-   * every format: one that holds the call past it is cut there (told the wait or not), a fault
-   * after the write that the rules settle within the rest of the wait (the lookup first: a
-   * sequencer that knows the hash makes it 202 code 4). Once drain starts, the EIP's timeout
-   * (code 4) where the sequencer knows the hash, which the rules confirm by the same lookup (the
-   * receipt may still come after the answer); a hash it does not know (yet) waits for the
-   * sequencer's own answer within the call's bound, as only that says whether it was accepted.
+   * A forward-mode sync call, cut at what is left of the sequencer's part of the wait (a second sequencer of a
+   * failover gets less) in every format; once drain starts, code 4 where the sequencer knows the hash.
    */
-  private async syncCall(seq: Sequencer, req: ForwardRequest, params: string, times: CallTimes): Promise<Answer> {
-    const call = seq.call(SYNC_METHOD, params, times);
+  private async syncCall(seq: Sequencer, req: ForwardRequest, sequencerEnd: number): Promise<Answer> {
+    const heldMs = Math.max(1, Math.floor(sequencerEnd - performance.now()));
+    const { syncTimeoutFormat: format } = this.chain.sync;
+    // Told a little less than it may hold the call, so that its own answer (code 4) comes before the cut.
+    const told = toldWaitMs(heldMs);
+    const params = format === 'omit' ? `["${req.rawHex}"]` : `["${req.rawHex}",${format === 'hex' ? `"0x${told.toString(16)}"` : String(told)}]`;
+    const call = seq.call(SYNC_METHOD, params, { timeoutMs: heldMs, queueMs: Math.min(this.chain.forward.queueMs, heldMs) });
     let wake: (() => void) | undefined;
-    const cut = this.draining ? Promise.resolve(DRAINED) : new Promise<typeof DRAINED>((resolve) => this.drainWakers.add((wake = () => resolve(DRAINED))));
-    const first = await Promise.race([call, cut]);
+    const drained = this.draining ? Promise.resolve(null) : new Promise<null>((resolve) => this.drainWakers.add((wake = () => resolve(null))));
+    const first = await Promise.race([call, drained]);
     if (wake !== undefined) this.drainWakers.delete(wake);
-    if (first !== DRAINED) return first;
+    if (first !== null) return first;
     const known = await this.link.attempts.lookup(seq, req.hash, performance.now() + this.chain.forward.timeoutMs);
     return known === 'known' ? { kind: 'error', code: 4, message: 'draining; the sequencer knows the hash', data: undefined } : call;
   }
 
-  /**
-   * After the drain: a sync call still at a sequencer was answered (code 4) or cut off with the
-   * grace period, so its connection is cut rather than waited for (up to its whole wait).
-   */
+  /** After the drain: a call still at a sequencer is cut with its connection, not waited for (up to its whole wait). */
   close(): Promise<unknown> {
     return Promise.all([...this.sequencers.map((s) => s.close(true)), this.receiptWaiter?.close()]);
   }
