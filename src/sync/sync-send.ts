@@ -112,7 +112,9 @@ export class SyncSender {
       receiptMode || this.namesLane
         ? new ReceiptWaiter(link, link.rpc!, parts.plainSend, parts.heads ?? null, receiptMode ? (parts.flashblocks ?? null) : null)
         : null;
-    this.sequencers = receiptMode ? [] : link.open({ calls: sync.maxWaiting, sockets: chain.forward.wsConnections, keepWarm: chain.forward.keepWarm });
+    // Not kept warm (src/upstreams/keep-warm.ts): a sync call holds its connection for its wait, and the drain's lookup
+    // must not wait behind it for a connection a probe proved (keep-warm is the forwarder's, the plain and conditional sends').
+    this.sequencers = receiptMode ? [] : link.open({ calls: sync.maxWaiting, sockets: chain.forward.wsConnections });
     const hook = parts.observer?.syncWaiting?.bind(parts.observer);
     this.flights = new Flights({
       table: parts.duplicates.waiting,
