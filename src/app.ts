@@ -8,10 +8,7 @@ import { BusyPoll, cpuQuota } from './base/busy-poll.js';
 import { openStore } from './accounts/open-store.js';
 import type { AccountStore, ReloadResult } from './accounts/types.js';
 import type { Config } from './config/config.js';
-import { ChainDuplicates, Duplicates } from './forward/dedup.js';
-import { ChainLink } from './forward/chain-link.js';
-import { ChainForwarder, type ForwardObserver } from './forward/forwarder.js';
-import type { ForwardRequest } from './forward/parts.js';
+import type { ChainForwarder, ForwardObserver } from './forward/forwarder.js';
 import { PublicPort, portParts, type UwsFrontEnd } from './http/port.js';
 import type { Readiness } from './front/readiness.js';
 import { HttpFrontEnd } from './http/server.js';
@@ -22,10 +19,10 @@ import { Metrics } from './metrics/metrics.js';
 import type { PipelineHooks, RequestObserver } from './pipeline/pipeline.js';
 import { createForwardStage } from './stages/forward.js';
 import { admissionStages } from './stages/list.js';
-import { SyncSender, type SyncObserver } from './sync/sync-send.js';
-import { conditionalSends } from './forward/conditional-send.js';
+import type { SyncObserver } from './sync/sync-send.js';
+import { buildSends } from './sends.js';
 import type { SharedParts } from './threads/protocol.js';
-import { singleThread, type ThreadParts, workerThread } from './threads/thread-parts.js';
+import { singleThread, workerThread } from './threads/thread-parts.js';
 import { readinessOf } from './ready-checks.js';
 import { buildChains, HostTable, type ChainRuntime } from './config/chains.js';
 import { TxDecoder } from './tx/decoder.js';
@@ -34,8 +31,7 @@ import { WebSocketTransport, type WsObserver } from './ws/frames.js';
 import type { Tracker, TrackObserver } from './track/tracker.js';
 import type { TrackSeamPart } from './track/seam/protocol.js';
 import { Tracking } from './track/tracking.js';
-import { ChainHeads } from './upstreams/chain-rpc/chain-heads.js';
-import { type FlashblocksSeamPart, flashblocksOf, flashblocksProblems } from './threads/flashblocks-seam.js';
+import { type FlashblocksSeamPart, flashblocksProblems } from './threads/flashblocks-seam.js';
 import { TlsEdge, type TlsObserver } from './tls/edge.js';
 import { freePort } from './base/free-port.js';
 import { ExpressLanes, type OpenOptions as LaneOpenOptions } from './express-lane/lanes.js';
@@ -240,73 +236,6 @@ function metricsObservers(metrics: Metrics): Observers {
     track: metrics.track,
     accountsReload: metrics.accountsReload,
     tls: metrics.tls,
-  };
-}
-
-/**
- * The sends of every chain: the plain one (the forwarder, with duplicate suppression) and, on the
- * chains that turn it on, the sync one beside it (its own connections; the chain's link: its
- * outcome rules and chain RPC client; the forwarder's plain send).
- */
-function buildSends(
-  config: Config,
-  log: Logger,
-  thread: ThreadParts,
-  observer: (ForwardObserver & SyncObserver) | undefined,
-  tracking: Tracking,
-  lanes: ExpressLanesRef,
-  flashblocksSeam: FlashblocksSeamPart | null,
-) {
-  const duplicates = new Duplicates(new Map(config.chains.map((c) => [c.chainId, new ChainDuplicates(config.dedup, thread.txTable)])));
-  // A tracked chain's forwards tell its tracker which sequencer accepted by which rule (track/tracking.ts).
-  const links = ChainLink.forChains(config.chains, thread.board, log, (c) => tracking.observerOf(c, observer));
-  // Beside each link, the chain's one head source, where it has `rpcWs` or a reader of its latest head (the
-  // conditions check, with `rpc`): its subscription opens on the first subscriber or reader, its poll only for a reader.
-  const heads = new Map(
-    links.flatMap((l) => {
-      const c = l.chain;
-      return c.rpcWs === null && !(c.conditional.enabled && l.rpc !== null) ? [] : [[c.chainId, new ChainHeads(c.rpcWs, log, l.rpc)] as const];
-    }),
-  );
-  // A chain's flashblocks stream (`chains[].flashblocks`): one per process, read on this thread (opened by its first
-  // subscriber: the tracker, the sync send) or followed from the thread that reads it (threads/flashblocks-seam.ts).
-  const fb = flashblocksOf(config, log, flashblocksSeam);
-  const flashblocks = fb.feeds;
-  const forwarders = new Map(
-    links.map((link) => [link.chainId, new ChainForwarder(link, duplicates.forChain(link.chainId), tracking.observerOf(link.chain, observer), lanes)]),
-  );
-  const syncSenders = new Map(
-    links.flatMap((link) => {
-      if (!link.chain.sync.enabled) return [];
-      const forwarder = forwarders.get(link.chainId)!;
-      const parts = {
-        plainSend: (r: ForwardRequest) => forwarder.forward(r),
-        laneTakes: (r: ForwardRequest) => forwarder.laneTakes(r),
-        duplicates: duplicates.forChain(link.chainId),
-        observer,
-        heads: heads.get(link.chainId) ?? null,
-        flashblocks: flashblocks.get(link.chainId) ?? null,
-      };
-      return [[link.chainId, new SyncSender(link, parts)] as const];
-    }),
-  );
-  tracking.attach(new Map(links.flatMap((l) => (l.rpc === null ? [] : [[l.chainId, l.rpc] as const]))), heads, duplicates, flashblocks);
-  // Handed to the other threads after this thread's readers took each slice (the tracker's status is then never behind a sync answer).
-  const stopSeam = fb.start();
-  const conditional = conditionalSends(links, forwarders, heads);
-  // Bytes already in flight cost no rate-limit token, a plain send's or a waiting sync call's: one table (dedup.ts).
-  return {
-    links,
-    heads,
-    flashblocks,
-    streams: fb.streams,
-    stopSeam,
-    forwarders,
-    syncSenders,
-    conditional,
-    tracking,
-    trackers: tracking.trackers,
-    inFlight: duplicates,
   };
 }
 

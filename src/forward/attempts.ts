@@ -50,19 +50,15 @@ export class Attempts implements Asking {
     private readonly common: CommonPart = new CommonPart(),
   ) {}
 
-  /**
-   * The same rules within another time budget: every lookup and the resolving of rule 2 bounded
-   * by `times` (a sync call settles within what is left of its wait: sync/budget.ts).
-   */
+  /** The same rules within another time budget (a sync call settles within what is left of its wait: sync/budget.ts). */
   within(times: CallTimes): Attempts {
     return new Attempts(this.chainId, times, this.rpc, this.log, this.observer, this.laneNamed, this.fast, this.common);
   }
 
   /**
-   * Sequencers in order, moving on only when one did not definitely answer; written ones are
-   * resolved meanwhile. `done` is told the conclusion: the common path (the first eligible
-   * sequencer answers with the hash) in the one continuation on its call, anything else once
-   * `failoverFrom` decides.
+   * Sequencers in order, moving on only when one did not definitely answer, written ones resolved
+   * meanwhile; `done` told the common path (the first answers with the hash) in the one
+   * continuation on its call, anything else once `failoverFrom` decides.
    */
   failover(seqs: readonly Sequencer[], req: ForwardRequest, method: SendMethod, done: Concluded): void {
     let i = 0;
@@ -121,11 +117,7 @@ export class Attempts implements Asking {
     return this.decide(req, parts ?? []);
   }
 
-  /**
-   * All at once: the first acceptance answers; otherwise the decision waits for every part,
-   * resolved. None to send to (every sequencer went out while the express lane had the bytes,
-   * express-send.ts): nothing was sent, decided at once.
-   */
+  /** All at once: the first acceptance answers, else the decision waits for every part, resolved (none to send to: not sent, at once). */
   fanout(seqs: readonly Sequencer[], req: ForwardRequest, method: SendMethod, done: Concluded): void {
     if (seqs.length === 0) {
       done.concluded(this.decide(req, []));
@@ -164,10 +156,7 @@ export class Attempts implements Asking {
     }
   }
 
-  /**
-   * The decision over every part (rule 3). Logged where no sequencer accepted nor refused, with
-   * each sequencer's part, for reconciliation.
-   */
+  /** The decision over every part (rule 3), logged with each part where no sequencer accepted nor refused (for reconciliation). */
   decide(req: ForwardRequest, parts: readonly Part[]): Exit {
     let refused: Part | null = null;
     let uncertainPart = false;
@@ -195,10 +184,7 @@ export class Attempts implements Asking {
     return notSent(busy);
   }
 
-  /**
-   * One call to one sequencer, and the lookup its answer asks for; an uncertain part is resolved
-   * by the caller. Never throws: a call that throws is a rejected promise, as from an async function.
-   */
+  /** One call to one sequencer and the lookup its answer asks for (the caller resolves an uncertain part); never throws. */
   sendTo(seq: Sequencer, req: ForwardRequest, method: SendMethod): Promise<Part> {
     const t = performance.now();
     return callOf(method, seq, req).then((answer) => this.sent(seq, req, method, method.read(answer, req.hash), t));
@@ -264,8 +250,7 @@ export class Attempts implements Asking {
 
   /**
    * A part's audit line and metrics; a transport fault left standing takes the sequencer out until
-   * a probe sees it back. Never throws: a hook that does (a metric, the tracker's) changes no
-   * outcome, nor rejects a part resolved apart from the request's promise (failover's written ones).
+   * a probe sees it back. Never throws: a hook that does (a metric, the tracker's) changes no outcome.
    */
   finish(req: ForwardRequest, a: Part, role: Role, method: SendMethod): Role {
     if (a.transport && (a.state === 'uncertain' || a.state === 'not_sent')) a.seq.markDown(a.detail ?? 'transport');

@@ -1,9 +1,7 @@
 /**
- * A chain's link to its sequencers: what the plain send (forwarder.ts), the sync send
- * (sync/sync-send.ts) and the prober (health.ts) share for one chain. It opens sequencer clients
- * on the chain's health slots (each user on connections of its own, so a wait never holds a
- * connection another needs), and holds the chain RPC's client and the outcome rules
- * (attempts.ts) the sends conclude by.
+ * A chain's link to its sequencers, what its sends and the prober (src/health/) share: sequencer
+ * clients opened on the chain's health slots, each user's on connections of its own (a wait never
+ * holds one another needs), the chain RPC's client and the outcome rules (attempts.ts).
  */
 import type { ChainConfig } from '../config/config.js';
 import type { Logger } from '../log/log.js';

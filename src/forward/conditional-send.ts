@@ -1,13 +1,11 @@
 /**
  * The conditional send of one chain (docs/conditional.md#the-forward-never-unconditional): the
- * bytes and their options go only as `eth_sendRawTransactionConditional`, options unchanged, or
- * through the express lane with them; never plainly, not even in the resend that resolves an
- * unclear answer (this method's `resend`). The rules and the route are the plain send's, with one
- * reading of its own: -32003 (conditions unmet) or -32005 (too costly) is the refusal it says
- * once a lookup says the chain lacks the hash (an earlier send of the bytes may have been taken),
- * an acceptance where it finds it, uncertain where it cannot tell. Its flights share the chain's
- * forward places, in a table of their own: identical bytes with identical options join; a plain
- * send of the same bytes never shares a conditional one's outcome, nor the reverse.
+ * bytes go only as `eth_sendRawTransactionConditional` with their options unchanged (or through
+ * the express lane with them), never plainly, not even in a resend (this method's `resend`). The
+ * plain send's rules and route, with one reading of its own: -32003 (unmet) or -32005 (too costly)
+ * is a refusal once a lookup says the chain lacks the hash, an acceptance where it has it. Its
+ * flights share the chain's forward places, in a table of their own (bytes and options the key):
+ * a plain send of the same bytes never shares a conditional one's outcome, nor the reverse.
  */
 import { type Exit, result, upstreamRejected } from '../base/errors.js';
 import { readPlain, readFault, type Reading } from './answer.js';
@@ -18,8 +16,6 @@ import type { Sequencer } from './sequencer.js';
 import { CONDITIONAL_METHOD } from '../rpc/rpc-methods.js';
 import type { Answer, CallTimes } from '../upstreams/upstream.js';
 import type { Conditions } from '../conditional/options.js';
-import type { HeadView } from '../conditional/head.js';
-import type { ChainHeads } from '../upstreams/chain-rpc/chain-heads.js';
 import { type Flight, Flights } from './flight.js';
 
 /** The codes a conditional sequencer refuses unmet conditions (-32003) and too costly ones (-32005) with. */
@@ -84,42 +80,4 @@ export class ConditionalSend {
     };
     return this.forwarder.launch(this.flights, key, req, this.method);
   }
-}
-
-export interface ConditionalSends {
-  readonly senders: ReadonlyMap<number, ConditionalSend>;
-  /** The heads the conditions stage reads, by chain id. */
-  readonly heads: ReadonlyMap<number, HeadView>;
-  close(): void;
-}
-
-/**
- * The conditional sends of the chains that turn them on (`chains[].conditional.enabled`), and
- * the heads their conditions stage reads: the chain's one head source (the composition root's,
- * upstreams/chain-rpc/chain-heads.ts), kept fresh for it (the `rpcWs` subscription, else the
- * chain RPC's latest block every `headPollMs`). A chain without it gets nothing of it, and its
- * head source (if any) polls nothing.
- */
-export function conditionalSends(
-  links: readonly ChainLink[],
-  forwarders: ReadonlyMap<number, ChainForwarder>,
-  chainHeads: ReadonlyMap<number, ChainHeads>,
-): ConditionalSends {
-  const senders = new Map<number, ConditionalSend>();
-  const heads = new Map<number, HeadView>();
-  const interest = new AbortController();
-  for (const link of links) {
-    const c = link.chain;
-    if (!c.conditional.enabled) continue;
-    senders.set(c.chainId, new ConditionalSend(link, forwarders.get(c.chainId)!));
-    const source = chainHeads.get(c.chainId);
-    if (source === undefined) continue;
-    source.keepLatest(c.conditional.headPollMs, interest.signal);
-    heads.set(c.chainId, source);
-  }
-  return {
-    senders,
-    heads,
-    close: () => interest.abort(),
-  };
 }

@@ -70,11 +70,7 @@ export class ChainDuplicates {
     return this.pending.has(hash) || this.waiting.has(hash) || this.recent.has(hash) || (this.shared !== null && this.shared.peek(hash) !== 'none');
   }
 
-  /**
-   * Before a forward: 'accepted' (answer at once), the forward already in flight on this thread
-   * (share its outcome), 'elsewhere' (another thread forwards it: awaitElsewhere), or 'claimed'
-   * (forward it, then settle or release).
-   */
+  /** Before a forward: accepted (answer at once), the flight here (join it), elsewhere (another thread's), or claimed (send). */
   claim(hash: string): Claim {
     if (this.recent.has(hash)) return 'accepted';
     const here = this.pending.get(hash);
@@ -87,10 +83,7 @@ export class ChainDuplicates {
     return 'claimed';
   }
 
-  /**
-   * Waits for another thread's forward of these bytes: true if it was accepted; false if this
-   * thread should forward (claimed, or the wait is over).
-   */
+  /** Waits for another thread's forward of these bytes: true if accepted; false: this thread forwards (claimed, or waited out). */
   async awaitElsewhere(hash: string, deadline: number): Promise<boolean> {
     const shared = this.shared!;
     for (;;) {
@@ -108,21 +101,14 @@ export class ChainDuplicates {
     }
   }
 
-  /**
-   * The claimed hash's forward ended (its flight left `pending`): accepted (remembered for the
-   * window) or not. With several threads the window is the shared table's alone (one place to
-   * forget it: `forget`).
-   */
+  /** The claimed hash's forward ended, accepted (remembered for the window: the shared table's alone with several threads) or not. */
   settle(hash: string, accepted: boolean): void {
     if (this.shared === null) {
       if (accepted) this.recent.add(hash);
     } else this.shared.settle(hash, accepted, this.dedup.acceptedTtlMs);
   }
 
-  /**
-   * A hash the tracker found dropped is no longer "accepted moments ago": a resend of the same
-   * bytes is forwarded (docs/tracking.md#the-states, `dropped`). A forward in flight is left alone.
-   */
+  /** A hash the tracker found dropped (docs/tracking.md#the-states): a resend of its bytes is forwarded again; one in flight is left alone. */
   forget(hash: string): void {
     this.recent.delete(hash);
     if (this.shared !== null && this.shared.peek(hash) === 'accepted') this.shared.settle(hash, false, 0);

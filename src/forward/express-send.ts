@@ -3,12 +3,10 @@
  * chain that enables `expressLane` goes through (forwarder.ts's route, whichever front end):
  * - `take(req)`: the wrapped submission when the account's grant has `expressLane` and the round
  *   is ours (express-lane/lane.ts), else null: the plain path, exactly as without the lane.
- * - `send`: the submission goes to the lane's endpoint instead of the sequencers, its answer read
- *   by the outcome rules (docs/design.md §5): `null` is no acceptance (a lookup on a sequencer,
- *   then the chain RPC, confirms the hash within the forward's budget, else 502 uncertain with
- *   `data.txHash`); a refusal proving the bytes were not sequenced falls back to the plain path
- *   with the same bytes; anything else is resolved by the same lookup, never taken as a refusal.
- *   The submission is released exactly once, with what its answer meant.
+ * - `send`: the submission goes to the lane's endpoint instead, its answer read by the outcome
+ *   rules (docs/design.md §5): `null` is no acceptance (a lookup confirms the hash within the
+ *   forward's budget, else 502 uncertain); a refusal proving the bytes were not sequenced falls
+ *   back to the plain path; anything else is resolved by the same lookup, never a refusal.
  * The answer names the lane that carried it (`X-Txgate-Lane`), as its audit line does (`lane`).
  */
 // The module binding, not the global (a lazy getter on globalThis, looked up on every call).

@@ -1,9 +1,7 @@
 /**
- * One sequencer as the outcome rules see it: a client of any kind of upstream
- * (src/upstreams/), called through, and the sequencer's slot on the process-wide health board. The client holds
- * no health state; whether the sequencer may be sent to, and taking it out, are read and written
- * here, so every client of one sequencer (the plain send's, the sync send's, the prober's)
- * agrees on every thread.
+ * One sequencer as the outcome rules see it: a client of any kind of upstream (src/upstreams/),
+ * and its slot on the process-wide health board, read and written here, so every client of one
+ * sequencer (the plain send's, the sync send's, the prober's) agrees on every thread.
  */
 import type { Answer, CallTimes, Upstream } from '../upstreams/upstream.js';
 

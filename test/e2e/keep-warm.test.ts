@@ -19,6 +19,7 @@ import { after, describe, it } from 'node:test';
 import { WebSocketServer } from 'ws';
 import { keepWarmProbes } from '../../src/upstreams/keep-warm.js';
 import { type Gate, newKey, startGate } from '../support/harness.js';
+import { keysNeverLogged } from '../support/gate-fixture.js';
 import { rpc } from '../support/http.js';
 import { txHash } from '../support/stub-sequencer.js';
 import { sign1559 } from '../support/txs.js';
@@ -82,6 +83,7 @@ const CASES = [
   { closeMs: 10_000, idleMs: 2_000 },
   { closeMs: 60_000, idleMs: 2_000 },
 ];
+keysNeverLogged();
 const running: { seq: IdleClosingSequencer; gate: Gate }[] = [];
 after(async () => {
   for (const r of running) await Promise.all([r.gate.stop(), r.seq.stop()]);
