@@ -19,18 +19,18 @@ export type Rule = 'hash' | 'lookup' | 'resend' | 'answer';
 /** What one answer says, before any lookup or resend. */
 export type Reading =
   /** Accepted by this answer alone (its hash, or for the sync method its receipt). */
-  | { readonly t: 'accepted'; readonly exit: Exit; readonly outcome: ForwardOutcome; readonly detail?: string | undefined }
+  | { readonly kind: 'accepted'; readonly exit: Exit; readonly outcome: ForwardOutcome; readonly detail?: string | undefined }
   /** Ask the lookup: `confirmed` if it returns this transaction, else `unconfirmed` (the refusal, or null: nothing definite). */
   | {
-      readonly t: 'check';
+      readonly kind: 'check';
       readonly confirmed: { readonly exit: Exit; readonly outcome: ForwardOutcome };
       readonly unconfirmed: Exit | null;
       readonly detail: string;
     }
-  | { readonly t: 'refused'; readonly exit: Exit; readonly detail: string }
+  | { readonly kind: 'refused'; readonly exit: Exit; readonly detail: string }
   /** Written, and the answer says nothing definite (a fault after writing, another hash, garbage). */
-  | { readonly t: 'uncertain'; readonly outcome: 'fault' | 'hash_mismatch'; readonly detail: string; readonly transport?: boolean }
-  | { readonly t: 'not_sent'; readonly busy: boolean; readonly detail: string; readonly transport: boolean };
+  | { readonly kind: 'uncertain'; readonly outcome: 'fault' | 'hash_mismatch'; readonly detail: string; readonly transport?: boolean }
+  | { readonly kind: 'not_sent'; readonly busy: boolean; readonly detail: string; readonly transport: boolean };
 
 /**
  * Wordings that suggest the bytes may already be in the sequencer's pool or chain, from
@@ -51,7 +51,7 @@ export function readPlain(a: Answer, hash: string): Reading {
   if (a.kind === 'result') {
     // The hash as computed here (lower case) compared first: no lower-cased copy of the common answer.
     if (typeof a.result === 'string' && (a.result === hash || (a.result.length === 66 && a.result.toLowerCase() === hash))) return ACCEPTED(hash);
-    return { t: 'uncertain', outcome: 'hash_mismatch', detail: `answered ${preview(a.result)}, not the hash` };
+    return { kind: 'uncertain', outcome: 'hash_mismatch', detail: `answered ${preview(a.result)}, not the hash` };
   }
   if (a.kind === 'error') return readError(a, plainConfirmed(hash, a.message));
   return readFault(a);
@@ -61,19 +61,19 @@ export function readPlain(a: Answer, hash: string): Reading {
 export function readError(a: Extract<Answer, { kind: 'error' }>, confirmed: { exit: Exit; outcome: ForwardOutcome }): Reading {
   const exit = upstreamRejected(a.code, a.message, a.data);
   const detail = a.message.length > 200 ? a.message.slice(0, 200) : a.message;
-  if (SUGGESTS_KNOWN.test(a.message)) return { t: 'check', confirmed, unconfirmed: exit, detail };
-  return { t: 'refused', exit, detail };
+  if (SUGGESTS_KNOWN.test(a.message)) return { kind: 'check', confirmed, unconfirmed: exit, detail };
+  return { kind: 'refused', exit, detail };
 }
 
 export function readFault(a: Extract<Answer, { kind: 'fault' }>): Reading {
   const transport = a.why.startsWith('transport');
-  if (a.sent) return { t: 'uncertain', outcome: 'fault', detail: a.why, transport };
-  return { t: 'not_sent', busy: a.busy === true, detail: a.why, transport };
+  if (a.sent) return { kind: 'uncertain', outcome: 'fault', detail: a.why, transport };
+  return { kind: 'not_sent', busy: a.busy === true, detail: a.why, transport };
 }
 
 /** The common path's reading. */
 function ACCEPTED(hash: string): Reading {
-  return { t: 'accepted', exit: result(hash), outcome: 'accepted' };
+  return { kind: 'accepted', exit: result(hash), outcome: 'accepted' };
 }
 
 /** What a lookup said of a hash: this very transaction, null, neither (`no_lookup`: none served, or garbage), or a fault. */

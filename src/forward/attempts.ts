@@ -73,7 +73,7 @@ export class Attempts implements Asking {
       let exit: Exit | Promise<Exit>;
       try {
         const r = method.read(answer, req.hash);
-        if (r.t !== 'accepted') exit = this.failoverFrom(seqs, i, this.sent(seq, req, method, r, t), req, method);
+        if (r.kind !== 'accepted') exit = this.failoverFrom(seqs, i, this.sent(seq, req, method, r, t), req, method);
         else {
           const a = this.common.of(seq, r.outcome, r.exit, t, r.detail);
           this.finish(req, a, 'final', method);
@@ -194,14 +194,14 @@ export class Attempts implements Asking {
   private sent(seq: Sequencer, req: ForwardRequest, method: SendMethod, r: Reading, t: number): Part | Promise<Part> {
     // A connection lost before the bytes went (reset at connect, a kept-alive one closed by the
     // sequencer): nothing was sent, so once more at once, on a fresh connection.
-    if (r.t === 'not_sent' && r.transport && !r.busy) return method.call(seq, req).then((again) => this.read(seq, req, method.read(again, req.hash), t));
+    if (r.kind === 'not_sent' && r.transport && !r.busy) return method.call(seq, req).then((again) => this.read(seq, req, method.read(again, req.hash), t));
     return this.read(seq, req, r, t);
   }
 
   /** A call's reading as a part: the common path, the hash at once; else `conclude`. */
   private read(seq: Sequencer, req: ForwardRequest, r: Reading, t: number): Part | Promise<Part> {
-    if (r.t === 'accepted') return part(seq, 'accepted', r.outcome, 'hash', r.exit, t, r.detail);
-    if (r.t === 'uncertain' && r.outcome === 'hash_mismatch')
+    if (r.kind === 'accepted') return part(seq, 'accepted', r.outcome, 'hash', r.exit, t, r.detail);
+    if (r.kind === 'uncertain' && r.outcome === 'hash_mismatch')
       this.log.error(
         { tx: req.hash, account: req.account, reqId: req.reqId, sequencer: seq.label, detail: r.detail },
         'SEQUENCER RETURNED A DIFFERENT HASH: not reporting acceptance',
@@ -211,7 +211,7 @@ export class Attempts implements Asking {
 
   /** A reading other than an acceptance by hash, with the lookup a suggestive answer asks for. */
   private async conclude(seq: Sequencer, req: ForwardRequest, r: Reading, t: number): Promise<Part> {
-    switch (r.t) {
+    switch (r.kind) {
       case 'accepted':
         return part(seq, 'accepted', r.outcome, 'hash', r.exit, t, r.detail);
       case 'refused':

@@ -26,7 +26,7 @@ const LIMIT_EXCEEDED = -32005;
 export function readConditional(a: Answer, hash: string): Reading {
   if (a.kind === 'error' && (a.code === CONDITIONS_REFUSED || a.code === LIMIT_EXCEEDED)) {
     const detail = a.message.length > 200 ? a.message.slice(0, 200) : a.message;
-    return { t: 'check', confirmed: { exit: result(hash), outcome: 'already_known' }, unconfirmed: upstreamRejected(a.code, a.message, a.data), detail };
+    return { kind: 'check', confirmed: { exit: result(hash), outcome: 'already_known' }, unconfirmed: upstreamRejected(a.code, a.message, a.data), detail };
   }
   if (a.kind === 'fault') return readFault(a);
   return readPlain(a, hash);

@@ -76,10 +76,10 @@ export async function resolve(
     const times = { timeoutMs: bound, queueMs: Math.max(1, Math.min(bound, at.times.queueMs)), proven: true };
     const r = method.readResend(await (method.resend !== undefined ? method.resend(seq, req, times) : seq.call(SEND_METHOD, params, times)), req.hash);
     const again = `${first.detail ?? 'no answer'}; resent ${tries}x`;
-    if (r.t === 'accepted') return part(seq, 'accepted', 'accepted', 'resend', method.knownExit(req.hash), t, `${again}: the hash`);
-    if (r.t === 'refused') return part(seq, 'refused', 'rejected', 'resend', r.exit, t, `${again}: refused: ${r.detail}`);
-    transport = (r.t === 'uncertain' || r.t === 'not_sent') && r.transport === true;
-    said = r.t === 'uncertain' && r.outcome === 'hash_mismatch' ? MISMATCH : r.t === 'check' ? r.detail : FAULT;
+    if (r.kind === 'accepted') return part(seq, 'accepted', 'accepted', 'resend', method.knownExit(req.hash), t, `${again}: the hash`);
+    if (r.kind === 'refused') return part(seq, 'refused', 'rejected', 'resend', r.exit, t, `${again}: refused: ${r.detail}`);
+    transport = (r.kind === 'uncertain' || r.kind === 'not_sent') && r.transport === true;
+    said = r.kind === 'uncertain' && r.outcome === 'hash_mismatch' ? MISMATCH : r.kind === 'check' ? r.detail : FAULT;
     await sleep(Math.min(pause, deadline - performance.now()));
     pause = Math.min(pause * 2, MAX_PAUSE_MS);
     ask = 'lookup';

@@ -32,14 +32,14 @@ const MAX_RECEIPTS = 10_000;
 export function readSync(a: Answer, hash: string): Reading {
   if (a.kind === 'result') {
     const got = receiptIn(a, hash);
-    if (got === null) return { t: 'uncertain', outcome: 'hash_mismatch', detail: 'answered something other than the receipt of this transaction' };
+    if (got === null) return { kind: 'uncertain', outcome: 'hash_mismatch', detail: 'answered something other than the receipt of this transaction' };
     const { status, blockNumber } = got.receipt;
-    return { t: 'accepted', exit: got.exit, outcome: 'executed', detail: `status ${peerText(status)} block ${peerText(blockNumber)}` };
+    return { kind: 'accepted', exit: got.exit, outcome: 'executed', detail: `status ${peerText(status)} block ${peerText(blockNumber)}` };
   }
   if (a.kind === 'fault') return readFault(a);
   const confirmed = { exit: pendingAnswer(hash), outcome: 'accepted_no_receipt' as const };
   // The EIP's timeout says the transaction was taken: true where the lookup confirms it, else uncertain, never a refusal.
-  if (a.code === 4) return { t: 'check', confirmed, unconfirmed: null, detail: `code 4: ${a.message.slice(0, 200)}` };
+  if (a.code === 4) return { kind: 'check', confirmed, unconfirmed: null, detail: `code 4: ${a.message.slice(0, 200)}` };
   return readError(a, confirmed);
 }
 

@@ -107,8 +107,8 @@ describe("peers' answers: read, never thrown", () => {
     fc.assert(
       fc.property(answer, (a) => {
         const r = readConditional(a as Answer, HASH);
-        if (a.kind === 'error' && (a.code === -32003 || a.code === -32005)) assert.equal(r.t, 'check');
-        if (r.t === 'accepted') assert.ok(a.kind === 'result' && a.result === HASH);
+        if (a.kind === 'error' && (a.code === -32003 || a.code === -32005)) assert.equal(r.kind, 'check');
+        if (r.kind === 'accepted') assert.ok(a.kind === 'result' && a.result === HASH);
       }),
       { numRuns: 2000 },
     );

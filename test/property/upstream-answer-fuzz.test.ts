@@ -160,7 +160,7 @@ describe('readers of upstream answers never throw', () => {
       readPlain(a, HASH);
       // A receipt that cannot be written again is not passed on as one (no 200 with null).
       const r = readSync(a, HASH);
-      if (r.t === 'accepted') assert.ok(!r.exit.body('1').includes('"result":null'));
+      if (r.kind === 'accepted') assert.ok(!r.exit.body('1').includes('"result":null'));
       readLookup(a, HASH);
     }
     assert.equal(typeof preview(deep), 'string');
