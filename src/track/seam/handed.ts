@@ -170,16 +170,24 @@ export class HandedReader {
 
   constructor(private readonly ring: RingViews) {}
 
-  /** A name or reset record taken (true), or false: not one. */
+  /**
+   * A name or reset record taken (true), or false: an acceptance. A reset, a name record that does
+   * not read and a record of no kind this reader knows (taken, and dropped) ask the writer to send
+   * its names again: a record overwritten into a reset, or out of a name, would otherwise leave
+   * this reader without names the writer believes it has.
+   */
   takeName(at: number, size: number, kind: number): boolean {
-    if (kind === RESET) this.names = [];
-    else if (kind === NAME) {
+    if (kind === ACCEPTED) return false;
+    if (kind === RESET) {
+      this.names = [];
+      this.ring.askAgain();
+    } else if (kind === NAME) {
       const u = at >> 2;
       const id = this.ring.u32[u + 2]!;
       const bytes = this.ring.u32[u + 3]!;
-      if (16 + bytes > size || id >= MAX_NAMES) return true;
-      this.names[id] = this.ring.buf.utf8Slice(at + 16, at + 16 + bytes);
-    } else return false;
+      if (16 + bytes > size || id >= MAX_NAMES) this.ring.askAgain();
+      else this.names[id] = this.ring.buf.utf8Slice(at + 16, at + 16 + bytes);
+    } else this.ring.askAgain();
     return true;
   }
 

@@ -189,6 +189,9 @@ export class RingReader extends RingViews {
       }
       this.r = (this.r + size) | 0;
       if (kind !== SKIP) take(at, size, kind);
+      // A skip runs to the ring's end (`begin`): one anywhere else is a record overwritten, and what
+      // it held (a name, perhaps) the writer sends again.
+      else if (at - HEADER + size !== this.cap) this.askAgain();
     }
     Atomics.store(this.i32, R, this.r);
     return skipped;
