@@ -145,6 +145,8 @@ export interface SilenceRun {
   readonly steady: number;
   readonly burst: number;
   readonly wsIdleCloseS: number;
+  /** Seconds between the client's keep-alive calls in a silence (0: none). */
+  readonly clientKeepAliveS: number;
   readonly logLevel: string;
   /** With --base: the other build's commit. */
   readonly base: string | null;
@@ -481,6 +483,7 @@ const SHAPES: Record<Kind, Check> = {
     steady: num,
     burst: num,
     wsIdleCloseS: num,
+    clientKeepAliveS: num,
     logLevel: str,
     base: orNull(str),
     transports: list(str),

@@ -38,7 +38,7 @@ export function silenceTable(run: SilenceRun): string {
   }
   lines.push(
     '',
-    `Recorded ${run.date.slice(0, 10)}, ${run.node}, ${run.cores} cores${run.pinned ? ' (txgate on core 0, the stubs and the client on the other)' : ', not pinned (no taskset)'}; load averages at each round's start: ${run.loadAverages.map((l) => l.join('/')).join('; ')}; the ws:// stub closes a WebSocket with no message for ${run.wsIdleCloseS} s, the HTTP one an idle connection after about 10 s; ${run.bad} answers not a 200 with a result. A figure whose rounds spread past ${SILENCE_NOISY * 100}% is flagged.`,
+    `Recorded ${run.date.slice(0, 10)}, ${run.node}, ${run.cores} cores${run.pinned ? ' (txgate on core 0, the stubs and the client on the other)' : ', not pinned (no taskset)'}; load averages at each round's start: ${run.loadAverages.map((l) => l.join('/')).join('; ')}; the ws:// stub closes a WebSocket with no message for ${run.wsIdleCloseS} s, the HTTP one an idle connection after about 10 s; ${run.clientKeepAliveS > 0 ? `the client keeps each connection alive with an eth_chainId every ${run.clientKeepAliveS} s of a silence (the client kit's default), the last one ${run.clientKeepAliveS} s or less before the first submission` : 'no keep-alive from the client: every first after a silence opens a connection (txgate\'s uWS closes an idle one too)'}; ${run.bad} answers not a 200 with a result. A figure whose rounds spread past ${SILENCE_NOISY * 100}% is flagged.`,
   );
   return lines.join('\n');
 }

@@ -44,6 +44,12 @@ const run = startBench(
     warmup: { kind: 'int', quick: 500, help: 'serial submissions to each target before the steady stretch' },
     steady: { kind: 'int', quick: 500, help: 'serial submissions to each target whose p50 is the steady figure' },
     burst: { kind: 'int', quick: 100, help: 'serial submissions after each silence' },
+    'keep-alive': {
+      kind: 'int',
+      min: 0,
+      quick: 5,
+      help: "seconds between the client's keep-alive eth_chainId calls in a silence, to every target alike, as the client kit's default (0: none, and the servers close the idle connections)",
+    },
     'ws-idle-close': { kind: 'int', min: 0, quick: 10, help: 'seconds after which the ws:// stub closes a WebSocket that carried no message (0: never)' },
     'log-level': { kind: 'text', quick: 'info', help: "txgate's log level (info: a desk's, a line per request)" },
     base: { kind: 'text', help: 'another build (a commit, branch or tag) measured beside this one, each round (the figures before a change)', arg: 'REF' },
@@ -152,6 +158,7 @@ async function oneRound(): Promise<{ targets: Target[]; result: { name: string; 
       reps: opt.reps,
       silenceS: opt.silence,
       burst: opt.burst,
+      keepAliveS: opt['keep-alive'],
     }),
   );
   const out = await new Promise<string>((resolve, reject) => {
@@ -234,6 +241,7 @@ const doc: SilenceRun = {
   steady: opt.steady,
   burst: opt.burst,
   wsIdleCloseS: opt['ws-idle-close'],
+  clientKeepAliveS: opt['keep-alive'],
   logLevel: opt['log-level'] ?? 'info',
   base: base === null ? null : base.commit,
   transports: [...transports],
