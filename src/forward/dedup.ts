@@ -20,7 +20,7 @@ export class RecentlyAccepted {
     private readonly max: number,
   ) {}
 
-  /** The clock read only where a hash is held (with the window off, or for a hash not held, none). */
+  /** The clock read only where a hash is held. */
   has(hash: string): boolean {
     if (this.ttlMs === 0) return false;
     const t = this.expiry.get(hash);
@@ -44,10 +44,8 @@ export class RecentlyAccepted {
     const now = performance.now();
     this.expiry.delete(hash);
     this.expiry.set(hash, now + this.ttlMs);
-    // Evict from the front the oldest beyond the bound, and at most two expired ones per add:
-    // after a silence every held hash has expired, and evicting them all on its first add held
-    // that submission's answer (1,000 held: 0.9 to 1.4 ms more, two or three times a steady
-    // submission's whole time in txgate; docs/performance.md). Two an add drain the backlog.
+    // From the front: the oldest beyond the bound, and at most two expired ones an add (after a silence all have
+    // expired, and evicting 1,000 on the first add held its answer 0.9-1.4 ms: docs/performance.md).
     let expired = 0;
     for (const [h, t] of this.expiry) {
       if (this.expiry.size <= this.max && (t > now || expired++ === 2)) break;

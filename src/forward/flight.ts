@@ -79,12 +79,11 @@ export interface FlightsOf {
 export class Flights {
   constructor(private readonly of: FlightsOf) {}
 
-  /** The outcome of the identical send in flight under `key`, if any. */
   joined(key: string): Promise<Exit> | undefined {
     return this.of.table.get(key)?.join();
   }
 
-  /** A flight for `req`, its place taken, in the table before anything is sent; null: no place free. */
+  /** A flight for `req`, its place taken, in the table before anything is sent; null: none free. */
   open(key: string, req: ForwardRequest): Flight | null {
     if (!this.of.places.take()) return null;
     const f = new Flight(this, key, req);

@@ -80,11 +80,7 @@ export class ChainForwarder {
     return this.config.chainId;
   }
 
-  /**
-   * Whether the express lane would carry `req` now (its account's grant, the round ours): a
-   * send that must choose its method first asks this (the sync send takes the plain method and
-   * the receipt then, sync/sync-send.ts). False on a chain without the lane.
-   */
+  /** Whether the express lane would carry `req` now: the sync send then takes the plain method and the receipt. */
   laneTakes(req: ForwardRequest): boolean {
     return this.express?.wouldTake(req) === true;
   }
@@ -124,11 +120,9 @@ export class ChainForwarder {
   }
 
   /**
-   * Where a send by `method` goes on this chain (the plain send's here, the conditional send's:
-   * conditional-send.ts): through the express lane where it takes the submission (its refusal
-   * proving the bytes were not sequenced: the sequencers after it), else the sequencers by the
-   * chain's strategy; `done` is told the conclusion. On a chain with the lane the answer names
-   * the lane that carried it.
+   * Where a send by `method` goes: through the express lane where it takes the submission (after a
+   * refusal proving the bytes were not sequenced, the sequencers), else the sequencers by the
+   * chain's strategy; `done` told the conclusion, naming the lane on a chain that has one.
    */
   route(req: ForwardRequest, method: SendMethod, done: Concluded): void {
     const express = this.express;
