@@ -28,10 +28,9 @@ import type { FlashblocksConfig } from './config.js';
 import type { Preconf } from './recent.js';
 import { Building, readSlice, receiptOf } from './slice.js';
 import { SliceFeed, type SliceRead } from './feed.js';
+import { Backoff } from '../base/backoff.js';
 
 const inflate = promisify(brotliDecompress);
-const MIN_RETRY_MS = 100;
-const MAX_RETRY_MS = 5_000;
 /** Frames waiting to be read at most (a Brotli frame is inflated off the thread): past it a frame is dropped, counted. */
 const MAX_QUEUED = 64;
 
@@ -49,7 +48,7 @@ export class FlashblocksStream extends SliceFeed {
   private ws: WebSocket | null = null;
   private opened = false;
   private closed = false;
-  private retryMs = MIN_RETRY_MS;
+  private readonly backoff = new Backoff();
   private retry: NodeJS.Timeout | null = null;
   private watchdog: NodeJS.Timeout | null = null;
   /** performance.now() of the last slice read, or of the stream's opening before the first. */
@@ -104,7 +103,7 @@ export class FlashblocksStream extends SliceFeed {
     ws.on('open', () => {
       if (this.ws !== ws) return;
       this.connected = true;
-      this.retryMs = MIN_RETRY_MS;
+      this.backoff.reset();
       this.log.info({ chainId: this.chainId, stream: this.label }, 'flashblocks stream connected');
     });
     ws.on('message', (data: Buffer, isBinary: boolean) => this.frame(ws, data, isBinary));
@@ -214,8 +213,7 @@ export class FlashblocksStream extends SliceFeed {
   private again(): void {
     if (this.closed) return;
     this.reconnects++;
-    const ms = this.retryMs * (0.5 + Math.random() / 2);
-    this.retryMs = Math.min(this.retryMs * 2, MAX_RETRY_MS);
+    const ms = this.backoff.next();
     this.retry = setTimeout(() => this.connect(), ms);
     this.retry.unref();
   }

@@ -138,7 +138,16 @@ export class Attempts implements Asking {
       if (a.state === 'accepted') {
         others.accepted = true;
         decide(a.exit!);
-      } else if (parts.length === seqs.length) decide(this.decide(req, parts));
+      } else if (parts.length === seqs.length) {
+        let exit: Exit;
+        try {
+          exit = this.decide(req, parts);
+        } catch (e) {
+          this.log.error({ err: e, tx: req.hash, reqId: req.reqId }, 'fanout decision failed unexpectedly: outcome uncertain');
+          exit = uncertain(req.hash);
+        }
+        decide(exit);
+      }
       return role;
     };
     for (const seq of seqs) {
@@ -147,8 +156,7 @@ export class Attempts implements Asking {
         .then(
           (a) => this.finish(req, a, settled(a), method),
           (e: unknown) => {
-            // The rules threw for this part (a bug): it is uncertain, never unanswered. Only the part's
-            // own work is caught here: the conclusion (`settled`, then `done`) runs outside it.
+            // The rules threw for this part (a bug): uncertain, never unanswered (only the part's own work caught).
             this.log.error({ err: e, tx: req.hash, reqId: req.reqId, sequencer: seq.label }, 'fanout attempt failed unexpectedly: outcome uncertain');
             settled(part(seq, 'uncertain', 'fault', null, null, performance.now(), 'internal error'));
           },

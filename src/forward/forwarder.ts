@@ -1,10 +1,9 @@
 /**
- * One chain's plain send, and the route every send of the chain takes to its sequencers
- * (docs/design.md §5): through the express lane where it takes the submission (express-send.ts),
- * else the sequencers by the chain's strategy, concluded by the outcome rules (attempts.ts). A
- * send is a flight (flight.ts): identical bytes in flight share one forward, a hash accepted
- * moments ago is answered at once (dedup.ts), and the chain's `maxInFlight` on this thread
- * (`places`, shared with the conditional send) answers 503 overloaded beyond it.
+ * One chain's plain send, and the route every send of the chain takes (docs/design.md §5): the
+ * express lane where it takes the submission (express-send.ts), else the sequencers by the chain's
+ * strategy, concluded by the outcome rules (attempts.ts). A send is a flight (flight.ts): identical
+ * bytes join, a hash accepted moments ago is answered at once (dedup.ts), and beyond the chain's
+ * `maxInFlight` on this thread (`places`, the conditional send's too) 503 overloaded.
  */
 // The module binding, not the global (a lazy getter on globalThis, looked up on every call).
 import { performance } from 'node:perf_hooks';
@@ -74,10 +73,6 @@ export class ChainForwarder {
       link.expressEndpoint === null || lanes === undefined
         ? null
         : new ExpressSend(chainId, lanes, link.expressEndpoint, this.attempts, times, link.log, observer);
-  }
-
-  get chainId(): number {
-    return this.config.chainId;
   }
 
   /** Whether the express lane would carry `req` now: the sync send then takes the plain method and the receipt. */

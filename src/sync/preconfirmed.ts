@@ -1,7 +1,6 @@
 /**
- * The sync send at the preconfirmation (docs/flashblocks.md#the-sync-send-at-the-preconfirmation): a `receipt`-mode
- * call is answered by a slice's receipt of its transaction, as flashblock-aware nodes give it (base/base
- * `crates/flashblocks-rpc`). A slice without it says the transaction is in, not how it ran: the sealed block answers.
+ * The sync send at the preconfirmation (docs/flashblocks.md#the-sync-send-at-the-preconfirmation): a slice's
+ * receipt of the transaction answers (as base/base `crates/flashblocks-rpc` gives it); without one, the sealed block.
  */
 import { hexQuantity } from '../base/rpc-values.js';
 import type { Preconf } from '../flashblocks/recent.js';

@@ -1,9 +1,7 @@
 /**
  * The sync send's `receipt` mode (docs/design.md §6.2): the plain send, then the chain RPC asked
- * for the receipt until the wait runs out, on each head (`rpcWs`), else every `pollMs`. A send
- * written and not answered (502) waits too: the receipt comes if it went in; else code 4 where
- * the chain RPC knows the hash, else the 502. A failed receipt request says nothing of the
- * transaction: it is made again within the wait.
+ * for the receipt within the wait, on each head (`rpcWs`) else every `pollMs`; a 502 waits too
+ * (the receipt, else code 4 where the chain RPC knows the hash, else the 502).
  */
 // The module binding, not the global (a lazy getter on globalThis, looked up on every call).
 import { performance } from 'node:perf_hooks';

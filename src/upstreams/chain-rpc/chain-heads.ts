@@ -30,10 +30,9 @@ import type { ChainRpc } from './chain-rpc.js';
 import type { Logger } from '../../log/log.js';
 import { BLOCK_METHOD, SUBSCRIBE_METHOD, SUBSCRIPTION_METHOD } from '../../rpc/rpc-methods.js';
 import { hash32, quantity } from '../../base/rpc-values.js';
+import { Backoff } from '../../base/backoff.js';
 
 const SUBSCRIBE = `{"jsonrpc":"2.0","id":1,"method":"${SUBSCRIBE_METHOD}","params":["newHeads"]}`;
-const MIN_RETRY_MS = 100;
-const MAX_RETRY_MS = 5_000;
 /** A head notification is a few kB; a frame beyond this is not parsed. */
 const MAX_FRAME_CHARS = 1 << 20;
 const LATEST = '["latest",false]';
@@ -69,7 +68,7 @@ export class ChainHeads implements HeadSource {
   live = false;
   private latest: Head | null = null;
   private ws: WebSocket | null = null;
-  private retryMs = MIN_RETRY_MS;
+  private readonly backoff = new Backoff();
   private retry: NodeJS.Timeout | null = null;
   private opened = false;
   private closed = false;
@@ -217,7 +216,7 @@ export class ChainHeads implements HeadSource {
       } else if (m.id === 1 && !this.live) {
         if (typeof m.result === 'string') {
           this.live = true;
-          this.retryMs = MIN_RETRY_MS;
+          this.backoff.reset();
           this.log.info({ rpcWs: this.label }, 'chain RPC head subscription live');
           this.tell();
         } else {
@@ -228,7 +227,7 @@ export class ChainHeads implements HeadSource {
               ? (e as { message: string }).message
               : 'no subscription id';
           this.log.warn({ rpcWs: this.label, error: why.slice(0, 200) }, 'chain RPC head subscription refused');
-          this.retryMs = MAX_RETRY_MS;
+          this.backoff.longest();
           ws.close();
         }
       } else ignoredFrames.chain_rpc++;
@@ -259,8 +258,7 @@ export class ChainHeads implements HeadSource {
 
   private again(): void {
     if (this.closed) return;
-    const ms = this.retryMs * (0.5 + Math.random() / 2);
-    this.retryMs = Math.min(this.retryMs * 2, MAX_RETRY_MS);
+    const ms = this.backoff.next();
     this.retry = setTimeout(() => this.connect(), ms);
     this.retry.unref();
   }

@@ -28,10 +28,9 @@ import { type Answer, type CallTimes, classify, type KeepWarmOptions, noConnecti
 import { Deadlines } from './deadlines.js';
 import { KeepWarm } from '../keep-warm.js';
 import { wsWarm } from './ws-warm.js';
+import { Backoff } from '../../base/backoff.js';
 
 const MAX_ANSWER_BYTES = 1 << 20;
-const MIN_RETRY_MS = 100;
-const MAX_RETRY_MS = 5_000;
 /** A ping every this often; a connection with no pong by the next ping is cut. */
 const PING_MS = 10_000;
 
@@ -78,7 +77,7 @@ export class WsUpstream implements Upstream {
   /** The connection chosen last (pick). */
   private last = -1;
   private closed = false;
-  private retryMs = MIN_RETRY_MS;
+  private readonly backoff = new Backoff();
   private readonly pinger: NodeJS.Timeout;
   /** A deadline queue per common answer bound (ms). */
   private readonly deadlines = new Deadlines(
@@ -203,7 +202,7 @@ export class WsUpstream implements Upstream {
     this.conns[i] = conn;
     ws.on('open', () => {
       conn.open = true;
-      this.retryMs = MIN_RETRY_MS;
+      this.backoff.reset();
       this.drainWaiting();
     });
     ws.on('message', (data, isBinary) => this.frame(data, isBinary));
@@ -264,8 +263,7 @@ export class WsUpstream implements Upstream {
 
   private again(i: number): void {
     if (this.closed) return;
-    const ms = this.retryMs * (0.5 + Math.random() / 2);
-    this.retryMs = Math.min(this.retryMs * 2, MAX_RETRY_MS);
+    const ms = this.backoff.next();
     setTimeout(() => this.connect(i), ms).unref();
   }
 
