@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import { keySha256 } from '../../src/accounts/keys.js';
 import { initCrypto } from '../../src/base/native.js';
 import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
-import { sign1559 } from '../../src/dev/sign.js';
+import { submissionBodies } from '../common/transfers.js';
 import { baseBuildOrExit } from '../common/base-build.js';
 import { startBench } from '../common/bench-run.js';
 import { median, medianName, round, roundsSpread } from '../common/figures.js';
@@ -71,30 +71,9 @@ const base = opt.base === undefined ? null : baseBuildOrExit('bench:silence', op
 const builds = [{ name: 'this tree', cli: undefined as string | undefined }, ...(base === null ? [] : [{ name: `base ${base.ref}`, cli: base.cli }])];
 
 await initCrypto();
-const senders = Array.from({ length: 16 }, () => '0x' + randomBytes(32).toString('hex'));
 const count = opt.warmup + opt.steady + opt.reps * opt.burst;
 process.stderr.write(`signing ${count} transactions…\n`);
-const bodies = Array.from({ length: count }, (_, i) =>
-  JSON.stringify({
-    jsonrpc: '2.0',
-    id: i,
-    method: 'eth_sendRawTransaction',
-    params: [
-      sign1559(
-        {
-          chainId: 4663,
-          nonce: Math.floor(i / senders.length),
-          maxPriorityFeePerGas: 1_000_000_000n,
-          maxFeePerGas: 3_000_000_000n,
-          gas: 21000n,
-          to: ANVIL_TIP_ADDRESS,
-          value: 1_000_000_000_000n,
-        },
-        senders[i % senders.length]!,
-      ),
-    ],
-  }),
-);
+const bodies = submissionBodies(count);
 
 const accounts = {
   accounts: [

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { privateKeyToAddress } from 'viem/accounts';
 import { ANVIL_KEYS, ANVIL_TIP_ADDRESS, startAnvil } from '../../src/dev/anvil.js';
-import { sign1559 } from '../../src/dev/sign.js';
+import { tippedTransfer } from '../common/transfers.js';
 import { initCrypto } from '../../src/base/native.js';
 import { keySha256 } from '../../src/accounts/keys.js';
 import { differsFrom } from '../common/figures.js';
@@ -129,19 +129,7 @@ const nonces = await Promise.all(
     Number((await call(chainRpc, 'eth_getTransactionCount', [privateKeyToAddress(ANVIL_KEYS[i] as `0x${string}`), 'pending'])).body.result),
   ),
 );
-const signed = (i: number) =>
-  sign1559(
-    {
-      chainId: CHAIN,
-      nonce: nonces[i]!++,
-      maxPriorityFeePerGas: 1_000_000_000n,
-      maxFeePerGas: 20_000_000_000n,
-      gas: 21000n,
-      to: ANVIL_TIP_ADDRESS,
-      value: MIN_TIP,
-    },
-    ANVIL_KEYS[i]!,
-  );
+const signed = (i: number) => tippedTransfer(ANVIL_KEYS[i]!, nonces[i]!++, { chainId: CHAIN, maxFeePerGas: 20_000_000_000n, value: MIN_TIP });
 
 // Warm-up: one transaction per flow (connections, JIT, the subscription live).
 await new Promise((r) => setTimeout(r, 1000));

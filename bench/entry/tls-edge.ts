@@ -25,7 +25,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
 import { makeDevTls } from '../../src/dev/dev-tls.js';
-import { sign1559 } from '../../src/dev/sign.js';
+import { submissionBodies } from '../common/transfers.js';
 import { initCrypto } from '../../src/base/native.js';
 import { keySha256 } from '../../src/accounts/keys.js';
 import { startBench } from '../common/bench-run.js';
@@ -66,31 +66,10 @@ const dir = bench.tmp;
 const tls = makeDevTls(dir);
 const ca = readFileSync(tls.caFile);
 const key = 'txg_bench_' + randomBytes(24).toString('base64url');
-const senders = Array.from({ length: 16 }, () => '0x' + randomBytes(32).toString('hex'));
 const POOL = 512;
 const rpc = (method: string, params: unknown[], id = 1) => JSON.stringify({ jsonrpc: '2.0', id, method, params });
-const submissions = await Promise.all(
-  Array.from({ length: POOL }, async (_, i) =>
-    rpc(
-      'eth_sendRawTransaction',
-      [
-        await sign1559(
-          {
-            chainId: 4663,
-            nonce: Math.floor(i / senders.length),
-            maxPriorityFeePerGas: 1_000_000_000n,
-            maxFeePerGas: 3_000_000_000n,
-            gas: 21000n,
-            to: ANVIL_TIP_ADDRESS,
-            value: 10n ** 12n,
-          },
-          senders[i % senders.length]!,
-        ),
-      ],
-      i,
-    ),
-  ),
-);
+const submissions = submissionBodies(POOL);
+
 const tlsServers = new TlsServers({
   dir,
   children: bench.children,

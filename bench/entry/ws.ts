@@ -14,7 +14,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
-import { sign1559 } from '../../src/dev/sign.js';
+import { submissionBodies } from '../common/transfers.js';
 import { initCrypto } from '../../src/base/native.js';
 import { keySha256 } from '../../src/accounts/keys.js';
 import { differsFrom, flagged, medianName, noisyNote, roundsSpread } from '../common/figures.js';
@@ -53,30 +53,10 @@ const SERVER_CORE = '0';
 const LOAD_CORE = cores >= 2 ? String(cores - 1) : '0';
 
 await initCrypto();
-const senders = Array.from({ length: 16 }, () => '0x' + randomBytes(32).toString('hex'));
 const poolSize = opt.pool;
 process.stderr.write(`signing ${poolSize} transactions…\n`);
-const valid = Array.from({ length: poolSize }, (_, i) =>
-  JSON.stringify({
-    jsonrpc: '2.0',
-    id: i,
-    method: 'eth_sendRawTransaction',
-    params: [
-      sign1559(
-        {
-          chainId: 4663,
-          nonce: Math.floor(i / senders.length),
-          maxPriorityFeePerGas: 1_000_000_000n,
-          maxFeePerGas: 3_000_000_000n,
-          gas: 21000n,
-          to: ANVIL_TIP_ADDRESS,
-          value: 1_000_000_000_000n,
-        },
-        senders[i % senders.length]!,
-      ),
-    ],
-  }),
-);
+const valid = submissionBodies(poolSize);
+
 const chainId = [JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] })];
 const STUB = 18210;
 const GATE = 18211;

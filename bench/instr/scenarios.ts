@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { keccak256 } from 'viem';
 import { privateKeyToAddress } from 'viem/accounts';
 import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
-import { sign1559 } from '../../src/dev/sign.js';
+import { tippedTransfer } from '../common/transfers.js';
 import { keySha256 } from '../../src/accounts/keys.js';
 import { initCrypto } from '../../src/base/native.js';
 import { TXGATE_CLI } from '../common/paths.js';
@@ -61,18 +61,8 @@ const senders = Array.from({ length: 16 }, () => '0x' + randomBytes(32).toString
 const outsider = '0x' + randomBytes(32).toString('hex');
 export const MIN_TIP = 1_000_000_000_000n;
 const tx = (i: number, o: { value?: bigint; to?: string; key?: string; chainId?: number } = {}) =>
-  sign1559(
-    {
-      chainId: o.chainId ?? 4663,
-      nonce: Math.floor(i / senders.length),
-      maxPriorityFeePerGas: 1_000_000_000n,
-      maxFeePerGas: 3_000_000_000n,
-      gas: 21000n,
-      to: o.to ?? ANVIL_TIP_ADDRESS,
-      value: o.value ?? MIN_TIP,
-    },
-    o.key ?? senders[i % senders.length]!,
-  );
+  tippedTransfer(o.key ?? senders[i % senders.length]!, Math.floor(i / senders.length), { chainId: o.chainId, value: o.value ?? MIN_TIP, to: o.to });
+
 const rpc = (method: string, params: unknown[], id: number | string = 1) => JSON.stringify({ jsonrpc: '2.0', id, method, params });
 
 /**

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { privateKeyToAddress } from 'viem/accounts';
 import { keySha256 } from '../../src/accounts/keys.js';
 import { ANVIL_TIP_ADDRESS } from '../../src/dev/anvil.js';
-import { sign1559 } from '../../src/dev/sign.js';
+import { tippedTransfer } from '../common/transfers.js';
 import { initCrypto } from '../../src/base/native.js';
 
 export const JSON_CT = { 'Content-Type': 'application/json' };
@@ -43,10 +43,8 @@ export async function loadFixtures(dir: string, poolSize: number): Promise<LoadF
   };
   const senders = Array.from({ length: 16 }, () => '0x' + randomBytes(32).toString('hex'));
   const tx = (i: number, value = 1_000_000_000_000n, to: string = ANVIL_TIP_ADDRESS) =>
-    sign1559(
-      { chainId: 4663, nonce: Math.floor(i / senders.length), maxPriorityFeePerGas: 1_000_000_000n, maxFeePerGas: 3_000_000_000n, gas: 21000n, to, value },
-      senders[i % senders.length]!,
-    );
+    tippedTransfer(senders[i % senders.length]!, Math.floor(i / senders.length), { value, to });
+
   process.stderr.write(`signing ${poolSize} transactions from ${senders.length} senders…\n`);
   const validBodies = Array.from({ length: poolSize }, (_, i) => rpcBody('eth_sendRawTransaction', [tx(i)], i));
   writeFileSync(join(dir, 'valid.txt'), validBodies.join('\n') + '\n');

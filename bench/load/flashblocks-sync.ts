@@ -15,7 +15,7 @@ import { keySha256 } from '../../src/accounts/keys.js';
 import { initCrypto } from '../../src/base/native.js';
 import { ANVIL_KEYS, ANVIL_TIP_ADDRESS, startAnvil } from '../../src/dev/anvil.js';
 import { FlashblocksPublisher } from '../../src/dev/flashblocks.js';
-import { sign1559 } from '../../src/dev/sign.js';
+import { tippedTransfer } from '../common/transfers.js';
 import { median, round } from '../common/figures.js';
 import { resultsJson } from '../common/results-schema.js';
 import { startTxgate } from '../common/txgate.js';
@@ -111,19 +111,7 @@ export async function flashblocksSync(run: FlashblocksBenchRun, trials: number):
       return Number(((await r.json()) as { result: string }).result);
     }),
   );
-  const signed = (i: number) =>
-    sign1559(
-      {
-        chainId: CHAIN,
-        nonce: nonces[i]!++,
-        maxPriorityFeePerGas: 1_000_000_000n,
-        maxFeePerGas: 20_000_000_000n,
-        gas: 21000n,
-        to: ANVIL_TIP_ADDRESS,
-        value: MIN_TIP,
-      },
-      ANVIL_KEYS[i]!,
-    );
+  const signed = (i: number) => tippedTransfer(ANVIL_KEYS[i]!, nonces[i]!++, { chainId: CHAIN, maxFeePerGas: 20_000_000_000n, value: MIN_TIP });
   // Warm-up: the stream read, connections open, the code compiled.
   await new Promise((r) => setTimeout(r, 1500));
   await Promise.all(flows.map((f, i) => f.run(signed(i))));
