@@ -30,10 +30,11 @@ export class Places {
 
   constructor(
     readonly max: number,
-    private readonly hook: ((n: number) => void) | undefined,
+    /** The metrics hook, told the chain and the count (a method bound to its observer). */
+    private readonly hook: ((chainId: number, n: number) => void) | undefined,
+    private readonly chainId: number,
     private readonly log: Logger,
-    /** The line that says the hook failed, and its fields. */
-    private readonly hookFailed: { readonly msg: string; readonly fields: object },
+    private readonly hookFailed: string,
   ) {}
 
   get count(): number {
@@ -55,11 +56,11 @@ export class Places {
   private tell(): void {
     if (this.hook === undefined) return;
     try {
-      this.hook(this.n);
+      this.hook(this.chainId, this.n);
     } catch (e) {
       if (this.said) return;
       this.said = true;
-      this.log.error({ err: e, ...this.hookFailed.fields }, this.hookFailed.msg);
+      this.log.error({ err: e, chainId: this.chainId }, this.hookFailed);
     }
   }
 }

@@ -57,11 +57,13 @@ export class ChainForwarder {
       readResend: readPlain,
       knownExit: result,
     };
-    const inFlight = observer.inFlight?.bind(observer);
-    this.places = new Places(config.forward.maxInFlight, inFlight && ((n) => inFlight(chainId, n)), link.log, {
-      msg: 'the in-flight metrics hook failed (said once): forwards are unaffected',
-      fields: { chainId },
-    });
+    this.places = new Places(
+      config.forward.maxInFlight,
+      observer.inFlight?.bind(observer),
+      chainId,
+      link.log,
+      'the in-flight metrics hook failed (said once): forwards are unaffected',
+    );
     this.flights = new Flights({
       table: dups.pending,
       places: this.places,

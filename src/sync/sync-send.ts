@@ -118,10 +118,7 @@ export class SyncSender {
     const hook = parts.observer?.syncWaiting?.bind(parts.observer);
     this.flights = new Flights({
       table: parts.duplicates.waiting,
-      places: new Places(sync.maxWaiting, hook && ((n) => hook(chainId, n)), link.log, {
-        msg: 'the sync waiting metrics hook failed (said once): sync calls are unaffected',
-        fields: { chainId },
-      }),
+      places: new Places(sync.maxWaiting, hook, chainId, link.log, 'the sync waiting metrics hook failed (said once): sync calls are unaffected'),
       log: link.log,
       failure: 'sync send failed unexpectedly: outcome uncertain',
       ended: (f, exit) => this.settled(f.key, exit, f.started),
