@@ -135,7 +135,7 @@ export const SUPPORT_LAYERS: readonly Layer[] = [
   {
     name: 'parts',
     about:
-      "the gate in this process (`harness.ts`), Ethereum test vectors, stage contexts and fixtures, stub sequencers, certificates, the auction contract deployed (`auction.ts`), HTTP and JSON-text helpers, worker-thread logs, Solana bytes, a WebSocket transport client, a proxy that loses or drops a submission, a TCP link a test can cut, a temporary folder removed after the file (`temp-dir.ts`), the conditional sequencer of `npm start -- --conditional` (src/dev/conditional-sequencer/) with an anvil behind it (`conditional-sequencer.ts`), the text of one log line built (`log-line-text.ts`), two pipelines run through the profiler's stage probes (`probed-pipeline.ts`), the one line a refusing command writes on stderr (`one-line.ts`)",
+      "the gate in this process (`harness.ts`), Ethereum test vectors, stage contexts and fixtures, stub sequencers, certificates, the auction contract deployed (`auction.ts`), HTTP and JSON-text helpers, worker-thread logs, Solana bytes, a WebSocket transport client, a proxy that loses or drops a submission, a TCP link a test can cut, a temporary folder removed after the file (`temp-dir.ts`), the conditional sequencer of `npm start -- --conditional` (src/dev/conditional-sequencer/) with an anvil behind it (`conditional-sequencer.ts`), the text of one log line built (`log-line-text.ts`), two pipelines run through the profiler's stage probes (`probed-pipeline.ts`), the one line a refusing command writes on stderr (`one-line.ts`), `npm start`'s command line on a test's ports (`dev-args.ts`)",
     units: [
       'harness.ts',
       'vectors.ts',
@@ -157,6 +157,7 @@ export const SUPPORT_LAYERS: readonly Layer[] = [
       'log-line-text.ts',
       'probed-pipeline.ts',
       'one-line.ts',
+      'dev-args.ts',
     ],
   },
   {

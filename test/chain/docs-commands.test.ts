@@ -24,6 +24,7 @@ import { freePort } from '../../src/base/free-port.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 import { tempDir } from '../support/temp-dir.js';
 import { shellBlocks, shellPages } from '../../scripts/doc-blocks.js';
+import { devArgs } from '../support/dev-args.js';
 
 keysNeverLogged({ except: [DEV_API_KEY] });
 
@@ -59,24 +60,10 @@ async function startDev(flags: string[]): Promise<Dev> {
   const dir = tempDir('txgate-walk-dev-');
   const [port, anvil, internal, sequencer] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const seqPort = flags.includes('--conditional') ? ['--sequencer-port', String(sequencer)] : [];
-  const proc = spawn(
-    process.execPath,
-    [
-      'dist/scripts/dev.js',
-      '--dir',
-      dir,
-      '--port',
-      String(port),
-      '--anvil-port',
-      String(anvil),
-      '--internal-port',
-      String(internal),
-      '--json',
-      ...seqPort,
-      ...flags,
-    ],
-    { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const proc = spawn(process.execPath, devArgs(dir, { port, anvil, internal }, '--json', ...seqPort, ...flags), {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   proc.stdout!.on('data', (d: Buffer) => {
     out += d.toString();

@@ -16,6 +16,7 @@ import { runCli, startCli } from '../support/processes.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 import { tempDir } from '../support/temp-dir.js';
 import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
+import { devArgs } from '../support/dev-args.js';
 
 keysNeverLogged();
 
@@ -96,22 +97,7 @@ describe('one txgate per address', () => {
   it('beside npm start: a txgate on its address exits 1 with the one line', async () => {
     const [port, anvil, internal] = [await freePort(), await freePort(), await freePort()];
     const dir = tempDir('txgate-dev-');
-    const dev = spawn(
-      process.execPath,
-      [
-        join(import.meta.dirname, '../../scripts/dev.js'),
-        '--dir',
-        dir,
-        '--port',
-        String(port),
-        '--anvil-port',
-        String(anvil),
-        '--internal-port',
-        String(internal),
-        '--json',
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const dev = spawn(process.execPath, devArgs(dir, { port, anvil, internal }, '--json'), { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     dev.stdout.on('data', (d: Buffer) => (out += d.toString()));
     try {

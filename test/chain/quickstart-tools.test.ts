@@ -16,6 +16,7 @@ import { freePort } from '../../src/base/free-port.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 import { tempDir } from '../support/temp-dir.js';
 import { DEV_CHAIN_ID } from '../../src/dev/dev-setup.js';
+import { devArgs } from '../support/dev-args.js';
 
 keysNeverLogged();
 
@@ -74,24 +75,10 @@ describe('npm start -- --sync --websocket', () => {
   it('turns both on for the development chain; the banner says how to call them, and those calls execute', async () => {
     const dir = tempDir('txgate-dev-');
     const [port, anvil, internal] = [await freePort(), await freePort(), await freePort()];
-    const p = spawn(
-      process.execPath,
-      [
-        'dist/scripts/dev.js',
-        '--dir',
-        dir,
-        '--port',
-        String(port),
-        '--anvil-port',
-        String(anvil),
-        '--internal-port',
-        String(internal),
-        '--sync',
-        '--websocket',
-        '--json',
-      ],
-      { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const p = spawn(process.execPath, devArgs(dir, { port, anvil, internal }, '--sync', '--websocket', '--json'), {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     p.stdout.on('data', (d: Buffer) => {
       out += d.toString();
@@ -124,11 +111,7 @@ describe('npm start with an invalid accounts file', () => {
     const dir = tempDir('txgate-dev-');
     writeFileSync(join(dir, 'accounts.json'), '{ "accounts": 5 }');
     const [port, anvil, internal] = [await freePort(), await freePort(), await freePort()];
-    const r = await promisify(execFile)(
-      process.execPath,
-      ['dist/scripts/dev.js', '--dir', dir, '--port', String(port), '--anvil-port', String(anvil), '--internal-port', String(internal)],
-      { cwd: root, encoding: 'utf8' },
-    ).then(
+    const r = await promisify(execFile)(process.execPath, devArgs(dir, { port, anvil, internal }), { cwd: root, encoding: 'utf8' }).then(
       () => ({ code: 0, stderr: '' }),
       (e: { code?: number; stderr?: string }) => ({ code: e.code ?? 1, stderr: e.stderr ?? '' }),
     );

@@ -21,6 +21,7 @@ import { freePort } from '../../src/base/free-port.js';
 import { txHash } from '../support/stub-sequencer.js';
 import { keysNeverLogged } from '../support/gate-fixture.js';
 import { tempDir } from '../support/temp-dir.js';
+import { devArgs } from '../support/dev-args.js';
 
 keysNeverLogged({ except: [DEV_API_KEY] });
 
@@ -49,11 +50,7 @@ describe("the README's first signed transaction", () => {
     await initCrypto();
     const dir = tempDir('txgate-first-tx-');
     const [port, anvil, internal] = [await freePort(), await freePort(), await freePort()];
-    const p = spawn(
-      process.execPath,
-      ['dist/scripts/dev.js', '--dir', dir, '--port', String(port), '--anvil-port', String(anvil), '--internal-port', String(internal), '--json'],
-      { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const p = spawn(process.execPath, devArgs(dir, { port, anvil, internal }, '--json'), { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     p.stdout.on('data', (d: Buffer) => {
       out += d.toString();

@@ -173,7 +173,8 @@ describe('the pipeline owns the answer after a wait', () => {
       },
     });
     p.run({ reqId: 'r', t0: 0, idJson: 'null', aborted: false, timed: false, timings: null } as unknown as BaseCtx);
-    await saidOnce;
+    // Bounded: a pipeline that did not take the throw fails here rather than hanging the suite.
+    await Promise.race([saidOnce, new Promise((_, fail) => setTimeout(() => fail(new Error("the pipeline's failed hook was never told")), 5_000).unref())]);
     await new Promise((r) => setTimeout(r, 20));
     assert.deepEqual(exits, ['ok'], 'the exit hook called once');
     assert.equal(failed.length, 1, "the throw given to the pipeline's failed hook");
