@@ -63,8 +63,8 @@ export const LAYERS: readonly Layer[] = [
   {
     name: 'composition',
     about:
-      "the top of src/: the composition root (`app.ts`; a thread's sends, `sends.ts`), /ready's checks, the process (`service.ts`, `worker.ts`), the CLI (`cli.ts`) and the command-line reader every tool shares (`cli-args.ts`); threads; the development setup",
-    units: ['app.ts', 'sends.ts', 'ready-checks.ts', 'threads', 'worker.ts', 'service.ts', 'cli.ts', 'cli-args.ts', 'dev'],
+      "the top of src/: the composition root (`app.ts`; a thread's sends, `sends.ts`), /ready's checks, the process (`service.ts`, `worker.ts`), the CLI (`cli.ts`) and the command-line reader every tool shares (`cli-args.ts`); threads; the development setup; the rehearsal of a thread's submission path (`rehearsal`)",
+    units: ['app.ts', 'sends.ts', 'ready-checks.ts', 'threads', 'worker.ts', 'service.ts', 'cli.ts', 'cli-args.ts', 'dev', 'rehearsal'],
   },
 ];
 

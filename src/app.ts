@@ -5,6 +5,8 @@
  * front ends on the public port.
  */
 import { BusyPoll, cpuQuota } from './base/busy-poll.js';
+import { Activity } from './rehearsal/activity.js';
+import { Rehearsal } from './rehearsal/rehearsal.js';
 import { openStore } from './accounts/open-store.js';
 import type { AccountStore, ReloadResult } from './accounts/types.js';
 import type { Config } from './config/config.js';
@@ -88,6 +90,8 @@ export interface App {
   readonly tls: TlsEdge | null;
   /** The express lanes of this thread (open after prepare; none where no chain enables one). */
   readonly lanes: ExpressLanesRef;
+  /** This thread's rehearsal (config `rehearsal.everyMs`), null where off. */
+  readonly rehearsal: Rehearsal | null;
   /** Loads accounts, opens the express lanes (LaneStartError: one line) and probes sequencers once (this app's prober, if it runs one). */
   prepare(): Promise<void>;
   /** Opens the public port (after prepare); resolves with the bound port. */
@@ -131,6 +135,8 @@ export function createApp(opts: AppOptions): App {
       heads: sends.conditional.heads,
     }).end(createForwardStage(sends.forwarders, sends.syncSenders, sends.conditional.senders), hooks);
   const busyPoll = busyPollOf(config, log);
+  // Told of every request where something listens: busy polling, the rehearsal's idle look.
+  const activity = busyPoll !== null || config.rehearsal.everyMs > 0 ? new Activity(busyPoll) : null;
   const port = portParts(log, readiness, opts.idPrefix);
   const observer = (transport: string) => obs.requests?.(transport);
 
@@ -142,7 +148,7 @@ export function createApp(opts: AppOptions): App {
     bodies: thread.bodies,
     tipAddresses: createTipAddressesHandler({ store, hosts, allowUntipped: config.allowUntipped, maxAgeSeconds: config.tipAddresses.maxAgeSeconds }),
     serverTiming: config.profiling.serverTiming,
-    ...optional('busyPoll', busyPoll ?? undefined),
+    ...optional('activity', activity ?? undefined),
     ...optional('observer', observer('http')),
   });
   const frontEnds: UwsFrontEnd[] = [
@@ -156,6 +162,7 @@ export function createApp(opts: AppOptions): App {
             admission: { hosts, store },
             counts: thread.counts,
             tracking: sends.tracking.statusFeeds(),
+            ...optional('activity', activity ?? undefined),
             ...optional('observer', observer('ws')),
             ...optional('connections', obs.wsTransport),
           }),
@@ -164,6 +171,9 @@ export function createApp(opts: AppOptions): App {
     http,
   ];
   const tls = config.listen.tls.enabled ? new TlsEdge(config.listen.tls, log, obs.tls) : null;
+  // The submission path rehearsed through silences (config `rehearsal.everyMs`): started once the public port listens.
+  const rehearsal = activity === null ? null : Rehearsal.of({ config, log, decoders, readiness, bodies: thread.bodies, activity });
+  if (rehearsal !== null) metrics?.watchRehearsal(rehearsal.counts);
   const publicPort: PublicPort = new PublicPort(
     frontEnds,
     readiness,
@@ -182,6 +192,7 @@ export function createApp(opts: AppOptions): App {
     metrics,
     tls,
     lanes,
+    rehearsal,
     async prepare() {
       if (config.chains.some((c) => c.expressLane.enabled))
         lanes.lanes = await ExpressLanes.open(config.chains, { note: (msg) => log.warn(msg), ...opts.lanes });
@@ -195,6 +206,7 @@ export function createApp(opts: AppOptions): App {
       const port = tls !== null && config.listen.port === 0 ? await freePort(config.listen.host) : config.listen.port;
       const bound = await publicPort.listen(config.listen.host, port);
       await tls?.watchFiles();
+      await rehearsal?.start();
       return bound;
     },
     async start() {
@@ -206,6 +218,7 @@ export function createApp(opts: AppOptions): App {
       for (const s of sends.syncSenders.values()) s.drain();
       sends.conditional.close();
       tls?.close();
+      await rehearsal?.stop();
       await publicPort.drain(config.shutdown.graceMs);
       await busyPoll?.stop();
       await thread.prober?.stop();

@@ -50,6 +50,12 @@ const run = startBench(
       quick: 5,
       help: "seconds between the client's keep-alive eth_chainId calls in a silence, to every target alike, as the client kit's default (0: none, and the servers close the idle connections)",
     },
+    rehearsal: {
+      kind: 'int',
+      min: 0,
+      quick: 10,
+      help: "this tree's `rehearsal.everyMs` (src/rehearsal/: its submission path run every N ms of a silence, as a desk sets it; 0: off); a --base build runs its own defaults",
+    },
     'ws-idle-close': { kind: 'int', min: 0, quick: 10, help: 'seconds after which the ws:// stub closes a WebSocket that carried no message (0: never)' },
     'log-level': { kind: 'text', quick: 'info', help: "txgate's log level (info: a desk's, a line per request)" },
     base: { kind: 'text', help: 'another build (a commit, branch or tag) measured beside this one, each round (the figures before a change)', arg: 'REF' },
@@ -112,6 +118,8 @@ async function oneRound(): Promise<{ targets: Target[]; result: { name: string; 
           workers: 1,
           log: { level: opt['log-level'] },
           chains: [{ chainId: 4663, hosts: ['127.0.0.1', 'localhost'], sequencers: [`${t}://127.0.0.1:${stubPort}`] }],
+          // This tree's setting only: a base build may not know it.
+          ...(b.cli === undefined ? { rehearsal: { everyMs: opt.rehearsal } } : {}),
         },
         accounts,
         ...(b.cli !== undefined ? { cli: b.cli } : {}),

@@ -8,6 +8,7 @@
 import type { AccountsConfig, StoreKindName } from './config.js';
 import { FileAccountStore } from './file-store.js';
 import { accountsFileProblems } from './file-text.js';
+import { parseAccounts } from './parse.js';
 import { MirrorAccountStore, type MirrorSeed } from './postgres/mirror.js';
 import { postgresStartProblem } from './postgres/start-check.js';
 import { PostgresAccountStore } from './postgres/store.js';
@@ -68,4 +69,21 @@ export function openMirror(a: AccountsConfig, seed: unknown): MirrorStore {
 /** The one line naming what stops start-up for want of accounts (null: nothing does); `configFile` names the settings' file. */
 export function storeStartProblem(a: AccountsConfig, configFile: string): Promise<string | null> {
   return KINDS[a.store].startProblem(a, configFile);
+}
+
+/**
+ * A store of the accounts given, in the accounts file's format and parsed as the file store parses
+ * it, fixed for the life of the process: the rehearsal's one account (src/rehearsal/account.ts).
+ * Throws AccountsFileError where the document has a problem.
+ */
+export function fixedStore(doc: unknown): AccountStore {
+  const snapshot = parseAccounts(doc);
+  return {
+    byKeyHash: (h) => snapshot.byHash.get(h),
+    ready: true,
+    stale: false,
+    size: snapshot.accounts.length,
+    start: async () => {},
+    close: () => {},
+  };
 }

@@ -267,6 +267,15 @@ export const CONFIG = {
     false,
     'spin a nice-19 thread beside each server thread while traffic flows, so the core never idles (see below); it parks after 1 s without requests; refused under a CPU quota (cgroup `cpu.max`, Kubernetes CPU limits), which a spinner would spend',
   ),
+  /** The submission path rehearsed through a silence (src/rehearsal/; docs/performance.md, "A silence that costs nothing"). */
+  rehearsal: {
+    everyMs: int(
+      0,
+      0,
+      60_000,
+      'each server thread idle this long runs one rehearsal: a submission of its own through its whole path (a private loopback port, every stage, the forward to a sink of its own in place of a sequencer; nothing logged, counted or sent), so the first order after a silence finds the path as warm as the thousandth; a desk sets 10 (about 3% of a core per thread while idle, nothing while traffic flows); 0: off (see below)',
+    ),
+  },
   /** The WebSocket transport on the public port (src/ws/): off unless a deployment turns it on (docs/design.md §6.1). */
   websocket: {
     enabled: bool(false, 'the WebSocket transport on `GET /` (see [Extensions](#extensions))'),

@@ -29,8 +29,8 @@ export interface HttpDeps {
   readonly observer?: RequestObserver;
   /** Every request timed, its stages' times in a Server-Timing header (`profiling.serverTiming`). */
   readonly serverTiming?: boolean;
-  /** Busy polling beside this server thread (config `busyPoll`): told of every request. */
-  readonly busyPoll?: { touch(): void };
+  /** Told of every request (the thread's activity: busy polling, the rehearsal's idle look; src/rehearsal/activity.ts). */
+  readonly activity?: { touch(): void };
   /** The process-wide budget for bodies being read (config `limits.maxBufferedBodyBytes`). */
   readonly bodies: BodyBudget;
 }
@@ -70,14 +70,14 @@ export class HttpFrontEnd implements UwsFrontEnd, AnswerWriter<HttpContext> {
   private readonly answers: AnswerPath<HttpContext>;
   private readonly ids: RequestIds;
   private readonly port: UwsPortParts;
-  private readonly busy: { touch(): void } | undefined;
+  private readonly activity: { touch(): void } | undefined;
   /** What every request's body reading shares: the budget, and what a throw from continuing after it does. */
   private readonly reading: BodyReading;
 
   constructor(private readonly deps: HttpDeps) {
     this.port = deps.port;
     this.ids = deps.port.ids;
-    this.busy = deps.busyPoll;
+    this.activity = deps.activity;
     this.reading = { budget: deps.bodies };
     this.answers = new AnswerPath<HttpContext>(this, {
       log: deps.port.requestLog,
@@ -155,7 +155,7 @@ export class HttpFrontEnd implements UwsFrontEnd, AnswerWriter<HttpContext> {
   };
 
   private onPost(res: HttpResponse, req: HttpRequest): void {
-    this.busy?.touch();
+    this.activity?.touch();
     const cl = req.getHeader(H.contentLength);
     const framing = readFraming(req, cl);
     if (typeof framing === 'object') {

@@ -11,7 +11,7 @@ import { STAGE_SAMPLE_MASK } from '../pipeline/pipeline.js';
 export type FamilyType = 'counter' | 'gauge' | 'histogram';
 
 /** Which part of the service a family belongs to: it is in a snapshot only where that part is on. */
-export type Feature = 'always' | 'websocket' | 'sync' | 'store' | 'track' | 'tls' | 'expressLane' | 'flashblocks';
+export type Feature = 'always' | 'websocket' | 'sync' | 'store' | 'track' | 'tls' | 'expressLane' | 'flashblocks' | 'rehearsal';
 
 export interface FamilyDecl {
   readonly name: string;
@@ -52,6 +52,9 @@ export const INCLUSION_BUCKETS = [0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 15, 30, 60, 12
 
 /** Preconfirmation latency buckets (seconds): a slice every 200 ms (Base), the stream's own delay beside it. */
 export const PRECONFIRMATION_BUCKETS = [0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.75, 1, 2, 5];
+
+/** How a rehearsal ended (txgate_rehearsals_total's `result`; src/rehearsal/). */
+export const REHEARSAL_RESULTS = ['answered', 'failed'] as const;
 
 /** Every family, in the order a snapshot lists them. */
 export const METRICS = {
@@ -275,6 +278,14 @@ export const METRICS = {
     [['result', '`answered` (any JSON-RPC answer: the connection is proven), `failed` (no answer: the connection is reopened at a later look)']],
     'Keep-warm probes (eth_chainId) sent on idle or reopened sequencer connections, by result; never submissions, never in the forward metrics.',
     'keep-warm probes (`eth_chainId` on an idle or reopened sequencer connection, `chains[].forward.keepWarm`): about one per kept connection per `idleMs` while idle; `failed` rising while submissions succeed is a sequencer closing connections sooner than `idleMs`',
+  ),
+  rehearsals: family(
+    'txgate_rehearsals_total',
+    'counter',
+    [['result', '`answered` (with its hash), `failed` (anything else: three in a row stop the rehearsals on that thread, said in the log)']],
+    'Rehearsals of the submission path run while idle (rehearsal.everyMs), by result; never sent to a sequencer, never in the request metrics.',
+    "rehearsals (`rehearsal.everyMs`: a submission of txgate's own through its whole path on a private port, its forward to a sink of its own): about one per `everyMs` per idle thread, none while requests flow; `failed` is a setting the rehearsal cannot pass (said once in the log)",
+    { part: 'rehearsal' },
   ),
   inclusion: family(
     'txgate_inclusion_seconds',

@@ -5,7 +5,7 @@
  * with prom-client's AggregatorRegistry and render the text format: one scrape shows the whole
  * process.
  */
-import { METRICS, type Feature } from './catalog.js';
+import { METRICS, REHEARSAL_RESULTS, type Feature } from './catalog.js';
 import { buildFamilies, familyJSON } from './family-set.js';
 import type { Counter, FastHistogram } from './families.js';
 import type { MetricJSON } from './json.js';
@@ -190,6 +190,13 @@ export class Metrics {
 
   private streams: ReadonlyMap<number, FlashblocksStream> = new Map();
   /** The chains' flashblocks streams on this thread, read at each snapshot. */
+  /** This thread's rehearsal counts (src/rehearsal/), read at a scrape. */
+  watchRehearsal(counts: Readonly<Record<(typeof REHEARSAL_RESULTS)[number], number>>): void {
+    this.rehearsals = counts;
+  }
+
+  private rehearsals: Readonly<Record<(typeof REHEARSAL_RESULTS)[number], number>> | null = null;
+
   watchFlashblocks(streams: ReadonlyMap<number, FlashblocksStream>): void {
     this.streams = streams;
   }
@@ -270,6 +277,7 @@ export class Metrics {
     this.f.logDropped.child({}).value = droppedLogLines();
     for (const source of IGNORED_FRAME_SOURCES) this.f.framesIgnored.child({ source }).value = ignoredFrames[source];
     for (const result of PROBE_RESULTS) this.f.keepWarmProbes.child({ result }).value = keepWarmProbes[result];
+    if (this.rehearsals !== null) for (const result of REHEARSAL_RESULTS) this.f.rehearsals.child({ result }).value = this.rehearsals[result];
     const on: Record<Feature, boolean> = {
       always: true,
       websocket: this.config.websocket.enabled,
@@ -279,6 +287,7 @@ export class Metrics {
       tls: this.config.listen.tls.enabled,
       expressLane: this.lanesOn,
       flashblocks: this.config.chains.some((c) => c.flashblocks.enabled),
+      rehearsal: this.config.rehearsal.everyMs > 0,
     };
     const out: MetricJSON[] = [];
     for (const key of Object.keys(METRICS) as (keyof typeof METRICS)[]) if (on[METRICS[key].part]) out.push(familyJSON(this.f[key], METRICS[key]));

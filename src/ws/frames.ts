@@ -57,6 +57,8 @@ export interface WsDeps {
   readonly port: UwsPortParts;
   readonly config: WebSocketConfig;
   readonly maxBodyBytes: number;
+  /** Told of every frame taken (the thread's activity; src/rehearsal/activity.ts). */
+  readonly activity?: { touch(): void };
   /** The host table and the account store the upgrade admits by (admission.ts). */
   readonly admission: AdmissionParts;
   readonly buildPipeline: (hooks: PipelineHooks) => Pipeline;
@@ -142,6 +144,7 @@ export class WebSocketTransport implements UwsFrontEnd, AnswerWriter<FrameContex
 
   private message(conn: Connection, message: ArrayBuffer, isBinary: boolean): void {
     const t0 = performance.now();
+    this.deps.activity?.touch();
     const bytes = message.byteLength;
     // The frame's buffer is valid only during this call: decoded now (a copy).
     const text = utf8Text(message);

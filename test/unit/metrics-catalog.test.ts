@@ -34,7 +34,12 @@ function metrics(everything: boolean): Metrics {
     ...(everything ? { expressLane: LANE } : {}),
   };
   const config = parseConfig(
-    { websocket: { enabled: everything }, listen: { tls: { enabled: everything, certFile: 'c.pem', keyFile: 'k.pem' } }, chains: [chain] },
+    {
+      websocket: { enabled: everything },
+      listen: { tls: { enabled: everything, certFile: 'c.pem', keyFile: 'k.pem' } },
+      rehearsal: { everyMs: everything ? 10 : 0 },
+      chains: [chain],
+    },
     root,
     {},
   );
@@ -46,6 +51,7 @@ function metrics(everything: boolean): Metrics {
     m.wsTransport.opened();
     m.tls.certificate('*', 1);
     m.wsTransport.closed(1000);
+    m.watchRehearsal({ answered: 1, failed: 0 });
   }
   m.accountsReload('loaded', 1);
   return m;
