@@ -147,6 +147,8 @@ export interface SilenceRun {
   readonly wsIdleCloseS: number;
   /** Seconds between the client's keep-alive calls in a silence (0: none). */
   readonly clientKeepAliveS: number;
+  /** This tree's `rehearsal.everyMs` (0: off; absent in runs before the rehearsal). */
+  readonly rehearsalMs?: number;
   readonly logLevel: string;
   /** With --base: the other build's commit. */
   readonly base: string | null;
@@ -471,26 +473,30 @@ const SHAPES: Record<Kind, Check> = {
     },
     ['parts'],
   ),
-  silence: obj({
-    node: str,
-    date: str,
-    cores: num,
-    pinned: bool,
-    silenceS: num,
-    reps: num,
-    rounds: num,
-    warmup: num,
-    steady: num,
-    burst: num,
-    wsIdleCloseS: num,
-    clientKeepAliveS: num,
-    logLevel: str,
-    base: orNull(str),
-    transports: list(str),
-    loadAverages: list(list(num)),
-    bad: num,
-    rows: list(obj({ target: str, build: orNull(str), transport: orNull(str), through: silenceFigures, added: orNull(silenceFigures) })),
-  }),
+  silence: obj(
+    {
+      node: str,
+      date: str,
+      cores: num,
+      pinned: bool,
+      silenceS: num,
+      reps: num,
+      rounds: num,
+      warmup: num,
+      steady: num,
+      burst: num,
+      wsIdleCloseS: num,
+      clientKeepAliveS: num,
+      logLevel: str,
+      base: orNull(str),
+      transports: list(str),
+      loadAverages: list(list(num)),
+      bad: num,
+      rows: list(obj({ target: str, build: orNull(str), transport: orNull(str), through: silenceFigures, added: orNull(silenceFigures) })),
+      rehearsalMs: num,
+    },
+    ['rehearsalMs'],
+  ),
   limit: obj({
     node: str,
     date: str,

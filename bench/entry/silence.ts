@@ -13,7 +13,9 @@
  * 20 and of the first 100 (every repetition's together); what txgate adds is each figure through
  * txgate minus the same figure of the stub alone, in the same round. The figures: the medians of
  * the rounds, with how far the rounds spread (flagged past 50%: figures of a tenth of a
- * millisecond on a shared host) and the host's load average at each round's start.
+ * millisecond on a shared host) and the host's load average at each round's start. This tree runs
+ * with `rehearsal.everyMs` at `--rehearsal` (10 ms, as a desk sets it; src/rehearsal/), a --base
+ * build with its own defaults; `--rehearsal 0` measures this tree without it.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -229,6 +231,7 @@ const doc: SilenceRun = {
   burst: opt.burst,
   wsIdleCloseS: opt['ws-idle-close'],
   clientKeepAliveS: opt['keep-alive'],
+  rehearsalMs: opt.rehearsal,
   logLevel: opt['log-level'] ?? 'info',
   base: base === null ? null : base.commit,
   transports: [...transports],
