@@ -18,7 +18,7 @@
  *   never written anywhere), and per chain a forwarder whose one sequencer is the sink on that
  *   listener (sink.ts), over HTTP or WebSocket as the chain's first sequencer is;
  * - every `everyMs`, when no request reached the public port since the last look and the last
- *   rehearsal has ended, a client on this thread posts one rehearsal (a tipped EIP-1559 transfer
+ *   rehearsal has ended, a client on this thread (client.ts) posts one rehearsal (a tipped EIP-1559 transfer
  *   signed at start by a random key; the chains in turn) and checks that its answer is its hash.
  *
  * What it never does: send to a sequencer, a chain RPC or an express lane (its chains have only
@@ -29,7 +29,6 @@
  * stops them on this thread, said once with the answer.
  */
 import { randomBytes } from 'node:crypto';
-import { Client } from 'undici';
 import type { TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import type { Config, ChainConfig } from '../config/config.js';
 import { buildChains, HostTable } from '../config/chains.js';
@@ -50,8 +49,9 @@ import { createForwardStage } from '../stages/forward.js';
 import { admissionStages } from '../stages/list.js';
 import type { TxDecoder } from '../tx/decoder.js';
 import { sign1559 } from '../dev/sign.js';
-import { rehearsalAccount, type RehearsalAccount } from './account.js';
+import { rehearsalAccount } from './account.js';
 import type { Activity } from './activity.js';
+import { RehearsalClient } from './client.js';
 import { registerSink, SINK_PATH } from './sink.js';
 
 export interface RehearsalParts {
@@ -68,9 +68,10 @@ export interface RehearsalParts {
 /** One chain's rehearsal: what is posted and what must come back. */
 interface Part {
   readonly chain: ChainConfig;
-  readonly host: string;
-  readonly body: string;
-  readonly hash: string;
+  /** The whole HTTP request, as a client writes it. */
+  readonly request: Buffer;
+  /** What its answer's body holds when it is its hash. */
+  readonly expect: string;
 }
 
 /** Answers not the rehearsal's hash in a row that stop the rehearsals on a thread. */
@@ -98,14 +99,13 @@ function sinkChain(c: ChainConfig, port: number): ChainConfig {
 export class Rehearsal {
   /** Rehearsals answered with their hash, and not, on this thread. */
   readonly counts = { answered: 0, failed: 0 };
-  private readonly account: RehearsalAccount;
   private readonly duplicates: Duplicates;
   private readonly parts: readonly Part[];
   private readonly app: TemplatedApp;
   private readonly forwarders = new Map<number, ChainForwarder>();
   private readonly front: HttpFrontEnd;
   private listenSocket: us_listen_socket | null = null;
-  private client: Client | null = null;
+  private client: RehearsalClient | null = null;
   private timer: NodeJS.Timeout | null = null;
   private running = false;
   private stopped = false;
@@ -128,7 +128,6 @@ export class Rehearsal {
   ) {
     const config = p.config;
     const account = rehearsalAccount(chains.map((c) => c.chainId));
-    this.account = account;
     const signer = `0x${randomBytes(32).toString('hex')}`;
     this.parts = chains.map((chain) => {
       const raw = sign1559(
@@ -143,12 +142,9 @@ export class Rehearsal {
         },
         signer,
       );
-      return {
-        chain,
-        host: chain.hosts[0]!,
-        body: `{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["${raw}"]}`,
-        hash: keccak256Hex(Buffer.from(raw.slice(2), 'hex')),
-      };
+      const body = `{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["${raw}"]}`;
+      const head = `POST / HTTP/1.1\r\nHost: ${chain.hosts[0]!}\r\nContent-Type: application/json\r\nX-Api-Key: ${account.key}\r\nContent-Length: ${body.length}\r\n\r\n`;
+      return { chain, request: Buffer.from(head + body, 'latin1'), expect: `"result":"${keccak256Hex(Buffer.from(raw.slice(2), 'hex'))}"` };
     });
     const runtimes = buildChains(config).filter((r) => chains.some((c) => c.chainId === r.chainId));
     const hosts = new HostTable(runtimes);
@@ -183,7 +179,7 @@ export class Rehearsal {
       const link = new ChainLink({ chain: sinkChain(chain, port), board, slots: [0], log: this.p.log });
       this.forwarders.set(chain.chainId, new ChainForwarder(link, this.duplicates.forChain(chain.chainId)));
     }
-    this.client = new Client(`http://127.0.0.1:${port}`, { pipelining: 1, keepAliveTimeout: 600_000, keepAliveMaxTimeout: 600_000 });
+    this.client = new RehearsalClient(port);
     this.timer = setInterval(() => this.look(), this.p.config.rehearsal.everyMs);
     this.timer.unref();
   }
@@ -196,25 +192,10 @@ export class Rehearsal {
     if (!idle || this.running || this.stopped || this.p.readiness.draining) return;
     const part = this.parts[this.next++ % this.parts.length]!;
     this.running = true;
-    this.rehearse(part).then(
-      (problem) => this.ended(problem),
-      (e: unknown) => this.ended(String(e)),
-    );
+    this.client!.send(part.request, part.expect).then(this.ended);
   }
 
-  /** Null when answered with its hash, else what was answered. */
-  private async rehearse(part: Part): Promise<string | null> {
-    const r = await this.client!.request({
-      path: '/',
-      method: 'POST',
-      headers: { host: part.host, 'content-type': 'application/json', 'x-api-key': this.account.key },
-      body: part.body,
-    });
-    const text = await r.body.text();
-    return r.statusCode === 200 && text.includes(`"result":"${part.hash}"`) ? null : `${r.statusCode} ${text.slice(0, 300)}`;
-  }
-
-  private ended(problem: string | null): void {
+  private readonly ended = (problem: string | null): void => {
     this.running = false;
     if (problem === null) {
       this.counts.answered++;
@@ -225,14 +206,14 @@ export class Rehearsal {
     if (++this.failuresInRow < FAILURES_TO_STOP || this.stopped) return;
     this.p.log.warn({ answer: problem }, `rehearsal: ${FAILURES_TO_STOP} rehearsals in a row not answered with their hash; stopped on this thread`);
     void this.stop();
-  }
+  };
 
   /** Stops looking, and closes the client, the forwarders and the listener. */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
     if (this.timer !== null) clearInterval(this.timer);
-    await this.client?.close().catch(() => {});
+    this.client?.close();
     await Promise.all([...this.forwarders.values()].map((f) => f.close()));
     if (this.listenSocket !== null) uws().us_listen_socket_close(this.listenSocket);
     this.listenSocket = null;
