@@ -149,6 +149,8 @@ export interface SilenceRun {
   readonly clientKeepAliveS: number;
   /** This tree's `rehearsal.everyMs` (0: off; absent in runs before the rehearsal). */
   readonly rehearsalMs?: number;
+  /** Each transport measured in a phase of its own in every round (absent: all at once, in runs before). */
+  readonly phased?: boolean;
   readonly logLevel: string;
   /** With --base: the other build's commit. */
   readonly base: string | null;

@@ -16,7 +16,7 @@ const cell = (f: Fig) => `${f.median}${noisyNote(f.spread, SILENCE_NOISY)}`;
 const x = (a: number, b: number) => (b > 0 ? `${round(a / b, 2)}×` : '—');
 
 export function silenceTable(run: SilenceRun): string {
-  const head = `| µs, ${run.rounds} rounds of ${run.reps} silences of ${run.silenceS} s (medians of the rounds) | steady p50 | the first after the silence | the first 20, p50 | the first 100, p50 |`;
+  const head = `| µs, ${run.rounds} rounds of ${run.reps} silences of ${run.silenceS} s${run.phased === true && run.transports.length > 1 ? " in each transport's phase" : ''} (medians of the rounds) | steady p50 | the first after the silence | the first 20, p50 | the first 100, p50 |`;
   const lines = [head, '|---|--:|--:|--:|--:|'];
   for (const r of run.rows) {
     const t = r.through;

@@ -2,8 +2,10 @@
  * `npm run bench:silence`: the first order after a silence against the thousandth.
  *
  * A desk's traffic: serial valid submissions (tipped transfers, distinct) on one kept-alive
- * connection. Each round starts fresh processes: a txgate per transport (an http:// and a ws://
- * sequencer; with `--base REF` another build's beside them) on core 0, each in front of a stub
+ * connection. Each round has a phase per transport (an http:// and a ws:// sequencer), each with
+ * fresh processes: this tree's txgate (with `--base REF` another build's beside it) on core 0,
+ * with no txgate of the other transport beside it (a deployment runs a process a core: a txgate
+ * that rehearses is never idle beside another's first order), each in front of a stub
  * sequencer of its own (uWebSockets.js, bench/servers/stub-sequencer.ts: idle HTTP connections
  * closed after about 10 s, idle WebSockets after `--ws-idle-close` s) on core 1, with the
  * reference beside them: a stub alone, straight from the client. The client
@@ -11,7 +13,7 @@
  * warm-up, a steady stretch, then `--reps` times a silence and a burst. Per round and target: the
  * steady p50, the first after each silence (the median of the repetitions), the p50 of the first
  * 20 and of the first 100 (every repetition's together); what txgate adds is each figure through
- * txgate minus the same figure of the stub alone, in the same round. The figures: the medians of
+ * txgate minus the same figure of the stub alone, in the same phase. The figures: the medians of
  * the rounds, with how far the rounds spread (flagged past 50%: figures of a tenth of a
  * millisecond on a shared host) and the host's load average at each round's start. This tree runs
  * with `rehearsal.everyMs` at `--rehearsal` (10 ms, as a desk sets it; src/rehearsal/), a --base
@@ -40,7 +42,7 @@ const run = startBench(
   'The first submission after a silence against the steady ones: serial submissions on one kept-alive connection, through txgate (http:// and ws:// sequencers) beside the stub alone.',
   {
     silence: { kind: 'int', quick: 15, help: 'seconds of silence before each burst' },
-    reps: { kind: 'int', quick: 3, full: 5, help: 'silences (each followed by a burst) per round' },
+    reps: { kind: 'int', quick: 2, full: 5, help: "silences (each followed by a burst) per round, in each transport's phase" },
     rounds: { kind: 'int', median: true, quick: 3, help: 'rounds, fresh processes each, an odd number ≥ 3 (the median is reported)' },
     transports: { kind: 'list', choices: ['http', 'ws'], help: "the sequencer's transport behind txgate" },
     warmup: { kind: 'int', quick: 500, help: 'serial submissions to each target before the steady stretch' },
@@ -102,39 +104,59 @@ interface Target {
   readonly transport: 'http' | 'ws' | null;
 }
 
-/** One round: fresh processes, the client's plan, every target's times; the processes stopped. */
-async function oneRound(): Promise<{ targets: Target[]; result: { name: string; steady: number[]; bursts: number[][]; bad: number; connections: number }[] }> {
+/** The reference of a transport's phase: the stub alone measured beside its txgates. */
+const refName = (t: 'http' | 'ws' | null): string => (transports.length === 1 || t === null ? 'stub alone' : `stub alone (${t}:// phase)`);
+
+type Result = { name: string; steady: number[]; bursts: number[][]; bad: number; connections: number };
+
+/**
+ * One round: a phase per transport, each with fresh processes (its txgates alone on core 0, as a
+ * deployment runs one process a core: a txgate that rehearses is never idle beside another's first
+ * order), the client's plan, every target's times; the processes stopped.
+ */
+async function oneRound(): Promise<{ targets: Target[]; result: Result[] }> {
+  const targets: Target[] = [];
+  const result: Result[] = [];
+  for (const t of transports) {
+    const phase = await onePhase(t);
+    targets.push(...phase.targets);
+    result.push(...phase.result);
+  }
+  return { targets, result };
+}
+
+/** One transport's phase of a round: the stub alone and each build's txgate in front of a stub of its own. */
+async function onePhase(t: 'http' | 'ws'): Promise<{ targets: Target[]; result: Result[] }> {
   const children = run.children;
   const refPort = port++;
   await startStub({ port: refPort, ...stubCores, children });
-  const targets: Target[] = [{ name: 'stub alone', url: `http://127.0.0.1:${refPort}`, build: null, transport: null }];
+  const targets: Target[] = [{ name: refName(t), url: `http://127.0.0.1:${refPort}`, build: null, transport: null }];
   const stops: (() => Promise<void>)[] = [];
-  for (const b of builds)
-    for (const t of transports) {
-      const stubPort = port++;
-      await startStub({ port: stubPort, ...stubCores, children, wsIdleCloseS: t === 'ws' ? opt['ws-idle-close'] : 0 });
-      const gate = await startTxgate({
-        config: {
-          listen: { host: '127.0.0.1', port: port++ },
-          internal: { enabled: false },
-          workers: 1,
-          log: { level: opt['log-level'] },
-          chains: [{ chainId: 4663, hosts: ['127.0.0.1', 'localhost'], sequencers: [`${t}://127.0.0.1:${stubPort}`] }],
-          // This tree's setting only: a base build may not know it.
-          ...(b.cli === undefined ? { rehearsal: { everyMs: opt.rehearsal } } : {}),
-        },
-        accounts,
-        ...(b.cli !== undefined ? { cli: b.cli } : {}),
-        // As the production command lines start it (README, docs/operations.md).
-        nodeArgs: ['--no-memory-reducer'],
-        prefix: pin(GATE_CORE),
-        log: 'ignore',
-        parent: run.tmp,
-        children,
-      });
-      stops.push(() => gate.stop());
-      targets.push({ name: `${b.name}, ${t}:// sequencer`, url: gate.url, build: b.name, transport: t });
-    }
+  for (const b of builds) {
+    const stubPort = port++;
+    await startStub({ port: stubPort, ...stubCores, children, wsIdleCloseS: t === 'ws' ? opt['ws-idle-close'] : 0 });
+    const gate = await startTxgate({
+      config: {
+        listen: { host: '127.0.0.1', port: port++ },
+        internal: { enabled: false },
+        workers: 1,
+        log: { level: opt['log-level'] },
+        chains: [{ chainId: 4663, hosts: ['127.0.0.1', 'localhost'], sequencers: [`${t}://127.0.0.1:${stubPort}`] }],
+        // This tree's setting only: a base build may not know it.
+        ...(b.cli === undefined ? { rehearsal: { everyMs: opt.rehearsal } } : {}),
+      },
+      accounts,
+      ...(b.cli !== undefined ? { cli: b.cli } : {}),
+      // As the production command lines start it (README, docs/operations.md).
+      nodeArgs: ['--no-memory-reducer'],
+      prefix: pin(GATE_CORE),
+      log: 'ignore',
+      parent: run.tmp,
+      children,
+    });
+    stops.push(() => gate.stop());
+    targets.push({ name: `${b.name}, ${t}:// sequencer`, url: gate.url, build: b.name, transport: t });
+  }
   const file = join(run.tmp, `plan-${port}.json`);
   writeFileSync(
     file,
@@ -183,7 +205,7 @@ const rounds: { loadAverage: number[]; figures: Record<string, Figures>; bad: nu
 let names: Target[] = [];
 for (let r = 0; r < opt.rounds; r++) {
   const loadAverage = loadavg().map((x) => round(x, 2));
-  say(`round ${r + 1} of ${opt.rounds} (load average ${loadAverage.join(', ')}): ${opt.reps} silences of ${opt.silence} s…`);
+  say(`round ${r + 1} of ${opt.rounds} (load average ${loadAverage.join(', ')}): ${opt.reps} silences of ${opt.silence} s in each transport's phase…`);
   const { targets, result } = await oneRound();
   names = targets;
   const figures: Record<string, Figures> = {};
@@ -194,9 +216,9 @@ for (let r = 0; r < opt.rounds; r++) {
     connections[t.name] = t.connections;
     bad += t.bad;
   }
-  const ref = figures['stub alone']!;
-  for (const t of targets.slice(1)) {
+  for (const t of targets.filter((x) => x.build !== null)) {
     const f = figures[t.name]!;
+    const ref = figures[refName(t.transport)]!;
     say(
       `  ${t.name}: adds steady ${round((f.steady - ref.steady) * 1000, 0)} µs, the first after silence ${round((f.first - ref.first) * 1000, 0)} µs, the first 20's p50 ${round((f.first20 - ref.first20) * 1000, 0)} µs`,
     );
@@ -207,7 +229,7 @@ for (let r = 0; r < opt.rounds; r++) {
 /** Every target's figures, and what txgate adds, as the medians of the rounds with their spread. */
 const rows = names.map((t) => {
   const of = (field: (typeof FIELDS)[number], added: boolean) =>
-    rounds.map((r) => round((r.figures[t.name]![field] - (added ? r.figures['stub alone']![field] : 0)) * 1000, 1));
+    rounds.map((r) => round((r.figures[t.name]![field] - (added ? r.figures[refName(t.transport)]![field] : 0)) * 1000, 1));
   const figure = (xs: number[]) => ({ median: median(xs), rounds: xs, spread: round(roundsSpread(xs), 3) });
   return {
     target: t.name,
@@ -232,6 +254,7 @@ const doc: SilenceRun = {
   wsIdleCloseS: opt['ws-idle-close'],
   clientKeepAliveS: opt['keep-alive'],
   rehearsalMs: opt.rehearsal,
+  phased: true,
   logLevel: opt['log-level'] ?? 'info',
   base: base === null ? null : base.commit,
   transports: [...transports],
