@@ -41,16 +41,20 @@ export class RehearsalClient {
   private open(): Socket {
     const s = connect({ host: '127.0.0.1', port: this.port, noDelay: true });
     s.setEncoding('latin1');
-    s.on('data', (chunk: string) => this.read(chunk));
+    s.on('data', (chunk: string) => {
+      if (this.socket === s) this.read(chunk);
+    });
     s.on('error', (e) => this.drop(s, e.message));
     s.on('close', () => this.drop(s, 'the connection closed'));
     this.socket = s;
     return s;
   }
 
+  /** Ends `s`, and the call on it: a socket already replaced (its close arriving late) ends no call of another. */
   private drop(s: Socket, why: string): void {
-    if (this.socket === s) this.socket = null;
     s.destroy();
+    if (this.socket !== s) return;
+    this.socket = null;
     this.end(why);
   }
 

@@ -29,6 +29,7 @@
  * stops them on this thread, said once with the answer.
  */
 import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import type { TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import type { Config, ChainConfig } from '../config/config.js';
 import { buildChains, HostTable } from '../config/chains.js';
@@ -74,6 +75,9 @@ interface Part {
   readonly expect: string;
 }
 
+/** A rehearsal not answered in this long is ended, failed (its forward's bound is seconds). */
+const HUNG_MS = 30_000;
+
 /** Answers not the rehearsal's hash in a row that stop the rehearsals on a thread. */
 const FAILURES_TO_STOP = 3;
 
@@ -108,6 +112,10 @@ export class Rehearsal {
   private client: RehearsalClient | null = null;
   private timer: NodeJS.Timeout | null = null;
   private running = false;
+  /** When the running rehearsal was posted (performance.now()). */
+  private startedAt = 0;
+  /** The rehearsal's own lines (its front end's, its forwarders'): made as a request's are, written nowhere. */
+  private readonly quiet: Logger;
   private stopped = false;
   private seen = -1;
   private next = 0;
@@ -152,6 +160,7 @@ export class Rehearsal {
     this.duplicates = duplicates;
     // The public port's request and audit lines, made as they are and written nowhere.
     const quiet = createLogger({ level: config.log.level, destination: { write: () => {} } });
+    this.quiet = quiet;
     const buildPipeline = (hooks: PipelineHooks) =>
       admissionStages({ config, hosts, store: account.store, decoders: p.decoders, limiter: new RateLimiter(), duplicates }).end(
         createForwardStage(this.forwarders),
@@ -176,7 +185,7 @@ export class Rehearsal {
     const port = uws().us_socket_local_port(socket);
     const board = HealthBoard.allocate(1);
     for (const { chain } of this.parts) {
-      const link = new ChainLink({ chain: sinkChain(chain, port), board, slots: [0], log: this.p.log });
+      const link = new ChainLink({ chain: sinkChain(chain, port), board, slots: [0], log: this.quiet });
       this.forwarders.set(chain.chainId, new ChainForwarder(link, this.duplicates.forChain(chain.chainId)));
     }
     this.client = new RehearsalClient(port);
@@ -189,14 +198,21 @@ export class Rehearsal {
     const count = this.p.activity.count;
     const idle = count === this.seen;
     this.seen = count;
-    if (!idle || this.running || this.stopped || this.p.readiness.draining) return;
+    if (this.running) {
+      // Every rehearsal is answered within its forward's bound; one that is not ends here, failed.
+      if (performance.now() - this.startedAt > HUNG_MS) this.client?.close();
+      return;
+    }
+    if (!idle || this.stopped || this.p.readiness.draining) return;
     const part = this.parts[this.next++ % this.parts.length]!;
     this.running = true;
+    this.startedAt = performance.now();
     this.client!.send(part.request, part.expect).then(this.ended);
   }
 
   private readonly ended = (problem: string | null): void => {
     this.running = false;
+    if (this.stopped) return;
     if (problem === null) {
       this.counts.answered++;
       this.failuresInRow = 0;
@@ -208,13 +224,13 @@ export class Rehearsal {
     void this.stop();
   };
 
-  /** Stops looking, and closes the client, the forwarders and the listener. */
+  /** Stops looking, and closes the client, the forwarders and the listener (never throws: a part that fails to close is left to the process's end). */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
     if (this.timer !== null) clearInterval(this.timer);
     this.client?.close();
-    await Promise.all([...this.forwarders.values()].map((f) => f.close()));
+    await Promise.allSettled([...this.forwarders.values()].map((f) => f.close()));
     if (this.listenSocket !== null) uws().us_listen_socket_close(this.listenSocket);
     this.listenSocket = null;
   }
