@@ -42,7 +42,12 @@ const run = startBench(
   'The first submission after a silence against the steady ones: serial submissions on one kept-alive connection, through txgate (http:// and ws:// sequencers) beside the stub alone.',
   {
     silence: { kind: 'int', quick: 15, help: 'seconds of silence before each burst' },
-    reps: { kind: 'int', quick: 2, full: 5, help: "silences (each followed by a burst) per round, in each transport's phase" },
+    reps: {
+      kind: 'int',
+      min: 0,
+      quick: 0,
+      help: "silences (each followed by a burst) per round, in each transport's phase (0: one per target of a phase, 2, or 3 with --base, so that each is the first after a silence once a round: the client's own wake-up falls on each alike)",
+    },
     rounds: { kind: 'int', median: true, quick: 3, help: 'rounds, fresh processes each, an odd number ≥ 3 (the median is reported)' },
     transports: { kind: 'list', choices: ['http', 'ws'], help: "the sequencer's transport behind txgate" },
     warmup: { kind: 'int', quick: 500, help: 'serial submissions to each target before the steady stretch' },
@@ -81,7 +86,9 @@ const base = opt.base === undefined ? null : baseBuildOrExit('bench:silence', op
 const builds = [{ name: 'this tree', cli: undefined as string | undefined }, ...(base === null ? [] : [{ name: `base ${base.ref}`, cli: base.cli }])];
 
 await initCrypto();
-const count = opt.warmup + opt.steady + opt.reps * opt.burst;
+/** Silences a phase: by default one per target, the order turned at each, so each target takes the first order after a silence once. */
+const reps = opt.reps > 0 ? opt.reps : builds.length + 1;
+const count = opt.warmup + opt.steady + reps * opt.burst;
 process.stderr.write(`signing ${count} transactions…\n`);
 const bodies = submissionBodies(count);
 
@@ -166,7 +173,7 @@ async function onePhase(t: 'http' | 'ws'): Promise<{ targets: Target[]; result: 
       bodies,
       warmup: opt.warmup,
       steady: opt.steady,
-      reps: opt.reps,
+      reps,
       silenceS: opt.silence,
       burst: opt.burst,
       keepAliveS: opt['keep-alive'],
@@ -205,7 +212,7 @@ const rounds: { loadAverage: number[]; figures: Record<string, Figures>; bad: nu
 let names: Target[] = [];
 for (let r = 0; r < opt.rounds; r++) {
   const loadAverage = loadavg().map((x) => round(x, 2));
-  say(`round ${r + 1} of ${opt.rounds} (load average ${loadAverage.join(', ')}): ${opt.reps} silences of ${opt.silence} s in each transport's phase…`);
+  say(`round ${r + 1} of ${opt.rounds} (load average ${loadAverage.join(', ')}): ${reps} silences of ${opt.silence} s in each transport's phase…`);
   const { targets, result } = await oneRound();
   names = targets;
   const figures: Record<string, Figures> = {};
@@ -246,7 +253,7 @@ const doc: SilenceRun = {
   cores,
   pinned: hasTaskset,
   silenceS: opt.silence,
-  reps: opt.reps,
+  reps,
   rounds: opt.rounds,
   warmup: opt.warmup,
   steady: opt.steady,
