@@ -218,8 +218,10 @@ export function createApp(opts: AppOptions): App {
       for (const s of sends.syncSenders.values()) s.drain();
       sends.conditional.close();
       tls?.close();
-      await rehearsal?.stop();
+      // No rehearsal from here on (it stops looking at once); the drain starts in this same turn (readiness says draining).
+      const rehearsed = rehearsal?.stop();
       await publicPort.drain(config.shutdown.graceMs);
+      await rehearsed;
       await busyPoll?.stop();
       await thread.prober?.stop();
       store.close();
