@@ -15,12 +15,24 @@ export interface InternalDeps {
   readonly snapshots: () => Promise<MetricJSON[][]>;
 }
 
-/** Process metrics (CPU, memory, event loop lag, GC) of the main thread, prefixed txgate_. */
-const processRegistry = new client.Registry();
-client.collectDefaultMetrics({ register: processRegistry, prefix: 'txgate_' });
+/**
+ * Process metrics (CPU, memory, event loop lag, GC) of the main thread, prefixed txgate_: started
+ * with the internal listener, not where this module is merely imported. Their event-loop-lag
+ * histogram samples on a timer of the thread the server may run on: at prom-client's default 10 ms
+ * it woke an idle gate a hundred times a second whether or not anything scraped it; 100 ms still
+ * gives ten samples a second.
+ */
+let processRegistry: client.Registry | null = null;
+function processMetrics(): client.Registry {
+  if (processRegistry === null) {
+    processRegistry = new client.Registry();
+    client.collectDefaultMetrics({ register: processRegistry, prefix: 'txgate_', eventLoopMonitoringPrecision: 100 });
+  }
+  return processRegistry;
+}
 
 export async function renderMetrics(snapshots: MetricJSON[][]): Promise<string> {
-  const own = (await processRegistry.getMetricsAsJSON()) as unknown as MetricJSON[];
+  const own = (await processMetrics().getMetricsAsJSON()) as unknown as MetricJSON[];
   const merged = client.AggregatorRegistry.aggregate([...snapshots, own] as never);
   return merged.metrics();
 }
@@ -30,6 +42,7 @@ export class InternalServer {
   private sock: us_listen_socket | null = null;
 
   constructor(private readonly deps: InternalDeps) {
+    const registry = processMetrics();
     const json = (res: HttpResponse, status: string, body: string): void => {
       res.cork(() => {
         res.writeStatus(status).writeHeader('content-type', 'application/json').end(body);
@@ -47,7 +60,7 @@ export class InternalServer {
             (text) => {
               if (!gone)
                 res.cork(() => {
-                  res.writeStatus('200 OK').writeHeader('content-type', processRegistry.contentType).end(text);
+                  res.writeStatus('200 OK').writeHeader('content-type', registry.contentType).end(text);
                 });
             },
             (e: unknown) => {
