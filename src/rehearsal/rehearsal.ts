@@ -33,7 +33,7 @@ import { performance } from 'node:perf_hooks';
 import type { TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import type { Config, ChainConfig } from '../config/config.js';
 import { buildChains, HostTable } from '../config/chains.js';
-import { keccak256Hex, uws } from '../base/native.js';
+import { uws } from '../base/native.js';
 import type { BodyBudget } from '../http/body-budget.js';
 import { portParts } from '../http/port.js';
 import { HttpFrontEnd } from '../http/server.js';
@@ -53,7 +53,7 @@ import { sign1559 } from '../dev/sign.js';
 import { rehearsalAccount } from './account.js';
 import type { Activity } from './activity.js';
 import { RehearsalClient } from './client.js';
-import { registerSink, SINK_PATH } from './sink.js';
+import { hashOfRaw, registerSink, SINK_PATH } from './sink.js';
 
 export interface RehearsalParts {
   readonly config: Config;
@@ -107,7 +107,6 @@ export class Rehearsal {
   private readonly parts: readonly Part[];
   private readonly app: TemplatedApp;
   private readonly forwarders = new Map<number, ChainForwarder>();
-  private readonly front: HttpFrontEnd;
   private listenSocket: us_listen_socket | null = null;
   private client: RehearsalClient | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -152,7 +151,7 @@ export class Rehearsal {
       );
       const body = `{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["${raw}"]}`;
       const head = `POST / HTTP/1.1\r\nHost: ${chain.hosts[0]!}\r\nContent-Type: application/json\r\nX-Api-Key: ${account.key}\r\nContent-Length: ${body.length}\r\n\r\n`;
-      return { chain, request: Buffer.from(head + body, 'latin1'), expect: `"result":"${keccak256Hex(Buffer.from(raw.slice(2), 'hex'))}"` };
+      return { chain, request: Buffer.from(head + body, 'latin1'), expect: `"result":"${hashOfRaw(raw)}"` };
     });
     const runtimes = buildChains(config).filter((r) => chains.some((c) => c.chainId === r.chainId));
     const hosts = new HostTable(runtimes);
@@ -166,7 +165,7 @@ export class Rehearsal {
         createForwardStage(this.forwarders),
         hooks,
       );
-    this.front = new HttpFrontEnd({
+    const front = new HttpFrontEnd({
       port: portParts(quiet, p.readiness, 'rehearsal'),
       buildPipeline,
       bodies: p.bodies,
@@ -174,7 +173,7 @@ export class Rehearsal {
     });
     this.app = uws().App();
     registerSink(this.app);
-    this.front.register(this.app);
+    front.register(this.app);
   }
 
   /** Listens, opens the forwarders to the sink and the client, and starts looking. */
@@ -219,7 +218,7 @@ export class Rehearsal {
       return;
     }
     this.counts.failed++;
-    if (++this.failuresInRow < FAILURES_TO_STOP || this.stopped) return;
+    if (++this.failuresInRow < FAILURES_TO_STOP) return;
     this.p.log.warn({ answer: problem }, `rehearsal: ${FAILURES_TO_STOP} rehearsals in a row not answered with their hash; stopped on this thread`);
     void this.stop();
   };

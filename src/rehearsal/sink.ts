@@ -11,6 +11,9 @@ export const SINK_PATH = '/sink';
 /** A call's body this long at most (a rehearsal's is a few hundred bytes). */
 const MAX_BODY = 64 << 10;
 
+/** A raw transaction's hash as a sequencer answers it: keccak-256 of its bytes, 0x-hex (`raw` is 0x-hex). */
+export const hashOfRaw = (raw: string): string => keccak256Hex(Buffer.from(raw.slice(2), 'hex'));
+
 /** The answer to one JSON-RPC call sent to the sink. */
 export function sinkAnswer(text: string): string {
   let id: unknown = null;
@@ -19,8 +22,7 @@ export function sinkAnswer(text: string): string {
     id = m?.id ?? null;
     const raw = Array.isArray(m?.params) ? (m.params[0] as unknown) : undefined;
     if (m?.method === 'eth_sendRawTransaction' && typeof raw === 'string' && /^0x(?:[0-9a-f]{2})+$/i.test(raw)) {
-      const hash = keccak256Hex(Buffer.from(raw.slice(2), 'hex'));
-      return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":"${hash}"}`;
+      return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":"${hashOfRaw(raw)}"}`;
     }
   } catch {
     /* answered below */

@@ -74,6 +74,8 @@ export class WebSocketTransport implements UwsFrontEnd, AnswerWriter<FrameContex
   readonly transport = 'ws';
   private readonly pipeline: Pipeline;
   private readonly answers: AnswerPath<FrameContext>;
+  /** Told of every frame taken (the thread's activity), where something listens. */
+  private readonly activity: { touch(): void } | undefined;
   private readonly conns = new Set<Connection>();
   /** The keys' check, while a connection is open (REVOCATION_CHECK_MS). */
   private timer: NodeJS.Timeout | null = null;
@@ -86,6 +88,7 @@ export class WebSocketTransport implements UwsFrontEnd, AnswerWriter<FrameContex
   private readonly subs = new Map<Connection, Subscriptions>();
 
   constructor(private readonly deps: WsDeps) {
+    this.activity = deps.activity;
     this.tracking = deps.tracking !== undefined && deps.tracking.size > 0 ? deps.tracking : null;
     this.answers = new AnswerPath<FrameContext>(this, {
       log: deps.port.requestLog,
@@ -144,7 +147,7 @@ export class WebSocketTransport implements UwsFrontEnd, AnswerWriter<FrameContex
 
   private message(conn: Connection, message: ArrayBuffer, isBinary: boolean): void {
     const t0 = performance.now();
-    this.deps.activity?.touch();
+    this.activity?.touch();
     const bytes = message.byteLength;
     // The frame's buffer is valid only during this call: decoded now (a copy).
     const text = utf8Text(message);

@@ -84,11 +84,7 @@ describe('the rehearsal', () => {
     }
     const received = stub.sends().map((c) => txHash(c.params[0] as string));
     assert.deepEqual(received, sent, 'the sequencer received the clients’ submissions, each once, and nothing else');
-    assert.equal(
-      gate.logs.filter((l) => l.includes('"method":"eth_sendRawTransaction"') || l.includes('eth_sendRawTransaction')).length >= 5,
-      true,
-      'the clients’ submissions are logged',
-    );
+    assert.equal(gate.logs.filter((l) => l.includes('eth_sendRawTransaction')).length >= 5, true, 'the clients’ submissions are logged');
     const after = await send({ port: gate.internalPort!, method: 'GET', path: '/metrics', host: '127.0.0.1' });
     assert.equal(total(after.text, 'txgate_requests_total'), 5, 'the clients’ five, not the rehearsals');
     assert.equal(rehearsal.counts.failed, 0);
