@@ -273,7 +273,7 @@ export const CONFIG = {
       0,
       0,
       60_000,
-      'each server thread idle this long runs one rehearsal: a submission of its own through its whole path (a private loopback port, every stage, the forward to a sink of its own in place of a sequencer; nothing logged, counted or sent), so the first order after a silence finds the path as warm as the thousandth; a desk sets 10 (measured: about 8-10% of a core per idle thread, nothing while traffic flows); 0: off (see below)',
+      'each server thread idle this long runs one rehearsal: a submission of its own through its whole path (a private loopback port, every stage, the forward to a sink of its own in place of a sequencer; nothing logged, counted or sent), so the first order after a silence finds the path as warm as the thousandth; a desk sets 10 (measured: about 6-8% of a core per idle thread, nothing while traffic flows); 0: off (see below)',
     ),
   },
   /** The WebSocket transport on the public port (src/ws/): off unless a deployment turns it on (docs/design.md §6.1). */
